@@ -1,0 +1,407 @@
+/*-------------------------------------------------------------------------
+ *
+ * streamforge.h
+ *	  Types and cross-file prototypes of the streamforge engine.
+ *
+ * The engine (clock.c, window.c, session.c, reconcile.c, engine.c) keeps one
+ * pipeline's state in memory and implements the processing contract of
+ * SPEC.md sections 1-3.  It knows nothing of fmgr, SPI or transactions: the
+ * SQL glue (sf_sql.c) and persistence (persist.c, journal.c) drive it.  The
+ * checkpoint codec (codec.c) turns a pipeline's state into canonical bytes
+ * and back.
+ *
+ * Ownership: every allocation belonging to a pipeline lives in
+ * SfPipeline->cxt (or one of its children); deleting that context frees the
+ * pipeline entirely.  Results handed to callers (SfChangeList) live in the
+ * caller's CurrentMemoryContext.
+ *
+ * Atomicity: an engine operation validates everything that can fail (offsets,
+ * identities, bigint ranges) before it mutates anything.  Should it still
+ * fail half-way (out of memory, a cancel inside a batch), p->busy stays set
+ * and the owner must throw the pipeline away and rebuild it (persist.c does).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef STREAMFORGE_H
+#define STREAMFORGE_H
+
+#include "postgres.h"
+
+#include "lib/pairingheap.h"
+#include "lib/stringinfo.h"
+#include "utils/memutils.h"
+
+/* SQLSTATEs of SPEC.md section 2 */
+#define ERRCODE_SF_OFFSET_CONFLICT		MAKE_SQLSTATE('S','F','0','0','1')
+#define ERRCODE_SF_IDENTITY_CONFLICT	MAKE_SQLSTATE('S','F','0','0','2')
+#define ERRCODE_SF_INVALID_CHECKPOINT	MAKE_SQLSTATE('S','F','0','0','3')
+
+/* Names (pipelines, partitions, windows): non-empty, at most 63 bytes */
+#define SF_NAME_MAX			63
+
+/* A sliding window may put one event into at most this many buckets */
+#define SF_MAX_SLIDING_BUCKETS	100000
+
+/* ----------------------------------------------------------------
+ * Pipeline definition
+ * ----------------------------------------------------------------
+ */
+typedef enum SfWindowKind
+{
+	SF_WINDOW_FIXED = 0,
+	SF_WINDOW_SLIDING = 1,
+	SF_WINDOW_SESSION = 2
+} SfWindowKind;
+
+typedef struct SfWindowDef
+{
+	char		name[SF_NAME_MAX + 1];
+	SfWindowKind kind;
+	int64		size;			/* fixed, sliding */
+	int64		step;			/* sliding */
+	int64		gap;			/* session */
+} SfWindowDef;
+
+/*
+ * A pipeline definition.  Partitions and windows are kept sorted by name
+ * (byte order), whatever order they were declared in: their array index is
+ * their rank in address order, and two equivalent definitions are equal
+ * field by field.
+ */
+typedef struct SfPipelineDef
+{
+	char		name[SF_NAME_MAX + 1];
+	int			npartitions;
+	char	  (*partitions)[SF_NAME_MAX + 1];
+	int			nwindows;
+	SfWindowDef *windows;
+	int64		lateness;
+} SfPipelineDef;
+
+/* ----------------------------------------------------------------
+ * Strings, identities, deliveries
+ * ----------------------------------------------------------------
+ */
+
+/* An immutable, interned byte string (a key or an event_id). */
+typedef struct SfString
+{
+	uint32		hash;
+	uint32		len;
+	char		data[FLEXIBLE_ARRAY_MEMBER];	/* not NUL-terminated */
+} SfString;
+
+/*
+ * A unique event, remembered for the pipeline's lifetime.  Every delivery
+ * of the event (at any partition and offset) points at this one record.
+ */
+typedef struct SfIdentity
+{
+	SfString   *event_id;
+	SfString   *key;			/* interned */
+	int64		event_time;
+	int64		value;
+	bool		late;			/* went to the late output instead of windows */
+} SfIdentity;
+
+/* A delivery as it comes from SQL (not stored in this form). */
+typedef struct SfDelivery
+{
+	const char *partition;		/* NUL-terminated */
+	int64		source_offset;
+	const char *event_id;
+	int			event_id_len;
+	const char *key;
+	int			key_len;
+	int64		event_time;
+	int64		value;
+} SfDelivery;
+
+typedef struct SfPartition
+{
+	char		name[SF_NAME_MAX + 1];
+	int64		consumed;		/* -1 before the first delivery */
+	SfIdentity **deliveries;	/* [0 .. consumed], the event at each offset */
+	int64		capacity;
+	bool		has_progress;
+	int64		progress;
+	bool		idle;
+} SfPartition;
+
+typedef struct SfLateEvent
+{
+	int64		late_seq;
+	int			partition;		/* index into def.partitions */
+	int64		source_offset;
+	SfIdentity *event;
+	int64		watermark;
+} SfLateEvent;
+
+/* ----------------------------------------------------------------
+ * Aggregates and buckets
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * count, sum, min, max over the unique accepted events of a bucket.  The
+ * sum is exact: 128 bits hold the sum of 2^63 values of 64 bits.
+ */
+typedef struct SfAgg
+{
+	int64		count;
+	int64		min;
+	int64		max;
+	int128		sum;
+} SfAgg;
+
+/*
+ * A live bucket: a (window, key, start, end) address and its aggregate.
+ *
+ * A bucket sits in exactly one of the pipeline's two end-ordered heaps:
+ * "pending" while end > watermark, "ready" once end <= watermark and until
+ * it is finalized (watermark > end + lateness).  The visible (emitted) rows
+ * between operations are exactly the ready buckets, so no copy of them is
+ * kept; an operation saves the pre-image of each bucket it touches in its
+ * dirty set (reconcile.c).
+ */
+typedef struct SfBucket
+{
+	pairingheap_node hnode;		/* in pending or ready heap */
+	SfString   *key;
+	int64		start;
+	int64		end;
+	SfAgg		agg;
+	uint32		dirty_epoch;	/* == p->epoch when in this op's dirty set */
+	uint16		window;			/* index into def.windows */
+	bool		ready;			/* in the ready heap */
+} SfBucket;
+
+/* Address of a row: what the output orders and identifies rows by */
+typedef struct SfAddress
+{
+	int			window;
+	SfString   *key;
+	int64		start;
+	int64		end;
+} SfAddress;
+
+/* A row of live(), visible(), or a change */
+typedef struct SfRow
+{
+	SfAddress	addr;
+	SfAgg		agg;
+} SfRow;
+
+typedef enum SfChangeOp
+{
+	SF_RETRACT = 0,
+	SF_UPSERT = 1
+} SfChangeOp;
+
+typedef struct SfChange
+{
+	int64		seq;
+	SfChangeOp	op;
+	SfRow		row;
+} SfChange;
+
+/* A growable array of changes, allocated in the caller's context */
+typedef struct SfChangeList
+{
+	int			n;
+	int			cap;
+	SfChange   *items;
+} SfChangeList;
+
+/* Pre-image of a bucket touched by the current operation */
+typedef struct SfDirty
+{
+	SfBucket   *bucket;			/* NULL once the bucket was merged away */
+	SfRow		before;			/* address and aggregate at op start */
+	bool		was_visible;	/* before.* was an emitted row */
+} SfDirty;
+
+/* Hash tables (simplehash instances, defined in engine.c/window.c/session.c) */
+struct sf_strtab_hash;
+struct sf_idtab_hash;
+struct sf_buckettab_hash;
+struct sf_sesstab_hash;
+
+/* The sessions of one (window, key), sorted by start, pairwise apart */
+typedef struct SfSessionList
+{
+	int			n;
+	int			cap;
+	SfBucket  **items;
+} SfSessionList;
+
+/* ----------------------------------------------------------------
+ * A pipeline's whole state
+ * ----------------------------------------------------------------
+ */
+typedef struct SfPipeline
+{
+	MemoryContext cxt;			/* owns everything below */
+	SfPipelineDef def;
+
+	/* sources */
+	SfPartition *partitions;	/* [def.npartitions], same order as def */
+
+	/* clock */
+	bool		has_watermark;
+	int64		watermark;
+
+	/* identities and interned keys */
+	struct sf_strtab_hash *keys;	/* interned keys */
+	struct sf_idtab_hash *identities;	/* event_id -> SfIdentity */
+	int64		nidentities;
+	int64		ndeliveries;	/* sum over partitions of consumed + 1 */
+
+	/* late output */
+	SfLateEvent *late;
+	int64		nlate;
+	int64		late_capacity;
+
+	/* windows */
+	struct sf_buckettab_hash *buckets;	/* (window, key, start) -> bucket */
+	struct sf_sesstab_hash *sessions;	/* (window, key) -> SfSessionList */
+	pairingheap pending;		/* live buckets with end > watermark */
+	pairingheap ready;			/* live buckets with end <= watermark */
+	int64		nbuckets;
+	int64		nready;
+	SfBucket   *free_buckets;	/* recycled bucket structs (via hnode) */
+
+	/* output */
+	int64		seq;			/* last seq emitted, 0 before any */
+
+	/* per-operation scratch (reconcile.c) */
+	uint32		epoch;
+	SfDirty    *dirty;
+	int			ndirty;
+	int			dirty_cap;
+
+	/* string and bucket storage */
+	MemoryContext strcxt;		/* interned strings, bump-allocated */
+	char	   *strbuf;
+	Size		strbuf_left;
+
+	/* set while an operation runs; a pipeline found busy is broken */
+	bool		busy;
+
+	/* counters that are not derivable from the state (not checkpointed) */
+	int64		offset_replays;
+} SfPipeline;
+
+/* Counters for streamforge.stats() */
+typedef struct SfStats
+{
+	int64		deliveries;
+	int64		accepted;		/* unique events that reached windows */
+	int64		duplicate_ids;	/* deliveries of an already known event_id */
+	int64		late_events;
+	int64		offset_replays;
+	int64		changes_emitted;
+	int64		live_buckets;
+	int64		visible_rows;
+	int64		partitions;
+	int64		idle_partitions;
+} SfStats;
+
+/* ----------------------------------------------------------------
+ * Prototypes, grouped by defining file
+ * ----------------------------------------------------------------
+ */
+
+/* engine.c: pipeline lifecycle, deliveries, identities, late output */
+extern void sf_validate_name(const char *what, const char *name);
+extern void sf_def_normalize(SfPipelineDef *def);
+extern bool sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b);
+extern SfPipeline *sf_pipeline_create(MemoryContext parent,
+									  const SfPipelineDef *def);
+extern void sf_pipeline_free(SfPipeline *p);
+extern int	sf_partition_index(const SfPipeline *p, const char *name);
+extern int	sf_window_index(const SfPipeline *p, const char *name);
+extern void sf_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out);
+extern void sf_advance(SfPipeline *p, const char *partition, int64 progress,
+					   SfChangeList *out);
+extern void sf_mark_idle(SfPipeline *p, const char *partition,
+						 SfChangeList *out);
+extern SfString *sf_intern_key(SfPipeline *p, const char *data, int len);
+extern SfString *sf_string_copy(SfPipeline *p, const char *data, int len);
+extern SfIdentity *sf_identity_lookup(SfPipeline *p, const char *event_id,
+									  int len);
+extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
+								   int event_id_len, SfString *key,
+								   int64 event_time, int64 value, bool late);
+extern void sf_partition_append(SfPartition *part, MemoryContext cxt,
+								SfIdentity *event);
+extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
+						   SfIdentity *event, int64 watermark);
+extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
+extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
+extern uint32 sf_hash_bytes(const char *data, int len);
+
+/* clock.c: partition progress and the global watermark */
+extern bool sf_clock_compute(const SfPipeline *p, int64 *watermark);
+extern bool sf_clock_update(SfPipeline *p);
+
+/* window.c: assignment of events to fixed and sliding buckets, live index */
+extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
+							  int64 lateness, int64 *starts, int64 *ends,
+							  int max);
+extern int	sf_window_max_buckets(const SfWindowDef *w);
+extern void sf_buckets_init(SfPipeline *p);
+extern SfBucket *sf_bucket_lookup(SfPipeline *p, int window, SfString *key,
+								  int64 start);
+extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
+								  int64 start, int64 end);
+extern void sf_bucket_delete(SfPipeline *p, SfBucket *b);
+extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
+extern void sf_agg_add(SfAgg *agg, int64 value);
+extern void sf_agg_merge(SfAgg *into, const SfAgg *from);
+extern bool sf_agg_equal(const SfAgg *a, const SfAgg *b);
+extern int	sf_address_cmp(const SfPipeline *p, const SfAddress *a,
+						   const SfAddress *b);
+extern int	sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
+
+/* session.c: per (window, key) ordered sessions and merging */
+extern void sf_sessions_init(SfPipeline *p);
+extern void sf_session_add(SfPipeline *p, int window, SfString *key,
+						   int64 event_time, int64 end, int64 value);
+extern void sf_session_insert_bucket(SfPipeline *p, SfBucket *b);
+extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
+
+/* reconcile.c: dirty set, change generation, finalization */
+extern void sf_op_begin(SfPipeline *p);
+extern void sf_dirty_touch(SfPipeline *p, SfBucket *b);
+extern void sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b);
+extern void sf_release_ready(SfPipeline *p);
+extern void sf_op_finish(SfPipeline *p, SfChangeList *out);
+extern void sf_changes_append(SfChangeList *out, const SfChange *c);
+
+/* codec.c: checkpoint bytes <-> state */
+extern bytea *sf_checkpoint_encode(SfPipeline *p);
+extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
+										const SfPipelineDef *def,
+										const char *data, Size len);
+extern char *sf_checkpoint_document(const char *data, Size len);
+
+/* persist.c: pipelines stored in the extension's tables, cached per backend */
+extern void sf_persist_init(void);
+extern void sf_persist_create(const SfPipelineDef *def);
+extern void sf_persist_drop(const char *name);
+extern SfPipeline *sf_persist_open(const char *name, bool for_write);
+extern void sf_persist_write_journal(SfPipeline *p, const char *entry,
+									 Size len);
+extern void sf_persist_restore(const char *name, const char *data, Size len);
+
+/* journal.c: the journal entries a write call appends, and their replay */
+extern void sf_journal_ingest(SfPipeline *p, const SfDelivery *d, int n);
+extern void sf_journal_advance(SfPipeline *p, const char *partition,
+							   int64 progress);
+extern void sf_journal_mark_idle(SfPipeline *p, const char *partition);
+extern void sf_journal_replay(SfPipeline *p, const char *data, Size len);
+
+#endif							/* STREAMFORGE_H */
