@@ -1,0 +1,109 @@
+-- streamforge install script, part 3: the SQL interface of SPEC.md section 2.
+--
+-- Every function is implemented in C (src/sf_sql.c).  Write functions are
+-- VOLATILE and PARALLEL UNSAFE: they lock the pipeline's row and append to
+-- its journal.  Readers are VOLATILE too, because what they return depends
+-- on other sessions' commits, and PARALLEL RESTRICTED since they use the
+-- backend's pipeline cache.
+
+CREATE FUNCTION streamforge.fixed(name text, size bigint)
+RETURNS streamforge.window_def
+AS 'MODULE_PATHNAME', 'sf_fixed'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION streamforge.sliding(name text, size bigint, step bigint)
+RETURNS streamforge.window_def
+AS 'MODULE_PATHNAME', 'sf_sliding'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION streamforge.session(name text, gap bigint)
+RETURNS streamforge.window_def
+AS 'MODULE_PATHNAME', 'sf_session'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
+    windows streamforge.window_def[], lateness bigint DEFAULT 0)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_create_pipeline'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.drop_pipeline(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_drop_pipeline'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.ingest(pipeline text, partition text,
+    source_offset bigint, event_id text, key text, event_time bigint,
+    value bigint)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_ingest'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 2;
+
+CREATE FUNCTION streamforge.ingest_batch(pipeline text,
+    deliveries streamforge.delivery[])
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_ingest_batch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.advance(pipeline text, partition text,
+    progress bigint)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_advance'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.mark_idle(pipeline text, partition text)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_mark_idle'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.checkpoint(pipeline text)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'sf_checkpoint'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION streamforge.restore(pipeline text, checkpoint bytea)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_restore'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.inspect_checkpoint(checkpoint bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'sf_inspect_checkpoint'
+LANGUAGE C IMMUTABLE PARALLEL SAFE STRICT;
+
+CREATE FUNCTION streamforge.watermark(pipeline text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_watermark'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION streamforge.live(pipeline text)
+RETURNS SETOF streamforge.result
+AS 'MODULE_PATHNAME', 'sf_live'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION streamforge.visible(pipeline text)
+RETURNS SETOF streamforge.result
+AS 'MODULE_PATHNAME', 'sf_visible'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION streamforge.late_events(pipeline text)
+RETURNS SETOF streamforge.late_event
+AS 'MODULE_PATHNAME', 'sf_late_events'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION streamforge.partitions(pipeline text,
+    OUT partition text, OUT consumed_offset bigint, OUT progress bigint,
+    OUT idle boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'sf_partitions'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION streamforge.stats(pipeline text,
+    OUT deliveries bigint, OUT accepted bigint, OUT duplicate_ids bigint,
+    OUT late_events bigint, OUT offset_replays bigint,
+    OUT changes_emitted bigint, OUT live_buckets bigint,
+    OUT visible_rows bigint, OUT partitions integer,
+    OUT idle_partitions integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'sf_stats'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
