@@ -335,7 +335,7 @@ extern SfIdentity *sf_identity_lookup(SfPipeline *p, const char *event_id,
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int event_id_len, SfString *key,
 								   int64 event_time, int64 value, bool late);
-extern void sf_partition_append(SfPartition *part, MemoryContext cxt,
+extern void sf_partition_append(SfPipeline *p, int partition,
 								SfIdentity *event);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
@@ -370,7 +370,7 @@ extern int	sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
 extern void sf_sessions_init(SfPipeline *p);
 extern void sf_session_add(SfPipeline *p, int window, SfString *key,
 						   int64 event_time, int64 end, int64 value);
-extern void sf_session_insert_bucket(SfPipeline *p, SfBucket *b);
+extern bool sf_session_insert_bucket(SfPipeline *p, SfBucket *b);
 extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 
 /* reconcile.c: dirty set, change generation, finalization */
