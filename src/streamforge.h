@@ -174,6 +174,7 @@ typedef struct SfBucket
 	int64		end;
 	SfAgg		agg;
 	uint32		dirty_epoch;	/* == p->epoch when in this op's dirty set */
+	int32		dirty_index;	/* its entry in p->dirty, valid with epoch */
 	uint16		window;			/* index into def.windows */
 	bool		ready;			/* in the ready heap */
 } SfBucket;
@@ -282,10 +283,19 @@ typedef struct SfPipeline
 	int			ndirty;
 	int			dirty_cap;
 
-	/* string and bucket storage */
-	MemoryContext strcxt;		/* interned strings, bump-allocated */
-	char	   *strbuf;
-	Size		strbuf_left;
+	/* window assignment scratch: room for one event's buckets */
+	int64	   *assign_starts;
+	int64	   *assign_ends;
+	int			assign_cap;
+	int		   *assign_counts;	/* [def.nwindows] */
+
+	/* bump allocator for strings and identities (never freed one by one) */
+	char	   *arena;
+	Size		arena_left;
+
+	/* bucket structs are carved from blocks of this many */
+	SfBucket   *bucket_block;
+	int			bucket_block_left;
 
 	/* set while an operation runs; a pipeline found busy is broken */
 	bool		busy;
@@ -342,6 +352,8 @@ extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
 extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
 extern uint32 sf_hash_bytes(const char *data, int len);
+extern void *sf_arena_alloc(SfPipeline *p, Size size);
+extern void sf_raise_out_of_range(const char *what, const char *window);
 
 /* clock.c: partition progress and the global watermark */
 extern bool sf_clock_compute(const SfPipeline *p, int64 *watermark);
@@ -364,7 +376,9 @@ extern void sf_agg_merge(SfAgg *into, const SfAgg *from);
 extern bool sf_agg_equal(const SfAgg *a, const SfAgg *b);
 extern int	sf_address_cmp(const SfPipeline *p, const SfAddress *a,
 						   const SfAddress *b);
-extern int	sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
+extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
+extern int64 sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
+extern void sf_rows_sort(SfRow *rows, int64 n);
 
 /* session.c: per (window, key) ordered sessions and merging */
 extern void sf_sessions_init(SfPipeline *p);

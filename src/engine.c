@@ -1,0 +1,694 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.c
+ *	  A pipeline's state and the three operations that change it: ingest,
+ *	  advance and mark_idle.
+ *
+ * Design.  An operation runs in two phases.  The first checks everything
+ * that can fail, in the order SPEC.md fixes (partition, offset, identity,
+ * then bigint ranges of every bucket the event enters), without changing
+ * anything: an error leaves the pipeline exactly as it was.  The second
+ * mutates: it records the delivery and the identity, updates the buckets of
+ * every window (saving their pre-images, reconcile.c), and finishes with
+ * reconciliation and finalization.  Only out-of-memory can interrupt the
+ * second phase; p->busy then stays set and the owner discards the pipeline.
+ *
+ * Memory.  Everything lives in p->cxt.  Strings (keys, event ids) and
+ * identities are bump-allocated from an arena and live as long as the
+ * pipeline, since deduplication and the delivery history last for its
+ * lifetime.  Keys are interned, so buckets and identities share them and
+ * compare them by pointer.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+
+#include "streamforge.h"
+
+/* ----------------------------------------------------------------
+ * Interned strings and identities (simplehash instances)
+ * ----------------------------------------------------------------
+ */
+typedef struct SfStrEntry
+{
+	SfString   *str;
+	char		status;
+} SfStrEntry;
+
+static inline bool
+string_equal(const SfString *a, const SfString *b)
+{
+	return a->hash == b->hash && a->len == b->len &&
+		memcmp(a->data, b->data, a->len) == 0;
+}
+
+#define SH_PREFIX		sf_strtab
+#define SH_ELEMENT_TYPE	SfStrEntry
+#define SH_KEY_TYPE		SfString *
+#define SH_KEY			str
+#define SH_HASH_KEY(tb, key)	((key)->hash)
+#define SH_EQUAL(tb, a, b)		string_equal(a, b)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+typedef struct SfIdEntry
+{
+	SfIdentity *id;
+	uint32		hash;
+	char		status;
+} SfIdEntry;
+
+#define SH_PREFIX		sf_idtab
+#define SH_ELEMENT_TYPE	SfIdEntry
+#define SH_KEY_TYPE		SfIdentity *
+#define SH_KEY			id
+#define SH_HASH_KEY(tb, key)	((key)->event_id->hash)
+#define SH_EQUAL(tb, a, b)		string_equal((a)->event_id, (b)->event_id)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a)		((a)->hash)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+#define ARENA_BLOCK		(64 * 1024)
+
+uint32
+sf_hash_bytes(const char *data, int len)
+{
+	return hash_bytes((const unsigned char *) data, len);
+}
+
+/*
+ * Memory that lives as long as the pipeline.  Large requests get their own
+ * chunk; small ones are carved from 64 kB blocks without chunk headers.
+ */
+void *
+sf_arena_alloc(SfPipeline *p, Size size)
+{
+	void	   *r;
+
+	size = MAXALIGN(size);
+	if (size > ARENA_BLOCK / 4)
+		return MemoryContextAllocHuge(p->cxt, size);
+	if (p->arena_left < size)
+	{
+		p->arena = MemoryContextAlloc(p->cxt, ARENA_BLOCK);
+		p->arena_left = ARENA_BLOCK;
+	}
+	r = p->arena;
+	p->arena += size;
+	p->arena_left -= size;
+	return r;
+}
+
+SfString *
+sf_string_copy(SfPipeline *p, const char *data, int len)
+{
+	SfString   *s = sf_arena_alloc(p, offsetof(SfString, data) + len);
+
+	s->hash = sf_hash_bytes(data, len);
+	s->len = len;
+	memcpy(s->data, data, len);
+	return s;
+}
+
+/*
+ * A probe string for a lookup: on the stack when small, else palloc'd in
+ * the caller's context.
+ */
+#define PROBE_STACK		256
+typedef union SfProbeBuf
+{
+	SfString	s;
+	char		buf[offsetof(SfString, data) + PROBE_STACK];
+} SfProbeBuf;
+
+static SfString *
+make_probe(SfProbeBuf *pb, const char *data, int len)
+{
+	SfString   *s;
+
+	if (len <= PROBE_STACK)
+		s = &pb->s;
+	else
+		s = palloc(offsetof(SfString, data) + len);
+	s->hash = sf_hash_bytes(data, len);
+	s->len = len;
+	memcpy(s->data, data, len);
+	return s;
+}
+
+SfString *
+sf_intern_key(SfPipeline *p, const char *data, int len)
+{
+	SfProbeBuf	pb;
+	SfString   *probe = make_probe(&pb, data, len);
+	SfStrEntry *e;
+	bool		found;
+
+	e = sf_strtab_insert(p->keys, probe, &found);
+	if (!found)
+		e->str = sf_string_copy(p, data, len);
+	return e->str;
+}
+
+SfIdentity *
+sf_identity_lookup(SfPipeline *p, const char *event_id, int len)
+{
+	SfProbeBuf	pb;
+	SfIdentity	probe;
+	SfIdEntry  *e;
+
+	probe.event_id = make_probe(&pb, event_id, len);
+	e = sf_idtab_lookup(p->identities, &probe);
+	return e ? e->id : NULL;
+}
+
+/*
+ * Remember a new unique event.  The caller has checked that event_id is
+ * unknown.
+ */
+SfIdentity *
+sf_identity_add(SfPipeline *p, const char *event_id, int event_id_len,
+				SfString *key, int64 event_time, int64 value, bool late)
+{
+	SfIdentity *id = sf_arena_alloc(p, sizeof(SfIdentity));
+	bool		found;
+
+	id->event_id = sf_string_copy(p, event_id, event_id_len);
+	id->key = key;
+	id->event_time = event_time;
+	id->value = value;
+	id->late = late;
+	(void) sf_idtab_insert(p->identities, id, &found);
+	if (found)
+		elog(ERROR, "streamforge: duplicate identity");
+	p->nidentities++;
+	return id;
+}
+
+static int
+identity_cmp(const void *a, const void *b)
+{
+	const SfString *x = (*(SfIdentity *const *) a)->event_id;
+	const SfString *y = (*(SfIdentity *const *) b)->event_id;
+	int			c = memcmp(x->data, y->data, Min(x->len, y->len));
+
+	if (c != 0)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/* All identities sorted by event_id bytes, palloc'd in CurrentMemoryContext */
+SfIdentity **
+sf_identity_array(SfPipeline *p, int64 *n)
+{
+	SfIdentity **arr;
+	sf_idtab_iterator it;
+	SfIdEntry  *e;
+	int64		i = 0;
+
+	arr = palloc_extended(Max(p->nidentities, 1) * sizeof(SfIdentity *),
+						  MCXT_ALLOC_HUGE);
+	sf_idtab_start_iterate(p->identities, &it);
+	while ((e = sf_idtab_iterate(p->identities, &it)) != NULL)
+	{
+		if (i >= p->nidentities)
+			elog(ERROR, "streamforge: identity count mismatch");
+		arr[i++] = e->id;
+	}
+	if (i != p->nidentities)
+		elog(ERROR, "streamforge: identity count mismatch");
+	if (i > 1)
+		qsort(arr, i, sizeof(SfIdentity *), identity_cmp);
+	*n = i;
+	return arr;
+}
+
+/* Record event as the delivery at the partition's next offset. */
+void
+sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
+{
+	SfPartition *part = &p->partitions[partition];
+	int64		next = part->consumed + 1;
+
+	if (next >= part->capacity)
+	{
+		int64		newcap = part->capacity ? part->capacity * 2 : 64;
+
+		if (part->deliveries == NULL)
+			part->deliveries = MemoryContextAllocHuge(p->cxt,
+													  newcap * sizeof(SfIdentity *));
+		else
+			part->deliveries = repalloc_huge(part->deliveries,
+											 newcap * sizeof(SfIdentity *));
+		part->capacity = newcap;
+	}
+	part->deliveries[next] = event;
+	part->consumed = next;
+	p->ndeliveries++;
+}
+
+void
+sf_late_append(SfPipeline *p, int partition, int64 offset, SfIdentity *event,
+			   int64 watermark)
+{
+	SfLateEvent *l;
+
+	if (p->nlate >= p->late_capacity)
+	{
+		int64		newcap = p->late_capacity ? p->late_capacity * 2 : 16;
+
+		if (p->late == NULL)
+			p->late = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfLateEvent));
+		else
+			p->late = repalloc_huge(p->late, newcap * sizeof(SfLateEvent));
+		p->late_capacity = newcap;
+	}
+	l = &p->late[p->nlate];
+	l->late_seq = p->nlate + 1;
+	l->partition = partition;
+	l->source_offset = offset;
+	l->event = event;
+	l->watermark = watermark;
+	p->nlate++;
+}
+
+/* ----------------------------------------------------------------
+ * Definitions
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A name (pipeline, partition, window) must be non-empty and at most 63
+ * bytes.  what is "pipeline", "partition" or "window".
+ */
+void
+sf_validate_name(const char *what, const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s name must not be empty", what)));
+	if (len > SF_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s name \"%s\" is too long", what, name),
+				 errdetail("Names are at most %d bytes long.", SF_NAME_MAX)));
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp((const char *) a, (const char *) b);
+}
+
+static int
+window_def_cmp(const void *a, const void *b)
+{
+	return strcmp(((const SfWindowDef *) a)->name,
+				  ((const SfWindowDef *) b)->name);
+}
+
+/*
+ * Sort partitions and windows by name (strcmp is byte order) and reject
+ * duplicates.
+ */
+void
+sf_def_normalize(SfPipelineDef *def)
+{
+	int			i;
+
+	qsort(def->partitions, def->npartitions, sizeof(def->partitions[0]),
+		  name_cmp);
+	for (i = 1; i < def->npartitions; i++)
+		if (strcmp(def->partitions[i - 1], def->partitions[i]) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("partition \"%s\" is declared more than once",
+							def->partitions[i])));
+	qsort(def->windows, def->nwindows, sizeof(SfWindowDef), window_def_cmp);
+	for (i = 1; i < def->nwindows; i++)
+		if (strcmp(def->windows[i - 1].name, def->windows[i].name) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("window \"%s\" is declared more than once",
+							def->windows[i].name)));
+}
+
+/* SPEC.md 5.9: same partitions, same window definitions, same lateness */
+bool
+sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
+{
+	int			i;
+
+	if (a->npartitions != b->npartitions || a->nwindows != b->nwindows ||
+		a->lateness != b->lateness)
+		return false;
+	for (i = 0; i < a->npartitions; i++)
+		if (strcmp(a->partitions[i], b->partitions[i]) != 0)
+			return false;
+	for (i = 0; i < a->nwindows; i++)
+	{
+		const SfWindowDef *x = &a->windows[i];
+		const SfWindowDef *y = &b->windows[i];
+
+		if (strcmp(x->name, y->name) != 0 || x->kind != y->kind)
+			return false;
+		switch (x->kind)
+		{
+			case SF_WINDOW_FIXED:
+				if (x->size != y->size)
+					return false;
+				break;
+			case SF_WINDOW_SLIDING:
+				if (x->size != y->size || x->step != y->step)
+					return false;
+				break;
+			case SF_WINDOW_SESSION:
+				if (x->gap != y->gap)
+					return false;
+				break;
+		}
+	}
+	return true;
+}
+
+/* ----------------------------------------------------------------
+ * Pipeline lifecycle
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A new, empty pipeline for a normalized definition, in a new memory
+ * context under parent.
+ */
+SfPipeline *
+sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	SfPipeline *p;
+	int			i;
+	int			cap = 0;
+
+	cxt = AllocSetContextCreate(parent, "streamforge pipeline",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+
+	p = palloc0(sizeof(SfPipeline));
+	p->cxt = cxt;
+	p->def = *def;
+	p->def.partitions = palloc(Max(def->npartitions, 1) * sizeof(def->partitions[0]));
+	memcpy(p->def.partitions, def->partitions,
+		   def->npartitions * sizeof(def->partitions[0]));
+	p->def.windows = palloc(Max(def->nwindows, 1) * sizeof(SfWindowDef));
+	memcpy(p->def.windows, def->windows, def->nwindows * sizeof(SfWindowDef));
+
+	p->partitions = palloc0(Max(def->npartitions, 1) * sizeof(SfPartition));
+	for (i = 0; i < def->npartitions; i++)
+	{
+		strlcpy(p->partitions[i].name, def->partitions[i], SF_NAME_MAX + 1);
+		p->partitions[i].consumed = -1;
+	}
+
+	p->keys = sf_strtab_create(cxt, 256, NULL);
+	p->identities = sf_idtab_create(cxt, 1024, NULL);
+	sf_buckets_init(p);
+	sf_sessions_init(p);
+
+	for (i = 0; i < def->nwindows; i++)
+		cap += sf_window_max_buckets(&def->windows[i]);
+	p->assign_cap = Max(cap, 1);
+	p->assign_starts = palloc(p->assign_cap * sizeof(int64));
+	p->assign_ends = palloc(p->assign_cap * sizeof(int64));
+	p->assign_counts = palloc(Max(def->nwindows, 1) * sizeof(int));
+
+	MemoryContextSwitchTo(old);
+	return p;
+}
+
+void
+sf_pipeline_free(SfPipeline *p)
+{
+	MemoryContextDelete(p->cxt);
+}
+
+int
+sf_partition_index(const SfPipeline *p, const char *name)
+{
+	int			lo = 0,
+				hi = p->def.npartitions - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = strcmp(name, p->def.partitions[mid]);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+int
+sf_window_index(const SfPipeline *p, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < p->def.nwindows; i++)
+		if (strcmp(name, p->def.windows[i].name) == 0)
+			return i;
+	return -1;
+}
+
+static int
+lookup_partition(const SfPipeline *p, const char *name)
+{
+	int			i = sf_partition_index(p, name);
+
+	if (i < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
+						name, p->def.name)));
+	return i;
+}
+
+/* ----------------------------------------------------------------
+ * Operations
+ * ----------------------------------------------------------------
+ */
+static inline bool
+identity_matches(const SfIdentity *id, const SfDelivery *d)
+{
+	return id->event_time == d->event_time && id->value == d->value &&
+		id->key->len == (uint32) d->key_len &&
+		memcmp(id->key->data, d->key, d->key_len) == 0;
+}
+
+static inline bool
+delivery_matches(const SfIdentity *id, const SfDelivery *d)
+{
+	return id->event_id->len == (uint32) d->event_id_len &&
+		memcmp(id->event_id->data, d->event_id, d->event_id_len) == 0 &&
+		identity_matches(id, d);
+}
+
+/*
+ * Deliver one event (SPEC.md section 3, Deliveries).  Appends the changes
+ * it causes to out.
+ */
+void
+sf_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
+{
+	int			pi = lookup_partition(p, d->partition);
+	SfPartition *part = &p->partitions[pi];
+	SfIdentity *id;
+	SfString   *key;
+	bool		late = false;
+	int		   *nassigned = p->assign_counts;
+	int			total = 0;
+	int			w;
+
+	/* offsets */
+	if (d->source_offset < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+						part->name, p->def.name),
+				 errdetail("Offset " INT64_FORMAT " is negative; offsets start at 0.",
+						   d->source_offset)));
+	if (d->source_offset <= part->consumed)
+	{
+		id = part->deliveries[d->source_offset];
+		if (delivery_matches(id, d))
+		{
+			p->offset_replays++;
+			return;				/* a replay: no-op */
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+						part->name, p->def.name),
+				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%.*s\").",
+						   d->source_offset, (int) id->event_id->len,
+						   id->event_id->data)));
+	}
+	if (d->source_offset != part->consumed + 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+						part->name, p->def.name),
+				 errdetail("Expected offset " INT64_FORMAT ", got " INT64_FORMAT ".",
+						   part->consumed + 1, d->source_offset)));
+
+	/* identity */
+	id = sf_identity_lookup(p, d->event_id, d->event_id_len);
+	if (id != NULL)
+	{
+		if (!identity_matches(id, d))
+			ereport(ERROR,
+					(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
+					 errmsg("identity conflict for event \"%.*s\" in pipeline \"%s\"",
+							d->event_id_len, d->event_id, p->def.name),
+					 errdetail("The event was first delivered with key \"%.*s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
+							   (int) id->key->len, id->key->data,
+							   id->event_time, id->value)));
+		/* a duplicate: consumes the offset, changes nothing else */
+		sf_partition_append(p, pi, id);
+		return;
+	}
+
+	/* a new unique event: late? (SPEC.md 5.1: computed only with a watermark) */
+	if (p->has_watermark)
+	{
+		int128		limit = (int128) d->event_time + p->def.lateness;
+
+		if (limit > PG_INT64_MAX)
+			sf_raise_out_of_range("event_time plus lateness", NULL);
+		late = limit < p->watermark;
+	}
+
+	if (!late)
+	{
+		/* check every bucket's bounds before changing anything */
+		for (w = 0; w < p->def.nwindows; w++)
+		{
+			const SfWindowDef *wd = &p->def.windows[w];
+
+			nassigned[w] = sf_assign_windows(wd, d->event_time,
+												   p->def.lateness,
+												   p->assign_starts + total,
+												   p->assign_ends + total,
+												   p->assign_cap - total);
+			total += nassigned[w];
+		}
+	}
+
+	/* mutate */
+	sf_op_begin(p);
+	key = sf_intern_key(p, d->key, d->key_len);
+	id = sf_identity_add(p, d->event_id, d->event_id_len, key,
+						 d->event_time, d->value, late);
+	sf_partition_append(p, pi, id);
+	if (late)
+		sf_late_append(p, pi, d->source_offset, id, p->watermark);
+	else
+	{
+		int			k = 0;
+
+		for (w = 0; w < p->def.nwindows; w++)
+		{
+			const SfWindowDef *wd = &p->def.windows[w];
+			int			n = nassigned[w];
+			int			j;
+
+			if (wd->kind == SF_WINDOW_SESSION)
+				sf_session_add(p, w, key, p->assign_starts[k],
+							   p->assign_ends[k], d->value);
+			else
+			{
+				for (j = 0; j < n; j++)
+				{
+					SfBucket   *b = sf_bucket_lookup(p, w, key,
+													 p->assign_starts[k + j]);
+
+					if (b == NULL)
+						b = sf_bucket_insert(p, w, key, p->assign_starts[k + j],
+											 p->assign_ends[k + j]);
+					sf_dirty_touch(p, b);
+					sf_agg_add(&b->agg, d->value);
+				}
+			}
+			k += n;
+		}
+	}
+	sf_op_finish(p, out);
+}
+
+/*
+ * Partition reports progress (SPEC.md section 3, Watermarks; 5.6).
+ */
+void
+sf_advance(SfPipeline *p, const char *partition, int64 progress,
+		   SfChangeList *out)
+{
+	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
+
+	sf_op_begin(p);
+	part->idle = false;
+	if (!part->has_progress || progress > part->progress)
+	{
+		part->has_progress = true;
+		part->progress = progress;
+	}
+	if (sf_clock_update(p))
+		sf_release_ready(p);
+	sf_op_finish(p, out);
+}
+
+void
+sf_mark_idle(SfPipeline *p, const char *partition, SfChangeList *out)
+{
+	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
+
+	sf_op_begin(p);
+	part->idle = true;
+	if (sf_clock_update(p))
+		sf_release_ready(p);
+	sf_op_finish(p, out);
+}
+
+void
+sf_get_stats(const SfPipeline *p, SfStats *stats)
+{
+	int			i;
+
+	memset(stats, 0, sizeof(SfStats));
+	stats->deliveries = p->ndeliveries;
+	stats->accepted = p->nidentities - p->nlate;
+	stats->duplicate_ids = p->ndeliveries - p->nidentities;
+	stats->late_events = p->nlate;
+	stats->offset_replays = p->offset_replays;
+	stats->changes_emitted = p->seq;
+	stats->live_buckets = p->nbuckets;
+	stats->visible_rows = p->nready;
+	stats->partitions = p->def.npartitions;
+	for (i = 0; i < p->def.npartitions; i++)
+		if (p->partitions[i].idle)
+			stats->idle_partitions++;
+}

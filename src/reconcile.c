@@ -1,0 +1,221 @@
+/*-------------------------------------------------------------------------
+ *
+ * reconcile.c
+ *	  The dirty set of an operation, change generation, and finalization.
+ *
+ * Design.  Between operations the emitted (visible) rows are exactly the
+ * ready view: the live buckets with end <= watermark.  An operation
+ * therefore only needs the pre-image of each bucket it touches:
+ *
+ *	 1. sf_op_begin() opens a new epoch and marks the pipeline busy.
+ *	 2. Before a bucket is changed, moved, merged away or becomes ready, the
+ *		operation calls sf_dirty_touch(), which saves its address, aggregate
+ *		and whether it was visible, once per epoch.
+ *	 3. sf_op_finish() compares each pre-image with the bucket's state now:
+ *		a visible pre-image that differs (or whose bucket is gone or no
+ *		longer ready) is retracted with its exact old values; a ready bucket
+ *		that differs from its pre-image is upserted.  Retractions come
+ *		first, then upserts, each sorted by address; seq numbers follow.
+ *	 4. Only then are the buckets with watermark > end + lateness finalized,
+ *		in end order, from the ready heap: dropped without a retraction.
+ *
+ * The cost is proportional to the buckets the operation touched plus the
+ * buckets it finalizes; nothing scans the live index.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "streamforge.h"
+
+void
+sf_op_begin(SfPipeline *p)
+{
+	p->busy = true;
+	p->epoch++;
+	if (p->epoch == 0)
+	{
+		/* wrapped: epoch 0 is "never"; stale marks must not match */
+		p->epoch = 1;
+	}
+	p->ndirty = 0;
+}
+
+/*
+ * Save b's pre-image for this operation, unless already saved.
+ */
+void
+sf_dirty_touch(SfPipeline *p, SfBucket *b)
+{
+	SfDirty    *d;
+
+	if (b->dirty_epoch == p->epoch)
+		return;
+	if (p->ndirty == p->dirty_cap)
+	{
+		int			newcap = p->dirty_cap ? p->dirty_cap * 2 : 64;
+
+		if (p->dirty == NULL)
+			p->dirty = MemoryContextAlloc(p->cxt, newcap * sizeof(SfDirty));
+		else
+			p->dirty = repalloc_huge(p->dirty, newcap * sizeof(SfDirty));
+		p->dirty_cap = newcap;
+	}
+	d = &p->dirty[p->ndirty];
+	d->bucket = b;
+	d->before.addr.window = b->window;
+	d->before.addr.key = b->key;
+	d->before.addr.start = b->start;
+	d->before.addr.end = b->end;
+	d->before.agg = b->agg;
+	d->was_visible = b->ready;
+	b->dirty_epoch = p->epoch;
+	b->dirty_index = p->ndirty;
+	p->ndirty++;
+}
+
+/* b is about to be deleted: its pre-image stays, its "now" is "gone". */
+void
+sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b)
+{
+	if (b->dirty_epoch == p->epoch)
+		p->dirty[b->dirty_index].bucket = NULL;
+	b->dirty_epoch = 0;
+}
+
+/*
+ * After the watermark moved: every pending bucket it reached becomes ready
+ * (and so will be upserted).
+ */
+void
+sf_release_ready(SfPipeline *p)
+{
+	if (!p->has_watermark)
+		return;
+	while (!pairingheap_is_empty(&p->pending))
+	{
+		SfBucket   *b = pairingheap_container(SfBucket, hnode,
+											  pairingheap_first(&p->pending));
+
+		if (b->end > p->watermark)
+			break;
+		sf_dirty_touch(p, b);
+		(void) pairingheap_remove_first(&p->pending);
+		b->ready = true;
+		pairingheap_add(&p->ready, &b->hnode);
+		p->nready++;
+	}
+}
+
+void
+sf_changes_append(SfChangeList *out, const SfChange *c)
+{
+	if (out->n == out->cap)
+	{
+		int			newcap = out->cap ? out->cap * 2 : 16;
+
+		if (out->items == NULL)
+			out->items = palloc(newcap * sizeof(SfChange));
+		else
+			out->items = repalloc_huge(out->items, (Size) newcap * sizeof(SfChange));
+		out->cap = newcap;
+	}
+	out->items[out->n++] = *c;
+}
+
+static int
+change_cmp(const void *a, const void *b)
+{
+	return sf_address_cmp(NULL, &((const SfChange *) a)->row.addr,
+						  &((const SfChange *) b)->row.addr);
+}
+
+static void
+finalize(SfPipeline *p)
+{
+	if (!p->has_watermark)
+		return;
+	while (!pairingheap_is_empty(&p->ready))
+	{
+		SfBucket   *b = pairingheap_container(SfBucket, hnode,
+											  pairingheap_first(&p->ready));
+
+		/* end + lateness fits: checked when the bucket was created */
+		if (!(p->watermark > b->end + p->def.lateness))
+			break;
+		if (p->def.windows[b->window].kind == SF_WINDOW_SESSION)
+			sf_session_remove_bucket(p, b);
+		sf_bucket_delete(p, b);
+	}
+}
+
+/*
+ * Reconcile the ready view with what was emitted, append the changes to
+ * out, then finalize.  Ends the operation.
+ */
+void
+sf_op_finish(SfPipeline *p, SfChangeList *out)
+{
+	int			first = out->n;
+	int			nretract = 0;
+	int			i;
+
+	/* retractions, in dirty order for now */
+	for (i = 0; i < p->ndirty; i++)
+	{
+		SfDirty    *d = &p->dirty[i];
+		SfBucket   *b = d->bucket;
+		SfChange	c;
+
+		if (!d->was_visible)
+			continue;
+		if (b != NULL && b->ready &&
+			b->start == d->before.addr.start && b->end == d->before.addr.end &&
+			sf_agg_equal(&b->agg, &d->before.agg))
+			continue;			/* unchanged */
+		c.seq = 0;
+		c.op = SF_RETRACT;
+		c.row = d->before;
+		sf_changes_append(out, &c);
+		nretract++;
+	}
+	/* upserts */
+	for (i = 0; i < p->ndirty; i++)
+	{
+		SfDirty    *d = &p->dirty[i];
+		SfBucket   *b = d->bucket;
+		SfChange	c;
+
+		if (b == NULL || !b->ready)
+			continue;
+		if (d->was_visible &&
+			b->start == d->before.addr.start && b->end == d->before.addr.end &&
+			sf_agg_equal(&b->agg, &d->before.agg))
+			continue;
+		c.seq = 0;
+		c.op = SF_UPSERT;
+		c.row.addr.window = b->window;
+		c.row.addr.key = b->key;
+		c.row.addr.start = b->start;
+		c.row.addr.end = b->end;
+		c.row.agg = b->agg;
+		sf_changes_append(out, &c);
+	}
+
+	if (out->n - first > 1)
+	{
+		if (nretract > 1)
+			qsort(&out->items[first], nretract, sizeof(SfChange), change_cmp);
+		if (out->n - first - nretract > 1)
+			qsort(&out->items[first + nretract], out->n - first - nretract,
+				  sizeof(SfChange), change_cmp);
+	}
+	for (i = first; i < out->n; i++)
+		out->items[i].seq = ++p->seq;
+
+	p->ndirty = 0;
+	finalize(p);
+	p->busy = false;
+}
