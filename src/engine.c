@@ -513,7 +513,7 @@ delivery_matches(const SfIdentity *id, const SfDelivery *d)
  * it causes to out.
  */
 void
-sf_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
+sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
 {
 	int			pi = lookup_partition(p, d->partition);
 	SfPartition *part = &p->partitions[pi];
@@ -644,7 +644,7 @@ sf_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
  * Partition reports progress (SPEC.md section 3, Watermarks; 5.6).
  */
 void
-sf_advance(SfPipeline *p, const char *partition, int64 progress,
+sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
 		   SfChangeList *out)
 {
 	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
@@ -662,7 +662,7 @@ sf_advance(SfPipeline *p, const char *partition, int64 progress,
 }
 
 void
-sf_mark_idle(SfPipeline *p, const char *partition, SfChangeList *out)
+sf_engine_mark_idle(SfPipeline *p, const char *partition, SfChangeList *out)
 {
 	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
 

@@ -523,7 +523,7 @@ sf_ingest(PG_FUNCTION_ARGS)
 	d.value = PG_GETARG_INT64(6);
 	check_event_id(&d);
 
-	sf_ingest(p, &d, &changes);
+	sf_engine_ingest(p, &d, &changes);
 	sf_journal_ingest(p, &d, 1);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
@@ -599,7 +599,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 		d->event_time = DatumGetInt64(values[4]);
 		d->value = DatumGetInt64(values[5]);
 		check_event_id(d);
-		sf_ingest(p, d, &changes);
+		sf_engine_ingest(p, d, &changes);
 	}
 	if (n > 0)
 		sf_journal_ingest(p, ds, n);
@@ -619,7 +619,7 @@ sf_advance(PG_FUNCTION_ARGS)
 
 	check_not_null(fcinfo, 2, "progress");
 	progress = PG_GETARG_INT64(2);
-	sf_advance(p, partition, progress, &changes);
+	sf_engine_advance(p, partition, progress, &changes);
 	sf_journal_advance(p, partition, progress);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
@@ -633,7 +633,7 @@ sf_mark_idle(PG_FUNCTION_ARGS)
 	char	   *partition = text_arg(fcinfo, 1, "partition");
 	SfChangeList changes = {0};
 
-	sf_mark_idle(p, partition, &changes);
+	sf_engine_mark_idle(p, partition, &changes);
 	sf_journal_mark_idle(p, partition);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;

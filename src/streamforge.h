@@ -333,11 +333,12 @@ extern SfPipeline *sf_pipeline_create(MemoryContext parent,
 extern void sf_pipeline_free(SfPipeline *p);
 extern int	sf_partition_index(const SfPipeline *p, const char *name);
 extern int	sf_window_index(const SfPipeline *p, const char *name);
-extern void sf_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out);
-extern void sf_advance(SfPipeline *p, const char *partition, int64 progress,
-					   SfChangeList *out);
-extern void sf_mark_idle(SfPipeline *p, const char *partition,
-						 SfChangeList *out);
+extern void sf_engine_ingest(SfPipeline *p, const SfDelivery *d,
+							 SfChangeList *out);
+extern void sf_engine_advance(SfPipeline *p, const char *partition,
+							  int64 progress, SfChangeList *out);
+extern void sf_engine_mark_idle(SfPipeline *p, const char *partition,
+								SfChangeList *out);
 extern SfString *sf_intern_key(SfPipeline *p, const char *data, int len);
 extern SfString *sf_string_copy(SfPipeline *p, const char *data, int len);
 extern SfIdentity *sf_identity_lookup(SfPipeline *p, const char *event_id,
