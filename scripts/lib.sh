@@ -1,0 +1,109 @@
+# scripts/lib.sh: helpers shared by demo.sh and test.sh (sourced, not run).
+#
+# Conventions:
+#  - SF_ROOT is the checkout (the directory above scripts/).
+#  - Everything PostgreSQL-side uses the Debian PostgreSQL 15 packages in
+#    /usr/lib/postgresql/15; no system cluster is ever used or touched.
+#  - PostgreSQL refuses to run as root.  When we are root, every server and
+#    test process runs as the unprivileged user "postgres" (created by the
+#    postgresql-common package); otherwise as the invoking user.
+#  - Nothing here prompts: it works with CI=true and no standard input.
+
+SF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_MAJOR=15
+PGDIR=/usr/lib/postgresql/$PG_MAJOR
+PGBIN=$PGDIR/bin
+PGXS_DIR=$PGDIR/lib/pgxs
+PG_CONFIG=$PGBIN/pg_config
+export DEBIAN_FRONTEND=noninteractive
+
+sf_say() { printf '==> %s\n' "$*"; }
+sf_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+sf_is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# Run a command with root rights: directly as root, else through sudo.
+sf_as_root() {
+	if sf_is_root; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		sf_die "need root rights for: $* (run as root or install sudo)"
+	fi
+}
+
+# The user that runs PostgreSQL servers and tests.
+sf_server_user() {
+	if sf_is_root; then echo postgres; else id -un; fi
+}
+
+# Run a command as the server user, from "/" unless a directory is given
+# with SF_RUN_DIR (root's working directory may not be readable by it).
+sf_as_server() {
+	local dir=${SF_RUN_DIR:-/}
+	if sf_is_root; then
+		(cd "$dir" && runuser -u postgres -- "$@")
+	else
+		(cd "$dir" && "$@")
+	fi
+}
+
+# Install the Debian packages among "$@" that are not installed yet.
+sf_need_packages() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	sf_say "installing Debian packages: ${missing[*]}"
+	sf_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+		sf_die "apt-get update failed"
+	sf_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends "${missing[@]}" </dev/null ||
+		sf_die "apt-get install failed"
+}
+
+# Packages for building the extension and running a server.
+SF_BUILD_PACKAGES=(build-essential postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR zlib1g-dev)
+# Extra packages for the whole test suite: TAP tests (IPC::Run), pg_cron
+# (scheduling tests), clang and its runtimes (fuzz targets under test/run.d).
+SF_TEST_PACKAGES=(libipc-run-perl postgresql-$PG_MAJOR-cron clang libclang-rt-14-dev)
+
+# Build the extension in the checkout (-Wall -Wextra -Werror come from the
+# Makefile) and install it into PostgreSQL 15.  The install is serialized
+# with a lock because several checkouts may share one machine.
+sf_build_and_install() {
+	sf_say "building $(sf_make_var "$SF_ROOT" EXTENSION) (make, PG_CONFIG=$PG_CONFIG)"
+	make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" ||
+		sf_die "build failed"
+	sf_say "installing $(sf_make_var "$SF_ROOT" EXTENSION) into $($PG_CONFIG --pkglibdir)"
+	local install=(make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" install)
+	if [ -w "$($PG_CONFIG --pkglibdir)" ] && [ -w "$($PG_CONFIG --sharedir)/extension" ]; then
+		flock /tmp/sf-install.lock "${install[@]}" >/dev/null || sf_die "make install failed"
+	else
+		sf_as_root flock /tmp/sf-install.lock "${install[@]}" >/dev/null || sf_die "make install failed"
+	fi
+}
+
+# Checks that the server user exists (the postgresql package creates it).
+sf_check_server_user() {
+	if sf_is_root; then
+		id postgres >/dev/null 2>&1 || sf_die "user \"postgres\" does not exist (is postgresql-$PG_MAJOR installed?)"
+	fi
+}
+
+# A stable short tag for this checkout's path (for names under /tmp, /var/tmp).
+sf_checkout_tag() {
+	printf '%s' "$SF_ROOT" | cksum | cut -d' ' -f1
+}
+
+# Print variable $2 of the Makefile in directory $1, as PGXS computes it
+# (REGRESS, REGRESS_OPTS, ISOLATION, ...): the Makefile stays the one place
+# that says which tests exist and how they run.
+sf_make_var() {
+	printf '%s\n' 'sf-print-%:' '	@echo $($*)' |
+		make -s --no-print-directory -C "$1" -f Makefile -f - \
+			PG_CONFIG="$PG_CONFIG" "sf-print-$2"
+}

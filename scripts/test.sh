@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# scripts/test.sh: the whole streamforge test suite.
+#
+# Installs the Debian packages it lacks, builds and installs the extension,
+# copies the tree (without .git) into a scratch directory owned by the
+# server user ("postgres" when run as root), and runs there, as that user:
+#
+#   1. regress    pg_regress over every sql/*.sql (the Makefile's REGRESS and
+#                 REGRESS_OPTS), on its own temporary instance;
+#   2. isolation  pg_isolation_regress over test/specs/*.spec (ISOLATION,
+#                 ISOLATION_OPTS: --inputdir=test), on its own temporary
+#                 instance;
+#   3. tap        prove over test/t/*.pl, with the environment PGXS's
+#                 prove_installcheck sets up;
+#   4. hooks      every test/run.d/*.sh (C-level tests, fuzz targets), run
+#                 from the scratch copy's top directory; exit status 0 is a
+#                 pass.
+#
+# Counting: one per pg_regress test, one per isolation spec, one per TAP
+# test file, one per hook.  The last line is "N passed, M failed"; the exit
+# status is non-zero if anything failed.  A suite with no inputs is skipped
+# with a note.  Temporary instances use the C locale and UTF8; a suite that
+# needs server settings names a --temp-config in the Makefile's *_OPTS.
+#
+# Environment: SF_KEEP_SCRATCH=1 keeps the scratch directory even on success.
+set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
+SUITE_TIMEOUT=600				# a hang guard, not a measurement
+
+passed=0
+failed=0
+declare -a failures=()
+declare -a summary=()
+declare -a tap_failed=()
+
+finish() {
+	echo
+	sf_say "summary"
+	local line
+	for line in "${summary[@]}"; do
+		echo "    $line"
+	done
+	if [ "$failed" -gt 0 ]; then
+		echo "    failed: ${failures[*]}"
+		[ -n "${SCRATCH:-}" ] && echo "    scratch directory kept: $SCRATCH"
+	elif [ -n "${SCRATCH:-}" ] && [ -z "${SF_KEEP_SCRATCH:-}" ]; then
+		rm -rf "$SCRATCH"
+	fi
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# Count the "... ok" / "... FAILED" result lines of a pg_regress log.  A run
+# that failed without any failed test line (initdb, install, crash of the
+# driver) counts as one failure of the suite.
+count_pg_regress() {
+	local suite=$1 log=$2 rc=$3 ok bad
+	ok=$(grep -cE '^ *(test +)?[^ ]+ +\.\.\. ok( |$)' "$log")
+	bad=$(grep -cE '^ *(test +)?[^ ]+ +\.\.\. FAILED( |$)' "$log")
+	if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+		bad=1
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	summary+=("$suite: $ok passed, $bad failed")
+	[ "$bad" -gt 0 ] && failures+=("$suite")
+	return 0
+}
+
+make_var() { sf_make_var "$SCRATCH" "$1"; }
+
+# ------------------------------------------------------------------
+# Packages, build, install, scratch copy
+# ------------------------------------------------------------------
+sf_need_packages "${SF_BUILD_PACKAGES[@]}" "${SF_TEST_PACKAGES[@]}"
+sf_check_server_user
+if ! (sf_build_and_install); then
+	summary+=("build: failed")
+	failures+=(build)
+	failed=1
+	finish
+fi
+
+SCRATCH=$(mktemp -d /tmp/streamforge-test.XXXXXX)
+sf_say "copying the tree to $SCRATCH"
+tar -C "$SF_ROOT" --exclude=./.git --exclude=./.demo --exclude='./tmp_check*' \
+	--exclude=./results --exclude=./output_iso -cf - . | tar -C "$SCRATCH" -xf -
+sf_is_root && chown -R postgres:postgres "$SCRATCH"
+chmod 755 "$SCRATCH"
+
+run_in_scratch() {
+	SF_RUN_DIR=$SCRATCH sf_as_server "$@"
+}
+
+# ------------------------------------------------------------------
+# 1. pg_regress
+# ------------------------------------------------------------------
+read -r -a regress_tests <<<"$(make_var REGRESS)"
+read -r -a regress_opts <<<"$(make_var REGRESS_OPTS)"
+echo
+if [ ${#regress_tests[@]} -eq 0 ]; then
+	sf_say "regress: no sql/*.sql yet, skipped"
+	summary+=("regress: skipped (no sql/*.sql)")
+else
+	sf_say "regress: ${#regress_tests[@]} tests"
+	run_in_scratch timeout "$SUITE_TIMEOUT" \
+		"$PGXS_DIR/src/test/regress/pg_regress" \
+		--temp-instance="$SCRATCH/tmp_regress" --bindir="$PGBIN" \
+		--no-locale --encoding=UTF8 \
+		"${regress_opts[@]}" "${regress_tests[@]}" 2>&1 | tee "$SCRATCH/regress.log"
+	count_pg_regress regress "$SCRATCH/regress.log" "${PIPESTATUS[0]}"
+fi
+
+# ------------------------------------------------------------------
+# 2. isolation tester
+# ------------------------------------------------------------------
+read -r -a iso_tests <<<"$(make_var ISOLATION)"
+read -r -a iso_opts <<<"$(make_var ISOLATION_OPTS)"
+echo
+if [ ${#iso_tests[@]} -eq 0 ]; then
+	sf_say "isolation: no test/specs/*.spec yet, skipped"
+	summary+=("isolation: skipped (no test/specs/*.spec)")
+else
+	sf_say "isolation: ${#iso_tests[@]} specs"
+	run_in_scratch timeout "$SUITE_TIMEOUT" \
+		"$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
+		--temp-instance="$SCRATCH/tmp_check_iso" --bindir="$PGBIN" \
+		--outputdir=output_iso --no-locale --encoding=UTF8 \
+		"${iso_opts[@]}" "${iso_tests[@]}" 2>&1 | tee "$SCRATCH/isolation.log"
+	count_pg_regress isolation "$SCRATCH/isolation.log" "${PIPESTATUS[0]}"
+fi
+
+# ------------------------------------------------------------------
+# 3. TAP tests, in the environment of PGXS's prove_installcheck
+# ------------------------------------------------------------------
+read -r -a tap_tests <<<"$(make_var PROVE_TESTS)"
+echo
+if [ ${#tap_tests[@]} -eq 0 ]; then
+	sf_say "tap: no test/t/*.pl yet, skipped"
+	summary+=("tap: skipped (no test/t/*.pl)")
+else
+	sf_say "tap: ${#tap_tests[@]} test files"
+	run_in_scratch rm -rf "$SCRATCH/tmp_check"
+	run_in_scratch mkdir -p "$SCRATCH/tmp_check"
+	tap_ok=0
+	tap_bad=0
+	for t in "${tap_tests[@]}"; do
+		if run_in_scratch env \
+			TESTDIR="$SCRATCH" \
+			PATH="$PGBIN:$SCRATCH:$PATH" \
+			PGPORT=65432 \
+			PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
+			PERL5LIB="$PGXS_DIR/src/test/perl:$SCRATCH${PERL5LIB:+:$PERL5LIB}" \
+			timeout "$SUITE_TIMEOUT" \
+			prove -I "$PGXS_DIR/src/test/perl/" -I "$SCRATCH" "$t"; then
+			tap_ok=$((tap_ok + 1))
+		else
+			tap_bad=$((tap_bad + 1))
+			tap_failed+=("$t")
+		fi
+	done
+	passed=$((passed + tap_ok))
+	failed=$((failed + tap_bad))
+	summary+=("tap: $tap_ok passed, $tap_bad failed")
+	[ "$tap_bad" -gt 0 ] && failures+=("tap(${tap_failed[*]})")
+fi
+
+# ------------------------------------------------------------------
+# 4. hooks: test/run.d/*.sh
+# ------------------------------------------------------------------
+hooks=()
+for h in "$SCRATCH"/test/run.d/*.sh; do
+	[ -f "$h" ] && hooks+=("$h")
+done
+echo
+if [ ${#hooks[@]} -eq 0 ]; then
+	sf_say "hooks: no test/run.d/*.sh yet, skipped"
+	summary+=("hooks: skipped (no test/run.d/*.sh)")
+else
+	hook_ok=0
+	hook_bad=0
+	hook_failed=()
+	for h in "${hooks[@]}"; do
+		name=${h#"$SCRATCH"/}
+		sf_say "hook: $name"
+		if run_in_scratch env SF_ROOT="$SCRATCH" PG_CONFIG="$PG_CONFIG" \
+			PGBIN="$PGBIN" PGXS_DIR="$PGXS_DIR" PATH="$PGBIN:$PATH" \
+			timeout "$SUITE_TIMEOUT" bash "$h"; then
+			hook_ok=$((hook_ok + 1))
+		else
+			hook_bad=$((hook_bad + 1))
+			hook_failed+=("$name")
+			echo "hook $name FAILED"
+		fi
+	done
+	passed=$((passed + hook_ok))
+	failed=$((failed + hook_bad))
+	summary+=("hooks: $hook_ok passed, $hook_bad failed")
+	[ "$hook_bad" -gt 0 ] && failures+=("hooks(${hook_failed[*]})")
+fi
+
+# ------------------------------------------------------------------
+# On failure: the diffs and log tails
+# ------------------------------------------------------------------
+if [ "$failed" -gt 0 ]; then
+	for f in "$SCRATCH/regression.diffs" "$SCRATCH/output_iso/regression.diffs"; do
+		if [ -s "$f" ]; then
+			echo
+			sf_say "${f#"$SCRATCH"/}"
+			cat "$f"
+		fi
+	done
+	for f in "$SCRATCH"/tmp_check/log/regress_log_*; do
+		[ -f "$f" ] || continue
+		for t in "${tap_failed[@]}"; do
+			if [ "regress_log_$(basename "$t" .pl)" = "$(basename "$f")" ]; then
+				echo
+				sf_say "tail of ${f#"$SCRATCH"/}"
+				tail -n 40 "$f"
+			fi
+		done
+	done
+fi
+
+finish
