@@ -12,6 +12,7 @@ OBJS = \
 	src/reconcile.o \
 	src/session.o \
 	src/sf_sql.o \
+	src/sink.o \
 	src/window.o
 
 # The install script is generated from the ordered pieces in sql/install/,

@@ -476,7 +476,10 @@ PG_FUNCTION_INFO_V1(sf_drop_pipeline);
 Datum
 sf_drop_pipeline(PG_FUNCTION_ARGS)
 {
-	sf_persist_drop(text_arg(fcinfo, 0, "pipeline"));
+	char	   *name = text_arg(fcinfo, 0, "pipeline");
+
+	sf_persist_drop(name);
+	sf_sink_drop(name);
 	PG_RETURN_VOID();
 }
 
@@ -509,6 +512,7 @@ sf_ingest(PG_FUNCTION_ARGS)
 	SfPipeline *p = pipeline_arg(fcinfo, true);
 	SfDelivery	d;
 	SfChangeList changes = {0};
+	int64		late_before = p->nlate;
 
 	d.partition = text_arg(fcinfo, 1, "partition");
 	check_not_null(fcinfo, 2, "source_offset");
@@ -525,6 +529,7 @@ sf_ingest(PG_FUNCTION_ARGS)
 
 	sf_engine_ingest(p, &d, &changes);
 	sf_journal_ingest(p, &d, 1);
+	sf_sink_emit(p, &changes, late_before);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
 }
@@ -550,6 +555,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
+	int64		late_before = p->nlate;
 
 	check_not_null(fcinfo, 1, "deliveries");
 	arr = PG_GETARG_ARRAYTYPE_P(1);
@@ -603,6 +609,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	}
 	if (n > 0)
 		sf_journal_ingest(p, ds, n);
+	sf_sink_emit(p, &changes, late_before);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
 #undef SF_DELIVERY_COLS
@@ -621,6 +628,7 @@ sf_advance(PG_FUNCTION_ARGS)
 	progress = PG_GETARG_INT64(2);
 	sf_engine_advance(p, partition, progress, &changes);
 	sf_journal_advance(p, partition, progress);
+	sf_sink_emit(p, &changes, p->nlate);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
 }
@@ -635,6 +643,7 @@ sf_mark_idle(PG_FUNCTION_ARGS)
 
 	sf_engine_mark_idle(p, partition, &changes);
 	sf_journal_mark_idle(p, partition);
+	sf_sink_emit(p, &changes, p->nlate);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
 }

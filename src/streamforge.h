@@ -412,6 +412,11 @@ extern void sf_persist_write_journal(SfPipeline *p, const char *entry,
 									 Size len);
 extern void sf_persist_restore(const char *name, const char *data, Size len);
 
+/* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
+extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
+						 int64 late_before);
+extern void sf_sink_drop(const char *pipeline);
+
 /* journal.c: the journal entries a write call appends, and their replay */
 extern void sf_journal_ingest(SfPipeline *p, const SfDelivery *d, int n);
 extern void sf_journal_advance(SfPipeline *p, const char *partition,
