@@ -1,0 +1,49 @@
+-- streamforge install script, part 2: the tables that hold every pipeline.
+--
+-- A pipeline's persisted state is its snapshot (checkpoint bytes at
+-- snapshot_version, NULL for the empty initial state) followed by the
+-- journal entries with pos in (snapshot_version, version], replayed in pos
+-- order.  Only src/persist.c writes these tables; see docs/persistence.md.
+--
+-- The tables are registered as configuration tables, so pg_dump carries the
+-- pipelines over, and they are not accessible to PUBLIC: grant privileges to
+-- the roles that use streamforge (docs/persistence.md lists them).
+
+-- Pipeline ids are never reused, so a dropped and re-created pipeline never
+-- matches a backend's stale cache entry.
+CREATE SEQUENCE streamforge.pipeline_id_seq;
+
+CREATE TABLE streamforge.pipeline (
+    id bigint PRIMARY KEY DEFAULT nextval('streamforge.pipeline_id_seq'),
+    name text COLLATE "C" NOT NULL UNIQUE,
+    partitions text[] NOT NULL,             -- sorted by name (byte order)
+    windows streamforge.window_def[] NOT NULL,  -- sorted by name
+    lateness bigint NOT NULL,
+    version bigint NOT NULL DEFAULT 0,      -- bumped by every write call
+    snapshot_version bigint NOT NULL DEFAULT 0,
+    snapshot bytea,                         -- NULL: the empty initial state
+    offset_replays_base bigint NOT NULL DEFAULT 0,  -- stats() counter at snapshot
+    CONSTRAINT pipeline_name_check
+        CHECK (octet_length(name) BETWEEN 1 AND 63),
+    CONSTRAINT pipeline_version_check
+        CHECK (snapshot_version BETWEEN 0 AND version)
+) WITH (fillfactor = 50);   -- room for HOT updates of version
+
+ALTER SEQUENCE streamforge.pipeline_id_seq OWNED BY streamforge.pipeline.id;
+
+-- One row per write call since the snapshot: that call's inputs, in the
+-- binary format of src/journal.c.
+CREATE TABLE streamforge.journal (
+    pipeline_id bigint NOT NULL
+        REFERENCES streamforge.pipeline (id) ON DELETE CASCADE,
+    pos bigint NOT NULL,
+    entry bytea NOT NULL,
+    PRIMARY KEY (pipeline_id, pos)
+);
+
+SELECT pg_catalog.pg_extension_config_dump('streamforge.pipeline', '');
+SELECT pg_catalog.pg_extension_config_dump('streamforge.journal', '');
+SELECT pg_catalog.pg_extension_config_dump('streamforge.pipeline_id_seq', '');
+
+REVOKE ALL ON streamforge.pipeline, streamforge.journal FROM PUBLIC;
+REVOKE ALL ON SEQUENCE streamforge.pipeline_id_seq FROM PUBLIC;

@@ -1,0 +1,1023 @@
+/*-------------------------------------------------------------------------
+ *
+ * persist.c
+ *	  Pipelines stored in the extension's tables, cached per backend.
+ *
+ * Storage.  streamforge.pipeline holds one row per pipeline: its definition,
+ * a version bumped by every write call, and a snapshot (checkpoint bytes of
+ * the state at snapshot_version, NULL for the empty initial state).
+ * streamforge.journal holds one row per write call since the snapshot, at
+ * pos = the version that call obtained, with the call's inputs (journal.c).
+ * The persisted state at version v is the snapshot followed by the replay of
+ * the journal rows with snapshot_version < pos <= v, in pos order.  The
+ * engine is deterministic, so the replay reproduces the state, seq and
+ * late_seq exactly.  Versions without a journal row are allowed (a write call
+ * that journaled nothing); they change nothing.
+ *
+ * Phases of a write call (ingest, ingest_batch, advance, mark_idle):
+ *	1. sf_persist_open(name, true) runs UPDATE ... SET version = version + 1
+ *	   on the pipeline's row, which takes the row lock: write calls on one
+ *	   pipeline serialize until the holder's transaction ends, calls on other
+ *	   pipelines never wait.  Under READ COMMITTED a waiter then gets the
+ *	   latest committed row; under REPEATABLE READ and SERIALIZABLE it gets a
+ *	   serialization failure (40001), never stale state.
+ *	2. The cached state is brought to version - 1 (reused, caught up from
+ *	   the journal, or rebuilt from snapshot + journal), the entry is marked
+ *	   modified in the current subtransaction, and the pipeline is returned.
+ *	3. The SQL glue runs the engine operation on it.
+ *	4. journal.c encodes the call's inputs and sf_persist_write_journal()
+ *	   inserts them at pos = version, or, when the journal since the snapshot
+ *	   would exceed max(streamforge.compaction_threshold, snapshot size),
+ *	   replaces the snapshot with the current state and deletes the journal
+ *	   (amortized cost linear in the work done).
+ * State is flushed to the tables at phase 4 of every call, inside the
+ * caller's transaction: COMMIT makes it durable with the rest of the
+ * transaction, and a commit costs what the call delivered, not what the
+ * pipeline holds.
+ *
+ * Read calls run SELECT on the row and bring the cache to the row's version
+ * in the same snapshot, taking no lock.
+ *
+ * Cache invariants.  An entry (keyed by name) describes the pipeline with
+ * (relid, id): relid is the OID of streamforge.pipeline, so that a pipeline
+ * re-created after DROP EXTENSION never matches, and ids come from a
+ * sequence, so a dropped and re-created pipeline never matches either.
+ * entry->pipeline holds exactly the persisted state at entry->version, as
+ * seen by this backend's current transaction, or the entry is invalid
+ * (pipeline NULL, or version -1 while a catch-up is in progress).  An entry
+ * whose state includes changes of the current transaction is marked with
+ * modified_subid: the subtransaction that was current when it last wrote
+ * (or loaded a row version this transaction wrote).  Subtransaction ids
+ * grow, and the subtransactions that can still abort are the current one
+ * and its ancestors, so on abort of subtransaction S every entry with
+ * modified_subid >= S is discarded; on top-level abort and PREPARE every
+ * marked entry is discarded, and on commit the marks are cleared.  MVCC has
+ * already rolled the tables back, so the next call
+ * reloads the state as of the savepoint.  A pipeline found busy (an engine
+ * operation failed half-way) is discarded too.
+ *
+ * Memory.  CacheMemoryContext owns the hash table (sf_cache_cxt); each
+ * cached pipeline owns its context (SfPipeline->cxt), a child of
+ * sf_cache_cxt.  A pipeline is built under CurTransactionContext and moved
+ * under sf_cache_cxt only once complete, so an error while building leaks
+ * nothing.  Query results live in SPI contexts and die with SPI_finish().
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "streamforge.h"
+
+/* The journal is fetched this many rows at a time */
+#define SF_JOURNAL_FETCH	256
+
+/* streamforge.compaction_threshold, in kB; -1 disables compaction */
+static int	sf_compaction_threshold = 1024;
+
+typedef struct SfCacheEntry
+{
+	char		name[SF_NAME_MAX + 1];	/* hash key, must be first */
+	Oid			relid;			/* OID of streamforge.pipeline */
+	int64		id;
+	int64		version;		/* -1: invalid */
+	int64		snapshot_version;
+	int64		snapshot_len;	/* bytes of the stored snapshot */
+	int64		journal_bytes;	/* bytes of journal in (snapshot, version] */
+	SfPipeline *pipeline;		/* NULL: invalid */
+	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
+	bool		journal_pending;	/* opened for write, not journaled yet */
+} SfCacheEntry;
+
+/* What the pipeline row says */
+typedef struct SfRowInfo
+{
+	Oid			relid;
+	int64		id;
+	int64		version;
+	int64		snapshot_version;
+	int64		snapshot_len;
+	int64		offset_replays_base;
+	bool		ours;			/* row version written by this transaction */
+} SfRowInfo;
+
+static HTAB *sf_cache = NULL;
+static MemoryContext sf_cache_cxt = NULL;
+static int	sf_nmodified = 0;	/* entries with modified_subid set */
+
+/* Prepared statements, kept for the backend's lifetime */
+typedef enum SfPlanId
+{
+	PLAN_OPEN_WRITE,
+	PLAN_OPEN_READ,
+	PLAN_DEF,
+	PLAN_DEF_WINDOWS,
+	PLAN_SNAPSHOT_GET,
+	PLAN_JOURNAL_GET,
+	PLAN_JOURNAL_PUT,
+	PLAN_JOURNAL_CLEAR,
+	PLAN_SNAPSHOT_PUT,
+	PLAN_CREATE,
+	PLAN_DROP,
+	NUM_PLANS
+} SfPlanId;
+
+typedef struct SfPlanText
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[8];
+} SfPlanText;
+
+/*
+ * Every statement names its objects with their schema and uses
+ * OPERATOR(pg_catalog.=), so the caller's search_path cannot redirect it.
+ */
+#define SF_ROW_COLUMNS \
+	"tableoid, id, version, snapshot_version, " \
+	"pg_catalog.octet_length(snapshot), offset_replays_base"
+
+static const SfPlanText sf_plan_text[NUM_PLANS] = {
+	[PLAN_OPEN_WRITE] = {
+		"UPDATE streamforge.pipeline SET version = version + 1 "
+		"WHERE name OPERATOR(pg_catalog.=) $1 RETURNING " SF_ROW_COLUMNS,
+		1, {TEXTOID}
+	},
+	[PLAN_OPEN_READ] = {
+		"SELECT " SF_ROW_COLUMNS ", xmin FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
+	},
+	[PLAN_DEF] = {
+		"SELECT partitions, lateness FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+	[PLAN_DEF_WINDOWS] = {
+		"SELECT w.name, w.kind, w.size, w.step, w.gap "
+		"FROM streamforge.pipeline p, "
+		"pg_catalog.unnest(p.windows) WITH ORDINALITY "
+		"AS w(name, kind, size, step, gap, i) "
+		"WHERE p.id OPERATOR(pg_catalog.=) $1 ORDER BY w.i",
+		1, {INT8OID}
+	},
+	[PLAN_SNAPSHOT_GET] = {
+		"SELECT snapshot FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+	[PLAN_JOURNAL_GET] = {
+		"SELECT pos, entry FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND pos OPERATOR(pg_catalog.>) $2 AND pos OPERATOR(pg_catalog.<=) $3 "
+		"ORDER BY pos",
+		3, {INT8OID, INT8OID, INT8OID}
+	},
+	[PLAN_JOURNAL_PUT] = {
+		"INSERT INTO streamforge.journal (pipeline_id, pos, entry) "
+		"VALUES ($1, $2, $3)",
+		3, {INT8OID, INT8OID, BYTEAOID}
+	},
+	[PLAN_JOURNAL_CLEAR] = {
+		"DELETE FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+	[PLAN_SNAPSHOT_PUT] = {
+		"UPDATE streamforge.pipeline SET snapshot = $2, "
+		"snapshot_version = version, offset_replays_base = $3 "
+		"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version",
+		3, {INT8OID, BYTEAOID, INT8OID}
+	},
+	[PLAN_CREATE] = {
+		"INSERT INTO streamforge.pipeline (name, partitions, windows, lateness) "
+		"SELECT $1, $2, "
+		"pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)"
+		"::streamforge.window_def ORDER BY u.i), $8 "
+		"FROM pg_catalog.unnest($3, $4, $5, $6, $7) WITH ORDINALITY "
+		"AS u(n, k, s, st, g, i) "
+		"ON CONFLICT (name) DO NOTHING RETURNING id",
+		8, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID}
+	},
+	[PLAN_DROP] = {
+		"DELETE FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1 RETURNING id",
+		1, {TEXTOID}
+	},
+};
+
+static SPIPlanPtr sf_plans[NUM_PLANS];
+
+static void sf_xact_callback(XactEvent event, void *arg);
+static void sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								SubTransactionId parentSubid, void *arg);
+
+/* ----------------------------------------------------------------
+ * Helpers
+ * ----------------------------------------------------------------
+ */
+
+static SPIPlanPtr
+sf_plan(SfPlanId id)
+{
+	if (sf_plans[id] == NULL)
+	{
+		const SfPlanText *t = &sf_plan_text[id];
+		SPIPlanPtr	plan;
+
+		plan = SPI_prepare(t->sql, t->nargs, (Oid *) t->argtypes);
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
+				 t->sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		sf_plans[id] = plan;
+	}
+	return sf_plans[id];
+}
+
+/*
+ * Run a prepared statement.  read_only statements use the active snapshot;
+ * the others take a new one per statement (so that, under READ COMMITTED,
+ * a row lock wait ends on the latest committed row).
+ */
+static void
+sf_exec(SfPlanId id, Datum *values, const char *nulls, bool read_only,
+		int expected)
+{
+	int			rc;
+
+	rc = SPI_execute_plan(sf_plan(id), values, nulls, read_only, 0);
+	if (rc != expected)
+		elog(ERROR, "could not run streamforge statement %d: %s",
+			 (int) id, SPI_result_code_string(rc));
+}
+
+static int64
+sf_getint64(int col, bool *isnull)
+{
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+								  col, isnull);
+
+	return *isnull ? 0 : DatumGetInt64(d);
+}
+
+/* Read SF_ROW_COLUMNS of the (single) result row */
+static void
+sf_read_row(SfRowInfo *row, bool with_xmin)
+{
+	HeapTuple	tup = SPI_tuptable->vals[0];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		isnull;
+
+	row->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
+	row->id = sf_getint64(2, &isnull);
+	row->version = sf_getint64(3, &isnull);
+	row->snapshot_version = sf_getint64(4, &isnull);
+	row->snapshot_len = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+	if (isnull)
+		row->snapshot_len = 0;
+	row->offset_replays_base = sf_getint64(6, &isnull);
+	row->ours = false;
+	if (with_xmin)
+	{
+		TransactionId xmin;
+
+		xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 7, &isnull));
+		row->ours = TransactionIdIsCurrentTransactionId(xmin);
+	}
+}
+
+static void
+sf_unknown_pipeline(const char *name)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_UNDEFINED_OBJECT),
+			errmsg("pipeline \"%s\" does not exist", name));
+}
+
+/* A name that cannot be stored is simply unknown (SPEC 5.8) */
+static void
+sf_check_lookup_name(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len == 0 || len > SF_NAME_MAX)
+		sf_unknown_pipeline(name);
+}
+
+static void
+sf_corrupt_definition(const char *name, const char *detail)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_DATA_CORRUPTED),
+			errmsg("corrupt definition of pipeline \"%s\"", name),
+			errdetail("%s", detail));
+}
+
+static SfCacheEntry *
+sf_cache_lookup(const char *name, bool create)
+{
+	SfCacheEntry *entry;
+	bool		found;
+
+	if (sf_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (!create)
+			return NULL;
+		sf_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
+											 "streamforge pipeline cache",
+											 ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = SF_NAME_MAX + 1;
+		ctl.entrysize = sizeof(SfCacheEntry);
+		ctl.hcxt = sf_cache_cxt;
+		sf_cache = hash_create("streamforge pipelines", 16, &ctl,
+							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	entry = hash_search(sf_cache, name, create ? HASH_ENTER : HASH_FIND,
+						&found);
+	if (create && !found)
+	{
+		entry->relid = InvalidOid;
+		entry->id = -1;
+		entry->version = -1;
+		entry->snapshot_version = -1;
+		entry->snapshot_len = 0;
+		entry->journal_bytes = 0;
+		entry->pipeline = NULL;
+		entry->modified_subid = InvalidSubTransactionId;
+		entry->journal_pending = false;
+	}
+	return entry;
+}
+
+/* Forget an entry's state; the entry itself stays, invalid */
+static void
+sf_cache_invalidate(SfCacheEntry *entry)
+{
+	if (entry->pipeline != NULL)
+		sf_pipeline_free(entry->pipeline);
+	entry->pipeline = NULL;
+	entry->version = -1;
+	entry->journal_pending = false;
+	if (entry->modified_subid != InvalidSubTransactionId)
+		sf_nmodified--;
+	entry->modified_subid = InvalidSubTransactionId;
+}
+
+static void
+sf_cache_remove(SfCacheEntry *entry)
+{
+	sf_cache_invalidate(entry);
+	hash_search(sf_cache, entry->name, HASH_REMOVE, NULL);
+}
+
+static void
+sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid)
+{
+	if (entry->modified_subid == InvalidSubTransactionId)
+		sf_nmodified++;
+	entry->modified_subid = subid;
+}
+
+/* ----------------------------------------------------------------
+ * Loading
+ * ----------------------------------------------------------------
+ */
+
+static SfWindowKind
+sf_parse_kind(const char *name, const char *kind)
+{
+	if (strcmp(kind, "fixed") == 0)
+		return SF_WINDOW_FIXED;
+	if (strcmp(kind, "sliding") == 0)
+		return SF_WINDOW_SLIDING;
+	if (strcmp(kind, "session") == 0)
+		return SF_WINDOW_SESSION;
+	sf_corrupt_definition(name, "A window has an unknown kind.");
+	return SF_WINDOW_FIXED;		/* keep compiler quiet */
+}
+
+static const char *
+sf_kind_name(SfWindowKind kind)
+{
+	switch (kind)
+	{
+		case SF_WINDOW_FIXED:
+			return "fixed";
+		case SF_WINDOW_SLIDING:
+			return "sliding";
+		case SF_WINDOW_SESSION:
+			return "session";
+	}
+	elog(ERROR, "unknown window kind %d", (int) kind);
+	return NULL;				/* keep compiler quiet */
+}
+
+static void
+sf_copy_name(const char *pipeline, char *dst, const char *src)
+{
+	size_t		len = strlen(src);
+
+	if (len == 0 || len > SF_NAME_MAX)
+		sf_corrupt_definition(pipeline, "A partition or window name is empty or too long.");
+	memcpy(dst, src, len + 1);
+}
+
+/*
+ * Load the definition of pipeline id from its row, in the current memory
+ * context.  Caller must be connected to SPI with a snapshot pushed.
+ */
+static void
+sf_load_def(const char *name, int64 id, SfPipelineDef *def)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		arg = Int64GetDatum(id);
+	bool		isnull;
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			n;
+	uint64		i;
+
+	memset(def, 0, sizeof(*def));
+	strlcpy(def->name, name, sizeof(def->name));
+
+	sf_exec(PLAN_DEF, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "pipeline \"%s\" vanished", name);
+	arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 1, &isnull));
+	def->lateness = sf_getint64(2, &isnull);
+	if (ARR_NDIM(arr) > 1)
+		sf_corrupt_definition(name, "The partitions are not a list.");
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &elemnulls, &n);
+	if (n < 1 || n > PG_UINT16_MAX)
+		sf_corrupt_definition(name, "The number of partitions is out of range.");
+	def->npartitions = n;
+	def->partitions = MemoryContextAllocZero(cxt, n * sizeof(*def->partitions));
+	for (i = 0; i < n; i++)
+	{
+		if (elemnulls[i])
+			sf_corrupt_definition(name, "A partition name is null.");
+		sf_copy_name(name, def->partitions[i], TextDatumGetCString(elems[i]));
+	}
+
+	sf_exec(PLAN_DEF_WINDOWS, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed < 1 || SPI_processed > PG_UINT16_MAX)
+		sf_corrupt_definition(name, "The number of windows is out of range.");
+	def->nwindows = (int) SPI_processed;
+	def->windows = MemoryContextAllocZero(cxt, SPI_processed * sizeof(SfWindowDef));
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		SfWindowDef *w = &def->windows[i];
+		char	   *wname = SPI_getvalue(tup, desc, 1);
+		char	   *kind = SPI_getvalue(tup, desc, 2);
+		Datum		d;
+
+		if (wname == NULL || kind == NULL)
+			sf_corrupt_definition(name, "A window has a null name or kind.");
+		sf_copy_name(name, w->name, wname);
+		w->kind = sf_parse_kind(name, kind);
+		d = SPI_getbinval(tup, desc, 3, &isnull);
+		w->size = isnull ? 0 : DatumGetInt64(d);
+		d = SPI_getbinval(tup, desc, 4, &isnull);
+		w->step = isnull ? 0 : DatumGetInt64(d);
+		d = SPI_getbinval(tup, desc, 5, &isnull);
+		w->gap = isnull ? 0 : DatumGetInt64(d);
+	}
+	sf_def_normalize(def);
+}
+
+/*
+ * Replay the journal rows of pipeline id with from < pos <= to onto p and
+ * return their total size.  Caller must be connected to SPI with a snapshot
+ * pushed, and must treat p as broken if this fails.
+ */
+static int64
+sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 to)
+{
+	int64		bytes = 0;
+	Datum		args[3];
+	Portal		portal;
+	MemoryContext replaycxt;
+	MemoryContext oldcxt;
+
+	if (from >= to)
+		return 0;
+	args[0] = Int64GetDatum(id);
+	args[1] = Int64GetDatum(from);
+	args[2] = Int64GetDatum(to);
+	portal = SPI_cursor_open(NULL, sf_plan(PLAN_JOURNAL_GET), args, NULL, true);
+	replaycxt = AllocSetContextCreate(CurrentMemoryContext,
+									  "streamforge replay",
+									  ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		uint64		i;
+
+		SPI_cursor_fetch(portal, true, SF_JOURNAL_FETCH);
+		if (SPI_processed == 0)
+			break;
+		for (i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			Datum		d;
+			bytea	   *entrydata;
+
+			CHECK_FOR_INTERRUPTS();
+			d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+							  2, &isnull);
+			if (isnull)
+				ereport(ERROR,
+						errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("corrupt journal entry for pipeline \"%s\"",
+							   p->def.name),
+						errdetail("The entry is null."));
+			oldcxt = MemoryContextSwitchTo(replaycxt);
+			entrydata = DatumGetByteaPP(d);
+			sf_journal_replay(p, VARDATA_ANY(entrydata),
+							  VARSIZE_ANY_EXHDR(entrydata));
+			bytes += VARSIZE_ANY_EXHDR(entrydata);
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(replaycxt);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	MemoryContextDelete(replaycxt);
+	return bytes;
+}
+
+/*
+ * Rebuild entry from the row: snapshot, then journal up to target.  Caller
+ * must be connected to SPI with a snapshot pushed.
+ */
+static void
+sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
+		   int64 target)
+{
+	SfPipelineDef def;
+	SfPipeline *p;
+	Datum		arg = Int64GetDatum(row->id);
+	bool		isnull;
+	Datum		snap;
+
+	sf_cache_invalidate(entry);
+	sf_load_def(name, row->id, &def);
+
+	sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "pipeline \"%s\" vanished", name);
+	snap = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						 &isnull);
+	/* built under the transaction: an error cannot leak it */
+	if (isnull)
+		p = sf_pipeline_create(CurTransactionContext, &def);
+	else
+	{
+		bytea	   *b = DatumGetByteaPP(snap);
+
+		p = sf_checkpoint_decode(CurTransactionContext, &def,
+								 VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+	}
+	p->offset_replays = row->offset_replays_base;
+	entry->journal_bytes = sf_replay_journal(p, row->id,
+											 row->snapshot_version, target);
+
+	/* complete: the cache takes it over */
+	MemoryContextSetParent(p->cxt, sf_cache_cxt);
+	entry->pipeline = p;
+	entry->relid = row->relid;
+	entry->id = row->id;
+	entry->snapshot_version = row->snapshot_version;
+	entry->snapshot_len = row->snapshot_len;
+	entry->version = target;
+}
+
+/*
+ * Make entry hold the state at version target of the pipeline in row.
+ * Caller must be connected to SPI with a snapshot pushed.
+ */
+static void
+sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
+			  int64 target)
+{
+	bool		same;
+
+	if (entry->pipeline != NULL && entry->pipeline->busy)
+		sf_cache_invalidate(entry);
+
+	same = entry->pipeline != NULL && entry->version >= 0 &&
+		entry->relid == row->relid && entry->id == row->id;
+	if (same && entry->version == target)
+		return;
+	if (same && entry->snapshot_version == row->snapshot_version &&
+		entry->version < target)
+	{
+		int64		from = entry->version;
+
+		entry->version = -1;	/* invalid until caught up */
+		entry->journal_bytes += sf_replay_journal(entry->pipeline, row->id,
+												  from, target);
+		entry->version = target;
+		return;
+	}
+	sf_rebuild(entry, name, row, target);
+}
+
+/* ----------------------------------------------------------------
+ * Entry points
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Register the transaction callbacks and settings.  Called from _PG_init.
+ */
+void
+sf_persist_init(void)
+{
+	DefineCustomIntVariable("streamforge.compaction_threshold",
+							"Journal size above which a pipeline's state is compacted into a new snapshot.",
+							"The journal since the last snapshot is compacted once it exceeds the larger of this and the snapshot's size; -1 disables compaction.",
+							&sf_compaction_threshold,
+							1024, -1, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	RegisterXactCallback(sf_xact_callback, NULL);
+	RegisterSubXactCallback(sf_subxact_callback, NULL);
+}
+
+/*
+ * Store a new, empty pipeline.  def must be validated and normalized.
+ * Raises 42710 if a pipeline of that name exists (or is being created by a
+ * concurrent transaction that then commits).
+ */
+void
+sf_persist_create(const SfPipelineDef *def)
+{
+	Datum		values[8];
+	char		nulls[8];
+	Datum	   *parts;
+	Datum	   *wnames,
+			   *wkinds,
+			   *wsizes,
+			   *wsteps,
+			   *wgaps;
+	bool	   *szn,
+			   *stn,
+			   *gpn;
+	int			dims[1];
+	int			lbs[1] = {1};
+	int			i;
+
+	SPI_connect();
+
+	parts = palloc(def->npartitions * sizeof(Datum));
+	for (i = 0; i < def->npartitions; i++)
+		parts[i] = CStringGetTextDatum(def->partitions[i]);
+
+	wnames = palloc(def->nwindows * sizeof(Datum));
+	wkinds = palloc(def->nwindows * sizeof(Datum));
+	wsizes = palloc(def->nwindows * sizeof(Datum));
+	wsteps = palloc(def->nwindows * sizeof(Datum));
+	wgaps = palloc(def->nwindows * sizeof(Datum));
+	szn = palloc(def->nwindows * sizeof(bool));
+	stn = palloc(def->nwindows * sizeof(bool));
+	gpn = palloc(def->nwindows * sizeof(bool));
+	for (i = 0; i < def->nwindows; i++)
+	{
+		const SfWindowDef *w = &def->windows[i];
+
+		wnames[i] = CStringGetTextDatum(w->name);
+		wkinds[i] = CStringGetTextDatum(sf_kind_name(w->kind));
+		wsizes[i] = Int64GetDatum(w->size);
+		wsteps[i] = Int64GetDatum(w->step);
+		wgaps[i] = Int64GetDatum(w->gap);
+		szn[i] = w->kind == SF_WINDOW_SESSION;
+		stn[i] = w->kind != SF_WINDOW_SLIDING;
+		gpn[i] = w->kind != SF_WINDOW_SESSION;
+	}
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(def->name);
+	values[1] = PointerGetDatum(construct_array(parts, def->npartitions,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	dims[0] = def->nwindows;
+	values[2] = PointerGetDatum(construct_array(wnames, def->nwindows,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	values[3] = PointerGetDatum(construct_array(wkinds, def->nwindows,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	values[4] = PointerGetDatum(construct_md_array(wsizes, szn, 1, dims, lbs,
+												   INT8OID, 8, FLOAT8PASSBYVAL,
+												   TYPALIGN_DOUBLE));
+	values[5] = PointerGetDatum(construct_md_array(wsteps, stn, 1, dims, lbs,
+												   INT8OID, 8, FLOAT8PASSBYVAL,
+												   TYPALIGN_DOUBLE));
+	values[6] = PointerGetDatum(construct_md_array(wgaps, gpn, 1, dims, lbs,
+												   INT8OID, 8, FLOAT8PASSBYVAL,
+												   TYPALIGN_DOUBLE));
+	values[7] = Int64GetDatum(def->lateness);
+
+	sf_exec(PLAN_CREATE, values, nulls, false, SPI_OK_INSERT_RETURNING);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				errcode(ERRCODE_DUPLICATE_OBJECT),
+				errmsg("pipeline \"%s\" already exists", def->name));
+	SPI_finish();
+}
+
+/*
+ * Delete a pipeline and its journal.  Raises 42704 if it does not exist.
+ * The cache entry goes too; should the drop roll back, the next call simply
+ * rebuilds it.
+ */
+void
+sf_persist_drop(const char *name)
+{
+	Datum		arg;
+	SfCacheEntry *entry;
+
+	sf_check_lookup_name(name);
+	SPI_connect();
+	arg = CStringGetTextDatum(name);
+	sf_exec(PLAN_DROP, &arg, NULL, false, SPI_OK_DELETE_RETURNING);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(name);
+	SPI_finish();
+
+	entry = sf_cache_lookup(name, false);
+	if (entry != NULL)
+		sf_cache_remove(entry);
+}
+
+/*
+ * Return the pipeline named name, with the state its row holds in the
+ * caller's snapshot.  Raises 42704 if it does not exist.
+ *
+ * for_write: lock the row and take a new version for one write call.  The
+ * caller must then run exactly one engine operation (or batch) and journal
+ * it (journal.c) before the next open of this pipeline.
+ *
+ * The result belongs to the cache: it stays valid until the end of the
+ * current SQL function call at most, and the caller must not keep it.
+ */
+SfPipeline *
+sf_persist_open(const char *name, bool for_write)
+{
+	SfRowInfo	row = {0};
+	SfCacheEntry *entry;
+	Datum		arg;
+	int64		target = 0;
+
+	sf_check_lookup_name(name);
+	SPI_connect();
+	arg = CStringGetTextDatum(name);
+
+	if (for_write)
+	{
+		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
+		if (SPI_processed != 1)
+			sf_unknown_pipeline(name);
+		sf_read_row(&row, false);
+		row.ours = true;
+		target = row.version - 1;
+	}
+
+	/* one snapshot for everything read below, which sees our own writes */
+	if (!IsInParallelMode())
+		CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+
+	if (!for_write)
+	{
+		sf_exec(PLAN_OPEN_READ, &arg, NULL, true, SPI_OK_SELECT);
+		if (SPI_processed != 1)
+			sf_unknown_pipeline(name);
+		sf_read_row(&row, true);
+		target = row.version;
+	}
+
+	entry = sf_cache_lookup(name, true);
+	sf_cache_sync(entry, name, &row, target);
+
+	PopActiveSnapshot();
+	SPI_finish();
+
+	if (for_write)
+	{
+		sf_mark_modified(entry, GetCurrentSubTransactionId());
+		entry->version = row.version;
+		entry->journal_pending = true;
+	}
+	else if (row.ours && entry->modified_subid == InvalidSubTransactionId)
+		sf_mark_modified(entry, GetCurrentSubTransactionId());
+
+	return entry->pipeline;
+}
+
+/*
+ * Store the journal entry of the write call p was opened for, or compact.
+ * Called by journal.c once the engine operation succeeded.
+ */
+void
+sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
+{
+	SfCacheEntry *entry = sf_cache_lookup(p->def.name, false);
+	int64		limit;
+
+	if (entry == NULL || entry->pipeline != p || !entry->journal_pending)
+		elog(ERROR, "pipeline \"%s\" was not opened for writing",
+			 p->def.name);
+
+	limit = sf_compaction_threshold < 0 ? -1 :
+		Max((int64) sf_compaction_threshold * 1024, entry->snapshot_len);
+
+	SPI_connect();
+	if (limit >= 0 && entry->journal_bytes + (int64) len > limit)
+	{
+		bytea	   *snap = sf_checkpoint_encode(p);
+		Datum		values[3];
+		Datum		arg = Int64GetDatum(entry->id);
+
+		values[0] = Int64GetDatum(entry->id);
+		values[1] = PointerGetDatum(snap);
+		values[2] = Int64GetDatum(p->offset_replays);
+		sf_exec(PLAN_SNAPSHOT_PUT, values, NULL, false,
+				SPI_OK_UPDATE_RETURNING);
+		if (SPI_processed != 1)
+			elog(ERROR, "pipeline \"%s\" vanished", p->def.name);
+		sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
+		entry->snapshot_version = entry->version;
+		entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+		entry->journal_bytes = 0;
+	}
+	else
+	{
+		Datum		values[3];
+		bytea	   *b = palloc(VARHDRSZ + len);
+
+		SET_VARSIZE(b, VARHDRSZ + len);
+		memcpy(VARDATA(b), data, len);
+		values[0] = Int64GetDatum(entry->id);
+		values[1] = Int64GetDatum(entry->version);
+		values[2] = PointerGetDatum(b);
+		sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
+		entry->journal_bytes += len;
+	}
+	SPI_finish();
+	entry->journal_pending = false;
+}
+
+/*
+ * Replace a pipeline's state by a checkpoint.  Validation (and SF003) is
+ * sf_checkpoint_decode's; the stored snapshot is the canonical encoding of
+ * the decoded state, and the journal is emptied.
+ */
+void
+sf_persist_restore(const char *name, const char *data, Size len)
+{
+	SfRowInfo	row;
+	SfCacheEntry *entry;
+	SfPipelineDef def;
+	SfPipeline *p;
+	bytea	   *snap;
+	Datum		arg;
+	Datum		values[3];
+
+	sf_check_lookup_name(name);
+	SPI_connect();
+	arg = CStringGetTextDatum(name);
+	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(name);
+	sf_read_row(&row, false);
+
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	sf_load_def(name, row.id, &def);
+	PopActiveSnapshot();
+
+	p = sf_checkpoint_decode(CurTransactionContext, &def, data, len);
+	snap = sf_checkpoint_encode(p);
+	p->offset_replays = 0;
+
+	values[0] = Int64GetDatum(row.id);
+	values[1] = PointerGetDatum(snap);
+	values[2] = Int64GetDatum(p->offset_replays);
+	sf_exec(PLAN_SNAPSHOT_PUT, values, NULL, false, SPI_OK_UPDATE_RETURNING);
+	arg = Int64GetDatum(row.id);
+	sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
+	SPI_finish();
+
+	entry = sf_cache_lookup(name, true);
+	sf_cache_invalidate(entry);
+	MemoryContextSetParent(p->cxt, sf_cache_cxt);
+	entry->pipeline = p;
+	entry->relid = row.relid;
+	entry->id = row.id;
+	entry->version = row.version;
+	entry->snapshot_version = row.version;
+	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+	entry->journal_bytes = 0;
+	sf_mark_modified(entry, GetCurrentSubTransactionId());
+}
+
+/* ----------------------------------------------------------------
+ * Transaction callbacks
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Discard the entries that hold changes of the ending transaction (abort,
+ * prepare), or make their changes permanent (commit).
+ */
+static void
+sf_xact_callback(XactEvent event, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	SfCacheEntry *entry;
+	bool		discard;
+
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			discard = false;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			discard = true;
+			break;
+		default:
+			return;
+	}
+	if (sf_cache == NULL || sf_nmodified == 0)
+		return;
+
+	hash_seq_init(&status, sf_cache);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		entry->journal_pending = false;
+		if (entry->modified_subid == InvalidSubTransactionId)
+			continue;
+		if (discard)
+			sf_cache_remove(entry);
+		else
+		{
+			entry->modified_subid = InvalidSubTransactionId;
+			sf_nmodified--;
+		}
+	}
+	Assert(sf_nmodified == 0);
+}
+
+/*
+ * On abort of a subtransaction (ROLLBACK TO SAVEPOINT, a PL/pgSQL exception
+ * block), discard every entry modified in it or in its children: their
+ * subtransaction ids are all >= mySubid.
+ */
+static void
+sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	SfCacheEntry *entry;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB || sf_cache == NULL ||
+		sf_nmodified == 0)
+		return;
+
+	hash_seq_init(&status, sf_cache);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		if (entry->modified_subid != InvalidSubTransactionId &&
+			entry->modified_subid >= mySubid)
+			sf_cache_remove(entry);
+	}
+}
