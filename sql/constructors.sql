@@ -16,7 +16,7 @@ SELECT * FROM streamforge.session('g', 1);
 -- fixed: size 0 or negative
 SELECT streamforge.fixed('f', 0);
 SELECT streamforge.fixed('f', -1);
-SELECT streamforge.fixed('f', -9223372036854775808);
+SELECT streamforge.fixed('f', '-9223372036854775808'::bigint);
 -- sliding: size or step 0 or negative
 SELECT streamforge.sliding('s', 0, 5);
 SELECT streamforge.sliding('s', -10, 5);
