@@ -209,7 +209,9 @@ static const SfPlanText sf_plan_text[NUM_PLANS] = {
 		"SELECT $1, $2, "
 		"pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)"
 		"::streamforge.window_def ORDER BY u.i), $8 "
-		"FROM pg_catalog.unnest($3, $4, $5, $6, $7) WITH ORDINALITY "
+		"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), "
+		"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) "
+		"WITH ORDINALITY "
 		"AS u(n, k, s, st, g, i) "
 		"ON CONFLICT (name) DO NOTHING RETURNING id",
 		8, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
