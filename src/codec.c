@@ -49,6 +49,7 @@
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 
+#include "canonjson.h"
 #include "streamforge.h"
 
 /* ----------------------------------------------------------------
@@ -101,19 +102,12 @@
  * ----------------------------------------------------------------
  */
 
-/* A decoded JSON string: palloc'd, NUL-terminated, no NUL inside */
-typedef struct CkStr
-{
-	char	   *data;
-	int			len;
-} CkStr;
-
 /* A result row of the window index or the changelog document */
 typedef struct CkRow
 {
-	CkStr		window_name;
+	SfJsonStr		window_name;
 	int			window;			/* index into def.windows, once resolved */
-	CkStr		key;
+	SfJsonStr		key;
 	int64		start;
 	int64		end;
 	SfAgg		agg;
@@ -122,7 +116,7 @@ typedef struct CkRow
 
 typedef struct CkClock
 {
-	CkStr		name;
+	SfJsonStr		name;
 	bool		has_progress;
 	int64		progress;
 	bool		idle;
@@ -130,8 +124,8 @@ typedef struct CkClock
 
 typedef struct CkIdentity
 {
-	CkStr		event_id;
-	CkStr		key;
+	SfJsonStr		event_id;
+	SfJsonStr		key;
 	int64		event_time;
 	int64		value;
 	bool		late;
@@ -142,19 +136,19 @@ typedef struct CkIdentity
 
 typedef struct CkSource
 {
-	CkStr		name;
+	SfJsonStr		name;
 	int64		n;				/* consumed offset + 1 */
 	int64	   *deliveries;		/* identity index per offset, -1: unknown */
-	CkStr		first_unknown;	/* the first unresolved event_id */
+	SfJsonStr		first_unknown;	/* the first unresolved event_id */
 	int64		first_unknown_at;
 } CkSource;
 
 typedef struct CkLate
 {
-	CkStr		event_id;
+	SfJsonStr		event_id;
 	int64		identity;		/* index into doc->ids, -1: unknown */
 	int64		late_seq;
-	CkStr		partition;
+	SfJsonStr		partition;
 	int			pindex;			/* resolved partition */
 	int64		source_offset;
 	int64		watermark;
@@ -188,14 +182,6 @@ typedef struct CkDoc
 	CkRow	   *rows;
 	int64		nrows;
 } CkDoc;
-
-/* Strict reader over the document */
-typedef struct CkReader
-{
-	const char *s;
-	Size		len;
-	Size		pos;
-} CkReader;
 
 /* ----------------------------------------------------------------
  * Small helpers
@@ -265,29 +251,9 @@ ck_bytes_cmp(const char *a, int alen, const char *b, int blen)
 }
 
 static inline int
-ck_str_cmp(const CkStr *a, const CkStr *b)
+ck_str_cmp(const SfJsonStr *a, const SfJsonStr *b)
 {
 	return ck_bytes_cmp(a->data, a->len, b->data, b->len);
-}
-
-static char *
-ck_int128_out(int128 v)
-{
-	char		buf[48];
-	char	   *p = buf + sizeof(buf) - 1;
-	uint128		u;
-	bool		neg = v < 0;
-
-	*p = '\0';
-	u = neg ? (uint128) 0 - (uint128) v : (uint128) v;
-	do
-	{
-		*--p = '0' + (int) (u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (neg)
-		*--p = '-';
-	return pstrdup(p);
 }
 
 /* Human-readable address of a row, for error details */
@@ -309,109 +275,37 @@ ck_floor_div(int128 a, int128 b)
 	return q;
 }
 
-/* ----------------------------------------------------------------
- * JSON writer: one spelling per value
- * ----------------------------------------------------------------
- */
-
-/*
- * Strings are written byte for byte, escaping only '"', '\' and the control
- * bytes below 0x20 (as \u00xx, lower-case hex).  Keys and event ids are
- * database text, so the bytes are valid in the database encoding.
- */
-static void
-ck_write_string(StringInfo buf, const char *s, int len)
-{
-	int			run = 0;
-
-	appendStringInfoCharMacro(buf, '"');
-	for (int i = 0; i < len; i++)
-	{
-		unsigned char c = (unsigned char) s[i];
-
-		if (c != '"' && c != '\\' && c >= 0x20)
-			continue;
-		appendBinaryStringInfo(buf, s + run, i - run);
-		run = i + 1;
-		if (c == '"' || c == '\\')
-		{
-			appendStringInfoCharMacro(buf, '\\');
-			appendStringInfoCharMacro(buf, (char) c);
-		}
-		else
-			appendStringInfo(buf, "\\u%04x", c);
-	}
-	appendBinaryStringInfo(buf, s + run, len - run);
-	appendStringInfoCharMacro(buf, '"');
-}
-
-static void
-ck_write_key(StringInfo buf, const char *key, bool first)
-{
-	if (!first)
-		appendStringInfoCharMacro(buf, ',');
-	appendStringInfoCharMacro(buf, '"');
-	appendStringInfoString(buf, key);
-	appendBinaryStringInfo(buf, "\":", 2);
-}
-
-static void
-ck_write_int64(StringInfo buf, int64 v)
-{
-	appendStringInfo(buf, INT64_FORMAT, v);
-}
-
-static void
-ck_write_opt_int64(StringInfo buf, bool has, int64 v)
-{
-	if (has)
-		ck_write_int64(buf, v);
-	else
-		appendBinaryStringInfo(buf, "null", 4);
-}
-
-static void
-ck_write_bool(StringInfo buf, bool v)
-{
-	if (v)
-		appendBinaryStringInfo(buf, "true", 4);
-	else
-		appendBinaryStringInfo(buf, "false", 5);
-}
-
 /* A result row: the columns of streamforge.result, keys in byte order */
 static void
 ck_write_row(StringInfo buf, const SfPipeline *p, const SfRow *row)
 {
 	const char *wname = p->def.windows[row->addr.window].name;
-	char	   *sum = ck_int128_out(row->agg.sum);
 
 	appendStringInfoCharMacro(buf, '{');
-	ck_write_key(buf, "count", true);
-	ck_write_int64(buf, row->agg.count);
-	ck_write_key(buf, "key", false);
-	ck_write_string(buf, row->addr.key->data, row->addr.key->len);
-	ck_write_key(buf, "max", false);
-	ck_write_int64(buf, row->agg.max);
-	ck_write_key(buf, "min", false);
-	ck_write_int64(buf, row->agg.min);
-	ck_write_key(buf, "sum", false);
-	appendStringInfoString(buf, sum);
-	ck_write_key(buf, "window_end", false);
-	ck_write_int64(buf, row->addr.end);
-	ck_write_key(buf, "window_name", false);
-	ck_write_string(buf, wname, strlen(wname));
-	ck_write_key(buf, "window_start", false);
-	ck_write_int64(buf, row->addr.start);
+	sf_json_write_key(buf, "count", true);
+	sf_json_write_int64(buf, row->agg.count);
+	sf_json_write_key(buf, "key", false);
+	sf_json_write_string(buf, row->addr.key->data, row->addr.key->len);
+	sf_json_write_key(buf, "max", false);
+	sf_json_write_int64(buf, row->agg.max);
+	sf_json_write_key(buf, "min", false);
+	sf_json_write_int64(buf, row->agg.min);
+	sf_json_write_key(buf, "sum", false);
+	sf_json_write_int128(buf, row->agg.sum);
+	sf_json_write_key(buf, "window_end", false);
+	sf_json_write_int64(buf, row->addr.end);
+	sf_json_write_key(buf, "window_name", false);
+	sf_json_write_string(buf, wname, strlen(wname));
+	sf_json_write_key(buf, "window_start", false);
+	sf_json_write_int64(buf, row->addr.start);
 	appendStringInfoCharMacro(buf, '}');
-	pfree(sum);
 }
 
 static void
-ck_write_rows(StringInfo buf, const SfPipeline *p, const SfRow *rows, int n)
+ck_write_rows(StringInfo buf, const SfPipeline *p, const SfRow *rows, int64 n)
 {
 	appendStringInfoCharMacro(buf, '[');
-	for (int i = 0; i < n; i++)
+	for (int64 i = 0; i < n; i++)
 	{
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
@@ -427,30 +321,30 @@ ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 	switch (w->kind)
 	{
 		case SF_WINDOW_FIXED:
-			ck_write_key(buf, "kind", true);
+			sf_json_write_key(buf, "kind", true);
 			appendStringInfoString(buf, "\"fixed\"");
-			ck_write_key(buf, "name", false);
-			ck_write_string(buf, w->name, strlen(w->name));
-			ck_write_key(buf, "size", false);
-			ck_write_int64(buf, w->size);
+			sf_json_write_key(buf, "name", false);
+			sf_json_write_string(buf, w->name, strlen(w->name));
+			sf_json_write_key(buf, "size", false);
+			sf_json_write_int64(buf, w->size);
 			break;
 		case SF_WINDOW_SLIDING:
-			ck_write_key(buf, "kind", true);
+			sf_json_write_key(buf, "kind", true);
 			appendStringInfoString(buf, "\"sliding\"");
-			ck_write_key(buf, "name", false);
-			ck_write_string(buf, w->name, strlen(w->name));
-			ck_write_key(buf, "size", false);
-			ck_write_int64(buf, w->size);
-			ck_write_key(buf, "step", false);
-			ck_write_int64(buf, w->step);
+			sf_json_write_key(buf, "name", false);
+			sf_json_write_string(buf, w->name, strlen(w->name));
+			sf_json_write_key(buf, "size", false);
+			sf_json_write_int64(buf, w->size);
+			sf_json_write_key(buf, "step", false);
+			sf_json_write_int64(buf, w->step);
 			break;
 		case SF_WINDOW_SESSION:
-			ck_write_key(buf, "gap", true);
-			ck_write_int64(buf, w->gap);
-			ck_write_key(buf, "kind", false);
+			sf_json_write_key(buf, "gap", true);
+			sf_json_write_int64(buf, w->gap);
+			sf_json_write_key(buf, "kind", false);
 			appendStringInfoString(buf, "\"session\"");
-			ck_write_key(buf, "name", false);
-			ck_write_string(buf, w->name, strlen(w->name));
+			sf_json_write_key(buf, "name", false);
+			sf_json_write_string(buf, w->name, strlen(w->name));
 			break;
 	}
 	appendStringInfoCharMacro(buf, '}');
@@ -465,27 +359,27 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 {
 	const SfPipelineDef *def = &p->def;
 	SfRow	   *rows;
-	int			nrows;
+	int64		nrows;
 	SfIdentity **ids;
 	int64		nids;
 
 	appendStringInfoCharMacro(buf, '{');
 
 	/* changelog: {sequence, visible} */
-	ck_write_key(buf, "changelog", true);
+	sf_json_write_key(buf, "changelog", true);
 	appendStringInfoCharMacro(buf, '{');
-	ck_write_key(buf, "sequence", true);
-	ck_write_int64(buf, p->seq);
-	ck_write_key(buf, "visible", false);
+	sf_json_write_key(buf, "sequence", true);
+	sf_json_write_int64(buf, p->seq);
+	sf_json_write_key(buf, "visible", false);
 	nrows = sf_collect_rows(p, true, &rows);
 	ck_write_rows(buf, p, rows, nrows);
 	pfree(rows);
 	appendStringInfoCharMacro(buf, '}');
 
 	/* clock */
-	ck_write_key(buf, "clock", false);
+	sf_json_write_key(buf, "clock", false);
 	appendStringInfoCharMacro(buf, '{');
-	ck_write_key(buf, "partitions", true);
+	sf_json_write_key(buf, "partitions", true);
 	appendStringInfoCharMacro(buf, '[');
 	for (int i = 0; i < def->npartitions; i++)
 	{
@@ -494,34 +388,34 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
-		ck_write_key(buf, "idle", true);
-		ck_write_bool(buf, part->idle);
-		ck_write_key(buf, "partition", false);
-		ck_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
-		ck_write_key(buf, "progress", false);
-		ck_write_opt_int64(buf, part->has_progress, part->progress);
+		sf_json_write_key(buf, "idle", true);
+		sf_json_write_bool(buf, part->idle);
+		sf_json_write_key(buf, "partition", false);
+		sf_json_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
+		sf_json_write_key(buf, "progress", false);
+		sf_json_write_opt_int64(buf, part->has_progress, part->progress);
 		appendStringInfoCharMacro(buf, '}');
 	}
 	appendStringInfoCharMacro(buf, ']');
-	ck_write_key(buf, "watermark", false);
-	ck_write_opt_int64(buf, p->has_watermark, p->watermark);
+	sf_json_write_key(buf, "watermark", false);
+	sf_json_write_opt_int64(buf, p->has_watermark, p->watermark);
 	appendStringInfoCharMacro(buf, '}');
 
 	/* definition */
-	ck_write_key(buf, "definition", false);
+	sf_json_write_key(buf, "definition", false);
 	appendStringInfoCharMacro(buf, '{');
-	ck_write_key(buf, "lateness", true);
-	ck_write_int64(buf, def->lateness);
-	ck_write_key(buf, "partitions", false);
+	sf_json_write_key(buf, "lateness", true);
+	sf_json_write_int64(buf, def->lateness);
+	sf_json_write_key(buf, "partitions", false);
 	appendStringInfoCharMacro(buf, '[');
 	for (int i = 0; i < def->npartitions; i++)
 	{
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
-		ck_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
+		sf_json_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
 	}
 	appendStringInfoCharMacro(buf, ']');
-	ck_write_key(buf, "windows", false);
+	sf_json_write_key(buf, "windows", false);
 	appendStringInfoCharMacro(buf, '[');
 	for (int i = 0; i < def->nwindows; i++)
 	{
@@ -533,7 +427,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 	appendStringInfoCharMacro(buf, '}');
 
 	/* identities, in event_id byte order */
-	ck_write_key(buf, "identities", false);
+	sf_json_write_key(buf, "identities", false);
 	appendStringInfoCharMacro(buf, '[');
 	ids = sf_identity_array(p, &nids);
 	for (int64 i = 0; i < nids; i++)
@@ -544,16 +438,16 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
-		ck_write_key(buf, "event_id", true);
-		ck_write_string(buf, id->event_id->data, id->event_id->len);
-		ck_write_key(buf, "event_time", false);
-		ck_write_int64(buf, id->event_time);
-		ck_write_key(buf, "key", false);
-		ck_write_string(buf, id->key->data, id->key->len);
-		ck_write_key(buf, "late", false);
-		ck_write_bool(buf, id->late);
-		ck_write_key(buf, "value", false);
-		ck_write_int64(buf, id->value);
+		sf_json_write_key(buf, "event_id", true);
+		sf_json_write_string(buf, id->event_id->data, id->event_id->len);
+		sf_json_write_key(buf, "event_time", false);
+		sf_json_write_int64(buf, id->event_time);
+		sf_json_write_key(buf, "key", false);
+		sf_json_write_string(buf, id->key->data, id->key->len);
+		sf_json_write_key(buf, "late", false);
+		sf_json_write_bool(buf, id->late);
+		sf_json_write_key(buf, "value", false);
+		sf_json_write_int64(buf, id->value);
 		appendStringInfoCharMacro(buf, '}');
 	}
 	if (ids)
@@ -561,7 +455,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 	appendStringInfoCharMacro(buf, ']');
 
 	/* late output, in late_seq order */
-	ck_write_key(buf, "late", false);
+	sf_json_write_key(buf, "late", false);
 	appendStringInfoCharMacro(buf, '[');
 	for (int64 i = 0; i < p->nlate; i++)
 	{
@@ -572,22 +466,22 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
-		ck_write_key(buf, "event_id", true);
-		ck_write_string(buf, le->event->event_id->data, le->event->event_id->len);
-		ck_write_key(buf, "late_seq", false);
-		ck_write_int64(buf, le->late_seq);
-		ck_write_key(buf, "partition", false);
-		ck_write_string(buf, pname, strlen(pname));
-		ck_write_key(buf, "source_offset", false);
-		ck_write_int64(buf, le->source_offset);
-		ck_write_key(buf, "watermark", false);
-		ck_write_int64(buf, le->watermark);
+		sf_json_write_key(buf, "event_id", true);
+		sf_json_write_string(buf, le->event->event_id->data, le->event->event_id->len);
+		sf_json_write_key(buf, "late_seq", false);
+		sf_json_write_int64(buf, le->late_seq);
+		sf_json_write_key(buf, "partition", false);
+		sf_json_write_string(buf, pname, strlen(pname));
+		sf_json_write_key(buf, "source_offset", false);
+		sf_json_write_int64(buf, le->source_offset);
+		sf_json_write_key(buf, "watermark", false);
+		sf_json_write_int64(buf, le->watermark);
 		appendStringInfoCharMacro(buf, '}');
 	}
 	appendStringInfoCharMacro(buf, ']');
 
 	/* sources: the event delivered at every consumed offset */
-	ck_write_key(buf, "sources", false);
+	sf_json_write_key(buf, "sources", false);
 	appendStringInfoCharMacro(buf, '[');
 	for (int i = 0; i < def->npartitions; i++)
 	{
@@ -596,7 +490,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
-		ck_write_key(buf, "deliveries", true);
+		sf_json_write_key(buf, "deliveries", true);
 		appendStringInfoCharMacro(buf, '[');
 		for (int64 o = 0; o <= part->consumed; o++)
 		{
@@ -606,17 +500,17 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 				CHECK_FOR_INTERRUPTS();
 			if (o > 0)
 				appendStringInfoCharMacro(buf, ',');
-			ck_write_string(buf, eid->data, eid->len);
+			sf_json_write_string(buf, eid->data, eid->len);
 		}
 		appendStringInfoCharMacro(buf, ']');
-		ck_write_key(buf, "partition", false);
-		ck_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
+		sf_json_write_key(buf, "partition", false);
+		sf_json_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
 		appendStringInfoCharMacro(buf, '}');
 	}
 	appendStringInfoCharMacro(buf, ']');
 
 	/* windows: the window index document, live rows in address order */
-	ck_write_key(buf, "windows", false);
+	sf_json_write_key(buf, "windows", false);
 	nrows = sf_collect_rows(p, false, &rows);
 	ck_write_rows(buf, p, rows, nrows);
 	pfree(rows);
@@ -810,383 +704,69 @@ ck_unwrap(const char *data, Size len, Size *jsonlen)
  * ----------------------------------------------------------------
  */
 
-static void pg_attribute_noreturn()
-rd_fail(CkReader *r, const char *expected)
-{
-	if (r->pos >= r->len)
-		ck_error(CK_DOCUMENT,
-				 "Expected %s at byte %zu of the document, found its end.",
-				 expected, r->pos);
-	else
-	{
-		unsigned char c = (unsigned char) r->s[r->pos];
-
-		if (c >= 0x20 && c < 0x7f)
-			ck_error(CK_DOCUMENT,
-					 "Expected %s at byte %zu of the document, found \"%c\".",
-					 expected, r->pos, c);
-		else
-			ck_error(CK_DOCUMENT,
-					 "Expected %s at byte %zu of the document, found byte 0x%02x.",
-					 expected, r->pos, c);
-	}
-}
-
-static inline bool
-rd_peek(CkReader *r, char c)
-{
-	return r->pos < r->len && r->s[r->pos] == c;
-}
-
-static void
-rd_char(CkReader *r, char c)
-{
-	if (!rd_peek(r, c))
-	{
-		char		what[8];
-
-		snprintf(what, sizeof(what), "\"%c\"", c);
-		rd_fail(r, what);
-	}
-	r->pos++;
-}
-
-static bool
-rd_literal(CkReader *r, const char *lit)
-{
-	Size		n = strlen(lit);
-
-	if (r->len - r->pos >= n && memcmp(r->s + r->pos, lit, n) == 0)
-	{
-		r->pos += n;
-		return true;
-	}
-	return false;
-}
-
-/* The next member's key, which must be exactly key (schema order) */
-static void
-rd_key(CkReader *r, const char *key, bool first)
-{
-	Size		n = strlen(key);
-
-	if (!first)
-		rd_char(r, ',');
-	if (r->len - r->pos < n + 3 || r->s[r->pos] != '"' ||
-		memcmp(r->s + r->pos + 1, key, n) != 0 ||
-		r->s[r->pos + 1 + n] != '"' || r->s[r->pos + 2 + n] != ':')
-		ck_error(CK_DOCUMENT, "Expected key \"%s\" at byte %zu of the document.",
-				 key, r->pos);
-	r->pos += n + 3;
-}
-
-/*
- * Array iteration: call rd_array_begin, then rd_array_next before each
- * element; it returns false at the closing bracket.
- */
-static bool
-rd_array_begin(CkReader *r, const char *field)
-{
-	char		what[80];
-
-	if (!rd_peek(r, '['))
-	{
-		snprintf(what, sizeof(what), "an array for \"%s\"", field);
-		rd_fail(r, what);
-	}
-	r->pos++;
-	if (rd_peek(r, ']'))
-	{
-		r->pos++;
-		return false;
-	}
-	return true;
-}
-
-static bool
-rd_array_next(CkReader *r)
-{
-	CHECK_FOR_INTERRUPTS();
-	if (rd_peek(r, ','))
-	{
-		r->pos++;
-		return true;
-	}
-	if (rd_peek(r, ']'))
-	{
-		r->pos++;
-		return false;
-	}
-	rd_fail(r, "\",\" or \"]\"");
-}
-
-/* Digits of a canonical integer: -?(0|[1-9][0-9]*), no fraction/exponent */
-static uint128
-rd_digits(CkReader *r, const char *field, bool *neg, uint128 limit_pos,
-		  uint128 limit_neg)
-{
-	uint128		acc = 0;
-	Size		start = r->pos;
-	char		what[96];
-
-	*neg = false;
-	if (rd_peek(r, '-'))
-	{
-		*neg = true;
-		r->pos++;
-	}
-	if (r->pos >= r->len || !isdigit((unsigned char) r->s[r->pos]))
-	{
-		r->pos = start;
-		snprintf(what, sizeof(what), "an integer for \"%s\"", field);
-		rd_fail(r, what);
-	}
-	if (r->s[r->pos] == '0')
-	{
-		r->pos++;
-		if (*neg)
-			ck_error(CK_DOCUMENT,
-					 "The integer for \"%s\" at byte %zu of the document is \"-0\".",
-					 field, start);
-		if (r->pos < r->len && isdigit((unsigned char) r->s[r->pos]))
-			ck_error(CK_DOCUMENT,
-					 "The integer for \"%s\" at byte %zu of the document has a leading zero.",
-					 field, start);
-	}
-	else
-	{
-		uint128		limit = *neg ? limit_neg : limit_pos;
-
-		while (r->pos < r->len && isdigit((unsigned char) r->s[r->pos]))
-		{
-			int			d = r->s[r->pos] - '0';
-
-			if (acc > (limit - d) / 10)
-				ck_error(CK_DOCUMENT,
-						 "The integer for \"%s\" at byte %zu of the document is out of range.",
-						 field, start);
-			acc = acc * 10 + d;
-			r->pos++;
-		}
-	}
-	if (r->pos < r->len &&
-		(r->s[r->pos] == '.' || r->s[r->pos] == 'e' || r->s[r->pos] == 'E'))
-		ck_error(CK_DOCUMENT,
-				 "The number for \"%s\" at byte %zu of the document is not an integer.",
-				 field, start);
-	return acc;
-}
-
-static int64
-rd_int64(CkReader *r, const char *field)
-{
-	bool		neg;
-	uint128		u = rd_digits(r, field, &neg, (uint128) PG_INT64_MAX,
-							  (uint128) PG_INT64_MAX + 1);
-
-	if (neg)
-		return (int64) (0 - (uint64) u);
-	return (int64) u;
-}
-
-static int128
-rd_int128(CkReader *r, const char *field)
-{
-	uint128		max128 = ((uint128) 1 << 127) - 1;
-	bool		neg;
-	uint128		u = rd_digits(r, field, &neg, max128, max128 + 1);
-
-	if (neg)
-		return (int128) ((uint128) 0 - u);
-	return (int128) u;
-}
-
-static int64
-rd_opt_int64(CkReader *r, const char *field, bool *has)
-{
-	if (rd_literal(r, "null"))
-	{
-		*has = false;
-		return 0;
-	}
-	*has = true;
-	return rd_int64(r, field);
-}
-
-static bool
-rd_bool(CkReader *r, const char *field)
-{
-	char		what[80];
-
-	if (rd_literal(r, "true"))
-		return true;
-	if (rd_literal(r, "false"))
-		return false;
-	snprintf(what, sizeof(what), "true or false for \"%s\"", field);
-	rd_fail(r, what);
-}
-
-static inline int
-rd_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;					/* upper case is not canonical */
-}
-
-/*
- * A string in its one canonical spelling: raw bytes except '"' and '\'
- * (escaped as \" and \\) and bytes 0x01..0x1f (escaped as \u00xx, lower
- * case).  NUL cannot occur in database text and is rejected, as is anything
- * not valid in the database encoding.
- */
-static void
-rd_string(CkReader *r, const char *field, CkStr *out)
-{
-	Size		start;
-	Size		i;
-	Size		outlen = 0;
-	char	   *dst;
-	char		what[80];
-
-	if (!rd_peek(r, '"'))
-	{
-		snprintf(what, sizeof(what), "a string for \"%s\"", field);
-		rd_fail(r, what);
-	}
-	start = ++r->pos;
-
-	/* pass 1: validate and measure */
-	for (i = start;; i++)
-	{
-		unsigned char c;
-
-		if (i >= r->len)
-			ck_error(CK_DOCUMENT,
-					 "The string for \"%s\" at byte %zu of the document is not terminated.",
-					 field, start - 1);
-		c = (unsigned char) r->s[i];
-		if (c == '"')
-			break;
-		if (c < 0x20)
-			ck_error(CK_DOCUMENT,
-					 "The string for \"%s\" has an unescaped control byte 0x%02x at byte %zu of the document.",
-					 field, c, i);
-		if (c == '\\')
-		{
-			if (i + 1 < r->len && (r->s[i + 1] == '"' || r->s[i + 1] == '\\'))
-				i++;
-			else if (i + 5 < r->len && r->s[i + 1] == 'u' &&
-					 r->s[i + 2] == '0' && r->s[i + 3] == '0' &&
-					 rd_hexval(r->s[i + 4]) >= 0 && rd_hexval(r->s[i + 4]) <= 1 &&
-					 rd_hexval(r->s[i + 5]) >= 0)
-			{
-				if (r->s[i + 4] == '0' && r->s[i + 5] == '0')
-					ck_error(CK_DOCUMENT,
-							 "The string for \"%s\" contains a NUL byte at byte %zu of the document.",
-							 field, i);
-				i += 5;
-			}
-			else
-				ck_error(CK_DOCUMENT,
-						 "The string for \"%s\" has a non-canonical escape at byte %zu of the document.",
-						 field, i);
-		}
-		outlen++;
-	}
-	if (outlen > (Size) PG_INT32_MAX - 1)
-		ck_error(CK_DOCUMENT, "The string for \"%s\" is too long.", field);
-
-	/* pass 2: copy */
-	dst = palloc(outlen + 1);
-	out->data = dst;
-	out->len = (int) outlen;
-	for (i = start; r->s[i] != '"'; i++)
-	{
-		if (r->s[i] != '\\')
-			*dst++ = r->s[i];
-		else if (r->s[i + 1] != 'u')
-			*dst++ = r->s[++i];
-		else
-		{
-			*dst++ = (char) (rd_hexval(r->s[i + 4]) * 16 + rd_hexval(r->s[i + 5]));
-			i += 5;
-		}
-	}
-	*dst = '\0';
-	r->pos = i + 1;
-
-	if (!pg_verifymbstr(out->data, out->len, true))
-		ck_error(CK_DOCUMENT,
-				 "The string for \"%s\" ending at byte %zu of the document is not valid in the database encoding.",
-				 field, r->pos);
-}
-
 /* A result row (window index and changelog documents) */
 static void
-rd_row(CkReader *r, CkRow *row)
+rd_row(SfJsonReader *r, CkRow *row)
 {
 	memset(row, 0, sizeof(CkRow));
 	row->window = -1;
-	rd_char(r, '{');
-	rd_key(r, "count", true);
-	row->agg.count = rd_int64(r, "count");
-	rd_key(r, "key", false);
-	rd_string(r, "key", &row->key);
-	rd_key(r, "max", false);
-	row->agg.max = rd_int64(r, "max");
-	rd_key(r, "min", false);
-	row->agg.min = rd_int64(r, "min");
-	rd_key(r, "sum", false);
-	row->agg.sum = rd_int128(r, "sum");
-	rd_key(r, "window_end", false);
-	row->end = rd_int64(r, "window_end");
-	rd_key(r, "window_name", false);
-	rd_string(r, "window_name", &row->window_name);
-	rd_key(r, "window_start", false);
-	row->start = rd_int64(r, "window_start");
-	rd_char(r, '}');
+	sf_json_char(r, '{');
+	sf_json_key(r, "count", true);
+	row->agg.count = sf_json_int64(r, "count");
+	sf_json_key(r, "key", false);
+	sf_json_string(r, "key", &row->key);
+	sf_json_key(r, "max", false);
+	row->agg.max = sf_json_int64(r, "max");
+	sf_json_key(r, "min", false);
+	row->agg.min = sf_json_int64(r, "min");
+	sf_json_key(r, "sum", false);
+	row->agg.sum = sf_json_int128(r, "sum");
+	sf_json_key(r, "window_end", false);
+	row->end = sf_json_int64(r, "window_end");
+	sf_json_key(r, "window_name", false);
+	sf_json_string(r, "window_name", &row->window_name);
+	sf_json_key(r, "window_start", false);
+	row->start = sf_json_int64(r, "window_start");
+	sf_json_char(r, '}');
 }
 
 static CkRow *
-rd_rows(CkReader *r, const char *field, int64 *n)
+rd_rows(SfJsonReader *r, const char *field, int64 *n)
 {
 	CkRow	   *rows = NULL;
 	int64		cap = 0;
 
 	*n = 0;
-	if (rd_array_begin(r, field))
+	if (sf_json_array_begin(r, field))
 	{
 		do
 		{
 			rows = ck_grow(rows, &cap, *n, sizeof(CkRow));
 			rd_row(r, &rows[(*n)++]);
-		} while (rd_array_next(r));
+		} while (sf_json_array_next(r));
 	}
 	return rows;
 }
 
 static void
-rd_changelog(CkReader *r, CkDoc *doc)
+rd_changelog(SfJsonReader *r, CkDoc *doc)
 {
-	rd_char(r, '{');
-	rd_key(r, "sequence", true);
-	doc->sequence = rd_int64(r, "sequence");
-	rd_key(r, "visible", false);
+	sf_json_char(r, '{');
+	sf_json_key(r, "sequence", true);
+	doc->sequence = sf_json_int64(r, "sequence");
+	sf_json_key(r, "visible", false);
 	doc->visible = rd_rows(r, "visible", &doc->nvisible);
-	rd_char(r, '}');
+	sf_json_char(r, '}');
 }
 
 static void
-rd_clock(CkReader *r, CkDoc *doc)
+rd_clock(SfJsonReader *r, CkDoc *doc)
 {
 	int64		cap = 0;
 
-	rd_char(r, '{');
-	rd_key(r, "partitions", true);
-	if (rd_array_begin(r, "partitions"))
+	sf_json_char(r, '{');
+	sf_json_key(r, "partitions", true);
+	if (sf_json_array_begin(r, "partitions"))
 	{
 		do
 		{
@@ -1194,28 +774,28 @@ rd_clock(CkReader *r, CkDoc *doc)
 
 			doc->clock = ck_grow(doc->clock, &cap, doc->nclock, sizeof(CkClock));
 			c = &doc->clock[doc->nclock++];
-			rd_char(r, '{');
-			rd_key(r, "idle", true);
-			c->idle = rd_bool(r, "idle");
-			rd_key(r, "partition", false);
-			rd_string(r, "partition", &c->name);
-			rd_key(r, "progress", false);
-			c->progress = rd_opt_int64(r, "progress", &c->has_progress);
-			rd_char(r, '}');
-		} while (rd_array_next(r));
+			sf_json_char(r, '{');
+			sf_json_key(r, "idle", true);
+			c->idle = sf_json_bool(r, "idle");
+			sf_json_key(r, "partition", false);
+			sf_json_string(r, "partition", &c->name);
+			sf_json_key(r, "progress", false);
+			c->progress = sf_json_opt_int64(r, "progress", &c->has_progress);
+			sf_json_char(r, '}');
+		} while (sf_json_array_next(r));
 	}
-	rd_key(r, "watermark", false);
-	doc->watermark = rd_opt_int64(r, "watermark", &doc->has_watermark);
-	rd_char(r, '}');
+	sf_json_key(r, "watermark", false);
+	doc->watermark = sf_json_opt_int64(r, "watermark", &doc->has_watermark);
+	sf_json_char(r, '}');
 }
 
 /* A name (partition, window): copied into a fixed-size definition slot */
 static void
-rd_name(CkReader *r, const char *field, char *dst)
+rd_name(SfJsonReader *r, const char *field, char *dst)
 {
-	CkStr		s;
+	SfJsonStr		s;
 
-	rd_string(r, field, &s);
+	sf_json_string(r, field, &s);
 	if (s.len < 1 || s.len > SF_NAME_MAX)
 		ck_error(CK_DEFINITION,
 				 "The %s name \"%s\" is not between 1 and %d bytes long.",
@@ -1225,62 +805,62 @@ rd_name(CkReader *r, const char *field, char *dst)
 }
 
 static void
-rd_window_def(CkReader *r, SfWindowDef *w)
+rd_window_def(SfJsonReader *r, SfWindowDef *w)
 {
-	CkStr		kind;
+	SfJsonStr		kind;
 
 	memset(w, 0, sizeof(SfWindowDef));
-	rd_char(r, '{');
+	sf_json_char(r, '{');
 	/* "gap" sorts before "kind", so a session starts differently */
-	if (rd_peek(r, '"') && r->len - r->pos > 4 &&
+	if (sf_json_peek(r, '"') && r->len - r->pos > 4 &&
 		memcmp(r->s + r->pos, "\"gap\"", 5) == 0)
 	{
-		rd_key(r, "gap", true);
-		w->gap = rd_int64(r, "gap");
-		rd_key(r, "kind", false);
-		rd_string(r, "kind", &kind);
+		sf_json_key(r, "gap", true);
+		w->gap = sf_json_int64(r, "gap");
+		sf_json_key(r, "kind", false);
+		sf_json_string(r, "kind", &kind);
 		if (strcmp(kind.data, "session") != 0)
 			ck_error(CK_DOCUMENT,
 					 "A window with a \"gap\" must be of kind \"session\", not \"%s\".",
 					 kind.data);
 		w->kind = SF_WINDOW_SESSION;
-		rd_key(r, "name", false);
+		sf_json_key(r, "name", false);
 		rd_name(r, "window", w->name);
 	}
 	else
 	{
-		rd_key(r, "kind", true);
-		rd_string(r, "kind", &kind);
-		rd_key(r, "name", false);
+		sf_json_key(r, "kind", true);
+		sf_json_string(r, "kind", &kind);
+		sf_json_key(r, "name", false);
 		rd_name(r, "window", w->name);
-		rd_key(r, "size", false);
-		w->size = rd_int64(r, "size");
+		sf_json_key(r, "size", false);
+		w->size = sf_json_int64(r, "size");
 		if (strcmp(kind.data, "fixed") == 0)
 			w->kind = SF_WINDOW_FIXED;
 		else if (strcmp(kind.data, "sliding") == 0)
 		{
 			w->kind = SF_WINDOW_SLIDING;
-			rd_key(r, "step", false);
-			w->step = rd_int64(r, "step");
+			sf_json_key(r, "step", false);
+			w->step = sf_json_int64(r, "step");
 		}
 		else
 			ck_error(CK_DOCUMENT,
 					 "Window \"%s\" has kind \"%s\"; a window with a \"size\" is \"fixed\" or \"sliding\".",
 					 w->name, kind.data);
 	}
-	rd_char(r, '}');
+	sf_json_char(r, '}');
 }
 
 static void
-rd_definition(CkReader *r, CkDoc *doc)
+rd_definition(SfJsonReader *r, CkDoc *doc)
 {
 	int64		cap = 0;
 
-	rd_char(r, '{');
-	rd_key(r, "lateness", true);
-	doc->def.lateness = rd_int64(r, "lateness");
-	rd_key(r, "partitions", false);
-	if (rd_array_begin(r, "partitions"))
+	sf_json_char(r, '{');
+	sf_json_key(r, "lateness", true);
+	doc->def.lateness = sf_json_int64(r, "lateness");
+	sf_json_key(r, "partitions", false);
+	if (sf_json_array_begin(r, "partitions"))
 	{
 		do
 		{
@@ -1291,11 +871,11 @@ rd_definition(CkReader *r, CkDoc *doc)
 										  sizeof(*doc->def.partitions));
 			rd_name(r, "partition",
 					doc->def.partitions[doc->ndefpartitions++]);
-		} while (rd_array_next(r));
+		} while (sf_json_array_next(r));
 	}
-	rd_key(r, "windows", false);
+	sf_json_key(r, "windows", false);
 	cap = 0;
-	if (rd_array_begin(r, "windows"))
+	if (sf_json_array_begin(r, "windows"))
 	{
 		do
 		{
@@ -1305,16 +885,16 @@ rd_definition(CkReader *r, CkDoc *doc)
 			doc->def.windows = ck_grow(doc->def.windows, &cap,
 									   doc->ndefwindows, sizeof(SfWindowDef));
 			rd_window_def(r, &doc->def.windows[doc->ndefwindows++]);
-		} while (rd_array_next(r));
+		} while (sf_json_array_next(r));
 	}
-	rd_char(r, '}');
+	sf_json_char(r, '}');
 	doc->def.npartitions = (int) doc->ndefpartitions;
 	doc->def.nwindows = (int) doc->ndefwindows;
 }
 
 /* Binary search of an event_id among the (sorted) identities; -1 if absent */
 static int64
-ck_find_identity(const CkDoc *doc, const CkStr *event_id)
+ck_find_identity(const CkDoc *doc, const SfJsonStr *event_id)
 {
 	int64		lo = 0,
 				hi = doc->nids - 1;
@@ -1335,11 +915,11 @@ ck_find_identity(const CkDoc *doc, const CkStr *event_id)
 }
 
 static void
-rd_identities(CkReader *r, CkDoc *doc)
+rd_identities(SfJsonReader *r, CkDoc *doc)
 {
 	int64		cap = 0;
 
-	if (!rd_array_begin(r, "identities"))
+	if (!sf_json_array_begin(r, "identities"))
 		return;
 	do
 	{
@@ -1349,18 +929,18 @@ rd_identities(CkReader *r, CkDoc *doc)
 		id = &doc->ids[doc->nids++];
 		memset(id, 0, sizeof(CkIdentity));
 		id->late_row = -1;
-		rd_char(r, '{');
-		rd_key(r, "event_id", true);
-		rd_string(r, "event_id", &id->event_id);
-		rd_key(r, "event_time", false);
-		id->event_time = rd_int64(r, "event_time");
-		rd_key(r, "key", false);
-		rd_string(r, "key", &id->key);
-		rd_key(r, "late", false);
-		id->late = rd_bool(r, "late");
-		rd_key(r, "value", false);
-		id->value = rd_int64(r, "value");
-		rd_char(r, '}');
+		sf_json_char(r, '{');
+		sf_json_key(r, "event_id", true);
+		sf_json_string(r, "event_id", &id->event_id);
+		sf_json_key(r, "event_time", false);
+		id->event_time = sf_json_int64(r, "event_time");
+		sf_json_key(r, "key", false);
+		sf_json_string(r, "key", &id->key);
+		sf_json_key(r, "late", false);
+		id->late = sf_json_bool(r, "late");
+		sf_json_key(r, "value", false);
+		id->value = sf_json_int64(r, "value");
+		sf_json_char(r, '}');
 
 		if (id->event_id.len == 0)
 			ck_error(CK_STATE, "Identity %lld has an empty event_id.",
@@ -1378,15 +958,15 @@ rd_identities(CkReader *r, CkDoc *doc)
 						 "The identities are not in event_id byte order at \"%s\".",
 						 id->event_id.data);
 		}
-	} while (rd_array_next(r));
+	} while (sf_json_array_next(r));
 }
 
 static void
-rd_late(CkReader *r, CkDoc *doc)
+rd_late(SfJsonReader *r, CkDoc *doc)
 {
 	int64		cap = 0;
 
-	if (!rd_array_begin(r, "late"))
+	if (!sf_json_array_begin(r, "late"))
 		return;
 	do
 	{
@@ -1395,29 +975,29 @@ rd_late(CkReader *r, CkDoc *doc)
 		doc->late = ck_grow(doc->late, &cap, doc->nlate, sizeof(CkLate));
 		le = &doc->late[doc->nlate++];
 		memset(le, 0, sizeof(CkLate));
-		rd_char(r, '{');
-		rd_key(r, "event_id", true);
-		rd_string(r, "event_id", &le->event_id);
+		sf_json_char(r, '{');
+		sf_json_key(r, "event_id", true);
+		sf_json_string(r, "event_id", &le->event_id);
 		le->identity = ck_find_identity(doc, &le->event_id);
-		rd_key(r, "late_seq", false);
-		le->late_seq = rd_int64(r, "late_seq");
-		rd_key(r, "partition", false);
-		rd_string(r, "partition", &le->partition);
+		sf_json_key(r, "late_seq", false);
+		le->late_seq = sf_json_int64(r, "late_seq");
+		sf_json_key(r, "partition", false);
+		sf_json_string(r, "partition", &le->partition);
 		le->pindex = -1;
-		rd_key(r, "source_offset", false);
-		le->source_offset = rd_int64(r, "source_offset");
-		rd_key(r, "watermark", false);
-		le->watermark = rd_int64(r, "watermark");
-		rd_char(r, '}');
-	} while (rd_array_next(r));
+		sf_json_key(r, "source_offset", false);
+		le->source_offset = sf_json_int64(r, "source_offset");
+		sf_json_key(r, "watermark", false);
+		le->watermark = sf_json_int64(r, "watermark");
+		sf_json_char(r, '}');
+	} while (sf_json_array_next(r));
 }
 
 static void
-rd_sources(CkReader *r, CkDoc *doc)
+rd_sources(SfJsonReader *r, CkDoc *doc)
 {
 	int64		cap = 0;
 
-	if (!rd_array_begin(r, "sources"))
+	if (!sf_json_array_begin(r, "sources"))
 		return;
 	do
 	{
@@ -1428,18 +1008,18 @@ rd_sources(CkReader *r, CkDoc *doc)
 		src = &doc->sources[doc->nsources++];
 		memset(src, 0, sizeof(CkSource));
 		src->first_unknown_at = -1;
-		rd_char(r, '{');
-		rd_key(r, "deliveries", true);
-		if (rd_array_begin(r, "deliveries"))
+		sf_json_char(r, '{');
+		sf_json_key(r, "deliveries", true);
+		if (sf_json_array_begin(r, "deliveries"))
 		{
 			do
 			{
-				CkStr		eid;
+				SfJsonStr		eid;
 				int64		idx;
 
 				src->deliveries = ck_grow(src->deliveries, &dcap, src->n,
 										  sizeof(int64));
-				rd_string(r, "deliveries", &eid);
+				sf_json_string(r, "deliveries", &eid);
 				idx = ck_find_identity(doc, &eid);
 				if (idx < 0 && src->first_unknown_at < 0)
 				{
@@ -1449,36 +1029,36 @@ rd_sources(CkReader *r, CkDoc *doc)
 				else
 					pfree(eid.data);
 				src->deliveries[src->n++] = idx;
-			} while (rd_array_next(r));
+			} while (sf_json_array_next(r));
 		}
-		rd_key(r, "partition", false);
-		rd_string(r, "partition", &src->name);
-		rd_char(r, '}');
-	} while (rd_array_next(r));
+		sf_json_key(r, "partition", false);
+		sf_json_string(r, "partition", &src->name);
+		sf_json_char(r, '}');
+	} while (sf_json_array_next(r));
 }
 
 static void
 ck_parse(const char *json, Size len, CkDoc *doc)
 {
-	CkReader	r = {json, len, 0};
+	SfJsonReader	r = {json, len, 0};
 
 	memset(doc, 0, sizeof(CkDoc));
-	rd_char(&r, '{');
-	rd_key(&r, "changelog", true);
+	sf_json_char(&r, '{');
+	sf_json_key(&r, "changelog", true);
 	rd_changelog(&r, doc);
-	rd_key(&r, "clock", false);
+	sf_json_key(&r, "clock", false);
 	rd_clock(&r, doc);
-	rd_key(&r, "definition", false);
+	sf_json_key(&r, "definition", false);
 	rd_definition(&r, doc);
-	rd_key(&r, "identities", false);
+	sf_json_key(&r, "identities", false);
 	rd_identities(&r, doc);
-	rd_key(&r, "late", false);
+	sf_json_key(&r, "late", false);
 	rd_late(&r, doc);
-	rd_key(&r, "sources", false);
+	sf_json_key(&r, "sources", false);
 	rd_sources(&r, doc);
-	rd_key(&r, "windows", false);
+	sf_json_key(&r, "windows", false);
 	doc->rows = rd_rows(&r, "windows", &doc->nrows);
-	rd_char(&r, '}');
+	sf_json_char(&r, '}');
 	if (r.pos != r.len)
 		ck_error(CK_DOCUMENT,
 				 "The document ends at byte %zu, but %zu more bytes follow.",
@@ -1560,7 +1140,9 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 					 w->name);
 		if ((w->kind != SF_WINDOW_SESSION && w->size <= 0) ||
 			(w->kind == SF_WINDOW_SLIDING && w->step <= 0) ||
-			(w->kind == SF_WINDOW_SESSION && w->gap <= 0))
+			(w->kind == SF_WINDOW_SESSION && w->gap <= 0) ||
+			(w->kind == SF_WINDOW_SLIDING &&
+			 ((int128) w->size + w->step - 1) / w->step > SF_MAX_SLIDING_BUCKETS))
 			ck_error(CK_DEFINITION, "Window \"%s\" has an invalid definition %s.",
 					 w->name, ck_window_desc(w));
 	}
@@ -1912,7 +1494,7 @@ ck_check_agg(const CkRow *row, const char *what)
 	if (a->sum < (int128) a->count * a->min || a->sum > (int128) a->count * a->max)
 		ck_error(CK_STATE,
 				 "The %s %s has sum %s outside [count * min, count * max].",
-				 what, ck_row_desc(row), ck_int128_out(a->sum));
+				 what, ck_row_desc(row), sf_int128_out(a->sum));
 }
 
 /* Resolve window names and check address order of a row list */
@@ -1984,8 +1566,8 @@ ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n)
 				if (width < w->gap || width > (int128) row->agg.count * w->gap)
 					ck_error(CK_STATE,
 							 "The live session %s is %s wide, outside [gap, count * gap] = [" INT64_FORMAT ", %s].",
-							 ck_row_desc(row), ck_int128_out(width), w->gap,
-							 ck_int128_out((int128) row->agg.count * w->gap));
+							 ck_row_desc(row), sf_int128_out(width), w->gap,
+							 sf_int128_out((int128) row->agg.count * w->gap));
 				if (i > 0 && rows[i - 1].window == row->window &&
 					ck_str_cmp(&rows[i - 1].key, &row->key) == 0 &&
 					rows[i - 1].end >= row->start)
@@ -2112,7 +1694,7 @@ ck_agg_add(SfAgg *a, int64 value)
 
 /* The live row of window rows[lo..hi) with this key and start, or -1 */
 static int64
-ck_find_row(const CkRow *rows, int64 lo, int64 hi, const CkStr *key,
+ck_find_row(const CkRow *rows, int64 lo, int64 hi, const SfJsonStr *key,
 			int64 start)
 {
 	hi--;
