@@ -1,0 +1,137 @@
+-- Compaction: a pipeline's stored state is a snapshot plus the journal of
+-- the write calls since; compacting (a new snapshot, journal emptied) must
+-- change nothing that any call returns.  Two identical pipelines get the same
+-- calls: c compacts often (threshold 0: whenever the journal outgrows the
+-- snapshot), j never (-1).  Every output and the final state must agree,
+-- also after a reconnect rebuilds both from their tables.
+
+SELECT streamforge.create_pipeline(name, ARRAY['p0', 'p1', 'p2'],
+         ARRAY[streamforge.fixed('f', 10), streamforge.sliding('sl', 15, 5),
+               streamforge.session('s', 4)], 3)
+  FROM unnest(ARRAY['c', 'j']) AS name;
+
+CREATE TABLE out (pipeline text, call int, ord int, change streamforge.change);
+
+-- A deterministic workload: deliveries (some duplicate ids, some replayed
+-- offsets, some late), progress reports and idleness, in one order.
+CREATE FUNCTION drive(pipeline text, threshold text, first int, ncalls int)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    i int;
+    e int;
+    part text;
+    offs bigint[];
+    last_e int[] := ARRAY[0, 0, 0];
+    pi int;
+BEGIN
+    SELECT array_agg(consumed_offset ORDER BY partition) INTO offs
+      FROM streamforge.partitions(pipeline);
+    FOR i IN first .. first + ncalls - 1 LOOP
+        PERFORM set_config('streamforge.compaction_threshold', threshold, true);
+        pi := i % 3;
+        part := 'p' || pi;
+        IF i % 7 = 0 THEN
+            INSERT INTO out SELECT pipeline, i, row_number() OVER (), c
+              FROM streamforge.advance(pipeline, part, i * 2 - 20) AS c;
+            CONTINUE;
+        ELSIF i % 23 = 0 THEN
+            INSERT INTO out SELECT pipeline, i, row_number() OVER (), c
+              FROM streamforge.mark_idle(pipeline, part) AS c;
+            CONTINUE;
+        ELSIF i % 11 = 0 AND last_e[pi + 1] > 0 THEN
+            -- replay the partition's last delivery: a no-op
+            e := last_e[pi + 1];
+        ELSE
+            -- every 13th delivery repeats an earlier event (a duplicate id)
+            e := CASE WHEN i % 13 = 0 THEN i - 5 ELSE i END;
+            offs[pi + 1] := offs[pi + 1] + 1;
+            last_e[pi + 1] := e;
+        END IF;
+        -- event times wander back and forth; every 17th is far behind
+        INSERT INTO out SELECT pipeline, i, row_number() OVER (), c
+          FROM streamforge.ingest(pipeline, part, offs[pi + 1], 'e' || e,
+                                  'k' || e % 4,
+                                  e * 2 - e % 13 * 3
+                                    - CASE WHEN e % 17 = 0 THEN 120 ELSE 0 END,
+                                  e % 19 - 8) AS c;
+    END LOOP;
+END
+$$;
+
+SELECT drive('c', '0', 1, 400);
+SELECT drive('j', '-1', 1, 400);
+
+-- c was compacted, j never was
+SELECT name, version, snapshot_version > 0 AS has_snapshot,
+       (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id) < version
+         AS journal_shorter
+  FROM streamforge.pipeline p ORDER BY name;
+
+-- identical outputs, call by call
+SELECT count(*) AS changes FROM out WHERE pipeline = 'c';
+(SELECT call, ord, change FROM out WHERE pipeline = 'c'
+ EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'j')
+UNION ALL
+(SELECT call, ord, change FROM out WHERE pipeline = 'j'
+ EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'c');
+
+-- identical state
+CREATE FUNCTION state(pipeline text) RETURNS SETOF text LANGUAGE sql AS $$
+    SELECT 'live ' || r::text FROM streamforge.live(pipeline) r
+    UNION ALL SELECT 'visible ' || r::text FROM streamforge.visible(pipeline) r
+    UNION ALL SELECT 'late ' || r::text FROM streamforge.late_events(pipeline) r
+    UNION ALL SELECT 'partition ' || r::text FROM streamforge.partitions(pipeline) r
+    UNION ALL SELECT 'stats ' || r::text FROM streamforge.stats(pipeline) r
+    UNION ALL SELECT 'watermark ' || streamforge.watermark(pipeline)
+$$;
+-- the workload has duplicates, replays, late events and idleness
+SELECT * FROM streamforge.stats('c');
+(SELECT * FROM state('c') EXCEPT ALL SELECT * FROM state('j'))
+UNION ALL (SELECT * FROM state('j') EXCEPT ALL SELECT * FROM state('c'));
+SELECT streamforge.checkpoint('c') = streamforge.checkpoint('j') AS same_checkpoint;
+
+-- a new backend rebuilds both from snapshot + journal: still identical
+\c
+CREATE TEMP TABLE before AS SELECT * FROM state('j');
+(SELECT * FROM state('c') EXCEPT ALL SELECT * FROM before)
+UNION ALL (SELECT * FROM before EXCEPT ALL SELECT * FROM state('c'));
+SELECT streamforge.checkpoint('c') = streamforge.checkpoint('j') AS same_checkpoint;
+
+-- and they go on identically
+SELECT drive('c', '0', 401, 60);
+SELECT drive('j', '-1', 401, 60);
+(SELECT call, ord, change FROM out WHERE pipeline = 'c'
+ EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'j')
+UNION ALL
+(SELECT call, ord, change FROM out WHERE pipeline = 'j'
+ EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'c');
+
+-- compacting inside a transaction that rolls back leaves the old snapshot
+SELECT version, snapshot_version FROM streamforge.pipeline WHERE name = 'j' \gset old_
+BEGIN;
+SET LOCAL streamforge.compaction_threshold = 0;
+SELECT count(*) FROM streamforge.advance('j', 'p0', 1000);
+SELECT snapshot_version = version AS compacted FROM streamforge.pipeline
+ WHERE name = 'j';
+ROLLBACK;
+SELECT version = :old_version AND snapshot_version = :old_snapshot_version
+       AS unchanged
+  FROM streamforge.pipeline WHERE name = 'j';
+SELECT * FROM streamforge.partitions('j') WHERE partition = 'p0';
+
+-- restore replaces the snapshot and empties the journal; the state goes on
+SELECT streamforge.restore('j', streamforge.checkpoint('c'));
+SELECT snapshot_version = version AS snapshot_at_restore,
+       (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id)
+         AS journal_rows
+  FROM streamforge.pipeline p WHERE name = 'j';
+SELECT streamforge.checkpoint('c') = streamforge.checkpoint('j') AS same_checkpoint;
+\c
+SELECT streamforge.checkpoint('c') = streamforge.checkpoint('j') AS same_checkpoint;
+
+SELECT streamforge.drop_pipeline('c');
+SELECT streamforge.drop_pipeline('j');
+DROP FUNCTION state(text);
+DROP FUNCTION drive(text, text, int, int);
+DROP TABLE out;
