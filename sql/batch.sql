@@ -10,21 +10,22 @@ SELECT * FROM streamforge.advance('batch', 'p', 20);
 SELECT * FROM streamforge.advance('batch', 'q', 20);
 SELECT * FROM streamforge.advance('batch_ref', 'p', 20);
 SELECT * FROM streamforge.advance('batch_ref', 'q', 20);
--- new, correcting, duplicate identity, late, pending and replayed deliveries
+-- watermark 20, lateness 5: t >= 15 is accepted.  New, correcting, duplicate
+-- identity, late, pending and replayed deliveries
 SELECT * FROM streamforge.ingest_batch('batch', ARRAY[
-    ROW('p', 0, 'a', 'k', 12, 1),
-    ROW('p', 1, 'b', 'k', 13, 2),
-    ROW('q', 0, 'a', 'k', 12, 1),
+    ROW('p', 0, 'a', 'k', 15, 1),
+    ROW('p', 1, 'b', 'k', 16, 2),
+    ROW('q', 0, 'a', 'k', 15, 1),
     ROW('q', 1, 'c', 'k', 3, 4),
     ROW('p', 2, 'd', 'j', 25, 8),
-    ROW('p', 0, 'a', 'k', 12, 1)]::streamforge.delivery[]);
+    ROW('p', 0, 'a', 'k', 15, 1)]::streamforge.delivery[]);
 -- the same deliveries one by one
-SELECT * FROM streamforge.ingest('batch_ref', 'p', 0, 'a', 'k', 12, 1);
-SELECT * FROM streamforge.ingest('batch_ref', 'p', 1, 'b', 'k', 13, 2);
-SELECT * FROM streamforge.ingest('batch_ref', 'q', 0, 'a', 'k', 12, 1);
+SELECT * FROM streamforge.ingest('batch_ref', 'p', 0, 'a', 'k', 15, 1);
+SELECT * FROM streamforge.ingest('batch_ref', 'p', 1, 'b', 'k', 16, 2);
+SELECT * FROM streamforge.ingest('batch_ref', 'q', 0, 'a', 'k', 15, 1);
 SELECT * FROM streamforge.ingest('batch_ref', 'q', 1, 'c', 'k', 3, 4);
 SELECT * FROM streamforge.ingest('batch_ref', 'p', 2, 'd', 'j', 25, 8);
-SELECT * FROM streamforge.ingest('batch_ref', 'p', 0, 'a', 'k', 12, 1);
+SELECT * FROM streamforge.ingest('batch_ref', 'p', 0, 'a', 'k', 15, 1);
 -- both pipelines are in the same state
 SELECT (SELECT array_agg(x) FROM streamforge.live('batch') x)
            IS NOT DISTINCT FROM (SELECT array_agg(x) FROM streamforge.live('batch_ref') x) AS same_live,
