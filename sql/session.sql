@@ -30,6 +30,9 @@ SELECT * FROM streamforge.ingest('session', 'p', 8, 'i', 'k', 35, 256);
 SELECT * FROM streamforge.live('session');
 SELECT * FROM streamforge.visible('session');
 SELECT * FROM streamforge.advance('session', 'p', 56);
+-- a new session that is ready at once ([-100, -90), -100 + 1000 is not late):
+-- a single upsert
+SELECT * FROM streamforge.ingest('session', 'p', 9, 'j', 'k', -100, 512);
 SELECT streamforge.drop_pipeline('session');
 -- keys and windows are independent: x and y never merge with each other,
 -- and the same events form different sessions under different gaps
@@ -49,3 +52,14 @@ SELECT * FROM streamforge.advance('session2', 'p', 7);
 SELECT * FROM streamforge.ingest('session2', 'p', 3, 'x3', 'x', 3, 4);
 SELECT * FROM streamforge.live('session2');
 SELECT streamforge.drop_pipeline('session2');
+-- one event changing several windows: all retractions first, then all
+-- upserts, each group in address order (window, key, start, end)
+SELECT streamforge.create_pipeline('session3', ARRAY['p'],
+    ARRAY[streamforge.session('s', 5), streamforge.fixed('f', 10)], 100);
+SELECT * FROM streamforge.advance('session3', 'p', 20);
+SELECT * FROM streamforge.ingest('session3', 'p', 0, 'e1', 'b', 2, 1);
+SELECT * FROM streamforge.ingest('session3', 'p', 1, 'e2', 'a', 4, 2);
+-- b at 7: f [0, 10) changes; s [7, 12) touches [2, 7): [2, 12)
+SELECT * FROM streamforge.ingest('session3', 'p', 2, 'e3', 'b', 7, 4);
+SELECT * FROM streamforge.visible('session3');
+SELECT streamforge.drop_pipeline('session3');
