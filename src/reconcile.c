@@ -70,7 +70,12 @@ sf_dirty_touch(SfPipeline *p, SfBucket *b)
 	d->before.addr.start = b->start;
 	d->before.addr.end = b->end;
 	d->before.agg = b->agg;
-	d->was_visible = b->ready;
+	/*
+	 * A ready bucket was emitted, unless it is being created right now (an
+	 * event within the lateness that lands in an already closed window):
+	 * only a new bucket has no events.
+	 */
+	d->was_visible = b->ready && b->agg.count > 0;
 	b->dirty_epoch = p->epoch;
 	b->dirty_index = p->ndirty;
 	p->ndirty++;
