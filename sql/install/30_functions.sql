@@ -91,10 +91,9 @@ RETURNS SETOF streamforge.late_event
 AS 'MODULE_PATHNAME', 'sf_late_events'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
-CREATE FUNCTION streamforge.partitions(pipeline text,
-    OUT partition text, OUT consumed_offset bigint, OUT progress bigint,
-    OUT idle boolean)
-RETURNS SETOF record
+CREATE FUNCTION streamforge.partitions(pipeline text)
+RETURNS TABLE (partition text, consumed_offset bigint, progress bigint,
+               idle boolean)
 AS 'MODULE_PATHNAME', 'sf_partitions'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
