@@ -22,11 +22,17 @@
  * The cost is proportional to the buckets the operation touched plus the
  * buckets it finalizes; nothing scans the live index.
  *
+ * Loops that can run long (an advance closing a million windows) check for
+ * interrupts.  A cancel there leaves p->busy set, and the owner discards
+ * the pipeline (the transaction aborts anyway).
+ *
  * Copyright (c) 2026, the streamforge authors
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include "miscadmin.h"
 
 #include "streamforge.h"
 
@@ -106,6 +112,7 @@ sf_release_ready(SfPipeline *p)
 
 		if (b->end > p->watermark)
 			break;
+		CHECK_FOR_INTERRUPTS();
 		sf_dirty_touch(p, b);
 		(void) pairingheap_remove_first(&p->pending);
 		b->ready = true;
@@ -150,6 +157,7 @@ finalize(SfPipeline *p)
 		/* end + lateness fits: checked when the bucket was created */
 		if (!(p->watermark > b->end + p->def.lateness))
 			break;
+		CHECK_FOR_INTERRUPTS();
 		if (p->def.windows[b->window].kind == SF_WINDOW_SESSION)
 			sf_session_remove_bucket(p, b);
 		sf_bucket_delete(p, b);
