@@ -4,7 +4,36 @@
  *	  Durable outputs of a pipeline: changelog, results and late events,
  *	  written in the caller's transaction, and NOTIFY on commit.
  *
- * Placeholder until the outputs land (issue 6): pipelines have no sinks.
+ * Which outputs a pipeline has is kept in streamforge.output_config
+ * (sql/install/40_outputs.sql).  The SQL glue calls sf_sink_emit() after
+ * every successful write call, once the call's journal entry is written;
+ * for a pipeline with outputs it appends the call's changes to
+ * streamforge.changelog, applies them to streamforge.results and appends the
+ * call's new late events to streamforge.late_output, all with SPI in the
+ * caller's transaction, so they commit, roll back (to a savepoint, too) and
+ * survive a crash exactly like the pipeline's state.  With notify on, it
+ * queues a notification on channel "streamforge_changes", which PostgreSQL
+ * delivers when (and only if) the transaction commits.
+ *
+ * Write calls on one pipeline serialize on the pipeline's row lock
+ * (persist.c) until their transaction ends, so the seq numbers a
+ * transaction writes directly follow those of the transaction before it,
+ * which has committed by then: a reader polling "seq > last seen" sees no
+ * gap and no duplicate.
+ *
+ * Configuration cache.  Each backend keeps a copy of output_config in a
+ * hash table (sink_config, in sink_cxt under CacheMemoryContext), loaded on
+ * first use.  Any change to output_config fires a statement trigger that
+ * sends a relcache invalidation for the table; the callback registered here
+ * marks the copy stale, and the next sf_sink_emit() reloads it.  So a write
+ * call on a pipeline without outputs costs a hash lookup, and none at all
+ * when the call changed nothing.  sf_sink_emit() accepts pending
+ * invalidations itself, because the caller may have waited for the row
+ * lock of the transaction that changed the configuration.
+ *
+ * Statements are prepared once per backend and kept (SPI_keepplan); they
+ * take arrays and unnest them, so a call costs a few statements whatever
+ * number of changes it made.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -12,14 +41,636 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/sinval.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+
 #include "streamforge.h"
 
+/* The channel of the notifications; payload documented in docs/outputs.md */
+#define SF_NOTIFY_CHANNEL	"streamforge_changes"
+
+/* Rows per statement: bounds the arrays built for one statement */
+#define SF_SINK_CHUNK		8192
+
+/* One pipeline's switches, as in streamforge.output_config */
+typedef struct SfSinkConfig
+{
+	char		pipeline[SF_NAME_MAX + 1];	/* hash key, must be first */
+	bool		changelog;
+	bool		results;
+	bool		late;
+	bool		notify;
+} SfSinkConfig;
+
+static MemoryContext sink_cxt = NULL;	/* owns sink_config */
+static HTAB *sink_config = NULL;
+static bool sink_config_valid = false;
+static uint64 sink_inval_count = 0;
+static Oid	sink_config_relid = InvalidOid;
+static bool sink_callback_registered = false;
+
+typedef enum SfSinkPlanId
+{
+	PLAN_CONFIG_LOAD,
+	PLAN_CHANGELOG_PUT,
+	PLAN_RESULTS_DELETE,
+	PLAN_RESULTS_PUT,
+	PLAN_LATE_PUT,
+	PLAN_CRON_UNSCHEDULE,
+	NUM_SINK_PLANS
+} SfSinkPlanId;
+
+typedef struct SfSinkPlanText
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[11];
+} SfSinkPlanText;
+
+/*
+ * Objects are schema-qualified and operators spelled OPERATOR(pg_catalog.x),
+ * so the caller's search_path cannot redirect a statement.
+ */
+static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
+	[PLAN_CONFIG_LOAD] = {
+		"SELECT pipeline, changelog, results, late, notify "
+		"FROM streamforge.output_config",
+		0, {InvalidOid}
+	},
+	[PLAN_CHANGELOG_PUT] = {
+		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
+		"key, window_start, window_end, count, sum, min, max) "
+		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
+		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
+		"pg_catalog.unnest($11)) AS u",
+		11, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+			INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, NUMERICARRAYOID,
+		INT8ARRAYOID, INT8ARRAYOID}
+	},
+	[PLAN_RESULTS_DELETE] = {
+		"DELETE FROM streamforge.results AS r "
+		"USING ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), "
+		"pg_catalog.unnest($4), pg_catalog.unnest($5)) AS a(w, k, s, e) "
+		"WHERE r.pipeline OPERATOR(pg_catalog.=) $1 "
+		"AND r.window_name OPERATOR(pg_catalog.=) a.w "
+		"AND r.window_start OPERATOR(pg_catalog.=) a.s "
+		"AND pg_catalog.md5(r.key) OPERATOR(pg_catalog.=) pg_catalog.md5(a.k) "
+		"AND r.key OPERATOR(pg_catalog.=) a.k "
+		"AND r.window_end OPERATOR(pg_catalog.=) a.e",
+		5, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
+	},
+	[PLAN_RESULTS_PUT] = {
+		"INSERT INTO streamforge.results (pipeline, window_name, key, "
+		"window_start, window_end, count, sum, min, max, seq) "
+		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
+		"pg_catalog.unnest($9), pg_catalog.unnest($10)) AS u",
+		10, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+			INT8ARRAYOID, NUMERICARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+		INT8ARRAYOID}
+	},
+	[PLAN_LATE_PUT] = {
+		"INSERT INTO streamforge.late_output (pipeline, late_seq, partition, "
+		"source_offset, event_id, key, event_time, value, watermark) "
+		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
+		"pg_catalog.unnest($9)) AS u",
+		9, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
+		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
+	},
+	[PLAN_CRON_UNSCHEDULE] = {
+		"SELECT pg_catalog.count(cron.unschedule(j.jobid)) FROM cron.job AS j "
+		"WHERE j.jobname OPERATOR(pg_catalog.~~) 'streamforge.advance [%' "
+		"AND (pg_catalog.substr(j.jobname, 21)::pg_catalog.jsonb "
+		"OPERATOR(pg_catalog.->>) 0) OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
+	},
+};
+
+static SPIPlanPtr sink_plans[NUM_SINK_PLANS];
+
+/* ----------------------------------------------------------------
+ * Helpers
+ * ----------------------------------------------------------------
+ */
+
+/* The kept plan of a statement, prepared on first use.  Caller is in SPI. */
+static SPIPlanPtr
+sink_plan(SfSinkPlanId id)
+{
+	if (sink_plans[id] == NULL)
+	{
+		const SfSinkPlanText *t = &sink_plan_text[id];
+		SPIPlanPtr	plan;
+
+		plan = SPI_prepare(t->sql, t->nargs, (Oid *) t->argtypes);
+		if (plan == NULL)
+			elog(ERROR, "streamforge: could not prepare sink statement: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "streamforge: could not keep sink statement");
+		sink_plans[id] = plan;
+	}
+	return sink_plans[id];
+}
+
+static void
+sink_exec(SfSinkPlanId id, Datum *values, int expected)
+{
+	int			rc;
+
+	rc = SPI_execute_plan(sink_plan(id), values, NULL, false, 0);
+	if (rc != expected)
+		elog(ERROR, "streamforge: sink statement %d failed: %s",
+			 (int) id, SPI_result_code_string(rc));
+}
+
+/* int128 as numeric, exactly */
+static Datum
+sink_int128_numeric(int128 v)
+{
+	char		buf[48];
+	char	   *s = buf + sizeof(buf) - 1;
+	bool		neg = v < 0;
+	uint128		u;
+
+	if (v >= PG_INT64_MIN && v <= PG_INT64_MAX)
+		return NumericGetDatum(int64_to_numeric((int64) v));
+	u = neg ? (uint128) 0 - (uint128) v : (uint128) v;
+	*s = '\0';
+	do
+	{
+		*--s = '0' + (int) (u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (neg)
+		*--s = '-';
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(s),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
+static Datum
+sink_string_text(const SfString *s)
+{
+	return PointerGetDatum(cstring_to_text_with_len(s->data, s->len));
+}
+
+static Datum
+int8_array(Datum *elems, int n)
+{
+	return PointerGetDatum(construct_array(elems, n, INT8OID, sizeof(int64),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+static Datum
+text_array(Datum *elems, int n)
+{
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
+										   TYPALIGN_INT));
+}
+
+static Datum
+numeric_array(Datum *elems, int n)
+{
+	return PointerGetDatum(construct_array(elems, n, NUMERICOID, -1, false,
+										   TYPALIGN_INT));
+}
+
+/* ----------------------------------------------------------------
+ * Configuration cache
+ * ----------------------------------------------------------------
+ */
+static void
+sink_relcache_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == sink_config_relid)
+	{
+		sink_config_valid = false;
+		sink_inval_count++;
+	}
+}
+
+/*
+ * Load output_config into sink_config.  The copy is marked valid only if no
+ * invalidation arrived while it was read, so a change committed meanwhile
+ * is never missed.  Runs its query with a fresh snapshot (read_only false),
+ * so that it sees a configuration committed while the caller waited for the
+ * pipeline's row lock.
+ */
+static void
+sink_config_load(void)
+{
+	uint64		start = sink_inval_count;
+	Oid			nsp;
+	HASHCTL		ctl;
+	uint64		i;
+
+	if (!sink_callback_registered)
+	{
+		CacheRegisterRelcacheCallback(sink_relcache_callback, (Datum) 0);
+		sink_callback_registered = true;
+	}
+	if (sink_cxt == NULL)
+		sink_cxt = AllocSetContextCreate(CacheMemoryContext,
+										 "streamforge sink configuration",
+										 ALLOCSET_SMALL_SIZES);
+	sink_config = NULL;
+	MemoryContextReset(sink_cxt);
+
+	nsp = get_namespace_oid("streamforge", false);
+	sink_config_relid = get_relname_relid("output_config", nsp);
+	if (!OidIsValid(sink_config_relid))
+		elog(ERROR, "streamforge: table streamforge.output_config is missing");
+
+	SPI_connect();
+	sink_exec(PLAN_CONFIG_LOAD, NULL, SPI_OK_SELECT);
+
+	ctl.keysize = SF_NAME_MAX + 1;
+	ctl.entrysize = sizeof(SfSinkConfig);
+	ctl.hcxt = sink_cxt;
+	sink_config = hash_create("streamforge sink configuration",
+							  Max(SPI_processed, 8), &ctl,
+							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *name = SPI_getvalue(tup, desc, 1);
+		SfSinkConfig *cfg;
+		bool		isnull;
+		bool		found;
+
+		if (name == NULL || strlen(name) > SF_NAME_MAX)
+			continue;			/* cannot name a pipeline */
+		cfg = hash_search(sink_config, name, HASH_ENTER, &found);
+		cfg->changelog = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
+		cfg->results = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
+		cfg->late = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+		cfg->notify = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+	}
+	SPI_finish();
+
+	sink_config_valid = (start == sink_inval_count);
+}
+
+/* ----------------------------------------------------------------
+ * Writers.  Each runs inside SPI, in a context the caller resets.
+ * ----------------------------------------------------------------
+ */
+
+/* Append changes [from, to) to the changelog */
+static void
+sink_changelog(SfPipeline *p, Datum name, const SfChange *items, int n)
+{
+	Datum	   *seq = palloc(n * sizeof(Datum));
+	Datum	   *op = palloc(n * sizeof(Datum));
+	Datum	   *win = palloc(n * sizeof(Datum));
+	Datum	   *key = palloc(n * sizeof(Datum));
+	Datum	   *st = palloc(n * sizeof(Datum));
+	Datum	   *en = palloc(n * sizeof(Datum));
+	Datum	   *cnt = palloc(n * sizeof(Datum));
+	Datum	   *sum = palloc(n * sizeof(Datum));
+	Datum	   *mn = palloc(n * sizeof(Datum));
+	Datum	   *mx = palloc(n * sizeof(Datum));
+	Datum		retract = CStringGetTextDatum("retract");
+	Datum		upsert = CStringGetTextDatum("upsert");
+	Datum		values[11];
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const SfChange *c = &items[i];
+
+		seq[i] = Int64GetDatum(c->seq);
+		op[i] = c->op == SF_RETRACT ? retract : upsert;
+		win[i] = CStringGetTextDatum(p->def.windows[c->row.addr.window].name);
+		key[i] = sink_string_text(c->row.addr.key);
+		st[i] = Int64GetDatum(c->row.addr.start);
+		en[i] = Int64GetDatum(c->row.addr.end);
+		cnt[i] = Int64GetDatum(c->row.agg.count);
+		sum[i] = sink_int128_numeric(c->row.agg.sum);
+		mn[i] = Int64GetDatum(c->row.agg.min);
+		mx[i] = Int64GetDatum(c->row.agg.max);
+	}
+	values[0] = name;
+	values[1] = int8_array(seq, n);
+	values[2] = text_array(op, n);
+	values[3] = text_array(win, n);
+	values[4] = text_array(key, n);
+	values[5] = int8_array(st, n);
+	values[6] = int8_array(en, n);
+	values[7] = int8_array(cnt, n);
+	values[8] = numeric_array(sum, n);
+	values[9] = int8_array(mn, n);
+	values[10] = int8_array(mx, n);
+	sink_exec(PLAN_CHANGELOG_PUT, values, SPI_OK_INSERT);
+}
+
+/* Order of changes for the results fold: address, then seq */
+static int
+change_cmp(const void *a, const void *b, void *arg)
+{
+	const SfChange *x = *(const SfChange *const *) a;
+	const SfChange *y = *(const SfChange *const *) b;
+	int			c = sf_address_cmp((const SfPipeline *) arg, &x->row.addr,
+								   &y->row.addr);
+
+	if (c != 0)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : 0;
+}
+
+/*
+ * Apply a list of changes to the results table.  Only the last change of
+ * each address counts (an upsert leaves the row, a retraction removes it),
+ * whatever came before it in the list: ingest_batch concatenates the
+ * changes of several operations, which may touch one address repeatedly.
+ * Every address touched is deleted first, then the final upserts inserted,
+ * so the table holds one row per address even when rows were copied into
+ * it by configure_outputs.
+ */
+static void
+sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
+{
+	const SfChange **order = palloc(changes->n * sizeof(SfChange *));
+	const SfChange **last = palloc(changes->n * sizeof(SfChange *));
+	int			nlast = 0;
+	int			i;
+	int			from;
+
+	for (i = 0; i < changes->n; i++)
+		order[i] = &changes->items[i];
+	qsort_arg(order, changes->n, sizeof(SfChange *), change_cmp, p);
+	for (i = 0; i < changes->n; i++)
+		if (i + 1 == changes->n ||
+			sf_address_cmp(p, &order[i]->row.addr, &order[i + 1]->row.addr) != 0)
+			last[nlast++] = order[i];
+
+	for (from = 0; from < nlast; from += SF_SINK_CHUNK)
+	{
+		int			n = Min(SF_SINK_CHUNK, nlast - from);
+		Datum	   *win = palloc(n * sizeof(Datum));
+		Datum	   *key = palloc(n * sizeof(Datum));
+		Datum	   *st = palloc(n * sizeof(Datum));
+		Datum	   *en = palloc(n * sizeof(Datum));
+		Datum	   *cnt = palloc(n * sizeof(Datum));
+		Datum	   *sum = palloc(n * sizeof(Datum));
+		Datum	   *mn = palloc(n * sizeof(Datum));
+		Datum	   *mx = palloc(n * sizeof(Datum));
+		Datum	   *seq = palloc(n * sizeof(Datum));
+		int			nput = 0;
+		Datum		values[10];
+
+		CHECK_FOR_INTERRUPTS();
+		for (i = 0; i < n; i++)
+		{
+			const SfChange *c = last[from + i];
+
+			win[i] = CStringGetTextDatum(p->def.windows[c->row.addr.window].name);
+			key[i] = sink_string_text(c->row.addr.key);
+			st[i] = Int64GetDatum(c->row.addr.start);
+			en[i] = Int64GetDatum(c->row.addr.end);
+		}
+		values[0] = name;
+		values[1] = text_array(win, n);
+		values[2] = text_array(key, n);
+		values[3] = int8_array(st, n);
+		values[4] = int8_array(en, n);
+		sink_exec(PLAN_RESULTS_DELETE, values, SPI_OK_DELETE);
+
+		/* the upserts, compacted in place */
+		for (i = 0; i < n; i++)
+		{
+			const SfChange *c = last[from + i];
+
+			if (c->op != SF_UPSERT)
+				continue;
+			win[nput] = win[i];
+			key[nput] = key[i];
+			st[nput] = st[i];
+			en[nput] = en[i];
+			cnt[nput] = Int64GetDatum(c->row.agg.count);
+			sum[nput] = sink_int128_numeric(c->row.agg.sum);
+			mn[nput] = Int64GetDatum(c->row.agg.min);
+			mx[nput] = Int64GetDatum(c->row.agg.max);
+			seq[nput] = Int64GetDatum(c->seq);
+			nput++;
+		}
+		if (nput == 0)
+			continue;
+		values[1] = text_array(win, nput);
+		values[2] = text_array(key, nput);
+		values[3] = int8_array(st, nput);
+		values[4] = int8_array(en, nput);
+		values[5] = int8_array(cnt, nput);
+		values[6] = numeric_array(sum, nput);
+		values[7] = int8_array(mn, nput);
+		values[8] = int8_array(mx, nput);
+		values[9] = int8_array(seq, nput);
+		sink_exec(PLAN_RESULTS_PUT, values, SPI_OK_INSERT);
+	}
+}
+
+/* Append late events [from, from + n) of p->late to the late output */
+static void
+sink_late(SfPipeline *p, Datum name, int64 from, int n)
+{
+	Datum	   *seq = palloc(n * sizeof(Datum));
+	Datum	   *part = palloc(n * sizeof(Datum));
+	Datum	   *off = palloc(n * sizeof(Datum));
+	Datum	   *eid = palloc(n * sizeof(Datum));
+	Datum	   *key = palloc(n * sizeof(Datum));
+	Datum	   *et = palloc(n * sizeof(Datum));
+	Datum	   *val = palloc(n * sizeof(Datum));
+	Datum	   *wm = palloc(n * sizeof(Datum));
+	Datum		values[9];
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const SfLateEvent *l = &p->late[from + i];
+
+		seq[i] = Int64GetDatum(l->late_seq);
+		part[i] = CStringGetTextDatum(p->def.partitions[l->partition]);
+		off[i] = Int64GetDatum(l->source_offset);
+		eid[i] = sink_string_text(l->event->event_id);
+		key[i] = sink_string_text(l->event->key);
+		et[i] = Int64GetDatum(l->event->event_time);
+		val[i] = Int64GetDatum(l->event->value);
+		wm[i] = Int64GetDatum(l->watermark);
+	}
+	values[0] = name;
+	values[1] = int8_array(seq, n);
+	values[2] = text_array(part, n);
+	values[3] = int8_array(off, n);
+	values[4] = text_array(eid, n);
+	values[5] = text_array(key, n);
+	values[6] = int8_array(et, n);
+	values[7] = int8_array(val, n);
+	values[8] = int8_array(wm, n);
+	sink_exec(PLAN_LATE_PUT, values, SPI_OK_INSERT);
+}
+
+/*
+ * Queue the notification: {"pipeline": name, "seq": last seq,
+ * "late_seq": last late_seq}, 0 for none yet.
+ */
+static void
+sink_notify(SfPipeline *p)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"pipeline\": ");
+	escape_json(&buf, p->def.name);
+	appendStringInfo(&buf, ", \"seq\": " INT64_FORMAT ", \"late_seq\": " INT64_FORMAT "}",
+					 p->seq,
+					 p->nlate > 0 ? p->late[p->nlate - 1].late_seq : (int64) 0);
+	Async_Notify(SF_NOTIFY_CHANNEL, buf.data);
+	pfree(buf.data);
+}
+
+/* ----------------------------------------------------------------
+ * Entry points
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Write the outputs of one successful write call on p: its changes, and
+ * the late events p->late[late_before .. p->nlate - 1] it appended.  Caller
+ * holds p's row lock and has journaled the call; an error here aborts the
+ * call like any other.
+ */
 void
 sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 {
+	SfSinkConfig *cfg;
+	int64		nlate = p->nlate - late_before;
+	MemoryContext chunk_cxt;
+	MemoryContext old;
+	Datum		name;
+	int			from;
+
+	if (changes->n == 0 && nlate == 0)
+		return;
+	AcceptInvalidationMessages();
+	if (!sink_config_valid)
+		sink_config_load();
+	if (hash_get_num_entries(sink_config) == 0)
+		return;
+	cfg = hash_search(sink_config, p->def.name, HASH_FIND, NULL);
+	if (cfg == NULL)
+		return;
+
+	SPI_connect();
+	/* everything below lives in the SPI procedure context or chunk_cxt */
+	chunk_cxt = AllocSetContextCreate(CurrentMemoryContext,
+									  "streamforge sink chunk",
+									  ALLOCSET_DEFAULT_SIZES);
+	name = CStringGetTextDatum(p->def.name);
+
+	if (cfg->changelog)
+		for (from = 0; from < changes->n; from += SF_SINK_CHUNK)
+		{
+			CHECK_FOR_INTERRUPTS();
+			old = MemoryContextSwitchTo(chunk_cxt);
+			sink_changelog(p, name, changes->items + from,
+						   Min(SF_SINK_CHUNK, changes->n - from));
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(chunk_cxt);
+		}
+
+	if (cfg->results && changes->n > 0)
+	{
+		old = MemoryContextSwitchTo(chunk_cxt);
+		sink_results(p, name, changes);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(chunk_cxt);
+	}
+
+	if (cfg->late)
+		for (from = 0; from < nlate; from += SF_SINK_CHUNK)
+		{
+			CHECK_FOR_INTERRUPTS();
+			old = MemoryContextSwitchTo(chunk_cxt);
+			sink_late(p, name, late_before + from,
+					  (int) Min(SF_SINK_CHUNK, nlate - from));
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(chunk_cxt);
+		}
+
+	SPI_finish();
+
+	if (cfg->notify)
+		sink_notify(p);
 }
 
+/*
+ * A pipeline was dropped (its row is deleted, and with it, by the foreign
+ * keys, its outputs).  Make every backend forget its configuration, and
+ * remove the pg_cron jobs that advance it, when pg_cron is installed: they
+ * would fail from now on, or advance a new pipeline of the same name.
+ */
 void
 sf_sink_drop(const char *pipeline)
 {
+	Oid			nsp = get_namespace_oid("streamforge", false);
+	Oid			relid = get_relname_relid("output_config", nsp);
+	Oid			cron;
+	Datum		arg;
+
+	if (OidIsValid(relid))
+		CacheInvalidateRelcacheByRelid(relid);
+	sink_config_valid = false;
+
+	if (!OidIsValid(get_extension_oid("pg_cron", true)))
+		return;
+	cron = get_namespace_oid("cron", true);
+	if (!OidIsValid(cron) ||
+		pg_namespace_aclcheck(cron, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
+		return;
+	SPI_connect();
+	arg = CStringGetTextDatum(pipeline);
+	sink_exec(PLAN_CRON_UNSCHEDULE, &arg, SPI_OK_SELECT);
+	SPI_finish();
+}
+
+/*
+ * Statement trigger on streamforge.output_config: tell every backend
+ * (this one at the next command, the others at commit) that its cached
+ * copy is stale.
+ */
+PG_FUNCTION_INFO_V1(sf_output_config_changed);
+Datum
+sf_output_config_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"%s\" must be fired as a trigger",
+						"output_config_changed")));
+	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	return PointerGetDatum(NULL);
 }

@@ -1,0 +1,373 @@
+-- streamforge install script, part 4: durable outputs and scheduling.
+--
+-- Outputs are opt-in per pipeline (configure_outputs).  src/sink.c writes
+-- them in the transaction of every write call (ingest, ingest_batch,
+-- advance, mark_idle), right after the call's journal entry, so they commit
+-- and roll back with the pipeline's state.  See docs/outputs.md.
+--
+-- Every row names its pipeline; the foreign keys drop a pipeline's outputs
+-- with the pipeline.  The tables are configuration tables (pg_dump keeps
+-- them).  Privileges: PUBLIC may read them, nobody but the owner may write
+-- them; a role that calls the write functions on a pipeline with outputs
+-- needs INSERT and DELETE on them (docs/outputs.md).
+
+-- Which outputs each pipeline has.  A pipeline without a row has none.
+-- Backends cache this table; the trigger below tells them when it changes.
+CREATE TABLE streamforge.output_config (
+    pipeline text COLLATE "C" PRIMARY KEY
+        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
+    changelog boolean NOT NULL,
+    results boolean NOT NULL,
+    late boolean NOT NULL,
+    notify boolean NOT NULL,
+    configured_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+
+-- The outbox: every change, in seq order.  seq is the pipeline's own,
+-- consecutive and written in the transaction that made the change, so a
+-- reader polling "seq > last seen" after commit sees no gap and no
+-- duplicate while the changelog is enabled.
+CREATE TABLE streamforge.changelog (
+    pipeline text COLLATE "C" NOT NULL
+        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
+    seq bigint NOT NULL,
+    op text NOT NULL CONSTRAINT changelog_op_check
+        CHECK (op IN ('retract', 'upsert')),
+    window_name text COLLATE "C" NOT NULL,
+    key text COLLATE "C" NOT NULL,
+    window_start bigint NOT NULL,
+    window_end bigint NOT NULL,
+    count bigint NOT NULL,
+    sum numeric NOT NULL,
+    min bigint NOT NULL,
+    max bigint NOT NULL,
+    PRIMARY KEY (pipeline, seq)
+);
+
+-- The durable results: the changelog applied (upserts written, retractions
+-- deleted).  Finalization does not delete, so rows stay here after
+-- visible() has forgotten them.  seq is the change that wrote the row, NULL
+-- for a row copied from visible() when the output was enabled.
+--
+-- At most one row per address (pipeline, window_name, key, window_start,
+-- window_end): sink.c deletes an address before it writes it.  The index
+-- holds md5(key) instead of the key so that keys of any length fit; the
+-- key itself is always compared exactly.
+CREATE TABLE streamforge.results (
+    pipeline text COLLATE "C" NOT NULL
+        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
+    window_name text COLLATE "C" NOT NULL,
+    key text COLLATE "C" NOT NULL,
+    window_start bigint NOT NULL,
+    window_end bigint NOT NULL,
+    count bigint NOT NULL,
+    sum numeric NOT NULL,
+    min bigint NOT NULL,
+    max bigint NOT NULL,
+    seq bigint
+);
+
+CREATE INDEX results_address ON streamforge.results
+    (pipeline, window_name, window_start, pg_catalog.md5(key));
+
+-- The late output: every late event, in late_seq order.
+CREATE TABLE streamforge.late_output (
+    pipeline text COLLATE "C" NOT NULL
+        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
+    late_seq bigint NOT NULL,
+    partition text COLLATE "C" NOT NULL,
+    source_offset bigint NOT NULL,
+    event_id text COLLATE "C" NOT NULL,
+    key text COLLATE "C" NOT NULL,
+    event_time bigint NOT NULL,
+    value bigint NOT NULL,
+    watermark bigint NOT NULL,
+    PRIMARY KEY (pipeline, late_seq)
+);
+
+SELECT pg_catalog.pg_extension_config_dump('streamforge.output_config', '');
+SELECT pg_catalog.pg_extension_config_dump('streamforge.changelog', '');
+SELECT pg_catalog.pg_extension_config_dump('streamforge.results', '');
+SELECT pg_catalog.pg_extension_config_dump('streamforge.late_output', '');
+
+REVOKE ALL ON streamforge.output_config, streamforge.changelog,
+    streamforge.results, streamforge.late_output FROM PUBLIC;
+GRANT SELECT ON streamforge.output_config, streamforge.changelog,
+    streamforge.results, streamforge.late_output TO PUBLIC;
+
+-- Any change to output_config (including the cascade from a dropped
+-- pipeline) invalidates every backend's cached copy at commit.
+CREATE FUNCTION streamforge.output_config_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sf_output_config_changed'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE TRIGGER output_config_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON streamforge.output_config
+    FOR EACH STATEMENT EXECUTE FUNCTION streamforge.output_config_changed();
+
+-- ----------------------------------------------------------------
+-- Configuration
+-- ----------------------------------------------------------------
+
+-- Turn a pipeline's outputs on or off.  Takes the pipeline's row lock, so
+-- it waits for write calls in progress and write calls wait for it.
+-- Enabling results copies visible() into the results table (rows finalized
+-- before that are not known any more); disabling results deletes the
+-- pipeline's rows, since they would no longer be kept up to date.  The
+-- changelog and the late output keep their rows when disabled.
+CREATE FUNCTION streamforge.configure_outputs(pipeline text,
+    changelog boolean DEFAULT true, results boolean DEFAULT true,
+    late boolean DEFAULT true, notify boolean DEFAULT true)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old_results boolean;
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    END IF;
+    IF changelog IS NULL OR results IS NULL OR late IS NULL OR notify IS NULL THEN
+        RAISE EXCEPTION 'output switches must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM 1 FROM streamforge.pipeline AS p
+     WHERE p.name OPERATOR(pg_catalog.=) configure_outputs.pipeline
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
+            USING ERRCODE = '42704';
+    END IF;
+
+    SELECT c.results INTO old_results FROM streamforge.output_config AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs.pipeline;
+    old_results := coalesce(old_results, false);
+
+    IF results AND NOT old_results THEN
+        DELETE FROM streamforge.results AS r
+         WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs.pipeline;
+        INSERT INTO streamforge.results (pipeline, window_name, key,
+                window_start, window_end, count, sum, min, max, seq)
+        SELECT configure_outputs.pipeline, v.window_name, v.key,
+               v.window_start, v.window_end, v.count, v.sum, v.min, v.max,
+               NULL
+          FROM streamforge.visible(configure_outputs.pipeline) AS v;
+    ELSIF old_results AND NOT results THEN
+        DELETE FROM streamforge.results AS r
+         WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs.pipeline;
+    END IF;
+
+    IF changelog OR results OR late OR notify THEN
+        INSERT INTO streamforge.output_config AS c
+               (pipeline, changelog, results, late, notify)
+        VALUES (configure_outputs.pipeline, configure_outputs.changelog,
+                configure_outputs.results, configure_outputs.late,
+                configure_outputs.notify)
+        ON CONFLICT ON CONSTRAINT output_config_pkey DO UPDATE
+           SET changelog = excluded.changelog, results = excluded.results,
+               late = excluded.late, notify = excluded.notify,
+               configured_at = pg_catalog.now();
+    ELSE
+        DELETE FROM streamforge.output_config AS c
+         WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs.pipeline;
+    END IF;
+END
+$$;
+
+-- All outputs off: configure_outputs with every switch false.
+CREATE FUNCTION streamforge.disable_outputs(pipeline text)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT streamforge.configure_outputs(pipeline, false, false, false, false);
+END;
+
+-- ----------------------------------------------------------------
+-- Progress from the wall clock
+-- ----------------------------------------------------------------
+
+-- clock_timestamp() as a count of units since the Unix epoch, rounded down.
+-- unit: 'us', 'ms', 's' or 'min'.
+CREATE FUNCTION streamforge.clock_now(unit text DEFAULT 'ms')
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    per_second numeric;
+BEGIN
+    per_second := CASE unit
+        WHEN 'us' THEN 1000000
+        WHEN 'ms' THEN 1000
+        WHEN 's' THEN 1
+        WHEN 'min' THEN 1.0 / 60
+    END;
+    IF unit IS NULL THEN
+        RAISE EXCEPTION 'unit must not be null' USING ERRCODE = '22004';
+    ELSIF per_second IS NULL THEN
+        RAISE EXCEPTION 'unknown time unit "%"', unit
+            USING ERRCODE = '22023',
+                  HINT = 'The unit must be one of us, ms, s, min.';
+    END IF;
+    RETURN floor(extract(epoch FROM clock_timestamp()) * per_second)::bigint;
+END
+$$;
+
+-- Report progress clock_now(unit) - delay for a partition: the call an
+-- application (or a pg_cron job) makes when event times are wall-clock
+-- times and no event is expected more than delay units behind the clock.
+CREATE FUNCTION streamforge.advance_to_now(pipeline text, partition text,
+    delay bigint DEFAULT 0, unit text DEFAULT 'ms')
+RETURNS SETOF streamforge.change
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    ELSIF partition IS NULL THEN
+        RAISE EXCEPTION 'partition must not be null' USING ERRCODE = '22004';
+    ELSIF delay IS NULL THEN
+        RAISE EXCEPTION 'delay must not be null' USING ERRCODE = '22004';
+    ELSIF delay < 0 THEN
+        RAISE EXCEPTION 'delay must not be negative'
+            USING ERRCODE = '22023',
+                  DETAIL = format('The delay given is %s.', delay);
+    END IF;
+    RETURN QUERY
+        SELECT * FROM streamforge.advance(pipeline, partition,
+                                          streamforge.clock_now(unit) - delay);
+END
+$$;
+
+-- ----------------------------------------------------------------
+-- Scheduling with pg_cron (optional)
+-- ----------------------------------------------------------------
+
+-- The pg_cron job name of a partition's scheduled advance:
+-- 'streamforge.advance ["pipeline", "partition"]'.  JSON quoting keeps it
+-- unambiguous whatever the names contain.
+CREATE FUNCTION streamforge.advance_job_name(pipeline text, partition text)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN 'streamforge.advance '
+       OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(pipeline, partition)::text;
+
+-- Raises a clear error when pg_cron is not installed in this database.
+CREATE FUNCTION streamforge.require_pg_cron()
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF pg_catalog.to_regnamespace('cron') IS NULL
+       OR NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension
+                       WHERE extname OPERATOR(pg_catalog.=) 'pg_cron') THEN
+        RAISE EXCEPTION 'pg_cron is not installed in database "%"',
+                        pg_catalog.current_database()
+            USING ERRCODE = '55000',
+                  HINT = 'Add pg_cron to shared_preload_libraries, set '
+                      'cron.database_name to this database, restart, and run '
+                      'CREATE EXTENSION pg_cron; or call '
+                      'streamforge.advance_to_now() from your own scheduler.';
+    END IF;
+END
+$$;
+
+-- Schedule advance_to_now(pipeline, partition, delay, unit) with pg_cron.
+-- schedule is a pg_cron schedule ('* * * * *'; '30 seconds' from pg_cron
+-- 1.5 on).  Scheduling the same partition again replaces its schedule.
+-- Returns the pg_cron job id.  The job runs as the calling role.
+CREATE FUNCTION streamforge.schedule_advance(pipeline text, partition text,
+    schedule text, delay bigint DEFAULT 0, unit text DEFAULT 'ms')
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    jobid bigint;
+BEGIN
+    IF pipeline IS NULL OR partition IS NULL OR schedule IS NULL
+       OR delay IS NULL OR unit IS NULL THEN
+        RAISE EXCEPTION 'arguments of schedule_advance must not be null'
+            USING ERRCODE = '22004';
+    END IF;
+    PERFORM streamforge.require_pg_cron();
+    -- fail now, not at every run: the pipeline, partition, delay and unit
+    -- must be valid
+    IF NOT EXISTS (SELECT 1 FROM streamforge.pipeline AS p
+                    WHERE p.name OPERATOR(pg_catalog.=) schedule_advance.pipeline) THEN
+        RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
+            USING ERRCODE = '42704';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM streamforge.partitions(schedule_advance.pipeline) AS t
+                    WHERE t.partition OPERATOR(pg_catalog.=) schedule_advance.partition) THEN
+        RAISE EXCEPTION 'partition "%" does not exist in pipeline "%"',
+                        partition, pipeline
+            USING ERRCODE = '22023';
+    END IF;
+    IF delay < 0 THEN
+        RAISE EXCEPTION 'delay must not be negative'
+            USING ERRCODE = '22023',
+                  DETAIL = format('The delay given is %s.', delay);
+    END IF;
+    PERFORM streamforge.clock_now(unit);
+
+    EXECUTE 'SELECT cron.schedule($1, $2, $3)'
+       INTO jobid
+      USING streamforge.advance_job_name(pipeline, partition), schedule,
+            format('SELECT pg_catalog.count(*) FROM streamforge.advance_to_now(%L, %L, %s, %L)',
+                   pipeline, partition, delay, unit);
+    RETURN jobid;
+END
+$$;
+
+-- Remove a partition's scheduled advance.  Returns false when there was
+-- none (for the calling role).
+CREATE FUNCTION streamforge.unschedule_advance(pipeline text, partition text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    found_job boolean;
+BEGIN
+    IF pipeline IS NULL OR partition IS NULL THEN
+        RAISE EXCEPTION 'arguments of unschedule_advance must not be null'
+            USING ERRCODE = '22004';
+    END IF;
+    PERFORM streamforge.require_pg_cron();
+    EXECUTE 'SELECT EXISTS (SELECT 1 FROM cron.job WHERE jobname OPERATOR(pg_catalog.=) $1)'
+       INTO found_job
+      USING streamforge.advance_job_name(pipeline, partition);
+    IF found_job THEN
+        EXECUTE 'SELECT cron.unschedule($1)'
+          USING streamforge.advance_job_name(pipeline, partition);
+    END IF;
+    RETURN found_job;
+END
+$$;
+
+-- The scheduled advances the calling role can see (pg_cron shows a role
+-- its own jobs).  Empty when pg_cron is not installed.
+CREATE FUNCTION streamforge.scheduled_advances()
+RETURNS TABLE (pipeline text, partition text, jobid bigint, schedule text,
+               command text, active boolean)
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF pg_catalog.to_regnamespace('cron') IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE
+        'SELECT n.doc ->> 0, n.doc ->> 1, j.jobid, j.schedule, j.command, j.active
+           FROM cron.job AS j,
+                LATERAL (SELECT pg_catalog.substr(j.jobname, 21)::jsonb) AS n(doc)
+          WHERE j.jobname LIKE ''streamforge.advance [%''
+          ORDER BY 1, 2';
+END
+$$;
