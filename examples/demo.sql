@@ -13,6 +13,8 @@
 -- window_end); a window is emitted once the watermark reaches its end.
 
 \set ON_ERROR_STOP 1
+\pset null (null)
+SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS streamforge;
 
 DO $$
@@ -22,7 +24,9 @@ EXCEPTION WHEN undefined_object THEN
 	NULL;
 END
 $$;
+RESET client_min_messages;
 
+\echo '== 0. The pipeline: partitions p0 and p1, three windows, lateness 5.'
 SELECT streamforge.create_pipeline('demo',
 	ARRAY['p0', 'p1'],
 	ARRAY[streamforge.fixed('tumble', 10),

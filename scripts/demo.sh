@@ -130,7 +130,8 @@ run_demo() {
 
 	sf_say "running examples/demo.sql"
 	echo
-	psql_cmd "$d" -d "$DEMO_DB" -f "$SF_ROOT/examples/demo.sql"
+	# from standard input, so that notices are not prefixed with the path
+	psql_cmd "$d" -d "$DEMO_DB" <"$SF_ROOT/examples/demo.sql"
 	echo
 	sf_say "the demo cluster keeps running in $d"
 	echo "    connect:         ./scripts/demo.sh psql"

@@ -43,6 +43,9 @@ finish() {
 	for line in "${summary[@]}"; do
 		echo "    $line"
 	done
+	if [ ${#missing_expected[@]} -gt 0 ]; then
+		echo "    no expected output (not run, counted as failed): ${missing_expected[*]}"
+	fi
 	if [ "$failed" -gt 0 ]; then
 		echo "    failed: ${failures[*]}"
 		[ -n "${SCRATCH:-}" ] && echo "    scratch directory kept: $SCRATCH"
@@ -52,6 +55,28 @@ finish() {
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 	exit
+}
+
+# pg_regress (15) stops the whole run at a test without expected output:
+# such tests count as failed up front and the others still run.  Filters
+# the names in "$@" that have $1/<name>.out (or an alternative <name>_N.out)
+# into the array named by $2; the rest go to the missing list.
+declare -a missing_expected=()
+filter_expected() {
+	local dir=$1 out=$2 t
+	shift 2
+	local -n keep=$out
+	keep=()
+	for t in "$@"; do
+		if compgen -G "$SCRATCH/$dir/$t.out" >/dev/null ||
+			compgen -G "$SCRATCH/$dir/${t}_[0-9].out" >/dev/null; then
+			keep+=("$t")
+		else
+			missing_expected+=("$dir/$t.out")
+			failed=$((failed + 1))
+			failures+=("$t")
+		fi
+	done
 }
 
 # Count the "... ok" / "... FAILED" result lines of a pg_regress log.  A run
@@ -96,43 +121,41 @@ run_in_scratch() {
 	SF_RUN_DIR=$SCRATCH sf_as_server "$@"
 }
 
-# ------------------------------------------------------------------
-# 1. pg_regress
-# ------------------------------------------------------------------
-read -r -a regress_tests <<<"$(make_var REGRESS)"
-read -r -a regress_opts <<<"$(make_var REGRESS_OPTS)"
-echo
-if [ ${#regress_tests[@]} -eq 0 ]; then
-	sf_say "regress: no sql/*.sql yet, skipped"
-	summary+=("regress: skipped (no sql/*.sql)")
-else
-	sf_say "regress: ${#regress_tests[@]} tests"
-	run_in_scratch timeout "$SUITE_TIMEOUT" \
-		"$PGXS_DIR/src/test/regress/pg_regress" \
-		--temp-instance="$SCRATCH/tmp_regress" --bindir="$PGBIN" \
-		--no-locale --encoding=UTF8 \
-		"${regress_opts[@]}" "${regress_tests[@]}" 2>&1 | tee "$SCRATCH/regress.log"
-	count_pg_regress regress "$SCRATCH/regress.log" "${PIPESTATUS[0]}"
-fi
+# Runs a pg_regress-style suite: run_regress_suite SUITE DRIVER EXPECTED_DIR
+# WHAT TESTS_VAR OPTS_VAR [driver options...], with the test names and
+# options taken from the Makefile variables TESTS_VAR and OPTS_VAR.
+run_regress_suite() {
+	local suite=$1 driver=$2 expdir=$3 what=$4 tests opts
+	read -r -a tests <<<"$(make_var "$5")"
+	read -r -a opts <<<"$(make_var "$6")"
+	shift 6
+	echo
+	if [ ${#tests[@]} -eq 0 ]; then
+		sf_say "$suite: no $what yet, skipped"
+		summary+=("$suite: skipped (no $what)")
+		return
+	fi
+	filter_expected "$expdir" tests "${tests[@]}"
+	if [ ${#tests[@]} -eq 0 ]; then
+		summary+=("$suite: nothing with expected output to run")
+		return
+	fi
+	sf_say "$suite: ${#tests[@]} tests"
+	run_in_scratch timeout "$SUITE_TIMEOUT" "$driver" --bindir="$PGBIN" \
+		--no-locale --encoding=UTF8 "$@" "${opts[@]}" "${tests[@]}" 2>&1 |
+		tee "$SCRATCH/$suite.log"
+	count_pg_regress "$suite" "$SCRATCH/$suite.log" "${PIPESTATUS[0]}"
+}
 
 # ------------------------------------------------------------------
-# 2. isolation tester
+# 1. pg_regress, 2. isolation tester: each on its own temporary instance
 # ------------------------------------------------------------------
-read -r -a iso_tests <<<"$(make_var ISOLATION)"
-read -r -a iso_opts <<<"$(make_var ISOLATION_OPTS)"
-echo
-if [ ${#iso_tests[@]} -eq 0 ]; then
-	sf_say "isolation: no test/specs/*.spec yet, skipped"
-	summary+=("isolation: skipped (no test/specs/*.spec)")
-else
-	sf_say "isolation: ${#iso_tests[@]} specs"
-	run_in_scratch timeout "$SUITE_TIMEOUT" \
-		"$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
-		--temp-instance="$SCRATCH/tmp_check_iso" --bindir="$PGBIN" \
-		--outputdir=output_iso --no-locale --encoding=UTF8 \
-		"${iso_opts[@]}" "${iso_tests[@]}" 2>&1 | tee "$SCRATCH/isolation.log"
-	count_pg_regress isolation "$SCRATCH/isolation.log" "${PIPESTATUS[0]}"
-fi
+run_regress_suite regress "$PGXS_DIR/src/test/regress/pg_regress" \
+	expected "sql/*.sql" REGRESS REGRESS_OPTS \
+	--temp-instance="$SCRATCH/tmp_regress"
+run_regress_suite isolation "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
+	test/expected "test/specs/*.spec" ISOLATION ISOLATION_OPTS \
+	--temp-instance="$SCRATCH/tmp_check_iso" --outputdir=output_iso
 
 # ------------------------------------------------------------------
 # 3. TAP tests, in the environment of PGXS's prove_installcheck
