@@ -1,0 +1,203 @@
+# Scheduled advances with a real pg_cron (docs/outputs.md): runs every SQL
+# block of docs/recipe-clicks-per-minute.md in order, waiting after the
+# block that schedules the job until the job has run, then checks that the
+# minutes the job closed are in the results table and the changelog, with
+# consecutive seq, and that the results table is exactly the changelog
+# applied.  Then: rescheduling, unscheduling, and drop_pipeline removing the
+# jobs of the pipeline.
+#
+# pg_cron 1.4 (Debian 12) schedules with minute granularity, so the wait
+# for the job's first run is bounded by a minute plus a margin (90 s).
+
+use strict;
+use warnings;
+
+use File::Basename qw(dirname);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+plan skip_all => 'pg_cron is not installed (Debian package postgresql-15-cron)'
+  unless -f "$sharedir/extension/pg_cron.control";
+
+my $recipe = dirname(__FILE__) . '/../../docs/recipe-clicks-per-minute.md';
+open my $fh, '<', $recipe or die "could not open $recipe: $!";
+my $doc = do { local $/; <$fh> };
+close $fh;
+my @blocks = $doc =~ /^```sql\n(.*?)^```$/gms;
+cmp_ok(scalar @blocks, '>=', 8, 'the recipe has its SQL blocks');
+
+my $node = PostgreSQL::Test::Cluster->new('cron');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 20
+});
+$node->start;
+
+# Wait (at most $seconds) until $query returns 't'.
+sub wait_for
+{
+	my ($query, $seconds) = @_;
+	for (1 .. $seconds)
+	{
+		return 1 if $node->safe_psql('postgres', $query) eq 't';
+		sleep 1;
+	}
+	return 0;
+}
+
+# Run the recipe, block by block, each in a session of its own.
+my %out;
+for my $i (0 .. $#blocks)
+{
+	my $sql = $blocks[$i];
+	my ($ret, $stdout, $stderr) =
+	  $node->psql('postgres', $sql, on_error_stop => 1);
+	is($ret, 0, "recipe block " . ($i + 1) . " runs")
+	  or diag("block:\n$sql\nerror:\n$stderr");
+	$out{$i} = $stdout;
+	note("block " . ($i + 1) . " returned:\n$stdout");
+	if ($sql =~ /\bschedule_advance\(/)
+	{
+		ok( wait_for(
+				"SELECT EXISTS (SELECT 1 FROM streamforge.changelog "
+				  . "WHERE pipeline = 'clicks')",
+				90),
+			'the pg_cron job advanced the pipeline within 90 s');
+	}
+}
+
+# The job ran and succeeded.
+my $job = $node->safe_psql('postgres',
+	"SELECT jobid FROM cron.job WHERE jobname = "
+	  . "streamforge.advance_job_name('clicks', 'web')");
+is($job, '', 'the recipe unscheduled its job');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) FILTER (WHERE status = 'succeeded') >= 1 "
+		  . "AND count(*) FILTER (WHERE status = 'failed') = 0 "
+		  . "FROM cron.job_run_details "
+		  . "WHERE command LIKE '%advance_to_now(''clicks'', ''web'', 5000, ''ms'')%'"
+	),
+	't',
+	'every run of the job succeeded');
+
+# The changelog: consecutive seq from 1, the closed minutes upserted, and
+# the correction (a retraction and an upsert of the same minute).
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) = max(seq) AND min(seq) = 1 "
+		  . "FROM streamforge.changelog WHERE pipeline = 'clicks'"),
+	't',
+	'changelog seq is consecutive from 1');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM streamforge.changelog "
+		  . "WHERE pipeline = 'clicks' AND op = 'retract' AND key = '/home'"),
+	'1',
+	'the late click retracted its minute once');
+
+# The results table is the changelog applied, holds every accepted click
+# once, and only closed minutes.
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*)
+  FROM (SELECT DISTINCT ON (window_name, key, window_start, window_end) *
+          FROM streamforge.changelog WHERE pipeline = 'clicks'
+         ORDER BY window_name, key, window_start, window_end, seq DESC) AS l
+  FULL JOIN (SELECT * FROM streamforge.results WHERE pipeline = 'clicks') AS r
+    ON (l.window_name, l.key, l.window_start, l.window_end)
+     = (r.window_name, r.key, r.window_start, r.window_end)
+ WHERE l.op IS DISTINCT FROM 'upsert'
+    OR (l.count, l.sum, l.min, l.max, l.seq)
+       IS DISTINCT FROM (r.count, r.sum, r.min, r.max, r.seq)}),
+	'0',
+	'results equal the changelog applied');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(key || '=' || n, ',' ORDER BY key) FROM "
+		  . "(SELECT key, sum(count) AS n FROM streamforge.results "
+		  . "WHERE pipeline = 'clicks' GROUP BY key) AS t"),
+	'/home=4,/pricing=2',
+	'results count every accepted click once');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT bool_and(window_end <= streamforge.watermark('clicks')) "
+		  . "FROM streamforge.results WHERE pipeline = 'clicks'"),
+	't',
+	'results hold closed minutes only');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(event_id, ',') FROM streamforge.late_output "
+		  . "WHERE pipeline = 'clicks'"),
+	'click-0042',
+	'the click from an hour ago is in the late output');
+my ($correction) = grep { $blocks[$_] =~ /click-1006/ } 0 .. $#blocks;
+like($out{$correction}, qr/retract\|\/home.*\n.*upsert\|\/home/,
+	'the late click returned a retraction and an upsert');
+
+# Scheduling again replaces the job; unscheduling reports what it did.
+my $id1 = $node->safe_psql('postgres',
+	"SELECT streamforge.schedule_advance('clicks', 'web', '*/5 * * * *')");
+my $id2 = $node->safe_psql('postgres',
+	"SELECT streamforge.schedule_advance('clicks', 'web', '*/2 * * * *', 1, 's')"
+);
+is($id1, $id2, 'scheduling a partition again keeps its job');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT pipeline || ' ' || partition || ' ' || schedule || ' ' || command "
+		  . "FROM streamforge.scheduled_advances()"),
+	"clicks web */2 * * * * SELECT pg_catalog.count(*) FROM "
+	  . "streamforge.advance_to_now('clicks', 'web', 1, 's')",
+	'the job advances with the new schedule, delay and unit');
+is($node->safe_psql('postgres', "SELECT streamforge.unschedule_advance('clicks', 'web')"),
+	't', 'unschedule_advance removes the job');
+is($node->safe_psql('postgres', "SELECT streamforge.unschedule_advance('clicks', 'web')"),
+	'f', 'a second unschedule_advance finds nothing');
+
+# Bad arguments fail at scheduling time, not at every run.
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SELECT streamforge.schedule_advance('clicks', 'nope', '* * * * *')");
+like($stderr, qr/partition "nope" does not exist/, 'unknown partition');
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SELECT streamforge.schedule_advance('nope', 'web', '* * * * *')");
+like($stderr, qr/pipeline "nope" does not exist/, 'unknown pipeline');
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SELECT streamforge.schedule_advance('clicks', 'web', '* * * * *', 0, 'h')");
+like($stderr, qr/unknown time unit "h"/, 'unknown unit');
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SELECT streamforge.schedule_advance('clicks', 'web', 'every tuesday')");
+isnt($ret, 0, 'pg_cron rejects a bad schedule');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM cron.job'),
+	'0', 'no job was left behind');
+
+# drop_pipeline removes the pipeline's jobs, and only those.
+$node->safe_psql(
+	'postgres', q{
+SELECT streamforge.create_pipeline('other', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
+SELECT streamforge.schedule_advance('clicks', 'web', '* * * * *');
+SELECT streamforge.schedule_advance('other', 'p', '* * * * *');
+SELECT streamforge.drop_pipeline('clicks');
+});
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(pipeline || '/' || partition, ',') "
+		  . "FROM streamforge.scheduled_advances()"),
+	'other/p',
+	'drop_pipeline removed the jobs of the dropped pipeline only');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT (SELECT count(*) FROM streamforge.changelog) + "
+		  . "(SELECT count(*) FROM streamforge.results) + "
+		  . "(SELECT count(*) FROM streamforge.late_output)"),
+	'0',
+	'drop_pipeline removed the outputs of the pipeline');
+
+$node->stop;
+done_testing();
