@@ -114,9 +114,10 @@ SELECT count(*)
   FULL JOIN (SELECT * FROM streamforge.results WHERE pipeline = 'clicks') AS r
     ON (l.window_name, l.key, l.window_start, l.window_end)
      = (r.window_name, r.key, r.window_start, r.window_end)
- WHERE l.op IS DISTINCT FROM 'upsert'
-    OR (l.count, l.sum, l.min, l.max, l.seq)
-       IS DISTINCT FROM (r.count, r.sum, r.min, r.max, r.seq)}),
+ WHERE (l.op = 'upsert') IS DISTINCT FROM (r.pipeline IS NOT NULL)
+    OR (l.op = 'upsert'
+        AND (l.count, l.sum, l.min, l.max, l.seq)
+            IS DISTINCT FROM (r.count, r.sum, r.min, r.max, r.seq))}),
 	'0',
 	'results equal the changelog applied');
 is( $node->safe_psql(
