@@ -19,19 +19,23 @@
 
 -- Names whose byte order differs from declaration order and from a
 -- case-insensitive order ('B' < '_' < 'a' in bytes).
-SELECT setseed(0.81);
-SELECT sfm.define('r1', ARRAY['b', 'a', 'B', '_'],
-    '[["sliding","b",8,3],["fixed","a",5],["session","B",3],["fixed","_a",2],["session","aa",6]]', 2,
-    ARRAY['a', 'B', '_', 'b']);
-SELECT sfm.gen('r1', 500, -60, p_idle => 0.05);
+DO $$ BEGIN
+    PERFORM setseed(0.81);
+    PERFORM sfm.define('r1', ARRAY['b', 'a', 'B', '_'],
+        '[["sliding","b",8,3],["fixed","a",5],["session","B",3],["fixed","_a",2],["session","aa",6]]', 2,
+        ARRAY['a', 'B', '_', 'b']);
+    PERFORM sfm.gen('r1', 500, -60, p_idle => 0.05);
+END $$;
 SELECT * FROM sfm.run_twins('r1', 'random_reorder_1', 3);
 
 -- Sessions and sliding windows only, lateness 0, two partitions.
-SELECT setseed(0.82);
-SELECT sfm.define('r2', ARRAY['zz', 'z'],
-    '[["session","s2",2],["sliding","s1",4,4],["session","S",7],["sliding","s",5,2]]', 0,
-    ARRAY['x', 'y']);
-SELECT sfm.gen('r2', 500, -250, spread => 20);
+DO $$ BEGIN
+    PERFORM setseed(0.82);
+    PERFORM sfm.define('r2', ARRAY['zz', 'z'],
+        '[["session","s2",2],["sliding","s1",4,4],["session","S",7],["sliding","s",5,2]]', 0,
+        ARRAY['x', 'y']);
+    PERFORM sfm.gen('r2', 500, -250, spread => 20);
+END $$;
 SELECT * FROM sfm.run_twins('r2', 'random_reorder_2', 3);
 
 \x off

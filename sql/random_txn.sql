@@ -17,11 +17,13 @@
 \set ECHO all
 \x on
 
-SELECT setseed(0.91);
-SELECT sfm.define('t1', ARRAY['p1', 'p2', 'p3'],
-    '[["fixed","f",5],["sliding","s",7,3],["session","g",4]]', 4,
-    ARRAY['a', 'b', 'c']);
-SELECT sfm.gen('t1', 600, -150, p_idle => 0.05);
+DO $$ BEGIN
+    PERFORM setseed(0.91);
+    PERFORM sfm.define('t1', ARRAY['p1', 'p2', 'p3'],
+        '[["fixed","f",5],["sliding","s",7,3],["session","g",4]]', 4,
+        ARRAY['a', 'b', 'c']);
+    PERFORM sfm.gen('t1', 600, -150, p_idle => 0.05);
+END $$;
 
 -- run "single": one transaction
 SELECT sfm.create('random_txn', 't1');
@@ -31,11 +33,11 @@ SELECT streamforge.drop_pipeline('random_txn');
 
 -- run "chunked"
 SELECT sfm.create('random_txn', 't1');
-SELECT setseed(0.92);
+DO $$ BEGIN PERFORM setseed(0.92); END $$;
 CALL sfm.apply_chunked('t1', 'random_txn', 'chunked', 1, 250, 15);
 \c -
 SET client_min_messages = warning;
-SELECT setseed(0.93);
+DO $$ BEGIN PERFORM setseed(0.93); END $$;
 CALL sfm.apply_chunked('t1', 'random_txn', 'chunked', 251, 450, 30);
 BEGIN;
 SELECT sfm.apply_range('t1', 'random_txn', 'chunked', 451, 500);

@@ -146,7 +146,7 @@ LANGUAGE sql VOLATILE AS $$ SELECT lo + floor(random() * (hi - lo + 1))::bigint 
 
 -- Generate n operations for scenario p_scn.  Knobs: the clock starts at
 -- clock0 and moves by 0..2 per operation; new events are up to "spread"
--- behind the clock (and up to 3 ahead), 5% are far behind; an advance
+-- behind the clock (and up to 3 ahead), 8% are far behind; an advance
 -- reports the clock minus up to "lag"; p_adv / p_idle are the probabilities
 -- of an advance / mark_idle operation.
 CREATE FUNCTION sfm.gen(p_scn text, n int, clock0 bigint,
@@ -253,7 +253,7 @@ BEGIN
                 o.off := nxt[k];
                 o.eid := format('%s-%s', p_scn, i);
                 o.key := sc.keys[sfm.rint(1, cardinality(sc.keys))];
-                IF random() < 0.05 THEN
+                IF random() < 0.08 THEN
                     o.t := clk - spread - sfm.rint(0, 3 * spread);
                 ELSE
                     o.t := clk - sfm.rint(0, spread) + sfm.rint(0, 3);
@@ -365,12 +365,13 @@ CREATE TABLE sfm.m_vis (
     PRIMARY KEY (pl, wname, key, ws, we)
 );
 
--- scratch: the model's live buckets, and the changes of the current op
-CREATE TABLE sfm.m_live (
-    pl text, wname text, key text, ws bigint, we bigint,
-    cnt bigint, sm numeric, mn bigint, mx bigint,
-    PRIMARY KEY (pl, wname, key, ws, we)
+-- a bucket or row; the model's live buckets are held in arrays of these
+CREATE TYPE sfm.brow AS (
+    wname text, key text, ws bigint, we bigint,
+    cnt bigint, sm numeric, mn bigint, mx bigint
 );
+
+-- scratch: the changes of the current op
 
 CREATE TABLE sfm.m_chg (
     pl text, ord bigint, seq bigint, op text, wname text, key text,
@@ -389,13 +390,18 @@ BEGIN
     DELETE FROM sfm.m_late m WHERE m.pl = $1;
     DELETE FROM sfm.m_final m WHERE m.pl = $1;
     DELETE FROM sfm.m_vis m WHERE m.pl = $1;
-    DELETE FROM sfm.m_live m WHERE m.pl = $1;
     DELETE FROM sfm.m_chg m WHERE m.pl = $1;
     INSERT INTO sfm.m_pipe (pl, scn, lateness)
         SELECT $1, s.scn, s.lateness FROM sfm.scenario s WHERE s.scn = p_scn;
     INSERT INTO sfm.m_part (pl, part)
         SELECT $1, unnest(s.parts) FROM sfm.scenario s WHERE s.scn = p_scn;
 END $$;
+
+-- Floor division for b > 0 (bigint "/" truncates toward zero).
+CREATE FUNCTION sfm.floordiv(a bigint, b bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN a % b < 0 THEN a / b - 1 ELSE a / b END
+$$;
 
 -- Every bucket of the accepted events, recomputed from scratch (finalized
 -- ones included; the caller removes those).
@@ -409,7 +415,7 @@ WITH ev AS (
     SELECT w.* FROM sfm.win w JOIN sfm.m_pipe m ON m.scn = w.scn WHERE m.pl = p
 ), fx AS (
     -- start = floor(t / size) * size, with true floor division
-    SELECT w.name, ev.key, (floor(ev.t::numeric / w.size) * w.size)::bigint AS s,
+    SELECT w.name, ev.key, sfm.floordiv(ev.t, w.size) * w.size AS s,
            w.size, ev.v
       FROM w CROSS JOIN ev WHERE w.kind = 'fixed'
 ), sl AS (
@@ -417,8 +423,8 @@ WITH ev AS (
     SELECT w.name, ev.key, g.s, w.size, ev.v
       FROM w CROSS JOIN ev
       CROSS JOIN LATERAL generate_series(
-            (ceil((ev.t - w.size + 1)::numeric / w.step) * w.step)::bigint,
-            (floor(ev.t::numeric / w.step) * w.step)::bigint,
+            -sfm.floordiv(-(ev.t - w.size + 1), w.step) * w.step,  -- ceil
+            sfm.floordiv(ev.t, w.step) * w.step,
             w.step) AS g(s)
      WHERE w.kind = 'sliding'
 ), se0 AS (
@@ -447,15 +453,22 @@ SELECT name, key, min(t), max(t + gap), count(*), sum(v), min(v), max(v)
   FROM se GROUP BY name, key, island
 $$;
 
--- Recompute the model's live buckets into sfm.m_live.
-CREATE FUNCTION sfm.model_live(p text) RETURNS void LANGUAGE sql AS $$
-    DELETE FROM sfm.m_live WHERE pl = p;
-    INSERT INTO sfm.m_live
-    SELECT p, b.* FROM sfm.model_buckets(p) b
-     WHERE NOT EXISTS (SELECT 1 FROM sfm.m_final f
-                        WHERE f.pl = p AND f.wname = b.wname AND f.key = b.key
-                          AND f.ws = b.ws AND f.we = b.we);
-$$;
+-- The model's live buckets: every bucket that is not finalized.
+CREATE FUNCTION sfm.model_live(p text) RETURNS sfm.brow[] LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN ARRAY(
+        SELECT ROW(b.*)::sfm.brow FROM sfm.model_buckets(p) b
+         WHERE NOT EXISTS (SELECT 1 FROM sfm.m_final f
+                            WHERE f.pl = p AND f.wname = b.wname AND f.key = b.key
+                              AND f.ws = b.ws AND f.we = b.we));
+END $$;
+
+-- The model's visible rows.
+CREATE FUNCTION sfm.model_vis(p text) RETURNS sfm.brow[] LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN ARRAY(SELECT ROW(v.wname, v.key, v.ws, v.we, v.cnt, v.sm, v.mn, v.mx)::sfm.brow
+                   FROM sfm.m_vis v WHERE v.pl = p);
+END $$;
 
 -- The global watermark after a change of partition progress or idleness:
 -- the minimum progress of the non-idle partitions once all have reported;
@@ -604,7 +617,7 @@ $$;
 
 -- Text forms of a row set held in one of the model's tables, in address
 -- order (bytewise).
-CREATE FUNCTION sfm.rows_text(rows sfm.m_live[]) RETURNS text[]
+CREATE FUNCTION sfm.rows_text(rows sfm.brow[]) RETURNS text[]
 LANGUAGE sql IMMUTABLE AS $$
     SELECT array_agg(ROW(r.wname, r.key, r.ws, r.we, r.cnt, r.sm, r.mn, r.mx)::text
                      ORDER BY r.wname COLLATE "C", r.key COLLATE "C", r.ws, r.we)
@@ -617,10 +630,12 @@ $$;
 
 -- Check the changes of the operation just run (in sfm.m_chg) and apply
 -- them to the model's visible table; then finalize.  The model's events
--- and clock must already reflect the operation.
-CREATE FUNCTION sfm.check_changes(p text, ctx text) RETURNS void
+-- and clock must already reflect the operation.  Returns the model's live
+-- buckets after the operation.
+CREATE FUNCTION sfm.check_changes(p text, ctx text) RETURNS sfm.brow[]
 LANGUAGE plpgsql AS $$
 DECLARE
+    live sfm.brow[];
     mp sfm.m_pipe;
     n bigint;
     bad record;
@@ -715,11 +730,11 @@ BEGIN
 
     -- after applying them, the visible rows are the ready view of the live
     -- buckets (before this operation's finalization)
-    PERFORM sfm.model_live(p);
+    live := sfm.model_live(p);
     PERFORM sfm.same(ctx, 'visible rows after applying the changes vs the ready view of the model',
-        sfm.rows_text(ARRAY(SELECT ROW(v.*)::sfm.m_live FROM sfm.m_vis v WHERE v.pl = p)),
-        sfm.rows_text(ARRAY(SELECT l FROM sfm.m_live l
-                             WHERE l.pl = p AND mp.wm IS NOT NULL AND l.we <= mp.wm)));
+        sfm.rows_text(sfm.model_vis(p)),
+        sfm.rows_text(ARRAY(SELECT l FROM unnest(live) l
+                             WHERE mp.wm IS NOT NULL AND l.we <= mp.wm)));
 
     -- statistics: corrections (retract + upsert of one address) and
     -- retractions of addresses that vanished (session merges)
@@ -732,46 +747,46 @@ BEGIN
                               WHERE r.pl = p AND r.op = 'retract' AND u.op = 'upsert'),
         nmerge = nmerge + (SELECT count(*) FROM sfm.m_chg r
                             WHERE r.pl = p AND r.op = 'retract'
-                              AND NOT EXISTS (SELECT 1 FROM sfm.m_live l
-                                               WHERE l.pl = p AND l.wname = r.wname
+                              AND NOT EXISTS (SELECT 1 FROM unnest(live) l
+                                               WHERE l.wname = r.wname
                                                  AND l.key = r.key AND l.ws = r.ws
                                                  AND l.we = r.we)),
         last_seq = last_seq + (SELECT count(*) FROM sfm.m_chg c WHERE c.pl = p),
-        maxlive = greatest(maxlive, (SELECT count(*) FROM sfm.m_live l WHERE l.pl = p))
+        maxlive = greatest(maxlive, cardinality(live))
      WHERE m.pl = p;
 
     -- finalization: buckets with watermark > end + lateness leave the live
     -- index, and their visible rows are forgotten without a retraction
     IF mp.wm IS NOT NULL THEN
         INSERT INTO sfm.m_final
-        SELECT p, wname, key, ws, we FROM sfm.m_live
-         WHERE pl = p AND mp.wm > we + mp.lateness;
+        SELECT p, l.wname, l.key, l.ws, l.we FROM unnest(live) l
+         WHERE mp.wm > l.we + mp.lateness;
         GET DIAGNOSTICS nfin = ROW_COUNT;
         IF nfin > 0 THEN
-            DELETE FROM sfm.m_live WHERE pl = p AND mp.wm > we + mp.lateness;
+            live := ARRAY(SELECT l FROM unnest(live) l WHERE NOT mp.wm > l.we + mp.lateness);
             DELETE FROM sfm.m_vis WHERE pl = p AND mp.wm > we + mp.lateness;
             UPDATE sfm.m_pipe SET nfinal = nfinal + nfin WHERE pl = p;
         END IF;
     END IF;
+    RETURN live;
 END $$;
 
 -- Compare every observable view of the engine with the model.
-CREATE FUNCTION sfm.check_state(p text, ctx text) RETURNS void
+CREATE FUNCTION sfm.check_state(p text, ctx text, live sfm.brow[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     mp sfm.m_pipe;
     ewm bigint;
+    vis text[];
 BEGIN
     SELECT * INTO mp FROM sfm.m_pipe WHERE pl = p;
-    PERFORM sfm.same(ctx, 'live()', sfm.e_live(p),
-        sfm.rows_text(ARRAY(SELECT l FROM sfm.m_live l WHERE l.pl = p)));
-    PERFORM sfm.same(ctx, 'visible()', sfm.e_visible(p),
-        sfm.rows_text(ARRAY(SELECT ROW(v.*)::sfm.m_live FROM sfm.m_vis v WHERE v.pl = p)));
+    PERFORM sfm.same(ctx, 'live()', sfm.e_live(p), sfm.rows_text(live));
+    vis := sfm.rows_text(sfm.model_vis(p));
+    PERFORM sfm.same(ctx, 'visible()', sfm.e_visible(p), vis);
     -- the model's visible rows are its ready view after finalization too
     PERFORM sfm.same(ctx, 'model visible rows vs model ready view after finalization',
-        sfm.rows_text(ARRAY(SELECT ROW(v.*)::sfm.m_live FROM sfm.m_vis v WHERE v.pl = p)),
-        sfm.rows_text(ARRAY(SELECT l FROM sfm.m_live l
-                             WHERE l.pl = p AND mp.wm IS NOT NULL AND l.we <= mp.wm)));
+        vis, sfm.rows_text(ARRAY(SELECT l FROM unnest(live) l
+                                  WHERE mp.wm IS NOT NULL AND l.we <= mp.wm)));
     ewm := streamforge.watermark(p);
     IF ewm IS DISTINCT FROM mp.wm THEN
         PERFORM sfm.fail(ctx, 'watermark()',
@@ -783,19 +798,21 @@ BEGIN
     PERFORM sfm.same(ctx, 'partitions()', sfm.e_parts(p),
         ARRAY(SELECT ROW(part, consumed, progress, idle)::text
                 FROM sfm.m_part WHERE pl = p ORDER BY part COLLATE "C"));
-    UPDATE sfm.m_pipe SET nchecks = nchecks + 1 WHERE pl = p;
 END $$;
 
 -- Drive pipeline pl (created here) and the model through the operations of
--- scenario p_scn, checking everything after every operation.
-CREATE FUNCTION sfm.run_model(p_scn text, pl text)
-RETURNS TABLE (scenario text, ops bigint, checked bigint, accepted bigint,
-               late bigint, dups bigint, replays bigint, sf001 bigint,
-               sf002 bigint, advances bigint, idles bigint, retracts bigint,
-               upserts bigint, corrections bigint, vanished bigint,
-               finalized bigint, max_live bigint, mismatches bigint)
+-- scenario p_scn, checking everything after every operation.  Each
+-- operation is committed (the model's tables churn; committing lets their
+-- dead rows be pruned), which also makes every operation its own
+-- transaction on the engine's side.  Operations lo..hi run; lo = 1
+-- creates the pipeline and resets the model, so that a scenario can be
+-- split across connections (the engine then reloads its persisted state).
+-- See sfm.summary() for the result.
+CREATE PROCEDURE sfm.run_model(p_scn text, pl text, lo int DEFAULT 1,
+                               hi int DEFAULT 2147483647)
 LANGUAGE plpgsql AS $$
 DECLARE
+    opv sfm.ops[];
     o sfm.ops;
     expect text;
     got text;
@@ -804,11 +821,21 @@ DECLARE
     cp_before bytea;
     cp_after bytea;
     prefix text;
+    live sfm.brow[];
 BEGIN
-    PERFORM sfm.create(pl, p_scn);
-    PERFORM sfm.model_reset(pl, p_scn);
-    PERFORM sfm.check_state(pl, format('pipeline %s: after create_pipeline', pl));
-    FOR o IN SELECT * FROM sfm.ops WHERE sfm.ops.scn = p_scn ORDER BY i LOOP
+    opv := ARRAY(SELECT x FROM sfm.ops x
+                  WHERE x.scn = p_scn AND x.i BETWEEN lo AND hi ORDER BY x.i);
+    IF lo = 1 THEN
+        PERFORM sfm.create(pl, p_scn);
+        PERFORM sfm.model_reset(pl, p_scn);
+        PERFORM sfm.check_state(pl, format('pipeline %s: after create_pipeline', pl), '{}');
+    ELSE
+        PERFORM sfm.check_state(pl, format('pipeline %s: before operation %s', pl, lo),
+                                sfm.model_live(pl));
+    END IF;
+    COMMIT;
+    FOR n IN 1..cardinality(opv) LOOP
+        o := opv[n];
         ctx := format('pipeline %s, operation %s: %s', pl, o.i, sfm.op_text(o));
         expect := sfm.model_op(pl, o);
         -- the generator built the operation for this outcome
@@ -823,7 +850,7 @@ BEGIN
             cp_before := streamforge.checkpoint(pl);
         END IF;
 
-        DELETE FROM sfm.m_chg WHERE sfm.m_chg.pl = run_model.pl;
+        DELETE FROM sfm.m_chg c WHERE c.pl = run_model.pl;
         got := 'ok';
         BEGIN
             INSERT INTO sfm.m_chg
@@ -865,12 +892,25 @@ BEGIN
             nidle = nidle + (expect = 'idle')::int
          WHERE m.pl = run_model.pl;
 
-        PERFORM sfm.check_changes(pl, ctx);
-        PERFORM sfm.check_state(pl, ctx);
+        live := sfm.check_changes(pl, ctx);
+        PERFORM sfm.check_state(pl, ctx, live);
+        UPDATE sfm.m_pipe m SET nchecks = nchecks + 1 WHERE m.pl = run_model.pl;
+        COMMIT;
     END LOOP;
-    RETURN QUERY
-        SELECT p_scn, m.nops, m.nchecks, m.naccepted, m.nlate, m.ndup, m.nreplay,
-               m.nsf001, m.nsf002, m.nadvance, m.nidle, m.nretract, m.nupsert,
-               m.ncorrect, m.nmerge, m.nfinal, m.maxlive, 0::bigint
-          FROM sfm.m_pipe m WHERE m.pl = run_model.pl;
 END $$;
+
+CREATE FUNCTION sfm.summary(pl text)
+RETURNS TABLE (scenario text, ops bigint, checked bigint, accepted bigint,
+               late bigint, dups bigint, replays bigint, sf001 bigint,
+               sf002 bigint, advances bigint, idles bigint, retracts bigint,
+               upserts bigint, corrections bigint, vanished bigint,
+               finalized bigint, max_live bigint, all_checked boolean)
+LANGUAGE sql AS $$
+    -- all_checked: every operation of the scenario ran and passed its checks
+    SELECT m.scn, m.nops, m.nchecks, m.naccepted, m.nlate, m.ndup, m.nreplay,
+           m.nsf001, m.nsf002, m.nadvance, m.nidle, m.nretract, m.nupsert,
+           m.ncorrect, m.nmerge, m.nfinal, m.maxlive,
+           m.nchecks = m.nops
+           AND m.nops = (SELECT count(*) FROM sfm.ops o WHERE o.scn = m.scn)
+      FROM sfm.m_pipe m WHERE m.pl = summary.pl
+$$;

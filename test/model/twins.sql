@@ -82,8 +82,7 @@ $$;
 -- then b gets the batch of the deliveries that succeeded on a.
 CREATE FUNCTION sfm.run_batch(p_scn text, a text, b text, maxbatch int)
 RETURNS TABLE (scenario text, ops int, batches int, batch_sizes text,
-               failed_batches int, null_batches int, changes int,
-               mismatches int)
+               failed_batches int, null_batches int, changes int)
 LANGUAGE plpgsql AS $$
 DECLARE
     opv sfm.ops[];
@@ -171,7 +170,38 @@ BEGIN
     RETURN QUERY SELECT p_scn, n, nbatch,
         (SELECT string_agg(format('%s:%s', s, c), ' ' ORDER BY s)
            FROM (SELECT s, count(*) AS c FROM unnest(sizes) s GROUP BY s) x),
-        nfail, nnull, nchg, 0;
+        nfail, nnull, nchg;
+END $$;
+
+-- Run every operation of the scenario again on two pipelines that must be
+-- in the same state (after a reconnection, which makes both reload from
+-- their persisted state): every delivery is now a replay or a conflict,
+-- and both pipelines must answer alike and end in the same state.
+CREATE FUNCTION sfm.replay_pair(p_scn text, a text, b text)
+RETURNS TABLE (scenario text, ops int, ok int, failed int, changes int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    o sfm.ops;
+    oa sfm.outcome;
+    ob sfm.outcome;
+    ctx text;
+    nok int := 0;
+    nfail int := 0;
+    nchg int := 0;
+BEGIN
+    PERFORM sfm.same(format('pipelines %s/%s after reconnecting', a, b),
+                     'state of ' || b, sfm.e_state(b), sfm.e_state(a));
+    FOR o IN SELECT * FROM sfm.ops x WHERE x.scn = p_scn ORDER BY x.i LOOP
+        ctx := format('pipelines %s/%s, replaying operation %s: %s', a, b, o.i, sfm.op_text(o));
+        oa := sfm.try_op(a, o);
+        ob := sfm.try_op(b, o);
+        PERFORM sfm.same_outcome(ctx, b, ob, oa);
+        IF oa.state = 'ok' THEN nok := nok + 1; ELSE nfail := nfail + 1; END IF;
+        nchg := nchg + cardinality(oa.changes);
+    END LOOP;
+    PERFORM sfm.same(format('pipelines %s/%s after the replay', a, b),
+                     'state of ' || b, sfm.e_state(b), sfm.e_state(a));
+    RETURN QUERY SELECT p_scn, nok + nfail, nok, nfail, nchg;
 END $$;
 
 -- ----------------------------------------------------------------
@@ -185,7 +215,7 @@ END $$;
 -- equivalent definition), which must leave its state as it is.
 CREATE FUNCTION sfm.run_twins(p_scn text, base text, ntwins int)
 RETURNS TABLE (scenario text, twins int, declarations text, ops int,
-               changes int, restores int, mismatches int)
+               changes int, restores int)
 LANGUAGE plpgsql AS $$
 DECLARE
     opv sfm.ops[];
@@ -241,7 +271,7 @@ BEGIN
     FOR k IN 1..ntwins + 1 LOOP
         PERFORM streamforge.drop_pipeline(pl[k]);
     END LOOP;
-    RETURN QUERY SELECT p_scn, ntwins + 1, array_to_string(decl, ' '), n, nchg, nrest, 0;
+    RETURN QUERY SELECT p_scn, ntwins + 1, array_to_string(decl, ' '), n, nchg, nrest;
 END $$;
 
 -- ----------------------------------------------------------------
@@ -301,7 +331,7 @@ $$;
 -- Compare the outcomes and final state of two runs.
 CREATE FUNCTION sfm.compare_runs(p_scn text, run text, ref text)
 RETURNS TABLE (scenario text, ops bigint, changes bigint, errors bigint,
-               same_checkpoint boolean, mismatches int)
+               same_checkpoint boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
     r record;
@@ -341,7 +371,6 @@ BEGIN
                sum(cardinality((l.outcome).changes))::bigint,
                count(*) FILTER (WHERE (l.outcome).state <> 'ok'),
                (SELECT s1.checkpoint = s2.checkpoint FROM sfm.snap s1, sfm.snap s2
-                 WHERE s1.run = compare_runs.run AND s2.run = ref),
-               0
+                 WHERE s1.run = compare_runs.run AND s2.run = ref)
           FROM sfm.log l WHERE l.run = ref;
 END $$;
