@@ -9,7 +9,7 @@ SELECT count(*) FROM streamforge.advance('t', 'a', 10);
 SELECT count(*) FROM streamforge.advance('t', 'b', 10);
 SELECT count(*) FROM streamforge.ingest('t', 'a', 0, 'e0', 'k', 12, 1);
 
--- one journal row per write call, at pos = version
+-- one journal row per write call; each transaction bumps the version once
 SELECT version, snapshot_version FROM streamforge.pipeline WHERE name = 't';
 SELECT pos, octet_length(entry) FROM streamforge.journal ORDER BY pos;
 
@@ -56,6 +56,13 @@ SELECT * FROM streamforge.advance('t', 'a', 30);
 SELECT * FROM streamforge.advance('t', 'b', 30);
 COMMIT;
 SELECT * FROM streamforge.visible('t');
+-- that transaction bumped the version (from 5) at its first call, and once
+-- more after ROLLBACK TO SAVEPOINT had discarded the cached state (the next
+-- call re-read the row); it journaled its four surviving calls ('I'ngest,
+-- 'A'dvance) after the others
+SELECT version FROM streamforge.pipeline WHERE name = 't';
+SELECT pos, chr(get_byte(entry, 1)) AS kind FROM streamforge.journal
+ ORDER BY pos;
 
 -- a PL/pgSQL exception block undoes the calls made inside it
 DO $$

@@ -4,47 +4,53 @@
  *	  Pipelines stored in the extension's tables, cached per backend.
  *
  * Storage.  streamforge.pipeline holds one row per pipeline: its definition,
- * a version bumped by every write call, and a snapshot (checkpoint bytes of
- * the state at snapshot_version, NULL for the empty initial state).
- * streamforge.journal holds one row per write call since the snapshot, at
- * pos = the version that call obtained, with the call's inputs (journal.c).
- * The persisted state at version v is the snapshot followed by the replay of
- * the journal rows with snapshot_version < pos <= v, in pos order.  The
- * engine is deterministic, so the replay reproduces the state, seq and
- * late_seq exactly.  Versions without a journal row are allowed (a write call
- * that journaled nothing); they change nothing.
+ * a version, and a snapshot (checkpoint bytes of the state as of
+ * snapshot_version, NULL for the empty initial state).  streamforge.journal
+ * holds one row per write call since the snapshot, with the call's inputs
+ * (journal.c), at increasing positions.  The persisted state is the snapshot
+ * followed by the replay of the journal rows, in pos order.  The engine is
+ * deterministic, so the replay reproduces the state, seq and late_seq
+ * exactly.  The version identifies a committed state: every transaction
+ * that writes a pipeline bumps it once (when it takes the row lock), so two
+ * different committed states never share a version.
  *
  * Phases of a write call (ingest, ingest_batch, advance, mark_idle):
- *	1. sf_persist_open(name, true) runs UPDATE ... SET version = version + 1
- *	   on the pipeline's row, which takes the row lock: write calls on one
- *	   pipeline serialize until the holder's transaction ends, calls on other
- *	   pipelines never wait.  Under READ COMMITTED a waiter then gets the
- *	   latest committed row; under REPEATABLE READ and SERIALIZABLE it gets a
- *	   serialization failure (40001), never stale state.
- *	2. The cached state is brought to version - 1 (reused, caught up from
- *	   the journal, or rebuilt from snapshot + journal), the entry is marked
- *	   modified in the current subtransaction, and the pipeline is returned.
- *	3. The SQL glue runs the engine operation on it.
- *	4. journal.c encodes the call's inputs and sf_persist_write_journal()
- *	   inserts them at pos = version, or, when the journal since the snapshot
- *	   would exceed max(streamforge.compaction_threshold, snapshot size),
- *	   replaces the snapshot with the current state and deletes the journal
- *	   (amortized cost linear in the work done).
- * State is flushed to the tables at phase 4 of every call, inside the
+ *	1. sf_persist_open(name, true), on the transaction's first write call to
+ *	   the pipeline, runs UPDATE ... SET version = version + 1 on its row,
+ *	   which takes the row lock: write calls on one pipeline serialize until
+ *	   the holder's transaction ends, calls on other pipelines never wait.
+ *	   Under READ COMMITTED a waiter then gets the latest committed row;
+ *	   under REPEATABLE READ and SERIALIZABLE it gets a serialization failure
+ *	   (40001), never stale state.  The cached state is brought up to the
+ *	   latest commit (reused, caught up from the journal, or rebuilt from
+ *	   snapshot + journal).  Later write calls of the transaction find the
+ *	   entry locked and run no query at all: while the lock is held nobody
+ *	   else can change the pipeline, so the cache is the truth.
+ *	2. The entry is marked modified in the current subtransaction and the
+ *	   pipeline is returned; the SQL glue runs the engine operation on it.
+ *	3. journal.c encodes the call's inputs and sf_persist_write_journal()
+ *	   inserts them at the next position, or, when the journal since the
+ *	   snapshot would exceed max(streamforge.compaction_threshold, snapshot
+ *	   size), replaces the snapshot by the current state and deletes the
+ *	   journal (amortized cost linear in the work done).
+ * State is flushed to the tables at phase 3 of every call, inside the
  * caller's transaction: COMMIT makes it durable with the rest of the
- * transaction, and a commit costs what the call delivered, not what the
+ * transaction, and a commit costs what the calls delivered, not what the
  * pipeline holds.
  *
  * Read calls run SELECT on the row and bring the cache to the row's version
- * in the same snapshot, taking no lock.
+ * with the journal rows visible in the same snapshot, taking no lock.
  *
  * Cache invariants.  An entry (keyed by name) describes the pipeline with
  * (relid, id): relid is the OID of streamforge.pipeline, so that a pipeline
  * re-created after DROP EXTENSION never matches, and ids come from a
  * sequence, so a dropped and re-created pipeline never matches either.
  * entry->pipeline holds exactly the persisted state at entry->version, as
- * seen by this backend's current transaction, or the entry is invalid
- * (pipeline NULL, or version -1 while a catch-up is in progress).  An entry
+ * seen by this backend's current transaction, and last_pos is the position
+ * of the last journal row it includes; or the entry is invalid (pipeline
+ * NULL, or version -1 while a catch-up is in progress).  entry->locked means
+ * this transaction holds the row lock; it implies a modified mark, so it is
+ * dropped whenever the lock can have been released.  An entry
  * whose state includes changes of the current transaction is marked with
  * modified_subid: the subtransaction that was current when it last wrote
  * (or loaded a row version this transaction wrote).  Subtransaction ids
@@ -98,9 +104,11 @@ typedef struct SfCacheEntry
 	int64		version;		/* -1: invalid */
 	int64		snapshot_version;
 	int64		snapshot_len;	/* bytes of the stored snapshot */
-	int64		journal_bytes;	/* bytes of journal in (snapshot, version] */
+	int64		last_pos;		/* last journal row included, 0: none */
+	int64		journal_bytes;	/* bytes of the journal rows included */
 	SfPipeline *pipeline;		/* NULL: invalid */
 	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
+	bool		locked;			/* this transaction holds the row lock */
 	bool		journal_pending;	/* opened for write, not journaled yet */
 } SfCacheEntry;
 
@@ -184,9 +192,8 @@ static const SfPlanText sf_plan_text[NUM_PLANS] = {
 	[PLAN_JOURNAL_GET] = {
 		"SELECT pos, entry FROM streamforge.journal "
 		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
-		"AND pos OPERATOR(pg_catalog.>) $2 AND pos OPERATOR(pg_catalog.<=) $3 "
-		"ORDER BY pos",
-		3, {INT8OID, INT8OID, INT8OID}
+		"AND pos OPERATOR(pg_catalog.>) $2 ORDER BY pos",
+		2, {INT8OID, INT8OID}
 	},
 	[PLAN_JOURNAL_PUT] = {
 		"INSERT INTO streamforge.journal (pipeline_id, pos, entry) "
@@ -363,9 +370,11 @@ sf_cache_lookup(const char *name, bool create)
 		entry->version = -1;
 		entry->snapshot_version = -1;
 		entry->snapshot_len = 0;
+		entry->last_pos = 0;
 		entry->journal_bytes = 0;
 		entry->pipeline = NULL;
 		entry->modified_subid = InvalidSubTransactionId;
+		entry->locked = false;
 		entry->journal_pending = false;
 	}
 	return entry;
@@ -379,6 +388,7 @@ sf_cache_invalidate(SfCacheEntry *entry)
 		sf_pipeline_free(entry->pipeline);
 	entry->pipeline = NULL;
 	entry->version = -1;
+	entry->locked = false;
 	entry->journal_pending = false;
 	if (entry->modified_subid != InvalidSubTransactionId)
 		sf_nmodified--;
@@ -513,24 +523,22 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 }
 
 /*
- * Replay the journal rows of pipeline id with from < pos <= to onto p and
- * return their total size.  Caller must be connected to SPI with a snapshot
- * pushed, and must treat p as broken if this fails.
+ * Replay the journal rows of pipeline id with pos > from onto p, in pos
+ * order, adding their number of bytes to *bytes and returning the last
+ * position (from if there is none).  Caller must be connected to SPI with a
+ * snapshot pushed, and must treat p as broken if this fails.
  */
 static int64
-sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 to)
+sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes)
 {
-	int64		bytes = 0;
-	Datum		args[3];
+	int64		last = from;
+	Datum		args[2];
 	Portal		portal;
 	MemoryContext replaycxt;
 	MemoryContext oldcxt;
 
-	if (from >= to)
-		return 0;
 	args[0] = Int64GetDatum(id);
 	args[1] = Int64GetDatum(from);
-	args[2] = Int64GetDatum(to);
 	portal = SPI_cursor_open(NULL, sf_plan(PLAN_JOURNAL_GET), args, NULL, true);
 	replaycxt = AllocSetContextCreate(CurrentMemoryContext,
 									  "streamforge replay",
@@ -544,13 +552,15 @@ sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 to)
 			break;
 		for (i = 0; i < SPI_processed; i++)
 		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
 			bool		isnull;
 			Datum		d;
 			bytea	   *entrydata;
 
 			CHECK_FOR_INTERRUPTS();
-			d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-							  2, &isnull);
+			last = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			d = SPI_getbinval(tup, desc, 2, &isnull);
 			if (isnull)
 				ereport(ERROR,
 						errcode(ERRCODE_DATA_CORRUPTED),
@@ -561,7 +571,7 @@ sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 to)
 			entrydata = DatumGetByteaPP(d);
 			sf_journal_replay(p, VARDATA_ANY(entrydata),
 							  VARSIZE_ANY_EXHDR(entrydata));
-			bytes += VARSIZE_ANY_EXHDR(entrydata);
+			*bytes += VARSIZE_ANY_EXHDR(entrydata);
 			MemoryContextSwitchTo(oldcxt);
 			MemoryContextReset(replaycxt);
 		}
@@ -569,22 +579,23 @@ sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 to)
 	}
 	SPI_cursor_close(portal);
 	MemoryContextDelete(replaycxt);
-	return bytes;
+	return last;
 }
 
 /*
- * Rebuild entry from the row: snapshot, then journal up to target.  Caller
- * must be connected to SPI with a snapshot pushed.
+ * Rebuild entry from the row: snapshot, then journal.  Caller must be
+ * connected to SPI with a snapshot pushed.
  */
 static void
-sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
-		   int64 target)
+sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 {
 	SfPipelineDef def;
 	SfPipeline *p;
 	Datum		arg = Int64GetDatum(row->id);
 	bool		isnull;
 	Datum		snap;
+	int64		bytes = 0;
+	int64		last_pos;
 
 	sf_cache_invalidate(entry);
 	sf_load_def(name, row->id, &def);
@@ -605,8 +616,7 @@ sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 								 VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 	}
 	p->offset_replays = row->offset_replays_base;
-	entry->journal_bytes = sf_replay_journal(p, row->id,
-											 row->snapshot_version, target);
+	last_pos = sf_replay_journal(p, row->id, 0, &bytes);
 
 	/* complete: the cache takes it over */
 	MemoryContextSetParent(p->cxt, sf_cache_cxt);
@@ -615,16 +625,21 @@ sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 	entry->id = row->id;
 	entry->snapshot_version = row->snapshot_version;
 	entry->snapshot_len = row->snapshot_len;
-	entry->version = target;
+	entry->last_pos = last_pos;
+	entry->journal_bytes = bytes;
+	entry->version = row->version;
 }
 
 /*
- * Make entry hold the state at version target of the pipeline in row.
- * Caller must be connected to SPI with a snapshot pushed.
+ * Make entry hold the state of the pipeline in row: the committed state at
+ * row->version, or, if this transaction wrote it, its current state.
+ * current_version is the version whose state that is: row->version, or
+ * row->version - 1 when the caller has just bumped it.  Caller must be
+ * connected to SPI with a snapshot pushed.
  */
 static void
 sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
-			  int64 target)
+			  int64 current_version)
 {
 	bool		same;
 
@@ -633,20 +648,23 @@ sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 
 	same = entry->pipeline != NULL && entry->version >= 0 &&
 		entry->relid == row->relid && entry->id == row->id;
-	if (same && entry->version == target)
-		return;
-	if (same && entry->snapshot_version == row->snapshot_version &&
-		entry->version < target)
+	if (same && entry->version == current_version)
 	{
-		int64		from = entry->version;
-
-		entry->version = -1;	/* invalid until caught up */
-		entry->journal_bytes += sf_replay_journal(entry->pipeline, row->id,
-												  from, target);
-		entry->version = target;
+		entry->version = row->version;
 		return;
 	}
-	sf_rebuild(entry, name, row, target);
+	if (same && entry->snapshot_version == row->snapshot_version &&
+		entry->version < current_version)
+	{
+		int64		from = entry->last_pos;
+
+		entry->version = -1;	/* invalid until caught up */
+		entry->last_pos = sf_replay_journal(entry->pipeline, row->id, from,
+											&entry->journal_bytes);
+		entry->version = row->version;
+		return;
+	}
+	sf_rebuild(entry, name, row);
 }
 
 /* ----------------------------------------------------------------
@@ -781,9 +799,10 @@ sf_persist_drop(const char *name)
  * Return the pipeline named name, with the state its row holds in the
  * caller's snapshot.  Raises 42704 if it does not exist.
  *
- * for_write: lock the row and take a new version for one write call.  The
- * caller must then run exactly one engine operation (or batch) and journal
- * it (journal.c) before the next open of this pipeline.
+ * for_write: lock the row (once per transaction) for one write call.  The
+ * caller must then run one engine operation (or batch) and journal it
+ * (journal.c) before the next open of this pipeline, or journal nothing if
+ * the call changed nothing.
  *
  * The result belongs to the cache: it stays valid until the end of the
  * current SQL function call at most, and the caller must not keep it.
@@ -794,9 +813,20 @@ sf_persist_open(const char *name, bool for_write)
 	SfRowInfo	row = {0};
 	SfCacheEntry *entry;
 	Datum		arg;
-	int64		target = 0;
+	int64		current_version;
 
 	sf_check_lookup_name(name);
+
+	/* this transaction holds the lock: nobody else can have changed it */
+	entry = sf_cache_lookup(name, false);
+	if (for_write && entry != NULL && entry->locked &&
+		entry->pipeline != NULL && !entry->pipeline->busy)
+	{
+		sf_mark_modified(entry, GetCurrentSubTransactionId());
+		entry->journal_pending = true;
+		return entry->pipeline;
+	}
+
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
 
@@ -807,7 +837,7 @@ sf_persist_open(const char *name, bool for_write)
 			sf_unknown_pipeline(name);
 		sf_read_row(&row, false);
 		row.ours = true;
-		target = row.version - 1;
+		current_version = row.version - 1;
 	}
 
 	/* one snapshot for everything read below, which sees our own writes */
@@ -821,11 +851,11 @@ sf_persist_open(const char *name, bool for_write)
 		if (SPI_processed != 1)
 			sf_unknown_pipeline(name);
 		sf_read_row(&row, true);
-		target = row.version;
+		current_version = row.version;
 	}
 
 	entry = sf_cache_lookup(name, true);
-	sf_cache_sync(entry, name, &row, target);
+	sf_cache_sync(entry, name, &row, current_version);
 
 	PopActiveSnapshot();
 	SPI_finish();
@@ -833,7 +863,7 @@ sf_persist_open(const char *name, bool for_write)
 	if (for_write)
 	{
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
-		entry->version = row.version;
+		entry->locked = true;
 		entry->journal_pending = true;
 	}
 	else if (row.ours && entry->modified_subid == InvalidSubTransactionId)
@@ -852,7 +882,8 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	SfCacheEntry *entry = sf_cache_lookup(p->def.name, false);
 	int64		limit;
 
-	if (entry == NULL || entry->pipeline != p || !entry->journal_pending)
+	if (entry == NULL || entry->pipeline != p || !entry->locked ||
+		!entry->journal_pending)
 		elog(ERROR, "pipeline \"%s\" was not opened for writing",
 			 p->def.name);
 
@@ -886,9 +917,10 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		SET_VARSIZE(b, VARHDRSZ + len);
 		memcpy(VARDATA(b), data, len);
 		values[0] = Int64GetDatum(entry->id);
-		values[1] = Int64GetDatum(entry->version);
+		values[1] = Int64GetDatum(entry->last_pos + 1);
 		values[2] = PointerGetDatum(b);
 		sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
+		entry->last_pos++;
 		entry->journal_bytes += len;
 	}
 	SPI_finish();
@@ -910,6 +942,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	bytea	   *snap;
 	Datum		arg;
 	Datum		values[3];
+	int64		last_pos;
 
 	sf_check_lookup_name(name);
 	SPI_connect();
@@ -936,7 +969,10 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
 
+	/* positions only need to grow; keep them growing where we know them */
 	entry = sf_cache_lookup(name, true);
+	last_pos = entry->version >= 0 && entry->relid == row.relid &&
+		entry->id == row.id ? entry->last_pos : 0;
 	sf_cache_invalidate(entry);
 	MemoryContextSetParent(p->cxt, sf_cache_cxt);
 	entry->pipeline = p;
@@ -945,8 +981,10 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry->version = row.version;
 	entry->snapshot_version = row.version;
 	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+	entry->last_pos = last_pos;
 	entry->journal_bytes = 0;
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
+	entry->locked = true;
 }
 
 /* ----------------------------------------------------------------
@@ -986,6 +1024,7 @@ sf_xact_callback(XactEvent event, void *arg)
 	while ((entry = hash_seq_search(&status)) != NULL)
 	{
 		entry->journal_pending = false;
+		entry->locked = false;
 		if (entry->modified_subid == InvalidSubTransactionId)
 			continue;
 		if (discard)

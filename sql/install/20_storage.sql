@@ -1,9 +1,9 @@
 -- streamforge install script, part 2: the tables that hold every pipeline.
 --
--- A pipeline's persisted state is its snapshot (checkpoint bytes at
--- snapshot_version, NULL for the empty initial state) followed by the
--- journal entries with pos in (snapshot_version, version], replayed in pos
--- order.  Only src/persist.c writes these tables; see docs/persistence.md.
+-- A pipeline's persisted state is its snapshot (checkpoint bytes, NULL for
+-- the empty initial state) followed by its journal entries, replayed in pos
+-- order.  version identifies a committed state: each transaction that writes
+-- the pipeline bumps it (taking the row lock).  Only src/persist.c writes these tables; see docs/persistence.md.
 --
 -- The tables are registered as configuration tables, so pg_dump carries the
 -- pipelines over, and they are not accessible to PUBLIC: grant privileges to
@@ -19,8 +19,8 @@ CREATE TABLE streamforge.pipeline (
     partitions text[] NOT NULL,             -- sorted by name (byte order)
     windows streamforge.window_def[] NOT NULL,  -- sorted by name
     lateness bigint NOT NULL,
-    version bigint NOT NULL DEFAULT 0,      -- bumped by every write call
-    snapshot_version bigint NOT NULL DEFAULT 0,
+    version bigint NOT NULL DEFAULT 0,      -- bumped by each writing transaction
+    snapshot_version bigint NOT NULL DEFAULT 0,     -- version the snapshot was taken in
     snapshot bytea,                         -- NULL: the empty initial state
     offset_replays_base bigint NOT NULL DEFAULT 0,  -- stats() counter at snapshot
     CONSTRAINT pipeline_name_check
@@ -32,7 +32,7 @@ CREATE TABLE streamforge.pipeline (
 ALTER SEQUENCE streamforge.pipeline_id_seq OWNED BY streamforge.pipeline.id;
 
 -- One row per write call since the snapshot: that call's inputs, in the
--- binary format of src/journal.c.
+-- binary format of src/journal.c, at increasing positions.
 CREATE TABLE streamforge.journal (
     pipeline_id bigint NOT NULL
         REFERENCES streamforge.pipeline (id) ON DELETE CASCADE,
