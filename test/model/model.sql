@@ -315,6 +315,10 @@ CREATE TABLE sfm.m_pipe (
     nmerge      bigint NOT NULL DEFAULT 0,  -- retracts of vanished addresses
     ncorrect    bigint NOT NULL DEFAULT 0,  -- retract+upsert of one address
     maxlive     bigint NOT NULL DEFAULT 0,
+    nreact      bigint NOT NULL DEFAULT 0,  -- advances of an idle partition
+    nlower      bigint NOT NULL DEFAULT 0,  -- advances below the progress
+    nheld       bigint NOT NULL DEFAULT 0,  -- clock ops leaving no active partition
+    nedge       bigint NOT NULL DEFAULT 0,  -- accepted with t + lateness = watermark
     nchecks     bigint NOT NULL DEFAULT 0
 );
 
@@ -501,6 +505,12 @@ DECLARE
 BEGIN
     SELECT * INTO mp FROM sfm.m_pipe WHERE pl = p;
     IF o.kind = 'advance' THEN
+        UPDATE sfm.m_pipe m SET
+            nreact = nreact + (SELECT x.idle::int FROM sfm.m_part x
+                                WHERE x.pl = p AND x.part = o.part),
+            nlower = nlower + (SELECT coalesce((o.t < x.progress)::int, 0) FROM sfm.m_part x
+                                WHERE x.pl = p AND x.part = o.part)
+         WHERE m.pl = p;
         -- reactivates; a lower report is ignored
         UPDATE sfm.m_part SET idle = false, progress = greatest(progress, o.t)
          WHERE pl = p AND part = o.part;
@@ -509,6 +519,9 @@ BEGIN
     ELSIF o.kind = 'idle' THEN
         UPDATE sfm.m_part SET idle = true WHERE pl = p AND part = o.part;
         PERFORM sfm.model_clock(p);
+        UPDATE sfm.m_pipe m SET nheld = nheld + 1
+         WHERE m.pl = p AND NOT EXISTS (SELECT 1 FROM sfm.m_part x
+                                         WHERE x.pl = p AND NOT x.idle);
         RETURN 'idle';
     END IF;
 
@@ -546,6 +559,9 @@ BEGIN
         RETURN 'late';
     END IF;
     INSERT INTO sfm.m_event VALUES (p, o.eid, o.key, o.t, o.v);
+    IF o.t + mp.lateness = mp.wm THEN
+        UPDATE sfm.m_pipe SET nedge = nedge + 1 WHERE pl = p;
+    END IF;
     RETURN 'accepted';
 END $$;
 
@@ -904,12 +920,15 @@ RETURNS TABLE (scenario text, ops bigint, checked bigint, accepted bigint,
                late bigint, dups bigint, replays bigint, sf001 bigint,
                sf002 bigint, advances bigint, idles bigint, retracts bigint,
                upserts bigint, corrections bigint, vanished bigint,
-               finalized bigint, max_live bigint, all_checked boolean)
+               finalized bigint, max_live bigint, reactivations bigint,
+               lower_reports bigint, all_idle bigint, accepted_at_edge bigint,
+               all_checked boolean)
 LANGUAGE sql AS $$
     -- all_checked: every operation of the scenario ran and passed its checks
     SELECT m.scn, m.nops, m.nchecks, m.naccepted, m.nlate, m.ndup, m.nreplay,
            m.nsf001, m.nsf002, m.nadvance, m.nidle, m.nretract, m.nupsert,
-           m.ncorrect, m.nmerge, m.nfinal, m.maxlive,
+           m.ncorrect, m.nmerge, m.nfinal, m.maxlive, m.nreact, m.nlower,
+           m.nheld, m.nedge,
            m.nchecks = m.nops
            AND m.nops = (SELECT count(*) FROM sfm.ops o WHERE o.scn = m.scn)
       FROM sfm.m_pipe m WHERE m.pl = summary.pl
