@@ -13,12 +13,12 @@
  *
  *	1. envelope: magic, version, flags, lengths and checksum are checked
  *	   before anything is allocated, so a hostile length costs nothing;
- *	2. parse: a strict pull parser reads the document against its fixed
- *	   schema into scratch structures (CkDoc).  It accepts exactly one
- *	   spelling of every value: keys in byte order with no whitespace, no
- *	   unknown, missing or repeated keys, integers without leading zeros or
- *	   fractions, one escape per byte.  Nesting is fixed by the schema, so
- *	   there is no recursion;
+ *	2. parse: the strict pull reader of canonjson.c reads the document
+ *	   against its fixed schema into scratch structures (CkDoc).  It accepts
+ *	   exactly one spelling of every value: keys in schema (= byte) order
+ *	   with no whitespace, no unknown, missing or repeated keys, integers
+ *	   without leading zeros or fractions, one escape per byte.  Nesting is
+ *	   fixed by the schema, so there is no recursion;
  *	3. validate: every rule of SPEC.md section 4, first per part (the
  *	   definition, the clock, the delivery history, the late output, the
  *	   window index document and the changelog document, each with its own
@@ -45,7 +45,6 @@
 
 #include <zlib.h>
 
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 
