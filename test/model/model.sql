@@ -25,15 +25,18 @@
 --    its own set of finalized bucket addresses, and a "visible" table that
 --    it maintains only by applying the changes the engine emits.
 --
--- 3. A checker (sfm.run_model) that drives one pipeline and the model op by
---    op and compares, after every operation: the outcome (success or
---    SQLSTATE), the change stream (seq, order, exact retractions, no no-op
---    pairs, visible == ready view), live(), visible(), watermark(),
---    late_events() and partitions().  The first disagreement raises an
---    error whose DETAIL names the operation and shows both sides.
+-- 3. A checker (procedure sfm.run_model, one transaction per operation)
+--    that drives one pipeline and the model op by op and compares, after
+--    every operation: the outcome (success, or the SQLSTATE and message
+--    prefix, with identical checkpoint bytes before and after a failure),
+--    the change stream (seq consecutive from 1, retracts before upserts,
+--    each group in byte-wise address order, every retract removing exactly
+--    a visible row with its exact values, no no-op pairs, visible == ready
+--    view), live(), visible(), watermark(), late_events() and partitions().
+--    The first disagreement raises an error whose DETAIL names the
+--    operation and shows both sides; sfm.summary() reports what ran.
 --
--- Helpers shared by the metamorphic tests (engine-vs-engine comparisons)
--- are at the end.
+-- The engine-vs-engine helpers of the metamorphic tests are in twins.sql.
 
 SET client_min_messages = warning;
 DROP SCHEMA IF EXISTS sfm CASCADE;
