@@ -1,14 +1,15 @@
 -- Compaction: a pipeline's stored state is a snapshot plus the journal of
 -- the write calls since; compacting (a new snapshot, journal emptied) must
 -- change nothing that any call returns.  Two identical pipelines get the same
--- calls: c compacts often (threshold 0: whenever the journal outgrows the
--- snapshot), j never (-1).  Every output and the final state must agree,
--- also after a reconnect rebuilds both from their tables.
+-- calls: compaction_c compacts often (threshold 0: whenever the journal
+-- outgrows the snapshot), compaction_j never (-1).  Every output and the
+-- final state must agree, also after a reconnect rebuilds both from their
+-- tables.
 
 SELECT streamforge.create_pipeline(name, ARRAY['p0', 'p1', 'p2'],
          ARRAY[streamforge.fixed('f', 10), streamforge.sliding('sl', 15, 5),
                streamforge.session('s', 4)], 3)
-  FROM unnest(ARRAY['c', 'j']) AS name;
+  FROM unnest(ARRAY['compaction_c', 'compaction_j']) AS name;
 
 CREATE TABLE out (pipeline text, call int, ord int, change streamforge.change);
 
@@ -59,23 +60,24 @@ BEGIN
 END
 $$;
 
-SELECT drive('c', '0', 1, 400);
-SELECT drive('j', '-1', 1, 400);
+SELECT drive('compaction_c', '0', 1, 400);
+SELECT drive('compaction_j', '-1', 1, 400);
 
--- c was compacted, j never was: it has one journal row per call.  Each
--- drive() ran in one transaction, which bumped the version once.
+-- compaction_c was compacted, compaction_j never was: it has one journal
+-- row per call.  Each drive() ran in one transaction, which bumped the
+-- version once.
 SELECT name, version, snapshot_version > 0 AS has_snapshot,
        (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id)
          < 400 AS fewer_rows_than_calls
-  FROM streamforge.pipeline p ORDER BY name;
+  FROM streamforge.pipeline p WHERE name IN ('compaction_c', 'compaction_j') ORDER BY name;
 
 -- identical outputs, call by call
-SELECT count(*) AS changes FROM out WHERE pipeline = 'c';
-(SELECT call, ord, change FROM out WHERE pipeline = 'c'
- EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'j')
+SELECT count(*) AS changes FROM out WHERE pipeline = 'compaction_c';
+(SELECT call, ord, change FROM out WHERE pipeline = 'compaction_c'
+ EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'compaction_j')
 UNION ALL
-(SELECT call, ord, change FROM out WHERE pipeline = 'j'
- EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'c');
+(SELECT call, ord, change FROM out WHERE pipeline = 'compaction_j'
+ EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'compaction_c');
 
 -- identical state
 CREATE FUNCTION state(pipeline text) RETURNS SETOF text LANGUAGE sql AS $$
@@ -87,52 +89,52 @@ CREATE FUNCTION state(pipeline text) RETURNS SETOF text LANGUAGE sql AS $$
     UNION ALL SELECT 'watermark ' || streamforge.watermark(pipeline)
 $$;
 -- the workload has duplicates, replays, late events and idleness
-SELECT * FROM streamforge.stats('c');
-(SELECT * FROM state('c') EXCEPT ALL SELECT * FROM state('j'))
-UNION ALL (SELECT * FROM state('j') EXCEPT ALL SELECT * FROM state('c'));
-SELECT streamforge.checkpoint('c') = streamforge.checkpoint('j') AS same_checkpoint;
+SELECT * FROM streamforge.stats('compaction_c');
+(SELECT * FROM state('compaction_c') EXCEPT ALL SELECT * FROM state('compaction_j'))
+UNION ALL (SELECT * FROM state('compaction_j') EXCEPT ALL SELECT * FROM state('compaction_c'));
+SELECT streamforge.checkpoint('compaction_c') = streamforge.checkpoint('compaction_j') AS same_checkpoint;
 
 -- a new backend rebuilds both from snapshot + journal: still identical
 \c
-CREATE TEMP TABLE before AS SELECT * FROM state('j');
-(SELECT * FROM state('c') EXCEPT ALL SELECT * FROM before)
-UNION ALL (SELECT * FROM before EXCEPT ALL SELECT * FROM state('c'));
-SELECT streamforge.checkpoint('c') = streamforge.checkpoint('j') AS same_checkpoint;
+CREATE TEMP TABLE before AS SELECT * FROM state('compaction_j');
+(SELECT * FROM state('compaction_c') EXCEPT ALL SELECT * FROM before)
+UNION ALL (SELECT * FROM before EXCEPT ALL SELECT * FROM state('compaction_c'));
+SELECT streamforge.checkpoint('compaction_c') = streamforge.checkpoint('compaction_j') AS same_checkpoint;
 
 -- and they go on identically
-SELECT drive('c', '0', 401, 60);
-SELECT drive('j', '-1', 401, 60);
-(SELECT call, ord, change FROM out WHERE pipeline = 'c'
- EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'j')
+SELECT drive('compaction_c', '0', 401, 60);
+SELECT drive('compaction_j', '-1', 401, 60);
+(SELECT call, ord, change FROM out WHERE pipeline = 'compaction_c'
+ EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'compaction_j')
 UNION ALL
-(SELECT call, ord, change FROM out WHERE pipeline = 'j'
- EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'c');
+(SELECT call, ord, change FROM out WHERE pipeline = 'compaction_j'
+ EXCEPT ALL SELECT call, ord, change FROM out WHERE pipeline = 'compaction_c');
 
 -- compacting inside a transaction that rolls back leaves the old snapshot
-SELECT version, snapshot_version FROM streamforge.pipeline WHERE name = 'j' \gset old_
+SELECT version, snapshot_version FROM streamforge.pipeline WHERE name = 'compaction_j' \gset old_
 BEGIN;
 SET LOCAL streamforge.compaction_threshold = 0;
-SELECT count(*) FROM streamforge.advance('j', 'p0', 1000);
+SELECT count(*) FROM streamforge.advance('compaction_j', 'p0', 1000);
 SELECT snapshot_version = version AS compacted FROM streamforge.pipeline
- WHERE name = 'j';
+ WHERE name = 'compaction_j';
 ROLLBACK;
 SELECT version = :old_version AND snapshot_version = :old_snapshot_version
        AS unchanged
-  FROM streamforge.pipeline WHERE name = 'j';
-SELECT * FROM streamforge.partitions('j') WHERE partition = 'p0';
+  FROM streamforge.pipeline WHERE name = 'compaction_j';
+SELECT * FROM streamforge.partitions('compaction_j') WHERE partition = 'p0';
 
 -- restore replaces the snapshot and empties the journal; the state goes on
-SELECT streamforge.restore('j', streamforge.checkpoint('c'));
+SELECT streamforge.restore('compaction_j', streamforge.checkpoint('compaction_c'));
 SELECT snapshot_version = version AS snapshot_at_restore,
        (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id)
          AS journal_rows
-  FROM streamforge.pipeline p WHERE name = 'j';
-SELECT streamforge.checkpoint('c') = streamforge.checkpoint('j') AS same_checkpoint;
+  FROM streamforge.pipeline p WHERE name = 'compaction_j';
+SELECT streamforge.checkpoint('compaction_c') = streamforge.checkpoint('compaction_j') AS same_checkpoint;
 \c
-SELECT streamforge.checkpoint('c') = streamforge.checkpoint('j') AS same_checkpoint;
+SELECT streamforge.checkpoint('compaction_c') = streamforge.checkpoint('compaction_j') AS same_checkpoint;
 
-SELECT streamforge.drop_pipeline('c');
-SELECT streamforge.drop_pipeline('j');
+SELECT streamforge.drop_pipeline('compaction_c');
+SELECT streamforge.drop_pipeline('compaction_j');
 DROP FUNCTION state(text);
 DROP FUNCTION drive(text, text, int, int);
 DROP TABLE out;
