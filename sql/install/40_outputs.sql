@@ -184,6 +184,81 @@ BEGIN ATOMIC
     SELECT streamforge.configure_outputs(pipeline, false, false, false, false);
 END;
 
+-- Bring a pipeline's outputs back in line with its state after restore()
+-- replaced it: changelog and late output rows past the restored seq and
+-- late_seq are deleted (the restored pipeline will emit those numbers
+-- again), and the results table is rebuilt as the remaining changelog
+-- applied (when the changelog is on; else from visible(), which loses the
+-- finalized rows), plus every row of visible().  Takes the pipeline's row
+-- lock like configure_outputs.
+CREATE FUNCTION streamforge.resync_outputs(pipeline text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg streamforge.output_config;
+    st record;
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM 1 FROM streamforge.pipeline AS p
+     WHERE p.name OPERATOR(pg_catalog.=) resync_outputs.pipeline
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
+            USING ERRCODE = '42704';
+    END IF;
+    SELECT * INTO cfg FROM streamforge.output_config AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline;
+    st := streamforge.stats(pipeline);
+
+    DELETE FROM streamforge.changelog AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+       AND c.seq OPERATOR(pg_catalog.>) st.changes_emitted;
+    DELETE FROM streamforge.late_output AS l
+     WHERE l.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+       AND l.late_seq OPERATOR(pg_catalog.>) st.late_events;
+
+    IF coalesce(cfg.results, false) THEN
+        DELETE FROM streamforge.results AS r
+         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline;
+        IF cfg.changelog THEN
+            INSERT INTO streamforge.results (pipeline, window_name, key,
+                    window_start, window_end, count, sum, min, max, seq)
+            SELECT l.pipeline, l.window_name, l.key, l.window_start,
+                   l.window_end, l.count, l.sum, l.min, l.max, l.seq
+              FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
+                                        c.window_end) c.*
+                      FROM streamforge.changelog AS c
+                     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+                     ORDER BY c.window_name, c.key, c.window_start,
+                              c.window_end, c.seq DESC) AS l
+             WHERE l.op OPERATOR(pg_catalog.=) 'upsert';
+        END IF;
+        -- visible() is the truth for the rows it shows
+        DELETE FROM streamforge.results AS r
+         USING streamforge.visible(resync_outputs.pipeline) AS v
+         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+           AND (r.window_name, r.key, r.window_start, r.window_end)
+               OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end)
+           AND (r.count, r.sum, r.min, r.max)
+               IS DISTINCT FROM (v.count, v.sum, v.min, v.max);
+        INSERT INTO streamforge.results (pipeline, window_name, key,
+                window_start, window_end, count, sum, min, max, seq)
+        SELECT resync_outputs.pipeline, v.window_name, v.key, v.window_start,
+               v.window_end, v.count, v.sum, v.min, v.max, NULL
+          FROM streamforge.visible(resync_outputs.pipeline) AS v
+         WHERE NOT EXISTS (
+                SELECT 1 FROM streamforge.results AS r
+                 WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+                   AND (r.window_name, r.key, r.window_start, r.window_end)
+                       OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
+    END IF;
+END
+$$;
+
 -- ----------------------------------------------------------------
 -- Progress from the wall clock
 -- ----------------------------------------------------------------
