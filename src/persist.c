@@ -4,14 +4,15 @@
  *	  Pipelines stored in the extension's tables, cached per backend.
  *
  * Storage.  streamforge.pipeline holds one row per pipeline: its definition,
- * a version, and a snapshot (checkpoint bytes of the state as of
- * snapshot_version, NULL for the empty initial state).  streamforge.journal
+ * a version, and a snapshot (checkpoint bytes, NULL for the empty initial
+ * state) with the version it was taken in.  streamforge.journal
  * holds one row per write call since the snapshot, with the call's inputs
  * (journal.c), at increasing positions.  The persisted state is the snapshot
  * followed by the replay of the journal rows, in pos order.  The engine is
  * deterministic, so the replay reproduces the state, seq and late_seq
  * exactly.  The version identifies a committed state: every transaction
- * that writes a pipeline bumps it once (when it takes the row lock), so two
+ * that writes a pipeline bumps it when it takes the row lock (once, or again
+ * after a subtransaction abort discarded the cached state), so two
  * different committed states never share a version.
  *
  * Phases of a write call (ingest, ingest_batch, advance, mark_idle):
@@ -50,15 +51,16 @@
  * of the last journal row it includes; or the entry is invalid (pipeline
  * NULL, or version -1 while a catch-up is in progress).  entry->locked means
  * this transaction holds the row lock; it implies a modified mark, so it is
- * dropped whenever the lock can have been released.  An entry
- * whose state includes changes of the current transaction is marked with
- * modified_subid: the subtransaction that was current when it last wrote
- * (or loaded a row version this transaction wrote).  Subtransaction ids
- * grow, and the subtransactions that can still abort are the current one
- * and its ancestors, so on abort of subtransaction S every entry with
- * modified_subid >= S is discarded; on top-level abort and PREPARE every
- * marked entry is discarded, and on commit the marks are cleared.  MVCC has
- * already rolled the tables back, so the next call
+ * dropped whenever the lock can have been released.
+ *
+ * An entry whose state includes changes of the current transaction is
+ * marked with modified_subid: the subtransaction that was current when it
+ * last wrote (or loaded a row version this transaction wrote).
+ * Subtransaction ids grow, and the subtransactions that can still abort are
+ * the current one and its ancestors, so on abort of subtransaction S every
+ * entry with modified_subid >= S is discarded; on top-level abort and
+ * PREPARE every marked entry is discarded, and on commit the marks are
+ * cleared.  MVCC has already rolled the tables back, so the next call
  * reloads the state as of the savepoint.  A pipeline found busy (an engine
  * operation failed half-way) is discarded too.
  *
