@@ -75,15 +75,32 @@ SF_TEST_PACKAGES=(libipc-run-perl postgresql-$PG_MAJOR-cron clang libclang-rt-14
 # Makefile) and install it into PostgreSQL 15.  The install is serialized
 # with a lock because several checkouts may share one machine.
 sf_build_and_install() {
-	sf_say "building $(sf_make_var "$SF_ROOT" EXTENSION) (make, PG_CONFIG=$PG_CONFIG)"
+	local ext libdir extdir f
+	ext=$(sf_make_var "$SF_ROOT" EXTENSION)
+	libdir=$($PG_CONFIG --pkglibdir)
+	extdir=$($PG_CONFIG --sharedir)/extension
+	sf_say "building $ext (make, PG_CONFIG=$PG_CONFIG)"
 	make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" ||
 		sf_die "build failed"
-	sf_say "installing $(sf_make_var "$SF_ROOT" EXTENSION) into $($PG_CONFIG --pkglibdir)"
-	local install=(make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" install)
-	if [ -w "$($PG_CONFIG --pkglibdir)" ] && [ -w "$($PG_CONFIG --sharedir)/extension" ]; then
-		flock /tmp/sf-install.lock "${install[@]}" >/dev/null || sf_die "make install failed"
+
+	# Nothing to do when the installed files are these ones (this lets a
+	# user without root rights rerun after an install by root).
+	local uptodate=1
+	cmp -s "$SF_ROOT/$ext.so" "$libdir/$ext.so" || uptodate=0
+	for f in "$ext.control" $(sf_make_var "$SF_ROOT" DATA_built) $(sf_make_var "$SF_ROOT" DATA); do
+		cmp -s "$SF_ROOT/$f" "$extdir/$(basename "$f")" || uptodate=0
+	done
+	if [ $uptodate -eq 1 ]; then
+		sf_say "$ext is installed already in $libdir"
+		return 0
+	fi
+
+	sf_say "installing $ext into $libdir"
+	local install=(flock /tmp/sf-install.lock make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" install)
+	if [ -w "$libdir" ] && [ -w "$extdir" ]; then
+		"${install[@]}" >/dev/null || sf_die "make install failed"
 	else
-		sf_as_root flock /tmp/sf-install.lock "${install[@]}" >/dev/null || sf_die "make install failed"
+		sf_as_root "${install[@]}" >/dev/null || sf_die "make install failed"
 	fi
 }
 
