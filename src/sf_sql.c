@@ -25,6 +25,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
@@ -40,6 +41,7 @@ void
 _PG_init(void)
 {
 	sf_persist_init();
+	MarkGUCPrefixReserved("streamforge");
 }
 
 /* ----------------------------------------------------------------
@@ -373,7 +375,7 @@ pipeline_exists(const char *name)
 
 	values[0] = CStringGetTextDatum(name);
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM streamforge.pipeline WHERE name = $1",
+	if (SPI_execute_with_args("SELECT 1 FROM streamforge.pipeline WHERE name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "streamforge: could not look up pipeline");
 	exists = SPI_processed > 0;
