@@ -42,7 +42,7 @@ SF_FUZZ_SEEDS_VALID=1 "$work/fuzz_checkpoint" -artifact_prefix="$work/" \
 mkdir "$work/corpus"
 cp "$root"/test/fuzz/corpus/* "$work/corpus/"
 "$work/fuzz_checkpoint" -max_total_time="$seconds" -max_len=16384 \
-	-rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+	-rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
 	-artifact_prefix="$work/" "$work/corpus" 2>&1 | tail -n 25
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
