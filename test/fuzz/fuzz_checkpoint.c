@@ -200,8 +200,8 @@ exercise(const char *doc, const uint8_t *data, size_t size)
 	/*
 	 * A sliding window may legally put one event into up to 100000 buckets;
 	 * then a single ingest and the checkpoints after it cost seconds under
-	 * the sanitizers.  Such inputs are still decoded and re-encoded above; only the engine
-	 * round is skipped, to keep the fuzzer fast.
+	 * the sanitizers.  Such inputs are still decoded and re-encoded above;
+	 * only the engine round is skipped, to keep the fuzzer fast.
 	 */
 	for (int i = 0; i < def.nwindows; i++)
 		if (def.windows[i].kind == SF_WINDOW_SLIDING &&
