@@ -96,7 +96,10 @@
 #define SF_JOURNAL_FETCH	256
 
 /* streamforge.compaction_threshold, in kB; -1 disables compaction */
-static int	sf_compaction_threshold = 1024;
+static int	sf_compaction_threshold = 64 * 1024;
+
+/* ... or this many times the snapshot's size, whichever is larger */
+#define SF_COMPACTION_FACTOR	4
 
 typedef struct SfCacheEntry
 {
@@ -682,9 +685,9 @@ sf_persist_init(void)
 {
 	DefineCustomIntVariable("streamforge.compaction_threshold",
 							"Journal size above which a pipeline's state is compacted into a new snapshot.",
-							"The journal since the last snapshot is compacted once it exceeds the larger of this and the snapshot's size; -1 disables compaction.",
+							"The journal since the last snapshot is compacted once it exceeds the larger of this and four times the snapshot's size; -1 disables compaction.",
 							&sf_compaction_threshold,
-							1024, -1, MAX_KILOBYTES,
+							64 * 1024, -1, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	RegisterXactCallback(sf_xact_callback, NULL);
@@ -889,8 +892,14 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		elog(ERROR, "pipeline \"%s\" was not opened for writing",
 			 p->def.name);
 
+	/*
+	 * Compaction re-encodes the whole state, so it must stay rare: replaying
+	 * the journal costs about what ingesting did, so a journal a few times
+	 * the snapshot's size loads about as fast as the snapshot decodes.
+	 */
 	limit = sf_compaction_threshold < 0 ? -1 :
-		Max((int64) sf_compaction_threshold * 1024, entry->snapshot_len);
+		Max((int64) sf_compaction_threshold * 1024,
+			SF_COMPACTION_FACTOR * entry->snapshot_len);
 
 	SPI_connect();
 	if (limit >= 0 && entry->journal_bytes + (int64) len > limit)

@@ -41,6 +41,12 @@ CREATE TABLE streamforge.journal (
     PRIMARY KEY (pipeline_id, pos)
 );
 
+-- Snapshots are zlib-compressed already, and journal entries are written
+-- once and read rarely: storing both out of line without pglz keeps a large
+-- ingest_batch from spending its time compressing its own journal entry.
+ALTER TABLE streamforge.pipeline ALTER COLUMN snapshot SET STORAGE EXTERNAL;
+ALTER TABLE streamforge.journal ALTER COLUMN entry SET STORAGE EXTERNAL;
+
 SELECT pg_catalog.pg_extension_config_dump('streamforge.pipeline', '');
 SELECT pg_catalog.pg_extension_config_dump('streamforge.journal', '');
 SELECT pg_catalog.pg_extension_config_dump('streamforge.pipeline_id_seq', '');
