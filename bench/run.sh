@@ -3,7 +3,8 @@
 # suite times anything; this is the one place that does.
 #
 #   ./bench/run.sh            full run (about 10 minutes on 2 cores)
-#   ./bench/run.sh --quick    smoke run: 100k arrivals, one repetition
+#   ./bench/run.sh --quick    smoke run (about 2 minutes): 100k arrivals,
+#                             one repetition
 #
 # Options: --reps N (repetitions of every throughput run), --keep (keep the
 # scratch directory and its cluster's files), --no-build (use the installed
@@ -53,13 +54,16 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-# Sizes.  ARRIVALS: deliveries of the workload; SMALL: the prefix used for
-# the one-call-per-event drivers (batch size 1, per-row ingest), which are
-# two orders of magnitude slower; LAT_SIZES: history sizes of the latency
-# runs; LAT_TXNS one-event transactions per latency run, after LAT_WARM
-# warm-up transactions (the first one loads the pipeline).
+# Sizes.  ARRIVALS: deliveries generated (the latency runs build histories
+# from its prefixes); TPUT: the prefix replayed by every throughput run;
+# SMALL: the prefix used for the one-call-per-event drivers (batch size 1,
+# per-row ingest), which are two orders of magnitude slower; LAT_SIZES:
+# history sizes of the latency runs; LAT_TXNS one-event transactions per
+# latency run, after LAT_WARM warm-up transactions (the first one loads the
+# pipeline).
 if [ "$MODE" = quick ]; then
 	ARRIVALS=100000
+	TPUT=100000
 	SMALL=10000
 	LAT_SIZES="1000 10000 100000"
 	LAT_TXNS=300
@@ -67,9 +71,10 @@ if [ "$MODE" = quick ]; then
 	: "${REPS:=1}"
 else
 	ARRIVALS=1000000
+	TPUT=500000
 	SMALL=10000
 	LAT_SIZES="1000 100000 1000000"
-	LAT_TXNS=2000
+	LAT_TXNS=1000
 	LAT_WARM=100
 	: "${REPS:=3}"
 fi
@@ -179,9 +184,9 @@ INSERT INTO bench.param VALUES
     ('arrivals', $ARRIVALS), ('seed', $SEED), ('tick', $TICK),
     ('lateness', $LATENESS), ('disorder', $DISORDER),
     ('fixed_size', $FIXED_SIZE), ('slide_step', $SLIDE_STEP),
-    ('session_gap', $SESSION_GAP), ('small', $SMALL);
+    ('session_gap', $SESSION_GAP), ('small', $SMALL), ('throughput', $TPUT);
 SELECT bench.build_batches(10000, $ARRIVALS) AS batches_10000,
-       bench.build_batches(100, $ARRIVALS) AS batches_100,
+       bench.build_batches(100, $TPUT) AS batches_100,
        bench.build_batches(1, $SMALL) AS batches_1 \gset
 VACUUM ANALYZE;
 CHECKPOINT;
@@ -204,13 +209,13 @@ run() {
 # ------------------------------------------------------------------
 for rep in $(seq 1 "$REPS"); do
 	sf_say "throughput, repetition $rep of $REPS ($(elapsed))"
-	run floor none 10000 "$rep" "$ARRIVALS"
+	run floor none 10000 "$rep" "$TPUT"
 	for shape in $SHAPES; do
-		run sf_batch "$shape" 10000 "$rep" "$ARRIVALS"
+		run sf_batch "$shape" 10000 "$rep" "$TPUT"
 	done
-	run floor none 100 "$rep" "$ARRIVALS"
+	run floor none 100 "$rep" "$TPUT"
 	for shape in $SHAPES; do
-		run sf_batch "$shape" 100 "$rep" "$ARRIVALS"
+		run sf_batch "$shape" 100 "$rep" "$TPUT"
 	done
 	run floor none 1 "$rep" "$SMALL"
 	run floor_row none 1 "$rep" "$SMALL"
@@ -218,12 +223,12 @@ for rep in $(seq 1 "$REPS"); do
 		run sf_batch "$shape" 1 "$rep" "$SMALL"
 		run sf_row "$shape" 1 "$rep" "$SMALL"
 	done
-	run plain_fixed fixed 10000 "$rep" "$ARRIVALS"
+	run plain_fixed fixed 10000 "$rep" "$TPUT"
 	if [ "$rep" -eq "$REPS" ]; then
 		# the plain tables of the last run are compared with streamforge's
-		run sf_verify fixed_sliding_session 10000 0 "$ARRIVALS"
+		run sf_verify fixed_sliding_session 10000 0 "$TPUT"
 	fi
-	run plain_fixed_sliding fixed_sliding 10000 "$rep" "$ARRIVALS"
+	run plain_fixed_sliding fixed_sliding 10000 "$rep" "$TPUT"
 done
 
 sf_say "checking that plain SQL and streamforge agree"
@@ -279,15 +284,15 @@ for h in $LAT_SIZES; do
 	measure "history_${h}_closed"
 done
 
-sf_say "burst: $ARRIVALS arrivals without any advance, then one advance closes everything ($(elapsed))"
+sf_say "burst: $TPUT arrivals without any advance, then one advance closes everything ($(elapsed))"
 for rep in $(seq 1 "$REPS"); do
-	psql_db -c "CALL bench.run_stream('sf_burst', 'fixed_sliding_session', 10000, $rep, $ARRIVALS, 'lat')"
+	psql_db -c "CALL bench.run_stream('sf_burst', 'fixed_sliding_session', 10000, $rep, $TPUT, 'lat')"
 	if [ "$rep" -eq 1 ]; then
 		measure burst_live
 		latency burst_live on
 		latency burst_live off
 	fi
-	psql_db -c "CALL bench.burst_advance('lat', 'fixed_sliding_session', $rep, $ARRIVALS)"
+	psql_db -c "CALL bench.burst_advance('lat', 'fixed_sliding_session', $rep, $TPUT)"
 	psql_val "SELECT format('    burst rep=%s: %s changes from %s live buckets in %s s',
 	                 rep, changes, extra->>'live_buckets_before', round(control_s::numeric, 3))
 	            FROM bench.sample ORDER BY id DESC LIMIT 1"
@@ -303,7 +308,7 @@ if [ -n "$PROFILE" ]; then
 	sf_say "profiling ingest_batch (perf, cpu-clock)"
 	if perf record -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
 		for shape in fixed fixed_sliding_session; do
-			psql_db -c "SELECT pg_sleep(1)" -c "CALL bench.run_stream('sf_batch', '$shape', 10000, 0, $ARRIVALS)" &
+			psql_db -c "SELECT pg_sleep(1)" -c "CALL bench.run_stream('sf_batch', '$shape', 10000, 0, $TPUT)" &
 			runpid=$!
 			sleep 0.5
 			pid=$(psql_val "SELECT pid FROM pg_stat_activity WHERE query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()")
@@ -334,7 +339,8 @@ mkdir -p "$BENCH/results"
 	--meta mode="$MODE" --meta git_sha="$SHA" --meta git_dirty_files="$DIRTY" \
 	--meta started="$STAMP" --meta postgres_version="$PGVERSION" \
 	--meta seconds="$((SECONDS - T_START))" \
-	--param arrivals="$ARRIVALS" --param small_prefix="$SMALL" --param seed="$SEED" \
+	--param arrivals="$ARRIVALS" --param throughput_prefix="$TPUT" \
+	--param small_prefix="$SMALL" --param seed="$SEED" \
 	--param tick="$TICK" --param lateness="$LATENESS" --param disorder="$DISORDER" \
 	--param fixed_size="$FIXED_SIZE" --param slide_step="$SLIDE_STEP" \
 	--param slide_size="$((5 * SLIDE_STEP))" --param session_gap="$SESSION_GAP" \
