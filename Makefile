@@ -42,3 +42,6 @@ include $(PGXS)
 
 $(DATA_built): $(sort $(wildcard sql/install/*.sql)) $(EXTENSION).control
 	cat $(sort $(wildcard sql/install/*.sql)) > $@
+
+# PGXS tracks no header dependencies: rebuild everything when a header moves.
+$(OBJS): $(wildcard src/*.h)

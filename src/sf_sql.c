@@ -512,7 +512,7 @@ Datum
 sf_ingest(PG_FUNCTION_ARGS)
 {
 	SfPipeline *p = pipeline_arg(fcinfo, true);
-	SfDelivery	d;
+	SfDelivery	d = {0};
 	SfChangeList changes = {0};
 	int64		late_before = p->nlate;
 
@@ -536,6 +536,9 @@ sf_ingest(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* How many deliveries ahead ingest_batch prefetches identity slots */
+#define SF_PREFETCH_DISTANCE 8
+
 PG_FUNCTION_INFO_V1(sf_ingest_batch);
 Datum
 sf_ingest_batch(PG_FUNCTION_ARGS)
@@ -551,6 +554,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 	SfDelivery *ds;
+	int		   *nullfield;		/* per delivery: -2 ok, -1 NULL, else field */
 	SfChangeList changes = {0};
 	TupleDesc	tupdesc = NULL;
 	Oid			elemtype;
@@ -565,8 +569,15 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(arr, elemtype, typlen, typbyval, typalign,
 					  &elems, &elemnulls, &n);
-	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
+	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery),
+						 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
 
+	/*
+	 * First pass: unpack every delivery.  A NULL is only remembered here:
+	 * the first failing delivery in array order decides the error, and an
+	 * earlier delivery may fail in the engine.
+	 */
 	for (i = 0; i < n; i++)
 	{
 		HeapTupleHeader th;
@@ -577,10 +588,12 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 		int			f;
 
 		CHECK_FOR_INTERRUPTS();
+		nullfield[i] = -2;
 		if (elemnulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("delivery %d of the batch must not be null", i + 1)));
+		{
+			nullfield[i] = -1;
+			continue;
+		}
 		th = DatumGetHeapTupleHeader(elems[i]);
 		if (tupdesc == NULL)
 		{
@@ -596,18 +609,42 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 		heap_deform_tuple(&tuple, tupdesc, values, nulls);
 		for (f = 0; f < SF_DELIVERY_COLS; f++)
 			if (nulls[f])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s of delivery %d of the batch must not be null",
-								fields[f], i + 1)));
+				break;
+		if (f < SF_DELIVERY_COLS)
+		{
+			nullfield[i] = f;
+			continue;
+		}
 		d->partition = TextDatumGetCString(values[0]);
 		d->source_offset = DatumGetInt64(values[1]);
 		text_bytes(values[2], &d->event_id, &d->event_id_len);
 		text_bytes(values[3], &d->key, &d->key_len);
 		d->event_time = DatumGetInt64(values[4]);
 		d->value = DatumGetInt64(values[5]);
-		check_event_id(d);
-		sf_engine_ingest(p, d, &changes);
+	}
+
+	/* Second pass: apply in order, prefetching a few deliveries ahead */
+	for (i = 0; i < Min(n, SF_PREFETCH_DISTANCE); i++)
+		if (nullfield[i] == -2)
+			sf_delivery_prefetch(p, &ds[i]);
+	for (i = 0; i < n; i++)
+	{
+		int			ahead = i + SF_PREFETCH_DISTANCE;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ahead < n && nullfield[ahead] == -2)
+			sf_delivery_prefetch(p, &ds[ahead]);
+		if (nullfield[i] == -1)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("delivery %d of the batch must not be null", i + 1)));
+		if (nullfield[i] >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s of delivery %d of the batch must not be null",
+							fields[nullfield[i]], i + 1)));
+		check_event_id(&ds[i]);
+		sf_engine_ingest(p, &ds[i], &changes);
 	}
 	if (n > 0)
 		sf_journal_ingest(p, ds, n);

@@ -117,6 +117,8 @@ typedef struct SfDelivery
 	int			key_len;
 	int64		event_time;
 	int64		value;
+	uint32		event_id_hash;	/* valid if has_hash (sf_delivery_prefetch) */
+	bool		has_hash;
 } SfDelivery;
 
 typedef struct SfPartition
@@ -343,6 +345,7 @@ extern SfString *sf_intern_key(SfPipeline *p, const char *data, int len);
 extern SfString *sf_string_copy(SfPipeline *p, const char *data, int len);
 extern SfIdentity *sf_identity_lookup(SfPipeline *p, const char *event_id,
 									  int len);
+extern void sf_delivery_prefetch(SfPipeline *p, SfDelivery *d);
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int event_id_len, SfString *key,
 								   int64 event_time, int64 value, bool late);
