@@ -43,7 +43,7 @@ fi
 # Warn about typedefs missing from the list: pgindent formats them wrongly.
 missing=$(LC_ALL=C comm -23 <(list_typedefs) <(LC_ALL=C sort -u src/typedefs.list))
 if [ -n "$missing" ]; then
-	echo "note: typedefs not in src/typedefs.list (run $0 --typedefs):" $missing >&2
+	echo "note: typedefs not in src/typedefs.list (run $0 --typedefs):" "${missing//$'\n'/ }" >&2
 fi
 
 pgindent=${PGINDENT:-$(command -v pgindent || true)}

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # scripts/lib.sh: helpers shared by demo.sh and test.sh (sourced, not run).
 #
 # Conventions:
@@ -31,11 +32,6 @@ sf_as_root() {
 	else
 		sf_die "need root rights for: $* (run as root or install sudo)"
 	fi
-}
-
-# The user that runs PostgreSQL servers and tests.
-sf_server_user() {
-	if sf_is_root; then echo postgres; else id -un; fi
 }
 
 # Run a command as the server user, from "/" unless a directory is given
