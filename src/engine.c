@@ -176,24 +176,18 @@ sf_intern_key(SfPipeline *p, const char *data, int len)
  * Hash a delivery's event_id and start loading the identity table's slot
  * for it, so that the lookup a few deliveries later finds it in cache.
  * With a million remembered events, that slot is a cache (and TLB) miss
- * that otherwise costs more than the rest of the ingest.
+ * that otherwise costs more than the rest of the ingest.  Returns the hash
+ * for sf_engine_ingest_hashed().
  */
-void
-sf_delivery_prefetch(SfPipeline *p, SfDelivery *d)
+uint32
+sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d)
 {
-	d->event_id_hash = sf_hash_bytes(d->event_id, d->event_id_len);
-	d->has_hash = true;
-#ifdef __GNUC__
-	__builtin_prefetch(&p->identities->data[d->event_id_hash &
-											p->identities->sizemask]);
-#endif
-}
+	uint32		hash = sf_hash_bytes(d->event_id, d->event_id_len);
 
-static inline uint32
-delivery_hash(const SfDelivery *d)
-{
-	return d->has_hash ? d->event_id_hash :
-		sf_hash_bytes(d->event_id, d->event_id_len);
+#ifdef __GNUC__
+	__builtin_prefetch(&p->identities->data[hash & p->identities->sizemask]);
+#endif
+	return hash;
 }
 
 static SfIdentity *
@@ -570,12 +564,23 @@ delivery_matches(const SfIdentity *id, const SfDelivery *d)
 void
 sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
 {
+	sf_engine_ingest_hashed(p, d, sf_hash_bytes(d->event_id, d->event_id_len),
+							out);
+}
+
+/*
+ * The same, for a caller that already hashed the event_id
+ * (sf_delivery_prefetch).
+ */
+void
+sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d, uint32 hash,
+						SfChangeList *out)
+{
 	int			pi = lookup_partition(p, d->partition);
 	SfPartition *part = &p->partitions[pi];
 	SfIdentity *id;
 	SfString   *key;
 	bool		late = false;
-	uint32		hash;
 	int		   *nassigned = p->assign_counts;
 	int			total = 0;
 	int			w;
@@ -613,7 +618,6 @@ sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
 						   part->consumed + 1, d->source_offset)));
 
 	/* identity */
-	hash = delivery_hash(d);
 	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, hash);
 	if (id != NULL)
 	{

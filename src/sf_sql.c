@@ -512,7 +512,7 @@ Datum
 sf_ingest(PG_FUNCTION_ARGS)
 {
 	SfPipeline *p = pipeline_arg(fcinfo, true);
-	SfDelivery	d = {0};
+	SfDelivery	d;
 	SfChangeList changes = {0};
 	int64		late_before = p->nlate;
 
@@ -555,6 +555,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	int			i;
 	SfDelivery *ds;
 	int		   *nullfield;		/* per delivery: -2 ok, -1 NULL, else field */
+	uint32	   *hashes;			/* event_id hashes, from the prefetch */
 	SfChangeList changes = {0};
 	TupleDesc	tupdesc = NULL;
 	Oid			elemtype;
@@ -569,9 +570,9 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(arr, elemtype, typlen, typbyval, typalign,
 					  &elems, &elemnulls, &n);
-	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery),
-						 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
 	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
+	hashes = palloc_extended(Max(n, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 
 	/*
 	 * First pass: unpack every delivery.  A NULL is only remembered here:
@@ -626,14 +627,14 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	/* Second pass: apply in order, prefetching a few deliveries ahead */
 	for (i = 0; i < Min(n, SF_PREFETCH_DISTANCE); i++)
 		if (nullfield[i] == -2)
-			sf_delivery_prefetch(p, &ds[i]);
+			hashes[i] = sf_delivery_prefetch(p, &ds[i]);
 	for (i = 0; i < n; i++)
 	{
 		int			ahead = i + SF_PREFETCH_DISTANCE;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ahead < n && nullfield[ahead] == -2)
-			sf_delivery_prefetch(p, &ds[ahead]);
+			hashes[ahead] = sf_delivery_prefetch(p, &ds[ahead]);
 		if (nullfield[i] == -1)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -644,7 +645,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 					 errmsg("%s of delivery %d of the batch must not be null",
 							fields[nullfield[i]], i + 1)));
 		check_event_id(&ds[i]);
-		sf_engine_ingest(p, &ds[i], &changes);
+		sf_engine_ingest_hashed(p, &ds[i], hashes[i], &changes);
 	}
 	if (n > 0)
 		sf_journal_ingest(p, ds, n);

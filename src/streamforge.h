@@ -117,8 +117,6 @@ typedef struct SfDelivery
 	int			key_len;
 	int64		event_time;
 	int64		value;
-	uint32		event_id_hash;	/* valid if has_hash (sf_delivery_prefetch) */
-	bool		has_hash;
 } SfDelivery;
 
 typedef struct SfPartition
@@ -337,6 +335,8 @@ extern int	sf_partition_index(const SfPipeline *p, const char *name);
 extern int	sf_window_index(const SfPipeline *p, const char *name);
 extern void sf_engine_ingest(SfPipeline *p, const SfDelivery *d,
 							 SfChangeList *out);
+extern void sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
+									uint32 event_id_hash, SfChangeList *out);
 extern void sf_engine_advance(SfPipeline *p, const char *partition,
 							  int64 progress, SfChangeList *out);
 extern void sf_engine_mark_idle(SfPipeline *p, const char *partition,
@@ -345,7 +345,7 @@ extern SfString *sf_intern_key(SfPipeline *p, const char *data, int len);
 extern SfString *sf_string_copy(SfPipeline *p, const char *data, int len);
 extern SfIdentity *sf_identity_lookup(SfPipeline *p, const char *event_id,
 									  int len);
-extern void sf_delivery_prefetch(SfPipeline *p, SfDelivery *d);
+extern uint32 sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d);
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int event_id_len, SfString *key,
 								   int64 event_time, int64 value, bool late);
