@@ -74,8 +74,8 @@ pipeline_arg(FunctionCallInfo fcinfo, bool for_write)
 }
 
 /* int128 as numeric, exactly */
-static Datum
-int128_numeric(int128 v)
+Datum
+sf_int128_numeric(int128 v)
 {
 	char		buf[48];
 	char	   *end = buf + sizeof(buf) - 1;
@@ -113,7 +113,7 @@ row_values(const SfPipeline *p, const SfRow *r, Datum *values, bool *nulls)
 	values[2] = Int64GetDatum(r->addr.start);
 	values[3] = Int64GetDatum(r->addr.end);
 	values[4] = Int64GetDatum(r->agg.count);
-	values[5] = int128_numeric(r->agg.sum);
+	values[5] = sf_int128_numeric(r->agg.sum);
 	values[6] = Int64GetDatum(r->agg.min);
 	values[7] = Int64GetDatum(r->agg.max);
 	memset(nulls, 0, 8 * sizeof(bool));
@@ -711,6 +711,7 @@ sf_restore(PG_FUNCTION_ARGS)
 	check_not_null(fcinfo, 1, "checkpoint");
 	cp = PG_GETARG_BYTEA_PP(1);
 	sf_persist_restore(name, VARDATA_ANY(cp), VARSIZE_ANY_EXHDR(cp));
+	sf_sink_restore(name);
 	PG_RETURN_VOID();
 }
 

@@ -205,29 +205,6 @@ sink_exec(SfSinkPlanId id, Datum *values, int expected)
 			 (int) id, SPI_result_code_string(rc));
 }
 
-/* int128 as numeric, exactly */
-static Datum
-sink_int128_numeric(int128 v)
-{
-	char		buf[48];
-	char	   *s = buf + sizeof(buf) - 1;
-	bool		neg = v < 0;
-	uint128		u;
-
-	if (v >= PG_INT64_MIN && v <= PG_INT64_MAX)
-		return NumericGetDatum(int64_to_numeric((int64) v));
-	u = neg ? (uint128) 0 - (uint128) v : (uint128) v;
-	*s = '\0';
-	do
-	{
-		*--s = '0' + (int) (u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (neg)
-		*--s = '-';
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(s),
-							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-}
 
 static Datum
 sink_string_text(const SfString *s)
@@ -368,7 +345,7 @@ sink_changelog(SfPipeline *p, Datum name, const SfChange *items, int n)
 		st[i] = Int64GetDatum(c->row.addr.start);
 		en[i] = Int64GetDatum(c->row.addr.end);
 		cnt[i] = Int64GetDatum(c->row.agg.count);
-		sum[i] = sink_int128_numeric(c->row.agg.sum);
+		sum[i] = sf_int128_numeric(c->row.agg.sum);
 		mn[i] = Int64GetDatum(c->row.agg.min);
 		mx[i] = Int64GetDatum(c->row.agg.max);
 	}
@@ -470,7 +447,7 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 			st[nput] = st[i];
 			en[nput] = en[i];
 			cnt[nput] = Int64GetDatum(c->row.agg.count);
-			sum[nput] = sink_int128_numeric(c->row.agg.sum);
+			sum[nput] = sf_int128_numeric(c->row.agg.sum);
 			mn[nput] = Int64GetDatum(c->row.agg.min);
 			mx[nput] = Int64GetDatum(c->row.agg.max);
 			seq[nput] = Int64GetDatum(c->seq);
@@ -652,6 +629,24 @@ sf_sink_drop(const char *pipeline)
 	SPI_connect();
 	arg = CStringGetTextDatum(pipeline);
 	sink_exec(PLAN_CRON_UNSCHEDULE, &arg, SPI_OK_SELECT);
+	SPI_finish();
+}
+
+/*
+ * After restore() replaced a pipeline's state: bring its outputs back in
+ * line (streamforge.resync_outputs, 40_outputs.sql), so that the changelog
+ * holds no seq the restored pipeline will emit again.
+ */
+void
+sf_sink_restore(const char *pipeline)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		arg = CStringGetTextDatum(pipeline);
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT streamforge.resync_outputs($1)",
+							  1, argtypes, &arg, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "streamforge: could not resynchronize outputs");
 	SPI_finish();
 }
 

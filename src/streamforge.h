@@ -419,6 +419,10 @@ extern void sf_persist_restore(const char *name, const char *data, Size len);
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
 						 int64 late_before);
 extern void sf_sink_drop(const char *pipeline);
+extern void sf_sink_restore(const char *pipeline);
+
+/* sf_sql.c: conversions shared by the SQL-facing files */
+extern Datum sf_int128_numeric(int128 v);
 
 /* journal.c: the journal entries a write call appends, and their replay */
 extern void sf_journal_ingest(SfPipeline *p, const SfDelivery *d, int n);
