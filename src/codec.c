@@ -1300,48 +1300,6 @@ ck_check_sources(CkDoc *doc)
 					 doc->ids[k].event_id.data);
 }
 
-static int
-ck_partition_index(const SfPipelineDef *def, const char *name)
-{
-	int			lo = 0,
-				hi = def->npartitions - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		int			c = strcmp(def->partitions[mid], name);
-
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
-static int
-ck_window_index(const SfPipelineDef *def, const char *name)
-{
-	int			lo = 0,
-				hi = def->nwindows - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		int			c = strcmp(def->windows[mid].name, name);
-
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
 /*
  * The late output.  Rules: late_seq runs 1..n; each row names a late
  * identity, a partition and a consumed offset that delivered that identity;
@@ -1385,7 +1343,7 @@ ck_check_late(CkDoc *doc)
 			ck_error(CK_STATE, "Identity \"%s\" has two late events.",
 					 id->event_id.data);
 		id->late_row = n;
-		le->pindex = ck_partition_index(def, le->partition.data);
+		le->pindex = sf_partition_index(def, le->partition.data);
 		if (le->pindex < 0)
 			ck_error(CK_STATE,
 					 "Late event " INT64_FORMAT " names unknown partition \"%s\".",
@@ -1507,7 +1465,7 @@ ck_check_row_order(const SfPipelineDef *def, CkRow *rows, int64 n,
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		row->window = ck_window_index(def, row->window_name.data);
+		row->window = sf_window_index(def, row->window_name.data);
 		if (row->window < 0)
 			ck_error(CK_STATE, "The %s %s names an unknown window.",
 					 what, ck_row_desc(row));

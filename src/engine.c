@@ -492,16 +492,20 @@ sf_pipeline_free(SfPipeline *p)
 	MemoryContextDelete(p->cxt);
 }
 
+/*
+ * Index of a partition or window by name in a normalized definition (both
+ * are sorted by name), or -1.
+ */
 int
-sf_partition_index(const SfPipeline *p, const char *name)
+sf_partition_index(const SfPipelineDef *def, const char *name)
 {
 	int			lo = 0,
-				hi = p->def.npartitions - 1;
+				hi = def->npartitions - 1;
 
 	while (lo <= hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		int			c = strcmp(name, p->def.partitions[mid]);
+		int			c = strcmp(name, def->partitions[mid]);
 
 		if (c == 0)
 			return mid;
@@ -514,20 +518,30 @@ sf_partition_index(const SfPipeline *p, const char *name)
 }
 
 int
-sf_window_index(const SfPipeline *p, const char *name)
+sf_window_index(const SfPipelineDef *def, const char *name)
 {
-	int			i;
+	int			lo = 0,
+				hi = def->nwindows - 1;
 
-	for (i = 0; i < p->def.nwindows; i++)
-		if (strcmp(name, p->def.windows[i].name) == 0)
-			return i;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = strcmp(name, def->windows[mid].name);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
 	return -1;
 }
 
 static int
 lookup_partition(const SfPipeline *p, const char *name)
 {
-	int			i = sf_partition_index(p, name);
+	int			i = sf_partition_index(&p->def, name);
 
 	if (i < 0)
 		ereport(ERROR,

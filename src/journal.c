@@ -80,7 +80,7 @@ static void journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind);
 static int
 journal_partition_index(SfPipeline *p, const char *name)
 {
-	int			i = sf_partition_index(p, name);
+	int			i = sf_partition_index(&p->def, name);
 
 	if (i < 0 || i > PG_UINT16_MAX)
 		elog(ERROR, "cannot journal unknown partition \"%s\"", name);

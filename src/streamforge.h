@@ -331,8 +331,8 @@ extern bool sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b);
 extern SfPipeline *sf_pipeline_create(MemoryContext parent,
 									  const SfPipelineDef *def);
 extern void sf_pipeline_free(SfPipeline *p);
-extern int	sf_partition_index(const SfPipeline *p, const char *name);
-extern int	sf_window_index(const SfPipeline *p, const char *name);
+extern int	sf_partition_index(const SfPipelineDef *def, const char *name);
+extern int	sf_window_index(const SfPipelineDef *def, const char *name);
 extern void sf_engine_ingest(SfPipeline *p, const SfDelivery *d,
 							 SfChangeList *out);
 extern void sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
