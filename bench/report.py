@@ -400,6 +400,8 @@ def main():
         "git_dirty_files": meta.get("git_dirty_files"),
         "postgres_version": meta.get("postgres_version"),
         "duration_s": meta.get("seconds"),
+        "library_md5": meta.get("library_md5"),
+        "library_replaced_during_run": meta.get("library_md5") != meta.get("library_md5_at_end"),
         "machine": machine(),
         "params": params,
         "workload": counts,

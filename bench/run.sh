@@ -100,6 +100,10 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
+# The installed library is shared by every checkout on this machine: note
+# its checksum, and warn at the end if something replaced it meanwhile.
+SO=$($PG_CONFIG --pkglibdir)/streamforge.so
+SO_SUM=$(md5sum "$SO" | cut -d' ' -f1)
 DIRTY=$( (git -C "$SF_ROOT" status --porcelain --untracked-files=no -- src sql Makefile 2>/dev/null || echo unknown) | wc -l)
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 DATE=$(date -u +%Y-%m-%d)
@@ -329,6 +333,10 @@ fi
 # 5. Results
 # ------------------------------------------------------------------
 sf_say "writing the results ($(elapsed))"
+SO_SUM_END=$(md5sum "$SO" | cut -d' ' -f1)
+if [ "$SO_SUM_END" != "$SO_SUM" ]; then
+	echo "WARNING: $SO was replaced during the run; the results mix two builds" >&2
+fi
 psql_val "SELECT json_agg(s ORDER BY id) FROM bench.sample s" >"$SCRATCH/samples.json"
 psql_val "SELECT json_agg(s ORDER BY id) FROM bench.state s" >"$SCRATCH/state.json"
 psql_val "SELECT json_agg(v) FROM bench.verify v" >"$SCRATCH/verify.json"
@@ -339,6 +347,7 @@ mkdir -p "$BENCH/results"
 	--meta mode="$MODE" --meta git_sha="$SHA" --meta git_dirty_files="$DIRTY" \
 	--meta started="$STAMP" --meta postgres_version="$PGVERSION" \
 	--meta seconds="$((SECONDS - T_START))" \
+	--meta library_md5="$SO_SUM" --meta library_md5_at_end="$SO_SUM_END" \
 	--param arrivals="$ARRIVALS" --param throughput_prefix="$TPUT" \
 	--param small_prefix="$SMALL" --param seed="$SEED" \
 	--param tick="$TICK" --param lateness="$LATENESS" --param disorder="$DISORDER" \

@@ -502,48 +502,48 @@ $$;
 -- sf_verify run: for every address, the live bucket if it is still live,
 -- else the last upsert emitted for it (a finalized bucket was emitted and
 -- forgotten without a retraction).  Returns the number of mismatching rows
--- per window (0 when identical) and the row counts.
+-- per window (0 when identical) and the row counts.  live() is read once
+-- into a temporary table, so that everything else is a sort or hash join.
 CREATE FUNCTION bench.verify_plain()
 RETURNS TABLE (window_name text, sf_rows bigint, plain_rows bigint,
                mismatches bigint)
-LANGUAGE sql AS $$
-    WITH live AS (
-        SELECT * FROM streamforge.live('bench')),
-    last AS (
-        SELECT DISTINCT ON (c.window_name, c.key, c.window_start, c.window_end)
-               c.*
-          FROM bench.changes c
-         ORDER BY c.window_name, c.key, c.window_start, c.window_end, c.seq DESC),
-    final AS (
-        SELECT l.window_name, l.key, l.window_start, l.count, l.sum, l.min,
-               l.max
-          FROM live l
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('client_min_messages', 'warning', true);
+    DROP TABLE IF EXISTS pg_temp.vf_sf, pg_temp.vf_plain;
+    CREATE TEMP TABLE vf_sf AS
+    SELECT DISTINCT ON (u.window_name, u.key, u.window_start, u.window_end)
+           u.window_name, u.key, u.window_start, u.count, u.sum, u.min,
+           u.max, u.op
+      FROM (SELECT l.window_name, l.key, l.window_start, l.window_end,
+                   l.count, l.sum, l.min, l.max, 'upsert' AS op,
+                   0 AS prio, 0::bigint AS seq
+              FROM streamforge.live('bench') l
+            UNION ALL
+            SELECT c.window_name, c.key, c.window_start, c.window_end,
+                   c.count, c.sum, c.min, c.max, c.op, 1, c.seq
+              FROM bench.changes c) u
+     WHERE u.window_name IN ('tumble', 'hop')
+     ORDER BY u.window_name, u.key, u.window_start, u.window_end,
+              u.prio, u.seq DESC;
+    DELETE FROM vf_sf WHERE op <> 'upsert';
+    ALTER TABLE vf_sf DROP COLUMN op;
+    CREATE TEMP TABLE vf_plain AS
+    SELECT 'tumble'::text AS window_name, key, wstart, cnt, sm, mn, mx
+      FROM bench.plain_fixed
+    UNION ALL
+    SELECT 'hop', key, wstart, cnt, sm, mn, mx FROM bench.plain_sliding;
+    RETURN QUERY
+    WITH diff AS (
+        (SELECT * FROM vf_sf EXCEPT ALL SELECT * FROM vf_plain)
         UNION ALL
-        SELECT c.window_name, c.key, c.window_start, c.count, c.sum, c.min,
-               c.max
-          FROM last c
-         WHERE c.op = 'upsert'
-           AND NOT EXISTS (SELECT 1 FROM live l
-                            WHERE l.window_name = c.window_name
-                              AND l.key = c.key
-                              AND l.window_start = c.window_start
-                              AND l.window_end = c.window_end)),
-    plain AS (
-        SELECT 'tumble'::text AS window_name, key, wstart, cnt, sm, mn, mx
-          FROM bench.plain_fixed
-        UNION ALL
-        SELECT 'hop', key, wstart, cnt, sm, mn, mx FROM bench.plain_sliding),
-    sf AS (
-        SELECT * FROM final WHERE final.window_name IN ('tumble', 'hop')),
-    diff AS (
-        (SELECT * FROM sf EXCEPT ALL SELECT * FROM plain)
-        UNION ALL
-        (SELECT * FROM plain EXCEPT ALL SELECT * FROM sf))
+        (SELECT * FROM vf_plain EXCEPT ALL SELECT * FROM vf_sf))
     SELECT w.name,
-           (SELECT count(*) FROM sf WHERE sf.window_name = w.name),
-           (SELECT count(*) FROM plain WHERE plain.window_name = w.name),
-           (SELECT count(*) FROM diff WHERE diff.window_name = w.name)
-      FROM (VALUES ('tumble'), ('hop')) w(name)
+           (SELECT count(*) FROM vf_sf f WHERE f.window_name = w.name),
+           (SELECT count(*) FROM vf_plain f WHERE f.window_name = w.name),
+           (SELECT count(*) FROM diff d WHERE d.window_name = w.name)
+      FROM (VALUES ('tumble'), ('hop')) w(name);
+END
 $$;
 
 -- Memory and checkpoint size of one pipeline, as a fresh backend loads it:
