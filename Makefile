@@ -4,6 +4,7 @@ EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/defau
 
 MODULE_big = streamforge
 OBJS = \
+	src/acl.o \
 	src/canonjson.o \
 	src/clock.o \
 	src/codec.o \

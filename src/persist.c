@@ -112,6 +112,7 @@ typedef struct SfCacheEntry
 	int64		last_pos;		/* last journal row included, 0: none */
 	int64		journal_bytes;	/* bytes of the journal rows included */
 	SfPipeline *pipeline;		/* NULL: invalid */
+	SfAcl		acl;			/* owner and grants, as of the last read */
 	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
 	bool		locked;			/* this transaction holds the row lock */
 	bool		journal_pending;	/* opened for write, not journaled yet */
@@ -126,6 +127,7 @@ typedef struct SfRowInfo
 	int64		snapshot_version;
 	int64		snapshot_len;
 	int64		offset_replays_base;
+	SfAcl		acl;			/* grants in the caller's memory context */
 	bool		ours;			/* row version written by this transaction */
 } SfRowInfo;
 
@@ -147,6 +149,10 @@ typedef enum SfPlanId
 	PLAN_SNAPSHOT_PUT,
 	PLAN_CREATE,
 	PLAN_DROP,
+	PLAN_ACL_GET,
+	PLAN_ACL_LOCK,
+	PLAN_ACL_PUT,
+	PLAN_EXISTS,
 	NUM_PLANS
 } SfPlanId;
 
@@ -154,16 +160,19 @@ typedef struct SfPlanText
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[8];
+	Oid			argtypes[9];
 } SfPlanText;
 
 /*
  * Every statement names its objects with their schema and uses
  * OPERATOR(pg_catalog.=), so the caller's search_path cannot redirect it.
+ * They run as the extension's owner (acl.c).
  */
 #define SF_ROW_COLUMNS \
 	"tableoid, id, version, snapshot_version, " \
-	"pg_catalog.octet_length(snapshot), offset_replays_base"
+	"pg_catalog.octet_length(snapshot), offset_replays_base, " \
+	"owner, readers, ingesters, admins"
+#define SF_ROW_NCOLUMNS 10
 
 static const SfPlanText sf_plan_text[NUM_PLANS] = {
 	[PLAN_OPEN_WRITE] = {
@@ -217,21 +226,44 @@ static const SfPlanText sf_plan_text[NUM_PLANS] = {
 		3, {INT8OID, BYTEAOID, INT8OID}
 	},
 	[PLAN_CREATE] = {
-		"INSERT INTO streamforge.pipeline (name, partitions, windows, lateness) "
+		"INSERT INTO streamforge.pipeline (name, partitions, windows, lateness, "
+		"owner) "
 		"SELECT $1, $2, "
 		"pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)"
-		"::streamforge.window_def ORDER BY u.i), $8 "
+		"::streamforge.window_def ORDER BY u.i), $8, $9 "
 		"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), "
 		"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) "
 		"WITH ORDINALITY "
 		"AS u(n, k, s, st, g, i) "
 		"ON CONFLICT (name) DO NOTHING RETURNING id",
-		8, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID}
+		9, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID, REGROLEOID}
 	},
 	[PLAN_DROP] = {
 		"DELETE FROM streamforge.pipeline "
-		"WHERE name OPERATOR(pg_catalog.=) $1 RETURNING id",
+		"WHERE name OPERATOR(pg_catalog.=) $1 "
+		"RETURNING id, owner, readers, ingesters, admins",
+		1, {TEXTOID}
+	},
+	[PLAN_ACL_GET] = {
+		"SELECT owner, readers, ingesters, admins FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
+	},
+	[PLAN_ACL_LOCK] = {
+		"SELECT owner, readers, ingesters, admins FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+		1, {TEXTOID}
+	},
+	[PLAN_ACL_PUT] = {
+		"UPDATE streamforge.pipeline SET owner = $2, readers = $3, "
+		"ingesters = $4, admins = $5 WHERE name OPERATOR(pg_catalog.=) $1",
+		5, {TEXTOID, REGROLEOID, REGROLEARRAYOID, REGROLEARRAYOID,
+		REGROLEARRAYOID}
+	},
+	[PLAN_EXISTS] = {
+		"SELECT 1 FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},
 };
@@ -292,9 +324,36 @@ sf_getint64(int col, bool *isnull)
 	return *isnull ? 0 : DatumGetInt64(d);
 }
 
-/* Read SF_ROW_COLUMNS of the (single) result row */
+/*
+ * Read the owner, readers, ingesters and admins columns, at col and the
+ * three after it, of the first result row into acl, allocated in cxt.
+ */
 static void
-sf_read_row(SfRowInfo *row, bool with_xmin)
+sf_read_acl(SfAcl *acl, HeapTuple tup, TupleDesc desc, int col,
+			MemoryContext cxt)
+{
+	Datum		d[4];
+	bool		isnull;
+	int			i;
+	MemoryContext old;
+
+	for (i = 0; i < 4; i++)
+	{
+		d[i] = SPI_getbinval(tup, desc, col + i, &isnull);
+		if (isnull)
+			elog(ERROR, "streamforge: pipeline privileges are null");
+	}
+	old = MemoryContextSwitchTo(cxt);
+	sf_acl_from_datums(acl, d[0], d[1], d[2], d[3]);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Read SF_ROW_COLUMNS of the (single) result row; the acl is allocated in
+ * cxt.
+ */
+static void
+sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt)
 {
 	HeapTuple	tup = SPI_tuptable->vals[0];
 	TupleDesc	desc = SPI_tuptable->tupdesc;
@@ -308,12 +367,15 @@ sf_read_row(SfRowInfo *row, bool with_xmin)
 	if (isnull)
 		row->snapshot_len = 0;
 	row->offset_replays_base = sf_getint64(6, &isnull);
+	sf_read_acl(&row->acl, tup, desc, 7, cxt);
 	row->ours = false;
 	if (with_xmin)
 	{
 		TransactionId xmin;
 
-		xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 7, &isnull));
+		xmin = DatumGetTransactionId(SPI_getbinval(tup, desc,
+												   SF_ROW_NCOLUMNS + 1,
+												   &isnull));
 		row->ours = TransactionIdIsCurrentTransactionId(xmin);
 	}
 }
@@ -378,6 +440,9 @@ sf_cache_lookup(const char *name, bool create)
 		entry->last_pos = 0;
 		entry->journal_bytes = 0;
 		entry->pipeline = NULL;
+		entry->acl.owner = InvalidOid;
+		entry->acl.ngrants = 0;
+		entry->acl.grants = NULL;
 		entry->modified_subid = InvalidSubTransactionId;
 		entry->locked = false;
 		entry->journal_pending = false;
@@ -404,6 +469,8 @@ static void
 sf_cache_remove(SfCacheEntry *entry)
 {
 	sf_cache_invalidate(entry);
+	if (entry->acl.grants != NULL)
+		pfree(entry->acl.grants);
 	hash_search(sf_cache, entry->name, HASH_REMOVE, NULL);
 }
 
@@ -702,8 +769,8 @@ sf_persist_init(void)
 void
 sf_persist_create(const SfPipelineDef *def)
 {
-	Datum		values[8];
-	char		nulls[8];
+	Datum		values[9];
+	char		nulls[9];
 	Datum	   *parts;
 	Datum	   *wnames,
 			   *wkinds,
@@ -716,7 +783,10 @@ sf_persist_create(const SfPipelineDef *def)
 	int			dims[1];
 	int			lbs[1] = {1};
 	int			i;
+	Oid			owner = GetUserId();
+	SfSavedUser saved;
 
+	sf_become_owner(&saved);
 	SPI_connect();
 
 	parts = palloc(def->npartitions * sizeof(Datum));
@@ -767,6 +837,7 @@ sf_persist_create(const SfPipelineDef *def)
 												   INT8OID, 8, FLOAT8PASSBYVAL,
 												   TYPALIGN_DOUBLE));
 	values[7] = Int64GetDatum(def->lateness);
+	values[8] = ObjectIdGetDatum(owner);
 
 	sf_exec(PLAN_CREATE, values, nulls, false, SPI_OK_INSERT_RETURNING);
 	if (SPI_processed != 1)
@@ -774,26 +845,55 @@ sf_persist_create(const SfPipelineDef *def)
 				errcode(ERRCODE_DUPLICATE_OBJECT),
 				errmsg("pipeline \"%s\" already exists", def->name));
 	SPI_finish();
+	sf_restore_user(&saved);
 }
 
 /*
- * Delete a pipeline and its journal.  Raises 42704 if it does not exist.
- * The cache entry goes too; should the drop roll back, the next call simply
- * rebuilds it.
+ * Whether a pipeline named name exists (in the caller's snapshot), whoever
+ * may use it.
+ */
+bool
+sf_persist_exists(const char *name)
+{
+	Datum		arg = CStringGetTextDatum(name);
+	SfSavedUser saved;
+	bool		exists;
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	sf_exec(PLAN_EXISTS, &arg, NULL, true, SPI_OK_SELECT);
+	exists = SPI_processed > 0;
+	SPI_finish();
+	sf_restore_user(&saved);
+	return exists;
+}
+
+/*
+ * Delete a pipeline and its journal.  Raises 42704 if it does not exist,
+ * 42501 unless the caller has the admin privilege on it (the error undoes
+ * the delete).  The cache entry goes too; should the drop roll back, the
+ * next call simply rebuilds it.
  */
 void
 sf_persist_drop(const char *name)
 {
 	Datum		arg;
 	SfCacheEntry *entry;
+	SfSavedUser saved;
+	SfAcl		acl;
 
 	sf_check_lookup_name(name);
+	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
 	sf_exec(PLAN_DROP, &arg, NULL, false, SPI_OK_DELETE_RETURNING);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);
+	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+				CurrentMemoryContext);
+	sf_acl_check(&acl, name, saved.userid, SF_PRIV_ADMIN);
 	SPI_finish();
+	sf_restore_user(&saved);
 
 	entry = sf_cache_lookup(name, false);
 	if (entry != NULL)
@@ -802,7 +902,10 @@ sf_persist_drop(const char *name)
 
 /*
  * Return the pipeline named name, with the state its row holds in the
- * caller's snapshot.  Raises 42704 if it does not exist.
+ * caller's snapshot.  Raises 42704 if it does not exist, 42501 unless the
+ * current user has the read (for_write: ingest) privilege on it, checked
+ * against the owner and grants read with the row, before any state is
+ * loaded.
  *
  * for_write: lock the row (once per transaction) for one write call.  The
  * caller must then run one engine operation (or batch) and journal it
@@ -819,19 +922,27 @@ sf_persist_open(const char *name, bool for_write)
 	SfCacheEntry *entry;
 	Datum		arg;
 	int64		current_version;
+	SfPrivilege required = for_write ? SF_PRIV_INGEST : SF_PRIV_READ;
+	MemoryContext callercxt = CurrentMemoryContext;
+	SfSavedUser saved;
 
 	sf_check_lookup_name(name);
 
-	/* this transaction holds the lock: nobody else can have changed it */
+	/*
+	 * This transaction holds the lock: nobody else can have changed the
+	 * pipeline or its privileges, so the cached copy is the truth.
+	 */
 	entry = sf_cache_lookup(name, false);
 	if (for_write && entry != NULL && entry->locked &&
 		entry->pipeline != NULL && !entry->pipeline->busy)
 	{
+		sf_acl_check(&entry->acl, name, GetUserId(), required);
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
 		return entry->pipeline;
 	}
 
+	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
 
@@ -840,7 +951,9 @@ sf_persist_open(const char *name, bool for_write)
 		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 		if (SPI_processed != 1)
 			sf_unknown_pipeline(name);
-		sf_read_row(&row, false);
+		sf_read_row(&row, false, callercxt);
+		/* an error undoes the version bump */
+		sf_acl_check(&row.acl, name, saved.userid, required);
 		row.ours = true;
 		current_version = row.version - 1;
 	}
@@ -855,15 +968,18 @@ sf_persist_open(const char *name, bool for_write)
 		sf_exec(PLAN_OPEN_READ, &arg, NULL, true, SPI_OK_SELECT);
 		if (SPI_processed != 1)
 			sf_unknown_pipeline(name);
-		sf_read_row(&row, true);
+		sf_read_row(&row, true, callercxt);
+		sf_acl_check(&row.acl, name, saved.userid, required);
 		current_version = row.version;
 	}
 
 	entry = sf_cache_lookup(name, true);
 	sf_cache_sync(entry, name, &row, current_version);
+	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
 
 	PopActiveSnapshot();
 	SPI_finish();
+	sf_restore_user(&saved);
 
 	if (for_write)
 	{
@@ -886,6 +1002,7 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 {
 	SfCacheEntry *entry = sf_cache_lookup(p->def.name, false);
 	int64		limit;
+	SfSavedUser saved;
 
 	if (entry == NULL || entry->pipeline != p || !entry->locked ||
 		!entry->journal_pending)
@@ -901,6 +1018,7 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		Max((int64) sf_compaction_threshold * 1024,
 			SF_COMPACTION_FACTOR * entry->snapshot_len);
 
+	sf_become_owner(&saved);
 	SPI_connect();
 	if (limit >= 0 && entry->journal_bytes + (int64) len > limit)
 	{
@@ -935,13 +1053,15 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		entry->journal_bytes += len;
 	}
 	SPI_finish();
+	sf_restore_user(&saved);
 	entry->journal_pending = false;
 }
 
 /*
  * Replace a pipeline's state by a checkpoint.  Validation (and SF003) is
  * sf_checkpoint_decode's; the stored snapshot is the canonical encoding of
- * the decoded state, and the journal is emptied.
+ * the decoded state, and the journal is emptied.  Needs the admin
+ * privilege (42501).
  */
 void
 sf_persist_restore(const char *name, const char *data, Size len)
@@ -954,14 +1074,18 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	Datum		arg;
 	Datum		values[3];
 	int64		last_pos;
+	MemoryContext callercxt = CurrentMemoryContext;
+	SfSavedUser saved;
 
 	sf_check_lookup_name(name);
+	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
 	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);
-	sf_read_row(&row, false);
+	sf_read_row(&row, false, callercxt);
+	sf_acl_check(&row.acl, name, saved.userid, SF_PRIV_ADMIN);
 
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -979,6 +1103,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	arg = Int64GetDatum(row.id);
 	sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
+	sf_restore_user(&saved);
 
 	/* positions only need to grow; keep them growing where we know them */
 	entry = sf_cache_lookup(name, true);
@@ -994,8 +1119,82 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
 	entry->last_pos = last_pos;
 	entry->journal_bytes = 0;
+	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
 	entry->locked = true;
+}
+
+/*
+ * The owner and grants of the pipeline named name, in the caller's memory
+ * context; for_update locks its row first.  Raises 42704 if it does not
+ * exist.  Checks no privilege: that is the caller's business.
+ */
+void
+sf_persist_get_acl(const char *name, bool for_update, SfAcl *acl)
+{
+	MemoryContext callercxt = CurrentMemoryContext;
+	SfSavedUser saved;
+	Datum		arg;
+
+	sf_check_lookup_name(name);
+	sf_become_owner(&saved);
+	SPI_connect();
+	arg = CStringGetTextDatum(name);
+	sf_exec(for_update ? PLAN_ACL_LOCK : PLAN_ACL_GET, &arg, NULL,
+			!for_update, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(name);
+	sf_read_acl(acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+				callercxt);
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/* regrole[] of the grants of acl with exactly the given privilege */
+static Datum
+sf_acl_array(const SfAcl *acl, SfPrivilege privilege)
+{
+	Datum	   *elems = palloc(Max(acl->ngrants, 1) * sizeof(Datum));
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < acl->ngrants; i++)
+		if (acl->grants[i].privilege == privilege)
+			elems[n++] = ObjectIdGetDatum(acl->grants[i].role);
+	return PointerGetDatum(construct_array(elems, n, REGROLEOID, sizeof(Oid),
+										   true, TYPALIGN_INT));
+}
+
+/*
+ * Store acl as the owner and grants of the pipeline named name.  Caller
+ * must have locked the row (sf_persist_get_acl with for_update) in this
+ * transaction and checked the privileges.  This backend's cached copy
+ * follows at once; other backends read the row again before they use the
+ * pipeline (a writer holding the lock cannot exist meanwhile).
+ */
+void
+sf_persist_set_acl(const char *name, const SfAcl *acl)
+{
+	SfSavedUser saved;
+	SfCacheEntry *entry;
+	Datum		values[5];
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = ObjectIdGetDatum(acl->owner);
+	values[2] = sf_acl_array(acl, SF_PRIV_READ);
+	values[3] = sf_acl_array(acl, SF_PRIV_INGEST);
+	values[4] = sf_acl_array(acl, SF_PRIV_ADMIN);
+	sf_become_owner(&saved);
+	SPI_connect();
+	sf_exec(PLAN_ACL_PUT, values, NULL, false, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(name);
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	entry = sf_cache_lookup(name, false);
+	if (entry != NULL)
+		sf_acl_copy(&entry->acl, acl, sf_cache_cxt);
 }
 
 /* ----------------------------------------------------------------

@@ -366,23 +366,6 @@ window_from_datum(Datum d, SfWindowDef *w)
 	w->gap = nulls[4] ? 0 : DatumGetInt64(values[4]);
 }
 
-static bool
-pipeline_exists(const char *name)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
-	bool		exists;
-
-	values[0] = CStringGetTextDatum(name);
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM streamforge.pipeline WHERE name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "streamforge: could not look up pipeline");
-	exists = SPI_processed > 0;
-	SPI_finish();
-	return exists;
-}
-
 PG_FUNCTION_INFO_V1(sf_create_pipeline);
 Datum
 sf_create_pipeline(PG_FUNCTION_ARGS)
@@ -397,7 +380,7 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	int			i;
 
 	sf_validate_name("pipeline", name);
-	if (pipeline_exists(name))
+	if (sf_persist_exists(name))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("pipeline \"%s\" already exists", name)));

@@ -15,6 +15,12 @@
  * queues a notification on channel "streamforge_changes", which PostgreSQL
  * delivers when (and only if) the transaction commits.
  *
+ * Privileges.  Nobody but the extension's owner may write (or read all of)
+ * the output tables, so the statements here run as that owner
+ * (sf_become_owner, acl.c); the caller's privilege on the pipeline was
+ * checked when persist.c opened it.  The pg_cron clean-up of
+ * sf_sink_drop() runs as the caller: pg_cron shows a role its own jobs.
+ *
  * Write calls on one pipeline serialize on the pipeline's row lock
  * (persist.c) until their transaction ends, so the seq numbers a
  * transaction writes directly follow those of the transaction before it,
@@ -547,18 +553,25 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 	MemoryContext old;
 	Datum		name;
 	int			from;
+	SfSavedUser saved;
 
 	if (changes->n == 0 && nlate == 0)
 		return;
 	AcceptInvalidationMessages();
 	if (!sink_config_valid)
+	{
+		sf_become_owner(&saved);
 		sink_config_load();
+		sf_restore_user(&saved);
+	}
 	if (hash_get_num_entries(sink_config) == 0)
 		return;
 	cfg = hash_search(sink_config, p->def.name, HASH_FIND, NULL);
 	if (cfg == NULL)
 		return;
 
+	/* the caller's privilege was checked when p was opened (acl.c) */
+	sf_become_owner(&saved);
 	SPI_connect();
 	/* everything below lives in the SPI procedure context or chunk_cxt */
 	chunk_cxt = AllocSetContextCreate(CurrentMemoryContext,
@@ -597,6 +610,7 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 		}
 
 	SPI_finish();
+	sf_restore_user(&saved);
 
 	if (cfg->notify)
 		sink_notify(p);

@@ -320,6 +320,42 @@ typedef struct SfStats
 } SfStats;
 
 /* ----------------------------------------------------------------
+ * Privileges on pipelines (acl.c)
+ * ----------------------------------------------------------------
+ */
+
+/* Each privilege includes the ones below it */
+typedef enum SfPrivilege
+{
+	SF_PRIV_NONE = 0,
+	SF_PRIV_READ = 1,
+	SF_PRIV_INGEST = 2,
+	SF_PRIV_ADMIN = 3
+} SfPrivilege;
+
+/* One grant: a role (InvalidOid: PUBLIC) and the privilege it was given */
+typedef struct SfGrant
+{
+	Oid			role;
+	SfPrivilege privilege;
+} SfGrant;
+
+/* Who may use a pipeline: its owner (admin) and its grants */
+typedef struct SfAcl
+{
+	Oid			owner;
+	int			ngrants;
+	SfGrant    *grants;
+} SfAcl;
+
+/* The user id and security context to return to after sf_become_owner() */
+typedef struct SfSavedUser
+{
+	Oid			userid;
+	int			sec_context;
+} SfSavedUser;
+
+/* ----------------------------------------------------------------
  * Prototypes, grouped by defining file
  * ----------------------------------------------------------------
  */
@@ -406,6 +442,17 @@ extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
 										const char *data, Size len);
 extern char *sf_checkpoint_document(const char *data, Size len);
 
+/* acl.c: privileges on pipelines, running queries as the extension's owner */
+extern Oid	sf_extension_owner(void);
+extern void sf_become_owner(SfSavedUser *saved);
+extern void sf_restore_user(const SfSavedUser *saved);
+extern void sf_acl_from_datums(SfAcl *acl, Datum owner, Datum readers,
+							   Datum ingesters, Datum admins);
+extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
+extern SfPrivilege sf_acl_privilege(const SfAcl *acl, Oid role);
+extern void sf_acl_check(const SfAcl *acl, const char *pipeline,
+						 Oid role, SfPrivilege required);
+
 /* persist.c: pipelines stored in the extension's tables, cached per backend */
 extern void sf_persist_init(void);
 extern void sf_persist_create(const SfPipelineDef *def);
@@ -414,6 +461,10 @@ extern SfPipeline *sf_persist_open(const char *name, bool for_write);
 extern void sf_persist_write_journal(SfPipeline *p, const char *entry,
 									 Size len);
 extern void sf_persist_restore(const char *name, const char *data, Size len);
+extern bool sf_persist_exists(const char *name);
+extern void sf_persist_get_acl(const char *name, bool for_update,
+							   SfAcl *acl);
+extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
 
 /* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,

@@ -6,8 +6,10 @@
 -- the pipeline bumps it (taking the row lock).  Only src/persist.c writes these tables; see docs/persistence.md.
 --
 -- The tables are registered as configuration tables, so pg_dump carries the
--- pipelines over, and they are not accessible to PUBLIC: grant privileges to
--- the roles that use streamforge (docs/persistence.md lists them).
+-- pipelines over.  Nobody but their owner (the extension's owner) may read
+-- or write them: the C functions check the caller's privilege on the
+-- pipeline and then run their queries as the extension's owner
+-- (docs/security.md).
 
 -- Pipeline ids are never reused, so a dropped and re-created pipeline never
 -- matches a backend's stale cache entry.
@@ -23,6 +25,14 @@ CREATE TABLE streamforge.pipeline (
     snapshot_version bigint NOT NULL DEFAULT 0,     -- version the snapshot was taken in
     snapshot bytea,                         -- NULL: the empty initial state
     offset_replays_base bigint NOT NULL DEFAULT 0,  -- stats() counter at snapshot
+    -- privileges (src/acl.c, docs/security.md): the owner has admin; each
+    -- grantee is in at most one of the three lists, 0 ('-') is PUBLIC.
+    -- regrole, so that pg_dump writes role names and a restore into
+    -- another cluster maps them to that cluster's roles.
+    owner regrole NOT NULL,
+    readers regrole[] NOT NULL DEFAULT '{}',
+    ingesters regrole[] NOT NULL DEFAULT '{}',
+    admins regrole[] NOT NULL DEFAULT '{}',
     CONSTRAINT pipeline_name_check
         CHECK (octet_length(name) BETWEEN 1 AND 63),
     CONSTRAINT pipeline_version_check

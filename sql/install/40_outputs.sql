@@ -7,9 +7,10 @@
 --
 -- Every row names its pipeline; the foreign keys drop a pipeline's outputs
 -- with the pipeline.  The tables are configuration tables (pg_dump keeps
--- them).  Privileges: PUBLIC may read them, nobody but the owner may write
--- them; a role that calls the write functions on a pipeline with outputs
--- needs INSERT and DELETE on them (docs/outputs.md).
+-- them).  Privileges (50_security.sql, docs/security.md): nobody but their
+-- owner, the extension's owner, may write them; sink.c writes them as that
+-- owner once the caller's privilege on the pipeline is checked.  Other
+-- roles may read the rows of the pipelines they may read.
 
 -- Which outputs each pipeline has.  A pipeline without a row has none.
 -- Backends cache this table; the trigger below tells them when it changes.
@@ -116,9 +117,13 @@ CREATE TRIGGER output_config_changed
 -- before that are not known any more); disabling results deletes the
 -- pipeline's rows, since they would no longer be kept up to date.  The
 -- changelog and the late output keep their rows when disabled.
-CREATE FUNCTION streamforge.configure_outputs(pipeline text,
-    changelog boolean DEFAULT true, results boolean DEFAULT true,
-    late boolean DEFAULT true, notify boolean DEFAULT true)
+--
+-- Needs the admin privilege on the pipeline.  configure_outputs() checks it
+-- as the caller and then runs configure_outputs_internal() as the
+-- extension's owner (src/acl.c), which may write the tables; nobody else
+-- may call the internal function.
+CREATE FUNCTION streamforge.configure_outputs_internal(pipeline text,
+    changelog boolean, results boolean, late boolean, notify boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -133,7 +138,7 @@ BEGIN
         RAISE EXCEPTION 'output switches must not be null' USING ERRCODE = '22004';
     END IF;
     PERFORM 1 FROM streamforge.pipeline AS p
-     WHERE p.name OPERATOR(pg_catalog.=) configure_outputs.pipeline
+     WHERE p.name OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline
        FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
@@ -141,39 +146,49 @@ BEGIN
     END IF;
 
     SELECT c.results INTO old_results FROM streamforge.output_config AS c
-     WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs.pipeline;
+     WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
     old_results := coalesce(old_results, false);
 
     IF results AND NOT old_results THEN
         DELETE FROM streamforge.results AS r
-         WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs.pipeline;
+         WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
         INSERT INTO streamforge.results (pipeline, window_name, key,
                 window_start, window_end, count, sum, min, max, seq)
-        SELECT configure_outputs.pipeline, v.window_name, v.key,
+        SELECT configure_outputs_internal.pipeline, v.window_name, v.key,
                v.window_start, v.window_end, v.count, v.sum, v.min, v.max,
                NULL
-          FROM streamforge.visible(configure_outputs.pipeline) AS v;
+          FROM streamforge.visible(configure_outputs_internal.pipeline) AS v;
     ELSIF old_results AND NOT results THEN
         DELETE FROM streamforge.results AS r
-         WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs.pipeline;
+         WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
     END IF;
 
     IF changelog OR results OR late OR notify THEN
         INSERT INTO streamforge.output_config AS c
                (pipeline, changelog, results, late, notify)
-        VALUES (configure_outputs.pipeline, configure_outputs.changelog,
-                configure_outputs.results, configure_outputs.late,
-                configure_outputs.notify)
+        VALUES (configure_outputs_internal.pipeline, configure_outputs_internal.changelog,
+                configure_outputs_internal.results, configure_outputs_internal.late,
+                configure_outputs_internal.notify)
         ON CONFLICT ON CONSTRAINT output_config_pkey DO UPDATE
            SET changelog = excluded.changelog, results = excluded.results,
                late = excluded.late, notify = excluded.notify,
                configured_at = pg_catalog.now();
     ELSE
         DELETE FROM streamforge.output_config AS c
-         WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs.pipeline;
+         WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
     END IF;
 END
 $$;
+
+CREATE FUNCTION streamforge.configure_outputs(pipeline text,
+    changelog boolean DEFAULT true, results boolean DEFAULT true,
+    late boolean DEFAULT true, notify boolean DEFAULT true)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_configure_outputs'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION streamforge.configure_outputs_internal(text, boolean,
+    boolean, boolean, boolean) FROM PUBLIC;
 
 -- All outputs off: configure_outputs with every switch false.
 CREATE FUNCTION streamforge.disable_outputs(pipeline text)
@@ -190,8 +205,9 @@ END;
 -- again), and the results table is rebuilt as the remaining changelog
 -- applied (when the changelog is on; else from visible(), which loses the
 -- finalized rows), plus every row of visible().  Takes the pipeline's row
--- lock like configure_outputs.
-CREATE FUNCTION streamforge.resync_outputs(pipeline text)
+-- lock like configure_outputs.  Needs the admin privilege, checked the same
+-- way as configure_outputs' (resync_outputs_internal runs as the owner).
+CREATE FUNCTION streamforge.resync_outputs_internal(pipeline text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -204,26 +220,26 @@ BEGIN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
     END IF;
     PERFORM 1 FROM streamforge.pipeline AS p
-     WHERE p.name OPERATOR(pg_catalog.=) resync_outputs.pipeline
+     WHERE p.name OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
        FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
             USING ERRCODE = '42704';
     END IF;
     SELECT * INTO cfg FROM streamforge.output_config AS c
-     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline;
+     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
     st := streamforge.stats(pipeline);
 
     DELETE FROM streamforge.changelog AS c
-     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
        AND c.seq OPERATOR(pg_catalog.>) st.changes_emitted;
     DELETE FROM streamforge.late_output AS l
-     WHERE l.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+     WHERE l.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
        AND l.late_seq OPERATOR(pg_catalog.>) st.late_events;
 
     IF coalesce(cfg.results, false) THEN
         DELETE FROM streamforge.results AS r
-         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline;
+         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
         IF cfg.changelog THEN
             INSERT INTO streamforge.results (pipeline, window_name, key,
                     window_start, window_end, count, sum, min, max, seq)
@@ -232,32 +248,39 @@ BEGIN
               FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
                                         c.window_end) c.*
                       FROM streamforge.changelog AS c
-                     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+                     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
                      ORDER BY c.window_name, c.key, c.window_start,
                               c.window_end, c.seq DESC) AS l
              WHERE l.op OPERATOR(pg_catalog.=) 'upsert';
         END IF;
         -- visible() is the truth for the rows it shows
         DELETE FROM streamforge.results AS r
-         USING streamforge.visible(resync_outputs.pipeline) AS v
-         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+         USING streamforge.visible(resync_outputs_internal.pipeline) AS v
+         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
            AND (r.window_name, r.key, r.window_start, r.window_end)
                OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end)
            AND (r.count, r.sum, r.min, r.max)
                IS DISTINCT FROM (v.count, v.sum, v.min, v.max);
         INSERT INTO streamforge.results (pipeline, window_name, key,
                 window_start, window_end, count, sum, min, max, seq)
-        SELECT resync_outputs.pipeline, v.window_name, v.key, v.window_start,
+        SELECT resync_outputs_internal.pipeline, v.window_name, v.key, v.window_start,
                v.window_end, v.count, v.sum, v.min, v.max, NULL
-          FROM streamforge.visible(resync_outputs.pipeline) AS v
+          FROM streamforge.visible(resync_outputs_internal.pipeline) AS v
          WHERE NOT EXISTS (
                 SELECT 1 FROM streamforge.results AS r
-                 WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs.pipeline
+                 WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
                    AND (r.window_name, r.key, r.window_start, r.window_end)
                        OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
     END IF;
 END
 $$;
+
+CREATE FUNCTION streamforge.resync_outputs(pipeline text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_resync_outputs'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION streamforge.resync_outputs_internal(text) FROM PUBLIC;
 
 -- ----------------------------------------------------------------
 -- Progress from the wall clock
@@ -355,7 +378,8 @@ $$;
 -- Schedule advance_to_now(pipeline, partition, delay, unit) with pg_cron.
 -- schedule is a pg_cron schedule ('* * * * *'; '30 seconds' from pg_cron
 -- 1.5 on).  Scheduling the same partition again replaces its schedule.
--- Returns the pg_cron job id.  The job runs as the calling role.
+-- Returns the pg_cron job id.  The job runs as the calling role (so it
+-- needs the ingest privilege when it runs); scheduling needs admin.
 CREATE FUNCTION streamforge.schedule_advance(pipeline text, partition text,
     schedule text, delay bigint DEFAULT 0, unit text DEFAULT 'ms')
 RETURNS bigint
@@ -370,14 +394,11 @@ BEGIN
         RAISE EXCEPTION 'arguments of schedule_advance must not be null'
             USING ERRCODE = '22004';
     END IF;
+    -- 42704 or 42501
+    PERFORM streamforge.require_privilege(pipeline, 'admin');
     PERFORM streamforge.require_pg_cron();
-    -- fail now, not at every run: the pipeline, partition, delay and unit
-    -- must be valid
-    IF NOT EXISTS (SELECT 1 FROM streamforge.pipeline AS p
-                    WHERE p.name OPERATOR(pg_catalog.=) schedule_advance.pipeline) THEN
-        RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
-            USING ERRCODE = '42704';
-    END IF;
+    -- fail now, not at every run: the partition, delay and unit must be
+    -- valid
     IF NOT EXISTS (SELECT 1 FROM streamforge.partitions(schedule_advance.pipeline) AS t
                     WHERE t.partition OPERATOR(pg_catalog.=) schedule_advance.partition) THEN
         RAISE EXCEPTION 'partition "%" does not exist in pipeline "%"',
@@ -401,7 +422,8 @@ END
 $$;
 
 -- Remove a partition's scheduled advance.  Returns false when there was
--- none (for the calling role).
+-- none (for the calling role).  Needs the admin privilege; a role that lost
+-- it can still remove its own job with cron.unschedule().
 CREATE FUNCTION streamforge.unschedule_advance(pipeline text, partition text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -414,6 +436,7 @@ BEGIN
         RAISE EXCEPTION 'arguments of unschedule_advance must not be null'
             USING ERRCODE = '22004';
     END IF;
+    PERFORM streamforge.require_privilege(pipeline, 'admin');
     PERFORM streamforge.require_pg_cron();
     EXECUTE 'SELECT EXISTS (SELECT 1 FROM cron.job WHERE jobname OPERATOR(pg_catalog.=) $1)'
        INTO found_job
