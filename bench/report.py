@@ -401,7 +401,6 @@ def main():
         "postgres_version": meta.get("postgres_version"),
         "duration_s": meta.get("seconds"),
         "library_md5": meta.get("library_md5"),
-        "library_replaced_during_run": meta.get("library_md5") != meta.get("library_md5_at_end"),
         "machine": machine(),
         "params": params,
         "workload": counts,

@@ -7,16 +7,20 @@
 #                             one repetition
 #
 # Options: --reps N (repetitions of every throughput run), --keep (keep the
-# scratch directory and its cluster's files), --no-build (use the installed
-# extension as it is), --profile (perf profiles of the ingest_batch runs,
+# scratch directory and its cluster's files), --no-build (skip make: use
+# the tree as it was last built), --profile (perf profiles of the ingest_batch runs,
 # needs the linux-perf package; skipped with a note when perf cannot sample).
 #
 # Like ./scripts/test.sh it installs the Debian packages it lacks (plus
-# python3 and gnuplot-nox), builds and installs the extension, then, in a
-# scratch directory owned by the server user ("postgres" when run as root):
-#   1. generates the seeded workload (bench/gen_workload.py),
-#   2. starts a throwaway cluster listening on a Unix socket in that
-#      directory only (no TCP),
+# python3 and gnuplot-nox) and builds the extension; then, in a scratch
+# directory owned by the server user ("postgres" when run as root):
+#   1. installs the build into a private copy of the PostgreSQL 15 tree
+#      (make install DESTDIR=...: the server finds its share and lib
+#      directories relative to its binary), so that nobody else's install
+#      into the shared PostgreSQL tree can change the code under test, and
+#      generates the seeded workload (bench/gen_workload.py),
+#   2. starts a throwaway cluster of that private tree, listening on a Unix
+#      socket in the scratch directory only (no TCP),
 #   3. loads bench/sql/bench.sql, the workload and the pre-built batches,
 #   4. measures (see docs/performance.md): throughput of ingest_batch at
 #      batch sizes 10,000 / 100 / 1, of per-row ingest, of the plain-SQL
@@ -94,16 +98,14 @@ sf_need_packages "${SF_BUILD_PACKAGES[@]}" python3 gnuplot-nox
 [ -n "$PROFILE" ] && sf_need_packages linux-perf
 sf_check_server_user
 if [ -n "$BUILD" ]; then
-	sf_build_and_install
+	sf_say "building $(sf_make_var "$SF_ROOT" EXTENSION) (make, PG_CONFIG=$PG_CONFIG)"
+	make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" >/dev/null ||
+		sf_die "build failed"
 fi
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
-# The installed library is shared by every checkout on this machine: note
-# its checksum, and warn at the end if something replaced it meanwhile.
-SO=$($PG_CONFIG --pkglibdir)/streamforge.so
-SO_SUM=$(md5sum "$SO" | cut -d' ' -f1)
 DIRTY=$( (git -C "$SF_ROOT" status --porcelain --untracked-files=no -- src sql Makefile 2>/dev/null || echo unknown) | wc -l)
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 DATE=$(date -u +%Y-%m-%d)
@@ -115,7 +117,7 @@ cleanup() {
 	local rc=$?
 	if [ -n "$started" ]; then
 		sf_say "stopping the benchmark cluster"
-		SF_RUN_DIR=$SCRATCH sf_as_server "$PGBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
+		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
 	fi
 	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
 		echo "scratch directory kept: $SCRATCH"
@@ -125,6 +127,16 @@ cleanup() {
 	exit $rc
 }
 trap cleanup EXIT
+
+# the private PostgreSQL tree, with this build installed into it
+PRIV=$SCRATCH/pg
+mkdir -p "$PRIV$(dirname "$PGDIR")" "$PRIV$(dirname "$($PG_CONFIG --sharedir)")"
+cp -a "$PGDIR" "$PRIV$PGDIR"
+cp -a "$($PG_CONFIG --sharedir)" "$PRIV$($PG_CONFIG --sharedir)"
+make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$PRIV" install >/dev/null ||
+	sf_die "make install into $PRIV failed"
+SRVBIN=$PRIV$PGBIN
+SO_SUM=$(md5sum "$PRIV$($PG_CONFIG --pkglibdir)/streamforge.so" | cut -d' ' -f1)
 
 cp -r "$BENCH/sql" "$BENCH/latency.pgbench" "$BENCH/commit_floor.pgbench" \
 	"$BENCH/gen_workload.py" "$SCRATCH/"
@@ -153,7 +165,7 @@ cat "$SCRATCH/work/counts.txt"
 # 2. Throwaway cluster
 # ------------------------------------------------------------------
 sf_say "starting a throwaway cluster in $SCRATCH/data"
-as_server "$PGBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
+as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
 	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
 	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
 as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
@@ -170,7 +182,7 @@ max_wal_size = 16GB
 checkpoint_timeout = 1h
 autovacuum = off
 EOF
-as_server "$PGBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
+as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
 	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
 started=1
 
@@ -181,6 +193,8 @@ sf_say "loading the workload and building the batches"
 as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" -U postgres -d postgres \
 	-c "CREATE DATABASE $DB"
 psql_db -c "CREATE EXTENSION streamforge" -f "$SCRATCH/sql/bench.sql"
+[ "$(psql_val "SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR'")" = "$PRIV$($PG_CONFIG --pkglibdir)" ] ||
+	sf_die "the server does not use the private tree $PRIV"
 psql_db <<EOF
 \copy bench.staging FROM '$SCRATCH/work/deliveries.csv' WITH (FORMAT csv)
 \copy bench.control FROM '$SCRATCH/work/control.csv' WITH (FORMAT csv)
@@ -333,10 +347,6 @@ fi
 # 5. Results
 # ------------------------------------------------------------------
 sf_say "writing the results ($(elapsed))"
-SO_SUM_END=$(md5sum "$SO" | cut -d' ' -f1)
-if [ "$SO_SUM_END" != "$SO_SUM" ]; then
-	echo "WARNING: $SO was replaced during the run; the results mix two builds" >&2
-fi
 psql_val "SELECT json_agg(s ORDER BY id) FROM bench.sample s" >"$SCRATCH/samples.json"
 psql_val "SELECT json_agg(s ORDER BY id) FROM bench.state s" >"$SCRATCH/state.json"
 psql_val "SELECT json_agg(v) FROM bench.verify v" >"$SCRATCH/verify.json"
@@ -347,7 +357,7 @@ mkdir -p "$BENCH/results"
 	--meta mode="$MODE" --meta git_sha="$SHA" --meta git_dirty_files="$DIRTY" \
 	--meta started="$STAMP" --meta postgres_version="$PGVERSION" \
 	--meta seconds="$((SECONDS - T_START))" \
-	--meta library_md5="$SO_SUM" --meta library_md5_at_end="$SO_SUM_END" \
+	--meta library_md5="$SO_SUM" \
 	--param arrivals="$ARRIVALS" --param throughput_prefix="$TPUT" \
 	--param small_prefix="$SMALL" --param seed="$SEED" \
 	--param tick="$TICK" --param lateness="$LATENESS" --param disorder="$DISORDER" \
