@@ -262,10 +262,10 @@ set logscale y
 set yrange [1000:*]
 set ytics ("1k" 1000, "10k" 10000, "100k" 100000, "1M" 1000000, "10M" 10000000)
 set xtics rotate by -20 scale 0 offset -2,0
-set key top right
+set key top left
 set grid ytics
 set arrow 1 from graph 0, first 1000000 to graph 1, first 1000000 nohead dt 2 lc rgb "#cc0000"
-set label 1 "target 1M/s (fixed)" at graph 0.01, first 1300000 tc rgb "#cc0000"
+set label 1 "target 1M/s (fixed)" at graph 0.45, first 1300000 tc rgb "#cc0000"
 plot "{tdat}" using 2:xtic(1) title "fixed", "" using 3 title "fixed+sliding+session", "" using 4 title "session"
 unset arrow 1
 unset label 1
@@ -281,6 +281,7 @@ set xlabel "delivered events in history"
 set ylabel "ms"
 set key outside bottom center horizontal maxrows 3 width -2
 set arrow 2 from graph 0, first 2 to graph 1, first 2 nohead dt 2 lc rgb "#cc0000"
+set label 2 "target 2 ms" at graph 0.99, first 2.4 right tc rgb "#cc0000"
 plot "{ldat}" index 0 using 1:2 title "median, sync commit on" lw 2 pt 7, \\
      "" index 0 using 1:3 title "p95, sync commit on" dt 2 pt 7, \\
      "" index 1 using 1:2 title "median, sync commit off" lw 2 pt 5, \\
