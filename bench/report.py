@@ -302,6 +302,98 @@ unset multiplot
     return True
 
 
+def markdown(res):
+    """The tables that docs/performance.md quotes, as Markdown."""
+    med = res["throughput"]["medians"]
+    m = res["machine"]
+    out = []
+    out.append("Run `%s` (%s mode, %s repetitions), commit %s, %s, %s cores, %.1f GiB RAM, %s.\n" % (
+        res["name"], res["mode"], res["params"].get("reps"), res["git_sha"],
+        m.get("cpu_model", "?"), m.get("nproc"), m.get("ram_bytes", 0) / 2**30,
+        (res.get("postgres_version") or "").split(" on ")[0]))
+    out.append("| target | goal | measured | |")
+    out.append("|---|---|---|---|")
+    for t in res["targets"]:
+        v = t["measured"]
+        vs = "n/a" if v is None else ("%.2f" % v if v < 1000 else fmt(v))
+        out.append("| %s | %s | %s | %s |" % (t["name"], t["target"], vs,
+                                             {True: "met", False: "**missed**", None: "?"}[t["met"]]))
+    out.append("")
+    out.append("Throughput, median events/s (ingest calls only / end-to-end with advances and commits):\n")
+    out.append("| driver | batch | fixed | fixed+sliding+session | session |")
+    out.append("|---|---|---|---|---|")
+    for label, test, bs in (("ingest_batch", "sf_batch", 10000), ("ingest_batch", "sf_batch", 100),
+                            ("ingest_batch", "sf_batch", 1), ("ingest per row", "sf_row", 1)):
+        cells = []
+        for shape in SHAPES:
+            r = find(med, test, shape, bs)
+            cells.append("%s / %s" % (fmt(r["events_per_s"]), fmt(r["events_per_s_end_to_end"])) if r else "n/a")
+        out.append("| %s | %s | %s |" % (label, fmt(bs), " | ".join(cells)))
+    pf, pfs = find(med, "plain_fixed"), find(med, "plain_fixed_sliding")
+    out.append("| plain-SQL upsert | 10,000 | %s | %s (fixed+sliding only) | |" % (
+        "%s / %s" % (fmt(pf["events_per_s"]), fmt(pf["events_per_s_end_to_end"])) if pf else "n/a",
+        "%s / %s" % (fmt(pfs["events_per_s"]), fmt(pfs["events_per_s_end_to_end"])) if pfs else "n/a"))
+    for bs in (10000, 100, 1):
+        fl = find(med, "floor", None, bs)
+        if fl:
+            out.append("| floor: unnest + sum | %s | %s | | |" % (fmt(bs), fmt(fl["events_per_s"])))
+    fr = find(med, "floor_row")
+    if fr:
+        out.append("| floor: read the rows | 1 | %s | | |" % fmt(fr["events_per_s"]))
+    out.append("")
+    r = res["ratios"]
+    out.append("Ratios: streamforge over the plain-SQL upsert, fixed window: %.1fx (end-to-end %.1fx); "
+               "fixed+sliding+session over plain fixed+sliding: %.1fx (end-to-end %.1fx). "
+               "Time of ingest_batch over the floor's, batch 10,000: fixed %.1fx, "
+               "fixed+sliding+session %.1fx, session %.1fx; batch 100: %.1fx, %.1fx, %.1fx; "
+               "batch 1: %.1fx, %.1fx, %.1fx.\n" % (
+                   r.get("sf_batch_fixed_over_plain_fixed", 0),
+                   r.get("sf_batch_fixed_over_plain_fixed_end_to_end", 0),
+                   r.get("sf_batch_all_over_plain_fixed_sliding", 0),
+                   r.get("sf_batch_all_over_plain_fixed_sliding_end_to_end", 0),
+                   *[r.get("floor_over_sf_batch_%s_%d" % (sh, bs), 0)
+                     for bs in (10000, 100, 1) for sh in SHAPES]))
+    for b in res["advance_burst"]:
+        out.append("Burst: one advance emits and finalizes %s live buckets in %.2f s (%s buckets/s, median).\n" % (
+            fmt(b["live_buckets_before"]), b["advance_s"], fmt(b["changes_per_s"])))
+    out.append("Commit latency of a one-event transaction, ms (median / p95 / p99), warm connection:\n")
+    out.append("| state | delivered events | live buckets | synchronous_commit=on | off | first transaction (load), ms |")
+    out.append("|---|---|---|---|---|---|")
+    runs = res["latency"]["runs"]
+    labels = []
+    for x in runs:
+        if x["label"] not in labels:
+            labels.append(x["label"])
+    order = sorted(labels, key=lambda l: (l == "commit_floor", l == "burst_live",
+                                          next(x["history_deliveries"] or 0 for x in runs if x["label"] == l)))
+    for l in order:
+        on = next((x for x in runs if x["label"] == l and x["synchronous_commit"] == "on"), None)
+        off = next((x for x in runs if x["label"] == l and x["synchronous_commit"] == "off"), None)
+        any_ = on or off
+        name = {"commit_floor": "one-row INSERT (no streamforge)",
+                "burst_live": "burst, every bucket live"}.get(l, l.replace("history_", "history "))
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            name, fmt(any_["history_deliveries"]), fmt(any_["live_buckets"]),
+            "%.3f / %.3f / %.3f" % (on["median_ms"], on["p95_ms"], on["p99_ms"]) if on else "",
+            "%.3f / %.3f / %.3f" % (off["median_ms"], off["p95_ms"], off["p99_ms"]) if off else "",
+            "%.0f" % max(x["first_transaction_ms"] for x in (on, off) if x)))
+    out.append("")
+    u = res["per_unit"]
+    if u:
+        out.append("State: checkpoint %.1f bytes per delivered event and %.1f per live bucket; "
+                   "backend memory %.1f bytes per remembered delivery and %.1f per live bucket.\n" % (
+                       u.get("checkpoint_bytes_per_delivery", 0), u.get("checkpoint_bytes_per_live_bucket", 0),
+                       u.get("memory_bytes_per_delivery", 0), u.get("memory_bytes_per_live_bucket", 0)))
+        out.append("| pipeline | delivered events | live buckets | memory, bytes | checkpoint, bytes | load, s | checkpoint(), s |")
+        out.append("|---|---|---|---|---|---|---|")
+        for st in res["state"]:
+            out.append("| %s | %s | %s | %s | %s | %.2f | %.2f |" % (
+                st["label"], fmt(st["deliveries"]), fmt(st["live_buckets"]), fmt(st["memory_bytes"]),
+                fmt(st["checkpoint_bytes"]), st["load_s"], st["checkpoint_s"]))
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scratch")
@@ -311,7 +403,13 @@ def main():
     ap.add_argument("--param", action="append")
     ap.add_argument("--replot", nargs=2, metavar=("JSON", "PNG"),
                     help="only redraw the chart of a results file")
+    ap.add_argument("--markdown", metavar="JSON",
+                    help="only print the Markdown tables of a results file")
     a = ap.parse_args()
+    if a.markdown:
+        with open(a.markdown) as f:
+            sys.stdout.write(markdown(json.load(f)))
+        return
     if a.replot:
         import tempfile
         with open(a.replot[0]) as f:
@@ -424,6 +522,12 @@ def main():
     png = os.path.join(a.results, a.name + ".png")
     if chart(res, png, a.scratch):
         shutil.copyfile(png, os.path.join(a.results, "latest.png"))
+
+    md = markdown(res)
+    with open(os.path.join(a.results, a.name + ".md"), "w") as f:
+        f.write(md)
+    shutil.copyfile(os.path.join(a.results, a.name + ".md"),
+                    os.path.join(a.results, "latest.md"))
 
     # summary
     print()
