@@ -137,7 +137,7 @@ typedef union SfProbeBuf
 } SfProbeBuf;
 
 static SfString *
-make_probe_hashed(SfProbeBuf *pb, const char *data, int len, uint32 hash)
+make_probe(SfProbeBuf *pb, const char *data, int len, uint32 hash)
 {
 	SfString   *s;
 
@@ -151,43 +151,45 @@ make_probe_hashed(SfProbeBuf *pb, const char *data, int len, uint32 hash)
 	return s;
 }
 
+
 static SfString *
-make_probe(SfProbeBuf *pb, const char *data, int len)
+intern_key_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
 {
-	return make_probe_hashed(pb, data, len, sf_hash_bytes(data, len));
+	SfProbeBuf	pb;
+	SfString   *probe = make_probe(&pb, data, len, hash);
+	SfStrEntry *e;
+	bool		found;
+
+	e = sf_strtab_insert_hash(p->keys, probe, hash, &found);
+	if (!found)
+		e->str = string_copy_hashed(p, data, len, hash);
+	return e->str;
 }
 
 SfString *
 sf_intern_key(SfPipeline *p, const char *data, int len)
 {
-	SfProbeBuf	pb;
-	SfString   *probe = make_probe(&pb, data, len);
-	SfStrEntry *e;
-	bool		found;
-
-	e = sf_strtab_insert(p->keys, probe, &found);
-	if (!found)
-		e->str = sf_string_copy(p, data, len);
-	return e->str;
+	return intern_key_hashed(p, data, len, sf_hash_bytes(data, len));
 }
 
 
 /*
- * Hash a delivery's event_id and start loading the identity table's slot
- * for it, so that the lookup a few deliveries later finds it in cache.
- * With a million remembered events, that slot is a cache (and TLB) miss
- * that otherwise costs more than the rest of the ingest.  Returns the hash
- * for sf_engine_ingest_hashed().
+ * Hash a delivery's event_id and key and start loading the identity and
+ * key table slots for them, so that the lookups a few deliveries later find
+ * them in cache.  With a million remembered events, the identity slot is a
+ * cache (and TLB) miss that otherwise costs more than the rest of the
+ * ingest.  The hashes are for sf_engine_ingest_hashed().
  */
-uint32
-sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d)
+void
+sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d, SfDeliveryHash *h)
 {
-	uint32		hash = sf_hash_bytes(d->event_id, d->event_id_len);
-
+	h->event_id = sf_hash_bytes(d->event_id, d->event_id_len);
+	h->key = sf_hash_bytes(d->key, d->key_len);
 #ifdef __GNUC__
-	__builtin_prefetch(&p->identities->data[hash & p->identities->sizemask]);
+	__builtin_prefetch(&p->identities->data[h->event_id &
+											p->identities->sizemask]);
+	__builtin_prefetch(&p->keys->data[h->key & p->keys->sizemask]);
 #endif
-	return hash;
 }
 
 static SfIdentity *
@@ -198,7 +200,7 @@ identity_lookup_hashed(SfPipeline *p, const char *event_id, int len,
 	SfIdentity	probe;
 	SfIdEntry  *e;
 
-	probe.event_id = make_probe_hashed(&pb, event_id, len, hash);
+	probe.event_id = make_probe(&pb, event_id, len, hash);
 	e = sf_idtab_lookup_hash(p->identities, &probe, hash);
 	return e ? e->id : NULL;
 }
@@ -578,8 +580,11 @@ delivery_matches(const SfIdentity *id, const SfDelivery *d)
 void
 sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
 {
-	sf_engine_ingest_hashed(p, d, sf_hash_bytes(d->event_id, d->event_id_len),
-							out);
+	SfDeliveryHash h;
+
+	h.event_id = sf_hash_bytes(d->event_id, d->event_id_len);
+	h.key = sf_hash_bytes(d->key, d->key_len);
+	sf_engine_ingest_hashed(p, d, &h, out);
 }
 
 /*
@@ -587,8 +592,8 @@ sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
  * (sf_delivery_prefetch).
  */
 void
-sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d, uint32 hash,
-						SfChangeList *out)
+sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
+						const SfDeliveryHash *h, SfChangeList *out)
 {
 	int			pi = lookup_partition(p, d->partition);
 	SfPartition *part = &p->partitions[pi];
@@ -632,7 +637,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d, uint32 hash,
 						   part->consumed + 1, d->source_offset)));
 
 	/* identity */
-	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, hash);
+	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, h->event_id);
 	if (id != NULL)
 	{
 		if (!identity_matches(id, d))
@@ -676,8 +681,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d, uint32 hash,
 
 	/* mutate */
 	sf_op_begin(p);
-	key = sf_intern_key(p, d->key, d->key_len);
-	id = identity_add_hashed(p, d->event_id, d->event_id_len, hash, key,
+	key = intern_key_hashed(p, d->key, d->key_len, h->key);
+	id = identity_add_hashed(p, d->event_id, d->event_id_len, h->event_id, key,
 							 d->event_time, d->value, late);
 	sf_partition_append(p, pi, id);
 	if (late)

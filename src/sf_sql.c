@@ -538,7 +538,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	int			i;
 	SfDelivery *ds;
 	int		   *nullfield;		/* per delivery: -2 ok, -1 NULL, else field */
-	uint32	   *hashes;			/* event_id hashes, from the prefetch */
+	SfDeliveryHash *hashes;		/* from the prefetch */
 	SfChangeList changes = {0};
 	TupleDesc	tupdesc = NULL;
 	Oid			elemtype;
@@ -555,7 +555,8 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 					  &elems, &elemnulls, &n);
 	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
 	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
-	hashes = palloc_extended(Max(n, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	hashes = palloc_extended(Max(n, 1) * sizeof(SfDeliveryHash),
+							 MCXT_ALLOC_HUGE);
 
 	/*
 	 * First pass: unpack every delivery.  A NULL is only remembered here:
@@ -610,14 +611,14 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	/* Second pass: apply in order, prefetching a few deliveries ahead */
 	for (i = 0; i < Min(n, SF_PREFETCH_DISTANCE); i++)
 		if (nullfield[i] == -2)
-			hashes[i] = sf_delivery_prefetch(p, &ds[i]);
+			sf_delivery_prefetch(p, &ds[i], &hashes[i]);
 	for (i = 0; i < n; i++)
 	{
 		int			ahead = i + SF_PREFETCH_DISTANCE;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ahead < n && nullfield[ahead] == -2)
-			hashes[ahead] = sf_delivery_prefetch(p, &ds[ahead]);
+			sf_delivery_prefetch(p, &ds[ahead], &hashes[ahead]);
 		if (nullfield[i] == -1)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -628,7 +629,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 					 errmsg("%s of delivery %d of the batch must not be null",
 							fields[nullfield[i]], i + 1)));
 		check_event_id(&ds[i]);
-		sf_engine_ingest_hashed(p, &ds[i], hashes[i], &changes);
+		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
 	}
 	if (n > 0)
 		sf_journal_ingest(p, ds, n);

@@ -119,6 +119,13 @@ typedef struct SfDelivery
 	int64		value;
 } SfDelivery;
 
+/* The hashes of a delivery's event_id and key (sf_delivery_prefetch) */
+typedef struct SfDeliveryHash
+{
+	uint32		event_id;
+	uint32		key;
+} SfDeliveryHash;
+
 typedef struct SfPartition
 {
 	char		name[SF_NAME_MAX + 1];
@@ -372,7 +379,8 @@ extern int	sf_window_index(const SfPipelineDef *def, const char *name);
 extern void sf_engine_ingest(SfPipeline *p, const SfDelivery *d,
 							 SfChangeList *out);
 extern void sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
-									uint32 event_id_hash, SfChangeList *out);
+									const SfDeliveryHash *h,
+									SfChangeList *out);
 extern void sf_engine_advance(SfPipeline *p, const char *partition,
 							  int64 progress, SfChangeList *out);
 extern void sf_engine_mark_idle(SfPipeline *p, const char *partition,
@@ -381,7 +389,8 @@ extern SfString *sf_intern_key(SfPipeline *p, const char *data, int len);
 extern SfString *sf_string_copy(SfPipeline *p, const char *data, int len);
 extern SfIdentity *sf_identity_lookup(SfPipeline *p, const char *event_id,
 									  int len);
-extern uint32 sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d);
+extern void sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d,
+								 SfDeliveryHash *h);
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int event_id_len, SfString *key,
 								   int64 event_time, int64 value, bool late);
