@@ -399,6 +399,8 @@ def main():
     ap.add_argument("--scratch")
     ap.add_argument("--results")
     ap.add_argument("--name")
+    ap.add_argument("--latest", default="latest",
+                    help="base name of the copies of the newest results")
     ap.add_argument("--meta", action="append")
     ap.add_argument("--param", action="append")
     ap.add_argument("--replot", nargs=2, metavar=("JSON", "PNG"),
@@ -518,16 +520,16 @@ def main():
     with open(out, "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)
         f.write("\n")
-    shutil.copyfile(out, os.path.join(a.results, "latest.json"))
+    shutil.copyfile(out, os.path.join(a.results, a.latest + ".json"))
     png = os.path.join(a.results, a.name + ".png")
     if chart(res, png, a.scratch):
-        shutil.copyfile(png, os.path.join(a.results, "latest.png"))
+        shutil.copyfile(png, os.path.join(a.results, a.latest + ".png"))
 
     md = markdown(res)
     with open(os.path.join(a.results, a.name + ".md"), "w") as f:
         f.write(md)
     shutil.copyfile(os.path.join(a.results, a.name + ".md"),
-                    os.path.join(a.results, "latest.md"))
+                    os.path.join(a.results, a.latest + ".md"))
 
     # summary
     print()

@@ -28,9 +28,12 @@
 #      closes every window at once; commit latency of a one-event
 #      transaction (pgbench) against history size and live buckets;
 #      checkpoint bytes and backend memory per delivery and per live bucket;
-#   5. writes bench/results/<date>-<shortsha>.json, bench/results/latest.json
-#      and a PNG chart (<date>-<shortsha>.png, latest.png), prints a summary,
-#      stops the cluster and removes the scratch directory.
+#   5. writes bench/results/<date>-<shortsha>.json, bench/results/latest.json,
+#      a PNG chart (<date>-<shortsha>.png, latest.png) and the Markdown tables
+#      docs/performance.md quotes (<date>-<shortsha>.md, latest.md), prints a
+#      summary, stops the cluster and removes the scratch directory.  A
+#      --quick run writes <date>-<shortsha>-quick.* and latest-quick.*
+#      instead, so it never replaces the full run's files.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -347,13 +350,17 @@ fi
 # 5. Results
 # ------------------------------------------------------------------
 sf_say "writing the results ($(elapsed))"
+# a smoke run never replaces the full run's latest.* that the docs quote
+SUFFIX=
+[ "$MODE" = quick ] && SUFFIX=-quick
 psql_val "SELECT json_agg(s ORDER BY id) FROM bench.sample s" >"$SCRATCH/samples.json"
 psql_val "SELECT json_agg(s ORDER BY id) FROM bench.state s" >"$SCRATCH/state.json"
 psql_val "SELECT json_agg(v) FROM bench.verify v" >"$SCRATCH/verify.json"
 PGVERSION=$(psql_val "SELECT version()")
 mkdir -p "$BENCH/results"
 "$PY" "$BENCH/report.py" \
-	--scratch "$SCRATCH" --results "$BENCH/results" --name "$DATE-$SHA" \
+	--scratch "$SCRATCH" --results "$BENCH/results" --name "$DATE-$SHA$SUFFIX" \
+	--latest "latest$SUFFIX" \
 	--meta mode="$MODE" --meta git_sha="$SHA" --meta git_dirty_files="$DIRTY" \
 	--meta started="$STAMP" --meta postgres_version="$PGVERSION" \
 	--meta seconds="$((SECONDS - T_START))" \
