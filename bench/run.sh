@@ -2,8 +2,8 @@
 # bench/run.sh: the streamforge benchmark (issue 7).  Nothing in the test
 # suite times anything; this is the one place that does.
 #
-#   ./bench/run.sh            full run (about 10 minutes on 2 cores)
-#   ./bench/run.sh --quick    smoke run (about 2 minutes): 100k arrivals,
+#   ./bench/run.sh            full run (about 5 minutes on 2 cores)
+#   ./bench/run.sh --quick    smoke run (about 1 minute): 100k arrivals,
 #                             one repetition
 #
 # Options: --reps N (repetitions of every throughput run), --keep (keep the
