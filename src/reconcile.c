@@ -137,11 +137,40 @@ sf_changes_append(SfChangeList *out, const SfChange *c)
 	out->items[out->n++] = *c;
 }
 
-static int
-change_cmp(const void *a, const void *b)
+/*
+ * Changes are sorted through pointers (a change is ~100 bytes), with the
+ * comparison inlined (sort_template.h).
+ */
+typedef SfChange *SfChangePtr;
+
+#define ST_SORT			sort_change_ptrs
+#define ST_ELEMENT_TYPE	SfChangePtr
+#define ST_COMPARE(a, b)	sf_address_order(&(*(a))->row.addr, &(*(b))->row.addr)
+#define ST_SCOPE		static
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* Sort changes[0..n) by address */
+static void
+sort_changes(SfChange *changes, int n)
 {
-	return sf_address_cmp(NULL, &((const SfChange *) a)->row.addr,
-						  &((const SfChange *) b)->row.addr);
+	SfChange  **ptrs;
+	SfChange   *sorted;
+	int			i;
+
+	if (n < 2)
+		return;
+	ptrs = palloc_extended(n * sizeof(SfChange *), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+		ptrs[i] = &changes[i];
+	sort_change_ptrs(ptrs, n);
+	sorted = palloc_extended(n * sizeof(SfChange), MCXT_ALLOC_HUGE);
+	for (i = 0; i < n; i++)
+		sorted[i] = *ptrs[i];
+	memcpy(changes, sorted, n * sizeof(SfChange));
+	pfree(sorted);
+	pfree(ptrs);
 }
 
 static void
@@ -217,14 +246,8 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 		sf_changes_append(out, &c);
 	}
 
-	if (out->n - first > 1)
-	{
-		if (nretract > 1)
-			qsort(&out->items[first], nretract, sizeof(SfChange), change_cmp);
-		if (out->n - first - nretract > 1)
-			qsort(&out->items[first + nretract], out->n - first - nretract,
-				  sizeof(SfChange), change_cmp);
-	}
+	sort_changes(&out->items[first], nretract);
+	sort_changes(&out->items[first + nretract], out->n - first - nretract);
 	for (i = first; i < out->n; i++)
 		out->items[i].seq = ++p->seq;
 

@@ -362,6 +362,33 @@ typedef struct SfSavedUser
 	int			sec_context;
 } SfSavedUser;
 
+/*
+ * Address order: window (windows are sorted by name, so their index is
+ * their rank), key bytes, start, end.  Interned keys compare by pointer
+ * first.  Inline because every sort of rows and changes is made of it.
+ */
+static inline int
+sf_address_order(const SfAddress *a, const SfAddress *b)
+{
+	int			c;
+
+	if (a->window != b->window)
+		return a->window < b->window ? -1 : 1;
+	if (a->key != b->key)
+	{
+		c = memcmp(a->key->data, b->key->data, Min(a->key->len, b->key->len));
+		if (c != 0)
+			return c;
+		if (a->key->len != b->key->len)
+			return a->key->len < b->key->len ? -1 : 1;
+	}
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return 0;
+}
+
 /* ----------------------------------------------------------------
  * Prototypes, grouped by defining file
  * ----------------------------------------------------------------

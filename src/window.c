@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "miscadmin.h"
 
 #include "streamforge.h"
 
@@ -374,52 +375,31 @@ sf_assign_windows(const SfWindowDef *w, int64 event_time, int64 lateness,
  * Address order and row collection
  * ----------------------------------------------------------------
  */
-static inline int
-string_cmp(const SfString *a, const SfString *b)
-{
-	int			c;
-
-	if (a == b)
-		return 0;
-	c = memcmp(a->data, b->data, Min(a->len, b->len));
-	if (c != 0)
-		return c;
-	return (a->len > b->len) - (a->len < b->len);
-}
-
 /*
- * Address order: window name, key, start, end, all byte-wise.  Windows are
- * sorted by name in the definition, so their index is their rank.
+ * Address order: window name, key, start, end, all byte-wise (see
+ * sf_address_order in streamforge.h).  Kept as a function for callers that
+ * need a pointer to it.
  */
 int
 sf_address_cmp(const SfPipeline *p, const SfAddress *a, const SfAddress *b)
 {
-	int			c;
-
-	if (a->window != b->window)
-		return a->window < b->window ? -1 : 1;
-	c = string_cmp(a->key, b->key);
-	if (c != 0)
-		return c;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end < b->end ? -1 : 1;
-	return 0;
+	return sf_address_order(a, b);
 }
 
-static int
-row_cmp(const void *a, const void *b)
-{
-	return sf_address_cmp(NULL, &((const SfRow *) a)->addr,
-						  &((const SfRow *) b)->addr);
-}
+/* Rows sort in place, with the comparison inlined (sort_template.h) */
+#define ST_SORT			sort_rows
+#define ST_ELEMENT_TYPE	SfRow
+#define ST_COMPARE(a, b)	sf_address_order(&(a)->addr, &(b)->addr)
+#define ST_SCOPE		static
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 void
 sf_rows_sort(SfRow *rows, int64 n)
 {
 	if (n > 1)
-		qsort(rows, n, sizeof(SfRow), row_cmp);
+		sort_rows(rows, n);
 }
 
 /*
