@@ -8,6 +8,7 @@ OBJS = \
 	src/canonjson.o \
 	src/clock.o \
 	src/codec.o \
+	src/codec_validate.o \
 	src/engine.o \
 	src/journal.o \
 	src/persist.o \

@@ -362,6 +362,17 @@ typedef struct SfSavedUser
 	int			sec_context;
 } SfSavedUser;
 
+/* floor(a / b) for b > 0, in 128 bits so that nothing overflows */
+static inline int128
+sf_floor_div(int128 a, int128 b)
+{
+	int128		q = a / b;
+
+	if ((a % b) != 0 && a < 0)
+		q--;
+	return q;
+}
+
 /*
  * Address order: window (windows are sorted by name, so their index is
  * their rank), key bytes, start, end.  Interned keys compare by pointer

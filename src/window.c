@@ -267,17 +267,6 @@ sf_agg_equal(const SfAgg *a, const SfAgg *b)
  * ----------------------------------------------------------------
  */
 
-/* floor(a / b) for b > 0, in 128 bits so that nothing overflows */
-static inline int128
-floor_div(int128 a, int128 b)
-{
-	int128		q = a / b;
-
-	if ((a % b) != 0 && a < 0)
-		q--;
-	return q;
-}
-
 void
 sf_raise_out_of_range(const char *what, const char *window)
 {
@@ -331,7 +320,7 @@ sf_assign_windows(const SfWindowDef *w, int64 event_time, int64 lateness,
 	{
 		case SF_WINDOW_FIXED:
 			{
-				int128		start = floor_div(t, w->size) * w->size;
+				int128		start = sf_floor_div(t, w->size) * w->size;
 				int128		end = start + w->size;
 
 				check_bucket(w, start, end, lateness);
@@ -341,7 +330,7 @@ sf_assign_windows(const SfWindowDef *w, int64 event_time, int64 lateness,
 			}
 		case SF_WINDOW_SLIDING:
 			{
-				int128		start = floor_div(t, w->step) * w->step;
+				int128		start = sf_floor_div(t, w->step) * w->step;
 
 				/* every start that is a multiple of step with start <= t < start + size */
 				for (; start + w->size > t; start -= w->step)

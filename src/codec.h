@@ -1,0 +1,156 @@
+/*-------------------------------------------------------------------------
+ *
+ * codec.h
+ *	  Private to the checkpoint codec (codec.c, codec_validate.c): the
+ *	  errors it raises and the scratch structures of a parsed document.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SF_CODEC_H
+#define SF_CODEC_H
+
+#include "canonjson.h"
+#include "streamforge.h"
+
+/* ----------------------------------------------------------------
+ * Errors
+ *
+ * Every rejection is SF003 with one of four primary messages, and a detail
+ * that names the offending part.
+ * ----------------------------------------------------------------
+ */
+#define CK_ENVELOPE		"corrupt envelope"
+#define CK_DOCUMENT		"malformed document"
+#define CK_DEFINITION	"incompatible pipeline definition"
+#define CK_STATE		"inconsistent state"
+
+#define ck_error(kind, ...) \
+	ereport(ERROR, \
+			errcode(ERRCODE_SF_INVALID_CHECKPOINT), \
+			errmsg("invalid checkpoint: %s", (kind)), \
+			errdetail(__VA_ARGS__))
+
+/* ----------------------------------------------------------------
+ * Scratch structures of a parsed document
+ * ----------------------------------------------------------------
+ */
+
+/* A result row of the window index or the changelog document */
+typedef struct CkRow
+{
+	SfJsonStr		window_name;
+	int			window;			/* index into def.windows, once resolved */
+	SfJsonStr		key;
+	int64		start;
+	int64		end;
+	SfAgg		agg;
+	SfAgg		derived;		/* ck_check_derivation: from the identities */
+} CkRow;
+
+typedef struct CkClock
+{
+	SfJsonStr		name;
+	bool		has_progress;
+	int64		progress;
+	bool		idle;
+} CkClock;
+
+typedef struct CkIdentity
+{
+	SfJsonStr		event_id;
+	SfJsonStr		key;
+	int64		event_time;
+	int64		value;
+	bool		late;
+	int64		ndeliveries;	/* how often the sources deliver it */
+	int64		late_row;		/* index into doc->late, or -1 */
+	SfIdentity *built;			/* phase 4 */
+} CkIdentity;
+
+typedef struct CkSource
+{
+	SfJsonStr		name;
+	int64		n;				/* consumed offset + 1 */
+	int64	   *deliveries;		/* identity index per offset, -1: unknown */
+	SfJsonStr		first_unknown;	/* the first unresolved event_id */
+	int64		first_unknown_at;
+} CkSource;
+
+typedef struct CkLate
+{
+	SfJsonStr		event_id;
+	int64		identity;		/* index into doc->ids, -1: unknown */
+	int64		late_seq;
+	SfJsonStr		partition;
+	int			pindex;			/* resolved partition */
+	int64		source_offset;
+	int64		watermark;
+} CkLate;
+
+typedef struct CkDoc
+{
+	/* "changelog" */
+	int64		sequence;
+	CkRow	   *visible;
+	int64		nvisible;
+	/* "clock" */
+	CkClock    *clock;
+	int64		nclock;
+	bool		has_watermark;
+	int64		watermark;
+	/* "definition" (partition and window name arrays point into it) */
+	SfPipelineDef def;
+	int64		ndefpartitions;
+	int64		ndefwindows;
+	/* "identities", sorted by event_id bytes */
+	CkIdentity *ids;
+	int64		nids;
+	/* "late", in late_seq order */
+	CkLate	   *late;
+	int64		nlate;
+	/* "sources" */
+	CkSource   *sources;
+	int64		nsources;
+	/* "windows": the window index document */
+	CkRow	   *rows;
+	int64		nrows;
+} CkDoc;
+
+/* ----------------------------------------------------------------
+ * Helpers shared by both files
+ * ----------------------------------------------------------------
+ */
+
+/* Byte-wise comparison of two strings, shorter first on a common prefix */
+static inline int
+ck_bytes_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return (alen > blen) - (alen < blen);
+}
+
+static inline int
+ck_str_cmp(const SfJsonStr *a, const SfJsonStr *b)
+{
+	return ck_bytes_cmp(a->data, a->len, b->data, b->len);
+}
+
+/* codec.c */
+extern char *ck_row_desc(const CkRow *r);
+
+/* codec_validate.c: phase 3, in the order codec.c runs them */
+extern void ck_check_definition(const CkDoc *doc, const SfPipelineDef *target);
+extern void ck_check_clock(const CkDoc *doc);
+extern void ck_check_sources(CkDoc *doc);
+extern void ck_check_late(CkDoc *doc);
+extern void ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n);
+extern void ck_changelog_decode(const CkDoc *doc, CkRow *rows, int64 n);
+extern void ck_check_views(const CkDoc *doc);
+extern void ck_check_derivation(CkDoc *doc);
+
+#endif							/* SF_CODEC_H */
