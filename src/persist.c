@@ -398,6 +398,9 @@ sf_check_lookup_name(const char *name)
 		sf_unknown_pipeline(name);
 }
 
+static pg_attribute_noreturn() void
+sf_corrupt_definition(const char *name, const char *detail);
+
 static void
 sf_corrupt_definition(const char *name, const char *detail)
 {
