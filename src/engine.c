@@ -305,6 +305,7 @@ sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
 	part->deliveries[next] = event;
 	part->consumed = next;
 	p->ndeliveries++;
+	p->mutations++;
 }
 
 void
@@ -618,6 +619,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		if (delivery_matches(id, d))
 		{
 			p->offset_replays++;
+			p->mutations++;		/* of a counter only */
 			return;				/* a replay: no-op */
 		}
 		ereport(ERROR,

@@ -113,6 +113,17 @@ typedef struct SfCacheEntry
 	int64		journal_bytes;	/* bytes of the journal rows included */
 	SfPipeline *pipeline;		/* NULL: invalid */
 	SfAcl		acl;			/* owner and grants, as of the last read */
+
+	/*
+	 * What the pipeline looked like when the current transaction first
+	 * opened it for writing, if that was the committed state at version:
+	 * an abort that finds the same pipeline with the same mutation count
+	 * keeps it instead of rebuilding (see sf_xact_callback).
+	 */
+	bool		clean_valid;
+	SfPipeline *clean_pipeline;
+	uint64		clean_mutations;
+	int64		clean_version;	/* the committed version it equals */
 	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
 	bool		locked;			/* this transaction holds the row lock */
 	bool		journal_pending;	/* opened for write, not journaled yet */
@@ -134,6 +145,13 @@ typedef struct SfRowInfo
 static HTAB *sf_cache = NULL;
 static MemoryContext sf_cache_cxt = NULL;
 static int	sf_nmodified = 0;	/* entries with modified_subid set */
+
+/*
+ * A subtransaction abort of the current transaction discarded an entry: a
+ * pipeline loaded afterwards may hold this transaction's own uncommitted
+ * work, so no clean baseline is taken until the transaction ends.
+ */
+static bool sf_subabort_discarded = false;
 
 /* Prepared statements, kept for the backend's lifetime */
 typedef enum SfPlanId
@@ -449,6 +467,7 @@ sf_cache_lookup(const char *name, bool create)
 		entry->modified_subid = InvalidSubTransactionId;
 		entry->locked = false;
 		entry->journal_pending = false;
+		entry->clean_valid = false;
 	}
 	return entry;
 }
@@ -466,6 +485,7 @@ sf_cache_invalidate(SfCacheEntry *entry)
 	if (entry->modified_subid != InvalidSubTransactionId)
 		sf_nmodified--;
 	entry->modified_subid = InvalidSubTransactionId;
+	entry->clean_valid = false;
 }
 
 static void
@@ -483,6 +503,7 @@ sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid)
 	if (entry->modified_subid == InvalidSubTransactionId)
 		sf_nmodified++;
 	entry->modified_subid = subid;
+	entry->clean_valid = false;
 }
 
 /* ----------------------------------------------------------------
@@ -986,9 +1007,24 @@ sf_persist_open(const char *name, bool for_write)
 
 	if (for_write)
 	{
+		bool		first = entry->modified_subid == InvalidSubTransactionId;
+
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->locked = true;
 		entry->journal_pending = true;
+
+		/*
+		 * The first write of this transaction found the committed state
+		 * (we hold the row lock and bumped a committed version), unless a
+		 * savepoint rollback made us reload state of our own.
+		 */
+		if (first && !sf_subabort_discarded && entry->pipeline != NULL)
+		{
+			entry->clean_valid = true;
+			entry->clean_pipeline = entry->pipeline;
+			entry->clean_mutations = entry->pipeline->mutations;
+			entry->clean_version = current_version;
+		}
 	}
 	else if (row.ours && entry->modified_subid == InvalidSubTransactionId)
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
@@ -1230,6 +1266,7 @@ sf_xact_callback(XactEvent event, void *arg)
 		default:
 			return;
 	}
+	sf_subabort_discarded = false;
 	if (sf_cache == NULL || sf_nmodified == 0)
 		return;
 
@@ -1240,11 +1277,30 @@ sf_xact_callback(XactEvent event, void *arg)
 		entry->locked = false;
 		if (entry->modified_subid == InvalidSubTransactionId)
 			continue;
-		if (discard)
+
+		/*
+		 * An abort after which the pipeline is still the committed state
+		 * the transaction found (a call refused for a bad delivery, the
+		 * usual case) keeps it: rebuilding would cost the whole history.
+		 */
+		if (discard && event != XACT_EVENT_PREPARE && entry->clean_valid &&
+			entry->pipeline != NULL &&
+			entry->pipeline == entry->clean_pipeline &&
+			!entry->pipeline->busy &&
+			entry->pipeline->mutations == entry->clean_mutations)
+		{
+			/* the version bump of the open was rolled back too */
+			entry->version = entry->clean_version;
+			entry->modified_subid = InvalidSubTransactionId;
+			entry->clean_valid = false;
+			sf_nmodified--;
+		}
+		else if (discard)
 			sf_cache_remove(entry);
 		else
 		{
 			entry->modified_subid = InvalidSubTransactionId;
+			entry->clean_valid = false;
 			sf_nmodified--;
 		}
 	}
@@ -1272,6 +1328,9 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	{
 		if (entry->modified_subid != InvalidSubTransactionId &&
 			entry->modified_subid >= mySubid)
+		{
 			sf_cache_remove(entry);
+			sf_subabort_discarded = true;
+		}
 	}
 }

@@ -40,6 +40,7 @@ void
 sf_op_begin(SfPipeline *p)
 {
 	p->busy = true;
+	p->mutations++;
 	p->epoch++;
 	if (p->epoch == 0)
 	{

@@ -307,6 +307,14 @@ typedef struct SfPipeline
 	/* set while an operation runs; a pipeline found busy is broken */
 	bool		busy;
 
+	/*
+	 * Bumped by everything that changes the state (operations, deliveries,
+	 * replays), so that an owner can tell whether a pipeline still equals an
+	 * earlier version of itself (persist.c keeps its cache across an abort
+	 * that changed nothing).
+	 */
+	uint64		mutations;
+
 	/* counters that are not derivable from the state (not checkpointed) */
 	int64		offset_replays;
 } SfPipeline;
