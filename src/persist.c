@@ -60,7 +60,10 @@
  * the current one and its ancestors, so on abort of subtransaction S every
  * entry with modified_subid >= S is discarded; on top-level abort and
  * PREPARE every marked entry is discarded, and on commit the marks are
- * cleared.  MVCC has already rolled the tables back, so the next call
+ * cleared.  The exception: an entry whose pipeline is, by pointer and
+ * mutation count, still the committed state that the transaction's first
+ * write open found (clean_*) survives a top-level abort, so a refused call
+ * does not cost a rebuild.  MVCC has already rolled the tables back, so the next call
  * reloads the state as of the savepoint.  A pipeline found busy (an engine
  * operation failed half-way) is discarded too.
  *
