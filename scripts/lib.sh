@@ -100,6 +100,21 @@ sf_build_and_install() {
 	fi
 }
 
+# Install the build in the checkout into a private copy of the PostgreSQL
+# tree under $1 (make install DESTDIR=$1): the copied binaries find their
+# share and lib directories relative to themselves, so a server started
+# from $1$PGBIN loads this build and nothing another checkout installed
+# into the system tree.  Prints nothing; dies on failure.
+sf_private_tree() {
+	local dest=$1 sharedir
+	sharedir=$($PG_CONFIG --sharedir)
+	mkdir -p "$dest$(dirname "$PGDIR")" "$dest$(dirname "$sharedir")"
+	cp -a "$PGDIR" "$dest$PGDIR"
+	cp -a "$sharedir" "$dest$sharedir"
+	make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$dest" install >/dev/null ||
+		sf_die "make install into $dest failed"
+}
+
 # Checks that the server user exists (the postgresql package creates it).
 sf_check_server_user() {
 	if sf_is_root; then

@@ -22,6 +22,16 @@
 # with a note.  Temporary instances use the C locale and UTF8; a suite that
 # needs server settings names a --temp-config in the Makefile's *_OPTS.
 #
+# The build is installed into a private copy of the PostgreSQL tree inside
+# the scratch directory (scripts/lib.sh, sf_private_tree), never into the
+# system one: every server of the suite runs that copy, so checkouts that
+# share a machine cannot change the code under test.
+#
+# Arguments select part of the suite (for development; CI runs it whole):
+#   ./scripts/test.sh regress:fixed,sliding isolation tap:020_crash
+# runs those two pg_regress tests, every isolation spec and one TAP file.
+# A suite named without ":" runs whole; suites not named are skipped.
+#
 # Environment: SF_KEEP_SCRATCH=1 keeps the scratch directory even on success.
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
@@ -101,9 +111,38 @@ make_var() { sf_make_var "$SCRATCH" "$1"; }
 # ------------------------------------------------------------------
 # Packages, build, install, scratch copy
 # ------------------------------------------------------------------
+# Selection: suite -> "" (whole suite) or " name name ..." (those tests)
+declare -A only=()
+for arg in "$@"; do
+	case "$arg" in
+	regress | isolation | tap | hooks) only[$arg]="" ;;
+	regress:* | isolation:* | tap:* | hooks:*)
+		only[${arg%%:*}]+=" ${arg#*:}"
+		only[${arg%%:*}]=${only[${arg%%:*}]//,/ }
+		;;
+	*) sf_die "unknown argument \"$arg\" (expected regress, isolation, tap or hooks, optionally :name,...)" ;;
+	esac
+done
+# selected SUITE: is the suite to run at all?
+selected() { [ $# -ge 1 ] && { [ ${#only[@]} -eq 0 ] || [ -n "${only[$1]+x}" ]; }; }
+# select_tests SUITE ARRAY: keep only the selected names in ARRAY
+select_tests() {
+	local -n arr=$2
+	local keep=() t w b
+	[ ${#only[@]} -eq 0 ] || [ -z "${only[$1]-}" ] && return 0
+	for t in "${arr[@]}"; do
+		b=$(basename "$t")
+		for w in ${only[$1]}; do
+			[ "$t" = "$w" ] || [ "$b" = "$w" ] || [ "${b%.*}" = "$w" ] && keep+=("$t")
+		done
+	done
+	arr=("${keep[@]}")
+}
+
 sf_need_packages "${SF_BUILD_PACKAGES[@]}" "${SF_TEST_PACKAGES[@]}"
 sf_check_server_user
-if ! (sf_build_and_install); then
+sf_say "building (make, PG_CONFIG=$PG_CONFIG)"
+if ! make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG"; then
 	summary+=("build: failed")
 	failures+=(build)
 	failed=1
@@ -114,6 +153,15 @@ SCRATCH=$(mktemp -d /tmp/streamforge-test.XXXXXX)
 sf_say "copying the tree to $SCRATCH"
 tar -C "$SF_ROOT" --exclude=./.git --exclude=./.demo --exclude='./tmp_check*' \
 	--exclude=./results --exclude=./output_iso -cf - . | tar -C "$SCRATCH" -xf -
+sf_say "installing into a private copy of the PostgreSQL tree in $SCRATCH/pg"
+if ! (sf_private_tree "$SCRATCH/pg"); then
+	summary+=("install: failed")
+	failures+=(install)
+	failed=1
+	finish
+fi
+# Every server and client below comes from the private tree.
+PGBIN=$SCRATCH/pg$PGBIN
 sf_is_root && chown -R postgres:postgres "$SCRATCH"
 chmod 755 "$SCRATCH"
 
@@ -126,9 +174,11 @@ run_in_scratch() {
 # options taken from the Makefile variables TESTS_VAR and OPTS_VAR.
 run_regress_suite() {
 	local suite=$1 driver=$2 expdir=$3 what=$4 tests opts
+	selected "$suite" || return 0
 	read -r -a tests <<<"$(make_var "$5")"
 	read -r -a opts <<<"$(make_var "$6")"
 	shift 6
+	select_tests "$suite" tests
 	echo
 	if [ ${#tests[@]} -eq 0 ]; then
 		sf_say "$suite: no $what yet, skipped"
@@ -161,8 +211,11 @@ run_regress_suite isolation "$PGXS_DIR/src/test/isolation/pg_isolation_regress" 
 # 3. TAP tests, in the environment of PGXS's prove_installcheck
 # ------------------------------------------------------------------
 read -r -a tap_tests <<<"$(make_var PROVE_TESTS)"
+select_tests tap tap_tests
 echo
-if [ ${#tap_tests[@]} -eq 0 ]; then
+if ! selected tap; then
+	:
+elif [ ${#tap_tests[@]} -eq 0 ]; then
 	sf_say "tap: no test/t/*.pl yet, skipped"
 	summary+=("tap: skipped (no test/t/*.pl)")
 else
@@ -199,8 +252,11 @@ hooks=()
 for h in "$SCRATCH"/test/run.d/*.sh; do
 	[ -f "$h" ] && hooks+=("$h")
 done
+select_tests hooks hooks
 echo
-if [ ${#hooks[@]} -eq 0 ]; then
+if ! selected hooks; then
+	:
+elif [ ${#hooks[@]} -eq 0 ]; then
 	sf_say "hooks: no test/run.d/*.sh yet, skipped"
 	summary+=("hooks: skipped (no test/run.d/*.sh)")
 else
