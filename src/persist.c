@@ -48,7 +48,9 @@
  * sequence, so a dropped and re-created pipeline never matches either.
  * entry->pipeline holds exactly the persisted state at entry->version, as
  * seen by this backend's current transaction, and last_pos is the position
- * of the last journal row it includes; or the entry is invalid (pipeline
+ * of the last journal row it includes, within the journal epoch of its
+ * snapshot_version (positions start again after every compaction and
+ * restore, see sf_cache_sync); or the entry is invalid (pipeline
  * NULL, or version -1 while a catch-up is in progress).  entry->locked means
  * this transaction holds the row lock; it implies a modified mark, so it is
  * dropped whenever the lock can have been released.
@@ -752,6 +754,18 @@ sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 		entry->version = row->version;
 		return;
 	}
+	/*
+	 * Catching up is correct by construction.  A journal epoch is the
+	 * journal of one snapshot, named by its snapshot_version: the version of
+	 * the transaction that wrote the snapshot (compaction or restore), which
+	 * no other committed state has.  Within an epoch rows are only appended,
+	 * each at the position after the last one, by the holder of the row lock
+	 * with a current entry; they are deleted only together with the writing
+	 * of a new snapshot, which starts a new epoch at position 1 (in the
+	 * writer's entry too).  So an entry with the row's snapshot_version
+	 * holds exactly the rows of the current journal up to last_pos, and the
+	 * rows it lacks are those after it.
+	 */
 	if (same && entry->snapshot_version == row->snapshot_version &&
 		entry->version < current_version)
 	{
@@ -1078,6 +1092,8 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
 		entry->snapshot_version = entry->version;
 		entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+		/* a new journal epoch: its positions start again (see sf_cache_sync) */
+		entry->last_pos = 0;
 		entry->journal_bytes = 0;
 	}
 	else
@@ -1097,6 +1113,13 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	SPI_finish();
 	sf_restore_user(&saved);
 	entry->journal_pending = false;
+
+	/*
+	 * The tables now hold this transaction's work: whatever the mutation
+	 * count says, an abort must not keep this entry (its positions and
+	 * snapshot_version describe rows that the abort removes).
+	 */
+	entry->clean_valid = false;
 }
 
 /*
@@ -1115,7 +1138,6 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	bytea	   *snap;
 	Datum		arg;
 	Datum		values[3];
-	int64		last_pos;
 	MemoryContext callercxt = CurrentMemoryContext;
 	SfSavedUser saved;
 
@@ -1147,10 +1169,12 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	SPI_finish();
 	sf_restore_user(&saved);
 
-	/* positions only need to grow; keep them growing where we know them */
+	/*
+	 * A new journal epoch (snapshot_version = this transaction's version):
+	 * the journal is empty, so its positions start again from 1, as in
+	 * every backend that loads it (see sf_cache_sync).
+	 */
 	entry = sf_cache_lookup(name, true);
-	last_pos = entry->version >= 0 && entry->relid == row.relid &&
-		entry->id == row.id ? entry->last_pos : 0;
 	sf_cache_invalidate(entry);
 	MemoryContextSetParent(p->cxt, sf_cache_cxt);
 	entry->pipeline = p;
@@ -1159,7 +1183,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry->version = row.version;
 	entry->snapshot_version = row.version;
 	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
-	entry->last_pos = last_pos;
+	entry->last_pos = 0;
 	entry->journal_bytes = 0;
 	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
