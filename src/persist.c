@@ -86,6 +86,7 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "lib/ilist.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -105,6 +106,9 @@ static int	sf_compaction_threshold = 64 * 1024;
 
 /* ... or this many times the snapshot's size, whichever is larger */
 #define SF_COMPACTION_FACTOR	4
+
+/* streamforge.cache_size, in kB; -1: no limit */
+static int	sf_cache_size = 128 * 1024;
 
 typedef struct SfCacheEntry
 {
@@ -132,6 +136,8 @@ typedef struct SfCacheEntry
 	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
 	bool		locked;			/* this transaction holds the row lock */
 	bool		journal_pending;	/* opened for write, not journaled yet */
+	dlist_node	lru_node;		/* in sf_lru, most recently used first */
+	int64		mem;			/* bytes charged to sf_cache_bytes */
 } SfCacheEntry;
 
 /* What the pipeline row says */
@@ -151,10 +157,15 @@ static HTAB *sf_cache = NULL;
 static MemoryContext sf_cache_cxt = NULL;
 static int	sf_nmodified = 0;	/* entries with modified_subid set */
 
+/* Every entry, least recently used last, and the bytes they hold */
+static dlist_head sf_lru = DLIST_STATIC_INIT(sf_lru);
+static int64 sf_cache_bytes = 0;
+
 /*
- * A subtransaction abort of the current transaction discarded an entry: a
- * pipeline loaded afterwards may hold this transaction's own uncommitted
- * work, so no clean baseline is taken until the transaction ends.
+ * The current transaction discarded an entry holding its own changes (a
+ * subtransaction abort, a drop): a pipeline loaded afterwards may hold this
+ * transaction's own uncommitted work, so no clean baseline is taken until
+ * the transaction ends.
  */
 static bool sf_subabort_discarded = false;
 
@@ -403,9 +414,13 @@ sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt)
 	}
 }
 
+static void sf_cache_forget(const char *name);
+
 static void
 sf_unknown_pipeline(const char *name)
 {
+	/* a pipeline dropped behind our back: its entry is of no use any more */
+	sf_cache_forget(name);
 	ereport(ERROR,
 			errcode(ERRCODE_UNDEFINED_OBJECT),
 			errmsg("pipeline \"%s\" does not exist", name));
@@ -473,8 +488,30 @@ sf_cache_lookup(const char *name, bool create)
 		entry->locked = false;
 		entry->journal_pending = false;
 		entry->clean_valid = false;
+		entry->mem = sizeof(SfCacheEntry);
+		sf_cache_bytes += entry->mem;
+		dlist_push_head(&sf_lru, &entry->lru_node);
 	}
 	return entry;
+}
+
+/* Charge the entry's current size to the cache */
+static void
+sf_cache_account(SfCacheEntry *entry)
+{
+	int64		mem = sizeof(SfCacheEntry);
+
+	if (entry->pipeline != NULL)
+		mem += MemoryContextMemAllocated(entry->pipeline->cxt, true);
+	sf_cache_bytes += mem - entry->mem;
+	entry->mem = mem;
+}
+
+/* The entry is in use: it goes to the front of the eviction order */
+static void
+sf_cache_touch(SfCacheEntry *entry)
+{
+	dlist_move_head(&sf_lru, &entry->lru_node);
 }
 
 /* Forget an entry's state; the entry itself stays, invalid */
@@ -484,6 +521,7 @@ sf_cache_invalidate(SfCacheEntry *entry)
 	if (entry->pipeline != NULL)
 		sf_pipeline_free(entry->pipeline);
 	entry->pipeline = NULL;
+	sf_cache_account(entry);
 	entry->version = -1;
 	entry->locked = false;
 	entry->journal_pending = false;
@@ -499,7 +537,60 @@ sf_cache_remove(SfCacheEntry *entry)
 	sf_cache_invalidate(entry);
 	if (entry->acl.grants != NULL)
 		pfree(entry->acl.grants);
+	sf_cache_bytes -= entry->mem;
+	dlist_delete(&entry->lru_node);
 	hash_search(sf_cache, entry->name, HASH_REMOVE, NULL);
+}
+
+/*
+ * Remove an entry outside the transaction callbacks.  If it held changes of
+ * the current transaction, a later load may find them in the tables, so no
+ * clean baseline may be taken for the rest of the transaction.
+ */
+static void
+sf_cache_discard(SfCacheEntry *entry)
+{
+	if (entry->modified_subid != InvalidSubTransactionId)
+		sf_subabort_discarded = true;
+	sf_cache_remove(entry);
+}
+
+/* Drop the entry of name, if any: its pipeline does not exist (any more) */
+static void
+sf_cache_forget(const char *name)
+{
+	SfCacheEntry *entry = sf_cache_lookup(name, false);
+
+	if (entry != NULL)
+		sf_cache_discard(entry);
+}
+
+/*
+ * Evict the least recently used entries until the cache holds at most
+ * streamforge.cache_size, sparing keep and every entry that holds changes
+ * of the current transaction (they are few, and discarding them would cost
+ * the transaction a rebuild per call).
+ */
+static void
+sf_cache_enforce(SfCacheEntry *keep)
+{
+	int64		limit;
+	dlist_node *cur;
+
+	if (sf_cache == NULL || sf_cache_size < 0)
+		return;
+	limit = (int64) sf_cache_size * 1024;
+	cur = dlist_is_empty(&sf_lru) ? NULL : dlist_tail_node(&sf_lru);
+	while (cur != NULL && sf_cache_bytes > limit)
+	{
+		SfCacheEntry *entry = dlist_container(SfCacheEntry, lru_node, cur);
+
+		cur = dlist_has_prev(&sf_lru, cur) ? dlist_prev_node(&sf_lru, cur) : NULL;
+		if (entry == keep || entry->modified_subid != InvalidSubTransactionId ||
+			entry->locked || entry->journal_pending)
+			continue;
+		sf_cache_remove(entry);
+	}
 }
 
 static void
@@ -798,6 +889,13 @@ sf_persist_init(void)
 							64 * 1024, -1, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge.cache_size",
+							"Memory a backend may keep for cached pipelines.",
+							"Least recently used pipelines beyond this are evicted and rebuilt from their tables when next used; pipelines the current transaction changed are kept until it ends.  -1: no limit.",
+							&sf_cache_size,
+							128 * 1024, -1, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	RegisterXactCallback(sf_xact_callback, NULL);
 	RegisterSubXactCallback(sf_subxact_callback, NULL);
 }
@@ -938,7 +1036,7 @@ sf_persist_drop(const char *name)
 
 	entry = sf_cache_lookup(name, false);
 	if (entry != NULL)
-		sf_cache_remove(entry);
+		sf_cache_discard(entry);
 }
 
 /*
@@ -980,6 +1078,7 @@ sf_persist_open(const char *name, bool for_write)
 		sf_acl_check(&entry->acl, name, GetUserId(), required);
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
+		sf_cache_touch(entry);
 		return entry->pipeline;
 	}
 
@@ -1021,6 +1120,10 @@ sf_persist_open(const char *name, bool for_write)
 	PopActiveSnapshot();
 	SPI_finish();
 	sf_restore_user(&saved);
+
+	sf_cache_account(entry);
+	sf_cache_touch(entry);
+	sf_cache_enforce(entry);
 
 	if (for_write)
 	{
@@ -1113,6 +1216,7 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	SPI_finish();
 	sf_restore_user(&saved);
 	entry->journal_pending = false;
+	sf_cache_account(entry);
 
 	/*
 	 * The tables now hold this transaction's work: whatever the mutation
@@ -1188,6 +1292,9 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
 	entry->locked = true;
+	sf_cache_account(entry);
+	sf_cache_touch(entry);
+	sf_cache_enforce(entry);
 }
 
 /*
@@ -1329,9 +1436,13 @@ sf_xact_callback(XactEvent event, void *arg)
 			entry->modified_subid = InvalidSubTransactionId;
 			entry->clean_valid = false;
 			sf_nmodified--;
+			sf_cache_account(entry);
 		}
 	}
 	Assert(sf_nmodified == 0);
+
+	/* what the transaction's calls added may exceed the limit now */
+	sf_cache_enforce(NULL);
 }
 
 /*
