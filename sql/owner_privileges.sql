@@ -1,0 +1,34 @@
+-- The extension's owner (the owner of streamforge.pipeline, which may be a
+-- role without superuser rights) has every privilege on every pipeline,
+-- and the functions notice at once when the tables change owner (acl.c).
+CREATE ROLE sf_ext_owner;
+CREATE ROLE sf_stranger;
+GRANT USAGE ON SCHEMA streamforge TO sf_ext_owner, sf_stranger;
+SELECT streamforge.create_pipeline('owned', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
+SELECT count(*) FROM streamforge.ingest('owned', 'p', 0, 'e0', 'k', 1, 1);
+SELECT current_user AS installer \gset
+ALTER TABLE streamforge.pipeline OWNER TO sf_ext_owner;
+ALTER TABLE streamforge.journal OWNER TO sf_ext_owner;
+
+-- the new owner, no superuser, reads and writes a pipeline it was never
+-- granted anything on; a stranger may not
+SET ROLE sf_ext_owner;
+SELECT consumed_offset FROM streamforge.partitions('owned');
+SELECT count(*) FROM streamforge.ingest('owned', 'p', 1, 'e1', 'k', 2, 1);
+SET ROLE sf_stranger;
+SELECT consumed_offset FROM streamforge.partitions('owned');
+RESET ROLE;
+
+-- back to the installer: sf_ext_owner is nobody special any more
+ALTER TABLE streamforge.pipeline OWNER TO :"installer";
+ALTER TABLE streamforge.journal OWNER TO :"installer";
+SET ROLE sf_ext_owner;
+SELECT consumed_offset FROM streamforge.partitions('owned');
+SELECT count(*) FROM streamforge.ingest('owned', 'p', 2, 'e2', 'k', 3, 1);
+RESET ROLE;
+SELECT consumed_offset FROM streamforge.partitions('owned');
+
+SELECT streamforge.drop_pipeline('owned');
+REVOKE USAGE ON SCHEMA streamforge FROM sf_ext_owner, sf_stranger;
+DROP ROLE sf_ext_owner;
+DROP ROLE sf_stranger;
