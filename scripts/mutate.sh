@@ -102,6 +102,11 @@ read -r -a ISO_TESTS <<<"$(sf_make_var "$TREE" ISOLATION)"
 read -r -a ISO_OPTS <<<"$(sf_make_var "$TREE" ISOLATION_OPTS)"
 read -r -a TAP_TESTS <<<"$(sf_make_var "$TREE" PROVE_TESTS)"
 
+# The tests a pg_regress log reports as failed, comma-separated
+failed_tests() {
+	grep -E '\.\.\. FAILED' "$1" | sed -E 's/^ *(test +)?([^ ]+) .*/\2/' | paste -sd, -
+}
+
 # Run the suites; print the first that failed ("regress", "isolation",
 # "tap:<file>", with "(timeout)" for a hang), or nothing if all passed.
 run_suites() {
@@ -114,7 +119,8 @@ run_suites() {
 		"${REGRESS_TESTS[@]}" >"$WORK/regress.log" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ]; then
-		[ $rc -eq 124 ] && echo "regress(timeout)" || echo regress
+		[ $rc -eq 124 ] && echo "regress(timeout)" ||
+			echo "regress:$(failed_tests "$WORK/regress.log")"
 		return
 	fi
 	run_as_server timeout "$TIMEOUT" "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
@@ -123,7 +129,8 @@ run_suites() {
 		"${ISO_TESTS[@]}" >"$WORK/isolation.log" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ]; then
-		[ $rc -eq 124 ] && echo "isolation(timeout)" || echo isolation
+		[ $rc -eq 124 ] && echo "isolation(timeout)" ||
+			echo "isolation:$(failed_tests "$WORK/isolation.log")"
 		return
 	fi
 	[ "$WITH_TAP" -eq 1 ] || return
