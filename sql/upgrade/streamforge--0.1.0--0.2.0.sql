@@ -8,3 +8,12 @@
 -- keep working.
 
 \echo Use "ALTER EXTENSION streamforge UPDATE TO '0.2.0'" to load this file. \quit
+
+-- ----------------------------------------------------------------
+-- Journal epochs (issue 11, item 2; src/persist.c, docs/persistence.md)
+-- ----------------------------------------------------------------
+-- Nothing to convert.  Journal positions now start again at 1 after every
+-- compaction and restore, in every backend; the epoch is the pipeline's
+-- snapshot_version, which 0.1.0 already stores.  A 0.1.0 journal whose
+-- positions continue from before its snapshot is read as it is: only the
+-- order of the positions within one snapshot's journal matters.
