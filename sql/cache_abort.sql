@@ -99,6 +99,7 @@ SELECT * FROM streamforge.partitions('cb');
 
 -- Compaction: with streamforge.compaction_threshold = 0 the journal grows
 -- to four times the snapshot, never beyond, before a call compacts it.
+-- (Each call commits: a transaction stores its journal entries at commit.)
 SET streamforge.compaction_threshold = 0;
 SELECT streamforge.create_pipeline('cc', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
 CREATE TEMP TABLE cc_sizes (i int, snapshot_version bigint, snapshot int, journal int);
@@ -106,6 +107,7 @@ DO $$
 BEGIN
     FOR i IN 0 .. 299 LOOP
         PERFORM streamforge.ingest('cc', 'p', i, 'e' || i, 'k' || i % 5, i, i);
+        COMMIT;
         INSERT INTO cc_sizes
           SELECT i, p.snapshot_version, octet_length(p.snapshot),
                  (SELECT coalesce(sum(octet_length(j.entry)), 0)

@@ -84,10 +84,13 @@
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/ilist.h"
+#include "libpq/pqformat.h"
 #include "miscadmin.h"
+#include "port/pg_bswap.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -168,6 +171,44 @@ static int64 sf_cache_bytes = 0;
  * the transaction ends.
  */
 static bool sf_subabort_discarded = false;
+
+/*
+ * Journal entries not yet in the table.  The entries of write calls made
+ * at the top level of a transaction (no savepoint or exception block
+ * active) are buffered here and stored before commit or prepare, one row
+ * per run of consecutive positions, instead of one INSERT per call.  Their
+ * positions are taken at once (entry->last_pos), so the rows keep the order
+ * of the calls, whatever a subtransaction writes in between.  Only the
+ * abort of the whole transaction can undo a top-level call, and it discards
+ * this buffer with everything else; a savepoint rollback never does, and
+ * discards only cached state, which is rebuilt from the tables plus this
+ * buffer.  A new snapshot (compaction, restore) or a drop in subtransaction
+ * S covers the buffered runs: they are marked superseded by S, dropped
+ * when the top level commits, and live again if S (or an ancestor) aborts.
+ */
+typedef struct SfPendingRun
+{
+	int64		last_pos;		/* position of its last entry: the row's pos */
+	int			count;			/* entries */
+	StringInfoData data;		/* entries, each after its uint32 length */
+	SubTransactionId superseded;	/* Invalid: live */
+	struct SfPendingRun *next;
+} SfPendingRun;
+
+typedef struct SfPending
+{
+	int64		id;				/* hash key: the pipeline id */
+	Oid			relid;			/* OID of the streamforge.pipeline it is in */
+	SfPendingRun *runs;			/* in position order */
+	SfPendingRun *tail;
+	int64		bytes;			/* entry bytes of the live runs */
+} SfPending;
+
+/* Flush a pipeline's buffer at the top level once it holds this much */
+#define SF_PENDING_FLUSH	(16 * 1024)
+
+static HTAB *sf_pending = NULL;	/* in sf_pending_cxt; NULL: nothing */
+static MemoryContext sf_pending_cxt = NULL;
 
 /* Prepared statements, kept for the backend's lifetime */
 typedef enum SfPlanId
@@ -603,6 +644,235 @@ sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid)
 }
 
 /* ----------------------------------------------------------------
+ * Buffered journal entries (sf_pending)
+ * ----------------------------------------------------------------
+ */
+
+static SfPending *
+sf_pending_lookup(int64 id, bool create)
+{
+	SfPending  *pend;
+	bool		found;
+
+	if (sf_pending == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (!create)
+			return NULL;
+		if (sf_pending_cxt == NULL)
+			sf_pending_cxt = AllocSetContextCreate(TopMemoryContext,
+												   "streamforge pending journal",
+												   ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(SfPending);
+		ctl.hcxt = sf_pending_cxt;
+		sf_pending = hash_create("streamforge pending journal", 16, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	pend = hash_search(sf_pending, &id, create ? HASH_ENTER : HASH_FIND,
+					   &found);
+	if (create && !found)
+	{
+		pend->runs = NULL;
+		pend->tail = NULL;
+		pend->bytes = 0;
+	}
+	return pend;
+}
+
+/* Forget every buffered entry (end of transaction) */
+static void
+sf_pending_reset(void)
+{
+	sf_pending = NULL;
+	if (sf_pending_cxt != NULL)
+		MemoryContextReset(sf_pending_cxt);
+}
+
+/*
+ * Buffer the journal entry of a top-level write call on entry's pipeline,
+ * at the next position.
+ */
+static void
+sf_pending_add(SfCacheEntry *entry, const char *data, Size len)
+{
+	SfPending  *pend = sf_pending_lookup(entry->id, true);
+	SfPendingRun *run = pend->tail;
+	int64		pos = entry->last_pos + 1;
+	MemoryContext old = MemoryContextSwitchTo(sf_pending_cxt);
+
+	pend->relid = entry->relid;
+	if (run == NULL || run->superseded != InvalidSubTransactionId ||
+		run->last_pos != pos - 1)
+	{
+		run = palloc(sizeof(SfPendingRun));
+		run->count = 0;
+		initStringInfo(&run->data);
+		run->superseded = InvalidSubTransactionId;
+		run->next = NULL;
+		if (pend->tail != NULL)
+			pend->tail->next = run;
+		else
+			pend->runs = run;
+		pend->tail = run;
+	}
+	pq_sendint32(&run->data, (uint32) len);
+	appendBinaryStringInfo(&run->data, data, len);
+	run->count++;
+	run->last_pos = pos;
+	MemoryContextSwitchTo(old);
+	pend->bytes += len;
+	entry->last_pos = pos;
+	entry->journal_bytes += len;
+}
+
+/*
+ * Store the live runs of pend as journal rows and forget them all (the
+ * superseded ones too: at the top level, nothing can revive them any more).
+ * Only at the top level, or just before it commits: rows written inside a
+ * subtransaction would vanish with it.  Caller must be connected to SPI as
+ * the owner.
+ */
+static void
+sf_pending_write(SfPending *pend)
+{
+	SfPendingRun *run;
+
+	for (run = pend->runs; run != NULL; run = run->next)
+	{
+		Datum		values[3];
+
+		if (run->superseded != InvalidSubTransactionId)
+			continue;
+		values[0] = Int64GetDatum(pend->id);
+		values[1] = Int64GetDatum(run->last_pos);
+		values[2] = PointerGetDatum(sf_journal_sequence(run->data.data,
+														run->data.len,
+														run->count));
+		sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
+	}
+	for (run = pend->runs; run != NULL;)
+	{
+		SfPendingRun *next = run->next;
+
+		pfree(run->data.data);
+		pfree(run);
+		run = next;
+	}
+	pend->runs = NULL;
+	pend->tail = NULL;
+	pend->bytes = 0;
+}
+
+/*
+ * sf_pending_write for every pipeline, as the owner; the entries of
+ * pipelines whose table is gone (DROP EXTENSION) are dropped.
+ */
+static void
+sf_pending_write_all(void)
+{
+	HASH_SEQ_STATUS status;
+	SfPending  *pend;
+	SfSavedUser saved;
+	Oid			nsp;
+	Oid			relid = InvalidOid;
+
+	if (sf_pending == NULL)
+		return;
+	nsp = get_namespace_oid("streamforge", true);
+	if (OidIsValid(nsp))
+		relid = get_relname_relid("pipeline", nsp);
+	if (!OidIsValid(relid))
+		return;
+	sf_become_owner(&saved);
+	SPI_connect();
+	/* at commit, no statement's snapshot is active any more */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	hash_seq_init(&status, sf_pending);
+	while ((pend = hash_seq_search(&status)) != NULL)
+		if (pend->runs != NULL && pend->relid == relid)
+			sf_pending_write(pend);
+	PopActiveSnapshot();
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * A new snapshot or a drop of pipeline id in the current subtransaction
+ * covers every buffered entry of it.
+ */
+static void
+sf_pending_supersede(int64 id)
+{
+	SfPending  *pend = sf_pending_lookup(id, false);
+	SfPendingRun *run;
+
+	if (pend == NULL)
+		return;
+	for (run = pend->runs; run != NULL; run = run->next)
+		if (run->superseded == InvalidSubTransactionId)
+			run->superseded = GetCurrentSubTransactionId();
+	pend->bytes = 0;
+}
+
+/*
+ * End of subtransaction mySubid: on abort, the runs it superseded live
+ * again; on commit, they are superseded by its parent.
+ */
+static void
+sf_pending_subxact_end(bool abort, SubTransactionId mySubid,
+					   SubTransactionId parentSubid)
+{
+	HASH_SEQ_STATUS status;
+	SfPending  *pend;
+
+	if (sf_pending == NULL)
+		return;
+	hash_seq_init(&status, sf_pending);
+	while ((pend = hash_seq_search(&status)) != NULL)
+	{
+		SfPendingRun *run;
+
+		pend->bytes = 0;
+		for (run = pend->runs; run != NULL; run = run->next)
+		{
+			if (run->superseded != InvalidSubTransactionId &&
+				run->superseded >= mySubid)
+				run->superseded = abort ? InvalidSubTransactionId : parentSubid;
+			if (run->superseded == InvalidSubTransactionId)
+				pend->bytes += run->data.len - 4 * run->count;
+		}
+	}
+}
+
+/*
+ * Replay run onto p, unless superseded; add its bytes to *bytes and raise
+ * *last to its position.
+ */
+static void
+sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run, int64 *bytes,
+					  int64 *last)
+{
+	int			off = 0;
+
+	if (run->superseded != InvalidSubTransactionId)
+		return;
+	while (off < run->data.len)
+	{
+		uint32		n;
+
+		CHECK_FOR_INTERRUPTS();
+		memcpy(&n, run->data.data + off, sizeof(n));
+		n = pg_ntoh32(n);
+		sf_journal_replay(p, run->data.data + off + 4, n);
+		off += 4 + n;
+		*bytes += n;
+	}
+	*last = Max(*last, run->last_pos);
+}
+
+/* ----------------------------------------------------------------
  * Loading
  * ----------------------------------------------------------------
  */
@@ -716,14 +986,19 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 
 /*
  * Replay the journal rows of pipeline id with pos > from onto p, in pos
- * order, adding their number of bytes to *bytes and returning the last
- * position (from if there is none).  Caller must be connected to SPI with a
- * snapshot pushed, and must treat p as broken if this fails.
+ * order, merged with the buffered entries of pend (if not NULL: the
+ * transaction's own entries not yet stored), adding their number of bytes
+ * to *bytes and returning the last position (from if there is none).
+ * Caller must be connected to SPI with a snapshot pushed, and must treat p
+ * as broken if this fails.
  */
 static int64
-sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes)
+sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes,
+				  SfPending *pend)
 {
 	int64		last = from;
+	int64		pos;
+	SfPendingRun *run = pend != NULL ? pend->runs : NULL;
 	Datum		args[2];
 	Portal		portal;
 	MemoryContext replaycxt;
@@ -751,7 +1026,16 @@ sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes)
 			bytea	   *entrydata;
 
 			CHECK_FOR_INTERRUPTS();
-			last = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			pos = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			/* buffered entries that come before this row */
+			for (; run != NULL && run->last_pos < pos; run = run->next)
+			{
+				oldcxt = MemoryContextSwitchTo(replaycxt);
+				sf_pending_replay_run(p, run, bytes, &last);
+				MemoryContextSwitchTo(oldcxt);
+				MemoryContextReset(replaycxt);
+			}
+			last = Max(last, pos);
 			d = SPI_getbinval(tup, desc, 2, &isnull);
 			if (isnull)
 				ereport(ERROR,
@@ -770,6 +1054,13 @@ sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes)
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
+	for (; run != NULL; run = run->next)
+	{
+		oldcxt = MemoryContextSwitchTo(replaycxt);
+		sf_pending_replay_run(p, run, bytes, &last);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(replaycxt);
+	}
 	MemoryContextDelete(replaycxt);
 	return last;
 }
@@ -808,7 +1099,8 @@ sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 								 VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 	}
 	p->offset_replays = row->offset_replays_base;
-	last_pos = sf_replay_journal(p, row->id, 0, &bytes);
+	last_pos = sf_replay_journal(p, row->id, 0, &bytes,
+								 sf_pending_lookup(row->id, false));
 
 	/* complete: the cache takes it over */
 	MemoryContextSetParent(p->cxt, sf_cache_cxt);
@@ -863,8 +1155,11 @@ sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 		int64		from = entry->last_pos;
 
 		entry->version = -1;	/* invalid until caught up */
+		/* nothing buffered: that needs the row lock, which nobody else had */
+		Assert(sf_pending_lookup(row->id, false) == NULL ||
+			   sf_pending_lookup(row->id, false)->runs == NULL);
 		entry->last_pos = sf_replay_journal(entry->pipeline, row->id, from,
-											&entry->journal_bytes);
+											&entry->journal_bytes, NULL);
 		entry->version = row->version;
 		return;
 	}
@@ -1020,6 +1315,7 @@ sf_persist_drop(const char *name)
 	SfCacheEntry *entry;
 	SfSavedUser saved;
 	SfAcl		acl;
+	bool		isnull;
 
 	sf_check_lookup_name(name);
 	sf_become_owner(&saved);
@@ -1031,6 +1327,8 @@ sf_persist_drop(const char *name)
 	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
 				CurrentMemoryContext);
 	sf_acl_check(&acl, name, saved.userid, SF_PRIV_ADMIN);
+	/* buffered entries must not be stored for a deleted pipeline */
+	sf_pending_supersede(sf_getint64(1, &isnull));
 	SPI_finish();
 	sf_restore_user(&saved);
 
@@ -1177,14 +1475,14 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		Max((int64) sf_compaction_threshold * 1024,
 			SF_COMPACTION_FACTOR * entry->snapshot_len);
 
-	sf_become_owner(&saved);
-	SPI_connect();
 	if (limit >= 0 && entry->journal_bytes + (int64) len > limit)
 	{
 		bytea	   *snap = sf_checkpoint_encode(p);
 		Datum		values[3];
 		Datum		arg = Int64GetDatum(entry->id);
 
+		sf_become_owner(&saved);
+		SPI_connect();
 		values[0] = Int64GetDatum(entry->id);
 		values[1] = PointerGetDatum(snap);
 		values[2] = Int64GetDatum(p->offset_replays);
@@ -1198,12 +1496,34 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		/* a new journal epoch: its positions start again (see sf_cache_sync) */
 		entry->last_pos = 0;
 		entry->journal_bytes = 0;
+		/* the snapshot holds what the buffered entries did */
+		sf_pending_supersede(entry->id);
+		SPI_finish();
+		sf_restore_user(&saved);
+	}
+	else if (GetCurrentTransactionNestLevel() == 1)
+	{
+		SfPending  *pend;
+
+		/* a top-level call: stored with the others before commit */
+		sf_pending_add(entry, data, len);
+		pend = sf_pending_lookup(entry->id, false);
+		if (pend->bytes >= SF_PENDING_FLUSH)
+		{
+			sf_become_owner(&saved);
+			SPI_connect();
+			sf_pending_write(pend);
+			SPI_finish();
+			sf_restore_user(&saved);
+		}
 	}
 	else
 	{
 		Datum		values[3];
 		bytea	   *b = palloc(VARHDRSZ + len);
 
+		sf_become_owner(&saved);
+		SPI_connect();
 		SET_VARSIZE(b, VARHDRSZ + len);
 		memcpy(VARDATA(b), data, len);
 		values[0] = Int64GetDatum(entry->id);
@@ -1212,9 +1532,9 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
 		entry->last_pos++;
 		entry->journal_bytes += len;
+		SPI_finish();
+		sf_restore_user(&saved);
 	}
-	SPI_finish();
-	sf_restore_user(&saved);
 	entry->journal_pending = false;
 	sf_cache_account(entry);
 
@@ -1272,6 +1592,8 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
 	sf_restore_user(&saved);
+	/* the restored state replaces what buffered entries did */
+	sf_pending_supersede(row.id);
 
 	/*
 	 * A new journal epoch (snapshot_version = this transaction's version):
@@ -1388,6 +1710,11 @@ sf_xact_callback(XactEvent event, void *arg)
 
 	switch (event)
 	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			/* the buffered journal entries commit with the transaction */
+			sf_pending_write_all();
+			return;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 			discard = false;
@@ -1401,6 +1728,7 @@ sf_xact_callback(XactEvent event, void *arg)
 			return;
 	}
 	sf_subabort_discarded = false;
+	sf_pending_reset();
 	if (sf_cache == NULL || sf_nmodified == 0)
 		return;
 
@@ -1457,6 +1785,9 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	HASH_SEQ_STATUS status;
 	SfCacheEntry *entry;
 
+	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
+		sf_pending_subxact_end(event == SUBXACT_EVENT_ABORT_SUB, mySubid,
+							   parentSubid);
 	if (event != SUBXACT_EVENT_ABORT_SUB || sf_cache == NULL ||
 		sf_nmodified == 0)
 		return;
