@@ -30,10 +30,11 @@
  *	2. The entry is marked modified in the current subtransaction and the
  *	   pipeline is returned; the SQL glue runs the engine operation on it.
  *	3. journal.c encodes the call's inputs and sf_persist_write_journal()
- *	   inserts them at the next position, or, when the journal since the
- *	   snapshot would exceed max(streamforge.compaction_threshold, snapshot
- *	   size), replaces the snapshot by the current state and deletes the
- *	   journal (amortized cost linear in the work done).
+ *	   stores them at the next position (buffered until commit for a call
+ *	   at the transaction's top level, see sf_pending), or, when the journal
+ *	   since the snapshot would exceed max(streamforge.compaction_threshold,
+ *	   4 x snapshot size), replaces the snapshot by the current state and
+ *	   deletes the journal (amortized cost linear in the work done).
  * State is flushed to the tables at phase 3 of every call, inside the
  * caller's transaction: COMMIT makes it durable with the rest of the
  * transaction, and a commit costs what the calls delivered, not what the
@@ -1142,8 +1143,8 @@ sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 	 * journal of one snapshot, named by its snapshot_version: the version of
 	 * the transaction that wrote the snapshot (compaction or restore), which
 	 * no other committed state has.  Within an epoch rows are only appended,
-	 * each at the position after the last one, by the holder of the row lock
-	 * with a current entry; they are deleted only together with the writing
+	 * at positions after the last one, by the holder of the row lock with a
+	 * current entry; they are deleted only together with the writing
 	 * of a new snapshot, which starts a new epoch at position 1 (in the
 	 * writer's entry too).  So an entry with the row's snapshot_version
 	 * holds exactly the rows of the current journal up to last_pos, and the

@@ -17,3 +17,11 @@
 -- snapshot_version, which 0.1.0 already stores.  A 0.1.0 journal whose
 -- positions continue from before its snapshot is read as it is: only the
 -- order of the positions within one snapshot's journal matters.
+
+-- ----------------------------------------------------------------
+-- Buffered journal entries (issue 14, item 1; src/persist.c, src/journal.c)
+-- ----------------------------------------------------------------
+-- Nothing to convert.  A journal row may now hold several entries (format
+-- byte 2); rows of one entry keep the 0.1.0 format (1), and 0.1.0 rows are
+-- read as they are.  Only a 0.1.0 library could not read the new rows:
+-- after ALTER EXTENSION UPDATE, do not go back to the 0.1.0 library.
