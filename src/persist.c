@@ -1521,10 +1521,11 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	else
 	{
 		Datum		values[3];
-		bytea	   *b = palloc(VARHDRSZ + len);
+		bytea	   *b;
 
 		sf_become_owner(&saved);
 		SPI_connect();
+		b = palloc(VARHDRSZ + len);
 		SET_VARSIZE(b, VARHDRSZ + len);
 		memcpy(VARDATA(b), data, len);
 		values[0] = Int64GetDatum(entry->id);
@@ -1540,9 +1541,10 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	sf_cache_account(entry);
 
 	/*
-	 * The tables now hold this transaction's work: whatever the mutation
-	 * count says, an abort must not keep this entry (its positions and
-	 * snapshot_version describe rows that the abort removes).
+	 * The journal (its table, or the buffer) now holds this transaction's
+	 * work: whatever the mutation count says, an abort must not keep this
+	 * entry (its positions and snapshot_version describe rows that the
+	 * abort removes).
 	 */
 	entry->clean_valid = false;
 }
