@@ -1,6 +1,12 @@
 -- The extension's owner (the owner of streamforge.pipeline, which may be a
 -- role without superuser rights) has every privilege on every pipeline,
 -- and the functions notice at once when the tables change owner (acl.c).
+-- In a database of its own: changing the owner of the extension's tables
+-- rewrites their catalog rows, which other tests list.
+SELECT current_database() AS regress_db \gset
+CREATE DATABASE sf_owner_privileges;
+\c sf_owner_privileges
+CREATE EXTENSION streamforge;
 CREATE ROLE sf_ext_owner;
 CREATE ROLE sf_stranger;
 GRANT USAGE ON SCHEMA streamforge TO sf_ext_owner, sf_stranger;
@@ -28,7 +34,7 @@ SELECT count(*) FROM streamforge.ingest('owned', 'p', 2, 'e2', 'k', 3, 1);
 RESET ROLE;
 SELECT consumed_offset FROM streamforge.partitions('owned');
 
-SELECT streamforge.drop_pipeline('owned');
-REVOKE USAGE ON SCHEMA streamforge FROM sf_ext_owner, sf_stranger;
+\c :regress_db
+DROP DATABASE sf_owner_privileges;
 DROP ROLE sf_ext_owner;
 DROP ROLE sf_stranger;
