@@ -35,7 +35,7 @@ SELECT sum(s.accepted) AS accepted, sum(s.live_buckets) AS live_buckets
   FROM generate_series(1, 400) AS i, LATERAL streamforge.stats('cache' || i) AS s;
 SELECT pipelines < 400 AS evicted, kb <= 1024 AS within_1mb FROM pg_temp.cached();
 
--- 0 keeps only what is in use: the pipeline of the last call, and those
+-- 0 keeps only what is in use: the most recently used pipeline, and those
 -- the open transaction changed, until it ends
 SET streamforge.cache_size = 0;
 SELECT count(*) FROM streamforge.watermark('cache2');

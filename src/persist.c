@@ -609,9 +609,11 @@ sf_cache_forget(const char *name)
 
 /*
  * Evict the least recently used entries until the cache holds at most
- * streamforge.cache_size, sparing keep and every entry that holds changes
- * of the current transaction (they are few, and discarding them would cost
- * the transaction a rebuild per call).
+ * streamforge.cache_size, sparing keep, the most recently used entry (a
+ * pipeline larger than the limit is not rebuilt for every transaction that
+ * uses it), and every entry that holds changes of the current transaction
+ * (they are few, and discarding them would cost the transaction a rebuild
+ * per call).
  */
 static void
 sf_cache_enforce(SfCacheEntry *keep)
@@ -629,7 +631,8 @@ sf_cache_enforce(SfCacheEntry *keep)
 
 		cur = dlist_has_prev(&sf_lru, cur) ? dlist_prev_node(&sf_lru, cur) : NULL;
 		if (entry == keep || entry->modified_subid != InvalidSubTransactionId ||
-			entry->locked || entry->journal_pending)
+			entry->locked || entry->journal_pending ||
+			cur == NULL)		/* the most recently used */
 			continue;
 		sf_cache_remove(entry);
 	}
