@@ -74,9 +74,10 @@ tar -C "$ROOT" --exclude=./.git --exclude=./.demo --exclude='./tmp_check*' \
 	--exclude='*.bc' -cf - . | tar -C "$TREE" -xf -
 cp -a "$TREE/src" "$PRISTINE/src"
 
+# PG_CFLAGS without -Werror: a mutant that leaves a variable unused builds
 build() {
 	make -C "$TREE" -s -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" \
-		COPT=-Wno-error "$@" >"$WORK/build.log" 2>&1
+		PG_CFLAGS=-Wno-unused-parameter "$@" >"$WORK/build.log" 2>&1 </dev/null
 }
 sf_say "building the unmutated tree"
 build || { cat "$WORK/build.log"; sf_die "the unmutated tree does not build"; }
@@ -84,8 +85,8 @@ sf_say "installing into a private copy of the PostgreSQL tree in $WORK/pg"
 (SF_ROOT=$TREE sf_private_tree "$WORK/pg") || sf_die "private install failed"
 PRIVBIN=$WORK/pg$PGBIN
 install_build() {
-	make -C "$TREE" -s PG_CONFIG="$PG_CONFIG" DESTDIR="$WORK/pg" install \
-		>>"$WORK/build.log" 2>&1
+	make -C "$TREE" -s PG_CONFIG="$PG_CONFIG" PG_CFLAGS=-Wno-unused-parameter \
+		DESTDIR="$WORK/pg" install >>"$WORK/build.log" 2>&1 </dev/null
 }
 if sf_is_root; then
 	chown -R postgres:postgres "$WORK"
@@ -93,7 +94,7 @@ fi
 chmod 755 "$WORK"
 
 run_as_server() {
-	SF_RUN_DIR=$TREE sf_as_server "$@"
+	SF_RUN_DIR=$TREE sf_as_server "$@" </dev/null
 }
 
 read -r -a REGRESS_TESTS <<<"$(sf_make_var "$TREE" REGRESS)"
@@ -191,7 +192,8 @@ counted=0
 stale=0
 eq_caught=0
 eq_total=0
-while IFS=$'\t' read -r id file pattern replacement what; do
+# the list is read on fd 3: nothing the loop runs can consume it
+while IFS=$'\t' read -r -u 3 id file pattern replacement what; do
 	case "$id" in '' | '#'*) continue ;; esac
 	[ -n "$ONLY" ] && [[ "$ONLY" != *",$id,"* ]] && continue
 	equivalent=0
@@ -228,7 +230,7 @@ while IFS=$'\t' read -r id file pattern replacement what; do
 	line=$(printf '%-26s %-16s %-3s %s' "$id" "$file" "$([ $equivalent -eq 1 ] && echo eq || echo '')" "$result")
 	table+=("$line")
 	echo "    $line"
-done <"$LIST"
+done 3<"$LIST"
 restore_sources
 
 echo
