@@ -200,7 +200,7 @@ LANGUAGE plpgsql VOLATILE PARALLEL SAFE
 AS $$
 BEGIN
     IF message LIKE 'PL/Proxy function %' THEN
-        RAISE EXCEPTION 'could not reach %s of cluster "streamforge"',
+        RAISE EXCEPTION 'could not reach % of cluster "streamforge"',
                 CASE WHEN pg_catalog.array_length(shards, 1) OPERATOR(pg_catalog.=) 1
                      THEN 'shard ' OPERATOR(pg_catalog.||) shards[1]
                      ELSE pg_catalog.format('the shard in database "%s"',
