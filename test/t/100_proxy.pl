@@ -150,6 +150,7 @@ for my $r (0 .. 29)
 		}
 		$batch{$p} = \@d;
 	}
+	my %last = map { $_ => $#{ $log{$_} // [] } } @parts;
 	my @reports;
 	for my $p (@parts)
 	{
@@ -163,7 +164,7 @@ for my $r (0 .. 29)
 			push @reports, "SELECT count(*) FROM streamforge.advance('shp', '$p', $t)";
 		}
 	}
-	push @rounds, { batch => \%batch, reports => \@reports };
+	push @rounds, { batch => \%batch, last => \%last, reports => \@reports };
 }
 
 sub batch_sql
@@ -254,7 +255,7 @@ for my $r (0 .. $#rounds)
 	my @resume;
 	for my $p (@parts)
 	{
-		my $last = $#{ $log{$p} // [] };
+		my $last = $rounds[$r]{last}{$p};    # the source up to this round
 		my $from = $consumed{$p} + 1;
 		# re-deliver the offsets after the committed one, with one replay
 		$from-- if $from > 0;
