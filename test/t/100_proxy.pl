@@ -192,15 +192,17 @@ sub deliveries_sql
 		  . join(', ', @rows) . ']::streamforge.delivery[])');
 }
 
+my $visible_seen = 0;
 sub compare
 {
 	my ($what) = @_;
 	my $late =
 	  "SELECT partition, source_offset, event_id, key, event_time, value, watermark "
 	  . "FROM streamforge.late_events('shp') ORDER BY partition COLLATE \"C\", source_offset";
-	is(router("SELECT * FROM streamforge.visible('shp')"),
-		single("SELECT * FROM streamforge.visible('shp')"),
+	my $visible = router("SELECT * FROM streamforge.visible('shp')");
+	is($visible, single("SELECT * FROM streamforge.visible('shp')"),
 		"$what: visible rows as on one node");
+	$visible_seen += scalar(grep { /\|/ } split /\n/, $visible);
 	is(router($late), single($late), "$what: late events as on one node");
 	is(router("SELECT streamforge.watermark('shp')"),
 		single("SELECT streamforge.watermark('shp')"),
@@ -268,6 +270,10 @@ for my $r (0 .. $#rounds)
 	compare("round $r, after the restart");
 }
 
+ok($visible_seen > 100, "the sharded pipeline's results were compared ($visible_seen visible rows)");
+ok(router("SELECT count(*) FROM streamforge.late_events('shp')") > 5,
+	'the sharded pipeline has late events');
+
 # Every shard received only the deliveries of its own partitions.
 for my $s (0 .. 3)
 {
@@ -279,8 +285,9 @@ for my $s (0 .. 3)
 		$mine,
 		"shard $s consumed only its partitions ($mine)");
 }
-is(router("SELECT string_agg(partition || ':' || consumed_offset, ',') FROM streamforge.partitions('shp')"),
-	single("SELECT string_agg(partition || ':' || consumed_offset, ',') FROM streamforge.partitions('shp')"),
+my $offsets = "SELECT string_agg(partition || ':' || consumed_offset, ',' ORDER BY partition COLLATE \"C\") "
+  . "FROM streamforge.partitions('shp')";
+is(router($offsets), single($offsets),
 	'partitions(): consumed offsets as on one node');
 is(router("SELECT accepted, late_events, live_buckets, visible_rows FROM streamforge.stats('shp')"),
 	single("SELECT accepted, late_events, live_buckets, visible_rows FROM streamforge.stats('shp')"),
@@ -309,6 +316,7 @@ for my $pl (@placed[0 .. 1])
 	}
 }
 
+my $placed_changes = 0;
 my $seq_changes =
   "seq, op, window_name, key, window_start, window_end, count, sum, min, max";
 for my $r (0 .. 11)
@@ -326,7 +334,9 @@ for my $r (0 .. 11)
 		"SELECT $seq_changes FROM streamforge.advance('$pl', 'b', " . (10 * $r + 4) . ')');
 	for my $c (@calls)
 	{
-		is(router($c), single($c), "placed $pl round $r: same changes as one node: " . substr($c, 0, 60));
+		my $got = router($c);
+		is($got, single($c), "placed $pl round $r: same changes as one node: " . substr($c, 0, 60));
+		$placed_changes += scalar(grep { /\|/ } split /\n/, $got);
 	}
 	is(router("SELECT * FROM streamforge.visible('$pl')"),
 		single("SELECT * FROM streamforge.visible('$pl')"),
@@ -337,6 +347,8 @@ for my $r (0 .. 11)
 		single("SELECT * FROM streamforge.partitions('$pl')"),
 		"placed $pl round $r: partitions as on one node");
 }
+
+ok($placed_changes > 20, "the placed pipelines emitted changes ($placed_changes compared)");
 
 # A shard down stops only the pipelines placed on it.
 my ($on1) = grep { $placed_on{$_} == 1 } @placed;
