@@ -209,11 +209,54 @@ sub compare
 		"$what: watermark as on one node");
 }
 
+# Round $refused: a batch spanning shards in which one shard's part is
+# refused (a gap at the first delivery of one partition: SF001).  The caller
+# gets the shard's SQLSTATE; the other shards' parts are committed; the
+# same batch, corrected and sent again, converges.
+sub refused_batch
+{
+	my ($r) = @_;
+	my $b = $rounds[$r]{batch};
+	my @with = grep { @{ $b->{$_} } } @parts;
+	my ($bad) = grep { my $p = $_; grep { $shard_of{$_} != $shard_of{$p} } @with } @with;
+	die "round $r has no batch spanning two shards" unless defined $bad;
+	my @rows;
+	for my $p (@parts)
+	{
+		for my $o (@{ $b->{$p} })
+		{
+			my $row = $log{$p}[$o];
+			$row =~ s/^\('$p', $o,/('$p', @{[$o + 1]},/ if $p eq $bad && $o == $b->{$p}[0];
+			push @rows, $row;
+		}
+	}
+	return ($bad, "SELECT count(*) FROM streamforge.ingest_batch('shp', ARRAY["
+		  . join(', ', @rows) . ']::streamforge.delivery[])');
+}
+
 my $outage = 17;
+my $refused = 21;
 for my $r (0 .. $#rounds)
 {
 	my @deliveries = deliveries_sql($r);
 	single(join(";\n", @deliveries, @{ $rounds[$r]{reports} }));
+	if ($r == $refused)
+	{
+		my ($bad, $sql) = refused_batch($r);
+		my %before = map { split /\|/ } split /\n/,
+		  router("SELECT partition, consumed_offset FROM streamforge.partitions('shp')");
+		like(router_fails($sql), qr/SF001: .*REMOTE ERROR: +offset conflict on partition "$bad"/,
+			"round $r: a batch spanning shards, refused by the shard of $bad: the caller gets SF001");
+		my %after = map { split /\|/ } split /\n/,
+		  router("SELECT partition, consumed_offset FROM streamforge.partitions('shp')");
+		my $b = $rounds[$r]{batch};
+		my @applied = grep { @{ $b->{$_} } && $after{$_} == $b->{$_}[-1] } @parts;
+		my @kept = grep { $after{$_} == $before{$_} } @parts;
+		ok( (grep { $shard_of{$_} != $shard_of{$bad} } @applied)
+			  && !(grep { $shard_of{$_} == $shard_of{$bad} && @{ $b->{$_} } } @applied)
+			  && (grep { $_ eq $bad } @kept),
+			"round $r: the other shards applied their parts (@applied), the refusing shard none");
+	}
 	if ($r != $outage)
 	{
 		router(join(";\n", @deliveries, @{ $rounds[$r]{reports} }));
@@ -362,6 +405,20 @@ is(router("SELECT count(*) >= 0 FROM streamforge.advance('$off1', 'a', 1000)"),
 $node2->start;
 is(router("SELECT streamforge.watermark('$on1') IS NOT NULL"), 't',
 	"$on1 works again after the restart");
+
+# --- errors keep streamforge's SQLSTATEs through the router -------------
+like(router_fails("SELECT * FROM streamforge.ingest(NULL, 'a', 0, 'x', 'k', 1, 1)"),
+	qr/22004: pipeline must not be null/, 'a NULL pipeline is 22004');
+like(router_fails("SELECT * FROM streamforge.ingest('shp', NULL, 0, 'x', 'k', 1, 1)"),
+	qr/22004: partition must not be null/, 'a NULL partition of a sharded pipeline is 22004');
+like(router_fails("SELECT streamforge.fixed('f', 0)"),
+	qr/22023: size of window "f" must be greater than zero/, 'the constructors check like streamforge');
+like(router_fails("SELECT streamforge.watermark('nosuch')"),
+	qr/42704: .*pipeline "nosuch" does not exist/, 'an unknown pipeline is 42704');
+like(router_fails("SELECT streamforge.create_pipeline('pa0', ARRAY['a'], $windows)"),
+	qr/42710/, 'creating a placed pipeline twice is 42710');
+like(router_fails("SELECT streamforge.create_pipeline('shp', ARRAY['a'], $windows)"),
+	qr/42710: pipeline "shp" already exists/, 'a placed pipeline cannot take a sharded one\'s name');
 
 # --- drop ----------------------------------------------------------------
 router("SELECT streamforge.drop_pipeline('shp')");
