@@ -14,8 +14,9 @@
 #   direct   by a procedure on the data node calling streamforge.ingest_batch,
 #   routed   by the same procedure on the router, whose ingest_batch goes
 #            through PL/Proxy to the data node,
-# one commit per batch, each repetition into a fresh pipeline, for batch
-# sizes 10,000, 100 and 1.  It prints events/s of both and the ratio
+# one commit per batch (synchronous_commit = off on both clusters, so that
+# the disk of a shared machine does not drown the difference), each
+# repetition into a fresh pipeline, for batch sizes 10,000, 100 and 1.  It prints events/s of both and the ratio
 # (time routed / time direct), and writes bench/results/proxy-<date>-<sha>.md
 # and bench/results/proxy-latest.md.
 #
@@ -100,6 +101,7 @@ work_mem = 64MB
 max_wal_size = 8GB
 checkpoint_timeout = 1h
 autovacuum = off
+synchronous_commit = off
 EOF
 	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/$name" -l "$SCRATCH/$name.log" -w start >/dev/null ||
 		{ tail -n 20 "$SCRATCH/$name.log"; sf_die "could not start $name"; }
@@ -137,7 +139,7 @@ LANGUAGE sql AS $$
            array_agg(ROW('p0', k, 'e' || k, 'k' || (k % 1000),
                          k * 10 + (k * 7919) % 500, k % 100)::streamforge.delivery
                      ORDER BY k)
-      FROM generate_series(0, n - 1) k
+      FROM generate_series(0::bigint, n - 1) k
      GROUP BY k / size
 $$;
 CREATE PROCEDURE pxbench.run(label text, pipeline text, bsize integer, rep integer)
@@ -206,7 +208,7 @@ OUT=$SF_ROOT/bench/results/proxy-$DATE-$SHA.md
 {
 	echo "Run \`proxy-$DATE-$SHA\` ($REPS repetitions, median), commit $SHA, $HOST, PostgreSQL $("$SRVBIN/postgres" --version | awk '{print $3}'), data node and router on the same machine (Unix sockets)."
 	echo
-	echo "ingest_batch, one fixed window, one commit per batch: direct call on the data node against the same call through the router (PL/Proxy, one shard)."
+	echo "ingest_batch, one fixed window, one commit per batch (synchronous_commit = off): direct call on the data node against the same call through the router (PL/Proxy, one shard)."
 	echo
 	echo "| batch | direct events/s | routed events/s | time routed / direct | added per call, µs |"
 	echo "|---|---|---|---|---|"

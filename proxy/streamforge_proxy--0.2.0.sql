@@ -572,9 +572,8 @@ DECLARE
     n integer;
     batches text[];
 BEGIN
-    IF pg_catalog.array_length(targets, 1) OPERATOR(pg_catalog.=) 1 AND NOT EXISTS
-       (SELECT FROM streamforge.sharded_pipelines p
-         WHERE p.pipeline OPERATOR(pg_catalog.=) ingest_batch.pipeline) THEN
+    -- One target: a placed pipeline, or a sharded one on a single shard.
+    IF pg_catalog.array_length(targets, 1) OPERATOR(pg_catalog.=) 1 THEN
         RETURN QUERY SELECT * FROM streamforge.px_ingest_batch(targets[1], pipeline, deliveries);
         RETURN;
     END IF;
