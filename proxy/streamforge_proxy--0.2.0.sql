@@ -192,14 +192,17 @@ COMMENT ON FUNCTION streamforge.px_route(text, text, boolean) IS
 
 -- Turns PL/Proxy's own failures (a shard that cannot be reached, a lost
 -- connection: SQLSTATE XX000, message "PL/Proxy function ...") into 08006
--- naming the shards; errors raised by a data node keep their SQLSTATE.
-CREATE FUNCTION streamforge.px_unreachable(shards integer[], message text,
-    detail text)
+-- naming the shards; returns for anything else, which the caller re-raises
+-- unchanged (errors raised by a data node keep their SQLSTATE anyway).
+CREATE FUNCTION streamforge.px_unreachable(shards integer[], message text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL SAFE
 AS $$
 BEGIN
-    IF message LIKE 'PL/Proxy function %' THEN
+    -- PL/Proxy's libpq-level failures (its other errors, like a bad
+    -- SPLIT, are bugs of this extension and pass unchanged)
+    IF message OPERATOR(pg_catalog.~)
+       '^PL/Proxy function .*(PQ[A-Za-z]+|connect timeout|query timeout|Lost result|Remote error|Unfinished connection)' THEN
         RAISE EXCEPTION 'could not reach % of cluster "streamforge"',
                 CASE WHEN pg_catalog.array_length(shards, 1) OPERATOR(pg_catalog.=) 1
                      THEN 'shard ' OPERATOR(pg_catalog.||) shards[1]
@@ -210,11 +213,10 @@ BEGIN
                   DETAIL = message,
                   HINT = 'Calls for the other shards go on.  Retry when the shard is back; replayed deliveries are no-ops.';
     END IF;
-    RAISE EXCEPTION '%', message USING ERRCODE = 'internal_error', DETAIL = detail;
 END
 $$;
-COMMENT ON FUNCTION streamforge.px_unreachable(integer[], text, text) IS
-    'internal: raise a PL/Proxy connection failure as 08006 naming the shard';
+COMMENT ON FUNCTION streamforge.px_unreachable(integer[], text) IS
+    'internal: raise a PL/Proxy connection failure as 08006 naming the shard; returns for any other error';
 
 -- ------------------------------------------------------------------
 -- Remote calls (PL/Proxy).  px_shard: one target; px_shards: a SPLIT array
@@ -490,7 +492,8 @@ BEGIN
     BEGIN
         PERFORM streamforge.px_create(shards, name, partitions, windows, lateness);
     EXCEPTION WHEN internal_error THEN
-        PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+        PERFORM streamforge.px_unreachable(shards, SQLERRM);
+        RAISE;
     END;
 END
 $$;
@@ -519,7 +522,8 @@ BEGIN
     BEGIN
         PERFORM streamforge.px_create(shards, name, partitions, windows, lateness);
     EXCEPTION WHEN internal_error THEN
-        PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+        PERFORM streamforge.px_unreachable(shards, SQLERRM);
+        RAISE;
     END;
 END
 $$;
@@ -536,7 +540,8 @@ BEGIN
     BEGIN
         PERFORM streamforge.px_drop(shards, name);
     EXCEPTION WHEN internal_error THEN
-        PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+        PERFORM streamforge.px_unreachable(shards, SQLERRM);
+        RAISE;
     END;
     DELETE FROM streamforge.sharded_pipelines p WHERE p.pipeline OPERATOR(pg_catalog.=) name;
 END
@@ -556,7 +561,8 @@ BEGIN
     RETURN QUERY SELECT * FROM streamforge.px_ingest(shard, pipeline, partition,
         source_offset, event_id, key, event_time, value);
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(ARRAY[shard], SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(ARRAY[shard], SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.ingest(text, text, bigint, text, text, bigint, bigint) IS
@@ -598,7 +604,8 @@ BEGIN
     RETURN QUERY SELECT * FROM streamforge.px_ingest_batch_split(targets, pipeline, batches) c
         ORDER BY c.shard, c.seq;
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(targets, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(targets, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.ingest_batch(text, streamforge.delivery[]) IS
@@ -615,7 +622,8 @@ BEGIN
     RETURN QUERY SELECT * FROM streamforge.px_advance(shards, pipeline, partition, progress) c
         ORDER BY c.shard, c.seq;
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(shards, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.advance(text, text, bigint) IS
@@ -631,7 +639,8 @@ BEGIN
     RETURN QUERY SELECT * FROM streamforge.px_mark_idle(shards, pipeline, partition) c
         ORDER BY c.shard, c.seq;
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(shards, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.mark_idle(text, text) IS
@@ -653,7 +662,8 @@ BEGIN
       FROM streamforge.px_watermark(shards, pipeline) w;
     RETURN result;
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(shards, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.watermark(text) IS
@@ -669,7 +679,8 @@ BEGIN
     RETURN QUERY SELECT * FROM streamforge.px_live(shards, pipeline) r
         ORDER BY r.window_name COLLATE "C", r.key COLLATE "C", r.window_start, r.window_end;
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(shards, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.live(text) IS
@@ -685,7 +696,8 @@ BEGIN
     RETURN QUERY SELECT * FROM streamforge.px_visible(shards, pipeline) r
         ORDER BY r.window_name COLLATE "C", r.key COLLATE "C", r.window_start, r.window_end;
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(shards, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.visible(text) IS
@@ -701,7 +713,8 @@ BEGIN
     RETURN QUERY SELECT * FROM streamforge.px_late_events(shards, pipeline) l
         ORDER BY l.shard, l.late_seq;
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(shards, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.late_events(text) IS
@@ -728,7 +741,8 @@ BEGIN
          GROUP BY p.partition
          ORDER BY p.partition COLLATE "C";
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(shards, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.partitions(text) IS
@@ -755,7 +769,8 @@ BEGIN
            changes_emitted, live_buckets, visible_rows, partitions, idle_partitions
       FROM streamforge.px_stats(shards, pipeline) s;
 EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(shards, SQLERRM, NULL);
+    PERFORM streamforge.px_unreachable(shards, SQLERRM);
+    RAISE;
 END
 $$;
 COMMENT ON FUNCTION streamforge.stats(text) IS
