@@ -375,6 +375,41 @@ AS $$
     SELECT s.* FROM streamforge.stats(pipeline) s;
 $$;
 
+CREATE FUNCTION streamforge.px_checkpoint(px_shard integer, pipeline text)
+RETURNS bytea
+LANGUAGE plproxy VOLATILE PARALLEL UNSAFE
+AS $$
+    CLUSTER 'streamforge';
+    RUN ON px_shard;
+    SELECT streamforge.checkpoint(pipeline) AS px_checkpoint;
+$$;
+
+CREATE FUNCTION streamforge.px_restore(px_shard integer, pipeline text,
+    checkpoint bytea)
+RETURNS integer
+LANGUAGE plproxy VOLATILE PARALLEL UNSAFE
+AS $$
+    CLUSTER 'streamforge';
+    RUN ON px_shard;
+    SELECT px_shard AS px_restore FROM streamforge.restore(pipeline, checkpoint) r;
+$$;
+
+-- inspect_checkpoint() reads only its argument: any shard will do.
+CREATE FUNCTION streamforge.px_inspect_checkpoint(checkpoint bytea)
+RETURNS jsonb
+LANGUAGE plproxy VOLATILE PARALLEL UNSAFE
+AS $$
+    CLUSTER 'streamforge';
+    RUN ON ANY;
+    SELECT streamforge.inspect_checkpoint(checkpoint) AS px_inspect_checkpoint;
+$$;
+
+COMMENT ON FUNCTION streamforge.px_checkpoint(integer, text) IS
+    'internal: checkpoint on one shard';
+COMMENT ON FUNCTION streamforge.px_restore(integer, text, bytea) IS
+    'internal: restore on one shard';
+COMMENT ON FUNCTION streamforge.px_inspect_checkpoint(bytea) IS
+    'internal: inspect_checkpoint on any shard';
 COMMENT ON FUNCTION streamforge.px_create(integer[], text, text[], streamforge.window_def[], bigint) IS
     'internal: create_pipeline on the given shards';
 COMMENT ON FUNCTION streamforge.px_drop(integer[], text) IS
@@ -645,6 +680,73 @@ END
 $$;
 COMMENT ON FUNCTION streamforge.mark_idle(text, text) IS
     'take a partition out of the watermark; for a sharded pipeline on every shard';
+
+-- checkpoint and restore of a placed pipeline go to its shard.  A sharded
+-- pipeline has one state per shard: take and restore each shard's with
+-- streamforge.checkpoint()/restore() on the shard's database.
+CREATE FUNCTION streamforge.px_one_shard(pipeline text, what text)
+RETURNS integer
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+    shards integer[] := streamforge.px_route(pipeline, NULL, true);
+BEGIN
+    IF pg_catalog.array_length(shards, 1) OPERATOR(pg_catalog.>) 1 THEN
+        RAISE EXCEPTION '% of a sharded pipeline is not supported through the router', what
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = pg_catalog.format('Call streamforge.%s() on the database of each shard.', what);
+    END IF;
+    RETURN shards[1];
+END
+$$;
+COMMENT ON FUNCTION streamforge.px_one_shard(text, text) IS
+    'internal: the shard of a placed pipeline; 0A000 for a sharded one';
+
+CREATE FUNCTION streamforge.checkpoint(pipeline text)
+RETURNS bytea
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+DECLARE
+    shard integer := streamforge.px_one_shard(pipeline, 'checkpoint');
+BEGIN
+    RETURN streamforge.px_checkpoint(shard, pipeline);
+EXCEPTION WHEN internal_error THEN
+    PERFORM streamforge.px_unreachable(ARRAY[shard], SQLERRM);
+    RAISE;
+END
+$$;
+COMMENT ON FUNCTION streamforge.checkpoint(text) IS
+    'the state of a placed pipeline as canonical bytes, from its shard';
+
+CREATE FUNCTION streamforge.restore(pipeline text, checkpoint bytea)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS $$
+DECLARE
+    shard integer := streamforge.px_one_shard(pipeline, 'restore');
+BEGIN
+    PERFORM streamforge.px_restore(shard, pipeline, checkpoint);
+EXCEPTION WHEN internal_error THEN
+    PERFORM streamforge.px_unreachable(ARRAY[shard], SQLERRM);
+    RAISE;
+END
+$$;
+COMMENT ON FUNCTION streamforge.restore(text, bytea) IS
+    'replace the state of a placed pipeline with a checkpoint, on its shard';
+
+CREATE FUNCTION streamforge.inspect_checkpoint(checkpoint bytea)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+AS $$
+BEGIN
+    RETURN streamforge.px_inspect_checkpoint(checkpoint);
+EXCEPTION WHEN internal_error THEN
+    PERFORM streamforge.px_unreachable(ARRAY[]::integer[], SQLERRM);
+    RAISE;
+END
+$$;
+COMMENT ON FUNCTION streamforge.inspect_checkpoint(bytea) IS
+    'the document inside a checkpoint, decoded by any shard';
 
 -- Reads of a sharded pipeline merge the shards: the watermark is the lowest
 -- (NULL while a shard has none), results are in address order.

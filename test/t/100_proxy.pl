@@ -391,6 +391,19 @@ for my $r (0 .. 11)
 		"placed $pl round $r: partitions as on one node");
 }
 
+# checkpoint, restore and inspect_checkpoint of a placed pipeline
+my $ck = "SELECT encode(streamforge.checkpoint('pa0'), 'hex')";
+is(router($ck), single($ck), 'checkpoint() of a placed pipeline: the bytes of one node');
+router("SELECT streamforge.restore('pa1', decode('" . single("SELECT encode(streamforge.checkpoint('pa1'), 'hex')") . "', 'hex'))");
+is(router("SELECT * FROM streamforge.visible('pa1')"), single("SELECT * FROM streamforge.visible('pa1')"),
+	'restore() through the router: the placed pipeline has the restored state');
+is(router("SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('pa2'))"),
+	single("SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('pa2'))"),
+	'inspect_checkpoint() through the router');
+like(router_fails("SELECT streamforge.checkpoint('shp')"),
+	qr/0A000: checkpoint of a sharded pipeline is not supported through the router/,
+	'checkpoint() of a sharded pipeline is refused with 0A000');
+
 ok($placed_changes > 20, "the placed pipelines emitted changes ($placed_changes compared)");
 
 # A shard down stops only the pipelines placed on it.
