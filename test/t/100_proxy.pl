@@ -43,6 +43,11 @@ $node1->safe_psql('postgres', 'CREATE DATABASE single');
 $node1->safe_psql('single', 'CREATE EXTENSION streamforge');
 
 my $router = PostgreSQL::Test::Cluster->new('router');
+# plproxy must be in the tree under test (scripts/test.sh copies the system
+# tree after installing postgresql-15-plproxy)
+my $sharedir = $router->config_data('--sharedir');
+BAIL_OUT("plproxy is not installed in $sharedir/extension (postgresql-15-plproxy)")
+  unless -f "$sharedir/extension/plproxy.control";
 $router->init;
 $router->start;
 my $servers = join(",\n",
