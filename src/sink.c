@@ -35,7 +35,11 @@
  * call on a pipeline without outputs costs a hash lookup, and none at all
  * when the call changed nothing.  sf_sink_emit() accepts pending
  * invalidations itself, because the caller may have waited for the row
- * lock of the transaction that changed the configuration.
+ * lock of the transaction that changed the configuration.  The copy holds
+ * the latest committed settings; a REPEATABLE READ or SERIALIZABLE write
+ * call whose snapshot predates them fails with 40001 (sink_check_snapshot),
+ * and one on a pipeline whose outputs were all turned off after its
+ * snapshot writes none, as the latest settings say.
  *
  * Statements are prepared once per backend and kept (SPI_keepplan); they
  * take arrays and unnest them, so a call costs a few statements whatever
@@ -47,6 +51,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
@@ -65,6 +70,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
+#include "utils/snapmgr.h"
 
 #include "streamforge.h"
 
@@ -82,6 +88,7 @@ typedef struct SfSinkConfig
 	bool		results;
 	bool		late;
 	bool		notify;
+	TransactionId xmin;			/* of the row version read */
 } SfSinkConfig;
 
 static MemoryContext sink_cxt = NULL;	/* owns sink_config */
@@ -94,6 +101,7 @@ static bool sink_callback_registered = false;
 typedef enum SfSinkPlanId
 {
 	PLAN_CONFIG_LOAD,
+	PLAN_CONFIG_XMIN,
 	PLAN_CHANGELOG_PUT,
 	PLAN_RESULTS_DELETE,
 	PLAN_RESULTS_PUT,
@@ -115,9 +123,14 @@ typedef struct SfSinkPlanText
  */
 static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CONFIG_LOAD] = {
-		"SELECT pipeline, changelog, results, late, notify "
+		"SELECT pipeline, changelog, results, late, notify, xmin "
 		"FROM streamforge.output_config",
 		0, {InvalidOid}
+	},
+	[PLAN_CONFIG_XMIN] = {
+		"SELECT c.xmin FROM streamforge.output_config AS c "
+		"WHERE c.pipeline OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
 	},
 	[PLAN_CHANGELOG_PUT] = {
 		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
@@ -131,16 +144,28 @@ static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 			INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, NUMERICARRAYOID,
 		INT8ARRAYOID, INT8ARRAYOID}
 	},
+	/*
+	 * The rows to delete are found by one index lookup per address (the
+	 * LATERAL subquery, kept apart by OFFSET 0, is parameterized by the
+	 * address, so it can only be a nested loop over the addresses with the
+	 * lookup inside) and deleted by ctid (a TID scan).  No join between the
+	 * addresses and the table is left to the planner, so the statement's
+	 * cost does not depend on its estimates or on enable_hashjoin and
+	 * friends: a join here once took a nested loop over both sides.
+	 */
 	[PLAN_RESULTS_DELETE] = {
 		"DELETE FROM streamforge.results AS r "
-		"USING ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), "
-		"pg_catalog.unnest($4), pg_catalog.unnest($5)) AS a(w, k, s, e) "
-		"WHERE r.pipeline OPERATOR(pg_catalog.=) $1 "
-		"AND r.window_name OPERATOR(pg_catalog.=) a.w "
-		"AND r.window_start OPERATOR(pg_catalog.=) a.s "
-		"AND pg_catalog.md5(r.key) OPERATOR(pg_catalog.=) pg_catalog.md5(a.k) "
-		"AND r.key OPERATOR(pg_catalog.=) a.k "
-		"AND r.window_end OPERATOR(pg_catalog.=) a.e",
+		"WHERE r.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+		"SELECT x.ctid FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), "
+		"pg_catalog.unnest($5)) AS a(w, k, s, e), "
+		"LATERAL (SELECT f.ctid FROM streamforge.results AS f "
+		"WHERE f.pipeline OPERATOR(pg_catalog.=) $1 "
+		"AND f.window_name OPERATOR(pg_catalog.=) a.w "
+		"AND f.window_start OPERATOR(pg_catalog.=) a.s "
+		"AND pg_catalog.md5(f.key) OPERATOR(pg_catalog.=) pg_catalog.md5(a.k) "
+		"AND f.key OPERATOR(pg_catalog.=) a.k "
+		"AND f.window_end OPERATOR(pg_catalog.=) a.e OFFSET 0) AS x))",
 		5, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
 	},
 	[PLAN_RESULTS_PUT] = {
@@ -256,9 +281,12 @@ sink_relcache_callback(Datum arg, Oid relid)
 /*
  * Load output_config into sink_config.  The copy is marked valid only if no
  * invalidation arrived while it was read, so a change committed meanwhile
- * is never missed.  Runs its query with a fresh snapshot (read_only false),
- * so that it sees a configuration committed while the caller waited for the
- * pipeline's row lock.
+ * is never missed.  Reads with the latest snapshot, not the transaction's,
+ * so that the copy is the latest committed configuration (plus this
+ * transaction's own changes) at every isolation level: it sees a
+ * configuration committed while the caller waited for the pipeline's row
+ * lock, and one committed after a REPEATABLE READ transaction took its
+ * snapshot (sink_check_snapshot decides what such a transaction may do).
  */
 static void
 sink_config_load(void)
@@ -286,7 +314,11 @@ sink_config_load(void)
 		elog(ERROR, "streamforge: table streamforge.output_config is missing");
 
 	SPI_connect();
-	sink_exec(PLAN_CONFIG_LOAD, NULL, SPI_OK_SELECT);
+	/* the latest committed settings, whatever the isolation level */
+	if (SPI_execute_snapshot(sink_plan(PLAN_CONFIG_LOAD), NULL, NULL,
+							 GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "streamforge: could not read the output configuration");
 
 	ctl.keysize = SF_NAME_MAX + 1;
 	ctl.entrysize = sizeof(SfSinkConfig);
@@ -310,10 +342,46 @@ sink_config_load(void)
 		cfg->results = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
 		cfg->late = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
 		cfg->notify = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+		cfg->xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 6, &isnull));
 	}
 	SPI_finish();
 
 	sink_config_valid = (start == sink_inval_count);
+}
+
+/*
+ * Under REPEATABLE READ and SERIALIZABLE, refuse (40001) a write call whose
+ * snapshot predates the latest committed change of the pipeline's output
+ * settings: cfg, the latest row, must be the version the snapshot sees.
+ * Such a call cannot apply the new settings correctly (the results rows
+ * that configure_outputs copied from visible() after the snapshot are
+ * invisible to it, so it would neither replace nor delete them), nor the
+ * old ones, which would leave the outputs stale.  This is the rule state
+ * reads follow (persist.c): never act on stale state; a retry works.
+ * Caller is in SPI, as the extension's owner.
+ */
+static void
+sink_check_snapshot(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
+{
+	bool		isnull;
+	TransactionId seen;
+
+	/* read_only false: the transaction snapshot, at these levels */
+	sink_exec(PLAN_CONFIG_XMIN, &name, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		seen = DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
+												   SPI_tuptable->tupdesc,
+												   1, &isnull));
+		if (!isnull && TransactionIdEquals(seen, cfg->xmin))
+			return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to a concurrent change of the outputs of pipeline \"%s\"",
+					p->def.name),
+			 errdetail("The output settings were changed by a transaction that committed after this transaction's snapshot was taken."),
+			 errhint("Retry the transaction.")));
 }
 
 /* ----------------------------------------------------------------
@@ -578,6 +646,9 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 									  "streamforge sink chunk",
 									  ALLOCSET_DEFAULT_SIZES);
 	name = CStringGetTextDatum(p->def.name);
+
+	if (IsolationUsesXactSnapshot())
+		sink_check_snapshot(p, cfg, name);
 
 	if (cfg->changelog)
 		for (from = 0; from < changes->n; from += SF_SINK_CHUNK)
