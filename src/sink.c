@@ -64,6 +64,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/json.h"
@@ -150,8 +151,10 @@ static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	 * address, so it can only be a nested loop over the addresses with the
 	 * lookup inside) and deleted by ctid (a TID scan).  No join between the
 	 * addresses and the table is left to the planner, so the statement's
-	 * cost does not depend on its estimates or on enable_hashjoin and
-	 * friends: a join here once took a nested loop over both sides.
+	 * cost does not depend on enable_hashjoin and friends: a join here once
+	 * took a nested loop over both sides.  sink_results() plans it with
+	 * enable_seqscan off, so that a plan kept from when the table was small
+	 * cannot scan the whole table (per address, or for the ctids).
 	 */
 	[PLAN_RESULTS_DELETE] = {
 		"DELETE FROM streamforge.results AS r "
@@ -490,6 +493,7 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 		Datum	   *mx = palloc(n * sizeof(Datum));
 		Datum	   *seq = palloc(n * sizeof(Datum));
 		int			nput = 0;
+		int			nestlevel;
 		Datum		values[10];
 
 		CHECK_FOR_INTERRUPTS();
@@ -507,7 +511,13 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 		values[2] = text_array(key, n);
 		values[3] = int8_array(st, n);
 		values[4] = int8_array(en, n);
+		/* enable_seqscan off while it is planned: see sink_plan_text */
+		nestlevel = NewGUCNestLevel();
+		(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+								 false);
 		sink_exec(PLAN_RESULTS_DELETE, values, SPI_OK_DELETE);
+		AtEOXact_GUC(true, nestlevel);
 
 		/* the upserts, compacted in place */
 		for (i = 0; i < n; i++)

@@ -200,13 +200,18 @@ BEGIN ATOMIC
 END;
 
 -- Bring a pipeline's outputs back in line with its state after restore()
--- replaced it: changelog and late output rows past the restored seq and
--- late_seq are deleted (the restored pipeline will emit those numbers
--- again), and the results table is rebuilt as the remaining changelog
--- applied (when the changelog is on; else from visible(), which loses the
--- finalized rows), plus every row of visible().  Takes the pipeline's row
--- lock like configure_outputs.  Needs the admin privilege, checked the same
--- way as configure_outputs' (resync_outputs_internal runs as the owner).
+-- replaced it.  r is the restored seq.  The changes past r are undone: every
+-- address that a changelog row or a results row past r touched is reset to
+-- its latest change up to r in the changelog (when the changelog is on;
+-- else it is deleted), then the changelog and late output rows past r and
+-- the restored late_seq are deleted (the restored pipeline will emit those
+-- numbers again).  Every other results row stays, including finalized rows
+-- with seq NULL (copied from visible()): they were right at seq r too.
+-- Last, the results are made to agree with visible().  So on outputs that
+-- already agree nothing changes, and nothing trimmed comes back.  Takes the
+-- pipeline's row lock like configure_outputs.  Needs the admin privilege,
+-- checked the same way as configure_outputs' (resync_outputs_internal runs
+-- as the owner).
 CREATE FUNCTION streamforge.resync_outputs_internal(pipeline text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -230,6 +235,40 @@ BEGIN
      WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
     st := streamforge.stats(pipeline);
 
+    IF coalesce(cfg.results, false) THEN
+        WITH undone AS (
+            SELECT c.window_name, c.key, c.window_start, c.window_end
+              FROM streamforge.changelog AS c
+             WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+               AND c.seq OPERATOR(pg_catalog.>) st.changes_emitted
+            UNION
+            SELECT r.window_name, r.key, r.window_start, r.window_end
+              FROM streamforge.results AS r
+             WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+               AND r.seq OPERATOR(pg_catalog.>) st.changes_emitted),
+        gone AS (
+            DELETE FROM streamforge.results AS r
+             USING undone AS u
+             WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+               AND (r.window_name, r.key, r.window_start, r.window_end)
+                   OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end))
+        INSERT INTO streamforge.results (pipeline, window_name, key,
+                window_start, window_end, count, sum, min, max, seq)
+        SELECT l.pipeline, l.window_name, l.key, l.window_start,
+               l.window_end, l.count, l.sum, l.min, l.max, l.seq
+          FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
+                                    c.window_end) c.*
+                  FROM streamforge.changelog AS c
+                  JOIN undone AS u
+                    ON (c.window_name, c.key, c.window_start, c.window_end)
+                       OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end)
+                 WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+                   AND c.seq OPERATOR(pg_catalog.<=) st.changes_emitted
+                 ORDER BY c.window_name, c.key, c.window_start,
+                          c.window_end, c.seq DESC) AS l
+         WHERE l.op OPERATOR(pg_catalog.=) 'upsert' AND cfg.changelog;
+    END IF;
+
     DELETE FROM streamforge.changelog AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
        AND c.seq OPERATOR(pg_catalog.>) st.changes_emitted;
@@ -238,21 +277,6 @@ BEGIN
        AND l.late_seq OPERATOR(pg_catalog.>) st.late_events;
 
     IF coalesce(cfg.results, false) THEN
-        DELETE FROM streamforge.results AS r
-         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
-        IF cfg.changelog THEN
-            INSERT INTO streamforge.results (pipeline, window_name, key,
-                    window_start, window_end, count, sum, min, max, seq)
-            SELECT l.pipeline, l.window_name, l.key, l.window_start,
-                   l.window_end, l.count, l.sum, l.min, l.max, l.seq
-              FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
-                                        c.window_end) c.*
-                      FROM streamforge.changelog AS c
-                     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-                     ORDER BY c.window_name, c.key, c.window_start,
-                              c.window_end, c.seq DESC) AS l
-             WHERE l.op OPERATOR(pg_catalog.=) 'upsert';
-        END IF;
         -- visible() is the truth for the rows it shows
         DELETE FROM streamforge.results AS r
          USING streamforge.visible(resync_outputs_internal.pipeline) AS v
