@@ -89,6 +89,7 @@ typedef struct SfSinkConfig
 	bool		results;
 	bool		late;
 	bool		notify;
+	bool		results_retention;	/* trim results older than the horizon */
 	TransactionId xmin;			/* of the row version read */
 } SfSinkConfig;
 
@@ -107,6 +108,7 @@ typedef enum SfSinkPlanId
 	PLAN_RESULTS_DELETE,
 	PLAN_RESULTS_PUT,
 	PLAN_LATE_PUT,
+	PLAN_RESULTS_TRIM,
 	PLAN_CRON_UNSCHEDULE,
 	NUM_SINK_PLANS
 } SfSinkPlanId;
@@ -124,8 +126,10 @@ typedef struct SfSinkPlanText
  */
 static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CONFIG_LOAD] = {
-		"SELECT pipeline, changelog, results, late, notify, xmin "
-		"FROM streamforge.output_config",
+		"SELECT c.pipeline, c.changelog, c.results, c.late, c.notify, c.xmin, "
+		"(pg_catalog.to_jsonb(c) OPERATOR(pg_catalog.->>) 'results_retention')"
+		"::pg_catalog.bool "
+		"FROM streamforge.output_config AS c",
 		0, {InvalidOid}
 	},
 	[PLAN_CONFIG_XMIN] = {
@@ -191,6 +195,10 @@ static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"pg_catalog.unnest($9)) AS u",
 		9, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
 		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
+	},
+	[PLAN_RESULTS_TRIM] = {
+		"SELECT streamforge.trim_results_internal($1)",
+		1, {TEXTOID}
 	},
 	[PLAN_CRON_UNSCHEDULE] = {
 		"SELECT pg_catalog.count(cron.unschedule(j.jobid)) FROM cron.job AS j "
@@ -346,6 +354,10 @@ sink_config_load(void)
 		cfg->late = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
 		cfg->notify = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
 		cfg->xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 6, &isnull));
+		/* NULL under the SQL definitions of 0.1.0, which lack the column */
+		cfg->results_retention = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
+		if (isnull)
+			cfg->results_retention = false;
 	}
 	SPI_finish();
 
@@ -677,6 +689,9 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 		sink_results(p, name, changes);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(chunk_cxt);
+		/* results_retention: drop the rows older than the horizon */
+		if (cfg->results_retention)
+			sink_exec(PLAN_RESULTS_TRIM, &name, SPI_OK_SELECT);
 	}
 
 	if (cfg->late)
@@ -763,4 +778,38 @@ sf_output_config_changed(PG_FUNCTION_ARGS)
 						"output_config_changed")));
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
 	return PointerGetDatum(NULL);
+}
+
+/* ----------------------------------------------------------------
+ * Trimming (sql/install/40_outputs.sql, "Trimming the outputs")
+ * ----------------------------------------------------------------
+ */
+
+/* trim_changelog(pipeline, up_to_seq): admin */
+PG_FUNCTION_INFO_V1(sf_trim_changelog);
+Datum
+sf_trim_changelog(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge.trim_changelog_internal("
+							"pg_catalog.text, pg_catalog.int8)");
+}
+
+/* trim_late_output(pipeline, up_to_late_seq): admin */
+PG_FUNCTION_INFO_V1(sf_trim_late_output);
+Datum
+sf_trim_late_output(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge.trim_late_output_internal("
+							"pg_catalog.text, pg_catalog.int8)");
+}
+
+/* trim_results(pipeline): admin */
+PG_FUNCTION_INFO_V1(sf_trim_results);
+Datum
+sf_trim_results(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge.trim_results_internal(pg_catalog.text)");
 }
