@@ -388,7 +388,7 @@ END
 $$;
 
 -- The retention horizon H = watermark - lateness - retention of a pipeline
--- (../shared/SPEC.md section 6), computed exactly: NULL when the pipeline
+-- (docs/outputs.md, "Results retention"), computed exactly: NULL when the pipeline
 -- has no retention, no watermark, or H is below the bigint range.  The
 -- retention is read from the pipeline's row as JSON, so this works before
 -- and after streamforge.pipeline gains its retention column.
