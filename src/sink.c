@@ -43,7 +43,16 @@
  *
  * Statements are prepared once per backend and kept (SPI_keepplan); they
  * take arrays and unnest them, so a call costs a few statements whatever
- * number of changes it made.
+ * number of changes it made.  The results delete looks each address up in
+ * the index and deletes by ctid, planned with enable_seqscan off, so that
+ * no planner estimate can make it scan the table (sink_plan_text).
+ *
+ * Trimming (results_retention, trim_*): the SQL functions of
+ * 40_outputs.sql do the work as the extension's owner; the entry points at
+ * the end of this file check admin first (sf_call_as_owner, acl.c).  With
+ * results_retention on, sf_sink_emit runs trim_results_internal after
+ * writing the results; the switch is read through to_jsonb so that this
+ * library also runs under the SQL definitions of 0.1.0, which lack it.
  *
  * Copyright (c) 2026, the streamforge authors
  *
