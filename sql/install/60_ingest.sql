@@ -168,17 +168,20 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    us numeric;
-    hours numeric;
+    total numeric;      -- microseconds since the epoch
+    h numeric;          -- whole hours of it
+    -- (OPERATOR() forms all share one precedence: parenthesize)
 BEGIN
     IF t IS NULL THEN
         RETURN NULL;
     END IF;
-    us := t::numeric OPERATOR(pg_catalog.*) streamforge.unit_us(unit);
-    hours := floor(us OPERATOR(pg_catalog./) 3600000000);
+    total := t::numeric OPERATOR(pg_catalog.*) streamforge.unit_us(unit);
+    h := floor(total OPERATOR(pg_catalog./) 3600000000);
     RETURN '1970-01-01 00:00:00+00'::timestamptz
-           OPERATOR(pg_catalog.+) make_interval(hours => hours::integer)
-           OPERATOR(pg_catalog.+) make_interval(secs => ((us OPERATOR(pg_catalog.-) hours OPERATOR(pg_catalog.*) 3600000000) OPERATOR(pg_catalog./) 1000000)::double precision);
+           OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, h::integer, 0, 0)
+           OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, 0, 0,
+               ((total OPERATOR(pg_catalog.-) (h OPERATOR(pg_catalog.*) 3600000000))
+                OPERATOR(pg_catalog./) 1000000)::double precision);
 END
 $$;
 COMMENT ON FUNCTION streamforge.to_timestamptz(bigint, interval) IS
