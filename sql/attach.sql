@@ -32,6 +32,11 @@ COPY clicks_raw (page, t, n) FROM stdin;
 /copy	23	3
 \.
 SELECT * FROM streamforge.live('clicks') WHERE key = '/copy';
+-- a statement of 10,000 rows is one batch: one journal entry
+SELECT count(*) AS entries FROM streamforge.journal \gset
+INSERT INTO clicks_raw (page, t) SELECT '/bulk', g % 100 FROM generate_series(1, 10000) AS g;
+SELECT count(*) - :entries AS new_journal_entries FROM streamforge.journal;
+SELECT sum(count) FROM streamforge.live('clicks') WHERE key = '/bulk';
 
 -- an insert that the pipeline refuses inserts nothing
 INSERT INTO clicks_raw (id, page, t) VALUES (1, '/home', 99);   -- unique violation
