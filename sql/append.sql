@@ -1,5 +1,6 @@
 -- Deliveries without offsets: append() and append_batch() take the
 -- partition's next offset under the pipeline's lock.
+\set SHOW_CONTEXT never
 SELECT streamforge.create_pipeline('ap', ARRAY['p0', 'p1'],
     ARRAY[streamforge.fixed('w', 10)]);
 

@@ -1,5 +1,6 @@
 -- Tables attached to a pipeline: every committed INSERT is ingested in the
 -- inserting transaction, at the partition's next offsets.
+\set SHOW_CONTEXT never
 SELECT streamforge.create_pipeline('clicks', ARRAY['web'],
     ARRAY[streamforge.fixed('per_10', 10)]);
 CREATE TABLE clicks_raw (id bigserial PRIMARY KEY, page text NOT NULL,

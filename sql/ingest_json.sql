@@ -1,6 +1,7 @@
 -- ingest_json(pipeline, jsonb): an array of deliveries (like ingest_batch)
 -- or of events without offsets (like append_batch).  Errors name the
 -- element (1-based, like ingest_batch's) and the field.
+\set SHOW_CONTEXT never
 SELECT streamforge.create_pipeline('js', ARRAY['p0', 'p1'],
     ARRAY[streamforge.fixed('w', 10)]);
 

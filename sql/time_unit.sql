@@ -1,5 +1,6 @@
 -- Pipelines with a time unit: timestamptz event times and interval window
 -- sizes, without epoch arithmetic in SQL.
+\set SHOW_CONTEXT never
 SET timezone = 'Europe/Paris';   -- results must not depend on it
 
 -- exact conversions

@@ -497,19 +497,6 @@ $$;
 COMMENT ON FUNCTION streamforge.json_check_element(jsonb, bigint, boolean, boolean) IS
     'raises the error of a bad element of ingest_json''s array (internal helper)';
 
--- Whether a JSON value is a number that is an integer within bigint.
-CREATE FUNCTION streamforge.json_is_bigint(v jsonb)
-RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN CASE WHEN jsonb_typeof(v) OPERATOR(pg_catalog.=) 'number'
-            THEN v::numeric OPERATOR(pg_catalog.=) trunc(v::numeric)
-                 AND v::numeric OPERATOR(pg_catalog.>=) -9223372036854775808
-                 AND v::numeric OPERATOR(pg_catalog.<=) 9223372036854775807
-            ELSE false END;
-COMMENT ON FUNCTION streamforge.json_is_bigint(jsonb) IS
-    'whether a JSON value is an integer within bigint (internal helper)';
-
 -- A JSON event_time as units: a number as it is; a string (with a time
 -- unit) as a timestamptz, read like PostgreSQL's own input (a string
 -- without a zone is in the session's TimeZone).
@@ -557,7 +544,9 @@ BEGIN
         AND (deliveries OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.?) 'source_offset';
 
     -- Find the first bad element in one pass without raising; then let
-    -- json_check_element raise its precise error.
+    -- json_check_element raise its precise error.  The checks are written
+    -- out here rather than calling helpers: a function with SET
+    -- search_path is not inlined, and would cost a call per field.
     SELECT t.ord, t.e INTO bad, bad_elem
       FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
      WHERE NOT COALESCE(
@@ -567,9 +556,21 @@ BEGIN
          AND jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'partition') OPERATOR(pg_catalog.=) 'string'
          AND jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_id') OPERATOR(pg_catalog.=) 'string'
          AND jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'key') OPERATOR(pg_catalog.=) 'string'
-         AND streamforge.json_is_bigint(t.e OPERATOR(pg_catalog.->) 'value')
-         AND (NOT with_offset OR streamforge.json_is_bigint(t.e OPERATOR(pg_catalog.->) 'source_offset'))
-         AND (streamforge.json_is_bigint(t.e OPERATOR(pg_catalog.->) 'event_time')
+         AND (CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'value') OPERATOR(pg_catalog.=) 'number'
+                   THEN (t.e OPERATOR(pg_catalog.->) 'value')::numeric OPERATOR(pg_catalog.=) trunc((t.e OPERATOR(pg_catalog.->) 'value')::numeric)
+                        AND (t.e OPERATOR(pg_catalog.->) 'value')::numeric OPERATOR(pg_catalog.>=) -9223372036854775808
+                        AND (t.e OPERATOR(pg_catalog.->) 'value')::numeric OPERATOR(pg_catalog.<=) 9223372036854775807
+                   ELSE false END)
+         AND (NOT with_offset OR (CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'source_offset') OPERATOR(pg_catalog.=) 'number'
+                   THEN (t.e OPERATOR(pg_catalog.->) 'source_offset')::numeric OPERATOR(pg_catalog.=) trunc((t.e OPERATOR(pg_catalog.->) 'source_offset')::numeric)
+                        AND (t.e OPERATOR(pg_catalog.->) 'source_offset')::numeric OPERATOR(pg_catalog.>=) -9223372036854775808
+                        AND (t.e OPERATOR(pg_catalog.->) 'source_offset')::numeric OPERATOR(pg_catalog.<=) 9223372036854775807
+                   ELSE false END))
+         AND ((CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
+                   THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::numeric OPERATOR(pg_catalog.=) trunc((t.e OPERATOR(pg_catalog.->) 'event_time')::numeric)
+                        AND (t.e OPERATOR(pg_catalog.->) 'event_time')::numeric OPERATOR(pg_catalog.>=) -9223372036854775808
+                        AND (t.e OPERATOR(pg_catalog.->) 'event_time')::numeric OPERATOR(pg_catalog.<=) 9223372036854775807
+                   ELSE false END)
               OR (unit IS NOT NULL AND jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'string')),
            false)
      ORDER BY t.ord
@@ -588,7 +589,9 @@ BEGIN
                            (t.e OPERATOR(pg_catalog.->) 'source_offset')::bigint,
                            t.e OPERATOR(pg_catalog.->>) 'event_id',
                            t.e OPERATOR(pg_catalog.->>) 'key',
-                           streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit),
+                           CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
+                                THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::bigint
+                                ELSE streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
                            (t.e OPERATOR(pg_catalog.->) 'value')::bigint)::streamforge.delivery
                   FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
                  ORDER BY t.ord);
@@ -597,7 +600,9 @@ BEGIN
                 SELECT ROW(t.e OPERATOR(pg_catalog.->>) 'partition',
                            t.e OPERATOR(pg_catalog.->>) 'event_id',
                            t.e OPERATOR(pg_catalog.->>) 'key',
-                           streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit),
+                           CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
+                                THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::bigint
+                                ELSE streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
                            (t.e OPERATOR(pg_catalog.->) 'value')::bigint)::streamforge.event
                   FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
                  ORDER BY t.ord);
