@@ -78,7 +78,7 @@ psql_run() {
 }
 
 # the events: 1,000 keys, times spread over 1,000 windows of 60,000
-psql_run <<EOF
+psql_run -o /dev/null <<EOF
 CREATE EXTENSION streamforge;
 CREATE TABLE src AS
 SELECT g AS id, 'k' || (g % 1000) AS k, (g * 7919) % 60000000 AS t, g % 100 AS v
