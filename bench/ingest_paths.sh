@@ -81,7 +81,7 @@ psql_run() {
 psql_run -o /dev/null <<EOF
 CREATE EXTENSION streamforge;
 CREATE TABLE src AS
-SELECT g AS id, 'k' || (g % 1000) AS k, (g * 7919) % 60000000 AS t, g % 100 AS v
+SELECT g AS id, 'k' || (g % 1000) AS k, (g::bigint * 7919) % 60000000 AS t, g % 100 AS v
   FROM generate_series(1, $ROWS) AS g;
 COPY src TO '$SCRATCH/src.copy';
 CREATE TABLE plain (id bigint, k text, t bigint, v integer);
