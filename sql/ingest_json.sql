@@ -49,7 +49,7 @@ SELECT * FROM streamforge.live('js');
 
 -- with a time unit, event_time may be a timestamp string
 SELECT streamforge.create_pipeline('jt', ARRAY['p'],
-    ARRAY[streamforge.fixed('per_minute', interval '1 minute')],
+    ARRAY[streamforge.fixed_interval('per_minute', interval '1 minute')],
     time_unit => interval '1 second');
 SELECT count(*) FROM streamforge.ingest_json('jt', '[
   {"partition": "p", "event_id": "a", "key": "k", "event_time": "2026-11-30T12:00:05Z", "value": 1},

@@ -14,7 +14,7 @@
  * windows given to create_pipeline, and storing or reading the unit as the
  * extension's owner (the table is closed to everybody else).
  *
- * Interval windows: streamforge.fixed/sliding/session(name, interval) make
+ * Interval windows: streamforge.fixed/sliding/session_interval() make
  * a window_def whose kind carries the suffix "/us" and whose sizes are in
  * microseconds; create_pipeline divides them by the unit (a remainder is an
  * error) and stores an ordinary window_def.  Without a time unit such a

@@ -1,7 +1,7 @@
 -- streamforge install script, part 6: getting data in (0.2.0).
 --
 -- Sources without offsets (append, append_batch: src/append.c), pipelines
--- with a time unit (timestamptz and interval overloads: src/timeunit.c and
+-- with a time unit (the *_ts and *_interval functions: src/timeunit.c and
 -- the SQL below), JSON deliveries (ingest_json) and tables attached to a
 -- pipeline (attach, detach).  docs/ingestion.md describes them.
 --
@@ -112,7 +112,7 @@ COMMENT ON FUNCTION streamforge.unit_us(interval, text) IS
 
 -- timestamptz -> units since the Unix epoch, exactly: a timestamp that is
 -- not a whole number of units is an error, never rounded.
-CREATE FUNCTION streamforge.to_units(t timestamptz, unit interval)
+CREATE FUNCTION streamforge.time_to_units(t timestamptz, unit interval)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -136,11 +136,11 @@ BEGIN
     RETURN (us OPERATOR(pg_catalog./) u)::bigint;
 END
 $$;
-COMMENT ON FUNCTION streamforge.to_units(timestamptz, interval) IS
+COMMENT ON FUNCTION streamforge.time_to_units(timestamptz, interval) IS
     'a timestamp as a whole number of units since the Unix epoch, exactly';
 
 -- interval -> units, exactly.
-CREATE FUNCTION streamforge.to_units(i interval, unit interval)
+CREATE FUNCTION streamforge.interval_to_units(i interval, unit interval)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -157,12 +157,12 @@ BEGIN
     RETURN us OPERATOR(pg_catalog./) u;
 END
 $$;
-COMMENT ON FUNCTION streamforge.to_units(interval, interval) IS
+COMMENT ON FUNCTION streamforge.interval_to_units(interval, interval) IS
     'an interval as a whole number of units, exactly';
 
 -- units since the Unix epoch -> timestamptz.  Built from hours and
 -- microseconds so that no time zone's daylight saving time enters.
-CREATE FUNCTION streamforge.to_timestamptz(t bigint, unit interval)
+CREATE FUNCTION streamforge.units_to_time(t bigint, unit interval)
 RETURNS timestamptz
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -184,13 +184,13 @@ BEGIN
                 OPERATOR(pg_catalog./) 1000000)::double precision);
 END
 $$;
-COMMENT ON FUNCTION streamforge.to_timestamptz(bigint, interval) IS
+COMMENT ON FUNCTION streamforge.units_to_time(bigint, interval) IS
     'units since the Unix epoch as a timestamp (NULL stays NULL)';
 
 -- Window constructors taking intervals.  The sizes are kept in
 -- microseconds, with the kind marked "/us"; create_pipeline converts them
 -- to the pipeline's time unit (and refuses them without one).
-CREATE FUNCTION streamforge.fixed(name text, size interval)
+CREATE FUNCTION streamforge.fixed_interval(name text, size interval)
 RETURNS streamforge.window_def
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -206,10 +206,10 @@ BEGIN
     RETURN w;
 END
 $$;
-COMMENT ON FUNCTION streamforge.fixed(text, interval) IS
+COMMENT ON FUNCTION streamforge.fixed_interval(text, interval) IS
     'a fixed (tumbling) window whose size is an interval (needs a pipeline time unit)';
 
-CREATE FUNCTION streamforge.sliding(name text, size interval, step interval)
+CREATE FUNCTION streamforge.sliding_interval(name text, size interval, step interval)
 RETURNS streamforge.window_def
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -228,10 +228,10 @@ BEGIN
     RETURN w;
 END
 $$;
-COMMENT ON FUNCTION streamforge.sliding(text, interval, interval) IS
+COMMENT ON FUNCTION streamforge.sliding_interval(text, interval, interval) IS
     'a sliding (hopping) window whose size and step are intervals (needs a pipeline time unit)';
 
-CREATE FUNCTION streamforge.session(name text, gap interval)
+CREATE FUNCTION streamforge.session_interval(name text, gap interval)
 RETURNS streamforge.window_def
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -247,11 +247,11 @@ BEGIN
     RETURN w;
 END
 $$;
-COMMENT ON FUNCTION streamforge.session(text, interval) IS
+COMMENT ON FUNCTION streamforge.session_interval(text, interval) IS
     'a session window whose gap is an interval (needs a pipeline time unit)';
 
 -- Write calls taking timestamptz: converted with the pipeline's unit.
-CREATE FUNCTION streamforge.ingest(pipeline text, partition text,
+CREATE FUNCTION streamforge.ingest_ts(pipeline text, partition text,
     source_offset bigint, event_id text, key text, event_time timestamptz,
     value bigint)
 RETURNS SETOF streamforge.change
@@ -264,13 +264,13 @@ BEGIN
     PERFORM streamforge.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.ingest(pipeline, partition,
         source_offset, event_id, key,
-        streamforge.to_units(event_time, unit), value);
+        streamforge.time_to_units(event_time, unit), value);
 END
 $$;
-COMMENT ON FUNCTION streamforge.ingest(text, text, bigint, text, text, timestamptz, bigint) IS
+COMMENT ON FUNCTION streamforge.ingest_ts(text, text, bigint, text, text, timestamptz, bigint) IS
     'delivers one event whose time is a timestamp (the pipeline needs a time unit)';
 
-CREATE FUNCTION streamforge.append(pipeline text, partition text,
+CREATE FUNCTION streamforge.append_ts(pipeline text, partition text,
     event_id text, key text, event_time timestamptz, value bigint)
 RETURNS SETOF streamforge.change
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 2
@@ -281,13 +281,13 @@ DECLARE
 BEGIN
     PERFORM streamforge.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.append(pipeline, partition,
-        event_id, key, streamforge.to_units(event_time, unit), value);
+        event_id, key, streamforge.time_to_units(event_time, unit), value);
 END
 $$;
-COMMENT ON FUNCTION streamforge.append(text, text, text, text, timestamptz, bigint) IS
+COMMENT ON FUNCTION streamforge.append_ts(text, text, text, text, timestamptz, bigint) IS
     'delivers one event whose time is a timestamp at the partition''s next offset';
 
-CREATE FUNCTION streamforge.advance(pipeline text, partition text,
+CREATE FUNCTION streamforge.advance_ts(pipeline text, partition text,
     progress timestamptz)
 RETURNS SETOF streamforge.change
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -298,10 +298,10 @@ DECLARE
 BEGIN
     PERFORM streamforge.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.advance(pipeline, partition,
-        streamforge.to_units(progress, unit));
+        streamforge.time_to_units(progress, unit));
 END
 $$;
-COMMENT ON FUNCTION streamforge.advance(text, text, timestamptz) IS
+COMMENT ON FUNCTION streamforge.advance_ts(text, text, timestamptz) IS
     'reports a partition''s progress as a timestamp (the pipeline needs a time unit)';
 
 -- Results with timestamptz bounds.
@@ -317,8 +317,8 @@ DECLARE
 BEGIN
     PERFORM streamforge.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name, r.key,
-        streamforge.to_timestamptz(r.window_start, unit),
-        streamforge.to_timestamptz(r.window_end, unit),
+        streamforge.units_to_time(r.window_start, unit),
+        streamforge.units_to_time(r.window_end, unit),
         r.count, r.sum, r.min, r.max
       FROM streamforge.visible(pipeline) AS r;
 END
@@ -338,8 +338,8 @@ DECLARE
 BEGIN
     PERFORM streamforge.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name, r.key,
-        streamforge.to_timestamptz(r.window_start, unit),
-        streamforge.to_timestamptz(r.window_end, unit),
+        streamforge.units_to_time(r.window_start, unit),
+        streamforge.units_to_time(r.window_end, unit),
         r.count, r.sum, r.min, r.max
       FROM streamforge.live(pipeline) AS r;
 END
@@ -356,7 +356,7 @@ DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
     PERFORM streamforge.unit_us(unit, pipeline);
-    RETURN streamforge.to_timestamptz(streamforge.watermark(pipeline), unit);
+    RETURN streamforge.units_to_time(streamforge.watermark(pipeline), unit);
 END
 $$;
 COMMENT ON FUNCTION streamforge.watermark_ts(text) IS
@@ -376,8 +376,8 @@ DECLARE
 BEGIN
     PERFORM streamforge.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name::text, r.key::text,
-        streamforge.to_timestamptz(r.window_start, unit),
-        streamforge.to_timestamptz(r.window_end, unit),
+        streamforge.units_to_time(r.window_start, unit),
+        streamforge.units_to_time(r.window_end, unit),
         r.count, r.sum, r.min, r.max, r.seq
       FROM streamforge.results AS r
      WHERE r.pipeline OPERATOR(pg_catalog.=) results_ts.pipeline
@@ -481,7 +481,7 @@ RETURNS bigint
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN CASE WHEN jsonb_typeof(v) OPERATOR(pg_catalog.=) 'number' THEN v::bigint
-            ELSE streamforge.to_units((v OPERATOR(pg_catalog.#>>) '{}'::text[])::timestamptz, unit) END;
+            ELSE streamforge.time_to_units((v OPERATOR(pg_catalog.#>>) '{}'::text[])::timestamptz, unit) END;
 COMMENT ON FUNCTION streamforge.json_time(jsonb, interval) IS
     'a JSON event_time (number, or timestamp string) as units (internal helper)';
 
@@ -830,7 +830,7 @@ BEGIN
     ELSIF typ OPERATOR(pg_catalog.=) ANY (ARRAY['timestamp with time zone', 'timestamp without time zone', 'date']::regtype[]) THEN
         unit := streamforge.time_unit(pipeline);
         PERFORM streamforge.unit_us(unit, pipeline);
-        time_expr := format('streamforge.to_units(%s, %L::pg_catalog.interval)',
+        time_expr := format('streamforge.time_to_units(%s, %L::pg_catalog.interval)',
             CASE WHEN typ OPERATOR(pg_catalog.=) 'timestamp with time zone'::regtype
                  THEN format('(%s)', event_time)
                  ELSE format('pg_catalog.timezone(''UTC'', (%s)::pg_catalog.timestamp)', event_time) END,

@@ -19,7 +19,7 @@ $node->safe_psql(
 	'src', q{
 CREATE EXTENSION streamforge;
 SELECT streamforge.create_pipeline('pages', ARRAY['web'],
-    ARRAY[streamforge.fixed('per_minute', interval '1 minute')],
+    ARRAY[streamforge.fixed_interval('per_minute', interval '1 minute')],
     time_unit => interval '1 second');
 CREATE TABLE visits (id bigserial PRIMARY KEY, page text NOT NULL,
                      at timestamptz NOT NULL);
