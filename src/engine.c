@@ -683,7 +683,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 						part->name, p->def.name),
 				 errdetail("Expected offset " INT64_FORMAT ", got " INT64_FORMAT ".",
 						   part->consumed + 1, d->source_offset),
-				 errhint("Deliver offset " INT64_FORMAT " next; streamforge.partitions() shows each partition's consumed_offset, and the next offset is consumed_offset + 1.",
+				 errhint("Deliver offset " INT64_FORMAT " next; streamforge.partitions() shows the consumed_offset of each partition.",
 						 part->consumed + 1)));
 
 	/* identity */

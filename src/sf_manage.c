@@ -379,9 +379,14 @@ Oid
 sf_internal_function(const char *signature)
 {
 	Datum		fn;
+	Oid			result;
 	const char *rest;
+	SfSavedUser saved;
 
 	LOCAL_FCINFO(lookup, 1);
+
+	/* only the extension's owner may use schema streamforge_internal */
+	sf_become_owner(&saved);
 
 	/* to_regprocedure returns NULL for a missing function */
 	InitFunctionCallInfoData(*lookup, NULL, 1, InvalidOid, NULL, NULL);
@@ -389,10 +394,16 @@ sf_internal_function(const char *signature)
 	lookup->args[0].isnull = false;
 	fn = to_regprocedure(lookup);
 	if (!lookup->isnull && DatumGetObjectId(fn) != InvalidOid)
-		return DatumGetObjectId(fn);
-	if (strncmp(signature, SF_INTERNAL_SCHEMA, strlen(SF_INTERNAL_SCHEMA)) != 0)
-		elog(ERROR, "function %s does not exist", signature);
-	rest = signature + strlen(SF_INTERNAL_SCHEMA);
-	return DatumGetObjectId(DirectFunctionCall1(regprocedurein,
-												CStringGetDatum(psprintf("streamforge.%s", rest))));
+		result = DatumGetObjectId(fn);
+	else
+	{
+		if (strncmp(signature, SF_INTERNAL_SCHEMA,
+					strlen(SF_INTERNAL_SCHEMA)) != 0)
+			elog(ERROR, "function %s does not exist", signature);
+		rest = signature + strlen(SF_INTERNAL_SCHEMA);
+		result = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
+													  CStringGetDatum(psprintf("streamforge.%s", rest))));
+	}
+	sf_restore_user(&saved);
+	return result;
 }
