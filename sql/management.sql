@@ -26,9 +26,11 @@ SELECT streamforge.watermark('m');
 SELECT * FROM streamforge.add_partition('m', 'q');
 SELECT * FROM streamforge.add_partition('m', '');
 SELECT * FROM streamforge.add_partition('m', NULL);
+-- an unknown partition: the hint names the declared ones
+SELECT * FROM streamforge.advance('m', 'r', 1);
 
--- add a window: it is backfilled from the remembered accepted events (a
--- b at 12), as if it had existed from the start: [-10, 10), [0, 20) are
+-- add a window: it is backfilled from the remembered accepted events (a at
+-- 3, b at 12), as if it had existed from the start: [-10, 10), [0, 20) are
 -- finalized by now (watermark 30, lateness 0), [10, 30) is ready and
 -- upserted
 SELECT * FROM streamforge.add_window('m', streamforge.sliding('s', 20, 10));
