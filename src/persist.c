@@ -1410,6 +1410,15 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	def = &p->def;
 	snap = sf_checkpoint_encode(p);
 
+	/*
+	 * Every load validates the snapshot: make sure this one passes now, so
+	 * that a mistake can only fail this call (SF003), never commit a state
+	 * that no backend can load.
+	 */
+	sf_pipeline_free(sf_checkpoint_decode(CurrentMemoryContext, def,
+										  VARDATA_ANY(snap),
+										  VARSIZE_ANY_EXHDR(snap)));
+
 	parts = palloc(def->npartitions * sizeof(Datum));
 	for (i = 0; i < def->npartitions; i++)
 		parts[i] = CStringGetTextDatum(def->partitions[i]);
