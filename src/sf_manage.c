@@ -59,20 +59,17 @@ manage_text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
 	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
 }
 
-/* def's names as "a", "b", "c", for a hint */
+/* The windows of def as "a", "b", "c", for a hint */
 static char *
-name_list(char (*names)[SF_NAME_MAX + 1], int n, const SfWindowDef *windows)
+window_list(const SfPipelineDef *def)
 {
 	StringInfoData buf;
 	int			i;
 
 	initStringInfo(&buf);
-	for (i = 0; i < n; i++)
-	{
-		if (i > 0)
-			appendStringInfoString(&buf, ", ");
-		appendStringInfo(&buf, "\"%s\"", names ? names[i] : windows[i].name);
-	}
+	for (i = 0; i < def->nwindows; i++)
+		appendStringInfo(&buf, "%s\"%s\"", i > 0 ? ", " : "",
+						 def->windows[i].name);
 	return buf.data;
 }
 
@@ -144,8 +141,7 @@ manage_build(SfPipeline *old, void *arg)
 						errmsg("window \"%s\" does not exist in pipeline \"%s\"",
 							   op->name, old->def.name),
 						errhint("The pipeline's windows are %s.",
-								name_list(NULL, old->def.nwindows,
-										  old->def.windows)));
+								window_list(&old->def)));
 			if (old->def.nwindows == 1)
 				ereport(ERROR,
 						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
