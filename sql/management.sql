@@ -132,8 +132,11 @@ SELECT * FROM streamforge.add_partition('lx', 'x');
 SELECT * FROM streamforge.watermark('LT');
 SELECT * FROM streamforge.drop_window('lt', 'nope');
 SELECT * FROM streamforge.set_lateness(NULL, 1);
+-- the pipeline is checked before the arguments, as in write calls
+SELECT * FROM streamforge.set_lateness('nope', -1);
+SELECT * FROM streamforge.add_window('nope', ROW('x', 'fixed', 0, NULL, NULL)::streamforge.window_def);
 
--- admin only; a reader gets 42501 before anything is looked at
+-- admin only; an ingester gets 42501 before anything else is looked at
 CREATE ROLE sf_mgmt_reader;
 GRANT USAGE ON SCHEMA streamforge TO sf_mgmt_reader;
 SELECT streamforge.grant_privilege('lt', 'sf_mgmt_reader', 'ingest');
@@ -141,6 +144,7 @@ SELECT * FROM streamforge.watermark('mx');
 SET ROLE sf_mgmt_reader;
 SELECT * FROM streamforge.set_lateness('lt', 1);
 SELECT * FROM streamforge.add_partition('lt', 'x');
+SELECT * FROM streamforge.add_partition('lt', NULL);
 -- the hint names only pipelines the role may read: not m
 SELECT * FROM streamforge.watermark('mx');
 SELECT name, partitions, windows, lateness FROM streamforge.pipeline_info;

@@ -41,6 +41,7 @@ typedef enum SfManageKind
 typedef struct SfManageOp
 {
 	SfManageKind kind;
+	FunctionCallInfo fcinfo;	/* argument 1 is the change's */
 	char		name[SF_NAME_MAX + 1];	/* partition or window */
 	SfWindowDef window;			/* SF_ADD_WINDOW */
 	int64		lateness;		/* SF_SET_LATENESS */
@@ -88,6 +89,50 @@ def_copy(SfPipelineDef *dst, const SfPipelineDef *src, int extra_partitions,
 }
 
 /*
+ * Check the change's argument (argument 1), once the pipeline is known and
+ * the caller's privilege checked, as write calls check theirs (SPEC.md
+ * section 3: pipeline, then arguments).
+ */
+static void
+manage_args(SfManageOp *op)
+{
+	FunctionCallInfo fcinfo = op->fcinfo;
+	char	   *name;
+
+	switch (op->kind)
+	{
+		case SF_ADD_PARTITION:
+		case SF_DROP_WINDOW:
+			name = manage_text_arg(fcinfo, 1, op->kind == SF_ADD_PARTITION ?
+								   "partition" : "window name");
+			sf_validate_name(op->kind == SF_ADD_PARTITION ? "partition" :
+							 "window", name);
+			strlcpy(op->name, name, sizeof(op->name));
+			break;
+		case SF_ADD_WINDOW:
+			if (PG_ARGISNULL(1))
+				ereport(ERROR,
+						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("window definition must not be null"));
+			sf_window_def_arg(PG_GETARG_DATUM(1), &op->window);
+			break;
+		case SF_SET_LATENESS:
+			if (PG_ARGISNULL(1))
+				ereport(ERROR,
+						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("lateness must not be null"));
+			op->lateness = PG_GETARG_INT64(1);
+			if (op->lateness < 0)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("lateness must not be negative"),
+						errdetail("The lateness given is " INT64_FORMAT ".",
+								  op->lateness));
+			break;
+	}
+}
+
+/*
  * The SfRedefineFn of every change: the pipeline is locked and the caller
  * is known to be an admin; check the change against the current definition
  * and build the new state.
@@ -101,6 +146,7 @@ manage_build(SfPipeline *old, void *arg)
 	SfPipeline *p;
 	int			i;
 
+	manage_args(op);
 	def_copy(&def, &old->def, 1, 1);
 
 	switch (op->kind)
@@ -173,6 +219,7 @@ manage_run(FunctionCallInfo fcinfo, SfManageOp *op)
 	SfPipeline	named;
 
 	op->cxt = CurrentMemoryContext;
+	op->fcinfo = fcinfo;
 	p = sf_persist_redefine(pipeline, manage_build, op);
 
 	/*
@@ -191,12 +238,8 @@ PG_FUNCTION_INFO_V1(sf_add_partition);
 Datum
 sf_add_partition(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {0};
-	char	   *name = manage_text_arg(fcinfo, 1, "partition");
+	SfManageOp	op = {.kind = SF_ADD_PARTITION};
 
-	sf_validate_name("partition", name);
-	op.kind = SF_ADD_PARTITION;
-	strlcpy(op.name, name, sizeof(op.name));
 	return manage_run(fcinfo, &op);
 }
 
@@ -204,14 +247,8 @@ PG_FUNCTION_INFO_V1(sf_add_window);
 Datum
 sf_add_window(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {0};
+	SfManageOp	op = {.kind = SF_ADD_WINDOW};
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("window definition must not be null"));
-	sf_window_def_arg(PG_GETARG_DATUM(1), &op.window);
-	op.kind = SF_ADD_WINDOW;
 	return manage_run(fcinfo, &op);
 }
 
@@ -219,12 +256,8 @@ PG_FUNCTION_INFO_V1(sf_drop_window);
 Datum
 sf_drop_window(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {0};
-	char	   *name = manage_text_arg(fcinfo, 1, "window name");
+	SfManageOp	op = {.kind = SF_DROP_WINDOW};
 
-	sf_validate_name("window", name);
-	op.kind = SF_DROP_WINDOW;
-	strlcpy(op.name, name, sizeof(op.name));
 	return manage_run(fcinfo, &op);
 }
 
@@ -232,19 +265,8 @@ PG_FUNCTION_INFO_V1(sf_set_lateness);
 Datum
 sf_set_lateness(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {0};
+	SfManageOp	op = {.kind = SF_SET_LATENESS};
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("lateness must not be null"));
-	op.lateness = PG_GETARG_INT64(1);
-	if (op.lateness < 0)
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("lateness must not be negative"),
-				errdetail("The lateness given is " INT64_FORMAT ".", op.lateness));
-	op.kind = SF_SET_LATENESS;
 	return manage_run(fcinfo, &op);
 }
 
