@@ -59,6 +59,25 @@ SELECT count(*) FROM streamforge.visible('b') WHERE window_name = 'g';
 SELECT count(*) AS upserts FROM streamforge.add_window('a', streamforge.fixed('h', 3));
 SELECT count(*) FROM streamforge.visible('b') WHERE window_name = 'h';
 SELECT same('a', 'b');
+-- lowering the lateness and raising it back gives the state of a pipeline
+-- whose lateness never changed: c gets b's deliveries and reports
+SELECT streamforge.create_pipeline('c', ARRAY['p', 'q'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.sliding('sl', 20, 5),
+          streamforge.session('g', 6), streamforge.fixed('h', 3)], 40);
+SELECT feed('c', 0, 99) AS c_changes;
+SELECT count(*) FROM streamforge.advance('c', 'p', 400);
+SELECT count(*) FROM streamforge.advance('c', 'q', 380);
+SELECT feed('c', 100, 199) AS c_changes;
+SELECT same('c', 'b');
+-- lowering finalizes silently what ended before 380 - 10
+SELECT count(*) FROM streamforge.set_lateness('c', 10);
+SELECT count(*) AS finalized FROM streamforge.visible('b') WHERE window_end < 370;
+SELECT count(*) AS still_visible FROM streamforge.visible('c');
+-- raising brings them back: one upsert each
+SELECT count(*) AS upserts, bool_and(op = 'upsert') AS all_upserts
+  FROM streamforge.set_lateness('c', 40);
+SELECT same('c', 'b');
+SELECT streamforge.drop_pipeline('c');
 -- and they stay equal as processing goes on
 SELECT feed('a', 200, 299) AS a_changes, feed('b', 200, 299) AS b_changes;
 SELECT count(*) FROM streamforge.advance('a', 'q', 700);
