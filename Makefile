@@ -14,7 +14,9 @@ OBJS = \
 	src/journal.o \
 	src/persist.o \
 	src/reconcile.o \
+	src/redefine.o \
 	src/session.o \
+	src/sf_manage.o \
 	src/sf_sql.o \
 	src/sink.o \
 	src/timeunit.o \
