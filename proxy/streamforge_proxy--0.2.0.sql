@@ -223,7 +223,8 @@ COMMENT ON FUNCTION streamforge.px_unreachable(integer[], text) IS
 -- of shard numbers, each shard receives its own number.
 -- ------------------------------------------------------------------
 CREATE FUNCTION streamforge.px_create(px_shards integer[], name text,
-    partitions text[], windows streamforge.window_def[], lateness bigint)
+    partitions text[], windows streamforge.window_def[], lateness bigint,
+    time_unit interval)
 RETURNS SETOF integer
 LANGUAGE plproxy VOLATILE PARALLEL UNSAFE
 AS $$
@@ -231,7 +232,8 @@ AS $$
     SPLIT px_shards;
     RUN ON px_shards;
     SELECT (px_shards)[1] AS px_create
-      FROM streamforge.create_pipeline(name, partitions, windows, lateness) r;
+      FROM streamforge.create_pipeline(name, partitions, windows, lateness,
+                                       time_unit) r;
 $$;
 
 CREATE FUNCTION streamforge.px_drop(px_shards integer[], name text)
@@ -410,7 +412,7 @@ COMMENT ON FUNCTION streamforge.px_restore(integer, text, bytea) IS
     'internal: restore on one shard';
 COMMENT ON FUNCTION streamforge.px_inspect_checkpoint(bytea) IS
     'internal: inspect_checkpoint on any shard';
-COMMENT ON FUNCTION streamforge.px_create(integer[], text, text[], streamforge.window_def[], bigint) IS
+COMMENT ON FUNCTION streamforge.px_create(integer[], text, text[], streamforge.window_def[], bigint, interval) IS
     'internal: create_pipeline on the given shards';
 COMMENT ON FUNCTION streamforge.px_drop(integer[], text) IS
     'internal: drop_pipeline on the given shards';
@@ -509,7 +511,8 @@ COMMENT ON FUNCTION streamforge.session(text, bigint) IS
 -- The API
 -- ------------------------------------------------------------------
 CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
-    windows streamforge.window_def[], lateness bigint DEFAULT 0)
+    windows streamforge.window_def[], lateness bigint DEFAULT 0,
+    time_unit interval DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
@@ -525,19 +528,20 @@ BEGIN
     END IF;
     shards := ARRAY[streamforge.shard_of(name)];
     BEGIN
-        PERFORM streamforge.px_create(shards, name, partitions, windows, lateness);
+        PERFORM streamforge.px_create(shards, name, partitions, windows, lateness,
+            time_unit);
     EXCEPTION WHEN internal_error THEN
         PERFORM streamforge.px_unreachable(shards, SQLERRM);
         RAISE;
     END;
 END
 $$;
-COMMENT ON FUNCTION streamforge.create_pipeline(text, text[], streamforge.window_def[], bigint) IS
+COMMENT ON FUNCTION streamforge.create_pipeline(text, text[], streamforge.window_def[], bigint, interval) IS
     'create a pipeline on the shard chosen by the hash of its name (distribution a)';
 
 CREATE FUNCTION streamforge.create_sharded_pipeline(name text,
     partitions text[], windows streamforge.window_def[],
-    lateness bigint DEFAULT 0)
+    lateness bigint DEFAULT 0, time_unit interval DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
@@ -555,14 +559,15 @@ BEGIN
     END;
     shards := ARRAY(SELECT pg_catalog.generate_series(0, n OPERATOR(pg_catalog.-) 1));
     BEGIN
-        PERFORM streamforge.px_create(shards, name, partitions, windows, lateness);
+        PERFORM streamforge.px_create(shards, name, partitions, windows, lateness,
+            time_unit);
     EXCEPTION WHEN internal_error THEN
         PERFORM streamforge.px_unreachable(shards, SQLERRM);
         RAISE;
     END;
 END
 $$;
-COMMENT ON FUNCTION streamforge.create_sharded_pipeline(text, text[], streamforge.window_def[], bigint) IS
+COMMENT ON FUNCTION streamforge.create_sharded_pipeline(text, text[], streamforge.window_def[], bigint, interval) IS
     'create a pipeline on every shard, each shard owning the partitions that hash to it (distribution b)';
 
 CREATE FUNCTION streamforge.drop_pipeline(name text)

@@ -424,6 +424,15 @@ $node2->start;
 is(router("SELECT streamforge.watermark('$on1') IS NOT NULL"), 't',
 	"$on1 works again after the restart");
 
+# --- create_pipeline's time_unit reaches the data nodes --------------------
+router("SELECT streamforge.create_pipeline('tu', ARRAY['a'], $windows, time_unit => '1 second')");
+router("SELECT streamforge.create_sharded_pipeline('tus', ARRAY['a'], $windows, time_unit => '1 ms')");
+my $tu_shard = router("SELECT streamforge.shard_of('tu')");
+is($shard_node{$tu_shard}->safe_psql("sf$tu_shard", "SELECT streamforge.time_unit('tu')"),
+	'00:00:01', 'a placed pipeline gets its time_unit');
+is(join(',', map { $shard_node{$_}->safe_psql("sf$_", "SELECT streamforge.time_unit('tus')") } 0 .. 3),
+	join(',', ('00:00:00.001') x 4), 'a sharded pipeline gets its time_unit on every shard');
+
 # --- errors keep streamforge's SQLSTATEs through the router -------------
 like(router_fails("SELECT * FROM streamforge.ingest(NULL, 'a', 0, 'x', 'k', 1, 1)"),
 	qr/22004: pipeline must not be null/, 'a NULL pipeline is 22004');
@@ -440,7 +449,7 @@ like(router_fails("SELECT streamforge.create_pipeline('shp', ARRAY['a'], $window
 
 # --- drop ----------------------------------------------------------------
 router("SELECT streamforge.drop_pipeline('shp')");
-is(router("SELECT count(*) FROM streamforge.sharded_pipelines"), '0',
+is(router("SELECT count(*) FROM streamforge.sharded_pipelines WHERE pipeline = 'shp'"), '0',
 	'drop_pipeline forgets the sharded pipeline');
 for my $s (0 .. 3)
 {
