@@ -100,6 +100,8 @@ COMMENT ON TABLE streamforge.sharded_pipelines IS
     'pipelines sharded by source partition (create_sharded_pipeline) and the shard count they were created with';
 REVOKE ALL ON streamforge.sharded_pipelines FROM PUBLIC;
 GRANT SELECT ON streamforge.sharded_pipelines TO PUBLIC;
+-- the router's only state: pg_dump of the router database keeps it
+SELECT pg_catalog.pg_extension_config_dump('streamforge.sharded_pipelines', '');
 
 -- A stable 32-bit hash of a name: the first 4 bytes of its MD5, the same
 -- on every platform and PostgreSQL version (hashtext() is not promised to be).
