@@ -13,6 +13,7 @@ OBJS = \
 	src/journal.o \
 	src/persist.o \
 	src/reconcile.o \
+	src/retention.o \
 	src/session.o \
 	src/sf_sql.o \
 	src/sink.o \

@@ -210,19 +210,43 @@ identity_add_hashed(SfPipeline *p, const char *event_id, int event_id_len,
 					uint32 hash, SfString *key, int64 event_time, int64 value,
 					bool late)
 {
-	SfIdentity *id = sf_arena_alloc(p, sizeof(SfIdentity));
+	SfIdentity *id;
 	bool		found;
 
-	id->event_id = string_copy_hashed(p, event_id, event_id_len, hash);
+	if (p->def.has_retention)
+		id = sf_retention_identity_alloc(p, event_id, event_id_len, hash);
+	else
+	{
+		id = sf_arena_alloc(p, sizeof(SfIdentity));
+		id->event_id = string_copy_hashed(p, event_id, event_id_len, hash);
+	}
 	id->key = key;
 	id->event_time = event_time;
 	id->value = value;
 	id->late = late;
+	id->forgotten = false;
+	id->late_held = false;
+	id->nslots = 0;
 	(void) sf_idtab_insert_hash(p->identities, id, hash, &found);
 	if (found)
 		elog(ERROR, "streamforge: duplicate identity");
 	p->nidentities++;
+	if (p->def.has_retention)
+		sf_retention_track(p, id);
 	return id;
+}
+
+/*
+ * Remove a remembered identity from the identity table (retention.c forgets
+ * it); the record itself stays valid for the slots and late rows that still
+ * refer to it.
+ */
+void
+sf_identity_unlink(SfPipeline *p, SfIdentity *id)
+{
+	if (!sf_idtab_delete(p->identities, id))
+		elog(ERROR, "streamforge: forgotten identity not in the table");
+	p->nidentities--;
 }
 
 SfIdentity *
@@ -283,29 +307,78 @@ sf_identity_array(SfPipeline *p, int64 *n)
 	return arr;
 }
 
-/* Record event as the delivery at the partition's next offset. */
+/*
+ * Record event as the delivery at the partition's next offset.  event is
+ * NULL only when a restore rebuilds an offset record that is forgotten.
+ * The slots before head are free once the horizon passed them; they are
+ * reused when they are at least as many as the slots in use, so appending
+ * costs O(1) amortized.
+ */
 void
 sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
 {
 	SfPartition *part = &p->partitions[partition];
 	int64		next = part->consumed + 1;
+	int64		used = next - part->base;
 
-	if (next >= part->capacity)
+	if (part->head + used >= part->capacity)
 	{
-		int64		newcap = part->capacity ? part->capacity * 2 : 64;
-
-		if (part->deliveries == NULL)
-			part->deliveries = MemoryContextAllocHuge(p->cxt,
-													  newcap * sizeof(SfIdentity *));
+		if (part->head > 0 && part->head >= used)
+		{
+			memmove(part->deliveries, part->deliveries + part->head,
+					used * sizeof(SfIdentity *));
+			part->head = 0;
+		}
 		else
-			part->deliveries = repalloc_huge(part->deliveries,
-											 newcap * sizeof(SfIdentity *));
-		part->capacity = newcap;
+		{
+			int64		newcap = part->capacity ? part->capacity * 2 : 64;
+
+			if (part->deliveries == NULL)
+				part->deliveries = MemoryContextAllocHuge(p->cxt,
+														  newcap * sizeof(SfIdentity *));
+			else
+				part->deliveries = repalloc_huge(part->deliveries,
+												 newcap * sizeof(SfIdentity *));
+			part->capacity = newcap;
+		}
 	}
-	part->deliveries[next] = event;
+	part->deliveries[part->head + used] = event;
 	part->consumed = next;
 	p->ndeliveries++;
 	p->mutations++;
+	if (p->def.has_retention)
+	{
+		if (event != NULL)
+			event->nslots++;
+		else
+			p->forgotten_offsets++;
+	}
+}
+
+/* The event recorded at a consumed offset, or NULL if it is not held */
+SfIdentity *
+sf_partition_slot(const SfPartition *part, int64 offset)
+{
+	Assert(offset <= part->consumed);
+	if (offset < part->base)
+		return NULL;
+	return part->deliveries[part->head + (offset - part->base)];
+}
+
+/*
+ * Restore: the offsets below base of an empty partition are consumed and
+ * forgotten.
+ */
+void
+sf_partition_set_base(SfPipeline *p, int partition, int64 base)
+{
+	SfPartition *part = &p->partitions[partition];
+
+	Assert(part->consumed == -1 && part->base == 0);
+	part->base = base;
+	part->consumed = base - 1;
+	p->ndeliveries += base;
+	p->forgotten_offsets += base;
 }
 
 void
@@ -313,24 +386,38 @@ sf_late_append(SfPipeline *p, int partition, int64 offset, SfIdentity *event,
 			   int64 watermark)
 {
 	SfLateEvent *l;
+	int64		head = p->late - p->late_alloc;
 
-	if (p->nlate >= p->late_capacity)
+	if (head + p->nlate >= p->late_capacity)
 	{
-		int64		newcap = p->late_capacity ? p->late_capacity * 2 : 16;
-
-		if (p->late == NULL)
-			p->late = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfLateEvent));
+		if (head > 0 && head >= p->nlate)
+		{
+			memmove(p->late_alloc, p->late, p->nlate * sizeof(SfLateEvent));
+			p->late = p->late_alloc;
+		}
 		else
-			p->late = repalloc_huge(p->late, newcap * sizeof(SfLateEvent));
-		p->late_capacity = newcap;
+		{
+			int64		newcap = p->late_capacity ? p->late_capacity * 2 : 16;
+
+			if (p->late_alloc == NULL)
+				p->late_alloc = MemoryContextAllocHuge(p->cxt,
+													   newcap * sizeof(SfLateEvent));
+			else
+				p->late_alloc = repalloc_huge(p->late_alloc,
+											  newcap * sizeof(SfLateEvent));
+			p->late_capacity = newcap;
+			p->late = p->late_alloc + head;
+		}
 	}
 	l = &p->late[p->nlate];
-	l->late_seq = p->nlate + 1;
+	l->late_seq = p->late_forgotten + p->nlate + 1;
 	l->partition = partition;
 	l->source_offset = offset;
 	l->event = event;
 	l->watermark = watermark;
 	p->nlate++;
+	if (p->def.has_retention)
+		event->late_held = true;
 }
 
 /* ----------------------------------------------------------------
@@ -397,14 +484,18 @@ sf_def_normalize(SfPipelineDef *def)
 							def->windows[i].name)));
 }
 
-/* SPEC.md 5.9: same partitions, same window definitions, same lateness */
+/*
+ * SPEC.md 5.9 and 6: same partitions, same window definitions, same lateness,
+ * same retention
+ */
 bool
 sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
 {
 	int			i;
 
 	if (a->npartitions != b->npartitions || a->nwindows != b->nwindows ||
-		a->lateness != b->lateness)
+		a->lateness != b->lateness || a->has_retention != b->has_retention ||
+		(a->has_retention && a->retention != b->retention))
 		return false;
 	for (i = 0; i < a->npartitions; i++)
 		if (strcmp(a->partitions[i], b->partitions[i]) != 0)
@@ -615,8 +706,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 						   d->source_offset)));
 	if (d->source_offset <= part->consumed)
 	{
-		id = part->deliveries[d->source_offset];
-		if (delivery_matches(id, d))
+		id = sf_partition_slot(part, d->source_offset);
+		/* SPEC.md 6.2: at a forgotten offset, anything is a replay */
+		if (id == NULL || id->forgotten || delivery_matches(id, d))
 		{
 			p->offset_replays++;
 			p->mutations++;		/* of a counter only */
@@ -720,6 +812,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		}
 	}
 	sf_op_finish(p, out);
+	sf_retention_forget(p);
 }
 
 /*
@@ -741,6 +834,7 @@ sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
 	if (sf_clock_update(p))
 		sf_release_ready(p);
 	sf_op_finish(p, out);
+	sf_retention_forget(p);
 }
 
 void
@@ -753,6 +847,7 @@ sf_engine_mark_idle(SfPipeline *p, const char *partition, SfChangeList *out)
 	if (sf_clock_update(p))
 		sf_release_ready(p);
 	sf_op_finish(p, out);
+	sf_retention_forget(p);
 }
 
 void
@@ -762,9 +857,28 @@ sf_get_stats(const SfPipeline *p, SfStats *stats)
 
 	memset(stats, 0, sizeof(SfStats));
 	stats->deliveries = p->ndeliveries;
-	stats->accepted = p->nidentities - p->nlate;
-	stats->duplicate_ids = p->ndeliveries - p->nidentities;
-	stats->late_events = p->nlate;
+	stats->remembered_identities = p->nidentities;
+	stats->remembered_offsets = p->ndeliveries - p->forgotten_offsets;
+	stats->remembered_late_events = p->nlate;
+	stats->forgotten_offsets = p->forgotten_offsets;
+	stats->forgotten_late_events = p->late_forgotten;
+	/*
+	 * Without retention these are the counters of 0.1.0.  With it,
+	 * late_events still counts every late event (it is the last late_seq,
+	 * which resync_outputs relies on), while accepted and duplicate_ids
+	 * describe what is remembered: forgotten identities are not counted.
+	 */
+	stats->late_events = p->late_forgotten + p->nlate;
+	stats->accepted = p->nidentities;
+	stats->duplicate_ids = stats->remembered_offsets - p->nidentities;
+	if (!p->def.has_retention)
+		stats->accepted -= p->nlate;
+	else
+	{
+		for (int64 k = 0; k < p->nlate; k++)
+			if (!p->late[k].event->forgotten)
+				stats->accepted--;
+	}
 	stats->offset_replays = p->offset_replays;
 	stats->changes_emitted = p->seq;
 	stats->live_buckets = p->nbuckets;

@@ -453,6 +453,15 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errmsg("lateness must not be negative"),
 				 errdetail("The lateness given is " INT64_FORMAT ".", def.lateness)));
 
+	/* SPEC.md 6; 0.1.0's SQL definition passes no retention */
+	def.has_retention = PG_NARGS() > 4 && !PG_ARGISNULL(4);
+	def.retention = def.has_retention ? PG_GETARG_INT64(4) : 0;
+	if (def.retention < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("retention must not be negative"),
+				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
+
 	sf_persist_create(&def);
 	PG_RETURN_VOID();
 }
@@ -838,7 +847,8 @@ PG_FUNCTION_INFO_V1(sf_stats);
 Datum
 sf_stats(PG_FUNCTION_ARGS)
 {
-#define SF_STATS_COLS 10
+#define SF_STATS_COLS 15
+#define SF_STATS_COLS_010 10	/* the columns of 0.1.0's stats() */
 	SfPipeline *p = pipeline_arg(fcinfo, false);
 	SfStats		s;
 	TupleDesc	tupdesc;
@@ -847,7 +857,8 @@ sf_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	Assert(tupdesc->natts == SF_STATS_COLS);
+	if (tupdesc->natts != SF_STATS_COLS && tupdesc->natts != SF_STATS_COLS_010)
+		elog(ERROR, "stats() has an unexpected row type");
 	sf_get_stats(p, &s);
 	values[0] = Int64GetDatum(s.deliveries);
 	values[1] = Int64GetDatum(s.accepted);
@@ -859,7 +870,13 @@ sf_stats(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum(s.visible_rows);
 	values[8] = Int32GetDatum((int32) s.partitions);
 	values[9] = Int32GetDatum((int32) s.idle_partitions);
+	values[10] = Int64GetDatum(s.remembered_identities);
+	values[11] = Int64GetDatum(s.remembered_offsets);
+	values[12] = Int64GetDatum(s.remembered_late_events);
+	values[13] = Int64GetDatum(s.forgotten_offsets);
+	values[14] = Int64GetDatum(s.forgotten_late_events);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 #undef SF_STATS_COLS
+#undef SF_STATS_COLS_010
 }

@@ -78,6 +78,8 @@ typedef struct SfPipelineDef
 	int			nwindows;
 	SfWindowDef *windows;
 	int64		lateness;
+	bool		has_retention;	/* false: remember everything (SPEC.md 6) */
+	int64		retention;		/* >= 0, with has_retention */
 } SfPipelineDef;
 
 /* ----------------------------------------------------------------
@@ -94,8 +96,12 @@ typedef struct SfString
 } SfString;
 
 /*
- * A unique event, remembered for the pipeline's lifetime.  Every delivery
- * of the event (at any partition and offset) points at this one record.
+ * A unique event.  Every delivery of the event (at any partition and offset)
+ * points at this one record.  Without retention it lives as long as the
+ * pipeline (arena memory).  With retention (retention.c) it is palloc'd,
+ * forgotten once its event_time falls below the horizon (removed from the
+ * identity table), and freed when no delivery slot or late row refers to
+ * it any more.
  */
 typedef struct SfIdentity
 {
@@ -104,6 +110,9 @@ typedef struct SfIdentity
 	int64		event_time;
 	int64		value;
 	bool		late;			/* went to the late output instead of windows */
+	bool		forgotten;		/* below the horizon: no longer in the table */
+	bool		late_held;		/* retention: a late row refers to it */
+	uint32		nslots;			/* retention: delivery slots referring to it */
 } SfIdentity;
 
 /* A delivery as it comes from SQL (not stored in this form). */
@@ -126,12 +135,20 @@ typedef struct SfDeliveryHash
 	uint32		key;
 } SfDeliveryHash;
 
+/*
+ * A partition's delivery history.  deliveries[head + (o - base)] is the event
+ * delivered at offset o, for base <= o <= consumed; offsets below base are
+ * forgotten (retention), and so is a slot that is NULL or whose identity is
+ * forgotten.  Without retention base and head stay 0.
+ */
 typedef struct SfPartition
 {
 	char		name[SF_NAME_MAX + 1];
 	int64		consumed;		/* -1 before the first delivery */
-	SfIdentity **deliveries;	/* [0 .. consumed], the event at each offset */
+	SfIdentity **deliveries;	/* the allocation, capacity slots */
 	int64		capacity;
+	int64		base;			/* first offset still held */
+	int64		head;			/* its slot in deliveries */
 	bool		has_progress;
 	int64		progress;
 	bool		idle;
@@ -267,10 +284,28 @@ typedef struct SfPipeline
 	int64		nidentities;
 	int64		ndeliveries;	/* sum over partitions of consumed + 1 */
 
-	/* late output */
+	/*
+	 * late output: late[0 .. nlate - 1] are the remembered rows, late_seq
+	 * late_forgotten + 1 onwards; late points into late_alloc.
+	 */
 	SfLateEvent *late;
 	int64		nlate;
-	int64		late_capacity;
+	int64		late_capacity;	/* of late_alloc */
+	SfLateEvent *late_alloc;
+	int64		late_forgotten; /* rows forgotten (retention) */
+
+	/*
+	 * retention (retention.c): the horizon of the last forgetting, and the
+	 * remembered identities in a min-heap by event_time, so that forgetting
+	 * costs what it forgets.
+	 */
+	bool		has_horizon;
+	int64		horizon;
+	SfIdentity **idheap;
+	int64		nidheap;
+	int64		idheap_cap;
+	int64		forgotten_ids;	/* since this pipeline was built */
+	int64		forgotten_offsets;	/* offset records not held */
 
 	/* windows */
 	struct sf_buckettab_hash *buckets;	/* (window, key, start) -> bucket */
@@ -332,6 +367,12 @@ typedef struct SfStats
 	int64		visible_rows;
 	int64		partitions;
 	int64		idle_partitions;
+	/* what is remembered and forgotten (SPEC.md 6) */
+	int64		remembered_identities;
+	int64		remembered_offsets;
+	int64		remembered_late_events;
+	int64		forgotten_offsets;
+	int64		forgotten_late_events;
 } SfStats;
 
 /* ----------------------------------------------------------------
@@ -442,6 +483,9 @@ extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int64 event_time, int64 value, bool late);
 extern void sf_partition_append(SfPipeline *p, int partition,
 								SfIdentity *event);
+extern SfIdentity *sf_partition_slot(const SfPartition *part, int64 offset);
+extern void sf_partition_set_base(SfPipeline *p, int partition, int64 base);
+extern void sf_identity_unlink(SfPipeline *p, SfIdentity *id);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
@@ -449,6 +493,17 @@ extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
 extern uint32 sf_hash_bytes(const char *data, int len);
 extern void *sf_arena_alloc(SfPipeline *p, Size size);
 extern void sf_raise_out_of_range(const char *what, const char *window);
+
+/* retention.c: the retention horizon of SPEC.md section 6 */
+extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
+					   int64 watermark, int64 *horizon);
+extern SfIdentity *sf_retention_identity_alloc(SfPipeline *p,
+											   const char *event_id, int len,
+											   uint32 hash);
+extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
+extern void sf_retention_release(SfPipeline *p, SfIdentity *id);
+extern void sf_retention_forget(SfPipeline *p);
+extern void sf_retention_forget_identity(SfPipeline *p, SfIdentity *id);
 
 /* clock.c: partition progress and the global watermark */
 extern bool sf_clock_compute(const SfPipeline *p, int64 *watermark);
