@@ -105,6 +105,9 @@ static int	sf_compaction_threshold = 64 * 1024;
 /* ... or this many times the snapshot's size, whichever is larger */
 #define SF_COMPACTION_FACTOR	4
 
+/* the journal a pipeline with retention may always keep (bytes) */
+#define SF_RETENTION_COMPACTION_FLOOR	(1024 * 1024)
+
 typedef struct SfCacheEntry
 {
 	char		name[SF_NAME_MAX + 1];	/* hash key, must be first */
@@ -1121,6 +1124,17 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	limit = sf_compaction_threshold < 0 ? -1 :
 		Max((int64) sf_compaction_threshold * 1024,
 			SF_COMPACTION_FACTOR * entry->snapshot_len);
+
+	/*
+	 * With a retention the snapshot stays as small as what the horizon
+	 * covers, and so must the journal, or a cold load would replay up to
+	 * the threshold's worth of history (SPEC.md 6: load time depends on
+	 * what is remembered).
+	 */
+	if (limit >= 0 && p->def.has_retention)
+		limit = Max(Min((int64) sf_compaction_threshold * 1024,
+						SF_RETENTION_COMPACTION_FLOOR),
+					SF_COMPACTION_FACTOR * entry->snapshot_len);
 
 	sf_become_owner(&saved);
 	SPI_connect();
