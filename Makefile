@@ -10,6 +10,7 @@ OBJS = \
 	src/codec.o \
 	src/codec_validate.o \
 	src/engine.o \
+	src/identity.o \
 	src/journal.o \
 	src/persist.o \
 	src/reconcile.o \

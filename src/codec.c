@@ -313,7 +313,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
 		sf_json_write_key(buf, "event_id", true);
-		sf_json_write_string(buf, id->event_id->data, id->event_id->len);
+		sf_json_write_string(buf, id->event_id, id->event_id_len);
 		sf_json_write_key(buf, "event_time", false);
 		sf_json_write_int64(buf, id->event_time);
 		sf_json_write_key(buf, "key", false);
@@ -341,7 +341,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
 		sf_json_write_key(buf, "event_id", true);
-		sf_json_write_string(buf, le->event->event_id->data, le->event->event_id->len);
+		sf_json_write_string(buf, le->event->event_id, le->event->event_id_len);
 		if (def->has_retention)
 		{
 			/* the row outlives its identity: it carries the event */
@@ -393,7 +393,8 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 		appendStringInfoCharMacro(buf, '[');
 		for (int64 o = part->base; o <= part->consumed; o++)
 		{
-			const SfIdentity *id = part->deliveries[part->head + (o - part->base)];
+			uint32		h = part->deliveries[part->head + (o - part->base)];
+			const SfIdentity *id = h ? sf_id_ptr(p, h) : NULL;
 
 			if (((o - part->base) & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
@@ -402,7 +403,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 			if (id == NULL || id->forgotten)
 				appendStringInfoString(buf, "null");
 			else
-				sf_json_write_string(buf, id->event_id->data, id->event_id->len);
+				sf_json_write_string(buf, id->event_id, id->event_id_len);
 		}
 		appendStringInfoCharMacro(buf, ']');
 		sf_json_write_key(buf, "partition", false);
@@ -1039,7 +1040,8 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 			CHECK_FOR_INTERRUPTS();
 		key = sf_intern_key(p, id->key.data, id->key.len);
 		id->built = sf_identity_add(p, id->event_id.data, id->event_id.len,
-									key, id->event_time, id->value, id->late);
+									key, id->event_time, id->value, id->late,
+									&id->built_handle);
 	}
 
 	for (int i = 0; i < def->npartitions; i++)
@@ -1054,7 +1056,7 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 
 			if ((o & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
-			sf_partition_append(p, i, k == CK_FORGOTTEN ? NULL : doc->ids[k].built);
+			sf_partition_append(p, i, k == CK_FORGOTTEN ? 0 : doc->ids[k].built_handle);
 		}
 	}
 
@@ -1069,17 +1071,17 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 		else
 		{
 			/* a late row whose identity is forgotten (retention) */
-			event = sf_retention_identity_alloc(p, le->event_id.data,
-												le->event_id.len,
-												sf_hash_bytes(le->event_id.data,
-															  le->event_id.len));
+			uint32		handle;
+
+			event = sf_identity_new(p, le->event_id.data, le->event_id.len,
+									sf_hash_bytes(le->event_id.data,
+												  le->event_id.len),
+									&handle);
 			event->key = sf_intern_key(p, le->key.data, le->key.len);
 			event->event_time = le->event_time;
 			event->value = le->value;
 			event->late = true;
 			event->forgotten = true;
-			event->late_held = false;
-			event->nslots = 0;
 		}
 		sf_late_append(p, le->pindex, le->source_offset, event,
 					   le->watermark);

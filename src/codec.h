@@ -67,6 +67,7 @@ typedef struct CkIdentity
 	int64		ndeliveries;	/* how often the sources deliver it */
 	int64		late_row;		/* index into doc->late, or -1 */
 	SfIdentity *built;			/* phase 4 */
+	uint32		built_handle;
 } CkIdentity;
 
 /* A delivery whose offset record is forgotten (retention: null) */

@@ -57,26 +57,6 @@ string_equal(const SfString *a, const SfString *b)
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
-typedef struct SfIdEntry
-{
-	SfIdentity *id;
-	uint32		hash;
-	char		status;
-} SfIdEntry;
-
-#define SH_PREFIX		sf_idtab
-#define SH_ELEMENT_TYPE	SfIdEntry
-#define SH_KEY_TYPE		SfIdentity *
-#define SH_KEY			id
-#define SH_HASH_KEY(tb, key)	((key)->event_id->hash)
-#define SH_EQUAL(tb, a, b)		string_equal((a)->event_id, (b)->event_id)
-#define SH_STORE_HASH
-#define SH_GET_HASH(tb, a)		((a)->hash)
-#define SH_SCOPE		static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
 #define ARENA_BLOCK		(64 * 1024)
 
 uint32
@@ -186,50 +166,31 @@ sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d, SfDeliveryHash *h)
 	h->event_id = sf_hash_bytes(d->event_id, d->event_id_len);
 	h->key = sf_hash_bytes(d->key, d->key_len);
 #ifdef __GNUC__
-	__builtin_prefetch(&p->identities->data[h->event_id &
-											p->identities->sizemask]);
 	__builtin_prefetch(&p->keys->data[h->key & p->keys->sizemask]);
 #endif
+	sf_idtable_prefetch(p, h->event_id);
 }
 
 static SfIdentity *
 identity_lookup_hashed(SfPipeline *p, const char *event_id, int len,
-					   uint32 hash)
+					   uint32 hash, uint32 *handle)
 {
-	SfProbeBuf	pb;
-	SfIdentity	probe;
-	SfIdEntry  *e;
-
-	probe.event_id = make_probe(&pb, event_id, len, hash);
-	e = sf_idtab_lookup_hash(p->identities, &probe, hash);
-	return e ? e->id : NULL;
+	return sf_idtable_lookup(p, event_id, len, hash, handle);
 }
 
 static SfIdentity *
 identity_add_hashed(SfPipeline *p, const char *event_id, int event_id_len,
 					uint32 hash, SfString *key, int64 event_time, int64 value,
-					bool late)
+					bool late, uint32 *handle)
 {
 	SfIdentity *id;
-	bool		found;
 
-	if (p->def.has_retention)
-		id = sf_retention_identity_alloc(p, event_id, event_id_len, hash);
-	else
-	{
-		id = sf_arena_alloc(p, sizeof(SfIdentity));
-		id->event_id = string_copy_hashed(p, event_id, event_id_len, hash);
-	}
+	id = sf_identity_new(p, event_id, event_id_len, hash, handle);
 	id->key = key;
 	id->event_time = event_time;
 	id->value = value;
 	id->late = late;
-	id->forgotten = false;
-	id->late_held = false;
-	id->nslots = 0;
-	(void) sf_idtab_insert_hash(p->identities, id, hash, &found);
-	if (found)
-		elog(ERROR, "streamforge: duplicate identity");
+	sf_idtable_insert(p, *handle, hash);
 	p->nidentities++;
 	if (p->def.has_retention)
 		sf_retention_track(p, id);
@@ -244,8 +205,7 @@ identity_add_hashed(SfPipeline *p, const char *event_id, int event_id_len,
 void
 sf_identity_unlink(SfPipeline *p, SfIdentity *id)
 {
-	if (!sf_idtab_delete(p->identities, id))
-		elog(ERROR, "streamforge: forgotten identity not in the table");
+	sf_idtable_delete(p, id);
 	p->nidentities--;
 }
 
@@ -253,7 +213,7 @@ SfIdentity *
 sf_identity_lookup(SfPipeline *p, const char *event_id, int len)
 {
 	return identity_lookup_hashed(p, event_id, len,
-								  sf_hash_bytes(event_id, len));
+								  sf_hash_bytes(event_id, len), NULL);
 }
 
 /*
@@ -262,23 +222,26 @@ sf_identity_lookup(SfPipeline *p, const char *event_id, int len)
  */
 SfIdentity *
 sf_identity_add(SfPipeline *p, const char *event_id, int event_id_len,
-				SfString *key, int64 event_time, int64 value, bool late)
+				SfString *key, int64 event_time, int64 value, bool late,
+				uint32 *handle)
 {
 	return identity_add_hashed(p, event_id, event_id_len,
 							   sf_hash_bytes(event_id, event_id_len),
-							   key, event_time, value, late);
+							   key, event_time, value, late, handle);
 }
 
 static int
 identity_cmp(const void *a, const void *b)
 {
-	const SfString *x = (*(SfIdentity *const *) a)->event_id;
-	const SfString *y = (*(SfIdentity *const *) b)->event_id;
-	int			c = memcmp(x->data, y->data, Min(x->len, y->len));
+	const SfIdentity *x = *(SfIdentity *const *) a;
+	const SfIdentity *y = *(SfIdentity *const *) b;
+	int			c = memcmp(x->event_id, y->event_id,
+						   Min(x->event_id_len, y->event_id_len));
 
 	if (c != 0)
 		return c;
-	return (x->len > y->len) - (x->len < y->len);
+	return (x->event_id_len > y->event_id_len) -
+		(x->event_id_len < y->event_id_len);
 }
 
 /* All identities sorted by event_id bytes, palloc'd in CurrentMemoryContext */
@@ -286,18 +249,17 @@ SfIdentity **
 sf_identity_array(SfPipeline *p, int64 *n)
 {
 	SfIdentity **arr;
-	sf_idtab_iterator it;
-	SfIdEntry  *e;
+	SfIdentity *id;
+	uint64		pos = 0;
 	int64		i = 0;
 
 	arr = palloc_extended(Max(p->nidentities, 1) * sizeof(SfIdentity *),
 						  MCXT_ALLOC_HUGE);
-	sf_idtab_start_iterate(p->identities, &it);
-	while ((e = sf_idtab_iterate(p->identities, &it)) != NULL)
+	while ((id = sf_idtable_next(p, &pos)) != NULL)
 	{
 		if (i >= p->nidentities)
 			elog(ERROR, "streamforge: identity count mismatch");
-		arr[i++] = e->id;
+		arr[i++] = id;
 	}
 	if (i != p->nidentities)
 		elog(ERROR, "streamforge: identity count mismatch");
@@ -308,14 +270,15 @@ sf_identity_array(SfPipeline *p, int64 *n)
 }
 
 /*
- * Record event as the delivery at the partition's next offset.  event is
- * NULL only when a restore rebuilds an offset record that is forgotten.
+ * Record event (a handle) as the delivery at the partition's next offset.
+ * event is 0 only when a restore rebuilds an offset record that is
+ * forgotten.
  * The slots before head are free once the horizon passed them; they are
  * reused when they are at least as many as the slots in use, so appending
  * costs O(1) amortized.
  */
 void
-sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
+sf_partition_append(SfPipeline *p, int partition, uint32 event)
 {
 	SfPartition *part = &p->partitions[partition];
 	int64		next = part->consumed + 1;
@@ -326,7 +289,7 @@ sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
 		if (part->head > 0 && part->head >= used)
 		{
 			memmove(part->deliveries, part->deliveries + part->head,
-					used * sizeof(SfIdentity *));
+					used * sizeof(uint32));
 			part->head = 0;
 		}
 		else
@@ -335,10 +298,10 @@ sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
 
 			if (part->deliveries == NULL)
 				part->deliveries = MemoryContextAllocHuge(p->cxt,
-														  newcap * sizeof(SfIdentity *));
+														  newcap * sizeof(uint32));
 			else
 				part->deliveries = repalloc_huge(part->deliveries,
-												 newcap * sizeof(SfIdentity *));
+												 newcap * sizeof(uint32));
 			part->capacity = newcap;
 		}
 	}
@@ -348,8 +311,8 @@ sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
 	p->mutations++;
 	if (p->def.has_retention)
 	{
-		if (event != NULL)
-			event->nslots++;
+		if (event != 0)
+			sf_id_prefix(sf_id_ptr(p, event))->nslots++;
 		else
 			p->forgotten_offsets++;
 	}
@@ -357,12 +320,15 @@ sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
 
 /* The event recorded at a consumed offset, or NULL if it is not held */
 SfIdentity *
-sf_partition_slot(const SfPartition *part, int64 offset)
+sf_partition_slot(const SfPipeline *p, const SfPartition *part, int64 offset)
 {
+	uint32		h;
+
 	Assert(offset <= part->consumed);
 	if (offset < part->base)
 		return NULL;
-	return part->deliveries[part->head + (offset - part->base)];
+	h = part->deliveries[part->head + (offset - part->base)];
+	return h ? sf_id_ptr(p, h) : NULL;
 }
 
 /*
@@ -565,7 +531,7 @@ sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
 	}
 
 	p->keys = sf_strtab_create(cxt, 256, NULL);
-	p->identities = sf_idtab_create(cxt, 1024, NULL);
+	sf_idtable_init(p);
 	sf_buckets_init(p);
 	sf_sessions_init(p);
 
@@ -660,8 +626,8 @@ identity_matches(const SfIdentity *id, const SfDelivery *d)
 static inline bool
 delivery_matches(const SfIdentity *id, const SfDelivery *d)
 {
-	return id->event_id->len == (uint32) d->event_id_len &&
-		memcmp(id->event_id->data, d->event_id, d->event_id_len) == 0 &&
+	return id->event_id_len == (uint32) d->event_id_len &&
+		memcmp(id->event_id, d->event_id, d->event_id_len) == 0 &&
 		identity_matches(id, d);
 }
 
@@ -690,6 +656,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	int			pi = lookup_partition(p, d->partition);
 	SfPartition *part = &p->partitions[pi];
 	SfIdentity *id;
+	uint32		handle;
 	SfString   *key;
 	bool		late = false;
 	int		   *nassigned = p->assign_counts;
@@ -706,7 +673,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 						   d->source_offset)));
 	if (d->source_offset <= part->consumed)
 	{
-		id = sf_partition_slot(part, d->source_offset);
+		id = sf_partition_slot(p, part, d->source_offset);
 		/* SPEC.md 6.2: at a forgotten offset, anything is a replay */
 		if (id == NULL || id->forgotten || delivery_matches(id, d))
 		{
@@ -719,8 +686,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
 						part->name, p->def.name),
 				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%.*s\").",
-						   d->source_offset, (int) id->event_id->len,
-						   id->event_id->data)));
+						   d->source_offset, (int) id->event_id_len,
+						   id->event_id)));
 	}
 	if (d->source_offset != part->consumed + 1)
 		ereport(ERROR,
@@ -731,7 +698,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 						   part->consumed + 1, d->source_offset)));
 
 	/* identity */
-	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, h->event_id);
+	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, h->event_id,
+								&handle);
 	if (id != NULL)
 	{
 		if (!identity_matches(id, d))
@@ -743,7 +711,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 							   (int) id->key->len, id->key->data,
 							   id->event_time, id->value)));
 		/* a duplicate: consumes the offset, changes nothing else */
-		sf_partition_append(p, pi, id);
+		sf_partition_append(p, pi, handle);
 		return;
 	}
 
@@ -777,8 +745,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	sf_op_begin(p);
 	key = intern_key_hashed(p, d->key, d->key_len, h->key);
 	id = identity_add_hashed(p, d->event_id, d->event_id_len, h->event_id, key,
-							 d->event_time, d->value, late);
-	sf_partition_append(p, pi, id);
+							 d->event_time, d->value, late, &handle);
+	sf_partition_append(p, pi, handle);
 	if (late)
 		sf_late_append(p, pi, d->source_offset, id, p->watermark);
 	else

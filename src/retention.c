@@ -31,10 +31,10 @@
  * are roughly in offset order that is never long).  Forgotten late rows are
  * dropped from the front.  Nothing scans what is remembered.
  *
- * Memory.  With retention, an identity and its event_id are one palloc'd
- * chunk in p->cxt; it is freed when it is forgotten and neither a slot nor a
- * late row refers to it any more (a late row keeps its event's key, time and
- * value after the identity is forgotten).  Interned keys are never freed.
+ * Memory.  With retention, an identity (identity.c) is freed when it is
+ * forgotten and neither a slot nor a late row refers to it any more (a late
+ * row keeps its event's key, time and value after the identity is
+ * forgotten); SfIdPrefix counts the slots.  Interned keys are never freed.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -62,27 +62,6 @@ sf_horizon(const SfPipelineDef *def, bool has_watermark, int64 watermark,
 		return false;
 	*horizon = (int64) h;
 	return true;
-}
-
-/*
- * A new identity record with its event_id in the same chunk, for a
- * pipeline with retention (so that it can be freed alone).
- */
-SfIdentity *
-sf_retention_identity_alloc(SfPipeline *p, const char *event_id, int len,
-							uint32 hash)
-{
-	Size		head = MAXALIGN(sizeof(SfIdentity));
-	SfIdentity *id;
-	SfString   *s;
-
-	id = MemoryContextAlloc(p->cxt, head + offsetof(SfString, data) + len);
-	s = (SfString *) ((char *) id + head);
-	s->hash = hash;
-	s->len = len;
-	memcpy(s->data, event_id, len);
-	id->event_id = s;
-	return id;
 }
 
 static inline bool
@@ -150,19 +129,19 @@ heap_pop(SfPipeline *p)
 
 /* Free a forgotten identity once nothing refers to it */
 static inline void
-maybe_free(SfIdentity *id)
+maybe_free(SfPipeline *p, SfIdentity *id)
 {
-	if (id->forgotten && id->nslots == 0 && !id->late_held)
-		pfree(id);
+	if (id->forgotten && sf_id_prefix(id)->nslots == 0 && !id->late_held)
+		sf_identity_free(p, id);
 }
 
 /* A slot or late row lets go of its identity */
 void
 sf_retention_release(SfPipeline *p, SfIdentity *id)
 {
-	Assert(id->nslots > 0);
-	id->nslots--;
-	maybe_free(id);
+	Assert(sf_id_prefix(id)->nslots > 0);
+	sf_id_prefix(id)->nslots--;
+	maybe_free(p, id);
 }
 
 /*
@@ -176,7 +155,7 @@ sf_retention_forget_identity(SfPipeline *p, SfIdentity *id)
 	sf_identity_unlink(p, id);
 	id->forgotten = true;
 	p->forgotten_ids++;
-	p->forgotten_offsets += id->nslots;
+	p->forgotten_offsets += sf_id_prefix(id)->nslots;
 }
 
 /*
@@ -200,7 +179,7 @@ sf_retention_forget(SfPipeline *p)
 		SfIdentity *id = heap_pop(p);
 
 		sf_retention_forget_identity(p, id);
-		maybe_free(id);
+		maybe_free(p, id);
 	}
 
 	/* release the forgotten slots at the front of each partition */
@@ -210,7 +189,8 @@ sf_retention_forget(SfPipeline *p)
 
 		while (part->base <= part->consumed)
 		{
-			SfIdentity *id = part->deliveries[part->head];
+			uint32		h = part->deliveries[part->head];
+			SfIdentity *id = h ? sf_id_ptr(p, h) : NULL;
 
 			if (id != NULL && !id->forgotten)
 				break;
@@ -229,7 +209,7 @@ sf_retention_forget(SfPipeline *p)
 		SfIdentity *id = p->late[0].event;
 
 		id->late_held = false;
-		maybe_free(id);
+		maybe_free(p, id);
 		p->late++;
 		p->nlate--;
 		p->late_forgotten++;

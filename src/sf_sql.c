@@ -804,7 +804,8 @@ sf_late_events(PG_FUNCTION_ARGS)
 		values[0] = Int64GetDatum(l->late_seq);
 		values[1] = CStringGetTextDatum(p->def.partitions[l->partition]);
 		values[2] = Int64GetDatum(l->source_offset);
-		values[3] = sfstring_text(l->event->event_id);
+		values[3] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
+															 l->event->event_id_len));
 		values[4] = sfstring_text(l->event->key);
 		values[5] = Int64GetDatum(l->event->event_time);
 		values[6] = Int64GetDatum(l->event->value);

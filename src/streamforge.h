@@ -97,23 +97,60 @@ typedef struct SfString
 
 /*
  * A unique event.  Every delivery of the event (at any partition and offset)
- * points at this one record.  Without retention it lives as long as the
- * pipeline (arena memory).  With retention (retention.c) it is palloc'd,
- * forgotten once its event_time falls below the horizon (removed from the
- * identity table), and freed when no delivery slot or late row refers to
- * it any more.
+ * points at this one record (by its handle, identity.c), which holds the
+ * event_id inline.  Without retention it lives as long as the pipeline.
+ * With retention (retention.c) it is preceded by an SfIdPrefix, forgotten
+ * once its event_time falls below the horizon (removed from the identity
+ * table), and freed when no delivery slot or late row refers to it any
+ * more.
  */
 typedef struct SfIdentity
 {
-	SfString   *event_id;
 	SfString   *key;			/* interned */
 	int64		event_time;
 	int64		value;
-	bool		late;			/* went to the late output instead of windows */
-	bool		forgotten;		/* below the horizon: no longer in the table */
-	bool		late_held;		/* retention: a late row refers to it */
-	uint32		nslots;			/* retention: delivery slots referring to it */
+	uint32		hash;			/* of the event_id */
+	uint32		event_id_len;
+	bool		late:1;			/* went to the late output instead of windows */
+	bool		forgotten:1;	/* below the horizon: no longer in the table */
+	bool		late_held:1;	/* retention: a late row refers to it */
+	char		event_id[FLEXIBLE_ARRAY_MEMBER];	/* not NUL-terminated */
 } SfIdentity;
+
+/* Retention only: in front of each identity */
+typedef struct SfIdPrefix
+{
+	uint32		nslots;			/* delivery slots referring to it */
+	uint32		handle;			/* of the record, prefix included */
+} SfIdPrefix;
+
+static inline SfIdPrefix *
+sf_id_prefix(SfIdentity *id)
+{
+	return (SfIdPrefix *) ((char *) id - sizeof(SfIdPrefix));
+}
+
+/* Where identities live (identity.c): blocks addressed by 32-bit handles */
+typedef struct SfIdStore
+{
+	char	  **blocks;
+	uint32		nblocks;
+	uint32		blocks_cap;
+	char	   *cur;			/* the block being filled */
+	uint32		cur_block;
+	Size		used;
+	Size		left;
+	uint32	   *free;			/* retention: free list per 8-byte size class */
+} SfIdStore;
+
+/* The event_id table: open addressing over handles (identity.c) */
+typedef struct SfIdTable
+{
+	uint32	   *slots;			/* 0: empty, PG_UINT32_MAX: deleted */
+	uint64		cap;			/* a power of 2 */
+	uint64		used;
+	uint64		tomb;
+} SfIdTable;
 
 /* A delivery as it comes from SQL (not stored in this form). */
 typedef struct SfDelivery
@@ -145,7 +182,7 @@ typedef struct SfPartition
 {
 	char		name[SF_NAME_MAX + 1];
 	int64		consumed;		/* -1 before the first delivery */
-	SfIdentity **deliveries;	/* the allocation, capacity slots */
+	uint32	   *deliveries;		/* identity handles; capacity slots */
 	int64		capacity;
 	int64		base;			/* first offset still held */
 	int64		head;			/* its slot in deliveries */
@@ -250,7 +287,6 @@ typedef struct SfDirty
 
 /* Hash tables (simplehash instances, defined in engine.c/window.c/session.c) */
 struct sf_strtab_hash;
-struct sf_idtab_hash;
 struct sf_buckettab_hash;
 struct sf_sesstab_hash;
 
@@ -280,7 +316,8 @@ typedef struct SfPipeline
 
 	/* identities and interned keys */
 	struct sf_strtab_hash *keys;	/* interned keys */
-	struct sf_idtab_hash *identities;	/* event_id -> SfIdentity */
+	SfIdStore	idstore;		/* identity records (identity.c) */
+	SfIdTable	idtable;		/* event_id -> identity handle */
 	int64		nidentities;
 	int64		ndeliveries;	/* sum over partitions of consumed + 1 */
 
@@ -353,6 +390,14 @@ typedef struct SfPipeline
 	/* counters that are not derivable from the state (not checkpointed) */
 	int64		offset_replays;
 } SfPipeline;
+
+/* The identity a handle names (identity.c) */
+static inline SfIdentity *
+sf_id_ptr(const SfPipeline *p, uint32 handle)
+{
+	return (SfIdentity *) (p->idstore.blocks[handle >> 13] +
+						   ((Size) (handle & 0x1FFF) << 3));
+}
 
 /* Counters for streamforge.stats() */
 typedef struct SfStats
@@ -480,10 +525,11 @@ extern void sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d,
 								 SfDeliveryHash *h);
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int event_id_len, SfString *key,
-								   int64 event_time, int64 value, bool late);
-extern void sf_partition_append(SfPipeline *p, int partition,
-								SfIdentity *event);
-extern SfIdentity *sf_partition_slot(const SfPartition *part, int64 offset);
+								   int64 event_time, int64 value, bool late,
+								   uint32 *handle);
+extern void sf_partition_append(SfPipeline *p, int partition, uint32 event);
+extern SfIdentity *sf_partition_slot(const SfPipeline *p,
+									 const SfPartition *part, int64 offset);
 extern void sf_partition_set_base(SfPipeline *p, int partition, int64 base);
 extern void sf_identity_unlink(SfPipeline *p, SfIdentity *id);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
@@ -494,12 +540,21 @@ extern uint32 sf_hash_bytes(const char *data, int len);
 extern void *sf_arena_alloc(SfPipeline *p, Size size);
 extern void sf_raise_out_of_range(const char *what, const char *window);
 
+/* identity.c: the identity store and the event_id table */
+extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
+								   int len, uint32 hash, uint32 *handle);
+extern void sf_identity_free(SfPipeline *p, SfIdentity *id);
+extern void sf_idtable_init(SfPipeline *p);
+extern SfIdentity *sf_idtable_lookup(SfPipeline *p, const char *event_id,
+									 int len, uint32 hash, uint32 *handle);
+extern void sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash);
+extern void sf_idtable_delete(SfPipeline *p, SfIdentity *id);
+extern void sf_idtable_prefetch(SfPipeline *p, uint32 hash);
+extern SfIdentity *sf_idtable_next(SfPipeline *p, uint64 *pos);
+
 /* retention.c: the retention horizon of SPEC.md section 6 */
 extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
 					   int64 watermark, int64 *horizon);
-extern SfIdentity *sf_retention_identity_alloc(SfPipeline *p,
-											   const char *event_id, int len,
-											   uint32 hash);
 extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
 extern void sf_retention_release(SfPipeline *p, SfIdentity *id);
 extern void sf_retention_forget(SfPipeline *p);
