@@ -18,6 +18,7 @@ OBJS = \
 	src/session.o \
 	src/sf_sql.o \
 	src/sink.o \
+	src/snapshot.o \
 	src/window.o
 
 # The install script is generated from the ordered pieces in sql/install/,

@@ -244,6 +244,24 @@ identity_cmp(const void *a, const void *b)
 		(x->event_id_len < y->event_id_len);
 }
 
+/* Every interned key, in no order, palloc'd in CurrentMemoryContext */
+SfString  **
+sf_keys_array(SfPipeline *p, int64 *n)
+{
+	SfString  **arr;
+	sf_strtab_iterator it;
+	SfStrEntry *e;
+	int64		i = 0;
+
+	arr = palloc_extended(Max(p->keys->members, 1) * sizeof(SfString *),
+						  MCXT_ALLOC_HUGE);
+	sf_strtab_start_iterate(p->keys, &it);
+	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
+		arr[i++] = e->str;
+	*n = i;
+	return arr;
+}
+
 /* All identities sorted by event_id bytes, palloc'd in CurrentMemoryContext */
 SfIdentity **
 sf_identity_array(SfPipeline *p, int64 *n)

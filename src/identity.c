@@ -18,7 +18,11 @@
  *	  instead of 8;
  *	- the event_id table is open addressing with linear probing over
  *	  handles (the hash and the bytes are in the identity), at most 80%
- *	  full, with tombstones for the identities retention forgets.
+ *	  full, with tombstones for the identities retention forgets.  A
+ *	  parallel byte per slot holds its state and 8 bits of the hash, so a
+ *	  probe reads contiguous bytes and looks at an identity only when
+ *	  those bits match (an unsuccessful search at 80% load probes about 13
+ *	  slots).
  *
  * A record larger than a quarter block gets a block of its own.  Without
  * retention nothing is ever freed (identities live as long as the
@@ -42,7 +46,15 @@
 #define ID_UNIT_BITS	13			/* 8-byte units in a block */
 #define ID_MAX_BLOCKS	((1U << (32 - ID_UNIT_BITS)) - 1)	/* top one unused */
 #define ID_BIG			(ID_BLOCK / 4)
-#define ID_TOMB			PG_UINT32_MAX	/* a forgotten entry in the table */
+#define TAG_EMPTY		0
+#define TAG_TOMB		1			/* a forgotten entry */
+
+/* The tag of an occupied slot: 2 .. 255 */
+static inline uint8
+hash_tag(uint32 hash)
+{
+	return (uint8) (2 + (hash >> 24) % 254);
+}
 #define ID_NCLASSES		(ID_BIG / 8 + 1)
 
 static char *
@@ -195,32 +207,40 @@ table_resize(SfPipeline *p, uint64 newcap)
 {
 	SfIdTable  *t = &p->idtable;
 	uint32	   *old = t->slots;
+	uint8	   *oldtags = t->tags;
 	uint64		oldcap = t->cap;
 
 	t->slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(uint32));
-	memset(t->slots, 0, newcap * sizeof(uint32));
+	t->tags = MemoryContextAllocHuge(p->cxt, newcap);
+	memset(t->tags, TAG_EMPTY, newcap);
 	t->cap = newcap;
 	t->tomb = 0;
 	for (uint64 i = 0; i < oldcap; i++)
 	{
-		uint32		h = old[i];
+		uint32		hash;
 		uint64		j;
 
-		if (h == 0 || h == ID_TOMB)
+		if (oldtags[i] < 2)
 			continue;
-		j = sf_id_ptr(p, h)->hash & (newcap - 1);
-		while (t->slots[j] != 0)
+		hash = sf_id_ptr(p, old[i])->hash;
+		j = hash & (newcap - 1);
+		while (t->tags[j] != TAG_EMPTY)
 			j = (j + 1) & (newcap - 1);
-		t->slots[j] = h;
+		t->slots[j] = old[i];
+		t->tags[j] = oldtags[i];
 	}
 	if (old)
+	{
 		pfree(old);
+		pfree(oldtags);
+	}
 }
 
 void
 sf_idtable_init(SfPipeline *p)
 {
 	p->idtable.slots = NULL;
+	p->idtable.tags = NULL;
 	p->idtable.cap = 0;
 	p->idtable.used = 0;
 	table_resize(p, 1024);
@@ -234,22 +254,23 @@ sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 	SfIdTable  *t = &p->idtable;
 	uint64		mask = t->cap - 1;
 	uint64		i = hash & mask;
+	uint8		tag = hash_tag(hash);
 
 	for (;;)
 	{
-		uint32		h = t->slots[i];
+		uint8		c = t->tags[i];
 
-		if (h == 0)
+		if (c == TAG_EMPTY)
 			return NULL;
-		if (h != ID_TOMB)
+		if (c == tag)
 		{
-			SfIdentity *id = sf_id_ptr(p, h);
+			SfIdentity *id = sf_id_ptr(p, t->slots[i]);
 
 			if (id->hash == hash && id->event_id_len == (uint32) len &&
 				memcmp(id->event_id, event_id, len) == 0)
 			{
 				if (handle)
-					*handle = h;
+					*handle = t->slots[i];
 				return id;
 			}
 		}
@@ -269,11 +290,12 @@ sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 		table_resize(p, (t->used + 1) * 5 > t->cap * 2 ? t->cap * 2 : t->cap);
 	mask = t->cap - 1;
 	i = hash & mask;
-	while (t->slots[i] != 0 && t->slots[i] != ID_TOMB)
+	while (t->tags[i] >= 2)
 		i = (i + 1) & mask;
-	if (t->slots[i] == ID_TOMB)
+	if (t->tags[i] == TAG_TOMB)
 		t->tomb--;
 	t->slots[i] = handle;
+	t->tags[i] = hash_tag(hash);
 	t->used++;
 }
 
@@ -284,18 +306,19 @@ sf_idtable_delete(SfPipeline *p, SfIdentity *id)
 	SfIdTable  *t = &p->idtable;
 	uint64		mask = t->cap - 1;
 	uint64		i = id->hash & mask;
+	uint8		tag = hash_tag(id->hash);
 
 	for (;;)
 	{
-		uint32		h = t->slots[i];
+		uint8		c = t->tags[i];
 
-		if (h == 0)
+		if (c == TAG_EMPTY)
 			elog(ERROR, "streamforge: forgotten identity not in the table");
-		if (h != ID_TOMB && sf_id_ptr(p, h) == id)
+		if (c == tag && sf_id_ptr(p, t->slots[i]) == id)
 			break;
 		i = (i + 1) & mask;
 	}
-	t->slots[i] = ID_TOMB;
+	t->tags[i] = TAG_TOMB;
 	t->used--;
 	t->tomb++;
 }
@@ -305,6 +328,7 @@ void
 sf_idtable_prefetch(SfPipeline *p, uint32 hash)
 {
 #ifdef __GNUC__
+	__builtin_prefetch(&p->idtable.tags[hash & (p->idtable.cap - 1)]);
 	__builtin_prefetch(&p->idtable.slots[hash & (p->idtable.cap - 1)]);
 #endif
 }
@@ -317,10 +341,29 @@ sf_idtable_next(SfPipeline *p, uint64 *pos)
 
 	while (*pos < t->cap)
 	{
-		uint32		h = t->slots[(*pos)++];
+		uint64		i = (*pos)++;
 
-		if (h != 0 && h != ID_TOMB)
-			return sf_id_ptr(p, h);
+		if (t->tags[i] >= 2)
+			return sf_id_ptr(p, t->slots[i]);
+	}
+	return NULL;
+}
+
+/* The same, with the identity's handle */
+SfIdentity *
+sf_idtable_next_handle(SfPipeline *p, uint64 *pos, uint32 *handle)
+{
+	SfIdTable  *t = &p->idtable;
+
+	while (*pos < t->cap)
+	{
+		uint64		i = (*pos)++;
+
+		if (t->tags[i] >= 2)
+		{
+			*handle = t->slots[i];
+			return sf_id_ptr(p, t->slots[i]);
+		}
 	}
 	return NULL;
 }

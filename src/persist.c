@@ -767,8 +767,8 @@ sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	{
 		bytea	   *b = DatumGetByteaPP(snap);
 
-		p = sf_checkpoint_decode(CurTransactionContext, &def,
-								 VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+		p = sf_snapshot_decode(CurTransactionContext, &def,
+							   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 	}
 	p->offset_replays = row->offset_replays_base;
 	last_pos = sf_replay_journal(p, row->id, 0, &bytes);
@@ -1140,7 +1140,7 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	SPI_connect();
 	if (limit >= 0 && entry->journal_bytes + (int64) len > limit)
 	{
-		bytea	   *snap = sf_checkpoint_encode(p);
+		bytea	   *snap = sf_snapshot_encode(p);
 		Datum		values[3];
 		Datum		arg = Int64GetDatum(entry->id);
 
@@ -1211,7 +1211,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	PopActiveSnapshot();
 
 	p = sf_checkpoint_decode(CurTransactionContext, &def, data, len);
-	snap = sf_checkpoint_encode(p);
+	snap = sf_snapshot_encode(p);
 	p->offset_replays = 0;
 
 	values[0] = Int64GetDatum(row.id);

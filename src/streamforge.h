@@ -146,7 +146,8 @@ typedef struct SfIdStore
 /* The event_id table: open addressing over handles (identity.c) */
 typedef struct SfIdTable
 {
-	uint32	   *slots;			/* 0: empty, PG_UINT32_MAX: deleted */
+	uint32	   *slots;			/* handles */
+	uint8	   *tags;			/* per slot: 0 empty, 1 deleted, else hash bits */
 	uint64		cap;			/* a power of 2 */
 	uint64		used;
 	uint64		tomb;
@@ -535,6 +536,7 @@ extern void sf_identity_unlink(SfPipeline *p, SfIdentity *id);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
+extern SfString **sf_keys_array(SfPipeline *p, int64 *n);
 extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
 extern uint32 sf_hash_bytes(const char *data, int len);
 extern void *sf_arena_alloc(SfPipeline *p, Size size);
@@ -551,6 +553,14 @@ extern void sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash);
 extern void sf_idtable_delete(SfPipeline *p, SfIdentity *id);
 extern void sf_idtable_prefetch(SfPipeline *p, uint32 hash);
 extern SfIdentity *sf_idtable_next(SfPipeline *p, uint64 *pos);
+extern SfIdentity *sf_idtable_next_handle(SfPipeline *p, uint64 *pos,
+										  uint32 *handle);
+
+/* snapshot.c: the persisted snapshot (binary, or a checkpoint) */
+extern bytea *sf_snapshot_encode(SfPipeline *p);
+extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
+									  const SfPipelineDef *def,
+									  const char *data, Size len);
 
 /* retention.c: the retention horizon of SPEC.md section 6 */
 extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
