@@ -86,6 +86,11 @@ read_definition(const char *doc, SfPipelineDef *def)
 			strlcpy(def->partitions[def->npartitions++], s.data, SF_NAME_MAX + 1);
 		} while (sf_json_array_next(&r));
 	}
+	if (sf_json_literal(&r, ",\"retention\":"))
+	{
+		def->has_retention = true;
+		def->retention = sf_json_int64(&r, "retention");
+	}
 	sf_json_key(&r, "windows", false);
 	cap = 64;
 	def->windows = palloc0(sizeof(SfWindowDef) * cap);
