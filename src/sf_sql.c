@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -29,8 +30,10 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
+#include "ingest.h"
 #include "streamforge.h"
 
 PG_MODULE_MAGIC;
@@ -366,6 +369,37 @@ window_from_datum(Datum d, SfWindowDef *w)
 	w->gap = nulls[4] ? 0 : DatumGetInt64(values[4]);
 }
 
+/*
+ * The position of the bigint argument called name in the SQL definition
+ * this call came through, or -1: the definitions of 0.1.0 and 0.2.0 differ,
+ * and the library must serve both (between a package upgrade and ALTER
+ * EXTENSION UPDATE).
+ */
+static int
+bigint_arg_by_name(FunctionCallInfo fcinfo, const char *name)
+{
+	HeapTuple	tup;
+	Oid		   *argtypes;
+	char	  **argnames;
+	char	   *argmodes;
+	int			nargs;
+	int			found = -1;
+
+	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
+		return -1;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for function %u",
+			 fcinfo->flinfo->fn_oid);
+	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
+	for (int i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
+		if (argnames[i] != NULL && strcmp(argnames[i], name) == 0 &&
+			argtypes[i] == INT8OID)
+			found = i;
+	ReleaseSysCache(tup);
+	return found;
+}
+
 PG_FUNCTION_INFO_V1(sf_create_pipeline);
 Datum
 sf_create_pipeline(PG_FUNCTION_ARGS)
@@ -374,6 +408,9 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	char	   *name = text_arg(fcinfo, 0, "pipeline name");
 	ArrayType  *parts;
 	ArrayType  *wins;
+	bool		has_unit;
+	int64		unit_us = 0;
+	Interval   *unit = NULL;
 	Datum	   *elems;
 	bool	   *elemnulls;
 	int			n;
@@ -391,6 +428,9 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	check_not_null(fcinfo, 3, "lateness");
 	parts = PG_GETARG_ARRAYTYPE_P(1);
 	wins = PG_GETARG_ARRAYTYPE_P(2);
+	/* interval windows to the time unit (timeunit.c) */
+	has_unit = sf_time_unit_arg(fcinfo, &unit_us, &unit);
+	wins = sf_windows_to_units(wins, has_unit, unit_us);
 	if (array_contains_nulls(parts))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -454,8 +494,12 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errdetail("The lateness given is " INT64_FORMAT ".", def.lateness)));
 
 	/* SPEC.md 6; 0.1.0's SQL definition passes no retention */
-	def.has_retention = PG_NARGS() > 4 && !PG_ARGISNULL(4);
-	def.retention = def.has_retention ? PG_GETARG_INT64(4) : 0;
+	{
+		int			r = bigint_arg_by_name(fcinfo, "retention");
+
+		def.has_retention = r >= 0 && !PG_ARGISNULL(r);
+		def.retention = def.has_retention ? PG_GETARG_INT64(r) : 0;
+	}
 	if (def.retention < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -463,6 +507,8 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
 
 	sf_persist_create(&def);
+	if (has_unit)
+		sf_time_unit_store(def.name, unit);
 	PG_RETURN_VOID();
 }
 
@@ -880,4 +926,12 @@ sf_stats(PG_FUNCTION_ARGS)
 													  values, nulls)));
 #undef SF_STATS_COLS
 #undef SF_STATS_COLS_010
+}
+
+/* return_changes for the other SQL-facing files (ingest.h) */
+void
+sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
+				  const SfChangeList *changes)
+{
+	return_changes(fcinfo, p, changes);
 }
