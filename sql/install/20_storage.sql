@@ -33,12 +33,8 @@ CREATE TABLE streamforge.pipeline (
     readers regrole[] NOT NULL DEFAULT '{}',
     ingesters regrole[] NOT NULL DEFAULT '{}',
     admins regrole[] NOT NULL DEFAULT '{}',
-    -- 0.2.0 (last, as ALTER TABLE adds it to 0.1.0's table): SPEC.md 6,
-    -- NULL keeps everything
-    retention bigint,
     CONSTRAINT pipeline_name_check
         CHECK (octet_length(name) BETWEEN 1 AND 63),
-    CONSTRAINT pipeline_retention_check CHECK (retention >= 0),
     CONSTRAINT pipeline_version_check
         CHECK (snapshot_version BETWEEN 0 AND version)
 ) WITH (fillfactor = 50);   -- room for HOT updates of version
