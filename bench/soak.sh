@@ -146,6 +146,13 @@ EOF
 
 # cold load in a new session: "load_ms|bytes"
 cold() { psql_val "SELECT load_ms('$1') || '|' || pipeline_bytes()"; }
+# "snapshot MB / journal MB" of a pipeline
+sizes() {
+	psql_val "SELECT round(coalesce(octet_length(p.snapshot), 0) / 1048576.0, 1) || ' / ' ||
+	                 round(coalesce((SELECT sum(octet_length(j.entry)) FROM streamforge.journal j
+	                                  WHERE j.pipeline_id = p.id), 0) / 1048576.0, 1)
+	            FROM streamforge.pipeline p WHERE p.name = '$1'"
+}
 
 {
 	echo "# streamforge soak benchmark ($MODE), $(date -u +%Y-%m-%d), $SHA"
@@ -183,8 +190,8 @@ if [ -z "$ONLY" ] || [ "$ONLY" = state ]; then
 	{
 		echo "## State per remembered delivery"
 		echo
-		echo "| deliveries | retention | memory after cold load | bytes per remembered delivery | cold load from snapshot + journal, ms (wall / CPU) | cold load right after compaction, ms (wall / CPU) |"
-		echo "|---:|---:|---:|---:|---:|---:|"
+		echo "| deliveries | retention | memory after cold load | bytes per remembered delivery | cold load, ms (wall / CPU) | snapshot / journal, MB | cold load after one more call at compaction_threshold 0, ms (wall / CPU) | snapshot / journal, MB |"
+		echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
 	} >>"$SCRATCH/report.md"
 	for n in $STATE_SIZES; do
 		for r in NULL $RETENTION; do
@@ -193,14 +200,17 @@ if [ -z "$ONLY" ] || [ "$ONLY" = state ]; then
 			psql_val "SELECT make('$pl', $r)" >/dev/null
 			psql_db -c "CALL feed_to('$pl', 0, $n)"
 			c=$(cold "$pl")
-			# one more call with the threshold at 0 compacts: the whole
-			# state goes into the snapshot, the journal is emptied
+			s1=$(sizes "$pl")
+			# one more call with the threshold at 0 compacts when the
+			# journal outgrew four times the snapshot (always when there
+			# is no snapshot yet): then the whole state is in the snapshot
 			psql_db -c "SET streamforge.compaction_threshold = 0" \
 				-c "SELECT count(*) FROM streamforge.advance('$pl', 'p', $n - 1)" >/dev/null
 			c2=$(cold "$pl")
+			s2=$(sizes "$pl")
 			rem=$(psql_val "SELECT remembered_offsets FROM streamforge.stats('$pl')")
 			per=$(psql_val "SELECT round(${c2##*|}::numeric / greatest($rem, 1), 1)")
-			echo "| $n | $r | ${c2##*|} | $per | ${c%%|*} | ${c2%%|*} |" >>"$SCRATCH/report.md"
+			echo "| $n | $r | ${c2##*|} | $per | ${c%%|*} | $s1 | ${c2%%|*} | $s2 |" >>"$SCRATCH/report.md"
 			psql_val "SELECT streamforge.drop_pipeline('$pl')" >/dev/null
 		done
 	done

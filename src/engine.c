@@ -312,7 +312,14 @@ sf_partition_append(SfPipeline *p, int partition, uint32 event)
 		}
 		else
 		{
-			int64		newcap = part->capacity ? part->capacity * 2 : 64;
+			/*
+			 * Double small arrays; grow large ones by a quarter, so that
+			 * at most a fifth of a large history's slots are spare (the
+			 * copy stays amortized O(1) per delivery).
+			 */
+			int64		newcap = part->capacity < 64 ? 64 :
+				part->capacity < (1 << 20) ? part->capacity * 2 :
+				part->capacity + part->capacity / 4;
 
 			if (part->deliveries == NULL)
 				part->deliveries = MemoryContextAllocHuge(p->cxt,
