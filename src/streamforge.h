@@ -569,6 +569,10 @@ extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
 extern void sf_retention_release(SfPipeline *p, SfIdentity *id);
 extern void sf_retention_forget(SfPipeline *p);
 extern void sf_retention_forget_identity(SfPipeline *p, SfIdentity *id);
+extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
+											  SfPipeline *p,
+											  bool has_retention,
+											  int64 retention);
 
 /* clock.c: partition progress and the global watermark */
 extern bool sf_clock_compute(const SfPipeline *p, int64 *watermark);
