@@ -18,7 +18,8 @@
  *	  instead of 8;
  *	- the event_id table is open addressing with linear probing over
  *	  handles (the hash and the bytes are in the identity), at most 80%
- *	  full, with tombstones for the identities retention forgets.  A
+ *	  full and grown by half, with tombstones for the identities retention
+ *	  forgets.  A
  *	  parallel byte per slot holds its state and 8 bits of the hash, so a
  *	  probe reads contiguous bytes and looks at an identity only when
  *	  those bits match (an unsuccessful search at 80% load probes about 13
@@ -49,11 +50,31 @@
 #define TAG_EMPTY		0
 #define TAG_TOMB		1			/* a forgotten entry */
 
-/* The tag of an occupied slot: 2 .. 255 */
+/*
+ * The tag of an occupied slot: 2 .. 255, from the hash's low bits (the
+ * slot index comes from its high bits).
+ */
 static inline uint8
 hash_tag(uint32 hash)
 {
-	return (uint8) (2 + (hash >> 24) % 254);
+	return (uint8) (2 + (hash & 0xFF) % 254);
+}
+
+/*
+ * Where the search for hash starts: multiply-shift, so that the capacity
+ * need not be a power of 2 and the table can grow by half instead of
+ * doubling.
+ */
+static inline uint64
+home(uint32 hash, uint64 cap)
+{
+	return ((uint64) hash * cap) >> 32;
+}
+
+static inline uint64
+next_slot(uint64 i, uint64 cap)
+{
+	return i + 1 == cap ? 0 : i + 1;
 }
 #define ID_NCLASSES		(ID_BIG / 8 + 1)
 
@@ -223,9 +244,9 @@ table_resize(SfPipeline *p, uint64 newcap)
 		if (oldtags[i] < 2)
 			continue;
 		hash = sf_id_ptr(p, old[i])->hash;
-		j = hash & (newcap - 1);
+		j = home(hash, newcap);
 		while (t->tags[j] != TAG_EMPTY)
-			j = (j + 1) & (newcap - 1);
+			j = next_slot(j, newcap);
 		t->slots[j] = old[i];
 		t->tags[j] = oldtags[i];
 	}
@@ -252,8 +273,7 @@ sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 				  uint32 *handle)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		mask = t->cap - 1;
-	uint64		i = hash & mask;
+	uint64		i = home(hash, t->cap);
 	uint8		tag = hash_tag(hash);
 
 	for (;;)
@@ -274,7 +294,7 @@ sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 				return id;
 			}
 		}
-		i = (i + 1) & mask;
+		i = next_slot(i, t->cap);
 	}
 }
 
@@ -283,15 +303,14 @@ void
 sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		mask;
 	uint64		i;
 
 	if ((t->used + t->tomb + 1) * 5 > t->cap * 4)
-		table_resize(p, (t->used + 1) * 5 > t->cap * 2 ? t->cap * 2 : t->cap);
-	mask = t->cap - 1;
-	i = hash & mask;
+		table_resize(p, (t->used + 1) * 5 > t->cap * 2 ?
+					 t->cap + t->cap / 2 : t->cap);
+	i = home(hash, t->cap);
 	while (t->tags[i] >= 2)
-		i = (i + 1) & mask;
+		i = next_slot(i, t->cap);
 	if (t->tags[i] == TAG_TOMB)
 		t->tomb--;
 	t->slots[i] = handle;
@@ -304,8 +323,7 @@ void
 sf_idtable_delete(SfPipeline *p, SfIdentity *id)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		mask = t->cap - 1;
-	uint64		i = id->hash & mask;
+	uint64		i = home(id->hash, t->cap);
 	uint8		tag = hash_tag(id->hash);
 
 	for (;;)
@@ -316,7 +334,7 @@ sf_idtable_delete(SfPipeline *p, SfIdentity *id)
 			elog(ERROR, "streamforge: forgotten identity not in the table");
 		if (c == tag && sf_id_ptr(p, t->slots[i]) == id)
 			break;
-		i = (i + 1) & mask;
+		i = next_slot(i, t->cap);
 	}
 	t->tags[i] = TAG_TOMB;
 	t->used--;
@@ -328,8 +346,10 @@ void
 sf_idtable_prefetch(SfPipeline *p, uint32 hash)
 {
 #ifdef __GNUC__
-	__builtin_prefetch(&p->idtable.tags[hash & (p->idtable.cap - 1)]);
-	__builtin_prefetch(&p->idtable.slots[hash & (p->idtable.cap - 1)]);
+	uint64		i = home(hash, p->idtable.cap);
+
+	__builtin_prefetch(&p->idtable.tags[i]);
+	__builtin_prefetch(&p->idtable.slots[i]);
 #endif
 }
 

@@ -148,7 +148,7 @@ typedef struct SfIdTable
 {
 	uint32	   *slots;			/* handles */
 	uint8	   *tags;			/* per slot: 0 empty, 1 deleted, else hash bits */
-	uint64		cap;			/* a power of 2 */
+	uint64		cap;			/* at most 2^32 */
 	uint64		used;
 	uint64		tomb;
 } SfIdTable;
