@@ -240,7 +240,6 @@ snapshot_encode_binary(SfPipeline *p)
 		const SfPartition *part = &p->partitions[i];
 		int64		n = part->consumed + 1;
 
-		Assert(part->base == 0 && part->head == 0);
 		put_u64(&b, (uint64) n);
 #ifdef WORDS_BIGENDIAN
 		for (int64 o = 0; o < n; o++)
@@ -320,6 +319,10 @@ sf_snapshot_encode(SfPipeline *p)
 {
 	if (p->def.has_retention)
 		return sf_checkpoint_encode(p);
+	/* the binary form holds every offset record; anything else is a checkpoint */
+	for (int i = 0; i < p->def.npartitions; i++)
+		if (p->partitions[i].base != 0 || p->partitions[i].head != 0)
+			return sf_checkpoint_encode(p);
 	return snapshot_encode_binary(p);
 }
 
