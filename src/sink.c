@@ -628,7 +628,7 @@ sink_notify(SfPipeline *p)
 	escape_json(&buf, p->def.name);
 	appendStringInfo(&buf, ", \"seq\": " INT64_FORMAT ", \"late_seq\": " INT64_FORMAT "}",
 					 p->seq,
-					 p->nlate > 0 ? p->late[p->nlate - 1].late_seq : (int64) 0);
+					 p->late_forgotten + p->nlate);
 	Async_Notify(SF_NOTIFY_CHANNEL, buf.data);
 	pfree(buf.data);
 }
