@@ -18,7 +18,7 @@
  *	  instead of 8;
  *	- the event_id table is open addressing with linear probing over
  *	  handles (the hash and the bytes are in the identity), at most 80%
- *	  full and grown by half, with tombstones for the identities retention
+ *	  full and grown by a quarter, with tombstones for the identities retention
  *	  forgets.  A
  *	  parallel byte per slot holds its state and 8 bits of the hash, so a
  *	  probe reads contiguous bytes and looks at an identity only when
@@ -62,7 +62,7 @@ hash_tag(uint32 hash)
 
 /*
  * Where the search for hash starts: multiply-shift, so that the capacity
- * need not be a power of 2 and the table can grow by half instead of
+ * need not be a power of 2 and the table can grow by a quarter instead of
  * doubling.
  */
 static inline uint64
@@ -307,7 +307,7 @@ sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 
 	if ((t->used + t->tomb + 1) * 5 > t->cap * 4)
 		table_resize(p, (t->used + 1) * 5 > t->cap * 2 ?
-					 t->cap + t->cap / 2 : t->cap);
+					 t->cap + t->cap / 4 : t->cap);
 	i = home(hash, t->cap);
 	while (t->tags[i] >= 2)
 		i = next_slot(i, t->cap);
