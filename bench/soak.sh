@@ -53,7 +53,7 @@ LATENESS=100
 sf_check_server_user
 make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "build failed"
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
-OUT=$SF_ROOT/bench/results/soak-$(date -u +%Y-%m-%d)-$SHA$SUFFIX.md
+OUT=$SF_ROOT/bench/results/soak-$(date -u +%Y-%m-%d)-$SHA${ONLY:+-$ONLY}$SUFFIX.md
 
 SCRATCH=$(mktemp -d /tmp/streamforge-soak.XXXXXX)
 chmod 755 "$SCRATCH"
