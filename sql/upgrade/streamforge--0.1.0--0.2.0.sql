@@ -1642,3 +1642,10 @@ COMMENT ON FUNCTION streamforge_internal.trim_results_internal(text) IS
     'internal: body of trim_results(), run as the extension''s owner';
 COMMENT ON FUNCTION streamforge_internal.retention_horizon_internal(text) IS
     'internal: a pipeline''s retention horizon, NULL when it has none';
+
+-- ----------------------------------------------------------------------
+-- Found while comparing an updated 0.1.0 with a fresh 0.2.0 install: the
+-- outputs section above creates streamforge_internal.resync_outputs_internal
+-- anew, without the REVOKE that sql/install/40_outputs.sql applies.
+-- ----------------------------------------------------------------------
+REVOKE ALL ON FUNCTION streamforge_internal.resync_outputs_internal(text) FROM PUBLIC;
