@@ -432,11 +432,14 @@ sub is_lines
 	return pass($name) if $got eq $want;
 	my %g = map { $_ => 1 } split /\n/, $got;
 	my %w = map { $_ => 1 } split /\n/, $want;
+	my @only_got = grep { !$w{$_} } split /\n/, $got;
+	my @only_want = grep { !$g{$_} } split /\n/, $want;
 	fail($name);
 	diag("only in the upgraded run / updated database:\n  "
-		  . join("\n  ", grep { !$w{$_} } split /\n/, $got));
+		  . (@only_got ? join("\n  ", @only_got) : '(nothing)'));
 	diag("only in the new version's run / fresh database:\n  "
-		  . join("\n  ", grep { !$g{$_} } split /\n/, $want));
+		  . (@only_want ? join("\n  ", @only_want) : '(nothing)'));
+	diag('(the same lines in a different order)') unless @only_got || @only_want;
 	return 0;
 }
 
