@@ -219,27 +219,17 @@ sub ops
 
 my @phases = (
 	[ 'release', ops(0, 59), -1 ],     # journals; quiet is compacted after
-	[ 'package', ops(60, 99), -1 ],    # new library, release SQL
+	[ 'bridge', ops(60, 64), -1 ],     # a session opened before the package upgrade
+	[ 'package', ops(65, 99), -1 ],    # new library, release SQL
 	[ 'updated', ops(100, 159), -1 ]);
 
-sub run_phase
+sub save_checkpoints
 {
-	my ($node, $phase) = @_;
-	my ($label, $sql, $threshold) = @$phase;
-	my $out = $node->safe_psql('postgres',
-		"SET streamforge.compaction_threshold = $threshold;\n$sql");
-	$node->safe_psql('postgres', qq{
-SET streamforge.compaction_threshold = 0;
-SELECT streamforge.advance('quiet', 'a', streamforge.watermark('quiet'));
-RESET streamforge.compaction_threshold;
-INSERT INTO saved SELECT '$label', p, streamforge.checkpoint(p)
-  FROM unnest(ARRAY['clicks', 'quiet']) AS p;
-}) if $label eq 'release';
+	my ($node, $label) = @_;
 	$node->safe_psql('postgres', qq{
 INSERT INTO saved SELECT '$label', p, streamforge.checkpoint(p)
   FROM unnest(ARRAY['clicks', 'quiet']) AS p;
-}) if $label ne 'release';
-	return $out;
+});
 }
 
 # The state, read in a way that does not depend on the version: what the
@@ -261,49 +251,94 @@ SELECT 'late_output', l.* FROM streamforge.late_output l ORDER BY pipeline, late
 SELECT 'outputs', pipeline, changelog, results, late, notify
   FROM streamforge.output_config ORDER BY pipeline;
 SELECT 'grants', name, owner, readers, ingesters, admins FROM streamforge.pipeline ORDER BY name;
+SELECT 'privileges', p, r, x, streamforge.has_pipeline_privilege(p, x, r)
+  FROM unnest(ARRAY['clicks', 'quiet']) p,
+       unnest(ARRAY['regress_sf_reader', 'regress_sf_feeder']::name[]) r,
+       unnest(ARRAY['read', 'ingest', 'admin']) x;
 SELECT 'cron', jobname, schedule, command, database, username, active
   FROM cron.job ORDER BY jobname;
 SELECT 'scheduled', s.* FROM streamforge.scheduled_advances() s;
 SELECT 'checkpoint', label, pipeline, md5(cp) FROM saved WHERE label <> 'release' ORDER BY 2, 3;
-SELECT 'final checkpoint', p, md5(streamforge.checkpoint(p)) FROM unnest(ARRAY['clicks', 'quiet']) p;
+SELECT 'checkpoint now', p, md5(streamforge.checkpoint(p)) FROM unnest(ARRAY['clicks', 'quiet']) p;
 };
 
-# Restore every saved checkpoint after the update into a pipeline of the
-# same definition and print what the new version makes of it.
-my $restore_sql = q{
-SELECT streamforge.create_pipeline('copy_' || p.name, p.partitions, p.windows, p.lateness)
-  FROM streamforge.pipeline p WHERE p.name IN ('clicks', 'quiet') ORDER BY p.name;
-};
-my $restored_sql = q{
-SELECT 'restored', label, pipeline, md5(streamforge.checkpoint('copy_' || pipeline)),
-       (SELECT count(*) FROM streamforge.visible('copy_' || pipeline)),
-       (SELECT count(*) FROM streamforge.late_events('copy_' || pipeline)),
-       streamforge.watermark('copy_' || pipeline)
-  FROM saved WHERE label = :'label' ORDER BY pipeline;
-};
-sub restore_all
+# Restore saved checkpoints into new pipelines of the same definitions
+# (named $prefix<pipeline>) and print what becomes of them.
+sub restore_saved
 {
-	my ($node) = @_;
-	my $out = '';
-	for my $label (qw(release package updated))
-	{
-		for my $p (qw(clicks quiet))
-		{
-			$node->safe_psql('postgres', qq{
-SELECT streamforge.restore('copy_$p', cp) FROM saved WHERE label = '$label' AND pipeline = '$p';
+	my ($node, $prefix, @labels) = @_;
+	$node->safe_psql('postgres', qq{
+SELECT streamforge.create_pipeline('$prefix' || p.name, p.partitions, p.windows, p.lateness)
+  FROM streamforge.pipeline p WHERE p.name IN ('clicks', 'quiet') ORDER BY p.name;
 });
-		}
-		my $r = $restored_sql;
-		$r =~ s/:'label'/'$label'/;
-		$out .= $node->safe_psql('postgres', $r) . "\n";
+	my $out = '';
+	for my $label (@labels)
+	{
+		$out .= $node->safe_psql('postgres', qq{
+SELECT streamforge.restore('$prefix' || pipeline, cp) FROM saved WHERE label = '$label' ORDER BY pipeline;
+SELECT 'restored', label, pipeline, md5(streamforge.checkpoint('$prefix' || pipeline)),
+       (SELECT count(*) FROM streamforge.visible('$prefix' || pipeline)),
+       (SELECT count(*) FROM streamforge.late_events('$prefix' || pipeline)),
+       streamforge.watermark('$prefix' || pipeline)
+  FROM saved WHERE label = '$label' ORDER BY pipeline;
+}) . "\n";
 	}
 	return $out;
+}
+
+# The whole run.  $package_upgrade runs where the package upgrade happens
+# (nothing for the reference run); $update runs ALTER EXTENSION UPDATE.
+sub run_all
+{
+	my ($node, $package_upgrade, $update) = @_;
+	my %out;
+	$node->safe_psql('postgres', $setup);
+	$out{release} = $node->safe_psql('postgres', "SET streamforge.compaction_threshold = -1;\n$phases[0][1]");
+	# quiet compacted into a snapshot, clicks left as a journal
+	$node->safe_psql('postgres', q{
+SET streamforge.compaction_threshold = 0;
+SELECT streamforge.advance('quiet', 'a', streamforge.watermark('quiet'));
+});
+	save_checkpoints($node, 'release');
+
+	# a session that has loaded the library before the package upgrade
+	my $early = $node->background_psql('postgres', on_error_stop => 1);
+	$early->query_safe("SELECT streamforge.watermark('clicks')");
+
+	$package_upgrade->();
+
+	$out{bridge} = $early->query_safe("SET streamforge.compaction_threshold = -1;\n$phases[1][1]");
+	$out{package} = $node->safe_psql('postgres', "SET streamforge.compaction_threshold = -1;\n$phases[2][1]");
+	$out{early_watermark} = $early->query_safe("SELECT streamforge.watermark('clicks')");
+	$early->quit;
+	save_checkpoints($node, 'package');
+	$out{package_state} = $node->safe_psql('postgres', $state_sql);
+	$out{package_restored} = restore_saved($node, 'pkg_', 'release', 'package');
+	$node->safe_psql('postgres',
+		"SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['pkg_clicks', 'pkg_quiet']) p");
+
+	$update->();
+
+	$out{updated} = $node->safe_psql('postgres', "SET streamforge.compaction_threshold = -1;\n$phases[3][1]");
+	save_checkpoints($node, 'updated');
+	$out{state} = $node->safe_psql('postgres', $state_sql);
+	$out{restored} = restore_saved($node, 'copy_', 'release', 'package', 'updated');
+	$out{release_checkpoints} = $node->safe_psql('postgres',
+		"SELECT string_agg(pipeline || ':' || md5(cp), ' ' ORDER BY pipeline) FROM saved WHERE label = 'release'");
+	return %out;
 }
 
 my $cron_conf = q{
 shared_preload_libraries = 'pg_cron'
 cron.database_name = 'postgres'
 };
+
+sub extversion
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db // 'postgres',
+		"SELECT extversion FROM pg_extension WHERE extname = 'streamforge'");
+}
 
 # ------------------------------------------------------------------
 # The reference: everything on the new version.
@@ -312,14 +347,13 @@ my $ref = PostgreSQL::Test::Cluster->new('reference');
 $ref->init;
 $ref->append_conf('postgresql.conf', $cron_conf);
 $ref->start;
-$ref->safe_psql('postgres', $setup);
-my %ref_out = map { $_->[0] => run_phase($ref, $_) } @phases;
-$ref->safe_psql('postgres', $restore_sql);
-my $ref_state = $ref->safe_psql('postgres', $state_sql);
-my $ref_restored = restore_all($ref);
+my %want = run_all($ref, sub { }, sub { });
+is(extversion($ref), $new_version, "the reference runs $new_version");
+$ref->stop;
+
 # The work is what it claims to be: none of the comparisons below is
 # between empty outputs.
-my ($clicks_stats) = $ref_state =~ /^stats\|clicks\|(.*)$/m;
+my ($clicks_stats) = $want{state} =~ /^stats\|clicks\|(.*)$/m;
 my %st;
 @st{qw(deliveries accepted duplicate_ids late_events offset_replays changes_emitted
 	  live_buckets visible_rows partitions idle_partitions)} = split /\|/, $clicks_stats;
@@ -331,15 +365,14 @@ ok( $st{late_events} > 0
 	  && $st{visible_rows} > 0,
 	"the reference run has late events, duplicates, replays, an idle partition and live sessions ($clicks_stats)"
 );
-ok( (grep { length($ref_out{$_}) > 1000 } qw(release package updated)) == 3,
+ok( (grep { length($want{$_}) > 300 } qw(release bridge package updated)) == 4,
 	'every phase of the reference run emits changes');
-like($ref_state, qr/^changelog\|quiet\|/m, 'the changelog of the second pipeline is kept');
-like($ref_state, qr/^late_output\|clicks\|/m, 'the late output is kept');
-like($ref_state, qr/^cron\|.*advance_to_now\('clicks', 'p2', 5, 's'\)/m,
+like($want{state}, qr/^changelog\|quiet\|/m, 'the changelog of the second pipeline is kept');
+like($want{state}, qr/^late_output\|clicks\|/m, 'the late output is kept');
+like($want{state}, qr/^cron\|.*advance_to_now\('clicks', 'p2', 5, 's'\)/m,
 	'the pg_cron job is there');
-my $ref_release_cp = $ref->safe_psql('postgres',
-	"SELECT string_agg(pipeline || ':' || md5(cp), ' ' ORDER BY pipeline) FROM saved WHERE label = 'release'");
-$ref->stop;
+like($want{state}, qr/^privileges\|clicks\|regress_sf_feeder\|ingest\|t$/m,
+	'the grants are there');
 
 # ------------------------------------------------------------------
 # The upgrade: the release, the package upgrade, the update.
@@ -348,61 +381,57 @@ my $node = PostgreSQL::Test::Cluster->new('upgrade', install_path => $install);
 $node->init;
 $node->append_conf('postgresql.conf', $cron_conf);
 $node->start;
-$node->safe_psql('postgres', $setup);
-is($node->safe_psql('postgres',
-		"SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"),
-	$release, "the cluster runs release $release");
 # an empty database created at the release, for the catalog comparison
 $node->safe_psql('postgres', 'CREATE DATABASE cat_updated');
 $node->safe_psql('cat_updated', 'CREATE EXTENSION streamforge');
+is(extversion($node, 'cat_updated'), $release, "the cluster runs release $release");
 
-my %out;
-$out{release} = run_phase($node, $phases[0]);
-is($out{release}, $ref_out{release},
+my %got = run_all(
+	$node,
+	sub {
+		is(extversion($node), $release, "the pipelines were made by release $release");
+		ok(package_upgrade() >= 3,
+			'package upgrade: the new library and scripts are installed');
+		ok(!-f "$ext_dir/streamforge--$release.sql",
+			"package upgrade: the release's install script is gone");
+		is(extversion($node), $release,
+			"until the update, the release's SQL definitions are installed");
+		# every C function the release's SQL declares is in the new library
+		my ($ret, $stdout, $stderr) = $node->psql('postgres', q{
+SELECT pg_catalog.fmgr_c_validator(p.oid), p.oid::regprocedure
+  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+ WHERE l.lanname = 'c' AND p.pronamespace = 'streamforge'::regnamespace});
+		is($ret, 0, "the new library has every C entry point of release ${release}'s SQL")
+		  or diag($stderr);
+	},
+	sub {
+		my ($ret, $stdout, $stderr) = $node->psql('postgres', 'ALTER EXTENSION streamforge UPDATE');
+		is($ret, 0, 'ALTER EXTENSION streamforge UPDATE') or diag($stderr);
+		($ret, $stdout, $stderr) = $node->psql('cat_updated', 'ALTER EXTENSION streamforge UPDATE');
+		is($ret, 0, 'ALTER EXTENSION streamforge UPDATE in an empty database') or diag($stderr);
+		is(extversion($node), $new_version, "the extension is at $new_version");
+	});
+
+is($got{release}, $want{release},
 	"release $release: every call returns the changes of the new version");
-my $release_cp = $node->safe_psql('postgres',
-	"SELECT string_agg(pipeline || ':' || md5(cp), ' ' ORDER BY pipeline) FROM saved WHERE label = 'release'");
 note("checkpoints of the release "
-	  . ($release_cp eq $ref_release_cp ? 'are' : 'are not')
+	  . ($got{release_checkpoints} eq $want{release_checkpoints} ? 'are' : 'are not')
 	  . " byte-identical to the new version's of the same state");
-
-# A session of the release stays open across the package upgrade.
-my $old_session = $node->background_psql('postgres');
-$old_session->query_safe("SELECT streamforge.watermark('clicks')");
-
-ok(package_upgrade() >= 3, 'package upgrade: the new library and scripts are installed');
-ok(!-f "$ext_dir/streamforge--$release.sql",
-	"package upgrade: the release's install script is gone");
-is($node->safe_psql('postgres',
-		"SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"),
-	$release, "until the update, the release's SQL definitions are installed");
-
-# New sessions run the new library under the release's SQL.
-$out{package} = run_phase($node, $phases[1]);
-is($out{package}, $ref_out{package},
+is($got{bridge}, $want{bridge},
+	'a session opened before the package upgrade goes on with the same changes');
+is($got{package}, $want{package},
 	'new library, release SQL: every call returns the changes of the new version');
-is($old_session->query_safe("SELECT streamforge.watermark('clicks')"),
-	$node->safe_psql('postgres', "SELECT streamforge.watermark('clicks')"),
-	'a session opened before the package upgrade follows the new state');
-$old_session->quit;
-
-# The update, in the database with pipelines, jobs and grants and in the
-# empty one.
-my ($ret, $stdout, $stderr) = $node->psql('postgres', 'ALTER EXTENSION streamforge UPDATE');
-is($ret, 0, 'ALTER EXTENSION streamforge UPDATE') or diag($stderr);
-($ret, $stdout, $stderr) = $node->psql('cat_updated', 'ALTER EXTENSION streamforge UPDATE');
-is($ret, 0, 'ALTER EXTENSION streamforge UPDATE in an empty database') or diag($stderr);
-is($node->safe_psql('postgres',
-		"SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"),
-	$new_version, "the extension is at $new_version");
-
-$out{updated} = run_phase($node, $phases[2]);
-is($out{updated}, $ref_out{updated},
+is($got{early_watermark}, $want{early_watermark},
+	'the session opened before the package upgrade follows the state');
+is_lines($got{package_state}, $want{package_state},
+	'new library, release SQL: the state equals that of a run on the new version');
+is_lines($got{package_restored}, $want{package_restored},
+	'new library, release SQL: the checkpoints restore');
+is($got{updated}, $want{updated},
 	'after the update: every call returns the changes of the new version');
-$node->safe_psql('postgres', $restore_sql);
-my $state = $node->safe_psql('postgres', $state_sql);
-is_lines($state, $ref_state, 'the final state equals that of a run on the new version');
-is_lines(restore_all($node), $ref_restored,
+is_lines($got{state}, $want{state},
+	'the final state (visible rows, late events, outputs, grants, job, checkpoints) equals that of a run on the new version');
+is_lines($got{restored}, $want{restored},
 	"every checkpoint, the release's too, restores to the new version's state of the same moment");
 
 # ------------------------------------------------------------------
