@@ -8,9 +8,11 @@
 # uncompacted journal), outputs, grants, a pg_cron job and 0.1.0
 # checkpoints.  Then the package upgrade, as dpkg does it with the server
 # running: the new library and scripts replace the old ones by rename, the
-# files the new version no longer ships disappear.  New sessions then run
-# the new library under the 0.1.0 SQL definitions and keep ingesting; then
-# ALTER EXTENSION streamforge UPDATE, and ingestion goes on.
+# files the new version no longer ships disappear.  A session opened before
+# it (with the 0.1.0 library loaded) keeps ingesting; new sessions run the
+# new library under the 0.1.0 SQL definitions (every C entry point those
+# declare must be in the new library) and keep ingesting, reading and
+# restoring; then ALTER EXTENSION streamforge UPDATE, and ingestion goes on.
 #
 # A second cluster does the same work entirely on the new version.  Every
 # call's changes, and at the end the visible rows, late events, partitions,
