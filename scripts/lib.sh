@@ -133,12 +133,14 @@ SF_RELEASE_COMMIT=8f0744b0909e68aa064cf014a237424f615678ad
 # commit (a shallow clone, a tarball) or the build fails.
 sf_release_tree() {
 	local dir=$1
-	git -C "$SF_ROOT" cat-file -e "$SF_RELEASE_COMMIT^{commit}" 2>/dev/null || {
+	# (safe.directory: root may run this in a checkout another user owns)
+	local git=(git -c safe.directory="$SF_ROOT" -C "$SF_ROOT")
+	"${git[@]}" cat-file -e "$SF_RELEASE_COMMIT^{commit}" 2>/dev/null || {
 		echo "the checkout $SF_ROOT has no commit $SF_RELEASE_COMMIT (release $SF_RELEASE_VERSION): the upgrade test needs the history (git fetch --unshallow, or a full clone)" >&2
 		return 1
 	}
 	rm -rf "$dir" && mkdir -p "$dir/src" || return 1
-	git -C "$SF_ROOT" archive "$SF_RELEASE_COMMIT" | tar -C "$dir/src" -xf - || {
+	"${git[@]}" archive "$SF_RELEASE_COMMIT" | tar -C "$dir/src" -xf - || {
 		echo "git archive $SF_RELEASE_COMMIT failed" >&2
 		return 1
 	}

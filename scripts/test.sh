@@ -154,7 +154,7 @@ fi
 
 SCRATCH=$(mktemp -d /tmp/streamforge-test.XXXXXX)
 sf_say "copying the tree to $SCRATCH"
-tar -C "$SF_ROOT" --exclude=./.git --exclude=./.demo --exclude='./tmp_check*' \
+tar -C "$SF_ROOT" --exclude=./.git --exclude=./.demo --exclude=./dist --exclude='./tmp_check*' \
 	--exclude=./results --exclude=./output_iso -cf - . | tar -C "$SCRATCH" -xf -
 sf_say "installing into a private copy of the PostgreSQL tree in $SCRATCH/pg"
 if ! (sf_private_tree "$SCRATCH/pg"); then

@@ -436,6 +436,16 @@ is_lines($got{state}, $want{state},
 is_lines($got{restored}, $want{restored},
 	"every checkpoint, the release's too, restores to the new version's state of the same moment");
 
+# The pg_cron job made by 0.1.0 still runs after the update (its schedule
+# never fires during the test: the command runs here, as the job's user,
+# after every comparison, since it reads the wall clock).
+my ($command, $user) = split /\|/, $node->safe_psql('postgres',
+	"SELECT command, username FROM cron.job WHERE command LIKE '%advance_to_now(''clicks'', ''p2''%'");
+my ($ret, $stdout, $stderr) = $node->psql('postgres', "SET ROLE \"$user\";\n$command");
+is($ret, 0, "the pg_cron job of release $release runs after the update") or diag($stderr);
+like($node->safe_psql('postgres', "SELECT idle FROM streamforge.partitions('clicks') WHERE partition = 'p2'"),
+	qr/^f$/, 'the job reactivated the idle partition');
+
 # ------------------------------------------------------------------
 # The catalog: updated against fresh.
 # ------------------------------------------------------------------
