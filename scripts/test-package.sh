@@ -34,7 +34,9 @@ sf_is_root || sf_die "run as root (debootstrap, chroot, mount)"
 
 deb=${1:-}
 if [ -z "$deb" ]; then
-	deb=$(ls -t "$SF_ROOT"/dist/postgresql-"$PG_MAJOR"-streamforge_*.deb 2>/dev/null | grep -v dbgsym | head -1)
+	for f in "$SF_ROOT"/dist/postgresql-"$PG_MAJOR"-streamforge_*.deb; do
+		[ -f "$f" ] && { [ -z "$deb" ] || [ "$f" -nt "$deb" ]; } && deb=$f
+	done
 	[ -n "$deb" ] || sf_die "no dist/postgresql-$PG_MAJOR-streamforge_*.deb: run scripts/package.sh first"
 fi
 [ -f "$deb" ] || sf_die "$deb does not exist"
@@ -54,11 +56,21 @@ umount_root() {
 	umount -R -l "$ROOT/dev" 2>/dev/null
 	return 0
 }
+# Deletes the chroot, never what is mounted in it (the host's /dev).
+remove_root() {
+	[ -e "$ROOT" ] || return 0
+	if grep -q " $ROOT/" /proc/mounts; then
+		echo "error: something is still mounted under $ROOT; not deleting it" >&2
+		return 1
+	fi
+	rm -rf --one-file-system "$ROOT"
+}
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
 	[ -x "$ROOT/usr/bin/pg_ctlcluster" ] &&
 		chroot "$ROOT" pg_ctlcluster "$PG_MAJOR" main stop -m fast >/dev/null 2>&1
 	umount_root
-	[ -n "${SF_KEEP_ROOT:-}" ] || rm -rf "$ROOT"
+	[ -n "${SF_KEEP_ROOT:-}" ] || remove_root
 }
 trap cleanup EXIT
 
@@ -72,7 +84,8 @@ if [ ! -f "$BASE" ]; then
 	tar czf "$BASE" -C "$ROOT.base" . && rm -rf "$ROOT.base" "$ROOT.debootstrap.log"
 fi
 umount_root
-rm -rf "$ROOT" && mkdir -p "$ROOT" && tar xzf "$BASE" -C "$ROOT" || sf_die "could not unpack $BASE"
+remove_root || sf_die "could not remove the previous $ROOT"
+mkdir -p "$ROOT" && tar xzf "$BASE" -C "$ROOT" || sf_die "could not unpack $BASE"
 sf_say "clean Debian $(cat "$ROOT/etc/debian_version") in $ROOT (from $BASE)"
 rm -f "$ROOT/etc/apt/sources.list" "$ROOT"/etc/apt/sources.list.d/*
 if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
@@ -84,7 +97,7 @@ cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 # Packages install their services, but nothing starts until we say so.
 printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
 chmod 755 "$ROOT/usr/sbin/policy-rc.d"
-mount -t proc proc "$ROOT/proc" && mount --rbind /dev "$ROOT/dev" && mount -t sysfs sys "$ROOT/sys" ||
+{ mount -t proc proc "$ROOT/proc" && mount --rbind /dev "$ROOT/dev" && mount -t sysfs sys "$ROOT/sys"; } ||
 	sf_die "could not mount /proc, /dev, /sys in $ROOT"
 
 in_root() {
@@ -98,6 +111,7 @@ sf_say "apt-get install postgresql-$PG_MAJOR ./$(basename "$deb")"
 in_root apt-get update -q >/dev/null || sf_die "apt-get update failed in the chroot"
 in_root sh -c "cd /tmp && apt-get install -y -q --no-install-recommends postgresql-$PG_MAJOR ./$(basename "$deb")" \
 	>"$ROOT/tmp/apt.log" 2>&1 || { tail -20 "$ROOT/tmp/apt.log"; sf_die "apt-get install failed"; }
+# shellcheck disable=SC2016  # dpkg-query's format, not the shell's
 in_root dpkg-query -W -f='    ${Package} ${Version}\n' postgresql-$PG_MAJOR "postgresql-$PG_MAJOR-streamforge"
 
 status=0
@@ -133,9 +147,8 @@ check "no compiler, make or server headers in the chroot" \
 sf_say "starting the cluster $PG_MAJOR/main of the package"
 in_root pg_ctlcluster "$PG_MAJOR" main start || sf_die "the cluster did not start"
 psql_root() { in_root runuser -u postgres -- psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
-check "CREATE EXTENSION streamforge" psql_root -d postgres -c "
-CREATE DATABASE sf_package;"
-check "the installed extension is the package's version" sh -c "
+check "CREATE DATABASE sf_package" psql_root -d postgres -c "CREATE DATABASE sf_package;"
+check "CREATE EXTENSION streamforge installs the package's version" sh -c "
 	v=\$(chroot '$ROOT' runuser -u postgres -- psql -X -qAt -d sf_package -c 'CREATE EXTENSION streamforge; SELECT extversion FROM pg_extension WHERE extname = \$\$streamforge\$\$')
 	echo \"    extversion: \$v\"; [ \"\$v\" = '$(sf_make_var "$SF_ROOT" EXTVERSION)' ]"
 check "a pipeline works" sh -c "
