@@ -561,10 +561,14 @@ SELECT line FROM (
     SELECT 'view: ' || c.oid::regclass || ' ' || md5(pg_get_viewdef(c.oid)) FROM rels c WHERE c.relkind IN ('v', 'm')
     UNION ALL
     SELECT 'trigger: ' || pg_get_triggerdef(t.oid) || ' enabled ' || t.tgenabled::text
+           || ' comment ' || coalesce(obj_description(t.oid, 'pg_trigger'), '-')
       FROM pg_trigger t JOIN rels c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal
     UNION ALL
     SELECT 'policy: ' || tablename || ' ' || policyname || ' ' || permissive || ' ' || roles::text
            || ' ' || cmd || ' using ' || coalesce(qual, '-') || ' check ' || coalesce(with_check, '-')
+           || ' comment ' || coalesce((SELECT obj_description(p.oid, 'pg_policy') FROM pg_policy p
+                                        WHERE p.polname = policyname
+                                          AND p.polrelid = format('%I.%I', schemaname, tablename)::regclass), '-')
       FROM pg_policies WHERE schemaname = 'streamforge'
     UNION ALL
     SELECT 'sequence: ' || s.seqrelid::regclass || ' ' || format_type(s.seqtypid, NULL) || ' start ' || s.seqstart
