@@ -3,6 +3,8 @@
 #
 #   ./scripts/package.sh            # -> dist/postgresql-15-streamforge_<v>_<arch>.deb
 #   ./scripts/package.sh --nocheck  # skip the build-time installcheck
+#   ./scripts/package.sh --release  # the package of release 0.1.0, for
+#                                   # scripts/test-package.sh --upgrade
 #
 # Builds the way Debian builds PostgreSQL extensions (debian/: pg_buildext,
 # dh --with pgxs_loop, debian/pgversions): dpkg-buildpackage -us -uc -b in
@@ -22,10 +24,12 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 nocheck=
+release=
 for arg in "$@"; do
 	case "$arg" in
 	--nocheck) nocheck=1 ;;
-	*) sf_die "unknown argument \"$arg\" (expected --nocheck)" ;;
+	--release) release=1 ;;
+	*) sf_die "unknown argument \"$arg\" (expected --nocheck or --release)" ;;
 	esac
 done
 
@@ -35,20 +39,41 @@ for tool in dpkg-buildpackage dh pg_buildext lintian fakeroot; do
 done
 
 DIST=$SF_ROOT/dist
-version=$(cd "$SF_ROOT" && dpkg-parsechangelog -S Version)
-upstream=${version%-*}
-extversion=$(sf_make_var "$SF_ROOT" EXTVERSION)
-[ "$upstream" = "$extversion" ] ||
-	sf_die "debian/changelog is at $version but the extension's default_version is $extversion (add a debian/changelog entry: dch -v $extversion-1)"
-
-src=$DIST/build/streamforge-$upstream
 rm -rf "$DIST/build"
-mkdir -p "$src"
-sf_say "copying the working tree to $src"
-tar -C "$SF_ROOT" --exclude=./.git --exclude=./dist --exclude=./.demo \
-	--exclude='./tmp_check*' --exclude=./results --exclude=./output_iso \
-	--exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./bench/work \
-	--exclude="./streamforge--$extversion.sql" -cf - . | tar -C "$src" -xf -
+if [ -n "$release" ]; then
+	# Release 0.1.0 as released (its commit), packaged with this debian/
+	# and a changelog of its own; its Makefile runs the TAP tests in
+	# installcheck, so the build-time check is off.
+	version=$SF_RELEASE_VERSION-1
+	upstream=$SF_RELEASE_VERSION
+	nocheck=1
+	src=$DIST/build/streamforge-$upstream
+	mkdir -p "$src"
+	sf_say "extracting release $SF_RELEASE_VERSION ($SF_RELEASE_COMMIT) to $src"
+	git -c safe.directory="$SF_ROOT" -C "$SF_ROOT" archive "$SF_RELEASE_COMMIT" | tar -C "$src" -xf - ||
+		sf_die "git archive $SF_RELEASE_COMMIT failed (does the checkout have the history?)"
+	cp -a "$SF_ROOT/debian" "$src/"
+	cat >"$src/debian/changelog" <<-EOF
+		streamforge ($version) unstable; urgency=medium
+
+		  * Release $SF_RELEASE_VERSION, packaged for the upgrade test.
+
+		 -- $(sed -n 's/^Maintainer: //p' "$SF_ROOT/debian/control")  $(date -R)
+	EOF
+else
+	version=$(cd "$SF_ROOT" && dpkg-parsechangelog -S Version)
+	upstream=${version%-*}
+	extversion=$(sf_make_var "$SF_ROOT" EXTVERSION)
+	[ "$upstream" = "$extversion" ] ||
+		sf_die "debian/changelog is at $version but the extension's default_version is $extversion (add a debian/changelog entry: dch -v $extversion-1)"
+	src=$DIST/build/streamforge-$upstream
+	mkdir -p "$src"
+	sf_say "copying the working tree to $src"
+	tar -C "$SF_ROOT" --exclude=./.git --exclude=./dist --exclude=./.demo \
+		--exclude='./tmp_check*' --exclude=./results --exclude=./output_iso \
+		--exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./bench/work \
+		--exclude="./streamforge--$extversion.sql" -cf - . | tar -C "$src" -xf -
+fi
 
 # The build-time installcheck starts a server, which refuses to run as
 # root: pg_virtualenv then runs it as postgres, who must reach the tree.

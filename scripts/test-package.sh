@@ -3,10 +3,15 @@
 # and run the regression suites against that installation.
 #
 #   ./scripts/test-package.sh [dist/postgresql-15-streamforge_<v>_<arch>.deb]
+#   ./scripts/test-package.sh --upgrade [...]
 #
-# Default: the newest dist/postgresql-15-streamforge_*.deb (build it with
-# scripts/package.sh).  As root, with debootstrap and the apt mirror of this
-# machine's sources:
+# Default: dist/postgresql-15-streamforge_<debian/changelog's version>_<arch>.deb
+# (build it with scripts/package.sh).  With --upgrade, step 2 first installs
+# the package of release 0.1.0 (scripts/package.sh --release), makes a
+# pipeline with it, then upgrades to the package under test with apt while
+# the server runs, ingests under the 0.1.0 SQL, runs ALTER EXTENSION
+# UPDATE, ingests again and restores the 0.1.0 checkpoint.  As root, with
+# debootstrap and the apt mirror of this machine's sources:
 #
 #   1. a Debian 12 minbase chroot (debootstrap; the base tarball is kept in
 #      $SF_BASE_TGZ, default /var/tmp/sf-package-bookworm.tgz, and
@@ -32,15 +37,27 @@ set -uo pipefail
 
 sf_is_root || sf_die "run as root (debootstrap, chroot, mount)"
 
-deb=${1:-}
+upgrade=
+deb=
+for arg in "$@"; do
+	case "$arg" in
+	--upgrade) upgrade=1 ;;
+	-*) sf_die "unknown option \"$arg\" (expected --upgrade)" ;;
+	*) deb=$arg ;;
+	esac
+done
+arch=$(dpkg --print-architecture)
 if [ -z "$deb" ]; then
-	for f in "$SF_ROOT"/dist/postgresql-"$PG_MAJOR"-streamforge_*.deb; do
-		[ -f "$f" ] && { [ -z "$deb" ] || [ "$f" -nt "$deb" ]; } && deb=$f
-	done
-	[ -n "$deb" ] || sf_die "no dist/postgresql-$PG_MAJOR-streamforge_*.deb: run scripts/package.sh first"
+	deb=$SF_ROOT/dist/postgresql-$PG_MAJOR-streamforge_$(cd "$SF_ROOT" && dpkg-parsechangelog -S Version)_$arch.deb
+	[ -f "$deb" ] || sf_die "no $deb: run scripts/package.sh first"
 fi
 [ -f "$deb" ] || sf_die "$deb does not exist"
 deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
+release_deb=
+if [ -n "$upgrade" ]; then
+	release_deb=$SF_ROOT/dist/postgresql-$PG_MAJOR-streamforge_$SF_RELEASE_VERSION-1_$arch.deb
+	[ -f "$release_deb" ] || sf_die "no $release_deb: run scripts/package.sh --release first"
+fi
 
 DEBOOTSTRAP=${DEBOOTSTRAP:-$(command -v debootstrap || echo /usr/sbin/debootstrap)}
 BASE=${SF_BASE_TGZ:-/var/tmp/sf-package-bookworm.tgz}
@@ -105,15 +122,6 @@ in_root() {
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
 
-# 2. postgresql-15 and the package
-cp "$deb" "$ROOT/tmp/"
-sf_say "apt-get install postgresql-$PG_MAJOR ./$(basename "$deb")"
-in_root apt-get update -q >/dev/null || sf_die "apt-get update failed in the chroot"
-in_root sh -c "cd /tmp && apt-get install -y -q --no-install-recommends postgresql-$PG_MAJOR ./$(basename "$deb")" \
-	>"$ROOT/tmp/apt.log" 2>&1 || { tail -20 "$ROOT/tmp/apt.log"; sf_die "apt-get install failed"; }
-# shellcheck disable=SC2016  # dpkg-query's format, not the shell's
-in_root dpkg-query -W -f='    ${Package} ${Version}\n' postgresql-$PG_MAJOR "postgresql-$PG_MAJOR-streamforge"
-
 status=0
 check() {	# check DESCRIPTION COMMAND...: one line of the verdict
 	if "${@:2}"; then
@@ -123,6 +131,80 @@ check() {	# check DESCRIPTION COMMAND...: one line of the verdict
 		status=1
 	fi
 }
+# apt_install DEB...: apt-get install postgresql-15 and the packages
+apt_install() {
+	local f names=()
+	for f in "$@"; do
+		cp "$f" "$ROOT/tmp/"
+		names+=("./$(basename "$f")")
+	done
+	sf_say "apt-get install postgresql-$PG_MAJOR ${names[*]}"
+	in_root sh -c "cd /tmp && apt-get install -y -q --no-install-recommends postgresql-$PG_MAJOR ${names[*]}" \
+		>"$ROOT/tmp/apt.log" 2>&1 || { tail -20 "$ROOT/tmp/apt.log"; sf_die "apt-get install failed"; }
+	# shellcheck disable=SC2016  # dpkg-query's format, not the shell's
+	in_root dpkg-query -W -f='    ${Package} ${Version}\n' postgresql-$PG_MAJOR "postgresql-$PG_MAJOR-streamforge"
+}
+start_cluster() {
+	in_root pg_ctlcluster "$PG_MAJOR" main status >/dev/null 2>&1 && return 0
+	sf_say "starting the cluster $PG_MAJOR/main of the package"
+	in_root pg_ctlcluster "$PG_MAJOR" main start || sf_die "the cluster did not start"
+}
+# sql_is DESCRIPTION DATABASE EXPECTED SQL: the last line SQL prints is EXPECTED
+sql_is() {
+	local got
+	got=$(in_root runuser -u postgres -- psql -X -qAt -v ON_ERROR_STOP=1 -d "$2" -c "$4" 2>&1 | tail -1)
+	check "$1" [ "$got" = "$3" ]
+	[ "$got" = "$3" ] || echo "            got: $got"
+}
+
+# 2. postgresql-15 and the package (--upgrade: first the release's package,
+#    a pipeline made by it, then the package upgrade with the server
+#    running, the old SQL with the new library, ALTER EXTENSION UPDATE)
+in_root apt-get update -q >/dev/null || sf_die "apt-get update failed in the chroot"
+if [ -n "$upgrade" ]; then
+	apt_install "$release_deb"
+	start_cluster
+	in_root runuser -u postgres -- psql -X -qAt -d postgres -c 'CREATE DATABASE sf_upgrade;'
+	sql_is "release $SF_RELEASE_VERSION: a pipeline with outputs and a checkpoint" sf_upgrade t "
+		CREATE EXTENSION streamforge;
+		SELECT streamforge.create_pipeline('up', ARRAY['a', 'b'],
+		    ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)], 2);
+		SELECT streamforge.configure_outputs('up');
+		SELECT count(*) FROM streamforge.ingest('up', 'a', 0, 'e0', 'k', 1, 1);
+		SELECT count(*) FROM streamforge.ingest('up', 'b', 0, 'e1', 'k', 12, 2);
+		SELECT count(*) FROM streamforge.advance('up', 'a', 11);
+		SELECT count(*) FROM streamforge.advance('up', 'b', 11);
+		CREATE TABLE saved AS SELECT streamforge.checkpoint('up') AS cp,
+		    (SELECT array_agg(v ORDER BY v::text) FROM streamforge.visible('up') v)::text AS vis;
+		SELECT extversion = '$SF_RELEASE_VERSION' AND vis IS NOT NULL
+		  FROM pg_extension, saved WHERE extname = 'streamforge';"
+	apt_install "$deb"
+	sql_is "after the package upgrade, the release's SQL is still installed" sf_upgrade "$SF_RELEASE_VERSION" \
+		"SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"
+	sql_is "the new library ingests under the release's SQL (a late event, changelog consecutive)" sf_upgrade t "
+		SELECT count(*) FROM streamforge.ingest('up', 'a', 1, 'e2', 'k', 16, 3);
+		SELECT count(*) FROM streamforge.ingest('up', 'a', 2, 'e3', 'k', 0, 4);
+		SELECT count(*) FROM streamforge.advance('up', 'a', 30);
+		SELECT count(*) FROM streamforge.advance('up', 'b', 30);
+		SELECT (SELECT count(*) FROM streamforge.late_events('up')) = 1
+		   AND (SELECT count(*) = max(seq) FROM streamforge.changelog WHERE pipeline = 'up');"
+	sql_is "ALTER EXTENSION streamforge UPDATE" sf_upgrade "$(sf_make_var "$SF_ROOT" EXTVERSION)" "
+		ALTER EXTENSION streamforge UPDATE;
+		SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"
+	sql_is "after the update: ingestion goes on, the release's checkpoint restores" sf_upgrade t "
+		SELECT count(*) FROM streamforge.ingest('up', 'b', 1, 'e4', 'k', 31, 5);
+		SELECT count(*) FROM streamforge.advance('up', 'b', 45);
+		SELECT count(*) FROM streamforge.advance('up', 'a', 45);
+		SELECT streamforge.create_pipeline('up_copy', ARRAY['a', 'b'],
+		    ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)], 2);
+		SELECT streamforge.restore('up_copy', cp) FROM saved;
+		SELECT (SELECT array_agg(v ORDER BY v::text) FROM streamforge.visible('up_copy') v)::text = vis
+		   AND (SELECT count(*) FROM streamforge.results WHERE pipeline = 'up') > 0
+		   AND (SELECT count(*) = max(seq) FROM streamforge.changelog WHERE pipeline = 'up')
+		  FROM saved;"
+else
+	apt_install "$deb"
+fi
 
 # 3. the package holds what make install installs; no build tools
 sf_say "package contents against make install"
@@ -144,8 +226,7 @@ check "no compiler, make or server headers in the chroot" \
 	in_root sh -c '! command -v cc && ! command -v gcc && ! command -v make && [ ! -e /usr/include/postgresql ]'
 
 # 4. a running server, CREATE EXTENSION, the suites
-sf_say "starting the cluster $PG_MAJOR/main of the package"
-in_root pg_ctlcluster "$PG_MAJOR" main start || sf_die "the cluster did not start"
+start_cluster
 psql_root() { in_root runuser -u postgres -- psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
 check "CREATE DATABASE sf_package" psql_root -d postgres -c "CREATE DATABASE sf_package;"
 check "CREATE EXTENSION streamforge installs the package's version" sh -c "
