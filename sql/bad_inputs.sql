@@ -117,7 +117,20 @@ INSERT INTO catalogue VALUES
 (90, 'configure_outputs: NULL switch', $$SELECT streamforge.configure_outputs('bad', NULL)$$, '22004'),
 (91, 'clock_now: unknown unit', $$SELECT streamforge.clock_now('h')$$, '22023'),
 (92, 'advance_to_now: negative delay', $$SELECT * FROM streamforge.advance_to_now('bad', 'p', -1)$$, '22023'),
-(93, 'schedule_advance without pg_cron', $$SELECT streamforge.schedule_advance('bad', 'p', '* * * * *')$$, '55000');
+(93, 'schedule_advance without pg_cron', $$SELECT streamforge.schedule_advance('bad', 'p', '* * * * *')$$, '55000'),
+(150, 'add_partition: existing partition', $$SELECT * FROM streamforge.add_partition('bad', 'p')$$, '22023'),
+(151, 'add_partition: NULL partition', $$SELECT * FROM streamforge.add_partition('bad', NULL)$$, '22004'),
+(152, 'add_partition: partition name of 64 bytes', $$SELECT * FROM streamforge.add_partition('bad', repeat('x', 64))$$, '22023'),
+(153, 'add_partition: unknown pipeline', $$SELECT * FROM streamforge.add_partition('nope', 'x')$$, '42704'),
+(154, 'add_window: existing window name', $$SELECT * FROM streamforge.add_window('bad', streamforge.fixed('f', 20))$$, '22023'),
+(155, 'add_window: NULL definition', $$SELECT * FROM streamforge.add_window('bad', NULL)$$, '22004'),
+(156, 'add_window: window of size 0', $$SELECT * FROM streamforge.add_window('bad', ROW('x', 'fixed', 0, NULL, NULL)::streamforge.window_def)$$, '22023'),
+(157, 'drop_window: unknown window', $$SELECT * FROM streamforge.drop_window('bad', 'x')$$, '22023'),
+(158, 'drop_window: the last window', $$SELECT * FROM streamforge.drop_window('bad_other', 's')$$, '22023'),
+(159, 'drop_window: NULL window name', $$SELECT * FROM streamforge.drop_window('bad', NULL)$$, '22004'),
+(160, 'set_lateness: negative', $$SELECT * FROM streamforge.set_lateness('bad', -1)$$, '22023'),
+(161, 'set_lateness: NULL', $$SELECT * FROM streamforge.set_lateness('bad', NULL)$$, '22004'),
+(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

@@ -468,7 +468,7 @@ sf_effective_privilege(PG_FUNCTION_ARGS)
  * on the pipeline named by argument 0.  The function is called directly
  * through fmgr; it must not return a set.
  */
-static Datum
+Datum
 sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 				 const char *signature)
 {
@@ -486,8 +486,7 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 	sf_acl_check(&acl, pipeline, GetUserId(), privilege);
 
 	/* every name in signature is schema-qualified */
-	fn = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
-											  CStringGetDatum(signature)));
+	fn = sf_internal_function(signature);
 	fmgr_info(fn, &flinfo);
 	InitFunctionCallInfoData(*inner, &flinfo, PG_NARGS(),
 							 PG_GET_COLLATION(), NULL, NULL);
@@ -502,15 +501,24 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 	return result;
 }
 
-/* configure_outputs(pipeline, changelog, results, late, notify): admin */
+/*
+ * configure_outputs(pipeline, changelog, results, late, notify,
+ * results_retention): admin.  Five arguments: the SQL definition of 0.1.0,
+ * still in place between a package upgrade and ALTER EXTENSION UPDATE.
+ */
 PG_FUNCTION_INFO_V1(sf_configure_outputs);
 Datum
 sf_configure_outputs(PG_FUNCTION_ARGS)
 {
+	if (PG_NARGS() == 5)
+		return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+								"streamforge.configure_outputs_internal("
+								"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
+								"pg_catalog.bool, pg_catalog.bool)");
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge.configure_outputs_internal("
+							"streamforge_internal.configure_outputs_internal("
 							"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
-							"pg_catalog.bool, pg_catalog.bool)");
+							"pg_catalog.bool, pg_catalog.bool, pg_catalog.bool)");
 }
 
 /* resync_outputs(pipeline): admin */
@@ -519,5 +527,5 @@ Datum
 sf_resync_outputs(PG_FUNCTION_ARGS)
 {
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge.resync_outputs_internal(pg_catalog.text)");
+							"streamforge_internal.resync_outputs_internal(pg_catalog.text)");
 }
