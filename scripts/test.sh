@@ -41,7 +41,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
-SUITE_TIMEOUT=600				# a hang guard, not a measurement
+SUITE_TIMEOUT=900				# a hang guard, not a measurement
 
 passed=0
 failed=0
@@ -250,6 +250,7 @@ else
 			SF_RELEASE_INSTALL="$release_install" \
 			SF_RELEASE_ERROR="$release_error" \
 			SF_RELEASE_VERSION="$SF_RELEASE_VERSION" \
+			PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-600}" \
 			PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 			PERL5LIB="$PGXS_DIR/src/test/perl:$SCRATCH${PERL5LIB:+:$PERL5LIB}" \
 			timeout "$SUITE_TIMEOUT" \
