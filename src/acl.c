@@ -36,7 +36,13 @@
  * for SECURITY DEFINER functions (see AbortSubTransaction in xact.c).
  * Every statement run this way is fixed text with schema-qualified names
  * and OPERATOR(pg_catalog.x), so the caller's search_path cannot redirect
- * it.
+ * it; test/run.d/sql-qualified.sh checks the text.  As a second line of
+ * defence, sf_become_owner() also pins search_path to "pg_catalog, pg_temp"
+ * at a new GUC nest level, as PostgreSQL does for a SECURITY DEFINER
+ * function with SET search_path (fmgr_security_definer): whatever a
+ * statement or a function it calls leaves unqualified resolves in
+ * pg_catalog, never in a schema the caller controls.  sf_restore_user()
+ * pops the nest level; an error pops it with the (sub)transaction abort.
  *
  * The owner's OID is cached per backend and forgotten on any relcache
  * invalidation of streamforge.pipeline (ALTER TABLE ... OWNER TO, DROP
@@ -58,6 +64,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -131,6 +138,8 @@ sf_extension_owner(void)
  * Run as the extension's owner from here on, until sf_restore_user(saved).
  * The caller's sec_context bits are kept (a restricted operation stays
  * restricted); SECURITY_LOCAL_USERID_CHANGE forbids SET ROLE meanwhile.
+ * search_path is "pg_catalog, pg_temp" until then (GUC_ACTION_SAVE, which
+ * is allowed in parallel mode too, as for a function's SET clause).
  */
 void
 sf_become_owner(SfSavedUser *saved)
@@ -138,6 +147,10 @@ sf_become_owner(SfSavedUser *saved)
 	Oid			owner = sf_extension_owner();
 
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	saved->guc_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
 	SetUserIdAndSecContext(owner,
 						   saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
 }
@@ -146,6 +159,7 @@ void
 sf_restore_user(const SfSavedUser *saved)
 {
 	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+	AtEOXact_GUC(true, saved->guc_nestlevel);
 }
 
 /* ----------------------------------------------------------------

@@ -17,8 +17,11 @@
  *
  * Phases of a write call (ingest, ingest_batch, advance, mark_idle):
  *	1. sf_persist_open(name, true), on the transaction's first write call to
- *	   the pipeline, runs UPDATE ... SET version = version + 1 on its row,
- *	   which takes the row lock: write calls on one pipeline serialize until
+ *	   the pipeline, reads the row's owner and grants and checks the
+ *	   caller's privilege (so that no statement changes anything for a
+ *	   caller without it), then runs UPDATE ... SET version = version + 1
+ *	   on its row, which takes the row lock (and checks the grants the
+ *	   locked row holds again): write calls on one pipeline serialize until
  *	   the holder's transaction ends, calls on other pipelines never wait.
  *	   Under READ COMMITTED a waiter then gets the latest committed row;
  *	   under REPEATABLE READ and SERIALIZABLE it gets a serialization failure
@@ -197,7 +200,8 @@ typedef struct SfPlanText
 
 static const SfPlanText sf_plan_text[NUM_PLANS] = {
 	[PLAN_OPEN_WRITE] = {
-		"UPDATE streamforge.pipeline SET version = version + 1 "
+		"UPDATE streamforge.pipeline "
+		"SET version = version OPERATOR(pg_catalog.+) 1 "
 		"WHERE name OPERATOR(pg_catalog.=) $1 RETURNING " SF_ROW_COLUMNS,
 		1, {TEXTOID}
 	},
@@ -417,6 +421,28 @@ sf_check_lookup_name(const char *name)
 
 	if (len == 0 || len > SF_NAME_MAX)
 		sf_unknown_pipeline(name);
+}
+
+/*
+ * Check user's privilege on the pipeline named by *arg against its row as
+ * the caller's snapshot sees it, without a lock, before any statement that
+ * changes something runs as the owner: a caller without the privilege
+ * never makes the extension's owner do more than read the row.  The
+ * statement that then locks the row checks the grants it returns again
+ * (they may have changed meanwhile).  Caller runs as the owner, in SPI.
+ */
+static void
+sf_check_acl_unlocked(const char *name, Datum *arg, Oid user,
+					  SfPrivilege required)
+{
+	SfAcl		acl;
+
+	sf_exec(PLAN_ACL_GET, arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(name);
+	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+				CurrentMemoryContext);
+	sf_acl_check(&acl, name, user, required);
 }
 
 static pg_attribute_noreturn() void
@@ -913,6 +939,7 @@ sf_persist_drop(const char *name)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
+	sf_check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
 	sf_exec(PLAN_DROP, &arg, NULL, false, SPI_OK_DELETE_RETURNING);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);
@@ -975,6 +1002,8 @@ sf_persist_open(const char *name, bool for_write)
 
 	if (for_write)
 	{
+		/* the privilege first: nothing runs as the owner for a stranger */
+		sf_check_acl_unlocked(name, &arg, saved.userid, required);
 		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 		if (SPI_processed != 1)
 			sf_unknown_pipeline(name);
@@ -1123,6 +1152,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
+	sf_check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
 	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);

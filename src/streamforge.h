@@ -363,11 +363,15 @@ typedef struct SfAcl
 	SfGrant    *grants;
 } SfAcl;
 
-/* The user id and security context to return to after sf_become_owner() */
+/*
+ * The user id and security context to return to after sf_become_owner(),
+ * and the GUC nest level that pins search_path meanwhile
+ */
 typedef struct SfSavedUser
 {
 	Oid			userid;
 	int			sec_context;
+	int			guc_nestlevel;
 } SfSavedUser;
 
 /* floor(a / b) for b > 0, in 128 bits so that nothing overflows */
