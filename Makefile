@@ -9,6 +9,7 @@ OBJS = \
 	src/clock.o \
 	src/codec.o \
 	src/codec_validate.o \
+	src/limits.o \
 	src/engine.o \
 	src/journal.o \
 	src/persist.o \

@@ -498,6 +498,7 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 
 	sf_persist_get_acl(pipeline, false, &acl);
 	sf_acl_check(&acl, pipeline, GetUserId(), privilege);
+	sf_persist_check_writable(pipeline);
 
 	/* every name in signature is schema-qualified */
 	fn = DatumGetObjectId(DirectFunctionCall1(regprocedurein,

@@ -1148,6 +1148,35 @@ sf_checkpoint_decode(MemoryContext parent, const SfPipelineDef *def,
  *		restore into a pipeline with the checkpoint's own definition.
  *		palloc'd in CurrentMemoryContext, NUL-terminated.
  */
+/*
+ * The length of the JSON document a checkpoint's envelope declares, read
+ * without inflating anything: 0 unless the envelope is intact (magic,
+ * version, payload length, checksum) and the length one decoding could
+ * accept, so that corrupt input keeps its SF003.  Decoding refuses a
+ * payload that inflates to any other length.  Cost: one CRC pass over the
+ * (compressed) bytes.
+ */
+Size
+sf_checkpoint_declared_size(const char *data, Size len)
+{
+	uLong		crc;
+	Size		declared;
+
+	if (len < CK_HEADER_LEN || memcmp(data, CK_MAGIC, CK_MAGIC_LEN) != 0 ||
+		ck_get16(data + CK_OFF_VERSION) != CK_FORMAT_VERSION ||
+		(Size) ck_get32(data + CK_OFF_PAYLOAD_LEN) != len - CK_HEADER_LEN)
+		return 0;
+	declared = (Size) ck_get32(data + CK_OFF_JSON_LEN);
+	if (declared > CK_MAX_JSON)
+		return 0;
+	crc = crc32(0L, (const Bytef *) data, CK_OFF_CRC);
+	crc = crc32(crc, (const Bytef *) data + CK_HEADER_LEN,
+				(uInt) (len - CK_HEADER_LEN));
+	if ((uint32) crc != ck_get32(data + CK_OFF_CRC))
+		return 0;
+	return declared;
+}
+
 char *
 sf_checkpoint_document(const char *data, Size len)
 {

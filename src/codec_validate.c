@@ -213,6 +213,10 @@ ck_check_clock(const CkDoc *doc)
 		ck_error(CK_STATE,
 				 "The watermark " INT64_FORMAT " is above the progress of every partition.",
 				 doc->watermark);
+	if (doc->has_watermark && any_active && !all_reported)
+		ck_error(CK_STATE,
+				 "The watermark " INT64_FORMAT " exists, but an active partition has never reported progress.",
+				 doc->watermark);
 	if (any_active && all_reported)
 	{
 		if (!doc->has_watermark)

@@ -354,7 +354,7 @@ sf_validate_name(const char *what, const char *name)
 	if (len > SF_NAME_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s name \"%s\" is too long", what, name),
+				 errmsg("%s name \"%s\" is too long", what, sf_msg_str(name, len)),
 				 errdetail("Names are at most %d bytes long.", SF_NAME_MAX)));
 }
 
@@ -550,7 +550,7 @@ lookup_partition(const SfPipeline *p, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
-						name, p->def.name)));
+						sf_msg_cstr(name), p->def.name)));
 	return i;
 }
 
@@ -626,9 +626,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
 				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
 						part->name, p->def.name),
-				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%.*s\").",
-						   d->source_offset, (int) id->event_id->len,
-						   id->event_id->data)));
+				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%s\").",
+						   d->source_offset,
+						   sf_msg_str(id->event_id->data, id->event_id->len))));
 	}
 	if (d->source_offset != part->consumed + 1)
 		ereport(ERROR,
@@ -645,10 +645,11 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		if (!identity_matches(id, d))
 			ereport(ERROR,
 					(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
-					 errmsg("identity conflict for event \"%.*s\" in pipeline \"%s\"",
-							d->event_id_len, d->event_id, p->def.name),
-					 errdetail("The event was first delivered with key \"%.*s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
-							   (int) id->key->len, id->key->data,
+					 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
+							sf_msg_str(d->event_id, d->event_id_len),
+							p->def.name),
+					 errdetail("The event was first delivered with key \"%s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
+							   sf_msg_str(id->key->data, id->key->len),
 							   id->event_time, id->value)));
 		/* a duplicate: consumes the offset, changes nothing else */
 		sf_partition_append(p, pi, id);
@@ -679,6 +680,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 												   p->assign_cap - total);
 			total += nassigned[w];
 		}
+		/* new buckets at most: refuse before anything changes */
+		sf_check_live_buckets(p, total);
 	}
 
 	/* mutate */

@@ -94,6 +94,7 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
 #include "streamforge.h"
@@ -130,6 +131,8 @@ typedef struct SfCacheEntry
 	SfPipeline *clean_pipeline;
 	uint64		clean_mutations;
 	int64		clean_version;	/* the committed version it equals */
+	int64		compact_after;	/* journal bytes before compacting again,
+								 * after a state too large to snapshot */
 	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
 	bool		locked;			/* this transaction holds the row lock */
 	bool		journal_pending;	/* opened for write, not journaled yet */
@@ -410,7 +413,7 @@ sf_unknown_pipeline(const char *name)
 {
 	ereport(ERROR,
 			errcode(ERRCODE_UNDEFINED_OBJECT),
-			errmsg("pipeline \"%s\" does not exist", name));
+			errmsg("pipeline \"%s\" does not exist", sf_msg_cstr(name)));
 }
 
 /* A name that cannot be stored is simply unknown (SPEC 5.8) */
@@ -443,6 +446,20 @@ sf_check_acl_unlocked(const char *name, Datum *arg, Oid user,
 	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 				CurrentMemoryContext);
 	sf_acl_check(&acl, name, user, required);
+}
+
+/*
+ * A write in a read-only transaction (or on a standby) is refused with
+ * the pipeline's name, not the internal statement's.
+ */
+void
+sf_persist_check_writable(const char *name)
+{
+	if (XactReadOnly)
+		ereport(ERROR,
+				errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				errmsg("cannot change pipeline \"%s\" in a read-only transaction",
+					   sf_msg_cstr(name)));
 }
 
 static pg_attribute_noreturn() void
@@ -497,6 +514,7 @@ sf_cache_lookup(const char *name, bool create)
 		entry->locked = false;
 		entry->journal_pending = false;
 		entry->clean_valid = false;
+		entry->compact_after = 0;
 	}
 	return entry;
 }
@@ -839,6 +857,7 @@ sf_persist_create(const SfPipelineDef *def)
 	Oid			owner = GetUserId();
 	SfSavedUser saved;
 
+	sf_persist_check_writable(def->name);
 	sf_become_owner(&saved);
 	SPI_connect();
 
@@ -940,6 +959,7 @@ sf_persist_drop(const char *name)
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
 	sf_check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
+	sf_persist_check_writable(name);
 	sf_exec(PLAN_DROP, &arg, NULL, false, SPI_OK_DELETE_RETURNING);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);
@@ -991,6 +1011,7 @@ sf_persist_open(const char *name, bool for_write)
 		entry->pipeline != NULL && !entry->pipeline->busy)
 	{
 		sf_acl_check(&entry->acl, name, GetUserId(), required);
+		sf_persist_check_writable(name);
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
 		return entry->pipeline;
@@ -1004,6 +1025,7 @@ sf_persist_open(const char *name, bool for_write)
 	{
 		/* the privilege first: nothing runs as the owner for a stranger */
 		sf_check_acl_unlocked(name, &arg, saved.userid, required);
+		sf_persist_check_writable(name);
 		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 		if (SPI_processed != 1)
 			sf_unknown_pipeline(name);
@@ -1065,6 +1087,56 @@ sf_persist_open(const char *name, bool for_write)
 }
 
 /*
+ * The snapshot of p for a compaction, or NULL if its state is too large
+ * for one checkpoint document (54000, or out of memory).  The encoding runs
+ * in a subtransaction, so that such a failure costs this call nothing: the
+ * caller journals the call instead, and the pipeline stays usable (its
+ * checkpoint() still fails, with the error).  Any other error propagates.
+ * Caller is connected to SPI, as the owner.
+ */
+static bytea *
+sf_try_snapshot(SfPipeline *p)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bytea	   *volatile snap = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		snap = sf_checkpoint_encode(p);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		/* the caller's savepoints must find their own subtransaction */
+		if (edata->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED &&
+			edata->sqlerrcode != ERRCODE_OUT_OF_MEMORY)
+			ReThrowError(edata);
+		ereport(WARNING,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("state of pipeline \"%s\" is too large to compact", p->def.name),
+				errdetail("%s", edata->detail ? edata->detail : edata->message),
+				errhint("The call is kept in the journal instead; lower the state (streamforge.max_live_buckets, advance) to allow compaction and checkpoints."));
+		FreeErrorData(edata);
+		snap = NULL;
+	}
+	PG_END_TRY();
+	return snap;
+}
+
+/*
  * Store the journal entry of the write call p was opened for, or compact.
  * Called by journal.c once the engine operation succeeded.
  */
@@ -1074,6 +1146,7 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	SfCacheEntry *entry = sf_cache_lookup(p->def.name, false);
 	int64		limit;
 	SfSavedUser saved;
+	bytea	   *snap = NULL;
 
 	if (entry == NULL || entry->pipeline != p || !entry->locked ||
 		!entry->journal_pending)
@@ -1091,9 +1164,15 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 
 	sf_become_owner(&saved);
 	SPI_connect();
-	if (limit >= 0 && entry->journal_bytes + (int64) len > limit)
+	if (limit >= 0 && entry->journal_bytes + (int64) len > limit &&
+		entry->journal_bytes + (int64) len > entry->compact_after &&
+		(snap = sf_try_snapshot(p)) == NULL)
 	{
-		bytea	   *snap = sf_checkpoint_encode(p);
+		/* too large: journal, and retry once the journal has doubled */
+		entry->compact_after = 2 * (entry->journal_bytes + (int64) len);
+	}
+	if (snap != NULL)
+	{
 		Datum		values[3];
 		Datum		arg = Int64GetDatum(entry->id);
 
@@ -1108,6 +1187,7 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		entry->snapshot_version = entry->version;
 		entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
 		entry->journal_bytes = 0;
+		entry->compact_after = 0;
 	}
 	else
 	{
@@ -1153,6 +1233,8 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
 	sf_check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
+	sf_persist_check_writable(name);
+	sf_check_checkpoint_size(data, len);
 	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);
@@ -1209,6 +1291,8 @@ sf_persist_get_acl(const char *name, bool for_update, SfAcl *acl)
 	Datum		arg;
 
 	sf_check_lookup_name(name);
+	if (for_update)
+		sf_persist_check_writable(name);
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
