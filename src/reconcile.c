@@ -254,7 +254,7 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("pipeline \"%s\" has run out of change sequence numbers",
 						p->def.name),
-				 errdetail("The last seq is " INT64_FORMAT "; this call would emit %d more changes.",
+				 errdetail("The last seq is " INT64_FORMAT ", and this call emits %d change(s) after it.",
 						   p->seq, out->n - first)));
 	for (i = first; i < out->n; i++)
 		out->items[i].seq = ++p->seq;
