@@ -117,7 +117,14 @@ INSERT INTO catalogue VALUES
 (90, 'configure_outputs: NULL switch', $$SELECT streamforge.configure_outputs('bad', NULL)$$, '22004'),
 (91, 'clock_now: unknown unit', $$SELECT streamforge.clock_now('h')$$, '22023'),
 (92, 'advance_to_now: negative delay', $$SELECT * FROM streamforge.advance_to_now('bad', 'p', -1)$$, '22023'),
-(93, 'schedule_advance without pg_cron', $$SELECT streamforge.schedule_advance('bad', 'p', '* * * * *')$$, '55000');
+(93, 'schedule_advance without pg_cron', $$SELECT streamforge.schedule_advance('bad', 'p', '* * * * *')$$, '55000'),
+(94, 'create_pipeline: 32768 partitions', $$SELECT streamforge.create_pipeline('b2', (SELECT array_agg('p' || i) FROM generate_series(1, 32768) i), ARRAY[streamforge.fixed('f', 10)])$$, '54000'),
+(95, 'create_pipeline: windows putting one event into more than 1000000 buckets', $$SELECT streamforge.create_pipeline('b2', ARRAY['p'], (SELECT array_agg(streamforge.sliding('s' || i, 100000, 1)) FROM generate_series(1, 11) i))$$, '54000'),
+(96, 'restore: document larger than streamforge.max_checkpoint_size', $$SELECT streamforge.restore('bad', streamforge.checkpoint('bad')) FROM (SELECT set_config('streamforge.max_checkpoint_size', '1kB', true)) s$$, '54000'),
+(97, 'inspect_checkpoint: document larger than streamforge.max_checkpoint_size', $$SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('bad')) FROM (SELECT set_config('streamforge.max_checkpoint_size', '1kB', true)) s$$, '54000'),
+(98, 'ingest: unknown pipeline named by 1 MB (the message repeats 64 bytes)', $$SELECT * FROM streamforge.ingest(repeat('n', 1048576), 'p', 1, 'x', 'k', 1, 1)$$, '42704'),
+(99, 'ingest: event past streamforge.max_live_buckets', $$SELECT streamforge.ingest('bad', 'p', 1, 'n1', 'k', 30, 1) FROM (SELECT set_config('streamforge.max_live_buckets', '1', true)) s$$, '54000'),
+(100, 'ingest: in a read-only transaction', $$SELECT streamforge.ingest('bad', 'p', 1, 'n1', 'k', 30, 1) FROM (SELECT set_config('transaction_read_only', 'on', true)) s$$, '25006');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check
