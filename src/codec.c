@@ -140,7 +140,7 @@ char *
 ck_row_desc(const CkRow *r)
 {
 	return psprintf("window \"%s\", key \"%s\", [" INT64_FORMAT ", " INT64_FORMAT ")",
-					r->window_name.data, r->key.data, r->start, r->end);
+					sf_msg_str(r->window_name.data, r->window_name.len), sf_msg_str(r->key.data, r->key.len), r->start, r->end);
 }
 
 /* A result row: the columns of streamforge.result, keys in byte order */
@@ -667,7 +667,7 @@ rd_name(SfJsonReader *r, const char *field, char *dst)
 	if (s.len < 1 || s.len > SF_NAME_MAX)
 		ck_error(CK_DEFINITION,
 				 "The %s name \"%s\" is not between 1 and %d bytes long.",
-				 field, s.data, SF_NAME_MAX);
+				 field, sf_msg_str(s.data, s.len), SF_NAME_MAX);
 	memcpy(dst, s.data, s.len + 1);
 	pfree(s.data);
 }
@@ -690,7 +690,7 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		if (strcmp(kind.data, "session") != 0)
 			ck_error(CK_DOCUMENT,
 					 "A window with a \"gap\" must be of kind \"session\", not \"%s\".",
-					 kind.data);
+					 sf_msg_str(kind.data, kind.len));
 		w->kind = SF_WINDOW_SESSION;
 		sf_json_key(r, "name", false);
 		rd_name(r, "window", w->name);
@@ -714,7 +714,7 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		else
 			ck_error(CK_DOCUMENT,
 					 "Window \"%s\" has kind \"%s\"; a window with a \"size\" is \"fixed\" or \"sliding\".",
-					 w->name, kind.data);
+					 w->name, sf_msg_str(kind.data, kind.len));
 	}
 	sf_json_char(r, '}');
 }
@@ -820,11 +820,11 @@ rd_identities(SfJsonReader *r, CkDoc *doc)
 
 			if (c == 0)
 				ck_error(CK_STATE, "The event_id \"%s\" has two identities.",
-						 id->event_id.data);
+						 sf_msg_str(id->event_id.data, id->event_id.len));
 			if (c > 0)
 				ck_error(CK_STATE,
 						 "The identities are not in event_id byte order at \"%s\".",
-						 id->event_id.data);
+						 sf_msg_str(id->event_id.data, id->event_id.len));
 		}
 	} while (sf_json_array_next(r));
 }
