@@ -16,11 +16,13 @@
  * superusers have everything).  The extension's owner has every privilege
  * too: it owns the tables and could change them directly anyway.
  *
- * Checking.  persist.c reads a pipeline's owner and grants in the same
- * statement that reads (or locks) its row, and calls sf_acl_check() before
- * it loads or changes any state; a write call that finds the row already
- * locked by its transaction checks the copy cached with the lock.  So a
- * check costs no query of its own.  Functions that change privileges lock
+ * Checking.  persist.c reads a pipeline's owner and grants in the
+ * statement that reads its row, or, before a write, in a plain SELECT
+ * before the statement that locks it (and again from the locked row), and
+ * calls sf_acl_check() before it loads or changes any state; a write call
+ * that finds the row already locked by its transaction checks the copy
+ * cached with the lock.  So a check costs at most one SELECT per
+ * transaction and pipeline.  Functions that change privileges lock
  * the row, so a transaction that holds a pipeline's lock always sees its
  * current grants.
  *

@@ -440,7 +440,7 @@ sf_check_acl_unlocked(const char *name, Datum *arg, Oid user,
 {
 	SfAcl		acl;
 
-	sf_exec(PLAN_ACL_GET, arg, NULL, true, SPI_OK_SELECT);
+	sf_exec(PLAN_ACL_GET, arg, NULL, false, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);
 	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
