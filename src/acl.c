@@ -298,7 +298,7 @@ sf_privilege_arg(FunctionCallInfo fcinfo, int argno)
 			return (SfPrivilege) i;
 	ereport(ERROR,
 			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			errmsg("unrecognized pipeline privilege \"%s\"", s),
+			errmsg("unrecognized pipeline privilege \"%s\"", sf_msg_cstr(s)),
 			errhint("The privileges are read, ingest and admin."));
 	return SF_PRIV_NONE;		/* keep compiler quiet */
 }

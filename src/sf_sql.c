@@ -348,7 +348,7 @@ window_from_datum(Datum d, SfWindowDef *w)
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("window \"%s\" has unknown kind \"%s\"", w->name, kind),
+				 errmsg("window \"%s\" has unknown kind \"%s\"", w->name, sf_msg_cstr(kind)),
 				 errhint("Use streamforge.fixed(), streamforge.sliding() or streamforge.session().")));
 	switch (w->kind)
 	{
