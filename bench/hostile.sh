@@ -44,7 +44,7 @@ if [ -n "$QUICK" ]; then
 	SLIDING="100 300"
 else
 	BOMBS="64 256 511 600 1023"
-	SLIDING="100 1000 3000"
+	SLIDING="100 300 1000"
 fi
 
 sf_need_packages "${SF_BUILD_PACKAGES[@]}" python3
