@@ -17,7 +17,7 @@
 # Like bench/run.sh it installs the build into a private copy of the
 # PostgreSQL tree in a scratch directory and runs a throwaway cluster on a
 # Unix socket there; it writes bench/results/hostile-<date>-<sha>.md (and
-# hostile-latest.md) with one row per case: input bytes, seconds, seconds
+# hostile-latest.md; a --quick run writes *-quick.md) with one row per case: input bytes, seconds, seconds
 # per MB of input, the outcome (SQLSTATE), and the backend's peak RSS.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -176,6 +176,7 @@ done
 echo >>"$OUT"
 echo "Worst case: $worst seconds per MB of input." >>"$OUT"
 mkdir -p "$SF_ROOT/bench/results"
-cp "$OUT" "$SF_ROOT/bench/results/hostile-$DATE-$SHA.md"
-cp "$OUT" "$SF_ROOT/bench/results/hostile-latest.md"
+suffix=${QUICK:+-quick}
+cp "$OUT" "$SF_ROOT/bench/results/hostile-$DATE-$SHA$suffix.md"
+cp "$OUT" "$SF_ROOT/bench/results/hostile-latest$suffix.md"
 cat "$OUT"
