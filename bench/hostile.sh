@@ -16,9 +16,10 @@
 #
 # Like bench/run.sh it installs the build into a private copy of the
 # PostgreSQL tree in a scratch directory and runs a throwaway cluster on a
-# Unix socket there; it writes bench/results/hostile-<date>-<sha>.md (and
-# hostile-latest.md; a --quick run writes *-quick.md) with one row per case: input bytes, seconds, seconds
-# per MB of input, the outcome (SQLSTATE), and the backend's peak RSS.
+# Unix socket there; it writes bench/results/hostile-<date>-<sha>.md and
+# hostile-latest.md (a --quick run: *-quick.md) with one row per case:
+# input bytes, seconds, seconds per MB of input, the outcome (SQLSTATE),
+# and the backend's peak RSS.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
