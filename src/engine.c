@@ -618,6 +618,11 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		id = part->deliveries[d->source_offset];
 		if (delivery_matches(id, d))
 		{
+			if (p->offset_replays == PG_INT64_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("pipeline \"%s\" has counted the most offset replays a bigint holds",
+								p->def.name)));
 			p->offset_replays++;
 			p->mutations++;		/* of a counter only */
 			return;				/* a replay: no-op */
