@@ -10,9 +10,14 @@
 #   sliding N   restore of a real checkpoint of one sliding(100000, 1)
 #               window holding N events of one key (N * 100000 pairs of
 #               event and bucket, about N + 100000 live rows): the
-#               validation cost that was 212 s per MB in 0.1.0.
+#               validation cost that was 212 s per MB in 0.1.0;
+#   fixed       restore of an ordinary large state for comparison:
+#               fixed(1000), 200000 events over 20000 keys.
 #
 #   ./bench/hostile.sh [--quick] [--keep] [--no-build]
+#
+# BOMBS and SLIDING (lists of sizes, empty to skip) override the full
+# run's cases, e.g. to measure an older build without inflating its bombs.
 #
 # Like bench/run.sh it installs the build into a private copy of the
 # PostgreSQL tree in a scratch directory and runs a throwaway cluster on a
@@ -43,9 +48,11 @@ done
 if [ -n "$QUICK" ]; then
 	BOMBS="16 64"
 	SLIDING="100 300"
+	FIXED=20000
 else
-	BOMBS="64 256 511 600 1023"
-	SLIDING="100 300 1000"
+	BOMBS="${BOMBS-64 256 511 600 1023}"
+	SLIDING="${SLIDING-100 300 1000}"
+	FIXED=200000
 fi
 
 sf_need_packages "${SF_BUILD_PACKAGES[@]}" python3
@@ -173,6 +180,15 @@ for n in $SLIDING; do
 	row "restore sliding(100000, 1), $n events of one key" "$bytes" \
 		"$(measure "SELECT streamforge.restore('s$n', (SELECT cp FROM cp$n))")"
 done
+
+# A realistic large state for comparison: fixed(1000), FIXED events over
+# 20000 keys, one live bucket each
+psql_db -c "SELECT streamforge.create_pipeline('f', ARRAY['p'], ARRAY[streamforge.fixed('f', 1000)])" \
+	-c "SELECT count(*) FROM streamforge.ingest_batch('f', (SELECT array_agg(ROW('p', i, md5(i::text), md5((i % 20000)::text), i, i)::streamforge.delivery ORDER BY i) FROM generate_series(0, $FIXED - 1) i))" \
+	-c "CREATE TABLE cpf AS SELECT streamforge.checkpoint('f') AS cp" >/dev/null
+bytes=$(psql_db -At -c "SELECT octet_length(cp) FROM cpf")
+row "restore fixed(1000), $FIXED events of 20000 keys" "$bytes" \
+	"$(measure "SELECT streamforge.restore('f', (SELECT cp FROM cpf))")"
 
 echo >>"$OUT"
 echo "Worst case: $worst seconds per MB of input." >>"$OUT"
