@@ -88,6 +88,17 @@ SELECT streamforge.create_pipeline('lim_wins', ARRAY['p'],
     (SELECT array_agg(streamforge.sliding('s' || i, 100000, 1))
        FROM generate_series(1, 10) i));
 SELECT streamforge.drop_pipeline('lim_wins');
+-- the most windows: ingest, compact, checkpoint, restore
+SELECT streamforge.create_pipeline('lim_wins', ARRAY['p'],
+    (SELECT array_agg(streamforge.fixed('f' || i, 10))
+       FROM generate_series(1, 65535) i));
+SET streamforge.compaction_threshold = 0;
+SELECT count(*) FROM streamforge.ingest('lim_wins', 'p', 0, 'e', 'k', 1, 1);
+SELECT count(*) FROM streamforge.advance('lim_wins', 'p', 10);
+RESET streamforge.compaction_threshold;
+SELECT streamforge.restore('lim_wins', streamforge.checkpoint('lim_wins'));
+SELECT live_buckets, visible_rows FROM streamforge.stats('lim_wins');
+SELECT streamforge.drop_pipeline('lim_wins');
 
 -- Live buckets: streamforge.max_live_buckets refuses the event that could
 -- pass it, before it changes anything; finalized buckets make room again.
