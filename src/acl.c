@@ -335,6 +335,9 @@ sf_change_grant(FunctionCallInfo fcinfo, bool is_grant)
 	int			i;
 	int			j;
 
+	/* check first: a caller without admin makes the owner lock nothing */
+	sf_persist_get_acl(pipeline, false, &acl);
+	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_ADMIN);
 	/* lock the row: privileges change one transaction at a time */
 	sf_persist_get_acl(pipeline, true, &acl);
 	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_ADMIN);
@@ -397,7 +400,10 @@ sf_set_owner(PG_FUNCTION_ARGS)
 	Oid			owner;
 	Oid			me = GetUserId();
 
-	sf_persist_get_acl(pipeline, true, &acl);
+	/* check before and after locking the row, as sf_change_grant */
+	sf_persist_get_acl(pipeline, false, &acl);
+	if (has_privs_of_role(me, acl.owner))
+		sf_persist_get_acl(pipeline, true, &acl);
 	if (!has_privs_of_role(me, acl.owner))
 		ereport(ERROR,
 				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
