@@ -5,6 +5,7 @@ EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/defau
 MODULE_big = streamforge
 OBJS = \
 	src/acl.o \
+	src/append.o \
 	src/canonjson.o \
 	src/clock.o \
 	src/codec.o \
@@ -17,6 +18,7 @@ OBJS = \
 	src/session.o \
 	src/sf_sql.o \
 	src/sink.o \
+	src/timeunit.o \
 	src/window.o
 
 # The install script is generated from the ordered pieces in sql/install/,

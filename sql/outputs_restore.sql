@@ -40,7 +40,8 @@ SELECT streamforge.resync_outputs('out_r');
 SELECT seq, op, window_start, count FROM streamforge.changelog
  WHERE pipeline = 'out_r' ORDER BY seq;
 
--- without the changelog, the results are rebuilt from visible()
+-- without the changelog, the rows touched after the checkpoint are rebuilt
+-- from visible(); the others keep their seq
 SELECT streamforge.configure_outputs('out_r', changelog => false);
 SELECT streamforge.restore('out_r', (SELECT c FROM cp));
 SELECT window_start, count, sum, seq FROM streamforge.results

@@ -48,7 +48,8 @@ SELECT t AS extension_table,
                     'streamforge.results', 'streamforge.late_output',
                     'streamforge.pipelines']) AS t,
        pg_class c
- WHERE c.oid = t::regclass;
+ WHERE c.oid = t::regclass
+ ORDER BY t;
 SELECT has_sequence_privilege('regress_sf_sec_bob', 'streamforge.pipeline_id_seq',
                               'USAGE') AS seq_usage;
 

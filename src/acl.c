@@ -490,7 +490,7 @@ sf_effective_privilege(PG_FUNCTION_ARGS)
  * on the pipeline named by argument 0.  The function is called directly
  * through fmgr; it must not return a set.
  */
-static Datum
+Datum
 sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 				 const char *signature)
 {
@@ -525,15 +525,24 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 	return result;
 }
 
-/* configure_outputs(pipeline, changelog, results, late, notify): admin */
+/*
+ * configure_outputs(pipeline, changelog, results, late, notify,
+ * results_retention): admin.  Five arguments: the SQL definition of 0.1.0,
+ * still in place between a package upgrade and ALTER EXTENSION UPDATE.
+ */
 PG_FUNCTION_INFO_V1(sf_configure_outputs);
 Datum
 sf_configure_outputs(PG_FUNCTION_ARGS)
 {
+	if (PG_NARGS() == 5)
+		return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+								"streamforge.configure_outputs_internal("
+								"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
+								"pg_catalog.bool, pg_catalog.bool)");
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
 							"streamforge.configure_outputs_internal("
 							"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
-							"pg_catalog.bool, pg_catalog.bool)");
+							"pg_catalog.bool, pg_catalog.bool, pg_catalog.bool)");
 }
 
 /* resync_outputs(pipeline): admin */

@@ -31,6 +31,7 @@
 #include "utils/numeric.h"
 #include "utils/typcache.h"
 
+#include "ingest.h"
 #include "streamforge.h"
 
 PG_MODULE_MAGIC;
@@ -388,6 +389,9 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	char	   *name = text_arg(fcinfo, 0, "pipeline name");
 	ArrayType  *parts;
 	ArrayType  *wins;
+	bool		has_unit;
+	int64		unit_us = 0;
+	Interval   *unit = NULL;
 	Datum	   *elems;
 	bool	   *elemnulls;
 	int			n;
@@ -405,6 +409,9 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	check_not_null(fcinfo, 3, "lateness");
 	parts = PG_GETARG_ARRAYTYPE_P(1);
 	wins = PG_GETARG_ARRAYTYPE_P(2);
+	/* interval windows to the time unit (timeunit.c) */
+	has_unit = sf_time_unit_arg(fcinfo, &unit_us, &unit);
+	wins = sf_windows_to_units(wins, has_unit, unit_us);
 	if (array_contains_nulls(parts))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -469,6 +476,8 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errdetail("The lateness given is " INT64_FORMAT ".", def.lateness)));
 
 	sf_persist_create(&def);
+	if (has_unit)
+		sf_time_unit_store(def.name, unit);
 	PG_RETURN_VOID();
 }
 
@@ -913,4 +922,12 @@ sf_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 #undef SF_STATS_COLS
+}
+
+/* return_changes for the other SQL-facing files (ingest.h) */
+void
+sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
+				  const SfChangeList *changes)
+{
+	return_changes(fcinfo, p, changes);
 }

@@ -35,11 +35,24 @@
  * call on a pipeline without outputs costs a hash lookup, and none at all
  * when the call changed nothing.  sf_sink_emit() accepts pending
  * invalidations itself, because the caller may have waited for the row
- * lock of the transaction that changed the configuration.
+ * lock of the transaction that changed the configuration.  The copy holds
+ * the latest committed settings; a REPEATABLE READ or SERIALIZABLE write
+ * call whose snapshot predates them fails with 40001 (sink_check_snapshot),
+ * and one on a pipeline whose outputs were all turned off after its
+ * snapshot writes none, as the latest settings say.
  *
  * Statements are prepared once per backend and kept (SPI_keepplan); they
  * take arrays and unnest them, so a call costs a few statements whatever
- * number of changes it made.
+ * number of changes it made.  The results delete looks each address up in
+ * the index and deletes by ctid, planned with enable_seqscan off, so that
+ * no planner estimate can make it scan the table (sink_plan_text).
+ *
+ * Trimming (results_retention, trim_*): the SQL functions of
+ * 40_outputs.sql do the work as the extension's owner; the entry points at
+ * the end of this file check admin first (sf_call_as_owner, acl.c).  With
+ * results_retention on, sf_sink_emit runs trim_results_internal after
+ * writing the results; the switch is read through to_jsonb so that this
+ * library also runs under the SQL definitions of 0.1.0, which lack it.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -47,6 +60,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
@@ -59,12 +73,14 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
+#include "utils/snapmgr.h"
 
 #include "streamforge.h"
 
@@ -82,6 +98,8 @@ typedef struct SfSinkConfig
 	bool		results;
 	bool		late;
 	bool		notify;
+	bool		results_retention;	/* trim results older than the horizon */
+	TransactionId xmin;			/* of the row version read */
 } SfSinkConfig;
 
 static MemoryContext sink_cxt = NULL;	/* owns sink_config */
@@ -94,10 +112,12 @@ static bool sink_callback_registered = false;
 typedef enum SfSinkPlanId
 {
 	PLAN_CONFIG_LOAD,
+	PLAN_CONFIG_XMIN,
 	PLAN_CHANGELOG_PUT,
 	PLAN_RESULTS_DELETE,
 	PLAN_RESULTS_PUT,
 	PLAN_LATE_PUT,
+	PLAN_RESULTS_TRIM,
 	PLAN_CRON_UNSCHEDULE,
 	NUM_SINK_PLANS
 } SfSinkPlanId;
@@ -115,9 +135,16 @@ typedef struct SfSinkPlanText
  */
 static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CONFIG_LOAD] = {
-		"SELECT pipeline, changelog, results, late, notify "
-		"FROM streamforge.output_config",
+		"SELECT c.pipeline, c.changelog, c.results, c.late, c.notify, c.xmin, "
+		"(pg_catalog.to_jsonb(c) OPERATOR(pg_catalog.->>) 'results_retention')"
+		"::pg_catalog.bool "
+		"FROM streamforge.output_config AS c",
 		0, {InvalidOid}
+	},
+	[PLAN_CONFIG_XMIN] = {
+		"SELECT c.xmin FROM streamforge.output_config AS c "
+		"WHERE c.pipeline OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
 	},
 	[PLAN_CHANGELOG_PUT] = {
 		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
@@ -131,16 +158,30 @@ static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 			INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, NUMERICARRAYOID,
 		INT8ARRAYOID, INT8ARRAYOID}
 	},
+	/*
+	 * The rows to delete are found by one index lookup per address (the
+	 * LATERAL subquery, kept apart by OFFSET 0, is parameterized by the
+	 * address, so it can only be a nested loop over the addresses with the
+	 * lookup inside) and deleted by ctid (a TID scan).  No join between the
+	 * addresses and the table is left to the planner, so the statement's
+	 * cost does not depend on enable_hashjoin and friends: a join here once
+	 * took a nested loop over both sides.  sink_results() plans it with
+	 * enable_seqscan off, so that a plan kept from when the table was small
+	 * cannot scan the whole table (per address, or for the ctids).
+	 */
 	[PLAN_RESULTS_DELETE] = {
 		"DELETE FROM streamforge.results AS r "
-		"USING ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), "
-		"pg_catalog.unnest($4), pg_catalog.unnest($5)) AS a(w, k, s, e) "
-		"WHERE r.pipeline OPERATOR(pg_catalog.=) $1 "
-		"AND r.window_name OPERATOR(pg_catalog.=) a.w "
-		"AND r.window_start OPERATOR(pg_catalog.=) a.s "
-		"AND pg_catalog.md5(r.key) OPERATOR(pg_catalog.=) pg_catalog.md5(a.k) "
-		"AND r.key OPERATOR(pg_catalog.=) a.k "
-		"AND r.window_end OPERATOR(pg_catalog.=) a.e",
+		"WHERE r.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+		"SELECT x.ctid FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), "
+		"pg_catalog.unnest($5)) AS a(w, k, s, e), "
+		"LATERAL (SELECT f.ctid FROM streamforge.results AS f "
+		"WHERE f.pipeline OPERATOR(pg_catalog.=) $1 "
+		"AND f.window_name OPERATOR(pg_catalog.=) a.w "
+		"AND f.window_start OPERATOR(pg_catalog.=) a.s "
+		"AND pg_catalog.md5(f.key) OPERATOR(pg_catalog.=) pg_catalog.md5(a.k) "
+		"AND f.key OPERATOR(pg_catalog.=) a.k "
+		"AND f.window_end OPERATOR(pg_catalog.=) a.e OFFSET 0) AS x))",
 		5, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
 	},
 	[PLAN_RESULTS_PUT] = {
@@ -163,6 +204,10 @@ static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"pg_catalog.unnest($9)) AS u",
 		9, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
 		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
+	},
+	[PLAN_RESULTS_TRIM] = {
+		"SELECT streamforge.trim_results_internal($1)",
+		1, {TEXTOID}
 	},
 	[PLAN_CRON_UNSCHEDULE] = {
 		"SELECT pg_catalog.count(cron.unschedule(j.jobid)) FROM cron.job AS j "
@@ -256,9 +301,12 @@ sink_relcache_callback(Datum arg, Oid relid)
 /*
  * Load output_config into sink_config.  The copy is marked valid only if no
  * invalidation arrived while it was read, so a change committed meanwhile
- * is never missed.  Runs its query with a fresh snapshot (read_only false),
- * so that it sees a configuration committed while the caller waited for the
- * pipeline's row lock.
+ * is never missed.  Reads with the latest snapshot, not the transaction's,
+ * so that the copy is the latest committed configuration (plus this
+ * transaction's own changes) at every isolation level: it sees a
+ * configuration committed while the caller waited for the pipeline's row
+ * lock, and one committed after a REPEATABLE READ transaction took its
+ * snapshot (sink_check_snapshot decides what such a transaction may do).
  */
 static void
 sink_config_load(void)
@@ -286,7 +334,11 @@ sink_config_load(void)
 		elog(ERROR, "streamforge: table streamforge.output_config is missing");
 
 	SPI_connect();
-	sink_exec(PLAN_CONFIG_LOAD, NULL, SPI_OK_SELECT);
+	/* the latest committed settings, whatever the isolation level */
+	if (SPI_execute_snapshot(sink_plan(PLAN_CONFIG_LOAD), NULL, NULL,
+							 GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "streamforge: could not read the output configuration");
 
 	ctl.keysize = SF_NAME_MAX + 1;
 	ctl.entrysize = sizeof(SfSinkConfig);
@@ -310,10 +362,50 @@ sink_config_load(void)
 		cfg->results = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
 		cfg->late = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
 		cfg->notify = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
+		cfg->xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 6, &isnull));
+		/* NULL under the SQL definitions of 0.1.0, which lack the column */
+		cfg->results_retention = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
+		if (isnull)
+			cfg->results_retention = false;
 	}
 	SPI_finish();
 
 	sink_config_valid = (start == sink_inval_count);
+}
+
+/*
+ * Under REPEATABLE READ and SERIALIZABLE, refuse (40001) a write call whose
+ * snapshot predates the latest committed change of the pipeline's output
+ * settings: cfg, the latest row, must be the version the snapshot sees.
+ * Such a call cannot apply the new settings correctly (the results rows
+ * that configure_outputs copied from visible() after the snapshot are
+ * invisible to it, so it would neither replace nor delete them), nor the
+ * old ones, which would leave the outputs stale.  This is the rule state
+ * reads follow (persist.c): never act on stale state; a retry works.
+ * Caller is in SPI, as the extension's owner.
+ */
+static void
+sink_check_snapshot(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
+{
+	bool		isnull;
+	TransactionId seen;
+
+	/* read_only false: the transaction snapshot, at these levels */
+	sink_exec(PLAN_CONFIG_XMIN, &name, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		seen = DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0],
+												   SPI_tuptable->tupdesc,
+												   1, &isnull));
+		if (!isnull && TransactionIdEquals(seen, cfg->xmin))
+			return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("could not serialize access due to a concurrent change of the outputs of pipeline \"%s\"",
+					p->def.name),
+			 errdetail("The output settings were changed by a transaction that committed after this transaction's snapshot was taken."),
+			 errhint("Retry the transaction.")));
 }
 
 /* ----------------------------------------------------------------
@@ -422,6 +514,7 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 		Datum	   *mx = palloc(n * sizeof(Datum));
 		Datum	   *seq = palloc(n * sizeof(Datum));
 		int			nput = 0;
+		int			nestlevel;
 		Datum		values[10];
 
 		CHECK_FOR_INTERRUPTS();
@@ -439,7 +532,13 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 		values[2] = text_array(key, n);
 		values[3] = int8_array(st, n);
 		values[4] = int8_array(en, n);
+		/* enable_seqscan off while it is planned: see sink_plan_text */
+		nestlevel = NewGUCNestLevel();
+		(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+								 false);
 		sink_exec(PLAN_RESULTS_DELETE, values, SPI_OK_DELETE);
+		AtEOXact_GUC(true, nestlevel);
 
 		/* the upserts, compacted in place */
 		for (i = 0; i < n; i++)
@@ -579,6 +678,9 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 									  ALLOCSET_DEFAULT_SIZES);
 	name = CStringGetTextDatum(p->def.name);
 
+	if (IsolationUsesXactSnapshot())
+		sink_check_snapshot(p, cfg, name);
+
 	if (cfg->changelog)
 		for (from = 0; from < changes->n; from += SF_SINK_CHUNK)
 		{
@@ -596,6 +698,9 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 		sink_results(p, name, changes);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(chunk_cxt);
+		/* results_retention: drop the rows older than the horizon */
+		if (cfg->results_retention)
+			sink_exec(PLAN_RESULTS_TRIM, &name, SPI_OK_SELECT);
 	}
 
 	if (cfg->late)
@@ -682,4 +787,38 @@ sf_output_config_changed(PG_FUNCTION_ARGS)
 						"output_config_changed")));
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
 	return PointerGetDatum(NULL);
+}
+
+/* ----------------------------------------------------------------
+ * Trimming (sql/install/40_outputs.sql, "Trimming the outputs")
+ * ----------------------------------------------------------------
+ */
+
+/* trim_changelog(pipeline, up_to_seq): admin */
+PG_FUNCTION_INFO_V1(sf_trim_changelog);
+Datum
+sf_trim_changelog(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge.trim_changelog_internal("
+							"pg_catalog.text, pg_catalog.int8)");
+}
+
+/* trim_late_output(pipeline, up_to_late_seq): admin */
+PG_FUNCTION_INFO_V1(sf_trim_late_output);
+Datum
+sf_trim_late_output(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge.trim_late_output_internal("
+							"pg_catalog.text, pg_catalog.int8)");
+}
+
+/* trim_results(pipeline): admin */
+PG_FUNCTION_INFO_V1(sf_trim_results);
+Datum
+sf_trim_results(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge.trim_results_internal(pg_catalog.text)");
 }

@@ -537,6 +537,10 @@ extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
 extern SfPrivilege sf_acl_privilege(const SfAcl *acl, Oid role);
 extern void sf_acl_check(const SfAcl *acl, const char *pipeline,
 						 Oid role, SfPrivilege required);
+struct FunctionCallInfoBaseData;	/* fmgr.h: FunctionCallInfo */
+extern Datum sf_call_as_owner(struct FunctionCallInfoBaseData *fcinfo,
+							  SfPrivilege privilege,
+							  const char *signature);
 
 /* persist.c: pipelines stored in the extension's tables, cached per backend */
 extern void sf_persist_init(void);

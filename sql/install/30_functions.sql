@@ -21,8 +21,11 @@ RETURNS streamforge.window_def
 AS 'MODULE_PATHNAME', 'sf_session'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- time_unit (0.2.0, sql/install/60_ingest.sql): what one unit of the
+-- pipeline's bigint times is; NULL: none (times are only bigint).
 CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
-    windows streamforge.window_def[], lateness bigint DEFAULT 0)
+    windows streamforge.window_def[], lateness bigint DEFAULT 0,
+    time_unit interval DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_create_pipeline'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;

@@ -8,3 +8,1290 @@
 -- keep working.
 
 \echo Use "ALTER EXTENSION streamforge UPDATE TO '0.2.0'" to load this file. \quit
+
+-- ----------------------------------------------------------------
+-- Getting data in (issue 14, items 2-5; sql/install/30_functions.sql and
+-- sql/install/60_ingest.sql; docs/ingestion.md)
+--
+-- create_pipeline gains its last parameter, time_unit interval DEFAULT
+-- NULL: the function is dropped and created again with it (the C entry
+-- point is the same and finds time_unit by name, so 0.1.0's definition
+-- keeps working until this update runs).  streamforge.pipeline gains the
+-- column time_unit, NULL (no unit) for every 0.1.0 pipeline.  Then every
+-- object of 60_ingest.sql, verbatim.  No persisted format changes: assigned
+-- offsets are journalled as ordinary offsets, and a pipeline's time unit
+-- lives only in its row (checkpoints hold none).
+-- ----------------------------------------------------------------
+
+DROP FUNCTION streamforge.create_pipeline(text, text[],
+    streamforge.window_def[], bigint);
+
+-- time_unit (0.2.0, sql/install/60_ingest.sql): what one unit of the
+-- pipeline's bigint times is; NULL: none (times are only bigint).
+CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
+    windows streamforge.window_def[], lateness bigint DEFAULT 0,
+    time_unit interval DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_create_pipeline'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- ----------------------------------------------------------------
+-- Storage: the time unit of a pipeline (NULL: none, as for 0.1.0)
+-- ----------------------------------------------------------------
+
+ALTER TABLE streamforge.pipeline ADD COLUMN time_unit interval;
+
+-- ----------------------------------------------------------------
+-- Sources without offsets
+-- ----------------------------------------------------------------
+
+-- An event without a source offset, for append_batch.
+CREATE TYPE streamforge.event AS (
+    partition text,
+    event_id text,
+    key text,
+    event_time bigint,
+    value bigint
+);
+COMMENT ON TYPE streamforge.event IS
+    'an event without a source offset, for streamforge.append_batch';
+
+CREATE FUNCTION streamforge.append(pipeline text, partition text,
+    event_id text, key text, event_time bigint, value bigint)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_append'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 2;
+COMMENT ON FUNCTION streamforge.append(text, text, text, text, bigint, bigint) IS
+    'delivers one event at the partition''s next offset, assigned under the pipeline''s lock';
+
+CREATE FUNCTION streamforge.append_batch(pipeline text,
+    events streamforge.event[])
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_append_batch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION streamforge.append_batch(text, streamforge.event[]) IS
+    'delivers events in array order at their partitions'' next offsets, all or none';
+
+-- ----------------------------------------------------------------
+-- Time units: exact conversions between timestamptz/interval and units
+-- ----------------------------------------------------------------
+
+CREATE FUNCTION streamforge.time_unit(pipeline text)
+RETURNS interval
+AS 'MODULE_PATHNAME', 'sf_time_unit'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION streamforge.time_unit(text) IS
+    'the time unit of a pipeline, NULL if it has none';
+
+-- An interval as microseconds.  Months and years have no fixed length and
+-- are refused; a day is 86,400 seconds (windows are aligned to the Unix
+-- epoch, in UTC, whatever the session's time zone).
+CREATE FUNCTION streamforge.interval_us(i interval)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF i IS NULL THEN
+        RAISE EXCEPTION 'interval must not be null' USING ERRCODE = '22004';
+    ELSIF extract(year FROM i) OPERATOR(pg_catalog.<>) 0
+          OR extract(month FROM i) OPERATOR(pg_catalog.<>) 0 THEN
+        RAISE EXCEPTION 'interval "%" must not contain months or years', i
+            USING ERRCODE = '22023',
+                  DETAIL = 'A month has no fixed length in microseconds.';
+    END IF;
+    RETURN (extract(epoch FROM i) OPERATOR(pg_catalog.*) 1000000)::bigint;
+END
+$$;
+COMMENT ON FUNCTION streamforge.interval_us(interval) IS
+    'an interval without months as microseconds (a day is 86,400 seconds)';
+
+-- A positive time unit as microseconds; NULL raises 22023 naming the
+-- pipeline (a pipeline without a time unit).
+CREATE FUNCTION streamforge.unit_us(unit interval, pipeline text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    us bigint;
+BEGIN
+    IF unit IS NULL THEN
+        IF pipeline IS NULL THEN
+            RAISE EXCEPTION 'time unit must not be null' USING ERRCODE = '22004';
+        END IF;
+        RAISE EXCEPTION 'pipeline "%" has no time unit', pipeline
+            USING ERRCODE = '22023',
+                  HINT = 'Give times as bigint, or create the pipeline with time_unit => interval ''1 millisecond'' (or another unit).';
+    END IF;
+    us := streamforge.interval_us(unit);
+    IF us OPERATOR(pg_catalog.<=) 0 THEN
+        RAISE EXCEPTION 'time unit must be greater than zero' USING ERRCODE = '22023';
+    END IF;
+    RETURN us;
+END
+$$;
+COMMENT ON FUNCTION streamforge.unit_us(interval, text) IS
+    'a positive time unit as microseconds (internal helper)';
+
+-- timestamptz -> units since the Unix epoch, exactly: a timestamp that is
+-- not a whole number of units is an error, never rounded.
+CREATE FUNCTION streamforge.time_to_units(t timestamptz, unit interval)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    u bigint := streamforge.unit_us(unit);
+    us numeric;
+BEGIN
+    IF t IS NULL THEN
+        RAISE EXCEPTION 'timestamp must not be null' USING ERRCODE = '22004';
+    ELSIF NOT isfinite(t) THEN
+        RAISE EXCEPTION 'timestamp must be finite' USING ERRCODE = '22023';
+    END IF;
+    us := extract(epoch FROM t) OPERATOR(pg_catalog.*) 1000000;
+    IF us OPERATOR(pg_catalog.%) u OPERATOR(pg_catalog.<>) 0 THEN
+        RAISE EXCEPTION 'timestamp "%" is not a whole number of time units', t
+            USING ERRCODE = '22023',
+                  DETAIL = format('The time unit is %s.', unit),
+                  HINT = 'Truncate the timestamp to the unit (date_bin), or choose a finer unit.';
+    END IF;
+    RETURN (us OPERATOR(pg_catalog./) u)::bigint;
+END
+$$;
+COMMENT ON FUNCTION streamforge.time_to_units(timestamptz, interval) IS
+    'a timestamp as a whole number of units since the Unix epoch, exactly';
+
+-- interval -> units, exactly.
+CREATE FUNCTION streamforge.interval_to_units(i interval, unit interval)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    u bigint := streamforge.unit_us(unit);
+    us bigint := streamforge.interval_us(i);
+BEGIN
+    IF us OPERATOR(pg_catalog.%) u OPERATOR(pg_catalog.<>) 0 THEN
+        RAISE EXCEPTION 'interval "%" is not a whole number of time units', i
+            USING ERRCODE = '22023',
+                  DETAIL = format('The time unit is %s.', unit);
+    END IF;
+    RETURN us OPERATOR(pg_catalog./) u;
+END
+$$;
+COMMENT ON FUNCTION streamforge.interval_to_units(interval, interval) IS
+    'an interval as a whole number of units, exactly';
+
+-- units since the Unix epoch -> timestamptz.  Built from hours and
+-- microseconds so that no time zone's daylight saving time enters.
+CREATE FUNCTION streamforge.units_to_time(t bigint, unit interval)
+RETURNS timestamptz
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    total numeric;      -- microseconds since the epoch
+    h numeric;          -- whole hours of it
+    -- (OPERATOR() forms all share one precedence: parenthesize)
+BEGIN
+    IF t IS NULL THEN
+        RETURN NULL;
+    END IF;
+    total := t::numeric OPERATOR(pg_catalog.*) streamforge.unit_us(unit);
+    h := floor(total OPERATOR(pg_catalog./) 3600000000);
+    RETURN '1970-01-01 00:00:00+00'::timestamptz
+           OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, h::integer, 0, 0)
+           OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, 0, 0,
+               ((total OPERATOR(pg_catalog.-) (h OPERATOR(pg_catalog.*) 3600000000))
+                OPERATOR(pg_catalog./) 1000000)::double precision);
+END
+$$;
+COMMENT ON FUNCTION streamforge.units_to_time(bigint, interval) IS
+    'units since the Unix epoch as a timestamp (NULL stays NULL)';
+
+-- Window constructors taking intervals.  The sizes are kept in
+-- microseconds, with the kind marked "/us"; create_pipeline converts them
+-- to the pipeline's time unit (and refuses them without one).
+CREATE FUNCTION streamforge.fixed_interval(name text, size interval)
+RETURNS streamforge.window_def
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w streamforge.window_def;
+BEGIN
+    IF size IS NULL THEN
+        RAISE EXCEPTION 'size must not be null' USING ERRCODE = '22004';
+    END IF;
+    w := streamforge.fixed(name, streamforge.interval_us(size));
+    w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
+    RETURN w;
+END
+$$;
+COMMENT ON FUNCTION streamforge.fixed_interval(text, interval) IS
+    'a fixed (tumbling) window whose size is an interval (needs a pipeline time unit)';
+
+CREATE FUNCTION streamforge.sliding_interval(name text, size interval, step interval)
+RETURNS streamforge.window_def
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w streamforge.window_def;
+BEGIN
+    IF size IS NULL THEN
+        RAISE EXCEPTION 'size must not be null' USING ERRCODE = '22004';
+    ELSIF step IS NULL THEN
+        RAISE EXCEPTION 'step must not be null' USING ERRCODE = '22004';
+    END IF;
+    w := streamforge.sliding(name, streamforge.interval_us(size),
+                             streamforge.interval_us(step));
+    w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
+    RETURN w;
+END
+$$;
+COMMENT ON FUNCTION streamforge.sliding_interval(text, interval, interval) IS
+    'a sliding (hopping) window whose size and step are intervals (needs a pipeline time unit)';
+
+CREATE FUNCTION streamforge.session_interval(name text, gap interval)
+RETURNS streamforge.window_def
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w streamforge.window_def;
+BEGIN
+    IF gap IS NULL THEN
+        RAISE EXCEPTION 'gap must not be null' USING ERRCODE = '22004';
+    END IF;
+    w := streamforge.session(name, streamforge.interval_us(gap));
+    w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
+    RETURN w;
+END
+$$;
+COMMENT ON FUNCTION streamforge.session_interval(text, interval) IS
+    'a session window whose gap is an interval (needs a pipeline time unit)';
+
+-- Write calls taking timestamptz: converted with the pipeline's unit.
+CREATE FUNCTION streamforge.ingest_ts(pipeline text, partition text,
+    source_offset bigint, event_id text, key text, event_time timestamptz,
+    value bigint)
+RETURNS SETOF streamforge.change
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 2
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval := streamforge.time_unit(pipeline);
+BEGIN
+    PERFORM streamforge.unit_us(unit, pipeline);
+    RETURN QUERY SELECT * FROM streamforge.ingest(pipeline, partition,
+        source_offset, event_id, key,
+        streamforge.time_to_units(event_time, unit), value);
+END
+$$;
+COMMENT ON FUNCTION streamforge.ingest_ts(text, text, bigint, text, text, timestamptz, bigint) IS
+    'delivers one event whose time is a timestamp (the pipeline needs a time unit)';
+
+CREATE FUNCTION streamforge.append_ts(pipeline text, partition text,
+    event_id text, key text, event_time timestamptz, value bigint)
+RETURNS SETOF streamforge.change
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 2
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval := streamforge.time_unit(pipeline);
+BEGIN
+    PERFORM streamforge.unit_us(unit, pipeline);
+    RETURN QUERY SELECT * FROM streamforge.append(pipeline, partition,
+        event_id, key, streamforge.time_to_units(event_time, unit), value);
+END
+$$;
+COMMENT ON FUNCTION streamforge.append_ts(text, text, text, text, timestamptz, bigint) IS
+    'delivers one event whose time is a timestamp at the partition''s next offset';
+
+CREATE FUNCTION streamforge.advance_ts(pipeline text, partition text,
+    progress timestamptz)
+RETURNS SETOF streamforge.change
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval := streamforge.time_unit(pipeline);
+BEGIN
+    PERFORM streamforge.unit_us(unit, pipeline);
+    RETURN QUERY SELECT * FROM streamforge.advance(pipeline, partition,
+        streamforge.time_to_units(progress, unit));
+END
+$$;
+COMMENT ON FUNCTION streamforge.advance_ts(text, text, timestamptz) IS
+    'reports a partition''s progress as a timestamp (the pipeline needs a time unit)';
+
+-- Results with timestamptz bounds.
+CREATE FUNCTION streamforge.visible_ts(pipeline text)
+RETURNS TABLE (window_name text, key text, window_start timestamptz,
+               window_end timestamptz, count bigint, sum numeric, min bigint,
+               max bigint)
+LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval := streamforge.time_unit(pipeline);
+BEGIN
+    PERFORM streamforge.unit_us(unit, pipeline);
+    RETURN QUERY SELECT r.window_name, r.key,
+        streamforge.units_to_time(r.window_start, unit),
+        streamforge.units_to_time(r.window_end, unit),
+        r.count, r.sum, r.min, r.max
+      FROM streamforge.visible(pipeline) AS r;
+END
+$$;
+COMMENT ON FUNCTION streamforge.visible_ts(text) IS
+    'visible() with timestamp window bounds (the pipeline needs a time unit)';
+
+CREATE FUNCTION streamforge.live_ts(pipeline text)
+RETURNS TABLE (window_name text, key text, window_start timestamptz,
+               window_end timestamptz, count bigint, sum numeric, min bigint,
+               max bigint)
+LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval := streamforge.time_unit(pipeline);
+BEGIN
+    PERFORM streamforge.unit_us(unit, pipeline);
+    RETURN QUERY SELECT r.window_name, r.key,
+        streamforge.units_to_time(r.window_start, unit),
+        streamforge.units_to_time(r.window_end, unit),
+        r.count, r.sum, r.min, r.max
+      FROM streamforge.live(pipeline) AS r;
+END
+$$;
+COMMENT ON FUNCTION streamforge.live_ts(text) IS
+    'live() with timestamp window bounds (the pipeline needs a time unit)';
+
+CREATE FUNCTION streamforge.watermark_ts(pipeline text)
+RETURNS timestamptz
+LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval := streamforge.time_unit(pipeline);
+BEGIN
+    PERFORM streamforge.unit_us(unit, pipeline);
+    RETURN streamforge.units_to_time(streamforge.watermark(pipeline), unit);
+END
+$$;
+COMMENT ON FUNCTION streamforge.watermark_ts(text) IS
+    'watermark() as a timestamp, NULL before there is one (the pipeline needs a time unit)';
+
+-- The durable results (streamforge.results, row-level security applies)
+-- with timestamp bounds.
+CREATE FUNCTION streamforge.results_ts(pipeline text)
+RETURNS TABLE (window_name text, key text, window_start timestamptz,
+               window_end timestamptz, count bigint, sum numeric, min bigint,
+               max bigint, seq bigint)
+LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval := streamforge.time_unit(pipeline);
+BEGIN
+    PERFORM streamforge.unit_us(unit, pipeline);
+    RETURN QUERY SELECT r.window_name::text, r.key::text,
+        streamforge.units_to_time(r.window_start, unit),
+        streamforge.units_to_time(r.window_end, unit),
+        r.count, r.sum, r.min, r.max, r.seq
+      FROM streamforge.results AS r
+     WHERE r.pipeline OPERATOR(pg_catalog.=) results_ts.pipeline
+     ORDER BY r.window_name, r.key, r.window_start, r.window_end;
+END
+$$;
+COMMENT ON FUNCTION streamforge.results_ts(text) IS
+    'the pipeline''s rows of streamforge.results with timestamp bounds';
+
+-- ----------------------------------------------------------------
+-- JSON
+-- ----------------------------------------------------------------
+
+-- The first thing wrong with element ord (1-based) of a JSON delivery
+-- array, as an exception; nothing if the element is fine.  with_offset:
+-- whether source_offset is required (true) or refused (false).
+-- time_unit: the pipeline's; event_time may then be a timestamp string.
+CREATE FUNCTION streamforge.json_check_element(e jsonb, ord bigint,
+    with_offset boolean, has_unit boolean)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    f text;
+    v jsonb;
+    n numeric;
+    fields text[] := CASE WHEN with_offset
+        THEN ARRAY['partition', 'source_offset', 'event_id', 'key', 'event_time', 'value']
+        ELSE ARRAY['partition', 'event_id', 'key', 'event_time', 'value'] END;
+BEGIN
+    IF jsonb_typeof(e) OPERATOR(pg_catalog.<>) 'object' THEN
+        RAISE EXCEPTION 'element % of the array must be an object', ord
+            USING ERRCODE = '22023',
+                  DETAIL = format('Found a JSON %s.', jsonb_typeof(e));
+    END IF;
+    FOR f IN SELECT k FROM jsonb_object_keys(e) AS k ORDER BY k LOOP
+        IF f OPERATOR(pg_catalog.<>) ALL (fields) THEN
+            IF f OPERATOR(pg_catalog.=) 'source_offset' THEN
+                RAISE EXCEPTION 'element % has a field "source_offset", but element 1 has none', ord
+                    USING ERRCODE = '22023',
+                          HINT = 'Give source_offset in every element, or in none: the extension then assigns the offsets.';
+            END IF;
+            RAISE EXCEPTION 'element % has an unknown field "%"', ord, f
+                USING ERRCODE = '22023',
+                      HINT = 'The fields are partition, source_offset, event_id, key, event_time and value.';
+        END IF;
+    END LOOP;
+    FOREACH f IN ARRAY fields LOOP
+        v := e OPERATOR(pg_catalog.->) f;
+        IF v IS NULL THEN
+            IF f OPERATOR(pg_catalog.=) 'source_offset' THEN
+                RAISE EXCEPTION 'element % has no field "source_offset", but element 1 has one', ord
+                    USING ERRCODE = '22023',
+                          HINT = 'Give source_offset in every element, or in none: the extension then assigns the offsets.';
+            END IF;
+            RAISE EXCEPTION 'element % has no field "%"', ord, f
+                USING ERRCODE = '22023';
+        ELSIF jsonb_typeof(v) OPERATOR(pg_catalog.=) 'null' THEN
+            RAISE EXCEPTION 'field "%" of element % must not be null', f, ord
+                USING ERRCODE = '22004';
+        ELSIF f OPERATOR(pg_catalog.=) ANY (ARRAY['partition', 'event_id', 'key']) THEN
+            IF jsonb_typeof(v) OPERATOR(pg_catalog.<>) 'string' THEN
+                RAISE EXCEPTION 'field "%" of element % must be a string', f, ord
+                    USING ERRCODE = '22023',
+                          DETAIL = format('Found a JSON %s.', jsonb_typeof(v));
+            END IF;
+        ELSIF f OPERATOR(pg_catalog.=) 'event_time' AND has_unit
+              AND jsonb_typeof(v) OPERATOR(pg_catalog.=) 'string' THEN
+            NULL;   -- a timestamp: checked when converted
+        ELSIF jsonb_typeof(v) OPERATOR(pg_catalog.<>) 'number' THEN
+            RAISE EXCEPTION 'field "%" of element % must be %', f, ord,
+                    CASE WHEN f OPERATOR(pg_catalog.=) 'event_time' AND has_unit
+                         THEN 'a number or a timestamp string' ELSE 'a number' END
+                USING ERRCODE = '22023',
+                      DETAIL = format('Found a JSON %s.', jsonb_typeof(v));
+        ELSE
+            n := v::numeric;
+            IF n OPERATOR(pg_catalog.<>) trunc(n) THEN
+                RAISE EXCEPTION 'field "%" of element % must be an integer', f, ord
+                    USING ERRCODE = '22023',
+                          DETAIL = format('Found %s.', v);
+            ELSIF n OPERATOR(pg_catalog.<) -9223372036854775808
+                  OR n OPERATOR(pg_catalog.>) 9223372036854775807 THEN
+                RAISE EXCEPTION 'field "%" of element % is out of range for type bigint', f, ord
+                    USING ERRCODE = '22003',
+                          DETAIL = format('Found %s.', v);
+            END IF;
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION streamforge.json_check_element(jsonb, bigint, boolean, boolean) IS
+    'raises the error of a bad element of ingest_json''s array (internal helper)';
+
+-- A JSON event_time as units: a number as it is; a string (with a time
+-- unit) as a timestamptz, read like PostgreSQL's own input (a string
+-- without a zone is in the session's TimeZone).
+CREATE FUNCTION streamforge.json_time(v jsonb, unit interval)
+RETURNS bigint
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN CASE WHEN jsonb_typeof(v) OPERATOR(pg_catalog.=) 'number' THEN v::bigint
+            ELSE streamforge.time_to_units((v OPERATOR(pg_catalog.#>>) '{}'::text[])::timestamptz, unit) END;
+COMMENT ON FUNCTION streamforge.json_time(jsonb, interval) IS
+    'a JSON event_time (number, or timestamp string) as units (internal helper)';
+
+-- ingest_json(pipeline, deliveries): a JSON array of delivery objects
+-- {"partition", "source_offset", "event_id", "key", "event_time", "value"},
+-- applied like ingest_batch; or, when the first element has no
+-- source_offset, of events applied like append_batch.  With a time unit,
+-- event_time may be a timestamp string.  All or none.
+CREATE FUNCTION streamforge.ingest_json(pipeline text, deliveries jsonb)
+RETURNS SETOF streamforge.change
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval;
+    with_offset boolean;
+    bad bigint;
+    bad_elem jsonb;
+    ds streamforge.delivery[];
+    es streamforge.event[];
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    END IF;
+    unit := streamforge.time_unit(pipeline);     -- 42704, 42501
+    IF deliveries IS NULL THEN
+        RAISE EXCEPTION 'deliveries must not be null' USING ERRCODE = '22004';
+    ELSIF jsonb_typeof(deliveries) OPERATOR(pg_catalog.<>) 'array' THEN
+        RAISE EXCEPTION 'deliveries must be a JSON array'
+            USING ERRCODE = '22023',
+                  DETAIL = format('Found a JSON %s.', jsonb_typeof(deliveries));
+    ELSIF jsonb_array_length(deliveries) OPERATOR(pg_catalog.=) 0 THEN
+        RETURN;
+    END IF;
+    with_offset := jsonb_typeof(deliveries OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.=) 'object'
+        AND (deliveries OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.?) 'source_offset';
+
+    -- Find the first bad element in one pass without raising; then let
+    -- json_check_element raise its precise error.  The checks are written
+    -- out here rather than calling helpers: a function with SET
+    -- search_path is not inlined, and would cost a call per field.
+    SELECT t.ord, t.e INTO bad, bad_elem
+      FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
+     WHERE NOT COALESCE(
+             jsonb_typeof(t.e) OPERATOR(pg_catalog.=) 'object'
+         AND (SELECT count(*) FROM jsonb_object_keys(t.e))
+             OPERATOR(pg_catalog.=) CASE WHEN with_offset THEN 6 ELSE 5 END
+         AND jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'partition') OPERATOR(pg_catalog.=) 'string'
+         AND jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_id') OPERATOR(pg_catalog.=) 'string'
+         AND jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'key') OPERATOR(pg_catalog.=) 'string'
+         AND (CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'value') OPERATOR(pg_catalog.=) 'number'
+                   THEN (t.e OPERATOR(pg_catalog.->) 'value')::numeric OPERATOR(pg_catalog.=) trunc((t.e OPERATOR(pg_catalog.->) 'value')::numeric)
+                        AND (t.e OPERATOR(pg_catalog.->) 'value')::numeric OPERATOR(pg_catalog.>=) -9223372036854775808
+                        AND (t.e OPERATOR(pg_catalog.->) 'value')::numeric OPERATOR(pg_catalog.<=) 9223372036854775807
+                   ELSE false END)
+         AND (NOT with_offset OR (CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'source_offset') OPERATOR(pg_catalog.=) 'number'
+                   THEN (t.e OPERATOR(pg_catalog.->) 'source_offset')::numeric OPERATOR(pg_catalog.=) trunc((t.e OPERATOR(pg_catalog.->) 'source_offset')::numeric)
+                        AND (t.e OPERATOR(pg_catalog.->) 'source_offset')::numeric OPERATOR(pg_catalog.>=) -9223372036854775808
+                        AND (t.e OPERATOR(pg_catalog.->) 'source_offset')::numeric OPERATOR(pg_catalog.<=) 9223372036854775807
+                   ELSE false END))
+         AND ((CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
+                   THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::numeric OPERATOR(pg_catalog.=) trunc((t.e OPERATOR(pg_catalog.->) 'event_time')::numeric)
+                        AND (t.e OPERATOR(pg_catalog.->) 'event_time')::numeric OPERATOR(pg_catalog.>=) -9223372036854775808
+                        AND (t.e OPERATOR(pg_catalog.->) 'event_time')::numeric OPERATOR(pg_catalog.<=) 9223372036854775807
+                   ELSE false END)
+              OR (unit IS NOT NULL AND jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'string')),
+           false)
+     ORDER BY t.ord
+     LIMIT 1;
+    IF bad IS NOT NULL THEN
+        PERFORM streamforge.json_check_element(bad_elem, bad, with_offset, unit IS NOT NULL);
+        RAISE EXCEPTION 'element % of the array is invalid', bad USING ERRCODE = '22023';
+    END IF;
+
+    -- Every element has the right fields and types.  Only a timestamp
+    -- string can still fail; then find which one.
+    BEGIN
+        IF with_offset THEN
+            ds := ARRAY(
+                SELECT ROW(t.e OPERATOR(pg_catalog.->>) 'partition',
+                           (t.e OPERATOR(pg_catalog.->) 'source_offset')::bigint,
+                           t.e OPERATOR(pg_catalog.->>) 'event_id',
+                           t.e OPERATOR(pg_catalog.->>) 'key',
+                           CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
+                                THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::bigint
+                                ELSE streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
+                           (t.e OPERATOR(pg_catalog.->) 'value')::bigint)::streamforge.delivery
+                  FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
+                 ORDER BY t.ord);
+        ELSE
+            es := ARRAY(
+                SELECT ROW(t.e OPERATOR(pg_catalog.->>) 'partition',
+                           t.e OPERATOR(pg_catalog.->>) 'event_id',
+                           t.e OPERATOR(pg_catalog.->>) 'key',
+                           CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
+                                THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::bigint
+                                ELSE streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
+                           (t.e OPERATOR(pg_catalog.->) 'value')::bigint)::streamforge.event
+                  FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
+                 ORDER BY t.ord);
+        END IF;
+    EXCEPTION WHEN data_exception THEN
+        FOR bad, bad_elem IN
+            SELECT t.ord, t.e OPERATOR(pg_catalog.->) 'event_time'
+              FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
+             ORDER BY t.ord
+        LOOP
+            BEGIN
+                PERFORM streamforge.json_time(bad_elem, unit);
+            EXCEPTION WHEN data_exception THEN
+                DECLARE
+                    msg text;
+                    state text;
+                BEGIN
+                    GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+                    RAISE EXCEPTION 'field "event_time" of element % is not a valid time: %', bad, msg
+                        USING ERRCODE = state;
+                END;
+            END;
+        END LOOP;
+        RAISE;
+    END;
+
+    IF with_offset THEN
+        RETURN QUERY SELECT * FROM streamforge.ingest_batch(pipeline, ds);
+    ELSE
+        RETURN QUERY SELECT * FROM streamforge.append_batch(pipeline, es);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION streamforge.ingest_json(text, jsonb) IS
+    'delivers a JSON array of deliveries (or of events without offsets), all or none';
+
+-- ----------------------------------------------------------------
+-- Tables attached to a pipeline
+-- ----------------------------------------------------------------
+--
+-- attach() creates two triggers on the table, named after the pipeline:
+-- a statement-level AFTER INSERT trigger with a transition table, which
+-- appends the statement's new rows (one append_batch per statement, so a
+-- COPY of a million rows is one batch) in the inserting transaction, and a
+-- row-level BEFORE UPDATE trigger that refuses to change what a mapping
+-- reads.  DELETE and TRUNCATE are ignored: the events stay consumed.
+--
+-- The mappings are SQL expressions over the table's columns, stored (as
+-- fully qualified, type-converted expressions) in the triggers' arguments,
+-- so pg_dump carries an attachment with its table, and restoring the
+-- table's rows (which pg_dump does before it creates triggers) ingests
+-- nothing twice.
+--
+-- Privileges: the triggers run as the inserting role (no SECURITY
+-- DEFINER), which therefore needs the ingest privilege on the pipeline;
+-- an insert by a role without it fails with 42501 and inserts nothing.
+-- Only the table's owner may attach (the expressions are code that will
+-- run as whoever inserts, like any trigger the owner writes).  The trigger
+-- functions pin search_path to pg_catalog, pg_temp, so the mappings mean
+-- the same thing for every inserting role: qualify your own functions.
+
+-- The trigger name of an attachment of pipeline to a table.
+CREATE FUNCTION streamforge.attach_trigger_name(pipeline text)
+RETURNS name
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN ('streamforge_attach_' OPERATOR(pg_catalog.||) pg_catalog.left(pg_catalog.md5(pipeline), 16))::name;
+COMMENT ON FUNCTION streamforge.attach_trigger_name(text) IS
+    'the name of the INSERT trigger that attaches a pipeline to a table (internal helper)';
+
+-- The arguments of a trigger (pg_trigger.tgargs) as text[].
+CREATE FUNCTION streamforge.trigger_args(args bytea)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    result text[] := '{}';
+    rest bytea := args;
+    i integer;
+BEGIN
+    LOOP
+        i := position('\x00'::bytea IN rest);
+        EXIT WHEN i OPERATOR(pg_catalog.=) 0;
+        result := result OPERATOR(pg_catalog.||) convert_from(substr(rest, 1, i OPERATOR(pg_catalog.-) 1), current_setting('server_encoding'));
+        rest := substr(rest, i OPERATOR(pg_catalog.+) 1);
+    END LOOP;
+    RETURN result;
+END
+$$;
+COMMENT ON FUNCTION streamforge.trigger_args(bytea) IS
+    'the arguments of a trigger as text[] (internal helper)';
+
+-- The type of a mapping expression over the table (with no row read).
+CREATE FUNCTION streamforge.attach_expr_type(source regclass, expr text)
+RETURNS regtype
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t regtype;
+BEGIN
+    FOR t IN EXECUTE format('SELECT pg_catalog.pg_typeof((SELECT %s FROM %s AS new_rows LIMIT 0))',
+                            expr, source)
+    LOOP
+    END LOOP;
+    RETURN t;
+END
+$$;
+COMMENT ON FUNCTION streamforge.attach_expr_type(regclass, text) IS
+    'the type of a mapping expression over a table (internal helper)';
+
+-- The statement-level AFTER INSERT trigger of an attachment.  Arguments:
+-- pipeline, then the expressions of partition, event_id, key, event_time
+-- (in units) and value.
+CREATE FUNCTION streamforge.attached_insert()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    IF TG_NARGS OPERATOR(pg_catalog.<>) 6 OR TG_LEVEL OPERATOR(pg_catalog.<>) 'STATEMENT'
+       OR TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
+        RAISE EXCEPTION 'streamforge.attached_insert() must be created by streamforge.attach()'
+            USING ERRCODE = '39P01';
+    END IF;
+    -- a cursor: exactly one query, whatever the expressions contain
+    FOR n IN EXECUTE format(
+        'SELECT pg_catalog.count(*) FROM streamforge.append_batch($1, '
+        'ARRAY(SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM new_rows))',
+        TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5])
+        USING TG_ARGV[0]
+    LOOP
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION streamforge.attached_insert() IS
+    'trigger of streamforge.attach: appends the inserted rows to the pipeline';
+
+-- The row-level BEFORE UPDATE trigger of an attachment: an update that
+-- changes what the mappings read is refused; others pass.
+CREATE FUNCTION streamforge.attached_update()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    q text;
+    o text;
+    n text;
+BEGIN
+    IF TG_NARGS OPERATOR(pg_catalog.<>) 6 OR TG_LEVEL OPERATOR(pg_catalog.<>) 'ROW'
+       OR TG_OP OPERATOR(pg_catalog.<>) 'UPDATE' THEN
+        RAISE EXCEPTION 'streamforge.attached_update() must be created by streamforge.attach()'
+            USING ERRCODE = '39P01';
+    END IF;
+    q := format('SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event::pg_catalog.text '
+                'FROM (SELECT ($1).*) AS new_rows',
+                TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5]);
+    FOR o IN EXECUTE q USING OLD LOOP END LOOP;
+    FOR n IN EXECUTE q USING NEW LOOP END LOOP;
+    IF o IS DISTINCT FROM n THEN
+        RAISE EXCEPTION 'cannot change an event of table % attached to pipeline "%"',
+                        TG_RELID::regclass, TG_ARGV[0]
+            USING ERRCODE = '0A000',
+                  DETAIL = format('The pipeline consumed the row as %s; the update would make it %s.', o, n),
+                  HINT = 'Insert a correcting row instead, with a new event id.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION streamforge.attached_update() IS
+    'trigger of streamforge.attach: refuses updates that change an ingested event';
+
+-- attach(pipeline, source, event_id, key, event_time, value, partition):
+-- from now on, every row inserted into source is an event of pipeline,
+-- delivered at its partition's next offset in the inserting transaction.
+-- Each mapping is an SQL expression over the table's columns; partition
+-- defaults to the pipeline's only partition.  event_time may be an
+-- integer (in the pipeline's units) or a timestamptz, timestamp (read as
+-- UTC) or date when the pipeline has a time unit; value an integer.
+CREATE FUNCTION streamforge.attach(pipeline text, source regclass,
+    event_id text, key text, event_time text, value text DEFAULT '1',
+    partition text DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tg name;
+    unit interval;
+    parts text[];
+    typ regtype;
+    p_expr text;
+    id_expr text;
+    key_expr text;
+    time_expr text;
+    value_expr text;
+    args text;
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM streamforge.require_privilege(pipeline, 'ingest');
+    IF source IS NULL OR event_id IS NULL OR key IS NULL OR event_time IS NULL
+       OR value IS NULL THEN
+        RAISE EXCEPTION 'arguments of attach must not be null'
+            USING ERRCODE = '22004',
+                  DETAIL = 'Only partition may be null (the pipeline''s only partition).';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class AS c
+                    WHERE c.oid OPERATOR(pg_catalog.=) source
+                      AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])) THEN
+        RAISE EXCEPTION '"%" is not a table', source USING ERRCODE = '42809';
+    END IF;
+    IF NOT pg_has_role((SELECT c.relowner FROM pg_catalog.pg_class AS c
+                         WHERE c.oid OPERATOR(pg_catalog.=) source), 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', source USING ERRCODE = '42501';
+    END IF;
+    tg := streamforge.attach_trigger_name(pipeline);
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS t
+                WHERE t.tgrelid OPERATOR(pg_catalog.=) source
+                  AND t.tgname OPERATOR(pg_catalog.=) tg) THEN
+        RAISE EXCEPTION 'pipeline "%" is already attached to table %', pipeline, source
+            USING ERRCODE = '42710';
+    END IF;
+
+    IF partition IS NULL THEN
+        SELECT pg_catalog.array_agg(p.partition) INTO parts
+          FROM streamforge.partitions(pipeline) AS p;
+        IF pg_catalog.cardinality(parts) OPERATOR(pg_catalog.<>) 1 THEN
+            RAISE EXCEPTION 'pipeline "%" has % partitions', pipeline, pg_catalog.cardinality(parts)
+                USING ERRCODE = '22023',
+                      HINT = 'Pass partition => an expression, or a quoted partition name such as ''''''p0''''''.';
+        END IF;
+        partition := quote_literal(parts[1]);
+    END IF;
+
+    p_expr := format('(%s)::pg_catalog.text', partition);
+    id_expr := format('(%s)::pg_catalog.text', event_id);
+    key_expr := format('(%s)::pg_catalog.text', key);
+
+    typ := streamforge.attach_expr_type(source, event_time);
+    IF typ OPERATOR(pg_catalog.=) ANY (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
+        time_expr := format('(%s)::pg_catalog.int8', event_time);
+    ELSIF typ OPERATOR(pg_catalog.=) ANY (ARRAY['timestamp with time zone', 'timestamp without time zone', 'date']::regtype[]) THEN
+        unit := streamforge.time_unit(pipeline);
+        PERFORM streamforge.unit_us(unit, pipeline);
+        time_expr := format('streamforge.time_to_units(%s, %L::pg_catalog.interval)',
+            CASE WHEN typ OPERATOR(pg_catalog.=) 'timestamp with time zone'::regtype
+                 THEN format('(%s)', event_time)
+                 ELSE format('pg_catalog.timezone(''UTC'', (%s)::pg_catalog.timestamp)', event_time) END,
+            unit);
+    ELSE
+        RAISE EXCEPTION 'event_time must be an integer or a timestamp'
+            USING ERRCODE = '42804',
+                  DETAIL = format('The expression %s is of type %s.', event_time, typ);
+    END IF;
+
+    typ := streamforge.attach_expr_type(source, value);
+    IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
+        RAISE EXCEPTION 'value must be an integer'
+            USING ERRCODE = '42804',
+                  DETAIL = format('The expression %s is of type %s.', value, typ);
+    END IF;
+    value_expr := format('(%s)::pg_catalog.int8', value);
+
+    -- the whole row must evaluate (no row is read)
+    EXECUTE format('SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM %s AS new_rows LIMIT 0',
+                   p_expr, id_expr, key_expr, time_expr, value_expr, source);
+
+    args := format('%L, %L, %L, %L, %L, %L', pipeline, p_expr, id_expr,
+                   key_expr, time_expr, value_expr);
+    EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION streamforge.attached_insert(%s)',
+                   tg, source, args);
+    EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE ON %s '
+                   'FOR EACH ROW EXECUTE FUNCTION streamforge.attached_update(%s)',
+                   tg OPERATOR(pg_catalog.||) '_update', source, args);
+END
+$$;
+COMMENT ON FUNCTION streamforge.attach(text, regclass, text, text, text, text, text) IS
+    'ingests every row inserted into a table as an event of a pipeline';
+
+-- detach(pipeline, source): drops the triggers of attach().  Needs
+-- ownership of the table; the pipeline need not exist any more.
+CREATE FUNCTION streamforge.detach(pipeline text, source regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tg name;
+BEGIN
+    IF pipeline IS NULL OR source IS NULL THEN
+        RAISE EXCEPTION 'arguments of detach must not be null' USING ERRCODE = '22004';
+    END IF;
+    tg := streamforge.attach_trigger_name(pipeline);
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS t
+                    WHERE t.tgrelid OPERATOR(pg_catalog.=) source
+                      AND t.tgname OPERATOR(pg_catalog.=) tg) THEN
+        RAISE EXCEPTION 'pipeline "%" is not attached to table %', pipeline, source
+            USING ERRCODE = '42704';
+    END IF;
+    EXECUTE format('DROP TRIGGER %I ON %s', tg, source);
+    EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', tg OPERATOR(pg_catalog.||) '_update', source);
+END
+$$;
+COMMENT ON FUNCTION streamforge.detach(text, regclass) IS
+    'stops ingesting a table''s inserted rows into a pipeline';
+
+-- The attachments in this database (of the tables the role can see in
+-- pg_trigger, like \d).
+CREATE VIEW streamforge.attachments AS
+SELECT t.tgrelid::regclass AS source,
+       a.args[1] AS pipeline,
+       a.args[2] AS partition,
+       a.args[3] AS event_id,
+       a.args[4] AS key,
+       a.args[5] AS event_time,
+       a.args[6] AS value,
+       t.tgname AS trigger_name
+  FROM pg_catalog.pg_trigger AS t,
+       LATERAL (SELECT streamforge.trigger_args(t.tgargs) AS args) AS a
+ WHERE t.tgfoid OPERATOR(pg_catalog.=) 'streamforge.attached_insert()'::pg_catalog.regprocedure;
+COMMENT ON VIEW streamforge.attachments IS
+    'tables attached to pipelines, with the mapping expressions';
+GRANT SELECT ON streamforge.attachments TO PUBLIC;
+
+-- ----------------------------------------------------------------
+-- Outputs (sql/install/40_outputs.sql): avg in the results table,
+-- results_retention, resync keeping finalized rows, trims
+-- ----------------------------------------------------------------
+
+-- The exact mean of every results row (issue 15), a generated column;
+-- ALTER TABLE computes it for the rows 0.1.0 wrote.  One results table
+-- holds the rows of every pipeline, so this covers them all.
+ALTER TABLE streamforge.results ADD COLUMN avg numeric GENERATED ALWAYS AS
+    (sum OPERATOR(pg_catalog./) NULLIF(count, 0)::numeric) STORED;
+
+-- configure_outputs gains results_retention (issue 13): the switch is a
+-- new column of output_config, false for the pipelines of 0.1.0, and the
+-- functions are replaced by their six-argument versions (disable_outputs
+-- calls configure_outputs, so it goes first and comes back after).
+ALTER TABLE streamforge.output_config
+    ADD COLUMN results_retention boolean NOT NULL DEFAULT false;
+
+DROP FUNCTION streamforge.disable_outputs(text);
+DROP FUNCTION streamforge.configure_outputs(text, boolean, boolean, boolean,
+    boolean);
+DROP FUNCTION streamforge.configure_outputs_internal(text, boolean, boolean,
+    boolean, boolean);
+
+CREATE FUNCTION streamforge.configure_outputs_internal(pipeline text,
+    changelog boolean, results boolean, late boolean, notify boolean,
+    results_retention boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old_results boolean;
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    END IF;
+    IF changelog IS NULL OR results IS NULL OR late IS NULL OR notify IS NULL
+       OR results_retention IS NULL THEN
+        RAISE EXCEPTION 'output switches must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM 1 FROM streamforge.pipeline AS p
+     WHERE p.name OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
+            USING ERRCODE = '42704';
+    END IF;
+
+    SELECT c.results INTO old_results FROM streamforge.output_config AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
+    old_results := coalesce(old_results, false);
+
+    IF results AND NOT old_results THEN
+        DELETE FROM streamforge.results AS r
+         WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
+        INSERT INTO streamforge.results (pipeline, window_name, key,
+                window_start, window_end, count, sum, min, max, seq)
+        SELECT configure_outputs_internal.pipeline, v.window_name, v.key,
+               v.window_start, v.window_end, v.count, v.sum, v.min, v.max,
+               NULL
+          FROM streamforge.visible(configure_outputs_internal.pipeline) AS v;
+    ELSIF old_results AND NOT results THEN
+        DELETE FROM streamforge.results AS r
+         WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
+    END IF;
+
+    IF changelog OR results OR late OR notify THEN
+        INSERT INTO streamforge.output_config AS c
+               (pipeline, changelog, results, late, notify, results_retention)
+        VALUES (configure_outputs_internal.pipeline, configure_outputs_internal.changelog,
+                configure_outputs_internal.results, configure_outputs_internal.late,
+                configure_outputs_internal.notify,
+                configure_outputs_internal.results_retention)
+        ON CONFLICT ON CONSTRAINT output_config_pkey DO UPDATE
+           SET changelog = excluded.changelog, results = excluded.results,
+               late = excluded.late, notify = excluded.notify,
+               results_retention = excluded.results_retention,
+               configured_at = pg_catalog.now();
+    ELSE
+        DELETE FROM streamforge.output_config AS c
+         WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
+    END IF;
+
+    IF results AND results_retention THEN
+        PERFORM streamforge.trim_results_internal(configure_outputs_internal.pipeline);
+    END IF;
+END
+$$;
+
+CREATE FUNCTION streamforge.configure_outputs(pipeline text,
+    changelog boolean DEFAULT true, results boolean DEFAULT true,
+    late boolean DEFAULT true, notify boolean DEFAULT true,
+    results_retention boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_configure_outputs'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION streamforge.configure_outputs(text, boolean, boolean,
+    boolean, boolean, boolean) IS
+'Turn the pipeline''s durable outputs (changelog, results, late output, notifications) on or off; results_retention drops final results rows older than the retention horizon. Needs admin.';
+
+REVOKE ALL ON FUNCTION streamforge.configure_outputs_internal(text, boolean,
+    boolean, boolean, boolean, boolean) FROM PUBLIC;
+
+CREATE FUNCTION streamforge.disable_outputs(pipeline text)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT streamforge.configure_outputs(pipeline, false, false, false, false, false);
+END;
+
+COMMENT ON FUNCTION streamforge.disable_outputs(text) IS
+'Turn every output of the pipeline off (configure_outputs with every switch false). Needs admin.';
+
+-- resync_outputs keeps the finalized results rows (issue 12) and re-applies
+-- results_retention.
+CREATE OR REPLACE FUNCTION streamforge.resync_outputs_internal(pipeline text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg streamforge.output_config;
+    st record;
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM 1 FROM streamforge.pipeline AS p
+     WHERE p.name OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
+            USING ERRCODE = '42704';
+    END IF;
+    SELECT * INTO cfg FROM streamforge.output_config AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
+    st := streamforge.stats(pipeline);
+
+    IF coalesce(cfg.results, false) THEN
+        WITH undone AS (
+            SELECT c.window_name, c.key, c.window_start, c.window_end
+              FROM streamforge.changelog AS c
+             WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+               AND c.seq OPERATOR(pg_catalog.>) st.changes_emitted
+            UNION
+            SELECT r.window_name, r.key, r.window_start, r.window_end
+              FROM streamforge.results AS r
+             WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+               AND r.seq OPERATOR(pg_catalog.>) st.changes_emitted),
+        gone AS (
+            DELETE FROM streamforge.results AS r
+             USING undone AS u
+             WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+               AND (r.window_name, r.key, r.window_start, r.window_end)
+                   OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end))
+        INSERT INTO streamforge.results (pipeline, window_name, key,
+                window_start, window_end, count, sum, min, max, seq)
+        SELECT l.pipeline, l.window_name, l.key, l.window_start,
+               l.window_end, l.count, l.sum, l.min, l.max, l.seq
+          FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
+                                    c.window_end) c.*
+                  FROM streamforge.changelog AS c
+                  JOIN undone AS u
+                    ON (c.window_name, c.key, c.window_start, c.window_end)
+                       OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end)
+                 WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+                   AND c.seq OPERATOR(pg_catalog.<=) st.changes_emitted
+                 ORDER BY c.window_name, c.key, c.window_start,
+                          c.window_end, c.seq DESC) AS l
+         WHERE l.op OPERATOR(pg_catalog.=) 'upsert' AND cfg.changelog;
+    END IF;
+
+    DELETE FROM streamforge.changelog AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+       AND c.seq OPERATOR(pg_catalog.>) st.changes_emitted;
+    DELETE FROM streamforge.late_output AS l
+     WHERE l.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+       AND l.late_seq OPERATOR(pg_catalog.>) st.late_events;
+
+    IF coalesce(cfg.results, false) THEN
+        -- visible() is the truth for the rows it shows
+        DELETE FROM streamforge.results AS r
+         USING streamforge.visible(resync_outputs_internal.pipeline) AS v
+         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+           AND (r.window_name, r.key, r.window_start, r.window_end)
+               OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end)
+           AND (r.count, r.sum, r.min, r.max)
+               IS DISTINCT FROM (v.count, v.sum, v.min, v.max);
+        INSERT INTO streamforge.results (pipeline, window_name, key,
+                window_start, window_end, count, sum, min, max, seq)
+        SELECT resync_outputs_internal.pipeline, v.window_name, v.key, v.window_start,
+               v.window_end, v.count, v.sum, v.min, v.max, NULL
+          FROM streamforge.visible(resync_outputs_internal.pipeline) AS v
+         WHERE NOT EXISTS (
+                SELECT 1 FROM streamforge.results AS r
+                 WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+                   AND (r.window_name, r.key, r.window_start, r.window_end)
+                       OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
+        -- what results_retention dropped stays dropped
+        PERFORM streamforge.trim_results_internal(resync_outputs_internal.pipeline);
+    END IF;
+END
+$$;
+
+-- Trimming the outputs (issue 13): trim_changelog, trim_late_output,
+-- trim_results and their internal functions.
+CREATE FUNCTION streamforge.trim_changelog_internal(pipeline text,
+    up_to_seq bigint)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    IF pipeline IS NULL OR up_to_seq IS NULL THEN
+        RAISE EXCEPTION 'arguments of trim_changelog must not be null'
+            USING ERRCODE = '22004';
+    END IF;
+    DELETE FROM streamforge.changelog AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) trim_changelog_internal.pipeline
+       AND c.seq OPERATOR(pg_catalog.<=) trim_changelog_internal.up_to_seq;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
+CREATE FUNCTION streamforge.trim_late_output_internal(pipeline text,
+    up_to_late_seq bigint)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    IF pipeline IS NULL OR up_to_late_seq IS NULL THEN
+        RAISE EXCEPTION 'arguments of trim_late_output must not be null'
+            USING ERRCODE = '22004';
+    END IF;
+    DELETE FROM streamforge.late_output AS l
+     WHERE l.pipeline OPERATOR(pg_catalog.=) trim_late_output_internal.pipeline
+       AND l.late_seq OPERATOR(pg_catalog.<=) trim_late_output_internal.up_to_late_seq;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
+-- The retention horizon H = watermark - lateness - retention of a pipeline
+-- (docs/outputs.md, "Results retention"), computed exactly: NULL when the pipeline
+-- has no retention, no watermark, or H is below the bigint range.  The
+-- retention is read from the pipeline's row as JSON, so this works before
+-- and after streamforge.pipeline gains its retention column.
+CREATE FUNCTION streamforge.retention_horizon_internal(pipeline text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    lateness bigint;
+    retention bigint;
+    watermark bigint;
+    h numeric;
+BEGIN
+    SELECT p.lateness,
+           (pg_catalog.to_jsonb(p) OPERATOR(pg_catalog.->>) 'retention')::bigint
+      INTO lateness, retention
+      FROM streamforge.pipeline AS p
+     WHERE p.name OPERATOR(pg_catalog.=) retention_horizon_internal.pipeline;
+    IF retention IS NULL THEN
+        RETURN NULL;
+    END IF;
+    watermark := streamforge.watermark(pipeline);
+    IF watermark IS NULL THEN
+        RETURN NULL;
+    END IF;
+    h := watermark::numeric OPERATOR(pg_catalog.-) lateness::numeric
+         OPERATOR(pg_catalog.-) retention::numeric;
+    IF h OPERATOR(pg_catalog.<) (-9223372036854775808)::numeric THEN
+        RETURN NULL;
+    END IF;
+    RETURN h::bigint;
+END
+$$;
+
+-- With results_retention on (configure_outputs), delete the pipeline's
+-- results rows whose window ended at or before the retention horizon:
+-- they are final (H <= watermark - lateness) and hold only events the
+-- pipeline has forgotten.  Returns the number of rows deleted (0 when
+-- results_retention is off or there is no horizon).  The sink runs it
+-- after each write call that wrote results (src/sink.c); one index range
+-- per window, so it costs what it deletes.
+CREATE FUNCTION streamforge.trim_results_internal(pipeline text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    h bigint;
+    names text[];
+    n bigint;
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM 1 FROM streamforge.output_config AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) trim_results_internal.pipeline
+       AND c.results AND c.results_retention;
+    IF NOT FOUND THEN
+        RETURN 0;
+    END IF;
+    h := streamforge.retention_horizon_internal(pipeline);
+    IF h IS NULL THEN
+        RETURN 0;
+    END IF;
+    SELECT pg_catalog.array_agg((w).name) INTO names
+      FROM streamforge.pipeline AS p, pg_catalog.unnest(p.windows) AS w
+     WHERE p.name OPERATOR(pg_catalog.=) trim_results_internal.pipeline;
+    DELETE FROM streamforge.results AS r
+     WHERE r.pipeline OPERATOR(pg_catalog.=) trim_results_internal.pipeline
+       AND r.window_name OPERATOR(pg_catalog.=) ANY (names)
+       AND r.window_start OPERATOR(pg_catalog.<) h
+       AND r.window_end OPERATOR(pg_catalog.<=) h;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
+REVOKE ALL ON FUNCTION streamforge.trim_changelog_internal(text, bigint),
+    streamforge.trim_late_output_internal(text, bigint),
+    streamforge.retention_horizon_internal(text),
+    streamforge.trim_results_internal(text) FROM PUBLIC;
+
+CREATE FUNCTION streamforge.trim_changelog(pipeline text, up_to_seq bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_trim_changelog'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION streamforge.trim_changelog(text, bigint) IS
+'Delete the pipeline''s changelog rows with seq <= up_to_seq (consumed by every consumer); returns the number deleted. Needs admin.';
+
+CREATE FUNCTION streamforge.trim_late_output(pipeline text,
+    up_to_late_seq bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_trim_late_output'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION streamforge.trim_late_output(text, bigint) IS
+'Delete the pipeline''s late output rows with late_seq <= up_to_late_seq; returns the number deleted. Needs admin.';
+
+CREATE FUNCTION streamforge.trim_results(pipeline text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_trim_results'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION streamforge.trim_results(text) IS
+'With results_retention on, delete the pipeline''s results rows whose window ended at or before the retention horizon; returns the number deleted. Needs admin.';

@@ -13,6 +13,8 @@ use strict;
 use warnings;
 
 use File::Basename qw(dirname);
+use lib dirname(__FILE__);
+use DocsBlocks qw(read_blocks);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -199,6 +201,22 @@ is( $node->safe_psql(
 		  . "(SELECT count(*) FROM streamforge.late_output)"),
 	'0',
 	'drop_pipeline removed the outputs of the pipeline');
+
+# The README's blocks that need pg_cron (marked <!-- docs-test: pg_cron -->;
+# test/t/080_docs.pl runs the others).  Its recipe schedules a job; it
+# only has to run here, and its job is removed afterwards.
+my @readme = grep { $_->{mode} eq 'pg_cron' }
+  read_blocks(dirname(__FILE__) . '/../../README.md');
+cmp_ok(scalar @readme, '>=', 1, 'the README has blocks that need pg_cron');
+for my $b (@readme)
+{
+	($ret, $stdout, $stderr) =
+	  $node->psql('postgres', $b->{sql}, on_error_stop => 1);
+	is($ret, 0, "README.md block at line $b->{line} runs")
+	  or diag("block:\n$b->{sql}\nerror:\n$stderr");
+}
+$node->safe_psql('postgres',
+	"SELECT cron.unschedule(jobid) FROM cron.job WHERE jobname LIKE 'streamforge.advance%'");
 
 $node->stop;
 done_testing();

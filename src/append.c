@@ -1,0 +1,217 @@
+/*-------------------------------------------------------------------------
+ *
+ * append.c
+ *	  Deliveries without source offsets: streamforge.append() and
+ *	  streamforge.append_batch().
+ *
+ * A source that has no offsets of its own (a table, a web request, a
+ * trigger) cannot pick "consumed_offset + 1" itself: two sessions would
+ * pick the same offset, and a rolled-back transaction would leave a gap.
+ * Here the extension picks it, after sf_persist_open() has locked the
+ * pipeline's row for this transaction and brought the state up to date,
+ * so the offset is read and consumed under the same lock that serializes
+ * every write call on the pipeline.  A rolled-back call rolls back the
+ * offsets it consumed with everything else, so the next committed call
+ * takes them: committed offsets have no gaps.
+ *
+ * The assigned offsets are journalled like any other delivery (the
+ * journal holds the offsets, not "next"), so replay, checkpoints and
+ * restore see ordinary deliveries.  Deduplication still works by event id:
+ * a retried request with the same event id takes a new offset and is a
+ * duplicate there, which changes nothing else (SPEC.md section 3).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
+
+#include "ingest.h"
+
+static void
+append_check_not_null(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+}
+
+static void
+append_text_bytes(Datum d, const char **data, int *len)
+{
+	text	   *t = (text *) pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
+
+	*data = VARDATA_ANY(t);
+	*len = VARSIZE_ANY_EXHDR(t);
+}
+
+/*
+ * Give d the next offset of its partition.  Caller must hold the pipeline
+ * open for writing (its row locked), and must ingest d before it assigns
+ * the next one.  An unknown partition gets offset 0: the engine then
+ * raises the unknown-partition error, which comes before offsets.
+ */
+static void
+assign_offset(SfPipeline *p, SfDelivery *d)
+{
+	int			i = sf_partition_index(&p->def, d->partition);
+
+	d->source_offset = (i < 0) ? 0 : p->partitions[i].consumed + 1;
+}
+
+static void
+check_event_id(const SfDelivery *d, int index)
+{
+	if (d->event_id_len > 0)
+		return;
+	if (index < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event_id must not be empty")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("event_id of event %d of the batch must not be empty",
+					index + 1)));
+}
+
+/*
+ * append(pipeline, partition, event_id, key, event_time, value): ingest at
+ * the partition's next offset.
+ */
+PG_FUNCTION_INFO_V1(sf_append);
+Datum
+sf_append(PG_FUNCTION_ARGS)
+{
+	SfPipeline *p;
+	SfDelivery	d;
+	SfChangeList changes = {0};
+	int64		late_before;
+
+	append_check_not_null(fcinfo, 0, "pipeline");
+	p = sf_persist_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
+	late_before = p->nlate;
+
+	append_check_not_null(fcinfo, 1, "partition");
+	append_check_not_null(fcinfo, 2, "event_id");
+	append_check_not_null(fcinfo, 3, "key");
+	append_check_not_null(fcinfo, 4, "event_time");
+	append_check_not_null(fcinfo, 5, "value");
+	d.partition = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	append_text_bytes(PG_GETARG_DATUM(2), &d.event_id, &d.event_id_len);
+	append_text_bytes(PG_GETARG_DATUM(3), &d.key, &d.key_len);
+	d.event_time = PG_GETARG_INT64(4);
+	d.value = PG_GETARG_INT64(5);
+	check_event_id(&d, -1);
+
+	assign_offset(p, &d);
+	sf_engine_ingest(p, &d, &changes);
+	sf_journal_ingest(p, &d, 1);
+	sf_sink_emit(p, &changes, late_before);
+	sf_return_changes(fcinfo, p, &changes);
+	return (Datum) 0;
+}
+
+/*
+ * append_batch(pipeline, events streamforge.event[]): append every event in
+ * array order, all or none; like ingest_batch, the first failing event
+ * decides the error.
+ */
+PG_FUNCTION_INFO_V1(sf_append_batch);
+Datum
+sf_append_batch(PG_FUNCTION_ARGS)
+{
+#define SF_EVENT_COLS 5
+	static const char *const fields[SF_EVENT_COLS] = {
+		"partition", "event_id", "key", "event_time", "value"
+	};
+	SfPipeline *p;
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			n;
+	int			i;
+	SfDelivery *ds;
+	SfChangeList changes = {0};
+	TupleDesc	tupdesc = NULL;
+	Oid			elemtype;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int64		late_before;
+
+	append_check_not_null(fcinfo, 0, "pipeline");
+	p = sf_persist_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
+	late_before = p->nlate;
+
+	append_check_not_null(fcinfo, 1, "events");
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	elemtype = ARR_ELEMTYPE(arr);
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign,
+					  &elems, &elemnulls, &n);
+	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
+
+	/*
+	 * One pass: unpack, assign the offset and apply each event in turn (the
+	 * offset depends on the events before it).  An error aborts the call and
+	 * with it everything applied so far.
+	 */
+	for (i = 0; i < n; i++)
+	{
+		HeapTupleHeader th;
+		HeapTupleData tuple;
+		Datum		values[SF_EVENT_COLS];
+		bool		nulls[SF_EVENT_COLS];
+		SfDelivery *d = &ds[i];
+		int			f;
+
+		CHECK_FOR_INTERRUPTS();
+		if (elemnulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("event %d of the batch must not be null", i + 1)));
+		th = DatumGetHeapTupleHeader(elems[i]);
+		if (tupdesc == NULL)
+		{
+			tupdesc = lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(th),
+												  HeapTupleHeaderGetTypMod(th));
+			if (tupdesc->natts != SF_EVENT_COLS)
+				elog(ERROR, "streamforge: unexpected event layout");
+		}
+		tuple.t_len = HeapTupleHeaderGetDatumLength(th);
+		ItemPointerSetInvalid(&tuple.t_self);
+		tuple.t_tableOid = InvalidOid;
+		tuple.t_data = th;
+		heap_deform_tuple(&tuple, tupdesc, values, nulls);
+		for (f = 0; f < SF_EVENT_COLS; f++)
+			if (nulls[f])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("%s of event %d of the batch must not be null",
+								fields[f], i + 1)));
+		d->partition = TextDatumGetCString(values[0]);
+		append_text_bytes(values[1], &d->event_id, &d->event_id_len);
+		append_text_bytes(values[2], &d->key, &d->key_len);
+		d->event_time = DatumGetInt64(values[3]);
+		d->value = DatumGetInt64(values[4]);
+		check_event_id(d, i);
+		assign_offset(p, d);
+		sf_engine_ingest(p, d, &changes);
+	}
+	if (n > 0)
+		sf_journal_ingest(p, ds, n);
+	sf_sink_emit(p, &changes, late_before);
+	sf_return_changes(fcinfo, p, &changes);
+	return (Datum) 0;
+#undef SF_EVENT_COLS
+}

@@ -1,0 +1,33 @@
+/*-------------------------------------------------------------------------
+ *
+ * ingest.h
+ *	  The SQL glue of the ingestion paths added in 0.2.0: deliveries whose
+ *	  offsets the extension assigns (append.c) and pipelines with a time
+ *	  unit (timeunit.c).  Only SQL-facing files include this header; the
+ *	  engine knows nothing of either (it works in bigint).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SF_INGEST_H
+#define SF_INGEST_H
+
+#include "fmgr.h"
+#include "datatype/timestamp.h"
+#include "utils/array.h"
+
+#include "streamforge.h"
+
+/* sf_sql.c: materialize a change list as SETOF streamforge.change */
+extern void sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
+							  const SfChangeList *changes);
+
+/* timeunit.c: create_pipeline's time_unit argument */
+extern bool sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us,
+							 Interval **unit);
+extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
+									  int64 unit_us);
+extern void sf_time_unit_store(const char *pipeline, Interval *unit);
+
+#endif							/* SF_INGEST_H */

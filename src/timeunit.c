@@ -1,0 +1,278 @@
+/*-------------------------------------------------------------------------
+ *
+ * timeunit.c
+ *	  Pipelines with a time unit: create_pipeline(..., time_unit interval)
+ *	  and streamforge.time_unit(pipeline).
+ *
+ * The engine works in bigint and never learns about the unit.  A
+ * pipeline's time unit (streamforge.pipeline.time_unit, NULL for a
+ * pipeline without one and for every pipeline of 0.1.0) only tells the
+ * SQL-facing layer how to convert: a timestamptz t is the bigint
+ * (t - epoch) / unit, exactly, and an interval i is i / unit, exactly.
+ * The conversion functions themselves are SQL (sql/install/60_ingest.sql);
+ * this file does the two parts that live in C: converting the interval
+ * windows given to create_pipeline, and storing or reading the unit as the
+ * extension's owner (the table is closed to everybody else).
+ *
+ * Interval windows: streamforge.fixed/sliding/session_interval() make
+ * a window_def whose kind carries the suffix "/us" and whose sizes are in
+ * microseconds; create_pipeline divides them by the unit (a remainder is an
+ * error) and stores an ordinary window_def.  Without a time unit such a
+ * window is an error: its unit would be a guess.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "datatype/timestamp.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+
+#include "ingest.h"
+
+#define SF_US_SUFFIX "/us"
+
+/* An interval as microseconds: no months; a day is 86,400 seconds */
+static int64
+interval_us(const Interval *iv, const char *what)
+{
+	int64		us;
+
+	if (iv->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not contain months or years", what),
+				 errdetail("A month has no fixed length in microseconds.")));
+	if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &us) ||
+		pg_add_s64_overflow(us, iv->time, &us))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s is out of range", what)));
+	return us;
+}
+
+/*
+ * The time_unit argument of create_pipeline, found by its name so that its
+ * position does not matter (0.1.0's create_pipeline has none: false).
+ */
+bool
+sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us, Interval **unit)
+{
+	HeapTuple	tup;
+	Oid		   *argtypes;
+	char	  **argnames;
+	char	   *argmodes;
+	int			nargs;
+	int			i;
+	int			found = -1;
+
+	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
+		return false;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for function %u",
+			 fcinfo->flinfo->fn_oid);
+	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
+	for (i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
+		if (argnames[i] != NULL && strcmp(argnames[i], "time_unit") == 0 &&
+			argtypes[i] == INTERVALOID)
+			found = i;
+	ReleaseSysCache(tup);
+
+	if (found < 0 || PG_ARGISNULL(found))
+		return false;
+	*unit = PG_GETARG_INTERVAL_P(found);
+	*unit_us = interval_us(*unit, "time_unit");
+	if (*unit_us <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time_unit must be greater than zero")));
+	return true;
+}
+
+/* size (in microseconds) of a window as a whole number of units */
+static Datum
+to_units(Datum us, int64 unit_us, const char *what, const char *window)
+{
+	int64		v = DatumGetInt64(us);
+
+	if (v % unit_us != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s of window \"%s\" is not a whole number of time units",
+						what, window),
+				 errdetail("The %s is " INT64_FORMAT " microseconds and the time unit " INT64_FORMAT " microseconds.",
+						   what, v, unit_us)));
+	return Int64GetDatum(v / unit_us);
+}
+
+/*
+ * The windows of create_pipeline with every interval window ("/us" kind)
+ * converted to the pipeline's unit.  Other elements (bigint sizes, already
+ * in units, and anything invalid, left to create_pipeline's own checks)
+ * are kept as they are.
+ */
+ArrayType *
+sf_windows_to_units(ArrayType *wins, bool has_unit, int64 unit_us)
+{
+	static const char *const what[] = {NULL, NULL, "size", "step", "gap"};
+	Oid			elemtype = ARR_ELEMTYPE(wins);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			n;
+	int			i;
+	bool		changed = false;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(wins, elemtype, typlen, typbyval, typalign,
+					  &elems, &elemnulls, &n);
+	for (i = 0; i < n; i++)
+	{
+		HeapTupleHeader th;
+		HeapTupleData tuple;
+		TupleDesc	tupdesc;
+		Datum		values[5];
+		bool		nulls[5];
+		char	   *kind;
+		size_t		len;
+		char	   *name;
+		int			f;
+
+		if (elemnulls[i])
+			continue;
+		th = DatumGetHeapTupleHeader(elems[i]);
+		tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
+										 HeapTupleHeaderGetTypMod(th));
+		if (tupdesc->natts != 5)
+			elog(ERROR, "streamforge: unexpected window_def layout");
+		tuple.t_len = HeapTupleHeaderGetDatumLength(th);
+		ItemPointerSetInvalid(&tuple.t_self);
+		tuple.t_tableOid = InvalidOid;
+		tuple.t_data = th;
+		heap_deform_tuple(&tuple, tupdesc, values, nulls);
+		if (nulls[0] || nulls[1])
+		{
+			ReleaseTupleDesc(tupdesc);
+			continue;
+		}
+		kind = TextDatumGetCString(values[1]);
+		len = strlen(kind);
+		if (len <= strlen(SF_US_SUFFIX) ||
+			strcmp(kind + len - strlen(SF_US_SUFFIX), SF_US_SUFFIX) != 0)
+		{
+			ReleaseTupleDesc(tupdesc);
+			continue;
+		}
+		name = TextDatumGetCString(values[0]);
+		if (!has_unit)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("window \"%s\" has an interval size but the pipeline has no time unit",
+							name),
+					 errhint("Pass time_unit => interval '1 millisecond' (or another unit) to create_pipeline, or give the sizes as bigint.")));
+		kind[len - strlen(SF_US_SUFFIX)] = '\0';
+		values[1] = CStringGetTextDatum(kind);
+		for (f = 2; f < 5; f++)
+			if (!nulls[f])
+				values[f] = to_units(values[f], unit_us, what[f], name);
+		elems[i] = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+		ReleaseTupleDesc(tupdesc);
+		changed = true;
+	}
+	if (!changed)
+		return wins;
+	return construct_md_array(elems, elemnulls, ARR_NDIM(wins), ARR_DIMS(wins),
+							  ARR_LBOUND(wins), elemtype, typlen, typbyval,
+							  typalign);
+}
+
+/*
+ * Store the time unit of a pipeline created in this transaction.  Caller
+ * has created it (create_pipeline), so the row exists and nobody else sees
+ * it yet.
+ */
+void
+sf_time_unit_store(const char *pipeline, Interval *unit)
+{
+	SfSavedUser saved;
+	Oid			argtypes[2] = {TEXTOID, INTERVALOID};
+	Datum		args[2];
+	int			rc;
+
+	args[0] = CStringGetTextDatum(pipeline);
+	args[1] = IntervalPGetDatum(unit);
+	sf_become_owner(&saved);
+	SPI_connect();
+	rc = SPI_execute_with_args("UPDATE streamforge.pipeline "
+							   "SET time_unit = $2 "
+							   "WHERE name OPERATOR(pg_catalog.=) $1",
+							   2, argtypes, args, NULL, false, 0);
+	if (rc != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "streamforge: could not store the time unit of pipeline \"%s\"",
+			 pipeline);
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * time_unit(pipeline): the pipeline's time unit, NULL if it has none.
+ * Needs the read privilege.
+ */
+PG_FUNCTION_INFO_V1(sf_time_unit);
+Datum
+sf_time_unit(PG_FUNCTION_ARGS)
+{
+	char	   *pipeline;
+	SfAcl		acl;
+	SfSavedUser saved;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	Datum		result = (Datum) 0;
+	bool		isnull = true;
+	int			rc;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("pipeline must not be null")));
+	pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	sf_persist_get_acl(pipeline, false, &acl);
+	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_READ);
+
+	args[0] = CStringGetTextDatum(pipeline);
+	sf_become_owner(&saved);
+	SPI_connect();
+	rc = SPI_execute_with_args("SELECT time_unit FROM streamforge.pipeline "
+							   "WHERE name OPERATOR(pg_catalog.=) $1",
+							   1, argtypes, args, NULL, true, 0);
+	if (rc == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			result = SPI_datumTransfer(d, false, sizeof(Interval));
+	}
+	SPI_finish();
+	sf_restore_user(&saved);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
