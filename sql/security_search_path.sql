@@ -108,6 +108,8 @@ CREATE FUNCTION evil.jsonb_build_object(VARIADIC a text[]) RETURNS jsonb
 LANGUAGE plpgsql AS $$ BEGIN PERFORM evil.log('jsonb_build_object(text[])');
     RETURN pg_catalog.jsonb_build_object(VARIADIC a); END $$;
 
+CREATE TABLE evil.src (id text, k text, t bigint);
+
 -- the trap works: as Mallory, under her path, her look-alikes run
 SET search_path = evil, pg_catalog;
 SELECT 1::bigint + 1 AS two, 'a'::text = 'a' AS same,
@@ -115,7 +117,7 @@ SELECT 1::bigint + 1 AS two, 'a'::text = 'a' AS same,
 RESET search_path;
 SELECT streamforge.create_pipeline('ss_own', ARRAY['p0', 'p1'],
     ARRAY[streamforge.fixed('f', 10), streamforge.sliding('s', 20, 10),
-          streamforge.session('g', 5)], 5);
+          streamforge.session('g', 5)], 5, time_unit => '1 millisecond');
 RESET ROLE;
 SELECT who = 'regress_ss_mallory' AS as_mallory, what, count(*)
   FROM public.ss_log GROUP BY 1, 2 ORDER BY 1, 2;
@@ -152,8 +154,26 @@ INSERT INTO public.ss_calls VALUES
     (26, $$SELECT pg_catalog.count(*) FROM streamforge.results WHERE pipeline OPERATOR(pg_catalog.=) 'PIPE'$$),
     (27, $$SELECT streamforge.schedule_advance('PIPE', 'p0', '* * * * *')$$),
     (28, $$SELECT streamforge.unschedule_advance('PIPE', 'p0')$$),
-    (29, $$SELECT streamforge.drop_pipeline('PIPE')$$),
-    (30, $$SELECT streamforge.create_pipeline('PIPE', ARRAY['p0'], ARRAY[streamforge.fixed('f', 10)])$$);
+    (31, $$SELECT * FROM streamforge.append('PIPE', 'p0', 'a1', 'k', 4, 1)$$),
+    (32, $$SELECT * FROM streamforge.append_batch('PIPE', ARRAY[ROW('p1', 'a2', 'k', 5, 1)]::streamforge.event[])$$),
+    (33, $$SELECT * FROM streamforge.ingest_json('PIPE', '[{"partition": "p0", "event_id": "a3", "key": "k", "event_time": 6, "value": 1}]')$$),
+    (34, $$SELECT * FROM streamforge.append_ts('PIPE', 'p0', 'a4', 'k', '1970-01-01 00:00:00.007+00', 1)$$),
+    (35, $$SELECT * FROM streamforge.ingest_ts('PIPE', 'p1', 3, 'a5', 'k', '1970-01-01 00:00:00.008+00', 1)$$),
+    (36, $$SELECT * FROM streamforge.advance_ts('PIPE', 'p1', '1970-01-01 00:00:00.040+00')$$),
+    (37, $$SELECT * FROM streamforge.visible_ts('PIPE')$$),
+    (38, $$SELECT * FROM streamforge.live_ts('PIPE')$$),
+    (39, $$SELECT streamforge.watermark_ts('PIPE')$$),
+    (40, $$SELECT * FROM streamforge.results_ts('PIPE')$$),
+    (41, $$SELECT streamforge.time_unit('PIPE')$$),
+    (42, $$SELECT streamforge.trim_changelog('PIPE', 1)$$),
+    (43, $$SELECT streamforge.trim_late_output('PIPE', 1)$$),
+    (44, $$SELECT streamforge.trim_results('PIPE')$$),
+    (45, $$SELECT streamforge.attach('PIPE', 'evil.src', event_id => 'id', key => 'k', event_time => 't', partition => '''p0''')$$),
+    (46, $$INSERT INTO evil.src VALUES ('PIPE-a6', 'k', 50)$$),
+    (47, $$SELECT pg_catalog.count(*) FROM streamforge.attachments$$),
+    (48, $$SELECT streamforge.detach('PIPE', 'evil.src')$$),
+    (98, $$SELECT streamforge.drop_pipeline('PIPE')$$),
+    (99, $$SELECT streamforge.create_pipeline('PIPE', ARRAY['p0'], ARRAY[streamforge.fixed('f', 10)])$$);
 
 -- 'ok' or the SQLSTATE; written with qualified operators so that it does
 -- not trigger the look-alikes itself
@@ -183,7 +203,8 @@ INSERT INTO public.ss_outcome
 RESET search_path;
 RESET ROLE;
 
--- what each call did, per pipeline (27, 28: pg_cron is not installed)
+-- what each call did, per pipeline (27, 28: pg_cron is not installed;
+-- the _ts functions need a pipeline with a time unit, as Mallory's has)
 SELECT c.id, c.call,
        max(o.outcome) FILTER (WHERE o.pipe = 'ss_victim') AS victim,
        max(o.outcome) FILTER (WHERE o.pipe = 'ss_readable') AS readable,
