@@ -15,7 +15,9 @@ OBJS = \
 	src/journal.o \
 	src/persist.o \
 	src/reconcile.o \
+	src/redefine.o \
 	src/session.o \
+	src/sf_manage.o \
 	src/sf_sql.o \
 	src/sink.o \
 	src/timeunit.o \
@@ -25,6 +27,9 @@ OBJS = \
 # so that sql/*.sql holds only pg_regress inputs.
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built),$(wildcard sql/upgrade/$(EXTENSION)--*--*.sql))
+# A second extension, streamforge_proxy (SQL only, installed in a router
+# database with plproxy; docs/scale-out.md), installed by the same install.
+DATA += proxy/streamforge_proxy.control $(wildcard proxy/streamforge_proxy--*.sql)
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)

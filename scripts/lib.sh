@@ -64,8 +64,9 @@ sf_need_packages() {
 # Packages for building the extension and running a server.
 SF_BUILD_PACKAGES=(build-essential postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR zlib1g-dev)
 # Extra packages for the whole test suite: TAP tests (IPC::Run), pg_cron
-# (scheduling tests), clang and its runtimes (fuzz targets under test/run.d).
-SF_TEST_PACKAGES=(libipc-run-perl postgresql-$PG_MAJOR-cron clang libclang-rt-14-dev)
+# (scheduling tests), clang and its runtimes (fuzz targets under test/run.d),
+# PL/Proxy (streamforge_proxy, test/t/100_proxy.pl).
+SF_TEST_PACKAGES=(libipc-run-perl postgresql-$PG_MAJOR-cron clang libclang-rt-14-dev postgresql-$PG_MAJOR-plproxy)
 
 # Build the extension in the checkout (-Wall -Wextra -Werror come from the
 # Makefile) and install it into PostgreSQL 15.  The install is serialized

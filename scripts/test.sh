@@ -38,7 +38,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
-SUITE_TIMEOUT=600				# a hang guard, not a measurement
+SUITE_TIMEOUT=900				# a hang guard, not a measurement
 
 passed=0
 failed=0
@@ -229,6 +229,7 @@ else
 			TESTDIR="$SCRATCH" \
 			PATH="$PGBIN:$SCRATCH:$PATH" \
 			PGPORT=65432 \
+			PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-600}" \
 			PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 			PERL5LIB="$PGXS_DIR/src/test/perl:$SCRATCH${PERL5LIB:+:$PERL5LIB}" \
 			timeout "$SUITE_TIMEOUT" \

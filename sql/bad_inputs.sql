@@ -124,7 +124,20 @@ INSERT INTO catalogue VALUES
 (97, 'inspect_checkpoint: document larger than streamforge.max_checkpoint_size', $$SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('bad')) FROM (SELECT set_config('streamforge.max_checkpoint_size', '1kB', true)) s$$, '54000'),
 (98, 'ingest: unknown pipeline named by 1 MB (the message repeats 64 bytes)', $$SELECT * FROM streamforge.ingest(repeat('n', 1048576), 'p', 1, 'x', 'k', 1, 1)$$, '42704'),
 (99, 'ingest: event past streamforge.max_live_buckets', $$SELECT streamforge.ingest('bad', 'p', 1, 'n1', 'k', 30, 1) FROM (SELECT set_config('streamforge.max_live_buckets', '1', true)) s$$, '54000'),
-(100, 'ingest: in a read-only transaction', $$SELECT streamforge.ingest('bad', 'p', 1, 'n1', 'k', 30, 1) FROM (SELECT set_config('transaction_read_only', 'on', true)) s$$, '25006');
+(100, 'ingest: in a read-only transaction', $$SELECT streamforge.ingest('bad', 'p', 1, 'n1', 'k', 30, 1) FROM (SELECT set_config('transaction_read_only', 'on', true)) s$$, '25006'),
+(150, 'add_partition: existing partition', $$SELECT * FROM streamforge.add_partition('bad', 'p')$$, '22023'),
+(151, 'add_partition: NULL partition', $$SELECT * FROM streamforge.add_partition('bad', NULL)$$, '22004'),
+(152, 'add_partition: partition name of 64 bytes', $$SELECT * FROM streamforge.add_partition('bad', repeat('x', 64))$$, '22023'),
+(153, 'add_partition: unknown pipeline', $$SELECT * FROM streamforge.add_partition('nope', 'x')$$, '42704'),
+(154, 'add_window: existing window name', $$SELECT * FROM streamforge.add_window('bad', streamforge.fixed('f', 20))$$, '22023'),
+(155, 'add_window: NULL definition', $$SELECT * FROM streamforge.add_window('bad', NULL)$$, '22004'),
+(156, 'add_window: window of size 0', $$SELECT * FROM streamforge.add_window('bad', ROW('x', 'fixed', 0, NULL, NULL)::streamforge.window_def)$$, '22023'),
+(157, 'drop_window: unknown window', $$SELECT * FROM streamforge.drop_window('bad', 'x')$$, '22023'),
+(158, 'drop_window: the last window', $$SELECT * FROM streamforge.drop_window('bad_other', 's')$$, '22023'),
+(159, 'drop_window: NULL window name', $$SELECT * FROM streamforge.drop_window('bad', NULL)$$, '22004'),
+(160, 'set_lateness: negative', $$SELECT * FROM streamforge.set_lateness('bad', -1)$$, '22023'),
+(161, 'set_lateness: NULL', $$SELECT * FROM streamforge.set_lateness('bad', NULL)$$, '22004'),
+(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

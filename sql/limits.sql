@@ -82,11 +82,14 @@ SELECT count(*) FROM streamforge.advance('lim_parts', 'p1', 5);
 RESET streamforge.compaction_threshold;
 SELECT streamforge.restore('lim_parts', streamforge.checkpoint('lim_parts'));
 SELECT count(*), max(consumed_offset) FROM streamforge.partitions('lim_parts');
+-- changing a definition cannot pass the limits either
+SELECT try($$SELECT * FROM streamforge.add_partition('lim_parts', 'one_more')$$);
 SELECT streamforge.drop_pipeline('lim_parts');
 -- windows putting one event into exactly 1,000,000 buckets are accepted
 SELECT streamforge.create_pipeline('lim_wins', ARRAY['p'],
     (SELECT array_agg(streamforge.sliding('s' || i, 100000, 1))
        FROM generate_series(1, 10) i));
+SELECT try($$SELECT * FROM streamforge.add_window('lim_wins', streamforge.fixed('one_more', 10))$$);
 SELECT streamforge.drop_pipeline('lim_wins');
 -- the most windows: ingest, compact, checkpoint, restore
 SELECT streamforge.create_pipeline('lim_wins', ARRAY['p'],

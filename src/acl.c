@@ -509,8 +509,7 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 	sf_persist_check_writable(pipeline);
 
 	/* every name in signature is schema-qualified */
-	fn = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
-											  CStringGetDatum(signature)));
+	fn = sf_internal_function(signature);
 	fmgr_info(fn, &flinfo);
 	InitFunctionCallInfoData(*inner, &flinfo, PG_NARGS(),
 							 PG_GET_COLLATION(), NULL, NULL);
@@ -540,7 +539,7 @@ sf_configure_outputs(PG_FUNCTION_ARGS)
 								"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
 								"pg_catalog.bool, pg_catalog.bool)");
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge.configure_outputs_internal("
+							"streamforge_internal.configure_outputs_internal("
 							"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
 							"pg_catalog.bool, pg_catalog.bool, pg_catalog.bool)");
 }
@@ -551,5 +550,5 @@ Datum
 sf_resync_outputs(PG_FUNCTION_ARGS)
 {
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge.resync_outputs_internal(pg_catalog.text)");
+							"streamforge_internal.resync_outputs_internal(pg_catalog.text)");
 }

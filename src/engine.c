@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "miscadmin.h"
 
 #include "streamforge.h"
 
@@ -541,6 +542,22 @@ sf_window_index(const SfPipelineDef *def, const char *name)
 	return -1;
 }
 
+/* The declared partitions as "a", "b", "c", for a hint (at most 20) */
+static char *
+partition_list(const SfPipelineDef *def)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	for (i = 0; i < def->npartitions && i < 20; i++)
+		appendStringInfo(&buf, "%s\"%s\"", i > 0 ? ", " : "",
+						 def->partitions[i]);
+	if (def->npartitions > 20)
+		appendStringInfo(&buf, " and %d more", def->npartitions - 20);
+	return buf.data;
+}
+
 static int
 lookup_partition(const SfPipeline *p, const char *name)
 {
@@ -550,7 +567,9 @@ lookup_partition(const SfPipeline *p, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
-						sf_msg_cstr(name), p->def.name)));
+						sf_msg_cstr(name), p->def.name),
+				 errhint("The pipeline's partitions are %s.",
+						 partition_list(&p->def))));
 	return i;
 }
 
@@ -572,6 +591,33 @@ delivery_matches(const SfIdentity *id, const SfDelivery *d)
 	return id->event_id->len == (uint32) d->event_id_len &&
 		memcmp(id->event_id->data, d->event_id, d->event_id_len) == 0 &&
 		identity_matches(id, d);
+}
+
+/*
+ * errhint naming where an identity was delivered.  Only for an error
+ * message: it searches the delivery history (the first partition in name
+ * order that holds it, at its lowest offset there).
+ */
+static int
+first_delivery_hint(const SfPipeline *p, const SfIdentity *id)
+{
+	int			i;
+
+	for (i = 0; i < p->def.npartitions; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+		int64		o;
+
+		for (o = 0; o <= part->consumed; o++)
+		{
+			if ((o & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (part->deliveries[o] == id)
+				return errhint("The event was delivered at offset " INT64_FORMAT " of partition \"%s\"; a different event needs a new event_id.",
+							   o, part->name);
+		}
+	}
+	return errhint("A different event needs a new event_id.");
 }
 
 /*
@@ -641,7 +687,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
 						part->name, p->def.name),
 				 errdetail("Expected offset " INT64_FORMAT ", got " INT64_FORMAT ".",
-						   part->consumed + 1, d->source_offset)));
+						   part->consumed + 1, d->source_offset),
+				 errhint("Deliver offset " INT64_FORMAT " next; streamforge.partitions() shows the consumed_offset of each partition.",
+						 part->consumed + 1)));
 
 	/* identity */
 	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, h->event_id);
@@ -655,7 +703,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 							p->def.name),
 					 errdetail("The event was first delivered with key \"%s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
 							   sf_msg_str(id->key->data, id->key->len),
-							   id->event_time, id->value)));
+							   id->event_time, id->value),
+					 first_delivery_hint(p, id)));
 		/* a duplicate: consumes the offset, changes nothing else */
 		sf_partition_append(p, pi, id);
 		return;

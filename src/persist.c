@@ -411,9 +411,12 @@ sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt)
 static void
 sf_unknown_pipeline(const char *name)
 {
+	char	   *hint = sf_similar_pipelines(name);
+
 	ereport(ERROR,
 			errcode(ERRCODE_UNDEFINED_OBJECT),
-			errmsg("pipeline \"%s\" does not exist", sf_msg_cstr(name)));
+			errmsg("pipeline \"%s\" does not exist", sf_msg_cstr(name)),
+			hint ? errhint("%s", hint) : 0);
 }
 
 /* A name that cannot be stored is simply unknown (SPEC 5.8) */
@@ -1450,4 +1453,150 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			sf_subabort_discarded = true;
 		}
 	}
+}
+
+/* ----------------------------------------------------------------
+ * Definition changes (add_partition, add_window, drop_window,
+ * set_lateness; sf_manage.c)
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Run as the extension's owner, like every statement here; not prepared,
+ * since definition changes are rare.  The windows are passed as parallel
+ * arrays (NULL where a kind takes no parameter), as in PLAN_CREATE.
+ */
+#define SF_REDEFINE_SQL \
+	"UPDATE streamforge.pipeline SET partitions = $2, " \
+	"windows = (SELECT pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)" \
+	"::streamforge.window_def ORDER BY u.i) " \
+	"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), " \
+	"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) " \
+	"WITH ORDINALITY AS u(n, k, s, st, g, i)), " \
+	"lateness = $8, snapshot = $9, snapshot_version = version, " \
+	"offset_replays_base = $10 " \
+	"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version"
+
+/*
+ * sf_persist_redefine
+ *		Change the definition of the pipeline named name.
+ *
+ * Checks the admin privilege (42501) on the locked row first, then opens
+ * the pipeline for writing and calls build(old, arg), which must return a
+ * new pipeline (a child of CurTransactionContext) for the new definition,
+ * without changing old.  The new definition and a snapshot of the new state
+ * replace the row's, and the journal is emptied, all in the caller's
+ * transaction; the cache follows at once, and other backends rebuild from
+ * the new snapshot (its snapshot_version changed).  Returns the new
+ * pipeline, owned by the cache like sf_persist_open's result.
+ *
+ * A checkpoint taken before the change has the old definition, so
+ * restoring it afterwards fails the equivalence check (SF003).
+ */
+SfPipeline *
+sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
+{
+	SfAcl		acl;
+	SfPipeline *old;
+	SfPipeline *p;
+	SfCacheEntry *entry;
+	const SfPipelineDef *def;
+	bytea	   *snap;
+	Datum		values[10];
+	char		nulls[10];
+	Oid			types[10] = {INT8OID, TEXTARRAYOID, TEXTARRAYOID,
+		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID,
+	BYTEAOID, INT8OID};
+	Datum	   *parts;
+	Datum	   *wd[5];
+	bool	   *wn[3];
+	int			dims[1];
+	int			lbs[1] = {1};
+	int			i;
+	SfSavedUser saved;
+
+	sf_check_lookup_name(name);
+	sf_persist_get_acl(name, true, &acl);
+	sf_acl_check(&acl, name, GetUserId(), SF_PRIV_ADMIN);
+
+	old = sf_persist_open(name, true);
+	p = build(old, arg);
+	def = &p->def;
+	snap = sf_checkpoint_encode(p);
+
+	/*
+	 * Every load validates the snapshot: make sure this one passes now, so
+	 * that a mistake can only fail this call (SF003), never commit a state
+	 * that no backend can load.
+	 */
+	sf_pipeline_free(sf_checkpoint_decode(CurrentMemoryContext, def,
+										  VARDATA_ANY(snap),
+										  VARSIZE_ANY_EXHDR(snap)));
+
+	parts = palloc(def->npartitions * sizeof(Datum));
+	for (i = 0; i < def->npartitions; i++)
+		parts[i] = CStringGetTextDatum(def->partitions[i]);
+	for (i = 0; i < 5; i++)
+		wd[i] = palloc(def->nwindows * sizeof(Datum));
+	for (i = 0; i < 3; i++)
+		wn[i] = palloc(def->nwindows * sizeof(bool));
+	for (i = 0; i < def->nwindows; i++)
+	{
+		const SfWindowDef *w = &def->windows[i];
+
+		wd[0][i] = CStringGetTextDatum(w->name);
+		wd[1][i] = CStringGetTextDatum(sf_kind_name(w->kind));
+		wd[2][i] = Int64GetDatum(w->size);
+		wd[3][i] = Int64GetDatum(w->step);
+		wd[4][i] = Int64GetDatum(w->gap);
+		wn[0][i] = w->kind == SF_WINDOW_SESSION;
+		wn[1][i] = w->kind != SF_WINDOW_SLIDING;
+		wn[2][i] = w->kind != SF_WINDOW_SESSION;
+	}
+	memset(nulls, ' ', sizeof(nulls));
+	entry = sf_cache_lookup(name, false);
+	if (entry == NULL || entry->pipeline != old || !entry->locked)
+		elog(ERROR, "pipeline \"%s\" was not opened for writing", name);
+	values[0] = Int64GetDatum(entry->id);
+	values[1] = PointerGetDatum(construct_array(parts, def->npartitions,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	dims[0] = def->nwindows;
+	values[2] = PointerGetDatum(construct_array(wd[0], def->nwindows,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	values[3] = PointerGetDatum(construct_array(wd[1], def->nwindows,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	for (i = 0; i < 3; i++)
+		values[4 + i] = PointerGetDatum(construct_md_array(wd[2 + i], wn[i],
+														   1, dims, lbs,
+														   INT8OID, 8,
+														   FLOAT8PASSBYVAL,
+														   TYPALIGN_DOUBLE));
+	values[7] = Int64GetDatum(def->lateness);
+	values[8] = PointerGetDatum(snap);
+	values[9] = Int64GetDatum(p->offset_replays);
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	if (SPI_execute_with_args(SF_REDEFINE_SQL, 10, types, values, nulls,
+							  false, 0) != SPI_OK_UPDATE_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "pipeline \"%s\" vanished", name);
+	values[0] = Int64GetDatum(entry->id);
+	sf_exec(PLAN_JOURNAL_CLEAR, values, NULL, false, SPI_OK_DELETE);
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	/* the cache takes the new state over; positions keep growing */
+	MemoryContextSetParent(p->cxt, sf_cache_cxt);
+	entry->pipeline = p;
+	sf_pipeline_free(old);
+	entry->clean_valid = false;
+	entry->snapshot_version = entry->version;
+	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+	entry->journal_bytes = 0;
+	entry->journal_pending = false;
+	return p;
 }

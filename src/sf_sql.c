@@ -924,7 +924,23 @@ sf_stats(PG_FUNCTION_ARGS)
 #undef SF_STATS_COLS
 }
 
-/* return_changes for the other SQL-facing files (ingest.h) */
+/* ----------------------------------------------------------------
+ * Shared with the management functions (sf_manage.c)
+ * ----------------------------------------------------------------
+ */
+
+/* A window_def datum, checked as create_pipeline checks it */
+void
+sf_window_def_arg(Datum d, SfWindowDef *w)
+{
+	window_from_datum(d, w);
+	validate_window(w);
+}
+
+/*
+ * Materialize changes as SETOF streamforge.change, names from p->def (for
+ * the other SQL-facing files: ingest.h, sf_manage.c)
+ */
 void
 sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
 				  const SfChangeList *changes)

@@ -206,7 +206,7 @@ static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
 	},
 	[PLAN_RESULTS_TRIM] = {
-		"SELECT streamforge.trim_results_internal($1)",
+		"SELECT streamforge_internal.trim_results_internal($1)",
 		1, {TEXTOID}
 	},
 	[PLAN_CRON_UNSCHEDULE] = {
@@ -800,7 +800,7 @@ Datum
 sf_trim_changelog(PG_FUNCTION_ARGS)
 {
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge.trim_changelog_internal("
+							"streamforge_internal.trim_changelog_internal("
 							"pg_catalog.text, pg_catalog.int8)");
 }
 
@@ -810,7 +810,7 @@ Datum
 sf_trim_late_output(PG_FUNCTION_ARGS)
 {
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge.trim_late_output_internal("
+							"streamforge_internal.trim_late_output_internal("
 							"pg_catalog.text, pg_catalog.int8)");
 }
 
@@ -820,5 +820,5 @@ Datum
 sf_trim_results(PG_FUNCTION_ARGS)
 {
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge.trim_results_internal(pg_catalog.text)");
+							"streamforge_internal.trim_results_internal(pg_catalog.text)");
 }

@@ -519,6 +519,12 @@ extern void sf_release_ready(SfPipeline *p);
 extern void sf_op_finish(SfPipeline *p, SfChangeList *out);
 extern void sf_changes_append(SfChangeList *out, const SfChange *c);
 
+/* redefine.c: carrying a pipeline's state over to a new definition */
+extern SfPipeline *sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
+										const SfPipelineDef *def,
+										SfChangeList *out,
+										SfPipelineDef *names);
+
 /* codec.c: checkpoint bytes <-> state */
 extern bytea *sf_checkpoint_encode(SfPipeline *p);
 extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
@@ -555,6 +561,9 @@ extern bool sf_persist_exists(const char *name);
 extern void sf_persist_get_acl(const char *name, bool for_update,
 							   SfAcl *acl);
 extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
+typedef SfPipeline *(*SfRedefineFn) (SfPipeline *old, void *arg);
+extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
+									   void *arg);
 
 /* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
@@ -563,7 +572,16 @@ extern void sf_sink_drop(const char *pipeline);
 extern void sf_sink_restore(const char *pipeline);
 
 /* sf_sql.c: conversions shared by the SQL-facing files */
+struct FunctionCallInfoBaseData;
 extern Datum sf_int128_numeric(int128 v);
+extern void sf_window_def_arg(Datum d, SfWindowDef *w);
+extern void sf_return_changes(struct FunctionCallInfoBaseData *fcinfo,
+							  const SfPipeline *p,
+							  const SfChangeList *changes);
+
+/* sf_manage.c: definition changes, hints */
+extern char *sf_similar_pipelines(const char *name);
+extern Oid	sf_internal_function(const char *signature);
 
 /* journal.c: the journal entries a write call appends, and their replay */
 extern void sf_journal_ingest(SfPipeline *p, const SfDelivery *d, int n);

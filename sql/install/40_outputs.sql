@@ -104,14 +104,14 @@ GRANT SELECT ON streamforge.output_config, streamforge.changelog,
 
 -- Any change to output_config (including the cascade from a dropped
 -- pipeline) invalidates every backend's cached copy at commit.
-CREATE FUNCTION streamforge.output_config_changed()
+CREATE FUNCTION streamforge_internal.output_config_changed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'sf_output_config_changed'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE TRIGGER output_config_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON streamforge.output_config
-    FOR EACH STATEMENT EXECUTE FUNCTION streamforge.output_config_changed();
+    FOR EACH STATEMENT EXECUTE FUNCTION streamforge_internal.output_config_changed();
 
 -- ----------------------------------------------------------------
 -- Configuration
@@ -130,7 +130,7 @@ CREATE TRIGGER output_config_changed
 -- as the caller and then runs configure_outputs_internal() as the
 -- extension's owner (src/acl.c), which may write the tables; nobody else
 -- may call the internal function.
-CREATE FUNCTION streamforge.configure_outputs_internal(pipeline text,
+CREATE FUNCTION streamforge_internal.configure_outputs_internal(pipeline text,
     changelog boolean, results boolean, late boolean, notify boolean,
     results_retention boolean)
 RETURNS void
@@ -191,7 +191,7 @@ BEGIN
     END IF;
 
     IF results AND results_retention THEN
-        PERFORM streamforge.trim_results_internal(configure_outputs_internal.pipeline);
+        PERFORM streamforge_internal.trim_results_internal(configure_outputs_internal.pipeline);
     END IF;
 END
 $$;
@@ -208,7 +208,7 @@ COMMENT ON FUNCTION streamforge.configure_outputs(text, boolean, boolean,
     boolean, boolean, boolean) IS
 'Turn the pipeline''s durable outputs (changelog, results, late output, notifications) on or off; results_retention drops final results rows older than the retention horizon. Needs admin.';
 
-REVOKE ALL ON FUNCTION streamforge.configure_outputs_internal(text, boolean,
+REVOKE ALL ON FUNCTION streamforge_internal.configure_outputs_internal(text, boolean,
     boolean, boolean, boolean, boolean) FROM PUBLIC;
 
 -- All outputs off: configure_outputs with every switch false.
@@ -236,7 +236,7 @@ COMMENT ON FUNCTION streamforge.disable_outputs(text) IS
 -- pipeline's row lock like configure_outputs.  Needs the admin privilege,
 -- checked the same way as configure_outputs' (resync_outputs_internal runs
 -- as the owner).
-CREATE FUNCTION streamforge.resync_outputs_internal(pipeline text)
+CREATE FUNCTION streamforge_internal.resync_outputs_internal(pipeline text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -320,7 +320,7 @@ BEGIN
                    AND (r.window_name, r.key, r.window_start, r.window_end)
                        OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
         -- what results_retention dropped stays dropped
-        PERFORM streamforge.trim_results_internal(resync_outputs_internal.pipeline);
+        PERFORM streamforge_internal.trim_results_internal(resync_outputs_internal.pipeline);
     END IF;
 END
 $$;
@@ -330,7 +330,7 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'sf_resync_outputs'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-REVOKE ALL ON FUNCTION streamforge.resync_outputs_internal(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION streamforge_internal.resync_outputs_internal(text) FROM PUBLIC;
 
 -- ----------------------------------------------------------------
 -- Trimming the outputs (0.2.0)
@@ -345,7 +345,7 @@ REVOKE ALL ON FUNCTION streamforge.resync_outputs_internal(text) FROM PUBLIC;
 -- write calls append only new numbers, and resync_outputs (so restore)
 -- only deletes from these two tables.  The internal functions run as the
 -- extension's owner once the C wrappers (src/sink.c) checked admin.
-CREATE FUNCTION streamforge.trim_changelog_internal(pipeline text,
+CREATE FUNCTION streamforge_internal.trim_changelog_internal(pipeline text,
     up_to_seq bigint)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -366,7 +366,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION streamforge.trim_late_output_internal(pipeline text,
+CREATE FUNCTION streamforge_internal.trim_late_output_internal(pipeline text,
     up_to_late_seq bigint)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -392,7 +392,7 @@ $$;
 -- has no retention, no watermark, or H is below the bigint range.  The
 -- retention is read from the pipeline's row as JSON, so this works before
 -- and after streamforge.pipeline gains its retention column.
-CREATE FUNCTION streamforge.retention_horizon_internal(pipeline text)
+CREATE FUNCTION streamforge_internal.retention_horizon_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -431,7 +431,7 @@ $$;
 -- results_retention is off or there is no horizon).  The sink runs it
 -- after each write call that wrote results (src/sink.c); one index range
 -- per window, so it costs what it deletes.
-CREATE FUNCTION streamforge.trim_results_internal(pipeline text)
+CREATE FUNCTION streamforge_internal.trim_results_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -450,7 +450,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN 0;
     END IF;
-    h := streamforge.retention_horizon_internal(pipeline);
+    h := streamforge_internal.retention_horizon_internal(pipeline);
     IF h IS NULL THEN
         RETURN 0;
     END IF;
@@ -467,10 +467,10 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION streamforge.trim_changelog_internal(text, bigint),
-    streamforge.trim_late_output_internal(text, bigint),
-    streamforge.retention_horizon_internal(text),
-    streamforge.trim_results_internal(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION streamforge_internal.trim_changelog_internal(text, bigint),
+    streamforge_internal.trim_late_output_internal(text, bigint),
+    streamforge_internal.retention_horizon_internal(text),
+    streamforge_internal.trim_results_internal(text) FROM PUBLIC;
 
 CREATE FUNCTION streamforge.trim_changelog(pipeline text, up_to_seq bigint)
 RETURNS bigint

@@ -94,4 +94,4 @@ REVOKE ALL ON streamforge.pipeline, streamforge.journal FROM PUBLIC;
 REVOKE ALL ON SEQUENCE streamforge.pipeline_id_seq FROM PUBLIC;
 
 -- Called only as a trigger; nobody needs to call it directly.
-REVOKE ALL ON FUNCTION streamforge.output_config_changed() FROM PUBLIC;
+REVOKE ALL ON FUNCTION streamforge_internal.output_config_changed() FROM PUBLIC;

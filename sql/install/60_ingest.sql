@@ -62,7 +62,7 @@ COMMENT ON FUNCTION streamforge.time_unit(text) IS
 -- An interval as microseconds.  Months and years have no fixed length and
 -- are refused; a day is 86,400 seconds (windows are aligned to the Unix
 -- epoch, in UTC, whatever the session's time zone).
-CREATE FUNCTION streamforge.interval_us(i interval)
+CREATE FUNCTION streamforge_internal.interval_us(i interval)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -79,12 +79,12 @@ BEGIN
     RETURN (extract(epoch FROM i) OPERATOR(pg_catalog.*) 1000000)::bigint;
 END
 $$;
-COMMENT ON FUNCTION streamforge.interval_us(interval) IS
+COMMENT ON FUNCTION streamforge_internal.interval_us(interval) IS
     'an interval without months as microseconds (a day is 86,400 seconds)';
 
 -- A positive time unit as microseconds; NULL raises 22023 naming the
 -- pipeline (a pipeline without a time unit).
-CREATE FUNCTION streamforge.unit_us(unit interval, pipeline text DEFAULT NULL)
+CREATE FUNCTION streamforge_internal.unit_us(unit interval, pipeline text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -100,14 +100,14 @@ BEGIN
             USING ERRCODE = '22023',
                   HINT = 'Give times as bigint, or create the pipeline with time_unit => interval ''1 millisecond'' (or another unit).';
     END IF;
-    us := streamforge.interval_us(unit);
+    us := streamforge_internal.interval_us(unit);
     IF us OPERATOR(pg_catalog.<=) 0 THEN
         RAISE EXCEPTION 'time unit must be greater than zero' USING ERRCODE = '22023';
     END IF;
     RETURN us;
 END
 $$;
-COMMENT ON FUNCTION streamforge.unit_us(interval, text) IS
+COMMENT ON FUNCTION streamforge_internal.unit_us(interval, text) IS
     'a positive time unit as microseconds (internal helper)';
 
 -- timestamptz -> units since the Unix epoch, exactly: a timestamp that is
@@ -118,7 +118,7 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    u bigint := streamforge.unit_us(unit);
+    u bigint := streamforge_internal.unit_us(unit);
     us numeric;
 BEGIN
     IF t IS NULL THEN
@@ -146,8 +146,8 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    u bigint := streamforge.unit_us(unit);
-    us bigint := streamforge.interval_us(i);
+    u bigint := streamforge_internal.unit_us(unit);
+    us bigint := streamforge_internal.interval_us(i);
 BEGIN
     IF us OPERATOR(pg_catalog.%) u OPERATOR(pg_catalog.<>) 0 THEN
         RAISE EXCEPTION 'interval "%" is not a whole number of time units', i
@@ -175,7 +175,7 @@ BEGIN
     IF t IS NULL THEN
         RETURN NULL;
     END IF;
-    total := t::numeric OPERATOR(pg_catalog.*) streamforge.unit_us(unit);
+    total := t::numeric OPERATOR(pg_catalog.*) streamforge_internal.unit_us(unit);
     h := floor(total OPERATOR(pg_catalog./) 3600000000);
     RETURN '1970-01-01 00:00:00+00'::timestamptz
            OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, h::integer, 0, 0)
@@ -201,7 +201,7 @@ BEGIN
     IF size IS NULL THEN
         RAISE EXCEPTION 'size must not be null' USING ERRCODE = '22004';
     END IF;
-    w := streamforge.fixed(name, streamforge.interval_us(size));
+    w := streamforge.fixed(name, streamforge_internal.interval_us(size));
     w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
     RETURN w;
 END
@@ -222,8 +222,8 @@ BEGIN
     ELSIF step IS NULL THEN
         RAISE EXCEPTION 'step must not be null' USING ERRCODE = '22004';
     END IF;
-    w := streamforge.sliding(name, streamforge.interval_us(size),
-                             streamforge.interval_us(step));
+    w := streamforge.sliding(name, streamforge_internal.interval_us(size),
+                             streamforge_internal.interval_us(step));
     w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
     RETURN w;
 END
@@ -242,7 +242,7 @@ BEGIN
     IF gap IS NULL THEN
         RAISE EXCEPTION 'gap must not be null' USING ERRCODE = '22004';
     END IF;
-    w := streamforge.session(name, streamforge.interval_us(gap));
+    w := streamforge.session(name, streamforge_internal.interval_us(gap));
     w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
     RETURN w;
 END
@@ -261,7 +261,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.ingest(pipeline, partition,
         source_offset, event_id, key,
         streamforge.time_to_units(event_time, unit), value);
@@ -279,7 +279,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.append(pipeline, partition,
         event_id, key, streamforge.time_to_units(event_time, unit), value);
 END
@@ -296,7 +296,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.advance(pipeline, partition,
         streamforge.time_to_units(progress, unit));
 END
@@ -315,7 +315,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name, r.key,
         streamforge.units_to_time(r.window_start, unit),
         streamforge.units_to_time(r.window_end, unit),
@@ -336,7 +336,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name, r.key,
         streamforge.units_to_time(r.window_start, unit),
         streamforge.units_to_time(r.window_end, unit),
@@ -355,7 +355,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN streamforge.units_to_time(streamforge.watermark(pipeline), unit);
 END
 $$;
@@ -374,7 +374,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name::text, r.key::text,
         streamforge.units_to_time(r.window_start, unit),
         streamforge.units_to_time(r.window_end, unit),
@@ -395,7 +395,7 @@ COMMENT ON FUNCTION streamforge.results_ts(text) IS
 -- array, as an exception; nothing if the element is fine.  with_offset:
 -- whether source_offset is required (true) or refused (false).
 -- time_unit: the pipeline's; event_time may then be a timestamp string.
-CREATE FUNCTION streamforge.json_check_element(e jsonb, ord bigint,
+CREATE FUNCTION streamforge_internal.json_check_element(e jsonb, ord bigint,
     with_offset boolean, has_unit boolean)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -470,19 +470,19 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION streamforge.json_check_element(jsonb, bigint, boolean, boolean) IS
+COMMENT ON FUNCTION streamforge_internal.json_check_element(jsonb, bigint, boolean, boolean) IS
     'raises the error of a bad element of ingest_json''s array (internal helper)';
 
 -- A JSON event_time as units: a number as it is; a string (with a time
 -- unit) as a timestamptz, read like PostgreSQL's own input (a string
 -- without a zone is in the session's TimeZone).
-CREATE FUNCTION streamforge.json_time(v jsonb, unit interval)
+CREATE FUNCTION streamforge_internal.json_time(v jsonb, unit interval)
 RETURNS bigint
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN CASE WHEN jsonb_typeof(v) OPERATOR(pg_catalog.=) 'number' THEN v::bigint
             ELSE streamforge.time_to_units((v OPERATOR(pg_catalog.#>>) '{}'::text[])::timestamptz, unit) END;
-COMMENT ON FUNCTION streamforge.json_time(jsonb, interval) IS
+COMMENT ON FUNCTION streamforge_internal.json_time(jsonb, interval) IS
     'a JSON event_time (number, or timestamp string) as units (internal helper)';
 
 -- ingest_json(pipeline, deliveries): a JSON array of delivery objects
@@ -552,7 +552,7 @@ BEGIN
      ORDER BY t.ord
      LIMIT 1;
     IF bad IS NOT NULL THEN
-        PERFORM streamforge.json_check_element(bad_elem, bad, with_offset, unit IS NOT NULL);
+        PERFORM streamforge_internal.json_check_element(bad_elem, bad, with_offset, unit IS NOT NULL);
         RAISE EXCEPTION 'element % of the array is invalid', bad USING ERRCODE = '22023';
     END IF;
 
@@ -567,7 +567,7 @@ BEGIN
                            t.e OPERATOR(pg_catalog.->>) 'key',
                            CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
                                 THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::bigint
-                                ELSE streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
+                                ELSE streamforge_internal.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
                            (t.e OPERATOR(pg_catalog.->) 'value')::bigint)::streamforge.delivery
                   FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
                  ORDER BY t.ord);
@@ -578,7 +578,7 @@ BEGIN
                            t.e OPERATOR(pg_catalog.->>) 'key',
                            CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
                                 THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::bigint
-                                ELSE streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
+                                ELSE streamforge_internal.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
                            (t.e OPERATOR(pg_catalog.->) 'value')::bigint)::streamforge.event
                   FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
                  ORDER BY t.ord);
@@ -590,7 +590,7 @@ BEGIN
              ORDER BY t.ord
         LOOP
             BEGIN
-                PERFORM streamforge.json_time(bad_elem, unit);
+                PERFORM streamforge_internal.json_time(bad_elem, unit);
             EXCEPTION WHEN data_exception THEN
                 DECLARE
                     msg text;
@@ -641,16 +641,16 @@ COMMENT ON FUNCTION streamforge.ingest_json(text, jsonb) IS
 -- the same thing for every inserting role: qualify your own functions.
 
 -- The trigger name of an attachment of pipeline to a table.
-CREATE FUNCTION streamforge.attach_trigger_name(pipeline text)
+CREATE FUNCTION streamforge_internal.attach_trigger_name(pipeline text)
 RETURNS name
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN ('streamforge_attach_' OPERATOR(pg_catalog.||) pg_catalog.left(pg_catalog.md5(pipeline), 16))::name;
-COMMENT ON FUNCTION streamforge.attach_trigger_name(text) IS
+COMMENT ON FUNCTION streamforge_internal.attach_trigger_name(text) IS
     'the name of the INSERT trigger that attaches a pipeline to a table (internal helper)';
 
 -- The arguments of a trigger (pg_trigger.tgargs) as text[].
-CREATE FUNCTION streamforge.trigger_args(args bytea)
+CREATE FUNCTION streamforge_internal.trigger_args(args bytea)
 RETURNS text[]
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -669,11 +669,11 @@ BEGIN
     RETURN result;
 END
 $$;
-COMMENT ON FUNCTION streamforge.trigger_args(bytea) IS
+COMMENT ON FUNCTION streamforge_internal.trigger_args(bytea) IS
     'the arguments of a trigger as text[] (internal helper)';
 
 -- The type of a mapping expression over the table (with no row read).
-CREATE FUNCTION streamforge.attach_expr_type(source regclass, expr text)
+CREATE FUNCTION streamforge_internal.attach_expr_type(source regclass, expr text)
 RETURNS regtype
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -688,13 +688,13 @@ BEGIN
     RETURN t;
 END
 $$;
-COMMENT ON FUNCTION streamforge.attach_expr_type(regclass, text) IS
+COMMENT ON FUNCTION streamforge_internal.attach_expr_type(regclass, text) IS
     'the type of a mapping expression over a table (internal helper)';
 
 -- The statement-level AFTER INSERT trigger of an attachment.  Arguments:
 -- pipeline, then the expressions of partition, event_id, key, event_time
 -- (in units) and value.
-CREATE FUNCTION streamforge.attached_insert()
+CREATE FUNCTION streamforge_internal.attached_insert()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -704,7 +704,7 @@ DECLARE
 BEGIN
     IF TG_NARGS OPERATOR(pg_catalog.<>) 6 OR TG_LEVEL OPERATOR(pg_catalog.<>) 'STATEMENT'
        OR TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
-        RAISE EXCEPTION 'streamforge.attached_insert() must be created by streamforge.attach()'
+        RAISE EXCEPTION 'streamforge_internal.attached_insert() must be created by streamforge.attach()'
             USING ERRCODE = '39P01';
     END IF;
     -- a cursor: exactly one query, whatever the expressions contain
@@ -718,12 +718,12 @@ BEGIN
     RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION streamforge.attached_insert() IS
+COMMENT ON FUNCTION streamforge_internal.attached_insert() IS
     'trigger of streamforge.attach: appends the inserted rows to the pipeline';
 
 -- The row-level BEFORE UPDATE trigger of an attachment: an update that
 -- changes what the mappings read is refused; others pass.
-CREATE FUNCTION streamforge.attached_update()
+CREATE FUNCTION streamforge_internal.attached_update()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -735,7 +735,7 @@ DECLARE
 BEGIN
     IF TG_NARGS OPERATOR(pg_catalog.<>) 6 OR TG_LEVEL OPERATOR(pg_catalog.<>) 'ROW'
        OR TG_OP OPERATOR(pg_catalog.<>) 'UPDATE' THEN
-        RAISE EXCEPTION 'streamforge.attached_update() must be created by streamforge.attach()'
+        RAISE EXCEPTION 'streamforge_internal.attached_update() must be created by streamforge.attach()'
             USING ERRCODE = '39P01';
     END IF;
     q := format('SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event::pg_catalog.text '
@@ -753,7 +753,7 @@ BEGIN
     RETURN NEW;
 END
 $$;
-COMMENT ON FUNCTION streamforge.attached_update() IS
+COMMENT ON FUNCTION streamforge_internal.attached_update() IS
     'trigger of streamforge.attach: refuses updates that change an ingested event';
 
 -- attach(pipeline, source, event_id, key, event_time, value, partition):
@@ -801,7 +801,7 @@ BEGIN
                          WHERE c.oid OPERATOR(pg_catalog.=) source), 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', source USING ERRCODE = '42501';
     END IF;
-    tg := streamforge.attach_trigger_name(pipeline);
+    tg := streamforge_internal.attach_trigger_name(pipeline);
     IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS t
                 WHERE t.tgrelid OPERATOR(pg_catalog.=) source
                   AND t.tgname OPERATOR(pg_catalog.=) tg) THEN
@@ -824,12 +824,12 @@ BEGIN
     id_expr := format('(%s)::pg_catalog.text', event_id);
     key_expr := format('(%s)::pg_catalog.text', key);
 
-    typ := streamforge.attach_expr_type(source, event_time);
+    typ := streamforge_internal.attach_expr_type(source, event_time);
     IF typ OPERATOR(pg_catalog.=) ANY (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
         time_expr := format('(%s)::pg_catalog.int8', event_time);
     ELSIF typ OPERATOR(pg_catalog.=) ANY (ARRAY['timestamp with time zone', 'timestamp without time zone', 'date']::regtype[]) THEN
         unit := streamforge.time_unit(pipeline);
-        PERFORM streamforge.unit_us(unit, pipeline);
+        PERFORM streamforge_internal.unit_us(unit, pipeline);
         time_expr := format('streamforge.time_to_units(%s, %L::pg_catalog.interval)',
             CASE WHEN typ OPERATOR(pg_catalog.=) 'timestamp with time zone'::regtype
                  THEN format('(%s)', event_time)
@@ -841,7 +841,7 @@ BEGIN
                   DETAIL = format('The expression %s is of type %s.', event_time, typ);
     END IF;
 
-    typ := streamforge.attach_expr_type(source, value);
+    typ := streamforge_internal.attach_expr_type(source, value);
     IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
         RAISE EXCEPTION 'value must be an integer'
             USING ERRCODE = '42804',
@@ -856,10 +856,10 @@ BEGIN
     args := format('%L, %L, %L, %L, %L, %L', pipeline, p_expr, id_expr,
                    key_expr, time_expr, value_expr);
     EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION streamforge.attached_insert(%s)',
+                   'FOR EACH STATEMENT EXECUTE FUNCTION streamforge_internal.attached_insert(%s)',
                    tg, source, args);
     EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE ON %s '
-                   'FOR EACH ROW EXECUTE FUNCTION streamforge.attached_update(%s)',
+                   'FOR EACH ROW EXECUTE FUNCTION streamforge_internal.attached_update(%s)',
                    tg OPERATOR(pg_catalog.||) '_update', source, args);
 END
 $$;
@@ -879,7 +879,7 @@ BEGIN
     IF pipeline IS NULL OR source IS NULL THEN
         RAISE EXCEPTION 'arguments of detach must not be null' USING ERRCODE = '22004';
     END IF;
-    tg := streamforge.attach_trigger_name(pipeline);
+    tg := streamforge_internal.attach_trigger_name(pipeline);
     IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS t
                     WHERE t.tgrelid OPERATOR(pg_catalog.=) source
                       AND t.tgname OPERATOR(pg_catalog.=) tg) THEN
@@ -905,8 +905,8 @@ SELECT t.tgrelid::regclass AS source,
        a.args[6] AS value,
        t.tgname AS trigger_name
   FROM pg_catalog.pg_trigger AS t,
-       LATERAL (SELECT streamforge.trigger_args(t.tgargs) AS args) AS a
- WHERE t.tgfoid OPERATOR(pg_catalog.=) 'streamforge.attached_insert()'::pg_catalog.regprocedure;
+       LATERAL (SELECT streamforge_internal.trigger_args(t.tgargs) AS args) AS a
+ WHERE t.tgfoid OPERATOR(pg_catalog.=) 'streamforge_internal.attached_insert()'::pg_catalog.regprocedure;
 COMMENT ON VIEW streamforge.attachments IS
     'tables attached to pipelines, with the mapping expressions';
 GRANT SELECT ON streamforge.attachments TO PUBLIC;

@@ -10,6 +10,21 @@
 \echo Use "ALTER EXTENSION streamforge UPDATE TO '0.2.0'" to load this file. \quit
 
 -- ----------------------------------------------------------------
+-- The schema of internal helpers (sql/install/15_internal.sql): the
+-- trigger function of output_config moves there; the sections below
+-- create the other internal functions there.
+-- ----------------------------------------------------------------
+
+CREATE SCHEMA streamforge_internal;
+REVOKE ALL ON SCHEMA streamforge_internal FROM PUBLIC;
+COMMENT ON SCHEMA streamforge_internal IS
+    'streamforge: internal helpers, not part of the API';
+GRANT USAGE ON SCHEMA streamforge_internal TO PUBLIC;
+
+ALTER FUNCTION streamforge.output_config_changed()
+    SET SCHEMA streamforge_internal;
+
+-- ----------------------------------------------------------------
 -- Getting data in (issue 14, items 2-5; sql/install/30_functions.sql and
 -- sql/install/60_ingest.sql; docs/ingestion.md)
 --
@@ -86,7 +101,7 @@ COMMENT ON FUNCTION streamforge.time_unit(text) IS
 -- An interval as microseconds.  Months and years have no fixed length and
 -- are refused; a day is 86,400 seconds (windows are aligned to the Unix
 -- epoch, in UTC, whatever the session's time zone).
-CREATE FUNCTION streamforge.interval_us(i interval)
+CREATE FUNCTION streamforge_internal.interval_us(i interval)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -103,12 +118,12 @@ BEGIN
     RETURN (extract(epoch FROM i) OPERATOR(pg_catalog.*) 1000000)::bigint;
 END
 $$;
-COMMENT ON FUNCTION streamforge.interval_us(interval) IS
+COMMENT ON FUNCTION streamforge_internal.interval_us(interval) IS
     'an interval without months as microseconds (a day is 86,400 seconds)';
 
 -- A positive time unit as microseconds; NULL raises 22023 naming the
 -- pipeline (a pipeline without a time unit).
-CREATE FUNCTION streamforge.unit_us(unit interval, pipeline text DEFAULT NULL)
+CREATE FUNCTION streamforge_internal.unit_us(unit interval, pipeline text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -124,14 +139,14 @@ BEGIN
             USING ERRCODE = '22023',
                   HINT = 'Give times as bigint, or create the pipeline with time_unit => interval ''1 millisecond'' (or another unit).';
     END IF;
-    us := streamforge.interval_us(unit);
+    us := streamforge_internal.interval_us(unit);
     IF us OPERATOR(pg_catalog.<=) 0 THEN
         RAISE EXCEPTION 'time unit must be greater than zero' USING ERRCODE = '22023';
     END IF;
     RETURN us;
 END
 $$;
-COMMENT ON FUNCTION streamforge.unit_us(interval, text) IS
+COMMENT ON FUNCTION streamforge_internal.unit_us(interval, text) IS
     'a positive time unit as microseconds (internal helper)';
 
 -- timestamptz -> units since the Unix epoch, exactly: a timestamp that is
@@ -142,7 +157,7 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    u bigint := streamforge.unit_us(unit);
+    u bigint := streamforge_internal.unit_us(unit);
     us numeric;
 BEGIN
     IF t IS NULL THEN
@@ -170,8 +185,8 @@ LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    u bigint := streamforge.unit_us(unit);
-    us bigint := streamforge.interval_us(i);
+    u bigint := streamforge_internal.unit_us(unit);
+    us bigint := streamforge_internal.interval_us(i);
 BEGIN
     IF us OPERATOR(pg_catalog.%) u OPERATOR(pg_catalog.<>) 0 THEN
         RAISE EXCEPTION 'interval "%" is not a whole number of time units', i
@@ -199,7 +214,7 @@ BEGIN
     IF t IS NULL THEN
         RETURN NULL;
     END IF;
-    total := t::numeric OPERATOR(pg_catalog.*) streamforge.unit_us(unit);
+    total := t::numeric OPERATOR(pg_catalog.*) streamforge_internal.unit_us(unit);
     h := floor(total OPERATOR(pg_catalog./) 3600000000);
     RETURN '1970-01-01 00:00:00+00'::timestamptz
            OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, h::integer, 0, 0)
@@ -225,7 +240,7 @@ BEGIN
     IF size IS NULL THEN
         RAISE EXCEPTION 'size must not be null' USING ERRCODE = '22004';
     END IF;
-    w := streamforge.fixed(name, streamforge.interval_us(size));
+    w := streamforge.fixed(name, streamforge_internal.interval_us(size));
     w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
     RETURN w;
 END
@@ -246,8 +261,8 @@ BEGIN
     ELSIF step IS NULL THEN
         RAISE EXCEPTION 'step must not be null' USING ERRCODE = '22004';
     END IF;
-    w := streamforge.sliding(name, streamforge.interval_us(size),
-                             streamforge.interval_us(step));
+    w := streamforge.sliding(name, streamforge_internal.interval_us(size),
+                             streamforge_internal.interval_us(step));
     w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
     RETURN w;
 END
@@ -266,7 +281,7 @@ BEGIN
     IF gap IS NULL THEN
         RAISE EXCEPTION 'gap must not be null' USING ERRCODE = '22004';
     END IF;
-    w := streamforge.session(name, streamforge.interval_us(gap));
+    w := streamforge.session(name, streamforge_internal.interval_us(gap));
     w.kind := w.kind OPERATOR(pg_catalog.||) '/us';
     RETURN w;
 END
@@ -285,7 +300,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.ingest(pipeline, partition,
         source_offset, event_id, key,
         streamforge.time_to_units(event_time, unit), value);
@@ -303,7 +318,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.append(pipeline, partition,
         event_id, key, streamforge.time_to_units(event_time, unit), value);
 END
@@ -320,7 +335,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT * FROM streamforge.advance(pipeline, partition,
         streamforge.time_to_units(progress, unit));
 END
@@ -339,7 +354,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name, r.key,
         streamforge.units_to_time(r.window_start, unit),
         streamforge.units_to_time(r.window_end, unit),
@@ -360,7 +375,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name, r.key,
         streamforge.units_to_time(r.window_start, unit),
         streamforge.units_to_time(r.window_end, unit),
@@ -379,7 +394,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN streamforge.units_to_time(streamforge.watermark(pipeline), unit);
 END
 $$;
@@ -398,7 +413,7 @@ AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
 BEGIN
-    PERFORM streamforge.unit_us(unit, pipeline);
+    PERFORM streamforge_internal.unit_us(unit, pipeline);
     RETURN QUERY SELECT r.window_name::text, r.key::text,
         streamforge.units_to_time(r.window_start, unit),
         streamforge.units_to_time(r.window_end, unit),
@@ -419,7 +434,7 @@ COMMENT ON FUNCTION streamforge.results_ts(text) IS
 -- array, as an exception; nothing if the element is fine.  with_offset:
 -- whether source_offset is required (true) or refused (false).
 -- time_unit: the pipeline's; event_time may then be a timestamp string.
-CREATE FUNCTION streamforge.json_check_element(e jsonb, ord bigint,
+CREATE FUNCTION streamforge_internal.json_check_element(e jsonb, ord bigint,
     with_offset boolean, has_unit boolean)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -494,19 +509,19 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION streamforge.json_check_element(jsonb, bigint, boolean, boolean) IS
+COMMENT ON FUNCTION streamforge_internal.json_check_element(jsonb, bigint, boolean, boolean) IS
     'raises the error of a bad element of ingest_json''s array (internal helper)';
 
 -- A JSON event_time as units: a number as it is; a string (with a time
 -- unit) as a timestamptz, read like PostgreSQL's own input (a string
 -- without a zone is in the session's TimeZone).
-CREATE FUNCTION streamforge.json_time(v jsonb, unit interval)
+CREATE FUNCTION streamforge_internal.json_time(v jsonb, unit interval)
 RETURNS bigint
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN CASE WHEN jsonb_typeof(v) OPERATOR(pg_catalog.=) 'number' THEN v::bigint
             ELSE streamforge.time_to_units((v OPERATOR(pg_catalog.#>>) '{}'::text[])::timestamptz, unit) END;
-COMMENT ON FUNCTION streamforge.json_time(jsonb, interval) IS
+COMMENT ON FUNCTION streamforge_internal.json_time(jsonb, interval) IS
     'a JSON event_time (number, or timestamp string) as units (internal helper)';
 
 -- ingest_json(pipeline, deliveries): a JSON array of delivery objects
@@ -576,7 +591,7 @@ BEGIN
      ORDER BY t.ord
      LIMIT 1;
     IF bad IS NOT NULL THEN
-        PERFORM streamforge.json_check_element(bad_elem, bad, with_offset, unit IS NOT NULL);
+        PERFORM streamforge_internal.json_check_element(bad_elem, bad, with_offset, unit IS NOT NULL);
         RAISE EXCEPTION 'element % of the array is invalid', bad USING ERRCODE = '22023';
     END IF;
 
@@ -591,7 +606,7 @@ BEGIN
                            t.e OPERATOR(pg_catalog.->>) 'key',
                            CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
                                 THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::bigint
-                                ELSE streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
+                                ELSE streamforge_internal.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
                            (t.e OPERATOR(pg_catalog.->) 'value')::bigint)::streamforge.delivery
                   FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
                  ORDER BY t.ord);
@@ -602,7 +617,7 @@ BEGIN
                            t.e OPERATOR(pg_catalog.->>) 'key',
                            CASE WHEN jsonb_typeof(t.e OPERATOR(pg_catalog.->) 'event_time') OPERATOR(pg_catalog.=) 'number'
                                 THEN (t.e OPERATOR(pg_catalog.->) 'event_time')::bigint
-                                ELSE streamforge.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
+                                ELSE streamforge_internal.json_time(t.e OPERATOR(pg_catalog.->) 'event_time', unit) END,
                            (t.e OPERATOR(pg_catalog.->) 'value')::bigint)::streamforge.event
                   FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS t(e, ord)
                  ORDER BY t.ord);
@@ -614,7 +629,7 @@ BEGIN
              ORDER BY t.ord
         LOOP
             BEGIN
-                PERFORM streamforge.json_time(bad_elem, unit);
+                PERFORM streamforge_internal.json_time(bad_elem, unit);
             EXCEPTION WHEN data_exception THEN
                 DECLARE
                     msg text;
@@ -665,16 +680,16 @@ COMMENT ON FUNCTION streamforge.ingest_json(text, jsonb) IS
 -- the same thing for every inserting role: qualify your own functions.
 
 -- The trigger name of an attachment of pipeline to a table.
-CREATE FUNCTION streamforge.attach_trigger_name(pipeline text)
+CREATE FUNCTION streamforge_internal.attach_trigger_name(pipeline text)
 RETURNS name
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN ('streamforge_attach_' OPERATOR(pg_catalog.||) pg_catalog.left(pg_catalog.md5(pipeline), 16))::name;
-COMMENT ON FUNCTION streamforge.attach_trigger_name(text) IS
+COMMENT ON FUNCTION streamforge_internal.attach_trigger_name(text) IS
     'the name of the INSERT trigger that attaches a pipeline to a table (internal helper)';
 
 -- The arguments of a trigger (pg_trigger.tgargs) as text[].
-CREATE FUNCTION streamforge.trigger_args(args bytea)
+CREATE FUNCTION streamforge_internal.trigger_args(args bytea)
 RETURNS text[]
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -693,11 +708,11 @@ BEGIN
     RETURN result;
 END
 $$;
-COMMENT ON FUNCTION streamforge.trigger_args(bytea) IS
+COMMENT ON FUNCTION streamforge_internal.trigger_args(bytea) IS
     'the arguments of a trigger as text[] (internal helper)';
 
 -- The type of a mapping expression over the table (with no row read).
-CREATE FUNCTION streamforge.attach_expr_type(source regclass, expr text)
+CREATE FUNCTION streamforge_internal.attach_expr_type(source regclass, expr text)
 RETURNS regtype
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -712,13 +727,13 @@ BEGIN
     RETURN t;
 END
 $$;
-COMMENT ON FUNCTION streamforge.attach_expr_type(regclass, text) IS
+COMMENT ON FUNCTION streamforge_internal.attach_expr_type(regclass, text) IS
     'the type of a mapping expression over a table (internal helper)';
 
 -- The statement-level AFTER INSERT trigger of an attachment.  Arguments:
 -- pipeline, then the expressions of partition, event_id, key, event_time
 -- (in units) and value.
-CREATE FUNCTION streamforge.attached_insert()
+CREATE FUNCTION streamforge_internal.attached_insert()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -728,7 +743,7 @@ DECLARE
 BEGIN
     IF TG_NARGS OPERATOR(pg_catalog.<>) 6 OR TG_LEVEL OPERATOR(pg_catalog.<>) 'STATEMENT'
        OR TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
-        RAISE EXCEPTION 'streamforge.attached_insert() must be created by streamforge.attach()'
+        RAISE EXCEPTION 'streamforge_internal.attached_insert() must be created by streamforge.attach()'
             USING ERRCODE = '39P01';
     END IF;
     -- a cursor: exactly one query, whatever the expressions contain
@@ -742,12 +757,12 @@ BEGIN
     RETURN NULL;
 END
 $$;
-COMMENT ON FUNCTION streamforge.attached_insert() IS
+COMMENT ON FUNCTION streamforge_internal.attached_insert() IS
     'trigger of streamforge.attach: appends the inserted rows to the pipeline';
 
 -- The row-level BEFORE UPDATE trigger of an attachment: an update that
 -- changes what the mappings read is refused; others pass.
-CREATE FUNCTION streamforge.attached_update()
+CREATE FUNCTION streamforge_internal.attached_update()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -759,7 +774,7 @@ DECLARE
 BEGIN
     IF TG_NARGS OPERATOR(pg_catalog.<>) 6 OR TG_LEVEL OPERATOR(pg_catalog.<>) 'ROW'
        OR TG_OP OPERATOR(pg_catalog.<>) 'UPDATE' THEN
-        RAISE EXCEPTION 'streamforge.attached_update() must be created by streamforge.attach()'
+        RAISE EXCEPTION 'streamforge_internal.attached_update() must be created by streamforge.attach()'
             USING ERRCODE = '39P01';
     END IF;
     q := format('SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event::pg_catalog.text '
@@ -777,7 +792,7 @@ BEGIN
     RETURN NEW;
 END
 $$;
-COMMENT ON FUNCTION streamforge.attached_update() IS
+COMMENT ON FUNCTION streamforge_internal.attached_update() IS
     'trigger of streamforge.attach: refuses updates that change an ingested event';
 
 -- attach(pipeline, source, event_id, key, event_time, value, partition):
@@ -825,7 +840,7 @@ BEGIN
                          WHERE c.oid OPERATOR(pg_catalog.=) source), 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', source USING ERRCODE = '42501';
     END IF;
-    tg := streamforge.attach_trigger_name(pipeline);
+    tg := streamforge_internal.attach_trigger_name(pipeline);
     IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS t
                 WHERE t.tgrelid OPERATOR(pg_catalog.=) source
                   AND t.tgname OPERATOR(pg_catalog.=) tg) THEN
@@ -848,12 +863,12 @@ BEGIN
     id_expr := format('(%s)::pg_catalog.text', event_id);
     key_expr := format('(%s)::pg_catalog.text', key);
 
-    typ := streamforge.attach_expr_type(source, event_time);
+    typ := streamforge_internal.attach_expr_type(source, event_time);
     IF typ OPERATOR(pg_catalog.=) ANY (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
         time_expr := format('(%s)::pg_catalog.int8', event_time);
     ELSIF typ OPERATOR(pg_catalog.=) ANY (ARRAY['timestamp with time zone', 'timestamp without time zone', 'date']::regtype[]) THEN
         unit := streamforge.time_unit(pipeline);
-        PERFORM streamforge.unit_us(unit, pipeline);
+        PERFORM streamforge_internal.unit_us(unit, pipeline);
         time_expr := format('streamforge.time_to_units(%s, %L::pg_catalog.interval)',
             CASE WHEN typ OPERATOR(pg_catalog.=) 'timestamp with time zone'::regtype
                  THEN format('(%s)', event_time)
@@ -865,7 +880,7 @@ BEGIN
                   DETAIL = format('The expression %s is of type %s.', event_time, typ);
     END IF;
 
-    typ := streamforge.attach_expr_type(source, value);
+    typ := streamforge_internal.attach_expr_type(source, value);
     IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
         RAISE EXCEPTION 'value must be an integer'
             USING ERRCODE = '42804',
@@ -880,10 +895,10 @@ BEGIN
     args := format('%L, %L, %L, %L, %L, %L', pipeline, p_expr, id_expr,
                    key_expr, time_expr, value_expr);
     EXECUTE format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows '
-                   'FOR EACH STATEMENT EXECUTE FUNCTION streamforge.attached_insert(%s)',
+                   'FOR EACH STATEMENT EXECUTE FUNCTION streamforge_internal.attached_insert(%s)',
                    tg, source, args);
     EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE ON %s '
-                   'FOR EACH ROW EXECUTE FUNCTION streamforge.attached_update(%s)',
+                   'FOR EACH ROW EXECUTE FUNCTION streamforge_internal.attached_update(%s)',
                    tg OPERATOR(pg_catalog.||) '_update', source, args);
 END
 $$;
@@ -903,7 +918,7 @@ BEGIN
     IF pipeline IS NULL OR source IS NULL THEN
         RAISE EXCEPTION 'arguments of detach must not be null' USING ERRCODE = '22004';
     END IF;
-    tg := streamforge.attach_trigger_name(pipeline);
+    tg := streamforge_internal.attach_trigger_name(pipeline);
     IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS t
                     WHERE t.tgrelid OPERATOR(pg_catalog.=) source
                       AND t.tgname OPERATOR(pg_catalog.=) tg) THEN
@@ -929,8 +944,8 @@ SELECT t.tgrelid::regclass AS source,
        a.args[6] AS value,
        t.tgname AS trigger_name
   FROM pg_catalog.pg_trigger AS t,
-       LATERAL (SELECT streamforge.trigger_args(t.tgargs) AS args) AS a
- WHERE t.tgfoid OPERATOR(pg_catalog.=) 'streamforge.attached_insert()'::pg_catalog.regprocedure;
+       LATERAL (SELECT streamforge_internal.trigger_args(t.tgargs) AS args) AS a
+ WHERE t.tgfoid OPERATOR(pg_catalog.=) 'streamforge_internal.attached_insert()'::pg_catalog.regprocedure;
 COMMENT ON VIEW streamforge.attachments IS
     'tables attached to pipelines, with the mapping expressions';
 GRANT SELECT ON streamforge.attachments TO PUBLIC;
@@ -959,7 +974,7 @@ DROP FUNCTION streamforge.configure_outputs(text, boolean, boolean, boolean,
 DROP FUNCTION streamforge.configure_outputs_internal(text, boolean, boolean,
     boolean, boolean);
 
-CREATE FUNCTION streamforge.configure_outputs_internal(pipeline text,
+CREATE FUNCTION streamforge_internal.configure_outputs_internal(pipeline text,
     changelog boolean, results boolean, late boolean, notify boolean,
     results_retention boolean)
 RETURNS void
@@ -1020,7 +1035,7 @@ BEGIN
     END IF;
 
     IF results AND results_retention THEN
-        PERFORM streamforge.trim_results_internal(configure_outputs_internal.pipeline);
+        PERFORM streamforge_internal.trim_results_internal(configure_outputs_internal.pipeline);
     END IF;
 END
 $$;
@@ -1037,7 +1052,7 @@ COMMENT ON FUNCTION streamforge.configure_outputs(text, boolean, boolean,
     boolean, boolean, boolean) IS
 'Turn the pipeline''s durable outputs (changelog, results, late output, notifications) on or off; results_retention drops final results rows older than the retention horizon. Needs admin.';
 
-REVOKE ALL ON FUNCTION streamforge.configure_outputs_internal(text, boolean,
+REVOKE ALL ON FUNCTION streamforge_internal.configure_outputs_internal(text, boolean,
     boolean, boolean, boolean, boolean) FROM PUBLIC;
 
 CREATE FUNCTION streamforge.disable_outputs(pipeline text)
@@ -1053,7 +1068,8 @@ COMMENT ON FUNCTION streamforge.disable_outputs(text) IS
 
 -- resync_outputs keeps the finalized results rows (issue 12) and re-applies
 -- results_retention.
-CREATE OR REPLACE FUNCTION streamforge.resync_outputs_internal(pipeline text)
+DROP FUNCTION streamforge.resync_outputs_internal(text);
+CREATE FUNCTION streamforge_internal.resync_outputs_internal(pipeline text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -1137,14 +1153,14 @@ BEGIN
                    AND (r.window_name, r.key, r.window_start, r.window_end)
                        OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
         -- what results_retention dropped stays dropped
-        PERFORM streamforge.trim_results_internal(resync_outputs_internal.pipeline);
+        PERFORM streamforge_internal.trim_results_internal(resync_outputs_internal.pipeline);
     END IF;
 END
 $$;
 
 -- Trimming the outputs (issue 13): trim_changelog, trim_late_output,
 -- trim_results and their internal functions.
-CREATE FUNCTION streamforge.trim_changelog_internal(pipeline text,
+CREATE FUNCTION streamforge_internal.trim_changelog_internal(pipeline text,
     up_to_seq bigint)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -1165,7 +1181,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION streamforge.trim_late_output_internal(pipeline text,
+CREATE FUNCTION streamforge_internal.trim_late_output_internal(pipeline text,
     up_to_late_seq bigint)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -1191,7 +1207,7 @@ $$;
 -- has no retention, no watermark, or H is below the bigint range.  The
 -- retention is read from the pipeline's row as JSON, so this works before
 -- and after streamforge.pipeline gains its retention column.
-CREATE FUNCTION streamforge.retention_horizon_internal(pipeline text)
+CREATE FUNCTION streamforge_internal.retention_horizon_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -1230,7 +1246,7 @@ $$;
 -- results_retention is off or there is no horizon).  The sink runs it
 -- after each write call that wrote results (src/sink.c); one index range
 -- per window, so it costs what it deletes.
-CREATE FUNCTION streamforge.trim_results_internal(pipeline text)
+CREATE FUNCTION streamforge_internal.trim_results_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -1249,7 +1265,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN 0;
     END IF;
-    h := streamforge.retention_horizon_internal(pipeline);
+    h := streamforge_internal.retention_horizon_internal(pipeline);
     IF h IS NULL THEN
         RETURN 0;
     END IF;
@@ -1266,10 +1282,10 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION streamforge.trim_changelog_internal(text, bigint),
-    streamforge.trim_late_output_internal(text, bigint),
-    streamforge.retention_horizon_internal(text),
-    streamforge.trim_results_internal(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION streamforge_internal.trim_changelog_internal(text, bigint),
+    streamforge_internal.trim_late_output_internal(text, bigint),
+    streamforge_internal.retention_horizon_internal(text),
+    streamforge_internal.trim_results_internal(text) FROM PUBLIC;
 
 CREATE FUNCTION streamforge.trim_changelog(pipeline text, up_to_seq bigint)
 RETURNS bigint
@@ -1295,3 +1311,287 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION streamforge.trim_results(text) IS
 'With results_retention on, delete the pipeline''s results rows whose window ended at or before the retention horizon; returns the number deleted. Needs admin.';
+
+-- ----------------------------------------------------------------
+-- Pipeline management and the psql experience (issue 15):
+-- sql/install/60_management.sql and 70_comments.sql.  Internal helpers
+-- move to schema streamforge_internal (src/acl.c still finds them in
+-- schema streamforge before this update); new functions add_partition,
+-- add_window, drop_window, set_lateness, grant_privilege,
+-- revoke_privilege, live_avg, visible_avg; view pipeline_info; a comment
+-- on every public function, type, view and table.
+-- ----------------------------------------------------------------
+
+-- ----------------------------------------------------------------
+-- Definition changes
+-- ----------------------------------------------------------------
+
+-- Each needs the admin privilege, runs in the caller's transaction, and
+-- returns the changes it caused (which the outputs receive as well).
+CREATE FUNCTION streamforge.add_partition(pipeline text, partition text)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_add_partition'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.add_window(pipeline text,
+    definition streamforge.window_def)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_add_window'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.drop_window(pipeline text, window_name text)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_drop_window'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.set_lateness(pipeline text, lateness bigint)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_set_lateness'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- ----------------------------------------------------------------
+-- Names that work unqualified (GRANT and REVOKE are reserved words)
+-- ----------------------------------------------------------------
+CREATE FUNCTION streamforge.grant_privilege(pipeline text, role name,
+    privilege text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_grant'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION streamforge.revoke_privilege(pipeline text, role name,
+    privilege text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_revoke'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- ----------------------------------------------------------------
+-- Averages
+-- ----------------------------------------------------------------
+
+-- live() and visible() with avg = sum / count, an exact numeric quotient
+-- rounded as numeric division rounds (at least 16 significant digits).
+-- The change and result types stay as the contract defines them.
+CREATE FUNCTION streamforge.live_avg(pipeline text)
+RETURNS TABLE (window_name text, key text, window_start bigint,
+               window_end bigint, count bigint, sum numeric, min bigint,
+               max bigint, avg numeric)
+LANGUAGE sql VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT r.window_name, r.key, r.window_start, r.window_end, r.count,
+           r.sum, r.min, r.max,
+           r.sum OPERATOR(pg_catalog./) r.count::pg_catalog.numeric
+      FROM streamforge.live(pipeline) AS r;
+END;
+
+CREATE FUNCTION streamforge.visible_avg(pipeline text)
+RETURNS TABLE (window_name text, key text, window_start bigint,
+               window_end bigint, count bigint, sum numeric, min bigint,
+               max bigint, avg numeric)
+LANGUAGE sql VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT r.window_name, r.key, r.window_start, r.window_end, r.count,
+           r.sum, r.min, r.max,
+           r.sum OPERATOR(pg_catalog./) r.count::pg_catalog.numeric
+      FROM streamforge.visible(pipeline) AS r;
+END;
+
+-- ----------------------------------------------------------------
+-- The pipelines, in one view
+-- ----------------------------------------------------------------
+
+-- One row per pipeline the current user may read: its definition (windows
+-- in readable form, in name order), outputs, the counters of stats(), the
+-- watermark and the idle partitions.  The view runs as its owner (the
+-- extension's owner), which may read the storage tables; the OFFSET 0
+-- fence makes the privilege filter run before stats(), watermark() and
+-- partitions() are called, which run as the current user and would refuse
+-- a pipeline it may not read.  Reading a row loads the pipeline's state
+-- into the backend's cache, like stats().
+CREATE VIEW streamforge.pipeline_info WITH (security_barrier) AS
+SELECT v.name, v.owner, v.privilege, v.partitions,
+       ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
+                    w.kind OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||)
+                    CASE w.kind
+                        WHEN 'sliding' THEN w.size::text OPERATOR(pg_catalog.||)
+                                            ', ' OPERATOR(pg_catalog.||) w.step::text
+                        WHEN 'session' THEN w.gap::text
+                        ELSE w.size::text
+                    END OPERATOR(pg_catalog.||) ')'
+               FROM pg_catalog.unnest(v.windows) WITH ORDINALITY
+                    AS w(name, kind, size, step, gap, i)
+              ORDER BY w.i) AS windows,
+       v.lateness,
+       COALESCE(o.changelog, false) AS changelog,
+       COALESCE(o.results, false) AS results,
+       COALESCE(o.late, false) AS late_output,
+       COALESCE(o.notify, false) AS notify,
+       streamforge.watermark(v.name) AS watermark,
+       ARRAY(SELECT t.partition FROM streamforge.partitions(v.name) AS t
+              WHERE t.idle ORDER BY t.partition) AS idle_partitions,
+       s.deliveries, s.accepted, s.duplicate_ids, s.late_events,
+       s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows
+  FROM (SELECT p.name, p.owner, a.privilege, p.partitions, p.windows,
+               p.lateness
+          FROM streamforge.pipeline AS p,
+               LATERAL (SELECT streamforge.effective_privilege(p.owner,
+                               p.readers, p.ingesters, p.admins)
+                               AS privilege) AS a
+         WHERE a.privilege IS NOT NULL
+        OFFSET 0) AS v
+  LEFT JOIN streamforge.output_config AS o
+         ON o.pipeline OPERATOR(pg_catalog.=) v.name
+ CROSS JOIN LATERAL streamforge.stats(v.name) AS s;
+
+REVOKE ALL ON streamforge.pipeline_info FROM PUBLIC;
+GRANT SELECT ON streamforge.pipeline_info TO PUBLIC;
+
+COMMENT ON TYPE streamforge.window_def IS
+    'window definition made by fixed(), sliding() or session()';
+COMMENT ON TYPE streamforge.change IS
+    'a change of the emitted results: retract or upsert of one row, with its seq';
+COMMENT ON TYPE streamforge.result IS
+    'a result row: window, key, bounds and count, sum, min, max';
+COMMENT ON TYPE streamforge.delivery IS
+    'one delivery for ingest_batch(): partition, offset, event_id, key, event_time, value';
+COMMENT ON TYPE streamforge.late_event IS
+    'an event that arrived after the watermark passed its time plus lateness';
+
+COMMENT ON FUNCTION streamforge.fixed(text, bigint) IS
+    'tumbling window of size units: [floor(t/size)*size, +size)';
+COMMENT ON FUNCTION streamforge.sliding(text, bigint, bigint) IS
+    'sliding window of size units, starting every step units';
+COMMENT ON FUNCTION streamforge.session(text, bigint) IS
+    'session window: events closer than gap units merge into one session';
+COMMENT ON FUNCTION streamforge.drop_pipeline(text) IS
+    'drop a pipeline, its state and its outputs (admin)';
+-- create_pipeline and ingest change their arguments in 0.2.0 (retention,
+-- time units): comment them whatever their signature
+DO $$
+DECLARE
+    f pg_catalog.regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
+              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'streamforge'::pg_catalog.regnamespace
+                AND p.proname OPERATOR(pg_catalog.=) 'create_pipeline'
+    LOOP
+        EXECUTE pg_catalog.format('COMMENT ON FUNCTION %s IS %L', f,
+            'create a pipeline with its partitions, windows and allowed lateness');
+    END LOOP;
+    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
+              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'streamforge'::pg_catalog.regnamespace
+                AND p.proname OPERATOR(pg_catalog.=) 'ingest'
+    LOOP
+        EXECUTE pg_catalog.format('COMMENT ON FUNCTION %s IS %L', f,
+            'deliver one event; returns the changes it caused');
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION streamforge.ingest_batch(text, streamforge.delivery[]) IS
+    'deliver events in array order, all or none; returns their changes';
+COMMENT ON FUNCTION streamforge.advance(text, text, bigint) IS
+    'report a partition''s event-time progress; returns the changes it caused';
+COMMENT ON FUNCTION streamforge.mark_idle(text, text) IS
+    'take a partition out of the watermark until it reports again';
+COMMENT ON FUNCTION streamforge.checkpoint(text) IS
+    'the pipeline''s whole state as checkpoint bytes';
+COMMENT ON FUNCTION streamforge.restore(text, bytea) IS
+    'replace the pipeline''s state by a checkpoint of an equivalent definition (admin)';
+COMMENT ON FUNCTION streamforge.inspect_checkpoint(bytea) IS
+    'validate checkpoint bytes and show their JSON document';
+COMMENT ON FUNCTION streamforge.watermark(text) IS
+    'the global watermark, NULL until there is one';
+COMMENT ON FUNCTION streamforge.live(text) IS
+    'every live bucket, ready or not, in address order';
+COMMENT ON FUNCTION streamforge.visible(text) IS
+    'the emitted rows: ready buckets not finalized yet, in address order';
+COMMENT ON FUNCTION streamforge.late_events(text) IS
+    'the late events, in late_seq order';
+COMMENT ON FUNCTION streamforge.partitions(text) IS
+    'each partition''s consumed offset (-1: none yet), progress and idleness';
+COMMENT ON FUNCTION streamforge.stats(text) IS
+    'counters: deliveries, accepted, duplicates, late events, replays, changes, buckets';
+
+COMMENT ON FUNCTION streamforge.resync_outputs(text) IS
+    'bring the outputs back in line with the state after restore() (admin)';
+COMMENT ON FUNCTION streamforge.clock_now(text) IS
+    'the wall clock as units (us, ms, s, min) since the Unix epoch';
+COMMENT ON FUNCTION streamforge.advance_to_now(text, text, bigint, text) IS
+    'advance a partition to the wall clock minus a delay';
+COMMENT ON FUNCTION streamforge.advance_job_name(text, text) IS
+    'the pg_cron job name of a partition''s scheduled advance';
+COMMENT ON FUNCTION streamforge.require_pg_cron() IS
+    'raise an error unless pg_cron is installed in this database';
+COMMENT ON FUNCTION streamforge.schedule_advance(text, text, text, bigint,
+    text) IS
+    'schedule advance_to_now() for a partition with pg_cron (admin)';
+COMMENT ON FUNCTION streamforge.unschedule_advance(text, text) IS
+    'remove a partition''s scheduled advance (admin)';
+COMMENT ON FUNCTION streamforge.scheduled_advances() IS
+    'the scheduled advances the current role can see';
+
+COMMENT ON FUNCTION streamforge.grant(text, name, text) IS
+    'give a role read, ingest or admin on a pipeline (admin); unqualified: grant_privilege()';
+COMMENT ON FUNCTION streamforge.revoke(text, name, text) IS
+    'take a privilege on a pipeline from a role (admin); unqualified: revoke_privilege()';
+COMMENT ON FUNCTION streamforge.grant_privilege(text, name, text) IS
+    'give a role read, ingest or admin on a pipeline (admin)';
+COMMENT ON FUNCTION streamforge.revoke_privilege(text, name, text) IS
+    'take a privilege on a pipeline from a role (admin)';
+COMMENT ON FUNCTION streamforge.set_owner(text, name) IS
+    'give a pipeline to another role (admin)';
+COMMENT ON FUNCTION streamforge.has_pipeline_privilege(text, text, name) IS
+    'whether a role has a privilege on a pipeline';
+COMMENT ON FUNCTION streamforge.require_privilege(text, text) IS
+    'raise 42704 or 42501 unless the current user has the privilege';
+COMMENT ON FUNCTION streamforge.effective_privilege(regrole, regrole[],
+    regrole[], regrole[]) IS
+    'the privilege such an owner and grants give the current user';
+
+COMMENT ON FUNCTION streamforge.add_partition(text, text) IS
+    'add a partition to a running pipeline; it starts idle (admin)';
+COMMENT ON FUNCTION streamforge.add_window(text, streamforge.window_def) IS
+    'add a window to a running pipeline; it sees later events only (admin)';
+COMMENT ON FUNCTION streamforge.drop_window(text, text) IS
+    'drop a window of a running pipeline, retracting its visible rows (admin)';
+COMMENT ON FUNCTION streamforge.set_lateness(text, bigint) IS
+    'change the allowed lateness of a running pipeline (admin)';
+COMMENT ON FUNCTION streamforge.live_avg(text) IS
+    'live() with avg = sum / count as numeric';
+COMMENT ON FUNCTION streamforge.visible_avg(text) IS
+    'visible() with avg = sum / count as numeric';
+
+COMMENT ON VIEW streamforge.pipelines IS
+    'the pipelines the current user may use, with its privilege and the grants';
+COMMENT ON VIEW streamforge.pipeline_info IS
+    'the pipelines the current user may read: definition, outputs, watermark, idle partitions, counters';
+
+COMMENT ON TABLE streamforge.pipeline IS
+    'storage: one row per pipeline (definition, snapshot, privileges); internal';
+COMMENT ON TABLE streamforge.journal IS
+    'storage: the write calls since a pipeline''s snapshot; internal';
+COMMENT ON TABLE streamforge.output_config IS
+    'which outputs each pipeline has (configure_outputs)';
+COMMENT ON TABLE streamforge.changelog IS
+    'output: every change of the pipelines with a changelog, in seq order';
+COMMENT ON TABLE streamforge.results IS
+    'output: the changelog applied, finalized rows included';
+COMMENT ON TABLE streamforge.late_output IS
+    'output: every late event of the pipelines with a late output';
+
+COMMENT ON FUNCTION streamforge_internal.output_config_changed() IS
+    'internal: trigger invalidating the cached output configuration';
+COMMENT ON FUNCTION streamforge_internal.configure_outputs_internal(text,
+    boolean, boolean, boolean, boolean, boolean) IS
+    'internal: body of configure_outputs(), run as the extension''s owner';
+COMMENT ON FUNCTION streamforge_internal.resync_outputs_internal(text) IS
+    'internal: body of resync_outputs(), run as the extension''s owner';
+COMMENT ON FUNCTION streamforge_internal.trim_changelog_internal(text, bigint) IS
+    'internal: body of trim_changelog(), run as the extension''s owner';
+COMMENT ON FUNCTION streamforge_internal.trim_late_output_internal(text, bigint) IS
+    'internal: body of trim_late_output(), run as the extension''s owner';
+COMMENT ON FUNCTION streamforge_internal.trim_results_internal(text) IS
+    'internal: body of trim_results(), run as the extension''s owner';
+COMMENT ON FUNCTION streamforge_internal.retention_horizon_internal(text) IS
+    'internal: a pipeline''s retention horizon, NULL when it has none';

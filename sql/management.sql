@@ -1,0 +1,168 @@
+-- management: changing a running pipeline (docs/management.md).  Each
+-- change keeps the state, returns the changes it causes, and needs admin.
+\set VERBOSITY default
+SELECT streamforge.create_pipeline('m', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], 0);
+SELECT count(*) FROM streamforge.ingest('m', 'p', 0, 'a', 'k', 3, 5);
+SELECT * FROM streamforge.advance('m', 'p', 10);
+SELECT streamforge.checkpoint('m') AS before_change \gset
+
+-- add a partition: it starts idle, so the watermark stays at 10
+SELECT * FROM streamforge.add_partition('m', 'q');
+SELECT * FROM streamforge.partitions('m');
+SELECT streamforge.watermark('m');
+-- events on it are accepted (events never reactivate a partition)
+SELECT * FROM streamforge.ingest('m', 'q', 0, 'b', 'k', 12, 7);
+-- p moves on, q is still idle: the watermark follows p alone
+SELECT * FROM streamforge.advance('m', 'p', 20);
+-- q reports 15 for the first time: from now on it holds the watermark
+-- back, but the watermark (20) never goes back
+SELECT * FROM streamforge.advance('m', 'q', 15);
+SELECT * FROM streamforge.advance('m', 'p', 40);
+SELECT streamforge.watermark('m');
+SELECT * FROM streamforge.partitions('m');
+SELECT * FROM streamforge.advance('m', 'q', 30);
+SELECT streamforge.watermark('m');
+-- an existing partition name
+SELECT * FROM streamforge.add_partition('m', 'q');
+SELECT * FROM streamforge.add_partition('m', '');
+SELECT * FROM streamforge.add_partition('m', NULL);
+-- an unknown partition: the hint names the declared ones
+SELECT * FROM streamforge.advance('m', 'r', 1);
+
+-- add a window: it is backfilled from the remembered accepted events (a at
+-- 3, b at 12), as if it had existed from the start: [-10, 10), [0, 20) are
+-- finalized by now (watermark 30, lateness 0), [10, 30) is ready and
+-- upserted
+SELECT * FROM streamforge.add_window('m', streamforge.sliding('s', 20, 10));
+SELECT * FROM streamforge.live('m');
+SELECT * FROM streamforge.ingest('m', 'p', 1, 'c', 'k', 35, 1);
+SELECT * FROM streamforge.live('m');
+SELECT * FROM streamforge.advance('m', 'q', 40);
+-- an existing window name, whatever its definition
+SELECT * FROM streamforge.add_window('m', streamforge.fixed('s', 20));
+SELECT * FROM streamforge.add_window('m', streamforge.sliding('s', 20, 10));
+-- a bad definition gets create_pipeline's errors
+SELECT * FROM streamforge.add_window('m', ROW('x', 'fixed', 0, NULL, NULL)::streamforge.window_def);
+SELECT * FROM streamforge.add_window('m', ROW('x', 'tumbling', 5, NULL, NULL)::streamforge.window_def);
+SELECT * FROM streamforge.add_window('m', NULL);
+
+-- drop a window: its visible rows are retracted, with the next seq
+SELECT * FROM streamforge.visible('m');
+SELECT * FROM streamforge.drop_window('m', 's');
+SELECT * FROM streamforge.visible('m');
+SELECT * FROM streamforge.stats('m');
+SELECT * FROM streamforge.drop_window('m', 's');
+-- dropping the last window is refused
+SELECT * FROM streamforge.drop_window('m', 'f');
+-- seq continues after the retractions
+SELECT * FROM streamforge.ingest('m', 'p', 2, 'd', 'k', 41, 2);
+SELECT * FROM streamforge.advance('m', 'p', 50);
+SELECT * FROM streamforge.advance('m', 'q', 50);
+
+-- a checkpoint taken before a change is not equivalent any more
+SELECT streamforge.restore('m', :'before_change');
+
+-- lateness: lowering it finalizes the ready buckets with
+-- watermark > end + lateness at once, without retraction; raising it
+-- brings back the buckets the new lateness keeps live
+SELECT streamforge.create_pipeline('lt', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], 100);
+SELECT count(*) FROM streamforge.ingest_batch('lt', ARRAY[
+    ROW('p', 0, 'a', 'k', 5, 1), ROW('p', 1, 'b', 'k', 15, 2),
+    ROW('p', 2, 'c', 'k', 25, 3)]::streamforge.delivery[]);
+SELECT * FROM streamforge.advance('lt', 'p', 30);
+SELECT * FROM streamforge.visible('lt');
+SELECT * FROM streamforge.set_lateness('lt', 200);
+SELECT * FROM streamforge.visible('lt');
+-- 30 > 10 + 15 and 30 > 20 + 5, not 30 > 30 + 5: two buckets finalized
+SELECT * FROM streamforge.set_lateness('lt', 5);
+SELECT * FROM streamforge.visible('lt');
+SELECT * FROM streamforge.live('lt');
+-- raising it again brings back what the new lateness keeps live, as if it
+-- had always been the lateness: [10, 20) (30 <= 20 + 15), not [0, 10)
+SELECT * FROM streamforge.set_lateness('lt', 15);
+SELECT * FROM streamforge.visible('lt');
+SELECT * FROM streamforge.set_lateness('lt', 5);
+-- the new lateness decides what is late: 20 + 5 < 30
+SELECT * FROM streamforge.ingest('lt', 'p', 3, 'd', 'k', 20, 4);
+SELECT late_seq, event_id, watermark FROM streamforge.late_events('lt');
+-- a late event is never decided again: with lateness 10, d (20 + 10 = 30)
+-- would not have been late
+SELECT * FROM streamforge.set_lateness('lt', 10);
+SELECT * FROM streamforge.set_lateness('lt', 9);
+SELECT * FROM streamforge.set_lateness('lt', 5);
+SELECT * FROM streamforge.set_lateness('lt', -1);
+SELECT * FROM streamforge.set_lateness('lt', NULL);
+-- end + lateness must fit in bigint, as for an event (22003)
+SELECT streamforge.create_pipeline('big', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
+SELECT count(*) FROM streamforge.ingest('big', 'p', 0, 'a', 'k', 5, 1);
+SELECT * FROM streamforge.set_lateness('big', 9223372036854775807);
+SELECT * FROM streamforge.set_lateness('big', 9223372036854775797);
+SELECT lateness FROM streamforge.pipeline_info WHERE name = 'big';
+SELECT streamforge.drop_pipeline('big');
+SELECT * FROM streamforge.partitions('lt');
+
+-- each change is transactional
+BEGIN;
+SELECT * FROM streamforge.add_window('lt', streamforge.session('g', 5));
+SELECT * FROM streamforge.add_partition('lt', 'z');
+ROLLBACK;
+SELECT partitions, windows, lateness FROM streamforge.pipeline_info WHERE name = 'lt';
+BEGIN;
+SELECT * FROM streamforge.add_window('lt', streamforge.session('g', 5));
+SAVEPOINT s;
+SELECT * FROM streamforge.drop_window('lt', 'f');
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT partitions, windows, lateness FROM streamforge.pipeline_info WHERE name = 'lt';
+SELECT * FROM streamforge.ingest('lt', 'p', 4, 'e', 'k', 31, 1);
+SELECT * FROM streamforge.live('lt');
+
+-- the new definition persists: a checkpoint restores onto it, and the
+-- state survives a new connection (the backend's cache is gone)
+SELECT streamforge.restore('lt', streamforge.checkpoint('lt'));
+\c
+\set VERBOSITY default
+SELECT partitions, windows, lateness FROM streamforge.pipeline_info WHERE name = 'lt';
+SELECT * FROM streamforge.live('lt');
+SELECT * FROM streamforge.stats('lt');
+
+-- unknown pipeline (with similar names the caller may read), unknown window
+SELECT * FROM streamforge.add_partition('nope', 'x');
+SELECT * FROM streamforge.add_partition('lx', 'x');
+SELECT * FROM streamforge.watermark('LT');
+SELECT * FROM streamforge.drop_window('lt', 'nope');
+SELECT * FROM streamforge.set_lateness(NULL, 1);
+-- the pipeline is checked before the arguments, as in write calls
+SELECT * FROM streamforge.set_lateness('nope', -1);
+SELECT * FROM streamforge.add_window('nope', ROW('x', 'fixed', 0, NULL, NULL)::streamforge.window_def);
+
+-- admin only; an ingester gets 42501 before anything else is looked at
+CREATE ROLE sf_mgmt_reader;
+GRANT USAGE ON SCHEMA streamforge TO sf_mgmt_reader;
+SELECT streamforge.grant_privilege('lt', 'sf_mgmt_reader', 'ingest');
+SELECT * FROM streamforge.watermark('mx');
+SET ROLE sf_mgmt_reader;
+SELECT * FROM streamforge.set_lateness('lt', 1);
+SELECT * FROM streamforge.add_partition('lt', 'x');
+SELECT * FROM streamforge.add_partition('lt', NULL);
+-- the hint names only pipelines the role may read: not m
+SELECT * FROM streamforge.watermark('mx');
+SELECT name, partitions, windows, lateness FROM streamforge.pipeline_info;
+RESET ROLE;
+
+-- the outputs receive the retractions of a dropped window
+SELECT streamforge.create_pipeline('mo', ARRAY['p'], ARRAY[streamforge.fixed('a', 10), streamforge.fixed('b', 5)]);
+SELECT streamforge.configure_outputs('mo');
+SELECT count(*) FROM streamforge.ingest('mo', 'p', 0, 'x', 'k', 1, 1);
+SELECT * FROM streamforge.advance('mo', 'p', 5);
+SELECT * FROM streamforge.drop_window('mo', 'b');
+SELECT seq, op, window_name, key, window_start FROM streamforge.changelog WHERE pipeline = 'mo' ORDER BY seq;
+SELECT window_name, key, window_start, seq FROM streamforge.results WHERE pipeline = 'mo' ORDER BY 1, 2;
+-- a new window's ready rows reach the outputs too
+SELECT * FROM streamforge.add_window('mo', streamforge.fixed('c', 5));
+SELECT window_name, key, window_start, seq FROM streamforge.results WHERE pipeline = 'mo' ORDER BY 1, 2;
+SELECT streamforge.drop_pipeline('mo');
+SELECT streamforge.drop_pipeline('m');
+SELECT streamforge.drop_pipeline('lt');
+REVOKE USAGE ON SCHEMA streamforge FROM sf_mgmt_reader;
+DROP ROLE sf_mgmt_reader;

@@ -1,0 +1,412 @@
+/*-------------------------------------------------------------------------
+ *
+ * redefine.c
+ *	  Changing a running pipeline's definition without losing its state.
+ *
+ * A definition change (add a partition, add or drop a window, change the
+ * lateness) builds a new pipeline for the new definition and carries the
+ * old one's state over, with the engine's own functions, the way the
+ * checkpoint codec builds a restored pipeline (codec.c, ck_build):
+ *
+ *	- the clock: each partition keeps its progress and idleness; a new
+ *	  partition starts idle with no progress and consumed offset -1, so it
+ *	  takes no part in the watermark until it first reports (advance
+ *	  reactivates it), and the watermark itself is kept as it was: it never
+ *	  goes back;
+ *	- identities, deliveries, late events (with their late_seq), seq and the
+ *	  offset replay counter, unchanged;
+ *	- the live buckets of every window that stays.
+ *
+ * The live buckets are a pure function of the accepted events, the
+ * watermark and the definition (SPEC.md section 4; codec_validate.c,
+ * ck_check_derivation, rejects any other state), so a window the old state
+ * cannot give is derived from the remembered accepted events, as if it had
+ * existed from the start:
+ *	- a new window is backfilled: its buckets that are not finalized by now
+ *	  (watermark > end + lateness) are built from every accepted event;
+ *	- a higher lateness rebuilds every window the same way, which brings
+ *	  back the buckets the old lateness had finalized and the new one keeps
+ *	  live.  It is refused when a late event would not have been late with
+ *	  the new lateness: late events are never re-decided;
+ *	- a lower lateness finalizes the buckets it puts past their lateness,
+ *	  as any operation finalizes: without a retraction.
+ * The changes returned are those of the contract: the new visible rows
+ * compared with the old ones, retractions first, then upserts, each in
+ * address order, with the seq numbers that follow the old pipeline's.  The
+ * visible rows of a dropped window are retracted; the ready rows of a new
+ * window, and ready rows a higher lateness brings back, are upserted.
+ *
+ * The cost is linear in the state (it is a rebuild; a derived window costs
+ * what ingesting the remembered events into it costs); definition changes
+ * are rare administrative calls.  Any state field added to SfPipeline must
+ * be carried over here too.
+ *
+ * The engine knows nothing of SQL: persist.c stores the result
+ * (sf_persist_redefine) and sf_manage.c is the SQL glue.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "streamforge.h"
+
+/* Add one accepted event to the derived window w of p (as engine.c does) */
+static void
+derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key)
+{
+	const SfWindowDef *wd = &p->def.windows[w];
+	int			n;
+	int			j;
+
+	n = sf_assign_windows(wd, id->event_time, p->def.lateness,
+						  p->assign_starts, p->assign_ends, p->assign_cap);
+	if (wd->kind == SF_WINDOW_SESSION)
+	{
+		sf_session_add(p, w, key, p->assign_starts[0], p->assign_ends[0],
+					   id->value);
+		return;
+	}
+	for (j = 0; j < n; j++)
+	{
+		SfBucket   *b;
+
+		/* finalized by now: the event never enters it (SPEC 3) */
+		if (p->has_watermark &&
+			(int128) p->watermark > (int128) p->assign_ends[j] + p->def.lateness)
+			continue;
+		b = sf_bucket_lookup(p, w, key, p->assign_starts[j]);
+		if (b == NULL)
+			b = sf_bucket_insert(p, w, key, p->assign_starts[j],
+								 p->assign_ends[j]);
+		sf_dirty_touch(p, b);
+		sf_agg_add(&b->agg, id->value);
+	}
+}
+
+/*
+ * The union of two normalized definitions' windows, sorted by name, in
+ * names; map_a and map_b get each window's index in it.
+ */
+static void
+union_windows(const SfPipelineDef *a, const SfPipelineDef *b,
+			  SfPipelineDef *names, int *map_a, int *map_b)
+{
+	int			i = 0,
+				j = 0,
+				n = 0;
+
+	*names = *b;
+	names->windows = palloc((a->nwindows + b->nwindows) * sizeof(SfWindowDef));
+	while (i < a->nwindows || j < b->nwindows)
+	{
+		int			c;
+
+		if (i >= a->nwindows)
+			c = 1;
+		else if (j >= b->nwindows)
+			c = -1;
+		else
+			c = strcmp(a->windows[i].name, b->windows[j].name);
+		if (c <= 0)
+		{
+			names->windows[n] = a->windows[i];
+			map_a[i++] = n;
+		}
+		if (c >= 0)
+		{
+			names->windows[n] = b->windows[j];
+			map_b[j++] = n;
+		}
+		n++;
+	}
+	names->nwindows = n;
+}
+
+/*
+ * sf_pipeline_redefine
+ *		Build a pipeline defined by def (normalized, same name) holding old's
+ *		state, as a child context of parent.
+ *
+ * Every partition of old must be in def, and every window of def that old
+ * has must have the same definition in both (the caller checked, with the
+ * user-facing errors).  The changes the new definition causes are appended
+ * to out; their window indexes refer to *names, the union of both
+ * definitions' windows (set here, in the current memory context), since a
+ * retraction may name a dropped window; their keys are p's, so they stay
+ * valid once old is freed.  old is not changed.
+ */
+SfPipeline *
+sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
+					 const SfPipelineDef *def, SfChangeList *out,
+					 SfPipelineDef *names)
+{
+	SfPipeline *p;
+	int		   *wmap;			/* old window index -> new, -1: dropped */
+	int		   *umap_old;		/* old window index -> names */
+	int		   *umap_new;		/* new window index -> names */
+	bool	   *umap_kept;		/* names index -> in the new definition */
+	bool	   *derive;			/* new windows built from the history */
+	bool		any_derived = false;
+	bool		raised = def->lateness > old->def.lateness;
+	SfIdentity **ids;
+	int64		nids;
+	SfRow	   *rows;
+	int64		nrows;
+	SfRow	   *now;
+	int64		nnow;
+	int64		i,
+				j;
+	int			first;
+	SfChangeList scratch = {0};
+
+	/* window correspondence */
+	wmap = palloc(Max(old->def.nwindows, 1) * sizeof(int));
+	for (i = 0; i < old->def.nwindows; i++)
+	{
+		const SfWindowDef *w = &old->def.windows[i];
+		int			k = sf_window_index(def, w->name);
+
+		if (k >= 0 && (def->windows[k].kind != w->kind ||
+					   def->windows[k].size != w->size ||
+					   def->windows[k].step != w->step ||
+					   def->windows[k].gap != w->gap))
+			elog(ERROR, "streamforge: window \"%s\" changed its definition",
+				 w->name);
+		wmap[i] = k;
+	}
+	for (i = 0; i < old->def.npartitions; i++)
+		if (sf_partition_index(def, old->def.partitions[i]) < 0)
+			elog(ERROR, "streamforge: partition \"%s\" was removed",
+				 old->def.partitions[i]);
+	derive = palloc(Max(def->nwindows, 1) * sizeof(bool));
+	for (i = 0; i < def->nwindows; i++)
+	{
+		derive[i] = raised || sf_window_index(&old->def, def->windows[i].name) < 0;
+		any_derived |= derive[i];
+	}
+	umap_old = palloc(Max(old->def.nwindows, 1) * sizeof(int));
+	umap_new = palloc(Max(def->nwindows, 1) * sizeof(int));
+	union_windows(&old->def, def, names, umap_old, umap_new);
+
+	/* late events are never re-decided */
+	if (raised)
+	{
+		for (i = 0; i < old->nlate; i++)
+		{
+			const SfLateEvent *le = &old->late[i];
+
+			if ((int128) le->event->event_time + def->lateness >= le->watermark)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("cannot raise the lateness of pipeline \"%s\" to " INT64_FORMAT,
+							   def->name, def->lateness),
+						errdetail("Late event " INT64_FORMAT " (event_time " INT64_FORMAT ") was late at watermark " INT64_FORMAT "; it would not have been with the new lateness, and late events are never decided again.",
+								  le->late_seq, le->event->event_time,
+								  le->watermark),
+						errhint("The lateness can be raised to at most " INT64_FORMAT ".",
+								(int64) ((int128) le->watermark - le->event->event_time - 1)));
+		}
+	}
+
+	/* the copied buckets' end + lateness must fit (SPEC 5.1) */
+	nrows = sf_collect_rows(old, false, &rows);
+	for (i = 0; i < nrows; i++)
+	{
+		const SfRow *r = &rows[i];
+
+		if (wmap[r->addr.window] >= 0 && !derive[wmap[r->addr.window]] &&
+			(int128) r->addr.end + def->lateness > PG_INT64_MAX)
+			sf_raise_out_of_range("window end plus lateness",
+								  old->def.windows[r->addr.window].name);
+	}
+
+	p = sf_pipeline_create(parent, def);
+
+	/* clock first: sf_bucket_insert files buckets by the watermark */
+	for (i = 0; i < def->npartitions; i++)
+	{
+		int			k = sf_partition_index(&old->def, def->partitions[i]);
+
+		if (k < 0)
+		{
+			p->partitions[i].idle = true;
+			continue;
+		}
+		p->partitions[i].has_progress = old->partitions[k].has_progress;
+		p->partitions[i].progress = old->partitions[k].progress;
+		p->partitions[i].idle = old->partitions[k].idle;
+	}
+	p->has_watermark = old->has_watermark;
+	p->watermark = old->watermark;
+
+	/* identities */
+	ids = sf_identity_array(old, &nids);
+	for (i = 0; i < nids; i++)
+	{
+		SfIdentity *id = ids[i];
+		SfString   *key;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		key = sf_intern_key(p, id->key->data, id->key->len);
+		(void) sf_identity_add(p, id->event_id->data, id->event_id->len,
+							   key, id->event_time, id->value, id->late);
+	}
+
+	/* deliveries, offset by offset */
+	for (i = 0; i < old->def.npartitions; i++)
+	{
+		const SfPartition *src = &old->partitions[i];
+		int			k = sf_partition_index(def, old->def.partitions[i]);
+
+		for (j = 0; j <= src->consumed; j++)
+		{
+			const SfString *eid = src->deliveries[j]->event_id;
+
+			if ((j & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			sf_partition_append(p, k,
+								sf_identity_lookup(p, eid->data, eid->len));
+		}
+	}
+
+	/* late output, keeping each late_seq */
+	for (i = 0; i < old->nlate; i++)
+	{
+		const SfLateEvent *le = &old->late[i];
+		const SfString *eid = le->event->event_id;
+
+		sf_late_append(p,
+					   sf_partition_index(def, old->def.partitions[le->partition]),
+					   le->source_offset,
+					   sf_identity_lookup(p, eid->data, eid->len),
+					   le->watermark);
+		p->late[p->nlate - 1].late_seq = le->late_seq;
+	}
+
+	/* live buckets of the windows that stay as they are */
+	for (i = 0; i < nrows; i++)
+	{
+		const SfRow *r = &rows[i];
+		int			w = wmap[r->addr.window];
+		SfString   *key;
+		SfBucket   *b;
+
+		if (w < 0 || derive[w])
+			continue;
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		key = sf_intern_key(p, r->addr.key->data, r->addr.key->len);
+		b = sf_bucket_insert(p, w, key, r->addr.start, r->addr.end);
+		b->agg = r->agg;
+		if (def->windows[w].kind == SF_WINDOW_SESSION &&
+			!sf_session_insert_bucket(p, b))
+			elog(ERROR, "streamforge: sessions of window \"%s\" overlap",
+				 def->windows[w].name);
+	}
+
+	/*
+	 * One operation derives the other windows from the accepted events and
+	 * then finalizes by the new lateness.  Its own changes compare with
+	 * nothing and are thrown away (seq included): the changes of the
+	 * redefinition are computed below, against the old visible rows.
+	 */
+	sf_op_begin(p);
+	if (any_derived)
+	{
+		for (i = 0; i < nids; i++)
+		{
+			const SfIdentity *id = ids[i];
+			SfString   *key;
+			int			w;
+
+			if (id->late)
+				continue;
+			if ((i & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			key = sf_intern_key(p, id->key->data, id->key->len);
+			for (w = 0; w < def->nwindows; w++)
+				if (derive[w])
+					derive_event(p, w, id, key);
+		}
+	}
+	sf_op_finish(p, &scratch);
+	p->seq = old->seq;
+	p->offset_replays = old->offset_replays;
+
+	/* changes: old visible rows against new ones, by window name */
+	pfree(rows);
+	nrows = sf_collect_rows(old, true, &rows);
+	nnow = sf_collect_rows(p, true, &now);
+	for (i = 0; i < nrows; i++)
+		rows[i].addr.window = umap_old[rows[i].addr.window];
+	for (i = 0; i < nnow; i++)
+		now[i].addr.window = umap_new[now[i].addr.window];
+	umap_kept = palloc0(Max(names->nwindows, 1) * sizeof(bool));
+	for (i = 0; i < def->nwindows; i++)
+		umap_kept[umap_new[i]] = true;
+	first = out->n;
+	for (int pass = 0; pass < 2; pass++)
+	{
+		i = j = 0;
+		while (i < nrows || j < nnow)
+		{
+			int			c;
+			SfChange	ch;
+
+			CHECK_FOR_INTERRUPTS();
+			if (i >= nrows)
+				c = 1;
+			else if (j >= nnow)
+				c = -1;
+			else
+				c = sf_address_order(&rows[i].addr, &now[j].addr);
+			if (c == 0 && sf_agg_equal(&rows[i].agg, &now[j].agg))
+			{
+				i++;
+				j++;
+				continue;
+			}
+			/*
+			 * A row of a window that stays, put past its lateness by a lower
+			 * one, is finalized: forgotten without a retraction.
+			 */
+			if (pass == 0 && c < 0 && umap_kept[rows[i].addr.window] &&
+				(int128) p->watermark > (int128) rows[i].addr.end + def->lateness)
+			{
+				i++;
+				continue;
+			}
+			if (pass == 0 && c <= 0)
+			{
+				ch.op = SF_RETRACT;
+				ch.row = rows[i];
+				/* old is freed once p replaces it: p's copy of the key */
+				ch.row.addr.key = sf_intern_key(p, rows[i].addr.key->data,
+												rows[i].addr.key->len);
+				sf_changes_append(out, &ch);
+			}
+			if (pass == 1 && c >= 0)
+			{
+				ch.op = SF_UPSERT;
+				ch.row = now[j];
+				sf_changes_append(out, &ch);
+			}
+			if (c <= 0)
+				i++;
+			if (c >= 0)
+				j++;
+		}
+	}
+	for (i = first; i < out->n; i++)
+		out->items[i].seq = ++p->seq;
+
+	pfree(rows);
+	pfree(now);
+	pfree(ids);
+	return p;
+}

@@ -1,0 +1,429 @@
+/*-------------------------------------------------------------------------
+ *
+ * sf_manage.c
+ *	  Managing pipelines: definition changes of a running pipeline, and the
+ *	  "did you mean" hint of an unknown pipeline.
+ *
+ * add_partition, add_window, drop_window and set_lateness are SQL glue:
+ * they check their arguments, let persist.c lock the pipeline and check the
+ * admin privilege (sf_persist_redefine), check the change against the
+ * current definition, build the new state (redefine.c), and return the
+ * changes the definition change caused, which the outputs (sink.c) receive
+ * too.  Each is one call in the caller's transaction: an error or a
+ * rollback undoes it.  See docs/management.md.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/varlena.h"
+
+#include "streamforge.h"
+
+typedef enum SfManageKind
+{
+	SF_ADD_PARTITION,
+	SF_ADD_WINDOW,
+	SF_DROP_WINDOW,
+	SF_SET_LATENESS
+} SfManageKind;
+
+/* One definition change: its arguments, and what it did */
+typedef struct SfManageOp
+{
+	SfManageKind kind;
+	FunctionCallInfo fcinfo;	/* argument 1 is the change's */
+	char		name[SF_NAME_MAX + 1];	/* partition or window */
+	SfWindowDef window;			/* SF_ADD_WINDOW */
+	int64		lateness;		/* SF_SET_LATENESS */
+	MemoryContext cxt;			/* the SQL function's */
+	SfPipelineDef names;		/* in cxt: old and new windows, by name */
+	SfChangeList changes;		/* in cxt; window indexes into names */
+} SfManageOp;
+
+static char *
+manage_text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("%s must not be null", what));
+	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+}
+
+/* The windows of def as "a", "b", "c", for a hint */
+static char *
+window_list(const SfPipelineDef *def)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	for (i = 0; i < def->nwindows; i++)
+		appendStringInfo(&buf, "%s\"%s\"", i > 0 ? ", " : "",
+						 def->windows[i].name);
+	return buf.data;
+}
+
+/* Deep copy of a definition into the current memory context */
+static void
+def_copy(SfPipelineDef *dst, const SfPipelineDef *src, int extra_partitions,
+		 int extra_windows)
+{
+	*dst = *src;
+	dst->partitions = palloc((src->npartitions + extra_partitions) *
+							 sizeof(dst->partitions[0]));
+	memcpy(dst->partitions, src->partitions,
+		   src->npartitions * sizeof(dst->partitions[0]));
+	dst->windows = palloc((src->nwindows + extra_windows) * sizeof(SfWindowDef));
+	memcpy(dst->windows, src->windows, src->nwindows * sizeof(SfWindowDef));
+}
+
+/*
+ * Check the change's argument (argument 1), once the pipeline is known and
+ * the caller's privilege checked, as write calls check theirs (SPEC.md
+ * section 3: pipeline, then arguments).
+ */
+static void
+manage_args(SfManageOp *op)
+{
+	FunctionCallInfo fcinfo = op->fcinfo;
+	char	   *name;
+
+	switch (op->kind)
+	{
+		case SF_ADD_PARTITION:
+		case SF_DROP_WINDOW:
+			name = manage_text_arg(fcinfo, 1, op->kind == SF_ADD_PARTITION ?
+								   "partition" : "window name");
+			sf_validate_name(op->kind == SF_ADD_PARTITION ? "partition" :
+							 "window", name);
+			strlcpy(op->name, name, sizeof(op->name));
+			break;
+		case SF_ADD_WINDOW:
+			if (PG_ARGISNULL(1))
+				ereport(ERROR,
+						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("window definition must not be null"));
+			sf_window_def_arg(PG_GETARG_DATUM(1), &op->window);
+			break;
+		case SF_SET_LATENESS:
+			if (PG_ARGISNULL(1))
+				ereport(ERROR,
+						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("lateness must not be null"));
+			op->lateness = PG_GETARG_INT64(1);
+			if (op->lateness < 0)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("lateness must not be negative"),
+						errdetail("The lateness given is " INT64_FORMAT ".",
+								  op->lateness));
+			break;
+	}
+}
+
+/*
+ * The SfRedefineFn of every change: the pipeline is locked and the caller
+ * is known to be an admin; check the change against the current definition
+ * and build the new state.
+ */
+static SfPipeline *
+manage_build(SfPipeline *old, void *arg)
+{
+	SfManageOp *op = (SfManageOp *) arg;
+	MemoryContext oldcxt = MemoryContextSwitchTo(op->cxt);
+	SfPipelineDef def;
+	SfPipeline *p;
+	int			i;
+
+	manage_args(op);
+	def_copy(&def, &old->def, 1, 1);
+
+	switch (op->kind)
+	{
+		case SF_ADD_PARTITION:
+			if (sf_partition_index(&old->def, op->name) >= 0)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("partition \"%s\" already exists in pipeline \"%s\"",
+							   op->name, old->def.name));
+			if (def.npartitions >= PG_UINT16_MAX)
+				ereport(ERROR,
+						errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("a pipeline can have at most %d partitions",
+							   PG_UINT16_MAX));
+			strlcpy(def.partitions[def.npartitions++], op->name,
+					SF_NAME_MAX + 1);
+			break;
+		case SF_ADD_WINDOW:
+			if (sf_window_index(&old->def, op->window.name) >= 0)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("window \"%s\" already exists in pipeline \"%s\"",
+							   op->window.name, old->def.name),
+						errhint("Drop the window first with streamforge.drop_window(), or choose another name."));
+			if (def.nwindows >= PG_UINT16_MAX)
+				ereport(ERROR,
+						errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("a pipeline can have at most %d windows",
+							   PG_UINT16_MAX));
+			def.windows[def.nwindows++] = op->window;
+			break;
+		case SF_DROP_WINDOW:
+			i = sf_window_index(&old->def, op->name);
+			if (i < 0)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("window \"%s\" does not exist in pipeline \"%s\"",
+							   op->name, old->def.name),
+						errhint("The pipeline's windows are %s.",
+								window_list(&old->def)));
+			if (old->def.nwindows == 1)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("cannot drop the last window of pipeline \"%s\"",
+							   old->def.name),
+						errdetail("A pipeline needs at least one window."),
+						errhint("Add the window that replaces it first, or drop the pipeline."));
+			memmove(&def.windows[i], &def.windows[i + 1],
+					(def.nwindows - i - 1) * sizeof(SfWindowDef));
+			def.nwindows--;
+			break;
+		case SF_SET_LATENESS:
+			def.lateness = op->lateness;
+			break;
+	}
+	/* what create_pipeline would refuse, a change refuses too (limits.c) */
+	sf_check_def_limits(&def);
+	sf_def_normalize(&def);
+	p = sf_pipeline_redefine(CurTransactionContext, old, &def, &op->changes,
+							 &op->names);
+	MemoryContextSwitchTo(oldcxt);
+	return p;
+}
+
+/* Run op on the pipeline named by argument 0 and return its changes */
+static Datum
+manage_run(FunctionCallInfo fcinfo, SfManageOp *op)
+{
+	char	   *pipeline = manage_text_arg(fcinfo, 0, "pipeline");
+	SfPipeline *p;
+	SfPipeline	named;
+
+	op->cxt = CurrentMemoryContext;
+	op->fcinfo = fcinfo;
+	p = sf_persist_redefine(pipeline, manage_build, op);
+
+	/*
+	 * The changes name windows of both definitions (a retraction may name a
+	 * dropped window): hand the outputs and the result a read-only view of
+	 * the new state whose windows are both definitions'.
+	 */
+	named = *p;
+	named.def = op->names;
+	sf_sink_emit(&named, &op->changes, p->nlate);
+	sf_return_changes(fcinfo, &named, &op->changes);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(sf_add_partition);
+Datum
+sf_add_partition(PG_FUNCTION_ARGS)
+{
+	SfManageOp	op = {.kind = SF_ADD_PARTITION};
+
+	return manage_run(fcinfo, &op);
+}
+
+PG_FUNCTION_INFO_V1(sf_add_window);
+Datum
+sf_add_window(PG_FUNCTION_ARGS)
+{
+	SfManageOp	op = {.kind = SF_ADD_WINDOW};
+
+	return manage_run(fcinfo, &op);
+}
+
+PG_FUNCTION_INFO_V1(sf_drop_window);
+Datum
+sf_drop_window(PG_FUNCTION_ARGS)
+{
+	SfManageOp	op = {.kind = SF_DROP_WINDOW};
+
+	return manage_run(fcinfo, &op);
+}
+
+PG_FUNCTION_INFO_V1(sf_set_lateness);
+Datum
+sf_set_lateness(PG_FUNCTION_ARGS)
+{
+	SfManageOp	op = {.kind = SF_SET_LATENESS};
+
+	return manage_run(fcinfo, &op);
+}
+
+/* ----------------------------------------------------------------
+ * Hint for an unknown pipeline
+ * ----------------------------------------------------------------
+ */
+
+/* At most this many suggestions */
+#define SF_SIMILAR_MAX	3
+
+/*
+ * A hint naming the pipelines whose names are close to name (edit distance
+ * at most a third of its length, at least 1, or equal but for case), among
+ * those the session's role may read; NULL if there is none.
+ *
+ * Runs as the extension's owner, with a schema-qualified statement, since
+ * the pipeline table is closed to everybody else.  The role whose
+ * privileges filter the names is the session's current role
+ * (GetOuterUserId), which the message is shown to: the caller may be
+ * running as the extension's owner or a SECURITY DEFINER function's owner
+ * by now, and no name the session's role may not read is revealed.
+ */
+char *
+sf_similar_pipelines(const char *name)
+{
+	Oid			role = GetOuterUserId();
+	int			len = strlen(name);
+	int			limit = Max(1, len / 3);
+	char	   *best[SF_SIMILAR_MAX];
+	int			bestd[SF_SIMILAR_MAX];
+	int			nbest = 0;
+	MemoryContext callercxt = CurrentMemoryContext;
+	SfSavedUser saved;
+	uint64		i;
+	int			k;
+	StringInfoData buf;
+
+	if (len == 0 || len > SF_NAME_MAX || !IsTransactionState())
+		return NULL;
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	if (SPI_execute("SELECT name, owner, readers, ingesters, admins "
+					"FROM streamforge.pipeline", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the pipelines");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *cand = SPI_getvalue(tup, desc, 1);
+		int			d;
+		bool		isnull[4];
+		Datum		v[4];
+		SfAcl		acl;
+
+		CHECK_FOR_INTERRUPTS();
+		if (cand == NULL)
+			continue;
+		if (pg_strcasecmp(cand, name) == 0)
+			d = 0;
+		else
+			d = varstr_levenshtein_less_equal(name, len, cand, strlen(cand),
+											  1, 1, 1, limit, false);
+		if (d > limit)
+			continue;
+		for (k = 0; k < 4; k++)
+		{
+			v[k] = SPI_getbinval(tup, desc, k + 2, &isnull[k]);
+			if (isnull[k])
+				break;
+		}
+		if (k < 4)
+			continue;
+		sf_acl_from_datums(&acl, v[0], v[1], v[2], v[3]);
+		if (sf_acl_privilege(&acl, role) == SF_PRIV_NONE)
+			continue;
+
+		/* keep the closest, ties by name */
+		for (k = nbest; k > 0; k--)
+		{
+			if (bestd[k - 1] < d ||
+				(bestd[k - 1] == d && strcmp(best[k - 1], cand) < 0))
+				break;
+			if (k < SF_SIMILAR_MAX)
+			{
+				best[k] = best[k - 1];
+				bestd[k] = bestd[k - 1];
+			}
+		}
+		if (k < SF_SIMILAR_MAX)
+		{
+			best[k] = MemoryContextStrdup(callercxt, cand);
+			bestd[k] = d;
+			if (nbest < SF_SIMILAR_MAX)
+				nbest++;
+		}
+	}
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	if (nbest == 0)
+		return NULL;
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, nbest == 1 ? "Perhaps you meant pipeline " :
+						   "Perhaps you meant one of the pipelines ");
+	for (k = 0; k < nbest; k++)
+		appendStringInfo(&buf, "%s\"%s\"", k == 0 ? "" :
+						 k == nbest - 1 ? " or " : ", ", best[k]);
+	appendStringInfoChar(&buf, '.');
+	return buf.data;
+}
+
+/* ----------------------------------------------------------------
+ * Internal functions
+ * ----------------------------------------------------------------
+ */
+
+#define SF_INTERNAL_SCHEMA	"streamforge_internal."
+
+/*
+ * The OID of an internal function, given its signature in the schema
+ * streamforge_internal (0.2.0).  Between a package upgrade and ALTER
+ * EXTENSION streamforge UPDATE the 0.1.0 definitions are still installed,
+ * with the internal functions in schema streamforge: look there too.
+ */
+Oid
+sf_internal_function(const char *signature)
+{
+	Datum		fn;
+	Oid			result;
+	const char *rest;
+	SfSavedUser saved;
+
+	LOCAL_FCINFO(lookup, 1);
+
+	/* only the extension's owner may use schema streamforge_internal */
+	sf_become_owner(&saved);
+
+	/* to_regprocedure returns NULL for a missing function */
+	InitFunctionCallInfoData(*lookup, NULL, 1, InvalidOid, NULL, NULL);
+	lookup->args[0].value = CStringGetTextDatum(signature);
+	lookup->args[0].isnull = false;
+	fn = to_regprocedure(lookup);
+	if (!lookup->isnull && DatumGetObjectId(fn) != InvalidOid)
+		result = DatumGetObjectId(fn);
+	else
+	{
+		if (strncmp(signature, SF_INTERNAL_SCHEMA,
+					strlen(SF_INTERNAL_SCHEMA)) != 0)
+			elog(ERROR, "function %s does not exist", signature);
+		rest = signature + strlen(SF_INTERNAL_SCHEMA);
+		result = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
+													  CStringGetDatum(psprintf("streamforge.%s", rest))));
+	}
+	sf_restore_user(&saved);
+	return result;
+}
