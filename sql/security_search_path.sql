@@ -172,6 +172,15 @@ INSERT INTO public.ss_calls VALUES
     (46, $$INSERT INTO evil.src VALUES ('PIPE-a6', 'k', 50)$$),
     (47, $$SELECT pg_catalog.count(*) FROM streamforge.attachments$$),
     (48, $$SELECT streamforge.detach('PIPE', 'evil.src')$$),
+    (49, $$SELECT * FROM streamforge.add_partition('PIPE', 'p2')$$),
+    (50, $$SELECT * FROM streamforge.add_window('PIPE', streamforge.fixed('f2', 100))$$),
+    (51, $$SELECT * FROM streamforge.drop_window('PIPE', 'f2')$$),
+    (52, $$SELECT * FROM streamforge.set_lateness('PIPE', 7)$$),
+    (53, $$SELECT streamforge.grant_privilege('PIPE', 'regress_ss_alice', 'read')$$),
+    (54, $$SELECT streamforge.revoke_privilege('PIPE', 'regress_ss_alice', 'read')$$),
+    (55, $$SELECT * FROM streamforge.live_avg('PIPE')$$),
+    (56, $$SELECT * FROM streamforge.visible_avg('PIPE')$$),
+    (57, $$SELECT pg_catalog.count(*) FROM streamforge.pipeline_info WHERE name OPERATOR(pg_catalog.=) 'PIPE'$$),
     (98, $$SELECT streamforge.drop_pipeline('PIPE')$$),
     (99, $$SELECT streamforge.create_pipeline('PIPE', ARRAY['p0'], ARRAY[streamforge.fixed('f', 10)])$$);
 
