@@ -12,14 +12,17 @@ OBJS = \
 	src/codec_validate.o \
 	src/limits.o \
 	src/engine.o \
+	src/identity.o \
 	src/journal.o \
 	src/persist.o \
 	src/reconcile.o \
+	src/retention.o \
 	src/redefine.o \
 	src/session.o \
 	src/sf_manage.o \
 	src/sf_sql.o \
 	src/sink.o \
+	src/snapshot.o \
 	src/timeunit.o \
 	src/window.o
 

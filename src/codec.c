@@ -283,6 +283,12 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 		sf_json_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
 	}
 	appendStringInfoCharMacro(buf, ']');
+	if (def->has_retention)
+	{
+		/* only with retention: without, the document is that of 0.1.0 */
+		sf_json_write_key(buf, "retention", false);
+		sf_json_write_int64(buf, def->retention);
+	}
 	sf_json_write_key(buf, "windows", false);
 	appendStringInfoCharMacro(buf, '[');
 	for (int i = 0; i < def->nwindows; i++)
@@ -307,7 +313,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
 		sf_json_write_key(buf, "event_id", true);
-		sf_json_write_string(buf, id->event_id->data, id->event_id->len);
+		sf_json_write_string(buf, id->event_id, id->event_id_len);
 		sf_json_write_key(buf, "event_time", false);
 		sf_json_write_int64(buf, id->event_time);
 		sf_json_write_key(buf, "key", false);
@@ -335,18 +341,37 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
 		sf_json_write_key(buf, "event_id", true);
-		sf_json_write_string(buf, le->event->event_id->data, le->event->event_id->len);
+		sf_json_write_string(buf, le->event->event_id, le->event->event_id_len);
+		if (def->has_retention)
+		{
+			/* the row outlives its identity: it carries the event */
+			sf_json_write_key(buf, "event_time", false);
+			sf_json_write_int64(buf, le->event->event_time);
+			sf_json_write_key(buf, "key", false);
+			sf_json_write_string(buf, le->event->key->data, le->event->key->len);
+		}
 		sf_json_write_key(buf, "late_seq", false);
 		sf_json_write_int64(buf, le->late_seq);
 		sf_json_write_key(buf, "partition", false);
 		sf_json_write_string(buf, pname, strlen(pname));
 		sf_json_write_key(buf, "source_offset", false);
 		sf_json_write_int64(buf, le->source_offset);
+		if (def->has_retention)
+		{
+			sf_json_write_key(buf, "value", false);
+			sf_json_write_int64(buf, le->event->value);
+		}
 		sf_json_write_key(buf, "watermark", false);
 		sf_json_write_int64(buf, le->watermark);
 		appendStringInfoCharMacro(buf, '}');
 	}
 	appendStringInfoCharMacro(buf, ']');
+	if (def->has_retention)
+	{
+		/* late_seq is never reused, even when every row is forgotten */
+		sf_json_write_key(buf, "late_sequence", false);
+		sf_json_write_int64(buf, p->late_forgotten + p->nlate);
+	}
 
 	/* sources: the event delivered at every consumed offset */
 	sf_json_write_key(buf, "sources", false);
@@ -358,17 +383,27 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
-		sf_json_write_key(buf, "deliveries", true);
-		appendStringInfoCharMacro(buf, '[');
-		for (int64 o = 0; o <= part->consumed; o++)
+		if (def->has_retention)
 		{
-			const SfString *eid = part->deliveries[o]->event_id;
+			/* offsets below base are forgotten, and so are the nulls */
+			sf_json_write_key(buf, "base", true);
+			sf_json_write_int64(buf, part->base);
+		}
+		sf_json_write_key(buf, "deliveries", !def->has_retention);
+		appendStringInfoCharMacro(buf, '[');
+		for (int64 o = part->base; o <= part->consumed; o++)
+		{
+			uint32		h = part->deliveries[part->head + (o - part->base)];
+			const SfIdentity *id = h ? sf_id_ptr(p, h) : NULL;
 
-			if ((o & 1023) == 0)
+			if (((o - part->base) & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
-			if (o > 0)
+			if (o > part->base)
 				appendStringInfoCharMacro(buf, ',');
-			sf_json_write_string(buf, eid->data, eid->len);
+			if (id == NULL || id->forgotten)
+				appendStringInfoString(buf, "null");
+			else
+				sf_json_write_string(buf, id->event_id, id->event_id_len);
 		}
 		appendStringInfoCharMacro(buf, ']');
 		sf_json_write_key(buf, "partition", false);
@@ -741,6 +776,12 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 					doc->def.partitions[doc->ndefpartitions++]);
 		} while (sf_json_array_next(r));
 	}
+	/* "retention" sorts between "partitions" and "windows" (SPEC.md 6) */
+	if (sf_json_literal(r, ",\"retention\":"))
+	{
+		doc->def.has_retention = true;
+		doc->def.retention = sf_json_int64(r, "retention");
+	}
 	sf_json_key(r, "windows", false);
 	cap = 0;
 	if (sf_json_array_begin(r, "windows"))
@@ -847,6 +888,13 @@ rd_late(SfJsonReader *r, CkDoc *doc)
 		sf_json_key(r, "event_id", true);
 		sf_json_string(r, "event_id", &le->event_id);
 		le->identity = ck_find_identity(doc, &le->event_id);
+		if (doc->def.has_retention)
+		{
+			sf_json_key(r, "event_time", false);
+			le->event_time = sf_json_int64(r, "event_time");
+			sf_json_key(r, "key", false);
+			sf_json_string(r, "key", &le->key);
+		}
 		sf_json_key(r, "late_seq", false);
 		le->late_seq = sf_json_int64(r, "late_seq");
 		sf_json_key(r, "partition", false);
@@ -854,6 +902,11 @@ rd_late(SfJsonReader *r, CkDoc *doc)
 		le->pindex = -1;
 		sf_json_key(r, "source_offset", false);
 		le->source_offset = sf_json_int64(r, "source_offset");
+		if (doc->def.has_retention)
+		{
+			sf_json_key(r, "value", false);
+			le->value = sf_json_int64(r, "value");
+		}
 		sf_json_key(r, "watermark", false);
 		le->watermark = sf_json_int64(r, "watermark");
 		sf_json_char(r, '}');
@@ -877,7 +930,12 @@ rd_sources(SfJsonReader *r, CkDoc *doc)
 		memset(src, 0, sizeof(CkSource));
 		src->first_unknown_at = -1;
 		sf_json_char(r, '{');
-		sf_json_key(r, "deliveries", true);
+		if (doc->def.has_retention)
+		{
+			sf_json_key(r, "base", true);
+			src->base = sf_json_int64(r, "base");
+		}
+		sf_json_key(r, "deliveries", !doc->def.has_retention);
 		if (sf_json_array_begin(r, "deliveries"))
 		{
 			do
@@ -887,12 +945,17 @@ rd_sources(SfJsonReader *r, CkDoc *doc)
 
 				src->deliveries = ck_grow(src->deliveries, &dcap, src->n,
 										  sizeof(int64));
+				if (doc->def.has_retention && sf_json_literal(r, "null"))
+				{
+					src->deliveries[src->n++] = CK_FORGOTTEN;
+					continue;
+				}
 				sf_json_string(r, "deliveries", &eid);
 				idx = ck_find_identity(doc, &eid);
 				if (idx < 0 && src->first_unknown_at < 0)
 				{
 					src->first_unknown = eid;
-					src->first_unknown_at = src->n;
+					src->first_unknown_at = src->base + src->n;
 				}
 				else
 					pfree(eid.data);
@@ -922,6 +985,13 @@ ck_parse(const char *json, Size len, CkDoc *doc)
 	rd_identities(&r, doc);
 	sf_json_key(&r, "late", false);
 	rd_late(&r, doc);
+	if (doc->def.has_retention)
+	{
+		sf_json_key(&r, "late_sequence", false);
+		doc->late_sequence = sf_json_int64(&r, "late_sequence");
+	}
+	else
+		doc->late_sequence = doc->nlate;
 	sf_json_key(&r, "sources", false);
 	rd_sources(&r, doc);
 	sf_json_key(&r, "windows", false);
@@ -970,28 +1040,53 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 			CHECK_FOR_INTERRUPTS();
 		key = sf_intern_key(p, id->key.data, id->key.len);
 		id->built = sf_identity_add(p, id->event_id.data, id->event_id.len,
-									key, id->event_time, id->value, id->late);
+									key, id->event_time, id->value, id->late,
+									&id->built_handle);
 	}
 
 	for (int i = 0; i < def->npartitions; i++)
 	{
 		const CkSource *src = &doc->sources[i];
 
+		if (src->base > 0)
+			sf_partition_set_base(p, i, src->base);
 		for (int64 o = 0; o < src->n; o++)
 		{
+			int64		k = src->deliveries[o];
+
 			if ((o & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
-			sf_partition_append(p, i, doc->ids[src->deliveries[o]].built);
+			sf_partition_append(p, i, k == CK_FORGOTTEN ? 0 : doc->ids[k].built_handle);
 		}
 	}
 
+	p->late_forgotten = doc->late_sequence - doc->nlate;
 	for (int64 n = 0; n < doc->nlate; n++)
 	{
 		const CkLate *le = &doc->late[n];
+		SfIdentity *event;
 
-		sf_late_append(p, le->pindex, le->source_offset,
-					   doc->ids[le->identity].built, le->watermark);
-		if (p->nlate != le->late_seq || p->late[n].late_seq != le->late_seq)
+		if (le->identity >= 0)
+			event = doc->ids[le->identity].built;
+		else
+		{
+			/* a late row whose identity is forgotten (retention) */
+			uint32		handle;
+
+			event = sf_identity_new(p, le->event_id.data, le->event_id.len,
+									sf_hash_bytes(le->event_id.data,
+												  le->event_id.len),
+									&handle);
+			event->key = sf_intern_key(p, le->key.data, le->key.len);
+			event->event_time = le->event_time;
+			event->value = le->value;
+			event->late = true;
+			event->forgotten = true;
+		}
+		sf_late_append(p, le->pindex, le->source_offset, event,
+					   le->watermark);
+		if (p->late_forgotten + p->nlate != le->late_seq ||
+			p->late[n].late_seq != le->late_seq)
 			elog(ERROR, "late output of restored pipeline out of step at late_seq " INT64_FORMAT,
 				 le->late_seq);
 	}
@@ -1018,6 +1113,9 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 	}
 
 	p->seq = doc->sequence;
+
+	/* forgets nothing (validated), but notes the horizon */
+	sf_retention_forget(p);
 	return p;
 }
 

@@ -67,13 +67,19 @@ typedef struct CkIdentity
 	int64		ndeliveries;	/* how often the sources deliver it */
 	int64		late_row;		/* index into doc->late, or -1 */
 	SfIdentity *built;			/* phase 4 */
+	uint32		built_handle;
 } CkIdentity;
+
+/* A delivery whose offset record is forgotten (retention: null) */
+#define CK_FORGOTTEN	(-2)
 
 typedef struct CkSource
 {
 	SfJsonStr		name;
-	int64		n;				/* consumed offset + 1 */
-	int64	   *deliveries;		/* identity index per offset, -1: unknown */
+	int64		base;			/* offset of deliveries[0] (0 without retention) */
+	int64		n;				/* consumed offset + 1 - base */
+	int64	   *deliveries;		/* identity index per offset, -1: unknown,
+								 * CK_FORGOTTEN: forgotten */
 	SfJsonStr		first_unknown;	/* the first unresolved event_id */
 	int64		first_unknown_at;
 } CkSource;
@@ -82,6 +88,10 @@ typedef struct CkLate
 {
 	SfJsonStr		event_id;
 	int64		identity;		/* index into doc->ids, -1: unknown */
+	/* retention only: the event itself (its identity may be forgotten) */
+	SfJsonStr		key;
+	int64		event_time;
+	int64		value;
 	int64		late_seq;
 	SfJsonStr		partition;
 	int			pindex;			/* resolved partition */
@@ -110,6 +120,11 @@ typedef struct CkDoc
 	/* "late", in late_seq order */
 	CkLate	   *late;
 	int64		nlate;
+	/* "late_sequence" (retention only): the last late_seq ever */
+	int64		late_sequence;
+	/* the horizon of SPEC.md 6, from the definition and the clock */
+	bool		has_horizon;
+	int64		horizon;
 	/* "sources" */
 	CkSource   *sources;
 	int64		nsources;
@@ -145,7 +160,7 @@ extern char *ck_row_desc(const CkRow *r);
 
 /* codec_validate.c: phase 3, in the order codec.c runs them */
 extern void ck_check_definition(const CkDoc *doc, const SfPipelineDef *target);
-extern void ck_check_clock(const CkDoc *doc);
+extern void ck_check_clock(CkDoc *doc);
 extern void ck_check_sources(CkDoc *doc);
 extern void ck_check_late(CkDoc *doc);
 extern void ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n);

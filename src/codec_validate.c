@@ -84,6 +84,9 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 	if (def->lateness < 0)
 		ck_error(CK_DEFINITION, "The definition has a negative lateness " INT64_FORMAT ".",
 				 def->lateness);
+	if (def->has_retention && def->retention < 0)
+		ck_error(CK_DEFINITION, "The definition has a negative retention " INT64_FORMAT ".",
+				 def->retention);
 	for (i = 1; i < def->npartitions; i++)
 		if (strcmp(def->partitions[i - 1], def->partitions[i]) >= 0)
 			ck_error(CK_DEFINITION,
@@ -159,6 +162,16 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 		ck_error(CK_DEFINITION,
 				 "The checkpoint has lateness " INT64_FORMAT ", the pipeline " INT64_FORMAT ".",
 				 def->lateness, target->lateness);
+	/* SPEC.md 6: equivalence includes the retention */
+	if (def->has_retention != target->has_retention ||
+		(def->has_retention && def->retention != target->retention))
+	{
+		char	   *a = def->has_retention ? psprintf(INT64_FORMAT, def->retention) : "none";
+		char	   *b = target->has_retention ? psprintf(INT64_FORMAT, target->retention) : "none";
+
+		ck_error(CK_DEFINITION,
+				 "The checkpoint has retention %s, the pipeline %s.", a, b);
+	}
 }
 
 /*
@@ -173,7 +186,7 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
  *	  minimum progress.
  */
 void
-ck_check_clock(const CkDoc *doc)
+ck_check_clock(CkDoc *doc)
 {
 	const SfPipelineDef *def = &doc->def;
 	bool		any_active = false;
@@ -227,6 +240,10 @@ ck_check_clock(const CkDoc *doc)
 					 "The watermark " INT64_FORMAT " is below " INT64_FORMAT ", the minimum progress of the active partitions.",
 					 doc->watermark, min_active);
 	}
+
+	/* the horizon the rest of the state is checked against (SPEC.md 6) */
+	doc->has_horizon = sf_horizon(def, doc->has_watermark, doc->watermark,
+								  &doc->horizon);
 }
 
 /*
@@ -253,15 +270,28 @@ ck_check_sources(CkDoc *doc)
 		if (src->first_unknown_at >= 0)
 			ck_error(CK_STATE,
 					 "Offset %lld of partition \"%s\" delivers event_id \"%s\", which has no identity.",
-					 (long long) src->first_unknown_at, sf_msg_str(src->name.data, src->name.len),
-					 sf_msg_str(src->first_unknown.data, src->first_unknown.len));
+					 (long long) src->first_unknown_at, src->name.data,
+					 src->first_unknown.data);
+		if (src->base < 0 || (int128) src->base + src->n - 1 > PG_INT64_MAX)
+			ck_error(CK_STATE,
+					 "The deliveries of partition \"%s\" start at offset " INT64_FORMAT ", outside bigint offsets.",
+					 src->name.data, src->base);
 		for (int64 o = 0; o < src->n; o++)
-			doc->ids[src->deliveries[o]].ndeliveries++;
+			if (src->deliveries[o] != CK_FORGOTTEN)
+				doc->ids[src->deliveries[o]].ndeliveries++;
 	}
 	for (int64 k = 0; k < doc->nids; k++)
+	{
 		if (doc->ids[k].ndeliveries == 0)
 			ck_error(CK_STATE, "Identity \"%s\" is never delivered.",
-					 sf_msg_str(doc->ids[k].event_id.data, doc->ids[k].event_id.len));
+					 doc->ids[k].event_id.data);
+		/* an identity is remembered exactly as long as its deliveries */
+		if (doc->has_horizon && doc->ids[k].event_time < doc->horizon)
+			ck_error(CK_STATE,
+					 "Identity \"%s\" (event_time " INT64_FORMAT ") is below the horizon " INT64_FORMAT ", which forgets it.",
+					 doc->ids[k].event_id.data, doc->ids[k].event_time,
+					 doc->horizon);
+	}
 }
 
 /*
@@ -284,46 +314,85 @@ ck_check_late(CkDoc *doc)
 	for (int i = 0; i < def->npartitions; i++)
 		last_offset[i] = -1;
 
+	if (doc->late_sequence < doc->nlate)
+		ck_error(CK_STATE,
+				 "The late_sequence " INT64_FORMAT " is below the number of late events, %lld.",
+				 doc->late_sequence, (long long) doc->nlate);
 	for (int64 n = 0; n < doc->nlate; n++)
 	{
 		CkLate	   *le = &doc->late[n];
-		CkIdentity *id;
+		CkIdentity *id = NULL;
 		const CkSource *src;
+		int64		first = doc->late_sequence - doc->nlate + 1;
+		int64		event_time;
 
-		if (le->late_seq != n + 1)
+		if (le->late_seq != first + n)
 			ck_error(CK_STATE,
-					 "Late event %lld has late_seq " INT64_FORMAT "; late_seq runs from 1 without gaps.",
-					 (long long) (n + 1), le->late_seq);
-		if (le->identity < 0)
+					 "Late event %lld has late_seq " INT64_FORMAT "; late_seq runs from " INT64_FORMAT " without gaps.",
+					 (long long) (n + 1), le->late_seq, first);
+		if (doc->def.has_retention && doc->has_horizon &&
+			le->watermark < doc->horizon)
 			ck_error(CK_STATE,
-					 "Late event " INT64_FORMAT " names event_id \"%s\", which has no identity.",
-					 le->late_seq, sf_msg_str(le->event_id.data, le->event_id.len));
-		id = &doc->ids[le->identity];
-		if (!id->late)
-			ck_error(CK_STATE,
-					 "Late event " INT64_FORMAT " names event_id \"%s\", whose identity is not late.",
-					 le->late_seq, sf_msg_str(le->event_id.data, le->event_id.len));
-		if (id->late_row >= 0)
-			ck_error(CK_STATE, "Identity \"%s\" has two late events.",
-					 sf_msg_str(id->event_id.data, id->event_id.len));
-		id->late_row = n;
+					 "Late event " INT64_FORMAT " has watermark " INT64_FORMAT ", below the horizon " INT64_FORMAT ", which forgets it.",
+					 le->late_seq, le->watermark, doc->horizon);
+		if (doc->def.has_retention && doc->has_horizon &&
+			le->event_time < doc->horizon)
+			le->identity = -1;	/* forgotten: the row carries the event */
+		else
+		{
+			if (le->identity < 0)
+				ck_error(CK_STATE,
+						 "Late event " INT64_FORMAT " names event_id \"%s\", which has no identity.",
+						 le->late_seq, le->event_id.data);
+			id = &doc->ids[le->identity];
+			if (!id->late)
+				ck_error(CK_STATE,
+						 "Late event " INT64_FORMAT " names event_id \"%s\", whose identity is not late.",
+						 le->late_seq, le->event_id.data);
+			if (doc->def.has_retention &&
+				(id->event_time != le->event_time || id->value != le->value ||
+				 ck_str_cmp(&id->key, &le->key) != 0))
+				ck_error(CK_STATE,
+						 "Late event " INT64_FORMAT " differs from the identity of event_id \"%s\".",
+						 le->late_seq, le->event_id.data);
+			if (id->late_row >= 0)
+				ck_error(CK_STATE, "Identity \"%s\" has two late events.",
+						 id->event_id.data);
+			id->late_row = n;
+		}
+		event_time = id ? id->event_time : le->event_time;
 		le->pindex = sf_partition_index(def, le->partition.data);
 		if (le->pindex < 0)
 			ck_error(CK_STATE,
 					 "Late event " INT64_FORMAT " names unknown partition \"%s\".",
 					 le->late_seq, sf_msg_str(le->partition.data, le->partition.len));
 		src = &doc->sources[le->pindex];
-		if (le->source_offset < 0 || le->source_offset >= src->n)
+		if (le->source_offset < 0 || le->source_offset >= src->base + src->n)
 			ck_error(CK_STATE,
 					 "Late event " INT64_FORMAT " is at offset " INT64_FORMAT " of partition \"%s\", which has consumed offsets up to %lld.",
-					 le->late_seq, le->source_offset, sf_msg_str(le->partition.data, le->partition.len),
-					 (long long) (src->n - 1));
-		if (src->deliveries[le->source_offset] != le->identity)
+					 le->late_seq, le->source_offset, le->partition.data,
+					 (long long) (src->base + src->n - 1));
+		if (id == NULL)
+		{
+			/* its delivery has its event_time: that offset is forgotten too */
+			if (le->source_offset >= src->base &&
+				src->deliveries[le->source_offset - src->base] != CK_FORGOTTEN)
+				ck_error(CK_STATE,
+						 "Late event " INT64_FORMAT " is below the horizon, but offset " INT64_FORMAT " of partition \"%s\" is remembered.",
+						 le->late_seq, le->source_offset, le->partition.data);
+		}
+		else if (le->source_offset < src->base ||
+				 src->deliveries[le->source_offset - src->base] == CK_FORGOTTEN)
+			ck_error(CK_STATE,
+					 "Late event " INT64_FORMAT " names event_id \"%s\", but offset " INT64_FORMAT " of partition \"%s\" is forgotten.",
+					 le->late_seq, le->event_id.data, le->source_offset,
+					 le->partition.data);
+		else if (src->deliveries[le->source_offset - src->base] != le->identity)
 			ck_error(CK_STATE,
 					 "Late event " INT64_FORMAT " names event_id \"%s\", but offset " INT64_FORMAT " of partition \"%s\" delivered \"%s\".",
-					 le->late_seq, sf_msg_str(le->event_id.data, le->event_id.len), le->source_offset,
-					 sf_msg_str(le->partition.data, le->partition.len),
-					 sf_msg_str(doc->ids[src->deliveries[le->source_offset]].event_id.data, doc->ids[src->deliveries[le->source_offset]].event_id.len));
+					 le->late_seq, le->event_id.data, le->source_offset,
+					 le->partition.data,
+					 doc->ids[src->deliveries[le->source_offset - src->base]].event_id.data);
 		if (le->source_offset <= last_offset[le->pindex])
 			ck_error(CK_STATE,
 					 "Late event " INT64_FORMAT " is at offset " INT64_FORMAT " of partition \"%s\", not after the previous late event there.",
@@ -341,10 +410,10 @@ ck_check_late(CkDoc *doc)
 			ck_error(CK_STATE,
 					 "Late event " INT64_FORMAT " has watermark " INT64_FORMAT ", below the watermark of the late event before it.",
 					 le->late_seq, le->watermark);
-		if ((int128) id->event_time + def->lateness >= (int128) le->watermark)
+		if ((int128) event_time + def->lateness >= (int128) le->watermark)
 			ck_error(CK_STATE,
 					 "Late event " INT64_FORMAT " (event_time " INT64_FORMAT ") was not late at watermark " INT64_FORMAT " with lateness " INT64_FORMAT ".",
-					 le->late_seq, id->event_time, le->watermark, def->lateness);
+					 le->late_seq, event_time, le->watermark, def->lateness);
 	}
 
 	for (int64 k = 0; k < doc->nids; k++)
@@ -359,19 +428,22 @@ ck_check_late(CkDoc *doc)
 
 		for (int64 o = 0; o < src->n; o++)
 		{
-			const CkIdentity *id = &doc->ids[src->deliveries[o]];
+			const CkIdentity *id;
 			const CkLate *le;
 
 			if ((o & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
+			if (src->deliveries[o] == CK_FORGOTTEN)
+				continue;
+			id = &doc->ids[src->deliveries[o]];
 			if (!id->late)
 				continue;
 			le = &doc->late[id->late_row];
-			if (le->pindex == i && o < le->source_offset)
+			if (le->pindex == i && src->base + o < le->source_offset)
 				ck_error(CK_STATE,
 						 "Event_id \"%s\" is delivered at offset %lld of partition \"%s\" before its late event at offset " INT64_FORMAT ".",
-						 sf_msg_str(id->event_id.data, id->event_id.len), (long long) o, def->partitions[i],
-						 le->source_offset);
+						 id->event_id.data, (long long) (src->base + o),
+						 def->partitions[i], le->source_offset);
 		}
 	}
 	pfree(last_offset);
@@ -629,6 +701,37 @@ ck_find_row(const CkRow *rows, int64 lo, int64 hi, const SfJsonStr *key,
 	return -1;
 }
 
+/*
+ * Retention: the last row of key whose start is at most start, or -1.  A
+ * session of remembered events may be part of a live session that
+ * forgotten events extend below the horizon.
+ */
+static int64
+ck_find_row_before(const CkRow *rows, int64 lo, int64 hi,
+				   const SfJsonStr *key, int64 start)
+{
+	int64		found = -1;
+
+	hi--;
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		int			c = ck_str_cmp(&rows[mid].key, key);
+
+		if (c == 0)
+			c = (rows[mid].start > start) ? 1 : -1;
+		if (c < 0)
+		{
+			if (ck_str_cmp(&rows[mid].key, key) == 0)
+				found = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	return found;
+}
+
 static int
 ck_identity_order_cmp(const void *a, const void *b, void *arg)
 {
@@ -865,6 +968,12 @@ ck_derive_buckets(CkDoc *doc, int wi, const int64 *order, int64 nacc,
  * have been accepted.  Cost: near-linear in the document (sorting the
  * identities; ck_derive_buckets), not in the number of (event, bucket)
  * pairs, which a sliding(100000, 1) window makes 100000 times larger.
+ *
+ * With a retention horizon H (SPEC.md 6) the identities below H are
+ * forgotten, but a live bucket may still hold them.  A bucket or session
+ * that starts at or after H holds only remembered events and is checked
+ * exactly; one that starts before H must hold every remembered event that
+ * belongs to it, and its aggregate is taken as it is.
  */
 void
 ck_check_derivation(CkDoc *doc)
@@ -902,6 +1011,8 @@ ck_check_derivation(CkDoc *doc)
 
 		if (def->windows[row->window].kind == SF_WINDOW_SESSION)
 			continue;
+		if (doc->has_horizon && row->start < doc->horizon)
+			continue;			/* may hold forgotten events */
 		if (row->derived.count == 0)
 			ck_error(CK_STATE,
 					 "The live bucket %s holds no accepted event.",
@@ -951,6 +1062,19 @@ ck_check_derivation(CkDoc *doc)
 			if (doc->has_watermark && (int128) doc->watermark > end + lateness)
 				continue;		/* finalized */
 			k = ck_find_row(doc->rows, wlo[wi], whi[wi], &id->key, (int64) start);
+			if (k < 0 && doc->has_horizon)
+			{
+				/* part of a session that forgotten events extend below H */
+				k = ck_find_row_before(doc->rows, wlo[wi], whi[wi], &id->key,
+									   (int64) start);
+				if (k >= 0 && doc->rows[k].start < doc->horizon &&
+					(int128) doc->rows[k].end >= end)
+				{
+					doc->rows[k].derived.count += agg.count;
+					continue;
+				}
+				k = -1;
+			}
 			if (k < 0)
 				ck_error(CK_STATE,
 						 "The accepted events of key \"%s\" form session [" INT64_FORMAT ", " INT64_FORMAT ") of window \"%s\", which is neither live nor finalized.",
@@ -968,7 +1092,8 @@ ck_check_derivation(CkDoc *doc)
 		const CkRow *row = &doc->rows[k];
 
 		if (def->windows[row->window].kind == SF_WINDOW_SESSION &&
-			row->derived.count == 0)
+			row->derived.count == 0 &&
+			!(doc->has_horizon && row->start < doc->horizon))
 			ck_error(CK_STATE,
 					 "The live session %s is not formed by the accepted events.",
 					 ck_row_desc(row));

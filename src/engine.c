@@ -58,26 +58,6 @@ string_equal(const SfString *a, const SfString *b)
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
-typedef struct SfIdEntry
-{
-	SfIdentity *id;
-	uint32		hash;
-	char		status;
-} SfIdEntry;
-
-#define SH_PREFIX		sf_idtab
-#define SH_ELEMENT_TYPE	SfIdEntry
-#define SH_KEY_TYPE		SfIdentity *
-#define SH_KEY			id
-#define SH_HASH_KEY(tb, key)	((key)->event_id->hash)
-#define SH_EQUAL(tb, a, b)		string_equal((a)->event_id, (b)->event_id)
-#define SH_STORE_HASH
-#define SH_GET_HASH(tb, a)		((a)->hash)
-#define SH_SCOPE		static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
 #define ARENA_BLOCK		(64 * 1024)
 
 uint32
@@ -187,50 +167,54 @@ sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d, SfDeliveryHash *h)
 	h->event_id = sf_hash_bytes(d->event_id, d->event_id_len);
 	h->key = sf_hash_bytes(d->key, d->key_len);
 #ifdef __GNUC__
-	__builtin_prefetch(&p->identities->data[h->event_id &
-											p->identities->sizemask]);
 	__builtin_prefetch(&p->keys->data[h->key & p->keys->sizemask]);
 #endif
+	sf_idtable_prefetch(p, h->event_id);
 }
 
 static SfIdentity *
 identity_lookup_hashed(SfPipeline *p, const char *event_id, int len,
-					   uint32 hash)
+					   uint32 hash, uint32 *handle)
 {
-	SfProbeBuf	pb;
-	SfIdentity	probe;
-	SfIdEntry  *e;
-
-	probe.event_id = make_probe(&pb, event_id, len, hash);
-	e = sf_idtab_lookup_hash(p->identities, &probe, hash);
-	return e ? e->id : NULL;
+	return sf_idtable_lookup(p, event_id, len, hash, handle);
 }
 
 static SfIdentity *
 identity_add_hashed(SfPipeline *p, const char *event_id, int event_id_len,
 					uint32 hash, SfString *key, int64 event_time, int64 value,
-					bool late)
+					bool late, uint32 *handle)
 {
-	SfIdentity *id = sf_arena_alloc(p, sizeof(SfIdentity));
-	bool		found;
+	SfIdentity *id;
 
-	id->event_id = string_copy_hashed(p, event_id, event_id_len, hash);
+	id = sf_identity_new(p, event_id, event_id_len, hash, handle);
 	id->key = key;
 	id->event_time = event_time;
 	id->value = value;
 	id->late = late;
-	(void) sf_idtab_insert_hash(p->identities, id, hash, &found);
-	if (found)
-		elog(ERROR, "streamforge: duplicate identity");
+	sf_idtable_insert(p, *handle, hash);
 	p->nidentities++;
+	if (p->def.has_retention)
+		sf_retention_track(p, id);
 	return id;
+}
+
+/*
+ * Remove a remembered identity from the identity table (retention.c forgets
+ * it); the record itself stays valid for the slots and late rows that still
+ * refer to it.
+ */
+void
+sf_identity_unlink(SfPipeline *p, SfIdentity *id)
+{
+	sf_idtable_delete(p, id);
+	p->nidentities--;
 }
 
 SfIdentity *
 sf_identity_lookup(SfPipeline *p, const char *event_id, int len)
 {
 	return identity_lookup_hashed(p, event_id, len,
-								  sf_hash_bytes(event_id, len));
+								  sf_hash_bytes(event_id, len), NULL);
 }
 
 /*
@@ -239,23 +223,44 @@ sf_identity_lookup(SfPipeline *p, const char *event_id, int len)
  */
 SfIdentity *
 sf_identity_add(SfPipeline *p, const char *event_id, int event_id_len,
-				SfString *key, int64 event_time, int64 value, bool late)
+				SfString *key, int64 event_time, int64 value, bool late,
+				uint32 *handle)
 {
 	return identity_add_hashed(p, event_id, event_id_len,
 							   sf_hash_bytes(event_id, event_id_len),
-							   key, event_time, value, late);
+							   key, event_time, value, late, handle);
 }
 
 static int
 identity_cmp(const void *a, const void *b)
 {
-	const SfString *x = (*(SfIdentity *const *) a)->event_id;
-	const SfString *y = (*(SfIdentity *const *) b)->event_id;
-	int			c = memcmp(x->data, y->data, Min(x->len, y->len));
+	const SfIdentity *x = *(SfIdentity *const *) a;
+	const SfIdentity *y = *(SfIdentity *const *) b;
+	int			c = memcmp(x->event_id, y->event_id,
+						   Min(x->event_id_len, y->event_id_len));
 
 	if (c != 0)
 		return c;
-	return (x->len > y->len) - (x->len < y->len);
+	return (x->event_id_len > y->event_id_len) -
+		(x->event_id_len < y->event_id_len);
+}
+
+/* Every interned key, in no order, palloc'd in CurrentMemoryContext */
+SfString  **
+sf_keys_array(SfPipeline *p, int64 *n)
+{
+	SfString  **arr;
+	sf_strtab_iterator it;
+	SfStrEntry *e;
+	int64		i = 0;
+
+	arr = palloc_extended(Max(p->keys->members, 1) * sizeof(SfString *),
+						  MCXT_ALLOC_HUGE);
+	sf_strtab_start_iterate(p->keys, &it);
+	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
+		arr[i++] = e->str;
+	*n = i;
+	return arr;
 }
 
 /* All identities sorted by event_id bytes, palloc'd in CurrentMemoryContext */
@@ -263,18 +268,17 @@ SfIdentity **
 sf_identity_array(SfPipeline *p, int64 *n)
 {
 	SfIdentity **arr;
-	sf_idtab_iterator it;
-	SfIdEntry  *e;
+	SfIdentity *id;
+	uint64		pos = 0;
 	int64		i = 0;
 
 	arr = palloc_extended(Max(p->nidentities, 1) * sizeof(SfIdentity *),
 						  MCXT_ALLOC_HUGE);
-	sf_idtab_start_iterate(p->identities, &it);
-	while ((e = sf_idtab_iterate(p->identities, &it)) != NULL)
+	while ((id = sf_idtable_next(p, &pos)) != NULL)
 	{
 		if (i >= p->nidentities)
 			elog(ERROR, "streamforge: identity count mismatch");
-		arr[i++] = e->id;
+		arr[i++] = id;
 	}
 	if (i != p->nidentities)
 		elog(ERROR, "streamforge: identity count mismatch");
@@ -284,29 +288,89 @@ sf_identity_array(SfPipeline *p, int64 *n)
 	return arr;
 }
 
-/* Record event as the delivery at the partition's next offset. */
+/*
+ * Record event (a handle) as the delivery at the partition's next offset.
+ * event is 0 only when a restore rebuilds an offset record that is
+ * forgotten.
+ * The slots before head are free once the horizon passed them; they are
+ * reused when they are at least as many as the slots in use, so appending
+ * costs O(1) amortized.
+ */
 void
-sf_partition_append(SfPipeline *p, int partition, SfIdentity *event)
+sf_partition_append(SfPipeline *p, int partition, uint32 event)
 {
 	SfPartition *part = &p->partitions[partition];
 	int64		next = part->consumed + 1;
+	int64		used = next - part->base;
 
-	if (next >= part->capacity)
+	if (part->head + used >= part->capacity)
 	{
-		int64		newcap = part->capacity ? part->capacity * 2 : 64;
-
-		if (part->deliveries == NULL)
-			part->deliveries = MemoryContextAllocHuge(p->cxt,
-													  newcap * sizeof(SfIdentity *));
+		if (part->head > 0 && part->head >= used)
+		{
+			memmove(part->deliveries, part->deliveries + part->head,
+					used * sizeof(uint32));
+			part->head = 0;
+		}
 		else
-			part->deliveries = repalloc_huge(part->deliveries,
-											 newcap * sizeof(SfIdentity *));
-		part->capacity = newcap;
+		{
+			/*
+			 * Double small arrays; grow large ones by a quarter, so that
+			 * at most a fifth of a large history's slots are spare (the
+			 * copy stays amortized O(1) per delivery).
+			 */
+			int64		newcap = part->capacity < 64 ? 64 :
+				part->capacity < (1 << 20) ? part->capacity * 2 :
+				part->capacity + part->capacity / 4;
+
+			if (part->deliveries == NULL)
+				part->deliveries = MemoryContextAllocHuge(p->cxt,
+														  newcap * sizeof(uint32));
+			else
+				part->deliveries = repalloc_huge(part->deliveries,
+												 newcap * sizeof(uint32));
+			part->capacity = newcap;
+		}
 	}
-	part->deliveries[next] = event;
+	part->deliveries[part->head + used] = event;
 	part->consumed = next;
 	p->ndeliveries++;
 	p->mutations++;
+	if (p->def.has_retention)
+	{
+		if (event != 0)
+			sf_id_prefix(sf_id_ptr(p, event))->nslots++;
+		else
+			p->forgotten_offsets++;
+	}
+}
+
+/* The event recorded at a consumed offset, or NULL if it is not held */
+SfIdentity *
+sf_partition_slot(const SfPipeline *p, const SfPartition *part, int64 offset)
+{
+	uint32		h;
+
+	Assert(offset <= part->consumed);
+	if (offset < part->base)
+		return NULL;
+	h = part->deliveries[part->head + (offset - part->base)];
+	return h ? sf_id_ptr(p, h) : NULL;
+}
+
+/*
+ * Restore: the offsets below base of an empty partition are consumed and
+ * forgotten.
+ */
+void
+sf_partition_set_base(SfPipeline *p, int partition, int64 base)
+{
+	SfPartition *part = &p->partitions[partition];
+
+	Assert(part->consumed == -1 && part->base == 0);
+	part->base = base;
+	part->consumed = base - 1;
+	p->ndeliveries += base;
+	p->forgotten_offsets += base;
 }
 
 void
@@ -314,24 +378,38 @@ sf_late_append(SfPipeline *p, int partition, int64 offset, SfIdentity *event,
 			   int64 watermark)
 {
 	SfLateEvent *l;
+	int64		head = p->late - p->late_alloc;
 
-	if (p->nlate >= p->late_capacity)
+	if (head + p->nlate >= p->late_capacity)
 	{
-		int64		newcap = p->late_capacity ? p->late_capacity * 2 : 16;
-
-		if (p->late == NULL)
-			p->late = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfLateEvent));
+		if (head > 0 && head >= p->nlate)
+		{
+			memmove(p->late_alloc, p->late, p->nlate * sizeof(SfLateEvent));
+			p->late = p->late_alloc;
+		}
 		else
-			p->late = repalloc_huge(p->late, newcap * sizeof(SfLateEvent));
-		p->late_capacity = newcap;
+		{
+			int64		newcap = p->late_capacity ? p->late_capacity * 2 : 16;
+
+			if (p->late_alloc == NULL)
+				p->late_alloc = MemoryContextAllocHuge(p->cxt,
+													   newcap * sizeof(SfLateEvent));
+			else
+				p->late_alloc = repalloc_huge(p->late_alloc,
+											  newcap * sizeof(SfLateEvent));
+			p->late_capacity = newcap;
+			p->late = p->late_alloc + head;
+		}
 	}
 	l = &p->late[p->nlate];
-	l->late_seq = p->nlate + 1;
+	l->late_seq = p->late_forgotten + p->nlate + 1;
 	l->partition = partition;
 	l->source_offset = offset;
 	l->event = event;
 	l->watermark = watermark;
 	p->nlate++;
+	if (p->def.has_retention)
+		event->late_held = true;
 }
 
 /* ----------------------------------------------------------------
@@ -398,14 +476,18 @@ sf_def_normalize(SfPipelineDef *def)
 							def->windows[i].name)));
 }
 
-/* SPEC.md 5.9: same partitions, same window definitions, same lateness */
+/*
+ * SPEC.md 5.9 and 6: same partitions, same window definitions, same lateness,
+ * same retention
+ */
 bool
 sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
 {
 	int			i;
 
 	if (a->npartitions != b->npartitions || a->nwindows != b->nwindows ||
-		a->lateness != b->lateness)
+		a->lateness != b->lateness || a->has_retention != b->has_retention ||
+		(a->has_retention && a->retention != b->retention))
 		return false;
 	for (i = 0; i < a->npartitions; i++)
 		if (strcmp(a->partitions[i], b->partitions[i]) != 0)
@@ -475,7 +557,7 @@ sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
 	}
 
 	p->keys = sf_strtab_create(cxt, 256, NULL);
-	p->identities = sf_idtab_create(cxt, 1024, NULL);
+	sf_idtable_init(p);
 	sf_buckets_init(p);
 	sf_sessions_init(p);
 
@@ -588,8 +670,8 @@ identity_matches(const SfIdentity *id, const SfDelivery *d)
 static inline bool
 delivery_matches(const SfIdentity *id, const SfDelivery *d)
 {
-	return id->event_id->len == (uint32) d->event_id_len &&
-		memcmp(id->event_id->data, d->event_id, d->event_id_len) == 0 &&
+	return id->event_id_len == (uint32) d->event_id_len &&
+		memcmp(id->event_id, d->event_id, d->event_id_len) == 0 &&
 		identity_matches(id, d);
 }
 
@@ -608,11 +690,11 @@ first_delivery_hint(const SfPipeline *p, const SfIdentity *id)
 		const SfPartition *part = &p->partitions[i];
 		int64		o;
 
-		for (o = 0; o <= part->consumed; o++)
+		for (o = part->base; o <= part->consumed; o++)
 		{
 			if ((o & 4095) == 0)
 				CHECK_FOR_INTERRUPTS();
-			if (part->deliveries[o] == id)
+			if (sf_partition_slot(p, part, o) == id)
 				return errhint("The event was delivered at offset " INT64_FORMAT " of partition \"%s\"; a different event needs a new event_id.",
 							   o, part->name);
 		}
@@ -645,6 +727,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	int			pi = lookup_partition(p, d->partition);
 	SfPartition *part = &p->partitions[pi];
 	SfIdentity *id;
+	uint32		handle;
 	SfString   *key;
 	bool		late = false;
 	int		   *nassigned = p->assign_counts;
@@ -661,8 +744,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 						   d->source_offset)));
 	if (d->source_offset <= part->consumed)
 	{
-		id = part->deliveries[d->source_offset];
-		if (delivery_matches(id, d))
+		id = sf_partition_slot(p, part, d->source_offset);
+		/* SPEC.md 6.2: at a forgotten offset, anything is a replay */
+		if (id == NULL || id->forgotten || delivery_matches(id, d))
 		{
 			if (p->offset_replays == PG_INT64_MAX)
 				ereport(ERROR,
@@ -679,7 +763,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 						part->name, p->def.name),
 				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%s\").",
 						   d->source_offset,
-						   sf_msg_str(id->event_id->data, id->event_id->len))));
+						   sf_msg_str(id->event_id, id->event_id_len))));
 	}
 	if (d->source_offset != part->consumed + 1)
 		ereport(ERROR,
@@ -692,7 +776,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 						 part->consumed + 1)));
 
 	/* identity */
-	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, h->event_id);
+	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, h->event_id,
+								&handle);
 	if (id != NULL)
 	{
 		if (!identity_matches(id, d))
@@ -706,7 +791,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 							   id->event_time, id->value),
 					 first_delivery_hint(p, id)));
 		/* a duplicate: consumes the offset, changes nothing else */
-		sf_partition_append(p, pi, id);
+		sf_partition_append(p, pi, handle);
 		return;
 	}
 
@@ -742,8 +827,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	sf_op_begin(p);
 	key = intern_key_hashed(p, d->key, d->key_len, h->key);
 	id = identity_add_hashed(p, d->event_id, d->event_id_len, h->event_id, key,
-							 d->event_time, d->value, late);
-	sf_partition_append(p, pi, id);
+							 d->event_time, d->value, late, &handle);
+	sf_partition_append(p, pi, handle);
 	if (late)
 		sf_late_append(p, pi, d->source_offset, id, p->watermark);
 	else
@@ -777,6 +862,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		}
 	}
 	sf_op_finish(p, out);
+	sf_retention_forget(p);
 }
 
 /*
@@ -798,6 +884,7 @@ sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
 	if (sf_clock_update(p))
 		sf_release_ready(p);
 	sf_op_finish(p, out);
+	sf_retention_forget(p);
 }
 
 void
@@ -810,6 +897,7 @@ sf_engine_mark_idle(SfPipeline *p, const char *partition, SfChangeList *out)
 	if (sf_clock_update(p))
 		sf_release_ready(p);
 	sf_op_finish(p, out);
+	sf_retention_forget(p);
 }
 
 void
@@ -819,9 +907,28 @@ sf_get_stats(const SfPipeline *p, SfStats *stats)
 
 	memset(stats, 0, sizeof(SfStats));
 	stats->deliveries = p->ndeliveries;
-	stats->accepted = p->nidentities - p->nlate;
-	stats->duplicate_ids = p->ndeliveries - p->nidentities;
-	stats->late_events = p->nlate;
+	stats->remembered_identities = p->nidentities;
+	stats->remembered_offsets = p->ndeliveries - p->forgotten_offsets;
+	stats->remembered_late_events = p->nlate;
+	stats->forgotten_offsets = p->forgotten_offsets;
+	stats->forgotten_late_events = p->late_forgotten;
+	/*
+	 * Without retention these are the counters of 0.1.0.  With it,
+	 * late_events still counts every late event (it is the last late_seq,
+	 * which resync_outputs relies on), while accepted and duplicate_ids
+	 * describe what is remembered: forgotten identities are not counted.
+	 */
+	stats->late_events = p->late_forgotten + p->nlate;
+	stats->accepted = p->nidentities;
+	stats->duplicate_ids = stats->remembered_offsets - p->nidentities;
+	if (!p->def.has_retention)
+		stats->accepted -= p->nlate;
+	else
+	{
+		for (int64 k = 0; k < p->nlate; k++)
+			if (!p->late[k].event->forgotten)
+				stats->accepted--;
+	}
 	stats->offset_replays = p->offset_replays;
 	stats->changes_emitted = p->seq;
 	stats->live_buckets = p->nbuckets;

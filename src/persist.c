@@ -85,6 +85,7 @@
 #include "access/htup_details.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -107,6 +108,9 @@ static int	sf_compaction_threshold = 64 * 1024;
 
 /* ... or this many times the snapshot's size, whichever is larger */
 #define SF_COMPACTION_FACTOR	4
+
+/* the journal a pipeline with retention may always keep (bytes) */
+#define SF_RETENTION_COMPACTION_FLOOR	(1024 * 1024)
 
 typedef struct SfCacheEntry
 {
@@ -180,6 +184,8 @@ typedef enum SfPlanId
 	PLAN_ACL_LOCK,
 	PLAN_ACL_PUT,
 	PLAN_EXISTS,
+	PLAN_DEF_RETENTION,
+	PLAN_SET_RETENTION,
 	NUM_PLANS
 } SfPlanId;
 
@@ -293,6 +299,17 @@ static const SfPlanText sf_plan_text[NUM_PLANS] = {
 		"SELECT 1 FROM streamforge.pipeline "
 		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
+	},
+	/* 0.2.0: the retention column (absent until ALTER EXTENSION UPDATE) */
+	[PLAN_DEF_RETENTION] = {
+		"SELECT retention FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+	[PLAN_SET_RETENTION] = {
+		"UPDATE streamforge.pipeline SET retention = $2 "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		2, {INT8OID, INT8OID}
 	},
 };
 
@@ -601,6 +618,44 @@ sf_copy_name(const char *pipeline, char *dst, const char *src)
 }
 
 /*
+ * Whether streamforge.pipeline has the retention column of 0.2.0.  Between
+ * a package upgrade and ALTER EXTENSION UPDATE the library runs on 0.1.0's
+ * tables, whose pipelines all keep everything.  A syscache lookup, only
+ * when a definition is loaded.
+ */
+static bool
+sf_has_retention_column(void)
+{
+	Oid			nsp = get_namespace_oid("streamforge", true);
+	Oid			rel;
+
+	if (!OidIsValid(nsp))
+		return false;
+	rel = get_relname_relid("pipeline", nsp);
+	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
+}
+
+/* The retention of pipeline id (SPEC.md 6); NULL keeps everything */
+static void
+sf_load_retention(const char *name, int64 id, SfPipelineDef *def)
+{
+	Datum		arg = Int64GetDatum(id);
+	bool		isnull;
+
+	def->has_retention = false;
+	def->retention = 0;
+	if (!sf_has_retention_column())
+		return;
+	sf_exec(PLAN_DEF_RETENTION, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "pipeline \"%s\" vanished", name);
+	def->retention = sf_getint64(1, &isnull);
+	def->has_retention = !isnull;
+	if (def->has_retention && def->retention < 0)
+		sf_corrupt_definition(name, "The retention is negative.");
+}
+
+/*
  * Load the definition of pipeline id from its row, in the current memory
  * context.  Caller must be connected to SPI with a snapshot pushed.
  */
@@ -625,6 +680,7 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 	arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
 										   SPI_tuptable->tupdesc, 1, &isnull));
 	def->lateness = sf_getint64(2, &isnull);
+	sf_load_retention(name, id, def);
 	if (ARR_NDIM(arr) > 1)
 		sf_corrupt_definition(name, "The partitions are not a list.");
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
@@ -758,8 +814,8 @@ sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	{
 		bytea	   *b = DatumGetByteaPP(snap);
 
-		p = sf_checkpoint_decode(CurTransactionContext, &def,
-								 VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+		p = sf_snapshot_decode(CurTransactionContext, &def,
+							   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 	}
 	p->offset_replays = row->offset_replays_base;
 	last_pos = sf_replay_journal(p, row->id, 0, &bytes);
@@ -919,6 +975,15 @@ sf_persist_create(const SfPipelineDef *def)
 		ereport(ERROR,
 				errcode(ERRCODE_DUPLICATE_OBJECT),
 				errmsg("pipeline \"%s\" already exists", def->name));
+	if (def->has_retention)
+	{
+		bool		isnull;
+		Datum		args[2];
+
+		args[0] = Int64GetDatum(sf_getint64(1, &isnull));
+		args[1] = Int64GetDatum(def->retention);
+		sf_exec(PLAN_SET_RETENTION, args, NULL, false, SPI_OK_UPDATE);
+	}
 	SPI_finish();
 	sf_restore_user(&saved);
 }
@@ -1108,7 +1173,7 @@ sf_try_snapshot(SfPipeline *p)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		snap = sf_checkpoint_encode(p);
+		snap = sf_snapshot_encode(p);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -1164,6 +1229,17 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	limit = sf_compaction_threshold < 0 ? -1 :
 		Max((int64) sf_compaction_threshold * 1024,
 			SF_COMPACTION_FACTOR * entry->snapshot_len);
+
+	/*
+	 * With a retention the snapshot stays as small as what the horizon
+	 * covers, and so must the journal, or a cold load would replay up to
+	 * the threshold's worth of history (SPEC.md 6: load time depends on
+	 * what is remembered).
+	 */
+	if (limit >= 0 && p->def.has_retention)
+		limit = Max(Min((int64) sf_compaction_threshold * 1024,
+						SF_RETENTION_COMPACTION_FLOOR),
+					SF_COMPACTION_FACTOR * entry->snapshot_len);
 
 	sf_become_owner(&saved);
 	SPI_connect();
@@ -1250,7 +1326,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	PopActiveSnapshot();
 
 	p = sf_checkpoint_decode(CurTransactionContext, &def, data, len);
-	snap = sf_checkpoint_encode(p);
+	snap = sf_snapshot_encode(p);
 	p->offset_replays = 0;
 
 	values[0] = Int64GetDatum(row.id);

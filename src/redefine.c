@@ -152,6 +152,7 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	bool	   *derive;			/* new windows built from the history */
 	bool		any_derived = false;
 	bool		raised = def->lateness > old->def.lateness;
+	uint32		handle;
 	SfIdentity **ids;
 	int64		nids;
 	SfRow	   *rows;
@@ -224,6 +225,19 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 								  old->def.windows[r->addr.window].name);
 	}
 
+	/*
+	 * Retention (SPEC.md 6): a derived window or a higher lateness would
+	 * need the events the horizon forgot, and a higher lateness would also
+	 * move the horizon back over them; refused once anything is forgotten
+	 * (every forgotten identity left a forgotten offset record).
+	 */
+	if (any_derived && (old->forgotten_offsets > 0 || old->late_forgotten > 0))
+		ereport(ERROR,
+				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				errmsg("cannot derive windows of pipeline \"%s\" from its history",
+					   def->name),
+				errdetail("Its retention has forgotten part of the events a new window or a higher lateness needs."));
+
 	p = sf_pipeline_create(parent, def);
 
 	/* clock first: sf_bucket_insert files buckets by the watermark */
@@ -253,8 +267,9 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		key = sf_intern_key(p, id->key->data, id->key->len);
-		(void) sf_identity_add(p, id->event_id->data, id->event_id->len,
-							   key, id->event_time, id->value, id->late);
+		(void) sf_identity_add(p, id->event_id, id->event_id_len,
+							   key, id->event_time, id->value, id->late,
+							   &handle);
 	}
 
 	/* deliveries, offset by offset */
@@ -263,28 +278,51 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 		const SfPartition *src = &old->partitions[i];
 		int			k = sf_partition_index(def, old->def.partitions[i]);
 
-		for (j = 0; j <= src->consumed; j++)
+		/* offsets a retention forgot stay forgotten */
+		if (src->base > 0)
+			sf_partition_set_base(p, k, src->base);
+		for (j = src->base; j <= src->consumed; j++)
 		{
-			const SfString *eid = src->deliveries[j]->event_id;
+			const SfIdentity *e = sf_partition_slot(old, src, j);
 
 			if ((j & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
-			sf_partition_append(p, k,
-								sf_identity_lookup(p, eid->data, eid->len));
+			handle = 0;
+			if (e != NULL && !e->forgotten &&
+				sf_idtable_lookup(p, e->event_id, e->event_id_len, e->hash,
+								  &handle) == NULL)
+				elog(ERROR, "streamforge: delivered identity not copied");
+			sf_partition_append(p, k, handle);
 		}
 	}
 
 	/* late output, keeping each late_seq */
+	p->late_forgotten = old->late_forgotten;
 	for (i = 0; i < old->nlate; i++)
 	{
 		const SfLateEvent *le = &old->late[i];
-		const SfString *eid = le->event->event_id;
+		const SfIdentity *ev = le->event;
+		SfIdentity *nev;
 
+		if (!ev->forgotten)
+			nev = sf_idtable_lookup(p, ev->event_id, ev->event_id_len,
+									ev->hash, NULL);
+		else
+		{
+			/* retention: the row outlives its forgotten identity */
+			nev = sf_identity_new(p, ev->event_id, ev->event_id_len, ev->hash,
+								  &handle);
+			nev->key = sf_intern_key(p, ev->key->data, ev->key->len);
+			nev->event_time = ev->event_time;
+			nev->value = ev->value;
+			nev->late = true;
+			nev->forgotten = true;
+		}
+		if (nev == NULL)
+			elog(ERROR, "streamforge: late event without identity");
 		sf_late_append(p,
 					   sf_partition_index(def, old->def.partitions[le->partition]),
-					   le->source_offset,
-					   sf_identity_lookup(p, eid->data, eid->len),
-					   le->watermark);
+					   le->source_offset, nev, le->watermark);
 		p->late[p->nlate - 1].late_seq = le->late_seq;
 	}
 
@@ -337,6 +375,9 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	sf_op_finish(p, &scratch);
 	p->seq = old->seq;
 	p->offset_replays = old->offset_replays;
+	p->forgotten_ids = old->forgotten_ids;
+	/* a lower lateness moves the horizon forward: forget what it passes */
+	sf_retention_forget(p);
 
 	/* changes: old visible rows against new ones, by window name */
 	pfree(rows);

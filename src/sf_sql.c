@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -29,6 +30,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "ingest.h"
@@ -381,6 +383,37 @@ window_from_datum(Datum d, SfWindowDef *w)
 	w->gap = nulls[4] ? 0 : DatumGetInt64(values[4]);
 }
 
+/*
+ * The position of the bigint argument called name in the SQL definition
+ * this call came through, or -1: the definitions of 0.1.0 and 0.2.0 differ,
+ * and the library must serve both (between a package upgrade and ALTER
+ * EXTENSION UPDATE).
+ */
+static int
+bigint_arg_by_name(FunctionCallInfo fcinfo, const char *name)
+{
+	HeapTuple	tup;
+	Oid		   *argtypes;
+	char	  **argnames;
+	char	   *argmodes;
+	int			nargs;
+	int			found = -1;
+
+	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
+		return -1;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for function %u",
+			 fcinfo->flinfo->fn_oid);
+	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
+	for (int i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
+		if (argnames[i] != NULL && strcmp(argnames[i], name) == 0 &&
+			argtypes[i] == INT8OID)
+			found = i;
+	ReleaseSysCache(tup);
+	return found;
+}
+
 PG_FUNCTION_INFO_V1(sf_create_pipeline);
 Datum
 sf_create_pipeline(PG_FUNCTION_ARGS)
@@ -474,6 +507,19 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lateness must not be negative"),
 				 errdetail("The lateness given is " INT64_FORMAT ".", def.lateness)));
+
+	/* SPEC.md 6; 0.1.0's SQL definition passes no retention */
+	{
+		int			r = bigint_arg_by_name(fcinfo, "retention");
+
+		def.has_retention = r >= 0 && !PG_ARGISNULL(r);
+		def.retention = def.has_retention ? PG_GETARG_INT64(r) : 0;
+	}
+	if (def.retention < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("retention must not be negative"),
+				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
 
 	sf_persist_create(&def);
 	if (has_unit)
@@ -855,7 +901,8 @@ sf_late_events(PG_FUNCTION_ARGS)
 		values[0] = Int64GetDatum(l->late_seq);
 		values[1] = CStringGetTextDatum(p->def.partitions[l->partition]);
 		values[2] = Int64GetDatum(l->source_offset);
-		values[3] = sfstring_text(l->event->event_id);
+		values[3] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
+															 l->event->event_id_len));
 		values[4] = sfstring_text(l->event->key);
 		values[5] = Int64GetDatum(l->event->event_time);
 		values[6] = Int64GetDatum(l->event->value);
@@ -898,7 +945,8 @@ PG_FUNCTION_INFO_V1(sf_stats);
 Datum
 sf_stats(PG_FUNCTION_ARGS)
 {
-#define SF_STATS_COLS 10
+#define SF_STATS_COLS 15
+#define SF_STATS_COLS_010 10	/* the columns of 0.1.0's stats() */
 	SfPipeline *p = pipeline_arg(fcinfo, false);
 	SfStats		s;
 	TupleDesc	tupdesc;
@@ -907,7 +955,8 @@ sf_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	Assert(tupdesc->natts == SF_STATS_COLS);
+	if (tupdesc->natts != SF_STATS_COLS && tupdesc->natts != SF_STATS_COLS_010)
+		elog(ERROR, "stats() has an unexpected row type");
 	sf_get_stats(p, &s);
 	values[0] = Int64GetDatum(s.deliveries);
 	values[1] = Int64GetDatum(s.accepted);
@@ -919,9 +968,15 @@ sf_stats(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum(s.visible_rows);
 	values[8] = Int32GetDatum((int32) s.partitions);
 	values[9] = Int32GetDatum((int32) s.idle_partitions);
+	values[10] = Int64GetDatum(s.remembered_identities);
+	values[11] = Int64GetDatum(s.remembered_offsets);
+	values[12] = Int64GetDatum(s.remembered_late_events);
+	values[13] = Int64GetDatum(s.forgotten_offsets);
+	values[14] = Int64GetDatum(s.forgotten_late_events);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 #undef SF_STATS_COLS
+#undef SF_STATS_COLS_010
 }
 
 /* ----------------------------------------------------------------

@@ -595,7 +595,8 @@ sink_late(SfPipeline *p, Datum name, int64 from, int n)
 		seq[i] = Int64GetDatum(l->late_seq);
 		part[i] = CStringGetTextDatum(p->def.partitions[l->partition]);
 		off[i] = Int64GetDatum(l->source_offset);
-		eid[i] = sink_string_text(l->event->event_id);
+		eid[i] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
+														  l->event->event_id_len));
 		key[i] = sink_string_text(l->event->key);
 		et[i] = Int64GetDatum(l->event->event_time);
 		val[i] = Int64GetDatum(l->event->value);
@@ -627,7 +628,7 @@ sink_notify(SfPipeline *p)
 	escape_json(&buf, p->def.name);
 	appendStringInfo(&buf, ", \"seq\": " INT64_FORMAT ", \"late_seq\": " INT64_FORMAT "}",
 					 p->seq,
-					 p->nlate > 0 ? p->late[p->nlate - 1].late_seq : (int64) 0);
+					 p->late_forgotten + p->nlate);
 	Async_Notify(SF_NOTIFY_CHANNEL, buf.data);
 	pfree(buf.data);
 }

@@ -94,6 +94,8 @@ typedef struct SfPipelineDef
 	int			nwindows;
 	SfWindowDef *windows;
 	int64		lateness;
+	bool		has_retention;	/* false: remember everything (SPEC.md 6) */
+	int64		retention;		/* >= 0, with has_retention */
 } SfPipelineDef;
 
 /* ----------------------------------------------------------------
@@ -110,17 +112,62 @@ typedef struct SfString
 } SfString;
 
 /*
- * A unique event, remembered for the pipeline's lifetime.  Every delivery
- * of the event (at any partition and offset) points at this one record.
+ * A unique event.  Every delivery of the event (at any partition and offset)
+ * points at this one record (by its handle, identity.c), which holds the
+ * event_id inline.  Without retention it lives as long as the pipeline.
+ * With retention (retention.c) it is preceded by an SfIdPrefix, forgotten
+ * once its event_time falls below the horizon (removed from the identity
+ * table), and freed when no delivery slot or late row refers to it any
+ * more.
  */
 typedef struct SfIdentity
 {
-	SfString   *event_id;
 	SfString   *key;			/* interned */
 	int64		event_time;
 	int64		value;
-	bool		late;			/* went to the late output instead of windows */
+	uint32		hash;			/* of the event_id */
+	uint32		event_id_len;
+	bool		late:1;			/* went to the late output instead of windows */
+	bool		forgotten:1;	/* below the horizon: no longer in the table */
+	bool		late_held:1;	/* retention: a late row refers to it */
+	char		event_id[FLEXIBLE_ARRAY_MEMBER];	/* not NUL-terminated */
 } SfIdentity;
+
+/* Retention only: in front of each identity */
+typedef struct SfIdPrefix
+{
+	uint32		nslots;			/* delivery slots referring to it */
+	uint32		handle;			/* of the record, prefix included */
+} SfIdPrefix;
+
+static inline SfIdPrefix *
+sf_id_prefix(SfIdentity *id)
+{
+	return (SfIdPrefix *) ((char *) id - sizeof(SfIdPrefix));
+}
+
+/* Where identities live (identity.c): blocks addressed by 32-bit handles */
+typedef struct SfIdStore
+{
+	char	  **blocks;
+	uint32		nblocks;
+	uint32		blocks_cap;
+	char	   *cur;			/* the block being filled */
+	uint32		cur_block;
+	Size		used;
+	Size		left;
+	uint32	   *free;			/* retention: free list per 8-byte size class */
+} SfIdStore;
+
+/* The event_id table: open addressing over handles (identity.c) */
+typedef struct SfIdTable
+{
+	uint32	   *slots;			/* handles */
+	uint8	   *tags;			/* per slot: 0 empty, 1 deleted, else hash bits */
+	uint64		cap;			/* at most 2^32 */
+	uint64		used;
+	uint64		tomb;
+} SfIdTable;
 
 /* A delivery as it comes from SQL (not stored in this form). */
 typedef struct SfDelivery
@@ -142,12 +189,20 @@ typedef struct SfDeliveryHash
 	uint32		key;
 } SfDeliveryHash;
 
+/*
+ * A partition's delivery history.  deliveries[head + (o - base)] is the event
+ * delivered at offset o, for base <= o <= consumed; offsets below base are
+ * forgotten (retention), and so is a slot that is NULL or whose identity is
+ * forgotten.  Without retention base and head stay 0.
+ */
 typedef struct SfPartition
 {
 	char		name[SF_NAME_MAX + 1];
 	int64		consumed;		/* -1 before the first delivery */
-	SfIdentity **deliveries;	/* [0 .. consumed], the event at each offset */
+	uint32	   *deliveries;		/* identity handles; capacity slots */
 	int64		capacity;
+	int64		base;			/* first offset still held */
+	int64		head;			/* its slot in deliveries */
 	bool		has_progress;
 	int64		progress;
 	bool		idle;
@@ -249,7 +304,6 @@ typedef struct SfDirty
 
 /* Hash tables (simplehash instances, defined in engine.c/window.c/session.c) */
 struct sf_strtab_hash;
-struct sf_idtab_hash;
 struct sf_buckettab_hash;
 struct sf_sesstab_hash;
 
@@ -279,14 +333,33 @@ typedef struct SfPipeline
 
 	/* identities and interned keys */
 	struct sf_strtab_hash *keys;	/* interned keys */
-	struct sf_idtab_hash *identities;	/* event_id -> SfIdentity */
+	SfIdStore	idstore;		/* identity records (identity.c) */
+	SfIdTable	idtable;		/* event_id -> identity handle */
 	int64		nidentities;
 	int64		ndeliveries;	/* sum over partitions of consumed + 1 */
 
-	/* late output */
+	/*
+	 * late output: late[0 .. nlate - 1] are the remembered rows, late_seq
+	 * late_forgotten + 1 onwards; late points into late_alloc.
+	 */
 	SfLateEvent *late;
 	int64		nlate;
-	int64		late_capacity;
+	int64		late_capacity;	/* of late_alloc */
+	SfLateEvent *late_alloc;
+	int64		late_forgotten; /* rows forgotten (retention) */
+
+	/*
+	 * retention (retention.c): the horizon of the last forgetting, and the
+	 * remembered identities in a min-heap by event_time, so that forgetting
+	 * costs what it forgets.
+	 */
+	bool		has_horizon;
+	int64		horizon;
+	SfIdentity **idheap;
+	int64		nidheap;
+	int64		idheap_cap;
+	int64		forgotten_ids;	/* since this pipeline was built */
+	int64		forgotten_offsets;	/* offset records not held */
 
 	/* windows */
 	struct sf_buckettab_hash *buckets;	/* (window, key, start) -> bucket */
@@ -335,6 +408,14 @@ typedef struct SfPipeline
 	int64		offset_replays;
 } SfPipeline;
 
+/* The identity a handle names (identity.c) */
+static inline SfIdentity *
+sf_id_ptr(const SfPipeline *p, uint32 handle)
+{
+	return (SfIdentity *) (p->idstore.blocks[handle >> 13] +
+						   ((Size) (handle & 0x1FFF) << 3));
+}
+
 /* Counters for streamforge.stats() */
 typedef struct SfStats
 {
@@ -348,6 +429,12 @@ typedef struct SfStats
 	int64		visible_rows;
 	int64		partitions;
 	int64		idle_partitions;
+	/* what is remembered and forgotten (SPEC.md 6) */
+	int64		remembered_identities;
+	int64		remembered_offsets;
+	int64		remembered_late_events;
+	int64		forgotten_offsets;
+	int64		forgotten_late_events;
 } SfStats;
 
 /* ----------------------------------------------------------------
@@ -459,12 +546,17 @@ extern void sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d,
 								 SfDeliveryHash *h);
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int event_id_len, SfString *key,
-								   int64 event_time, int64 value, bool late);
-extern void sf_partition_append(SfPipeline *p, int partition,
-								SfIdentity *event);
+								   int64 event_time, int64 value, bool late,
+								   uint32 *handle);
+extern void sf_partition_append(SfPipeline *p, int partition, uint32 event);
+extern SfIdentity *sf_partition_slot(const SfPipeline *p,
+									 const SfPartition *part, int64 offset);
+extern void sf_partition_set_base(SfPipeline *p, int partition, int64 base);
+extern void sf_identity_unlink(SfPipeline *p, SfIdentity *id);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
+extern SfString **sf_keys_array(SfPipeline *p, int64 *n);
 extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
 extern uint32 sf_hash_bytes(const char *data, int len);
 extern void *sf_arena_alloc(SfPipeline *p, Size size);
@@ -478,6 +570,38 @@ extern const char *sf_msg_cstr(const char *s);
 extern void sf_check_def_limits(const SfPipelineDef *def);
 extern void sf_check_live_buckets(const SfPipeline *p, int64 more);
 extern void sf_check_checkpoint_size(const char *data, Size len);
+
+/* identity.c: the identity store and the event_id table */
+extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
+								   int len, uint32 hash, uint32 *handle);
+extern void sf_identity_free(SfPipeline *p, SfIdentity *id);
+extern void sf_idtable_init(SfPipeline *p);
+extern SfIdentity *sf_idtable_lookup(SfPipeline *p, const char *event_id,
+									 int len, uint32 hash, uint32 *handle);
+extern void sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash);
+extern void sf_idtable_delete(SfPipeline *p, SfIdentity *id);
+extern void sf_idtable_prefetch(SfPipeline *p, uint32 hash);
+extern SfIdentity *sf_idtable_next(SfPipeline *p, uint64 *pos);
+extern SfIdentity *sf_idtable_next_handle(SfPipeline *p, uint64 *pos,
+										  uint32 *handle);
+
+/* snapshot.c: the persisted snapshot (binary, or a checkpoint) */
+extern bytea *sf_snapshot_encode(SfPipeline *p);
+extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
+									  const SfPipelineDef *def,
+									  const char *data, Size len);
+
+/* retention.c: the retention horizon of SPEC.md section 6 */
+extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
+					   int64 watermark, int64 *horizon);
+extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
+extern void sf_retention_release(SfPipeline *p, SfIdentity *id);
+extern void sf_retention_forget(SfPipeline *p);
+extern void sf_retention_forget_identity(SfPipeline *p, SfIdentity *id);
+extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
+											  SfPipeline *p,
+											  bool has_retention,
+											  int64 retention);
 
 /* clock.c: partition progress and the global watermark */
 extern bool sf_clock_compute(const SfPipeline *p, int64 *watermark);

@@ -25,10 +25,14 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 -- pipeline's bigint times is; NULL: none (times are only bigint).
 CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
     windows streamforge.window_def[], lateness bigint DEFAULT 0,
-    time_unit interval DEFAULT NULL)
+    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_create_pipeline'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
+    streamforge.window_def[], bigint, bigint, interval) IS
+'creates a pipeline; retention (NULL: keep everything) bounds its state to the horizon watermark - lateness - retention';
 
 CREATE FUNCTION streamforge.drop_pipeline(name text)
 RETURNS void
@@ -105,7 +109,12 @@ CREATE FUNCTION streamforge.stats(pipeline text,
     OUT late_events bigint, OUT offset_replays bigint,
     OUT changes_emitted bigint, OUT live_buckets bigint,
     OUT visible_rows bigint, OUT partitions integer,
-    OUT idle_partitions integer)
+    OUT idle_partitions integer, OUT remembered_identities bigint,
+    OUT remembered_offsets bigint, OUT remembered_late_events bigint,
+    OUT forgotten_offsets bigint, OUT forgotten_late_events bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'sf_stats'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION streamforge.stats(text) IS
+'counters of a pipeline, and how much of its history it remembers and has forgotten (retention)';

@@ -390,8 +390,8 @@ $$;
 -- The retention horizon H = watermark - lateness - retention of a pipeline
 -- (docs/outputs.md, "Results retention"), computed exactly: NULL when the pipeline
 -- has no retention, no watermark, or H is below the bigint range.  The
--- retention is read from the pipeline's row as JSON, so this works before
--- and after streamforge.pipeline gains its retention column.
+-- retention is the column of 70_retention.sql (reading the row as JSON
+-- would detoast the pipeline's whole snapshot on every call).
 CREATE FUNCTION streamforge_internal.retention_horizon_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -404,7 +404,7 @@ DECLARE
     h numeric;
 BEGIN
     SELECT p.lateness,
-           (pg_catalog.to_jsonb(p) OPERATOR(pg_catalog.->>) 'retention')::bigint
+           p.retention
       INTO lateness, retention
       FROM streamforge.pipeline AS p
      WHERE p.name OPERATOR(pg_catalog.=) retention_horizon_internal.pipeline;

@@ -1205,8 +1205,8 @@ $$;
 -- The retention horizon H = watermark - lateness - retention of a pipeline
 -- (docs/outputs.md, "Results retention"), computed exactly: NULL when the pipeline
 -- has no retention, no watermark, or H is below the bigint range.  The
--- retention is read from the pipeline's row as JSON, so this works before
--- and after streamforge.pipeline gains its retention column.
+-- retention is the column of 70_retention.sql (reading the row as JSON
+-- would detoast the pipeline's whole snapshot on every call).
 CREATE FUNCTION streamforge_internal.retention_horizon_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -1219,7 +1219,7 @@ DECLARE
     h numeric;
 BEGIN
     SELECT p.lateness,
-           (pg_catalog.to_jsonb(p) OPERATOR(pg_catalog.->>) 'retention')::bigint
+           p.retention
       INTO lateness, retention
       FROM streamforge.pipeline AS p
      WHERE p.name OPERATOR(pg_catalog.=) retention_horizon_internal.pipeline;
@@ -1311,6 +1311,53 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION streamforge.trim_results(text) IS
 'With results_retention on, delete the pipeline''s results rows whose window ended at or before the retention horizon; returns the number deleted. Needs admin.';
+
+-- ----------------------------------------------------------------------
+-- Retention (issue 13, SPEC.md section 6; sql/install/20_storage.sql and
+-- 30_functions.sql; docs/retention.md).  A pipeline may forget what its
+-- horizon no longer covers.  Existing pipelines get retention NULL: they
+-- keep everything and behave, and checkpoint, exactly as under 0.1.0.
+-- create_pipeline gains retention bigint DEFAULT NULL after lateness (its
+-- place in SPEC.md; time_unit follows it); the C entry point finds both by
+-- name, so every earlier definition keeps working until this update runs.
+-- stats() gains the remembered/forgotten counters (the C function fills
+-- as many columns as its definition has).  Persisted formats: checkpoints
+-- of pipelines without retention are unchanged; snapshots written from
+-- now on may be binary (docs/persistence.md, "Snapshots"), and 0.1.0
+-- snapshots load as they are.
+-- ----------------------------------------------------------------------
+ALTER TABLE streamforge.pipeline ADD COLUMN retention bigint;
+ALTER TABLE streamforge.pipeline
+    ADD CONSTRAINT pipeline_retention_check CHECK (retention >= 0);
+
+DROP FUNCTION streamforge.create_pipeline(text, text[],
+    streamforge.window_def[], bigint, interval);
+CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
+    windows streamforge.window_def[], lateness bigint DEFAULT 0,
+    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_create_pipeline'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
+    streamforge.window_def[], bigint, bigint, interval) IS
+'creates a pipeline; retention (NULL: keep everything) bounds its state to the horizon watermark - lateness - retention';
+
+DROP FUNCTION streamforge.stats(text);
+CREATE FUNCTION streamforge.stats(pipeline text,
+    OUT deliveries bigint, OUT accepted bigint, OUT duplicate_ids bigint,
+    OUT late_events bigint, OUT offset_replays bigint,
+    OUT changes_emitted bigint, OUT live_buckets bigint,
+    OUT visible_rows bigint, OUT partitions integer,
+    OUT idle_partitions integer, OUT remembered_identities bigint,
+    OUT remembered_offsets bigint, OUT remembered_late_events bigint,
+    OUT forgotten_offsets bigint, OUT forgotten_late_events bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'sf_stats'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION streamforge.stats(text) IS
+'counters of a pipeline, and how much of its history it remembers and has forgotten (retention)';
 
 -- ----------------------------------------------------------------
 -- Pipeline management and the psql experience (issue 15):
@@ -1595,3 +1642,10 @@ COMMENT ON FUNCTION streamforge_internal.trim_results_internal(text) IS
     'internal: body of trim_results(), run as the extension''s owner';
 COMMENT ON FUNCTION streamforge_internal.retention_horizon_internal(text) IS
     'internal: a pipeline''s retention horizon, NULL when it has none';
+
+-- ----------------------------------------------------------------------
+-- Found while comparing an updated 0.1.0 with a fresh 0.2.0 install: the
+-- outputs section above creates streamforge_internal.resync_outputs_internal
+-- anew, without the REVOKE that sql/install/40_outputs.sql applies.
+-- ----------------------------------------------------------------------
+REVOKE ALL ON FUNCTION streamforge_internal.resync_outputs_internal(text) FROM PUBLIC;

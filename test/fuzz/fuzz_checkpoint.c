@@ -86,6 +86,11 @@ read_definition(const char *doc, SfPipelineDef *def)
 			strlcpy(def->partitions[def->npartitions++], s.data, SF_NAME_MAX + 1);
 		} while (sf_json_array_next(&r));
 	}
+	if (sf_json_literal(&r, ",\"retention\":"))
+	{
+		def->has_retention = true;
+		def->retention = sf_json_int64(&r, "retention");
+	}
 	sf_json_key(&r, "windows", false);
 	cap = 64;
 	def->windows = palloc0(sizeof(SfWindowDef) * cap);
@@ -240,6 +245,25 @@ exercise(const char *doc, const uint8_t *data, size_t size)
 	/* the engine's state must be a valid checkpoint again */
 	enc = sf_checkpoint_encode(p);
 	(void) sf_checkpoint_document(VARDATA(enc), VARSIZE(enc) - VARHDRSZ);
+
+	/*
+	 * and so must the same state under another retention (retention.c): a
+	 * smaller one, or any one while nothing is forgotten
+	 */
+	if (!p->def.has_retention || h % 40 <= p->def.retention ||
+		(p->forgotten_offsets == 0 && p->late_forgotten == 0))
+	{
+		SfPipeline *q = sf_pipeline_with_retention(CurrentMemoryContext, p,
+												   true, (int64) (h % 40));
+
+		enc = sf_checkpoint_encode(q);
+		(void) sf_checkpoint_document(VARDATA(enc), VARSIZE(enc) - VARHDRSZ);
+		if (!run_op(q, OP_INGEST, NULL, 0, &d) && q->busy)
+			return;
+		enc = sf_checkpoint_encode(q);
+		(void) sf_checkpoint_document(VARDATA(enc), VARSIZE(enc) - VARHDRSZ);
+		sf_pipeline_free(q);
+	}
 	sf_pipeline_free(p);
 }
 

@@ -50,7 +50,8 @@ CREATE TABLE sfm.scenario (
     scn         text PRIMARY KEY,
     parts       text[] NOT NULL,    -- partition names, declaration order
     lateness    bigint NOT NULL,
-    keys        text[] NOT NULL
+    keys        text[] NOT NULL,
+    retention   bigint              -- SPEC.md 6; NULL keeps everything
 );
 
 -- Window definitions of a scenario; "pos" is the declaration order.
@@ -82,7 +83,8 @@ CREATE TABLE sfm.ops (
 
 -- Define a scenario.  wins is a JSON array of [kind, name, a(, b)].
 CREATE FUNCTION sfm.define(p_scn text, p_parts text[], p_wins jsonb,
-                           p_lateness bigint, p_keys text[])
+                           p_lateness bigint, p_keys text[],
+                           p_retention bigint DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     w jsonb;
@@ -90,7 +92,8 @@ DECLARE
 BEGIN
     DELETE FROM sfm.win WHERE scn = p_scn;
     DELETE FROM sfm.scenario WHERE scn = p_scn;
-    INSERT INTO sfm.scenario VALUES (p_scn, p_parts, p_lateness, p_keys);
+    INSERT INTO sfm.scenario VALUES (p_scn, p_parts, p_lateness, p_keys,
+                                     p_retention);
     FOR w IN SELECT value FROM jsonb_array_elements(p_wins) LOOP
         n := n + 1;
         INSERT INTO sfm.win VALUES (p_scn, n, w->>1, w->>0,
@@ -140,6 +143,8 @@ BEGIN
     PERFORM streamforge.create_pipeline(pl, sfm.parts(p_scn, pperm),
                                         sfm.wdefs(p_scn, wperm),
                                         (SELECT lateness FROM sfm.scenario
+                                         WHERE scn = p_scn),
+                                        (SELECT retention FROM sfm.scenario
                                          WHERE scn = p_scn));
 END $$;
 
@@ -300,6 +305,7 @@ CREATE TABLE sfm.m_pipe (
     pl          text PRIMARY KEY,
     scn         text NOT NULL,
     lateness    bigint NOT NULL,
+    retention   bigint,
     wm          bigint,
     last_seq    bigint NOT NULL DEFAULT 0,
     -- statistics for the summary
@@ -322,6 +328,7 @@ CREATE TABLE sfm.m_pipe (
     nlower      bigint NOT NULL DEFAULT 0,  -- advances below the progress
     nheld       bigint NOT NULL DEFAULT 0,  -- clock ops leaving no active partition
     nedge       bigint NOT NULL DEFAULT 0,  -- accepted with t + lateness = watermark
+    nforgot     bigint NOT NULL DEFAULT 0,  -- identities forgotten (retention)
     nchecks     bigint NOT NULL DEFAULT 0
 );
 
@@ -334,27 +341,29 @@ CREATE TABLE sfm.m_part (
     PRIMARY KEY (pl, part)
 );
 
--- every consumed delivery, at its offset
+-- every consumed delivery, at its offset (minus those forgotten)
 CREATE TABLE sfm.m_deliv (
     pl text, part text, off bigint, eid text, key text, t bigint, v bigint,
     PRIMARY KEY (pl, part, off)
 );
 
--- every unique event id and its identity
+-- every unique event id and its identity (minus those forgotten)
 CREATE TABLE sfm.m_ident (
     pl text, eid text, key text, t bigint, v bigint,
     PRIMARY KEY (pl, eid)
 );
 
--- the unique accepted (not late) events
+-- the unique accepted (not late) events; with retention an event_id can
+-- be accepted again once forgotten, never with the same time
 CREATE TABLE sfm.m_event (
     pl text, eid text, key text, t bigint, v bigint,
-    PRIMARY KEY (pl, eid)
+    PRIMARY KEY (pl, eid, t)
 );
 
+-- the late output; gone: forgotten by the retention horizon
 CREATE TABLE sfm.m_late (
     pl text, late_seq bigint, part text, off bigint, eid text, key text,
-    t bigint, v bigint, wm bigint,
+    t bigint, v bigint, wm bigint, gone boolean NOT NULL DEFAULT false,
     PRIMARY KEY (pl, late_seq)
 );
 
@@ -398,8 +407,9 @@ BEGIN
     DELETE FROM sfm.m_final m WHERE m.pl = $1;
     DELETE FROM sfm.m_vis m WHERE m.pl = $1;
     DELETE FROM sfm.m_chg m WHERE m.pl = $1;
-    INSERT INTO sfm.m_pipe (pl, scn, lateness)
-        SELECT $1, s.scn, s.lateness FROM sfm.scenario s WHERE s.scn = p_scn;
+    INSERT INTO sfm.m_pipe (pl, scn, lateness, retention)
+        SELECT $1, s.scn, s.lateness, s.retention
+          FROM sfm.scenario s WHERE s.scn = p_scn;
     INSERT INTO sfm.m_part (pl, part)
         SELECT $1, unnest(s.parts) FROM sfm.scenario s WHERE s.scn = p_scn;
 END $$;
@@ -535,6 +545,9 @@ BEGIN
     END IF;
     IF o.off <= c THEN
         SELECT * INTO d FROM sfm.m_deliv WHERE pl = p AND part = o.part AND off = o.off;
+        IF NOT FOUND THEN
+            RETURN 'replay';    -- SPEC.md 6.2: a forgotten offset record
+        END IF;
         IF d.eid = o.eid AND d.key = o.key AND d.t = o.t AND d.v = o.v THEN
             RETURN 'replay';
         END IF;
@@ -566,6 +579,30 @@ BEGIN
         UPDATE sfm.m_pipe SET nedge = nedge + 1 WHERE pl = p;
     END IF;
     RETURN 'accepted';
+END $$;
+
+-- SPEC.md 6, literally: after a successful call, forget every identity and
+-- offset record with event_time < H and every late event with watermark <
+-- H, where H = watermark - lateness - retention (in numeric: exact).
+CREATE FUNCTION sfm.model_forget(p text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    mp sfm.m_pipe;
+    h numeric;
+    n bigint;
+BEGIN
+    SELECT * INTO mp FROM sfm.m_pipe WHERE pl = p;
+    IF mp.retention IS NULL OR mp.wm IS NULL THEN
+        RETURN;
+    END IF;
+    h := mp.wm::numeric - mp.lateness - mp.retention;
+    IF h < -9223372036854775808 THEN
+        RETURN;                 -- below the bigint minimum: no horizon
+    END IF;
+    DELETE FROM sfm.m_ident WHERE pl = p AND t < h;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    DELETE FROM sfm.m_deliv WHERE pl = p AND t < h;
+    UPDATE sfm.m_late SET gone = true WHERE pl = p AND wm < h AND NOT gone;
+    UPDATE sfm.m_pipe SET nforgot = nforgot + n WHERE pl = p;
 END $$;
 
 -- ----------------------------------------------------------------
@@ -813,7 +850,20 @@ BEGIN
     END IF;
     PERFORM sfm.same(ctx, 'late_events()', sfm.e_late(p),
         ARRAY(SELECT ROW(late_seq, part, off, eid, key, t, v, wm)::text
-                FROM sfm.m_late WHERE pl = p ORDER BY late_seq));
+                FROM sfm.m_late WHERE pl = p AND NOT gone ORDER BY late_seq));
+    -- what is remembered and forgotten (stats(), SPEC.md 6)
+    PERFORM sfm.same(ctx, 'stats() remembered/forgotten',
+        ARRAY(SELECT ROW(s.remembered_identities, s.remembered_offsets,
+                         s.remembered_late_events, s.forgotten_offsets,
+                         s.forgotten_late_events, s.late_events)::text
+                FROM streamforge.stats(p) s),
+        ARRAY[ROW((SELECT count(*) FROM sfm.m_ident WHERE pl = p),
+                  (SELECT count(*) FROM sfm.m_deliv WHERE pl = p),
+                  (SELECT count(*) FROM sfm.m_late WHERE pl = p AND NOT gone),
+                  (SELECT sum(consumed + 1) FROM sfm.m_part WHERE pl = p)
+                  - (SELECT count(*) FROM sfm.m_deliv WHERE pl = p),
+                  (SELECT count(*) FROM sfm.m_late WHERE pl = p AND gone),
+                  (SELECT count(*) FROM sfm.m_late WHERE pl = p))::text]);
     PERFORM sfm.same(ctx, 'partitions()', sfm.e_parts(p),
         ARRAY(SELECT ROW(part, consumed, progress, idle)::text
                 FROM sfm.m_part WHERE pl = p ORDER BY part COLLATE "C"));
@@ -857,9 +907,15 @@ BEGIN
         o := opv[n];
         ctx := format('pipeline %s, operation %s: %s', pl, o.i, sfm.op_text(o));
         expect := sfm.model_op(pl, o);
-        -- the generator built the operation for this outcome
+        IF expect NOT LIKE 'SF%' THEN
+            PERFORM sfm.model_forget(pl);
+        END IF;
+        -- the generator built the operation for this outcome (with a
+        -- retention, forgetting turns conflicts into replays or new events)
         IF NOT (expect = o.intent OR upper(o.intent) = expect
-                OR (o.intent = 'new' AND expect IN ('accepted', 'late'))) THEN
+                OR (o.intent = 'new' AND expect IN ('accepted', 'late'))
+                OR (SELECT m.retention IS NOT NULL FROM sfm.m_pipe m
+                     WHERE m.pl = run_model.pl)) THEN
             PERFORM sfm.fail(ctx, 'model outcome differs from the generator''s intent',
                              format('model %s', expect));
         END IF;
@@ -935,4 +991,19 @@ LANGUAGE sql AS $$
            m.nchecks = m.nops
            AND m.nops = (SELECT count(*) FROM sfm.ops o WHERE o.scn = m.scn)
       FROM sfm.m_pipe m WHERE m.pl = summary.pl
+$$;
+
+-- What the retention horizon did in a run (SPEC.md 6): identities, offset
+-- records and late events the model forgot, and how often a delivery at a
+-- forgotten offset was a replay or a forgotten event_id came back.
+CREATE FUNCTION sfm.retention_summary(pl text)
+RETURNS TABLE (forgotten_identities bigint, forgotten_offsets bigint,
+               forgotten_late_events bigint, remembered_identities bigint)
+LANGUAGE sql AS $$
+    SELECT m.nforgot,
+           (SELECT sum(x.consumed + 1) FROM sfm.m_part x WHERE x.pl = m.pl)
+           - (SELECT count(*) FROM sfm.m_deliv d WHERE d.pl = m.pl),
+           (SELECT count(*) FROM sfm.m_late l WHERE l.pl = m.pl AND l.gone),
+           (SELECT count(*) FROM sfm.m_ident i WHERE i.pl = m.pl)
+      FROM sfm.m_pipe m WHERE m.pl = retention_summary.pl
 $$;
