@@ -10,6 +10,7 @@ OBJS = \
 	src/clock.o \
 	src/codec.o \
 	src/codec_validate.o \
+	src/limits.o \
 	src/engine.o \
 	src/identity.o \
 	src/journal.o \
