@@ -10,6 +10,7 @@ OBJS = \
 	src/clock.o \
 	src/codec.o \
 	src/codec_validate.o \
+	src/limits.o \
 	src/engine.o \
 	src/identity.o \
 	src/journal.o \
@@ -33,20 +34,29 @@ DATA = $(filter-out $(DATA_built),$(wildcard sql/upgrade/$(EXTENSION)--*--*.sql)
 # database with plproxy; docs/scale-out.md), installed by the same install.
 DATA += proxy/streamforge_proxy.control $(wildcard proxy/streamforge_proxy--*.sql)
 
+# "make installcheck" runs REGRESS and ISOLATION against the running server
+# that PGHOST, PGPORT and PGUSER name (a superuser: the tests create roles),
+# in databases of their own created from template0 with the C locale and
+# UTF8, as scripts/test.sh's temporary instances are.
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+NO_LOCALE = 1
+ENCODING = UTF8
 
 ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 
-TAP_TESTS = 1
+# The TAP tests start clusters of their own, some of them from a second
+# (0.1.0) build that scripts/test.sh prepares: scripts/test.sh runs them.
+# TAP_TESTS stays unset so that "make installcheck" uses only the server it
+# is given.
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = -lz
 
-EXTRA_CLEAN = $(DATA_built)
+EXTRA_CLEAN = $(DATA_built) tmp_check/
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -101,19 +101,56 @@ sf_build_and_install() {
 	fi
 }
 
-# Install the build in the checkout into a private copy of the PostgreSQL
-# tree under $1 (make install DESTDIR=$1): the copied binaries find their
-# share and lib directories relative to themselves, so a server started
-# from $1$PGBIN loads this build and nothing another checkout installed
-# into the system tree.  Prints nothing; dies on failure.
+# Install the build in the checkout (or in the source directory $2) into a
+# private copy of the PostgreSQL tree under $1 (make install DESTDIR=$1):
+# the copied binaries find their share and lib directories relative to
+# themselves, so a server started from $1$PGBIN loads this build and nothing
+# another checkout installed into the system tree.  Prints nothing; dies on
+# failure.
 sf_private_tree() {
-	local dest=$1 sharedir
+	local dest=$1 src=${2:-$SF_ROOT} sharedir
 	sharedir=$($PG_CONFIG --sharedir)
 	mkdir -p "$dest$(dirname "$PGDIR")" "$dest$(dirname "$sharedir")"
 	cp -a "$PGDIR" "$dest$PGDIR"
 	cp -a "$sharedir" "$dest$sharedir"
-	make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$dest" install >/dev/null ||
+	# Only this build's files: none of another version installed into the
+	# system tree.
+	rm -f "$dest$sharedir"/extension/"$(sf_make_var "$src" EXTENSION | cut -d' ' -f1)"* \
+		"$dest$($PG_CONFIG --pkglibdir)/$(sf_make_var "$src" EXTENSION | cut -d' ' -f1)".so
+	make -C "$src" PG_CONFIG="$PG_CONFIG" DESTDIR="$dest" install >/dev/null ||
 		sf_die "make install into $dest failed"
+}
+
+# The release that upgrades start from: 0.1.0, tagged v0.1.0.  Named by its
+# commit, since tags need not reach every clone.
+SF_RELEASE_VERSION=0.1.0
+SF_RELEASE_COMMIT=8f0744b0909e68aa064cf014a237424f615678ad
+
+# Build the released version exactly as released (git archive of its
+# commit, its own Makefile and install script) under $1/src and install it
+# into a private PostgreSQL tree under $1/pg (sf_private_tree).  Prints the
+# installation directory to pass as install_path (the one holding bin/);
+# fails with a message on stderr when the checkout has no history for the
+# commit (a shallow clone, a tarball) or the build fails.
+sf_release_tree() {
+	local dir=$1
+	# (safe.directory: root may run this in a checkout another user owns)
+	local git=(git -c safe.directory="$SF_ROOT" -C "$SF_ROOT")
+	"${git[@]}" cat-file -e "$SF_RELEASE_COMMIT^{commit}" 2>/dev/null || {
+		echo "the checkout $SF_ROOT has no commit $SF_RELEASE_COMMIT (release $SF_RELEASE_VERSION): the upgrade test needs the history (git fetch --unshallow, or a full clone)" >&2
+		return 1
+	}
+	rm -rf "$dir" && mkdir -p "$dir/src" || return 1
+	"${git[@]}" archive "$SF_RELEASE_COMMIT" | tar -C "$dir/src" -xf - || {
+		echo "git archive $SF_RELEASE_COMMIT failed" >&2
+		return 1
+	}
+	make -C "$dir/src" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" >"$dir/build.log" 2>&1 || {
+		echo "building release $SF_RELEASE_VERSION failed: $dir/build.log" >&2
+		return 1
+	}
+	(sf_private_tree "$dir/pg" "$dir/src") || return 1
+	echo "$dir/pg$PGDIR"
 }
 
 # Checks that the server user exists (the postgresql package creates it).

@@ -11,7 +11,10 @@
 #                 ISOLATION_OPTS: --inputdir=test), on its own temporary
 #                 instance;
 #   3. tap        prove over test/t/*.pl, with the environment PGXS's
-#                 prove_installcheck sets up;
+#                 prove_installcheck sets up; for the tests that name
+#                 SF_RELEASE_INSTALL (the upgrade tests), release 0.1.0 is
+#                 built from its commit into a second private tree first
+#                 (scripts/lib.sh, sf_release_tree);
 #   4. hooks      every test/run.d/*.sh (C-level tests, fuzz targets), run
 #                 from the scratch copy's top directory; exit status 0 is a
 #                 pass.
@@ -151,7 +154,7 @@ fi
 
 SCRATCH=$(mktemp -d /tmp/streamforge-test.XXXXXX)
 sf_say "copying the tree to $SCRATCH"
-tar -C "$SF_ROOT" --exclude=./.git --exclude=./.demo --exclude='./tmp_check*' \
+tar -C "$SF_ROOT" --exclude=./.git --exclude=./.demo --exclude=./dist --exclude='./tmp_check*' \
 	--exclude=./results --exclude=./output_iso -cf - . | tar -C "$SCRATCH" -xf -
 sf_say "installing into a private copy of the PostgreSQL tree in $SCRATCH/pg"
 if ! (sf_private_tree "$SCRATCH/pg"); then
@@ -222,6 +225,21 @@ else
 	sf_say "tap: ${#tap_tests[@]} test files"
 	run_in_scratch rm -rf "$SCRATCH/tmp_check"
 	run_in_scratch mkdir -p "$SCRATCH/tmp_check"
+	# The upgrade tests start from the release as released: built from its
+	# commit (the scratch copy has no .git) into a second private tree.
+	# Without the history they get the reason instead, and fail with it.
+	release_install=
+	release_error=
+	if grep -l SF_RELEASE_INSTALL "${tap_tests[@]/#/$SCRATCH/}" >/dev/null 2>&1; then
+		sf_say "tap: building release $SF_RELEASE_VERSION ($SF_RELEASE_COMMIT) into $SCRATCH/release"
+		if release_install=$(sf_release_tree "$SCRATCH/release" 2>"$SCRATCH/release.err"); then
+			sf_is_root && chown -R postgres:postgres "$SCRATCH/release"
+		else
+			release_error=$(cat "$SCRATCH/release.err")
+			release_install=
+			sf_say "tap: $release_error"
+		fi
+	fi
 	tap_ok=0
 	tap_bad=0
 	for t in "${tap_tests[@]}"; do
@@ -229,6 +247,9 @@ else
 			TESTDIR="$SCRATCH" \
 			PATH="$PGBIN:$SCRATCH:$PATH" \
 			PGPORT=65432 \
+			SF_RELEASE_INSTALL="$release_install" \
+			SF_RELEASE_ERROR="$release_error" \
+			SF_RELEASE_VERSION="$SF_RELEASE_VERSION" \
 			PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-600}" \
 			PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 			PERL5LIB="$PGXS_DIR/src/test/perl:$SCRATCH${PERL5LIB:+:$PERL5LIB}" \

@@ -16,11 +16,13 @@
  * superusers have everything).  The extension's owner has every privilege
  * too: it owns the tables and could change them directly anyway.
  *
- * Checking.  persist.c reads a pipeline's owner and grants in the same
- * statement that reads (or locks) its row, and calls sf_acl_check() before
- * it loads or changes any state; a write call that finds the row already
- * locked by its transaction checks the copy cached with the lock.  So a
- * check costs no query of its own.  Functions that change privileges lock
+ * Checking.  persist.c reads a pipeline's owner and grants in the
+ * statement that reads its row, or, before a write, in a plain SELECT
+ * before the statement that locks it (and again from the locked row), and
+ * calls sf_acl_check() before it loads or changes any state; a write call
+ * that finds the row already locked by its transaction checks the copy
+ * cached with the lock.  So a check costs at most one SELECT per
+ * transaction and pipeline.  Functions that change privileges lock
  * the row, so a transaction that holds a pipeline's lock always sees its
  * current grants.
  *
@@ -36,7 +38,13 @@
  * for SECURITY DEFINER functions (see AbortSubTransaction in xact.c).
  * Every statement run this way is fixed text with schema-qualified names
  * and OPERATOR(pg_catalog.x), so the caller's search_path cannot redirect
- * it.
+ * it; test/run.d/sql-qualified.sh checks the text.  As a second line of
+ * defence, sf_become_owner() also pins search_path to "pg_catalog, pg_temp"
+ * at a new GUC nest level, as PostgreSQL does for a SECURITY DEFINER
+ * function with SET search_path (fmgr_security_definer): whatever a
+ * statement or a function it calls leaves unqualified resolves in
+ * pg_catalog, never in a schema the caller controls.  sf_restore_user()
+ * pops the nest level; an error pops it with the (sub)transaction abort.
  *
  * The owner's OID is cached per backend and forgotten on any relcache
  * invalidation of streamforge.pipeline (ALTER TABLE ... OWNER TO, DROP
@@ -58,6 +66,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -131,6 +140,8 @@ sf_extension_owner(void)
  * Run as the extension's owner from here on, until sf_restore_user(saved).
  * The caller's sec_context bits are kept (a restricted operation stays
  * restricted); SECURITY_LOCAL_USERID_CHANGE forbids SET ROLE meanwhile.
+ * search_path is "pg_catalog, pg_temp" until then (GUC_ACTION_SAVE, which
+ * is allowed in parallel mode too, as for a function's SET clause).
  */
 void
 sf_become_owner(SfSavedUser *saved)
@@ -138,6 +149,10 @@ sf_become_owner(SfSavedUser *saved)
 	Oid			owner = sf_extension_owner();
 
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	saved->guc_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
 	SetUserIdAndSecContext(owner,
 						   saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
 }
@@ -146,6 +161,7 @@ void
 sf_restore_user(const SfSavedUser *saved)
 {
 	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+	AtEOXact_GUC(true, saved->guc_nestlevel);
 }
 
 /* ----------------------------------------------------------------
@@ -282,7 +298,7 @@ sf_privilege_arg(FunctionCallInfo fcinfo, int argno)
 			return (SfPrivilege) i;
 	ereport(ERROR,
 			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			errmsg("unrecognized pipeline privilege \"%s\"", s),
+			errmsg("unrecognized pipeline privilege \"%s\"", sf_msg_cstr(s)),
 			errhint("The privileges are read, ingest and admin."));
 	return SF_PRIV_NONE;		/* keep compiler quiet */
 }
@@ -319,6 +335,9 @@ sf_change_grant(FunctionCallInfo fcinfo, bool is_grant)
 	int			i;
 	int			j;
 
+	/* check first: a caller without admin makes the owner lock nothing */
+	sf_persist_get_acl(pipeline, false, &acl);
+	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_ADMIN);
 	/* lock the row: privileges change one transaction at a time */
 	sf_persist_get_acl(pipeline, true, &acl);
 	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_ADMIN);
@@ -381,7 +400,10 @@ sf_set_owner(PG_FUNCTION_ARGS)
 	Oid			owner;
 	Oid			me = GetUserId();
 
-	sf_persist_get_acl(pipeline, true, &acl);
+	/* check before and after locking the row, as sf_change_grant */
+	sf_persist_get_acl(pipeline, false, &acl);
+	if (has_privs_of_role(me, acl.owner))
+		sf_persist_get_acl(pipeline, true, &acl);
 	if (!has_privs_of_role(me, acl.owner))
 		ereport(ERROR,
 				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -484,6 +506,7 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 
 	sf_persist_get_acl(pipeline, false, &acl);
 	sf_acl_check(&acl, pipeline, GetUserId(), privilege);
+	sf_persist_check_writable(pipeline);
 
 	/* every name in signature is schema-qualified */
 	fn = sf_internal_function(signature);

@@ -140,7 +140,7 @@ char *
 ck_row_desc(const CkRow *r)
 {
 	return psprintf("window \"%s\", key \"%s\", [" INT64_FORMAT ", " INT64_FORMAT ")",
-					r->window_name.data, r->key.data, r->start, r->end);
+					sf_msg_str(r->window_name.data, r->window_name.len), sf_msg_str(r->key.data, r->key.len), r->start, r->end);
 }
 
 /* A result row: the columns of streamforge.result, keys in byte order */
@@ -702,7 +702,7 @@ rd_name(SfJsonReader *r, const char *field, char *dst)
 	if (s.len < 1 || s.len > SF_NAME_MAX)
 		ck_error(CK_DEFINITION,
 				 "The %s name \"%s\" is not between 1 and %d bytes long.",
-				 field, s.data, SF_NAME_MAX);
+				 field, sf_msg_str(s.data, s.len), SF_NAME_MAX);
 	memcpy(dst, s.data, s.len + 1);
 	pfree(s.data);
 }
@@ -725,7 +725,7 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		if (strcmp(kind.data, "session") != 0)
 			ck_error(CK_DOCUMENT,
 					 "A window with a \"gap\" must be of kind \"session\", not \"%s\".",
-					 kind.data);
+					 sf_msg_str(kind.data, kind.len));
 		w->kind = SF_WINDOW_SESSION;
 		sf_json_key(r, "name", false);
 		rd_name(r, "window", w->name);
@@ -749,7 +749,7 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		else
 			ck_error(CK_DOCUMENT,
 					 "Window \"%s\" has kind \"%s\"; a window with a \"size\" is \"fixed\" or \"sliding\".",
-					 w->name, kind.data);
+					 w->name, sf_msg_str(kind.data, kind.len));
 	}
 	sf_json_char(r, '}');
 }
@@ -861,11 +861,11 @@ rd_identities(SfJsonReader *r, CkDoc *doc)
 
 			if (c == 0)
 				ck_error(CK_STATE, "The event_id \"%s\" has two identities.",
-						 id->event_id.data);
+						 sf_msg_str(id->event_id.data, id->event_id.len));
 			if (c > 0)
 				ck_error(CK_STATE,
 						 "The identities are not in event_id byte order at \"%s\".",
-						 id->event_id.data);
+						 sf_msg_str(id->event_id.data, id->event_id.len));
 		}
 	} while (sf_json_array_next(r));
 }
@@ -1246,6 +1246,35 @@ sf_checkpoint_decode(MemoryContext parent, const SfPipelineDef *def,
  *		restore into a pipeline with the checkpoint's own definition.
  *		palloc'd in CurrentMemoryContext, NUL-terminated.
  */
+/*
+ * The length of the JSON document a checkpoint's envelope declares, read
+ * without inflating anything: 0 unless the envelope is intact (magic,
+ * version, payload length, checksum) and the length one decoding could
+ * accept, so that corrupt input keeps its SF003.  Decoding refuses a
+ * payload that inflates to any other length.  Cost: one CRC pass over the
+ * (compressed) bytes.
+ */
+Size
+sf_checkpoint_declared_size(const char *data, Size len)
+{
+	uLong		crc;
+	Size		declared;
+
+	if (len < CK_HEADER_LEN || memcmp(data, CK_MAGIC, CK_MAGIC_LEN) != 0 ||
+		ck_get16(data + CK_OFF_VERSION) != CK_FORMAT_VERSION ||
+		(Size) ck_get32(data + CK_OFF_PAYLOAD_LEN) != len - CK_HEADER_LEN)
+		return 0;
+	declared = (Size) ck_get32(data + CK_OFF_JSON_LEN);
+	if (declared > CK_MAX_JSON)
+		return 0;
+	crc = crc32(0L, (const Bytef *) data, CK_OFF_CRC);
+	crc = crc32(crc, (const Bytef *) data + CK_HEADER_LEN,
+				(uInt) (len - CK_HEADER_LEN));
+	if ((uint32) crc != ck_get32(data + CK_OFF_CRC))
+		return 0;
+	return declared;
+}
+
 char *
 sf_checkpoint_document(const char *data, Size len)
 {

@@ -433,7 +433,7 @@ sf_validate_name(const char *what, const char *name)
 	if (len > SF_NAME_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s name \"%s\" is too long", what, name),
+				 errmsg("%s name \"%s\" is too long", what, sf_msg_str(name, len)),
 				 errdetail("Names are at most %d bytes long.", SF_NAME_MAX)));
 }
 
@@ -649,7 +649,7 @@ lookup_partition(const SfPipeline *p, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
-						name, p->def.name),
+						sf_msg_cstr(name), p->def.name),
 				 errhint("The pipeline's partitions are %s.",
 						 partition_list(&p->def))));
 	return i;
@@ -748,6 +748,11 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		/* SPEC.md 6.2: at a forgotten offset, anything is a replay */
 		if (id == NULL || id->forgotten || delivery_matches(id, d))
 		{
+			if (p->offset_replays == PG_INT64_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("pipeline \"%s\" has counted the most offset replays a bigint holds",
+								p->def.name)));
 			p->offset_replays++;
 			p->mutations++;		/* of a counter only */
 			return;				/* a replay: no-op */
@@ -756,9 +761,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
 				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
 						part->name, p->def.name),
-				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%.*s\").",
-						   d->source_offset, (int) id->event_id_len,
-						   id->event_id)));
+				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%s\").",
+						   d->source_offset,
+						   sf_msg_str(id->event_id, id->event_id_len))));
 	}
 	if (d->source_offset != part->consumed + 1)
 		ereport(ERROR,
@@ -778,10 +783,11 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		if (!identity_matches(id, d))
 			ereport(ERROR,
 					(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
-					 errmsg("identity conflict for event \"%.*s\" in pipeline \"%s\"",
-							d->event_id_len, d->event_id, p->def.name),
-					 errdetail("The event was first delivered with key \"%.*s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
-							   (int) id->key->len, id->key->data,
+					 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
+							sf_msg_str(d->event_id, d->event_id_len),
+							p->def.name),
+					 errdetail("The event was first delivered with key \"%s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
+							   sf_msg_str(id->key->data, id->key->len),
 							   id->event_time, id->value),
 					 first_delivery_hint(p, id)));
 		/* a duplicate: consumes the offset, changes nothing else */
@@ -813,6 +819,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 												   p->assign_cap - total);
 			total += nassigned[w];
 		}
+		/* new buckets at most: refuse before anything changes */
+		sf_check_live_buckets(p, total);
 	}
 
 	/* mutate */

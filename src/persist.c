@@ -17,8 +17,11 @@
  *
  * Phases of a write call (ingest, ingest_batch, advance, mark_idle):
  *	1. sf_persist_open(name, true), on the transaction's first write call to
- *	   the pipeline, runs UPDATE ... SET version = version + 1 on its row,
- *	   which takes the row lock: write calls on one pipeline serialize until
+ *	   the pipeline, reads the row's owner and grants and checks the
+ *	   caller's privilege (so that no statement changes anything for a
+ *	   caller without it), then runs UPDATE ... SET version = version + 1
+ *	   on its row, which takes the row lock (and checks the grants the
+ *	   locked row holds again): write calls on one pipeline serialize until
  *	   the holder's transaction ends, calls on other pipelines never wait.
  *	   Under READ COMMITTED a waiter then gets the latest committed row;
  *	   under REPEATABLE READ and SERIALIZABLE it gets a serialization failure
@@ -98,6 +101,7 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
 #include "streamforge.h"
@@ -140,6 +144,8 @@ typedef struct SfCacheEntry
 	SfPipeline *clean_pipeline;
 	uint64		clean_mutations;
 	int64		clean_version;	/* the committed version it equals */
+	int64		compact_after;	/* journal bytes before compacting again,
+								 * after a state too large to snapshot */
 	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
 	bool		locked;			/* this transaction holds the row lock */
 	bool		journal_pending;	/* opened for write, not journaled yet */
@@ -257,7 +263,8 @@ typedef struct SfPlanText
 
 static const SfPlanText sf_plan_text[NUM_PLANS] = {
 	[PLAN_OPEN_WRITE] = {
-		"UPDATE streamforge.pipeline SET version = version + 1 "
+		"UPDATE streamforge.pipeline "
+		"SET version = version OPERATOR(pg_catalog.+) 1 "
 		"WHERE name OPERATOR(pg_catalog.=) $1 RETURNING " SF_ROW_COLUMNS,
 		1, {TEXTOID}
 	},
@@ -484,7 +491,7 @@ sf_unknown_pipeline(const char *name)
 	hint = sf_similar_pipelines(name);
 	ereport(ERROR,
 			errcode(ERRCODE_UNDEFINED_OBJECT),
-			errmsg("pipeline \"%s\" does not exist", name),
+			errmsg("pipeline \"%s\" does not exist", sf_msg_cstr(name)),
 			hint ? errhint("%s", hint) : 0);
 }
 
@@ -496,6 +503,42 @@ sf_check_lookup_name(const char *name)
 
 	if (len == 0 || len > SF_NAME_MAX)
 		sf_unknown_pipeline(name);
+}
+
+/*
+ * Check user's privilege on the pipeline named by *arg against its row as
+ * the caller's snapshot sees it, without a lock, before any statement that
+ * changes something runs as the owner: a caller without the privilege
+ * never makes the extension's owner do more than read the row.  The
+ * statement that then locks the row checks the grants it returns again
+ * (they may have changed meanwhile).  Caller runs as the owner, in SPI.
+ */
+static void
+sf_check_acl_unlocked(const char *name, Datum *arg, Oid user,
+					  SfPrivilege required)
+{
+	SfAcl		acl;
+
+	sf_exec(PLAN_ACL_GET, arg, NULL, false, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(name);
+	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+				CurrentMemoryContext);
+	sf_acl_check(&acl, name, user, required);
+}
+
+/*
+ * A write in a read-only transaction (or on a standby) is refused with
+ * the pipeline's name, not the internal statement's.
+ */
+void
+sf_persist_check_writable(const char *name)
+{
+	if (XactReadOnly)
+		ereport(ERROR,
+				errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				errmsg("cannot change pipeline \"%s\" in a read-only transaction",
+					   sf_msg_cstr(name)));
 }
 
 static pg_attribute_noreturn() void
@@ -553,6 +596,7 @@ sf_cache_lookup(const char *name, bool create)
 		entry->mem = sizeof(SfCacheEntry);
 		sf_cache_bytes += entry->mem;
 		dlist_push_head(&sf_lru, &entry->lru_node);
+		entry->compact_after = 0;
 	}
 	return entry;
 }
@@ -1283,6 +1327,7 @@ sf_persist_create(const SfPipelineDef *def)
 	Oid			owner = GetUserId();
 	SfSavedUser saved;
 
+	sf_persist_check_writable(def->name);
 	sf_become_owner(&saved);
 	SPI_connect();
 
@@ -1393,6 +1438,8 @@ sf_persist_drop(const char *name)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
+	sf_check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
+	sf_persist_check_writable(name);
 	sf_exec(PLAN_DROP, &arg, NULL, false, SPI_OK_DELETE_RETURNING);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);
@@ -1446,6 +1493,7 @@ sf_persist_open(const char *name, bool for_write)
 		entry->pipeline != NULL && !entry->pipeline->busy)
 	{
 		sf_acl_check(&entry->acl, name, GetUserId(), required);
+		sf_persist_check_writable(name);
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
 		sf_cache_touch(entry);
@@ -1458,6 +1506,9 @@ sf_persist_open(const char *name, bool for_write)
 
 	if (for_write)
 	{
+		/* the privilege first: nothing runs as the owner for a stranger */
+		sf_check_acl_unlocked(name, &arg, saved.userid, required);
+		sf_persist_check_writable(name);
 		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 		if (SPI_processed != 1)
 			sf_unknown_pipeline(name);
@@ -1523,6 +1574,56 @@ sf_persist_open(const char *name, bool for_write)
 }
 
 /*
+ * The snapshot of p for a compaction, or NULL if its state is too large
+ * for one checkpoint document (54000, or out of memory).  The encoding runs
+ * in a subtransaction, so that such a failure costs this call nothing: the
+ * caller journals the call instead, and the pipeline stays usable (its
+ * checkpoint() still fails, with the error).  Any other error propagates.
+ * Reads no table: the caller need not be connected to SPI.
+ */
+static bytea *
+sf_try_snapshot(SfPipeline *p)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bytea	   *volatile snap = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		snap = sf_snapshot_encode(p);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		/* the caller's savepoints must find their own subtransaction */
+		if (edata->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED &&
+			edata->sqlerrcode != ERRCODE_OUT_OF_MEMORY)
+			ReThrowError(edata);
+		ereport(WARNING,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("state of pipeline \"%s\" is too large to compact", p->def.name),
+				errdetail("%s", edata->detail ? edata->detail : edata->message),
+				errhint("The call is kept in the journal instead; lower the state (streamforge.max_live_buckets, advance) to allow compaction and checkpoints."));
+		FreeErrorData(edata);
+		snap = NULL;
+	}
+	PG_END_TRY();
+	return snap;
+}
+
+/*
  * Store the journal entry of the write call p was opened for, or compact.
  * Called by journal.c once the engine operation succeeded.
  */
@@ -1532,6 +1633,7 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	SfCacheEntry *entry = sf_cache_lookup(p->def.name, false);
 	int64		limit;
 	SfSavedUser saved;
+	bytea	   *snap = NULL;
 
 	if (entry == NULL || entry->pipeline != p || !entry->locked ||
 		!entry->journal_pending)
@@ -1558,9 +1660,15 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 						SF_RETENTION_COMPACTION_FLOOR),
 					SF_COMPACTION_FACTOR * entry->snapshot_len);
 
-	if (limit >= 0 && entry->journal_bytes + (int64) len > limit)
+	if (limit >= 0 && entry->journal_bytes + (int64) len > limit &&
+		entry->journal_bytes + (int64) len > entry->compact_after &&
+		(snap = sf_try_snapshot(p)) == NULL)
 	{
-		bytea	   *snap = sf_snapshot_encode(p);
+		/* too large: journal, and retry once the journal has doubled */
+		entry->compact_after = 2 * (entry->journal_bytes + (int64) len);
+	}
+	if (snap != NULL)
+	{
 		Datum		values[3];
 		Datum		arg = Int64GetDatum(entry->id);
 
@@ -1579,6 +1687,7 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		/* a new journal epoch: its positions start again (see sf_cache_sync) */
 		entry->last_pos = 0;
 		entry->journal_bytes = 0;
+		entry->compact_after = 0;
 		/* the snapshot holds what the buffered entries did */
 		sf_pending_supersede(entry->id);
 		SPI_finish();
@@ -1654,6 +1763,9 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
+	sf_check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
+	sf_persist_check_writable(name);
+	sf_check_checkpoint_size(data, len);
 	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(name);
@@ -1717,6 +1829,8 @@ sf_persist_get_acl(const char *name, bool for_update, SfAcl *acl)
 	Datum		arg;
 
 	sf_check_lookup_name(name);
+	if (for_update)
+		sf_persist_check_writable(name);
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);

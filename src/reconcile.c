@@ -249,6 +249,13 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 
 	sort_changes(&out->items[first], nretract);
 	sort_changes(&out->items[first + nretract], out->n - first - nretract);
+	if (out->n > first && p->seq > PG_INT64_MAX - (out->n - first))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("pipeline \"%s\" has run out of change sequence numbers",
+						p->def.name),
+				 errdetail("The last seq is " INT64_FORMAT ", and this call emits %d change(s) after it.",
+						   p->seq, out->n - first)));
 	for (i = first; i < out->n; i++)
 		out->items[i].seq = ++p->seq;
 

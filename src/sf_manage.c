@@ -203,6 +203,8 @@ manage_build(SfPipeline *old, void *arg)
 			def.lateness = op->lateness;
 			break;
 	}
+	/* what create_pipeline would refuse, a change refuses too (limits.c) */
+	sf_check_def_limits(&def);
 	sf_def_normalize(&def);
 	p = sf_pipeline_redefine(CurTransactionContext, old, &def, &op->changes,
 							 &op->names);

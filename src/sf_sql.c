@@ -44,6 +44,20 @@ void
 _PG_init(void)
 {
 	sf_persist_init();
+	DefineCustomIntVariable("streamforge.max_live_buckets",
+							"Most live buckets a pipeline may hold.",
+							"An event that could take a pipeline past it is refused; 0 means no limit.",
+							&sf_max_live_buckets,
+							SF_DEFAULT_MAX_LIVE_BUCKETS, 0, INT_MAX,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge.max_checkpoint_size",
+							"Largest checkpoint document restore and inspect_checkpoint accept.",
+							"The size of the document inflated from a compressed checkpoint; larger ones are refused before inflating.",
+							&sf_max_checkpoint_size,
+							SF_DEFAULT_MAX_CHECKPOINT_SIZE, 1, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("streamforge");
 }
 
@@ -337,7 +351,7 @@ window_from_datum(Datum d, SfWindowDef *w)
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("window \"%s\" has unknown kind \"%s\"", w->name, kind),
+				 errmsg("window \"%s\" has unknown kind \"%s\"", w->name, sf_msg_cstr(kind)),
 				 errhint("Use streamforge.fixed(), streamforge.sliding() or streamforge.session().")));
 	switch (w->kind)
 	{
@@ -484,6 +498,7 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 		validate_window(&def.windows[i]);
 	}
 
+	sf_check_def_limits(&def);
 	sf_def_normalize(&def);
 
 	def.lateness = PG_GETARG_INT64(3);
@@ -736,8 +751,33 @@ Datum
 sf_checkpoint(PG_FUNCTION_ARGS)
 {
 	SfPipeline *p = pipeline_arg(fcinfo, false);
+	MemoryContext cxt = CurrentMemoryContext;
+	bytea	   *volatile result = NULL;
 
-	PG_RETURN_BYTEA_P(sf_checkpoint_encode(p));
+	/* a state past one document's size: say so, and what to do */
+	PG_TRY();
+	{
+		result = sf_checkpoint_encode(p);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED &&
+			edata->sqlerrcode != ERRCODE_OUT_OF_MEMORY)
+			PG_RE_THROW();
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("state of pipeline \"%s\" is too large for a checkpoint",
+						p->def.name),
+				 errdetail("%s", edata->detail ? edata->detail : edata->message),
+				 errhint("Advance the watermark so that buckets are finalized, or lower streamforge.max_live_buckets.")));
+	}
+	PG_END_TRY();
+	PG_RETURN_BYTEA_P(result);
 }
 
 PG_FUNCTION_INFO_V1(sf_restore);
@@ -759,9 +799,20 @@ Datum
 sf_inspect_checkpoint(PG_FUNCTION_ARGS)
 {
 	bytea	   *cp = PG_GETARG_BYTEA_PP(0);
-	char	   *doc = sf_checkpoint_document(VARDATA_ANY(cp),
-											 VARSIZE_ANY_EXHDR(cp));
+	char	   *doc;
 
+	sf_check_checkpoint_size(VARDATA_ANY(cp), VARSIZE_ANY_EXHDR(cp));
+	doc = sf_checkpoint_document(VARDATA_ANY(cp), VARSIZE_ANY_EXHDR(cp));
+
+	/*
+	 * A document past jsonb's limit gets jsonb's own error, before
+	 * jsonb_in builds structures larger than palloc allows (XX000).
+	 */
+	if (strlen(doc) > JENTRY_OFFLENMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("total size of jsonb object elements exceeds the maximum of %d bytes",
+						JENTRY_OFFLENMASK)));
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(doc));
 }
 

@@ -44,6 +44,22 @@
 /* A sliding window may put one event into at most this many buckets */
 #define SF_MAX_SLIDING_BUCKETS	100000
 
+/*
+ * Limits create_pipeline enforces, so that whatever it accepts can be
+ * loaded, compacted and checkpointed (limits.c, docs/security.md): the
+ * checkpoint codec numbers partitions in 15 bits, and the engine keeps one
+ * array slot per bucket an event can enter, in all windows together.
+ */
+#define SF_MAX_PARTITIONS		32767
+#define SF_MAX_EVENT_BUCKETS	1000000
+
+/* Input repeated in an error message is cut to this many bytes (limits.c) */
+#define SF_MSG_MAX				64
+
+/* Defaults of streamforge.max_live_buckets and max_checkpoint_size (kB) */
+#define SF_DEFAULT_MAX_LIVE_BUCKETS		4000000
+#define SF_DEFAULT_MAX_CHECKPOINT_SIZE	(512 * 1024)
+
 /* ----------------------------------------------------------------
  * Pipeline definition
  * ----------------------------------------------------------------
@@ -450,11 +466,15 @@ typedef struct SfAcl
 	SfGrant    *grants;
 } SfAcl;
 
-/* The user id and security context to return to after sf_become_owner() */
+/*
+ * The user id and security context to return to after sf_become_owner(),
+ * and the GUC nest level that pins search_path meanwhile
+ */
 typedef struct SfSavedUser
 {
 	Oid			userid;
 	int			sec_context;
+	int			guc_nestlevel;
 } SfSavedUser;
 
 /* floor(a / b) for b > 0, in 128 bits so that nothing overflows */
@@ -542,6 +562,15 @@ extern uint32 sf_hash_bytes(const char *data, int len);
 extern void *sf_arena_alloc(SfPipeline *p, Size size);
 extern void sf_raise_out_of_range(const char *what, const char *window);
 
+/* limits.c: limits every part shares */
+extern int	sf_max_live_buckets;
+extern int	sf_max_checkpoint_size;
+extern const char *sf_msg_str(const char *s, Size len);
+extern const char *sf_msg_cstr(const char *s);
+extern void sf_check_def_limits(const SfPipelineDef *def);
+extern void sf_check_live_buckets(const SfPipeline *p, int64 more);
+extern void sf_check_checkpoint_size(const char *data, Size len);
+
 /* identity.c: the identity store and the event_id table */
 extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
 								   int len, uint32 hash, uint32 *handle);
@@ -626,6 +655,7 @@ extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
 										const SfPipelineDef *def,
 										const char *data, Size len);
 extern char *sf_checkpoint_document(const char *data, Size len);
+extern Size sf_checkpoint_declared_size(const char *data, Size len);
 
 /* acl.c: privileges on pipelines, running queries as the extension's owner */
 extern Oid	sf_extension_owner(void);
@@ -646,6 +676,7 @@ extern Datum sf_call_as_owner(struct FunctionCallInfoBaseData *fcinfo,
 extern void sf_persist_init(void);
 extern void sf_persist_create(const SfPipelineDef *def);
 extern void sf_persist_drop(const char *name);
+extern void sf_persist_check_writable(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
 extern void sf_persist_write_journal(SfPipeline *p, const char *entry,
 									 Size len);

@@ -739,3 +739,10 @@ unpack_sql_state(int sql_state)
 	buf[5] = '\0';
 	return buf;
 }
+
+/* mbutils.c: the fuzz target's strings are bytes; cut anywhere */
+int
+pg_mbcliplen(const char *mbstr, int len, int limit)
+{
+	return len < limit ? len : limit;
+}

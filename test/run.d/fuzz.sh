@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 # The engine and the codec, without the SQL glue and persistence (fmgr,
 # SPI): shim.c stands in for the backend functions they call.
 srcs=""
-for f in canonjson codec codec_validate engine identity retention window session clock reconcile; do
+for f in canonjson codec codec_validate limits engine identity retention window session clock reconcile; do
 	srcs="$srcs $root/src/$f.c"
 done
 "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

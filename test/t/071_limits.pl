@@ -85,6 +85,8 @@ sub interrupted
 # One session does most of the work: a new backend has to rebuild a
 # pipeline of a million deliveries from the tables first.
 my $m = $node->background_psql('postgres');
+# a timeout per query, not per session: the session lives for minutes
+$m->set_query_timer_restart();
 
 # --- a million deliveries in one call ---
 is( $m->query_safe(
@@ -109,6 +111,7 @@ $state = $m->query_safe(state_sql('big'));
 
 # --- interrupted in the engine, in the middle of a batch ---
 my $s = $node->background_psql('postgres', on_error_stop => 0);
+$s->set_query_timer_restart();
 $s->query_safe('SET ROLE feeder');
 my $slow = $s->query_safe(state_sql('slow'));
 $s->query_safe("SET statement_timeout = '1s'");

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# scripts/package.sh: build the Debian package postgresql-15-streamforge.
+#
+#   ./scripts/package.sh            # -> dist/postgresql-15-streamforge_<v>_<arch>.deb
+#   ./scripts/package.sh --nocheck  # skip the build-time installcheck
+#   ./scripts/package.sh --release  # the package of release 0.1.0, for
+#                                   # scripts/test-package.sh --upgrade
+#
+# Builds the way Debian builds PostgreSQL extensions (debian/: pg_buildext,
+# dh --with pgxs_loop, debian/pgversions): dpkg-buildpackage -us -uc -b in
+# a copy of the working tree (without .git and build products) under
+# dist/build/, so that the checkout stays clean and the products land in
+# dist/.  The package holds whatever "make install" installs (every
+# extension of the Makefile, its scripts and its library).  Then lintian
+# checks the .deb and the .changes; an error fails the script.
+#
+# Needs the Debian packaging tools (build-essential, debhelper, devscripts,
+# fakeroot, lintian, postgresql-server-dev-all, postgresql-15, zlib1g-dev).
+# The build-time check (dh_pgxs_test) runs "make installcheck" in a
+# pg_virtualenv cluster; as root, that cluster runs as user postgres.
+# scripts/test-package.sh then installs the .deb on a clean Debian 12.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+nocheck=
+release=
+for arg in "$@"; do
+	case "$arg" in
+	--nocheck) nocheck=1 ;;
+	--release) release=1 ;;
+	*) sf_die "unknown argument \"$arg\" (expected --nocheck or --release)" ;;
+	esac
+done
+
+for tool in dpkg-buildpackage dh pg_buildext lintian fakeroot; do
+	command -v "$tool" >/dev/null ||
+		sf_die "$tool is missing (apt-get install build-essential debhelper devscripts fakeroot lintian postgresql-server-dev-all)"
+done
+
+DIST=$SF_ROOT/dist
+rm -rf "$DIST/build"
+if [ -n "$release" ]; then
+	# Release 0.1.0 as released (its commit), packaged with this debian/
+	# and a changelog of its own; its Makefile runs the TAP tests in
+	# installcheck, so the build-time check is off.
+	version=$SF_RELEASE_VERSION-1
+	upstream=$SF_RELEASE_VERSION
+	nocheck=1
+	src=$DIST/build/streamforge-$upstream
+	mkdir -p "$src"
+	sf_say "extracting release $SF_RELEASE_VERSION ($SF_RELEASE_COMMIT) to $src"
+	git -c safe.directory="$SF_ROOT" -C "$SF_ROOT" archive "$SF_RELEASE_COMMIT" | tar -C "$src" -xf - ||
+		sf_die "git archive $SF_RELEASE_COMMIT failed (does the checkout have the history?)"
+	cp -a "$SF_ROOT/debian" "$src/"
+	cat >"$src/debian/changelog" <<-EOF
+		streamforge ($version) unstable; urgency=medium
+
+		  * Release $SF_RELEASE_VERSION, packaged for the upgrade test.
+
+		 -- $(sed -n 's/^Maintainer: //p' "$SF_ROOT/debian/control")  $(date -R)
+	EOF
+else
+	version=$(cd "$SF_ROOT" && dpkg-parsechangelog -S Version)
+	upstream=${version%-*}
+	extversion=$(sf_make_var "$SF_ROOT" EXTVERSION)
+	[ "$upstream" = "$extversion" ] ||
+		sf_die "debian/changelog is at $version but the extension's default_version is $extversion (add a debian/changelog entry: dch -v $extversion-1)"
+	src=$DIST/build/streamforge-$upstream
+	mkdir -p "$src"
+	sf_say "copying the working tree to $src"
+	tar -C "$SF_ROOT" --exclude=./.git --exclude=./dist --exclude=./.demo \
+		--exclude='./tmp_check*' --exclude=./results --exclude=./output_iso \
+		--exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./bench/work \
+		--exclude="./streamforge--$extversion.sql" -cf - . | tar -C "$src" -xf -
+fi
+
+# The build-time installcheck starts a server, which refuses to run as
+# root: pg_virtualenv then runs it as postgres, who must reach the tree.
+if sf_is_root; then
+	chown -R postgres:postgres "$DIST/build"
+	chmod 755 "$DIST" "$DIST/build"
+fi
+
+sf_say "dpkg-buildpackage -us -uc -b${nocheck:+ (DEB_BUILD_OPTIONS=nocheck)}"
+(cd "$src" &&
+	env ${nocheck:+DEB_BUILD_OPTIONS=nocheck DEB_BUILD_PROFILES=nocheck} \
+		dpkg-buildpackage -us -uc -b) || sf_die "dpkg-buildpackage failed"
+
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+changes=$DIST/build/streamforge_${version}_$arch.changes
+debs=$(cd "$DIST/build" && ls ./*.deb)
+sf_say "lintian"
+(cd "$DIST/build" && lintian --fail-on error --info "$changes") ||
+	sf_die "lintian found errors"
+
+for f in $debs "streamforge_${version}_$arch.changes" "streamforge_${version}_$arch.buildinfo"; do
+	mv "$DIST/build/$f" "$DIST/"
+done
+rm -rf "$DIST/build"
+sf_say "built:"
+for f in $debs; do
+	echo "    dist/${f#./}"
+done
+dpkg-deb --contents "$DIST/postgresql-15-streamforge_${version}_$arch.deb" |
+	awk '{print "        " $NF}' | grep -E '\.(so|control|sql)$'

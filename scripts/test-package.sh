@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# scripts/test-package.sh: install the Debian package on a clean Debian 12
+# and run the regression suites against that installation.
+#
+#   ./scripts/test-package.sh [dist/postgresql-15-streamforge_<v>_<arch>.deb]
+#   ./scripts/test-package.sh --upgrade [...]
+#
+# Default: dist/postgresql-15-streamforge_<debian/changelog's version>_<arch>.deb
+# (build it with scripts/package.sh).  With --upgrade, step 2 first installs
+# the package of release 0.1.0 (scripts/package.sh --release), makes a
+# pipeline with it, then upgrades to the package under test with apt while
+# the server runs, ingests under the 0.1.0 SQL, runs ALTER EXTENSION
+# UPDATE, ingests again and restores the 0.1.0 checkpoint.  As root, with
+# debootstrap and the apt mirror of this machine's sources:
+#
+#   1. a Debian 12 minbase chroot (debootstrap; the base tarball is kept in
+#      $SF_BASE_TGZ, default /var/tmp/sf-package-bookworm.tgz, and
+#      /tmp/sf-bookworm-base.tgz of shared/tools/fresh-debian.sh is reused
+#      when present), without compiler, make or PostgreSQL headers;
+#   2. apt-get install postgresql-15 and the .deb: apt resolves the
+#      package's dependencies from its control file, nothing else;
+#   3. checks that the package holds every file "make install" installs
+#      (whatever extensions the Makefile has), and that no build tool is
+#      present in the chroot;
+#   4. starts the cluster the postgresql-15 package created, runs CREATE
+#      EXTENSION streamforge, then pg_regress and pg_isolation_regress of
+#      the installed postgresql-client-15 over the checkout's sql/, expected/ and
+#      test/ (specs, expected outputs, the SQL models; copied in; no build tree, no library)
+#      against that running server: make installcheck's commands, from the
+#      Makefile's REGRESS, ISOLATION and their options.
+#
+# On demand only (root, network): scripts/test.sh does not run it.  Exit
+# status 0 when everything passed.  docs/packaging.md has a transcript.
+set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+sf_is_root || sf_die "run as root (debootstrap, chroot, mount)"
+
+upgrade=
+deb=
+for arg in "$@"; do
+	case "$arg" in
+	--upgrade) upgrade=1 ;;
+	-*) sf_die "unknown option \"$arg\" (expected --upgrade)" ;;
+	*) deb=$arg ;;
+	esac
+done
+arch=$(dpkg --print-architecture)
+if [ -z "$deb" ]; then
+	deb=$SF_ROOT/dist/postgresql-$PG_MAJOR-streamforge_$(cd "$SF_ROOT" && dpkg-parsechangelog -S Version)_$arch.deb
+	[ -f "$deb" ] || sf_die "no $deb: run scripts/package.sh first"
+fi
+[ -f "$deb" ] || sf_die "$deb does not exist"
+deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
+release_deb=
+if [ -n "$upgrade" ]; then
+	release_deb=$SF_ROOT/dist/postgresql-$PG_MAJOR-streamforge_$SF_RELEASE_VERSION-1_$arch.deb
+	[ -f "$release_deb" ] || sf_die "no $release_deb: run scripts/package.sh --release first"
+fi
+
+DEBOOTSTRAP=${DEBOOTSTRAP:-$(command -v debootstrap || echo /usr/sbin/debootstrap)}
+BASE=${SF_BASE_TGZ:-/var/tmp/sf-package-bookworm.tgz}
+[ -f "$BASE" ] || [ ! -f /tmp/sf-bookworm-base.tgz ] || BASE=/tmp/sf-bookworm-base.tgz
+ROOT=/var/tmp/sf-package-root.$(sf_checkout_tag)
+MIRROR=$(grep -hm1 -E '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}')
+[ -n "$MIRROR" ] || MIRROR=$(grep -hm1 -E '^deb ' /etc/apt/sources.list 2>/dev/null | awk '{print $2}')
+[ -n "$MIRROR" ] || MIRROR=http://deb.debian.org/debian
+
+umount_root() {
+	local m
+	for m in proc sys; do umount -l "$ROOT/$m" 2>/dev/null; done
+	umount -R -l "$ROOT/dev" 2>/dev/null
+	return 0
+}
+# Deletes the chroot, never what is mounted in it (the host's /dev).
+remove_root() {
+	[ -e "$ROOT" ] || return 0
+	if grep -q " $ROOT/" /proc/mounts; then
+		echo "error: something is still mounted under $ROOT; not deleting it" >&2
+		return 1
+	fi
+	rm -rf --one-file-system "$ROOT"
+}
+# shellcheck disable=SC2317  # run by the EXIT trap
+cleanup() {
+	[ -x "$ROOT/usr/bin/pg_ctlcluster" ] &&
+		chroot "$ROOT" pg_ctlcluster "$PG_MAJOR" main stop -m fast >/dev/null 2>&1
+	umount_root
+	[ -n "${SF_KEEP_ROOT:-}" ] || remove_root
+}
+trap cleanup EXIT
+
+# 1. the chroot
+if [ ! -f "$BASE" ]; then
+	[ -x "$DEBOOTSTRAP" ] || sf_die "debootstrap is missing (apt-get install debootstrap, or DEBOOTSTRAP=/path/to/debootstrap)"
+	sf_say "debootstrap bookworm (minbase) from $MIRROR into $BASE"
+	rm -rf "$ROOT.base"
+	"$DEBOOTSTRAP" --variant=minbase --include=ca-certificates bookworm "$ROOT.base" "$MIRROR" \
+		>"$ROOT.debootstrap.log" 2>&1 || sf_die "debootstrap failed: $ROOT.debootstrap.log"
+	tar czf "$BASE" -C "$ROOT.base" . && rm -rf "$ROOT.base" "$ROOT.debootstrap.log"
+fi
+umount_root
+remove_root || sf_die "could not remove the previous $ROOT"
+mkdir -p "$ROOT" && tar xzf "$BASE" -C "$ROOT" || sf_die "could not unpack $BASE"
+sf_say "clean Debian $(cat "$ROOT/etc/debian_version") in $ROOT (from $BASE)"
+rm -f "$ROOT/etc/apt/sources.list" "$ROOT"/etc/apt/sources.list.d/*
+if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
+	cp /etc/apt/sources.list.d/*.sources "$ROOT/etc/apt/sources.list.d/"
+else
+	cp /etc/apt/sources.list "$ROOT/etc/apt/sources.list"
+fi
+cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# Packages install their services, but nothing starts until we say so.
+printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
+chmod 755 "$ROOT/usr/sbin/policy-rc.d"
+{ mount -t proc proc "$ROOT/proc" && mount --rbind /dev "$ROOT/dev" && mount -t sysfs sys "$ROOT/sys"; } ||
+	sf_die "could not mount /proc, /dev, /sys in $ROOT"
+
+in_root() {
+	chroot "$ROOT" /usr/bin/env -i HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
+status=0
+check() {	# check DESCRIPTION COMMAND...: one line of the verdict
+	if "${@:2}"; then
+		echo "    ok:     $1"
+	else
+		echo "    FAILED: $1"
+		status=1
+	fi
+}
+# apt_install DEB...: apt-get install postgresql-15 and the packages
+apt_install() {
+	local f names=()
+	for f in "$@"; do
+		cp "$f" "$ROOT/tmp/"
+		names+=("./$(basename "$f")")
+	done
+	sf_say "apt-get install postgresql-$PG_MAJOR ${names[*]}"
+	in_root sh -c "cd /tmp && apt-get install -y -q --no-install-recommends postgresql-$PG_MAJOR ${names[*]}" \
+		>"$ROOT/tmp/apt.log" 2>&1 || { tail -20 "$ROOT/tmp/apt.log"; sf_die "apt-get install failed"; }
+	# shellcheck disable=SC2016  # dpkg-query's format, not the shell's
+	in_root dpkg-query -W -f='    ${Package} ${Version}\n' postgresql-$PG_MAJOR "postgresql-$PG_MAJOR-streamforge"
+}
+start_cluster() {
+	in_root pg_ctlcluster "$PG_MAJOR" main status >/dev/null 2>&1 && return 0
+	sf_say "starting the cluster $PG_MAJOR/main of the package"
+	in_root pg_ctlcluster "$PG_MAJOR" main start || sf_die "the cluster did not start"
+}
+# sql_is DESCRIPTION DATABASE EXPECTED SQL: the last line SQL prints is EXPECTED
+sql_is() {
+	local got
+	got=$(in_root runuser -u postgres -- psql -X -qAt -v ON_ERROR_STOP=1 -d "$2" -c "$4" 2>&1 | tail -1)
+	check "$1" [ "$got" = "$3" ]
+	[ "$got" = "$3" ] || echo "            got: $got"
+}
+
+# 2. postgresql-15 and the package (--upgrade: first the release's package,
+#    a pipeline made by it, then the package upgrade with the server
+#    running, the old SQL with the new library, ALTER EXTENSION UPDATE)
+in_root apt-get update -q >/dev/null || sf_die "apt-get update failed in the chroot"
+if [ -n "$upgrade" ]; then
+	apt_install "$release_deb"
+	start_cluster
+	in_root runuser -u postgres -- psql -X -qAt -d postgres -c 'CREATE DATABASE sf_upgrade;'
+	sql_is "release $SF_RELEASE_VERSION: a pipeline with outputs and a checkpoint" sf_upgrade t "
+		CREATE EXTENSION streamforge;
+		SELECT streamforge.create_pipeline('up', ARRAY['a', 'b'],
+		    ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)], 2);
+		SELECT streamforge.configure_outputs('up');
+		SELECT count(*) FROM streamforge.ingest('up', 'a', 0, 'e0', 'k', 1, 1);
+		SELECT count(*) FROM streamforge.ingest('up', 'b', 0, 'e1', 'k', 12, 2);
+		SELECT count(*) FROM streamforge.advance('up', 'a', 11);
+		SELECT count(*) FROM streamforge.advance('up', 'b', 11);
+		CREATE TABLE saved AS SELECT streamforge.checkpoint('up') AS cp,
+		    (SELECT array_agg(v ORDER BY v::text) FROM streamforge.visible('up') v)::text AS vis;
+		SELECT extversion = '$SF_RELEASE_VERSION' AND vis IS NOT NULL
+		  FROM pg_extension, saved WHERE extname = 'streamforge';"
+	apt_install "$deb"
+	sql_is "after the package upgrade, the release's SQL is still installed" sf_upgrade "$SF_RELEASE_VERSION" \
+		"SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"
+	sql_is "the new library ingests under the release's SQL (a late event, changelog consecutive)" sf_upgrade t "
+		SELECT count(*) FROM streamforge.ingest('up', 'a', 1, 'e2', 'k', 16, 3);
+		SELECT count(*) FROM streamforge.ingest('up', 'a', 2, 'e3', 'k', 0, 4);
+		SELECT count(*) FROM streamforge.advance('up', 'a', 30);
+		SELECT count(*) FROM streamforge.advance('up', 'b', 30);
+		SELECT (SELECT count(*) FROM streamforge.late_events('up')) = 1
+		   AND (SELECT count(*) = max(seq) FROM streamforge.changelog WHERE pipeline = 'up');"
+	sql_is "ALTER EXTENSION streamforge UPDATE" sf_upgrade "$(sf_make_var "$SF_ROOT" EXTVERSION)" "
+		ALTER EXTENSION streamforge UPDATE;
+		SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"
+	sql_is "after the update: ingestion goes on, the release's checkpoint restores" sf_upgrade t "
+		SELECT count(*) FROM streamforge.ingest('up', 'b', 1, 'e4', 'k', 31, 5);
+		SELECT count(*) FROM streamforge.advance('up', 'b', 45);
+		SELECT count(*) FROM streamforge.advance('up', 'a', 45);
+		SELECT streamforge.create_pipeline('up_copy', ARRAY['a', 'b'],
+		    ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)], 2);
+		SELECT streamforge.restore('up_copy', cp) FROM saved;
+		SELECT (SELECT array_agg(v ORDER BY v::text) FROM streamforge.visible('up_copy') v)::text = vis
+		   AND (SELECT count(*) FROM streamforge.results WHERE pipeline = 'up') > 0
+		   AND (SELECT count(*) = max(seq) FROM streamforge.changelog WHERE pipeline = 'up')
+		  FROM saved;"
+else
+	apt_install "$deb"
+fi
+
+# 3. the package holds what make install installs; no build tools
+sf_say "package contents against make install"
+stage=$(mktemp -d)
+make -s -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null &&
+	make -s -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$stage" install >/dev/null ||
+	sf_die "make install into $stage failed"
+(cd "$stage" && find . -type f | sed 's|^\.||' | sort) >"$stage.make"
+rm -rf "$stage"
+in_root dpkg -L "postgresql-$PG_MAJOR-streamforge" | grep -E "^/usr/(lib|share)/postgresql/" |
+	while read -r f; do [ -f "$ROOT$f" ] && echo "$f"; done | sort >"$stage.deb"
+sed 's/^/    /' "$stage.make"
+check "the package installs every file of make install" \
+	sh -c "comm -23 '$stage.make' '$stage.deb' | sed 's/^/    missing: /' | grep . >&2; ! comm -23 '$stage.make' '$stage.deb' | grep -q ."
+check "the package installs nothing else there" \
+	sh -c "! comm -13 '$stage.make' '$stage.deb' | sed 's/^/    extra: /' | grep . >&2"
+rm -f "$stage.make" "$stage.deb"
+check "no compiler, make or server headers in the chroot" \
+	in_root sh -c '! command -v cc && ! command -v gcc && ! command -v make && [ ! -e /usr/include/postgresql ]'
+
+# 4. a running server, CREATE EXTENSION, the suites
+start_cluster
+psql_root() { in_root runuser -u postgres -- psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
+check "CREATE DATABASE sf_package" psql_root -d postgres -c "CREATE DATABASE sf_package;"
+check "CREATE EXTENSION streamforge installs the package's version" sh -c "
+	v=\$(chroot '$ROOT' runuser -u postgres -- psql -X -qAt -d sf_package -c 'CREATE EXTENSION streamforge; SELECT extversion FROM pg_extension WHERE extname = \$\$streamforge\$\$')
+	echo \"    extversion: \$v\"; [ \"\$v\" = '$(sf_make_var "$SF_ROOT" EXTVERSION)' ]"
+check "a pipeline works" sh -c "
+	chroot '$ROOT' runuser -u postgres -- psql -X -qAt -v ON_ERROR_STOP=1 -d sf_package -c \"
+	SELECT streamforge.create_pipeline('smoke', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
+	SELECT count(*) FROM streamforge.ingest('smoke', 'p', 0, 'e', 'k', 1, 1);
+	SELECT op || ' ' || count FROM streamforge.advance('smoke', 'p', 20);\" | tail -1 | grep -qx 'upsert 1'"
+
+tests=$ROOT/tmp/streamforge-tests
+mkdir -p "$tests"
+cp -a "$SF_ROOT/sql" "$SF_ROOT/expected" "$SF_ROOT/test" "$tests/"
+in_root chown -R postgres:postgres /tmp/streamforge-tests
+read -r -a regress <<<"$(sf_make_var "$SF_ROOT" REGRESS)"
+read -r -a regress_opts <<<"$(sf_make_var "$SF_ROOT" REGRESS_OPTS)"
+read -r -a isolation <<<"$(sf_make_var "$SF_ROOT" ISOLATION)"
+read -r -a isolation_opts <<<"$(sf_make_var "$SF_ROOT" ISOLATION_OPTS)"
+pgxs=/usr/lib/postgresql/$PG_MAJOR/lib/pgxs
+run_suite() {	# run_suite DRIVER OPTIONS...: as make installcheck does
+	in_root runuser -u postgres -- sh -c 'cd /tmp/streamforge-tests && exec "$@"' sh \
+		env PGHOST=/var/run/postgresql PGPORT=5432 \
+		"$@"
+}
+sf_say "installcheck: pg_regress, ${#regress[@]} tests, against the running server"
+check "pg_regress (installcheck) over sql/*.sql" run_suite \
+	"$pgxs/src/test/regress/pg_regress" --bindir="/usr/lib/postgresql/$PG_MAJOR/bin" \
+	--no-locale --encoding=UTF8 "${regress_opts[@]}" "${regress[@]}"
+sf_say "installcheck: pg_isolation_regress, ${#isolation[@]} specs, against the running server"
+check "pg_isolation_regress (installcheck) over test/specs/*.spec" run_suite \
+	"$pgxs/src/test/isolation/pg_isolation_regress" --bindir="/usr/lib/postgresql/$PG_MAJOR/bin" \
+	--outputdir=output_iso --no-locale --encoding=UTF8 "${isolation_opts[@]}" "${isolation[@]}"
+for f in "$tests/regression.diffs" "$tests/output_iso/regression.diffs"; do
+	[ -s "$f" ] && { sf_say "${f#"$tests"/}"; cat "$f"; }
+done
+
+if [ "$status" -eq 0 ]; then
+	sf_say "the package passed on a clean Debian $(cat "$ROOT/etc/debian_version")"
+else
+	sf_say "the package FAILED (SF_KEEP_ROOT=1 keeps $ROOT)"
+fi
+exit "$status"

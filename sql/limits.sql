@@ -1,0 +1,205 @@
+-- limits: the resource limits of docs/security.md ("Resource limits"),
+-- each refused cleanly and before anything changes (issue 11).
+SET client_min_messages = warning;
+CREATE SCHEMA lim;
+SET search_path = lim, public;
+
+-- helpers to edit a small (uncompressed) checkpoint document and wrap it
+-- in a correct envelope again (as in checkpoint_invalid.sql)
+CREATE FUNCTION crc32(data bytea) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    tab bigint[];
+    c bigint;
+    crc bigint := 4294967295;
+BEGIN
+    FOR n IN 0 .. 255 LOOP
+        c := n;
+        FOR k IN 1 .. 8 LOOP
+            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
+        END LOOP;
+        tab[n] := c;
+    END LOOP;
+    FOR i IN 0 .. length(data) - 1 LOOP
+        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
+    END LOOP;
+    RETURN crc # 4294967295;
+END $$;
+CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
+$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
+CREATE FUNCTION wrap(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    payload bytea := convert_to(doc, getdatabaseencoding());
+    hdr bytea := '\x5346434b50540d0a00010000'::bytea || u32(length(payload))
+                 || u32(length(payload));
+BEGIN
+    RETURN hdr || u32(crc32(hdr || payload)) || payload;
+END $$;
+CREATE FUNCTION doc(cp bytea) RETURNS text LANGUAGE sql IMMUTABLE AS
+$$ SELECT convert_from(substring(cp FROM 25), getdatabaseencoding()) $$;
+CREATE FUNCTION edit(doc text, "from" text, "to" text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF position("from" IN doc) = 0 THEN
+        RAISE EXCEPTION 'edit: % not found', "from";
+    END IF;
+    RETURN replace(doc, "from", "to");
+END $$;
+-- 'ok', or SQLSTATE: message (detail)
+CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text; det text;
+BEGIN
+    EXECUTE stmt;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+                            det = PG_EXCEPTION_DETAIL;
+    RETURN st || ': ' || msg || coalesce(' | ' || nullif(det, ''), '');
+END $$;
+RESET client_min_messages;
+
+-- Definitions: refused at create_pipeline when a later part could not
+-- load, compact or checkpoint them; the largest accepted ones work.
+SELECT try($$SELECT streamforge.create_pipeline('lim_parts',
+    (SELECT array_agg('p' || i) FROM generate_series(1, 32768) i),
+    ARRAY[streamforge.fixed('f', 10)])$$);
+SELECT try($$SELECT streamforge.create_pipeline('lim_wins', ARRAY['p'],
+    (SELECT array_agg(streamforge.sliding('s' || i, 100000, 1))
+       FROM generate_series(1, 11) i))$$);
+SELECT try($$SELECT streamforge.create_pipeline('lim_wins', ARRAY['p'],
+    (SELECT array_agg(streamforge.fixed('f' || i, 10))
+       FROM generate_series(1, 1000001) i))$$);
+SELECT count(*) AS pipelines FROM streamforge.pipelines WHERE name LIKE 'lim_%';
+-- 32767 partitions: ingest, compact (threshold 0), checkpoint, restore,
+-- and the state read back
+SELECT streamforge.create_pipeline('lim_parts',
+    (SELECT array_agg('p' || i) FROM generate_series(1, 32767) i),
+    ARRAY[streamforge.fixed('f', 10)]);
+SET streamforge.compaction_threshold = 0;
+SELECT count(*) FROM streamforge.ingest('lim_parts', 'p32767', 0, 'e', 'k', 1, 1);
+SELECT count(*) FROM streamforge.advance('lim_parts', 'p1', 5);
+RESET streamforge.compaction_threshold;
+SELECT streamforge.restore('lim_parts', streamforge.checkpoint('lim_parts'));
+SELECT count(*), max(consumed_offset) FROM streamforge.partitions('lim_parts');
+-- changing a definition cannot pass the limits either
+SELECT try($$SELECT * FROM streamforge.add_partition('lim_parts', 'one_more')$$);
+SELECT streamforge.drop_pipeline('lim_parts');
+-- windows putting one event into exactly 1,000,000 buckets are accepted
+SELECT streamforge.create_pipeline('lim_wins', ARRAY['p'],
+    (SELECT array_agg(streamforge.sliding('s' || i, 100000, 1))
+       FROM generate_series(1, 10) i));
+SELECT try($$SELECT * FROM streamforge.add_window('lim_wins', streamforge.fixed('one_more', 10))$$);
+SELECT streamforge.drop_pipeline('lim_wins');
+-- the most windows: ingest, compact, checkpoint, restore
+SELECT streamforge.create_pipeline('lim_wins', ARRAY['p'],
+    (SELECT array_agg(streamforge.fixed('f' || i, 10))
+       FROM generate_series(1, 65535) i));
+SET streamforge.compaction_threshold = 0;
+SELECT count(*) FROM streamforge.ingest('lim_wins', 'p', 0, 'e', 'k', 1, 1);
+SELECT count(*) FROM streamforge.advance('lim_wins', 'p', 10);
+RESET streamforge.compaction_threshold;
+SELECT streamforge.restore('lim_wins', streamforge.checkpoint('lim_wins'));
+SELECT live_buckets, visible_rows FROM streamforge.stats('lim_wins');
+SELECT streamforge.drop_pipeline('lim_wins');
+
+-- Live buckets: streamforge.max_live_buckets refuses the event that could
+-- pass it, before it changes anything; finalized buckets make room again.
+SELECT streamforge.create_pipeline('lim_live', ARRAY['p'],
+    ARRAY[streamforge.sliding('s', 5, 1)]);
+SET streamforge.max_live_buckets = 10;
+SELECT count(*) FROM streamforge.ingest('lim_live', 'p', 0, 'e0', 'a', 100, 1);
+SELECT count(*) FROM streamforge.ingest('lim_live', 'p', 1, 'e1', 'b', 100, 1);
+SELECT try($$SELECT * FROM streamforge.ingest('lim_live', 'p', 2, 'e2', 'c', 100, 1)$$);
+SELECT live_buckets, deliveries FROM streamforge.stats('lim_live');
+SELECT count(*) FROM streamforge.advance('lim_live', 'p', 200);
+SELECT count(*) FROM streamforge.ingest('lim_live', 'p', 2, 'e2', 'c', 300, 1);
+SELECT live_buckets, deliveries FROM streamforge.stats('lim_live');
+RESET streamforge.max_live_buckets;
+SHOW streamforge.max_live_buckets;
+
+-- Checkpoints: streamforge.max_checkpoint_size refuses a larger document
+-- before inflating it; only superusers may change it.
+SELECT count(*) FROM streamforge.ingest('lim_live', 'p', 3, repeat('x', 9000), 'k', 400, 1);
+SELECT get_byte(streamforge.checkpoint('lim_live'), 11) AS zlib_flag;
+SET streamforge.max_checkpoint_size = '4kB';
+SELECT try($$SELECT streamforge.restore('lim_live', streamforge.checkpoint('lim_live'))$$);
+SELECT try($$SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('lim_live'))$$);
+-- a corrupt envelope is still SF003, whatever it declares
+SELECT try($$SELECT streamforge.inspect_checkpoint(set_byte(streamforge.checkpoint('lim_live'), 40, 0))$$);
+RESET streamforge.max_checkpoint_size;
+SHOW streamforge.max_checkpoint_size;
+SELECT try($$SELECT streamforge.restore('lim_live', streamforge.checkpoint('lim_live'))$$);
+CREATE ROLE regress_lim_user;
+GRANT USAGE ON SCHEMA lim TO regress_lim_user;
+SET ROLE regress_lim_user;
+SELECT try($$SET streamforge.max_checkpoint_size = '1GB'$$);
+SELECT try($$SET streamforge.max_live_buckets = 0$$);
+RESET ROLE;
+REVOKE USAGE ON SCHEMA lim FROM regress_lim_user;
+DROP ROLE regress_lim_user;
+
+-- Messages repeat at most 64 bytes of a name, event id or key
+SELECT try($$SELECT * FROM streamforge.ingest(repeat('n', 1048576), 'p', 0, 'e', 'k', 1, 1)$$);
+SELECT try($$SELECT * FROM streamforge.ingest('lim_live', repeat('q', 1048576), 0, 'e', 'k', 1, 1)$$);
+SELECT try($$SELECT streamforge.create_pipeline(repeat('é', 40), ARRAY['p'], ARRAY[streamforge.fixed('f', 10)])$$);
+SELECT count(*) FROM streamforge.ingest('lim_live', 'p', 4, repeat('i', 1048576), repeat('k', 1048576), 500, 1);
+SELECT try($$SELECT * FROM streamforge.ingest('lim_live', 'p', 5, repeat('i', 1048576), 'other', 500, 1)$$);
+SELECT try($$SELECT * FROM streamforge.ingest('lim_live', 'p', 4, 'other', 'k', 500, 1)$$);
+SELECT streamforge.drop_pipeline('lim_live');
+
+-- A read-only transaction: every write call names the pipeline
+SELECT streamforge.create_pipeline('lim_ro', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
+SELECT streamforge.checkpoint('lim_ro') AS ro_cp \gset
+BEGIN READ ONLY;
+SELECT try($$SELECT * FROM streamforge.ingest('lim_ro', 'p', 0, 'e', 'k', 1, 1)$$);
+SELECT try($$SELECT * FROM streamforge.ingest_batch('lim_ro', ARRAY[ROW('p', 0, 'e', 'k', 1, 1)]::streamforge.delivery[])$$);
+SELECT try($$SELECT * FROM streamforge.advance('lim_ro', 'p', 1)$$);
+SELECT try($$SELECT * FROM streamforge.mark_idle('lim_ro', 'p')$$);
+SELECT try($$SELECT streamforge.restore('lim_ro', '$$ || :'ro_cp' || $$')$$);
+SELECT try($$SELECT streamforge.drop_pipeline('lim_ro')$$);
+SELECT try($$SELECT streamforge.grant('lim_ro', 'public', 'read')$$);
+SELECT try($$SELECT streamforge.configure_outputs('lim_ro')$$);
+SELECT try($$SELECT streamforge.create_pipeline('lim_ro2', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)])$$);
+-- reads work
+SELECT streamforge.watermark('lim_ro'), length(streamforge.checkpoint('lim_ro')) > 0 AS cp;
+COMMIT;
+SELECT streamforge.drop_pipeline('lim_ro');
+
+-- Counters: a restored sequence at the largest bigint is accepted, and
+-- the next change is refused instead of wrapping to a negative seq
+SELECT streamforge.create_pipeline('lim_seq', ARRAY['a', 'b'], ARRAY[streamforge.fixed('f', 10)]);
+SELECT count(*) FROM streamforge.ingest('lim_seq', 'a', 0, 'e0', 'k', 1, 1);
+SELECT count(*) FROM streamforge.advance('lim_seq', 'a', 5);
+SELECT count(*) FROM streamforge.advance('lim_seq', 'b', 5);
+SELECT doc(streamforge.checkpoint('lim_seq')) AS seq_doc \gset
+SELECT substring(:'seq_doc' FROM '"sequence":[0-9]+') AS before;
+SELECT try(format('SELECT streamforge.restore(%L, %L::bytea)', 'lim_seq',
+    wrap(regexp_replace(:'seq_doc', '"sequence":[0-9]+',
+                        '"sequence":9223372036854775807'))));
+SELECT changes_emitted FROM streamforge.stats('lim_seq');
+SELECT count(*) FROM streamforge.ingest('lim_seq', 'a', 1, 'e1', 'k', 6, 1);
+SELECT count(*) FROM streamforge.advance('lim_seq', 'a', 20);
+SELECT try($$SELECT * FROM streamforge.advance('lim_seq', 'b', 20)$$);
+SELECT * FROM streamforge.partitions('lim_seq');
+-- still usable: a call that emits nothing, and reads
+SELECT count(*) FROM streamforge.ingest('lim_seq', 'a', 0, 'e0', 'k', 1, 1);
+SELECT changes_emitted FROM streamforge.stats('lim_seq');
+SELECT streamforge.drop_pipeline('lim_seq');
+
+-- The clock: a watermark while an active partition never reported is
+-- not a state the engine can reach; restore refuses it
+SELECT streamforge.create_pipeline('lim_clock', ARRAY['a', 'b'], ARRAY[streamforge.fixed('f', 10)]);
+SELECT count(*) FROM streamforge.advance('lim_clock', 'a', 5);
+SELECT count(*) FROM streamforge.mark_idle('lim_clock', 'b');
+SELECT streamforge.watermark('lim_clock');
+SELECT doc(streamforge.checkpoint('lim_clock')) AS clock_doc \gset
+SELECT try(format('SELECT streamforge.restore(%L, %L::bytea)', 'lim_clock',
+    wrap(:'clock_doc')));
+SELECT try(format('SELECT streamforge.restore(%L, %L::bytea)', 'lim_clock',
+    wrap(edit(:'clock_doc', '{"idle":true,"partition":"b","progress":null}',
+                            '{"idle":false,"partition":"b","progress":null}'))));
+SELECT streamforge.drop_pipeline('lim_clock');
+
+SET client_min_messages = warning;
+DROP SCHEMA lim CASCADE;
