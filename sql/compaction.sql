@@ -63,9 +63,10 @@ $$;
 SELECT drive('compaction_c', '0', 1, 400);
 SELECT drive('compaction_j', '-1', 1, 400);
 
--- compaction_c was compacted, compaction_j never was: it has one journal
--- row per call.  Each drive() ran in one transaction, which bumped the
--- version once.
+-- compaction_c was compacted, compaction_j never was (no snapshot).  Each
+-- drive() ran in one transaction, which bumped the version once and stored
+-- the journal entries of its calls in a few rows (they are buffered and
+-- written together, docs/persistence.md).
 SELECT name, version, snapshot_version > 0 AS has_snapshot,
        (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id)
          < 400 AS fewer_rows_than_calls

@@ -151,7 +151,7 @@ CREATE TABLE saved_entry AS
   SELECT pipeline_id, pos, entry FROM streamforge.journal
    WHERE pipeline_id = (SELECT id FROM streamforge.pipeline WHERE name = 'transactions')
    ORDER BY pos DESC LIMIT 1;
-UPDATE streamforge.journal j SET entry = '\x02490000'
+UPDATE streamforge.journal j SET entry = '\x03490000'
   FROM saved_entry s WHERE (j.pipeline_id, j.pos) = (s.pipeline_id, s.pos);
 \c
 SELECT streamforge.watermark('transactions');

@@ -26,6 +26,16 @@
  *		'A':	uint16 partition, int64 progress
  *		'M':	uint16 partition
  *
+ * A journal row holds one entry in that format, or several (persist.c
+ * buffers the entries of a transaction's top-level write calls and stores
+ * them as one row before commit):
+ *
+ *		uint8	format			SF_JOURNAL_FORMAT_SEQUENCE
+ *		then, until the end:	uint32 len, then len bytes: one entry of
+ *								format SF_JOURNAL_FORMAT, as above
+ *
+ * A sequence is replayed entry by entry, exactly as separate rows would be.
+ *
  * Replay validates every field against the pipeline and the entry's length
  * and raises ERRCODE_DATA_CORRUPTED for anything that does not fit; an
  * entry the engine rejects is reported the same way.  Entries are built
@@ -44,6 +54,7 @@
 #include "streamforge.h"
 
 #define SF_JOURNAL_FORMAT	1
+#define SF_JOURNAL_FORMAT_SEQUENCE	2
 
 #define SF_JOURNAL_INGEST		'I'
 #define SF_JOURNAL_ADVANCE		'A'
@@ -279,6 +290,31 @@ journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind)
 }
 
 /*
+ * The journal row holding count entries: entries is their concatenation,
+ * each preceded by its length (uint32, big-endian).  One entry is stored as
+ * it is, so that a row of a single call reads the same as in 0.1.0.
+ */
+bytea *
+sf_journal_sequence(const char *entries, Size len, int count)
+{
+	bytea	   *b;
+
+	Assert(count >= 1 && len > 4);
+	if (count == 1)
+	{
+		b = palloc(VARHDRSZ + len - 4);
+		SET_VARSIZE(b, VARHDRSZ + len - 4);
+		memcpy(VARDATA(b), entries + 4, len - 4);
+		return b;
+	}
+	b = palloc(VARHDRSZ + 1 + len);
+	SET_VARSIZE(b, VARHDRSZ + 1 + len);
+	*(uint8 *) VARDATA(b) = SF_JOURNAL_FORMAT_SEQUENCE;
+	memcpy(VARDATA(b) + 1, entries, len);
+	return b;
+}
+
+/*
  * Apply one journal entry to p, exactly as the original call did.
  *
  * The changes the replay produces are dropped (they were returned when the
@@ -302,6 +338,22 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 	r.pos = 0;
 
 	format = journal_read_uint8(&r);
+	if (format == SF_JOURNAL_FORMAT_SEQUENCE)
+	{
+		while (r.pos < r.len)
+		{
+			uint32		n = journal_read_uint32(&r);
+			const char *sub;
+
+			if (n > r.len - r.pos)
+				journal_corrupt(&r, "The entry is truncated.");
+			sub = (const char *) journal_read(&r, n);
+			if (n < 1 || (uint8) sub[0] != SF_JOURNAL_FORMAT)
+				journal_corrupt(&r, "An entry of a sequence is not a single entry.");
+			sf_journal_replay(p, sub, n);
+		}
+		return;
+	}
 	if (format != SF_JOURNAL_FORMAT)
 		ereport(ERROR,
 				errcode(ERRCODE_DATA_CORRUPTED),

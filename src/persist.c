@@ -33,10 +33,11 @@
  *	2. The entry is marked modified in the current subtransaction and the
  *	   pipeline is returned; the SQL glue runs the engine operation on it.
  *	3. journal.c encodes the call's inputs and sf_persist_write_journal()
- *	   inserts them at the next position, or, when the journal since the
- *	   snapshot would exceed max(streamforge.compaction_threshold, snapshot
- *	   size), replaces the snapshot by the current state and deletes the
- *	   journal (amortized cost linear in the work done).
+ *	   stores them at the next position (buffered until commit for a call
+ *	   at the transaction's top level, see sf_pending), or, when the journal
+ *	   since the snapshot would exceed max(streamforge.compaction_threshold,
+ *	   4 x snapshot size), replaces the snapshot by the current state and
+ *	   deletes the journal (amortized cost linear in the work done).
  * State is flushed to the tables at phase 3 of every call, inside the
  * caller's transaction: COMMIT makes it durable with the rest of the
  * transaction, and a commit costs what the calls delivered, not what the
@@ -51,7 +52,9 @@
  * sequence, so a dropped and re-created pipeline never matches either.
  * entry->pipeline holds exactly the persisted state at entry->version, as
  * seen by this backend's current transaction, and last_pos is the position
- * of the last journal row it includes; or the entry is invalid (pipeline
+ * of the last journal row it includes, within the journal epoch of its
+ * snapshot_version (positions start again after every compaction and
+ * restore, see sf_cache_sync); or the entry is invalid (pipeline
  * NULL, or version -1 while a catch-up is in progress).  entry->locked means
  * this transaction holds the row lock; it implies a modified mark, so it is
  * dropped whenever the lock can have been released.
@@ -88,7 +91,10 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "lib/ilist.h"
+#include "libpq/pqformat.h"
 #include "miscadmin.h"
+#include "port/pg_bswap.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -108,6 +114,9 @@ static int	sf_compaction_threshold = 64 * 1024;
 
 /* ... or this many times the snapshot's size, whichever is larger */
 #define SF_COMPACTION_FACTOR	4
+
+/* streamforge.cache_size, in kB; -1: no limit */
+static int	sf_cache_size = 128 * 1024;
 
 /* the journal a pipeline with retention may always keep (bytes) */
 #define SF_RETENTION_COMPACTION_FLOOR	(1024 * 1024)
@@ -140,6 +149,8 @@ typedef struct SfCacheEntry
 	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
 	bool		locked;			/* this transaction holds the row lock */
 	bool		journal_pending;	/* opened for write, not journaled yet */
+	dlist_node	lru_node;		/* in sf_lru, most recently used first */
+	int64		mem;			/* bytes charged to sf_cache_bytes */
 } SfCacheEntry;
 
 /* What the pipeline row says */
@@ -159,12 +170,55 @@ static HTAB *sf_cache = NULL;
 static MemoryContext sf_cache_cxt = NULL;
 static int	sf_nmodified = 0;	/* entries with modified_subid set */
 
+/* Every entry, least recently used last, and the bytes they hold */
+static dlist_head sf_lru = DLIST_STATIC_INIT(sf_lru);
+static int64 sf_cache_bytes = 0;
+
 /*
- * A subtransaction abort of the current transaction discarded an entry: a
- * pipeline loaded afterwards may hold this transaction's own uncommitted
- * work, so no clean baseline is taken until the transaction ends.
+ * The current transaction discarded an entry holding its own changes (a
+ * subtransaction abort, a drop): a pipeline loaded afterwards may hold this
+ * transaction's own uncommitted work, so no clean baseline is taken until
+ * the transaction ends.
  */
 static bool sf_subabort_discarded = false;
+
+/*
+ * Journal entries not yet in the table.  The entries of write calls made
+ * at the top level of a transaction (no savepoint or exception block
+ * active) are buffered here and stored before commit or prepare, one row
+ * per run of consecutive positions, instead of one INSERT per call.  Their
+ * positions are taken at once (entry->last_pos), so the rows keep the order
+ * of the calls, whatever a subtransaction writes in between.  Only the
+ * abort of the whole transaction can undo a top-level call, and it discards
+ * this buffer with everything else; a savepoint rollback never does, and
+ * discards only cached state, which is rebuilt from the tables plus this
+ * buffer.  A new snapshot (compaction, restore) or a drop in subtransaction
+ * S covers the buffered runs: they are marked superseded by S, dropped
+ * when the top level commits, and live again if S (or an ancestor) aborts.
+ */
+typedef struct SfPendingRun
+{
+	int64		last_pos;		/* position of its last entry: the row's pos */
+	int			count;			/* entries */
+	StringInfoData data;		/* entries, each after its uint32 length */
+	SubTransactionId superseded;	/* Invalid: live */
+	struct SfPendingRun *next;
+} SfPendingRun;
+
+typedef struct SfPending
+{
+	int64		id;				/* hash key: the pipeline id */
+	Oid			relid;			/* OID of the streamforge.pipeline it is in */
+	SfPendingRun *runs;			/* in position order */
+	SfPendingRun *tail;
+	int64		bytes;			/* entry bytes of the live runs */
+} SfPending;
+
+/* Flush a pipeline's buffer at the top level once it holds this much */
+#define SF_PENDING_FLUSH	(16 * 1024)
+
+static HTAB *sf_pending = NULL;	/* in sf_pending_cxt; NULL: nothing */
+static MemoryContext sf_pending_cxt = NULL;
 
 /* Prepared statements, kept for the backend's lifetime */
 typedef enum SfPlanId
@@ -425,11 +479,16 @@ sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt)
 	}
 }
 
+static void sf_cache_forget(const char *name);
+
 static void
 sf_unknown_pipeline(const char *name)
 {
-	char	   *hint = sf_similar_pipelines(name);
+	char	   *hint;
 
+	/* a pipeline dropped behind our back: its entry is of no use any more */
+	sf_cache_forget(name);
+	hint = sf_similar_pipelines(name);
 	ereport(ERROR,
 			errcode(ERRCODE_UNDEFINED_OBJECT),
 			errmsg("pipeline \"%s\" does not exist", sf_msg_cstr(name)),
@@ -534,9 +593,31 @@ sf_cache_lookup(const char *name, bool create)
 		entry->locked = false;
 		entry->journal_pending = false;
 		entry->clean_valid = false;
+		entry->mem = sizeof(SfCacheEntry);
+		sf_cache_bytes += entry->mem;
+		dlist_push_head(&sf_lru, &entry->lru_node);
 		entry->compact_after = 0;
 	}
 	return entry;
+}
+
+/* Charge the entry's current size to the cache */
+static void
+sf_cache_account(SfCacheEntry *entry)
+{
+	int64		mem = sizeof(SfCacheEntry);
+
+	if (entry->pipeline != NULL)
+		mem += MemoryContextMemAllocated(entry->pipeline->cxt, true);
+	sf_cache_bytes += mem - entry->mem;
+	entry->mem = mem;
+}
+
+/* The entry is in use: it goes to the front of the eviction order */
+static void
+sf_cache_touch(SfCacheEntry *entry)
+{
+	dlist_move_head(&sf_lru, &entry->lru_node);
 }
 
 /* Forget an entry's state; the entry itself stays, invalid */
@@ -546,6 +627,7 @@ sf_cache_invalidate(SfCacheEntry *entry)
 	if (entry->pipeline != NULL)
 		sf_pipeline_free(entry->pipeline);
 	entry->pipeline = NULL;
+	sf_cache_account(entry);
 	entry->version = -1;
 	entry->locked = false;
 	entry->journal_pending = false;
@@ -561,7 +643,63 @@ sf_cache_remove(SfCacheEntry *entry)
 	sf_cache_invalidate(entry);
 	if (entry->acl.grants != NULL)
 		pfree(entry->acl.grants);
+	sf_cache_bytes -= entry->mem;
+	dlist_delete(&entry->lru_node);
 	hash_search(sf_cache, entry->name, HASH_REMOVE, NULL);
+}
+
+/*
+ * Remove an entry outside the transaction callbacks.  If it held changes of
+ * the current transaction, a later load may find them in the tables, so no
+ * clean baseline may be taken for the rest of the transaction.
+ */
+static void
+sf_cache_discard(SfCacheEntry *entry)
+{
+	if (entry->modified_subid != InvalidSubTransactionId)
+		sf_subabort_discarded = true;
+	sf_cache_remove(entry);
+}
+
+/* Drop the entry of name, if any: its pipeline does not exist (any more) */
+static void
+sf_cache_forget(const char *name)
+{
+	SfCacheEntry *entry = sf_cache_lookup(name, false);
+
+	if (entry != NULL)
+		sf_cache_discard(entry);
+}
+
+/*
+ * Evict the least recently used entries until the cache holds at most
+ * streamforge.cache_size, sparing keep, the most recently used entry (a
+ * pipeline larger than the limit is not rebuilt for every transaction that
+ * uses it), and every entry that holds changes of the current transaction
+ * (they are few, and discarding them would cost the transaction a rebuild
+ * per call).
+ */
+static void
+sf_cache_enforce(SfCacheEntry *keep)
+{
+	int64		limit;
+	dlist_node *cur;
+
+	if (sf_cache == NULL || sf_cache_size < 0)
+		return;
+	limit = (int64) sf_cache_size * 1024;
+	cur = dlist_is_empty(&sf_lru) ? NULL : dlist_tail_node(&sf_lru);
+	while (cur != NULL && sf_cache_bytes > limit)
+	{
+		SfCacheEntry *entry = dlist_container(SfCacheEntry, lru_node, cur);
+
+		cur = dlist_has_prev(&sf_lru, cur) ? dlist_prev_node(&sf_lru, cur) : NULL;
+		if (entry == keep || entry->modified_subid != InvalidSubTransactionId ||
+			entry->locked || entry->journal_pending ||
+			cur == NULL)		/* the most recently used */
+			continue;
+		sf_cache_remove(entry);
+	}
 }
 
 static void
@@ -571,6 +709,235 @@ sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid)
 		sf_nmodified++;
 	entry->modified_subid = subid;
 	entry->clean_valid = false;
+}
+
+/* ----------------------------------------------------------------
+ * Buffered journal entries (sf_pending)
+ * ----------------------------------------------------------------
+ */
+
+static SfPending *
+sf_pending_lookup(int64 id, bool create)
+{
+	SfPending  *pend;
+	bool		found;
+
+	if (sf_pending == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (!create)
+			return NULL;
+		if (sf_pending_cxt == NULL)
+			sf_pending_cxt = AllocSetContextCreate(TopMemoryContext,
+												   "streamforge pending journal",
+												   ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = sizeof(int64);
+		ctl.entrysize = sizeof(SfPending);
+		ctl.hcxt = sf_pending_cxt;
+		sf_pending = hash_create("streamforge pending journal", 16, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	pend = hash_search(sf_pending, &id, create ? HASH_ENTER : HASH_FIND,
+					   &found);
+	if (create && !found)
+	{
+		pend->runs = NULL;
+		pend->tail = NULL;
+		pend->bytes = 0;
+	}
+	return pend;
+}
+
+/* Forget every buffered entry (end of transaction) */
+static void
+sf_pending_reset(void)
+{
+	sf_pending = NULL;
+	if (sf_pending_cxt != NULL)
+		MemoryContextReset(sf_pending_cxt);
+}
+
+/*
+ * Buffer the journal entry of a top-level write call on entry's pipeline,
+ * at the next position.
+ */
+static void
+sf_pending_add(SfCacheEntry *entry, const char *data, Size len)
+{
+	SfPending  *pend = sf_pending_lookup(entry->id, true);
+	SfPendingRun *run = pend->tail;
+	int64		pos = entry->last_pos + 1;
+	MemoryContext old = MemoryContextSwitchTo(sf_pending_cxt);
+
+	pend->relid = entry->relid;
+	if (run == NULL || run->superseded != InvalidSubTransactionId ||
+		run->last_pos != pos - 1)
+	{
+		run = palloc(sizeof(SfPendingRun));
+		run->count = 0;
+		initStringInfo(&run->data);
+		run->superseded = InvalidSubTransactionId;
+		run->next = NULL;
+		if (pend->tail != NULL)
+			pend->tail->next = run;
+		else
+			pend->runs = run;
+		pend->tail = run;
+	}
+	pq_sendint32(&run->data, (uint32) len);
+	appendBinaryStringInfo(&run->data, data, len);
+	run->count++;
+	run->last_pos = pos;
+	MemoryContextSwitchTo(old);
+	pend->bytes += len;
+	entry->last_pos = pos;
+	entry->journal_bytes += len;
+}
+
+/*
+ * Store the live runs of pend as journal rows and forget them all (the
+ * superseded ones too: at the top level, nothing can revive them any more).
+ * Only at the top level, or just before it commits: rows written inside a
+ * subtransaction would vanish with it.  Caller must be connected to SPI as
+ * the owner.
+ */
+static void
+sf_pending_write(SfPending *pend)
+{
+	SfPendingRun *run;
+
+	for (run = pend->runs; run != NULL; run = run->next)
+	{
+		Datum		values[3];
+
+		if (run->superseded != InvalidSubTransactionId)
+			continue;
+		values[0] = Int64GetDatum(pend->id);
+		values[1] = Int64GetDatum(run->last_pos);
+		values[2] = PointerGetDatum(sf_journal_sequence(run->data.data,
+														run->data.len,
+														run->count));
+		sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
+	}
+	for (run = pend->runs; run != NULL;)
+	{
+		SfPendingRun *next = run->next;
+
+		pfree(run->data.data);
+		pfree(run);
+		run = next;
+	}
+	pend->runs = NULL;
+	pend->tail = NULL;
+	pend->bytes = 0;
+}
+
+/*
+ * sf_pending_write for every pipeline, as the owner; the entries of
+ * pipelines whose table is gone (DROP EXTENSION) are dropped.
+ */
+static void
+sf_pending_write_all(void)
+{
+	HASH_SEQ_STATUS status;
+	SfPending  *pend;
+	SfSavedUser saved;
+	Oid			nsp;
+	Oid			relid = InvalidOid;
+
+	if (sf_pending == NULL)
+		return;
+	nsp = get_namespace_oid("streamforge", true);
+	if (OidIsValid(nsp))
+		relid = get_relname_relid("pipeline", nsp);
+	if (!OidIsValid(relid))
+		return;
+	sf_become_owner(&saved);
+	SPI_connect();
+	/* at commit, no statement's snapshot is active any more */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	hash_seq_init(&status, sf_pending);
+	while ((pend = hash_seq_search(&status)) != NULL)
+		if (pend->runs != NULL && pend->relid == relid)
+			sf_pending_write(pend);
+	PopActiveSnapshot();
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * A new snapshot or a drop of pipeline id in the current subtransaction
+ * covers every buffered entry of it.
+ */
+static void
+sf_pending_supersede(int64 id)
+{
+	SfPending  *pend = sf_pending_lookup(id, false);
+	SfPendingRun *run;
+
+	if (pend == NULL)
+		return;
+	for (run = pend->runs; run != NULL; run = run->next)
+		if (run->superseded == InvalidSubTransactionId)
+			run->superseded = GetCurrentSubTransactionId();
+	pend->bytes = 0;
+}
+
+/*
+ * End of subtransaction mySubid: on abort, the runs it superseded live
+ * again; on commit, they are superseded by its parent.
+ */
+static void
+sf_pending_subxact_end(bool abort, SubTransactionId mySubid,
+					   SubTransactionId parentSubid)
+{
+	HASH_SEQ_STATUS status;
+	SfPending  *pend;
+
+	if (sf_pending == NULL)
+		return;
+	hash_seq_init(&status, sf_pending);
+	while ((pend = hash_seq_search(&status)) != NULL)
+	{
+		SfPendingRun *run;
+
+		pend->bytes = 0;
+		for (run = pend->runs; run != NULL; run = run->next)
+		{
+			if (run->superseded != InvalidSubTransactionId &&
+				run->superseded >= mySubid)
+				run->superseded = abort ? InvalidSubTransactionId : parentSubid;
+			if (run->superseded == InvalidSubTransactionId)
+				pend->bytes += run->data.len - 4 * run->count;
+		}
+	}
+}
+
+/*
+ * Replay run onto p, unless superseded; add its bytes to *bytes and raise
+ * *last to its position.
+ */
+static void
+sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run, int64 *bytes,
+					  int64 *last)
+{
+	int			off = 0;
+
+	if (run->superseded != InvalidSubTransactionId)
+		return;
+	while (off < run->data.len)
+	{
+		uint32		n;
+
+		CHECK_FOR_INTERRUPTS();
+		memcpy(&n, run->data.data + off, sizeof(n));
+		n = pg_ntoh32(n);
+		sf_journal_replay(p, run->data.data + off + 4, n);
+		off += 4 + n;
+		*bytes += n;
+	}
+	*last = Max(*last, run->last_pos);
 }
 
 /* ----------------------------------------------------------------
@@ -726,14 +1093,19 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 
 /*
  * Replay the journal rows of pipeline id with pos > from onto p, in pos
- * order, adding their number of bytes to *bytes and returning the last
- * position (from if there is none).  Caller must be connected to SPI with a
- * snapshot pushed, and must treat p as broken if this fails.
+ * order, merged with the buffered entries of pend (if not NULL: the
+ * transaction's own entries not yet stored), adding their number of bytes
+ * to *bytes and returning the last position (from if there is none).
+ * Caller must be connected to SPI with a snapshot pushed, and must treat p
+ * as broken if this fails.
  */
 static int64
-sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes)
+sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes,
+				  SfPending *pend)
 {
 	int64		last = from;
+	int64		pos;
+	SfPendingRun *run = pend != NULL ? pend->runs : NULL;
 	Datum		args[2];
 	Portal		portal;
 	MemoryContext replaycxt;
@@ -761,7 +1133,16 @@ sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes)
 			bytea	   *entrydata;
 
 			CHECK_FOR_INTERRUPTS();
-			last = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			pos = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			/* buffered entries that come before this row */
+			for (; run != NULL && run->last_pos < pos; run = run->next)
+			{
+				oldcxt = MemoryContextSwitchTo(replaycxt);
+				sf_pending_replay_run(p, run, bytes, &last);
+				MemoryContextSwitchTo(oldcxt);
+				MemoryContextReset(replaycxt);
+			}
+			last = Max(last, pos);
 			d = SPI_getbinval(tup, desc, 2, &isnull);
 			if (isnull)
 				ereport(ERROR,
@@ -780,6 +1161,13 @@ sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes)
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
+	for (; run != NULL; run = run->next)
+	{
+		oldcxt = MemoryContextSwitchTo(replaycxt);
+		sf_pending_replay_run(p, run, bytes, &last);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(replaycxt);
+	}
 	MemoryContextDelete(replaycxt);
 	return last;
 }
@@ -818,7 +1206,8 @@ sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 							   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 	}
 	p->offset_replays = row->offset_replays_base;
-	last_pos = sf_replay_journal(p, row->id, 0, &bytes);
+	last_pos = sf_replay_journal(p, row->id, 0, &bytes,
+								 sf_pending_lookup(row->id, false));
 
 	/* complete: the cache takes it over */
 	MemoryContextSetParent(p->cxt, sf_cache_cxt);
@@ -855,14 +1244,29 @@ sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 		entry->version = row->version;
 		return;
 	}
+	/*
+	 * Catching up is correct by construction.  A journal epoch is the
+	 * journal of one snapshot, named by its snapshot_version: the version of
+	 * the transaction that wrote the snapshot (compaction or restore), which
+	 * no other committed state has.  Within an epoch rows are only appended,
+	 * at positions after the last one, by the holder of the row lock with a
+	 * current entry; they are deleted only together with the writing
+	 * of a new snapshot, which starts a new epoch at position 1 (in the
+	 * writer's entry too).  So an entry with the row's snapshot_version
+	 * holds exactly the rows of the current journal up to last_pos, and the
+	 * rows it lacks are those after it.
+	 */
 	if (same && entry->snapshot_version == row->snapshot_version &&
 		entry->version < current_version)
 	{
 		int64		from = entry->last_pos;
 
 		entry->version = -1;	/* invalid until caught up */
+		/* nothing buffered: that needs the row lock, which nobody else had */
+		Assert(sf_pending_lookup(row->id, false) == NULL ||
+			   sf_pending_lookup(row->id, false)->runs == NULL);
 		entry->last_pos = sf_replay_journal(entry->pipeline, row->id, from,
-											&entry->journal_bytes);
+											&entry->journal_bytes, NULL);
 		entry->version = row->version;
 		return;
 	}
@@ -885,6 +1289,13 @@ sf_persist_init(void)
 							"The journal since the last snapshot is compacted once it exceeds the larger of this and four times the snapshot's size; -1 disables compaction.",
 							&sf_compaction_threshold,
 							64 * 1024, -1, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge.cache_size",
+							"Memory a backend may keep for cached pipelines.",
+							"Least recently used pipelines beyond this are evicted and rebuilt from their tables when next used; pipelines the current transaction changed are kept until it ends.  -1: no limit.",
+							&sf_cache_size,
+							128 * 1024, -1, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	RegisterXactCallback(sf_xact_callback, NULL);
@@ -1021,6 +1432,7 @@ sf_persist_drop(const char *name)
 	SfCacheEntry *entry;
 	SfSavedUser saved;
 	SfAcl		acl;
+	bool		isnull;
 
 	sf_check_lookup_name(name);
 	sf_become_owner(&saved);
@@ -1034,12 +1446,14 @@ sf_persist_drop(const char *name)
 	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
 				CurrentMemoryContext);
 	sf_acl_check(&acl, name, saved.userid, SF_PRIV_ADMIN);
+	/* buffered entries must not be stored for a deleted pipeline */
+	sf_pending_supersede(sf_getint64(1, &isnull));
 	SPI_finish();
 	sf_restore_user(&saved);
 
 	entry = sf_cache_lookup(name, false);
 	if (entry != NULL)
-		sf_cache_remove(entry);
+		sf_cache_discard(entry);
 }
 
 /*
@@ -1082,6 +1496,7 @@ sf_persist_open(const char *name, bool for_write)
 		sf_persist_check_writable(name);
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
+		sf_cache_touch(entry);
 		return entry->pipeline;
 	}
 
@@ -1127,6 +1542,10 @@ sf_persist_open(const char *name, bool for_write)
 	SPI_finish();
 	sf_restore_user(&saved);
 
+	sf_cache_account(entry);
+	sf_cache_touch(entry);
+	sf_cache_enforce(entry);
+
 	if (for_write)
 	{
 		bool		first = entry->modified_subid == InvalidSubTransactionId;
@@ -1160,7 +1579,7 @@ sf_persist_open(const char *name, bool for_write)
  * in a subtransaction, so that such a failure costs this call nothing: the
  * caller journals the call instead, and the pipeline stays usable (its
  * checkpoint() still fails, with the error).  Any other error propagates.
- * Caller is connected to SPI, as the owner.
+ * Reads no table: the caller need not be connected to SPI.
  */
 static bytea *
 sf_try_snapshot(SfPipeline *p)
@@ -1241,8 +1660,6 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 						SF_RETENTION_COMPACTION_FLOOR),
 					SF_COMPACTION_FACTOR * entry->snapshot_len);
 
-	sf_become_owner(&saved);
-	SPI_connect();
 	if (limit >= 0 && entry->journal_bytes + (int64) len > limit &&
 		entry->journal_bytes + (int64) len > entry->compact_after &&
 		(snap = sf_try_snapshot(p)) == NULL)
@@ -1255,6 +1672,8 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		Datum		values[3];
 		Datum		arg = Int64GetDatum(entry->id);
 
+		sf_become_owner(&saved);
+		SPI_connect();
 		values[0] = Int64GetDatum(entry->id);
 		values[1] = PointerGetDatum(snap);
 		values[2] = Int64GetDatum(p->offset_replays);
@@ -1265,14 +1684,39 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
 		entry->snapshot_version = entry->version;
 		entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+		/* a new journal epoch: its positions start again (see sf_cache_sync) */
+		entry->last_pos = 0;
 		entry->journal_bytes = 0;
 		entry->compact_after = 0;
+		/* the snapshot holds what the buffered entries did */
+		sf_pending_supersede(entry->id);
+		SPI_finish();
+		sf_restore_user(&saved);
+	}
+	else if (GetCurrentTransactionNestLevel() == 1)
+	{
+		SfPending  *pend;
+
+		/* a top-level call: stored with the others before commit */
+		sf_pending_add(entry, data, len);
+		pend = sf_pending_lookup(entry->id, false);
+		if (pend->bytes >= SF_PENDING_FLUSH)
+		{
+			sf_become_owner(&saved);
+			SPI_connect();
+			sf_pending_write(pend);
+			SPI_finish();
+			sf_restore_user(&saved);
+		}
 	}
 	else
 	{
 		Datum		values[3];
-		bytea	   *b = palloc(VARHDRSZ + len);
+		bytea	   *b;
 
+		sf_become_owner(&saved);
+		SPI_connect();
+		b = palloc(VARHDRSZ + len);
 		SET_VARSIZE(b, VARHDRSZ + len);
 		memcpy(VARDATA(b), data, len);
 		values[0] = Int64GetDatum(entry->id);
@@ -1281,10 +1725,19 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 		sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
 		entry->last_pos++;
 		entry->journal_bytes += len;
+		SPI_finish();
+		sf_restore_user(&saved);
 	}
-	SPI_finish();
-	sf_restore_user(&saved);
 	entry->journal_pending = false;
+	sf_cache_account(entry);
+
+	/*
+	 * The journal (its table, or the buffer) now holds this transaction's
+	 * work: whatever the mutation count says, an abort must not keep this
+	 * entry (its positions and snapshot_version describe rows that the
+	 * abort removes).
+	 */
+	entry->clean_valid = false;
 }
 
 /*
@@ -1303,7 +1756,6 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	bytea	   *snap;
 	Datum		arg;
 	Datum		values[3];
-	int64		last_pos;
 	MemoryContext callercxt = CurrentMemoryContext;
 	SfSavedUser saved;
 
@@ -1337,11 +1789,15 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
 	sf_restore_user(&saved);
+	/* the restored state replaces what buffered entries did */
+	sf_pending_supersede(row.id);
 
-	/* positions only need to grow; keep them growing where we know them */
+	/*
+	 * A new journal epoch (snapshot_version = this transaction's version):
+	 * the journal is empty, so its positions start again from 1, as in
+	 * every backend that loads it (see sf_cache_sync).
+	 */
 	entry = sf_cache_lookup(name, true);
-	last_pos = entry->version >= 0 && entry->relid == row.relid &&
-		entry->id == row.id ? entry->last_pos : 0;
 	sf_cache_invalidate(entry);
 	MemoryContextSetParent(p->cxt, sf_cache_cxt);
 	entry->pipeline = p;
@@ -1350,11 +1806,14 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry->version = row.version;
 	entry->snapshot_version = row.version;
 	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
-	entry->last_pos = last_pos;
+	entry->last_pos = 0;
 	entry->journal_bytes = 0;
 	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
 	entry->locked = true;
+	sf_cache_account(entry);
+	sf_cache_touch(entry);
+	sf_cache_enforce(entry);
 }
 
 /*
@@ -1450,6 +1909,11 @@ sf_xact_callback(XactEvent event, void *arg)
 
 	switch (event)
 	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			/* the buffered journal entries commit with the transaction */
+			sf_pending_write_all();
+			return;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 			discard = false;
@@ -1463,6 +1927,7 @@ sf_xact_callback(XactEvent event, void *arg)
 			return;
 	}
 	sf_subabort_discarded = false;
+	sf_pending_reset();
 	if (sf_cache == NULL || sf_nmodified == 0)
 		return;
 
@@ -1498,9 +1963,13 @@ sf_xact_callback(XactEvent event, void *arg)
 			entry->modified_subid = InvalidSubTransactionId;
 			entry->clean_valid = false;
 			sf_nmodified--;
+			sf_cache_account(entry);
 		}
 	}
 	Assert(sf_nmodified == 0);
+
+	/* what the transaction's calls added may exceed the limit now */
+	sf_cache_enforce(NULL);
 }
 
 /*
@@ -1515,6 +1984,9 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	HASH_SEQ_STATUS status;
 	SfCacheEntry *entry;
 
+	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
+		sf_pending_subxact_end(event == SUBXACT_EVENT_ABORT_SUB, mySubid,
+							   parentSubid);
 	if (event != SUBXACT_EVENT_ABORT_SUB || sf_cache == NULL ||
 		sf_nmodified == 0)
 		return;
@@ -1665,14 +2137,22 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	SPI_finish();
 	sf_restore_user(&saved);
 
-	/* the cache takes the new state over; positions keep growing */
+	/*
+	 * The cache takes the new state over.  A new journal epoch: positions
+	 * start again at 1, as in every backend that loads the new snapshot
+	 * (see sf_cache_sync), and the snapshot holds what the transaction's
+	 * buffered entries did.
+	 */
 	MemoryContextSetParent(p->cxt, sf_cache_cxt);
 	entry->pipeline = p;
 	sf_pipeline_free(old);
 	entry->clean_valid = false;
 	entry->snapshot_version = entry->version;
 	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+	entry->last_pos = 0;
 	entry->journal_bytes = 0;
 	entry->journal_pending = false;
+	sf_pending_supersede(entry->id);
+	sf_cache_account(entry);
 	return p;
 }

@@ -713,5 +713,6 @@ extern void sf_journal_advance(SfPipeline *p, const char *partition,
 							   int64 progress);
 extern void sf_journal_mark_idle(SfPipeline *p, const char *partition);
 extern void sf_journal_replay(SfPipeline *p, const char *data, Size len);
+extern bytea *sf_journal_sequence(const char *entries, Size len, int count);
 
 #endif							/* STREAMFORGE_H */

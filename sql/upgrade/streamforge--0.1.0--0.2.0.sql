@@ -1649,3 +1649,20 @@ COMMENT ON FUNCTION streamforge_internal.retention_horizon_internal(text) IS
 -- anew, without the REVOKE that sql/install/40_outputs.sql applies.
 -- ----------------------------------------------------------------------
 REVOKE ALL ON FUNCTION streamforge_internal.resync_outputs_internal(text) FROM PUBLIC;
+
+-- ----------------------------------------------------------------
+-- Journal epochs (issue 11, item 2; src/persist.c, docs/persistence.md)
+-- ----------------------------------------------------------------
+-- Nothing to convert.  Journal positions now start again at 1 after every
+-- compaction and restore, in every backend; the epoch is the pipeline's
+-- snapshot_version, which 0.1.0 already stores.  A 0.1.0 journal whose
+-- positions continue from before its snapshot is read as it is: only the
+-- order of the positions within one snapshot's journal matters.
+
+-- ----------------------------------------------------------------
+-- Buffered journal entries (issue 14, item 1; src/persist.c, src/journal.c)
+-- ----------------------------------------------------------------
+-- Nothing to convert.  A journal row may now hold several entries (format
+-- byte 2); rows of one entry keep the 0.1.0 format (1), and 0.1.0 rows are
+-- read as they are.  Only a 0.1.0 library could not read the new rows:
+-- after ALTER EXTENSION UPDATE, do not go back to the 0.1.0 library.

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# bench/perrow.sh: per-row write calls against a per-event upsert and
+# against ingest_batch (issue 14, item 1).  Not part of the test suite.
+#
+#   ./bench/perrow.sh [--rows N] [--keep]
+#
+# Builds the extension, installs it into a private copy of the PostgreSQL
+# tree in a scratch directory (scripts/lib.sh, sf_private_tree; like
+# bench/run.sh, so nobody else's install changes the code under test),
+# starts a throwaway cluster on a Unix socket there, loads N rows (default
+# 200,000: 4 partitions, 1,000 keys, event times that wander) and times, in
+# one run, each in one transaction on a fresh pipeline (or table):
+#   upsert    a PL/pgSQL loop running INSERT ... ON CONFLICT DO UPDATE per
+#             row into a plain (key, window) table: the hand-written baseline
+#   lateral   SELECT ... FROM rows, LATERAL streamforge.ingest(...)
+#   loop      a PL/pgSQL loop calling streamforge.ingest per row
+#   batch     one streamforge.ingest_batch call with every row
+# checks that the three pipelines ended equal, and prints events/s and the
+# ratios issue 14 asks for: lateral and loop against upsert (target: at
+# least 5x faster) and batch against lateral and loop (target: at most 3x).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
+ROWS=200000
+KEEP=
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--rows) ROWS=$2; shift ;;
+		--keep) KEEP=1 ;;
+		*) echo "usage: $0 [--rows N] [--keep]" >&2; exit 2 ;;
+	esac
+	shift
+done
+PORT=5434						# names the socket file only: no TCP listener
+
+sf_check_server_user
+command -v bc >/dev/null || sf_die "bc is needed"
+sf_say "building"
+make -C "$SF_ROOT" -s -j2 PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "build failed"
+
+SCRATCH=$(mktemp -d /tmp/streamforge-perrow.XXXXXX)
+chmod 755 "$SCRATCH"
+SRVBIN=$SCRATCH/pg$PGBIN
+started=
+cleanup() {
+	local rc=$?
+	if [ -n "$started" ]; then
+		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" \
+			-D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
+		echo "scratch directory kept: $SCRATCH"
+	else
+		rm -rf "$SCRATCH"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+
+sf_private_tree "$SCRATCH/pg"
+sf_is_root && chown -R postgres:postgres "$SCRATCH"
+as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
+psql_db() {
+	as_server "$SRVBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
+		-U postgres -d postgres "$@"
+}
+
+as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
+	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
+	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
+printf '%s\n' "listen_addresses = ''" "port = $PORT" \
+	"unix_socket_directories = '$SCRATCH'" "unix_socket_permissions = 0700" \
+	"shared_buffers = 512MB" "max_wal_size = 8GB" "autovacuum = off" |
+	as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null
+as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
+	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
+started=1
+
+sf_say "loading $ROWS rows"
+psql_db -c "CREATE EXTENSION streamforge" -c "
+CREATE TABLE rows AS
+  SELECT i, 'p' || (i % 4) AS part, (i / 4)::bigint AS off, 'e' || i AS eid,
+         'k' || (i * 7919 % 1000) AS key,
+         (i / 10 + (i * 31 % 200))::bigint AS t, (i % 97)::bigint AS v
+    FROM generate_series(0, $ROWS - 1) AS i" -c "
+CREATE TABLE agg (key text, win bigint, cnt bigint, total bigint,
+                  PRIMARY KEY (key, win))" -c "VACUUM ANALYZE rows" -c "
+SELECT streamforge.create_pipeline(n, ARRAY['p0', 'p1', 'p2', 'p3'],
+         ARRAY[streamforge.fixed('m', 60)], 1000000)
+  FROM unnest(ARRAY['lateral', 'loop', 'batch']) AS n" >/dev/null
+
+# run NAME SQL: time SQL in one transaction
+declare -A secs=()
+run() {
+	local name=$1 sql=$2 t0 t1
+	t0=$(date +%s.%N)
+	psql_db -c "BEGIN" -c "$sql" -c "COMMIT" >/dev/null
+	t1=$(date +%s.%N)
+	secs[$name]=$(echo "$t1 - $t0" | bc -l)
+	printf '    %-8s %8.2f s %12.0f events/s\n' "$name" "${secs[$name]}" \
+		"$(echo "$ROWS / ${secs[$name]}" | bc -l)"
+}
+
+sf_say "timing $ROWS events per driver, one transaction each"
+run upsert 'DO $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT * FROM rows ORDER BY i LOOP
+        INSERT INTO agg VALUES (r.key, r.t - r.t % 60, 1, r.v)
+        ON CONFLICT (key, win) DO UPDATE
+            SET cnt = agg.cnt + 1, total = agg.total + excluded.total;
+    END LOOP;
+END $$'
+run lateral "SELECT count(*) FROM rows r,
+    LATERAL streamforge.ingest('lateral', r.part, r.off, r.eid, r.key, r.t, r.v)"
+run loop 'DO $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT * FROM rows ORDER BY i LOOP
+        PERFORM streamforge.ingest($q$loop$q$, r.part, r.off, r.eid, r.key, r.t, r.v);
+    END LOOP;
+END $$'
+run batch "SELECT count(*) FROM streamforge.ingest_batch('batch',
+    (SELECT array_agg(ROW(part, off, eid, key, t, v)::streamforge.delivery ORDER BY i)
+       FROM rows))"
+
+same=$(psql_db -At -c "SELECT count(DISTINCT (SELECT string_agg(r::text, ',' ORDER BY r::text)
+                                              FROM streamforge.live(n) r))
+                         FROM unnest(ARRAY['lateral', 'loop', 'batch']) AS n")
+[ "$same" = 1 ] || sf_die "the three pipelines differ"
+
+ratio() { echo "$1 / $2" | bc -l; }
+echo
+sf_say "ratios (same rows, same run; $(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit))"
+printf '    lateral vs upsert:  %5.1fx faster (target >= 5)\n' "$(ratio "${secs[upsert]}" "${secs[lateral]}")"
+printf '    loop    vs upsert:  %5.1fx faster (target >= 5)\n' "$(ratio "${secs[upsert]}" "${secs[loop]}")"
+printf '    batch   vs lateral: %5.1fx faster (target <= 3)\n' "$(ratio "${secs[lateral]}" "${secs[batch]}")"
+printf '    batch   vs loop:    %5.1fx faster (target <= 3)\n' "$(ratio "${secs[loop]}" "${secs[batch]}")"
