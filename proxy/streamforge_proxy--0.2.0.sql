@@ -226,7 +226,7 @@ COMMENT ON FUNCTION streamforge.px_unreachable(integer[], text) IS
 -- ------------------------------------------------------------------
 CREATE FUNCTION streamforge.px_create(px_shards integer[], name text,
     partitions text[], windows streamforge.window_def[], lateness bigint,
-    time_unit interval)
+    retention bigint, time_unit interval)
 RETURNS SETOF integer
 LANGUAGE plproxy VOLATILE PARALLEL UNSAFE
 AS $$
@@ -235,7 +235,7 @@ AS $$
     RUN ON px_shards;
     SELECT (px_shards)[1] AS px_create
       FROM streamforge.create_pipeline(name, partitions, windows, lateness,
-                                       time_unit) r;
+                                       retention, time_unit) r;
 $$;
 
 CREATE FUNCTION streamforge.px_drop(px_shards integer[], name text)
@@ -369,7 +369,9 @@ CREATE FUNCTION streamforge.px_stats(px_shards integer[], pipeline text,
     OUT late_events bigint, OUT offset_replays bigint,
     OUT changes_emitted bigint, OUT live_buckets bigint,
     OUT visible_rows bigint, OUT partitions integer,
-    OUT idle_partitions integer)
+    OUT idle_partitions integer, OUT remembered_identities bigint,
+    OUT remembered_offsets bigint, OUT remembered_late_events bigint,
+    OUT forgotten_offsets bigint, OUT forgotten_late_events bigint)
 RETURNS SETOF record
 LANGUAGE plproxy VOLATILE PARALLEL UNSAFE
 AS $$
@@ -414,7 +416,7 @@ COMMENT ON FUNCTION streamforge.px_restore(integer, text, bytea) IS
     'internal: restore on one shard';
 COMMENT ON FUNCTION streamforge.px_inspect_checkpoint(bytea) IS
     'internal: inspect_checkpoint on any shard';
-COMMENT ON FUNCTION streamforge.px_create(integer[], text, text[], streamforge.window_def[], bigint, interval) IS
+COMMENT ON FUNCTION streamforge.px_create(integer[], text, text[], streamforge.window_def[], bigint, bigint, interval) IS
     'internal: create_pipeline on the given shards';
 COMMENT ON FUNCTION streamforge.px_drop(integer[], text) IS
     'internal: drop_pipeline on the given shards';
@@ -514,7 +516,7 @@ COMMENT ON FUNCTION streamforge.session(text, bigint) IS
 -- ------------------------------------------------------------------
 CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
     windows streamforge.window_def[], lateness bigint DEFAULT 0,
-    time_unit interval DEFAULT NULL)
+    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
@@ -531,19 +533,20 @@ BEGIN
     shards := ARRAY[streamforge.shard_of(name)];
     BEGIN
         PERFORM streamforge.px_create(shards, name, partitions, windows, lateness,
-            time_unit);
+            retention, time_unit);
     EXCEPTION WHEN internal_error THEN
         PERFORM streamforge.px_unreachable(shards, SQLERRM);
         RAISE;
     END;
 END
 $$;
-COMMENT ON FUNCTION streamforge.create_pipeline(text, text[], streamforge.window_def[], bigint, interval) IS
+COMMENT ON FUNCTION streamforge.create_pipeline(text, text[], streamforge.window_def[], bigint, bigint, interval) IS
     'create a pipeline on the shard chosen by the hash of its name (distribution a)';
 
 CREATE FUNCTION streamforge.create_sharded_pipeline(name text,
     partitions text[], windows streamforge.window_def[],
-    lateness bigint DEFAULT 0, time_unit interval DEFAULT NULL)
+    lateness bigint DEFAULT 0, retention bigint DEFAULT NULL,
+    time_unit interval DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
@@ -562,14 +565,14 @@ BEGIN
     shards := ARRAY(SELECT pg_catalog.generate_series(0, n OPERATOR(pg_catalog.-) 1));
     BEGIN
         PERFORM streamforge.px_create(shards, name, partitions, windows, lateness,
-            time_unit);
+            retention, time_unit);
     EXCEPTION WHEN internal_error THEN
         PERFORM streamforge.px_unreachable(shards, SQLERRM);
         RAISE;
     END;
 END
 $$;
-COMMENT ON FUNCTION streamforge.create_sharded_pipeline(text, text[], streamforge.window_def[], bigint, interval) IS
+COMMENT ON FUNCTION streamforge.create_sharded_pipeline(text, text[], streamforge.window_def[], bigint, bigint, interval) IS
     'create a pipeline on every shard, each shard owning the partitions that hash to it (distribution b)';
 
 CREATE FUNCTION streamforge.drop_pipeline(name text)
@@ -862,7 +865,9 @@ CREATE FUNCTION streamforge.stats(pipeline text,
     OUT late_events bigint, OUT offset_replays bigint,
     OUT changes_emitted bigint, OUT live_buckets bigint,
     OUT visible_rows bigint, OUT partitions integer,
-    OUT idle_partitions integer)
+    OUT idle_partitions integer, OUT remembered_identities bigint,
+    OUT remembered_offsets bigint, OUT remembered_late_events bigint,
+    OUT forgotten_offsets bigint, OUT forgotten_late_events bigint)
 RETURNS record
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 AS $$
@@ -873,9 +878,16 @@ BEGIN
            pg_catalog.sum(s.duplicate_ids)::bigint, pg_catalog.sum(s.late_events)::bigint,
            pg_catalog.sum(s.offset_replays)::bigint, pg_catalog.sum(s.changes_emitted)::bigint,
            pg_catalog.sum(s.live_buckets)::bigint, pg_catalog.sum(s.visible_rows)::bigint,
-           pg_catalog.max(s.partitions), pg_catalog.min(s.idle_partitions)
+           pg_catalog.max(s.partitions), pg_catalog.min(s.idle_partitions),
+           pg_catalog.sum(s.remembered_identities)::bigint,
+           pg_catalog.sum(s.remembered_offsets)::bigint,
+           pg_catalog.sum(s.remembered_late_events)::bigint,
+           pg_catalog.sum(s.forgotten_offsets)::bigint,
+           pg_catalog.sum(s.forgotten_late_events)::bigint
       INTO deliveries, accepted, duplicate_ids, late_events, offset_replays,
-           changes_emitted, live_buckets, visible_rows, partitions, idle_partitions
+           changes_emitted, live_buckets, visible_rows, partitions, idle_partitions,
+           remembered_identities, remembered_offsets, remembered_late_events,
+           forgotten_offsets, forgotten_late_events
       FROM streamforge.px_stats(shards, pipeline) s;
 EXCEPTION WHEN internal_error THEN
     PERFORM streamforge.px_unreachable(shards, SQLERRM);

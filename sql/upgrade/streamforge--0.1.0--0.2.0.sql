@@ -1557,8 +1557,6 @@ COMMENT ON FUNCTION streamforge.late_events(text) IS
     'the late events, in late_seq order';
 COMMENT ON FUNCTION streamforge.partitions(text) IS
     'each partition''s consumed offset (-1: none yet), progress and idleness';
-COMMENT ON FUNCTION streamforge.stats(text) IS
-    'counters: deliveries, accepted, duplicates, late events, replays, changes, buckets';
 
 COMMENT ON FUNCTION streamforge.resync_outputs(text) IS
     'bring the outputs back in line with the state after restore() (admin)';

@@ -433,6 +433,17 @@ is($shard_node{$tu_shard}->safe_psql("sf$tu_shard", "SELECT streamforge.time_uni
 is(join(',', map { $shard_node{$_}->safe_psql("sf$_", "SELECT streamforge.time_unit('tus')") } 0 .. 3),
 	join(',', ('00:00:00.001') x 4), 'a sharded pipeline gets its time_unit on every shard');
 
+# --- and so does its retention ---------------------------------------------
+router("SELECT streamforge.create_pipeline('tr', ARRAY['a'], $windows, 3, 50)");
+router("SELECT streamforge.create_sharded_pipeline('trs', ARRAY['a'], $windows, retention => 70)");
+my $tr_shard = router("SELECT streamforge.shard_of('tr')");
+is($shard_node{$tr_shard}->safe_psql("sf$tr_shard",
+		"SELECT lateness || '/' || retention FROM streamforge.pipeline WHERE name = 'tr'"),
+	'3/50', 'a placed pipeline gets its lateness and retention');
+is(join(',', map { $shard_node{$_}->safe_psql("sf$_",
+		"SELECT retention FROM streamforge.pipeline WHERE name = 'trs'") } 0 .. 3),
+	join(',', ('70') x 4), 'a sharded pipeline gets its retention on every shard');
+
 # --- errors keep streamforge's SQLSTATEs through the router -------------
 like(router_fails("SELECT * FROM streamforge.ingest(NULL, 'a', 0, 'x', 'k', 1, 1)"),
 	qr/22004: pipeline must not be null/, 'a NULL pipeline is 22004');
