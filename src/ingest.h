@@ -19,10 +19,6 @@
 
 #include "streamforge.h"
 
-/* sf_sql.c: materialize a change list as SETOF streamforge.change */
-extern void sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
-							  const SfChangeList *changes);
-
 /* timeunit.c: create_pipeline's time_unit argument */
 extern bool sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us,
 							 Interval **unit);
