@@ -52,7 +52,7 @@ SELECT p.proname, p.provolatile, p.proparallel
        'disable_outputs', 'resync_outputs', 'advance_to_now', 'schedule_advance',
        'unschedule_advance', 'grant', 'revoke', 'grant_privilege',
        'revoke_privilege', 'set_owner', 'add_partition', 'add_window',
-       'drop_window', 'set_lateness', 'append', 'append_batch', 'append_ts',
+       'drop_window', 'set_lateness', 'set_retention', 'append', 'append_batch', 'append_ts',
        'ingest_ts', 'advance_ts', 'ingest_json', 'attach', 'detach',
        'trim_changelog', 'trim_late_output', 'trim_results')
  ORDER BY 1;

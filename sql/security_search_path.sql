@@ -181,6 +181,7 @@ INSERT INTO public.ss_calls VALUES
     (55, $$SELECT * FROM streamforge.live_avg('PIPE')$$),
     (56, $$SELECT * FROM streamforge.visible_avg('PIPE')$$),
     (57, $$SELECT pg_catalog.count(*) FROM streamforge.pipeline_info WHERE name OPERATOR(pg_catalog.=) 'PIPE'$$),
+    (58, $$SELECT * FROM streamforge.set_retention('PIPE', 1000)$$),
     (98, $$SELECT streamforge.drop_pipeline('PIPE')$$),
     (99, $$SELECT streamforge.create_pipeline('PIPE', ARRAY['p0'], ARRAY[streamforge.fixed('f', 10)])$$);
 

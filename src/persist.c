@@ -2005,14 +2005,17 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 /* ----------------------------------------------------------------
  * Definition changes (add_partition, add_window, drop_window,
- * set_lateness; sf_manage.c)
+ * set_lateness, set_retention; sf_manage.c)
  * ----------------------------------------------------------------
  */
 
 /*
  * Run as the extension's owner, like every statement here; not prepared,
  * since definition changes are rare.  The windows are passed as parallel
- * arrays (NULL where a kind takes no parameter), as in PLAN_CREATE.
+ * arrays (NULL where a kind takes no parameter), as in PLAN_CREATE.  The
+ * whole definition is written (partitions, windows, lateness, retention:
+ * NULL keeps everything); the retention column is 0.2.0's, and only 0.2.0's
+ * SQL calls the definition changes.
  */
 #define SF_REDEFINE_SQL \
 	"UPDATE streamforge.pipeline SET partitions = $2, " \
@@ -2022,7 +2025,7 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) " \
 	"WITH ORDINALITY AS u(n, k, s, st, g, i)), " \
 	"lateness = $8, snapshot = $9, snapshot_version = version, " \
-	"offset_replays_base = $10 " \
+	"offset_replays_base = $10, retention = $11 " \
 	"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version"
 
 /*
@@ -2050,11 +2053,11 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	SfCacheEntry *entry;
 	const SfPipelineDef *def;
 	bytea	   *snap;
-	Datum		values[10];
-	char		nulls[10];
-	Oid			types[10] = {INT8OID, TEXTARRAYOID, TEXTARRAYOID,
+	Datum		values[11];
+	char		nulls[11];
+	Oid			types[11] = {INT8OID, TEXTARRAYOID, TEXTARRAYOID,
 		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID,
-	BYTEAOID, INT8OID};
+	BYTEAOID, INT8OID, INT8OID};
 	Datum	   *parts;
 	Datum	   *wd[5];
 	bool	   *wn[3];
@@ -2125,10 +2128,13 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	values[7] = Int64GetDatum(def->lateness);
 	values[8] = PointerGetDatum(snap);
 	values[9] = Int64GetDatum(p->offset_replays);
+	values[10] = Int64GetDatum(def->retention);
+	if (!def->has_retention)
+		nulls[10] = 'n';
 
 	sf_become_owner(&saved);
 	SPI_connect();
-	if (SPI_execute_with_args(SF_REDEFINE_SQL, 10, types, values, nulls,
+	if (SPI_execute_with_args(SF_REDEFINE_SQL, 11, types, values, nulls,
 							  false, 0) != SPI_OK_UPDATE_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "pipeline \"%s\" vanished", name);

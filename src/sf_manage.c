@@ -4,7 +4,8 @@
  *	  Managing pipelines: definition changes of a running pipeline, and the
  *	  "did you mean" hint of an unknown pipeline.
  *
- * add_partition, add_window, drop_window and set_lateness are SQL glue:
+ * add_partition, add_window, drop_window, set_lateness and set_retention
+ * are SQL glue:
  * they check their arguments, let persist.c lock the pipeline and check the
  * admin privilege (sf_persist_redefine), check the change against the
  * current definition, build the new state (redefine.c), and return the
@@ -34,7 +35,8 @@ typedef enum SfManageKind
 	SF_ADD_PARTITION,
 	SF_ADD_WINDOW,
 	SF_DROP_WINDOW,
-	SF_SET_LATENESS
+	SF_SET_LATENESS,
+	SF_SET_RETENTION
 } SfManageKind;
 
 /* One definition change: its arguments, and what it did */
@@ -45,6 +47,8 @@ typedef struct SfManageOp
 	char		name[SF_NAME_MAX + 1];	/* partition or window */
 	SfWindowDef window;			/* SF_ADD_WINDOW */
 	int64		lateness;		/* SF_SET_LATENESS */
+	bool		has_retention;	/* SF_SET_RETENTION; false: keep everything */
+	int64		retention;		/* SF_SET_RETENTION, with has_retention */
 	MemoryContext cxt;			/* the SQL function's */
 	SfPipelineDef names;		/* in cxt: old and new windows, by name */
 	SfChangeList changes;		/* in cxt; window indexes into names */
@@ -129,6 +133,17 @@ manage_args(SfManageOp *op)
 						errdetail("The lateness given is " INT64_FORMAT ".",
 								  op->lateness));
 			break;
+		case SF_SET_RETENTION:
+			/* NULL keeps everything (SPEC.md 6) */
+			op->has_retention = !PG_ARGISNULL(1);
+			op->retention = op->has_retention ? PG_GETARG_INT64(1) : 0;
+			if (op->has_retention && op->retention < 0)
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("retention must not be negative"),
+						errdetail("The retention given is " INT64_FORMAT ".",
+								  op->retention));
+			break;
 	}
 }
 
@@ -147,6 +162,22 @@ manage_build(SfPipeline *old, void *arg)
 	int			i;
 
 	manage_args(op);
+
+	/*
+	 * A retention changes no window (SPEC.md 6: an event below the horizon
+	 * is late anyway), so no rebuild: retention.c copies the state and
+	 * forgets what the new horizon forgets, or refuses (55000) to move the
+	 * horizon back over what is already forgotten.  No changes result.
+	 */
+	if (op->kind == SF_SET_RETENTION)
+	{
+		p = sf_pipeline_with_retention(CurTransactionContext, old,
+									   op->has_retention, op->retention);
+		op->names = p->def;
+		MemoryContextSwitchTo(oldcxt);
+		return p;
+	}
+
 	def_copy(&def, &old->def, 1, 1);
 
 	switch (op->kind)
@@ -202,6 +233,8 @@ manage_build(SfPipeline *old, void *arg)
 		case SF_SET_LATENESS:
 			def.lateness = op->lateness;
 			break;
+		case SF_SET_RETENTION:
+			pg_unreachable();
 	}
 	/* what create_pipeline would refuse, a change refuses too (limits.c) */
 	sf_check_def_limits(&def);
@@ -268,6 +301,15 @@ Datum
 sf_set_lateness(PG_FUNCTION_ARGS)
 {
 	SfManageOp	op = {.kind = SF_SET_LATENESS};
+
+	return manage_run(fcinfo, &op);
+}
+
+PG_FUNCTION_INFO_V1(sf_set_retention);
+Datum
+sf_set_retention(PG_FUNCTION_ARGS)
+{
+	SfManageOp	op = {.kind = SF_SET_RETENTION};
 
 	return manage_run(fcinfo, &op);
 }

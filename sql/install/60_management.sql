@@ -36,6 +36,12 @@ RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_set_lateness'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- NULL retention keeps everything.  Not STRICT: NULL is a value here.
+CREATE FUNCTION streamforge.set_retention(pipeline text, retention bigint)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_set_retention'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- ----------------------------------------------------------------
 -- Names that work unqualified (GRANT and REVOKE are reserved words)
 -- ----------------------------------------------------------------
@@ -84,52 +90,5 @@ BEGIN ATOMIC
       FROM streamforge.visible(pipeline) AS r;
 END;
 
--- ----------------------------------------------------------------
--- The pipelines, in one view
--- ----------------------------------------------------------------
-
--- One row per pipeline the current user may read: its definition (windows
--- in readable form, in name order), outputs, the counters of stats(), the
--- watermark and the idle partitions.  The view runs as its owner (the
--- extension's owner), which may read the storage tables; the OFFSET 0
--- fence makes the privilege filter run before stats(), watermark() and
--- partitions() are called, which run as the current user and would refuse
--- a pipeline it may not read.  Reading a row loads the pipeline's state
--- into the backend's cache, like stats().
-CREATE VIEW streamforge.pipeline_info WITH (security_barrier) AS
-SELECT v.name, v.owner, v.privilege, v.partitions,
-       ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
-                    w.kind OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||)
-                    CASE w.kind
-                        WHEN 'sliding' THEN w.size::text OPERATOR(pg_catalog.||)
-                                            ', ' OPERATOR(pg_catalog.||) w.step::text
-                        WHEN 'session' THEN w.gap::text
-                        ELSE w.size::text
-                    END OPERATOR(pg_catalog.||) ')'
-               FROM pg_catalog.unnest(v.windows) WITH ORDINALITY
-                    AS w(name, kind, size, step, gap, i)
-              ORDER BY w.i) AS windows,
-       v.lateness,
-       COALESCE(o.changelog, false) AS changelog,
-       COALESCE(o.results, false) AS results,
-       COALESCE(o.late, false) AS late_output,
-       COALESCE(o.notify, false) AS notify,
-       streamforge.watermark(v.name) AS watermark,
-       ARRAY(SELECT t.partition FROM streamforge.partitions(v.name) AS t
-              WHERE t.idle ORDER BY t.partition) AS idle_partitions,
-       s.deliveries, s.accepted, s.duplicate_ids, s.late_events,
-       s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows
-  FROM (SELECT p.name, p.owner, a.privilege, p.partitions, p.windows,
-               p.lateness
-          FROM streamforge.pipeline AS p,
-               LATERAL (SELECT streamforge.effective_privilege(p.owner,
-                               p.readers, p.ingesters, p.admins)
-                               AS privilege) AS a
-         WHERE a.privilege IS NOT NULL
-        OFFSET 0) AS v
-  LEFT JOIN streamforge.output_config AS o
-         ON o.pipeline OPERATOR(pg_catalog.=) v.name
- CROSS JOIN LATERAL streamforge.stats(v.name) AS s;
-
-REVOKE ALL ON streamforge.pipeline_info FROM PUBLIC;
-GRANT SELECT ON streamforge.pipeline_info TO PUBLIC;
+-- The view of every pipeline, pipeline_info, is in 80_pipeline_info.sql:
+-- it reads the retention column, which 70_retention.sql adds.

@@ -111,15 +111,16 @@ COMMENT ON FUNCTION streamforge.drop_window(text, text) IS
     'drop a window of a running pipeline, retracting its visible rows (admin)';
 COMMENT ON FUNCTION streamforge.set_lateness(text, bigint) IS
     'change the allowed lateness of a running pipeline (admin)';
+COMMENT ON FUNCTION streamforge.set_retention(text, bigint) IS
+    'change the retention of a running pipeline, NULL: keep everything (admin)';
 COMMENT ON FUNCTION streamforge.live_avg(text) IS
     'live() with avg = sum / count as numeric';
 COMMENT ON FUNCTION streamforge.visible_avg(text) IS
     'visible() with avg = sum / count as numeric';
 
+-- pipeline_info's comment is in 80_pipeline_info.sql.
 COMMENT ON VIEW streamforge.pipelines IS
     'the pipelines the current user may use, with its privilege and the grants';
-COMMENT ON VIEW streamforge.pipeline_info IS
-    'the pipelines the current user may read: definition, outputs, watermark, idle partitions, counters';
 
 COMMENT ON TABLE streamforge.pipeline IS
     'storage: one row per pipeline (definition, snapshot, privileges); internal';

@@ -1151,11 +1151,12 @@ COMMENT ON FUNCTION streamforge.stats(text) IS
 
 -- ----------------------------------------------------------------
 -- Pipeline management and the psql experience (issue 15):
--- sql/install/60_management.sql and 70_comments.sql.  Internal helpers
--- move to schema streamforge_internal (src/acl.c still finds them in
--- schema streamforge before this update); new functions add_partition,
--- add_window, drop_window, set_lateness, grant_privilege,
--- revoke_privilege, live_avg, visible_avg; view pipeline_info; a comment
+-- sql/install/60_management.sql, 70_comments.sql and 80_pipeline_info.sql.
+-- Internal helpers move to schema streamforge_internal (src/acl.c still
+-- finds them in schema streamforge before this update); new functions
+-- add_partition, add_window, drop_window, set_lateness, set_retention,
+-- grant_privilege, revoke_privilege, live_avg, visible_avg; view
+-- pipeline_info (it shows the retention column added above); a comment
 -- on every public function, type, view and table.
 -- ----------------------------------------------------------------
 
@@ -1184,6 +1185,12 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION streamforge.set_lateness(pipeline text, lateness bigint)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_set_lateness'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- NULL retention keeps everything.  Not STRICT: NULL is a value here.
+CREATE FUNCTION streamforge.set_retention(pipeline text, retention bigint)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_set_retention'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- ----------------------------------------------------------------
@@ -1259,7 +1266,7 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
                FROM pg_catalog.unnest(v.windows) WITH ORDINALITY
                     AS w(name, kind, size, step, gap, i)
               ORDER BY w.i) AS windows,
-       v.lateness,
+       v.lateness, v.retention, v.time_unit,
        COALESCE(o.changelog, false) AS changelog,
        COALESCE(o.results, false) AS results,
        COALESCE(o.late, false) AS late_output,
@@ -1270,7 +1277,7 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
        s.deliveries, s.accepted, s.duplicate_ids, s.late_events,
        s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows
   FROM (SELECT p.name, p.owner, a.privilege, p.partitions, p.windows,
-               p.lateness
+               p.lateness, p.retention, p.time_unit
           FROM streamforge.pipeline AS p,
                LATERAL (SELECT streamforge.effective_privilege(p.owner,
                                p.readers, p.ingesters, p.admins)
@@ -1392,6 +1399,8 @@ COMMENT ON FUNCTION streamforge.drop_window(text, text) IS
     'drop a window of a running pipeline, retracting its visible rows (admin)';
 COMMENT ON FUNCTION streamforge.set_lateness(text, bigint) IS
     'change the allowed lateness of a running pipeline (admin)';
+COMMENT ON FUNCTION streamforge.set_retention(text, bigint) IS
+    'change the retention of a running pipeline, NULL: keep everything (admin)';
 COMMENT ON FUNCTION streamforge.live_avg(text) IS
     'live() with avg = sum / count as numeric';
 COMMENT ON FUNCTION streamforge.visible_avg(text) IS
