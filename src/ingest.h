@@ -20,15 +20,17 @@
 
 #include "streamforge.h"
 
-/* sf_sql.c, append.c: apply unpacked deliveries (ingest_batch, append_batch) */
+/* sf_sql.c: apply unpacked deliveries (ingest_batch; ingest_json) */
 extern void sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
 								 int64 late_before, SfDelivery *ds,
 								 const int *nullfield, int n);
+
+/* append.c: append unpacked events (append_batch; ingest_json) */
 extern void sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
 								 int64 late_before, SfDelivery *ds,
 								 const int *nullfield, int n);
 
-/* timeunit.c: create_pipeline's time_unit argument */
+/* timeunit.c: create_pipeline's time_unit argument, reading and converting */
 extern bool sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us,
 							 Interval **unit);
 extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
