@@ -13,6 +13,7 @@ OBJS = \
 	src/limits.o \
 	src/engine.o \
 	src/identity.o \
+	src/ingest_json.o \
 	src/journal.o \
 	src/persist.o \
 	src/reconcile.o \

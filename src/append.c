@@ -122,6 +122,49 @@ sf_append(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Append n unpacked events in array order, all or none, and return their
+ * changes as the rows of fcinfo's set-returning call: the second half of
+ * append_batch, shared with ingest_json (ingest_json.c).  Caller has opened
+ * p for writing (sf_persist_open) and read late_before = p->nlate then.
+ * nullfield[i] (NULL: every event is complete) is -2 for a complete event,
+ * -1 for a NULL one, else the index of its first NULL field: the first
+ * failing event in array order decides the error.  The source_offset of
+ * each ds[i] is assigned here, in turn (it depends on the events before).
+ */
+void
+sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
+					 SfDelivery *ds, const int *nullfield, int n)
+{
+	static const char *const fields[] = {
+		"partition", "event_id", "key", "event_time", "value"
+	};
+	SfChangeList changes = {0};
+	int			i;
+
+	/* An error aborts the call and with it everything applied so far */
+	for (i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (nullfield != NULL && nullfield[i] == -1)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("event %d of the batch must not be null", i + 1)));
+		if (nullfield != NULL && nullfield[i] >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s of event %d of the batch must not be null",
+							fields[nullfield[i]], i + 1)));
+		check_event_id(&ds[i], i);
+		assign_offset(p, &ds[i]);
+		sf_engine_ingest(p, &ds[i], &changes);
+	}
+	if (n > 0)
+		sf_journal_ingest(p, ds, n);
+	sf_sink_emit(p, &changes, late_before);
+	sf_return_changes(fcinfo, p, &changes);
+}
+
+/*
  * append_batch(pipeline, events streamforge.event[]): append every event in
  * array order, all or none; like ingest_batch, the first failing event
  * decides the error.
@@ -131,9 +174,6 @@ Datum
 sf_append_batch(PG_FUNCTION_ARGS)
 {
 #define SF_EVENT_COLS 5
-	static const char *const fields[SF_EVENT_COLS] = {
-		"partition", "event_id", "key", "event_time", "value"
-	};
 	SfPipeline *p;
 	ArrayType  *arr;
 	Datum	   *elems;
@@ -141,7 +181,7 @@ sf_append_batch(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 	SfDelivery *ds;
-	SfChangeList changes = {0};
+	int		   *nullfield;		/* per event: -2 ok, -1 NULL, else field */
 	TupleDesc	tupdesc = NULL;
 	Oid			elemtype;
 	int16		typlen;
@@ -160,11 +200,11 @@ sf_append_batch(PG_FUNCTION_ARGS)
 	deconstruct_array(arr, elemtype, typlen, typbyval, typalign,
 					  &elems, &elemnulls, &n);
 	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
+	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
 
 	/*
-	 * One pass: unpack, assign the offset and apply each event in turn (the
-	 * offset depends on the events before it).  An error aborts the call and
-	 * with it everything applied so far.
+	 * Unpack every event, then append them (sf_append_deliveries).  A NULL
+	 * is only remembered here: an earlier event may fail in the engine.
 	 */
 	for (i = 0; i < n; i++)
 	{
@@ -176,10 +216,12 @@ sf_append_batch(PG_FUNCTION_ARGS)
 		int			f;
 
 		CHECK_FOR_INTERRUPTS();
+		nullfield[i] = -2;
 		if (elemnulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("event %d of the batch must not be null", i + 1)));
+		{
+			nullfield[i] = -1;
+			continue;
+		}
 		th = DatumGetHeapTupleHeader(elems[i]);
 		if (tupdesc == NULL)
 		{
@@ -195,23 +237,19 @@ sf_append_batch(PG_FUNCTION_ARGS)
 		heap_deform_tuple(&tuple, tupdesc, values, nulls);
 		for (f = 0; f < SF_EVENT_COLS; f++)
 			if (nulls[f])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s of event %d of the batch must not be null",
-								fields[f], i + 1)));
+				break;
+		if (f < SF_EVENT_COLS)
+		{
+			nullfield[i] = f;
+			continue;
+		}
 		d->partition = TextDatumGetCString(values[0]);
 		append_text_bytes(values[1], &d->event_id, &d->event_id_len);
 		append_text_bytes(values[2], &d->key, &d->key_len);
 		d->event_time = DatumGetInt64(values[3]);
 		d->value = DatumGetInt64(values[4]);
-		check_event_id(d, i);
-		assign_offset(p, d);
-		sf_engine_ingest(p, d, &changes);
 	}
-	if (n > 0)
-		sf_journal_ingest(p, ds, n);
-	sf_sink_emit(p, &changes, late_before);
-	sf_return_changes(fcinfo, p, &changes);
+	sf_append_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;
 #undef SF_EVENT_COLS
 }

@@ -619,14 +619,63 @@ sf_ingest(PG_FUNCTION_ARGS)
 /* How many deliveries ahead ingest_batch prefetches identity slots */
 #define SF_PREFETCH_DISTANCE 8
 
+/*
+ * Apply n unpacked deliveries in array order, all or none, and return
+ * their changes as the rows of fcinfo's set-returning call: the second half
+ * of ingest_batch, shared with ingest_json (ingest_json.c).  Caller has
+ * opened p for writing (sf_persist_open) and read late_before = p->nlate
+ * then.  nullfield[i] (NULL: every delivery is complete) is -2 for a
+ * complete delivery, -1 for a NULL one, else the index of its first NULL
+ * field: the first failing delivery in array order decides the error, and
+ * an earlier delivery may fail in the engine.
+ */
+void
+sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
+					 SfDelivery *ds, const int *nullfield, int n)
+{
+	static const char *const fields[] = {
+		"partition", "source_offset", "event_id", "key", "event_time", "value"
+	};
+	SfDeliveryHash *hashes;		/* from the prefetch */
+	SfChangeList changes = {0};
+	int			i;
+
+	hashes = palloc_extended(Max(n, 1) * sizeof(SfDeliveryHash),
+							 MCXT_ALLOC_HUGE);
+	/* Apply in order, prefetching a few deliveries ahead */
+	for (i = 0; i < Min(n, SF_PREFETCH_DISTANCE); i++)
+		if (nullfield == NULL || nullfield[i] == -2)
+			sf_delivery_prefetch(p, &ds[i], &hashes[i]);
+	for (i = 0; i < n; i++)
+	{
+		int			ahead = i + SF_PREFETCH_DISTANCE;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ahead < n && (nullfield == NULL || nullfield[ahead] == -2))
+			sf_delivery_prefetch(p, &ds[ahead], &hashes[ahead]);
+		if (nullfield != NULL && nullfield[i] == -1)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("delivery %d of the batch must not be null", i + 1)));
+		if (nullfield != NULL && nullfield[i] >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s of delivery %d of the batch must not be null",
+							fields[nullfield[i]], i + 1)));
+		check_event_id(&ds[i]);
+		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
+	}
+	if (n > 0)
+		sf_journal_ingest(p, ds, n);
+	sf_sink_emit(p, &changes, late_before);
+	return_changes(fcinfo, p, &changes);
+}
+
 PG_FUNCTION_INFO_V1(sf_ingest_batch);
 Datum
 sf_ingest_batch(PG_FUNCTION_ARGS)
 {
 #define SF_DELIVERY_COLS 6
-	static const char *const fields[SF_DELIVERY_COLS] = {
-		"partition", "source_offset", "event_id", "key", "event_time", "value"
-	};
 	SfPipeline *p = pipeline_arg(fcinfo, true);
 	ArrayType  *arr;
 	Datum	   *elems;
@@ -635,8 +684,6 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	int			i;
 	SfDelivery *ds;
 	int		   *nullfield;		/* per delivery: -2 ok, -1 NULL, else field */
-	SfDeliveryHash *hashes;		/* from the prefetch */
-	SfChangeList changes = {0};
 	TupleDesc	tupdesc = NULL;
 	Oid			elemtype;
 	int16		typlen;
@@ -652,11 +699,10 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 					  &elems, &elemnulls, &n);
 	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
 	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
-	hashes = palloc_extended(Max(n, 1) * sizeof(SfDeliveryHash),
-							 MCXT_ALLOC_HUGE);
 
 	/*
-	 * First pass: unpack every delivery.  A NULL is only remembered here:
+	 * Unpack every delivery, then apply them (sf_ingest_deliveries).  A
+	 * NULL is only remembered here:
 	 * the first failing delivery in array order decides the error, and an
 	 * earlier delivery may fail in the engine.
 	 */
@@ -705,33 +751,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 		d->value = DatumGetInt64(values[5]);
 	}
 
-	/* Second pass: apply in order, prefetching a few deliveries ahead */
-	for (i = 0; i < Min(n, SF_PREFETCH_DISTANCE); i++)
-		if (nullfield[i] == -2)
-			sf_delivery_prefetch(p, &ds[i], &hashes[i]);
-	for (i = 0; i < n; i++)
-	{
-		int			ahead = i + SF_PREFETCH_DISTANCE;
-
-		CHECK_FOR_INTERRUPTS();
-		if (ahead < n && nullfield[ahead] == -2)
-			sf_delivery_prefetch(p, &ds[ahead], &hashes[ahead]);
-		if (nullfield[i] == -1)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("delivery %d of the batch must not be null", i + 1)));
-		if (nullfield[i] >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s of delivery %d of the batch must not be null",
-							fields[nullfield[i]], i + 1)));
-		check_event_id(&ds[i]);
-		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
-	}
-	if (n > 0)
-		sf_journal_ingest(p, ds, n);
-	sf_sink_emit(p, &changes, late_before);
-	return_changes(fcinfo, p, &changes);
+	sf_ingest_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;
 #undef SF_DELIVERY_COLS
 }

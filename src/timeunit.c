@@ -232,29 +232,19 @@ sf_time_unit_store(const char *pipeline, Interval *unit)
 }
 
 /*
- * time_unit(pipeline): the pipeline's time unit, NULL if it has none.
- * Needs the read privilege.
+ * The time unit of a pipeline, NULL if it has none.  Caller has checked
+ * the caller's privilege on the pipeline (the query runs as the owner).
+ * The result is palloc'd in the caller's context.
  */
-PG_FUNCTION_INFO_V1(sf_time_unit);
-Datum
-sf_time_unit(PG_FUNCTION_ARGS)
+Interval *
+sf_time_unit_get(const char *pipeline)
 {
-	char	   *pipeline;
-	SfAcl		acl;
 	SfSavedUser saved;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
-	Datum		result = (Datum) 0;
-	bool		isnull = true;
+	Interval   *result = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
 	int			rc;
-
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("pipeline must not be null")));
-	pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	sf_persist_get_acl(pipeline, false, &acl);
-	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_READ);
 
 	args[0] = CStringGetTextDatum(pipeline);
 	sf_become_owner(&saved);
@@ -264,15 +254,77 @@ sf_time_unit(PG_FUNCTION_ARGS)
 							   1, argtypes, args, NULL, true, 0);
 	if (rc == SPI_OK_SELECT && SPI_processed == 1)
 	{
+		bool		isnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
 									  SPI_tuptable->tupdesc, 1, &isnull);
 
 		if (!isnull)
-			result = SPI_datumTransfer(d, false, sizeof(Interval));
+		{
+			result = MemoryContextAlloc(cxt, sizeof(Interval));
+			memcpy(result, DatumGetIntervalP(d), sizeof(Interval));
+		}
 	}
 	SPI_finish();
 	sf_restore_user(&saved);
-	if (isnull)
+	return result;
+}
+
+/*
+ * A timestamp as a whole number of units since the Unix epoch, exactly:
+ * streamforge.time_to_units(t, unit) in C, with the same errors.  unit is
+ * a valid time unit (positive, no months).
+ */
+int64
+sf_time_to_units(TimestampTz t, const Interval *unit)
+{
+	int64		u = interval_us(unit, "time unit");
+	int64		us;
+
+	if (TIMESTAMP_NOT_FINITE(t))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timestamp must be finite")));
+	if (u <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time unit must be greater than zero")));
+	/* microseconds since the Unix epoch: cannot overflow for a valid t */
+	us = t + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	if (us % u != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timestamp \"%s\" is not a whole number of time units",
+						DatumGetCString(DirectFunctionCall1(timestamptz_out,
+															TimestampTzGetDatum(t)))),
+				 errdetail("The time unit is %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   IntervalPGetDatum(unit)))),
+				 errhint("Truncate the timestamp to the unit (date_bin), or choose a finer unit.")));
+	return us / u;
+}
+
+/*
+ * time_unit(pipeline): the pipeline's time unit, NULL if it has none.
+ * Needs the read privilege.
+ */
+PG_FUNCTION_INFO_V1(sf_time_unit);
+Datum
+sf_time_unit(PG_FUNCTION_ARGS)
+{
+	char	   *pipeline;
+	SfAcl		acl;
+	Interval   *unit;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("pipeline must not be null")));
+	pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	sf_persist_get_acl(pipeline, false, &acl);
+	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_READ);
+
+	unit = sf_time_unit_get(pipeline);
+	if (unit == NULL)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(result);
+	PG_RETURN_INTERVAL_P(unit);
 }
