@@ -168,6 +168,15 @@ typedef struct SfRowInfo
 
 static HTAB *sf_cache = NULL;
 static MemoryContext sf_cache_cxt = NULL;
+
+/*
+ * The entry the latest sf_persist_open() for writing returned, so that the
+ * journal write of the same call (sf_persist_write_journal) needs no second
+ * lookup by name.  Only a hint: the user checks that its pipeline is the
+ * one being journaled, and sf_cache_remove() clears it before the entry's
+ * slot can be reused.
+ */
+static SfCacheEntry *sf_write_entry = NULL;
 static int	sf_nmodified = 0;	/* entries with modified_subid set */
 
 /* Every entry, least recently used last, and the bytes they hold */
@@ -219,6 +228,13 @@ typedef struct SfPending
 
 static HTAB *sf_pending = NULL;	/* in sf_pending_cxt; NULL: nothing */
 static MemoryContext sf_pending_cxt = NULL;
+
+/*
+ * The entry of sf_pending found last: per-row calls on one pipeline find it
+ * without hashing.  Entries are never removed one by one, only all at once
+ * with the table (sf_pending_reset), which clears this too.
+ */
+static SfPending *sf_pending_last = NULL;
 
 /* Prepared statements, kept for the backend's lifetime */
 typedef enum SfPlanId
@@ -645,6 +661,8 @@ sf_cache_remove(SfCacheEntry *entry)
 		pfree(entry->acl.grants);
 	sf_cache_bytes -= entry->mem;
 	dlist_delete(&entry->lru_node);
+	if (sf_write_entry == entry)
+		sf_write_entry = NULL;
 	hash_search(sf_cache, entry->name, HASH_REMOVE, NULL);
 }
 
@@ -722,6 +740,8 @@ sf_pending_lookup(int64 id, bool create)
 	SfPending  *pend;
 	bool		found;
 
+	if (sf_pending_last != NULL && sf_pending_last->id == id)
+		return sf_pending_last;
 	if (sf_pending == NULL)
 	{
 		HASHCTL		ctl;
@@ -746,6 +766,8 @@ sf_pending_lookup(int64 id, bool create)
 		pend->tail = NULL;
 		pend->bytes = 0;
 	}
+	if (pend != NULL)
+		sf_pending_last = pend;
 	return pend;
 }
 
@@ -754,6 +776,7 @@ static void
 sf_pending_reset(void)
 {
 	sf_pending = NULL;
+	sf_pending_last = NULL;
 	if (sf_pending_cxt != NULL)
 		MemoryContextReset(sf_pending_cxt);
 }
@@ -1488,7 +1511,10 @@ sf_persist_open(const char *name, bool for_write)
 	 * This transaction holds the lock: nobody else can have changed the
 	 * pipeline or its privileges, so the cached copy is the truth.
 	 */
-	entry = sf_cache_lookup(name, false);
+	if (sf_write_entry != NULL && strcmp(sf_write_entry->name, name) == 0)
+		entry = sf_write_entry; /* per-row calls: no hashing */
+	else
+		entry = sf_cache_lookup(name, false);
 	if (for_write && entry != NULL && entry->locked &&
 		entry->pipeline != NULL && !entry->pipeline->busy)
 	{
@@ -1497,6 +1523,7 @@ sf_persist_open(const char *name, bool for_write)
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
 		sf_cache_touch(entry);
+		sf_write_entry = entry;
 		return entry->pipeline;
 	}
 
@@ -1553,6 +1580,7 @@ sf_persist_open(const char *name, bool for_write)
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->locked = true;
 		entry->journal_pending = true;
+		sf_write_entry = entry;
 
 		/*
 		 * The first write of this transaction found the committed state
@@ -1630,10 +1658,15 @@ sf_try_snapshot(SfPipeline *p)
 void
 sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 {
-	SfCacheEntry *entry = sf_cache_lookup(p->def.name, false);
+	SfCacheEntry *entry;
 	int64		limit;
 	SfSavedUser saved;
 	bytea	   *snap = NULL;
+
+	if (sf_write_entry != NULL && sf_write_entry->pipeline == p)
+		entry = sf_write_entry;
+	else
+		entry = sf_cache_lookup(p->def.name, false);
 
 	if (entry == NULL || entry->pipeline != p || !entry->locked ||
 		!entry->journal_pending)

@@ -9,7 +9,8 @@
  * names with an sf_ prefix.
  *
  * Every set-returning function materializes its result in one call
- * (InitMaterializedSRF), so nothing is held across calls.
+ * (InitMaterializedSRF; an empty change list returns no tuplestore at all,
+ * see return_changes), so nothing is held across calls.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -136,7 +137,16 @@ row_values(const SfPipeline *p, const SfRow *r, Datum *values, bool *nulls)
 	memset(nulls, 0, 8 * sizeof(bool));
 }
 
-/* Materialize a change list as SETOF streamforge.change */
+/*
+ * Materialize a change list as SETOF streamforge.change.
+ *
+ * Most per-row write calls change nothing visible (an event into a window
+ * that stays open), and a per-row caller pays this once per event: for an
+ * empty list, only the caller's context is checked and no tuplestore, tuple
+ * descriptor or memory context is made.  A materialize-mode function that
+ * leaves setResult NULL returns the empty set (execSRF.c, for both FROM and
+ * the target list), so the result is the same as an empty tuplestore's.
+ */
 static void
 return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
 			   const SfChangeList *changes)
@@ -146,6 +156,23 @@ return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
 	MemoryContext rowcxt;
 	MemoryContext old;
 	int			i;
+
+	if (changes->n == 0)
+	{
+		/* the checks of InitMaterializedSRF, with the same errors */
+		if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("set-valued function called in context that cannot accept a set")));
+		if (!(rsinfo->allowedModes & SFRM_Materialize))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("materialize mode required, but it is not allowed in this context")));
+		rsinfo->returnMode = SFRM_Materialize;
+		rsinfo->setResult = NULL;
+		rsinfo->setDesc = NULL;
+		return;
+	}
 
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == SF_CHANGE_COLS);
