@@ -162,13 +162,17 @@ same=$(psql_db -At -c "SELECT count(DISTINCT (SELECT string_agg(r::text, ',' ORD
 ratio() { echo "$1 / $2" | bc -l; }
 echo
 sf_say "ratios (same rows, same run; $(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit))"
-printf '    lateral vs upsert:  %5.1fx faster (target >= 5)\n' "$(ratio "${secs[upsert]}" "${secs[lateral]}")"
-printf '    loop    vs upsert:  %5.1fx faster (target >= 5)\n' "$(ratio "${secs[upsert]}" "${secs[loop]}")"
-printf '    loop-count vs upsert: %5.1fx faster (target >= 5)\n' "$(ratio "${secs[upsert]}" "${secs[loop-count]}")"
-printf '    batch   vs lateral: %5.1fx faster (target <= 3)\n' "$(ratio "${secs[lateral]}" "${secs[batch]}")"
-printf '    batch   vs loop:    %5.1fx faster (target <= 3)\n' "$(ratio "${secs[loop]}" "${secs[batch]}")"
-printf '    batch   vs loop-count: %5.1fx faster (target <= 3)\n' "$(ratio "${secs[loop-count]}" "${secs[batch]}")"
-printf '    loop-count vs loop: %5.1fx faster\n' "$(ratio "${secs[loop]}" "${secs[loop-count]}")"
+# show LABEL SLOWER FASTER TARGET: how many times FASTER's driver beat SLOWER's
+show() {
+	printf '    %-22s %5.1fx faster%s\n' "$1" "$(ratio "${secs[$2]}" "${secs[$3]}")" "${4:+ (target $4)}"
+}
+show 'lateral vs upsert:' upsert lateral '>= 5'
+show 'loop vs upsert:' upsert loop '>= 5'
+show 'loop-count vs upsert:' upsert loop-count '>= 5'
+show 'batch vs lateral:' lateral batch '<= 3'
+show 'batch vs loop:' loop batch '<= 3'
+show 'batch vs loop-count:' loop-count batch '<= 3'
+show 'loop-count vs loop:' loop loop-count
 printf '    floor-lateral vs upsert: %5.1fx faster (the most a per-row LATERAL call could reach)\n' \
 	"$(ratio "${secs[upsert]}" "${secs[floor-lateral]}")"
 printf '    floor-loop    vs upsert: %5.1fx faster (the most a per-row PL/pgSQL call could reach)\n' \
