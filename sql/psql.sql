@@ -53,7 +53,7 @@ SELECT p.proname, p.provolatile, p.proparallel
        'unschedule_advance', 'grant', 'revoke', 'grant_privilege',
        'revoke_privilege', 'set_owner', 'add_partition', 'add_window',
        'drop_window', 'set_lateness', 'set_retention', 'append', 'append_batch', 'append_ts',
-       'ingest_ts', 'advance_ts', 'ingest_json', 'attach', 'detach',
+       'ingest_ts', 'advance_ts', 'ingest_json', 'ingest_count', 'attach', 'detach',
        'trim_changelog', 'trim_late_output', 'trim_results')
  ORDER BY 1;
 

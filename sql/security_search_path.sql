@@ -182,6 +182,7 @@ INSERT INTO public.ss_calls VALUES
     (56, $$SELECT * FROM streamforge.visible_avg('PIPE')$$),
     (57, $$SELECT pg_catalog.count(*) FROM streamforge.pipeline_info WHERE name OPERATOR(pg_catalog.=) 'PIPE'$$),
     (58, $$SELECT * FROM streamforge.set_retention('PIPE', 1000)$$),
+    (59, $$SELECT streamforge.ingest_count('PIPE', 'p2', 0, 'e59', 'k', 60, 1)$$),
     (98, $$SELECT streamforge.drop_pipeline('PIPE')$$),
     (99, $$SELECT streamforge.create_pipeline('PIPE', ARRAY['p0'], ARRAY[streamforge.fixed('f', 10)])$$);
 

@@ -587,13 +587,18 @@ check_event_id(const SfDelivery *d)
 				 errmsg("event_id must not be empty")));
 }
 
-PG_FUNCTION_INFO_V1(sf_ingest);
-Datum
-sf_ingest(PG_FUNCTION_ARGS)
+/*
+ * Apply the one delivery in fcinfo's arguments (those of ingest and
+ * ingest_count) and collect its changes into *changes, allocated in the
+ * caller's context.  The changes have reached the durable outputs when this
+ * returns; the caller only chooses how to hand them back.  Returns the
+ * pipeline, opened for writing, for return_changes.
+ */
+static SfPipeline *
+ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes)
 {
 	SfPipeline *p = pipeline_arg(fcinfo, true);
 	SfDelivery	d;
-	SfChangeList changes = {0};
 	int64		late_before = p->nlate;
 
 	d.partition = text_arg(fcinfo, 1, "partition");
@@ -609,11 +614,38 @@ sf_ingest(PG_FUNCTION_ARGS)
 	d.value = PG_GETARG_INT64(6);
 	check_event_id(&d);
 
-	sf_engine_ingest(p, &d, &changes);
+	sf_engine_ingest(p, &d, changes);
 	sf_journal_ingest(p, &d, 1);
-	sf_sink_emit(p, &changes, late_before);
+	sf_sink_emit(p, changes, late_before);
+	return p;
+}
+
+PG_FUNCTION_INFO_V1(sf_ingest);
+Datum
+sf_ingest(PG_FUNCTION_ARGS)
+{
+	SfChangeList changes = {0};
+	SfPipeline *p = ingest_one(fcinfo, &changes);
+
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
+}
+
+/*
+ * ingest_count: ingest, returning how many changes (rows of ingest) the
+ * call caused instead of the changes themselves.  Not set-returning, so
+ * PL/pgSQL evaluates `n := streamforge.ingest_count(...)` on its
+ * simple-expression path without starting the executor per call; the
+ * changes reach the durable outputs (sink.c) all the same.
+ */
+PG_FUNCTION_INFO_V1(sf_ingest_count);
+Datum
+sf_ingest_count(PG_FUNCTION_ARGS)
+{
+	SfChangeList changes = {0};
+
+	(void) ingest_one(fcinfo, &changes);
+	PG_RETURN_INT32(changes.n);
 }
 
 /* How many deliveries ahead ingest_batch prefetches identity slots */

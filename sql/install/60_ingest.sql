@@ -700,3 +700,19 @@ SELECT t.tgrelid::regclass AS source,
 COMMENT ON VIEW streamforge.attachments IS
     'tables attached to pipelines, with the mapping expressions';
 GRANT SELECT ON streamforge.attachments TO PUBLIC;
+
+-- ----------------------------------------------------------------
+-- Per-row ingestion returning a count (issue 14, item 1; src/sf_sql.c)
+-- ----------------------------------------------------------------
+-- ingest_count: ingest (same checks, privileges, errors, persistence and
+-- outputs), returning the number of changes instead of the rows.  Not
+-- set-returning, so PL/pgSQL runs `n := streamforge.ingest_count(...)`
+-- without starting the executor per call.
+CREATE FUNCTION streamforge.ingest_count(pipeline text, partition text,
+    source_offset bigint, event_id text, key text, event_time bigint,
+    value bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sf_ingest_count'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION streamforge.ingest_count(text, text, bigint, text, text, bigint, bigint) IS
+    'deliver one event like ingest; returns the number of changes it caused';

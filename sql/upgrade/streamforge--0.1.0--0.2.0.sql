@@ -1463,3 +1463,19 @@ REVOKE ALL ON FUNCTION streamforge_internal.resync_outputs_internal(text) FROM P
 -- byte 2); rows of one entry keep the 0.1.0 format (1), and 0.1.0 rows are
 -- read as they are.  Only a 0.1.0 library could not read the new rows:
 -- after ALTER EXTENSION UPDATE, do not go back to the 0.1.0 library.
+
+-- ----------------------------------------------------------------
+-- Per-row ingestion returning a count (issue 14, item 1; src/sf_sql.c)
+-- ----------------------------------------------------------------
+-- ingest_count: ingest (same checks, privileges, errors, persistence and
+-- outputs), returning the number of changes instead of the rows.  Not
+-- set-returning, so PL/pgSQL runs `n := streamforge.ingest_count(...)`
+-- without starting the executor per call.
+CREATE FUNCTION streamforge.ingest_count(pipeline text, partition text,
+    source_offset bigint, event_id text, key text, event_time bigint,
+    value bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sf_ingest_count'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION streamforge.ingest_count(text, text, bigint, text, text, bigint, bigint) IS
+    'deliver one event like ingest; returns the number of changes it caused';
