@@ -189,6 +189,8 @@ SELECT snapshot_version = version AS compacted, encode(substring(snapshot FROM 1
        (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id) AS journal_rows
   FROM streamforge.pipeline p WHERE name = 'lim_bin';
 SELECT try($$SELECT streamforge.checkpoint('lim_bin')$$);
+-- a new definition stores a checkpoint document as its snapshot: refused
+SELECT try($$SELECT * FROM streamforge.add_window('lim_bin', streamforge.fixed('g', 20))$$);
 RESET streamforge.max_checkpoint_size;
 SELECT try($$SELECT streamforge.checkpoint('lim_big')$$);
 \c
