@@ -23,6 +23,8 @@ SELECT count(*) FROM streamforge.ingest('bad', 'q', 0, 'e1', 'k', 12, 2);
 SELECT count(*) FROM streamforge.advance('bad', 'p', 20);
 SELECT count(*) FROM streamforge.advance('bad', 'q', 20);
 SELECT streamforge.checkpoint('bad') AS good_checkpoint \gset
+-- a checkpoint taken under the default limits, for rows 96 and 97
+CREATE TEMP TABLE bad_checkpoint AS SELECT streamforge.checkpoint('bad') AS cp;
 CREATE TEMP TABLE catalogue (id int, input text, stmt text, expected text);
 INSERT INTO catalogue VALUES
 (1, 'create_pipeline: NULL name', $$SELECT streamforge.create_pipeline(NULL, ARRAY['p'], ARRAY[streamforge.fixed('f', 10)])$$, '22004'),
@@ -120,11 +122,12 @@ INSERT INTO catalogue VALUES
 (93, 'schedule_advance without pg_cron', $$SELECT streamforge.schedule_advance('bad', 'p', '* * * * *')$$, '55000'),
 (94, 'create_pipeline: 32768 partitions', $$SELECT streamforge.create_pipeline('b2', (SELECT array_agg('p' || i) FROM generate_series(1, 32768) i), ARRAY[streamforge.fixed('f', 10)])$$, '54000'),
 (95, 'create_pipeline: windows putting one event into more than 1000000 buckets', $$SELECT streamforge.create_pipeline('b2', ARRAY['p'], (SELECT array_agg(streamforge.sliding('s' || i, 100000, 1)) FROM generate_series(1, 11) i))$$, '54000'),
-(96, 'restore: document larger than streamforge.max_checkpoint_size', $$SELECT streamforge.restore('bad', streamforge.checkpoint('bad')) FROM (SELECT set_config('streamforge.max_checkpoint_size', '1kB', true)) s$$, '54000'),
-(97, 'inspect_checkpoint: document larger than streamforge.max_checkpoint_size', $$SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('bad')) FROM (SELECT set_config('streamforge.max_checkpoint_size', '1kB', true)) s$$, '54000'),
+(96, 'restore: document larger than streamforge.max_checkpoint_size', $$SELECT streamforge.restore('bad', cp) FROM bad_checkpoint, (SELECT set_config('streamforge.max_checkpoint_size', '1kB', true)) s$$, '54000'),
+(97, 'inspect_checkpoint: document larger than streamforge.max_checkpoint_size', $$SELECT streamforge.inspect_checkpoint(cp) FROM bad_checkpoint, (SELECT set_config('streamforge.max_checkpoint_size', '1kB', true)) s$$, '54000'),
 (98, 'ingest: unknown pipeline named by 1 MB (the message repeats 64 bytes)', $$SELECT * FROM streamforge.ingest(repeat('n', 1048576), 'p', 1, 'x', 'k', 1, 1)$$, '42704'),
 (99, 'ingest: event past streamforge.max_live_buckets', $$SELECT streamforge.ingest('bad', 'p', 1, 'n1', 'k', 30, 1) FROM (SELECT set_config('streamforge.max_live_buckets', '1', true)) s$$, '54000'),
 (100, 'ingest: in a read-only transaction', $$SELECT streamforge.ingest('bad', 'p', 1, 'n1', 'k', 30, 1) FROM (SELECT set_config('transaction_read_only', 'on', true)) s$$, '25006'),
+(101, 'checkpoint: state larger than streamforge.max_checkpoint_size', $$SELECT streamforge.checkpoint('bad') FROM (SELECT set_config('streamforge.max_checkpoint_size', '1kB', true)) s$$, '54000'),
 (150, 'add_partition: existing partition', $$SELECT * FROM streamforge.add_partition('bad', 'p')$$, '22023'),
 (151, 'add_partition: NULL partition', $$SELECT * FROM streamforge.add_partition('bad', NULL)$$, '22004'),
 (152, 'add_partition: partition name of 64 bytes', $$SELECT * FROM streamforge.add_partition('bad', repeat('x', 64))$$, '22023'),

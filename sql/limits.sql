@@ -122,11 +122,14 @@ SHOW streamforge.max_live_buckets;
 -- before inflating it; only superusers may change it.
 SELECT count(*) FROM streamforge.ingest('lim_live', 'p', 3, repeat('x', 9000), 'k', 400, 1);
 SELECT get_byte(streamforge.checkpoint('lim_live'), 11) AS zlib_flag;
+-- taken under the default limit: checkpoint() refuses what restore would
+SELECT streamforge.checkpoint('lim_live') AS live_cp \gset
 SET streamforge.max_checkpoint_size = '4kB';
-SELECT try($$SELECT streamforge.restore('lim_live', streamforge.checkpoint('lim_live'))$$);
-SELECT try($$SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('lim_live'))$$);
+SELECT try($$SELECT streamforge.restore('lim_live', '$$ || :'live_cp' || $$')$$);
+SELECT try($$SELECT streamforge.inspect_checkpoint('$$ || :'live_cp' || $$')$$);
 -- a corrupt envelope is still SF003, whatever it declares
-SELECT try($$SELECT streamforge.inspect_checkpoint(set_byte(streamforge.checkpoint('lim_live'), 40, 0))$$);
+SELECT try($$SELECT streamforge.inspect_checkpoint(set_byte('$$ || :'live_cp' || $$', 40, 0))$$);
+SELECT try($$SELECT streamforge.checkpoint('lim_live')$$);
 RESET streamforge.max_checkpoint_size;
 SHOW streamforge.max_checkpoint_size;
 SELECT try($$SELECT streamforge.restore('lim_live', streamforge.checkpoint('lim_live'))$$);
@@ -138,6 +141,83 @@ SELECT try($$SET streamforge.max_live_buckets = 0$$);
 RESET ROLE;
 REVOKE USAGE ON SCHEMA lim FROM regress_lim_user;
 DROP ROLE regress_lim_user;
+
+-- State past streamforge.max_checkpoint_size (1 kB here, its minimum,
+-- for the 1 GB one document holds at most): checkpoint() refuses it, since
+-- restore would refuse the checkpoint anyway.  Compaction of a pipeline
+-- whose snapshot is a checkpoint document (one with retention) fails the
+-- same way in a subtransaction: it warns and journals the call instead,
+-- and tries again once the journal has doubled.  Every write commits, and
+-- a new session rebuilds the state from the old snapshot plus the journal.
+SELECT streamforge.create_pipeline('lim_big', ARRAY['p'],
+    ARRAY[streamforge.fixed('f', 10)], 0, 1000);
+SET streamforge.compaction_threshold = 0;
+SET streamforge.max_checkpoint_size = 1;
+SHOW streamforge.max_checkpoint_size;
+-- a small state compacts (the first write) and checkpoints
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 0, 'e0', 'k0', 1, 1);
+SELECT snapshot_version = version AS compacted,
+       (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id) AS journal_rows
+  FROM streamforge.pipeline p WHERE name = 'lim_big';
+SELECT length(streamforge.checkpoint('lim_big')) > 0 AS checkpoint_ok;
+-- events with 300-byte ids take the document past 1 kB
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 1, 'e1' || repeat('x', 300), 'k1', 1, 1);
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 2, 'e2' || repeat('x', 300), 'k2', 2, 2);
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 3, 'e3' || repeat('x', 300), 'k3', 3, 3);
+SELECT try($$SELECT streamforge.checkpoint('lim_big')$$);
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 4, 'e4' || repeat('x', 300), 'k4', 4, 4);
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 5, 'e5' || repeat('x', 300), 'k5', 5, 5);
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 6, 'e6' || repeat('x', 300), 'k6', 6, 6);
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 7, 'e7' || repeat('x', 300), 'k7', 7, 7);
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 7, 'e7' || repeat('x', 300), 'k7', 7, 7) AS replay;
+SELECT * FROM streamforge.advance('lim_big', 'p', 10);
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 8, 'e8' || repeat('x', 300), 'k8', 12, 8);
+-- eight more calls in one statement: one more try, once the journal doubled
+SELECT count(*) FROM generate_series(9, 16) i,
+    streamforge.ingest('lim_big', 'p', i, 'e' || i || repeat('x', 300), 'k' || i % 2, 20 + i, i);
+SELECT snapshot_version < version AS snapshot_is_old,
+       (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id) > 0 AS journaled
+  FROM streamforge.pipeline p WHERE name = 'lim_big';
+SELECT try($$SELECT streamforge.checkpoint('lim_big')$$);
+-- a pipeline without retention stores the binary snapshot, bounded by
+-- 1 GB only: it compacts, though its checkpoint is refused
+SELECT streamforge.create_pipeline('lim_bin', ARRAY['p'],
+    ARRAY[streamforge.fixed('f', 10)]);
+SELECT count(*) FROM generate_series(0, 7) i,
+    streamforge.ingest('lim_bin', 'p', i, 'e' || i || repeat('x', 300), 'k' || i, i, i);
+SELECT snapshot_version = version AS compacted, encode(substring(snapshot FROM 1 FOR 7), 'escape') AS snapshot_magic,
+       (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id) AS journal_rows
+  FROM streamforge.pipeline p WHERE name = 'lim_bin';
+SELECT try($$SELECT streamforge.checkpoint('lim_bin')$$);
+-- a new definition stores a checkpoint document as its snapshot: refused
+SELECT try($$SELECT * FROM streamforge.add_window('lim_bin', streamforge.fixed('g', 20))$$);
+RESET streamforge.max_checkpoint_size;
+SELECT try($$SELECT streamforge.checkpoint('lim_big')$$);
+\c
+SET search_path = lim, public;
+-- a new session: rebuilt from the snapshot of the first write plus the
+-- journal; the settings are reset to their defaults
+SELECT * FROM streamforge.visible('lim_big') ORDER BY window_start, key;
+SHOW streamforge.max_checkpoint_size;
+SELECT * FROM streamforge.live('lim_big') ORDER BY window_start, key;
+SELECT deliveries, accepted, offset_replays, changes_emitted, live_buckets
+  FROM streamforge.stats('lim_big');
+SELECT partition, consumed_offset FROM streamforge.partitions('lim_big');
+SELECT count(*) FROM streamforge.live('lim_bin');
+-- and under the default limit, checkpoint and compaction work again
+SELECT streamforge.checkpoint('lim_big') AS big_cp \gset
+SET streamforge.compaction_threshold = 0;
+SELECT count(*) FROM streamforge.ingest('lim_big', 'p', 17, 'e17', 'k17', 13, 17);
+SELECT snapshot_version = version AS compacted,
+       (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id) AS journal_rows
+  FROM streamforge.pipeline p WHERE name = 'lim_big';
+RESET streamforge.compaction_threshold;
+-- the checkpoint taken before e17 restores: k17 is gone
+SELECT streamforge.restore('lim_big', :'big_cp');
+SELECT * FROM streamforge.live('lim_big') ORDER BY window_start, key;
+SELECT try($$SELECT streamforge.checkpoint('lim_bin')$$);
+SELECT streamforge.drop_pipeline('lim_big');
+SELECT streamforge.drop_pipeline('lim_bin');
 
 -- Messages repeat at most 64 bytes of a name, event id or key
 SELECT try($$SELECT * FROM streamforge.ingest(repeat('n', 1048576), 'p', 0, 'e', 'k', 1, 1)$$);

@@ -440,6 +440,19 @@ ck_wrap(const char *json, Size jsonlen)
 				errdetail("The checkpoint document needs %zu bytes, the maximum is %zu.",
 						  jsonlen, CK_MAX_JSON));
 
+	/*
+	 * restore and inspect_checkpoint refuse a document past this setting
+	 * (sf_check_checkpoint_size): producing one would only defer the error
+	 * to the restore that needs it.
+	 */
+	if ((uint64) jsonlen > (uint64) sf_max_checkpoint_size * 1024)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("checkpoint document exceeds streamforge.max_checkpoint_size"),
+				errdetail("The checkpoint document needs %zu bytes, more than streamforge.max_checkpoint_size (%d kB).",
+						  jsonlen, sf_max_checkpoint_size),
+				errhint("A superuser can raise streamforge.max_checkpoint_size."));
+
 	if (jsonlen > CK_COMPRESS_THRESHOLD)
 	{
 		uLongf		clen = compressBound((uLong) jsonlen);
@@ -486,6 +499,9 @@ ck_wrap(const char *json, Size jsonlen)
  *		The checkpoint bytes of p's current state, palloc'd in the caller's
  *		CurrentMemoryContext.  p is only read.  The same state always gives
  *		the same bytes (with a given zlib build, for compressed documents).
+ *		A document longer than streamforge.max_checkpoint_size (or 1 GB) is
+ *		refused with 54000, so that every checkpoint produced under a setting
+ *		restores under it.
  */
 bytea *
 sf_checkpoint_encode(SfPipeline *p)

@@ -53,8 +53,8 @@ _PG_init(void)
 							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("streamforge.max_checkpoint_size",
-							"Largest checkpoint document restore and inspect_checkpoint accept.",
-							"The size of the document inflated from a compressed checkpoint; larger ones are refused before inflating.",
+							"Largest checkpoint document checkpoint produces and restore and inspect_checkpoint accept.",
+							"The size of the document inflated from a compressed checkpoint; larger ones are refused before inflating, and never produced.",
 							&sf_max_checkpoint_size,
 							SF_DEFAULT_MAX_CHECKPOINT_SIZE, 1, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
@@ -853,6 +853,8 @@ sf_checkpoint(PG_FUNCTION_ARGS)
 				 errmsg("state of pipeline \"%s\" is too large for a checkpoint",
 						p->def.name),
 				 errdetail("%s", edata->detail ? edata->detail : edata->message),
+				 edata->hint ?
+				 errhint("%s", edata->hint) :
 				 errhint("Advance the watermark so that buckets are finalized, or lower streamforge.max_live_buckets.")));
 	}
 	PG_END_TRY();

@@ -302,6 +302,13 @@ snapshot_encode_binary(SfPipeline *p)
 	len = to_le64(len);
 	memcpy(b.data + 16, &len, 8);
 
+	/* a StringInfo holds up to 1 GB - 2, a bytea 1 GB - 1 with its header */
+	if ((Size) b.len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("snapshot too large"),
+				errdetail("The snapshot needs %d bytes, the maximum is %zu.",
+						  b.len, (Size) (MaxAllocSize - VARHDRSZ)));
 	result = palloc_extended(VARHDRSZ + b.len, MCXT_ALLOC_HUGE);
 	SET_VARSIZE(result, VARHDRSZ + b.len);
 	memcpy(VARDATA(result), b.data, b.len);
@@ -313,6 +320,14 @@ snapshot_encode_binary(SfPipeline *p)
  * sf_snapshot_encode
  *		The bytes persist.c stores as p's snapshot: binary without
  *		retention, the canonical checkpoint with it.
+ *
+ * Size bounds (54000 past them; compaction then journals instead): a
+ * checkpoint document is bounded by streamforge.max_checkpoint_size like
+ * every checkpoint (sf_checkpoint_encode), so that a snapshot is never a
+ * checkpoint that restore would refuse.  The binary form only by what one
+ * bytea holds (1 GB): it never reaches restore or inspect_checkpoint, and
+ * nobody but this file writes it, so the setting, which bounds what
+ * untrusted input may make a backend inflate, has nothing to guard there.
  */
 bytea *
 sf_snapshot_encode(SfPipeline *p)
