@@ -29,8 +29,12 @@ OBJS = \
 
 # The install script is generated from the ordered pieces in sql/install/,
 # so that sql/*.sql holds only pg_regress inputs.
-DATA_built = $(EXTENSION)--$(EXTVERSION).sql
-DATA = $(filter-out $(DATA_built),$(wildcard sql/upgrade/$(EXTENSION)--*--*.sql))
+# The update scripts are generated too, from sql/upgrade/*.sql.in: a line
+# "-- @include sql/install/NN_x.sql" stands for that piece, so an object
+# new in a version is defined once for a fresh install and an update.
+UPGRADE_TEMPLATES = $(wildcard sql/upgrade/$(EXTENSION)--*--*.sql.in)
+DATA_built = $(EXTENSION)--$(EXTVERSION).sql \
+	$(patsubst sql/upgrade/%.sql.in,%.sql,$(UPGRADE_TEMPLATES))
 # A second extension, streamforge_proxy (SQL only, installed in a router
 # database with plproxy; docs/scale-out.md), installed by the same install.
 DATA += proxy/streamforge_proxy.control $(wildcard proxy/streamforge_proxy--*.sql)
@@ -63,8 +67,13 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(DATA_built): $(sort $(wildcard sql/install/*.sql)) $(EXTENSION).control
+$(EXTENSION)--$(EXTVERSION).sql: $(sort $(wildcard sql/install/*.sql)) $(EXTENSION).control
 	cat $(sort $(wildcard sql/install/*.sql)) > $@
+
+$(EXTENSION)--%.sql: sql/upgrade/$(EXTENSION)--%.sql.in $(wildcard sql/install/*.sql)
+	awk '/^-- @include / { f = $$3; while ((getline l < f) > 0) print l; \
+		if (close(f) != 0) { print "missing " f > "/dev/stderr"; exit 1 }; next } \
+		{ print }' $< > $@.tmp && mv $@.tmp $@
 
 # PGXS tracks no header dependencies: rebuild everything when a header moves.
 $(OBJS): $(wildcard src/*.h)

@@ -1,13 +1,8 @@
 -- streamforge install script, part 6: managing pipelines (docs/management.md).
 --
--- Internal helpers move to their own schema, so that \df streamforge.*
--- shows the API; definition changes of a running pipeline; a view of every
--- pipeline the caller may read; averages next to live() and visible();
--- names for grant and revoke that work unqualified.
-
--- ----------------------------------------------------------------
--- Internal helpers
--- ----------------------------------------------------------------
+-- Definition changes of a running pipeline; averages next to live() and
+-- visible(); names for grant and revoke that work unqualified.  The view of
+-- every pipeline the caller may read is in 80_pipeline_info.sql.
 
 -- ----------------------------------------------------------------
 -- Definition changes

@@ -6,7 +6,7 @@
 #   - every SQL statement string of src/*.c: a sequence of adjacent C string
 #     literals (with the string macros #defined in the same file expanded)
 #     whose text starts with SELECT, INSERT, UPDATE, DELETE or WITH;
-#   - every function body of sql/install/*.sql and sql/upgrade/*.sql: a function with
+#   - every function body of sql/install/*.sql and sql/upgrade/*.sql.in: a function with
 #     SET search_path = pg_catalog, pg_temp passes (its body resolves in
 #     pg_catalog whatever the caller's path); a LANGUAGE sql function
 #     without it must be fully qualified like a C statement; any other
@@ -24,7 +24,7 @@
 set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 if [ $# -eq 0 ]; then
-	set -- "$root"/src/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql
+	set -- "$root"/src/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in
 fi
 exec perl -e '
 use strict; use warnings;
