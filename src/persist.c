@@ -1789,6 +1789,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	SfPipelineDef def;
 	SfPipeline *p;
 	bytea	   *snap;
+	int64		snap_len;
 	Datum		arg;
 	Datum		values[3];
 	MemoryContext callercxt = CurrentMemoryContext;
@@ -1813,7 +1814,8 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	PopActiveSnapshot();
 
 	p = sf_checkpoint_decode(CurTransactionContext, &def, data, len);
-	snap = sf_snapshot_encode(p);
+	snap = sf_snapshot_encode(p);	/* in SPI's context: gone at SPI_finish */
+	snap_len = VARSIZE_ANY_EXHDR(snap);
 	p->offset_replays = 0;
 
 	values[0] = Int64GetDatum(row.id);
@@ -1840,7 +1842,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry->id = row.id;
 	entry->version = row.version;
 	entry->snapshot_version = row.version;
-	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+	entry->snapshot_len = snap_len;
 	entry->last_pos = 0;
 	entry->journal_bytes = 0;
 	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
