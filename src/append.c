@@ -46,15 +46,6 @@ append_check_not_null(FunctionCallInfo fcinfo, int argno, const char *what)
 				 errmsg("%s must not be null", what)));
 }
 
-static void
-append_text_bytes(Datum d, const char **data, int *len)
-{
-	text	   *t = (text *) pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
-
-	*data = VARDATA_ANY(t);
-	*len = VARSIZE_ANY_EXHDR(t);
-}
-
 /*
  * Give d the next offset of its partition.  Caller must hold the pipeline
  * open for writing (its row locked), and must ingest d before it assigns
@@ -107,8 +98,8 @@ sf_append(PG_FUNCTION_ARGS)
 	append_check_not_null(fcinfo, 4, "event_time");
 	append_check_not_null(fcinfo, 5, "value");
 	d.partition = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	append_text_bytes(PG_GETARG_DATUM(2), &d.event_id, &d.event_id_len);
-	append_text_bytes(PG_GETARG_DATUM(3), &d.key, &d.key_len);
+	sf_text_bytes(PG_GETARG_DATUM(2), &d.event_id, &d.event_id_len);
+	sf_text_bytes(PG_GETARG_DATUM(3), &d.key, &d.key_len);
 	d.event_time = PG_GETARG_INT64(4);
 	d.value = PG_GETARG_INT64(5);
 	check_event_id(&d, -1);
@@ -173,20 +164,10 @@ PG_FUNCTION_INFO_V1(sf_append_batch);
 Datum
 sf_append_batch(PG_FUNCTION_ARGS)
 {
-#define SF_EVENT_COLS 5
 	SfPipeline *p;
-	ArrayType  *arr;
-	Datum	   *elems;
-	bool	   *elemnulls;
-	int			n;
-	int			i;
 	SfDelivery *ds;
-	int		   *nullfield;		/* per event: -2 ok, -1 NULL, else field */
-	TupleDesc	tupdesc = NULL;
-	Oid			elemtype;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
+	int		   *nullfield;
+	int			n;
 	int64		late_before;
 
 	append_check_not_null(fcinfo, 0, "pipeline");
@@ -194,62 +175,7 @@ sf_append_batch(PG_FUNCTION_ARGS)
 	late_before = p->nlate;
 
 	append_check_not_null(fcinfo, 1, "events");
-	arr = PG_GETARG_ARRAYTYPE_P(1);
-	elemtype = ARR_ELEMTYPE(arr);
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, elemtype, typlen, typbyval, typalign,
-					  &elems, &elemnulls, &n);
-	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
-	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
-
-	/*
-	 * Unpack every event, then append them (sf_append_deliveries).  A NULL
-	 * is only remembered here: an earlier event may fail in the engine.
-	 */
-	for (i = 0; i < n; i++)
-	{
-		HeapTupleHeader th;
-		HeapTupleData tuple;
-		Datum		values[SF_EVENT_COLS];
-		bool		nulls[SF_EVENT_COLS];
-		SfDelivery *d = &ds[i];
-		int			f;
-
-		CHECK_FOR_INTERRUPTS();
-		nullfield[i] = -2;
-		if (elemnulls[i])
-		{
-			nullfield[i] = -1;
-			continue;
-		}
-		th = DatumGetHeapTupleHeader(elems[i]);
-		if (tupdesc == NULL)
-		{
-			tupdesc = lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(th),
-												  HeapTupleHeaderGetTypMod(th));
-			if (tupdesc->natts != SF_EVENT_COLS)
-				elog(ERROR, "streamforge: unexpected event layout");
-		}
-		tuple.t_len = HeapTupleHeaderGetDatumLength(th);
-		ItemPointerSetInvalid(&tuple.t_self);
-		tuple.t_tableOid = InvalidOid;
-		tuple.t_data = th;
-		heap_deform_tuple(&tuple, tupdesc, values, nulls);
-		for (f = 0; f < SF_EVENT_COLS; f++)
-			if (nulls[f])
-				break;
-		if (f < SF_EVENT_COLS)
-		{
-			nullfield[i] = f;
-			continue;
-		}
-		d->partition = TextDatumGetCString(values[0]);
-		append_text_bytes(values[1], &d->event_id, &d->event_id_len);
-		append_text_bytes(values[2], &d->key, &d->key_len);
-		d->event_time = DatumGetInt64(values[3]);
-		d->value = DatumGetInt64(values[4]);
-	}
+	ds = sf_unpack_deliveries(PG_GETARG_ARRAYTYPE_P(1), false, &nullfield, &n);
 	sf_append_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;
-#undef SF_EVENT_COLS
 }

@@ -20,6 +20,11 @@
 
 #include "streamforge.h"
 
+/* sf_sql.c: unpack a delivery[] or event[] array; a text datum's bytes */
+extern SfDelivery *sf_unpack_deliveries(ArrayType *arr, bool with_offset,
+										int **nullfield_out, int *n_out);
+extern void sf_text_bytes(Datum d, const char **data, int *len);
+
 /* sf_sql.c: apply unpacked deliveries (ingest_batch; ingest_json) */
 extern void sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
 								 int64 late_before, SfDelivery *ds,

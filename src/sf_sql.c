@@ -569,8 +569,9 @@ sf_drop_pipeline(PG_FUNCTION_ARGS)
  * Write calls
  * ----------------------------------------------------------------
  */
-static void
-text_bytes(Datum d, const char **data, int *len)
+/* A text datum's bytes (detoasted, not copied, not NUL-terminated) */
+void
+sf_text_bytes(Datum d, const char **data, int *len)
 {
 	text	   *t = (text *) pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
 
@@ -608,8 +609,8 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes)
 	check_not_null(fcinfo, 5, "event_time");
 	check_not_null(fcinfo, 6, "value");
 	d.source_offset = PG_GETARG_INT64(2);
-	text_bytes(PG_GETARG_DATUM(3), &d.event_id, &d.event_id_len);
-	text_bytes(PG_GETARG_DATUM(4), &d.key, &d.key_len);
+	sf_text_bytes(PG_GETARG_DATUM(3), &d.event_id, &d.event_id_len);
+	sf_text_bytes(PG_GETARG_DATUM(4), &d.key, &d.key_len);
 	d.event_time = PG_GETARG_INT64(5);
 	d.value = PG_GETARG_INT64(6);
 	check_event_id(&d);
@@ -703,47 +704,44 @@ sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	return_changes(fcinfo, p, &changes);
 }
 
-PG_FUNCTION_INFO_V1(sf_ingest_batch);
-Datum
-sf_ingest_batch(PG_FUNCTION_ARGS)
+/*
+ * The deliveries of an array of streamforge.delivery (with_offset) or
+ * streamforge.event (no source_offset column), in array order, with
+ * *n_out elements.  A NULL is only recorded, in nullfield (per element: -2
+ * complete, -1 a NULL element, else the first NULL column of the array's
+ * own type): the first failing delivery in array order decides the error,
+ * and an earlier one may fail in the engine.
+ */
+SfDelivery *
+sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
+					 int *n_out)
 {
-#define SF_DELIVERY_COLS 6
-	SfPipeline *p = pipeline_arg(fcinfo, true);
-	ArrayType  *arr;
+	int			ncols = with_offset ? 6 : 5;
+	int			off = with_offset ? 1 : 0;	/* columns after partition */
 	Datum	   *elems;
 	bool	   *elemnulls;
 	int			n;
 	int			i;
 	SfDelivery *ds;
-	int		   *nullfield;		/* per delivery: -2 ok, -1 NULL, else field */
+	int		   *nullfield;
 	TupleDesc	tupdesc = NULL;
-	Oid			elemtype;
+	Oid			elemtype = ARR_ELEMTYPE(arr);
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
-	int64		late_before = p->nlate;
 
-	check_not_null(fcinfo, 1, "deliveries");
-	arr = PG_GETARG_ARRAYTYPE_P(1);
-	elemtype = ARR_ELEMTYPE(arr);
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(arr, elemtype, typlen, typbyval, typalign,
 					  &elems, &elemnulls, &n);
 	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
 	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
 
-	/*
-	 * Unpack every delivery, then apply them (sf_ingest_deliveries).  A
-	 * NULL is only remembered here:
-	 * the first failing delivery in array order decides the error, and an
-	 * earlier delivery may fail in the engine.
-	 */
 	for (i = 0; i < n; i++)
 	{
 		HeapTupleHeader th;
 		HeapTupleData tuple;
-		Datum		values[SF_DELIVERY_COLS];
-		bool		nulls[SF_DELIVERY_COLS];
+		Datum		values[6];
+		bool		nulls[6];
 		SfDelivery *d = &ds[i];
 		int			f;
 
@@ -759,33 +757,49 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 		{
 			tupdesc = lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(th),
 												  HeapTupleHeaderGetTypMod(th));
-			if (tupdesc->natts != SF_DELIVERY_COLS)
-				elog(ERROR, "streamforge: unexpected delivery layout");
+			if (tupdesc->natts != ncols)
+				elog(ERROR, "streamforge: unexpected %s layout",
+					 with_offset ? "delivery" : "event");
 		}
 		tuple.t_len = HeapTupleHeaderGetDatumLength(th);
 		ItemPointerSetInvalid(&tuple.t_self);
 		tuple.t_tableOid = InvalidOid;
 		tuple.t_data = th;
 		heap_deform_tuple(&tuple, tupdesc, values, nulls);
-		for (f = 0; f < SF_DELIVERY_COLS; f++)
+		for (f = 0; f < ncols; f++)
 			if (nulls[f])
 				break;
-		if (f < SF_DELIVERY_COLS)
+		if (f < ncols)
 		{
 			nullfield[i] = f;
 			continue;
 		}
 		d->partition = TextDatumGetCString(values[0]);
-		d->source_offset = DatumGetInt64(values[1]);
-		text_bytes(values[2], &d->event_id, &d->event_id_len);
-		text_bytes(values[3], &d->key, &d->key_len);
-		d->event_time = DatumGetInt64(values[4]);
-		d->value = DatumGetInt64(values[5]);
+		d->source_offset = with_offset ? DatumGetInt64(values[1]) : -1;
+		sf_text_bytes(values[1 + off], &d->event_id, &d->event_id_len);
+		sf_text_bytes(values[2 + off], &d->key, &d->key_len);
+		d->event_time = DatumGetInt64(values[3 + off]);
+		d->value = DatumGetInt64(values[4 + off]);
 	}
+	*nullfield_out = nullfield;
+	*n_out = n;
+	return ds;
+}
 
+PG_FUNCTION_INFO_V1(sf_ingest_batch);
+Datum
+sf_ingest_batch(PG_FUNCTION_ARGS)
+{
+	SfPipeline *p = pipeline_arg(fcinfo, true);
+	int64		late_before = p->nlate;
+	SfDelivery *ds;
+	int		   *nullfield;
+	int			n;
+
+	check_not_null(fcinfo, 1, "deliveries");
+	ds = sf_unpack_deliveries(PG_GETARG_ARRAYTYPE_P(1), true, &nullfield, &n);
 	sf_ingest_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;
-#undef SF_DELIVERY_COLS
 }
 
 PG_FUNCTION_INFO_V1(sf_advance);
