@@ -32,9 +32,12 @@ OBJS = \
 # The update scripts are generated too, from sql/upgrade/*.sql.in: a line
 # "-- @include sql/install/NN_x.sql" stands for that piece, so an object
 # new in a version is defined once for a fresh install and an update.
+# Update scripts of past releases are frozen as plain files
+# (sql/upgrade/*.sql): a released script is never regenerated.
 UPGRADE_TEMPLATES = $(wildcard sql/upgrade/$(EXTENSION)--*--*.sql.in)
 DATA_built = $(EXTENSION)--$(EXTVERSION).sql \
 	$(patsubst sql/upgrade/%.sql.in,%.sql,$(UPGRADE_TEMPLATES))
+DATA = $(wildcard sql/upgrade/$(EXTENSION)--*--*.sql)
 # A second extension, streamforge_proxy (SQL only, installed in a router
 # database with plproxy; docs/scale-out.md), installed by the same install.
 DATA += proxy/streamforge_proxy.control $(wildcard proxy/streamforge_proxy--*.sql)
