@@ -24,7 +24,7 @@
 set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 if [ $# -eq 0 ]; then
-	set -- "$root"/src/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in
+	set -- "$root"/src/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in "$root"/sql/upgrade/*.sql
 fi
 exec perl -e '
 use strict; use warnings;
