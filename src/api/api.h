@@ -18,7 +18,7 @@
 #include "datatype/timestamp.h"
 #include "utils/array.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /* sf_sql.c: unpack a delivery[] or event[] array; a text datum's bytes */
 extern SfDelivery *sf_unpack_deliveries(ArrayType *arr, bool with_offset,

@@ -35,7 +35,7 @@
 #include "utils/lsyscache.h"
 #include "utils/typcache.h"
 
-#include "ingest.h"
+#include "api/api.h"
 
 static void
 append_check_not_null(FunctionCallInfo fcinfo, int argno, const char *what)

@@ -45,7 +45,7 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
-#include "ingest.h"
+#include "api/api.h"
 
 /* The fields of an element, in the order their absence is reported */
 #define JF_PARTITION	0

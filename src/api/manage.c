@@ -28,7 +28,7 @@
 #include "utils/builtins.h"
 #include "utils/varlena.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 typedef enum SfManageKind
 {

@@ -34,8 +34,8 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
-#include "ingest.h"
-#include "streamforge.h"
+#include "api/api.h"
+#include "engine/engine.h"
 
 PG_MODULE_MAGIC;
 

@@ -42,7 +42,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-#include "ingest.h"
+#include "api/api.h"
 
 #define SF_US_SUFFIX "/us"
 

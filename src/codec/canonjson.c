@@ -26,7 +26,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 
-#include "canonjson.h"
+#include "codec/canonjson.h"
 
 #define cj_error(...) \
 	ereport(ERROR, \

@@ -11,7 +11,7 @@
 #ifndef CANONJSON_H
 #define CANONJSON_H
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /* A string read from a document: palloc'd, NUL-terminated, no NUL inside */
 typedef struct SfJsonStr

@@ -48,9 +48,9 @@
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 
-#include "canonjson.h"
-#include "codec.h"
-#include "streamforge.h"
+#include "codec/canonjson.h"
+#include "codec/codec_int.h"
+#include "engine/engine.h"
 
 /* ----------------------------------------------------------------
  * Envelope layout (all integers big-endian)

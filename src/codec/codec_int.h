@@ -11,8 +11,8 @@
 #ifndef SF_CODEC_H
 #define SF_CODEC_H
 
-#include "canonjson.h"
-#include "streamforge.h"
+#include "codec/canonjson.h"
+#include "engine/engine.h"
 
 /* ----------------------------------------------------------------
  * Errors

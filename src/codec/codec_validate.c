@@ -20,9 +20,9 @@
 
 #include "miscadmin.h"
 
-#include "canonjson.h"
-#include "codec.h"
-#include "streamforge.h"
+#include "codec/canonjson.h"
+#include "codec/codec_int.h"
+#include "engine/engine.h"
 
 /* ----------------------------------------------------------------
  * Phase 3: validation

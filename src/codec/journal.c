@@ -51,7 +51,7 @@
 #include "miscadmin.h"
 #include "utils/elog.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 #define SF_JOURNAL_FORMAT	1
 #define SF_JOURNAL_FORMAT_SEQUENCE	2

@@ -41,7 +41,7 @@
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 #define SNAP_MAGIC		"SFSNAPB\n"
 #define SNAP_VERSION	1

@@ -15,7 +15,7 @@
  */
 #include "postgres.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /*
  * The watermark the partitions imply right now, if they imply one.

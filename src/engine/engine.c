@@ -28,7 +28,7 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /* ----------------------------------------------------------------
  * Interned strings and identities (simplehash instances)

@@ -41,7 +41,7 @@
  */
 #include "postgres.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 #define ID_BLOCK		(64 * 1024)
 #define ID_UNIT_BITS	13			/* 8-byte units in a block */

@@ -34,7 +34,7 @@
 
 #include "miscadmin.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 void
 sf_op_begin(SfPipeline *p)

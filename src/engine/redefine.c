@@ -52,7 +52,7 @@
 
 #include "miscadmin.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /* Add one accepted event to the derived window w of p (as engine.c does) */
 static void

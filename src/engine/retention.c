@@ -44,7 +44,7 @@
 
 #include "miscadmin.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /*
  * The horizon of a pipeline with this definition and watermark, if there

@@ -22,7 +22,7 @@
 
 #include "common/hashfn.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 typedef struct SfSessionKey
 {

@@ -24,7 +24,7 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /* ----------------------------------------------------------------
  * The live index: a simplehash keyed by (window, key, start)

@@ -71,7 +71,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 static const char *const sf_privilege_names[] = {
 	[SF_PRIV_NONE] = NULL,

@@ -104,7 +104,7 @@
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /* The journal is fetched this many rows at a time */
 #define SF_JOURNAL_FETCH	256

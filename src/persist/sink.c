@@ -82,7 +82,7 @@
 #include "utils/numeric.h"
 #include "utils/snapmgr.h"
 
-#include "streamforge.h"
+#include "engine/engine.h"
 
 /* The channel of the notifications; payload documented in docs/outputs.md */
 #define SF_NOTIFY_CHANNEL	"streamforge_changes"
