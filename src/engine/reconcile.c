@@ -19,6 +19,9 @@
  *	 4. Only then are the buckets with watermark > end + lateness finalized,
  *		in end order, from the ready heap: dropped without a retraction.
  *
+ * Steps 1 and 2 (sf_op_begin, sf_dirty_touch, sf_dirty_forget_bucket) are
+ * in window.c, next to the bucket fields they use; this file does 3 and 4.
+ *
  * The cost is proportional to the buckets the operation touched plus the
  * buckets it finalizes; nothing scans the live index.
  *
@@ -35,67 +38,6 @@
 #include "miscadmin.h"
 
 #include "engine/engine.h"
-
-void
-sf_op_begin(SfPipeline *p)
-{
-	p->busy = true;
-	p->mutations++;
-	p->epoch++;
-	if (p->epoch == 0)
-	{
-		/* wrapped: epoch 0 is "never"; stale marks must not match */
-		p->epoch = 1;
-	}
-	p->ndirty = 0;
-}
-
-/*
- * Save b's pre-image for this operation, unless already saved.
- */
-void
-sf_dirty_touch(SfPipeline *p, SfBucket *b)
-{
-	SfDirty    *d;
-
-	if (b->dirty_epoch == p->epoch)
-		return;
-	if (p->ndirty == p->dirty_cap)
-	{
-		int			newcap = p->dirty_cap ? p->dirty_cap * 2 : 64;
-
-		if (p->dirty == NULL)
-			p->dirty = MemoryContextAlloc(p->cxt, newcap * sizeof(SfDirty));
-		else
-			p->dirty = repalloc_huge(p->dirty, newcap * sizeof(SfDirty));
-		p->dirty_cap = newcap;
-	}
-	d = &p->dirty[p->ndirty];
-	d->bucket = b;
-	d->before.addr.window = b->window;
-	d->before.addr.key = b->key;
-	d->before.addr.start = b->start;
-	d->before.addr.end = b->end;
-	d->before.agg = b->agg;
-	/*
-	 * A ready bucket was emitted, unless it is being created right now (an
-	 * event within the lateness that lands in an already closed window):
-	 * only a new bucket has no events.
-	 */
-	d->was_visible = b->ready && b->agg.count > 0;
-	b->dirty_epoch = p->epoch;
-	b->dirty_index = p->ndirty;
-	p->ndirty++;
-}
-
-/* b is about to be deleted: its pre-image stays, its "now" is "gone". */
-void
-sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b)
-{
-	if (b->dirty_epoch == p->epoch)
-		p->dirty[b->dirty_index].bucket = NULL;
-	b->dirty_epoch = 0;
-}
 
 /*
  * After the watermark moved: every pending bucket it reached becomes ready

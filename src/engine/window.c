@@ -427,3 +427,70 @@ sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows)
 	*rows = out;
 	return n;
 }
+
+/*
+ * The dirty set: the pre-image of each live bucket the current operation
+ * touches (reconcile.c turns them into changes).  Here because it lives in
+ * the buckets' dirty_epoch and dirty_index fields.
+ */
+
+void
+sf_op_begin(SfPipeline *p)
+{
+	p->busy = true;
+	p->mutations++;
+	p->epoch++;
+	if (p->epoch == 0)
+	{
+		/* wrapped: epoch 0 is "never"; stale marks must not match */
+		p->epoch = 1;
+	}
+	p->ndirty = 0;
+}
+
+/*
+ * Save b's pre-image for this operation, unless already saved.
+ */
+void
+sf_dirty_touch(SfPipeline *p, SfBucket *b)
+{
+	SfDirty    *d;
+
+	if (b->dirty_epoch == p->epoch)
+		return;
+	if (p->ndirty == p->dirty_cap)
+	{
+		int			newcap = p->dirty_cap ? p->dirty_cap * 2 : 64;
+
+		if (p->dirty == NULL)
+			p->dirty = MemoryContextAlloc(p->cxt, newcap * sizeof(SfDirty));
+		else
+			p->dirty = repalloc_huge(p->dirty, newcap * sizeof(SfDirty));
+		p->dirty_cap = newcap;
+	}
+	d = &p->dirty[p->ndirty];
+	d->bucket = b;
+	d->before.addr.window = b->window;
+	d->before.addr.key = b->key;
+	d->before.addr.start = b->start;
+	d->before.addr.end = b->end;
+	d->before.agg = b->agg;
+	/*
+	 * A ready bucket was emitted, unless it is being created right now (an
+	 * event within the lateness that lands in an already closed window):
+	 * only a new bucket has no events.
+	 */
+	d->was_visible = b->ready && b->agg.count > 0;
+	b->dirty_epoch = p->epoch;
+	b->dirty_index = p->ndirty;
+	p->ndirty++;
+}
+
+/* b is about to be deleted: its pre-image stays, its "now" is "gone". */
+void
+sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b)
+{
+	if (b->dirty_epoch == p->epoch)
+		p->dirty[b->dirty_index].bucket = NULL;
+	b->dirty_epoch = 0;
+}
