@@ -135,14 +135,6 @@ ck_grow(void *arr, int64 *cap, int64 n, Size elsize)
 	return repalloc(arr, newcap * elsize);
 }
 
-/* Human-readable address of a row, for error details */
-char *
-ck_row_desc(const CkRow *r)
-{
-	return psprintf("window \"%s\", key \"%s\", [" INT64_FORMAT ", " INT64_FORMAT ")",
-					sf_msg_str(r->window_name.data, r->window_name.len), sf_msg_str(r->key.data, r->key.len), r->start, r->end);
-}
-
 /* A result row: the columns of streamforge.result, keys in byte order */
 static void
 ck_write_row(StringInfo buf, const SfPipeline *p, const SfRow *row)
@@ -1270,7 +1262,7 @@ sf_checkpoint_decode(MemoryContext parent, const SfPipelineDef *def,
  * payload that inflates to any other length.  Cost: one CRC pass over the
  * (compressed) bytes.
  */
-Size
+static Size
 sf_checkpoint_declared_size(const char *data, Size len)
 {
 	uLong		crc;
@@ -1298,4 +1290,26 @@ sf_checkpoint_document(const char *data, Size len)
 
 	ck_decode(NULL, NULL, data, len, &json);
 	return json;
+}
+
+/* streamforge.max_checkpoint_size, in kB: documents restore may inflate */
+int			sf_max_checkpoint_size = SF_DEFAULT_MAX_CHECKPOINT_SIZE;
+
+/*
+ * Refuse (54000) a checkpoint given to restore or inspect_checkpoint whose
+ * document is larger than streamforge.max_checkpoint_size, before it is
+ * inflated: a small compressed checkpoint can declare up to 1 GB.
+ */
+void
+sf_check_checkpoint_size(const char *data, Size len)
+{
+	Size		declared = sf_checkpoint_declared_size(data, len);
+
+	if ((uint64) declared > (uint64) sf_max_checkpoint_size * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("checkpoint document exceeds streamforge.max_checkpoint_size"),
+				 errdetail("The checkpoint holds a document of %zu bytes, the limit is %d kB.",
+						   declared, sf_max_checkpoint_size),
+				 errhint("A superuser can raise streamforge.max_checkpoint_size.")));
 }

@@ -155,8 +155,16 @@ ck_str_cmp(const SfJsonStr *a, const SfJsonStr *b)
 	return ck_bytes_cmp(a->data, a->len, b->data, b->len);
 }
 
-/* codec.c */
-extern char *ck_row_desc(const CkRow *r);
+/*
+ * Human-readable address of a row, for error details (inline: codec.c and
+ * codec_validate.c both use it, and neither calls the other)
+ */
+static inline char *
+ck_row_desc(const CkRow *r)
+{
+	return psprintf("window \"%s\", key \"%s\", [" INT64_FORMAT ", " INT64_FORMAT ")",
+					sf_msg_str(r->window_name.data, r->window_name.len), sf_msg_str(r->key.data, r->key.len), r->start, r->end);
+}
 
 /* codec_validate.c: phase 3, in the order codec.c runs them */
 extern void ck_check_definition(const CkDoc *doc, const SfPipelineDef *target);

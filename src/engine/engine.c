@@ -198,18 +198,6 @@ identity_add_hashed(SfPipeline *p, const char *event_id, int event_id_len,
 	return id;
 }
 
-/*
- * Remove a remembered identity from the identity table (retention.c forgets
- * it); the record itself stays valid for the slots and late rows that still
- * refer to it.
- */
-void
-sf_identity_unlink(SfPipeline *p, SfIdentity *id)
-{
-	sf_idtable_delete(p, id);
-	p->nidentities--;
-}
-
 SfIdentity *
 sf_identity_lookup(SfPipeline *p, const char *event_id, int len)
 {

@@ -564,12 +564,10 @@ extern void sf_raise_out_of_range(const char *what, const char *window);
 
 /* limits.c: limits every part shares */
 extern int	sf_max_live_buckets;
-extern int	sf_max_checkpoint_size;
 extern const char *sf_msg_str(const char *s, Size len);
 extern const char *sf_msg_cstr(const char *s);
 extern void sf_check_def_limits(const SfPipelineDef *def);
 extern void sf_check_live_buckets(const SfPipeline *p, int64 more);
-extern void sf_check_checkpoint_size(const char *data, Size len);
 
 /* identity.c: the identity store and the event_id table */
 extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
@@ -655,7 +653,8 @@ extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
 										const SfPipelineDef *def,
 										const char *data, Size len);
 extern char *sf_checkpoint_document(const char *data, Size len);
-extern Size sf_checkpoint_declared_size(const char *data, Size len);
+extern void sf_check_checkpoint_size(const char *data, Size len);
+extern int	sf_max_checkpoint_size;
 
 /* acl.c: privileges on pipelines, running queries as the extension's owner */
 extern Oid	sf_extension_owner(void);

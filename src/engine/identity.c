@@ -387,3 +387,15 @@ sf_idtable_next_handle(SfPipeline *p, uint64 *pos, uint32 *handle)
 	}
 	return NULL;
 }
+
+/*
+ * Remove a remembered identity from the identity table (retention.c forgets
+ * it); the record itself stays valid for the slots and late rows that still
+ * refer to it.
+ */
+void
+sf_identity_unlink(SfPipeline *p, SfIdentity *id)
+{
+	sf_idtable_delete(p, id);
+	p->nidentities--;
+}

@@ -28,9 +28,6 @@
 /* streamforge.max_live_buckets; 0: no cap */
 int			sf_max_live_buckets = SF_DEFAULT_MAX_LIVE_BUCKETS;
 
-/* streamforge.max_checkpoint_size, in kB: documents restore may inflate */
-int			sf_max_checkpoint_size = SF_DEFAULT_MAX_CHECKPOINT_SIZE;
-
 /*
  * s (len bytes) as an error message may repeat it: at most SF_MSG_MAX
  * bytes, cut at a character boundary and marked with "..." when cut.
@@ -81,25 +78,6 @@ sf_check_def_limits(const SfPipelineDef *def)
 						SF_MAX_EVENT_BUCKETS),
 				 errdetail("The windows given put one event into up to " INT64_FORMAT " buckets.",
 						   buckets)));
-}
-
-/*
- * Refuse (54000) a checkpoint given to restore or inspect_checkpoint whose
- * document is larger than streamforge.max_checkpoint_size, before it is
- * inflated: a small compressed checkpoint can declare up to 1 GB.
- */
-void
-sf_check_checkpoint_size(const char *data, Size len)
-{
-	Size		declared = sf_checkpoint_declared_size(data, len);
-
-	if ((uint64) declared > (uint64) sf_max_checkpoint_size * 1024)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("checkpoint document exceeds streamforge.max_checkpoint_size"),
-				 errdetail("The checkpoint holds a document of %zu bytes, the limit is %d kB.",
-						   declared, sf_max_checkpoint_size),
-				 errhint("A superuser can raise streamforge.max_checkpoint_size.")));
 }
 
 /*

@@ -451,3 +451,185 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	pfree(ids);
 	return p;
 }
+
+/* ----------------------------------------------------------------
+ * Changing the retention
+ * ----------------------------------------------------------------
+ */
+
+static int
+handle_cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* The body of sf_pipeline_with_retention: p's state into the empty q */
+static pg_noinline void
+copy_state(SfPipeline *p, SfPipeline *q)
+{
+	const SfPipelineDef *def = &q->def;
+	uint32	   *old;
+	uint32	   *new;
+	int64		n = 0;
+	uint64		pos = 0;
+	SfIdentity *id;
+	SfRow	   *rows;
+	int64		nrows;
+
+	/* clock */
+	for (int i = 0; i < def->npartitions; i++)
+	{
+		q->partitions[i].has_progress = p->partitions[i].has_progress;
+		q->partitions[i].progress = p->partitions[i].progress;
+		q->partitions[i].idle = p->partitions[i].idle;
+	}
+	q->has_watermark = p->has_watermark;
+	q->watermark = p->watermark;
+
+	/* identities, in handle order; old[k] became new[k] */
+	old = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
+						  MCXT_ALLOC_HUGE);
+	new = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
+						  MCXT_ALLOC_HUGE);
+	while (sf_idtable_next_handle(p, &pos, &old[n]) != NULL)
+		n++;
+	if (n > 1)
+		qsort(old, n, sizeof(uint32), handle_cmp);
+	for (int64 k = 0; k < n; k++)
+	{
+		id = sf_id_ptr(p, old[k]);
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		(void) sf_identity_add(q, id->event_id, id->event_id_len,
+							   sf_intern_key(q, id->key->data, id->key->len),
+							   id->event_time, id->value, id->late, &new[k]);
+	}
+
+	/* delivery history: forgotten slots stay forgotten */
+	for (int i = 0; i < def->npartitions; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+
+		if (part->base > 0)
+			sf_partition_set_base(q, i, part->base);
+		for (int64 o = part->base; o <= part->consumed; o++)
+		{
+			uint32		h = part->deliveries[part->head + (o - part->base)];
+			uint32	   *at = NULL;
+
+			if (h != 0 && !sf_id_ptr(p, h)->forgotten)
+				at = bsearch(&h, old, n, sizeof(uint32), handle_cmp);
+			sf_partition_append(q, i, at ? new[at - old] : 0);
+		}
+	}
+	pfree(old);
+	pfree(new);
+
+	/* late output: a row whose identity is forgotten keeps its event */
+	q->late_forgotten = p->late_forgotten;
+	for (int64 k = 0; k < p->nlate; k++)
+	{
+		const SfLateEvent *l = &p->late[k];
+		SfIdentity *ev = l->event;
+		SfIdentity *nev;
+
+		if (!ev->forgotten)
+			nev = sf_idtable_lookup(q, ev->event_id, ev->event_id_len,
+									ev->hash, NULL);
+		else
+		{
+			uint32		h;
+
+			nev = sf_identity_new(q, ev->event_id, ev->event_id_len,
+								  ev->hash, &h);
+			nev->key = sf_intern_key(q, ev->key->data, ev->key->len);
+			nev->event_time = ev->event_time;
+			nev->value = ev->value;
+			nev->late = true;
+			nev->forgotten = true;
+		}
+		if (nev == NULL)
+			elog(ERROR, "streamforge: late event without identity");
+		sf_late_append(q, l->partition, l->source_offset, nev, l->watermark);
+	}
+
+	/* live buckets */
+	nrows = sf_collect_rows(p, false, &rows);
+	for (int64 k = 0; k < nrows; k++)
+	{
+		const SfRow *r = &rows[k];
+		SfString   *key = sf_intern_key(q, r->addr.key->data, r->addr.key->len);
+		SfBucket   *b = sf_bucket_insert(q, r->addr.window, key,
+										 r->addr.start, r->addr.end);
+
+		b->agg = r->agg;
+		if (def->windows[r->addr.window].kind == SF_WINDOW_SESSION &&
+			!sf_session_insert_bucket(q, b))
+			elog(ERROR, "streamforge: live sessions overlap");
+	}
+	pfree(rows);
+
+	q->seq = p->seq;
+	q->offset_replays = p->offset_replays;
+	q->forgotten_ids = p->forgotten_ids;
+	sf_retention_forget(q);
+}
+
+/*
+ * sf_pipeline_with_retention
+ *		A copy of p, as a new pipeline under parent, whose definition has
+ *		the given retention (has_retention false: none), having forgotten
+ *		what the new horizon forgets.  p is left as it was.
+ *
+ * For management calls that change a pipeline's retention.  The journal
+ * replays under the definition its calls ran under, so the caller must
+ * persist the result as a new snapshot (and empty the journal) in the same
+ * transaction as the new retention column.
+ *
+ * A smaller retention forgets more, at once.  A larger one, or none, would
+ * move the horizon back over what is already forgotten: the state would
+ * then lack identities, offsets and events that its own horizon covers,
+ * which no checkpoint may do (SPEC.md 6).  So that is refused (55000) once
+ * the pipeline has forgotten anything; before, any change is fine.
+ */
+SfPipeline *
+sf_pipeline_with_retention(MemoryContext parent, SfPipeline *p,
+						   bool has_retention, int64 retention)
+{
+	SfPipelineDef def = p->def;
+	SfPipeline *volatile q;
+
+	if (has_retention && retention < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("retention must not be negative"),
+				 errdetail("The retention given is " INT64_FORMAT ".", retention)));
+	/* every forgotten identity left a forgotten offset record behind */
+	if ((p->forgotten_offsets > 0 || p->late_forgotten > 0) &&
+		(!has_retention ||
+		 (p->def.has_retention && retention > p->def.retention)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot %s the retention of pipeline \"%s\"",
+						has_retention ? "raise" : "remove", p->def.name),
+				 errdetail("The pipeline has already forgotten what the retention " INT64_FORMAT " does not cover.",
+						   p->def.retention)));
+	def.has_retention = has_retention;
+	def.retention = has_retention ? retention : 0;
+	q = sf_pipeline_create(parent, &def);
+
+	PG_TRY();
+	{
+		copy_state(p, q);
+	}
+	PG_CATCH();
+	{
+		sf_pipeline_free(q);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return q;
+}
