@@ -106,7 +106,7 @@ sf_append(PG_FUNCTION_ARGS)
 
 	assign_offset(p, &d);
 	sf_engine_ingest(p, &d, &changes);
-	sf_journal_ingest(p, &d, 1);
+	sf_persist_journal_ingest(p, &d, 1);
 	sf_sink_emit(p, &changes, late_before);
 	sf_return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
@@ -150,7 +150,7 @@ sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		sf_engine_ingest(p, &ds[i], &changes);
 	}
 	if (n > 0)
-		sf_journal_ingest(p, ds, n);
+		sf_persist_journal_ingest(p, ds, n);
 	sf_sink_emit(p, &changes, late_before);
 	sf_return_changes(fcinfo, p, &changes);
 }

@@ -616,7 +616,7 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes)
 	check_event_id(&d);
 
 	sf_engine_ingest(p, &d, changes);
-	sf_journal_ingest(p, &d, 1);
+	sf_persist_journal_ingest(p, &d, 1);
 	sf_sink_emit(p, changes, late_before);
 	return p;
 }
@@ -699,7 +699,7 @@ sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
 	}
 	if (n > 0)
-		sf_journal_ingest(p, ds, n);
+		sf_persist_journal_ingest(p, ds, n);
 	sf_sink_emit(p, &changes, late_before);
 	return_changes(fcinfo, p, &changes);
 }
@@ -814,7 +814,7 @@ sf_advance(PG_FUNCTION_ARGS)
 	check_not_null(fcinfo, 2, "progress");
 	progress = PG_GETARG_INT64(2);
 	sf_engine_advance(p, partition, progress, &changes);
-	sf_journal_advance(p, partition, progress);
+	sf_persist_journal_advance(p, partition, progress);
 	sf_sink_emit(p, &changes, p->nlate);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;
@@ -829,7 +829,7 @@ sf_mark_idle(PG_FUNCTION_ARGS)
 	SfChangeList changes = {0};
 
 	sf_engine_mark_idle(p, partition, &changes);
-	sf_journal_mark_idle(p, partition);
+	sf_persist_journal_mark_idle(p, partition);
 	sf_sink_emit(p, &changes, p->nlate);
 	return_changes(fcinfo, p, &changes);
 	return (Datum) 0;

@@ -4,8 +4,9 @@
  *	  The journal entries a write call appends, and their replay.
  *
  * Every successful write call (ingest, ingest_batch, advance, mark_idle)
- * appends one entry holding its inputs to the pipeline's journal
- * (persist.c stores it at the call's version).  The engine is deterministic,
+ * appends one entry holding its inputs to the pipeline's journal: this
+ * file encodes it (sf_journal_encode_*), persist.c stores it
+ * (sf_persist_journal_*).  The engine is deterministic,
  * so replaying the entries after a snapshot, in order, rebuilds exactly the
  * state, seq and late_seq that the original calls produced, including the
  * offset_replays counter.  Entries are inputs, never outputs: an entry costs
@@ -107,59 +108,51 @@ journal_begin(StringInfo buf, char kind)
 }
 
 /*
- * Journal an ingest or ingest_batch call: the n deliveries, which the engine
- * has all accepted (as new events, duplicates or offset replays).
- *
- * Caller must have opened p for writing in this call (sf_persist_open).
+ * The entry of an ingest or ingest_batch call: the n deliveries, which the
+ * engine has all accepted (as new events, duplicates or offset replays).
+ * Initializes buf (in CurrentMemoryContext) and encodes into it; storing
+ * the entry is persist's business (sf_persist_journal_ingest).
  */
 void
-sf_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
+sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
+						 int n)
 {
-	StringInfoData buf;
 	int			i;
 
 	Assert(n >= 0);
-	journal_begin(&buf, SF_JOURNAL_INGEST);
-	pq_sendint32(&buf, (uint32) n);
+	journal_begin(buf, SF_JOURNAL_INGEST);
+	pq_sendint32(buf, (uint32) n);
 	for (i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		pq_sendint16(&buf, (uint16) journal_partition_index(p, d[i].partition));
-		pq_sendint64(&buf, d[i].source_offset);
-		pq_sendint32(&buf, (uint32) d[i].event_id_len);
-		appendBinaryStringInfo(&buf, d[i].event_id, d[i].event_id_len);
-		pq_sendint32(&buf, (uint32) d[i].key_len);
-		appendBinaryStringInfo(&buf, d[i].key, d[i].key_len);
-		pq_sendint64(&buf, d[i].event_time);
-		pq_sendint64(&buf, d[i].value);
+		pq_sendint16(buf, (uint16) journal_partition_index(p, d[i].partition));
+		pq_sendint64(buf, d[i].source_offset);
+		pq_sendint32(buf, (uint32) d[i].event_id_len);
+		appendBinaryStringInfo(buf, d[i].event_id, d[i].event_id_len);
+		pq_sendint32(buf, (uint32) d[i].key_len);
+		appendBinaryStringInfo(buf, d[i].key, d[i].key_len);
+		pq_sendint64(buf, d[i].event_time);
+		pq_sendint64(buf, d[i].value);
 	}
-	sf_persist_write_journal(p, buf.data, buf.len);
-	pfree(buf.data);
 }
 
-/* Journal an advance call.  Caller must have opened p for writing. */
+/* The entry of an advance call, into buf (initialized here) */
 void
-sf_journal_advance(SfPipeline *p, const char *partition, int64 progress)
+sf_journal_encode_advance(StringInfo buf, SfPipeline *p, const char *partition,
+						  int64 progress)
 {
-	StringInfoData buf;
-
-	journal_begin(&buf, SF_JOURNAL_ADVANCE);
-	pq_sendint16(&buf, (uint16) journal_partition_index(p, partition));
-	pq_sendint64(&buf, progress);
-	sf_persist_write_journal(p, buf.data, buf.len);
-	pfree(buf.data);
+	journal_begin(buf, SF_JOURNAL_ADVANCE);
+	pq_sendint16(buf, (uint16) journal_partition_index(p, partition));
+	pq_sendint64(buf, progress);
 }
 
-/* Journal a mark_idle call.  Caller must have opened p for writing. */
+/* The entry of a mark_idle call, into buf (initialized here) */
 void
-sf_journal_mark_idle(SfPipeline *p, const char *partition)
+sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,
+							const char *partition)
 {
-	StringInfoData buf;
-
-	journal_begin(&buf, SF_JOURNAL_MARK_IDLE);
-	pq_sendint16(&buf, (uint16) journal_partition_index(p, partition));
-	sf_persist_write_journal(p, buf.data, buf.len);
-	pfree(buf.data);
+	journal_begin(buf, SF_JOURNAL_MARK_IDLE);
+	pq_sendint16(buf, (uint16) journal_partition_index(p, partition));
 }
 
 /* ----------------------------------------------------------------

@@ -677,8 +677,12 @@ extern void sf_persist_create(const SfPipelineDef *def);
 extern void sf_persist_drop(const char *name);
 extern void sf_persist_check_writable(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
-extern void sf_persist_write_journal(SfPipeline *p, const char *entry,
-									 Size len);
+extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
+									  int n);
+extern void sf_persist_journal_advance(SfPipeline *p, const char *partition,
+									   int64 progress);
+extern void sf_persist_journal_mark_idle(SfPipeline *p,
+										 const char *partition);
 extern void sf_persist_restore(const char *name, const char *data, Size len);
 extern bool sf_persist_exists(const char *name);
 extern void sf_persist_get_acl(const char *name, bool for_update,
@@ -707,10 +711,12 @@ extern char *sf_similar_pipelines(const char *name);
 extern Oid	sf_internal_function(const char *signature);
 
 /* journal.c: the journal entries a write call appends, and their replay */
-extern void sf_journal_ingest(SfPipeline *p, const SfDelivery *d, int n);
-extern void sf_journal_advance(SfPipeline *p, const char *partition,
-							   int64 progress);
-extern void sf_journal_mark_idle(SfPipeline *p, const char *partition);
+extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
+									 const SfDelivery *d, int n);
+extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
+									  const char *partition, int64 progress);
+extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,
+										const char *partition);
 extern void sf_journal_replay(SfPipeline *p, const char *data, Size len);
 extern bytea *sf_journal_sequence(const char *entries, Size len, int count);
 

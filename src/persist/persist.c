@@ -32,8 +32,8 @@
  *	   else can change the pipeline, so the cache is the truth.
  *	2. The entry is marked modified in the current subtransaction and the
  *	   pipeline is returned; the SQL glue runs the engine operation on it.
- *	3. journal.c encodes the call's inputs and sf_persist_write_journal()
- *	   stores them at the next position (buffered until commit for a call
+ *	3. sf_persist_journal_*() has journal.c encode the call's inputs and
+ *	   sf_persist_write_journal() stores them at the next position (buffered until commit for a call
  *	   at the transaction's top level, see sf_pending), or, when the journal
  *	   since the snapshot would exceed max(streamforge.compaction_threshold,
  *	   4 x snapshot size), replaces the snapshot by the current state and
@@ -1655,9 +1655,9 @@ sf_try_snapshot(SfPipeline *p)
 
 /*
  * Store the journal entry of the write call p was opened for, or compact.
- * Called by journal.c once the engine operation succeeded.
+ * Called by sf_persist_journal_* below once the engine operation succeeded.
  */
-void
+static void
 sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 {
 	SfCacheEntry *entry;
@@ -1773,6 +1773,42 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	 * abort removes).
 	 */
 	entry->clean_valid = false;
+}
+
+/*
+ * Journal a write call: encode its inputs (journal.c) and store the entry.
+ * Caller must have opened p for writing in this call (sf_persist_open), and
+ * the engine must have accepted the operation.
+ */
+void
+sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
+{
+	StringInfoData buf;
+
+	sf_journal_encode_ingest(&buf, p, d, n);
+	sf_persist_write_journal(p, buf.data, buf.len);
+	pfree(buf.data);
+}
+
+void
+sf_persist_journal_advance(SfPipeline *p, const char *partition,
+						   int64 progress)
+{
+	StringInfoData buf;
+
+	sf_journal_encode_advance(&buf, p, partition, progress);
+	sf_persist_write_journal(p, buf.data, buf.len);
+	pfree(buf.data);
+}
+
+void
+sf_persist_journal_mark_idle(SfPipeline *p, const char *partition)
+{
+	StringInfoData buf;
+
+	sf_journal_encode_mark_idle(&buf, p, partition);
+	sf_persist_write_journal(p, buf.data, buf.len);
+	pfree(buf.data);
 }
 
 /*
