@@ -33,10 +33,11 @@
  *	2. The entry is marked modified in the current subtransaction and the
  *	   pipeline is returned; the SQL glue runs the engine operation on it.
  *	3. sf_persist_journal_*() has journal.c encode the call's inputs and
- *	   sf_persist_write_journal() stores them at the next position (buffered until commit for a call
- *	   at the transaction's top level, see sf_pending), or, when the journal
- *	   since the snapshot would exceed max(streamforge.compaction_threshold,
- *	   4 x snapshot size), replaces the snapshot by the current state and
+ *	   sf_persist_write_journal() stores them at the next position
+ *	   (buffered until commit for a call at the transaction's top level,
+ *	   see sf_pending), or, when the journal since the snapshot would
+ *	   exceed max(streamforge.compaction_threshold, 4 x snapshot size),
+ *	   replaces the snapshot by the current state and
  *	   deletes the journal (amortized cost linear in the work done).
  * State is flushed to the tables at phase 3 of every call, inside the
  * caller's transaction: COMMIT makes it durable with the rest of the
