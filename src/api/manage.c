@@ -1,8 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * sf_manage.c
- *	  Managing pipelines: definition changes of a running pipeline, and the
- *	  "did you mean" hint of an unknown pipeline.
+ * manage.c
+ *	  Managing pipelines: definition changes of a running pipeline.
  *
  * add_partition, add_window, drop_window, set_lateness and set_retention
  * are SQL glue:
@@ -19,14 +18,11 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/varlena.h"
 
 #include "engine/engine.h"
 
@@ -312,160 +308,4 @@ sf_set_retention(PG_FUNCTION_ARGS)
 	SfManageOp	op = {.kind = SF_SET_RETENTION};
 
 	return manage_run(fcinfo, &op);
-}
-
-/* ----------------------------------------------------------------
- * Hint for an unknown pipeline
- * ----------------------------------------------------------------
- */
-
-/* At most this many suggestions */
-#define SF_SIMILAR_MAX	3
-
-/*
- * A hint naming the pipelines whose names are close to name (edit distance
- * at most a third of its length, at least 1, or equal but for case), among
- * those the session's role may read; NULL if there is none.
- *
- * Runs as the extension's owner, with a schema-qualified statement, since
- * the pipeline table is closed to everybody else.  The role whose
- * privileges filter the names is the session's current role
- * (GetOuterUserId), which the message is shown to: the caller may be
- * running as the extension's owner or a SECURITY DEFINER function's owner
- * by now, and no name the session's role may not read is revealed.
- */
-char *
-sf_similar_pipelines(const char *name)
-{
-	Oid			role = GetOuterUserId();
-	int			len = strlen(name);
-	int			limit = Max(1, len / 3);
-	char	   *best[SF_SIMILAR_MAX];
-	int			bestd[SF_SIMILAR_MAX];
-	int			nbest = 0;
-	MemoryContext callercxt = CurrentMemoryContext;
-	SfSavedUser saved;
-	uint64		i;
-	int			k;
-	StringInfoData buf;
-
-	if (len == 0 || len > SF_NAME_MAX || !IsTransactionState())
-		return NULL;
-
-	sf_become_owner(&saved);
-	SPI_connect();
-	if (SPI_execute("SELECT name, owner, readers, ingesters, admins "
-					"FROM streamforge.pipeline", true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the pipelines");
-	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *cand = SPI_getvalue(tup, desc, 1);
-		int			d;
-		bool		isnull[4];
-		Datum		v[4];
-		SfAcl		acl;
-
-		CHECK_FOR_INTERRUPTS();
-		if (cand == NULL)
-			continue;
-		if (pg_strcasecmp(cand, name) == 0)
-			d = 0;
-		else
-			d = varstr_levenshtein_less_equal(name, len, cand, strlen(cand),
-											  1, 1, 1, limit, false);
-		if (d > limit)
-			continue;
-		for (k = 0; k < 4; k++)
-		{
-			v[k] = SPI_getbinval(tup, desc, k + 2, &isnull[k]);
-			if (isnull[k])
-				break;
-		}
-		if (k < 4)
-			continue;
-		sf_acl_from_datums(&acl, v[0], v[1], v[2], v[3]);
-		if (sf_acl_privilege(&acl, role) == SF_PRIV_NONE)
-			continue;
-
-		/* keep the closest, ties by name */
-		for (k = nbest; k > 0; k--)
-		{
-			if (bestd[k - 1] < d ||
-				(bestd[k - 1] == d && strcmp(best[k - 1], cand) < 0))
-				break;
-			if (k < SF_SIMILAR_MAX)
-			{
-				best[k] = best[k - 1];
-				bestd[k] = bestd[k - 1];
-			}
-		}
-		if (k < SF_SIMILAR_MAX)
-		{
-			best[k] = MemoryContextStrdup(callercxt, cand);
-			bestd[k] = d;
-			if (nbest < SF_SIMILAR_MAX)
-				nbest++;
-		}
-	}
-	SPI_finish();
-	sf_restore_user(&saved);
-
-	if (nbest == 0)
-		return NULL;
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, nbest == 1 ? "Perhaps you meant pipeline " :
-						   "Perhaps you meant one of the pipelines ");
-	for (k = 0; k < nbest; k++)
-		appendStringInfo(&buf, "%s\"%s\"", k == 0 ? "" :
-						 k == nbest - 1 ? " or " : ", ", best[k]);
-	appendStringInfoChar(&buf, '.');
-	return buf.data;
-}
-
-/* ----------------------------------------------------------------
- * Internal functions
- * ----------------------------------------------------------------
- */
-
-#define SF_INTERNAL_SCHEMA	"streamforge_internal."
-
-/*
- * The OID of an internal function, given its signature in the schema
- * streamforge_internal (0.2.0).  Between a package upgrade and ALTER
- * EXTENSION streamforge UPDATE the 0.1.0 definitions are still installed,
- * with the internal functions in schema streamforge: look there too.
- */
-Oid
-sf_internal_function(const char *signature)
-{
-	Datum		fn;
-	Oid			result;
-	const char *rest;
-	SfSavedUser saved;
-
-	LOCAL_FCINFO(lookup, 1);
-
-	/* only the extension's owner may use schema streamforge_internal */
-	sf_become_owner(&saved);
-
-	/* to_regprocedure returns NULL for a missing function */
-	InitFunctionCallInfoData(*lookup, NULL, 1, InvalidOid, NULL, NULL);
-	lookup->args[0].value = CStringGetTextDatum(signature);
-	lookup->args[0].isnull = false;
-	fn = to_regprocedure(lookup);
-	if (!lookup->isnull && DatumGetObjectId(fn) != InvalidOid)
-		result = DatumGetObjectId(fn);
-	else
-	{
-		if (strncmp(signature, SF_INTERNAL_SCHEMA,
-					strlen(SF_INTERNAL_SCHEMA)) != 0)
-			elog(ERROR, "function %s does not exist", signature);
-		rest = signature + strlen(SF_INTERNAL_SCHEMA);
-		result = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
-													  CStringGetDatum(psprintf("streamforge.%s", rest))));
-	}
-	sf_restore_user(&saved);
-	return result;
 }

@@ -91,43 +91,12 @@ pipeline_arg(FunctionCallInfo fcinfo, bool for_write)
 	return sf_persist_open(name, for_write);
 }
 
-/* int128 as numeric, exactly */
-Datum
-sf_int128_numeric(int128 v)
-{
-	char		buf[48];
-	char	   *end = buf + sizeof(buf) - 1;
-	char	   *s = end;
-	bool		neg = v < 0;
-	uint128		u;
-
-	if (v >= PG_INT64_MIN && v <= PG_INT64_MAX)
-		return NumericGetDatum(int64_to_numeric((int64) v));
-	u = neg ? (uint128) 0 - (uint128) v : (uint128) v;
-	*s = '\0';
-	do
-	{
-		*--s = '0' + (int) (u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (neg)
-		*--s = '-';
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(s),
-							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-}
-
-static Datum
-sfstring_text(const SfString *s)
-{
-	return PointerGetDatum(cstring_to_text_with_len(s->data, s->len));
-}
-
 /* Fill values[off..off+7] with a row: window_name .. max */
 static void
 row_values(const SfPipeline *p, const SfRow *r, Datum *values, bool *nulls)
 {
 	values[0] = CStringGetTextDatum(p->def.windows[r->addr.window].name);
-	values[1] = sfstring_text(r->addr.key);
+	values[1] = sf_string_text(r->addr.key);
 	values[2] = Int64GetDatum(r->addr.start);
 	values[3] = Int64GetDatum(r->addr.end);
 	values[4] = Int64GetDatum(r->agg.count);
@@ -998,7 +967,7 @@ sf_late_events(PG_FUNCTION_ARGS)
 		values[2] = Int64GetDatum(l->source_offset);
 		values[3] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
 															 l->event->event_id_len));
-		values[4] = sfstring_text(l->event->key);
+		values[4] = sf_string_text(l->event->key);
 		values[5] = Int64GetDatum(l->event->event_time);
 		values[6] = Int64GetDatum(l->event->value);
 		values[7] = Int64GetDatum(l->watermark);

@@ -10,9 +10,9 @@
  * SQL-facing layer how to convert: a timestamptz t is the bigint
  * (t - epoch) / unit, exactly, and an interval i is i / unit, exactly.
  * The conversion functions themselves are SQL (sql/install/60_ingest.sql);
- * this file does the two parts that live in C: converting the interval
- * windows given to create_pipeline, and storing or reading the unit as the
- * extension's owner (the table is closed to everybody else).
+ * this file converts the interval windows given to create_pipeline in C,
+ * and persist/catalog.c stores and reads the unit as the extension's owner
+ * (the table is closed to everybody else).
  *
  * Interval windows: streamforge.fixed/sliding/session_interval() make
  * a window_def whose kind carries the suffix "/us" and whose sizes are in
@@ -31,7 +31,6 @@
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "datatype/timestamp.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -201,72 +200,6 @@ sf_windows_to_units(ArrayType *wins, bool has_unit, int64 unit_us)
 	return construct_md_array(elems, elemnulls, ARR_NDIM(wins), ARR_DIMS(wins),
 							  ARR_LBOUND(wins), elemtype, typlen, typbyval,
 							  typalign);
-}
-
-/*
- * Store the time unit of a pipeline created in this transaction.  Caller
- * has created it (create_pipeline), so the row exists and nobody else sees
- * it yet.
- */
-void
-sf_time_unit_store(const char *pipeline, Interval *unit)
-{
-	SfSavedUser saved;
-	Oid			argtypes[2] = {TEXTOID, INTERVALOID};
-	Datum		args[2];
-	int			rc;
-
-	args[0] = CStringGetTextDatum(pipeline);
-	args[1] = IntervalPGetDatum(unit);
-	sf_become_owner(&saved);
-	SPI_connect();
-	rc = SPI_execute_with_args("UPDATE streamforge.pipeline "
-							   "SET time_unit = $2 "
-							   "WHERE name OPERATOR(pg_catalog.=) $1",
-							   2, argtypes, args, NULL, false, 0);
-	if (rc != SPI_OK_UPDATE || SPI_processed != 1)
-		elog(ERROR, "streamforge: could not store the time unit of pipeline \"%s\"",
-			 pipeline);
-	SPI_finish();
-	sf_restore_user(&saved);
-}
-
-/*
- * The time unit of a pipeline, NULL if it has none.  Caller has checked
- * the caller's privilege on the pipeline (the query runs as the owner).
- * The result is palloc'd in the caller's context.
- */
-Interval *
-sf_time_unit_get(const char *pipeline)
-{
-	SfSavedUser saved;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	Interval   *result = NULL;
-	MemoryContext cxt = CurrentMemoryContext;
-	int			rc;
-
-	args[0] = CStringGetTextDatum(pipeline);
-	sf_become_owner(&saved);
-	SPI_connect();
-	rc = SPI_execute_with_args("SELECT time_unit FROM streamforge.pipeline "
-							   "WHERE name OPERATOR(pg_catalog.=) $1",
-							   1, argtypes, args, NULL, true, 0);
-	if (rc == SPI_OK_SELECT && SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-		{
-			result = MemoryContextAlloc(cxt, sizeof(Interval));
-			memcpy(result, DatumGetIntervalP(d), sizeof(Interval));
-		}
-	}
-	SPI_finish();
-	sf_restore_user(&saved);
-	return result;
 }
 
 /*

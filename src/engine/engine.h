@@ -32,6 +32,7 @@
 #include "lib/pairingheap.h"
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
+#include "datatype/timestamp.h"
 
 /* SQLSTATEs of SPEC.md section 2 */
 #define ERRCODE_SF_OFFSET_CONFLICT		MAKE_SQLSTATE('S','F','0','0','1')
@@ -698,9 +699,14 @@ extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
 extern void sf_sink_drop(const char *pipeline);
 extern void sf_sink_restore(const char *pipeline);
 
-/* sf_sql.c: conversions shared by the SQL-facing files */
-struct FunctionCallInfoBaseData;
+/* datum.c */
 extern Datum sf_int128_numeric(int128 v);
+extern Datum sf_string_text(const SfString *s);
+extern char *sf_int128_out(int128 v);
+extern const char *sf_privilege_name(SfPrivilege privilege);
+extern SfPrivilege sf_privilege_parse(const char *s);
+extern void sf_time_unit_store(const char *pipeline, Interval *unit);
+extern Interval *sf_time_unit_get(const char *pipeline);
 extern void sf_window_def_arg(Datum d, SfWindowDef *w);
 extern void sf_return_changes(struct FunctionCallInfoBaseData *fcinfo,
 							  const SfPipeline *p,

@@ -48,9 +48,9 @@
  * no planner estimate can make it scan the table (sink_plan_text).
  *
  * Trimming (results_retention, trim_*): the SQL functions of
- * 40_outputs.sql do the work as the extension's owner; the entry points at
- * the end of this file check admin first (sf_call_as_owner, acl.c).  With
- * results_retention on, sf_sink_emit runs trim_results_internal after
+ * 40_outputs.sql do the work as the extension's owner; their entry points
+ * (api/outputs.c) check admin first (sf_call_as_owner, api/privileges.c).
+ * With results_retention on, sf_sink_emit runs trim_results_internal after
  * writing the results; the switch is read through to_jsonb so that this
  * library also runs under the SQL definitions of 0.1.0, which lack it.
  *
@@ -258,12 +258,6 @@ sink_exec(SfSinkPlanId id, Datum *values, int expected)
 
 
 static Datum
-sink_string_text(const SfString *s)
-{
-	return PointerGetDatum(cstring_to_text_with_len(s->data, s->len));
-}
-
-static Datum
 int8_array(Datum *elems, int n)
 {
 	return PointerGetDatum(construct_array(elems, n, INT8OID, sizeof(int64),
@@ -439,7 +433,7 @@ sink_changelog(SfPipeline *p, Datum name, const SfChange *items, int n)
 		seq[i] = Int64GetDatum(c->seq);
 		op[i] = c->op == SF_RETRACT ? retract : upsert;
 		win[i] = CStringGetTextDatum(p->def.windows[c->row.addr.window].name);
-		key[i] = sink_string_text(c->row.addr.key);
+		key[i] = sf_string_text(c->row.addr.key);
 		st[i] = Int64GetDatum(c->row.addr.start);
 		en[i] = Int64GetDatum(c->row.addr.end);
 		cnt[i] = Int64GetDatum(c->row.agg.count);
@@ -523,7 +517,7 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 			const SfChange *c = last[from + i];
 
 			win[i] = CStringGetTextDatum(p->def.windows[c->row.addr.window].name);
-			key[i] = sink_string_text(c->row.addr.key);
+			key[i] = sf_string_text(c->row.addr.key);
 			st[i] = Int64GetDatum(c->row.addr.start);
 			en[i] = Int64GetDatum(c->row.addr.end);
 		}
@@ -597,7 +591,7 @@ sink_late(SfPipeline *p, Datum name, int64 from, int n)
 		off[i] = Int64GetDatum(l->source_offset);
 		eid[i] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
 														  l->event->event_id_len));
-		key[i] = sink_string_text(l->event->key);
+		key[i] = sf_string_text(l->event->key);
 		et[i] = Int64GetDatum(l->event->event_time);
 		val[i] = Int64GetDatum(l->event->value);
 		wm[i] = Int64GetDatum(l->watermark);
@@ -768,58 +762,4 @@ sf_sink_restore(const char *pipeline)
 							  1, argtypes, &arg, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "streamforge: could not resynchronize outputs");
 	SPI_finish();
-}
-
-/*
- * Statement trigger on streamforge.output_config: tell every backend
- * (this one at the next command, the others at commit) that its cached
- * copy is stale.
- */
-PG_FUNCTION_INFO_V1(sf_output_config_changed);
-Datum
-sf_output_config_changed(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("function \"%s\" must be fired as a trigger",
-						"output_config_changed")));
-	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
-	return PointerGetDatum(NULL);
-}
-
-/* ----------------------------------------------------------------
- * Trimming (sql/install/40_outputs.sql, "Trimming the outputs")
- * ----------------------------------------------------------------
- */
-
-/* trim_changelog(pipeline, up_to_seq): admin */
-PG_FUNCTION_INFO_V1(sf_trim_changelog);
-Datum
-sf_trim_changelog(PG_FUNCTION_ARGS)
-{
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.trim_changelog_internal("
-							"pg_catalog.text, pg_catalog.int8)");
-}
-
-/* trim_late_output(pipeline, up_to_late_seq): admin */
-PG_FUNCTION_INFO_V1(sf_trim_late_output);
-Datum
-sf_trim_late_output(PG_FUNCTION_ARGS)
-{
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.trim_late_output_internal("
-							"pg_catalog.text, pg_catalog.int8)");
-}
-
-/* trim_results(pipeline): admin */
-PG_FUNCTION_INFO_V1(sf_trim_results);
-Datum
-sf_trim_results(PG_FUNCTION_ARGS)
-{
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.trim_results_internal(pg_catalog.text)");
 }
