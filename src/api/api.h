@@ -1,31 +1,54 @@
 /*-------------------------------------------------------------------------
  *
- * ingest.h
- *	  The SQL glue of the ingestion paths added in 0.2.0: deliveries whose
- *	  offsets the extension assigns (append.c), pipelines with a time unit
- *	  (timeunit.c) and JSON deliveries (ingest_json.c).  Only SQL-facing
- *	  files include this header; the engine knows nothing of them (it
- *	  works in bigint).
+ * api.h
+ *	  Declarations shared by the files of src/api/, the SQL-callable
+ *	  functions of streamforge (SPEC.md section 2) and _PG_init.
+ *
+ * api/ is the top layer and the only one with PG_FUNCTION_INFO_V1; it runs
+ * no SPI (persist/ does; test/run.d/layers.sh checks both).  Its files
+ * check and convert arguments, call the engine, the codec and
+ * persistence through their public headers, and return rows.  C names of
+ * SQL functions equal the SQL names with an sf_ prefix (sf_grant and
+ * sf_revoke also serve grant_privilege and revoke_privilege).
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  src/api/api.h
+ *
  *-------------------------------------------------------------------------
  */
-#ifndef SF_INGEST_H
-#define SF_INGEST_H
+#ifndef SF_API_H
+#define SF_API_H
 
 #include "fmgr.h"
 #include "datatype/timestamp.h"
 #include "utils/array.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
+#include "persist/persist.h"
 
-/* sf_sql.c: unpack a delivery[] or event[] array; a text datum's bytes */
+/* module.c */
+extern void _PG_init(void);
+
+/* args.c: arguments and results shared by the SQL functions */
+extern void sf_check_not_null(FunctionCallInfo fcinfo, int argno,
+							  const char *what);
+extern char *sf_text_arg(FunctionCallInfo fcinfo, int argno,
+						 const char *what);
+extern SfPipeline *sf_pipeline_arg(FunctionCallInfo fcinfo, bool for_write);
+extern void sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
+						  bool *nulls);
+extern void sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
+							  const SfChangeList *changes);
+extern void sf_validate_window(const SfWindowDef *w);
+extern void sf_window_def_arg(Datum d, SfWindowDef *w);
+extern void sf_text_bytes(Datum d, const char **data, int *len);
 extern SfDelivery *sf_unpack_deliveries(ArrayType *arr, bool with_offset,
 										int **nullfield_out, int *n_out);
-extern void sf_text_bytes(Datum d, const char **data, int *len);
 
-/* sf_sql.c: apply unpacked deliveries (ingest_batch; ingest_json) */
+/* ingest.c: apply unpacked deliveries (ingest_batch; ingest_json) */
 extern void sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
 								 int64 late_before, SfDelivery *ds,
 								 const int *nullfield, int n);
@@ -35,11 +58,16 @@ extern void sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
 								 int64 late_before, SfDelivery *ds,
 								 const int *nullfield, int n);
 
-/* timeunit.c: create_pipeline's time_unit argument, reading and converting */
+/* timeunit.c: create_pipeline's time_unit argument, and converting */
 extern bool sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us,
 							 Interval **unit);
 extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
 									  int64 unit_us);
 extern int64 sf_time_to_units(TimestampTz t, const Interval *unit);
 
-#endif							/* SF_INGEST_H */
+/* privileges.c: calling internal functions as the extension's owner */
+extern Datum sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
+							  const char *signature);
+extern Oid	sf_internal_function(const char *signature);
+
+#endif							/* SF_API_H */

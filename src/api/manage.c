@@ -24,7 +24,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "engine/engine.h"
+#include "api/api.h"
 
 typedef enum SfManageKind
 {

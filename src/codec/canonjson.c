@@ -26,7 +26,9 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 
-#include "codec/canonjson.h"
+#include "codec/codec.h"
+#include "codec/codec_int.h"
+#include "engine/engine.h"
 
 #define cj_error(...) \
 	ereport(ERROR, \

@@ -48,7 +48,7 @@
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 
-#include "codec/canonjson.h"
+#include "codec/codec.h"
 #include "codec/codec_int.h"
 #include "engine/engine.h"
 

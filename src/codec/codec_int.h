@@ -1,18 +1,74 @@
 /*-------------------------------------------------------------------------
  *
- * codec.h
- *	  Private to the checkpoint codec (codec.c, codec_validate.c): the
- *	  errors it raises and the scratch structures of a parsed document.
+ * codec_int.h
+ *	  Private to src/codec/: the canonical JSON writer and reader
+ *	  (canonjson.c), the errors the checkpoint codec raises and the scratch
+ *	  structures of a parsed document (codec.c, codec_validate.c).
+ *	  test/fuzz/fuzz_checkpoint.c includes it for the JSON reader.
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  src/codec/codec_int.h
+ *
  *-------------------------------------------------------------------------
  */
-#ifndef SF_CODEC_H
-#define SF_CODEC_H
+#ifndef SF_CODEC_INT_H
+#define SF_CODEC_INT_H
 
-#include "codec/canonjson.h"
+#include "codec/codec.h"
 #include "engine/engine.h"
+
+/* ----------------------------------------------------------------
+ * Canonical JSON (canonjson.c): writer and strict pull reader
+ * ----------------------------------------------------------------
+ */
+
+/* A string read from a document: palloc'd, NUL-terminated, no NUL inside */
+typedef struct SfJsonStr
+{
+	char	   *data;
+	int			len;
+} SfJsonStr;
+
+/* The reader's position in a document of len bytes */
+typedef struct SfJsonReader
+{
+	const char *s;
+	Size		len;
+	Size		pos;
+} SfJsonReader;
+
+/* Writer: appends one value (or "key": / ,"key":) in its canonical form */
+extern void sf_json_write_string(StringInfo buf, const char *s, int len);
+extern void sf_json_write_key(StringInfo buf, const char *key, bool first);
+extern void sf_json_write_int64(StringInfo buf, int64 v);
+extern void sf_json_write_int128(StringInfo buf, int128 v);
+extern void sf_json_write_opt_int64(StringInfo buf, bool has, int64 v);
+extern void sf_json_write_bool(StringInfo buf, bool v);
+
+/*
+ * Reader: each function consumes exactly the canonical spelling of what the
+ * caller's schema expects next, or raises SF003.  field names the value in
+ * error details.
+ */
+extern void sf_json_fail(SfJsonReader *r, const char *expected) pg_attribute_noreturn();
+extern void sf_json_char(SfJsonReader *r, char c);
+extern bool sf_json_literal(SfJsonReader *r, const char *lit);
+extern void sf_json_key(SfJsonReader *r, const char *key, bool first);
+extern bool sf_json_array_begin(SfJsonReader *r, const char *field);
+extern bool sf_json_array_next(SfJsonReader *r);
+extern int64 sf_json_int64(SfJsonReader *r, const char *field);
+extern int128 sf_json_int128(SfJsonReader *r, const char *field);
+extern int64 sf_json_opt_int64(SfJsonReader *r, const char *field, bool *has);
+extern bool sf_json_bool(SfJsonReader *r, const char *field);
+extern void sf_json_string(SfJsonReader *r, const char *field, SfJsonStr *out);
+
+static inline bool
+sf_json_peek(const SfJsonReader *r, char c)
+{
+	return r->pos < r->len && r->s[r->pos] == c;
+}
 
 /* ----------------------------------------------------------------
  * Errors
@@ -176,4 +232,4 @@ extern void ck_changelog_decode(const CkDoc *doc, CkRow *rows, int64 n);
 extern void ck_check_views(const CkDoc *doc);
 extern void ck_check_derivation(CkDoc *doc);
 
-#endif							/* SF_CODEC_H */
+#endif							/* SF_CODEC_INT_H */

@@ -20,7 +20,7 @@
 
 #include "miscadmin.h"
 
-#include "codec/canonjson.h"
+#include "codec/codec.h"
 #include "codec/codec_int.h"
 #include "engine/engine.h"
 

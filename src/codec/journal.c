@@ -52,6 +52,7 @@
 #include "miscadmin.h"
 #include "utils/elog.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
 
 #define SF_JOURNAL_FORMAT	1

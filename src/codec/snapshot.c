@@ -41,6 +41,7 @@
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
 
 #define SNAP_MAGIC		"SFSNAPB\n"

@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /*
  * The watermark the partitions imply right now, if they imply one.

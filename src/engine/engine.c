@@ -29,6 +29,7 @@
 #include "miscadmin.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /* ----------------------------------------------------------------
  * Interned strings and identities (simplehash instances)

@@ -1,14 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * streamforge.h
- *	  Types and cross-file prototypes of the streamforge engine.
+ * engine.h
+ *	  The public interface of the engine (src/engine/): the types of a
+ *	  pipeline's state and the operations on it.
  *
- * The engine (clock.c, window.c, session.c, reconcile.c, engine.c) keeps one
- * pipeline's state in memory and implements the processing contract of
- * SPEC.md sections 1-3.  It knows nothing of fmgr, SPI or transactions: the
- * SQL glue (sf_sql.c) and persistence (persist.c, journal.c) drive it.  The
- * checkpoint codec (codec.c) turns a pipeline's state into canonical bytes
- * and back.
+ * The engine (engine.c, definition and operations; clock.c, window.c,
+ * session.c, reconcile.c, identity.c, retention.c, redefine.c, limits.c)
+ * keeps one pipeline's state in memory and implements the processing
+ * contract of SPEC.md sections 1-3 and 6.  It knows nothing of fmgr, SPI,
+ * transactions or GUCs (test/run.d/layers.sh checks it): the layers above
+ * drive it.  The codec (codec/codec.h) turns its state into bytes and back,
+ * persistence (persist/persist.h) stores it, and the SQL functions (api/)
+ * call it.  This header is all they may use; engine_int.h is private to
+ * src/engine/.
  *
  * Ownership: every allocation belonging to a pipeline lives in
  * SfPipeline->cxt (or one of its children); deleting that context frees the
@@ -22,17 +26,19 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  src/engine/engine.h
+ *
  *-------------------------------------------------------------------------
  */
-#ifndef STREAMFORGE_H
-#define STREAMFORGE_H
+#ifndef SF_ENGINE_H
+#define SF_ENGINE_H
 
 #include "postgres.h"
 
 #include "lib/pairingheap.h"
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
-#include "datatype/timestamp.h"
 
 /* SQLSTATEs of SPEC.md section 2 */
 #define ERRCODE_SF_OFFSET_CONFLICT		MAKE_SQLSTATE('S','F','0','0','1')
@@ -295,26 +301,10 @@ typedef struct SfChangeList
 	SfChange   *items;
 } SfChangeList;
 
-/* Pre-image of a bucket touched by the current operation */
-typedef struct SfDirty
-{
-	SfBucket   *bucket;			/* NULL once the bucket was merged away */
-	SfRow		before;			/* address and aggregate at op start */
-	bool		was_visible;	/* before.* was an emitted row */
-} SfDirty;
-
 /* Hash tables (simplehash instances, defined in engine.c/window.c/session.c) */
 struct sf_strtab_hash;
 struct sf_buckettab_hash;
 struct sf_sesstab_hash;
-
-/* The sessions of one (window, key), sorted by start, pairwise apart */
-typedef struct SfSessionList
-{
-	int			n;
-	int			cap;
-	SfBucket  **items;
-} SfSessionList;
 
 /* ----------------------------------------------------------------
  * A pipeline's whole state
@@ -376,7 +366,7 @@ typedef struct SfPipeline
 
 	/* per-operation scratch (reconcile.c) */
 	uint32		epoch;
-	SfDirty    *dirty;
+	struct SfDirty *dirty;		/* engine_int.h */
 	int			ndirty;
 	int			dirty_cap;
 
@@ -438,46 +428,6 @@ typedef struct SfStats
 	int64		forgotten_late_events;
 } SfStats;
 
-/* ----------------------------------------------------------------
- * Privileges on pipelines (acl.c)
- * ----------------------------------------------------------------
- */
-
-/* Each privilege includes the ones below it */
-typedef enum SfPrivilege
-{
-	SF_PRIV_NONE = 0,
-	SF_PRIV_READ = 1,
-	SF_PRIV_INGEST = 2,
-	SF_PRIV_ADMIN = 3
-} SfPrivilege;
-
-/* One grant: a role (InvalidOid: PUBLIC) and the privilege it was given */
-typedef struct SfGrant
-{
-	Oid			role;
-	SfPrivilege privilege;
-} SfGrant;
-
-/* Who may use a pipeline: its owner (admin) and its grants */
-typedef struct SfAcl
-{
-	Oid			owner;
-	int			ngrants;
-	SfGrant    *grants;
-} SfAcl;
-
-/*
- * The user id and security context to return to after sf_become_owner(),
- * and the GUC nest level that pins search_path meanwhile
- */
-typedef struct SfSavedUser
-{
-	Oid			userid;
-	int			sec_context;
-	int			guc_nestlevel;
-} SfSavedUser;
-
 /* floor(a / b) for b > 0, in 128 bits so that nothing overflows */
 static inline int128
 sf_floor_div(int128 a, int128 b)
@@ -521,209 +471,84 @@ sf_address_order(const SfAddress *a, const SfAddress *b)
  * ----------------------------------------------------------------
  */
 
-/* engine.c: pipeline lifecycle, deliveries, identities, late output */
+/* engine.c: definitions */
 extern void sf_validate_name(const char *what, const char *name);
 extern void sf_def_normalize(SfPipelineDef *def);
 extern bool sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b);
+extern int	sf_partition_index(const SfPipelineDef *def, const char *name);
+extern int	sf_window_index(const SfPipelineDef *def, const char *name);
+
+/* engine.c: pipeline lifecycle and the three operations */
 extern SfPipeline *sf_pipeline_create(MemoryContext parent,
 									  const SfPipelineDef *def);
 extern void sf_pipeline_free(SfPipeline *p);
-extern int	sf_partition_index(const SfPipelineDef *def, const char *name);
-extern int	sf_window_index(const SfPipelineDef *def, const char *name);
 extern void sf_engine_ingest(SfPipeline *p, const SfDelivery *d,
 							 SfChangeList *out);
 extern void sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 									const SfDeliveryHash *h,
 									SfChangeList *out);
+extern void sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d,
+								 SfDeliveryHash *h);
 extern void sf_engine_advance(SfPipeline *p, const char *partition,
 							  int64 progress, SfChangeList *out);
 extern void sf_engine_mark_idle(SfPipeline *p, const char *partition,
 								SfChangeList *out);
+extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
+
+/* engine.c: building state (the codec's decoders, redefine.c) */
+extern uint32 sf_hash_bytes(const char *data, int len);
 extern SfString *sf_intern_key(SfPipeline *p, const char *data, int len);
-extern SfString *sf_string_copy(SfPipeline *p, const char *data, int len);
-extern SfIdentity *sf_identity_lookup(SfPipeline *p, const char *event_id,
-									  int len);
-extern void sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d,
-								 SfDeliveryHash *h);
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int event_id_len, SfString *key,
 								   int64 event_time, int64 value, bool late,
 								   uint32 *handle);
 extern void sf_partition_append(SfPipeline *p, int partition, uint32 event);
-extern SfIdentity *sf_partition_slot(const SfPipeline *p,
-									 const SfPartition *part, int64 offset);
 extern void sf_partition_set_base(SfPipeline *p, int partition, int64 base);
-extern void sf_identity_unlink(SfPipeline *p, SfIdentity *id);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
 extern SfString **sf_keys_array(SfPipeline *p, int64 *n);
-extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
-extern uint32 sf_hash_bytes(const char *data, int len);
-extern void *sf_arena_alloc(SfPipeline *p, Size size);
-extern void sf_raise_out_of_range(const char *what, const char *window);
-
-/* limits.c: limits every part shares */
-extern int	sf_max_live_buckets;
-extern const char *sf_msg_str(const char *s, Size len);
-extern const char *sf_msg_cstr(const char *s);
-extern void sf_check_def_limits(const SfPipelineDef *def);
-extern void sf_check_live_buckets(const SfPipeline *p, int64 more);
 
 /* identity.c: the identity store and the event_id table */
 extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
 								   int len, uint32 hash, uint32 *handle);
-extern void sf_identity_free(SfPipeline *p, SfIdentity *id);
-extern void sf_idtable_init(SfPipeline *p);
 extern SfIdentity *sf_idtable_lookup(SfPipeline *p, const char *event_id,
 									 int len, uint32 hash, uint32 *handle);
-extern void sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash);
-extern void sf_idtable_delete(SfPipeline *p, SfIdentity *id);
-extern void sf_idtable_prefetch(SfPipeline *p, uint32 hash);
-extern SfIdentity *sf_idtable_next(SfPipeline *p, uint64 *pos);
 extern SfIdentity *sf_idtable_next_handle(SfPipeline *p, uint64 *pos,
 										  uint32 *handle);
 
-/* snapshot.c: the persisted snapshot (binary, or a checkpoint) */
-extern bytea *sf_snapshot_encode(SfPipeline *p);
-extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
-									  const SfPipelineDef *def,
-									  const char *data, Size len);
-
-/* retention.c: the retention horizon of SPEC.md section 6 */
-extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
-					   int64 watermark, int64 *horizon);
-extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
-extern void sf_retention_release(SfPipeline *p, SfIdentity *id);
-extern void sf_retention_forget(SfPipeline *p);
-extern void sf_retention_forget_identity(SfPipeline *p, SfIdentity *id);
-extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
-											  SfPipeline *p,
-											  bool has_retention,
-											  int64 retention);
-
-/* clock.c: partition progress and the global watermark */
-extern bool sf_clock_compute(const SfPipeline *p, int64 *watermark);
-extern bool sf_clock_update(SfPipeline *p);
-
-/* window.c: assignment of events to fixed and sliding buckets, live index */
-extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
-							  int64 lateness, int64 *starts, int64 *ends,
-							  int max);
-extern int	sf_window_max_buckets(const SfWindowDef *w);
-extern void sf_buckets_init(SfPipeline *p);
+/* window.c: the live index */
 extern SfBucket *sf_bucket_lookup(SfPipeline *p, int window, SfString *key,
 								  int64 start);
 extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
 								  int64 start, int64 end);
-extern void sf_bucket_delete(SfPipeline *p, SfBucket *b);
-extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
-extern void sf_agg_add(SfAgg *agg, int64 value);
-extern void sf_agg_merge(SfAgg *into, const SfAgg *from);
 extern bool sf_agg_equal(const SfAgg *a, const SfAgg *b);
 extern int	sf_address_cmp(const SfPipeline *p, const SfAddress *a,
 						   const SfAddress *b);
-extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
 extern int64 sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
-extern void sf_rows_sort(SfRow *rows, int64 n);
 
-/* session.c: per (window, key) ordered sessions and merging */
-extern void sf_sessions_init(SfPipeline *p);
-extern void sf_session_add(SfPipeline *p, int window, SfString *key,
-						   int64 event_time, int64 end, int64 value);
+/* session.c */
 extern bool sf_session_insert_bucket(SfPipeline *p, SfBucket *b);
-extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 
-/* reconcile.c: dirty set, change generation, finalization */
-extern void sf_op_begin(SfPipeline *p);
-extern void sf_dirty_touch(SfPipeline *p, SfBucket *b);
-extern void sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b);
-extern void sf_release_ready(SfPipeline *p);
-extern void sf_op_finish(SfPipeline *p, SfChangeList *out);
-extern void sf_changes_append(SfChangeList *out, const SfChange *c);
+/* retention.c: the retention horizon of SPEC.md section 6 */
+extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
+					   int64 watermark, int64 *horizon);
+extern void sf_retention_forget(SfPipeline *p);
 
 /* redefine.c: carrying a pipeline's state over to a new definition */
 extern SfPipeline *sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 										const SfPipelineDef *def,
 										SfChangeList *out,
 										SfPipelineDef *names);
+extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
+											  SfPipeline *p,
+											  bool has_retention,
+											  int64 retention);
 
-/* codec.c: checkpoint bytes <-> state */
-extern bytea *sf_checkpoint_encode(SfPipeline *p);
-extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
-										const SfPipelineDef *def,
-										const char *data, Size len);
-extern char *sf_checkpoint_document(const char *data, Size len);
-extern void sf_check_checkpoint_size(const char *data, Size len);
-extern int	sf_max_checkpoint_size;
+/* limits.c: limits every part shares */
+extern int	sf_max_live_buckets;
+extern const char *sf_msg_str(const char *s, Size len);
+extern const char *sf_msg_cstr(const char *s);
+extern void sf_check_def_limits(const SfPipelineDef *def);
 
-/* acl.c: privileges on pipelines, running queries as the extension's owner */
-extern Oid	sf_extension_owner(void);
-extern void sf_become_owner(SfSavedUser *saved);
-extern void sf_restore_user(const SfSavedUser *saved);
-extern void sf_acl_from_datums(SfAcl *acl, Datum owner, Datum readers,
-							   Datum ingesters, Datum admins);
-extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
-extern SfPrivilege sf_acl_privilege(const SfAcl *acl, Oid role);
-extern void sf_acl_check(const SfAcl *acl, const char *pipeline,
-						 Oid role, SfPrivilege required);
-struct FunctionCallInfoBaseData;	/* fmgr.h: FunctionCallInfo */
-extern Datum sf_call_as_owner(struct FunctionCallInfoBaseData *fcinfo,
-							  SfPrivilege privilege,
-							  const char *signature);
-
-/* persist.c: pipelines stored in the extension's tables, cached per backend */
-extern void sf_persist_init(void);
-extern void sf_persist_create(const SfPipelineDef *def);
-extern void sf_persist_drop(const char *name);
-extern void sf_persist_check_writable(const char *name);
-extern SfPipeline *sf_persist_open(const char *name, bool for_write);
-extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
-									  int n);
-extern void sf_persist_journal_advance(SfPipeline *p, const char *partition,
-									   int64 progress);
-extern void sf_persist_journal_mark_idle(SfPipeline *p,
-										 const char *partition);
-extern void sf_persist_restore(const char *name, const char *data, Size len);
-extern bool sf_persist_exists(const char *name);
-extern void sf_persist_get_acl(const char *name, bool for_update,
-							   SfAcl *acl);
-extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
-typedef SfPipeline *(*SfRedefineFn) (SfPipeline *old, void *arg);
-extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
-									   void *arg);
-
-/* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
-extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
-						 int64 late_before);
-extern void sf_sink_drop(const char *pipeline);
-extern void sf_sink_restore(const char *pipeline);
-
-/* datum.c */
-extern Datum sf_int128_numeric(int128 v);
-extern Datum sf_string_text(const SfString *s);
-extern char *sf_int128_out(int128 v);
-extern const char *sf_privilege_name(SfPrivilege privilege);
-extern SfPrivilege sf_privilege_parse(const char *s);
-extern void sf_time_unit_store(const char *pipeline, Interval *unit);
-extern Interval *sf_time_unit_get(const char *pipeline);
-extern void sf_window_def_arg(Datum d, SfWindowDef *w);
-extern void sf_return_changes(struct FunctionCallInfoBaseData *fcinfo,
-							  const SfPipeline *p,
-							  const SfChangeList *changes);
-
-/* sf_manage.c: definition changes, hints */
-extern char *sf_similar_pipelines(const char *name);
-extern Oid	sf_internal_function(const char *signature);
-
-/* journal.c: the journal entries a write call appends, and their replay */
-extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
-									 const SfDelivery *d, int n);
-extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
-									  const char *partition, int64 progress);
-extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,
-										const char *partition);
-extern void sf_journal_replay(SfPipeline *p, const char *data, Size len);
-extern bytea *sf_journal_sequence(const char *entries, Size len, int count);
-
-#endif							/* STREAMFORGE_H */
+#endif							/* SF_ENGINE_H */

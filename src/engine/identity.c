@@ -42,6 +42,7 @@
 #include "postgres.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 #define ID_BLOCK		(64 * 1024)
 #define ID_UNIT_BITS	13			/* 8-byte units in a block */

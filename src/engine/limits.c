@@ -24,6 +24,7 @@
 #include "mb/pg_wchar.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /* streamforge.max_live_buckets; 0: no cap */
 int			sf_max_live_buckets = SF_DEFAULT_MAX_LIVE_BUCKETS;

@@ -38,6 +38,7 @@
 #include "miscadmin.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /*
  * After the watermark moved: every pending bucket it reached becomes ready

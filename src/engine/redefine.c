@@ -53,6 +53,7 @@
 #include "miscadmin.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /* Add one accepted event to the derived window w of p (as engine.c does) */
 static void

@@ -45,6 +45,7 @@
 #include "miscadmin.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /*
  * The horizon of a pipeline with this definition and watermark, if there

@@ -23,6 +23,7 @@
 #include "common/hashfn.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 typedef struct SfSessionKey
 {

@@ -25,6 +25,7 @@
 #include "miscadmin.h"
 
 #include "engine/engine.h"
+#include "engine/engine_int.h"
 
 /* ----------------------------------------------------------------
  * The live index: a simplehash keyed by (window, key, start)

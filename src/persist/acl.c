@@ -72,6 +72,8 @@
 #include "utils/syscache.h"
 
 #include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
 
 static const char *const sf_privilege_names[] = {
 	[SF_PRIV_NONE] = NULL,

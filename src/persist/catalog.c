@@ -27,6 +27,8 @@
 #include "utils/varlena.h"
 
 #include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
 
 /* ----------------------------------------------------------------
  * Hint for an unknown pipeline

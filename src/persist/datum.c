@@ -20,7 +20,9 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
+#include "persist/persist.h"
 
 /* int128 as numeric, exactly (the digits of codec's sf_int128_out) */
 Datum

@@ -105,7 +105,10 @@
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
 
 /* The journal is fetched this many rows at a time */
 #define SF_JOURNAL_FETCH	256

@@ -83,6 +83,7 @@
 #include "utils/snapmgr.h"
 
 #include "engine/engine.h"
+#include "persist/persist.h"
 
 /* The channel of the notifications; payload documented in docs/outputs.md */
 #define SF_NOTIFY_CHANNEL	"streamforge_changes"
