@@ -36,8 +36,9 @@
 
 #include "utils/memutils.h"
 
-#include "canonjson.h"
-#include "streamforge.h"
+#include "codec/codec.h"
+#include "codec/codec_int.h"
+#include "engine/engine.h"
 #include "shim.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
