@@ -3,7 +3,7 @@
 # immune to the caller's search_path (docs/security.md, "search_path").
 #
 # It scans
-#   - every SQL statement string of src/*.c: a sequence of adjacent C string
+#   - every SQL statement string of src/*/*.c: a sequence of adjacent C string
 #     literals (with the string macros #defined in the same file expanded)
 #     whose text starts with SELECT, INSERT, UPDATE, DELETE or WITH;
 #   - every function body of sql/install/*.sql and sql/upgrade/*.sql.in: a function with
@@ -24,7 +24,7 @@
 set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 if [ $# -eq 0 ]; then
-	set -- "$root"/src/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in "$root"/sql/upgrade/*.sql
+	set -- "$root"/src/*/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in "$root"/sql/upgrade/*.sql
 fi
 exec perl -e '
 use strict; use warnings;
