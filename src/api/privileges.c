@@ -25,7 +25,6 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/regproc.h"
 
 #include "api/api.h"
 

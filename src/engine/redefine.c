@@ -42,7 +42,7 @@
  * be carried over here too.
  *
  * The engine knows nothing of SQL: persist.c stores the result
- * (sf_persist_redefine) and sf_manage.c is the SQL glue.
+ * (sf_persist_redefine) and api/manage.c is the SQL glue.
  *
  * Copyright (c) 2026, the streamforge authors
  *

@@ -367,7 +367,7 @@ sf_assign_windows(const SfWindowDef *w, int64 event_time, int64 lateness,
  */
 /*
  * Address order: window name, key, start, end, all byte-wise (see
- * sf_address_order in streamforge.h).  Kept as a function for callers that
+ * sf_address_order in engine.h).  Kept as a function for callers that
  * need a pointer to it.
  */
 int

@@ -2082,7 +2082,7 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 /* ----------------------------------------------------------------
  * Definition changes (add_partition, add_window, drop_window,
- * set_lateness, set_retention; sf_manage.c)
+ * set_lateness, set_retention; api/manage.c)
  * ----------------------------------------------------------------
  */
 

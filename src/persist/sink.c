@@ -65,7 +65,6 @@
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "commands/extension.h"
-#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
