@@ -1,7 +1,7 @@
 -- streamforge install script, part 6: getting data in (0.2.0).
 --
--- Sources without offsets (append, append_batch: src/append.c), pipelines
--- with a time unit (the *_ts and *_interval functions: src/timeunit.c and
+-- Sources without offsets (append, append_batch: src/api/append.c), pipelines
+-- with a time unit (the *_ts and *_interval functions: src/api/timeunit.c and
 -- the SQL below), JSON deliveries (ingest_json) and tables attached to a
 -- pipeline (attach, detach).  docs/ingestion.md describes them.
 --
@@ -396,7 +396,7 @@ COMMENT ON FUNCTION streamforge.results_ts(text) IS
 -- applied like ingest_batch; or, when the first element has no
 -- source_offset, of events applied like append_batch.  With a time unit,
 -- event_time may be a timestamp string.  All or none.  In C
--- (src/ingest_json.c): it checks the caller's ingest privilege first, like
+-- (src/api/ingest_json.c): it checks the caller's ingest privilege first, like
 -- the other write calls.
 CREATE FUNCTION streamforge.ingest_json(pipeline text, deliveries jsonb)
 RETURNS SETOF streamforge.change
@@ -702,7 +702,7 @@ COMMENT ON VIEW streamforge.attachments IS
 GRANT SELECT ON streamforge.attachments TO PUBLIC;
 
 -- ----------------------------------------------------------------
--- Per-row ingestion returning a count (issue 14, item 1; src/sf_sql.c)
+-- Per-row ingestion returning a count (issue 14, item 1; src/api/ingest.c)
 -- ----------------------------------------------------------------
 -- ingest_count: ingest (same checks, privileges, errors, persistence and
 -- outputs), returning the number of changes instead of the rows.  Not
