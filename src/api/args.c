@@ -57,7 +57,8 @@ sf_pipeline_arg(FunctionCallInfo fcinfo, bool for_write)
 
 /* Fill values[off..off+7] with a row: window_name .. max */
 void
-sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values, bool *nulls)
+sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
+			  bool *nulls)
 {
 	values[0] = CStringGetTextDatum(p->def.windows[r->addr.window].name);
 	values[1] = sf_string_text(r->addr.key);
@@ -82,7 +83,7 @@ sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values, bool *nulls)
  */
 void
 sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
-			   const SfChangeList *changes)
+				  const SfChangeList *changes)
 {
 #define SF_CHANGE_COLS 10
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;

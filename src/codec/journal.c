@@ -139,8 +139,8 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 
 /* The entry of an advance call, into buf (initialized here) */
 void
-sf_journal_encode_advance(StringInfo buf, SfPipeline *p, const char *partition,
-						  int64 progress)
+sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
+						  const char *partition, int64 progress)
 {
 	journal_begin(buf, SF_JOURNAL_ADVANCE);
 	pq_sendint16(buf, (uint16) journal_partition_index(p, partition));
