@@ -249,7 +249,7 @@ typedef struct SfAgg
  * it is finalized (watermark > end + lateness).  The visible (emitted) rows
  * between operations are exactly the ready buckets, so no copy of them is
  * kept; an operation saves the pre-image of each bucket it touches in its
- * dirty set (reconcile.c).
+ * dirty set (window.c; reconcile.c turns it into changes).
  */
 typedef struct SfBucket
 {
@@ -364,7 +364,7 @@ typedef struct SfPipeline
 	/* output */
 	int64		seq;			/* last seq emitted, 0 before any */
 
-	/* per-operation scratch (reconcile.c) */
+	/* per-operation scratch: the dirty set (window.c, reconcile.c) */
 	uint32		epoch;
 	struct SfDirty *dirty;		/* engine_int.h */
 	int			ndirty;
