@@ -39,7 +39,11 @@
  * The cost is linear in the state (it is a rebuild; a derived window costs
  * what ingesting the remembered events into it costs); definition changes
  * are rare administrative calls.  Any state field added to SfPipeline must
- * be carried over here too.
+ * be carried over here too (twice: sf_pipeline_redefine, and copy_state).
+ *
+ * A retention change (set_retention) changes no window: it copies the
+ * state under the new retention as it is (sf_pipeline_with_retention, at
+ * the end of this file) and forgets what the new horizon forgets.
  *
  * The engine knows nothing of SQL: persist.c stores the result
  * (sf_persist_redefine) and api/manage.c is the SQL glue.
