@@ -4,15 +4,15 @@
  *	  The public interface of the engine (src/engine/): the types of a
  *	  pipeline's state and the operations on it.
  *
- * The engine (engine.c, definition and operations; clock.c, window.c,
- * session.c, reconcile.c, identity.c, retention.c, redefine.c, limits.c)
- * keeps one pipeline's state in memory and implements the processing
- * contract of SPEC.md sections 1-3 and 6.  It knows nothing of fmgr, SPI,
- * transactions or GUCs (test/run.d/layers.sh checks it): the layers above
- * drive it.  The codec (codec/codec.h) turns its state into bytes and back,
- * persistence (persist/persist.h) stores it, and the SQL functions (api/)
- * call it.  This header is all they may use; engine_int.h is private to
- * src/engine/.
+ * The engine (definition.c; engine.c, state and operations; clock.c,
+ * window.c, session.c, reconcile.c, identity.c, retention.c, redefine.c,
+ * limits.c) keeps one pipeline's state in memory and implements the
+ * processing contract of SPEC.md sections 1-3 and 6.  It knows nothing of
+ * fmgr, SPI, transactions or GUCs (test/run.d/layers.sh checks it): the
+ * layers above drive it.  The codec (codec/codec.h) turns its state into
+ * bytes and back, persistence (persist/persist.h) stores it, and the SQL
+ * functions (api/) call it.  This header is all they may use; engine_int.h
+ * is private to src/engine/.
  *
  * Ownership: every allocation belonging to a pipeline lives in
  * SfPipeline->cxt (or one of its children); deleting that context frees the
@@ -471,7 +471,7 @@ sf_address_order(const SfAddress *a, const SfAddress *b)
  * ----------------------------------------------------------------
  */
 
-/* engine.c: definitions */
+/* definition.c: names, normalization, lookup by name */
 extern void sf_validate_name(const char *what, const char *name);
 extern void sf_def_normalize(SfPipelineDef *def);
 extern bool sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b);
