@@ -52,7 +52,8 @@ sub check_sql {
     $s =~ s/"(?:[^"]|"")*"/ q /g;                     # quoted identifiers
     $s =~ s/\$\d+/ p /g;                               # parameters
     # OPERATOR(schema.op): the schema must be pg_catalog
-    while ($s =~ s/\bOPERATOR\s*\(\s*(\w+)\s*\.\s*[^\s)]+\s*\)/ /i) {
+    # (replaced by a comma, so that "x OPERATOR(pg_catalog./) (y)" is no call)
+    while ($s =~ s/\bOPERATOR\s*\(\s*(\w+)\s*\.\s*[^\s)]+\s*\)/ , /i) {
         report($file, "operator qualified with \"$1\"", $sql) if lc($1) ne "pg_catalog";
     }
     report($file, "unqualified OPERATOR()", $sql) if $s =~ /\bOPERATOR\s*\(/i;
@@ -242,7 +243,8 @@ sub check_plpgsql {
     $b =~ s/--[^\n]*//g;
     $b =~ s/^\s*(?:<<\w+>>\s*)?DECLARE\b.*?\bBEGIN\b/ /is;   # declarations
     $b =~ s/:=/ /g;
-    $b =~ s/\bUSING\b((?:\s*,?\s*(?:ERRCODE|MESSAGE|DETAIL|HINT|COLUMN|CONSTRAINT|DATATYPE|TABLE|SCHEMA)\s*=\s*(?:\x27(?:[^\x27]|\x27\x27)*\x27|[\w.]+))+)/ /gi;
+    # RAISE ... USING option = expr
+    $b =~ s/\b(?:ERRCODE|MESSAGE|DETAIL|HINT|COLUMN|CONSTRAINT|DATATYPE|TABLE|SCHEMA)\s*=/ /gi;
     for my $part (split /;/, $b) {
         $part =~ s/\b(?:BEGIN|END\s+IF|END\s+LOOP|END|IF|THEN|ELSIF|ELSE|LOOP|RAISE|EXCEPTION|NOTICE|WARNING|PERFORM|RETURN|FOREACH|FOR|WHILE|EXIT|CONTINUE)\b/ /gi;
         check_sql($file, "SELECT $part") if $part =~ /\S/;
