@@ -185,7 +185,8 @@ BEGIN
                    AND d.refobjid OPERATOR(pg_catalog.=) ext
                    AND d.deptype OPERATOR(pg_catalog.=) 'e'))
         SELECT (SELECT pg_catalog.count(*) FROM foreign_objs) AS n,
-               pg_catalog.pg_describe_object(f.classid, f.objid, 0) AS what
+               (SELECT i.type OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) i.identity
+                  FROM pg_catalog.pg_identify_object(f.classid, f.objid, 0) AS i) AS what
           INTO bad
           FROM foreign_objs AS f
          ORDER BY 2 LIMIT 1;
@@ -195,8 +196,8 @@ BEGIN
                 ERRCODE = '42P06',
                 MESSAGE = pg_catalog.format('schema "%s" contains %s, which is not a member of extension "streamforge"',
                                             nsp.nspname, bad.what),
-                DETAIL = pg_catalog.format('The schema holds %s object(s) that the extension did not create.  Such an object can be called instead of the one streamforge''s definitions mean.',
-                                           nbad),
+                DETAIL = pg_catalog.format('The schema holds %s %s that the extension did not create.  Such an object can be called instead of the one streamforge''s definitions mean.',
+                                           nbad, CASE WHEN nbad OPERATOR(pg_catalog.=) 1 THEN 'object' ELSE 'objects' END),
                 HINT = 'Find out who created them and why, then move them to another schema or drop them, and run the command again.';
         END IF;
     END LOOP;
