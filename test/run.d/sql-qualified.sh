@@ -6,17 +6,29 @@
 #   - every SQL statement string of src/*.c: a sequence of adjacent C string
 #     literals (with the string macros #defined in the same file expanded)
 #     whose text starts with SELECT, INSERT, UPDATE, DELETE or WITH;
-#   - every function body of sql/install/*.sql and sql/upgrade/*.sql.in: a function with
-#     SET search_path = pg_catalog, pg_temp passes (its body resolves in
-#     pg_catalog whatever the caller's path); a LANGUAGE sql function
-#     without it must be fully qualified like a C statement; any other
-#     function with a body and no such SET fails.
+#   - every function body of sql/install/*.sql and sql/upgrade/*.sql(.in): a
+#     function with SET search_path = pg_catalog, pg_temp passes (its body
+#     resolves in pg_catalog whatever the caller's path); a LANGUAGE sql
+#     function without it must be fully qualified like a C statement; any
+#     other function with a body and no such SET fails.  A BEGIN ATOMIC
+#     body is parsed when the function is created, under the script's
+#     search_path (streamforge first after pg_catalog, issue 21): it must be
+#     qualified whatever its SET says;
+#   - every definition those scripts store, bound when the script runs:
+#     column defaults, CHECK constraints and generated columns (CREATE and
+#     ALTER TABLE, CREATE DOMAIN), views, index expressions and predicates,
+#     policies, trigger functions and WHEN conditions, parameter defaults,
+#     DO blocks and top-level SELECT/INSERT/UPDATE/DELETE.  Example it
+#     catches (0.2.0, issue 21): DEFAULT nextval('streamforge.pipeline_id_seq'),
+#     which bound to a look-alike streamforge.nextval(text).
 # In a statement, after removing quoted literals, parameters ($1),
 # OPERATOR(pg_catalog.x) and the assignments of a SET list, any operator
 # character left (=, +, <, ~, ...) is an unqualified operator; a name
 # followed by "(" that is neither schema-qualified nor SQL syntax (IN,
 # EXISTS, ROW, an alias's column list, ...) is an unqualified function; a
-# cast "::" must name a qualified type.  Example it catches (0.1.0):
+# cast "::" must name a qualified type; BETWEEN, IN (list), LIKE, IS
+# DISTINCT FROM, NULLIF and CASE x WHEN look their operator up by name and
+# are findings too.  Example it catches (0.1.0):
 #   UPDATE streamforge.pipeline SET version = version + 1 WHERE ...
 #
 # Usage: test/run.d/sql-qualified.sh [FILE...]  (default: the tree's files).
