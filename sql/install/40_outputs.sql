@@ -35,7 +35,8 @@ CREATE TABLE streamforge.changelog (
         REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
     seq bigint NOT NULL,
     op text NOT NULL CONSTRAINT changelog_op_check
-        CHECK (op IN ('retract', 'upsert')),
+        CHECK (op OPERATOR(pg_catalog.=) ANY
+               (ARRAY['retract'::pg_catalog.text, 'upsert'::pg_catalog.text])),
     window_name text COLLATE "C" NOT NULL,
     key text COLLATE "C" NOT NULL,
     window_start bigint NOT NULL,
@@ -70,8 +71,11 @@ CREATE TABLE streamforge.results (
     seq bigint,
     -- the exact mean, sum / count (0.2.0; last, where ALTER TABLE puts it
     -- on the table of 0.1.0)
+    -- (0.3.0: CASE instead of NULLIF, whose "=" is not qualified)
     avg numeric GENERATED ALWAYS AS
-        (sum OPERATOR(pg_catalog./) NULLIF(count, 0)::numeric) STORED
+        (sum OPERATOR(pg_catalog./)
+         (CASE WHEN count OPERATOR(pg_catalog.=) 0 THEN NULL
+               ELSE count END)::pg_catalog.numeric) STORED
 );
 
 CREATE INDEX results_address ON streamforge.results

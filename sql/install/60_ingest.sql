@@ -686,7 +686,7 @@ COMMENT ON FUNCTION streamforge.detach(text, regclass) IS
 -- The attachments in this database (of the tables the role can see in
 -- pg_trigger, like \d).
 CREATE VIEW streamforge.attachments AS
-SELECT t.tgrelid::regclass AS source,
+SELECT t.tgrelid::pg_catalog.regclass AS source,
        a.args[1] AS pipeline,
        a.args[2] AS partition,
        a.args[3] AS event_id,
