@@ -20,11 +20,14 @@
  * takes no event once finalized.  So, like a lateness raise (redefine.c),
  * the buckets of the wanted keys are built again from every remembered
  * accepted event in a scratch pipeline without a watermark, where nothing
- * is finalized, and the wanted addresses are looked up there.  Only
- * addresses that the state has finalized (watermark > end + lateness) are
- * returned: the others are visible() rows or were not reported yet.  With
- * a retention, events below the horizon are forgotten, so addresses
- * starting below it are not returned either.
+ * is finalized, and the wanted addresses are looked up there; for a
+ * session window, every session overlapping a wanted one, since a session
+ * finalized at the checkpoint may have been merged into the wanted one
+ * afterwards (its retraction trimmed too).  Only rows that the state has
+ * finalized (watermark > end + lateness) are returned: the others are
+ * visible() rows or were not reported yet.  With a retention, events below
+ * the horizon are forgotten, so rows starting below it are not returned
+ * either.
  *
  * The cost is one pass over the remembered identities plus the buckets of
  * the wanted keys; resync_outputs calls it only for the addresses the
@@ -66,33 +69,75 @@ key_cmp(const char *a, int alen, const char *b, int blen)
 	return (alen > blen) - (alen < blen);
 }
 
+/* wanted addresses in (key, window, start) order */
 static int
-wanted_key_cmp(const void *a, const void *b)
+wanted_cmp(const void *a, const void *b)
 {
 	const SfWanted *x = a;
 	const SfWanted *y = b;
+	int			c = key_cmp(x->key, x->key_len, y->key, y->key_len);
 
-	return key_cmp(x->key, x->key_len, y->key, y->key_len);
+	if (c != 0)
+		return c;
+	if (x->window != y->window)
+		return x->window < y->window ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
 }
 
-/* Is the key in the sorted wanted array? */
-static bool
-key_wanted(const SfWanted *w, int n, const SfString *key)
+/*
+ * The first wanted address of this key and window (of this key only, with
+ * window -1), or n if there is none.
+ */
+static int
+wanted_first(const SfWanted *w, int n, const SfString *key, int window)
 {
 	int			lo = 0,
-				hi = n - 1;
+				hi = n;
 
-	while (lo <= hi)
+	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		int			c = key_cmp(key->data, key->len, w[mid].key, w[mid].key_len);
+		int			c = key_cmp(w[mid].key, w[mid].key_len, key->data, key->len);
 
-		if (c == 0)
-			return true;
+		if (c == 0 && window >= 0 && w[mid].window != window)
+			c = w[mid].window < window ? -1 : 1;
 		if (c < 0)
-			hi = mid - 1;
-		else
 			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n &&
+		key_cmp(w[lo].key, w[lo].key_len, key->data, key->len) == 0 &&
+		(window < 0 || w[lo].window == window))
+		return lo;
+	return n;
+}
+
+/*
+ * Does the derived row r answer a wanted address?  Fixed and sliding: the
+ * same address.  Session: any wanted session of its key that it overlaps,
+ * since a session the changelog cannot give may have been merged, past the
+ * restored seq, into the wanted one (and its retraction trimmed).
+ */
+static bool
+row_wanted(const SfPipeline *p, const SfWanted *w, int n, const SfRow *r)
+{
+	bool		session = p->def.windows[r->addr.window].kind == SF_WINDOW_SESSION;
+	int			i;
+
+	for (i = wanted_first(w, n, r->addr.key, r->addr.window);
+		 i < n && w[i].window == r->addr.window &&
+		 key_cmp(w[i].key, w[i].key_len, r->addr.key->data,
+				 r->addr.key->len) == 0;
+		 i++)
+	{
+		if (session ? (w[i].start < r->addr.end && r->addr.start < w[i].end)
+			: (w[i].start == r->addr.start && w[i].end == r->addr.end))
+			return true;
+		if (!session && w[i].start > r->addr.start)
+			break;
 	}
 	return false;
 }
@@ -140,6 +185,8 @@ final_rows(SfPipeline *p, SfWanted *wanted, int n, SfRow **rows,
 	int64		nids;
 	int64		i;
 	int64		nrows = 0;
+	SfRow	   *derived;
+	int64		nq;
 	bool	   *window_wanted;
 	bool		has_horizon;
 	int64		horizon = 0;
@@ -155,7 +202,7 @@ final_rows(SfPipeline *p, SfWanted *wanted, int n, SfRow **rows,
 	for (i = 0; i < n; i++)
 		if (wanted[i].window >= 0)
 			window_wanted[wanted[i].window] = true;
-	qsort(wanted, n, sizeof(SfWanted), wanted_key_cmp);
+	qsort(wanted, n, sizeof(SfWanted), wanted_cmp);
 
 	/* no watermark: nothing is finalized, every bucket stays */
 	q = sf_pipeline_create(CurrentMemoryContext, &p->def);
@@ -170,7 +217,7 @@ final_rows(SfPipeline *p, SfWanted *wanted, int n, SfRow **rows,
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (id->late || id->forgotten || !key_wanted(wanted, n, id->key))
+		if (id->late || id->forgotten || wanted_first(wanted, n, id->key, -1) >= n)
 			continue;
 		key = sf_intern_key(q, id->key->data, id->key->len);
 		for (w = 0; w < q->def.nwindows; w++)
@@ -179,26 +226,19 @@ final_rows(SfPipeline *p, SfWanted *wanted, int n, SfRow **rows,
 	}
 	sf_op_finish(q, &scratch);
 
-	for (i = 0; i < n; i++)
+	pfree(*rows);
+	nq = sf_collect_rows(q, false, &derived);
+	for (i = 0; i < nq; i++)
 	{
-		const SfWanted *a = &wanted[i];
-		SfBucket   *b;
+		const SfRow *r = &derived[i];
 
-		if (a->window < 0 ||
-			(int128) p->watermark <= (int128) a->end + p->def.lateness ||
-			(has_horizon && a->start < horizon))
+		if ((int128) p->watermark <= (int128) r->addr.end + p->def.lateness ||
+			(has_horizon && r->addr.start < horizon) ||
+			!row_wanted(p, wanted, n, r))
 			continue;
-		b = sf_bucket_lookup(q, a->window,
-							 sf_intern_key(q, a->key, a->key_len), a->start);
-		if (b == NULL || b->end != a->end)
-			continue;
-		(*rows)[nrows].addr.window = a->window;
-		(*rows)[nrows].addr.key = b->key;
-		(*rows)[nrows].addr.start = b->start;
-		(*rows)[nrows].addr.end = b->end;
-		(*rows)[nrows].agg = b->agg;
-		nrows++;
+		derived[nrows++] = *r;
 	}
+	*rows = derived;
 	pfree(ids);
 	return nrows;
 }
