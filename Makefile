@@ -12,6 +12,7 @@ OBJS = \
 	src/codec_validate.o \
 	src/limits.o \
 	src/engine.o \
+	src/final_rows.o \
 	src/identity.o \
 	src/ingest_json.o \
 	src/journal.o \

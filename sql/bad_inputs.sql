@@ -140,7 +140,12 @@ INSERT INTO catalogue VALUES
 (159, 'drop_window: NULL window name', $$SELECT * FROM streamforge.drop_window('bad', NULL)$$, '22004'),
 (160, 'set_lateness: negative', $$SELECT * FROM streamforge.set_lateness('bad', -1)$$, '22023'),
 (161, 'set_lateness: NULL', $$SELECT * FROM streamforge.set_lateness('bad', NULL)$$, '22004'),
-(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704');
+(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704'),
+(260, 'final_rows (internal): NULL pipeline', $$SELECT * FROM streamforge_internal.final_rows(NULL, ARRAY['f'], ARRAY['k'], ARRAY[0], ARRAY[10])$$, '22004'),
+(261, 'final_rows (internal): unknown pipeline', $$SELECT * FROM streamforge_internal.final_rows('nope', ARRAY['f'], ARRAY['k'], ARRAY[0], ARRAY[10])$$, '42704'),
+(262, 'final_rows (internal): address arrays of different lengths', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['f'], ARRAY['k', 'j'], ARRAY[0], ARRAY[10])$$, '2202E'),
+(263, 'final_rows (internal): NULL in an address array', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['f'], ARRAY['k'], ARRAY[NULL::bigint], ARRAY[10])$$, '22004'),
+(264, 'final_rows (internal): unknown window, reversed bounds (skipped)', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['nope', 'f'], ARRAY['k', 'k'], ARRAY[0, 9223372036854775807], ARRAY[10, -9223372036854775808])$$, '00000');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check
