@@ -1547,6 +1547,8 @@ sf_persist_open(const char *name, bool for_write)
 		entry->journal_pending = true;
 		sf_cache_touch(entry);
 		sf_write_entry = entry;
+		/* nothing but the state refers to its keys between calls */
+		sf_keys_collect(entry->pipeline);
 		return entry->pipeline;
 	}
 
@@ -1593,6 +1595,9 @@ sf_persist_open(const char *name, bool for_write)
 	SPI_finish();
 	sf_restore_user(&saved);
 
+	/* nothing but the state refers to its keys between calls */
+	if (entry->pipeline != NULL)
+		sf_keys_collect(entry->pipeline);
 	sf_cache_account(entry);
 	sf_cache_touch(entry);
 	sf_cache_enforce(entry);
