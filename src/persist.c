@@ -73,6 +73,17 @@
  * reloads the state as of the savepoint.  A pipeline found busy (an engine
  * operation failed half-way) is discarded too.
  *
+ * The owner and grants cached with an entry (entry->acl) are what a write
+ * call under the transaction's lock trusts.  grant, revoke and set_owner
+ * update them at once and record their subtransaction (acl_subid); the
+ * abort of that subtransaction or an ancestor marks them stale, and the
+ * next locked write reads the row's again, so a rolled-back grant does not
+ * keep admitting (nor a rolled-back revoke refusing).
+ *
+ * A cached pipeline is handed to a call only after sf_keys_collect (engine.c)
+ * has had its chance to free the keys its state no longer uses (retention):
+ * between calls nothing else refers to them.
+ *
  * Memory.  CacheMemoryContext owns the hash table (sf_cache_cxt); each
  * cached pipeline owns its context (SfPipeline->cxt), a child of
  * sf_cache_cxt.  A pipeline is built under CurTransactionContext and moved
