@@ -73,6 +73,17 @@
  * reloads the state as of the savepoint.  A pipeline found busy (an engine
  * operation failed half-way) is discarded too.
  *
+ * The owner and grants cached with an entry (entry->acl) are what a write
+ * call under the transaction's lock trusts.  grant, revoke and set_owner
+ * update them at once and record their subtransaction (acl_subid); the
+ * abort of that subtransaction or an ancestor marks them stale, and the
+ * next locked write reads the row's again, so a rolled-back grant does not
+ * keep admitting (nor a rolled-back revoke refusing).
+ *
+ * A cached pipeline is handed to a call only after sf_keys_collect (engine.c)
+ * has had its chance to free the keys its state no longer uses (retention):
+ * between calls nothing else refers to them.
+ *
  * Memory.  CacheMemoryContext owns the hash table (sf_cache_cxt); each
  * cached pipeline owns its context (SfPipeline->cxt), a child of
  * sf_cache_cxt.  A pipeline is built under CurTransactionContext and moved
@@ -135,6 +146,15 @@ typedef struct SfCacheEntry
 	SfAcl		acl;			/* owner and grants, as of the last read */
 
 	/*
+	 * The latest subtransaction of the current transaction that changed
+	 * acl (sf_persist_set_acl), and whether a subtransaction abort undid
+	 * such a change since acl was read: the locked path of
+	 * sf_persist_open, which trusts acl, then reads the row again.
+	 */
+	SubTransactionId acl_subid;
+	bool		acl_stale;
+
+	/*
 	 * What the pipeline looked like when the current transaction first
 	 * opened it for writing, if that was the committed state at version:
 	 * an abort that finds the same pipeline with the same mutation count
@@ -190,6 +210,9 @@ static int64 sf_cache_bytes = 0;
  * the transaction ends.
  */
 static bool sf_subabort_discarded = false;
+
+/* Some entry's acl_subid is set (sf_persist_set_acl in this transaction) */
+static bool sf_acl_changed = false;
 
 /*
  * Journal entries not yet in the table.  The entries of write calls made
@@ -605,6 +628,8 @@ sf_cache_lookup(const char *name, bool create)
 		entry->acl.owner = InvalidOid;
 		entry->acl.ngrants = 0;
 		entry->acl.grants = NULL;
+		entry->acl_subid = InvalidSubTransactionId;
+		entry->acl_stale = false;
 		entry->modified_subid = InvalidSubTransactionId;
 		entry->locked = false;
 		entry->journal_pending = false;
@@ -1518,12 +1543,23 @@ sf_persist_open(const char *name, bool for_write)
 	if (for_write && entry != NULL && entry->locked &&
 		entry->pipeline != NULL && !entry->pipeline->busy)
 	{
+		if (entry->acl_stale)
+		{
+			/* a grant, revoke or set_owner was rolled back to a savepoint */
+			SfAcl		acl;
+
+			sf_persist_get_acl(name, false, &acl);
+			sf_acl_copy(&entry->acl, &acl, sf_cache_cxt);
+			entry->acl_stale = false;
+		}
 		sf_acl_check(&entry->acl, name, GetUserId(), required);
 		sf_persist_check_writable(name);
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
 		sf_cache_touch(entry);
 		sf_write_entry = entry;
+		/* nothing but the state refers to its keys between calls */
+		sf_keys_collect(entry->pipeline);
 		return entry->pipeline;
 	}
 
@@ -1564,11 +1600,15 @@ sf_persist_open(const char *name, bool for_write)
 	entry = sf_cache_lookup(name, true);
 	sf_cache_sync(entry, name, &row, current_version);
 	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
+	entry->acl_stale = false;
 
 	PopActiveSnapshot();
 	SPI_finish();
 	sf_restore_user(&saved);
 
+	/* nothing but the state refers to its keys between calls */
+	if (entry->pipeline != NULL)
+		sf_keys_collect(entry->pipeline);
 	sf_cache_account(entry);
 	sf_cache_touch(entry);
 	sf_cache_enforce(entry);
@@ -1925,7 +1965,13 @@ sf_persist_set_acl(const char *name, const SfAcl *acl)
 
 	entry = sf_cache_lookup(name, false);
 	if (entry != NULL)
+	{
 		sf_acl_copy(&entry->acl, acl, sf_cache_cxt);
+		/* subtransaction ids grow: the current one is the latest */
+		entry->acl_subid = GetCurrentSubTransactionId();
+		entry->acl_stale = false;
+		sf_acl_changed = true;
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -1965,6 +2011,14 @@ sf_xact_callback(XactEvent event, void *arg)
 	}
 	sf_subabort_discarded = false;
 	sf_pending_reset();
+	if (sf_cache != NULL && sf_acl_changed)
+	{
+		/* subtransaction ids start again with the next transaction */
+		hash_seq_init(&status, sf_cache);
+		while ((entry = hash_seq_search(&status)) != NULL)
+			entry->acl_subid = InvalidSubTransactionId;
+	}
+	sf_acl_changed = false;
 	if (sf_cache == NULL || sf_nmodified == 0)
 		return;
 
@@ -2024,6 +2078,27 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
 		sf_pending_subxact_end(event == SUBXACT_EVENT_ABORT_SUB, mySubid,
 							   parentSubid);
+
+	/*
+	 * An ACL changed in the ending subtransaction (or a child) is now the
+	 * parent's change; on abort the cached copy is the rolled-back one, so
+	 * it is read again before it is trusted.
+	 */
+	if ((event == SUBXACT_EVENT_ABORT_SUB ||
+		 event == SUBXACT_EVENT_COMMIT_SUB) && sf_cache != NULL &&
+		sf_acl_changed)
+	{
+		hash_seq_init(&status, sf_cache);
+		while ((entry = hash_seq_search(&status)) != NULL)
+		{
+			if (entry->acl_subid == InvalidSubTransactionId ||
+				entry->acl_subid < mySubid)
+				continue;
+			entry->acl_subid = parentSubid;
+			if (event == SUBXACT_EVENT_ABORT_SUB)
+				entry->acl_stale = true;
+		}
+	}
 	if (event != SUBXACT_EVENT_ABORT_SUB || sf_cache == NULL ||
 		sf_nmodified == 0)
 		return;

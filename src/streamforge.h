@@ -333,6 +333,17 @@ typedef struct SfPipeline
 
 	/* identities and interned keys */
 	struct sf_strtab_hash *keys;	/* interned keys */
+
+	/*
+	 * With retention, keys are palloc'd one by one (not from the arena) and
+	 * those no longer referenced are freed by sf_keys_collect once keys_new
+	 * keys were interned since the last collection, keys_threshold: a
+	 * number proportional to what the collection looked at, so that it
+	 * costs amortized O(1) per new key.
+	 */
+	bool		keys_freeable;
+	int64		keys_new;
+	int64		keys_threshold;
 	SfIdStore	idstore;		/* identity records (identity.c) */
 	SfIdTable	idtable;		/* event_id -> identity handle */
 	int64		nidentities;
@@ -557,6 +568,7 @@ extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
 extern SfString **sf_keys_array(SfPipeline *p, int64 *n);
+extern void sf_keys_collect(SfPipeline *p);
 extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
 extern uint32 sf_hash_bytes(const char *data, int len);
 extern void *sf_arena_alloc(SfPipeline *p, Size size);
@@ -626,6 +638,9 @@ extern int	sf_address_cmp(const SfPipeline *p, const SfAddress *a,
 						   const SfAddress *b);
 extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
 extern int64 sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
+extern void sf_buckets_foreach(SfPipeline *p,
+							   void (*fn) (SfPipeline *, SfBucket *, void *),
+							   void *arg);
 extern void sf_rows_sort(SfRow *rows, int64 n);
 
 /* session.c: per (window, key) ordered sessions and merging */

@@ -270,27 +270,58 @@ sf_time_unit_get(const char *pipeline)
 }
 
 /*
- * A timestamp as a whole number of units since the Unix epoch, exactly:
- * streamforge.time_to_units(t, unit) in C, with the same errors.  unit is
- * a valid time unit (positive, no months).
+ * A time unit as microseconds, with the errors of the SQL helper
+ * streamforge_internal.unit_us(unit): no months, positive, in range.
+ */
+static int64
+unit_us_checked(const Interval *unit)
+{
+	int64		u;
+
+	if (unit->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("interval \"%s\" must not contain months or years",
+						DatumGetCString(DirectFunctionCall1(interval_out,
+															IntervalPGetDatum(unit)))),
+				 errdetail("A month has no fixed length in microseconds.")));
+	u = interval_us(unit, "time unit");
+	if (u <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time unit must be greater than zero")));
+	return u;
+}
+
+/*
+ * A timestamp as a whole number of units since the Unix epoch, exactly.
+ * The one conversion of both paths: streamforge.time_to_units() (the SQL
+ * functions append_ts and the other _ts ones, attached tables' mappings)
+ * is sf_time_to_units_sql below, and ingest_json's event_time strings call
+ * this directly.  Errors: 22023 for an infinite timestamp or one that is
+ * not a whole number of units, 22003 for one whose units do not fit in a
+ * bigint.
+ *
+ * t + (Unix epoch - PostgreSQL epoch) can exceed int64 for the last
+ * millennia of timestamptz's range (and the result still fit for a coarser
+ * unit), so the sum is never formed: each term is divided separately and
+ * the remainders, each in (-u, u), are combined.
  */
 int64
 sf_time_to_units(TimestampTz t, const Interval *unit)
 {
-	int64		u = interval_us(unit, "time unit");
-	int64		us;
+	const int64 epoch_us = (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	int64		u = unit_us_checked(unit);
+	int64		rem;
+	int64		result;
 
 	if (TIMESTAMP_NOT_FINITE(t))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp must be finite")));
-	if (u <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("time unit must be greater than zero")));
-	/* microseconds since the Unix epoch: cannot overflow for a valid t */
-	us = t + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
-	if (us % u != 0)
+	/* t % u in (-u, u), epoch_us % u in [0, u): the sum is in (-u, 2u) */
+	rem = t % u + epoch_us % u;
+	if (rem != 0 && rem != u)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp \"%s\" is not a whole number of time units",
@@ -300,7 +331,39 @@ sf_time_to_units(TimestampTz t, const Interval *unit)
 						   DatumGetCString(DirectFunctionCall1(interval_out,
 															   IntervalPGetDatum(unit)))),
 				 errhint("Truncate the timestamp to the unit (date_bin), or choose a finer unit.")));
-	return us / u;
+	if (pg_add_s64_overflow(t / u, epoch_us / u, &result) ||
+		pg_add_s64_overflow(result, rem / u, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp \"%s\" is out of range for the time unit",
+						DatumGetCString(DirectFunctionCall1(timestamptz_out,
+															TimestampTzGetDatum(t)))),
+				 errdetail("The time unit is %s; a time in units must fit in a bigint.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   IntervalPGetDatum(unit))))));
+	return result;
+}
+
+/*
+ * streamforge.time_to_units(t timestamptz, unit interval): not strict, so
+ * that a NULL is an error as it was in 0.2.0's PL/pgSQL version (the unit
+ * is checked first, then the timestamp).
+ */
+PG_FUNCTION_INFO_V1(sf_time_to_units_sql);
+Datum
+sf_time_to_units_sql(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("time unit must not be null")));
+	(void) unit_us_checked(PG_GETARG_INTERVAL_P(1));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("timestamp must not be null")));
+	PG_RETURN_INT64(sf_time_to_units(PG_GETARG_TIMESTAMPTZ(0),
+									 PG_GETARG_INTERVAL_P(1)));
 }
 
 /*

@@ -427,3 +427,19 @@ sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows)
 	*rows = out;
 	return n;
 }
+
+/*
+ * Call fn(p, b, arg) for every live bucket, in no order.  fn must not add
+ * or delete buckets.
+ */
+void
+sf_buckets_foreach(SfPipeline *p, void (*fn) (SfPipeline *, SfBucket *, void *),
+				   void *arg)
+{
+	sf_buckettab_iterator it;
+	SfBucketEntry *e;
+
+	sf_buckettab_start_iterate(p->buckets, &it);
+	while ((e = sf_buckettab_iterate(p->buckets, &it)) != NULL)
+		fn(p, e->bucket, arg);
+}

@@ -111,31 +111,14 @@ COMMENT ON FUNCTION streamforge_internal.unit_us(interval, text) IS
     'a positive time unit as microseconds (internal helper)';
 
 -- timestamptz -> units since the Unix epoch, exactly: a timestamp that is
--- not a whole number of units is an error, never rounded.
+-- not a whole number of units is an error (22023), never rounded, and one
+-- whose units do not fit in a bigint is an error (22003).  In C, the same
+-- routine as ingest_json's event_time strings (src/timeunit.c); not
+-- strict: a NULL is an error (22004).
 CREATE FUNCTION streamforge.time_to_units(t timestamptz, unit interval)
 RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    u bigint := streamforge_internal.unit_us(unit);
-    us numeric;
-BEGIN
-    IF t IS NULL THEN
-        RAISE EXCEPTION 'timestamp must not be null' USING ERRCODE = '22004';
-    ELSIF NOT isfinite(t) THEN
-        RAISE EXCEPTION 'timestamp must be finite' USING ERRCODE = '22023';
-    END IF;
-    us := extract(epoch FROM t) OPERATOR(pg_catalog.*) 1000000;
-    IF us OPERATOR(pg_catalog.%) u OPERATOR(pg_catalog.<>) 0 THEN
-        RAISE EXCEPTION 'timestamp "%" is not a whole number of time units', t
-            USING ERRCODE = '22023',
-                  DETAIL = format('The time unit is %s.', unit),
-                  HINT = 'Truncate the timestamp to the unit (date_bin), or choose a finer unit.';
-    END IF;
-    RETURN (us OPERATOR(pg_catalog./) u)::bigint;
-END
-$$;
+AS 'MODULE_PATHNAME', 'sf_time_to_units_sql'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge.time_to_units(timestamptz, interval) IS
     'a timestamp as a whole number of units since the Unix epoch, exactly';
 
