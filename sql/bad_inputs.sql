@@ -144,7 +144,7 @@ INSERT INTO catalogue VALUES
 (240, 'time_to_units: a time whose microseconds do not fit in bigint', $$SELECT streamforge.time_to_units('294270-01-01 00:00:00+00', '1 microsecond')$$, '22003'),
 (241, 'time_to_units: the first microsecond past bigint', $$SELECT streamforge.time_to_units('294247-01-10 04:00:54.775808+00', '1 microsecond')$$, '22003'),
 (242, 'time_to_units: a far time not a whole number of milliseconds', $$SELECT streamforge.time_to_units('294270-01-01 00:00:00.000616+00', '1 millisecond')$$, '22023'),
-(243, 'time_to_units: the last millisecond of timestamptz''s range (accepted)', $$SELECT streamforge.time_to_units('294276-12-31 23:59:59.999+00', '1 millisecond')$$, '00000');
+(243, 'time_to_units: the last millisecond of timestamptz''s range (accepted)', $$SELECT streamforge.time_to_units('294276-12-31 23:59:59.999+00', '1 millisecond')$$, '00000'),
 (260, 'final_rows (internal): NULL pipeline', $$SELECT * FROM streamforge_internal.final_rows(NULL, ARRAY['f'], ARRAY['k'], ARRAY[0], ARRAY[10])$$, '22004'),
 (261, 'final_rows (internal): unknown pipeline', $$SELECT * FROM streamforge_internal.final_rows('nope', ARRAY['f'], ARRAY['k'], ARRAY[0], ARRAY[10])$$, '42704'),
 (262, 'final_rows (internal): address arrays of different lengths', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['f'], ARRAY['k', 'j'], ARRAY[0], ARRAY[10])$$, '2202E'),
