@@ -140,7 +140,9 @@ INSERT INTO catalogue VALUES
 (159, 'drop_window: NULL window name', $$SELECT * FROM streamforge.drop_window('bad', NULL)$$, '22004'),
 (160, 'set_lateness: negative', $$SELECT * FROM streamforge.set_lateness('bad', -1)$$, '22023'),
 (161, 'set_lateness: NULL', $$SELECT * FROM streamforge.set_lateness('bad', NULL)$$, '22004'),
-(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704');
+(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704'),
+(220, 'attach: the extension''s own table streamforge.journal', $$SELECT streamforge.attach('bad', 'streamforge.journal', 'pos', 'pos::text', 'pos', partition => '''p''')$$, '0A000'),
+(221, 'attach: the extension''s own table streamforge.pipeline', $$SELECT streamforge.attach('bad', 'streamforge.pipeline', 'id', 'name', 'id', partition => '''p''')$$, '0A000');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

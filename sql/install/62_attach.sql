@@ -466,7 +466,7 @@ BEGIN
                      AND e.extname OPERATOR(pg_catalog.=) 'streamforge') THEN
         RAISE EXCEPTION 'cannot attach table % of extension streamforge', source
             USING ERRCODE = '0A000',
-                  DETAIL = 'streamforge writes its own tables on every write call; an attachment there would make each of them fail.';
+                  DETAIL = 'Every write call writes the extension''s own tables; an attachment to one would make each of them fail.';
     END IF;
     IF rel.relkind OPERATOR(pg_catalog.=) 'p' OR rel.relispartition
        OR EXISTS (SELECT 1 FROM pg_catalog.pg_inherits AS i
@@ -483,9 +483,16 @@ BEGIN
     IF EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS t
                 WHERE t.tgrelid OPERATOR(pg_catalog.=) source
                   AND t.tgname OPERATOR(pg_catalog.=) tg) THEN
+        IF (SELECT a.pipeline_id FROM streamforge.attachments AS a
+             WHERE a.source OPERATOR(pg_catalog.=) attach.source
+               AND a.trigger_name OPERATOR(pg_catalog.=) tg)
+           IS DISTINCT FROM streamforge_internal.pipeline_id(pipeline) THEN
+            RAISE EXCEPTION 'table % is attached to a dropped pipeline "%"', source, pipeline
+                USING ERRCODE = '42710',
+                      HINT = 'Detach it first with streamforge.detach().';
+        END IF;
         RAISE EXCEPTION 'pipeline "%" is already attached to table %', pipeline, source
-            USING ERRCODE = '42710',
-                  HINT = 'Detach it first with streamforge.detach(); the attachment may be to a dropped pipeline of the same name.';
+            USING ERRCODE = '42710';
     END IF;
 
     IF partition IS NULL THEN
