@@ -55,9 +55,10 @@
 -- so the mappings mean the same thing for every inserting role (qualify
 -- your own functions), and the settings that change how values convert to
 -- and from text (TimeZone, DateStyle, IntervalStyle, extra_float_digits,
--- bytea_output, lc_numeric, lc_monetary, lc_time, timezone_abbreviations,
+-- bytea_output, lc_numeric, lc_monetary, lc_time,
 -- standard_conforming_strings, transform_null_equals), so that a retried
 -- insert maps to the same events whatever the inserting session's settings.
+-- Not timezone_abbreviations: setting it reads its file, at every call.
 
 -- The trigger name of an attachment of pipeline to a table.
 CREATE OR REPLACE FUNCTION streamforge_internal.attach_trigger_name(pipeline text)
@@ -227,7 +228,6 @@ SET bytea_output = 'hex'
 SET lc_numeric = 'C'
 SET lc_monetary = 'C'
 SET lc_time = 'C'
-SET timezone_abbreviations = 'Default'
 SET standard_conforming_strings = on
 SET transform_null_equals = off
 AS $$
@@ -275,7 +275,6 @@ SET bytea_output = 'hex'
 SET lc_numeric = 'C'
 SET lc_monetary = 'C'
 SET lc_time = 'C'
-SET timezone_abbreviations = 'Default'
 SET standard_conforming_strings = on
 SET transform_null_equals = off
 AS $$
@@ -329,7 +328,6 @@ SET bytea_output = 'hex'
 SET lc_numeric = 'C'
 SET lc_monetary = 'C'
 SET lc_time = 'C'
-SET timezone_abbreviations = 'Default'
 SET standard_conforming_strings = on
 SET transform_null_equals = off
 AS $$
@@ -419,7 +417,6 @@ SET bytea_output = 'hex'
 SET lc_numeric = 'C'
 SET lc_monetary = 'C'
 SET lc_time = 'C'
-SET timezone_abbreviations = 'Default'
 SET standard_conforming_strings = on
 SET transform_null_equals = off
 AS $$
