@@ -141,6 +141,8 @@ INSERT INTO catalogue VALUES
 (160, 'set_lateness: negative', $$SELECT * FROM streamforge.set_lateness('bad', -1)$$, '22023'),
 (161, 'set_lateness: NULL', $$SELECT * FROM streamforge.set_lateness('bad', NULL)$$, '22004'),
 (162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704'),
+(220, 'attach: the extension''s own table streamforge.journal', $$SELECT streamforge.attach('bad', 'streamforge.journal', 'pos', 'pos::text', 'pos', partition => '''p''')$$, '0A000'),
+(221, 'attach: the extension''s own table streamforge.pipeline', $$SELECT streamforge.attach('bad', 'streamforge.pipeline', 'id', 'name', 'id', partition => '''p''')$$, '0A000'),
 (240, 'time_to_units: a time whose microseconds do not fit in bigint', $$SELECT streamforge.time_to_units('294270-01-01 00:00:00+00', '1 microsecond')$$, '22003'),
 (241, 'time_to_units: the first microsecond past bigint', $$SELECT streamforge.time_to_units('294247-01-10 04:00:54.775808+00', '1 microsecond')$$, '22003'),
 (242, 'time_to_units: a far time not a whole number of milliseconds', $$SELECT streamforge.time_to_units('294270-01-01 00:00:00.000616+00', '1 millisecond')$$, '22023'),
