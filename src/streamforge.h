@@ -654,6 +654,9 @@ extern bytea *sf_checkpoint_encode(SfPipeline *p);
 extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
 										const SfPipelineDef *def,
 										const char *data, Size len);
+extern SfPipeline *sf_checkpoint_restore(MemoryContext parent,
+										 const SfPipelineDef *def,
+										 const char *data, Size len);
 extern char *sf_checkpoint_document(const char *data, Size len);
 extern Size sf_checkpoint_declared_size(const char *data, Size len);
 
