@@ -28,6 +28,13 @@
 /* streamforge.max_live_buckets; 0: no cap */
 int			sf_max_live_buckets = SF_DEFAULT_MAX_LIVE_BUCKETS;
 
+/*
+ * True while a journal entry is replayed (journal.c): the entry was
+ * accepted under the setting of its time, and a lower one must not make
+ * the pipeline unloadable, so the live-bucket cap is not checked.
+ */
+bool		sf_replaying_journal = false;
+
 /* streamforge.max_checkpoint_size, in kB: documents restore may inflate */
 int			sf_max_checkpoint_size = SF_DEFAULT_MAX_CHECKPOINT_SIZE;
 
@@ -110,7 +117,7 @@ sf_check_checkpoint_size(const char *data, Size len)
 void
 sf_check_live_buckets(const SfPipeline *p, int64 more)
 {
-	if (sf_max_live_buckets > 0 && more > 0 &&
+	if (sf_max_live_buckets > 0 && more > 0 && !sf_replaying_journal &&
 		(int64) p->nbuckets + more > (int64) sf_max_live_buckets)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

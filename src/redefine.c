@@ -70,7 +70,7 @@ check_redefine_buckets(const SfPipeline *p, int64 limit, int64 old_buckets,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("pipeline \"%s\" would have more than %d live buckets",
 						p->def.name, sf_max_live_buckets),
-				 errdetail("It has " INT64_FORMAT " live buckets; the new definition would keep more than " INT64_FORMAT ".",
+				 errdetail("It has " INT64_FORMAT " live buckets; with the new definition it would have more than " INT64_FORMAT ".",
 						   old_buckets, limit),
 				 errhint("Raise streamforge.max_live_buckets, or advance the watermark so that buckets are finalized first.")));
 }
@@ -425,7 +425,7 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("pipeline \"%s\" would have more than %d live buckets",
 							def->name, sf_max_live_buckets),
-					 errdetail("It has " INT64_FORMAT " live buckets; the new definition would keep more than " INT64_FORMAT ".",
+					 errdetail("It has " INT64_FORMAT " live buckets; with the new definition it would have more than " INT64_FORMAT ".",
 							   (int64) old->nbuckets, limit),
 					 errhint("Raise streamforge.max_live_buckets, or advance the watermark so that buckets are finalized first.")));
 	}

@@ -564,6 +564,7 @@ extern void sf_raise_out_of_range(const char *what, const char *window);
 
 /* limits.c: limits every part shares */
 extern int	sf_max_live_buckets;
+extern bool sf_replaying_journal;
 extern int	sf_max_checkpoint_size;
 extern const char *sf_msg_str(const char *s, Size len);
 extern const char *sf_msg_cstr(const char *s);
