@@ -141,6 +141,23 @@ SELECT state('lr_rest');
 RESET streamforge.max_live_buckets;
 SELECT streamforge.drop_pipeline('lr_rest');
 
+-- A lower cap does not make a pipeline unloadable: the journal entries
+-- replayed when it is rebuilt from its tables were accepted under the cap
+-- of their time.  New events are refused as before.
+SELECT streamforge.create_pipeline('lr_replay', ARRAY['p'],
+    ARRAY[streamforge.fixed('f', 1)]);
+SELECT count(*) FROM streamforge.ingest_batch('lr_replay', (SELECT array_agg(
+    ROW('p', i, 'e' || i, 'k', i, 1)::streamforge.delivery ORDER BY i)
+    FROM generate_series(0, 4) i));
+SET streamforge.max_live_buckets = 2;
+-- a failed call throws the cached pipeline away
+SELECT try($$SELECT * FROM streamforge.ingest('lr_replay', 'p', 0, 'e0', 'k', 0, 2)$$);
+SELECT state('lr_replay');
+SELECT try($$SELECT * FROM streamforge.ingest('lr_replay', 'p', 5, 'e5', 'k', 5, 1)$$);
+SELECT state('lr_replay');
+RESET streamforge.max_live_buckets;
+SELECT streamforge.drop_pipeline('lr_replay');
+
 -- set_lateness's hint: the highest lateness possible is the lowest over
 -- every late event, not the first conflicting one's (lateness 0,
 -- watermark 20, late events at 15 and 18: 1, not 4).
