@@ -140,7 +140,13 @@ INSERT INTO catalogue VALUES
 (159, 'drop_window: NULL window name', $$SELECT * FROM streamforge.drop_window('bad', NULL)$$, '22004'),
 (160, 'set_lateness: negative', $$SELECT * FROM streamforge.set_lateness('bad', -1)$$, '22023'),
 (161, 'set_lateness: NULL', $$SELECT * FROM streamforge.set_lateness('bad', NULL)$$, '22004'),
-(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704');
+(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704'),
+(200, 'add_window: interval window, pipeline without a time unit', $$SELECT * FROM streamforge.add_window('bad', streamforge.fixed_interval('x', interval '1 minute'))$$, '22023'),
+(201, 'add_window: sliding_interval window, pipeline without a time unit', $$SELECT * FROM streamforge.add_window('bad', streamforge.sliding_interval('x', interval '10 minutes', interval '1 minute'))$$, '22023'),
+(202, 'units_to_time: past the range of timestamptz', $$SELECT streamforge.units_to_time(9223372036854775807, interval '1 hour')$$, '22008'),
+(203, 'units_to_time: before the range of timestamptz', $$SELECT streamforge.units_to_time(-9223372036854775808, interval '1 second')$$, '22008'),
+(204, 'units_to_time: the largest bigint of microseconds (year 294247, accepted)', $$SELECT streamforge.units_to_time(9223372036854775807, interval '1 microsecond')$$, '00000'),
+(205, 'watermark: unknown pipeline equal but for case (the hint names it)', $$SELECT streamforge.watermark('BAD')$$, '42704');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check
