@@ -135,7 +135,10 @@ SELECT streamforge.create_pipeline('lr_rest', ARRAY['p'],
     ARRAY[streamforge.fixed('f', 1)], lateness => 39);
 SELECT try($$SELECT streamforge.restore('lr_rest', '$$ || :'ten_cp' || $$')$$);
 SELECT state('lr_rest');
+-- inspect_checkpoint builds them too, to validate
+SELECT try($$SELECT streamforge.inspect_checkpoint('$$ || :'ten_cp' || $$')$$);
 SET streamforge.max_live_buckets = 10;
+SELECT jsonb_typeof(streamforge.inspect_checkpoint(:'ten_cp')) AS inspected;
 SELECT try($$SELECT streamforge.restore('lr_rest', '$$ || :'ten_cp' || $$')$$);
 SELECT state('lr_rest');
 RESET streamforge.max_live_buckets;

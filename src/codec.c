@@ -1184,18 +1184,29 @@ ck_decode_steps(MemoryContext parent, const SfPipelineDef *target,
 	ck_check_definition(&doc, target);
 
 	/*
-	 * restore: streamforge.max_live_buckets, before the buckets are built
-	 * (the parsed document is bounded by max_checkpoint_size already)
+	 * restore and inspect_checkpoint: streamforge.max_live_buckets, before
+	 * the buckets are built (the parsed document is bounded by
+	 * max_checkpoint_size already)
 	 */
 	if (capped && sf_max_live_buckets > 0 &&
 		doc.nrows > (int64) sf_max_live_buckets)
+	{
+		if (target != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("pipeline \"%s\" would have more than %d live buckets",
+							target->name, sf_max_live_buckets),
+					 errdetail("The checkpoint holds " INT64_FORMAT " live buckets.",
+							   (int64) doc.nrows),
+					 errhint("A superuser can raise streamforge.max_live_buckets.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("pipeline \"%s\" would have more than %d live buckets",
-						target->name, sf_max_live_buckets),
-				 errdetail("The checkpoint holds " INT64_FORMAT " live buckets.",
+				 errmsg("checkpoint holds more than %d live buckets",
+						sf_max_live_buckets),
+				 errdetail("The checkpoint holds " INT64_FORMAT " live buckets; validating it builds them.",
 						   (int64) doc.nrows),
 				 errhint("A superuser can raise streamforge.max_live_buckets.")));
+	}
 	if (target == NULL)
 		strlcpy(doc.def.name, "checkpoint", sizeof(doc.def.name));
 	else
@@ -1289,8 +1300,9 @@ sf_checkpoint_restore(MemoryContext parent, const SfPipelineDef *def,
 /*
  * sf_checkpoint_document
  *		The JSON document of a checkpoint, after the same validation as a
- *		restore into a pipeline with the checkpoint's own definition.
- *		palloc'd in CurrentMemoryContext, NUL-terminated.
+ *		restore into a pipeline with the checkpoint's own definition (and
+ *		the same streamforge.max_live_buckets, since validating builds the
+ *		buckets).  palloc'd in CurrentMemoryContext, NUL-terminated.
  */
 /*
  * The length of the JSON document a checkpoint's envelope declares, read
@@ -1326,6 +1338,6 @@ sf_checkpoint_document(const char *data, Size len)
 {
 	char	   *json = NULL;
 
-	ck_decode(NULL, NULL, data, len, &json, false);
+	ck_decode(NULL, NULL, data, len, &json, true);
 	return json;
 }
