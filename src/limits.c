@@ -9,7 +9,12 @@
  * (sf_check_def_limits), so that nothing it accepts fails later.  The
  * number of live buckets is capped by streamforge.max_live_buckets
  * (sf_max_live_buckets; the GUC itself is defined by the SQL glue), checked
- * before an event creates buckets.  Input that an error message repeats
+ * before anything creates buckets: an event (sf_check_live_buckets), a
+ * change of definition (redefine.c) and a checkpoint given to restore or
+ * inspect_checkpoint (codec.c).  The other paths that build buckets copy at
+ * most the ones a pipeline has (set_retention, compaction) or rebuild a
+ * pipeline's own stored state (loading, journal replay), which a lowered
+ * setting must not make unloadable.  Input that an error message repeats
  * (a name, an event id, a key) is cut to SF_MSG_MAX bytes at a character
  * boundary (sf_msg_str), so that a 1 MB id cannot make a 1 MB log line.
  *

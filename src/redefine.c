@@ -36,9 +36,15 @@
  * visible rows of a dropped window are retracted; the ready rows of a new
  * window, and ready rows a higher lateness brings back, are upserted.
  *
+ * streamforge.max_live_buckets holds here as for events (docs/security.md,
+ * "Resource limits"): the buckets the new definition keeps and derives are
+ * counted before anything is built (count_derived_buckets), and a change
+ * that would pass the cap is refused with 54000, unless it adds none.
+ *
  * The cost is linear in the state (it is a rebuild; a derived window costs
- * what ingesting the remembered events into it costs); definition changes
- * are rare administrative calls.  Any state field added to SfPipeline must
+ * what ingesting the remembered events into it costs, plus a sort of the
+ * accepted events to count its buckets first); definition changes are rare
+ * administrative calls.  Any state field added to SfPipeline must
  * be carried over here too.
  *
  * The engine knows nothing of SQL: persist.c stores the result
@@ -147,6 +153,8 @@ count_derived_buckets(const SfPipeline *old, const SfPipelineDef *def,
 			{
 				int128		t = ev[i].t;
 
+				if ((i & 1023) == 0)
+					CHECK_FOR_INTERRUPTS();
 				if (i > 0 && ev[i].key == ev[i - 1].key && t <= end)
 				{
 					end = Max(end, t + wd->gap);
@@ -175,6 +183,8 @@ count_derived_buckets(const SfPipeline *old, const SfPipelineDef *def,
 				int128		hi = sf_floor_div(t, step);
 				int128		lo = sf_floor_div(t - size, step) + 1;
 
+				if ((i & 1023) == 0)
+					CHECK_FOR_INTERRUPTS();
 				if (has_wm && lo < kmin)
 					lo = kmin;
 				if (i > 0 && ev[i].key == ev[i - 1].key && lo <= prev_hi)
