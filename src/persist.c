@@ -1853,7 +1853,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_load_def(name, row.id, &def);
 	PopActiveSnapshot();
 
-	p = sf_checkpoint_decode(CurTransactionContext, &def, data, len);
+	p = sf_checkpoint_restore(CurTransactionContext, &def, data, len);
 	snap = sf_snapshot_encode(p);	/* in SPI's context: gone at SPI_finish */
 	snap_len = VARSIZE_ANY_EXHDR(snap);
 	p->offset_replays = 0;

@@ -28,6 +28,7 @@
 #include "utils/builtins.h"
 #include "utils/varlena.h"
 
+#include "ingest.h"
 #include "streamforge.h"
 
 typedef enum SfManageKind
@@ -98,7 +99,7 @@ def_copy(SfPipelineDef *dst, const SfPipelineDef *src, int extra_partitions,
  * section 3: pipeline, then arguments).
  */
 static void
-manage_args(SfManageOp *op)
+manage_args(SfManageOp *op, const char *pipeline)
 {
 	FunctionCallInfo fcinfo = op->fcinfo;
 	char	   *name;
@@ -118,7 +119,9 @@ manage_args(SfManageOp *op)
 				ereport(ERROR,
 						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						errmsg("window definition must not be null"));
-			sf_window_def_arg(PG_GETARG_DATUM(1), &op->window);
+			/* an interval window, in the pipeline's unit (timeunit.c) */
+			sf_window_def_arg(sf_window_to_units(PG_GETARG_DATUM(1), pipeline),
+							  &op->window);
 			break;
 		case SF_SET_LATENESS:
 			if (PG_ARGISNULL(1))
@@ -161,7 +164,7 @@ manage_build(SfPipeline *old, void *arg)
 	SfPipeline *p;
 	int			i;
 
-	manage_args(op);
+	manage_args(op, old->def.name);
 
 	/*
 	 * A retention changes no window (SPEC.md 6: an event below the horizon
@@ -323,9 +326,18 @@ sf_set_retention(PG_FUNCTION_ARGS)
 #define SF_SIMILAR_MAX	3
 
 /*
+ * Past this many pipelines, only names equal but for case are suggested,
+ * found through the index pipeline_name_lower, so that the hint costs
+ * O(log n), not a scan of every pipeline (issue 21)
+ */
+#define SF_SIMILAR_SCAN_MAX	1000
+
+/*
  * A hint naming the pipelines whose names are close to name (edit distance
  * at most a third of its length, at least 1, or equal but for case), among
- * those the session's role may read; NULL if there is none.
+ * those the session's role may read; NULL if there is none.  With more than
+ * SF_SIMILAR_SCAN_MAX pipelines, only names equal but for case (an index
+ * lookup): the edit distance would need every name.
  *
  * Runs as the extension's owner, with a schema-qualified statement, since
  * the pipeline table is closed to everybody else.  The role whose
@@ -355,8 +367,24 @@ sf_similar_pipelines(const char *name)
 	sf_become_owner(&saved);
 	SPI_connect();
 	if (SPI_execute("SELECT name, owner, readers, ingesters, admins "
-					"FROM streamforge.pipeline", true, 0) != SPI_OK_SELECT)
+					"FROM streamforge.pipeline",
+					true, SF_SIMILAR_SCAN_MAX + 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the pipelines");
+	if (SPI_processed > SF_SIMILAR_SCAN_MAX)
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		args[1];
+
+		args[0] = CStringGetTextDatum(name);
+		SPI_freetuptable(SPI_tuptable);
+		if (SPI_execute_with_args("SELECT name, owner, readers, ingesters, admins "
+								  "FROM streamforge.pipeline "
+								  "WHERE pg_catalog.lower(name) OPERATOR(pg_catalog.=) pg_catalog.lower($1) "
+								  "ORDER BY name LIMIT 100",
+								  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the pipelines");
+		limit = 0;
+	}
 	for (i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];

@@ -576,6 +576,7 @@ extern void sf_raise_out_of_range(const char *what, const char *window);
 
 /* limits.c: limits every part shares */
 extern int	sf_max_live_buckets;
+extern bool sf_replaying_journal;
 extern int	sf_max_checkpoint_size;
 extern const char *sf_msg_str(const char *s, Size len);
 extern const char *sf_msg_cstr(const char *s);
@@ -669,6 +670,9 @@ extern bytea *sf_checkpoint_encode(SfPipeline *p);
 extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
 										const SfPipelineDef *def,
 										const char *data, Size len);
+extern SfPipeline *sf_checkpoint_restore(MemoryContext parent,
+										 const SfPipelineDef *def,
+										 const char *data, Size len);
 extern char *sf_checkpoint_document(const char *data, Size len);
 extern Size sf_checkpoint_declared_size(const char *data, Size len);
 

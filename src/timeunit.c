@@ -16,8 +16,8 @@
  *
  * Interval windows: streamforge.fixed/sliding/session_interval() make
  * a window_def whose kind carries the suffix "/us" and whose sizes are in
- * microseconds; create_pipeline divides them by the unit (a remainder is an
- * error) and stores an ordinary window_def.  Without a time unit such a
+ * microseconds; create_pipeline and add_window divide them by the unit (a
+ * remainder is an error) and store an ordinary window_def.  Without a time unit such a
  * window is an error: its unit would be a guess.
  *
  * Copyright (c) 2026, the streamforge authors
@@ -121,15 +121,72 @@ to_units(Datum us, int64 unit_us, const char *what, const char *window)
 }
 
 /*
+ * A window_def datum with an interval window ("/us" kind) converted to the
+ * unit; any other (bigint sizes, already in units, and anything invalid,
+ * left to the callers' own checks) is returned as it is.
+ */
+static Datum
+window_to_units(Datum elem, bool has_unit, int64 unit_us)
+{
+	static const char *const what[] = {NULL, NULL, "size", "step", "gap"};
+	HeapTupleHeader th;
+	HeapTupleData tuple;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5];
+	char	   *kind;
+	size_t		len;
+	char	   *name;
+	int			f;
+	Datum		result;
+
+	th = DatumGetHeapTupleHeader(elem);
+	tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
+									 HeapTupleHeaderGetTypMod(th));
+	if (tupdesc->natts != 5)
+		elog(ERROR, "streamforge: unexpected window_def layout");
+	tuple.t_len = HeapTupleHeaderGetDatumLength(th);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = th;
+	heap_deform_tuple(&tuple, tupdesc, values, nulls);
+	if (nulls[0] || nulls[1])
+	{
+		ReleaseTupleDesc(tupdesc);
+		return elem;
+	}
+	kind = TextDatumGetCString(values[1]);
+	len = strlen(kind);
+	if (len <= strlen(SF_US_SUFFIX) ||
+		strcmp(kind + len - strlen(SF_US_SUFFIX), SF_US_SUFFIX) != 0)
+	{
+		ReleaseTupleDesc(tupdesc);
+		return elem;
+	}
+	name = TextDatumGetCString(values[0]);
+	if (!has_unit)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("window \"%s\" has an interval size but the pipeline has no time unit",
+						name),
+				 errhint("Pass time_unit => interval '1 millisecond' (or another unit) to create_pipeline, or give the sizes as bigint.")));
+	kind[len - strlen(SF_US_SUFFIX)] = '\0';
+	values[1] = CStringGetTextDatum(kind);
+	for (f = 2; f < 5; f++)
+		if (!nulls[f])
+			values[f] = to_units(values[f], unit_us, what[f], name);
+	result = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+	ReleaseTupleDesc(tupdesc);
+	return result;
+}
+
+/*
  * The windows of create_pipeline with every interval window ("/us" kind)
- * converted to the pipeline's unit.  Other elements (bigint sizes, already
- * in units, and anything invalid, left to create_pipeline's own checks)
- * are kept as they are.
+ * converted to the pipeline's unit (window_to_units).
  */
 ArrayType *
 sf_windows_to_units(ArrayType *wins, bool has_unit, int64 unit_us)
 {
-	static const char *const what[] = {NULL, NULL, "size", "step", "gap"};
 	Oid			elemtype = ARR_ELEMTYPE(wins);
 	int16		typlen;
 	bool		typbyval;
@@ -145,62 +202,36 @@ sf_windows_to_units(ArrayType *wins, bool has_unit, int64 unit_us)
 					  &elems, &elemnulls, &n);
 	for (i = 0; i < n; i++)
 	{
-		HeapTupleHeader th;
-		HeapTupleData tuple;
-		TupleDesc	tupdesc;
-		Datum		values[5];
-		bool		nulls[5];
-		char	   *kind;
-		size_t		len;
-		char	   *name;
-		int			f;
+		Datum		d;
 
 		if (elemnulls[i])
 			continue;
-		th = DatumGetHeapTupleHeader(elems[i]);
-		tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
-										 HeapTupleHeaderGetTypMod(th));
-		if (tupdesc->natts != 5)
-			elog(ERROR, "streamforge: unexpected window_def layout");
-		tuple.t_len = HeapTupleHeaderGetDatumLength(th);
-		ItemPointerSetInvalid(&tuple.t_self);
-		tuple.t_tableOid = InvalidOid;
-		tuple.t_data = th;
-		heap_deform_tuple(&tuple, tupdesc, values, nulls);
-		if (nulls[0] || nulls[1])
+		d = window_to_units(elems[i], has_unit, unit_us);
+		if (d != elems[i])
 		{
-			ReleaseTupleDesc(tupdesc);
-			continue;
+			elems[i] = d;
+			changed = true;
 		}
-		kind = TextDatumGetCString(values[1]);
-		len = strlen(kind);
-		if (len <= strlen(SF_US_SUFFIX) ||
-			strcmp(kind + len - strlen(SF_US_SUFFIX), SF_US_SUFFIX) != 0)
-		{
-			ReleaseTupleDesc(tupdesc);
-			continue;
-		}
-		name = TextDatumGetCString(values[0]);
-		if (!has_unit)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("window \"%s\" has an interval size but the pipeline has no time unit",
-							name),
-					 errhint("Pass time_unit => interval '1 millisecond' (or another unit) to create_pipeline, or give the sizes as bigint.")));
-		kind[len - strlen(SF_US_SUFFIX)] = '\0';
-		values[1] = CStringGetTextDatum(kind);
-		for (f = 2; f < 5; f++)
-			if (!nulls[f])
-				values[f] = to_units(values[f], unit_us, what[f], name);
-		elems[i] = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
-		ReleaseTupleDesc(tupdesc);
-		changed = true;
 	}
 	if (!changed)
 		return wins;
 	return construct_md_array(elems, elemnulls, ARR_NDIM(wins), ARR_DIMS(wins),
 							  ARR_LBOUND(wins), elemtype, typlen, typbyval,
 							  typalign);
+}
+
+/*
+ * The window_def of add_window, an interval window converted to the
+ * pipeline's time unit as create_pipeline converts it.  Caller has checked
+ * the caller's privilege on the pipeline.
+ */
+Datum
+sf_window_to_units(Datum window, const char *pipeline)
+{
+	Interval   *unit = sf_time_unit_get(pipeline);
+
+	return window_to_units(window, unit != NULL,
+						   unit != NULL ? interval_us(unit, "time unit") : 0);
 }
 
 /*

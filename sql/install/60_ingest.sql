@@ -145,7 +145,10 @@ COMMENT ON FUNCTION streamforge.interval_to_units(interval, interval) IS
     'an interval as a whole number of units, exactly';
 
 -- units since the Unix epoch -> timestamptz.  Built from hours and
--- microseconds so that no time zone's daylight saving time enters.
+-- microseconds so that no time zone's daylight saving time enters; the
+-- hours in two halves, each of which fits make_interval's integer.  A time
+-- that timestamptz cannot hold is 22008, as PostgreSQL's own "timestamp out
+-- of range" (docs/ingestion.md).
 CREATE FUNCTION streamforge.units_to_time(t bigint, unit interval)
 RETURNS timestamptz
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -154,15 +157,28 @@ AS $$
 DECLARE
     total numeric;      -- microseconds since the epoch
     h numeric;          -- whole hours of it
+    h1 numeric;         -- about half of them
     -- (OPERATOR() forms all share one precedence: parenthesize)
 BEGIN
     IF t IS NULL THEN
         RETURN NULL;
     END IF;
     total := t::numeric OPERATOR(pg_catalog.*) streamforge_internal.unit_us(unit);
+    -- timestamptz's range, 4714-11-24 00:00:00+00 BC to 294277-01-01
+    -- 00:00:00+00 (excluded), in microseconds since the Unix epoch
+    IF total OPERATOR(pg_catalog.<) (-210866803200000000)::numeric
+       OR total OPERATOR(pg_catalog.>=) 9224318016000000000::numeric THEN
+        RAISE EXCEPTION 'timestamp out of range'
+            USING ERRCODE = '22008',
+                  DETAIL = pg_catalog.format('Time %s in units of %s is outside the range of timestamptz.', t, unit),
+                  HINT = 'The bigint reads (streamforge.live(), visible(), watermark()) give every time.';
+    END IF;
     h := floor(total OPERATOR(pg_catalog./) 3600000000);
+    h1 := trunc(h OPERATOR(pg_catalog./) 2);
     RETURN '1970-01-01 00:00:00+00'::timestamptz
-           OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, h::integer, 0, 0)
+           OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, h1::integer, 0, 0)
+           OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0,
+               (h OPERATOR(pg_catalog.-) h1)::integer, 0, 0)
            OPERATOR(pg_catalog.+) make_interval(0, 0, 0, 0, 0, 0,
                ((total OPERATOR(pg_catalog.-) (h OPERATOR(pg_catalog.*) 3600000000))
                 OPERATOR(pg_catalog./) 1000000)::double precision);
