@@ -140,7 +140,24 @@ INSERT INTO catalogue VALUES
 (159, 'drop_window: NULL window name', $$SELECT * FROM streamforge.drop_window('bad', NULL)$$, '22004'),
 (160, 'set_lateness: negative', $$SELECT * FROM streamforge.set_lateness('bad', -1)$$, '22023'),
 (161, 'set_lateness: NULL', $$SELECT * FROM streamforge.set_lateness('bad', NULL)$$, '22004'),
-(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704');
+(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704'),
+(200, 'add_window: interval window, pipeline without a time unit', $$SELECT * FROM streamforge.add_window('bad', streamforge.fixed_interval('x', interval '1 minute'))$$, '22023'),
+(201, 'add_window: sliding_interval window, pipeline without a time unit', $$SELECT * FROM streamforge.add_window('bad', streamforge.sliding_interval('x', interval '10 minutes', interval '1 minute'))$$, '22023'),
+(202, 'units_to_time: past the range of timestamptz', $$SELECT streamforge.units_to_time(9223372036854775807, interval '1 hour')$$, '22008'),
+(203, 'units_to_time: before the range of timestamptz', $$SELECT streamforge.units_to_time(-9223372036854775808, interval '1 second')$$, '22008'),
+(204, 'units_to_time: the largest bigint of microseconds (year 294247, accepted)', $$SELECT streamforge.units_to_time(9223372036854775807, interval '1 microsecond')$$, '00000'),
+(205, 'watermark: unknown pipeline equal but for case (the hint names it)', $$SELECT streamforge.watermark('BAD')$$, '42704'),
+(220, 'attach: the extension''s own table streamforge.journal', $$SELECT streamforge.attach('bad', 'streamforge.journal', 'pos', 'pos::text', 'pos', partition => '''p''')$$, '0A000'),
+(221, 'attach: the extension''s own table streamforge.pipeline', $$SELECT streamforge.attach('bad', 'streamforge.pipeline', 'id', 'name', 'id', partition => '''p''')$$, '0A000'),
+(240, 'time_to_units: a time whose microseconds do not fit in bigint', $$SELECT streamforge.time_to_units('294270-01-01 00:00:00+00', '1 microsecond')$$, '22003'),
+(241, 'time_to_units: the first microsecond past bigint', $$SELECT streamforge.time_to_units('294247-01-10 04:00:54.775808+00', '1 microsecond')$$, '22003'),
+(242, 'time_to_units: a far time not a whole number of milliseconds', $$SELECT streamforge.time_to_units('294270-01-01 00:00:00.000616+00', '1 millisecond')$$, '22023'),
+(243, 'time_to_units: the last millisecond of timestamptz''s range (accepted)', $$SELECT streamforge.time_to_units('294276-12-31 23:59:59.999+00', '1 millisecond')$$, '00000'),
+(260, 'final_rows (internal): NULL pipeline', $$SELECT * FROM streamforge_internal.final_rows(NULL, ARRAY['f'], ARRAY['k'], ARRAY[0], ARRAY[10])$$, '22004'),
+(261, 'final_rows (internal): unknown pipeline', $$SELECT * FROM streamforge_internal.final_rows('nope', ARRAY['f'], ARRAY['k'], ARRAY[0], ARRAY[10])$$, '42704'),
+(262, 'final_rows (internal): address arrays of different lengths', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['f'], ARRAY['k', 'j'], ARRAY[0], ARRAY[10])$$, '2202E'),
+(263, 'final_rows (internal): NULL in an address array', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['f'], ARRAY['k'], ARRAY[NULL::bigint], ARRAY[10])$$, '22004'),
+(264, 'final_rows (internal): unknown window, reversed bounds (skipped)', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['nope', 'f'], ARRAY['k', 'k'], ARRAY[0, 9223372036854775807], ARRAY[10, -9223372036854775808])$$, '00000');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

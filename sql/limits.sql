@@ -189,8 +189,13 @@ SELECT snapshot_version = version AS compacted, encode(substring(snapshot FROM 1
        (SELECT count(*) FROM streamforge.journal WHERE pipeline_id = p.id) AS journal_rows
   FROM streamforge.pipeline p WHERE name = 'lim_bin';
 SELECT try($$SELECT streamforge.checkpoint('lim_bin')$$);
--- a new definition stores a checkpoint document as its snapshot: refused
+-- a new definition stores the binary snapshot too (0.3.0, issue 21; 0.2.0
+-- stored a checkpoint document and refused): accepted, though the
+-- pipeline's checkpoint is still refused
 SELECT try($$SELECT * FROM streamforge.add_window('lim_bin', streamforge.fixed('g', 20))$$);
+SELECT encode(substring(snapshot FROM 1 FOR 7), 'escape') AS snapshot_magic
+  FROM streamforge.pipeline p WHERE name = 'lim_bin';
+SELECT try($$SELECT streamforge.checkpoint('lim_bin')$$);
 RESET streamforge.max_checkpoint_size;
 SELECT try($$SELECT streamforge.checkpoint('lim_big')$$);
 \c

@@ -7,32 +7,32 @@ SELECT p.oid::regprocedure AS function_without_comment
   FROM pg_proc p
  WHERE p.pronamespace = 'streamforge'::regnamespace
    AND obj_description(p.oid, 'pg_proc') IS NULL
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text;
 SELECT t.oid::regtype AS type_without_comment
   FROM pg_type t
  WHERE t.typnamespace = 'streamforge'::regnamespace
    AND t.typtype = 'c'
    AND (SELECT c.relkind FROM pg_class c WHERE c.oid = t.typrelid) = 'c'
    AND obj_description(t.oid, 'pg_type') IS NULL
- ORDER BY 1::text;
+ ORDER BY t.oid::regtype::text;
 SELECT c.oid::regclass AS relation_without_comment
   FROM pg_class c
  WHERE c.relnamespace = 'streamforge'::regnamespace
    AND c.relkind IN ('v', 'r')
    AND obj_description(c.oid, 'pg_class') IS NULL
- ORDER BY 1::text;
+ ORDER BY c.oid::regclass::text;
 -- \df streamforge.* shows the API: no trigger functions, no *_internal
 SELECT p.oid::regprocedure AS internal_in_api
   FROM pg_proc p
  WHERE p.pronamespace = 'streamforge'::regnamespace
    AND (p.prorettype = 'trigger'::regtype OR p.proname LIKE '%\_internal')
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text;
 -- they live in schema streamforge_internal; those that run as the
 -- extension's owner are closed to PUBLIC
 SELECT p.oid::regprocedure AS internal, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
   FROM pg_proc p
  WHERE p.pronamespace = 'streamforge_internal'::regnamespace
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text;
 SELECT has_schema_privilege('public', 'streamforge_internal', 'USAGE');
 -- names that cannot be called unqualified (reserved words) and so have an
 -- alias that can: grant (grant_privilege; revoke_privilege goes with it)

@@ -1,6 +1,4 @@
 -- streamforge install script, part 1: types.
--- complain if script is sourced in psql, rather than via CREATE EXTENSION
-\echo Use "CREATE EXTENSION streamforge" to load this file. \quit
 
 -- A window definition, made by streamforge.fixed(), .sliding() and
 -- .session().  create_pipeline() validates it again, so a hand-built row

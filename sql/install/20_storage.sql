@@ -16,7 +16,8 @@
 CREATE SEQUENCE streamforge.pipeline_id_seq;
 
 CREATE TABLE streamforge.pipeline (
-    id bigint PRIMARY KEY DEFAULT nextval('streamforge.pipeline_id_seq'),
+    id bigint PRIMARY KEY
+        DEFAULT pg_catalog.nextval('streamforge.pipeline_id_seq'::pg_catalog.regclass),
     name text COLLATE "C" NOT NULL UNIQUE,
     partitions text[] NOT NULL,             -- sorted by name (byte order)
     windows streamforge.window_def[] NOT NULL,  -- sorted by name
@@ -33,13 +34,21 @@ CREATE TABLE streamforge.pipeline (
     readers regrole[] NOT NULL DEFAULT '{}',
     ingesters regrole[] NOT NULL DEFAULT '{}',
     admins regrole[] NOT NULL DEFAULT '{}',
+    -- (every function, operator and cast of a definition is qualified:
+    -- the script's search_path starts with the extension's schema)
     CONSTRAINT pipeline_name_check
-        CHECK (octet_length(name) BETWEEN 1 AND 63),
+        CHECK (pg_catalog.octet_length(name) OPERATOR(pg_catalog.>=) 1
+               AND pg_catalog.octet_length(name) OPERATOR(pg_catalog.<=) 63),
     CONSTRAINT pipeline_version_check
-        CHECK (snapshot_version BETWEEN 0 AND version)
+        CHECK (snapshot_version OPERATOR(pg_catalog.>=) 0
+               AND snapshot_version OPERATOR(pg_catalog.<=) version)
 ) WITH (fillfactor = 50);   -- room for HOT updates of version
 
 ALTER SEQUENCE streamforge.pipeline_id_seq OWNED BY streamforge.pipeline.id;
+
+-- The unknown-pipeline hint's lookup of names equal but for case, past
+-- a thousand pipelines (src/persist/catalog.c, sf_similar_pipelines).
+CREATE INDEX pipeline_name_lower ON streamforge.pipeline (pg_catalog.lower(name));
 
 -- One row per write call since the snapshot: that call's inputs, in the
 -- binary format of src/codec/journal.c, at increasing positions.

@@ -35,7 +35,8 @@ CREATE TABLE streamforge.changelog (
         REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
     seq bigint NOT NULL,
     op text NOT NULL CONSTRAINT changelog_op_check
-        CHECK (op IN ('retract', 'upsert')),
+        CHECK (op OPERATOR(pg_catalog.=) ANY
+               (ARRAY['retract'::pg_catalog.text, 'upsert'::pg_catalog.text])),
     window_name text COLLATE "C" NOT NULL,
     key text COLLATE "C" NOT NULL,
     window_start bigint NOT NULL,
@@ -70,8 +71,11 @@ CREATE TABLE streamforge.results (
     seq bigint,
     -- the exact mean, sum / count (0.2.0; last, where ALTER TABLE puts it
     -- on the table of 0.1.0)
+    -- (0.3.0: CASE instead of NULLIF, whose "=" is not qualified)
     avg numeric GENERATED ALWAYS AS
-        (sum OPERATOR(pg_catalog./) NULLIF(count, 0)::numeric) STORED
+        (sum OPERATOR(pg_catalog./)
+         (CASE WHEN count OPERATOR(pg_catalog.=) 0 THEN NULL
+               ELSE count END)::pg_catalog.numeric) STORED
 );
 
 CREATE INDEX results_address ON streamforge.results
@@ -223,114 +227,14 @@ END;
 COMMENT ON FUNCTION streamforge.disable_outputs(text) IS
 'Turn every output of the pipeline off (configure_outputs with every switch false). Needs admin.';
 
--- Bring a pipeline's outputs back in line with its state after restore()
--- replaced it.  r is the restored seq.  The changes past r are undone: every
--- address that a changelog row or a results row past r touched is reset to
--- its latest change up to r in the changelog (when the changelog is on;
--- else it is deleted), then the changelog and late output rows past r and
--- the restored late_seq are deleted (the restored pipeline will emit those
--- numbers again).  Every other results row stays, including finalized rows
--- with seq NULL (copied from visible()): they were right at seq r too.
--- Last, the results are made to agree with visible().  So on outputs that
--- already agree nothing changes, and nothing trimmed comes back.  Takes the
--- pipeline's row lock like configure_outputs.  Needs the admin privilege,
--- checked the same way as configure_outputs' (resync_outputs_internal runs
--- as the owner).
-CREATE FUNCTION streamforge_internal.resync_outputs_internal(pipeline text)
-RETURNS void
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    cfg streamforge.output_config;
-    st record;
-BEGIN
-    IF pipeline IS NULL THEN
-        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
-    END IF;
-    PERFORM 1 FROM streamforge.pipeline AS p
-     WHERE p.name OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-       FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
-            USING ERRCODE = '42704';
-    END IF;
-    SELECT * INTO cfg FROM streamforge.output_config AS c
-     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
-    st := streamforge.stats(pipeline);
-
-    IF coalesce(cfg.results, false) THEN
-        WITH undone AS (
-            SELECT c.window_name, c.key, c.window_start, c.window_end
-              FROM streamforge.changelog AS c
-             WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-               AND c.seq OPERATOR(pg_catalog.>) st.changes_emitted
-            UNION
-            SELECT r.window_name, r.key, r.window_start, r.window_end
-              FROM streamforge.results AS r
-             WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-               AND r.seq OPERATOR(pg_catalog.>) st.changes_emitted),
-        gone AS (
-            DELETE FROM streamforge.results AS r
-             USING undone AS u
-             WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-               AND (r.window_name, r.key, r.window_start, r.window_end)
-                   OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end))
-        INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq)
-        SELECT l.pipeline, l.window_name, l.key, l.window_start,
-               l.window_end, l.count, l.sum, l.min, l.max, l.seq
-          FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
-                                    c.window_end) c.*
-                  FROM streamforge.changelog AS c
-                  JOIN undone AS u
-                    ON (c.window_name, c.key, c.window_start, c.window_end)
-                       OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end)
-                 WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-                   AND c.seq OPERATOR(pg_catalog.<=) st.changes_emitted
-                 ORDER BY c.window_name, c.key, c.window_start,
-                          c.window_end, c.seq DESC) AS l
-         WHERE l.op OPERATOR(pg_catalog.=) 'upsert' AND cfg.changelog;
-    END IF;
-
-    DELETE FROM streamforge.changelog AS c
-     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-       AND c.seq OPERATOR(pg_catalog.>) st.changes_emitted;
-    DELETE FROM streamforge.late_output AS l
-     WHERE l.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-       AND l.late_seq OPERATOR(pg_catalog.>) st.late_events;
-
-    IF coalesce(cfg.results, false) THEN
-        -- visible() is the truth for the rows it shows
-        DELETE FROM streamforge.results AS r
-         USING streamforge.visible(resync_outputs_internal.pipeline) AS v
-         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-           AND (r.window_name, r.key, r.window_start, r.window_end)
-               OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end)
-           AND (r.count, r.sum, r.min, r.max)
-               IS DISTINCT FROM (v.count, v.sum, v.min, v.max);
-        INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq)
-        SELECT resync_outputs_internal.pipeline, v.window_name, v.key, v.window_start,
-               v.window_end, v.count, v.sum, v.min, v.max, NULL
-          FROM streamforge.visible(resync_outputs_internal.pipeline) AS v
-         WHERE NOT EXISTS (
-                SELECT 1 FROM streamforge.results AS r
-                 WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
-                   AND (r.window_name, r.key, r.window_start, r.window_end)
-                       OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
-        -- what results_retention dropped stays dropped
-        PERFORM streamforge_internal.trim_results_internal(resync_outputs_internal.pipeline);
-    END IF;
-END
-$$;
+-- resync_outputs_internal, the body of resync_outputs(), is in
+-- 41_outputs_resync.sql (0.3.0: the 0.2.0 -> 0.3.0 update replaces it).
 
 CREATE FUNCTION streamforge.resync_outputs(pipeline text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_resync_outputs'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-REVOKE ALL ON FUNCTION streamforge_internal.resync_outputs_internal(text) FROM PUBLIC;
 
 -- ----------------------------------------------------------------
 -- Trimming the outputs (0.2.0)

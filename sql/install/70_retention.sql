@@ -9,4 +9,4 @@
 
 ALTER TABLE streamforge.pipeline ADD COLUMN retention bigint;
 ALTER TABLE streamforge.pipeline
-    ADD CONSTRAINT pipeline_retention_check CHECK (retention >= 0);
+    ADD CONSTRAINT pipeline_retention_check CHECK (retention OPERATOR(pg_catalog.>=) 0);

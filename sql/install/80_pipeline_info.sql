@@ -13,15 +13,16 @@
 -- partitions() are called, which run as the current user and would refuse
 -- a pipeline it may not read.  Reading a row loads the pipeline's state
 -- into the backend's cache, like stats().
-CREATE VIEW streamforge.pipeline_info WITH (security_barrier) AS
+CREATE OR REPLACE VIEW streamforge.pipeline_info WITH (security_barrier) AS
 SELECT v.name, v.owner, v.privilege, v.partitions,
        ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
                     w.kind OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||)
-                    CASE w.kind
-                        WHEN 'sliding' THEN w.size::text OPERATOR(pg_catalog.||)
-                                            ', ' OPERATOR(pg_catalog.||) w.step::text
-                        WHEN 'session' THEN w.gap::text
-                        ELSE w.size::text
+                    CASE WHEN w.kind OPERATOR(pg_catalog.=) 'sliding'
+                         THEN w.size::pg_catalog.text OPERATOR(pg_catalog.||)
+                              ', ' OPERATOR(pg_catalog.||) w.step::pg_catalog.text
+                         WHEN w.kind OPERATOR(pg_catalog.=) 'session'
+                         THEN w.gap::pg_catalog.text
+                         ELSE w.size::pg_catalog.text
                     END OPERATOR(pg_catalog.||) ')'
                FROM pg_catalog.unnest(v.windows) WITH ORDINALITY
                     AS w(name, kind, size, step, gap, i)

@@ -63,6 +63,7 @@ extern bool sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us,
 							 Interval **unit);
 extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
 									  int64 unit_us);
+extern Datum sf_window_to_units(Datum window, const char *pipeline);
 extern int64 sf_time_to_units(TimestampTz t, const Interval *unit);
 
 /* privileges.c: calling internal functions as the extension's owner */

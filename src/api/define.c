@@ -259,12 +259,42 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * Detach the tables attached to the pipeline (62_attach.sql) before the
+ * pipeline goes, so that no attachment outlives it: a pipeline created
+ * later under the same name must not receive their rows.  The triggers go
+ * first, before the pipeline's row is locked, so that an insert running
+ * meanwhile finishes (or waits) instead of deadlocking with the drop.  The
+ * tables may belong to other roles: the SQL runs as the extension's owner,
+ * once sf_call_as_owner has checked the caller's admin privilege.  The SQL
+ * of 0.2.0, still in place between a package upgrade and ALTER EXTENSION
+ * UPDATE, has no drop_attachments: nothing to do then.
+ */
+static void
+drop_attachments(FunctionCallInfo fcinfo)
+{
+	static const char *const signature =
+		"streamforge_internal.drop_attachments(pg_catalog.text)";
+	Datum		fn;
+
+	LOCAL_FCINFO(lookup, 1);
+
+	InitFunctionCallInfoData(*lookup, NULL, 1, InvalidOid, NULL, NULL);
+	lookup->args[0].value = CStringGetTextDatum(signature);
+	lookup->args[0].isnull = false;
+	fn = to_regprocedure(lookup);
+	if (lookup->isnull || !OidIsValid(DatumGetObjectId(fn)))
+		return;
+	(void) sf_call_as_owner(fcinfo, SF_PRIV_ADMIN, signature);
+}
+
 PG_FUNCTION_INFO_V1(sf_drop_pipeline);
 Datum
 sf_drop_pipeline(PG_FUNCTION_ARGS)
 {
 	char	   *name = sf_text_arg(fcinfo, 0, "pipeline");
 
+	drop_attachments(fcinfo);
 	sf_persist_drop(name);
 	sf_sink_drop(name);
 	PG_RETURN_VOID();

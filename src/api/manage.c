@@ -94,7 +94,7 @@ def_copy(SfPipelineDef *dst, const SfPipelineDef *src, int extra_partitions,
  * section 3: pipeline, then arguments).
  */
 static void
-manage_args(SfManageOp *op)
+manage_args(SfManageOp *op, const char *pipeline)
 {
 	FunctionCallInfo fcinfo = op->fcinfo;
 	char	   *name;
@@ -114,7 +114,9 @@ manage_args(SfManageOp *op)
 				ereport(ERROR,
 						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						errmsg("window definition must not be null"));
-			sf_window_def_arg(PG_GETARG_DATUM(1), &op->window);
+			/* an interval window, in the pipeline's unit (timeunit.c) */
+			sf_window_def_arg(sf_window_to_units(PG_GETARG_DATUM(1), pipeline),
+							  &op->window);
 			break;
 		case SF_SET_LATENESS:
 			if (PG_ARGISNULL(1))
@@ -157,7 +159,7 @@ manage_build(SfPipeline *old, void *arg)
 	SfPipeline *p;
 	int			i;
 
-	manage_args(op);
+	manage_args(op, old->def.name);
 
 	/*
 	 * A retention changes no window (SPEC.md 6: an event below the horizon

@@ -16,8 +16,8 @@
  *
  * Interval windows: streamforge.fixed/sliding/session_interval() make
  * a window_def whose kind carries the suffix "/us" and whose sizes are in
- * microseconds; create_pipeline divides them by the unit (a remainder is an
- * error) and stores an ordinary window_def.  Without a time unit such a
+ * microseconds; create_pipeline and add_window divide them by the unit (a
+ * remainder is an error) and store an ordinary window_def.  Without a time unit such a
  * window is an error: its unit would be a guess.
  *
  * Copyright (c) 2026, the streamforge authors
@@ -120,15 +120,72 @@ to_units(Datum us, int64 unit_us, const char *what, const char *window)
 }
 
 /*
+ * A window_def datum with an interval window ("/us" kind) converted to the
+ * unit; any other (bigint sizes, already in units, and anything invalid,
+ * left to the callers' own checks) is returned as it is.
+ */
+static Datum
+window_to_units(Datum elem, bool has_unit, int64 unit_us)
+{
+	static const char *const what[] = {NULL, NULL, "size", "step", "gap"};
+	HeapTupleHeader th;
+	HeapTupleData tuple;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5];
+	char	   *kind;
+	size_t		len;
+	char	   *name;
+	int			f;
+	Datum		result;
+
+	th = DatumGetHeapTupleHeader(elem);
+	tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
+									 HeapTupleHeaderGetTypMod(th));
+	if (tupdesc->natts != 5)
+		elog(ERROR, "streamforge: unexpected window_def layout");
+	tuple.t_len = HeapTupleHeaderGetDatumLength(th);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = th;
+	heap_deform_tuple(&tuple, tupdesc, values, nulls);
+	if (nulls[0] || nulls[1])
+	{
+		ReleaseTupleDesc(tupdesc);
+		return elem;
+	}
+	kind = TextDatumGetCString(values[1]);
+	len = strlen(kind);
+	if (len <= strlen(SF_US_SUFFIX) ||
+		strcmp(kind + len - strlen(SF_US_SUFFIX), SF_US_SUFFIX) != 0)
+	{
+		ReleaseTupleDesc(tupdesc);
+		return elem;
+	}
+	name = TextDatumGetCString(values[0]);
+	if (!has_unit)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("window \"%s\" has an interval size but the pipeline has no time unit",
+						name),
+				 errhint("Pass time_unit => interval '1 millisecond' (or another unit) to create_pipeline, or give the sizes as bigint.")));
+	kind[len - strlen(SF_US_SUFFIX)] = '\0';
+	values[1] = CStringGetTextDatum(kind);
+	for (f = 2; f < 5; f++)
+		if (!nulls[f])
+			values[f] = to_units(values[f], unit_us, what[f], name);
+	result = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+	ReleaseTupleDesc(tupdesc);
+	return result;
+}
+
+/*
  * The windows of create_pipeline with every interval window ("/us" kind)
- * converted to the pipeline's unit.  Other elements (bigint sizes, already
- * in units, and anything invalid, left to create_pipeline's own checks)
- * are kept as they are.
+ * converted to the pipeline's unit (window_to_units).
  */
 ArrayType *
 sf_windows_to_units(ArrayType *wins, bool has_unit, int64 unit_us)
 {
-	static const char *const what[] = {NULL, NULL, "size", "step", "gap"};
 	Oid			elemtype = ARR_ELEMTYPE(wins);
 	int16		typlen;
 	bool		typbyval;
@@ -144,56 +201,16 @@ sf_windows_to_units(ArrayType *wins, bool has_unit, int64 unit_us)
 					  &elems, &elemnulls, &n);
 	for (i = 0; i < n; i++)
 	{
-		HeapTupleHeader th;
-		HeapTupleData tuple;
-		TupleDesc	tupdesc;
-		Datum		values[5];
-		bool		nulls[5];
-		char	   *kind;
-		size_t		len;
-		char	   *name;
-		int			f;
+		Datum		d;
 
 		if (elemnulls[i])
 			continue;
-		th = DatumGetHeapTupleHeader(elems[i]);
-		tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
-										 HeapTupleHeaderGetTypMod(th));
-		if (tupdesc->natts != 5)
-			elog(ERROR, "streamforge: unexpected window_def layout");
-		tuple.t_len = HeapTupleHeaderGetDatumLength(th);
-		ItemPointerSetInvalid(&tuple.t_self);
-		tuple.t_tableOid = InvalidOid;
-		tuple.t_data = th;
-		heap_deform_tuple(&tuple, tupdesc, values, nulls);
-		if (nulls[0] || nulls[1])
+		d = window_to_units(elems[i], has_unit, unit_us);
+		if (d != elems[i])
 		{
-			ReleaseTupleDesc(tupdesc);
-			continue;
+			elems[i] = d;
+			changed = true;
 		}
-		kind = TextDatumGetCString(values[1]);
-		len = strlen(kind);
-		if (len <= strlen(SF_US_SUFFIX) ||
-			strcmp(kind + len - strlen(SF_US_SUFFIX), SF_US_SUFFIX) != 0)
-		{
-			ReleaseTupleDesc(tupdesc);
-			continue;
-		}
-		name = TextDatumGetCString(values[0]);
-		if (!has_unit)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("window \"%s\" has an interval size but the pipeline has no time unit",
-							name),
-					 errhint("Pass time_unit => interval '1 millisecond' (or another unit) to create_pipeline, or give the sizes as bigint.")));
-		kind[len - strlen(SF_US_SUFFIX)] = '\0';
-		values[1] = CStringGetTextDatum(kind);
-		for (f = 2; f < 5; f++)
-			if (!nulls[f])
-				values[f] = to_units(values[f], unit_us, what[f], name);
-		elems[i] = HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
-		ReleaseTupleDesc(tupdesc);
-		changed = true;
 	}
 	if (!changed)
 		return wins;
@@ -203,27 +220,72 @@ sf_windows_to_units(ArrayType *wins, bool has_unit, int64 unit_us)
 }
 
 /*
- * A timestamp as a whole number of units since the Unix epoch, exactly:
- * streamforge.time_to_units(t, unit) in C, with the same errors.  unit is
- * a valid time unit (positive, no months).
+ * The window_def of add_window, an interval window converted to the
+ * pipeline's time unit as create_pipeline converts it.  Caller has checked
+ * the caller's privilege on the pipeline.
+ */
+Datum
+sf_window_to_units(Datum window, const char *pipeline)
+{
+	Interval   *unit = sf_time_unit_get(pipeline);
+
+	return window_to_units(window, unit != NULL,
+						   unit != NULL ? interval_us(unit, "time unit") : 0);
+}
+
+/*
+ * A time unit as microseconds, with the errors of the SQL helper
+ * streamforge_internal.unit_us(unit): no months, positive, in range.
+ */
+static int64
+unit_us_checked(const Interval *unit)
+{
+	int64		u;
+
+	if (unit->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("interval \"%s\" must not contain months or years",
+						DatumGetCString(DirectFunctionCall1(interval_out,
+															IntervalPGetDatum(unit)))),
+				 errdetail("A month has no fixed length in microseconds.")));
+	u = interval_us(unit, "time unit");
+	if (u <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time unit must be greater than zero")));
+	return u;
+}
+
+/*
+ * A timestamp as a whole number of units since the Unix epoch, exactly.
+ * The one conversion of both paths: streamforge.time_to_units() (the SQL
+ * functions append_ts and the other _ts ones, attached tables' mappings)
+ * is sf_time_to_units_sql below, and ingest_json's event_time strings call
+ * this directly.  Errors: 22023 for an infinite timestamp or one that is
+ * not a whole number of units, 22003 for one whose units do not fit in a
+ * bigint.
+ *
+ * t + (Unix epoch - PostgreSQL epoch) can exceed int64 for the last
+ * millennia of timestamptz's range (and the result still fit for a coarser
+ * unit), so the sum is never formed: each term is divided separately and
+ * the remainders, each in (-u, u), are combined.
  */
 int64
 sf_time_to_units(TimestampTz t, const Interval *unit)
 {
-	int64		u = interval_us(unit, "time unit");
-	int64		us;
+	const int64 epoch_us = (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
+	int64		u = unit_us_checked(unit);
+	int64		rem;
+	int64		result;
 
 	if (TIMESTAMP_NOT_FINITE(t))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp must be finite")));
-	if (u <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("time unit must be greater than zero")));
-	/* microseconds since the Unix epoch: cannot overflow for a valid t */
-	us = t + (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
-	if (us % u != 0)
+	/* t % u in (-u, u), epoch_us % u in [0, u): the sum is in (-u, 2u) */
+	rem = t % u + epoch_us % u;
+	if (rem != 0 && rem != u)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp \"%s\" is not a whole number of time units",
@@ -233,7 +295,39 @@ sf_time_to_units(TimestampTz t, const Interval *unit)
 						   DatumGetCString(DirectFunctionCall1(interval_out,
 															   IntervalPGetDatum(unit)))),
 				 errhint("Truncate the timestamp to the unit (date_bin), or choose a finer unit.")));
-	return us / u;
+	if (pg_add_s64_overflow(t / u, epoch_us / u, &result) ||
+		pg_add_s64_overflow(result, rem / u, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp \"%s\" is out of range for the time unit",
+						DatumGetCString(DirectFunctionCall1(timestamptz_out,
+															TimestampTzGetDatum(t)))),
+				 errdetail("The time unit is %s; a time in units must fit in a bigint.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   IntervalPGetDatum(unit))))));
+	return result;
+}
+
+/*
+ * streamforge.time_to_units(t timestamptz, unit interval): not strict, so
+ * that a NULL is an error as it was in 0.2.0's PL/pgSQL version (the unit
+ * is checked first, then the timestamp).
+ */
+PG_FUNCTION_INFO_V1(sf_time_to_units_sql);
+Datum
+sf_time_to_units_sql(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("time unit must not be null")));
+	(void) unit_us_checked(PG_GETARG_INTERVAL_P(1));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("timestamp must not be null")));
+	PG_RETURN_INT64(sf_time_to_units(PG_GETARG_TIMESTAMPTZ(0),
+									 PG_GETARG_INTERVAL_P(1)));
 }
 
 /*

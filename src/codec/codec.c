@@ -1162,7 +1162,7 @@ ck_check_reencode(SfPipeline *p, const char *json, Size jsonlen)
 /* not inlined: its locals must not live in ck_decode's PG_TRY frame */
 static pg_noinline void
 ck_decode_steps(MemoryContext parent, const SfPipelineDef *target,
-				const char *data, Size len, char **json_out,
+				const char *data, Size len, char **json_out, bool capped,
 				MemoryContext scratch, MemoryContext oldcxt,
 				SfPipeline *volatile *p)
 {
@@ -1174,6 +1174,31 @@ ck_decode_steps(MemoryContext parent, const SfPipelineDef *target,
 	json = ck_unwrap(data, len, &jsonlen);
 	ck_parse(json, jsonlen, &doc);
 	ck_check_definition(&doc, target);
+
+	/*
+	 * restore and inspect_checkpoint: streamforge.max_live_buckets, before
+	 * the buckets are built (the parsed document is bounded by
+	 * max_checkpoint_size already)
+	 */
+	if (capped && sf_max_live_buckets > 0 &&
+		doc.nrows > (int64) sf_max_live_buckets)
+	{
+		if (target != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("pipeline \"%s\" would have more than %d live buckets",
+							target->name, sf_max_live_buckets),
+					 errdetail("The checkpoint holds " INT64_FORMAT " live buckets.",
+							   (int64) doc.nrows),
+					 errhint("A superuser can raise streamforge.max_live_buckets.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("checkpoint holds more than %d live buckets",
+						sf_max_live_buckets),
+				 errdetail("The checkpoint holds " INT64_FORMAT " live buckets; validating it builds them.",
+						   (int64) doc.nrows),
+				 errhint("A superuser can raise streamforge.max_live_buckets.")));
+	}
 	if (target == NULL)
 		strlcpy(doc.def.name, "checkpoint", sizeof(doc.def.name));
 	else
@@ -1203,7 +1228,7 @@ ck_decode_steps(MemoryContext parent, const SfPipelineDef *target,
  */
 static SfPipeline *
 ck_decode(MemoryContext parent, const SfPipelineDef *target,
-		  const char *data, Size len, char **json_out)
+		  const char *data, Size len, char **json_out, bool capped)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	MemoryContext scratch;
@@ -1214,8 +1239,8 @@ ck_decode(MemoryContext parent, const SfPipelineDef *target,
 									ALLOCSET_DEFAULT_SIZES);
 	PG_TRY();
 	{
-		ck_decode_steps(parent, target, data, len, json_out, scratch, oldcxt,
-						&p);
+		ck_decode_steps(parent, target, data, len, json_out, capped, scratch,
+						oldcxt, &p);
 	}
 	PG_CATCH();
 	{
@@ -1245,14 +1270,31 @@ sf_checkpoint_decode(MemoryContext parent, const SfPipelineDef *def,
 					 const char *data, Size len)
 {
 	Assert(def != NULL);
-	return ck_decode(parent, def, data, len, NULL);
+	return ck_decode(parent, def, data, len, NULL, false);
+}
+
+/*
+ * sf_checkpoint_restore
+ *		sf_checkpoint_decode for restore(): a checkpoint holding more live
+ *		buckets than streamforge.max_live_buckets is refused (54000) before
+ *		they are built.  Loading a pipeline's own stored state is never
+ *		refused (sf_checkpoint_decode), so that lowering the setting cannot
+ *		make a pipeline unloadable.
+ */
+SfPipeline *
+sf_checkpoint_restore(MemoryContext parent, const SfPipelineDef *def,
+					  const char *data, Size len)
+{
+	Assert(def != NULL);
+	return ck_decode(parent, def, data, len, NULL, true);
 }
 
 /*
  * sf_checkpoint_document
  *		The JSON document of a checkpoint, after the same validation as a
- *		restore into a pipeline with the checkpoint's own definition.
- *		palloc'd in CurrentMemoryContext, NUL-terminated.
+ *		restore into a pipeline with the checkpoint's own definition (and
+ *		the same streamforge.max_live_buckets, since validating builds the
+ *		buckets).  palloc'd in CurrentMemoryContext, NUL-terminated.
  */
 /*
  * The length of the JSON document a checkpoint's envelope declares, read
@@ -1288,7 +1330,7 @@ sf_checkpoint_document(const char *data, Size len)
 {
 	char	   *json = NULL;
 
-	ck_decode(NULL, NULL, data, len, &json);
+	ck_decode(NULL, NULL, data, len, &json, true);
 	return json;
 }
 

@@ -30,6 +30,9 @@ extern bytea *sf_checkpoint_encode(SfPipeline *p);
 extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
 										const SfPipelineDef *def,
 										const char *data, Size len);
+extern SfPipeline *sf_checkpoint_restore(MemoryContext parent,
+										 const SfPipelineDef *def,
+										 const char *data, Size len);
 extern char *sf_checkpoint_document(const char *data, Size len);
 extern void sf_check_checkpoint_size(const char *data, Size len);
 

@@ -325,6 +325,7 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	uint8		format;
 	uint8		kind;
+	bool		was_replaying;
 
 	r.p = p;
 	r.data = (const unsigned char *) data;
@@ -357,6 +358,12 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 						  SF_JOURNAL_FORMAT, format));
 	kind = journal_read_uint8(&r);
 
+	/*
+	 * The entry was accepted under the streamforge.max_live_buckets of its
+	 * time: a lower setting now must not make the pipeline unloadable.
+	 */
+	was_replaying = sf_replaying_journal;
+	sf_replaying_journal = true;
 	PG_TRY();
 	{
 		journal_replay_op(p, &r, kind);
@@ -365,6 +372,7 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 	{
 		ErrorData  *edata;
 
+		sf_replaying_journal = was_replaying;
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
 		switch (edata->sqlerrcode)
@@ -388,4 +396,5 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 		}
 	}
 	PG_END_TRY();
+	sf_replaying_journal = was_replaying;
 }

@@ -5,7 +5,7 @@
  *	  without a parse and without re-validation.
  *
  * The snapshot column of streamforge.pipeline is written only by the
- * extension (persist.c, at compaction and restore), into a table nobody
+ * extension (persist.c, at compaction, restore and definition changes), into a table nobody
  * else may write, and read back by the same code; so it need not be the
  * canonical checkpoint, whose decoder parses JSON, re-derives every live
  * bucket from the identities and re-encodes the whole state to check it

@@ -13,11 +13,12 @@
  * reconciliation and finalization.  Only out-of-memory can interrupt the
  * second phase; p->busy then stays set and the owner discards the pipeline.
  *
- * Memory.  Everything lives in p->cxt.  Strings (keys, event ids) and
- * identities are bump-allocated from an arena and live as long as the
- * pipeline, since deduplication and the delivery history last for its
- * lifetime.  Keys are interned, so buckets and identities share them and
- * compare them by pointer.
+ * Memory.  Everything lives in p->cxt.  Without retention, keys are
+ * bump-allocated from an arena and live as long as the pipeline, since
+ * deduplication and the delivery history last for its lifetime; with
+ * retention they are palloc'd and freed by sf_keys_collect once nothing
+ * refers to them.  Keys are interned, so buckets and identities share them
+ * and compare them by pointer.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -39,6 +40,7 @@ typedef struct SfStrEntry
 {
 	SfString   *str;
 	char		status;
+	bool		marked;			/* sf_keys_collect: referenced */
 } SfStrEntry;
 
 static inline bool
@@ -144,7 +146,22 @@ intern_key_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
 
 	e = sf_strtab_insert_hash(p->keys, probe, hash, &found);
 	if (!found)
-		e->str = string_copy_hashed(p, data, len, hash);
+	{
+		if (p->keys_freeable)
+		{
+			SfString   *s = MemoryContextAlloc(p->cxt,
+											   offsetof(SfString, data) + len);
+
+			s->hash = hash;
+			s->len = len;
+			memcpy(s->data, data, len);
+			e->str = s;
+		}
+		else
+			e->str = string_copy_hashed(p, data, len, hash);
+		e->marked = false;
+		p->keys_new++;
+	}
 	return e->str;
 }
 
@@ -232,6 +249,122 @@ identity_cmp(const void *a, const void *b)
 		return c;
 	return (x->event_id_len > y->event_id_len) -
 		(x->event_id_len < y->event_id_len);
+}
+
+/* ----------------------------------------------------------------
+ * Freeing the keys retention no longer needs (SPEC.md 6)
+ *
+ * With retention, buckets, identities and late rows come and go, and so do
+ * the keys they use; a key that none of them refers to any more would cost
+ * its bytes and its table slot forever (issue 21).  Keys carry no reference
+ * count: the changes an operation returns and its dirty set refer to keys
+ * too, and live until the SQL call has turned them into tuples.  Instead
+ * sf_keys_collect, which persist.c calls when it hands the pipeline to a
+ * new call (when nothing but the state refers to a key), marks the key of
+ * every remembered identity, of every identity a delivery slot or late row
+ * holds, and of every live bucket (session lists hold only keys of live
+ * session buckets), then frees the unmarked ones.  It runs once keys_new
+ * keys were interned since the last collection, at least
+ * SF_KEYS_COLLECT_MIN and at least half of what that collection looked at,
+ * so its cost is amortized O(1) per interned key and the dead keys never
+ * exceed half of the live state plus SF_KEYS_COLLECT_MIN.  Keys are only
+ * in memory: checkpoints and snapshots do not change.
+ * ----------------------------------------------------------------
+ */
+#define SF_KEYS_COLLECT_MIN		1024
+
+static inline void
+key_mark(SfPipeline *p, SfString *key)
+{
+	SfStrEntry *e = sf_strtab_lookup_hash(p->keys, key, key->hash);
+
+	if (e == NULL || e->str != key)
+		elog(ERROR, "streamforge: key not interned");
+	e->marked = true;
+}
+
+static void
+bucket_key_mark(SfPipeline *p, SfBucket *b, void *arg)
+{
+	key_mark(p, b->key);
+}
+
+void
+sf_keys_collect(SfPipeline *p)
+{
+	SfIdentity *id;
+	uint64		pos = 0;
+	int64		looked = 0;
+	sf_strtab_iterator it;
+	SfStrEntry *e;
+
+	if (!p->keys_freeable || p->busy || p->keys_new < p->keys_threshold)
+		return;
+
+	/* mark */
+	while ((id = sf_idtable_next(p, &pos)) != NULL)
+	{
+		key_mark(p, id->key);
+		looked++;
+	}
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+
+		for (int64 o = part->base; o <= part->consumed; o++)
+		{
+			uint32		h = part->deliveries[part->head + (o - part->base)];
+
+			if (h != 0)
+				key_mark(p, sf_id_ptr(p, h)->key);
+		}
+		looked += part->consumed + 1 - part->base;
+	}
+	for (int64 i = 0; i < p->nlate; i++)
+		key_mark(p, p->late[i].event->key);
+	looked += p->nlate;
+	sf_buckets_foreach(p, bucket_key_mark, NULL);
+	looked += p->nbuckets;
+
+	/* sweep: iterating backwards, simplehash allows deleting the current */
+	looked += p->keys->members;
+	sf_strtab_start_iterate(p->keys, &it);
+	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
+	{
+		if (e->marked)
+			e->marked = false;
+		else
+		{
+			SfString   *s = e->str;
+
+			sf_strtab_delete_item(p->keys, e);
+			pfree(s);
+		}
+	}
+
+	/* a table left mostly empty is rebuilt at a size for what remains */
+	if (p->keys->size > 1024 && p->keys->members < p->keys->size / 8)
+	{
+		struct sf_strtab_hash *old = p->keys;
+		struct sf_strtab_hash *keys;
+
+		keys = sf_strtab_create(p->cxt, Max(256, old->members * 2), NULL);
+		sf_strtab_start_iterate(old, &it);
+		while ((e = sf_strtab_iterate(old, &it)) != NULL)
+		{
+			bool		found;
+			SfStrEntry *ne = sf_strtab_insert_hash(keys, e->str,
+												   e->str->hash, &found);
+
+			ne->str = e->str;
+			ne->marked = false;
+		}
+		sf_strtab_destroy(old);
+		p->keys = keys;
+	}
+
+	p->keys_new = 0;
+	p->keys_threshold = Max(SF_KEYS_COLLECT_MIN, looked / 2);
 }
 
 /* Every interned key, in no order, palloc'd in CurrentMemoryContext */
@@ -440,6 +573,8 @@ sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
 	}
 
 	p->keys = sf_strtab_create(cxt, 256, NULL);
+	p->keys_freeable = def->has_retention;
+	p->keys_threshold = SF_KEYS_COLLECT_MIN;
 	sf_idtable_init(p);
 	sf_buckets_init(p);
 	sf_sessions_init(p);

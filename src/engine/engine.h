@@ -301,6 +301,16 @@ typedef struct SfChangeList
 	SfChange   *items;
 } SfChangeList;
 
+/* An address whose finalized row is wanted (sf_derive_final_rows) */
+typedef struct SfWanted
+{
+	int			window;			/* index in the definition, -1: none */
+	const char *key;
+	int			key_len;
+	int64		start;
+	int64		end;
+} SfWanted;
+
 /* Hash tables (simplehash instances, defined in engine.c/window.c/session.c) */
 struct sf_strtab_hash;
 struct sf_buckettab_hash;
@@ -324,6 +334,17 @@ typedef struct SfPipeline
 
 	/* identities and interned keys */
 	struct sf_strtab_hash *keys;	/* interned keys */
+
+	/*
+	 * With retention, keys are palloc'd one by one (not from the arena) and
+	 * those no longer referenced are freed by sf_keys_collect once keys_new
+	 * keys were interned since the last collection, keys_threshold: a
+	 * number proportional to what the collection looked at, so that it
+	 * costs amortized O(1) per new key.
+	 */
+	bool		keys_freeable;
+	int64		keys_new;
+	int64		keys_threshold;
 	SfIdStore	idstore;		/* identity records (identity.c) */
 	SfIdTable	idtable;		/* event_id -> identity handle */
 	int64		nidentities;
@@ -508,6 +529,7 @@ extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
 extern SfString **sf_keys_array(SfPipeline *p, int64 *n);
+extern void sf_keys_collect(SfPipeline *p);
 
 /* identity.c: the identity store and the event_id table */
 extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
@@ -535,6 +557,10 @@ extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
 					   int64 watermark, int64 *horizon);
 extern void sf_retention_forget(SfPipeline *p);
 
+/* final_rows.c: finalized rows rebuilt from the remembered events */
+extern int64 sf_derive_final_rows(SfPipeline *p, SfWanted *wanted, int n,
+								  SfRow **rows, SfPipeline **scratchp);
+
 /* redefine.c: carrying a pipeline's state over to a new definition */
 extern SfPipeline *sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 										const SfPipelineDef *def,
@@ -547,6 +573,7 @@ extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
 
 /* limits.c: limits every part shares */
 extern int	sf_max_live_buckets;
+extern bool sf_replaying_journal;
 extern const char *sf_msg_str(const char *s, Size len);
 extern const char *sf_msg_cstr(const char *s);
 extern void sf_check_def_limits(const SfPipelineDef *def);

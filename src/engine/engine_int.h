@@ -91,6 +91,9 @@ extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
 extern void sf_agg_add(SfAgg *agg, int64 value);
 extern void sf_agg_merge(SfAgg *into, const SfAgg *from);
 extern void sf_rows_sort(SfRow *rows, int64 n);
+extern void sf_buckets_foreach(SfPipeline *p,
+							   void (*fn) (SfPipeline *, SfBucket *, void *),
+							   void *arg);
 extern void sf_raise_out_of_range(const char *what, const char *window);
 
 /* window.c: the dirty set of an operation */

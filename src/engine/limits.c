@@ -9,7 +9,12 @@
  * (sf_check_def_limits), so that nothing it accepts fails later.  The
  * number of live buckets is capped by streamforge.max_live_buckets
  * (sf_max_live_buckets; the GUC itself is defined by the SQL glue), checked
- * before an event creates buckets.  Input that an error message repeats
+ * before anything creates buckets: an event (sf_check_live_buckets), a
+ * change of definition (redefine.c) and a checkpoint given to restore or
+ * inspect_checkpoint (codec.c).  The other paths that build buckets copy at
+ * most the ones a pipeline has (set_retention, compaction) or rebuild a
+ * pipeline's own stored state (loading, journal replay), which a lowered
+ * setting must not make unloadable.  Input that an error message repeats
  * (a name, an event id, a key) is cut to SF_MSG_MAX bytes at a character
  * boundary (sf_msg_str), so that a 1 MB id cannot make a 1 MB log line.
  *
@@ -28,6 +33,13 @@
 
 /* streamforge.max_live_buckets; 0: no cap */
 int			sf_max_live_buckets = SF_DEFAULT_MAX_LIVE_BUCKETS;
+
+/*
+ * True while a journal entry is replayed (journal.c): the entry was
+ * accepted under the setting of its time, and a lower one must not make
+ * the pipeline unloadable, so the live-bucket cap is not checked.
+ */
+bool		sf_replaying_journal = false;
 
 /*
  * s (len bytes) as an error message may repeat it: at most SF_MSG_MAX
@@ -89,7 +101,7 @@ sf_check_def_limits(const SfPipelineDef *def)
 void
 sf_check_live_buckets(const SfPipeline *p, int64 more)
 {
-	if (sf_max_live_buckets > 0 && more > 0 &&
+	if (sf_max_live_buckets > 0 && more > 0 && !sf_replaying_journal &&
 		(int64) p->nbuckets + more > (int64) sf_max_live_buckets)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

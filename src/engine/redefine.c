@@ -36,10 +36,16 @@
  * visible rows of a dropped window are retracted; the ready rows of a new
  * window, and ready rows a higher lateness brings back, are upserted.
  *
+ * streamforge.max_live_buckets holds here as for events (docs/security.md,
+ * "Resource limits"): the buckets the new definition keeps and derives are
+ * counted before anything is built (count_derived_buckets), and a change
+ * that would pass the cap is refused with 54000, unless it adds none.
+ *
  * The cost is linear in the state (it is a rebuild; a derived window costs
- * what ingesting the remembered events into it costs); definition changes
- * are rare administrative calls.  Any state field added to SfPipeline must
- * be carried over here too (twice: sf_pipeline_redefine, and copy_state).
+ * what ingesting the remembered events into it costs, plus a sort of the
+ * accepted events to count its buckets first); definition changes are rare
+ * administrative calls.  Any state field added to SfPipeline must be
+ * carried over here too (twice: sf_pipeline_redefine, and copy_state).
  *
  * A retention change (set_retention) changes no window: it copies the
  * state under the new retention as it is (sf_pipeline_with_retention, at
@@ -59,9 +65,153 @@
 #include "engine/engine.h"
 #include "engine/engine_int.h"
 
-/* Add one accepted event to the derived window w of p (as engine.c does) */
+/*
+ * Refuse (54000) a change of definition that would leave its pipeline with
+ * more than limit live buckets (streamforge.max_live_buckets, or the old
+ * pipeline's count if that is higher: a change that adds no bucket is never
+ * refused).  Called before each new bucket is allocated, so that a refused
+ * change has allocated at most limit buckets.
+ */
 static void
-derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key)
+check_redefine_buckets(const SfPipeline *p, int64 limit, int64 old_buckets,
+					   int64 more)
+{
+	if (limit > 0 && (int64) p->nbuckets + more > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("pipeline \"%s\" would have more than %d live buckets",
+						p->def.name, sf_max_live_buckets),
+				 errdetail("It has " INT64_FORMAT " live buckets; with the new definition it would have more than " INT64_FORMAT ".",
+						   old_buckets, limit),
+				 errhint("Raise streamforge.max_live_buckets, or advance the watermark so that buckets are finalized first.")));
+}
+
+/* An accepted event's key (interned: one pointer per key) and time */
+typedef struct SfKeyTime
+{
+	const SfString *key;
+	int64		t;
+} SfKeyTime;
+
+static int
+keytime_cmp(const void *a, const void *b)
+{
+	const SfKeyTime *x = (const SfKeyTime *) a;
+	const SfKeyTime *y = (const SfKeyTime *) b;
+
+	if (x->key != y->key)
+		return (uintptr_t) x->key < (uintptr_t) y->key ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The number of live buckets the derived windows (derive[]) of def would
+ * have, built from old's accepted events at old's watermark, counted
+ * without building them; counting stops once it passes limit.
+ *
+ * With the events sorted by key and time, the buckets of one key in a
+ * fixed or sliding window are the union of one run of consecutive starts
+ * (multiples of the step) per event, runs whose both ends only grow: a
+ * sweep counts the starts not counted yet, from the first one that is not
+ * finalized (watermark > end + lateness, as derive_event skips).  The
+ * sessions of one key are the runs of events less than a gap apart
+ * (touching sessions merge, SPEC.md 5.10), each live unless finalized.
+ * Cost: a sort of the accepted events and one sweep per derived window.
+ */
+static int64
+count_derived_buckets(const SfPipeline *old, const SfPipelineDef *def,
+					  const bool *derive, SfIdentity **ids, int64 nids,
+					  int64 limit)
+{
+	SfKeyTime  *ev;
+	int64		n = 0;
+	int64		total = 0;
+	int128		wm = old->watermark;
+	bool		has_wm = old->has_watermark;
+
+	ev = MemoryContextAllocHuge(CurrentMemoryContext,
+								Max(nids, 1) * sizeof(SfKeyTime));
+	for (int64 i = 0; i < nids; i++)
+	{
+		if (ids[i]->late)
+			continue;
+		ev[n].key = ids[i]->key;
+		ev[n].t = ids[i]->event_time;
+		n++;
+	}
+	qsort(ev, n, sizeof(SfKeyTime), keytime_cmp);
+
+	for (int w = 0; w < def->nwindows && total <= limit; w++)
+	{
+		const SfWindowDef *wd = &def->windows[w];
+
+		if (!derive[w])
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		if (wd->kind == SF_WINDOW_SESSION)
+		{
+			int128		end = 0;
+
+			for (int64 i = 0; i < n && total <= limit; i++)
+			{
+				int128		t = ev[i].t;
+
+				if ((i & 1023) == 0)
+					CHECK_FOR_INTERRUPTS();
+				if (i > 0 && ev[i].key == ev[i - 1].key && t <= end)
+				{
+					end = Max(end, t + wd->gap);
+					continue;
+				}
+				/* the previous session is complete */
+				if (i > 0 && !(has_wm && wm > end + def->lateness))
+					total++;
+				end = t + wd->gap;
+			}
+			if (n > 0 && !(has_wm && wm > end + def->lateness))
+				total++;
+		}
+		else
+		{
+			int128		step = wd->kind == SF_WINDOW_FIXED ? wd->size : wd->step;
+			int128		size = wd->size;
+			/* first start (in steps) not finalized: start + size + lateness >= wm */
+			int128		kmin = has_wm ?
+				-sf_floor_div(-(wm - size - def->lateness), step) : 0;
+			int128		prev_hi = 0;
+
+			for (int64 i = 0; i < n && total <= limit; i++)
+			{
+				int128		t = ev[i].t;
+				int128		hi = sf_floor_div(t, step);
+				int128		lo = sf_floor_div(t - size, step) + 1;
+
+				if ((i & 1023) == 0)
+					CHECK_FOR_INTERRUPTS();
+				if (has_wm && lo < kmin)
+					lo = kmin;
+				if (i > 0 && ev[i].key == ev[i - 1].key && lo <= prev_hi)
+					lo = prev_hi + 1;
+				if (hi >= lo)
+					total += (int64) (hi - lo + 1);
+				if (i == 0 || ev[i].key != ev[i - 1].key || hi > prev_hi)
+					prev_hi = hi;
+			}
+		}
+	}
+	pfree(ev);
+	return total;
+}
+
+/*
+ * Add one accepted event to the derived window w of p (as engine.c does),
+ * refusing a new fixed or sliding bucket past limit (check_redefine_buckets)
+ */
+static void
+derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key,
+			 int64 limit, int64 old_buckets)
 {
 	const SfWindowDef *wd = &p->def.windows[w];
 	int			n;
@@ -85,8 +235,11 @@ derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key)
 			continue;
 		b = sf_bucket_lookup(p, w, key, p->assign_starts[j]);
 		if (b == NULL)
+		{
+			check_redefine_buckets(p, limit, old_buckets, 1);
 			b = sf_bucket_insert(p, w, key, p->assign_starts[j],
 								 p->assign_ends[j]);
+		}
 		sf_dirty_touch(p, b);
 		sf_agg_add(&b->agg, id->value);
 	}
@@ -168,6 +321,7 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 				j;
 	int			first;
 	SfChangeList scratch = {0};
+	int64		limit;
 
 	/* window correspondence */
 	wmap = palloc(Max(old->def.nwindows, 1) * sizeof(int));
@@ -201,12 +355,29 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	/* late events are never re-decided */
 	if (raised)
 	{
+		const SfLateEvent *conflict = NULL;
+		int128		highest = PG_INT64_MAX;
+
+		/*
+		 * The first conflicting event (in late_seq order) is named; the
+		 * highest lateness possible is the lowest over every late event.
+		 */
 		for (i = 0; i < old->nlate; i++)
 		{
 			const SfLateEvent *le = &old->late[i];
+			int128		most = (int128) le->watermark - le->event->event_time - 1;
 
-			if ((int128) le->event->event_time + def->lateness >= le->watermark)
-				ereport(ERROR,
+			if (most < highest)
+				highest = most;
+			if (conflict == NULL &&
+				(int128) le->event->event_time + def->lateness >= le->watermark)
+				conflict = le;
+		}
+		if (conflict != NULL)
+		{
+			const SfLateEvent *le = conflict;
+
+			ereport(ERROR,
 						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("cannot raise the lateness of pipeline \"%s\" to " INT64_FORMAT,
 							   def->name, def->lateness),
@@ -214,7 +385,7 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 								  le->late_seq, le->event->event_time,
 								  le->watermark),
 						errhint("The lateness can be raised to at most " INT64_FORMAT ".",
-								(int64) ((int128) le->watermark - le->event->event_time - 1)));
+								(int64) highest));
 		}
 	}
 
@@ -243,6 +414,37 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 					   def->name),
 				errdetail("Its retention has forgotten part of the events a new window or a higher lateness needs."));
 
+	/*
+	 * streamforge.max_live_buckets (54000): the buckets the new definition
+	 * keeps and derives are counted before anything is built, and checked
+	 * again before each derived bucket is allocated.  A change that adds no
+	 * bucket (a dropped window, a lower lateness, a partition) passes even
+	 * over a lowered cap.
+	 */
+	limit = sf_max_live_buckets > 0 ?
+		Max((int64) sf_max_live_buckets, old->nbuckets) : 0;
+	ids = sf_identity_array(old, &nids);
+	if (limit > 0)
+	{
+		int64		count = 0;
+
+		for (i = 0; i < nrows; i++)
+			if (wmap[rows[i].addr.window] >= 0 &&
+				!derive[wmap[rows[i].addr.window]])
+				count++;
+		if (any_derived)
+			count += count_derived_buckets(old, def, derive, ids, nids,
+										   limit - count);
+		if (count > limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("pipeline \"%s\" would have more than %d live buckets",
+							def->name, sf_max_live_buckets),
+					 errdetail("It has " INT64_FORMAT " live buckets; with the new definition it would have more than " INT64_FORMAT ".",
+							   (int64) old->nbuckets, limit),
+					 errhint("Raise streamforge.max_live_buckets, or advance the watermark so that buckets are finalized first.")));
+	}
+
 	p = sf_pipeline_create(parent, def);
 
 	/* clock first: sf_bucket_insert files buckets by the watermark */
@@ -263,7 +465,6 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	p->watermark = old->watermark;
 
 	/* identities */
-	ids = sf_identity_array(old, &nids);
 	for (i = 0; i < nids; i++)
 	{
 		SfIdentity *id = ids[i];
@@ -359,7 +560,15 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	 * redefinition are computed below, against the old visible rows.
 	 */
 	sf_op_begin(p);
-	if (any_derived)
+
+	/*
+	 * Fixed and sliding windows first: a derived bucket of theirs is live
+	 * at the end (derive_event skips finalized ones), so the count checked
+	 * before each is exact.  Sessions then: merging and finalization can
+	 * only tell the number of live sessions at the end, checked below; until
+	 * then they hold at most one session per remembered event.
+	 */
+	for (int pass = 0; any_derived && pass < 2; pass++)
 	{
 		for (i = 0; i < nids; i++)
 		{
@@ -373,11 +582,13 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 				CHECK_FOR_INTERRUPTS();
 			key = sf_intern_key(p, id->key->data, id->key->len);
 			for (w = 0; w < def->nwindows; w++)
-				if (derive[w])
-					derive_event(p, w, id, key);
+				if (derive[w] &&
+					(def->windows[w].kind == SF_WINDOW_SESSION) == (pass == 1))
+					derive_event(p, w, id, key, limit, old->nbuckets);
 		}
 	}
 	sf_op_finish(p, &scratch);
+	check_redefine_buckets(p, limit, old->nbuckets, 0);
 	p->seq = old->seq;
 	p->offset_replays = old->offset_replays;
 	p->forgotten_ids = old->forgotten_ids;

@@ -34,7 +34,9 @@
  * Memory.  With retention, an identity (identity.c) is freed when it is
  * forgotten and neither a slot nor a late row refers to it any more (a late
  * row keeps its event's key, time and value after the identity is
- * forgotten); SfIdPrefix counts the slots.  Interned keys are never freed.
+ * forgotten); SfIdPrefix counts the slots.  Interned keys that nothing
+ * refers to any more are freed by sf_keys_collect (engine.c), which
+ * persist.c runs between calls.
  *
  * Copyright (c) 2026, the streamforge authors
  *

@@ -430,6 +430,22 @@ sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows)
 }
 
 /*
+ * Call fn(p, b, arg) for every live bucket, in no order.  fn must not add
+ * or delete buckets.
+ */
+void
+sf_buckets_foreach(SfPipeline *p, void (*fn) (SfPipeline *, SfBucket *, void *),
+				   void *arg)
+{
+	sf_buckettab_iterator it;
+	SfBucketEntry *e;
+
+	sf_buckettab_start_iterate(p->buckets, &it);
+	while ((e = sf_buckettab_iterate(p->buckets, &it)) != NULL)
+		fn(p, e->bucket, arg);
+}
+
+/*
  * The dirty set: the pre-image of each live bucket the current operation
  * touches (reconcile.c turns them into changes).  Here because it lives in
  * the buckets' dirty_epoch and dirty_index fields.

@@ -39,9 +39,18 @@
 #define SF_SIMILAR_MAX	3
 
 /*
+ * Past this many pipelines, only names equal but for case are suggested,
+ * found through the index pipeline_name_lower, so that the hint costs
+ * O(log n), not a scan of every pipeline (issue 21)
+ */
+#define SF_SIMILAR_SCAN_MAX	1000
+
+/*
  * A hint naming the pipelines whose names are close to name (edit distance
  * at most a third of its length, at least 1, or equal but for case), among
- * those the session's role may read; NULL if there is none.
+ * those the session's role may read; NULL if there is none.  With more than
+ * SF_SIMILAR_SCAN_MAX pipelines, only names equal but for case (an index
+ * lookup): the edit distance would need every name.
  *
  * Runs as the extension's owner, with a schema-qualified statement, since
  * the pipeline table is closed to everybody else.  The role whose
@@ -71,8 +80,24 @@ sf_similar_pipelines(const char *name)
 	sf_become_owner(&saved);
 	SPI_connect();
 	if (SPI_execute("SELECT name, owner, readers, ingesters, admins "
-					"FROM streamforge.pipeline", true, 0) != SPI_OK_SELECT)
+					"FROM streamforge.pipeline",
+					true, SF_SIMILAR_SCAN_MAX + 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the pipelines");
+	if (SPI_processed > SF_SIMILAR_SCAN_MAX)
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		args[1];
+
+		args[0] = CStringGetTextDatum(name);
+		SPI_freetuptable(SPI_tuptable);
+		if (SPI_execute_with_args("SELECT name, owner, readers, ingesters, admins "
+								  "FROM streamforge.pipeline "
+								  "WHERE pg_catalog.lower(name) OPERATOR(pg_catalog.=) pg_catalog.lower($1) "
+								  "ORDER BY name LIMIT 100",
+								  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the pipelines");
+		limit = 0;
+	}
 	for (i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];

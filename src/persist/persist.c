@@ -74,6 +74,17 @@
  * reloads the state as of the savepoint.  A pipeline found busy (an engine
  * operation failed half-way) is discarded too.
  *
+ * The owner and grants cached with an entry (entry->acl) are what a write
+ * call under the transaction's lock trusts.  grant, revoke and set_owner
+ * update them at once and record their subtransaction (acl_subid); the
+ * abort of that subtransaction or an ancestor marks them stale, and the
+ * next locked write reads the row's again, so a rolled-back grant does not
+ * keep admitting (nor a rolled-back revoke refusing).
+ *
+ * A cached pipeline is handed to a call only after sf_keys_collect (engine.c)
+ * has had its chance to free the keys its state no longer uses (retention):
+ * between calls nothing else refers to them.
+ *
  * Memory.  CacheMemoryContext owns the hash table (sf_cache_cxt); each
  * cached pipeline owns its context (SfPipeline->cxt), a child of
  * sf_cache_cxt.  A pipeline is built under CurTransactionContext and moved
@@ -139,6 +150,15 @@ typedef struct SfCacheEntry
 	SfAcl		acl;			/* owner and grants, as of the last read */
 
 	/*
+	 * The latest subtransaction of the current transaction that changed
+	 * acl (sf_persist_set_acl), and whether a subtransaction abort undid
+	 * such a change since acl was read: the locked path of
+	 * sf_persist_open, which trusts acl, then reads the row again.
+	 */
+	SubTransactionId acl_subid;
+	bool		acl_stale;
+
+	/*
 	 * What the pipeline looked like when the current transaction first
 	 * opened it for writing, if that was the committed state at version:
 	 * an abort that finds the same pipeline with the same mutation count
@@ -194,6 +214,9 @@ static int64 sf_cache_bytes = 0;
  * the transaction ends.
  */
 static bool sf_subabort_discarded = false;
+
+/* Some entry's acl_subid is set (sf_persist_set_acl in this transaction) */
+static bool sf_acl_changed = false;
 
 /*
  * Journal entries not yet in the table.  The entries of write calls made
@@ -609,6 +632,8 @@ sf_cache_lookup(const char *name, bool create)
 		entry->acl.owner = InvalidOid;
 		entry->acl.ngrants = 0;
 		entry->acl.grants = NULL;
+		entry->acl_subid = InvalidSubTransactionId;
+		entry->acl_stale = false;
 		entry->modified_subid = InvalidSubTransactionId;
 		entry->locked = false;
 		entry->journal_pending = false;
@@ -1522,12 +1547,23 @@ sf_persist_open(const char *name, bool for_write)
 	if (for_write && entry != NULL && entry->locked &&
 		entry->pipeline != NULL && !entry->pipeline->busy)
 	{
+		if (entry->acl_stale)
+		{
+			/* a grant, revoke or set_owner was rolled back to a savepoint */
+			SfAcl		acl;
+
+			sf_persist_get_acl(name, false, &acl);
+			sf_acl_copy(&entry->acl, &acl, sf_cache_cxt);
+			entry->acl_stale = false;
+		}
 		sf_acl_check(&entry->acl, name, GetUserId(), required);
 		sf_persist_check_writable(name);
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
 		sf_cache_touch(entry);
 		sf_write_entry = entry;
+		/* nothing but the state refers to its keys between calls */
+		sf_keys_collect(entry->pipeline);
 		return entry->pipeline;
 	}
 
@@ -1568,11 +1604,15 @@ sf_persist_open(const char *name, bool for_write)
 	entry = sf_cache_lookup(name, true);
 	sf_cache_sync(entry, name, &row, current_version);
 	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
+	entry->acl_stale = false;
 
 	PopActiveSnapshot();
 	SPI_finish();
 	sf_restore_user(&saved);
 
+	/* nothing but the state refers to its keys between calls */
+	if (entry->pipeline != NULL)
+		sf_keys_collect(entry->pipeline);
 	sf_cache_account(entry);
 	sf_cache_touch(entry);
 	sf_cache_enforce(entry);
@@ -1853,7 +1893,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_load_def(name, row.id, &def);
 	PopActiveSnapshot();
 
-	p = sf_checkpoint_decode(CurTransactionContext, &def, data, len);
+	p = sf_checkpoint_restore(CurTransactionContext, &def, data, len);
 	snap = sf_snapshot_encode(p);	/* in SPI's context: gone at SPI_finish */
 	snap_len = VARSIZE_ANY_EXHDR(snap);
 	p->offset_replays = 0;
@@ -1965,7 +2005,13 @@ sf_persist_set_acl(const char *name, const SfAcl *acl)
 
 	entry = sf_cache_lookup(name, false);
 	if (entry != NULL)
+	{
 		sf_acl_copy(&entry->acl, acl, sf_cache_cxt);
+		/* subtransaction ids grow: the current one is the latest */
+		entry->acl_subid = GetCurrentSubTransactionId();
+		entry->acl_stale = false;
+		sf_acl_changed = true;
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -2005,6 +2051,14 @@ sf_xact_callback(XactEvent event, void *arg)
 	}
 	sf_subabort_discarded = false;
 	sf_pending_reset();
+	if (sf_cache != NULL && sf_acl_changed)
+	{
+		/* subtransaction ids start again with the next transaction */
+		hash_seq_init(&status, sf_cache);
+		while ((entry = hash_seq_search(&status)) != NULL)
+			entry->acl_subid = InvalidSubTransactionId;
+	}
+	sf_acl_changed = false;
 	if (sf_cache == NULL || sf_nmodified == 0)
 		return;
 
@@ -2064,6 +2118,27 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
 		sf_pending_subxact_end(event == SUBXACT_EVENT_ABORT_SUB, mySubid,
 							   parentSubid);
+
+	/*
+	 * An ACL changed in the ending subtransaction (or a child) is now the
+	 * parent's change; on abort the cached copy is the rolled-back one, so
+	 * it is read again before it is trusted.
+	 */
+	if ((event == SUBXACT_EVENT_ABORT_SUB ||
+		 event == SUBXACT_EVENT_COMMIT_SUB) && sf_cache != NULL &&
+		sf_acl_changed)
+	{
+		hash_seq_init(&status, sf_cache);
+		while ((entry = hash_seq_search(&status)) != NULL)
+		{
+			if (entry->acl_subid == InvalidSubTransactionId ||
+				entry->acl_subid < mySubid)
+				continue;
+			entry->acl_subid = parentSubid;
+			if (event == SUBXACT_EVENT_ABORT_SUB)
+				entry->acl_stale = true;
+		}
+	}
 	if (event != SUBXACT_EVENT_ABORT_SUB || sf_cache == NULL ||
 		sf_nmodified == 0)
 		return;
@@ -2115,7 +2190,8 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
  * without changing old.  The new definition and a snapshot of the new state
  * replace the row's, and the journal is emptied, all in the caller's
  * transaction; the cache follows at once, and other backends rebuild from
- * the new snapshot (its snapshot_version changed).  Returns the new
+ * the new snapshot (its snapshot_version changed), stored in the form a
+ * compaction stores (binary without retention).  Returns the new
  * pipeline, owned by the cache like sf_persist_open's result.
  *
  * A checkpoint taken before the change has the old definition, so
@@ -2150,16 +2226,20 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	old = sf_persist_open(name, true);
 	p = build(old, arg);
 	def = &p->def;
-	snap = sf_checkpoint_encode(p);
 
 	/*
-	 * Every load validates the snapshot: make sure this one passes now, so
-	 * that a mistake can only fail this call (SF003), never commit a state
-	 * that no backend can load.
+	 * The snapshot compaction writes (sf_snapshot_encode): binary without
+	 * retention, so that a cold load after a definition change costs what
+	 * it costs after a compaction, not a checkpoint's full decode (issue
+	 * 21).  Every load decodes the snapshot: make sure this one loads now,
+	 * so that a mistake can only fail this call, never commit a state that
+	 * no backend can load.  (A checkpoint snapshot, with retention, is fully
+	 * validated by that decode, SF003.)
 	 */
-	sf_pipeline_free(sf_checkpoint_decode(CurrentMemoryContext, def,
-										  VARDATA_ANY(snap),
-										  VARSIZE_ANY_EXHDR(snap)));
+	snap = sf_snapshot_encode(p);
+	sf_pipeline_free(sf_snapshot_decode(CurrentMemoryContext, def,
+										VARDATA_ANY(snap),
+										VARSIZE_ANY_EXHDR(snap)));
 
 	parts = palloc(def->npartitions * sizeof(Datum));
 	for (i = 0; i < def->npartitions; i++)

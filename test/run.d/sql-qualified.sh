@@ -6,17 +6,29 @@
 #   - every SQL statement string of src/*/*.c: a sequence of adjacent C string
 #     literals (with the string macros #defined in the same file expanded)
 #     whose text starts with SELECT, INSERT, UPDATE, DELETE or WITH;
-#   - every function body of sql/install/*.sql and sql/upgrade/*.sql.in: a function with
-#     SET search_path = pg_catalog, pg_temp passes (its body resolves in
-#     pg_catalog whatever the caller's path); a LANGUAGE sql function
-#     without it must be fully qualified like a C statement; any other
-#     function with a body and no such SET fails.
+#   - every function body of sql/install/*.sql and sql/upgrade/*.sql(.in): a
+#     function with SET search_path = pg_catalog, pg_temp passes (its body
+#     resolves in pg_catalog whatever the caller's path); a LANGUAGE sql
+#     function without it must be fully qualified like a C statement; any
+#     other function with a body and no such SET fails.  A BEGIN ATOMIC
+#     body is parsed when the function is created, under the script's
+#     search_path (streamforge first after pg_catalog, issue 21): it must be
+#     qualified whatever its SET says;
+#   - every definition those scripts store, bound when the script runs:
+#     column defaults, CHECK constraints and generated columns (CREATE and
+#     ALTER TABLE, CREATE DOMAIN), views, index expressions and predicates,
+#     policies, trigger functions and WHEN conditions, parameter defaults,
+#     DO blocks and top-level SELECT/INSERT/UPDATE/DELETE.  Example it
+#     catches (0.2.0, issue 21): DEFAULT nextval('streamforge.pipeline_id_seq'),
+#     which bound to a look-alike streamforge.nextval(text).
 # In a statement, after removing quoted literals, parameters ($1),
 # OPERATOR(pg_catalog.x) and the assignments of a SET list, any operator
 # character left (=, +, <, ~, ...) is an unqualified operator; a name
 # followed by "(" that is neither schema-qualified nor SQL syntax (IN,
 # EXISTS, ROW, an alias's column list, ...) is an unqualified function; a
-# cast "::" must name a qualified type.  Example it catches (0.1.0):
+# cast "::" must name a qualified type; BETWEEN, IN (list), LIKE, IS
+# DISTINCT FROM, NULLIF and CASE x WHEN look their operator up by name and
+# are findings too.  Example it catches (0.1.0):
 #   UPDATE streamforge.pipeline SET version = version + 1 WHERE ...
 #
 # Usage: test/run.d/sql-qualified.sh [FILE...]  (default: the tree's files).
@@ -39,6 +51,7 @@ my %syntax = map { $_ => 1 } qw(
 
 sub report { my ($file, $what, $sql) = @_;
     $sql =~ s/\s+/ /g;
+    $sql = substr($sql, 0, 240) . " ..." if length($sql) > 244;
     print "$file: $what in: $sql\n"; $bad++; }
 
 # Findings in one statement (text of SQL, no comments)
@@ -51,7 +64,8 @@ sub check_sql {
     $s =~ s/"(?:[^"]|"")*"/ q /g;                     # quoted identifiers
     $s =~ s/\$\d+/ p /g;                               # parameters
     # OPERATOR(schema.op): the schema must be pg_catalog
-    while ($s =~ s/\bOPERATOR\s*\(\s*(\w+)\s*\.\s*[^\s)]+\s*\)/ /i) {
+    # (replaced by a comma, so that "x OPERATOR(pg_catalog./) (y)" is no call)
+    while ($s =~ s/\bOPERATOR\s*\(\s*(\w+)\s*\.\s*[^\s)]+\s*\)/ , /i) {
         report($file, "operator qualified with \"$1\"", $sql) if lc($1) ne "pg_catalog";
     }
     report($file, "unqualified OPERATOR()", $sql) if $s =~ /\bOPERATOR\s*\(/i;
@@ -66,6 +80,19 @@ sub check_sql {
             $list =~ s/(^|,)\s*\w+\s*=/$1 /g;
             " SET $list"
         }sie;
+    }
+    # constructs that look an operator up by name, through the search_path:
+    # x BETWEEN a AND b (>=, <=), x IN (list) (=), LIKE (~~), IS DISTINCT
+    # FROM (=), NULLIF (=), CASE x WHEN v (=)
+    report($file, "implicit operator of BETWEEN", $sql) if $s =~ /\bBETWEEN\b/i;
+    report($file, "implicit operator of LIKE", $sql) if $s =~ /\b(?:I?LIKE|SIMILAR\s+TO)\b/i;
+    report($file, "implicit operator of IS DISTINCT FROM", $sql) if $s =~ /\bDISTINCT\s+FROM\b/i;
+    report($file, "implicit operator of NULLIF", $sql) if $s =~ /\bNULLIF\s*\(/i;
+    report($file, "implicit operator of IN (...)", $sql)
+      if $s =~ /(?<!\bposition)\s*\([^()]*\bIN\s*\(|(?:^|[^(\s]\s*|\w\s+)\bIN\s*\(/i
+      && $s !~ /\bposition\s*\([^()]*\bIN\b/i;
+    while ($s =~ /\bCASE\b\s*(\S+)/gi) {
+        report($file, "implicit operator of CASE x WHEN", $sql) if lc($1) ne "when";
     }
     # "*" of a select list, t.*, count(*)
     $s =~ s/\.\s*\*/ /g;
@@ -116,23 +143,162 @@ sub c_file {
     }
 }
 
+# Split an SQL script into its top-level statements: quoted literals,
+# quoted identifiers, dollar quotes and comments are kept whole, psql
+# meta-commands (\echo ... \quit) dropped.
+sub split_statements {
+    my ($t) = @_;
+    $t =~ s/^\\[^\n]*//mg;
+    my @stmts;
+    my $cur = "";
+    while (length $t) {
+        if ($t =~ s/^(--[^\n]*)//) { $cur .= " "; }
+        elsif ($t =~ s{^(/\*.*?\*/)}{}s) { $cur .= " "; }
+        elsif ($t =~ s/^(\x27(?:[^\x27]|\x27\x27)*\x27)//) { $cur .= $1; }
+        elsif ($t =~ s/^("(?:[^"]|"")*")//) { $cur .= $1; }
+        elsif ($t =~ s/^((\$\w*\$).*?\2)//s) { $cur .= $1; }
+        elsif ($t =~ s/^;//) {
+            # BEGIN ATOMIC ... END holds statements of its own
+            if ($cur =~ /\bBEGIN\s+ATOMIC\b/i && $cur !~ /\bEND\s*$/i) { $cur .= ";"; next; }
+            push @stmts, $cur if $cur =~ /\S/; $cur = "";
+        }
+        elsif ($t =~ s/^([^-\/\x27"\$;]+|.)//s) { $cur .= $1; }
+    }
+    push @stmts, $cur if $cur =~ /\S/;
+    return @stmts;
+}
+
+# The text inside the parenthesis that opens at the start of $s (which
+# must start with "("), literals and quoted names skipped.
+sub paren {
+    my ($s) = @_;
+    my $depth = 0;
+    my $out = "";
+    while ($s =~ /\G(\x27(?:[^\x27]|\x27\x27)*\x27|"(?:[^"]|"")*"|\(|\)|[^()\x27"]+)/gc) {
+        my $tok = $1;
+        if ($tok eq "(") { $depth++; }
+        elsif ($tok eq ")") { $depth--; return substr($out, 1) if $depth == 0; }
+        $out .= $tok;
+    }
+    return $out;
+}
+
+# The default expressions of a column or parameter list: from DEFAULT up
+# to the next "," or ")" at the same depth, or a column constraint keyword.
+sub defaults_in {
+    my ($s) = @_;
+    my @out;
+    while ($s =~ /\bDEFAULT\b/gi) {
+        my $rest = substr($s, pos($s));
+        my ($depth, $e) = (0, "");
+        while ($rest =~ /\G(\x27(?:[^\x27]|\x27\x27)*\x27|"(?:[^"]|"")*"|\(|\)|,|\b(?:NOT|NULL|PRIMARY|UNIQUE|REFERENCES|CHECK|CONSTRAINT|GENERATED|COLLATE)\b|\w+|\s+|[^()\x27"\w\s,])/gci) {
+            my $tok = $1;
+            last if $depth == 0 && ($tok eq "," || $tok eq ")" || $tok =~ /^(NOT|NULL|PRIMARY|UNIQUE|REFERENCES|CHECK|CONSTRAINT|GENERATED|COLLATE)$/i);
+            $depth++ if $tok eq "(";
+            $depth-- if $tok eq ")";
+            $e .= $tok;
+        }
+        push @out, $e;
+    }
+    return @out;
+}
+
+# The expressions an object definition stores (and binds when it is
+# created, with the script search_path): column defaults, CHECK
+# constraints, generated columns, index expressions and predicates,
+# policies, trigger conditions, views.
+sub check_definition {
+    my ($file, $st) = @_;
+    my $s = $st;
+    $s =~ s/^\s+//;
+    (my $head = $s) =~ s/\s+/ /g;
+    $head = substr($head, 0, 60);
+    my $what = "$file: $head";
+    my $expr = sub { check_sql($what, "SELECT $_[0]"); };
+    if ($s =~ /^(CREATE|ALTER)\s+(TABLE|FOREIGN\s+TABLE)\b/i) {
+        $expr->($_) for defaults_in($s);
+        while ($s =~ /\b(?:CHECK|GENERATED\s+ALWAYS\s+AS)\s*(?=\()/gi) {
+            $expr->(paren(substr($s, pos($s))));
+        }
+        while ($s =~ /\bUSING\s+(?=\()/gi) {     # ALTER COLUMN TYPE ... USING (expr)
+            $expr->(paren(substr($s, pos($s))));
+        }
+    } elsif ($s =~ /^CREATE\s+(?:OR\s+REPLACE\s+)?(?:(?:TEMP|TEMPORARY|RECURSIVE)\s+)*(?:MATERIALIZED\s+)?VIEW\b.*?\bAS\s+((?:SELECT|WITH|VALUES)\b.*)$/is) {
+        check_sql($what, $1);
+    } elsif ($s =~ /^CREATE\s+(?:UNIQUE\s+)?INDEX\b.*?\bON\s+(?:ONLY\s+)?[\w."]+\s*(?:USING\s+\w+\s*)?(?=\()/is) {
+        my $rest = substr($s, $+[0]);
+        $expr->(paren($rest));
+        $expr->($1) if $rest =~ /\bWHERE\b(.*)$/is;
+    } elsif ($s =~ /^CREATE\s+POLICY\b/i) {
+        while ($s =~ /\b(?:USING|WITH\s+CHECK)\s*(?=\()/gi) {
+            $expr->(paren(substr($s, pos($s))));
+        }
+    } elsif ($s =~ /^CREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\b/i) {
+        $expr->(paren(substr($s, $+[0]))) if $s =~ /\bWHEN\s*(?=\()/gi;
+        if ($s =~ /\bEXECUTE\s+(?:FUNCTION|PROCEDURE)\s+([\w"]+)(\s*\.\s*[\w"]+)?/i) {
+            report($file, "trigger function \"$1\" not schema-qualified", $st) unless defined $2;
+        }
+    } elsif ($s =~ /^CREATE\s+DOMAIN\b/i) {
+        $expr->($_) for defaults_in($s);
+        while ($s =~ /\bCHECK\s*(?=\()/gi) { $expr->(paren(substr($s, pos($s)))); }
+    } elsif ($s =~ /^(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i) {
+        check_sql($file, $s);
+    }
+}
+
+# A DO block or PL/pgSQL body that runs with the script search_path: its
+# statements must be qualified like SQL ones, once the PL/pgSQL syntax
+# around them is gone.
+sub check_plpgsql {
+    my ($file, $body) = @_;
+    my $b = $body;
+    $b =~ s/--[^\n]*//g;
+    $b =~ s/^\s*(?:<<\w+>>\s*)?DECLARE\b.*?\bBEGIN\b/ /is;   # declarations
+    $b =~ s/:=/ /g;
+    # RAISE ... USING option = expr
+    $b =~ s/\b(?:ERRCODE|MESSAGE|DETAIL|HINT|COLUMN|CONSTRAINT|DATATYPE|TABLE|SCHEMA)\s*=/ /gi;
+    for my $part (split /;/, $b) {
+        $part =~ s/\b(?:BEGIN|END\s+IF|END\s+LOOP|END|IF|THEN|ELSIF|ELSE|LOOP|RAISE|EXCEPTION|NOTICE|WARNING|PERFORM|RETURN|FOREACH|FOR|WHILE|EXIT|CONTINUE)\b/ /gi;
+        check_sql($file, "SELECT $part") if $part =~ /\S/;
+    }
+}
+
 sub sql_file {
     my ($file) = @_;
     open(my $fh, "<", $file) or die "$file: $!";
     local $/; my $t = <$fh>; close $fh;
-    # CREATE [OR REPLACE] FUNCTION ... up to the end of the statement
-    while ($t =~ /\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\s+([\w.]+)(.*?)(?:AS\s+(\$\w*\$)(.*?)\3(.*?))?;\s*$/gims) {
-        my ($name, $head, $body, $tail) = ($1, $2, $4, $5);
-        my $attrs = $head . ($tail // "");
-        my ($lang) = $attrs =~ /\bLANGUAGE\s+(\w+)/i;
-        $lang = lc($lang // "");
-        next if $lang eq "c" || $lang eq "internal";
-        $nstmt++;
-        next if $attrs =~ /\bSET\s+search_path\s*(?:=|TO)\s*\x27?pg_catalog\x27?\s*,\s*\x27?pg_temp\x27?/i;
-        if ($lang eq "sql" && defined $body) {
-            check_sql("$file: function $name", $_) for grep { /\S/ } split /;/, $body;
+    for my $st (split_statements($t)) {
+        if ($st =~ /^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\s+([\w.]+)(.*?)(?:AS\s+(\$\w*\$)(.*?)\3(.*))?$/is) {
+            my ($name, $head, $body, $tail) = ($1, $2, $4, $5);
+            my $attrs = $head . ($tail // "");
+            my ($lang) = $attrs =~ /\bLANGUAGE\s+(\w+)/i;
+            $lang = lc($lang // "");
+            # parameter defaults are bound when the function is created
+            my ($params) = $st =~ /^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\s+[\w.]+\s*(\(.*)/is;
+            check_sql("$file: function $name", "SELECT $_") for defaults_in(paren($params));
+            next if $lang eq "c" || $lang eq "internal";
+            $nstmt++;
+            # BEGIN ATOMIC: parsed when created, with the script search_path,
+            # whatever the function own SET search_path says
+            if (!defined $body && $attrs =~ /\bBEGIN\s+ATOMIC\b(.*)$/is) {
+                my $atomic = $1;
+                # (the statement splitter cut it at its first ";")
+                $atomic =~ s/\bEND\s*$//i;
+                check_sql("$file: function $name", $_) for grep { /\S/ } split /;/, $atomic;
+                next;
+            }
+            next if $attrs =~ /\bSET\s+search_path\s*(?:=|TO)\s*\x27?pg_catalog\x27?\s*,\s*\x27?pg_temp\x27?/i;
+            if ($lang eq "sql" && defined $body) {
+                check_sql("$file: function $name", $_) for grep { /\S/ } split /;/, $body;
+            } else {
+                report($file, "function $name has no SET search_path = pg_catalog, pg_temp", "LANGUAGE $lang");
+            }
+        } elsif ($st =~ /^\s*DO\b.*?(\$\w*\$)(.*?)\1/is) {
+            $nstmt++;
+            check_plpgsql("$file: DO block", $2);
         } else {
-            report($file, "function $name has no SET search_path = pg_catalog, pg_temp", "LANGUAGE $lang");
+            $nstmt++ if $st =~ /^\s*(CREATE|ALTER|SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
+            check_definition($file, $st);
         }
     }
 }
