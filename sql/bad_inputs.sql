@@ -140,7 +140,13 @@ INSERT INTO catalogue VALUES
 (159, 'drop_window: NULL window name', $$SELECT * FROM streamforge.drop_window('bad', NULL)$$, '22004'),
 (160, 'set_lateness: negative', $$SELECT * FROM streamforge.set_lateness('bad', -1)$$, '22023'),
 (161, 'set_lateness: NULL', $$SELECT * FROM streamforge.set_lateness('bad', NULL)$$, '22004'),
-(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704');
+(162, 'set_lateness: unknown pipeline', $$SELECT * FROM streamforge.set_lateness('nope', 1)$$, '42704'),
+(270, 'create_pipeline: time_unit of 0 seconds, with an interval window', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed_interval('m', interval '1 minute')], time_unit => interval '0 seconds')$$, '22023'),
+(271, 'create_pipeline: time_unit of 0 seconds, bigint windows', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed('m', 60)], time_unit => interval '0 seconds')$$, '22023'),
+(272, 'create_pipeline: negative time_unit, with an interval window', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed_interval('m', interval '1 minute')], time_unit => interval '-1 second')$$, '22023'),
+(273, 'create_pipeline: negative time_unit, bigint windows', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed('m', 60)], time_unit => interval '-1 second')$$, '22023'),
+(274, 'append_batch: NULL partition in an event', $$SELECT * FROM streamforge.append_batch('bad', ARRAY[ROW(NULL, 'x', 'k', 1, 1)::streamforge.event])$$, '22004'),
+(275, 'ingest_batch: NULL partition in a delivery', $$SELECT * FROM streamforge.ingest_batch('bad', ARRAY[ROW(NULL, 2, 'x', 'k', 1, 1)::streamforge.delivery])$$, '22004');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check
