@@ -87,3 +87,6 @@ SELECT sb_cancelled($$SELECT count(*) FROM streamforge.ingest_batch('sb_cancel',
 SELECT sb_cancelled($$SELECT count(*) FROM streamforge.append_batch('sb_cancel', (SELECT a FROM sb_big_events))$$);
 RESET statement_timeout;
 SELECT deliveries, live_buckets FROM streamforge.stats('sb_cancel');
+
+-- clean up
+SELECT count(streamforge.drop_pipeline(name)) FROM unnest(ARRAY['sb', 'sb_cancel']) AS name;

@@ -119,3 +119,6 @@ SELECT streamforge.create_pipeline('sd_tu', ARRAY['p'],
     time_unit => interval '1 microsecond');
 SELECT streamforge.time_unit('sd_tu'), w.name, w.size
   FROM streamforge.pipeline p, unnest(p.windows) w WHERE p.name = 'sd_tu';
+
+-- clean up
+SELECT count(streamforge.drop_pipeline(name)) FROM unnest(ARRAY['sd', 'sd_r', 'sd_tu']) AS name;

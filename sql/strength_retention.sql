@@ -85,3 +85,6 @@ SELECT deliveries, accepted, duplicate_ids, late_events, remembered_identities,
 SELECT deliveries, accepted, duplicate_ids, late_events, remembered_identities,
        remembered_late_events, forgotten_offsets
   FROM streamforge.stats('sr_tomb');
+
+-- clean up
+SELECT count(streamforge.drop_pipeline(name)) FROM unnest(ARRAY['sr_keep', 'sr_ret', 'sr_tomb']) AS name;

@@ -129,3 +129,6 @@ DELETE FROM streamforge.journal
                 WHERE j.pipeline_id = (SELECT id FROM streamforge.pipeline WHERE name = 'ss_j'));
 UPDATE streamforge.pipeline SET version = version + 1 WHERE name = 'ss_j';
 SELECT * FROM streamforge.partitions('ss_j');
+
+-- clean up
+SELECT count(streamforge.drop_pipeline(name)) FROM unnest(ARRAY['ss', 'ss_size', 'ss_2048', 'ss_2049', 'ss_into', 'ss_j']) AS name;
