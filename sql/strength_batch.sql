@@ -37,6 +37,20 @@ SELECT * FROM streamforge.ingest_json('sb',
     '[{"partition": "p", "source_offset": 0, "event_id": "e1", "key": "k", "event_time": 1, "value": 1},
       {"partition": null, "source_offset": 0, "event_id": "e2", "key": "k", "event_time": 2, "value": 1}]');
 
+-- each column of an element is named when it is the NULL one
+SELECT * FROM streamforge.append_batch('sb', ARRAY[ROW('p', NULL, 'k', 1, 1)::streamforge.event]);
+SELECT * FROM streamforge.append_batch('sb', ARRAY[ROW('p', 'e1', NULL, 1, 1)::streamforge.event]);
+SELECT * FROM streamforge.append_batch('sb', ARRAY[ROW('p', 'e1', 'k', NULL, 1)::streamforge.event]);
+SELECT * FROM streamforge.append_batch('sb', ARRAY[ROW('p', 'e1', 'k', 1, NULL)::streamforge.event]);
+SELECT * FROM streamforge.ingest_batch('sb', ARRAY[ROW('p', NULL, 'e1', 'k', 1, 1)::streamforge.delivery]);
+SELECT * FROM streamforge.ingest_batch('sb', ARRAY[ROW('p', 0, NULL, 'k', 1, 1)::streamforge.delivery]);
+SELECT * FROM streamforge.ingest_batch('sb', ARRAY[ROW('p', 0, 'e1', NULL, 1, 1)::streamforge.delivery]);
+SELECT * FROM streamforge.ingest_batch('sb', ARRAY[ROW('p', 0, 'e1', 'k', NULL, 1)::streamforge.delivery]);
+SELECT * FROM streamforge.ingest_batch('sb', ARRAY[ROW('p', 0, 'e1', 'k', 1, NULL)::streamforge.delivery]);
+-- and each argument of append
+SELECT * FROM streamforge.append('sb', 'p', 'e1', NULL, 1, 1);
+SELECT * FROM streamforge.append('sb', 'p', 'e1', 'k', NULL, 1);
+
 -- nothing was applied by any of them
 SELECT * FROM streamforge.partitions('sb');
 SELECT deliveries, accepted FROM streamforge.stats('sb');
