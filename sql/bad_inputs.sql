@@ -157,7 +157,13 @@ INSERT INTO catalogue VALUES
 (261, 'final_rows (internal): unknown pipeline', $$SELECT * FROM streamforge_internal.final_rows('nope', ARRAY['f'], ARRAY['k'], ARRAY[0], ARRAY[10])$$, '42704'),
 (262, 'final_rows (internal): address arrays of different lengths', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['f'], ARRAY['k', 'j'], ARRAY[0], ARRAY[10])$$, '2202E'),
 (263, 'final_rows (internal): NULL in an address array', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['f'], ARRAY['k'], ARRAY[NULL::bigint], ARRAY[10])$$, '22004'),
-(264, 'final_rows (internal): unknown window, reversed bounds (skipped)', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['nope', 'f'], ARRAY['k', 'k'], ARRAY[0, 9223372036854775807], ARRAY[10, -9223372036854775808])$$, '00000');
+(264, 'final_rows (internal): unknown window, reversed bounds (skipped)', $$SELECT * FROM streamforge_internal.final_rows('bad', ARRAY['nope', 'f'], ARRAY['k', 'k'], ARRAY[0, 9223372036854775807], ARRAY[10, -9223372036854775808])$$, '00000'),
+(270, 'create_pipeline: time_unit of 0 seconds, with an interval window', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed_interval('m', interval '1 minute')], time_unit => interval '0 seconds')$$, '22023'),
+(271, 'create_pipeline: time_unit of 0 seconds, bigint windows', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed('m', 60)], time_unit => interval '0 seconds')$$, '22023'),
+(272, 'create_pipeline: negative time_unit, with an interval window', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed_interval('m', interval '1 minute')], time_unit => interval '-1 second')$$, '22023'),
+(273, 'create_pipeline: negative time_unit, bigint windows', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed('m', 60)], time_unit => interval '-1 second')$$, '22023'),
+(274, 'append_batch: NULL partition in an event', $$SELECT * FROM streamforge.append_batch('bad', ARRAY[ROW(NULL, 'x', 'k', 1, 1)::streamforge.event])$$, '22004'),
+(275, 'ingest_batch: NULL partition in a delivery', $$SELECT * FROM streamforge.ingest_batch('bad', ARRAY[ROW(NULL, 2, 'x', 'k', 1, 1)::streamforge.delivery])$$, '22004');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check
