@@ -17,8 +17,9 @@ grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/
 # every Files paragraph names the license, and the license text is there
 n_files=$(grep -c '^Files:' "$root/debian/copyright")
 n_lic=$(grep -c '^License: PostgreSQL$' "$root/debian/copyright")
-[ "$n_files" -ge 1 ] && [ "$n_lic" -eq $((n_files + 1)) ] ||
+if [ "$n_files" -lt 1 ] || [ "$n_lic" -ne $((n_files + 1)) ]; then
 	bad "debian/copyright: each Files paragraph must say \"License: PostgreSQL\", with one stand-alone License paragraph"
+fi
 grep -q 'PostgreSQL License' "$root/README.md" || bad "README.md does not state the license"
 
 ver() { sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" "$1"; }
