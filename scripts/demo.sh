@@ -7,6 +7,10 @@
 #   ./scripts/demo.sh psql     open psql on the demo database
 #   ./scripts/demo.sh stop     stop the throwaway cluster and delete it
 #
+# It prints what it does; the output of apt-get, the compiler and make
+# install goes to .demo.log in the checkout, which a failure names (with its
+# last lines).
+#
 # The cluster lives in .demo/ inside the checkout.  If the server user
 # ("postgres" when run as root) cannot reach the checkout -- a checkout under
 # /root, mode 700, is the usual case -- it lives in
@@ -114,6 +118,9 @@ stop_cluster() {
 }
 
 run_demo() {
+	SF_LOG="$SF_ROOT/.demo.log"
+	: >"$SF_LOG" || sf_die "cannot write $SF_LOG (is the checkout writable?)"
+	sf_say "checking the Debian packages it needs: ${SF_BUILD_PACKAGES[*]}"
 	sf_need_packages "${SF_BUILD_PACKAGES[@]}"
 	sf_check_server_user
 	sf_build_and_install || exit 1
@@ -133,10 +140,20 @@ run_demo() {
 	# from standard input, so that notices are not prefixed with the path
 	psql_cmd "$d" -d "$DEMO_DB" <"$SF_ROOT/examples/demo.sql"
 	echo
-	sf_say "the demo cluster keeps running in $d"
-	echo "    connect:         ./scripts/demo.sh psql"
-	echo "                     (or: psql -h $d/run -p $DEMO_PORT -U postgres $DEMO_DB)"
-	echo "    stop and delete: ./scripts/demo.sh stop"
+	sf_say "done: the demo cluster keeps running in $d"
+	cat <<EOF
+
+What to try next
+  ./scripts/demo.sh psql      psql on the demo database, where pipeline "demo" is; try
+                                SELECT * FROM streamforge.visible('demo');
+                                SELECT * FROM streamforge.ingest('demo', 'p0', 4, 'e7', 'a', 24, 1);
+                                SELECT * FROM streamforge.advance('demo', 'p0', 40);
+                              (or: psql -h $d/run -p $DEMO_PORT -U postgres $DEMO_DB)
+  README.md                   "What the demo prints" explains the output above; "Getting
+                              Started" and "Getting data in" do the same with your tables
+  docs/semantics.md           what windows, watermarks, lateness and the changes mean
+  ./scripts/demo.sh stop      stop the throwaway cluster and delete it
+EOF
 }
 
 case "${1:-run}" in
@@ -149,6 +166,7 @@ case "${1:-run}" in
 		;;
 	stop)
 		stop_cluster
+		rm -f "$SF_ROOT/.demo.log"
 		;;
 	*)
 		echo "usage: $0 [run|psql|stop]" >&2

@@ -45,6 +45,31 @@ sf_as_server() {
 	fi
 }
 
+# With SF_LOG set to a file, the commands below that print a lot (apt-get,
+# the compiler, make install) write there instead of the terminal, and a
+# failure prints the log's last lines and names it.  Unset: they print to
+# the terminal as before (test.sh).
+# Usage: sf_logged COMMAND... (its output to $SF_LOG, if set)
+sf_logged() {
+	if [ -n "${SF_LOG:-}" ]; then
+		printf '\n$ %s\n' "$*" >>"$SF_LOG"
+		"$@" >>"$SF_LOG" 2>&1
+	else
+		"$@"
+	fi
+}
+
+# sf_log_fail MESSAGE: die with MESSAGE, after the end of $SF_LOG if set.
+sf_log_fail() {
+	if [ -n "${SF_LOG:-}" ]; then
+		echo "---- last lines of $SF_LOG:" >&2
+		tail -n 25 "$SF_LOG" >&2
+		echo "----" >&2
+		sf_die "$1 (the whole output is in $SF_LOG)"
+	fi
+	sf_die "$1"
+}
+
 # Install the Debian packages among "$@" that are not installed yet.
 sf_need_packages() {
 	local missing=() p
@@ -54,11 +79,11 @@ sf_need_packages() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	sf_say "installing Debian packages: ${missing[*]}"
-	sf_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
-		sf_die "apt-get update failed"
-	sf_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	sf_logged sf_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+		sf_log_fail "apt-get update failed"
+	sf_logged sf_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 		--no-install-recommends "${missing[@]}" </dev/null ||
-		sf_die "apt-get install failed"
+		sf_log_fail "apt-get install failed"
 }
 
 # Packages for building the extension and running a server.
@@ -76,9 +101,13 @@ sf_build_and_install() {
 	ext=$(sf_make_var "$SF_ROOT" EXTENSION)
 	libdir=$($PG_CONFIG --pkglibdir)
 	extdir=$($PG_CONFIG --sharedir)/extension
-	sf_say "building $ext (make, PG_CONFIG=$PG_CONFIG)"
-	make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" ||
-		sf_die "build failed"
+	if [ -n "${SF_LOG:-}" ]; then
+		sf_say "building $ext (compiler output in $SF_LOG)"
+	else
+		sf_say "building $ext (make, PG_CONFIG=$PG_CONFIG)"
+	fi
+	sf_logged make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" ||
+		sf_log_fail "build failed"
 
 	# Nothing to do when the installed files are these ones (this lets a
 	# user without root rights rerun after an install by root).
@@ -95,9 +124,9 @@ sf_build_and_install() {
 	sf_say "installing $ext into $libdir"
 	local install=(flock /tmp/sf-install.lock make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" install)
 	if [ -w "$libdir" ] && [ -w "$extdir" ]; then
-		"${install[@]}" >/dev/null || sf_die "make install failed"
+		sf_logged "${install[@]}" >/dev/null || sf_log_fail "make install failed"
 	else
-		sf_as_root "${install[@]}" >/dev/null || sf_die "make install failed"
+		sf_logged sf_as_root "${install[@]}" >/dev/null || sf_log_fail "make install failed"
 	fi
 }
 

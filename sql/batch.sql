@@ -1,7 +1,7 @@
 -- batch: ingest_batch() behaves exactly like the same ingest() calls in
 -- array order and returns their changes concatenated; if any delivery
 -- fails, none is applied, and the first failing delivery decides the error
--- (SPEC.md 5.5).
+-- (docs/semantics.md "Exact rules" 5).
 \set VERBOSITY sqlstate
 -- two identical pipelines: one fed by a batch, one by single calls
 SELECT streamforge.create_pipeline('batch', ARRAY['p', 'q'], ARRAY[streamforge.fixed('f', 10)], 5);

@@ -1,5 +1,5 @@
 -- bigint: a window bound, ts + gap, ts + lateness or end + lateness that
--- does not fit in bigint raises 22003 and changes nothing (SPEC.md 5.1).
+-- does not fit in bigint raises 22003 and changes nothing (docs/semantics.md "Exact rules" 1).
 -- Range checks come after the offset and identity checks, only for a new
 -- unique event; a late event computes no window bounds.  Sums are exact.
 \set VERBOSITY sqlstate

@@ -1,4 +1,4 @@
--- checkpoint_invalid: every validation of SPEC.md section 4, each broken by
+-- checkpoint_invalid: every validation of docs/semantics.md "Checkpoints", each broken by
 -- exactly one edit of a real checkpoint, re-wrapped with a CORRECT envelope
 -- (CRC-32 computed here in SQL), so that the rule itself is what rejects it.
 -- Then every single-bit flip and every truncation of a real checkpoint.

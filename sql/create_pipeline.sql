@@ -1,6 +1,6 @@
--- create_pipeline: the validations of SPEC.md 5.4 in their order (name,
+-- create_pipeline: the validations of docs/semantics.md "Exact rules" 4 in their order (name,
 -- existence, other arguments), drop_pipeline, and the lookup of a pipeline
--- by name in every function (SPEC.md 5.8).
+-- by name in every function (docs/semantics.md "Exact rules" 8).
 \set VERBOSITY sqlstate
 -- a valid pipeline; partitions come back in byte order, whatever the declaration order
 SELECT streamforge.create_pipeline('cp', ARRAY['b', 'a', 'B'], ARRAY[streamforge.fixed('f', 10)]);

@@ -1,5 +1,5 @@
 -- errors: one row per error condition with its SQLSTATE (and, for the
--- streamforge-specific ones, the start of the message that SPEC.md fixes).
+-- streamforge-specific ones, the start of the message that docs/semantics.md fixes).
 -- Every error leaves the pipeline's state unchanged.
 \set VERBOSITY sqlstate
 -- run a statement, return the SQLSTATE of its error

@@ -1,5 +1,5 @@
 -- install: the extension, its schema, its types and the signatures of
--- the functions of SPEC.md section 2, read from the catalogs.
+-- the functions of docs/semantics.md "The interface", read from the catalogs.
 \set VERBOSITY sqlstate
 -- installed in schema streamforge, version 0.3.0, not relocatable
 SELECT e.extname, e.extversion, n.nspname AS schema, e.extrelocatable

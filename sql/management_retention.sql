@@ -1,5 +1,5 @@
 -- management_retention: set_retention on a running pipeline
--- (docs/management.md, SPEC.md section 6).  It forgets at once what the new
+-- (docs/management.md, docs/semantics.md "Retention").  It forgets at once what the new
 -- horizon H = watermark - lateness - retention forgets, changes no window
 -- (so it returns no changes), needs admin, is transactional and persisted,
 -- and refuses to move the horizon back over what is already forgotten.

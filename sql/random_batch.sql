@@ -1,6 +1,6 @@
 --
 -- Metamorphic test: ingest_batch behaves exactly like the same ingest calls
--- in array order (SPEC.md section 3 and 5.5).
+-- in array order (docs/semantics.md "Deliveries" and "Exact rules" 5).
 --
 -- The same generated deliveries go to one pipeline as single calls and to
 -- a twin in random batches.  Every batch must return exactly the

@@ -1,6 +1,6 @@
 --
 -- Metamorphic test: the declaration order of partitions and windows in
--- create_pipeline changes nothing (SPEC.md: output is in address order,
+-- create_pipeline changes nothing (docs/semantics.md: output is in address order,
 -- names compare by bytes).
 --
 -- Twin 0 is declared in the order given below, the other twins with random

@@ -1,5 +1,5 @@
 --
--- Randomized tests of the retention horizon (SPEC.md section 6).
+-- Randomized tests of the retention horizon (docs/semantics.md "Retention").
 --
 -- 1. Against the brute-force model (test/model/model.sql): the model forgets
 --    literally what section 6 says after every successful call (identities

@@ -1,6 +1,6 @@
 --
 -- Metamorphic test: splitting a stream across transactions and sessions
--- changes nothing (SPEC.md section 4).
+-- changes nothing (docs/semantics.md "Transactions").
 --
 -- Run "single" applies all generated operations in one transaction.  Then
 -- the pipeline is dropped and created again, and run "chunked" applies the

@@ -1,4 +1,4 @@
--- retention_checkpoint: checkpoints and restore under SPEC.md 6.  A
+-- retention_checkpoint: checkpoints and restore under docs/semantics.md "Retention".  A
 -- pipeline without retention checkpoints byte for byte as 0.1.0 did (and a
 -- 0.1.0 checkpoint restores); with retention, the checkpoint holds only
 -- what is remembered, and the retention; restore equivalence includes the
@@ -53,7 +53,7 @@ SELECT * FROM streamforge.ingest('rc2', 'p', 5, 'a', 'k', 1, 1);
 SELECT late_seq, source_offset, event_id, event_time, value, watermark
   FROM streamforge.late_events('rc2');
 
--- Equivalence includes the retention (SPEC.md 5.9, 6).
+-- Equivalence includes the retention (docs/semantics.md "Exact rules" 9 and "Retention").
 SELECT streamforge.create_pipeline('rc6', ARRAY['p'],
     ARRAY[streamforge.fixed('w', 10)], lateness => 0, retention => 6);
 SELECT streamforge.create_pipeline('rcn', ARRAY['p'],

@@ -1,4 +1,4 @@
--- retention_identities: SPEC.md 6, the retention argument and rule 1
+-- retention_identities: docs/semantics.md "Retention", the retention argument and rule 1
 -- (identities below the horizon H = watermark - lateness - retention are
 -- forgotten: a later delivery of the event_id is a new unique event).
 

@@ -1,4 +1,4 @@
--- retention_late: SPEC.md 6 rule 3.  A late event whose recorded watermark
+-- retention_late: docs/semantics.md "Retention" rule 3.  A late event whose recorded watermark
 -- is below H leaves late_events(); its late_seq is never reused.  A late
 -- row outlives its identity (forgotten by time) as long as its watermark
 -- is at or above H.

@@ -1,4 +1,4 @@
--- retention_offsets: SPEC.md 6 rule 2.  A consumed offset whose recorded
+-- retention_offsets: docs/semantics.md "Retention" rule 2.  A consumed offset whose recorded
 -- delivery has event_time < H is forgotten: a delivery there is a replay
 -- no-op whatever it carries.  Offsets still remembered keep SF001.
 

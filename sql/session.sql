@@ -1,6 +1,6 @@
 -- session: each event opens [t, t + gap); per window and key, intervals
 -- [a, b) and [c, d) merge iff a <= d and c <= b (intersecting or touching,
--- SPEC.md 5.10), transitively.  A merge retracts every emitted address that
+-- docs/semantics.md "Exact rules" 10), transitively.  A merge retracts every emitted address that
 -- disappears, even when the merged session is not ready yet.
 \set VERBOSITY sqlstate
 -- lateness 1000 keeps every session live

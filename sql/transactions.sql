@@ -1,5 +1,5 @@
 -- Transactions: a pipeline's state commits and rolls back with the caller's
--- transaction (SPEC.md section 4), in this backend's cache too.  Rolled-back
+-- transaction (docs/semantics.md "Transactions"), in this backend's cache too.  Rolled-back
 -- calls never happened: the next committed change reuses their seq numbers.
 
 -- w: fixed windows of 10; a watermark exists once both a and b reported.

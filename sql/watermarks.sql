@@ -1,7 +1,7 @@
 -- watermarks: per-partition progress never decreases; the global watermark
 -- is the minimum progress of the non-idle partitions once each of them has
 -- reported, never decreases, and holds with no non-idle partition;
--- mark_idle() takes a partition out, advance() brings it back (SPEC.md 5.6).
+-- mark_idle() takes a partition out, advance() brings it back (docs/semantics.md "Exact rules" 6).
 \set VERBOSITY sqlstate
 -- lateness 1000 keeps every bucket live
 SELECT streamforge.create_pipeline('watermarks', ARRAY['p3', 'p1', 'p2'], ARRAY[streamforge.fixed('f', 10)], 1000);

@@ -1,5 +1,5 @@
--- streamforge install script, part 7: retention (0.2.0, issue 13; SPEC.md
--- section 6, docs/retention.md).
+-- streamforge install script, part 7: retention (0.2.0, issue 13; docs/semantics.md
+-- "Retention", docs/retention.md).
 --
 -- A pipeline's retention, NULL (the default) keeping everything.  Added with
 -- ALTER TABLE, as the update from 0.1.0 adds it, so that a fresh install

@@ -17,7 +17,7 @@
 --    different delivery at a consumed offset) or SF002 (known event id with
 --    a different identity).  Its "intent" column says which.
 --
--- 2. An independent brute-force model of SPEC.md section 3, written in
+-- 2. An independent brute-force model of docs/semantics.md, written in
 --    plain SQL: offsets, identities, the clock, lateness, and the live
 --    buckets recomputed from scratch from the accepted events after every
 --    operation (fixed with floor division, sliding via generate_series over
@@ -51,7 +51,7 @@ CREATE TABLE sfm.scenario (
     parts       text[] NOT NULL,    -- partition names, declaration order
     lateness    bigint NOT NULL,
     keys        text[] NOT NULL,
-    retention   bigint              -- SPEC.md 6; NULL keeps everything
+    retention   bigint              -- docs/semantics.md "Retention"; NULL keeps everything
 );
 
 -- Window definitions of a scenario; "pos" is the declaration order.
@@ -546,7 +546,7 @@ BEGIN
     IF o.off <= c THEN
         SELECT * INTO d FROM sfm.m_deliv WHERE pl = p AND part = o.part AND off = o.off;
         IF NOT FOUND THEN
-            RETURN 'replay';    -- SPEC.md 6.2: a forgotten offset record
+            RETURN 'replay';    -- docs/semantics.md "Retention" rule 2: a forgotten offset record
         END IF;
         IF d.eid = o.eid AND d.key = o.key AND d.t = o.t AND d.v = o.v THEN
             RETURN 'replay';
@@ -581,7 +581,7 @@ BEGIN
     RETURN 'accepted';
 END $$;
 
--- SPEC.md 6, literally: after a successful call, forget every identity and
+-- docs/semantics.md "Retention", literally: after a successful call, forget every identity and
 -- offset record with event_time < H and every late event with watermark <
 -- H, where H = watermark - lateness - retention (in numeric: exact).
 CREATE FUNCTION sfm.model_forget(p text) RETURNS void LANGUAGE plpgsql AS $$
@@ -851,7 +851,7 @@ BEGIN
     PERFORM sfm.same(ctx, 'late_events()', sfm.e_late(p),
         ARRAY(SELECT ROW(late_seq, part, off, eid, key, t, v, wm)::text
                 FROM sfm.m_late WHERE pl = p AND NOT gone ORDER BY late_seq));
-    -- what is remembered and forgotten (stats(), SPEC.md 6)
+    -- what is remembered and forgotten (stats(), docs/semantics.md "Retention")
     PERFORM sfm.same(ctx, 'stats() remembered/forgotten',
         ARRAY(SELECT ROW(s.remembered_identities, s.remembered_offsets,
                          s.remembered_late_events, s.forgotten_offsets,
@@ -993,7 +993,7 @@ LANGUAGE sql AS $$
       FROM sfm.m_pipe m WHERE m.pl = summary.pl
 $$;
 
--- What the retention horizon did in a run (SPEC.md 6): identities, offset
+-- What the retention horizon did in a run (docs/semantics.md "Retention"): identities, offset
 -- records and late events the model forgot, and how often a delivery at a
 -- forgotten offset was a replay or a forgotten event_id came back.
 CREATE FUNCTION sfm.retention_summary(pl text)

@@ -6,7 +6,10 @@
 #   - every SQL statement string of src/*/*.c: a sequence of adjacent C string
 #     literals (with the string macros #defined in the same file expanded)
 #     whose text starts with SELECT, INSERT, UPDATE, DELETE or WITH;
-#   - every function body of sql/install/*.sql and sql/upgrade/*.sql(.in): a
+#   - every function body of sql/install/*.sql and sql/upgrade/*.sql(.in),
+#     and of the router extension's scripts proxy/*.sql (but the frozen
+#     released proxy/streamforge_proxy--0.2.0.sql, which predates the rule
+#     and which its update script replaces whole): a
 #     function with SET search_path = pg_catalog, pg_temp passes (its body
 #     resolves in pg_catalog whatever the caller's path); a LANGUAGE sql
 #     function without it must be fully qualified like a C statement; any
@@ -37,6 +40,12 @@ set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 if [ $# -eq 0 ]; then
 	set -- "$root"/src/*/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in "$root"/sql/upgrade/*.sql
+	for f in "$root"/proxy/*.sql; do
+		case "$f" in
+		*/proxy/streamforge_proxy--0.2.0.sql) ;;	# frozen release
+		*) set -- "$@" "$f" ;;
+		esac
+	done
 fi
 exec perl -e '
 use strict; use warnings;

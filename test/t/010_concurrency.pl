@@ -1,4 +1,4 @@
-# Many sessions calling one pipeline at the same time (SPEC.md section 4):
+# Many sessions calling one pipeline at the same time (docs/semantics.md "Transactions"):
 # write calls serialize on the pipeline's row, none is lost, and the same
 # event delivered by 24 sessions at once is accepted exactly once.
 #

@@ -1,4 +1,4 @@
-# Crash safety (SPEC.md section 4): a backend killed with SIGKILL in the
+# Crash safety (docs/semantics.md "Transactions"): a backend killed with SIGKILL in the
 # middle of a transaction, and a server stopped with "-m immediate", lose
 # exactly the uncommitted work.  A consumer that resumes from its committed
 # source offsets (the partitions' consumed_offset), re-delivering a few

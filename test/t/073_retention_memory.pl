@@ -1,4 +1,4 @@
-# Bounded state (issue 13, SPEC.md 6): with a retention, a pipeline's memory
+# Bounded state (issue 13, docs/semantics.md "Retention"): with a retention, a pipeline's memory
 # depends on the live buckets and on what the horizon still covers, not on
 # how many events it has seen.  About a million events at a steady
 # event-time rate go into a fixed + sliding + session pipeline with a small

@@ -1,4 +1,4 @@
-# Keys are freed with the state that used them (issue 21, SPEC.md 6): with a
+# Keys are freed with the state that used them (issue 21, docs/semantics.md "Retention"): with a
 # retention, a long-lived backend that feeds a pipeline with ever new keys
 # must not keep every key it ever interned.  600,000 events, each with a key
 # of its own, go through a pipeline with a small retention in one session;

@@ -13,6 +13,7 @@ use strict;
 use warnings;
 
 use File::Basename qw(dirname basename);
+use File::Find qw(find);
 use lib dirname(__FILE__);
 use DocsBlocks qw(parse_blocks read_blocks);
 use PostgreSQL::Test::Cluster;
@@ -115,6 +116,150 @@ for my $file (@files)
 	}
 }
 cmp_ok($nfile, '>=', 2, 'README.md and docs/ have SQL to run');
+
+# ------------------------------------------------------------------
+# What the docs say about the code, checked against it (issue 31).
+# ------------------------------------------------------------------
+sub slurp
+{
+	my ($path) = @_;
+	open my $fh, '<', $path or die "could not open $path: $!";
+	my $text = do { local $/; <$fh> };
+	close $fh;
+	return $text;
+}
+my %text = map { my $n = $_ eq "$top/README.md" ? 'README.md' : 'docs/' . basename($_); ($n => slurp($_)) } @files;
+
+# No reference to a specification that is not in the repository: the
+# docs, the tests and the SQL point to docs/semantics.md.  (The frozen
+# 0.1.0 -> 0.2.0 update script is a released file and keeps its comments.)
+my $spec = 'SPEC' . '.md';
+my @spec_refs;
+find(
+	{
+		no_chdir => 1,
+		wanted => sub {
+			return unless -f $_ && /\.(?:md|sql|out|pl|pm|spec|sh|in)$/;
+			return if m{/sql/upgrade/streamforge--0\.1\.0--0\.2\.0\.sql$};
+			my $t = slurp($_);
+			(my $rel = $_) =~ s{^\Q$top\E/}{};
+			push @spec_refs, $rel if index($t, $spec) >= 0;
+		}
+	},
+	map { "$top/$_" } qw(README.md CHANGELOG.md docs sql test expected examples));
+is(join(', ', sort @spec_refs), '', "no file refers to $spec, which is not in the repository");
+like($text{'docs/semantics.md'}, qr/^## Emit modes$/m, 'docs/semantics.md has its "Emit modes" section');
+
+# Links to a heading of a Markdown file resolve (GitHub's anchors).
+sub anchors
+{
+	my ($md) = @_;
+	my %a;
+	my $in_code = 0;
+	for my $l (split /\n/, $md)
+	{
+		$in_code = !$in_code if $l =~ /^```/;
+		next if $in_code || $l !~ /^#+\s+(.*?)\s*$/;
+		(my $slug = lc $1) =~ s/[^\w\- ]//g;
+		$slug =~ s/ /-/g;
+		$a{$slug} = 1;
+	}
+	return \%a;
+}
+my @broken;
+for my $name (sort keys %text)
+{
+	my $dir = $name eq 'README.md' ? '' : 'docs/';
+	while ($text{$name} =~ /\]\(([\w.\/-]*)#([\w-]+)\)/g)
+	{
+		my ($target, $anchor) = ($1, $2);
+		my $path = $target eq '' ? $name : $dir . $target;
+		1 while $path =~ s{[^/]+/\.\./}{};
+		my $md = $text{$path} // (-f "$top/$path" ? slurp("$top/$path") : undef);
+		push @broken, "$name: $target#$anchor"
+		  unless defined $md && anchors($md)->{$anchor};
+	}
+}
+is(join("\n", @broken), '', 'every link to a heading finds it');
+
+# The router's functions: the lists in the README and docs/scale-out.md
+# (after a "router-functions" marker) are exactly the public functions of
+# the current proxy script that streamforge also has; the README's table
+# of router functions lists the others.
+my ($proxy_version) = slurp("$top/proxy/streamforge_proxy.control") =~ /^default_version\s*=\s*'([^']+)'/m;
+my $proxy_sql = slurp("$top/proxy/streamforge_proxy--$proxy_version.sql");
+my %router = map { $_ => 1 } grep { !/^px_/ } $proxy_sql =~ /^CREATE FUNCTION streamforge\.(\w+)\(/mg;
+$node->safe_psql('postgres', 'CREATE DATABASE docs_catalog');
+$node->safe_psql('docs_catalog', 'CREATE EXTENSION streamforge');
+my %core = map { $_ => 1 } split /\n/, $node->safe_psql('docs_catalog',
+	"SELECT DISTINCT proname FROM pg_proc WHERE pronamespace = 'streamforge'::regnamespace");
+my @routed = sort grep { $core{$_} } keys %router;
+my @router_only = sort grep { !$core{$_} } keys %router;
+cmp_ok(scalar @routed, '>=', 10, "proxy/streamforge_proxy--$proxy_version.sql routes streamforge's functions");
+for my $name ('README.md', 'docs/scale-out.md')
+{
+	my ($list) = $text{$name} =~ /^<!-- router-functions:[^\n]*-->\n([^\n]+)\n/m;
+	is( join(', ', sort(($list // '') =~ /`(\w+)`/g)),
+		join(', ', @routed),
+		"$name lists exactly the functions the router routes")
+	  or diag("the list, in the script's order:\n"
+		  . join(', ', map { "`$_`" } grep { $core{$_} } grep { !/^px_/ } $proxy_sql =~ /^CREATE FUNCTION streamforge\.(\w+)\(/mg));
+}
+my ($router_section) = $text{'README.md'} =~ /^### Router functions[^\n]*\n(.*?)^### /ms;
+is( join(', ', sort(($router_section // '') =~ /^\| `(\w+)\(/mg)),
+	join(', ', @router_only),
+	"the README's table of router functions lists those streamforge lacks");
+
+# The Settings table: every setting the library defines, with its default
+# and who may set it.
+my $settings = $node->safe_psql('docs_catalog', q{
+LOAD 'streamforge';
+SELECT name || ' ' || current_setting(name) || ' '
+       || CASE context WHEN 'user' THEN 'any role' WHEN 'superuser' THEN 'superusers' ELSE context END
+  FROM pg_settings WHERE name LIKE 'streamforge.%' ORDER BY name});
+my ($settings_section) = $text{'README.md'} =~ /^### Settings\n(.*?)^## /ms;
+my @documented;
+while (($settings_section // '') =~ /^\| `(streamforge\.\w+)` \| `([^`]*)` \| ([^|]*?) \|/mg)
+{
+	push @documented, "$1 $2 $3";
+}
+cmp_ok(scalar(split /\n/, $settings), '>=', 4, 'the library defines its settings');
+is(join("\n", sort @documented), $settings,
+	"the README's Settings table has every setting, its default and who may set it");
+$node->safe_psql('postgres', 'DROP DATABASE docs_catalog');
+
+# Role names: the docs' examples run in one cluster, so no two files may
+# create the same role (README.md and docs/security.md once both made
+# dashboard and collector).
+my %made_by;
+for my $name (sort keys %text)
+{
+	for my $b (parse_blocks($text{$name}))
+	{
+		while ($b->{sql} =~ /\bCREATE\s+(?:ROLE|USER)\s+(?!MAPPING\b)"?(\w+)/gi)
+		{
+			$made_by{ lc $1 }{$name} = 1;
+		}
+	}
+}
+my @clashes = map { "$_: " . join(', ', sort keys %{ $made_by{$_} }) }
+  grep { keys %{ $made_by{$_} } > 1 } sort keys %made_by;
+is(join("\n", @clashes), '', 'no two documents create the same role');
+cmp_ok(scalar(keys %made_by), '>=', 3, '... among the roles they create');
+
+# pg_cron: a role that is not a superuser needs USAGE on the schema cron
+# (docs/outputs.md shows it, test/t/050_outputs_cron.pl runs it), and jobs
+# stay behind when a database is restored elsewhere.
+like($text{'docs/outputs.md'}, qr/^<!-- docs-test: pg_cron -->\n```sql\n(?:[^`]*\n)?GRANT USAGE ON SCHEMA cron TO /m,
+	'docs/outputs.md grants USAGE on the schema cron in a block that runs');
+like($text{'README.md'}, qr/GRANT USAGE ON SCHEMA cron/, '... and the README says so');
+like($text{'docs/outputs.md'}, qr/^### Restoring a database elsewhere$/m,
+	'docs/outputs.md says what to do with the jobs of a database restored elsewhere');
+like($text{'README.md'}, qr/restored elsewhere/, '... and the README points there');
+my @recipe = read_blocks("$top/docs/recipe-clicks-per-minute.md");
+my ($late_click) = grep { $recipe[$_]{sql} =~ /click-1006/ } 0 .. $#recipe;
+ok(defined $late_click && $late_click > 0 && $recipe[ $late_click - 1 ]{sql} =~ /pg_sleep/,
+	"the recipe's step 6 waits for the job before the late click");
 
 $node->stop;
 done_testing();
