@@ -47,7 +47,7 @@ CREATE TABLE streamforge.pipeline (
 ALTER SEQUENCE streamforge.pipeline_id_seq OWNED BY streamforge.pipeline.id;
 
 -- The unknown-pipeline hint's lookup of names equal but for case, past
--- a thousand pipelines (src/persist/catalog.c, sf_similar_pipelines).
+-- a thousand pipelines (src/persist/catalog.c, similar_pipelines).
 CREATE INDEX pipeline_name_lower ON streamforge.pipeline (pg_catalog.lower(name));
 
 -- One row per write call since the snapshot: that call's inputs, in the

@@ -60,7 +60,7 @@
  * by now, and no name the session's role may not read is revealed.
  */
 char *
-sf_similar_pipelines(const char *name)
+similar_pipelines(const char *name)
 {
 	Oid			role = GetOuterUserId();
 	int			len = strlen(name);

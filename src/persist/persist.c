@@ -33,9 +33,9 @@
  *	2. The entry is marked modified in the current subtransaction and the
  *	   pipeline is returned; the SQL glue runs the engine operation on it.
  *	3. sf_persist_journal_*() has journal.c encode the call's inputs and
- *	   sf_persist_write_journal() stores them at the next position
+ *	   write_journal() stores them at the next position
  *	   (buffered until commit for a call at the transaction's top level,
- *	   see sf_pending), or, when the journal since the snapshot would
+ *	   see pending_hash), or, when the journal since the snapshot would
  *	   exceed max(streamforge.compaction_threshold, 4 x snapshot size),
  *	   replaces the snapshot by the current state and
  *	   deletes the journal (amortized cost linear in the work done).
@@ -85,10 +85,10 @@
  * has had its chance to free the keys its state no longer uses (retention):
  * between calls nothing else refers to them.
  *
- * Memory.  CacheMemoryContext owns the hash table (sf_cache_cxt); each
+ * Memory.  CacheMemoryContext owns the hash table (cache_cxt); each
  * cached pipeline owns its context (SfPipeline->cxt), a child of
- * sf_cache_cxt.  A pipeline is built under CurTransactionContext and moved
- * under sf_cache_cxt only once complete, so an error while building leaks
+ * cache_cxt.  A pipeline is built under CurTransactionContext and moved
+ * under cache_cxt only once complete, so an error while building leaks
  * nothing.  Query results live in SPI contexts and die with SPI_finish().
  *
  * Copyright (c) 2026, the streamforge authors
@@ -125,7 +125,7 @@
 #define SF_JOURNAL_FETCH	256
 
 /* streamforge.compaction_threshold, in kB; -1 disables compaction */
-static int	sf_compaction_threshold = 64 * 1024;
+static int	compaction_threshold = 64 * 1024;
 
 /* ... or this many times the snapshot's size, whichever is larger */
 #define SF_COMPACTION_FACTOR	4
@@ -173,8 +173,8 @@ typedef struct SfCacheEntry
 	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
 	bool		locked;			/* this transaction holds the row lock */
 	bool		journal_pending;	/* opened for write, not journaled yet */
-	dlist_node	lru_node;		/* in sf_lru, most recently used first */
-	int64		mem;			/* bytes charged to sf_cache_bytes */
+	dlist_node	lru_node;		/* in cache_lru, most recently used first */
+	int64		mem;			/* bytes charged to cache_bytes */
 } SfCacheEntry;
 
 /* What the pipeline row says */
@@ -190,22 +190,22 @@ typedef struct SfRowInfo
 	bool		ours;			/* row version written by this transaction */
 } SfRowInfo;
 
-static HTAB *sf_cache = NULL;
-static MemoryContext sf_cache_cxt = NULL;
+static HTAB *cache_hash = NULL;
+static MemoryContext cache_cxt = NULL;
 
 /*
  * The entry the latest sf_persist_open() for writing returned, so that the
- * journal write of the same call (sf_persist_write_journal) needs no second
+ * journal write of the same call (write_journal) needs no second
  * lookup by name.  Only a hint: the user checks that its pipeline is the
- * one being journaled, and sf_cache_remove() clears it before the entry's
+ * one being journaled, and cache_remove() clears it before the entry's
  * slot can be reused.
  */
-static SfCacheEntry *sf_write_entry = NULL;
-static int	sf_nmodified = 0;	/* entries with modified_subid set */
+static SfCacheEntry *write_entry = NULL;
+static int	nmodified = 0;	/* entries with modified_subid set */
 
 /* Every entry, least recently used last, and the bytes they hold */
-static dlist_head sf_lru = DLIST_STATIC_INIT(sf_lru);
-static int64 sf_cache_bytes = 0;
+static dlist_head cache_lru = DLIST_STATIC_INIT(cache_lru);
+static int64 cache_bytes = 0;
 
 /*
  * The current transaction discarded an entry holding its own changes (a
@@ -213,10 +213,10 @@ static int64 sf_cache_bytes = 0;
  * transaction's own uncommitted work, so no clean baseline is taken until
  * the transaction ends.
  */
-static bool sf_subabort_discarded = false;
+static bool subabort_discarded = false;
 
 /* Some entry's acl_subid is set (sf_persist_set_acl in this transaction) */
-static bool sf_acl_changed = false;
+static bool acl_changed = false;
 
 /*
  * Journal entries not yet in the table.  The entries of write calls made
@@ -253,15 +253,15 @@ typedef struct SfPending
 /* Flush a pipeline's buffer at the top level once it holds this much */
 #define SF_PENDING_FLUSH	(16 * 1024)
 
-static HTAB *sf_pending = NULL;	/* in sf_pending_cxt; NULL: nothing */
-static MemoryContext sf_pending_cxt = NULL;
+static HTAB *pending_hash = NULL;	/* in pending_cxt; NULL: nothing */
+static MemoryContext pending_cxt = NULL;
 
 /*
- * The entry of sf_pending found last: per-row calls on one pipeline find it
+ * The entry of pending_hash found last: per-row calls on one pipeline find it
  * without hashing.  Entries are never removed one by one, only all at once
  * with the table (sf_pending_reset), which clears this too.
  */
-static SfPending *sf_pending_last = NULL;
+static SfPending *pending_last = NULL;
 
 /* Prepared statements, kept for the backend's lifetime */
 typedef enum SfPlanId
@@ -304,7 +304,7 @@ typedef struct SfPlanText
 	"owner, readers, ingesters, admins"
 #define SF_ROW_NCOLUMNS 10
 
-static const SfPlanText sf_plan_text[NUM_PLANS] = {
+static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 	[PLAN_OPEN_WRITE] = {
 		"UPDATE streamforge.pipeline "
 		"SET version = version OPERATOR(pg_catalog.+) 1 "
@@ -410,7 +410,7 @@ static const SfPlanText sf_plan_text[NUM_PLANS] = {
 	},
 };
 
-static SPIPlanPtr sf_plans[NUM_PLANS];
+static SPIPlanPtr catalog_plans[NUM_PLANS];
 
 static void sf_xact_callback(XactEvent event, void *arg);
 static void sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -424,9 +424,9 @@ static void sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 static SPIPlanPtr
 sf_plan(SfPlanId id)
 {
-	if (sf_plans[id] == NULL)
+	if (catalog_plans[id] == NULL)
 	{
-		const SfPlanText *t = &sf_plan_text[id];
+		const SfPlanText *t = &catalog_plan_text[id];
 		SPIPlanPtr	plan;
 
 		plan = SPI_prepare(t->sql, t->nargs, (Oid *) t->argtypes);
@@ -435,9 +435,9 @@ sf_plan(SfPlanId id)
 				 t->sql, SPI_result_code_string(SPI_result));
 		if (SPI_keepplan(plan) != 0)
 			elog(ERROR, "SPI_keepplan failed");
-		sf_plans[id] = plan;
+		catalog_plans[id] = plan;
 	}
-	return sf_plans[id];
+	return catalog_plans[id];
 }
 
 /*
@@ -531,7 +531,7 @@ sf_unknown_pipeline(const char *name)
 
 	/* a pipeline dropped behind our back: its entry is of no use any more */
 	sf_cache_forget(name);
-	hint = sf_similar_pipelines(name);
+	hint = similar_pipelines(name);
 	ereport(ERROR,
 			errcode(ERRCODE_UNDEFINED_OBJECT),
 			errmsg("pipeline \"%s\" does not exist", sf_msg_cstr(name)),
@@ -557,7 +557,7 @@ sf_check_lookup_name(const char *name)
  * (they may have changed meanwhile).  Caller runs as the owner, in SPI.
  */
 static void
-sf_check_acl_unlocked(const char *name, Datum *arg, Oid user,
+check_acl_unlocked(const char *name, Datum *arg, Oid user,
 					  SfPrivilege required)
 {
 	SfAcl		acl;
@@ -585,10 +585,10 @@ sf_persist_check_writable(const char *name)
 }
 
 static pg_attribute_noreturn() void
-sf_corrupt_definition(const char *name, const char *detail);
+corrupt_definition(const char *name, const char *detail);
 
 static void
-sf_corrupt_definition(const char *name, const char *detail)
+corrupt_definition(const char *name, const char *detail)
 {
 	ereport(ERROR,
 			errcode(ERRCODE_DATA_CORRUPTED),
@@ -602,22 +602,22 @@ sf_cache_lookup(const char *name, bool create)
 	SfCacheEntry *entry;
 	bool		found;
 
-	if (sf_cache == NULL)
+	if (cache_hash == NULL)
 	{
 		HASHCTL		ctl;
 
 		if (!create)
 			return NULL;
-		sf_cache_cxt = AllocSetContextCreate(CacheMemoryContext,
+		cache_cxt = AllocSetContextCreate(CacheMemoryContext,
 											 "streamforge pipeline cache",
 											 ALLOCSET_DEFAULT_SIZES);
 		ctl.keysize = SF_NAME_MAX + 1;
 		ctl.entrysize = sizeof(SfCacheEntry);
-		ctl.hcxt = sf_cache_cxt;
-		sf_cache = hash_create("streamforge pipelines", 16, &ctl,
+		ctl.hcxt = cache_cxt;
+		cache_hash = hash_create("streamforge pipelines", 16, &ctl,
 							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	}
-	entry = hash_search(sf_cache, name, create ? HASH_ENTER : HASH_FIND,
+	entry = hash_search(cache_hash, name, create ? HASH_ENTER : HASH_FIND,
 						&found);
 	if (create && !found)
 	{
@@ -639,8 +639,8 @@ sf_cache_lookup(const char *name, bool create)
 		entry->journal_pending = false;
 		entry->clean_valid = false;
 		entry->mem = sizeof(SfCacheEntry);
-		sf_cache_bytes += entry->mem;
-		dlist_push_head(&sf_lru, &entry->lru_node);
+		cache_bytes += entry->mem;
+		dlist_push_head(&cache_lru, &entry->lru_node);
 		entry->compact_after = 0;
 	}
 	return entry;
@@ -654,7 +654,7 @@ sf_cache_account(SfCacheEntry *entry)
 
 	if (entry->pipeline != NULL)
 		mem += MemoryContextMemAllocated(entry->pipeline->cxt, true);
-	sf_cache_bytes += mem - entry->mem;
+	cache_bytes += mem - entry->mem;
 	entry->mem = mem;
 }
 
@@ -662,7 +662,7 @@ sf_cache_account(SfCacheEntry *entry)
 static void
 sf_cache_touch(SfCacheEntry *entry)
 {
-	dlist_move_head(&sf_lru, &entry->lru_node);
+	dlist_move_head(&cache_lru, &entry->lru_node);
 }
 
 /* Forget an entry's state; the entry itself stays, invalid */
@@ -677,22 +677,22 @@ sf_cache_invalidate(SfCacheEntry *entry)
 	entry->locked = false;
 	entry->journal_pending = false;
 	if (entry->modified_subid != InvalidSubTransactionId)
-		sf_nmodified--;
+		nmodified--;
 	entry->modified_subid = InvalidSubTransactionId;
 	entry->clean_valid = false;
 }
 
 static void
-sf_cache_remove(SfCacheEntry *entry)
+cache_remove(SfCacheEntry *entry)
 {
 	sf_cache_invalidate(entry);
 	if (entry->acl.grants != NULL)
 		pfree(entry->acl.grants);
-	sf_cache_bytes -= entry->mem;
+	cache_bytes -= entry->mem;
 	dlist_delete(&entry->lru_node);
-	if (sf_write_entry == entry)
-		sf_write_entry = NULL;
-	hash_search(sf_cache, entry->name, HASH_REMOVE, NULL);
+	if (write_entry == entry)
+		write_entry = NULL;
+	hash_search(cache_hash, entry->name, HASH_REMOVE, NULL);
 }
 
 /*
@@ -704,8 +704,8 @@ static void
 sf_cache_discard(SfCacheEntry *entry)
 {
 	if (entry->modified_subid != InvalidSubTransactionId)
-		sf_subabort_discarded = true;
-	sf_cache_remove(entry);
+		subabort_discarded = true;
+	cache_remove(entry);
 }
 
 /* Drop the entry of name, if any: its pipeline does not exist (any more) */
@@ -732,20 +732,20 @@ sf_cache_enforce(SfCacheEntry *keep)
 	int64		limit;
 	dlist_node *cur;
 
-	if (sf_cache == NULL || sf_cache_size < 0)
+	if (cache_hash == NULL || sf_cache_size < 0)
 		return;
 	limit = (int64) sf_cache_size * 1024;
-	cur = dlist_is_empty(&sf_lru) ? NULL : dlist_tail_node(&sf_lru);
-	while (cur != NULL && sf_cache_bytes > limit)
+	cur = dlist_is_empty(&cache_lru) ? NULL : dlist_tail_node(&cache_lru);
+	while (cur != NULL && cache_bytes > limit)
 	{
 		SfCacheEntry *entry = dlist_container(SfCacheEntry, lru_node, cur);
 
-		cur = dlist_has_prev(&sf_lru, cur) ? dlist_prev_node(&sf_lru, cur) : NULL;
+		cur = dlist_has_prev(&cache_lru, cur) ? dlist_prev_node(&cache_lru, cur) : NULL;
 		if (entry == keep || entry->modified_subid != InvalidSubTransactionId ||
 			entry->locked || entry->journal_pending ||
 			cur == NULL)		/* the most recently used */
 			continue;
-		sf_cache_remove(entry);
+		cache_remove(entry);
 	}
 }
 
@@ -753,13 +753,13 @@ static void
 sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid)
 {
 	if (entry->modified_subid == InvalidSubTransactionId)
-		sf_nmodified++;
+		nmodified++;
 	entry->modified_subid = subid;
 	entry->clean_valid = false;
 }
 
 /* ----------------------------------------------------------------
- * Buffered journal entries (sf_pending)
+ * Buffered journal entries (pending_hash)
  * ----------------------------------------------------------------
  */
 
@@ -769,25 +769,25 @@ sf_pending_lookup(int64 id, bool create)
 	SfPending  *pend;
 	bool		found;
 
-	if (sf_pending_last != NULL && sf_pending_last->id == id)
-		return sf_pending_last;
-	if (sf_pending == NULL)
+	if (pending_last != NULL && pending_last->id == id)
+		return pending_last;
+	if (pending_hash == NULL)
 	{
 		HASHCTL		ctl;
 
 		if (!create)
 			return NULL;
-		if (sf_pending_cxt == NULL)
-			sf_pending_cxt = AllocSetContextCreate(TopMemoryContext,
+		if (pending_cxt == NULL)
+			pending_cxt = AllocSetContextCreate(TopMemoryContext,
 												   "streamforge pending journal",
 												   ALLOCSET_DEFAULT_SIZES);
 		ctl.keysize = sizeof(int64);
 		ctl.entrysize = sizeof(SfPending);
-		ctl.hcxt = sf_pending_cxt;
-		sf_pending = hash_create("streamforge pending journal", 16, &ctl,
+		ctl.hcxt = pending_cxt;
+		pending_hash = hash_create("streamforge pending journal", 16, &ctl,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	pend = hash_search(sf_pending, &id, create ? HASH_ENTER : HASH_FIND,
+	pend = hash_search(pending_hash, &id, create ? HASH_ENTER : HASH_FIND,
 					   &found);
 	if (create && !found)
 	{
@@ -796,7 +796,7 @@ sf_pending_lookup(int64 id, bool create)
 		pend->bytes = 0;
 	}
 	if (pend != NULL)
-		sf_pending_last = pend;
+		pending_last = pend;
 	return pend;
 }
 
@@ -804,10 +804,10 @@ sf_pending_lookup(int64 id, bool create)
 static void
 sf_pending_reset(void)
 {
-	sf_pending = NULL;
-	sf_pending_last = NULL;
-	if (sf_pending_cxt != NULL)
-		MemoryContextReset(sf_pending_cxt);
+	pending_hash = NULL;
+	pending_last = NULL;
+	if (pending_cxt != NULL)
+		MemoryContextReset(pending_cxt);
 }
 
 /*
@@ -820,7 +820,7 @@ sf_pending_add(SfCacheEntry *entry, const char *data, Size len)
 	SfPending  *pend = sf_pending_lookup(entry->id, true);
 	SfPendingRun *run = pend->tail;
 	int64		pos = entry->last_pos + 1;
-	MemoryContext old = MemoryContextSwitchTo(sf_pending_cxt);
+	MemoryContext old = MemoryContextSwitchTo(pending_cxt);
 
 	pend->relid = entry->relid;
 	if (run == NULL || run->superseded != InvalidSubTransactionId ||
@@ -898,7 +898,7 @@ sf_pending_write_all(void)
 	Oid			nsp;
 	Oid			relid = InvalidOid;
 
-	if (sf_pending == NULL)
+	if (pending_hash == NULL)
 		return;
 	nsp = get_namespace_oid("streamforge", true);
 	if (OidIsValid(nsp))
@@ -909,7 +909,7 @@ sf_pending_write_all(void)
 	SPI_connect();
 	/* at commit, no statement's snapshot is active any more */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	hash_seq_init(&status, sf_pending);
+	hash_seq_init(&status, pending_hash);
 	while ((pend = hash_seq_search(&status)) != NULL)
 		if (pend->runs != NULL && pend->relid == relid)
 			sf_pending_write(pend);
@@ -947,9 +947,9 @@ sf_pending_subxact_end(bool abort, SubTransactionId mySubid,
 	HASH_SEQ_STATUS status;
 	SfPending  *pend;
 
-	if (sf_pending == NULL)
+	if (pending_hash == NULL)
 		return;
-	hash_seq_init(&status, sf_pending);
+	hash_seq_init(&status, pending_hash);
 	while ((pend = hash_seq_search(&status)) != NULL)
 	{
 		SfPendingRun *run;
@@ -998,7 +998,7 @@ sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run, int64 *bytes,
  */
 
 static SfWindowKind
-sf_parse_kind(const char *name, const char *kind)
+kind_parse(const char *name, const char *kind)
 {
 	if (strcmp(kind, "fixed") == 0)
 		return SF_WINDOW_FIXED;
@@ -1006,12 +1006,12 @@ sf_parse_kind(const char *name, const char *kind)
 		return SF_WINDOW_SLIDING;
 	if (strcmp(kind, "session") == 0)
 		return SF_WINDOW_SESSION;
-	sf_corrupt_definition(name, "A window has an unknown kind.");
+	corrupt_definition(name, "A window has an unknown kind.");
 	return SF_WINDOW_FIXED;		/* keep compiler quiet */
 }
 
 static const char *
-sf_kind_name(SfWindowKind kind)
+kind_name(SfWindowKind kind)
 {
 	switch (kind)
 	{
@@ -1027,12 +1027,12 @@ sf_kind_name(SfWindowKind kind)
 }
 
 static void
-sf_copy_name(const char *pipeline, char *dst, const char *src)
+copy_name(const char *pipeline, char *dst, const char *src)
 {
 	size_t		len = strlen(src);
 
 	if (len == 0 || len > SF_NAME_MAX)
-		sf_corrupt_definition(pipeline, "A partition or window name is empty or too long.");
+		corrupt_definition(pipeline, "A partition or window name is empty or too long.");
 	memcpy(dst, src, len + 1);
 }
 
@@ -1043,7 +1043,7 @@ sf_copy_name(const char *pipeline, char *dst, const char *src)
  * when a definition is loaded.
  */
 static bool
-sf_has_retention_column(void)
+has_retention_column(void)
 {
 	Oid			nsp = get_namespace_oid("streamforge", true);
 	Oid			rel;
@@ -1056,14 +1056,14 @@ sf_has_retention_column(void)
 
 /* The retention of pipeline id (SPEC.md 6); NULL keeps everything */
 static void
-sf_load_retention(const char *name, int64 id, SfPipelineDef *def)
+load_retention(const char *name, int64 id, SfPipelineDef *def)
 {
 	Datum		arg = Int64GetDatum(id);
 	bool		isnull;
 
 	def->has_retention = false;
 	def->retention = 0;
-	if (!sf_has_retention_column())
+	if (!has_retention_column())
 		return;
 	sf_exec(PLAN_DEF_RETENTION, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
@@ -1071,7 +1071,7 @@ sf_load_retention(const char *name, int64 id, SfPipelineDef *def)
 	def->retention = sf_getint64(1, &isnull);
 	def->has_retention = !isnull;
 	if (def->has_retention && def->retention < 0)
-		sf_corrupt_definition(name, "The retention is negative.");
+		corrupt_definition(name, "The retention is negative.");
 }
 
 /*
@@ -1099,25 +1099,25 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 	arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
 										   SPI_tuptable->tupdesc, 1, &isnull));
 	def->lateness = sf_getint64(2, &isnull);
-	sf_load_retention(name, id, def);
+	load_retention(name, id, def);
 	if (ARR_NDIM(arr) > 1)
-		sf_corrupt_definition(name, "The partitions are not a list.");
+		corrupt_definition(name, "The partitions are not a list.");
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &elemnulls, &n);
 	if (n < 1 || n > PG_UINT16_MAX)
-		sf_corrupt_definition(name, "The number of partitions is out of range.");
+		corrupt_definition(name, "The number of partitions is out of range.");
 	def->npartitions = n;
 	def->partitions = MemoryContextAllocZero(cxt, n * sizeof(*def->partitions));
 	for (i = 0; i < n; i++)
 	{
 		if (elemnulls[i])
-			sf_corrupt_definition(name, "A partition name is null.");
-		sf_copy_name(name, def->partitions[i], TextDatumGetCString(elems[i]));
+			corrupt_definition(name, "A partition name is null.");
+		copy_name(name, def->partitions[i], TextDatumGetCString(elems[i]));
 	}
 
 	sf_exec(PLAN_DEF_WINDOWS, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed < 1 || SPI_processed > PG_UINT16_MAX)
-		sf_corrupt_definition(name, "The number of windows is out of range.");
+		corrupt_definition(name, "The number of windows is out of range.");
 	def->nwindows = (int) SPI_processed;
 	def->windows = MemoryContextAllocZero(cxt, SPI_processed * sizeof(SfWindowDef));
 	for (i = 0; i < SPI_processed; i++)
@@ -1130,9 +1130,9 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 		Datum		d;
 
 		if (wname == NULL || kind == NULL)
-			sf_corrupt_definition(name, "A window has a null name or kind.");
-		sf_copy_name(name, w->name, wname);
-		w->kind = sf_parse_kind(name, kind);
+			corrupt_definition(name, "A window has a null name or kind.");
+		copy_name(name, w->name, wname);
+		w->kind = kind_parse(name, kind);
 		d = SPI_getbinval(tup, desc, 3, &isnull);
 		w->size = isnull ? 0 : DatumGetInt64(d);
 		d = SPI_getbinval(tup, desc, 4, &isnull);
@@ -1152,7 +1152,7 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
  * as broken if this fails.
  */
 static int64
-sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes,
+replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes,
 				  SfPending *pend)
 {
 	int64		last = from;
@@ -1229,7 +1229,7 @@ sf_replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes,
  * connected to SPI with a snapshot pushed.
  */
 static void
-sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
+rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 {
 	SfPipelineDef def;
 	SfPipeline *p;
@@ -1258,11 +1258,11 @@ sf_rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 							   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 	}
 	p->offset_replays = row->offset_replays_base;
-	last_pos = sf_replay_journal(p, row->id, 0, &bytes,
+	last_pos = replay_journal(p, row->id, 0, &bytes,
 								 sf_pending_lookup(row->id, false));
 
 	/* complete: the cache takes it over */
-	MemoryContextSetParent(p->cxt, sf_cache_cxt);
+	MemoryContextSetParent(p->cxt, cache_cxt);
 	entry->pipeline = p;
 	entry->relid = row->relid;
 	entry->id = row->id;
@@ -1317,12 +1317,12 @@ sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 		/* nothing buffered: that needs the row lock, which nobody else had */
 		Assert(sf_pending_lookup(row->id, false) == NULL ||
 			   sf_pending_lookup(row->id, false)->runs == NULL);
-		entry->last_pos = sf_replay_journal(entry->pipeline, row->id, from,
+		entry->last_pos = replay_journal(entry->pipeline, row->id, from,
 											&entry->journal_bytes, NULL);
 		entry->version = row->version;
 		return;
 	}
-	sf_rebuild(entry, name, row);
+	rebuild(entry, name, row);
 }
 
 /* ----------------------------------------------------------------
@@ -1339,7 +1339,7 @@ sf_persist_init(void)
 	DefineCustomIntVariable("streamforge.compaction_threshold",
 							"Journal size above which a pipeline's state is compacted into a new snapshot.",
 							"The journal since the last snapshot is compacted once it exceeds the larger of this and four times the snapshot's size; -1 disables compaction.",
-							&sf_compaction_threshold,
+							&compaction_threshold,
 							64 * 1024, -1, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
@@ -1400,7 +1400,7 @@ sf_persist_create(const SfPipelineDef *def)
 		const SfWindowDef *w = &def->windows[i];
 
 		wnames[i] = CStringGetTextDatum(w->name);
-		wkinds[i] = CStringGetTextDatum(sf_kind_name(w->kind));
+		wkinds[i] = CStringGetTextDatum(kind_name(w->kind));
 		wsizes[i] = Int64GetDatum(w->size);
 		wsteps[i] = Int64GetDatum(w->step);
 		wgaps[i] = Int64GetDatum(w->gap);
@@ -1490,7 +1490,7 @@ sf_persist_drop(const char *name)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
-	sf_check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
+	check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
 	sf_persist_check_writable(name);
 	sf_exec(PLAN_DROP, &arg, NULL, false, SPI_OK_DELETE_RETURNING);
 	if (SPI_processed != 1)
@@ -1540,8 +1540,8 @@ sf_persist_open(const char *name, bool for_write)
 	 * This transaction holds the lock: nobody else can have changed the
 	 * pipeline or its privileges, so the cached copy is the truth.
 	 */
-	if (sf_write_entry != NULL && strcmp(sf_write_entry->name, name) == 0)
-		entry = sf_write_entry; /* per-row calls: no hashing */
+	if (write_entry != NULL && strcmp(write_entry->name, name) == 0)
+		entry = write_entry; /* per-row calls: no hashing */
 	else
 		entry = sf_cache_lookup(name, false);
 	if (for_write && entry != NULL && entry->locked &&
@@ -1553,7 +1553,7 @@ sf_persist_open(const char *name, bool for_write)
 			SfAcl		acl;
 
 			sf_persist_get_acl(name, false, &acl);
-			sf_acl_copy(&entry->acl, &acl, sf_cache_cxt);
+			sf_acl_copy(&entry->acl, &acl, cache_cxt);
 			entry->acl_stale = false;
 		}
 		sf_acl_check(&entry->acl, name, GetUserId(), required);
@@ -1561,7 +1561,7 @@ sf_persist_open(const char *name, bool for_write)
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
 		sf_cache_touch(entry);
-		sf_write_entry = entry;
+		write_entry = entry;
 		/* nothing but the state refers to its keys between calls */
 		sf_keys_collect(entry->pipeline);
 		return entry->pipeline;
@@ -1574,7 +1574,7 @@ sf_persist_open(const char *name, bool for_write)
 	if (for_write)
 	{
 		/* the privilege first: nothing runs as the owner for a stranger */
-		sf_check_acl_unlocked(name, &arg, saved.userid, required);
+		check_acl_unlocked(name, &arg, saved.userid, required);
 		sf_persist_check_writable(name);
 		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 		if (SPI_processed != 1)
@@ -1603,7 +1603,7 @@ sf_persist_open(const char *name, bool for_write)
 
 	entry = sf_cache_lookup(name, true);
 	sf_cache_sync(entry, name, &row, current_version);
-	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
+	sf_acl_copy(&entry->acl, &row.acl, cache_cxt);
 	entry->acl_stale = false;
 
 	PopActiveSnapshot();
@@ -1624,14 +1624,14 @@ sf_persist_open(const char *name, bool for_write)
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->locked = true;
 		entry->journal_pending = true;
-		sf_write_entry = entry;
+		write_entry = entry;
 
 		/*
 		 * The first write of this transaction found the committed state
 		 * (we hold the row lock and bumped a committed version), unless a
 		 * savepoint rollback made us reload state of our own.
 		 */
-		if (first && !sf_subabort_discarded && entry->pipeline != NULL)
+		if (first && !subabort_discarded && entry->pipeline != NULL)
 		{
 			entry->clean_valid = true;
 			entry->clean_pipeline = entry->pipeline;
@@ -1656,7 +1656,7 @@ sf_persist_open(const char *name, bool for_write)
  * Reads no table: the caller need not be connected to SPI.
  */
 static bytea *
-sf_try_snapshot(SfPipeline *p)
+try_snapshot(SfPipeline *p)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -1702,15 +1702,15 @@ sf_try_snapshot(SfPipeline *p)
  * Called by sf_persist_journal_* below once the engine operation succeeded.
  */
 static void
-sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
+write_journal(SfPipeline *p, const char *data, Size len)
 {
 	SfCacheEntry *entry;
 	int64		limit;
 	SfSavedUser saved;
 	bytea	   *snap = NULL;
 
-	if (sf_write_entry != NULL && sf_write_entry->pipeline == p)
-		entry = sf_write_entry;
+	if (write_entry != NULL && write_entry->pipeline == p)
+		entry = write_entry;
 	else
 		entry = sf_cache_lookup(p->def.name, false);
 
@@ -1724,8 +1724,8 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	 * the journal costs about what ingesting did, so a journal a few times
 	 * the snapshot's size loads about as fast as the snapshot decodes.
 	 */
-	limit = sf_compaction_threshold < 0 ? -1 :
-		Max((int64) sf_compaction_threshold * 1024,
+	limit = compaction_threshold < 0 ? -1 :
+		Max((int64) compaction_threshold * 1024,
 			SF_COMPACTION_FACTOR * entry->snapshot_len);
 
 	/*
@@ -1735,13 +1735,13 @@ sf_persist_write_journal(SfPipeline *p, const char *data, Size len)
 	 * what is remembered).
 	 */
 	if (limit >= 0 && p->def.has_retention)
-		limit = Max(Min((int64) sf_compaction_threshold * 1024,
+		limit = Max(Min((int64) compaction_threshold * 1024,
 						SF_RETENTION_COMPACTION_FLOOR),
 					SF_COMPACTION_FACTOR * entry->snapshot_len);
 
 	if (limit >= 0 && entry->journal_bytes + (int64) len > limit &&
 		entry->journal_bytes + (int64) len > entry->compact_after &&
-		(snap = sf_try_snapshot(p)) == NULL)
+		(snap = try_snapshot(p)) == NULL)
 	{
 		/* too large: journal, and retry once the journal has doubled */
 		entry->compact_after = 2 * (entry->journal_bytes + (int64) len);
@@ -1830,7 +1830,7 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
 	StringInfoData buf;
 
 	sf_journal_encode_ingest(&buf, p, d, n);
-	sf_persist_write_journal(p, buf.data, buf.len);
+	write_journal(p, buf.data, buf.len);
 	pfree(buf.data);
 }
 
@@ -1841,7 +1841,7 @@ sf_persist_journal_advance(SfPipeline *p, const char *partition,
 	StringInfoData buf;
 
 	sf_journal_encode_advance(&buf, p, partition, progress);
-	sf_persist_write_journal(p, buf.data, buf.len);
+	write_journal(p, buf.data, buf.len);
 	pfree(buf.data);
 }
 
@@ -1851,7 +1851,7 @@ sf_persist_journal_mark_idle(SfPipeline *p, const char *partition)
 	StringInfoData buf;
 
 	sf_journal_encode_mark_idle(&buf, p, partition);
-	sf_persist_write_journal(p, buf.data, buf.len);
+	write_journal(p, buf.data, buf.len);
 	pfree(buf.data);
 }
 
@@ -1879,7 +1879,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
-	sf_check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
+	check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
 	sf_persist_check_writable(name);
 	sf_check_checkpoint_size(data, len);
 	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
@@ -1916,7 +1916,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	 */
 	entry = sf_cache_lookup(name, true);
 	sf_cache_invalidate(entry);
-	MemoryContextSetParent(p->cxt, sf_cache_cxt);
+	MemoryContextSetParent(p->cxt, cache_cxt);
 	entry->pipeline = p;
 	entry->relid = row.relid;
 	entry->id = row.id;
@@ -1925,7 +1925,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry->snapshot_len = snap_len;
 	entry->last_pos = 0;
 	entry->journal_bytes = 0;
-	sf_acl_copy(&entry->acl, &row.acl, sf_cache_cxt);
+	sf_acl_copy(&entry->acl, &row.acl, cache_cxt);
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
 	entry->locked = true;
 	sf_cache_account(entry);
@@ -2006,11 +2006,11 @@ sf_persist_set_acl(const char *name, const SfAcl *acl)
 	entry = sf_cache_lookup(name, false);
 	if (entry != NULL)
 	{
-		sf_acl_copy(&entry->acl, acl, sf_cache_cxt);
+		sf_acl_copy(&entry->acl, acl, cache_cxt);
 		/* subtransaction ids grow: the current one is the latest */
 		entry->acl_subid = GetCurrentSubTransactionId();
 		entry->acl_stale = false;
-		sf_acl_changed = true;
+		acl_changed = true;
 	}
 }
 
@@ -2049,20 +2049,20 @@ sf_xact_callback(XactEvent event, void *arg)
 		default:
 			return;
 	}
-	sf_subabort_discarded = false;
+	subabort_discarded = false;
 	sf_pending_reset();
-	if (sf_cache != NULL && sf_acl_changed)
+	if (cache_hash != NULL && acl_changed)
 	{
 		/* subtransaction ids start again with the next transaction */
-		hash_seq_init(&status, sf_cache);
+		hash_seq_init(&status, cache_hash);
 		while ((entry = hash_seq_search(&status)) != NULL)
 			entry->acl_subid = InvalidSubTransactionId;
 	}
-	sf_acl_changed = false;
-	if (sf_cache == NULL || sf_nmodified == 0)
+	acl_changed = false;
+	if (cache_hash == NULL || nmodified == 0)
 		return;
 
-	hash_seq_init(&status, sf_cache);
+	hash_seq_init(&status, cache_hash);
 	while ((entry = hash_seq_search(&status)) != NULL)
 	{
 		entry->journal_pending = false;
@@ -2085,19 +2085,19 @@ sf_xact_callback(XactEvent event, void *arg)
 			entry->version = entry->clean_version;
 			entry->modified_subid = InvalidSubTransactionId;
 			entry->clean_valid = false;
-			sf_nmodified--;
+			nmodified--;
 		}
 		else if (discard)
-			sf_cache_remove(entry);
+			cache_remove(entry);
 		else
 		{
 			entry->modified_subid = InvalidSubTransactionId;
 			entry->clean_valid = false;
-			sf_nmodified--;
+			nmodified--;
 			sf_cache_account(entry);
 		}
 	}
-	Assert(sf_nmodified == 0);
+	Assert(nmodified == 0);
 
 	/* what the transaction's calls added may exceed the limit now */
 	sf_cache_enforce(NULL);
@@ -2125,10 +2125,10 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	 * it is read again before it is trusted.
 	 */
 	if ((event == SUBXACT_EVENT_ABORT_SUB ||
-		 event == SUBXACT_EVENT_COMMIT_SUB) && sf_cache != NULL &&
-		sf_acl_changed)
+		 event == SUBXACT_EVENT_COMMIT_SUB) && cache_hash != NULL &&
+		acl_changed)
 	{
-		hash_seq_init(&status, sf_cache);
+		hash_seq_init(&status, cache_hash);
 		while ((entry = hash_seq_search(&status)) != NULL)
 		{
 			if (entry->acl_subid == InvalidSubTransactionId ||
@@ -2139,18 +2139,18 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 				entry->acl_stale = true;
 		}
 	}
-	if (event != SUBXACT_EVENT_ABORT_SUB || sf_cache == NULL ||
-		sf_nmodified == 0)
+	if (event != SUBXACT_EVENT_ABORT_SUB || cache_hash == NULL ||
+		nmodified == 0)
 		return;
 
-	hash_seq_init(&status, sf_cache);
+	hash_seq_init(&status, cache_hash);
 	while ((entry = hash_seq_search(&status)) != NULL)
 	{
 		if (entry->modified_subid != InvalidSubTransactionId &&
 			entry->modified_subid >= mySubid)
 		{
-			sf_cache_remove(entry);
-			sf_subabort_discarded = true;
+			cache_remove(entry);
+			subabort_discarded = true;
 		}
 	}
 }
@@ -2253,7 +2253,7 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 		const SfWindowDef *w = &def->windows[i];
 
 		wd[0][i] = CStringGetTextDatum(w->name);
-		wd[1][i] = CStringGetTextDatum(sf_kind_name(w->kind));
+		wd[1][i] = CStringGetTextDatum(kind_name(w->kind));
 		wd[2][i] = Int64GetDatum(w->size);
 		wd[3][i] = Int64GetDatum(w->step);
 		wd[4][i] = Int64GetDatum(w->gap);
@@ -2306,7 +2306,7 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	 * (see sf_cache_sync), and the snapshot holds what the transaction's
 	 * buffered entries did.
 	 */
-	MemoryContextSetParent(p->cxt, sf_cache_cxt);
+	MemoryContextSetParent(p->cxt, cache_cxt);
 	entry->pipeline = p;
 	sf_pipeline_free(old);
 	entry->clean_valid = false;

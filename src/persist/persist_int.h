@@ -18,10 +18,9 @@
 #include "persist/persist.h"
 
 /* acl.c */
-extern Oid	sf_extension_owner(void);
 extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
 
 /* catalog.c: the "did you mean" hint of an unknown pipeline */
-extern char *sf_similar_pipelines(const char *name);
+extern char *similar_pipelines(const char *name);
 
 #endif							/* SF_PERSIST_INT_H */
