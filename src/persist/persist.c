@@ -47,49 +47,10 @@
  * Read calls run SELECT on the row and bring the cache to the row's version
  * with the journal rows visible in the same snapshot, taking no lock.
  *
- * Cache invariants.  An entry (keyed by name) describes the pipeline with
- * (relid, id): relid is the OID of streamforge.pipeline, so that a pipeline
- * re-created after DROP EXTENSION never matches, and ids come from a
- * sequence, so a dropped and re-created pipeline never matches either.
- * entry->pipeline holds exactly the persisted state at entry->version, as
- * seen by this backend's current transaction, and last_pos is the position
- * of the last journal row it includes, within the journal epoch of its
- * snapshot_version (positions start again after every compaction and
- * restore, see sf_cache_sync); or the entry is invalid (pipeline
- * NULL, or version -1 while a catch-up is in progress).  entry->locked means
- * this transaction holds the row lock; it implies a modified mark, so it is
- * dropped whenever the lock can have been released.
- *
- * An entry whose state includes changes of the current transaction is
- * marked with modified_subid: the subtransaction that was current when it
- * last wrote (or loaded a row version this transaction wrote).
- * Subtransaction ids grow, and the subtransactions that can still abort are
- * the current one and its ancestors, so on abort of subtransaction S every
- * entry with modified_subid >= S is discarded; on top-level abort and
- * PREPARE every marked entry is discarded, and on commit the marks are
- * cleared.  The exception: an entry whose pipeline is, by pointer and
- * mutation count, still the committed state that the transaction's first
- * write open found (clean_*) survives a top-level abort, so a refused call
- * does not cost a rebuild.  MVCC has already rolled the tables back, so the next call
- * reloads the state as of the savepoint.  A pipeline found busy (an engine
- * operation failed half-way) is discarded too.
- *
- * The owner and grants cached with an entry (entry->acl) are what a write
- * call under the transaction's lock trusts.  grant, revoke and set_owner
- * update them at once and record their subtransaction (acl_subid); the
- * abort of that subtransaction or an ancestor marks them stale, and the
- * next locked write reads the row's again, so a rolled-back grant does not
- * keep admitting (nor a rolled-back revoke refusing).
- *
- * A cached pipeline is handed to a call only after sf_keys_collect (engine.c)
- * has had its chance to free the keys its state no longer uses (retention):
- * between calls nothing else refers to them.
- *
- * Memory.  CacheMemoryContext owns the hash table (cache_cxt); each
- * cached pipeline owns its context (SfPipeline->cxt), a child of
- * cache_cxt.  A pipeline is built under CurTransactionContext and moved
- * under cache_cxt only once complete, so an error while building leaks
- * nothing.  Query results live in SPI contexts and die with SPI_finish().
+ * The cache (cache.c) holds each pipeline's state as of a row version;
+ * its invariants and memory rules are in cache.c's header.  The buffered
+ * journal of top-level calls is pending.c's, and every statement on the
+ * tables is catalog.c's.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -121,431 +82,24 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-/* The journal is fetched this many rows at a time */
-#define SF_JOURNAL_FETCH	256
-
 /* streamforge.compaction_threshold, in kB; -1 disables compaction */
 static int	compaction_threshold = 64 * 1024;
 
 /* ... or this many times the snapshot's size, whichever is larger */
 #define SF_COMPACTION_FACTOR	4
 
-/* streamforge.cache_size, in kB; -1: no limit */
-static int	sf_cache_size = 128 * 1024;
-
 /* the journal a pipeline with retention may always keep (bytes) */
 #define SF_RETENTION_COMPACTION_FLOOR	(1024 * 1024)
 
-typedef struct SfCacheEntry
-{
-	char		name[SF_NAME_MAX + 1];	/* hash key, must be first */
-	Oid			relid;			/* OID of streamforge.pipeline */
-	int64		id;
-	int64		version;		/* -1: invalid */
-	int64		snapshot_version;
-	int64		snapshot_len;	/* bytes of the stored snapshot */
-	int64		last_pos;		/* last journal row included, 0: none */
-	int64		journal_bytes;	/* bytes of the journal rows included */
-	SfPipeline *pipeline;		/* NULL: invalid */
-	SfAcl		acl;			/* owner and grants, as of the last read */
-
-	/*
-	 * The latest subtransaction of the current transaction that changed
-	 * acl (sf_persist_set_acl), and whether a subtransaction abort undid
-	 * such a change since acl was read: the locked path of
-	 * sf_persist_open, which trusts acl, then reads the row again.
-	 */
-	SubTransactionId acl_subid;
-	bool		acl_stale;
-
-	/*
-	 * What the pipeline looked like when the current transaction first
-	 * opened it for writing, if that was the committed state at version:
-	 * an abort that finds the same pipeline with the same mutation count
-	 * keeps it instead of rebuilding (see sf_xact_callback).
-	 */
-	bool		clean_valid;
-	SfPipeline *clean_pipeline;
-	uint64		clean_mutations;
-	int64		clean_version;	/* the committed version it equals */
-	int64		compact_after;	/* journal bytes before compacting again,
-								 * after a state too large to snapshot */
-	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
-	bool		locked;			/* this transaction holds the row lock */
-	bool		journal_pending;	/* opened for write, not journaled yet */
-	dlist_node	lru_node;		/* in cache_lru, most recently used first */
-	int64		mem;			/* bytes charged to cache_bytes */
-} SfCacheEntry;
-
-/* What the pipeline row says */
-typedef struct SfRowInfo
-{
-	Oid			relid;
-	int64		id;
-	int64		version;
-	int64		snapshot_version;
-	int64		snapshot_len;
-	int64		offset_replays_base;
-	SfAcl		acl;			/* grants in the caller's memory context */
-	bool		ours;			/* row version written by this transaction */
-} SfRowInfo;
-
-static HTAB *cache_hash = NULL;
-static MemoryContext cache_cxt = NULL;
-
 /*
- * The entry the latest sf_persist_open() for writing returned, so that the
- * journal write of the same call (write_journal) needs no second
- * lookup by name.  Only a hint: the user checks that its pipeline is the
- * one being journaled, and cache_remove() clears it before the entry's
- * slot can be reused.
+ * A pipeline found missing: it may have been dropped behind our back, so
+ * its cache entry is of no use any more.  Raises 42704 with the hint.
  */
-static SfCacheEntry *write_entry = NULL;
-static int	nmodified = 0;	/* entries with modified_subid set */
-
-/* Every entry, least recently used last, and the bytes they hold */
-static dlist_head cache_lru = DLIST_STATIC_INIT(cache_lru);
-static int64 cache_bytes = 0;
-
-/*
- * The current transaction discarded an entry holding its own changes (a
- * subtransaction abort, a drop): a pipeline loaded afterwards may hold this
- * transaction's own uncommitted work, so no clean baseline is taken until
- * the transaction ends.
- */
-static bool subabort_discarded = false;
-
-/* Some entry's acl_subid is set (sf_persist_set_acl in this transaction) */
-static bool acl_changed = false;
-
-/*
- * Journal entries not yet in the table.  The entries of write calls made
- * at the top level of a transaction (no savepoint or exception block
- * active) are buffered here and stored before commit or prepare, one row
- * per run of consecutive positions, instead of one INSERT per call.  Their
- * positions are taken at once (entry->last_pos), so the rows keep the order
- * of the calls, whatever a subtransaction writes in between.  Only the
- * abort of the whole transaction can undo a top-level call, and it discards
- * this buffer with everything else; a savepoint rollback never does, and
- * discards only cached state, which is rebuilt from the tables plus this
- * buffer.  A new snapshot (compaction, restore) or a drop in subtransaction
- * S covers the buffered runs: they are marked superseded by S, dropped
- * when the top level commits, and live again if S (or an ancestor) aborts.
- */
-typedef struct SfPendingRun
+static pg_attribute_noreturn() void
+forget_unknown_pipeline(const char *name)
 {
-	int64		last_pos;		/* position of its last entry: the row's pos */
-	int			count;			/* entries */
-	StringInfoData data;		/* entries, each after its uint32 length */
-	SubTransactionId superseded;	/* Invalid: live */
-	struct SfPendingRun *next;
-} SfPendingRun;
-
-typedef struct SfPending
-{
-	int64		id;				/* hash key: the pipeline id */
-	Oid			relid;			/* OID of the streamforge.pipeline it is in */
-	SfPendingRun *runs;			/* in position order */
-	SfPendingRun *tail;
-	int64		bytes;			/* entry bytes of the live runs */
-} SfPending;
-
-/* Flush a pipeline's buffer at the top level once it holds this much */
-#define SF_PENDING_FLUSH	(16 * 1024)
-
-static HTAB *pending_hash = NULL;	/* in pending_cxt; NULL: nothing */
-static MemoryContext pending_cxt = NULL;
-
-/*
- * The entry of pending_hash found last: per-row calls on one pipeline find it
- * without hashing.  Entries are never removed one by one, only all at once
- * with the table (sf_pending_reset), which clears this too.
- */
-static SfPending *pending_last = NULL;
-
-/* Prepared statements, kept for the backend's lifetime */
-typedef enum SfPlanId
-{
-	PLAN_OPEN_WRITE,
-	PLAN_OPEN_READ,
-	PLAN_DEF,
-	PLAN_DEF_WINDOWS,
-	PLAN_SNAPSHOT_GET,
-	PLAN_JOURNAL_GET,
-	PLAN_JOURNAL_PUT,
-	PLAN_JOURNAL_CLEAR,
-	PLAN_SNAPSHOT_PUT,
-	PLAN_CREATE,
-	PLAN_DROP,
-	PLAN_ACL_GET,
-	PLAN_ACL_LOCK,
-	PLAN_ACL_PUT,
-	PLAN_EXISTS,
-	PLAN_DEF_RETENTION,
-	PLAN_SET_RETENTION,
-	NUM_PLANS
-} SfPlanId;
-
-typedef struct SfPlanText
-{
-	const char *sql;
-	int			nargs;
-	Oid			argtypes[9];
-} SfPlanText;
-
-/*
- * Every statement names its objects with their schema and uses
- * OPERATOR(pg_catalog.=), so the caller's search_path cannot redirect it.
- * They run as the extension's owner (acl.c).
- */
-#define SF_ROW_COLUMNS \
-	"tableoid, id, version, snapshot_version, " \
-	"pg_catalog.octet_length(snapshot), offset_replays_base, " \
-	"owner, readers, ingesters, admins"
-#define SF_ROW_NCOLUMNS 10
-
-static const SfPlanText catalog_plan_text[NUM_PLANS] = {
-	[PLAN_OPEN_WRITE] = {
-		"UPDATE streamforge.pipeline "
-		"SET version = version OPERATOR(pg_catalog.+) 1 "
-		"WHERE name OPERATOR(pg_catalog.=) $1 RETURNING " SF_ROW_COLUMNS,
-		1, {TEXTOID}
-	},
-	[PLAN_OPEN_READ] = {
-		"SELECT " SF_ROW_COLUMNS ", xmin FROM streamforge.pipeline "
-		"WHERE name OPERATOR(pg_catalog.=) $1",
-		1, {TEXTOID}
-	},
-	[PLAN_DEF] = {
-		"SELECT partitions, lateness FROM streamforge.pipeline "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
-		1, {INT8OID}
-	},
-	[PLAN_DEF_WINDOWS] = {
-		"SELECT w.name, w.kind, w.size, w.step, w.gap "
-		"FROM streamforge.pipeline p, "
-		"pg_catalog.unnest(p.windows) WITH ORDINALITY "
-		"AS w(name, kind, size, step, gap, i) "
-		"WHERE p.id OPERATOR(pg_catalog.=) $1 ORDER BY w.i",
-		1, {INT8OID}
-	},
-	[PLAN_SNAPSHOT_GET] = {
-		"SELECT snapshot FROM streamforge.pipeline "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
-		1, {INT8OID}
-	},
-	[PLAN_JOURNAL_GET] = {
-		"SELECT pos, entry FROM streamforge.journal "
-		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
-		"AND pos OPERATOR(pg_catalog.>) $2 ORDER BY pos",
-		2, {INT8OID, INT8OID}
-	},
-	[PLAN_JOURNAL_PUT] = {
-		"INSERT INTO streamforge.journal (pipeline_id, pos, entry) "
-		"VALUES ($1, $2, $3)",
-		3, {INT8OID, INT8OID, BYTEAOID}
-	},
-	[PLAN_JOURNAL_CLEAR] = {
-		"DELETE FROM streamforge.journal "
-		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1",
-		1, {INT8OID}
-	},
-	[PLAN_SNAPSHOT_PUT] = {
-		"UPDATE streamforge.pipeline SET snapshot = $2, "
-		"snapshot_version = version, offset_replays_base = $3 "
-		"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version",
-		3, {INT8OID, BYTEAOID, INT8OID}
-	},
-	[PLAN_CREATE] = {
-		"INSERT INTO streamforge.pipeline (name, partitions, windows, lateness, "
-		"owner) "
-		"SELECT $1, $2, "
-		"pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)"
-		"::streamforge.window_def ORDER BY u.i), $8, $9 "
-		"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), "
-		"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) "
-		"WITH ORDINALITY "
-		"AS u(n, k, s, st, g, i) "
-		"ON CONFLICT (name) DO NOTHING RETURNING id",
-		9, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID, REGROLEOID}
-	},
-	[PLAN_DROP] = {
-		"DELETE FROM streamforge.pipeline "
-		"WHERE name OPERATOR(pg_catalog.=) $1 "
-		"RETURNING id, owner, readers, ingesters, admins",
-		1, {TEXTOID}
-	},
-	[PLAN_ACL_GET] = {
-		"SELECT owner, readers, ingesters, admins FROM streamforge.pipeline "
-		"WHERE name OPERATOR(pg_catalog.=) $1",
-		1, {TEXTOID}
-	},
-	[PLAN_ACL_LOCK] = {
-		"SELECT owner, readers, ingesters, admins FROM streamforge.pipeline "
-		"WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-		1, {TEXTOID}
-	},
-	[PLAN_ACL_PUT] = {
-		"UPDATE streamforge.pipeline SET owner = $2, readers = $3, "
-		"ingesters = $4, admins = $5 WHERE name OPERATOR(pg_catalog.=) $1",
-		5, {TEXTOID, REGROLEOID, REGROLEARRAYOID, REGROLEARRAYOID,
-		REGROLEARRAYOID}
-	},
-	[PLAN_EXISTS] = {
-		"SELECT 1 FROM streamforge.pipeline "
-		"WHERE name OPERATOR(pg_catalog.=) $1",
-		1, {TEXTOID}
-	},
-	/* 0.2.0: the retention column (absent until ALTER EXTENSION UPDATE) */
-	[PLAN_DEF_RETENTION] = {
-		"SELECT retention FROM streamforge.pipeline "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
-		1, {INT8OID}
-	},
-	[PLAN_SET_RETENTION] = {
-		"UPDATE streamforge.pipeline SET retention = $2 "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
-		2, {INT8OID, INT8OID}
-	},
-};
-
-static SPIPlanPtr catalog_plans[NUM_PLANS];
-
-static void sf_xact_callback(XactEvent event, void *arg);
-static void sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-								SubTransactionId parentSubid, void *arg);
-
-/* ----------------------------------------------------------------
- * Helpers
- * ----------------------------------------------------------------
- */
-
-static SPIPlanPtr
-sf_plan(SfPlanId id)
-{
-	if (catalog_plans[id] == NULL)
-	{
-		const SfPlanText *t = &catalog_plan_text[id];
-		SPIPlanPtr	plan;
-
-		plan = SPI_prepare(t->sql, t->nargs, (Oid *) t->argtypes);
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
-				 t->sql, SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		catalog_plans[id] = plan;
-	}
-	return catalog_plans[id];
-}
-
-/*
- * Run a prepared statement.  read_only statements use the active snapshot;
- * the others take a new one per statement (so that, under READ COMMITTED,
- * a row lock wait ends on the latest committed row).
- */
-static void
-sf_exec(SfPlanId id, Datum *values, const char *nulls, bool read_only,
-		int expected)
-{
-	int			rc;
-
-	rc = SPI_execute_plan(sf_plan(id), values, nulls, read_only, 0);
-	if (rc != expected)
-		elog(ERROR, "could not run streamforge statement %d: %s",
-			 (int) id, SPI_result_code_string(rc));
-}
-
-static int64
-sf_getint64(int col, bool *isnull)
-{
-	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-								  col, isnull);
-
-	return *isnull ? 0 : DatumGetInt64(d);
-}
-
-/*
- * Read the owner, readers, ingesters and admins columns, at col and the
- * three after it, of the first result row into acl, allocated in cxt.
- */
-static void
-sf_read_acl(SfAcl *acl, HeapTuple tup, TupleDesc desc, int col,
-			MemoryContext cxt)
-{
-	Datum		d[4];
-	bool		isnull;
-	int			i;
-	MemoryContext old;
-
-	for (i = 0; i < 4; i++)
-	{
-		d[i] = SPI_getbinval(tup, desc, col + i, &isnull);
-		if (isnull)
-			elog(ERROR, "streamforge: pipeline privileges are null");
-	}
-	old = MemoryContextSwitchTo(cxt);
-	sf_acl_from_datums(acl, d[0], d[1], d[2], d[3]);
-	MemoryContextSwitchTo(old);
-}
-
-/*
- * Read SF_ROW_COLUMNS of the (single) result row; the acl is allocated in
- * cxt.
- */
-static void
-sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt)
-{
-	HeapTuple	tup = SPI_tuptable->vals[0];
-	TupleDesc	desc = SPI_tuptable->tupdesc;
-	bool		isnull;
-
-	row->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
-	row->id = sf_getint64(2, &isnull);
-	row->version = sf_getint64(3, &isnull);
-	row->snapshot_version = sf_getint64(4, &isnull);
-	row->snapshot_len = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
-	if (isnull)
-		row->snapshot_len = 0;
-	row->offset_replays_base = sf_getint64(6, &isnull);
-	sf_read_acl(&row->acl, tup, desc, 7, cxt);
-	row->ours = false;
-	if (with_xmin)
-	{
-		TransactionId xmin;
-
-		xmin = DatumGetTransactionId(SPI_getbinval(tup, desc,
-												   SF_ROW_NCOLUMNS + 1,
-												   &isnull));
-		row->ours = TransactionIdIsCurrentTransactionId(xmin);
-	}
-}
-
-static void sf_cache_forget(const char *name);
-
-static void
-sf_unknown_pipeline(const char *name)
-{
-	char	   *hint;
-
-	/* a pipeline dropped behind our back: its entry is of no use any more */
 	sf_cache_forget(name);
-	hint = similar_pipelines(name);
-	ereport(ERROR,
-			errcode(ERRCODE_UNDEFINED_OBJECT),
-			errmsg("pipeline \"%s\" does not exist", sf_msg_cstr(name)),
-			hint ? errhint("%s", hint) : 0);
-}
-
-/* A name that cannot be stored is simply unknown (SPEC 5.8) */
-static void
-sf_check_lookup_name(const char *name)
-{
-	size_t		len = strlen(name);
-
-	if (len == 0 || len > SF_NAME_MAX)
-		sf_unknown_pipeline(name);
+	sf_unknown_pipeline(name);
 }
 
 /*
@@ -564,765 +118,10 @@ check_acl_unlocked(const char *name, Datum *arg, Oid user,
 
 	sf_exec(PLAN_ACL_GET, arg, NULL, false, SPI_OK_SELECT);
 	if (SPI_processed != 1)
-		sf_unknown_pipeline(name);
+		forget_unknown_pipeline(name);
 	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 				CurrentMemoryContext);
 	sf_acl_check(&acl, name, user, required);
-}
-
-/*
- * A write in a read-only transaction (or on a standby) is refused with
- * the pipeline's name, not the internal statement's.
- */
-void
-sf_persist_check_writable(const char *name)
-{
-	if (XactReadOnly)
-		ereport(ERROR,
-				errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				errmsg("cannot change pipeline \"%s\" in a read-only transaction",
-					   sf_msg_cstr(name)));
-}
-
-static pg_attribute_noreturn() void
-corrupt_definition(const char *name, const char *detail);
-
-static void
-corrupt_definition(const char *name, const char *detail)
-{
-	ereport(ERROR,
-			errcode(ERRCODE_DATA_CORRUPTED),
-			errmsg("corrupt definition of pipeline \"%s\"", name),
-			errdetail("%s", detail));
-}
-
-static SfCacheEntry *
-sf_cache_lookup(const char *name, bool create)
-{
-	SfCacheEntry *entry;
-	bool		found;
-
-	if (cache_hash == NULL)
-	{
-		HASHCTL		ctl;
-
-		if (!create)
-			return NULL;
-		cache_cxt = AllocSetContextCreate(CacheMemoryContext,
-											 "streamforge pipeline cache",
-											 ALLOCSET_DEFAULT_SIZES);
-		ctl.keysize = SF_NAME_MAX + 1;
-		ctl.entrysize = sizeof(SfCacheEntry);
-		ctl.hcxt = cache_cxt;
-		cache_hash = hash_create("streamforge pipelines", 16, &ctl,
-							   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	}
-	entry = hash_search(cache_hash, name, create ? HASH_ENTER : HASH_FIND,
-						&found);
-	if (create && !found)
-	{
-		entry->relid = InvalidOid;
-		entry->id = -1;
-		entry->version = -1;
-		entry->snapshot_version = -1;
-		entry->snapshot_len = 0;
-		entry->last_pos = 0;
-		entry->journal_bytes = 0;
-		entry->pipeline = NULL;
-		entry->acl.owner = InvalidOid;
-		entry->acl.ngrants = 0;
-		entry->acl.grants = NULL;
-		entry->acl_subid = InvalidSubTransactionId;
-		entry->acl_stale = false;
-		entry->modified_subid = InvalidSubTransactionId;
-		entry->locked = false;
-		entry->journal_pending = false;
-		entry->clean_valid = false;
-		entry->mem = sizeof(SfCacheEntry);
-		cache_bytes += entry->mem;
-		dlist_push_head(&cache_lru, &entry->lru_node);
-		entry->compact_after = 0;
-	}
-	return entry;
-}
-
-/* Charge the entry's current size to the cache */
-static void
-sf_cache_account(SfCacheEntry *entry)
-{
-	int64		mem = sizeof(SfCacheEntry);
-
-	if (entry->pipeline != NULL)
-		mem += MemoryContextMemAllocated(entry->pipeline->cxt, true);
-	cache_bytes += mem - entry->mem;
-	entry->mem = mem;
-}
-
-/* The entry is in use: it goes to the front of the eviction order */
-static void
-sf_cache_touch(SfCacheEntry *entry)
-{
-	dlist_move_head(&cache_lru, &entry->lru_node);
-}
-
-/* Forget an entry's state; the entry itself stays, invalid */
-static void
-sf_cache_invalidate(SfCacheEntry *entry)
-{
-	if (entry->pipeline != NULL)
-		sf_pipeline_free(entry->pipeline);
-	entry->pipeline = NULL;
-	sf_cache_account(entry);
-	entry->version = -1;
-	entry->locked = false;
-	entry->journal_pending = false;
-	if (entry->modified_subid != InvalidSubTransactionId)
-		nmodified--;
-	entry->modified_subid = InvalidSubTransactionId;
-	entry->clean_valid = false;
-}
-
-static void
-cache_remove(SfCacheEntry *entry)
-{
-	sf_cache_invalidate(entry);
-	if (entry->acl.grants != NULL)
-		pfree(entry->acl.grants);
-	cache_bytes -= entry->mem;
-	dlist_delete(&entry->lru_node);
-	if (write_entry == entry)
-		write_entry = NULL;
-	hash_search(cache_hash, entry->name, HASH_REMOVE, NULL);
-}
-
-/*
- * Remove an entry outside the transaction callbacks.  If it held changes of
- * the current transaction, a later load may find them in the tables, so no
- * clean baseline may be taken for the rest of the transaction.
- */
-static void
-sf_cache_discard(SfCacheEntry *entry)
-{
-	if (entry->modified_subid != InvalidSubTransactionId)
-		subabort_discarded = true;
-	cache_remove(entry);
-}
-
-/* Drop the entry of name, if any: its pipeline does not exist (any more) */
-static void
-sf_cache_forget(const char *name)
-{
-	SfCacheEntry *entry = sf_cache_lookup(name, false);
-
-	if (entry != NULL)
-		sf_cache_discard(entry);
-}
-
-/*
- * Evict the least recently used entries until the cache holds at most
- * streamforge.cache_size, sparing keep, the most recently used entry (a
- * pipeline larger than the limit is not rebuilt for every transaction that
- * uses it), and every entry that holds changes of the current transaction
- * (they are few, and discarding them would cost the transaction a rebuild
- * per call).
- */
-static void
-sf_cache_enforce(SfCacheEntry *keep)
-{
-	int64		limit;
-	dlist_node *cur;
-
-	if (cache_hash == NULL || sf_cache_size < 0)
-		return;
-	limit = (int64) sf_cache_size * 1024;
-	cur = dlist_is_empty(&cache_lru) ? NULL : dlist_tail_node(&cache_lru);
-	while (cur != NULL && cache_bytes > limit)
-	{
-		SfCacheEntry *entry = dlist_container(SfCacheEntry, lru_node, cur);
-
-		cur = dlist_has_prev(&cache_lru, cur) ? dlist_prev_node(&cache_lru, cur) : NULL;
-		if (entry == keep || entry->modified_subid != InvalidSubTransactionId ||
-			entry->locked || entry->journal_pending ||
-			cur == NULL)		/* the most recently used */
-			continue;
-		cache_remove(entry);
-	}
-}
-
-static void
-sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid)
-{
-	if (entry->modified_subid == InvalidSubTransactionId)
-		nmodified++;
-	entry->modified_subid = subid;
-	entry->clean_valid = false;
-}
-
-/* ----------------------------------------------------------------
- * Buffered journal entries (pending_hash)
- * ----------------------------------------------------------------
- */
-
-static SfPending *
-sf_pending_lookup(int64 id, bool create)
-{
-	SfPending  *pend;
-	bool		found;
-
-	if (pending_last != NULL && pending_last->id == id)
-		return pending_last;
-	if (pending_hash == NULL)
-	{
-		HASHCTL		ctl;
-
-		if (!create)
-			return NULL;
-		if (pending_cxt == NULL)
-			pending_cxt = AllocSetContextCreate(TopMemoryContext,
-												   "streamforge pending journal",
-												   ALLOCSET_DEFAULT_SIZES);
-		ctl.keysize = sizeof(int64);
-		ctl.entrysize = sizeof(SfPending);
-		ctl.hcxt = pending_cxt;
-		pending_hash = hash_create("streamforge pending journal", 16, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	pend = hash_search(pending_hash, &id, create ? HASH_ENTER : HASH_FIND,
-					   &found);
-	if (create && !found)
-	{
-		pend->runs = NULL;
-		pend->tail = NULL;
-		pend->bytes = 0;
-	}
-	if (pend != NULL)
-		pending_last = pend;
-	return pend;
-}
-
-/* Forget every buffered entry (end of transaction) */
-static void
-sf_pending_reset(void)
-{
-	pending_hash = NULL;
-	pending_last = NULL;
-	if (pending_cxt != NULL)
-		MemoryContextReset(pending_cxt);
-}
-
-/*
- * Buffer the journal entry of a top-level write call on entry's pipeline,
- * at the next position.
- */
-static void
-sf_pending_add(SfCacheEntry *entry, const char *data, Size len)
-{
-	SfPending  *pend = sf_pending_lookup(entry->id, true);
-	SfPendingRun *run = pend->tail;
-	int64		pos = entry->last_pos + 1;
-	MemoryContext old = MemoryContextSwitchTo(pending_cxt);
-
-	pend->relid = entry->relid;
-	if (run == NULL || run->superseded != InvalidSubTransactionId ||
-		run->last_pos != pos - 1)
-	{
-		run = palloc(sizeof(SfPendingRun));
-		run->count = 0;
-		initStringInfo(&run->data);
-		run->superseded = InvalidSubTransactionId;
-		run->next = NULL;
-		if (pend->tail != NULL)
-			pend->tail->next = run;
-		else
-			pend->runs = run;
-		pend->tail = run;
-	}
-	pq_sendint32(&run->data, (uint32) len);
-	appendBinaryStringInfo(&run->data, data, len);
-	run->count++;
-	run->last_pos = pos;
-	MemoryContextSwitchTo(old);
-	pend->bytes += len;
-	entry->last_pos = pos;
-	entry->journal_bytes += len;
-}
-
-/*
- * Store the live runs of pend as journal rows and forget them all (the
- * superseded ones too: at the top level, nothing can revive them any more).
- * Only at the top level, or just before it commits: rows written inside a
- * subtransaction would vanish with it.  Caller must be connected to SPI as
- * the owner.
- */
-static void
-sf_pending_write(SfPending *pend)
-{
-	SfPendingRun *run;
-
-	for (run = pend->runs; run != NULL; run = run->next)
-	{
-		Datum		values[3];
-
-		if (run->superseded != InvalidSubTransactionId)
-			continue;
-		values[0] = Int64GetDatum(pend->id);
-		values[1] = Int64GetDatum(run->last_pos);
-		values[2] = PointerGetDatum(sf_journal_sequence(run->data.data,
-														run->data.len,
-														run->count));
-		sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
-	}
-	for (run = pend->runs; run != NULL;)
-	{
-		SfPendingRun *next = run->next;
-
-		pfree(run->data.data);
-		pfree(run);
-		run = next;
-	}
-	pend->runs = NULL;
-	pend->tail = NULL;
-	pend->bytes = 0;
-}
-
-/*
- * sf_pending_write for every pipeline, as the owner; the entries of
- * pipelines whose table is gone (DROP EXTENSION) are dropped.
- */
-static void
-sf_pending_write_all(void)
-{
-	HASH_SEQ_STATUS status;
-	SfPending  *pend;
-	SfSavedUser saved;
-	Oid			nsp;
-	Oid			relid = InvalidOid;
-
-	if (pending_hash == NULL)
-		return;
-	nsp = get_namespace_oid("streamforge", true);
-	if (OidIsValid(nsp))
-		relid = get_relname_relid("pipeline", nsp);
-	if (!OidIsValid(relid))
-		return;
-	sf_become_owner(&saved);
-	SPI_connect();
-	/* at commit, no statement's snapshot is active any more */
-	PushActiveSnapshot(GetTransactionSnapshot());
-	hash_seq_init(&status, pending_hash);
-	while ((pend = hash_seq_search(&status)) != NULL)
-		if (pend->runs != NULL && pend->relid == relid)
-			sf_pending_write(pend);
-	PopActiveSnapshot();
-	SPI_finish();
-	sf_restore_user(&saved);
-}
-
-/*
- * A new snapshot or a drop of pipeline id in the current subtransaction
- * covers every buffered entry of it.
- */
-static void
-sf_pending_supersede(int64 id)
-{
-	SfPending  *pend = sf_pending_lookup(id, false);
-	SfPendingRun *run;
-
-	if (pend == NULL)
-		return;
-	for (run = pend->runs; run != NULL; run = run->next)
-		if (run->superseded == InvalidSubTransactionId)
-			run->superseded = GetCurrentSubTransactionId();
-	pend->bytes = 0;
-}
-
-/*
- * End of subtransaction mySubid: on abort, the runs it superseded live
- * again; on commit, they are superseded by its parent.
- */
-static void
-sf_pending_subxact_end(bool abort, SubTransactionId mySubid,
-					   SubTransactionId parentSubid)
-{
-	HASH_SEQ_STATUS status;
-	SfPending  *pend;
-
-	if (pending_hash == NULL)
-		return;
-	hash_seq_init(&status, pending_hash);
-	while ((pend = hash_seq_search(&status)) != NULL)
-	{
-		SfPendingRun *run;
-
-		pend->bytes = 0;
-		for (run = pend->runs; run != NULL; run = run->next)
-		{
-			if (run->superseded != InvalidSubTransactionId &&
-				run->superseded >= mySubid)
-				run->superseded = abort ? InvalidSubTransactionId : parentSubid;
-			if (run->superseded == InvalidSubTransactionId)
-				pend->bytes += run->data.len - 4 * run->count;
-		}
-	}
-}
-
-/*
- * Replay run onto p, unless superseded; add its bytes to *bytes and raise
- * *last to its position.
- */
-static void
-sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run, int64 *bytes,
-					  int64 *last)
-{
-	int			off = 0;
-
-	if (run->superseded != InvalidSubTransactionId)
-		return;
-	while (off < run->data.len)
-	{
-		uint32		n;
-
-		CHECK_FOR_INTERRUPTS();
-		memcpy(&n, run->data.data + off, sizeof(n));
-		n = pg_ntoh32(n);
-		sf_journal_replay(p, run->data.data + off + 4, n);
-		off += 4 + n;
-		*bytes += n;
-	}
-	*last = Max(*last, run->last_pos);
-}
-
-/* ----------------------------------------------------------------
- * Loading
- * ----------------------------------------------------------------
- */
-
-static SfWindowKind
-kind_parse(const char *name, const char *kind)
-{
-	if (strcmp(kind, "fixed") == 0)
-		return SF_WINDOW_FIXED;
-	if (strcmp(kind, "sliding") == 0)
-		return SF_WINDOW_SLIDING;
-	if (strcmp(kind, "session") == 0)
-		return SF_WINDOW_SESSION;
-	corrupt_definition(name, "A window has an unknown kind.");
-	return SF_WINDOW_FIXED;		/* keep compiler quiet */
-}
-
-static const char *
-kind_name(SfWindowKind kind)
-{
-	switch (kind)
-	{
-		case SF_WINDOW_FIXED:
-			return "fixed";
-		case SF_WINDOW_SLIDING:
-			return "sliding";
-		case SF_WINDOW_SESSION:
-			return "session";
-	}
-	elog(ERROR, "unknown window kind %d", (int) kind);
-	return NULL;				/* keep compiler quiet */
-}
-
-static void
-copy_name(const char *pipeline, char *dst, const char *src)
-{
-	size_t		len = strlen(src);
-
-	if (len == 0 || len > SF_NAME_MAX)
-		corrupt_definition(pipeline, "A partition or window name is empty or too long.");
-	memcpy(dst, src, len + 1);
-}
-
-/*
- * Whether streamforge.pipeline has the retention column of 0.2.0.  Between
- * a package upgrade and ALTER EXTENSION UPDATE the library runs on 0.1.0's
- * tables, whose pipelines all keep everything.  A syscache lookup, only
- * when a definition is loaded.
- */
-static bool
-has_retention_column(void)
-{
-	Oid			nsp = get_namespace_oid("streamforge", true);
-	Oid			rel;
-
-	if (!OidIsValid(nsp))
-		return false;
-	rel = get_relname_relid("pipeline", nsp);
-	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
-}
-
-/* The retention of pipeline id (SPEC.md 6); NULL keeps everything */
-static void
-load_retention(const char *name, int64 id, SfPipelineDef *def)
-{
-	Datum		arg = Int64GetDatum(id);
-	bool		isnull;
-
-	def->has_retention = false;
-	def->retention = 0;
-	if (!has_retention_column())
-		return;
-	sf_exec(PLAN_DEF_RETENTION, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "pipeline \"%s\" vanished", name);
-	def->retention = sf_getint64(1, &isnull);
-	def->has_retention = !isnull;
-	if (def->has_retention && def->retention < 0)
-		corrupt_definition(name, "The retention is negative.");
-}
-
-/*
- * Load the definition of pipeline id from its row, in the current memory
- * context.  Caller must be connected to SPI with a snapshot pushed.
- */
-static void
-sf_load_def(const char *name, int64 id, SfPipelineDef *def)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		arg = Int64GetDatum(id);
-	bool		isnull;
-	ArrayType  *arr;
-	Datum	   *elems;
-	bool	   *elemnulls;
-	int			n;
-	uint64		i;
-
-	memset(def, 0, sizeof(*def));
-	strlcpy(def->name, name, sizeof(def->name));
-
-	sf_exec(PLAN_DEF, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "pipeline \"%s\" vanished", name);
-	arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 1, &isnull));
-	def->lateness = sf_getint64(2, &isnull);
-	load_retention(name, id, def);
-	if (ARR_NDIM(arr) > 1)
-		corrupt_definition(name, "The partitions are not a list.");
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &elemnulls, &n);
-	if (n < 1 || n > PG_UINT16_MAX)
-		corrupt_definition(name, "The number of partitions is out of range.");
-	def->npartitions = n;
-	def->partitions = MemoryContextAllocZero(cxt, n * sizeof(*def->partitions));
-	for (i = 0; i < n; i++)
-	{
-		if (elemnulls[i])
-			corrupt_definition(name, "A partition name is null.");
-		copy_name(name, def->partitions[i], TextDatumGetCString(elems[i]));
-	}
-
-	sf_exec(PLAN_DEF_WINDOWS, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed < 1 || SPI_processed > PG_UINT16_MAX)
-		corrupt_definition(name, "The number of windows is out of range.");
-	def->nwindows = (int) SPI_processed;
-	def->windows = MemoryContextAllocZero(cxt, SPI_processed * sizeof(SfWindowDef));
-	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		SfWindowDef *w = &def->windows[i];
-		char	   *wname = SPI_getvalue(tup, desc, 1);
-		char	   *kind = SPI_getvalue(tup, desc, 2);
-		Datum		d;
-
-		if (wname == NULL || kind == NULL)
-			corrupt_definition(name, "A window has a null name or kind.");
-		copy_name(name, w->name, wname);
-		w->kind = kind_parse(name, kind);
-		d = SPI_getbinval(tup, desc, 3, &isnull);
-		w->size = isnull ? 0 : DatumGetInt64(d);
-		d = SPI_getbinval(tup, desc, 4, &isnull);
-		w->step = isnull ? 0 : DatumGetInt64(d);
-		d = SPI_getbinval(tup, desc, 5, &isnull);
-		w->gap = isnull ? 0 : DatumGetInt64(d);
-	}
-	sf_def_normalize(def);
-}
-
-/*
- * Replay the journal rows of pipeline id with pos > from onto p, in pos
- * order, merged with the buffered entries of pend (if not NULL: the
- * transaction's own entries not yet stored), adding their number of bytes
- * to *bytes and returning the last position (from if there is none).
- * Caller must be connected to SPI with a snapshot pushed, and must treat p
- * as broken if this fails.
- */
-static int64
-replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes,
-				  SfPending *pend)
-{
-	int64		last = from;
-	int64		pos;
-	SfPendingRun *run = pend != NULL ? pend->runs : NULL;
-	Datum		args[2];
-	Portal		portal;
-	MemoryContext replaycxt;
-	MemoryContext oldcxt;
-
-	args[0] = Int64GetDatum(id);
-	args[1] = Int64GetDatum(from);
-	portal = SPI_cursor_open(NULL, sf_plan(PLAN_JOURNAL_GET), args, NULL, true);
-	replaycxt = AllocSetContextCreate(CurrentMemoryContext,
-									  "streamforge replay",
-									  ALLOCSET_DEFAULT_SIZES);
-	for (;;)
-	{
-		uint64		i;
-
-		SPI_cursor_fetch(portal, true, SF_JOURNAL_FETCH);
-		if (SPI_processed == 0)
-			break;
-		for (i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		isnull;
-			Datum		d;
-			bytea	   *entrydata;
-
-			CHECK_FOR_INTERRUPTS();
-			pos = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-			/* buffered entries that come before this row */
-			for (; run != NULL && run->last_pos < pos; run = run->next)
-			{
-				oldcxt = MemoryContextSwitchTo(replaycxt);
-				sf_pending_replay_run(p, run, bytes, &last);
-				MemoryContextSwitchTo(oldcxt);
-				MemoryContextReset(replaycxt);
-			}
-			last = Max(last, pos);
-			d = SPI_getbinval(tup, desc, 2, &isnull);
-			if (isnull)
-				ereport(ERROR,
-						errcode(ERRCODE_DATA_CORRUPTED),
-						errmsg("corrupt journal entry for pipeline \"%s\"",
-							   p->def.name),
-						errdetail("The entry is null."));
-			oldcxt = MemoryContextSwitchTo(replaycxt);
-			entrydata = DatumGetByteaPP(d);
-			sf_journal_replay(p, VARDATA_ANY(entrydata),
-							  VARSIZE_ANY_EXHDR(entrydata));
-			*bytes += VARSIZE_ANY_EXHDR(entrydata);
-			MemoryContextSwitchTo(oldcxt);
-			MemoryContextReset(replaycxt);
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
-	for (; run != NULL; run = run->next)
-	{
-		oldcxt = MemoryContextSwitchTo(replaycxt);
-		sf_pending_replay_run(p, run, bytes, &last);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(replaycxt);
-	}
-	MemoryContextDelete(replaycxt);
-	return last;
-}
-
-/*
- * Rebuild entry from the row: snapshot, then journal.  Caller must be
- * connected to SPI with a snapshot pushed.
- */
-static void
-rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
-{
-	SfPipelineDef def;
-	SfPipeline *p;
-	Datum		arg = Int64GetDatum(row->id);
-	bool		isnull;
-	Datum		snap;
-	int64		bytes = 0;
-	int64		last_pos;
-
-	sf_cache_invalidate(entry);
-	sf_load_def(name, row->id, &def);
-
-	sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "pipeline \"%s\" vanished", name);
-	snap = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						 &isnull);
-	/* built under the transaction: an error cannot leak it */
-	if (isnull)
-		p = sf_pipeline_create(CurTransactionContext, &def);
-	else
-	{
-		bytea	   *b = DatumGetByteaPP(snap);
-
-		p = sf_snapshot_decode(CurTransactionContext, &def,
-							   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
-	}
-	p->offset_replays = row->offset_replays_base;
-	last_pos = replay_journal(p, row->id, 0, &bytes,
-								 sf_pending_lookup(row->id, false));
-
-	/* complete: the cache takes it over */
-	MemoryContextSetParent(p->cxt, cache_cxt);
-	entry->pipeline = p;
-	entry->relid = row->relid;
-	entry->id = row->id;
-	entry->snapshot_version = row->snapshot_version;
-	entry->snapshot_len = row->snapshot_len;
-	entry->last_pos = last_pos;
-	entry->journal_bytes = bytes;
-	entry->version = row->version;
-}
-
-/*
- * Make entry hold the state of the pipeline in row: the committed state at
- * row->version, or, if this transaction wrote it, its current state.
- * current_version is the version whose state that is: row->version, or
- * row->version - 1 when the caller has just bumped it.  Caller must be
- * connected to SPI with a snapshot pushed.
- */
-static void
-sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
-			  int64 current_version)
-{
-	bool		same;
-
-	if (entry->pipeline != NULL && entry->pipeline->busy)
-		sf_cache_invalidate(entry);
-
-	same = entry->pipeline != NULL && entry->version >= 0 &&
-		entry->relid == row->relid && entry->id == row->id;
-	if (same && entry->version == current_version)
-	{
-		entry->version = row->version;
-		return;
-	}
-	/*
-	 * Catching up is correct by construction.  A journal epoch is the
-	 * journal of one snapshot, named by its snapshot_version: the version of
-	 * the transaction that wrote the snapshot (compaction or restore), which
-	 * no other committed state has.  Within an epoch rows are only appended,
-	 * at positions after the last one, by the holder of the row lock with a
-	 * current entry; they are deleted only together with the writing
-	 * of a new snapshot, which starts a new epoch at position 1 (in the
-	 * writer's entry too).  So an entry with the row's snapshot_version
-	 * holds exactly the rows of the current journal up to last_pos, and the
-	 * rows it lacks are those after it.
-	 */
-	if (same && entry->snapshot_version == row->snapshot_version &&
-		entry->version < current_version)
-	{
-		int64		from = entry->last_pos;
-
-		entry->version = -1;	/* invalid until caught up */
-		/* nothing buffered: that needs the row lock, which nobody else had */
-		Assert(sf_pending_lookup(row->id, false) == NULL ||
-			   sf_pending_lookup(row->id, false)->runs == NULL);
-		entry->last_pos = replay_journal(entry->pipeline, row->id, from,
-											&entry->journal_bytes, NULL);
-		entry->version = row->version;
-		return;
-	}
-	rebuild(entry, name, row);
 }
 
 /* ----------------------------------------------------------------
@@ -1364,18 +163,6 @@ sf_persist_create(const SfPipelineDef *def)
 {
 	Datum		values[9];
 	char		nulls[9];
-	Datum	   *parts;
-	Datum	   *wnames,
-			   *wkinds,
-			   *wsizes,
-			   *wsteps,
-			   *wgaps;
-	bool	   *szn,
-			   *stn,
-			   *gpn;
-	int			dims[1];
-	int			lbs[1] = {1};
-	int			i;
 	Oid			owner = GetUserId();
 	SfSavedUser saved;
 
@@ -1383,53 +170,9 @@ sf_persist_create(const SfPipelineDef *def)
 	sf_become_owner(&saved);
 	SPI_connect();
 
-	parts = palloc(def->npartitions * sizeof(Datum));
-	for (i = 0; i < def->npartitions; i++)
-		parts[i] = CStringGetTextDatum(def->partitions[i]);
-
-	wnames = palloc(def->nwindows * sizeof(Datum));
-	wkinds = palloc(def->nwindows * sizeof(Datum));
-	wsizes = palloc(def->nwindows * sizeof(Datum));
-	wsteps = palloc(def->nwindows * sizeof(Datum));
-	wgaps = palloc(def->nwindows * sizeof(Datum));
-	szn = palloc(def->nwindows * sizeof(bool));
-	stn = palloc(def->nwindows * sizeof(bool));
-	gpn = palloc(def->nwindows * sizeof(bool));
-	for (i = 0; i < def->nwindows; i++)
-	{
-		const SfWindowDef *w = &def->windows[i];
-
-		wnames[i] = CStringGetTextDatum(w->name);
-		wkinds[i] = CStringGetTextDatum(kind_name(w->kind));
-		wsizes[i] = Int64GetDatum(w->size);
-		wsteps[i] = Int64GetDatum(w->step);
-		wgaps[i] = Int64GetDatum(w->gap);
-		szn[i] = w->kind == SF_WINDOW_SESSION;
-		stn[i] = w->kind != SF_WINDOW_SLIDING;
-		gpn[i] = w->kind != SF_WINDOW_SESSION;
-	}
-
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(def->name);
-	values[1] = PointerGetDatum(construct_array(parts, def->npartitions,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	dims[0] = def->nwindows;
-	values[2] = PointerGetDatum(construct_array(wnames, def->nwindows,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	values[3] = PointerGetDatum(construct_array(wkinds, def->nwindows,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	values[4] = PointerGetDatum(construct_md_array(wsizes, szn, 1, dims, lbs,
-												   INT8OID, 8, FLOAT8PASSBYVAL,
-												   TYPALIGN_DOUBLE));
-	values[5] = PointerGetDatum(construct_md_array(wsteps, stn, 1, dims, lbs,
-												   INT8OID, 8, FLOAT8PASSBYVAL,
-												   TYPALIGN_DOUBLE));
-	values[6] = PointerGetDatum(construct_md_array(wgaps, gpn, 1, dims, lbs,
-												   INT8OID, 8, FLOAT8PASSBYVAL,
-												   TYPALIGN_DOUBLE));
+	sf_def_datums(def, values + 1);
 	values[7] = Int64GetDatum(def->lateness);
 	values[8] = ObjectIdGetDatum(owner);
 
@@ -1494,7 +237,7 @@ sf_persist_drop(const char *name)
 	sf_persist_check_writable(name);
 	sf_exec(PLAN_DROP, &arg, NULL, false, SPI_OK_DELETE_RETURNING);
 	if (SPI_processed != 1)
-		sf_unknown_pipeline(name);
+		forget_unknown_pipeline(name);
 	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
 				CurrentMemoryContext);
 	sf_acl_check(&acl, name, saved.userid, SF_PRIV_ADMIN);
@@ -1540,10 +283,7 @@ sf_persist_open(const char *name, bool for_write)
 	 * This transaction holds the lock: nobody else can have changed the
 	 * pipeline or its privileges, so the cached copy is the truth.
 	 */
-	if (write_entry != NULL && strcmp(write_entry->name, name) == 0)
-		entry = write_entry; /* per-row calls: no hashing */
-	else
-		entry = sf_cache_lookup(name, false);
+	entry = sf_cache_find(name);	/* per-row calls: no hashing */
 	if (for_write && entry != NULL && entry->locked &&
 		entry->pipeline != NULL && !entry->pipeline->busy)
 	{
@@ -1553,7 +293,7 @@ sf_persist_open(const char *name, bool for_write)
 			SfAcl		acl;
 
 			sf_persist_get_acl(name, false, &acl);
-			sf_acl_copy(&entry->acl, &acl, cache_cxt);
+			sf_cache_copy_acl(entry, &acl);
 			entry->acl_stale = false;
 		}
 		sf_acl_check(&entry->acl, name, GetUserId(), required);
@@ -1561,7 +301,7 @@ sf_persist_open(const char *name, bool for_write)
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->journal_pending = true;
 		sf_cache_touch(entry);
-		write_entry = entry;
+		sf_cache_set_write_entry(entry);
 		/* nothing but the state refers to its keys between calls */
 		sf_keys_collect(entry->pipeline);
 		return entry->pipeline;
@@ -1578,7 +318,7 @@ sf_persist_open(const char *name, bool for_write)
 		sf_persist_check_writable(name);
 		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 		if (SPI_processed != 1)
-			sf_unknown_pipeline(name);
+			forget_unknown_pipeline(name);
 		sf_read_row(&row, false, callercxt);
 		/* an error undoes the version bump */
 		sf_acl_check(&row.acl, name, saved.userid, required);
@@ -1595,7 +335,7 @@ sf_persist_open(const char *name, bool for_write)
 	{
 		sf_exec(PLAN_OPEN_READ, &arg, NULL, true, SPI_OK_SELECT);
 		if (SPI_processed != 1)
-			sf_unknown_pipeline(name);
+			forget_unknown_pipeline(name);
 		sf_read_row(&row, true, callercxt);
 		sf_acl_check(&row.acl, name, saved.userid, required);
 		current_version = row.version;
@@ -1603,7 +343,7 @@ sf_persist_open(const char *name, bool for_write)
 
 	entry = sf_cache_lookup(name, true);
 	sf_cache_sync(entry, name, &row, current_version);
-	sf_acl_copy(&entry->acl, &row.acl, cache_cxt);
+	sf_cache_copy_acl(entry, &row.acl);
 	entry->acl_stale = false;
 
 	PopActiveSnapshot();
@@ -1624,14 +364,14 @@ sf_persist_open(const char *name, bool for_write)
 		sf_mark_modified(entry, GetCurrentSubTransactionId());
 		entry->locked = true;
 		entry->journal_pending = true;
-		write_entry = entry;
+		sf_cache_set_write_entry(entry);
 
 		/*
 		 * The first write of this transaction found the committed state
 		 * (we hold the row lock and bumped a committed version), unless a
 		 * savepoint rollback made us reload state of our own.
 		 */
-		if (first && !subabort_discarded && entry->pipeline != NULL)
+		if (first && !sf_cache_subabort_discarded() && entry->pipeline != NULL)
 		{
 			entry->clean_valid = true;
 			entry->clean_pipeline = entry->pipeline;
@@ -1709,10 +449,7 @@ write_journal(SfPipeline *p, const char *data, Size len)
 	SfSavedUser saved;
 	bytea	   *snap = NULL;
 
-	if (write_entry != NULL && write_entry->pipeline == p)
-		entry = write_entry;
-	else
-		entry = sf_cache_lookup(p->def.name, false);
+	entry = sf_cache_find_pipeline(p);
 
 	if (entry == NULL || entry->pipeline != p || !entry->locked ||
 		!entry->journal_pending)
@@ -1884,7 +621,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_check_checkpoint_size(data, len);
 	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 	if (SPI_processed != 1)
-		sf_unknown_pipeline(name);
+		forget_unknown_pipeline(name);
 	sf_read_row(&row, false, callercxt);
 	sf_acl_check(&row.acl, name, saved.userid, SF_PRIV_ADMIN);
 
@@ -1916,8 +653,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	 */
 	entry = sf_cache_lookup(name, true);
 	sf_cache_invalidate(entry);
-	MemoryContextSetParent(p->cxt, cache_cxt);
-	entry->pipeline = p;
+	sf_cache_adopt(entry, p);
 	entry->relid = row.relid;
 	entry->id = row.id;
 	entry->version = row.version;
@@ -1925,7 +661,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry->snapshot_len = snap_len;
 	entry->last_pos = 0;
 	entry->journal_bytes = 0;
-	sf_acl_copy(&entry->acl, &row.acl, cache_cxt);
+	sf_cache_copy_acl(entry, &row.acl);
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
 	entry->locked = true;
 	sf_cache_account(entry);
@@ -1954,26 +690,11 @@ sf_persist_get_acl(const char *name, bool for_update, SfAcl *acl)
 	sf_exec(for_update ? PLAN_ACL_LOCK : PLAN_ACL_GET, &arg, NULL,
 			!for_update, SPI_OK_SELECT);
 	if (SPI_processed != 1)
-		sf_unknown_pipeline(name);
+		forget_unknown_pipeline(name);
 	sf_read_acl(acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 				callercxt);
 	SPI_finish();
 	sf_restore_user(&saved);
-}
-
-/* regrole[] of the grants of acl with exactly the given privilege */
-static Datum
-sf_acl_array(const SfAcl *acl, SfPrivilege privilege)
-{
-	Datum	   *elems = palloc(Max(acl->ngrants, 1) * sizeof(Datum));
-	int			n = 0;
-	int			i;
-
-	for (i = 0; i < acl->ngrants; i++)
-		if (acl->grants[i].privilege == privilege)
-			elems[n++] = ObjectIdGetDatum(acl->grants[i].role);
-	return PointerGetDatum(construct_array(elems, n, REGROLEOID, sizeof(Oid),
-										   true, TYPALIGN_INT));
 }
 
 /*
@@ -1987,7 +708,6 @@ void
 sf_persist_set_acl(const char *name, const SfAcl *acl)
 {
 	SfSavedUser saved;
-	SfCacheEntry *entry;
 	Datum		values[5];
 
 	values[0] = CStringGetTextDatum(name);
@@ -1999,160 +719,11 @@ sf_persist_set_acl(const char *name, const SfAcl *acl)
 	SPI_connect();
 	sf_exec(PLAN_ACL_PUT, values, NULL, false, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
-		sf_unknown_pipeline(name);
+		forget_unknown_pipeline(name);
 	SPI_finish();
 	sf_restore_user(&saved);
 
-	entry = sf_cache_lookup(name, false);
-	if (entry != NULL)
-	{
-		sf_acl_copy(&entry->acl, acl, cache_cxt);
-		/* subtransaction ids grow: the current one is the latest */
-		entry->acl_subid = GetCurrentSubTransactionId();
-		entry->acl_stale = false;
-		acl_changed = true;
-	}
-}
-
-/* ----------------------------------------------------------------
- * Transaction callbacks
- * ----------------------------------------------------------------
- */
-
-/*
- * Discard the entries that hold changes of the ending transaction (abort,
- * prepare), or make their changes permanent (commit).
- */
-static void
-sf_xact_callback(XactEvent event, void *arg)
-{
-	HASH_SEQ_STATUS status;
-	SfCacheEntry *entry;
-	bool		discard;
-
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			/* the buffered journal entries commit with the transaction */
-			sf_pending_write_all();
-			return;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-			discard = false;
-			break;
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			discard = true;
-			break;
-		default:
-			return;
-	}
-	subabort_discarded = false;
-	sf_pending_reset();
-	if (cache_hash != NULL && acl_changed)
-	{
-		/* subtransaction ids start again with the next transaction */
-		hash_seq_init(&status, cache_hash);
-		while ((entry = hash_seq_search(&status)) != NULL)
-			entry->acl_subid = InvalidSubTransactionId;
-	}
-	acl_changed = false;
-	if (cache_hash == NULL || nmodified == 0)
-		return;
-
-	hash_seq_init(&status, cache_hash);
-	while ((entry = hash_seq_search(&status)) != NULL)
-	{
-		entry->journal_pending = false;
-		entry->locked = false;
-		if (entry->modified_subid == InvalidSubTransactionId)
-			continue;
-
-		/*
-		 * An abort after which the pipeline is still the committed state
-		 * the transaction found (a call refused for a bad delivery, the
-		 * usual case) keeps it: rebuilding would cost the whole history.
-		 */
-		if (discard && event != XACT_EVENT_PREPARE && entry->clean_valid &&
-			entry->pipeline != NULL &&
-			entry->pipeline == entry->clean_pipeline &&
-			!entry->pipeline->busy &&
-			entry->pipeline->mutations == entry->clean_mutations)
-		{
-			/* the version bump of the open was rolled back too */
-			entry->version = entry->clean_version;
-			entry->modified_subid = InvalidSubTransactionId;
-			entry->clean_valid = false;
-			nmodified--;
-		}
-		else if (discard)
-			cache_remove(entry);
-		else
-		{
-			entry->modified_subid = InvalidSubTransactionId;
-			entry->clean_valid = false;
-			nmodified--;
-			sf_cache_account(entry);
-		}
-	}
-	Assert(nmodified == 0);
-
-	/* what the transaction's calls added may exceed the limit now */
-	sf_cache_enforce(NULL);
-}
-
-/*
- * On abort of a subtransaction (ROLLBACK TO SAVEPOINT, a PL/pgSQL exception
- * block), discard every entry modified in it or in its children: their
- * subtransaction ids are all >= mySubid.
- */
-static void
-sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-					SubTransactionId parentSubid, void *arg)
-{
-	HASH_SEQ_STATUS status;
-	SfCacheEntry *entry;
-
-	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
-		sf_pending_subxact_end(event == SUBXACT_EVENT_ABORT_SUB, mySubid,
-							   parentSubid);
-
-	/*
-	 * An ACL changed in the ending subtransaction (or a child) is now the
-	 * parent's change; on abort the cached copy is the rolled-back one, so
-	 * it is read again before it is trusted.
-	 */
-	if ((event == SUBXACT_EVENT_ABORT_SUB ||
-		 event == SUBXACT_EVENT_COMMIT_SUB) && cache_hash != NULL &&
-		acl_changed)
-	{
-		hash_seq_init(&status, cache_hash);
-		while ((entry = hash_seq_search(&status)) != NULL)
-		{
-			if (entry->acl_subid == InvalidSubTransactionId ||
-				entry->acl_subid < mySubid)
-				continue;
-			entry->acl_subid = parentSubid;
-			if (event == SUBXACT_EVENT_ABORT_SUB)
-				entry->acl_stale = true;
-		}
-	}
-	if (event != SUBXACT_EVENT_ABORT_SUB || cache_hash == NULL ||
-		nmodified == 0)
-		return;
-
-	hash_seq_init(&status, cache_hash);
-	while ((entry = hash_seq_search(&status)) != NULL)
-	{
-		if (entry->modified_subid != InvalidSubTransactionId &&
-			entry->modified_subid >= mySubid)
-		{
-			cache_remove(entry);
-			subabort_discarded = true;
-		}
-	}
+	sf_cache_set_acl(name, acl);
 }
 
 /* ----------------------------------------------------------------
@@ -2160,25 +731,6 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
  * set_lateness, set_retention; api/manage.c)
  * ----------------------------------------------------------------
  */
-
-/*
- * Run as the extension's owner, like every statement here; not prepared,
- * since definition changes are rare.  The windows are passed as parallel
- * arrays (NULL where a kind takes no parameter), as in PLAN_CREATE.  The
- * whole definition is written (partitions, windows, lateness, retention:
- * NULL keeps everything); the retention column is 0.2.0's, and only 0.2.0's
- * SQL calls the definition changes.
- */
-#define SF_REDEFINE_SQL \
-	"UPDATE streamforge.pipeline SET partitions = $2, " \
-	"windows = (SELECT pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)" \
-	"::streamforge.window_def ORDER BY u.i) " \
-	"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), " \
-	"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) " \
-	"WITH ORDINALITY AS u(n, k, s, st, g, i)), " \
-	"lateness = $8, snapshot = $9, snapshot_version = version, " \
-	"offset_replays_base = $10, retention = $11 " \
-	"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version"
 
 /*
  * sf_persist_redefine
@@ -2208,15 +760,6 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	bytea	   *snap;
 	Datum		values[11];
 	char		nulls[11];
-	Oid			types[11] = {INT8OID, TEXTARRAYOID, TEXTARRAYOID,
-		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID,
-	BYTEAOID, INT8OID, INT8OID};
-	Datum	   *parts;
-	Datum	   *wd[5];
-	bool	   *wn[3];
-	int			dims[1];
-	int			lbs[1] = {1};
-	int			i;
 	SfSavedUser saved;
 
 	sf_check_lookup_name(name);
@@ -2241,47 +784,12 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 										VARDATA_ANY(snap),
 										VARSIZE_ANY_EXHDR(snap)));
 
-	parts = palloc(def->npartitions * sizeof(Datum));
-	for (i = 0; i < def->npartitions; i++)
-		parts[i] = CStringGetTextDatum(def->partitions[i]);
-	for (i = 0; i < 5; i++)
-		wd[i] = palloc(def->nwindows * sizeof(Datum));
-	for (i = 0; i < 3; i++)
-		wn[i] = palloc(def->nwindows * sizeof(bool));
-	for (i = 0; i < def->nwindows; i++)
-	{
-		const SfWindowDef *w = &def->windows[i];
-
-		wd[0][i] = CStringGetTextDatum(w->name);
-		wd[1][i] = CStringGetTextDatum(kind_name(w->kind));
-		wd[2][i] = Int64GetDatum(w->size);
-		wd[3][i] = Int64GetDatum(w->step);
-		wd[4][i] = Int64GetDatum(w->gap);
-		wn[0][i] = w->kind == SF_WINDOW_SESSION;
-		wn[1][i] = w->kind != SF_WINDOW_SLIDING;
-		wn[2][i] = w->kind != SF_WINDOW_SESSION;
-	}
 	memset(nulls, ' ', sizeof(nulls));
 	entry = sf_cache_lookup(name, false);
 	if (entry == NULL || entry->pipeline != old || !entry->locked)
 		elog(ERROR, "pipeline \"%s\" was not opened for writing", name);
 	values[0] = Int64GetDatum(entry->id);
-	values[1] = PointerGetDatum(construct_array(parts, def->npartitions,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	dims[0] = def->nwindows;
-	values[2] = PointerGetDatum(construct_array(wd[0], def->nwindows,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	values[3] = PointerGetDatum(construct_array(wd[1], def->nwindows,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	for (i = 0; i < 3; i++)
-		values[4 + i] = PointerGetDatum(construct_md_array(wd[2 + i], wn[i],
-														   1, dims, lbs,
-														   INT8OID, 8,
-														   FLOAT8PASSBYVAL,
-														   TYPALIGN_DOUBLE));
+	sf_def_datums(def, values + 1);
 	values[7] = Int64GetDatum(def->lateness);
 	values[8] = PointerGetDatum(snap);
 	values[9] = Int64GetDatum(p->offset_replays);
@@ -2291,10 +799,9 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 
 	sf_become_owner(&saved);
 	SPI_connect();
-	if (SPI_execute_with_args(SF_REDEFINE_SQL, 11, types, values, nulls,
-							  false, 0) != SPI_OK_UPDATE_RETURNING ||
-		SPI_processed != 1)
-		elog(ERROR, "pipeline \"%s\" vanished", name);
+	sf_exec(PLAN_REDEFINE, values, nulls, false, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 	values[0] = Int64GetDatum(entry->id);
 	sf_exec(PLAN_JOURNAL_CLEAR, values, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
@@ -2306,8 +813,7 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	 * (see sf_cache_sync), and the snapshot holds what the transaction's
 	 * buffered entries did.
 	 */
-	MemoryContextSetParent(p->cxt, cache_cxt);
-	entry->pipeline = p;
+	sf_cache_adopt(entry, p);
 	sf_pipeline_free(old);
 	entry->clean_valid = false;
 	entry->snapshot_version = entry->version;
