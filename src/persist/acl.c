@@ -147,7 +147,7 @@ extension_owner(void)
 			elog(ERROR, "streamforge: table streamforge.pipeline is missing");
 		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for relation %u", relid);
+			elog(ERROR, "streamforge: cache lookup failed for relation %u", relid);
 		ext_owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 		ReleaseSysCache(tup);
 		ext_owner_relid = relid;

@@ -451,7 +451,7 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 
 	sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
-		elog(ERROR, "pipeline \"%s\" vanished", name);
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 	snap = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 						 &isnull);
 	/* built under the transaction: an error cannot leak it */

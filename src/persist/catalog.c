@@ -560,7 +560,7 @@ kind_name(SfWindowKind kind)
 		case SF_WINDOW_SESSION:
 			return "session";
 	}
-	elog(ERROR, "unknown window kind %d", (int) kind);
+	elog(ERROR, "streamforge: unknown window kind %d", (int) kind);
 	return NULL;				/* keep compiler quiet */
 }
 
@@ -660,7 +660,7 @@ load_retention(const char *name, int64 id, SfPipelineDef *def)
 		return;
 	sf_exec(PLAN_DEF_RETENTION, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
-		elog(ERROR, "pipeline \"%s\" vanished", name);
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 	def->retention = sf_getint64(1, &isnull);
 	def->has_retention = !isnull;
 	if (def->has_retention && def->retention < 0)
@@ -688,7 +688,7 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 
 	sf_exec(PLAN_DEF, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
-		elog(ERROR, "pipeline \"%s\" vanished", name);
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 	arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
 										   SPI_tuptable->tupdesc, 1, &isnull));
 	def->lateness = sf_getint64(2, &isnull);

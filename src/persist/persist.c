@@ -438,23 +438,13 @@ try_snapshot(SfPipeline *p)
 }
 
 /*
- * Store the journal entry of the write call p was opened for, or compact.
- * Called by sf_persist_journal_* below once the engine operation succeeded.
+ * The journal bytes since the snapshot above which entry's pipeline p is
+ * compacted; -1: never.
  */
-static void
-write_journal(SfPipeline *p, const char *data, Size len)
+static inline int64
+compaction_limit(const SfCacheEntry *entry, const SfPipeline *p)
 {
-	SfCacheEntry *entry;
 	int64		limit;
-	SfSavedUser saved;
-	bytea	   *snap = NULL;
-
-	entry = sf_cache_find_pipeline(p);
-
-	if (entry == NULL || entry->pipeline != p || !entry->locked ||
-		!entry->journal_pending)
-		elog(ERROR, "pipeline \"%s\" was not opened for writing",
-			 p->def.name);
 
 	/*
 	 * Compaction re-encodes the whole state, so it must stay rare: replaying
@@ -475,7 +465,109 @@ write_journal(SfPipeline *p, const char *data, Size len)
 		limit = Max(Min((int64) compaction_threshold * 1024,
 						SF_RETENTION_COMPACTION_FLOOR),
 					SF_COMPACTION_FACTOR * entry->snapshot_len);
+	return limit;
+}
 
+/*
+ * Compaction: snap, the current state of entry's pipeline p, replaces the
+ * stored snapshot, and the journal is emptied.
+ */
+static void
+store_snapshot(SfCacheEntry *entry, SfPipeline *p, bytea *snap)
+{
+	Datum		values[3];
+	Datum		arg = Int64GetDatum(entry->id);
+	SfSavedUser saved;
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	values[0] = Int64GetDatum(entry->id);
+	values[1] = PointerGetDatum(snap);
+	values[2] = Int64GetDatum(p->offset_replays);
+	sf_exec(PLAN_SNAPSHOT_PUT, values, NULL, false,
+			SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", p->def.name);
+	sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
+	entry->snapshot_version = entry->version;
+	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
+	/* a new journal epoch: its positions start again (see sf_cache_sync) */
+	entry->last_pos = 0;
+	entry->journal_bytes = 0;
+	entry->compact_after = 0;
+	/* the snapshot holds what the buffered entries did */
+	sf_pending_supersede(entry->id);
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * A call at the transaction's top level: its entry is buffered, and stored
+ * with the others before commit, or now if the buffer has grown large.
+ */
+static inline void
+buffer_entry(SfCacheEntry *entry, const char *data, Size len)
+{
+	SfPending  *pend;
+	SfSavedUser saved;
+
+	sf_pending_add(entry, data, len);
+	pend = sf_pending_lookup(entry->id, false);
+	if (pend->bytes >= SF_PENDING_FLUSH)
+	{
+		sf_become_owner(&saved);
+		SPI_connect();
+		sf_pending_write(pend);
+		SPI_finish();
+		sf_restore_user(&saved);
+	}
+}
+
+/*
+ * A call inside a subtransaction: its entry is stored at once, so that the
+ * subtransaction's abort removes it
+ */
+static void
+insert_entry(SfCacheEntry *entry, const char *data, Size len)
+{
+	Datum		values[3];
+	bytea	   *b;
+	SfSavedUser saved;
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	b = palloc(VARHDRSZ + len);
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), data, len);
+	values[0] = Int64GetDatum(entry->id);
+	values[1] = Int64GetDatum(entry->last_pos + 1);
+	values[2] = PointerGetDatum(b);
+	sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
+	entry->last_pos++;
+	entry->journal_bytes += len;
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * Store the journal entry of the write call p was opened for, or compact.
+ * Called by sf_persist_journal_* below once the engine operation succeeded.
+ */
+static void
+write_journal(SfPipeline *p, const char *data, Size len)
+{
+	SfCacheEntry *entry;
+	int64		limit;
+	bytea	   *snap = NULL;
+
+	entry = sf_cache_find_pipeline(p);
+
+	if (entry == NULL || entry->pipeline != p || !entry->locked ||
+		!entry->journal_pending)
+		elog(ERROR, "streamforge: pipeline \"%s\" was not opened for writing",
+			 p->def.name);
+
+	limit = compaction_limit(entry, p);
 	if (limit >= 0 && entry->journal_bytes + (int64) len > limit &&
 		entry->journal_bytes + (int64) len > entry->compact_after &&
 		(snap = try_snapshot(p)) == NULL)
@@ -484,66 +576,11 @@ write_journal(SfPipeline *p, const char *data, Size len)
 		entry->compact_after = 2 * (entry->journal_bytes + (int64) len);
 	}
 	if (snap != NULL)
-	{
-		Datum		values[3];
-		Datum		arg = Int64GetDatum(entry->id);
-
-		sf_become_owner(&saved);
-		SPI_connect();
-		values[0] = Int64GetDatum(entry->id);
-		values[1] = PointerGetDatum(snap);
-		values[2] = Int64GetDatum(p->offset_replays);
-		sf_exec(PLAN_SNAPSHOT_PUT, values, NULL, false,
-				SPI_OK_UPDATE_RETURNING);
-		if (SPI_processed != 1)
-			elog(ERROR, "pipeline \"%s\" vanished", p->def.name);
-		sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
-		entry->snapshot_version = entry->version;
-		entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
-		/* a new journal epoch: its positions start again (see sf_cache_sync) */
-		entry->last_pos = 0;
-		entry->journal_bytes = 0;
-		entry->compact_after = 0;
-		/* the snapshot holds what the buffered entries did */
-		sf_pending_supersede(entry->id);
-		SPI_finish();
-		sf_restore_user(&saved);
-	}
+		store_snapshot(entry, p, snap);
 	else if (GetCurrentTransactionNestLevel() == 1)
-	{
-		SfPending  *pend;
-
-		/* a top-level call: stored with the others before commit */
-		sf_pending_add(entry, data, len);
-		pend = sf_pending_lookup(entry->id, false);
-		if (pend->bytes >= SF_PENDING_FLUSH)
-		{
-			sf_become_owner(&saved);
-			SPI_connect();
-			sf_pending_write(pend);
-			SPI_finish();
-			sf_restore_user(&saved);
-		}
-	}
+		buffer_entry(entry, data, len);
 	else
-	{
-		Datum		values[3];
-		bytea	   *b;
-
-		sf_become_owner(&saved);
-		SPI_connect();
-		b = palloc(VARHDRSZ + len);
-		SET_VARSIZE(b, VARHDRSZ + len);
-		memcpy(VARDATA(b), data, len);
-		values[0] = Int64GetDatum(entry->id);
-		values[1] = Int64GetDatum(entry->last_pos + 1);
-		values[2] = PointerGetDatum(b);
-		sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
-		entry->last_pos++;
-		entry->journal_bytes += len;
-		SPI_finish();
-		sf_restore_user(&saved);
-	}
+		insert_entry(entry, data, len);
 	entry->journal_pending = false;
 	sf_cache_account(entry);
 
@@ -787,7 +824,7 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	memset(nulls, ' ', sizeof(nulls));
 	entry = sf_cache_lookup(name, false);
 	if (entry == NULL || entry->pipeline != old || !entry->locked)
-		elog(ERROR, "pipeline \"%s\" was not opened for writing", name);
+		elog(ERROR, "streamforge: pipeline \"%s\" was not opened for writing", name);
 	values[0] = Int64GetDatum(entry->id);
 	sf_def_datums(def, values + 1);
 	values[7] = Int64GetDatum(def->lateness);
