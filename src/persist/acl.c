@@ -52,6 +52,9 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  src/persist/acl.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -1,14 +1,25 @@
 /*-------------------------------------------------------------------------
  *
  * persist.c
- *	  Pipelines stored in the extension's tables, cached per backend.
+ *	  The entry points of persistence: pipelines stored in the extension's
+ *	  tables and cached per backend (create, exists, drop, open, the
+ *	  journal write of a call, restore, definition changes, owner and
+ *	  grants), and the storage settings.
+ *
+ * Callers: api/ (through persist/persist.h).  Every function runs in the
+ * caller's transaction, switches to the extension's owner for its
+ * statements (acl.c) and back, and leaves no SPI connection open.
  *
  * Storage.  streamforge.pipeline holds one row per pipeline: its definition,
- * a version, and a snapshot (checkpoint bytes, NULL for the empty initial
- * state) with the version it was taken in.  streamforge.journal
- * holds one row per write call since the snapshot, with the call's inputs
- * (journal.c), at increasing positions.  The persisted state is the snapshot
- * followed by the replay of the journal rows, in pos order.  The engine is
+ * a version, and a snapshot with the version it was taken in: the bytes of
+ * sf_snapshot_encode (codec/snapshot.c: the binary form without retention,
+ * the canonical checkpoint with it), NULL for the empty initial state.
+ * Compaction, restore and definition changes all write it that way.
+ * streamforge.journal holds the write calls since the snapshot, with their
+ * inputs (codec/journal.c), at increasing positions: one row per call, or
+ * per run of a transaction's consecutive top-level calls (pending.c).  The
+ * persisted state is the snapshot followed by the replay of the journal
+ * rows, in pos order.  The engine is
  * deterministic, so the replay reproduces the state, seq and late_seq
  * exactly.  The version identifies a committed state: every transaction
  * that writes a pipeline bumps it when it takes the row lock (once, or again
@@ -32,10 +43,10 @@
  *	   else can change the pipeline, so the cache is the truth.
  *	2. The entry is marked modified in the current subtransaction and the
  *	   pipeline is returned; the SQL glue runs the engine operation on it.
- *	3. sf_persist_journal_*() has journal.c encode the call's inputs and
- *	   write_journal() stores them at the next position
+ *	3. sf_persist_journal_*() has codec/journal.c encode the call's inputs
+ *	   and write_journal() stores them at the next position
  *	   (buffered until commit for a call at the transaction's top level,
- *	   see pending_hash), or, when the journal since the snapshot would
+ *	   see pending.c), or, when the journal since the snapshot would
  *	   exceed max(streamforge.compaction_threshold, 4 x snapshot size),
  *	   replaces the snapshot by the current state and
  *	   deletes the journal (amortized cost linear in the work done).
@@ -53,6 +64,9 @@
  * tables is catalog.c's.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/persist.c
  *
  *-------------------------------------------------------------------------
  */
@@ -631,8 +645,9 @@ sf_persist_journal_mark_idle(SfPipeline *p, const char *partition)
 
 /*
  * Replace a pipeline's state by a checkpoint.  Validation (and SF003) is
- * sf_checkpoint_decode's; the stored snapshot is the canonical encoding of
- * the decoded state, and the journal is emptied.  Needs the admin
+ * sf_checkpoint_restore's; the stored snapshot is the decoded state as
+ * sf_snapshot_encode writes it (binary without retention, the canonical
+ * checkpoint with it), and the journal is emptied.  Needs the admin
  * privilege (42501).
  */
 void

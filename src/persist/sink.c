@@ -41,7 +41,8 @@
  * and one on a pipeline whose outputs were all turned off after its
  * snapshot writes none, as the latest settings say.
  *
- * Statements are prepared once per backend and kept (SPI_keepplan); they
+ * Statements are prepared once per backend and kept (sf_keep_plan,
+ * catalog.c); they
  * take arrays and unnest them, so a call costs a few statements whatever
  * number of changes it made.  The results delete looks each address up in
  * the index and deletes by ctid, planned with enable_seqscan off, so that
@@ -55,6 +56,9 @@
  * library also runs under the SQL definitions of 0.1.0, which lack it.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/sink.c
  *
  *-------------------------------------------------------------------------
  */
