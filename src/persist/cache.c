@@ -298,10 +298,18 @@ sf_cache_find_pipeline(const SfPipeline *p)
 	return sf_cache_lookup(p->def.name, false);
 }
 
-/* entry was opened for a write call: it becomes the write hint */
+/*
+ * entry is opened for a write call: it is marked modified in the current
+ * subtransaction, expects the call's journal entry, goes to the front of
+ * the eviction order and becomes the write hint.  One call for the
+ * per-row path of sf_persist_open.
+ */
 void
-sf_cache_set_write_entry(SfCacheEntry *entry)
+sf_cache_begin_write(SfCacheEntry *entry)
 {
+	sf_mark_modified(entry, GetCurrentSubTransactionId());
+	entry->journal_pending = true;
+	sf_cache_touch(entry);
 	write_entry = entry;
 }
 

@@ -312,10 +312,7 @@ sf_persist_open(const char *name, bool for_write)
 		}
 		sf_acl_check(&entry->acl, name, GetUserId(), required);
 		sf_persist_check_writable(name);
-		sf_mark_modified(entry, GetCurrentSubTransactionId());
-		entry->journal_pending = true;
-		sf_cache_touch(entry);
-		sf_cache_set_write_entry(entry);
+		sf_cache_begin_write(entry);
 		/* nothing but the state refers to its keys between calls */
 		sf_keys_collect(entry->pipeline);
 		return entry->pipeline;
@@ -375,10 +372,8 @@ sf_persist_open(const char *name, bool for_write)
 	{
 		bool		first = entry->modified_subid == InvalidSubTransactionId;
 
-		sf_mark_modified(entry, GetCurrentSubTransactionId());
+		sf_cache_begin_write(entry);
 		entry->locked = true;
-		entry->journal_pending = true;
-		sf_cache_set_write_entry(entry);
 
 		/*
 		 * The first write of this transaction found the committed state

@@ -188,7 +188,7 @@ extern void sf_cache_enforce(SfCacheEntry *keep);
 extern void sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid);
 extern SfCacheEntry *sf_cache_find(const char *name);
 extern SfCacheEntry *sf_cache_find_pipeline(const SfPipeline *p);
-extern void sf_cache_set_write_entry(SfCacheEntry *entry);
+extern void sf_cache_begin_write(SfCacheEntry *entry);
 extern bool sf_cache_subabort_discarded(void);
 extern void sf_cache_adopt(SfCacheEntry *entry, SfPipeline *p);
 extern void sf_cache_copy_acl(SfCacheEntry *entry, const SfAcl *acl);
