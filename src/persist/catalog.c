@@ -494,7 +494,10 @@ sf_unknown_pipeline(const char *name)
 			hint ? errhint("%s", hint) : 0);
 }
 
-/* A name that cannot be stored is simply unknown (SPEC 5.8) */
+/*
+ * A name that cannot be stored is simply unknown (SPEC 5.8).  No cache
+ * entry can exist for such a name, so there is nothing to forget.
+ */
 void
 sf_check_lookup_name(const char *name)
 {
