@@ -222,6 +222,19 @@ ck_row_desc(const CkRow *r)
 					sf_msg_str(r->window_name.data, r->window_name.len), sf_msg_str(r->key.data, r->key.len), r->start, r->end);
 }
 
+/* codec_parse.c: phase 2, the readers of the parts ck_parse (codec.c) reads */
+extern void *ck_grow(void *arr, int64 *cap, int64 n, Size elsize);
+extern CkRow *rd_rows(SfJsonReader *r, const char *field, int64 *n);
+extern void rd_changelog(SfJsonReader *r, CkDoc *doc);
+extern void rd_clock(SfJsonReader *r, CkDoc *doc);
+extern void rd_identities(SfJsonReader *r, CkDoc *doc);
+extern void rd_late(SfJsonReader *r, CkDoc *doc);
+extern void rd_sources(SfJsonReader *r, CkDoc *doc);
+
+/* codec_write.c: the writers of the parts ck_write_document (codec.c) writes */
+extern void ck_write_rows(StringInfo buf, const SfPipeline *p,
+						  const SfRow *rows, int64 n);
+
 /* codec_validate.c: phase 3, in the order codec.c runs them */
 extern void ck_check_definition(const CkDoc *doc, const SfPipelineDef *target);
 extern void ck_check_clock(CkDoc *doc);
@@ -230,6 +243,8 @@ extern void ck_check_late(CkDoc *doc);
 extern void ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n);
 extern void ck_changelog_decode(const CkDoc *doc, CkRow *rows, int64 n);
 extern void ck_check_views(const CkDoc *doc);
+
+/* codec_derive.c: phase 3, last: the live buckets from the identities */
 extern void ck_check_derivation(CkDoc *doc);
 
 #endif							/* SF_CODEC_INT_H */
