@@ -151,59 +151,10 @@ ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 	appendStringInfoCharMacro(buf, '}');
 }
 
-/*
- * The whole document.  Top-level keys in byte order: changelog, clock,
- * definition, identities, late, sources, windows.
- */
+/* "definition": the pipeline's definition (SPEC.md 4, 6) */
 static void
-ck_write_document(SfPipeline *p, StringInfo buf)
+wr_definition(StringInfo buf, const SfPipelineDef *def)
 {
-	const SfPipelineDef *def = &p->def;
-	SfRow	   *rows;
-	int64		nrows;
-	SfIdentity **ids;
-	int64		nids;
-
-	appendStringInfoCharMacro(buf, '{');
-
-	/* changelog: {sequence, visible} */
-	sf_json_write_key(buf, "changelog", true);
-	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "sequence", true);
-	sf_json_write_int64(buf, p->seq);
-	sf_json_write_key(buf, "visible", false);
-	nrows = sf_collect_rows(p, true, &rows);
-	ck_write_rows(buf, p, rows, nrows);
-	pfree(rows);
-	appendStringInfoCharMacro(buf, '}');
-
-	/* clock */
-	sf_json_write_key(buf, "clock", false);
-	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "partitions", true);
-	appendStringInfoCharMacro(buf, '[');
-	for (int i = 0; i < def->npartitions; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		appendStringInfoCharMacro(buf, '{');
-		sf_json_write_key(buf, "idle", true);
-		sf_json_write_bool(buf, part->idle);
-		sf_json_write_key(buf, "partition", false);
-		sf_json_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
-		sf_json_write_key(buf, "progress", false);
-		sf_json_write_opt_int64(buf, part->has_progress, part->progress);
-		appendStringInfoCharMacro(buf, '}');
-	}
-	appendStringInfoCharMacro(buf, ']');
-	sf_json_write_key(buf, "watermark", false);
-	sf_json_write_opt_int64(buf, p->has_watermark, p->watermark);
-	appendStringInfoCharMacro(buf, '}');
-
-	/* definition */
-	sf_json_write_key(buf, "definition", false);
 	appendStringInfoCharMacro(buf, '{');
 	sf_json_write_key(buf, "lateness", true);
 	sf_json_write_int64(buf, def->lateness);
@@ -232,118 +183,40 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 	}
 	appendStringInfoCharMacro(buf, ']');
 	appendStringInfoCharMacro(buf, '}');
+}
 
-	/* identities, in event_id byte order */
+/*
+ * ck_write_document
+ *		Append the document of p's state to buf.  Top-level keys in byte
+ *		order: changelog, clock, definition, identities, late,
+ *		(late_sequence,) sources, windows; one writer per key, the mirror of
+ *		ck_parse's readers.  p is only read.
+ */
+static void
+ck_write_document(SfPipeline *p, StringInfo buf)
+{
+	SfRow	   *rows;
+	int64		nrows;
+
+	appendStringInfoCharMacro(buf, '{');
+	sf_json_write_key(buf, "changelog", true);
+	wr_changelog(buf, p);
+	sf_json_write_key(buf, "clock", false);
+	wr_clock(buf, p);
+	sf_json_write_key(buf, "definition", false);
+	wr_definition(buf, &p->def);
 	sf_json_write_key(buf, "identities", false);
-	appendStringInfoCharMacro(buf, '[');
-	ids = sf_identity_array(p, &nids);
-	for (int64 i = 0; i < nids; i++)
-	{
-		const SfIdentity *id = ids[i];
-
-		CHECK_FOR_INTERRUPTS();
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		appendStringInfoCharMacro(buf, '{');
-		sf_json_write_key(buf, "event_id", true);
-		sf_json_write_string(buf, id->event_id, id->event_id_len);
-		sf_json_write_key(buf, "event_time", false);
-		sf_json_write_int64(buf, id->event_time);
-		sf_json_write_key(buf, "key", false);
-		sf_json_write_string(buf, id->key->data, id->key->len);
-		sf_json_write_key(buf, "late", false);
-		sf_json_write_bool(buf, id->late);
-		sf_json_write_key(buf, "value", false);
-		sf_json_write_int64(buf, id->value);
-		appendStringInfoCharMacro(buf, '}');
-	}
-	if (ids)
-		pfree(ids);
-	appendStringInfoCharMacro(buf, ']');
-
-	/* late output, in late_seq order */
+	wr_identities(buf, p);
 	sf_json_write_key(buf, "late", false);
-	appendStringInfoCharMacro(buf, '[');
-	for (int64 i = 0; i < p->nlate; i++)
-	{
-		const SfLateEvent *le = &p->late[i];
-		const char *pname = def->partitions[le->partition];
-
-		CHECK_FOR_INTERRUPTS();
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		appendStringInfoCharMacro(buf, '{');
-		sf_json_write_key(buf, "event_id", true);
-		sf_json_write_string(buf, le->event->event_id, le->event->event_id_len);
-		if (def->has_retention)
-		{
-			/* the row outlives its identity: it carries the event */
-			sf_json_write_key(buf, "event_time", false);
-			sf_json_write_int64(buf, le->event->event_time);
-			sf_json_write_key(buf, "key", false);
-			sf_json_write_string(buf, le->event->key->data, le->event->key->len);
-		}
-		sf_json_write_key(buf, "late_seq", false);
-		sf_json_write_int64(buf, le->late_seq);
-		sf_json_write_key(buf, "partition", false);
-		sf_json_write_string(buf, pname, strlen(pname));
-		sf_json_write_key(buf, "source_offset", false);
-		sf_json_write_int64(buf, le->source_offset);
-		if (def->has_retention)
-		{
-			sf_json_write_key(buf, "value", false);
-			sf_json_write_int64(buf, le->event->value);
-		}
-		sf_json_write_key(buf, "watermark", false);
-		sf_json_write_int64(buf, le->watermark);
-		appendStringInfoCharMacro(buf, '}');
-	}
-	appendStringInfoCharMacro(buf, ']');
-	if (def->has_retention)
+	wr_late(buf, p);
+	if (p->def.has_retention)
 	{
 		/* late_seq is never reused, even when every row is forgotten */
 		sf_json_write_key(buf, "late_sequence", false);
 		sf_json_write_int64(buf, p->late_forgotten + p->nlate);
 	}
-
-	/* sources: the event delivered at every consumed offset */
 	sf_json_write_key(buf, "sources", false);
-	appendStringInfoCharMacro(buf, '[');
-	for (int i = 0; i < def->npartitions; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		appendStringInfoCharMacro(buf, '{');
-		if (def->has_retention)
-		{
-			/* offsets below base are forgotten, and so are the nulls */
-			sf_json_write_key(buf, "base", true);
-			sf_json_write_int64(buf, part->base);
-		}
-		sf_json_write_key(buf, "deliveries", !def->has_retention);
-		appendStringInfoCharMacro(buf, '[');
-		for (int64 o = part->base; o <= part->consumed; o++)
-		{
-			uint32		h = part->deliveries[part->head + (o - part->base)];
-			const SfIdentity *id = h ? sf_id_ptr(p, h) : NULL;
-
-			if (((o - part->base) & 1023) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (o > part->base)
-				appendStringInfoCharMacro(buf, ',');
-			if (id == NULL || id->forgotten)
-				appendStringInfoString(buf, "null");
-			else
-				sf_json_write_string(buf, id->event_id, id->event_id_len);
-		}
-		appendStringInfoCharMacro(buf, ']');
-		sf_json_write_key(buf, "partition", false);
-		sf_json_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
-		appendStringInfoCharMacro(buf, '}');
-	}
-	appendStringInfoCharMacro(buf, ']');
+	wr_sources(buf, p);
 
 	/* windows: the window index document, live rows in address order */
 	sf_json_write_key(buf, "windows", false);

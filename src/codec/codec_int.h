@@ -234,6 +234,11 @@ extern void rd_sources(SfJsonReader *r, CkDoc *doc);
 /* codec_write.c: the writers of the parts ck_write_document (codec.c) writes */
 extern void ck_write_rows(StringInfo buf, const SfPipeline *p,
 						  const SfRow *rows, int64 n);
+extern void wr_changelog(StringInfo buf, SfPipeline *p);
+extern void wr_clock(StringInfo buf, const SfPipeline *p);
+extern void wr_identities(StringInfo buf, SfPipeline *p);
+extern void wr_late(StringInfo buf, const SfPipeline *p);
+extern void wr_sources(StringInfo buf, const SfPipeline *p);
 
 /* codec_validate.c: phase 3, in the order codec.c runs them */
 extern void ck_check_definition(const CkDoc *doc, const SfPipelineDef *target);
