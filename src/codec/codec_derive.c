@@ -52,33 +52,34 @@ ck_agg_add(SfAgg *a, int64 value)
 	a->sum += value;
 }
 
+/* Rows of one window by (key, start): their address order */
+static int
+row_key_start_cmp(const void *elem, const void *target)
+{
+	const CkRow *a = elem;
+	const CkRow *b = target;
+	int			c = ck_str_cmp(&a->key, &b->key);
+
+	if (c == 0)
+		c = (a->start > b->start) - (a->start < b->start);
+	return c;
+}
+
 /* The live row of window rows[lo..hi) with this key and start, or -1 */
 static int64
 ck_find_row(const CkRow *rows, int64 lo, int64 hi, const SfJsonStr *key,
 			int64 start)
 {
-	hi--;
-	while (lo <= hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-		int			c = ck_str_cmp(&rows[mid].key, key);
+	CkRow		want = {.key = *key,.start = start};
 
-		if (c == 0)
-			c = (rows[mid].start > start) - (rows[mid].start < start);
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
+	return ck_bsearch(rows, sizeof(CkRow), lo, hi, &want, row_key_start_cmp);
 }
 
 /*
  * Retention: the last row of key whose start is at most start, or -1.  A
  * session of remembered events may be part of a live session that
- * forgotten events extend below the horizon.
+ * forgotten events extend below the horizon.  (A search for a predecessor,
+ * not for an equal element: ck_bsearch does not serve.)
  */
 static int64
 ck_find_row_before(const CkRow *rows, int64 lo, int64 hi,

@@ -212,6 +212,33 @@ ck_str_cmp(const SfJsonStr *a, const SfJsonStr *b)
 }
 
 /*
+ * Binary search of the sorted elements [lo, hi) of base (elsize bytes
+ * each): the index of the element equal to target, or -1.  cmp(elem,
+ * target) is negative, zero or positive as elem sorts before, with or after
+ * target.  Inline, so that each caller's cmp is inlined into the loop.
+ */
+static inline int64
+ck_bsearch(const void *base, Size elsize, int64 lo, int64 hi,
+		   const void *target,
+		   int (*cmp) (const void *elem, const void *target))
+{
+	hi--;
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		int			c = cmp((const char *) base + mid * elsize, target);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
  * Human-readable address of a row, for error details (inline: codec.c and
  * codec_validate.c both use it, and neither calls the other)
  */

@@ -140,26 +140,18 @@ rd_clock(SfJsonReader *r, CkDoc *doc)
 	sf_json_char(r, '}');
 }
 
-/* Binary search of an event_id among the (sorted) identities; -1 if absent */
+static int
+identity_event_id_cmp(const void *elem, const void *target)
+{
+	return ck_str_cmp(&((const CkIdentity *) elem)->event_id, target);
+}
+
+/* The identity (sorted by event_id bytes) with this event_id, or -1 */
 static int64
 ck_find_identity(const CkDoc *doc, const SfJsonStr *event_id)
 {
-	int64		lo = 0,
-				hi = doc->nids - 1;
-
-	while (lo <= hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-		int			c = ck_str_cmp(&doc->ids[mid].event_id, event_id);
-
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
+	return ck_bsearch(doc->ids, sizeof(CkIdentity), 0, doc->nids, event_id,
+					  identity_event_id_cmp);
 }
 
 void
