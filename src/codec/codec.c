@@ -268,7 +268,7 @@ ck_wrap(const char *json, Size jsonlen)
 		rc = compress2((Bytef *) compressed, &clen, (const Bytef *) json,
 					   (uLong) jsonlen, CK_ZLIB_LEVEL);
 		if (rc != Z_OK)
-			elog(ERROR, "could not compress checkpoint: zlib error %d", rc);
+			elog(ERROR, "streamforge: could not compress checkpoint: zlib error %d", rc);
 		payload = compressed;
 		payloadlen = clen;
 		flags |= CK_FLAG_ZLIB;
@@ -428,7 +428,7 @@ ck_unwrap(const char *data, Size len, Size *jsonlen)
 static void
 rd_name(SfJsonReader *r, const char *field, char *dst)
 {
-	SfJsonStr		s;
+	SfJsonStr	s;
 
 	sf_json_string(r, field, &s);
 	if (s.len < 1 || s.len > SF_NAME_MAX)
@@ -442,7 +442,7 @@ rd_name(SfJsonReader *r, const char *field, char *dst)
 static void
 rd_window_def(SfJsonReader *r, SfWindowDef *w)
 {
-	SfJsonStr		kind;
+	SfJsonStr	kind;
 
 	memset(w, 0, sizeof(SfWindowDef));
 	sf_json_char(r, '{');
@@ -536,7 +536,7 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 static void
 ck_parse(const char *json, Size len, CkDoc *doc)
 {
-	SfJsonReader	r = {json, len, 0};
+	SfJsonReader r = {json, len, 0};
 
 	memset(doc, 0, sizeof(CkDoc));
 	sf_json_char(&r, '{');
@@ -652,7 +652,7 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 					   le->watermark);
 		if (p->late_forgotten + p->nlate != le->late_seq ||
 			p->late[n].late_seq != le->late_seq)
-			elog(ERROR, "late output of restored pipeline out of step at late_seq " INT64_FORMAT,
+			elog(ERROR, "streamforge: late output of restored pipeline out of step at late_seq " INT64_FORMAT,
 				 le->late_seq);
 	}
 
@@ -847,13 +847,6 @@ sf_checkpoint_restore(MemoryContext parent, const SfPipelineDef *def,
 }
 
 /*
- * sf_checkpoint_document
- *		The JSON document of a checkpoint, after the same validation as a
- *		restore into a pipeline with the checkpoint's own definition (and
- *		the same streamforge.max_live_buckets, since validating builds the
- *		buckets).  palloc'd in CurrentMemoryContext, NUL-terminated.
- */
-/*
  * The length of the JSON document a checkpoint's envelope declares, read
  * without inflating anything: 0 unless the envelope is intact (magic,
  * version, payload length, checksum) and the length one decoding could
@@ -862,7 +855,7 @@ sf_checkpoint_restore(MemoryContext parent, const SfPipelineDef *def,
  * (compressed) bytes.
  */
 static Size
-sf_checkpoint_declared_size(const char *data, Size len)
+ck_declared_size(const char *data, Size len)
 {
 	uLong		crc;
 	Size		declared;
@@ -882,6 +875,13 @@ sf_checkpoint_declared_size(const char *data, Size len)
 	return declared;
 }
 
+/*
+ * sf_checkpoint_document
+ *		The JSON document of a checkpoint, after the same validation as a
+ *		restore into a pipeline with the checkpoint's own definition (and
+ *		the same streamforge.max_live_buckets, since validating builds the
+ *		buckets).  palloc'd in CurrentMemoryContext, NUL-terminated.
+ */
 char *
 sf_checkpoint_document(const char *data, Size len)
 {
@@ -902,7 +902,7 @@ int			sf_max_checkpoint_size = SF_DEFAULT_MAX_CHECKPOINT_SIZE;
 void
 sf_check_checkpoint_size(const char *data, Size len)
 {
-	Size		declared = sf_checkpoint_declared_size(data, len);
+	Size		declared = ck_declared_size(data, len);
 
 	if ((uint64) declared > (uint64) sf_max_checkpoint_size * 1024)
 		ereport(ERROR,

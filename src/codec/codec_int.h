@@ -52,7 +52,6 @@ extern void sf_json_write_bool(StringInfo buf, bool v);
  * caller's schema expects next, or raises SF003.  field names the value in
  * error details.
  */
-extern void sf_json_fail(SfJsonReader *r, const char *expected) pg_attribute_noreturn();
 extern void sf_json_char(SfJsonReader *r, char c);
 extern bool sf_json_literal(SfJsonReader *r, const char *lit);
 extern void sf_json_key(SfJsonReader *r, const char *key, bool first);
@@ -96,9 +95,9 @@ sf_json_peek(const SfJsonReader *r, char c)
 /* A result row of the window index or the changelog document */
 typedef struct CkRow
 {
-	SfJsonStr		window_name;
+	SfJsonStr	window_name;
 	int			window;			/* index into def.windows, once resolved */
-	SfJsonStr		key;
+	SfJsonStr	key;
 	int64		start;
 	int64		end;
 	SfAgg		agg;
@@ -107,7 +106,7 @@ typedef struct CkRow
 
 typedef struct CkClock
 {
-	SfJsonStr		name;
+	SfJsonStr	name;
 	bool		has_progress;
 	int64		progress;
 	bool		idle;
@@ -115,8 +114,8 @@ typedef struct CkClock
 
 typedef struct CkIdentity
 {
-	SfJsonStr		event_id;
-	SfJsonStr		key;
+	SfJsonStr	event_id;
+	SfJsonStr	key;
 	int64		event_time;
 	int64		value;
 	bool		late;
@@ -131,25 +130,25 @@ typedef struct CkIdentity
 
 typedef struct CkSource
 {
-	SfJsonStr		name;
+	SfJsonStr	name;
 	int64		base;			/* offset of deliveries[0] (0 without retention) */
 	int64		n;				/* consumed offset + 1 - base */
 	int64	   *deliveries;		/* identity index per offset, -1: unknown,
 								 * CK_FORGOTTEN: forgotten */
-	SfJsonStr		first_unknown;	/* the first unresolved event_id */
+	SfJsonStr	first_unknown;	/* the first unresolved event_id */
 	int64		first_unknown_at;
 } CkSource;
 
 typedef struct CkLate
 {
-	SfJsonStr		event_id;
+	SfJsonStr	event_id;
 	int64		identity;		/* index into doc->ids, -1: unknown */
 	/* retention only: the event itself (its identity may be forgotten) */
-	SfJsonStr		key;
+	SfJsonStr	key;
 	int64		event_time;
 	int64		value;
 	int64		late_seq;
-	SfJsonStr		partition;
+	SfJsonStr	partition;
 	int			pindex;			/* resolved partition */
 	int64		source_offset;
 	int64		watermark;

@@ -271,7 +271,7 @@ rd_sources(SfJsonReader *r, CkDoc *doc)
 		{
 			do
 			{
-				SfJsonStr		eid;
+				SfJsonStr	eid;
 				int64		idx;
 
 				src->deliveries = ck_grow(src->deliveries, &dcap, src->n,

@@ -96,7 +96,7 @@ journal_partition_index(SfPipeline *p, const char *name)
 	int			i = sf_partition_index(&p->def, name);
 
 	if (i < 0 || i > PG_UINT16_MAX)
-		elog(ERROR, "cannot journal unknown partition \"%s\"", name);
+		elog(ERROR, "streamforge: cannot journal unknown partition \"%s\"", name);
 	return i;
 }
 
