@@ -17,7 +17,16 @@
  * the byte position in the detail.  Nothing here keeps state between calls;
  * strings are palloc'd in CurrentMemoryContext.
  *
+ * Callers: the checkpoint codec (codec_write.c and codec.c write,
+ * codec_parse.c and codec.c read; codec_int.h declares it), and
+ * test/fuzz/fuzz_checkpoint.c, which reads definitions with the reader.
+ * sf_int128_out (codec.h) also spells sums in codec_validate.c's error
+ * details and in persist/datum.c's numeric values.
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/canonjson.c
  *
  *-------------------------------------------------------------------------
  */

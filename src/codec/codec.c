@@ -6,28 +6,40 @@
  * A checkpoint is a 24-byte envelope (magic, format version, flags, payload
  * length, document length, CRC-32) followed by a canonical JSON document,
  * zlib-compressed when it is longer than 4 KiB.  docs/checkpoint-format.md
- * describes every byte; this file is its only implementation.
+ * describes every byte; this file and the ones it calls are its only
+ * implementation.
  *
- * Encoding only reads the pipeline.  Decoding never trusts its input: it
- * runs in four phases, and only the last one touches the engine.
+ * Encoding only reads the pipeline: ck_write_document writes one part per
+ * top-level key (the definition here, the other parts in codec_write.c),
+ * and ck_wrap puts the envelope around it.  Decoding never trusts its
+ * input: it runs in four phases, and only the last one touches the engine.
  *
- *	1. envelope: magic, version, flags, lengths and checksum are checked
- *	   before anything is allocated, so a hostile length costs nothing;
- *	2. parse: the strict pull reader of canonjson.c reads the document
- *	   against its fixed schema into scratch structures (CkDoc).  It accepts
- *	   exactly one spelling of every value: keys in schema (= byte) order
- *	   with no whitespace, no unknown, missing or repeated keys, integers
- *	   without leading zeros or fractions, one escape per byte.  Nesting is
- *	   fixed by the schema, so there is no recursion;
- *	3. validate (codec_validate.c): every rule of SPEC.md section 4, first per part (the
- *	   definition, the clock, the delivery history, the late output, the
- *	   window index document and the changelog document, each with its own
- *	   function), then the parts against each other: the changelog's visible
- *	   rows are the ready view of the live buckets, and the live buckets are
- *	   re-derived from the accepted identities (see ck_check_derivation);
- *	4. build: a new pipeline is made with the engine's own functions, and
- *	   re-encoded; the result must equal the document byte for byte, which
- *	   makes "canonical" a property we check rather than hope for.
+ *	1. envelope (ck_unwrap): magic, version, flags, lengths and checksum are
+ *	   checked before anything is allocated, so a hostile length costs
+ *	   nothing;
+ *	2. parse (ck_parse here, the readers of the parts in codec_parse.c): the
+ *	   strict pull reader of canonjson.c reads the document against its
+ *	   fixed schema into scratch structures (CkDoc, codec_int.h).  It
+ *	   accepts exactly one spelling of every value: keys in schema (= byte)
+ *	   order with no whitespace, no unknown, missing or repeated keys,
+ *	   integers without leading zeros or fractions, one escape per byte.
+ *	   Nesting is fixed by the schema, so there is no recursion;
+ *	3. validate: every rule of SPEC.md section 4, first per part
+ *	   (codec_validate.c: the definition, the clock, the delivery history,
+ *	   the late output, the window index document and the changelog
+ *	   document, each with its own function), then the parts against each
+ *	   other: the changelog's visible rows are the ready view of the live
+ *	   buckets (ck_check_views), and the live buckets are re-derived from
+ *	   the accepted identities (codec_derive.c, ck_check_derivation);
+ *	4. build (ck_build): a new pipeline is made with the engine's own
+ *	   functions, and re-encoded; the result must equal the document byte
+ *	   for byte (ck_check_reencode), which makes "canonical" a property we
+ *	   check rather than hope for.
+ *
+ * The definition part is read and written here, next to the top-level
+ * ck_parse and ck_write_document that call it, and only here are window
+ * kinds spelled (ck_write_window_def, rd_window_def).  The other files of
+ * the codec call nothing in this one: codec.c calls them.
  *
  * Memory: scratch data lives in a child of the caller's CurrentMemoryContext
  * that is deleted before returning.  The new pipeline lives in its own
@@ -35,9 +47,17 @@
  * are deleted in a PG_CATCH block before the error propagates, so a caller
  * that passes a long-lived parent (the pipeline cache) leaks nothing.
  *
- * No function here keeps state between calls.
+ * Callers: api/checkpoint.c (checkpoint, inspect_checkpoint),
+ * persist/persist.c (restore) and snapshot.c, which stores and loads a
+ * checkpoint as the snapshot of a pipeline the binary form cannot hold.
+ * No function here keeps state between calls; the one setting,
+ * streamforge.max_checkpoint_size (sf_max_checkpoint_size), is defined by
+ * api/module.c.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/codec.c
  *
  *-------------------------------------------------------------------------
  */
@@ -115,6 +135,14 @@ ck_get16(const char *src)
 	memcpy(&v, src, 2);
 	return pg_ntoh16(v);
 }
+
+/* ----------------------------------------------------------------
+ * Encoding: the document (the parts other than the definition are
+ * codec_write.c's) and the envelope
+ * ----------------------------------------------------------------
+ */
+
+/* One element of "definition"."windows": keys in byte order per kind */
 static void
 ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 {
@@ -424,6 +452,12 @@ ck_unwrap(const char *data, Size len, Size *jsonlen)
 	}
 }
 
+/* ----------------------------------------------------------------
+ * Phase 2: the document (the parts other than the definition are
+ * codec_parse.c's)
+ * ----------------------------------------------------------------
+ */
+
 /* A name (partition, window): copied into a fixed-size definition slot */
 static void
 rd_name(SfJsonReader *r, const char *field, char *dst)
@@ -486,6 +520,7 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 	sf_json_char(r, '}');
 }
 
+/* "definition": into doc->def, whose arrays are scratch */
 static void
 rd_definition(SfJsonReader *r, CkDoc *doc)
 {
@@ -533,6 +568,10 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 	doc->def.nwindows = (int) doc->ndefwindows;
 }
 
+/*
+ * The document json[0..len) into doc: each top-level key, in byte order,
+ * then the end of the input.  The mirror of ck_write_document.
+ */
 static void
 ck_parse(const char *json, Size len, CkDoc *doc)
 {
@@ -711,10 +750,10 @@ ck_check_reencode(SfPipeline *p, const char *json, Size jsonlen)
 }
 
 /*
- * Decode and validate a checkpoint.  With a target definition, build the
- * restored pipeline under parent and return it; without (inspection), build
- * it in scratch memory, throw it away and return NULL, with the validated
- * document in *json_out.
+ * The four phases of ck_decode, run in scratch: the built pipeline is set
+ * in *p as soon as it exists (so that ck_decode can free it on error), and
+ * the validated document is copied into oldcxt as *json_out if asked.
+ * capped: refuse more live buckets than streamforge.max_live_buckets.
  */
 /* not inlined: its locals must not live in ck_decode's PG_TRY frame */
 static pg_noinline void

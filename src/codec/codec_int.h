@@ -2,9 +2,11 @@
  *
  * codec_int.h
  *	  Private to src/codec/: the canonical JSON writer and reader
- *	  (canonjson.c), the errors the checkpoint codec raises and the scratch
- *	  structures of a parsed document (codec.c, codec_validate.c).
- *	  test/fuzz/fuzz_checkpoint.c includes it for the JSON reader.
+ *	  (canonjson.c), the errors the checkpoint codec raises, the scratch
+ *	  structures of a parsed document, and the functions the checkpoint
+ *	  codec's files call in each other (codec.c calls the others; they call
+ *	  nothing in codec.c).  test/fuzz/fuzz_checkpoint.c includes it for the
+ *	  JSON reader.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -189,7 +191,7 @@ typedef struct CkDoc
 } CkDoc;
 
 /* ----------------------------------------------------------------
- * Helpers shared by both files
+ * Helpers shared by the checkpoint codec's files, and its phases
  * ----------------------------------------------------------------
  */
 
@@ -238,8 +240,9 @@ ck_bsearch(const void *base, Size elsize, int64 lo, int64 hi,
 }
 
 /*
- * Human-readable address of a row, for error details (inline: codec.c and
- * codec_validate.c both use it, and neither calls the other)
+ * Human-readable address of a row, for error details (inline: codec.c,
+ * codec_validate.c and codec_derive.c use it, and the last two call
+ * nothing in codec.c)
  */
 static inline char *
 ck_row_desc(const CkRow *r)

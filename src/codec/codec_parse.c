@@ -1,22 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * codec_parse.c
- *	  Checkpoint codec, phase 2: the strict parser of the document.
+ *	  Checkpoint codec, phase 2: the readers of the document's parts.
  *
- * ck_parse reads a checkpoint document against its fixed schema into the
- * scratch structures of codec_int.h (CkDoc), with the pull reader of
- * canonjson.c.  It accepts exactly one spelling of every value: keys in
- * schema (= byte) order with no whitespace, no unknown, missing or repeated
- * keys.  Nesting is fixed by the schema, so there is no recursion.  One
- * rd_* function per part of the document mirrors the writer's (codec_write.c).
+ * One reader per top-level key of the checkpoint document (rd_changelog,
+ * rd_clock, rd_identities, rd_late, rd_sources; the result rows of
+ * "changelog" and "windows" by rd_rows), the mirror of the writers in
+ * codec_write.c.  ck_parse (codec.c) reads the keys and calls them in byte
+ * order, and reads the definition itself.  Each reads its part, with the
+ * pull reader of canonjson.c, into the scratch structures of codec_int.h
+ * (CkDoc), accepting exactly the spelling the writer produces.
  *
- * Parsing checks only what the parts need to be read: the identities are in
- * event_id byte order (so that deliveries and late rows can be resolved by
- * binary search), names fit a definition slot.  Every other rule is phase
- * 3's (codec_validate.c, codec_derive.c).  Errors are SF003 (ck_error).
+ * A reader checks only what reading needs: the identities are unique and
+ * in event_id byte order, so that the deliveries and late rows that follow
+ * them resolve their event_ids by binary search (ck_find_identity).  Every
+ * other rule is phase 3's (codec_validate.c, codec_derive.c).  Errors are
+ * SF003 (ck_error, or the reader's).
  *
- * Called only by codec.c (ck_decode_steps), in its scratch memory context:
- * everything parsed is palloc'd there and freed with it.
+ * Called only by codec.c, in its scratch memory context: everything parsed
+ * is palloc'd there and goes with it.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -31,7 +33,10 @@
 #include "codec/codec_int.h"
 #include "engine/engine.h"
 
-/* Grow a scratch array so that it holds at least n + 1 elements */
+/*
+ * Grow a scratch array so that it holds at least n + 1 elements (for the
+ * readers here and rd_definition in codec.c)
+ */
 void *
 ck_grow(void *arr, int64 *cap, int64 n, Size elsize)
 {
@@ -51,7 +56,7 @@ ck_grow(void *arr, int64 *cap, int64 n, Size elsize)
 }
 
 /* ----------------------------------------------------------------
- * Phase 2: the strict parser
+ * The parts, in the order of their keys
  * ----------------------------------------------------------------
  */
 

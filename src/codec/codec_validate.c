@@ -1,18 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * codec_validate.c
- *	  Checkpoint codec, phase 3: validation of a parsed document.
+ *	  Checkpoint codec, phase 3: validation of a parsed document, part by
+ *	  part.
  *
- * Each function checks one part of the document (CkDoc, codec.h) and
+ * Each function checks one part of the document (CkDoc, codec_int.h) and
  * raises SF003 "invalid checkpoint: ..." with a detail naming what is
  * wrong; the rules are listed in docs/checkpoint-format.md ("Validation").
  * The window index and the changelog documents have their own decoders
  * (ck_window_index_decode, ck_changelog_decode), as the contract's operator
- * states do; ck_check_views and ck_check_derivation then check the parts
- * against each other, the delivery history and the pipeline.  Nothing here
- * touches the engine's state: codec.c builds the pipeline afterwards.
+ * states do; ck_check_views then checks them against each other and the
+ * clock.  The last check, the live buckets against the identities, is
+ * codec_derive.c's.
+ *
+ * codec.c (ck_decode_steps) calls these in the order of codec_int.h; each
+ * relies only on the parts checked before it, and some resolve what later
+ * checks use (the horizon, window and partition indexes, each identity's
+ * deliveries and late row).  Nothing here touches the engine's state:
+ * codec.c builds the pipeline afterwards.  Memory: CurrentMemoryContext is
+ * codec.c's scratch context; what is allocated here (error strings, one
+ * array) goes with it.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/codec_validate.c
  *
  *-------------------------------------------------------------------------
  */
@@ -28,7 +40,7 @@
  * Phase 3: validation
  *
  * Each function checks one part of the document, relying only on the parts
- * checked before it (the order is that of ck_decode).
+ * checked before it (the order is that of ck_decode_steps, codec.c).
  * ----------------------------------------------------------------
  */
 

@@ -1,19 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * codec_write.c
- *	  Checkpoint codec: the writer of the canonical document.
+ *	  Checkpoint codec: the writers of the document's parts.
  *
- * ck_write_document appends the JSON document of a pipeline's state to a
- * buffer, in the one spelling the parser (codec_parse.c) accepts: keys in
- * byte order, canonical values (canonjson.c).  docs/checkpoint-format.md
- * describes the document.  codec.c calls it twice: sf_checkpoint_encode
- * wraps its result into the envelope, and decoding re-encodes the state it
- * built and compares (ck_check_reencode), so any change here changes the
- * format and is caught by that check against every existing checkpoint.
+ * One writer per top-level key of the checkpoint document (wr_changelog,
+ * wr_clock, wr_identities, wr_late, wr_sources; the result rows of
+ * "changelog" and "windows" by ck_write_rows), the mirror of the readers in
+ * codec_parse.c.  ck_write_document (codec.c) writes the keys and calls
+ * them in byte order, and writes the definition itself.  Each appends the
+ * one canonical spelling of its part (canonjson.c): keys in byte order,
+ * arrays in the order docs/checkpoint-format.md gives.
+ *
+ * The bytes are the format: ck_check_reencode (codec.c) compares the
+ * re-encoding of every decoded checkpoint with its document, so a change
+ * here that alters one byte makes every existing checkpoint invalid.
  *
  * The pipeline is only read.  The buffer is the caller's; the temporary
  * arrays (collected rows, identities) are palloc'd in CurrentMemoryContext
- * and freed before returning.  No function here keeps state between calls.
+ * and freed before returning.  Called only by codec.c.
  *
  * Copyright (c) 2026, the streamforge authors
  *
