@@ -26,7 +26,7 @@ PG_FUNCTION_INFO_V1(sf_watermark);
 Datum
 sf_watermark(PG_FUNCTION_ARGS)
 {
-	SfPipeline *p = sf_pipeline_arg(fcinfo, false);
+	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 
 	if (!p->has_watermark)
 		PG_RETURN_NULL();
@@ -37,7 +37,7 @@ static void
 return_rows(FunctionCallInfo fcinfo, bool visible_only)
 {
 #define SF_RESULT_COLS 8
-	SfPipeline *p = sf_pipeline_arg(fcinfo, false);
+	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	SfRow	   *rows;
 	int64		n;
@@ -87,7 +87,7 @@ Datum
 sf_late_events(PG_FUNCTION_ARGS)
 {
 #define SF_LATE_COLS 8
-	SfPipeline *p = sf_pipeline_arg(fcinfo, false);
+	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int64		i;
 
@@ -120,7 +120,7 @@ Datum
 sf_partitions(PG_FUNCTION_ARGS)
 {
 #define SF_PARTITION_COLS 4
-	SfPipeline *p = sf_pipeline_arg(fcinfo, false);
+	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			i;
 
@@ -149,7 +149,7 @@ sf_stats(PG_FUNCTION_ARGS)
 {
 #define SF_STATS_COLS 15
 #define SF_STATS_COLS_010 10	/* the columns of 0.1.0's stats() */
-	SfPipeline *p = sf_pipeline_arg(fcinfo, false);
+	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	SfStats		s;
 	TupleDesc	tupdesc;
 	Datum		values[SF_STATS_COLS];

@@ -174,10 +174,7 @@ sf_final_rows(PG_FUNCTION_ARGS)
 	int64		i;
 	SfPipeline *q;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("pipeline must not be null"));
+	sf_arg_not_null(fcinfo, 0, "pipeline");
 	n = array_arg(fcinfo, 1, TEXTOID, &wn);
 	if (array_arg(fcinfo, 2, TEXTOID, &keys) != n ||
 		array_arg(fcinfo, 3, INT8OID, &starts) != n ||
