@@ -106,6 +106,7 @@ sf_late_events(PG_FUNCTION_ARGS)
 	for (i = 0; i < p->nlate; i++)
 	{
 		const SfLateEvent *l = &p->late[i];
+		const SfIdentity *e = l->event;
 		Datum		values[SF_LATE_COLS];
 		bool		nulls[SF_LATE_COLS] = {0};
 		MemoryContext old;
@@ -116,11 +117,11 @@ sf_late_events(PG_FUNCTION_ARGS)
 		values[c++] = Int64GetDatum(l->late_seq);
 		values[c++] = CStringGetTextDatum(p->def.partitions[l->partition]);
 		values[c++] = Int64GetDatum(l->source_offset);
-		values[c++] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
-															   l->event->event_id_len));
-		values[c++] = sf_string_text(l->event->key);
-		values[c++] = Int64GetDatum(l->event->event_time);
-		values[c++] = Int64GetDatum(l->event->value);
+		values[c++] = PointerGetDatum(cstring_to_text_with_len(e->event_id,
+															   e->event_id_len));
+		values[c++] = sf_string_text(e->key);
+		values[c++] = Int64GetDatum(e->event_time);
+		values[c++] = Int64GetDatum(e->value);
 		values[c++] = Int64GetDatum(l->watermark);
 		Assert(c == SF_LATE_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -51,8 +51,8 @@ typedef struct ManageOp
 	char		name[SF_NAME_MAX + 1];	/* partition or window */
 	SfWindowDef window;			/* MANAGE_ADD_WINDOW */
 	int64		lateness;		/* MANAGE_SET_LATENESS */
-	bool		has_retention;	/* MANAGE_SET_RETENTION; false: keep everything */
-	int64		retention;		/* MANAGE_SET_RETENTION, with has_retention */
+	bool		has_retention;	/* MANAGE_SET_RETENTION (false: keep all) */
+	int64		retention;		/* MANAGE_SET_RETENTION, if has_retention */
 	MemoryContext cxt;			/* the SQL function's */
 	SfPipelineDef names;		/* in cxt: old and new windows, by name */
 	SfChangeList changes;		/* in cxt; window indexes into names */

@@ -17,8 +17,8 @@
  * Interval windows: streamforge.fixed/sliding/session_interval() make
  * a window_def whose kind carries the suffix "/us" and whose sizes are in
  * microseconds; create_pipeline and add_window divide them by the unit (a
- * remainder is an error) and store an ordinary window_def.  Without a time unit such a
- * window is an error: its unit would be a guess.
+ * remainder is an error) and store an ordinary window_def.  Without a
+ * time unit such a window is an error: its unit would be a guess.
  *
  * Callers: define.c (create_pipeline), manage.c (add_window) and
  * ingest_json.c (sf_time_to_units for event_time strings).  Memory: the
