@@ -97,8 +97,8 @@ extern void sf_window_def_arg(Datum d, SfWindowDef *w);
 extern void sf_text_bytes(Datum d, const char **data, int *len);
 extern SfDelivery *sf_unpack_deliveries(ArrayType *arr, bool with_offset,
 										int **nullfield_out, int *n_out);
-extern void sf_batch_null_error(int index, int field, bool with_offset)
-			pg_attribute_noreturn();
+extern void sf_batch_null_error(int index, int field,
+								bool with_offset) pg_attribute_noreturn();
 extern void sf_empty_event_id_error(int index) pg_attribute_noreturn();
 
 /*
