@@ -46,7 +46,7 @@ typedef enum ManageKind
 /* One definition change: its arguments, and what it did */
 typedef struct ManageOp
 {
-	ManageKind kind;
+	ManageKind	kind;
 	FunctionCallInfo fcinfo;	/* argument 1 is the change's */
 	char		name[SF_NAME_MAX + 1];	/* partition or window */
 	SfWindowDef window;			/* MANAGE_ADD_WINDOW */
