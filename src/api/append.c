@@ -20,31 +20,29 @@
  * a retried request with the same event id takes a new offset and is a
  * duplicate there, which changes nothing else (SPEC.md section 3).
  *
+ * The write sequence is ingest's (ingest.c): the engine operation, the
+ * journal (sf_persist_journal_ingest), then sf_finish_write (args.c).
+ * append_batch's second half (sf_append_deliveries) is also ingest_json's
+ * for events without offsets.  Memory: the deliveries and their changes
+ * live in the SQL function's context; the strings of event_id and key
+ * point into the (detoasted) arguments; the pipeline belongs to
+ * persist.c's cache.
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/append.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/typcache.h"
 
 #include "api/api.h"
-
-static void
-append_check_not_null(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", what)));
-}
 
 /*
  * Give d the next offset of its partition.  Caller must hold the pipeline
@@ -60,21 +58,6 @@ assign_offset(SfPipeline *p, SfDelivery *d)
 	d->source_offset = (i < 0) ? 0 : p->partitions[i].consumed + 1;
 }
 
-static void
-check_event_id(const SfDelivery *d, int index)
-{
-	if (d->event_id_len > 0)
-		return;
-	if (index < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("event_id must not be empty")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("event_id of event %d of the batch must not be empty",
-					index + 1)));
-}
-
 /*
  * append(pipeline, partition, event_id, key, event_time, value): ingest at
  * the partition's next offset.
@@ -88,27 +71,25 @@ sf_append(PG_FUNCTION_ARGS)
 	SfChangeList changes = {0};
 	int64		late_before;
 
-	append_check_not_null(fcinfo, 0, "pipeline");
-	p = sf_persist_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
+	p = sf_arg_pipeline(fcinfo, true);
 	late_before = p->nlate;
 
-	append_check_not_null(fcinfo, 1, "partition");
-	append_check_not_null(fcinfo, 2, "event_id");
-	append_check_not_null(fcinfo, 3, "key");
-	append_check_not_null(fcinfo, 4, "event_time");
-	append_check_not_null(fcinfo, 5, "value");
+	sf_arg_not_null(fcinfo, 1, "partition");
+	sf_arg_not_null(fcinfo, 2, "event_id");
+	sf_arg_not_null(fcinfo, 3, "key");
+	sf_arg_not_null(fcinfo, 4, "event_time");
+	sf_arg_not_null(fcinfo, 5, "value");
 	d.partition = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	sf_text_bytes(PG_GETARG_DATUM(2), &d.event_id, &d.event_id_len);
 	sf_text_bytes(PG_GETARG_DATUM(3), &d.key, &d.key_len);
 	d.event_time = PG_GETARG_INT64(4);
 	d.value = PG_GETARG_INT64(5);
-	check_event_id(&d, -1);
+	sf_check_event_id(&d, -1);
 
 	assign_offset(p, &d);
 	sf_engine_ingest(p, &d, &changes);
 	sf_persist_journal_ingest(p, &d, 1);
-	sf_sink_emit(p, &changes, late_before);
-	sf_return_changes(fcinfo, p, &changes);
+	sf_finish_write(fcinfo, p, &changes, late_before);
 	return (Datum) 0;
 }
 
@@ -126,9 +107,6 @@ void
 sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 					 SfDelivery *ds, const int *nullfield, int n)
 {
-	static const char *const fields[] = {
-		"partition", "event_id", "key", "event_time", "value"
-	};
 	SfChangeList changes = {0};
 	int			i;
 
@@ -136,23 +114,14 @@ sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	for (i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (nullfield != NULL && nullfield[i] == -1)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("event %d of the batch must not be null", i + 1)));
-		if (nullfield != NULL && nullfield[i] >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s of event %d of the batch must not be null",
-							fields[nullfield[i]], i + 1)));
-		check_event_id(&ds[i], i);
+		sf_check_batch_nulls(nullfield, i, false);
+		sf_check_event_id(&ds[i], i);
 		assign_offset(p, &ds[i]);
 		sf_engine_ingest(p, &ds[i], &changes);
 	}
 	if (n > 0)
 		sf_persist_journal_ingest(p, ds, n);
-	sf_sink_emit(p, &changes, late_before);
-	sf_return_changes(fcinfo, p, &changes);
+	sf_finish_write(fcinfo, p, &changes, late_before);
 }
 
 /*
@@ -170,11 +139,10 @@ sf_append_batch(PG_FUNCTION_ARGS)
 	int			n;
 	int64		late_before;
 
-	append_check_not_null(fcinfo, 0, "pipeline");
-	p = sf_persist_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
+	p = sf_arg_pipeline(fcinfo, true);
 	late_before = p->nlate;
 
-	append_check_not_null(fcinfo, 1, "events");
+	sf_arg_not_null(fcinfo, 1, "events");
 	ds = sf_unpack_deliveries(PG_GETARG_ARRAYTYPE_P(1), false, &nullfield, &n);
 	sf_append_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;

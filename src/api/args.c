@@ -2,13 +2,24 @@
  *
  * args.c
  *	  Argument and result helpers shared by the SQL functions of api/:
- *	  not-null checks, the pipeline argument, window_def and delivery[]
- *	  arguments, and the rows and changes they return.
+ *	  the one "X must not be null" error and the pipeline argument
+ *	  (sf_arg_not_null, sf_arg_text, sf_arg_pipeline, inline in api.h),
+ *	  arguments found by name (sf_arg_by_name), composite arguments
+ *	  (sf_deform_composite, the window_def and delivery[] arguments), the
+ *	  errors of a batch's deliveries, and the rows and changes the calls
+ *	  return (sf_return_changes; sf_finish_write in api.h).
  *
- * Every set-returning function materializes its result in one call
+ * Callers: only the files of api/.  The helpers on the per-row path of
+ * ingest, ingest_count and append (the not-null checks, the event_id
+ * check, sf_finish_write) are static inline in api.h with their errors
+ * here, so that moving them here added no call per row.
+ *
+ * Memory: arguments and results are built in the caller's memory context
+ * (the SQL function's, reset by the executor after the call); text and
+ * composite values may point into the (detoasted) arguments, which live as
+ * long.  Every set-returning function materializes its result in one call
  * (InitMaterializedSRF; an empty change list returns no tuplestore at all,
- * see sf_return_changes), so nothing is held across calls.  Results are
- * built in the caller's memory context.
+ * see sf_return_changes), so nothing is held across calls.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -26,36 +37,94 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/typcache.h"
 
 #include "api/api.h"
 
+/* The error of sf_arg_not_null (api.h) */
 void
-sf_check_not_null(FunctionCallInfo fcinfo, int argno, const char *what)
+sf_arg_null_error(const char *what)
 {
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", what)));
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("%s must not be null", what)));
 }
 
-char *
-sf_text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
+/*
+ * The position of the argument called name, of type typeoid, in the SQL
+ * definition this call came through, or -1 (also for a call without one,
+ * such as DirectFunctionCall).  The definitions of 0.1.0, 0.2.0 and 0.3.0
+ * differ, and the library must serve each of them between a package
+ * upgrade and ALTER EXTENSION UPDATE.  One syscache lookup: for arguments
+ * read once per call, not per row.
+ */
+int
+sf_arg_by_name(FunctionCallInfo fcinfo, const char *name, Oid typeoid)
 {
-	sf_check_not_null(fcinfo, argno, what);
-	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	HeapTuple	tup;
+	Oid		   *argtypes;
+	char	  **argnames;
+	char	   *argmodes;
+	int			nargs;
+	int			found = -1;
+
+	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
+		return -1;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "streamforge: cache lookup failed for function %u",
+			 fcinfo->flinfo->fn_oid);
+	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
+	for (int i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
+		if (argnames[i] != NULL && strcmp(argnames[i], name) == 0 &&
+			argtypes[i] == typeoid)
+			found = i;
+	ReleaseSysCache(tup);
+	return found;
 }
 
-/* The pipeline named by argument 0, opened for reading or writing */
-SfPipeline *
-sf_pipeline_arg(FunctionCallInfo fcinfo, bool for_write)
+/* Fill values from a composite tuple's header, as heap_deform_tuple does */
+static inline void
+deform_header(HeapTupleHeader th, TupleDesc tupdesc, Datum *values,
+			  bool *nulls)
 {
-	char	   *name = sf_text_arg(fcinfo, 0, "pipeline");
+	HeapTupleData tuple;
 
-	return sf_persist_open(name, for_write);
+	tuple.t_len = HeapTupleHeaderGetDatumLength(th);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = th;
+	heap_deform_tuple(&tuple, tupdesc, values, nulls);
 }
 
-/* Fill values[off..off+7] with a row: window_name .. max */
+/*
+ * Deform the composite datum d, of a row type of the extension called type
+ * with natts columns, into values and nulls.  Returns its tuple descriptor,
+ * reference-counted: the caller releases it (ReleaseTupleDesc) once it has
+ * no more use for it.  The values point into d.  For one value per call;
+ * sf_unpack_deliveries looks the descriptor of an array up once.
+ */
+TupleDesc
+sf_deform_composite(Datum d, int natts, const char *type, Datum *values,
+					bool *nulls)
+{
+	HeapTupleHeader th = DatumGetHeapTupleHeader(d);
+	TupleDesc	tupdesc;
+
+	tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
+									 HeapTupleHeaderGetTypMod(th));
+	if (tupdesc->natts != natts)
+		elog(ERROR, "streamforge: unexpected %s layout", type);
+	deform_header(th, tupdesc, values, nulls);
+	return tupdesc;
+}
+
+/*
+ * Fill values[0..7] and nulls[0..7] with a row, the columns window_name ..
+ * max of streamforge.result (and of streamforge.change after its seq and
+ * op: sf_return_changes passes values + 2).
+ */
 void
 sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
 			  bool *nulls)
@@ -174,9 +243,7 @@ sf_validate_window(const SfWindowDef *w)
 static void
 window_from_datum(Datum d, SfWindowDef *w)
 {
-	HeapTupleHeader th = DatumGetHeapTupleHeader(d);
 	TupleDesc	tupdesc;
-	HeapTupleData tuple;
 	Datum		values[5];
 	bool		nulls[5];
 	char	   *name;
@@ -185,15 +252,7 @@ window_from_datum(Datum d, SfWindowDef *w)
 	bool		needed[5] = {true, true, false, false, false};
 	int			i;
 
-	tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
-									 HeapTupleHeaderGetTypMod(th));
-	if (tupdesc->natts != 5)
-		elog(ERROR, "streamforge: unexpected window_def layout");
-	tuple.t_len = HeapTupleHeaderGetDatumLength(th);
-	ItemPointerSetInvalid(&tuple.t_self);
-	tuple.t_tableOid = InvalidOid;
-	tuple.t_data = th;
-	heap_deform_tuple(&tuple, tupdesc, values, nulls);
+	tupdesc = sf_deform_composite(d, 5, "window_def", values, nulls);
 	ReleaseTupleDesc(tupdesc);
 
 	if (nulls[0])
@@ -302,7 +361,6 @@ sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
 	for (i = 0; i < n; i++)
 	{
 		HeapTupleHeader th;
-		HeapTupleData tuple;
 		Datum		values[6];
 		bool		nulls[6];
 		SfDelivery *d = &ds[i];
@@ -324,11 +382,7 @@ sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
 				elog(ERROR, "streamforge: unexpected %s layout",
 					 with_offset ? "delivery" : "event");
 		}
-		tuple.t_len = HeapTupleHeaderGetDatumLength(th);
-		ItemPointerSetInvalid(&tuple.t_self);
-		tuple.t_tableOid = InvalidOid;
-		tuple.t_data = th;
-		heap_deform_tuple(&tuple, tupdesc, values, nulls);
+		deform_header(th, tupdesc, values, nulls);
 		for (f = 0; f < ncols; f++)
 			if (nulls[f])
 				break;
@@ -347,4 +401,52 @@ sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
 	*nullfield_out = nullfield;
 	*n_out = n;
 	return ds;
+}
+
+/* The error of sf_check_batch_nulls (api.h): see there */
+void
+sf_batch_null_error(int index, int field, bool with_offset)
+{
+	/* the columns of streamforge.delivery and of streamforge.event */
+	static const char *const delivery_fields[] = {
+		"partition", "source_offset", "event_id", "key", "event_time", "value"
+	};
+	static const char *const event_fields[] = {
+		"partition", "event_id", "key", "event_time", "value"
+	};
+
+	Assert(field >= -1 && field < (with_offset ? 6 : 5));
+	if (with_offset)
+	{
+		if (field == -1)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("delivery %d of the batch must not be null", index + 1)));
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of delivery %d of the batch must not be null",
+						delivery_fields[field], index + 1)));
+	}
+	if (field == -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event %d of the batch must not be null", index + 1)));
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("%s of event %d of the batch must not be null",
+					event_fields[field], index + 1)));
+}
+
+/* The error of sf_check_event_id (api.h): see there */
+void
+sf_empty_event_id_error(int index)
+{
+	if (index < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event_id must not be empty")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("event_id of event %d of the batch must not be empty",
+					index + 1)));
 }

@@ -24,7 +24,7 @@ PG_FUNCTION_INFO_V1(sf_checkpoint);
 Datum
 sf_checkpoint(PG_FUNCTION_ARGS)
 {
-	SfPipeline *p = sf_pipeline_arg(fcinfo, false);
+	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	MemoryContext cxt = CurrentMemoryContext;
 	bytea	   *volatile result = NULL;
 
@@ -60,10 +60,10 @@ PG_FUNCTION_INFO_V1(sf_restore);
 Datum
 sf_restore(PG_FUNCTION_ARGS)
 {
-	char	   *name = sf_text_arg(fcinfo, 0, "pipeline");
+	char	   *name = sf_arg_text(fcinfo, 0, "pipeline");
 	bytea	   *cp;
 
-	sf_check_not_null(fcinfo, 1, "checkpoint");
+	sf_arg_not_null(fcinfo, 1, "checkpoint");
 	cp = PG_GETARG_BYTEA_PP(1);
 	sf_persist_restore(name, VARDATA_ANY(cp), VARSIZE_ANY_EXHDR(cp));
 	sf_sink_restore(name);

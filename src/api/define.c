@@ -5,9 +5,10 @@
  *	  session, create_pipeline and drop_pipeline.
  *
  * create_pipeline checks every argument, then the definition's limits
- * (limits.c), and hands the normalized definition to persist.c; a time
- * unit's interval windows are converted first (timeunit.c).  C names
- * equal the SQL names with an sf_ prefix.
+ * (engine/limits.c), and hands the normalized definition to persist.c; a
+ * time unit's interval windows are converted first (timeunit.c).  C names
+ * equal the SQL names with an sf_ prefix.  Everything is built in the SQL
+ * function's memory context; persist.c copies what it keeps.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -19,14 +20,12 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/syscache.h"
 
 #include "api/api.h"
 
@@ -40,7 +39,7 @@ window_datum(FunctionCallInfo fcinfo, const SfWindowDef *w)
 	bool		nulls[5] = {false, false, true, true, true};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+		elog(ERROR, "streamforge: return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 	values[0] = CStringGetTextDatum(w->name);
 	values[1] = CStringGetTextDatum(kind_names[w->kind]);
@@ -66,7 +65,7 @@ window_datum(FunctionCallInfo fcinfo, const SfWindowDef *w)
 static void
 window_name_arg(FunctionCallInfo fcinfo, SfWindowDef *w)
 {
-	char	   *name = sf_text_arg(fcinfo, 0, "window name");
+	char	   *name = sf_arg_text(fcinfo, 0, "window name");
 
 	sf_validate_name("window", name);
 	strlcpy(w->name, name, sizeof(w->name));
@@ -79,7 +78,7 @@ sf_fixed(PG_FUNCTION_ARGS)
 	SfWindowDef w = {0};
 
 	window_name_arg(fcinfo, &w);
-	sf_check_not_null(fcinfo, 1, "size");
+	sf_arg_not_null(fcinfo, 1, "size");
 	w.kind = SF_WINDOW_FIXED;
 	w.size = PG_GETARG_INT64(1);
 	sf_validate_window(&w);
@@ -93,8 +92,8 @@ sf_sliding(PG_FUNCTION_ARGS)
 	SfWindowDef w = {0};
 
 	window_name_arg(fcinfo, &w);
-	sf_check_not_null(fcinfo, 1, "size");
-	sf_check_not_null(fcinfo, 2, "step");
+	sf_arg_not_null(fcinfo, 1, "size");
+	sf_arg_not_null(fcinfo, 2, "step");
 	w.kind = SF_WINDOW_SLIDING;
 	w.size = PG_GETARG_INT64(1);
 	w.step = PG_GETARG_INT64(2);
@@ -109,42 +108,11 @@ sf_session(PG_FUNCTION_ARGS)
 	SfWindowDef w = {0};
 
 	window_name_arg(fcinfo, &w);
-	sf_check_not_null(fcinfo, 1, "gap");
+	sf_arg_not_null(fcinfo, 1, "gap");
 	w.kind = SF_WINDOW_SESSION;
 	w.gap = PG_GETARG_INT64(1);
 	sf_validate_window(&w);
 	PG_RETURN_DATUM(window_datum(fcinfo, &w));
-}
-
-/*
- * The position of the bigint argument called name in the SQL definition
- * this call came through, or -1: the definitions of 0.1.0 and 0.2.0 differ,
- * and the library must serve both (between a package upgrade and ALTER
- * EXTENSION UPDATE).
- */
-static int
-bigint_arg_by_name(FunctionCallInfo fcinfo, const char *name)
-{
-	HeapTuple	tup;
-	Oid		   *argtypes;
-	char	  **argnames;
-	char	   *argmodes;
-	int			nargs;
-	int			found = -1;
-
-	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
-		return -1;
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for function %u",
-			 fcinfo->flinfo->fn_oid);
-	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
-	for (int i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
-		if (argnames[i] != NULL && strcmp(argnames[i], name) == 0 &&
-			argtypes[i] == INT8OID)
-			found = i;
-	ReleaseSysCache(tup);
-	return found;
 }
 
 PG_FUNCTION_INFO_V1(sf_create_pipeline);
@@ -152,7 +120,7 @@ Datum
 sf_create_pipeline(PG_FUNCTION_ARGS)
 {
 	SfPipelineDef def = {0};
-	char	   *name = sf_text_arg(fcinfo, 0, "pipeline name");
+	char	   *name = sf_arg_text(fcinfo, 0, "pipeline name");
 	ArrayType  *parts;
 	ArrayType  *wins;
 	bool		has_unit;
@@ -170,9 +138,9 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errmsg("pipeline \"%s\" already exists", name)));
 	strlcpy(def.name, name, sizeof(def.name));
 
-	sf_check_not_null(fcinfo, 1, "partitions");
-	sf_check_not_null(fcinfo, 2, "windows");
-	sf_check_not_null(fcinfo, 3, "lateness");
+	sf_arg_not_null(fcinfo, 1, "partitions");
+	sf_arg_not_null(fcinfo, 2, "windows");
+	sf_arg_not_null(fcinfo, 3, "lateness");
 	parts = PG_GETARG_ARRAYTYPE_P(1);
 	wins = PG_GETARG_ARRAYTYPE_P(2);
 	/* interval windows to the time unit (timeunit.c) */
@@ -242,7 +210,7 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 
 	/* SPEC.md 6; 0.1.0's SQL definition passes no retention */
 	{
-		int			r = bigint_arg_by_name(fcinfo, "retention");
+		int			r = sf_arg_by_name(fcinfo, "retention", INT8OID);
 
 		def.has_retention = r >= 0 && !PG_ARGISNULL(r);
 		def.retention = def.has_retention ? PG_GETARG_INT64(r) : 0;
@@ -292,7 +260,7 @@ PG_FUNCTION_INFO_V1(sf_drop_pipeline);
 Datum
 sf_drop_pipeline(PG_FUNCTION_ARGS)
 {
-	char	   *name = sf_text_arg(fcinfo, 0, "pipeline");
+	char	   *name = sf_arg_text(fcinfo, 0, "pipeline");
 
 	drop_attachments(fcinfo);
 	sf_persist_drop(name);

@@ -6,9 +6,15 @@
  *
  * Each asks persist.c for the pipeline (locked and current), runs the
  * engine operation, journals the call (sf_persist_journal_*), hands the
- * changes to the outputs (sf_sink_emit) and returns them.  An engine
- * operation either succeeds or leaves the pipeline for persist.c to throw
- * away (engine/engine.h, "Atomicity").
+ * changes to the outputs and returns them (sf_finish_write; ingest_count
+ * returns their number instead).  An engine operation either succeeds or
+ * leaves the pipeline for persist.c to throw away (engine/engine.h,
+ * "Atomicity").
+ *
+ * ingest and ingest_count are the per-row path: their argument checks and
+ * the write's tail are inline (api.h), so a call makes no more function
+ * calls than the work needs.  Memory: deliveries and changes live in the
+ * SQL function's context; the pipeline belongs to persist.c's cache.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -20,51 +26,40 @@
 #include "postgres.h"
 
 #include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 
 #include "api/api.h"
 
-static void
-check_event_id(const SfDelivery *d)
-{
-	if (d->event_id_len == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("event_id must not be empty")));
-}
-
 /*
  * Apply the one delivery in fcinfo's arguments (those of ingest and
- * ingest_count) and collect its changes into *changes, allocated in the
- * caller's context.  The changes have reached the durable outputs when this
- * returns; the caller only chooses how to hand them back.  Returns the
- * pipeline, opened for writing, for return_changes.
+ * ingest_count), journal it, and collect its changes into *changes,
+ * allocated in the caller's context; *late_before is the pipeline's
+ * p->nlate before.  The caller hands the changes to the outputs and
+ * chooses how to return them.  Returns the pipeline, opened for writing.
  */
 static SfPipeline *
-ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes)
+ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 {
-	SfPipeline *p = sf_pipeline_arg(fcinfo, true);
+	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
 	SfDelivery	d;
-	int64		late_before = p->nlate;
 
-	d.partition = sf_text_arg(fcinfo, 1, "partition");
-	sf_check_not_null(fcinfo, 2, "source_offset");
-	sf_check_not_null(fcinfo, 3, "event_id");
-	sf_check_not_null(fcinfo, 4, "key");
-	sf_check_not_null(fcinfo, 5, "event_time");
-	sf_check_not_null(fcinfo, 6, "value");
+	*late_before = p->nlate;
+	d.partition = sf_arg_text(fcinfo, 1, "partition");
+	sf_arg_not_null(fcinfo, 2, "source_offset");
+	sf_arg_not_null(fcinfo, 3, "event_id");
+	sf_arg_not_null(fcinfo, 4, "key");
+	sf_arg_not_null(fcinfo, 5, "event_time");
+	sf_arg_not_null(fcinfo, 6, "value");
 	d.source_offset = PG_GETARG_INT64(2);
 	sf_text_bytes(PG_GETARG_DATUM(3), &d.event_id, &d.event_id_len);
 	sf_text_bytes(PG_GETARG_DATUM(4), &d.key, &d.key_len);
 	d.event_time = PG_GETARG_INT64(5);
 	d.value = PG_GETARG_INT64(6);
-	check_event_id(&d);
+	sf_check_event_id(&d, -1);
 
 	sf_engine_ingest(p, &d, changes);
 	sf_persist_journal_ingest(p, &d, 1);
-	sf_sink_emit(p, changes, late_before);
 	return p;
 }
 
@@ -73,9 +68,10 @@ Datum
 sf_ingest(PG_FUNCTION_ARGS)
 {
 	SfChangeList changes = {0};
-	SfPipeline *p = ingest_one(fcinfo, &changes);
+	int64		late_before;
+	SfPipeline *p = ingest_one(fcinfo, &changes, &late_before);
 
-	sf_return_changes(fcinfo, p, &changes);
+	sf_finish_write(fcinfo, p, &changes, late_before);
 	return (Datum) 0;
 }
 
@@ -91,8 +87,10 @@ Datum
 sf_ingest_count(PG_FUNCTION_ARGS)
 {
 	SfChangeList changes = {0};
+	int64		late_before;
+	SfPipeline *p = ingest_one(fcinfo, &changes, &late_before);
 
-	(void) ingest_one(fcinfo, &changes);
+	sf_sink_emit(p, &changes, late_before);
 	PG_RETURN_INT32(changes.n);
 }
 
@@ -113,9 +111,6 @@ void
 sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 					 SfDelivery *ds, const int *nullfield, int n)
 {
-	static const char *const fields[] = {
-		"partition", "source_offset", "event_id", "key", "event_time", "value"
-	};
 	SfDeliveryHash *hashes;		/* from the prefetch */
 	SfChangeList changes = {0};
 	int			i;
@@ -133,35 +128,26 @@ sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		CHECK_FOR_INTERRUPTS();
 		if (ahead < n && (nullfield == NULL || nullfield[ahead] == -2))
 			sf_delivery_prefetch(p, &ds[ahead], &hashes[ahead]);
-		if (nullfield != NULL && nullfield[i] == -1)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("delivery %d of the batch must not be null", i + 1)));
-		if (nullfield != NULL && nullfield[i] >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s of delivery %d of the batch must not be null",
-							fields[nullfield[i]], i + 1)));
-		check_event_id(&ds[i]);
+		sf_check_batch_nulls(nullfield, i, true);
+		sf_check_event_id(&ds[i], -1);
 		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
 	}
 	if (n > 0)
 		sf_persist_journal_ingest(p, ds, n);
-	sf_sink_emit(p, &changes, late_before);
-	sf_return_changes(fcinfo, p, &changes);
+	sf_finish_write(fcinfo, p, &changes, late_before);
 }
 
 PG_FUNCTION_INFO_V1(sf_ingest_batch);
 Datum
 sf_ingest_batch(PG_FUNCTION_ARGS)
 {
-	SfPipeline *p = sf_pipeline_arg(fcinfo, true);
+	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
 	int64		late_before = p->nlate;
 	SfDelivery *ds;
 	int		   *nullfield;
 	int			n;
 
-	sf_check_not_null(fcinfo, 1, "deliveries");
+	sf_arg_not_null(fcinfo, 1, "deliveries");
 	ds = sf_unpack_deliveries(PG_GETARG_ARRAYTYPE_P(1), true, &nullfield, &n);
 	sf_ingest_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;
@@ -171,17 +157,16 @@ PG_FUNCTION_INFO_V1(sf_advance);
 Datum
 sf_advance(PG_FUNCTION_ARGS)
 {
-	SfPipeline *p = sf_pipeline_arg(fcinfo, true);
-	char	   *partition = sf_text_arg(fcinfo, 1, "partition");
+	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
+	char	   *partition = sf_arg_text(fcinfo, 1, "partition");
 	int64		progress;
 	SfChangeList changes = {0};
 
-	sf_check_not_null(fcinfo, 2, "progress");
+	sf_arg_not_null(fcinfo, 2, "progress");
 	progress = PG_GETARG_INT64(2);
 	sf_engine_advance(p, partition, progress, &changes);
 	sf_persist_journal_advance(p, partition, progress);
-	sf_sink_emit(p, &changes, p->nlate);
-	sf_return_changes(fcinfo, p, &changes);
+	sf_finish_write(fcinfo, p, &changes, p->nlate);
 	return (Datum) 0;
 }
 
@@ -189,13 +174,12 @@ PG_FUNCTION_INFO_V1(sf_mark_idle);
 Datum
 sf_mark_idle(PG_FUNCTION_ARGS)
 {
-	SfPipeline *p = sf_pipeline_arg(fcinfo, true);
-	char	   *partition = sf_text_arg(fcinfo, 1, "partition");
+	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
+	char	   *partition = sf_arg_text(fcinfo, 1, "partition");
 	SfChangeList changes = {0};
 
 	sf_engine_mark_idle(p, partition, &changes);
 	sf_persist_journal_mark_idle(p, partition);
-	sf_sink_emit(p, &changes, p->nlate);
-	sf_return_changes(fcinfo, p, &changes);
+	sf_finish_write(fcinfo, p, &changes, p->nlate);
 	return (Datum) 0;
 }

@@ -30,13 +30,15 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  src/api/ingest_json.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_collation.h"
 #include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -418,18 +420,11 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("pipeline must not be null")));
-	call.pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	call.pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	p = sf_persist_open(call.pipeline, true);	/* privilege first */
 	late_before = p->nlate;
 
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("deliveries must not be null")));
+	sf_arg_not_null(fcinfo, 1, "deliveries");
 	jb = PG_GETARG_JSONB_P(1);
 	if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
 	{

@@ -1,64 +1,62 @@
 /*-------------------------------------------------------------------------
  *
  * manage.c
- *	  Managing pipelines: definition changes of a running pipeline.
+ *	  Managing pipelines: definition changes of a running pipeline,
+ *	  add_partition, add_window, drop_window, set_lateness and
+ *	  set_retention.
  *
- * add_partition, add_window, drop_window, set_lateness and set_retention
- * are SQL glue:
- * they check their arguments, let persist.c lock the pipeline and check the
- * admin privilege (sf_persist_redefine), check the change against the
- * current definition, build the new state (redefine.c), and return the
- * changes the definition change caused, which the outputs (sink.c) receive
- * too.  Each is one call in the caller's transaction: an error or a
- * rollback undoes it.  See docs/management.md.
+ * Each is SQL glue: it checks its arguments, lets persist.c lock the
+ * pipeline and check the admin privilege (sf_persist_redefine), checks the
+ * change against the current definition, builds the new state
+ * (engine/redefine.c), and returns the changes the definition change
+ * caused, which the outputs (persist/sink.c) receive too.  Each is one call
+ * in the caller's transaction: an error or a rollback undoes it.  See
+ * docs/management.md.  The internal-function lookup (sf_call_as_owner) and
+ * the did-you-mean hint of an unknown pipeline live elsewhere
+ * (privileges.c; persist/catalog.c).
+ *
+ * Memory: the new state is built in CurTransactionContext, where
+ * persist.c's cache adopts it (sf_persist_redefine); the change list and
+ * the combined window names (ManageOp.names) are built in the SQL
+ * function's context, and live until the changes are returned.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/manage.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "fmgr.h"
-#include "funcapi.h"
-#include "miscadmin.h"
-#include "utils/builtins.h"
+#include "lib/stringinfo.h"
 
 #include "api/api.h"
 
-typedef enum SfManageKind
+typedef enum ManageKind
 {
-	SF_ADD_PARTITION,
-	SF_ADD_WINDOW,
-	SF_DROP_WINDOW,
-	SF_SET_LATENESS,
-	SF_SET_RETENTION
-} SfManageKind;
+	MANAGE_ADD_PARTITION,
+	MANAGE_ADD_WINDOW,
+	MANAGE_DROP_WINDOW,
+	MANAGE_SET_LATENESS,
+	MANAGE_SET_RETENTION
+} ManageKind;
 
 /* One definition change: its arguments, and what it did */
-typedef struct SfManageOp
+typedef struct ManageOp
 {
-	SfManageKind kind;
+	ManageKind	kind;
 	FunctionCallInfo fcinfo;	/* argument 1 is the change's */
 	char		name[SF_NAME_MAX + 1];	/* partition or window */
-	SfWindowDef window;			/* SF_ADD_WINDOW */
-	int64		lateness;		/* SF_SET_LATENESS */
-	bool		has_retention;	/* SF_SET_RETENTION; false: keep everything */
-	int64		retention;		/* SF_SET_RETENTION, with has_retention */
+	SfWindowDef window;			/* MANAGE_ADD_WINDOW */
+	int64		lateness;		/* MANAGE_SET_LATENESS */
+	bool		has_retention;	/* MANAGE_SET_RETENTION (false: keep all) */
+	int64		retention;		/* MANAGE_SET_RETENTION, if has_retention */
 	MemoryContext cxt;			/* the SQL function's */
 	SfPipelineDef names;		/* in cxt: old and new windows, by name */
 	SfChangeList changes;		/* in cxt; window indexes into names */
-} SfManageOp;
-
-static char *
-manage_text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("%s must not be null", what));
-	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
-}
+} ManageOp;
 
 /* The windows of def as "a", "b", "c", for a hint */
 static char *
@@ -94,35 +92,29 @@ def_copy(SfPipelineDef *dst, const SfPipelineDef *src, int extra_partitions,
  * section 3: pipeline, then arguments).
  */
 static void
-manage_args(SfManageOp *op, const char *pipeline)
+manage_args(ManageOp *op, const char *pipeline)
 {
 	FunctionCallInfo fcinfo = op->fcinfo;
 	char	   *name;
 
 	switch (op->kind)
 	{
-		case SF_ADD_PARTITION:
-		case SF_DROP_WINDOW:
-			name = manage_text_arg(fcinfo, 1, op->kind == SF_ADD_PARTITION ?
-								   "partition" : "window name");
-			sf_validate_name(op->kind == SF_ADD_PARTITION ? "partition" :
+		case MANAGE_ADD_PARTITION:
+		case MANAGE_DROP_WINDOW:
+			name = sf_arg_text(fcinfo, 1, op->kind == MANAGE_ADD_PARTITION ?
+							   "partition" : "window name");
+			sf_validate_name(op->kind == MANAGE_ADD_PARTITION ? "partition" :
 							 "window", name);
 			strlcpy(op->name, name, sizeof(op->name));
 			break;
-		case SF_ADD_WINDOW:
-			if (PG_ARGISNULL(1))
-				ereport(ERROR,
-						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						errmsg("window definition must not be null"));
+		case MANAGE_ADD_WINDOW:
+			sf_arg_not_null(fcinfo, 1, "window definition");
 			/* an interval window, in the pipeline's unit (timeunit.c) */
 			sf_window_def_arg(sf_window_to_units(PG_GETARG_DATUM(1), pipeline),
 							  &op->window);
 			break;
-		case SF_SET_LATENESS:
-			if (PG_ARGISNULL(1))
-				ereport(ERROR,
-						errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						errmsg("lateness must not be null"));
+		case MANAGE_SET_LATENESS:
+			sf_arg_not_null(fcinfo, 1, "lateness");
 			op->lateness = PG_GETARG_INT64(1);
 			if (op->lateness < 0)
 				ereport(ERROR,
@@ -131,7 +123,7 @@ manage_args(SfManageOp *op, const char *pipeline)
 						errdetail("The lateness given is " INT64_FORMAT ".",
 								  op->lateness));
 			break;
-		case SF_SET_RETENTION:
+		case MANAGE_SET_RETENTION:
 			/* NULL keeps everything (SPEC.md 6) */
 			op->has_retention = !PG_ARGISNULL(1);
 			op->retention = op->has_retention ? PG_GETARG_INT64(1) : 0;
@@ -153,7 +145,7 @@ manage_args(SfManageOp *op, const char *pipeline)
 static SfPipeline *
 manage_build(SfPipeline *old, void *arg)
 {
-	SfManageOp *op = (SfManageOp *) arg;
+	ManageOp   *op = (ManageOp *) arg;
 	MemoryContext oldcxt = MemoryContextSwitchTo(op->cxt);
 	SfPipelineDef def;
 	SfPipeline *p;
@@ -167,7 +159,7 @@ manage_build(SfPipeline *old, void *arg)
 	 * forgets what the new horizon forgets, or refuses (55000) to move the
 	 * horizon back over what is already forgotten.  No changes result.
 	 */
-	if (op->kind == SF_SET_RETENTION)
+	if (op->kind == MANAGE_SET_RETENTION)
 	{
 		p = sf_pipeline_with_retention(CurTransactionContext, old,
 									   op->has_retention, op->retention);
@@ -180,21 +172,17 @@ manage_build(SfPipeline *old, void *arg)
 
 	switch (op->kind)
 	{
-		case SF_ADD_PARTITION:
+		case MANAGE_ADD_PARTITION:
 			if (sf_partition_index(&old->def, op->name) >= 0)
 				ereport(ERROR,
 						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("partition \"%s\" already exists in pipeline \"%s\"",
 							   op->name, old->def.name));
-			if (def.npartitions >= PG_UINT16_MAX)
-				ereport(ERROR,
-						errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						errmsg("a pipeline can have at most %d partitions",
-							   PG_UINT16_MAX));
+			/* sf_check_def_limits below refuses too many partitions */
 			strlcpy(def.partitions[def.npartitions++], op->name,
 					SF_NAME_MAX + 1);
 			break;
-		case SF_ADD_WINDOW:
+		case MANAGE_ADD_WINDOW:
 			if (sf_window_index(&old->def, op->window.name) >= 0)
 				ereport(ERROR,
 						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -208,7 +196,7 @@ manage_build(SfPipeline *old, void *arg)
 							   PG_UINT16_MAX));
 			def.windows[def.nwindows++] = op->window;
 			break;
-		case SF_DROP_WINDOW:
+		case MANAGE_DROP_WINDOW:
 			i = sf_window_index(&old->def, op->name);
 			if (i < 0)
 				ereport(ERROR,
@@ -228,10 +216,10 @@ manage_build(SfPipeline *old, void *arg)
 					(def.nwindows - i - 1) * sizeof(SfWindowDef));
 			def.nwindows--;
 			break;
-		case SF_SET_LATENESS:
+		case MANAGE_SET_LATENESS:
 			def.lateness = op->lateness;
 			break;
-		case SF_SET_RETENTION:
+		case MANAGE_SET_RETENTION:
 			pg_unreachable();
 	}
 	/* what create_pipeline would refuse, a change refuses too (limits.c) */
@@ -245,9 +233,9 @@ manage_build(SfPipeline *old, void *arg)
 
 /* Run op on the pipeline named by argument 0 and return its changes */
 static Datum
-manage_run(FunctionCallInfo fcinfo, SfManageOp *op)
+manage_run(FunctionCallInfo fcinfo, ManageOp *op)
 {
-	char	   *pipeline = manage_text_arg(fcinfo, 0, "pipeline");
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	SfPipeline *p;
 	SfPipeline	named;
 
@@ -262,8 +250,7 @@ manage_run(FunctionCallInfo fcinfo, SfManageOp *op)
 	 */
 	named = *p;
 	named.def = op->names;
-	sf_sink_emit(&named, &op->changes, p->nlate);
-	sf_return_changes(fcinfo, &named, &op->changes);
+	sf_finish_write(fcinfo, &named, &op->changes, p->nlate);
 	return (Datum) 0;
 }
 
@@ -271,7 +258,7 @@ PG_FUNCTION_INFO_V1(sf_add_partition);
 Datum
 sf_add_partition(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {.kind = SF_ADD_PARTITION};
+	ManageOp	op = {.kind = MANAGE_ADD_PARTITION};
 
 	return manage_run(fcinfo, &op);
 }
@@ -280,7 +267,7 @@ PG_FUNCTION_INFO_V1(sf_add_window);
 Datum
 sf_add_window(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {.kind = SF_ADD_WINDOW};
+	ManageOp	op = {.kind = MANAGE_ADD_WINDOW};
 
 	return manage_run(fcinfo, &op);
 }
@@ -289,7 +276,7 @@ PG_FUNCTION_INFO_V1(sf_drop_window);
 Datum
 sf_drop_window(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {.kind = SF_DROP_WINDOW};
+	ManageOp	op = {.kind = MANAGE_DROP_WINDOW};
 
 	return manage_run(fcinfo, &op);
 }
@@ -298,7 +285,7 @@ PG_FUNCTION_INFO_V1(sf_set_lateness);
 Datum
 sf_set_lateness(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {.kind = SF_SET_LATENESS};
+	ManageOp	op = {.kind = MANAGE_SET_LATENESS};
 
 	return manage_run(fcinfo, &op);
 }
@@ -307,7 +294,7 @@ PG_FUNCTION_INFO_V1(sf_set_retention);
 Datum
 sf_set_retention(PG_FUNCTION_ARGS)
 {
-	SfManageOp	op = {.kind = SF_SET_RETENTION};
+	ManageOp	op = {.kind = MANAGE_SET_RETENTION};
 
 	return manage_run(fcinfo, &op);
 }

@@ -3,11 +3,15 @@
  * module.c
  *	  The module: PG_MODULE_MAGIC and _PG_init.
  *
- * _PG_init defines the settings of the engine and the codec
- * (streamforge.max_live_buckets, limits.c; streamforge.max_checkpoint_size,
- * codec/codec.c) here, and has persist.c define its own (the cache and
- * compaction settings, sf_persist_init) and register its transaction
- * callbacks; then it reserves the streamforge. prefix.
+ * Where the settings are defined: the engine and the codec may not use
+ * the GUC machinery (src/README.md), so _PG_init defines theirs here, over
+ * the variables they own: streamforge.max_live_buckets
+ * (sf_max_live_buckets, engine/limits.c) and streamforge.max_checkpoint_size
+ * (sf_max_checkpoint_size, codec/codec.c).  The storage settings are
+ * defined by persistence itself: sf_persist_init (persist/persist.c)
+ * defines streamforge.compaction_threshold and streamforge.cache_size and
+ * registers the transaction callbacks.  Then the streamforge. prefix is
+ * reserved, so that a misspelt streamforge.* setting is an error.
  *
  * Copyright (c) 2026, the streamforge authors
  *

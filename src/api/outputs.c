@@ -173,11 +173,9 @@ sf_final_rows(PG_FUNCTION_ARGS)
 	int64		nrows;
 	int64		i;
 	SfPipeline *q;
+	MemoryContext rowcxt;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("pipeline must not be null"));
+	sf_arg_not_null(fcinfo, 0, "pipeline");
 	n = array_arg(fcinfo, 1, TEXTOID, &wn);
 	if (array_arg(fcinfo, 2, TEXTOID, &keys) != n ||
 		array_arg(fcinfo, 3, INT8OID, &starts) != n ||
@@ -203,23 +201,22 @@ sf_final_rows(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	Assert(rsinfo->setDesc->natts == SF_FINAL_COLS);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
+								   ALLOCSET_SMALL_SIZES);
 	for (i = 0; i < nrows; i++)
 	{
-		const SfRow *r = &rows[i];
 		Datum		values[SF_FINAL_COLS];
-		bool		nulls[SF_FINAL_COLS] = {0};
+		bool		nulls[SF_FINAL_COLS];
+		MemoryContext old;
 
-		values[0] = CStringGetTextDatum(p->def.windows[r->addr.window].name);
-		values[1] = PointerGetDatum(cstring_to_text_with_len(r->addr.key->data,
-															 r->addr.key->len));
-		values[2] = Int64GetDatum(r->addr.start);
-		values[3] = Int64GetDatum(r->addr.end);
-		values[4] = Int64GetDatum(r->agg.count);
-		values[5] = sf_int128_numeric(r->agg.sum);
-		values[6] = Int64GetDatum(r->agg.min);
-		values[7] = Int64GetDatum(r->agg.max);
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(rowcxt);
+		sf_row_values(p, &rows[i], values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
 	}
+	MemoryContextDelete(rowcxt);
 	if (q != NULL)
 		sf_pipeline_free(q);
 	return (Datum) 0;

@@ -6,11 +6,14 @@
  *	  names), set_owner, has_pipeline_privilege, require_privilege and
  *	  effective_privilege; and sf_call_as_owner, which runs an internal
  *	  function as the extension's owner once the caller's privilege is
- *	  checked (outputs.c, and the trim functions).
+ *	  checked (outputs.c; drop_pipeline in define.c), with the lookup of
+ *	  the internal function (internal_function).
  *
  * The model itself (who has which privilege, running as the owner) is in
  * persist/acl.c; the grants are read and written by persist/persist.c.
- * See docs/security.md.
+ * See docs/security.md.  Everything is allocated in the SQL function's
+ * memory context; the owner switch (sf_become_owner) is undone by
+ * sf_restore_user, or by the transaction's abort on an error.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -28,24 +31,16 @@
 
 #include "api/api.h"
 
+static Oid	internal_function(const char *signature);
+
 /* ----------------------------------------------------------------
  * SQL-callable functions
  * ----------------------------------------------------------------
  */
-static char *
-sf_acl_text_arg(FunctionCallInfo fcinfo, int argno, const char *what)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("%s must not be null", what));
-	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
-}
-
 static SfPrivilege
-sf_privilege_arg(FunctionCallInfo fcinfo, int argno)
+privilege_arg(FunctionCallInfo fcinfo, int argno)
 {
-	char	   *s = sf_acl_text_arg(fcinfo, argno, "privilege");
+	char	   *s = sf_arg_text(fcinfo, argno, "privilege");
 	SfPrivilege privilege = sf_privilege_parse(s);
 
 	if (privilege != SF_PRIV_NONE)
@@ -59,14 +54,11 @@ sf_privilege_arg(FunctionCallInfo fcinfo, int argno)
 
 /* A role name argument; 'public' is PUBLIC (InvalidOid) if allowed */
 static Oid
-sf_role_arg(FunctionCallInfo fcinfo, int argno, bool public_ok)
+role_arg(FunctionCallInfo fcinfo, int argno, bool public_ok)
 {
 	const char *name;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				errmsg("role must not be null"));
+	sf_arg_not_null(fcinfo, argno, "role");
 	name = NameStr(*PG_GETARG_NAME(argno));
 	return public_ok ? get_role_oid_or_public(name) : get_role_oid(name, false);
 }
@@ -78,9 +70,9 @@ sf_role_arg(FunctionCallInfo fcinfo, int argno, bool public_ok)
  * every privilege away and revoking admin leaves ingest.
  */
 static void
-sf_change_grant(FunctionCallInfo fcinfo, bool is_grant)
+change_grant(FunctionCallInfo fcinfo, bool is_grant)
 {
-	char	   *pipeline = sf_acl_text_arg(fcinfo, 0, "pipeline");
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	SfAcl		acl;
 	Oid			role;
 	SfPrivilege privilege;
@@ -95,8 +87,8 @@ sf_change_grant(FunctionCallInfo fcinfo, bool is_grant)
 	/* lock the row: privileges change one transaction at a time */
 	sf_persist_get_acl(pipeline, true, &acl);
 	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_ADMIN);
-	role = sf_role_arg(fcinfo, 1, true);
-	privilege = sf_privilege_arg(fcinfo, 2);
+	role = role_arg(fcinfo, 1, true);
+	privilege = privilege_arg(fcinfo, 2);
 
 	/* remove role's grant, remembering the highest it had */
 	for (i = 0, j = 0; i < acl.ngrants; i++)
@@ -124,11 +116,18 @@ sf_change_grant(FunctionCallInfo fcinfo, bool is_grant)
 		sf_persist_set_acl(pipeline, &acl);
 }
 
+/*
+ * streamforge.grant and streamforge.revoke, and also, under the same C
+ * symbols, streamforge.grant_privilege and streamforge.revoke_privilege
+ * (sql/install/60_management.sql), the names that work unqualified (GRANT
+ * and REVOKE are reserved words): there is no sf_grant_privilege or
+ * sf_revoke_privilege.
+ */
 PG_FUNCTION_INFO_V1(sf_grant);
 Datum
 sf_grant(PG_FUNCTION_ARGS)
 {
-	sf_change_grant(fcinfo, true);
+	change_grant(fcinfo, true);
 	PG_RETURN_VOID();
 }
 
@@ -136,7 +135,7 @@ PG_FUNCTION_INFO_V1(sf_revoke);
 Datum
 sf_revoke(PG_FUNCTION_ARGS)
 {
-	sf_change_grant(fcinfo, false);
+	change_grant(fcinfo, false);
 	PG_RETURN_VOID();
 }
 
@@ -149,12 +148,12 @@ PG_FUNCTION_INFO_V1(sf_set_owner);
 Datum
 sf_set_owner(PG_FUNCTION_ARGS)
 {
-	char	   *pipeline = sf_acl_text_arg(fcinfo, 0, "pipeline");
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	SfAcl		acl;
 	Oid			owner;
 	Oid			me = GetUserId();
 
-	/* check before and after locking the row, as sf_change_grant */
+	/* check before and after locking the row, as change_grant */
 	sf_persist_get_acl(pipeline, false, &acl);
 	if (has_privs_of_role(me, acl.owner))
 		sf_persist_get_acl(pipeline, true, &acl);
@@ -162,7 +161,7 @@ sf_set_owner(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				errmsg("must be owner of pipeline \"%s\"", pipeline));
-	owner = sf_role_arg(fcinfo, 1, false);
+	owner = role_arg(fcinfo, 1, false);
 	if (!is_member_of_role(me, owner))
 		ereport(ERROR,
 				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -184,9 +183,9 @@ PG_FUNCTION_INFO_V1(sf_has_pipeline_privilege);
 Datum
 sf_has_pipeline_privilege(PG_FUNCTION_ARGS)
 {
-	char	   *pipeline = sf_acl_text_arg(fcinfo, 0, "pipeline");
-	SfPrivilege privilege = sf_privilege_arg(fcinfo, 1);
-	Oid			role = sf_role_arg(fcinfo, 2, true);
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
+	SfPrivilege privilege = privilege_arg(fcinfo, 1);
+	Oid			role = role_arg(fcinfo, 2, true);
 	SfAcl		acl;
 
 	sf_persist_get_acl(pipeline, false, &acl);
@@ -202,8 +201,8 @@ PG_FUNCTION_INFO_V1(sf_require_privilege);
 Datum
 sf_require_privilege(PG_FUNCTION_ARGS)
 {
-	char	   *pipeline = sf_acl_text_arg(fcinfo, 0, "pipeline");
-	SfPrivilege privilege = sf_privilege_arg(fcinfo, 1);
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
+	SfPrivilege privilege = privilege_arg(fcinfo, 1);
 	SfAcl		acl;
 
 	sf_persist_get_acl(pipeline, false, &acl);
@@ -248,7 +247,7 @@ Datum
 sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 				 const char *signature)
 {
-	char	   *pipeline = sf_acl_text_arg(fcinfo, 0, "pipeline");
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	SfAcl		acl;
 	Oid			fn;
 	FmgrInfo	flinfo;
@@ -263,7 +262,7 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 	sf_persist_check_writable(pipeline);
 
 	/* every name in signature is schema-qualified */
-	fn = sf_internal_function(signature);
+	fn = internal_function(signature);
 	fmgr_info(fn, &flinfo);
 	InitFunctionCallInfoData(*inner, &flinfo, PG_NARGS(),
 							 PG_GET_COLLATION(), NULL, NULL);
@@ -286,8 +285,8 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
  * EXTENSION streamforge UPDATE the 0.1.0 definitions are still installed,
  * with the internal functions in schema streamforge: look there too.
  */
-Oid
-sf_internal_function(const char *signature)
+static Oid
+internal_function(const char *signature)
 {
 	Datum		fn;
 	Oid			result;
@@ -310,7 +309,7 @@ sf_internal_function(const char *signature)
 	{
 		if (strncmp(signature, SF_INTERNAL_SCHEMA,
 					strlen(SF_INTERNAL_SCHEMA)) != 0)
-			elog(ERROR, "function %s does not exist", signature);
+			elog(ERROR, "streamforge: function %s does not exist", signature);
 		rest = signature + strlen(SF_INTERNAL_SCHEMA);
 		result = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
 													  CStringGetDatum(psprintf("streamforge.%s", rest))));

@@ -17,17 +17,25 @@
  * Interval windows: streamforge.fixed/sliding/session_interval() make
  * a window_def whose kind carries the suffix "/us" and whose sizes are in
  * microseconds; create_pipeline and add_window divide them by the unit (a
- * remainder is an error) and store an ordinary window_def.  Without a time unit such a
- * window is an error: its unit would be a guess.
+ * remainder is an error) and store an ordinary window_def.  Without a
+ * time unit such a window is an error: its unit would be a guess.
+ *
+ * Callers: define.c (create_pipeline), manage.c (add_window) and
+ * ingest_json.c (sf_time_to_units for event_time strings).  Memory: the
+ * converted windows, and the array holding them, are palloc'd in the
+ * caller's context; a window that needs no conversion is returned as it
+ * is, not copied.  Nothing is cached across calls.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/timeunit.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "datatype/timestamp.h"
@@ -37,9 +45,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/syscache.h"
 #include "utils/timestamp.h"
-#include "utils/typcache.h"
 
 #include "api/api.h"
 
@@ -71,26 +77,7 @@ interval_us(const Interval *iv, const char *what)
 bool
 sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us, Interval **unit)
 {
-	HeapTuple	tup;
-	Oid		   *argtypes;
-	char	  **argnames;
-	char	   *argmodes;
-	int			nargs;
-	int			i;
-	int			found = -1;
-
-	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
-		return false;
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for function %u",
-			 fcinfo->flinfo->fn_oid);
-	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
-	for (i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
-		if (argnames[i] != NULL && strcmp(argnames[i], "time_unit") == 0 &&
-			argtypes[i] == INTERVALOID)
-			found = i;
-	ReleaseSysCache(tup);
+	int			found = sf_arg_by_name(fcinfo, "time_unit", INTERVALOID);
 
 	if (found < 0 || PG_ARGISNULL(found))
 		return false;
@@ -128,8 +115,6 @@ static Datum
 window_to_units(Datum elem, bool has_unit, int64 unit_us)
 {
 	static const char *const what[] = {NULL, NULL, "size", "step", "gap"};
-	HeapTupleHeader th;
-	HeapTupleData tuple;
 	TupleDesc	tupdesc;
 	Datum		values[5];
 	bool		nulls[5];
@@ -139,16 +124,7 @@ window_to_units(Datum elem, bool has_unit, int64 unit_us)
 	int			f;
 	Datum		result;
 
-	th = DatumGetHeapTupleHeader(elem);
-	tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
-									 HeapTupleHeaderGetTypMod(th));
-	if (tupdesc->natts != 5)
-		elog(ERROR, "streamforge: unexpected window_def layout");
-	tuple.t_len = HeapTupleHeaderGetDatumLength(th);
-	ItemPointerSetInvalid(&tuple.t_self);
-	tuple.t_tableOid = InvalidOid;
-	tuple.t_data = th;
-	heap_deform_tuple(&tuple, tupdesc, values, nulls);
+	tupdesc = sf_deform_composite(elem, 5, "window_def", values, nulls);
 	if (nulls[0] || nulls[1])
 	{
 		ReleaseTupleDesc(tupdesc);
@@ -317,15 +293,9 @@ PG_FUNCTION_INFO_V1(sf_time_to_units_sql);
 Datum
 sf_time_to_units_sql(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("time unit must not be null")));
+	sf_arg_not_null(fcinfo, 1, "time unit");
 	(void) unit_us_checked(PG_GETARG_INTERVAL_P(1));
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("timestamp must not be null")));
+	sf_arg_not_null(fcinfo, 0, "timestamp");
 	PG_RETURN_INT64(sf_time_to_units(PG_GETARG_TIMESTAMPTZ(0),
 									 PG_GETARG_INTERVAL_P(1)));
 }
@@ -338,15 +308,10 @@ PG_FUNCTION_INFO_V1(sf_time_unit);
 Datum
 sf_time_unit(PG_FUNCTION_ARGS)
 {
-	char	   *pipeline;
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	SfAcl		acl;
 	Interval   *unit;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("pipeline must not be null")));
-	pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	sf_persist_get_acl(pipeline, false, &acl);
 	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_READ);
 
