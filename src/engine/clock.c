@@ -21,8 +21,8 @@
 /*
  * The watermark the partitions imply right now, if they imply one.
  */
-bool
-sf_clock_compute(const SfPipeline *p, int64 *watermark)
+static bool
+clock_compute(const SfPipeline *p, int64 *watermark)
 {
 	bool		any = false;
 	int64		min = PG_INT64_MAX;
@@ -55,7 +55,7 @@ sf_clock_update(SfPipeline *p)
 {
 	int64		wm;
 
-	if (!sf_clock_compute(p, &wm))
+	if (!clock_compute(p, &wm))
 		return false;
 	if (p->has_watermark && wm <= p->watermark)
 		return false;

@@ -73,8 +73,8 @@ sf_hash_bytes(const char *data, int len)
  * Memory that lives as long as the pipeline.  Large requests get their own
  * chunk; small ones are carved from 64 kB blocks without chunk headers.
  */
-void *
-sf_arena_alloc(SfPipeline *p, Size size)
+static void *
+arena_alloc(SfPipeline *p, Size size)
 {
 	void	   *r;
 
@@ -95,18 +95,12 @@ sf_arena_alloc(SfPipeline *p, Size size)
 static SfString *
 string_copy_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
 {
-	SfString   *s = sf_arena_alloc(p, offsetof(SfString, data) + len);
+	SfString   *s = arena_alloc(p, offsetof(SfString, data) + len);
 
 	s->hash = hash;
 	s->len = len;
 	memcpy(s->data, data, len);
 	return s;
-}
-
-SfString *
-sf_string_copy(SfPipeline *p, const char *data, int len)
-{
-	return string_copy_hashed(p, data, len, sf_hash_bytes(data, len));
 }
 
 /*
@@ -214,13 +208,6 @@ identity_add_hashed(SfPipeline *p, const char *event_id, int event_id_len,
 	if (p->def.has_retention)
 		sf_retention_track(p, id);
 	return id;
-}
-
-SfIdentity *
-sf_identity_lookup(SfPipeline *p, const char *event_id, int len)
-{
-	return identity_lookup_hashed(p, event_id, len,
-								  sf_hash_bytes(event_id, len), NULL);
 }
 
 /*

@@ -141,8 +141,8 @@ maybe_free(SfPipeline *p, SfIdentity *id)
 }
 
 /* A slot or late row lets go of its identity */
-void
-sf_retention_release(SfPipeline *p, SfIdentity *id)
+static void
+retention_release(SfPipeline *p, SfIdentity *id)
 {
 	Assert(sf_id_prefix(id)->nslots > 0);
 	sf_id_prefix(id)->nslots--;
@@ -154,8 +154,8 @@ sf_retention_release(SfPipeline *p, SfIdentity *id)
  * delivery slot of it is now a forgotten offset record.  The caller has
  * taken it out of the heap (or it never was in it).
  */
-void
-sf_retention_forget_identity(SfPipeline *p, SfIdentity *id)
+static void
+forget_identity(SfPipeline *p, SfIdentity *id)
 {
 	sf_identity_unlink(p, id);
 	id->forgotten = true;
@@ -183,7 +183,7 @@ sf_retention_forget(SfPipeline *p)
 	{
 		SfIdentity *id = heap_pop(p);
 
-		sf_retention_forget_identity(p, id);
+		forget_identity(p, id);
 		maybe_free(p, id);
 	}
 
@@ -200,7 +200,7 @@ sf_retention_forget(SfPipeline *p)
 			if (id != NULL && !id->forgotten)
 				break;
 			if (id != NULL)
-				sf_retention_release(p, id);
+				retention_release(p, id);
 			part->head++;
 			part->base++;
 		}

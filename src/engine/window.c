@@ -385,8 +385,8 @@ sf_address_cmp(const SfPipeline *p, const SfAddress *a, const SfAddress *b)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-void
-sf_rows_sort(SfRow *rows, int64 n)
+static void
+rows_sort(SfRow *rows, int64 n)
 {
 	if (n > 1)
 		sort_rows(rows, n);
@@ -424,7 +424,7 @@ sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows)
 		out[n].agg = b->agg;
 		n++;
 	}
-	sf_rows_sort(out, n);
+	rows_sort(out, n);
 	*rows = out;
 	return n;
 }
