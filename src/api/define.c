@@ -30,8 +30,6 @@
 
 #include "api/api.h"
 
-static const char *const kind_names[] = {"fixed", "sliding", "session"};
-
 static Datum
 window_datum(FunctionCallInfo fcinfo, const SfWindowDef *w)
 {
@@ -43,7 +41,7 @@ window_datum(FunctionCallInfo fcinfo, const SfWindowDef *w)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 	values[0] = CStringGetTextDatum(w->name);
-	values[1] = CStringGetTextDatum(kind_names[w->kind]);
+	values[1] = CStringGetTextDatum(sf_window_kind_name(w->kind));
 	switch (w->kind)
 	{
 		case SF_WINDOW_FIXED:

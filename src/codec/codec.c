@@ -177,12 +177,14 @@ ck_write_rows(StringInfo buf, const SfPipeline *p, const SfRow *rows, int64 n)
 static void
 ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 {
+	const char *kind = sf_window_kind_name(w->kind);
+
 	appendStringInfoCharMacro(buf, '{');
 	switch (w->kind)
 	{
 		case SF_WINDOW_FIXED:
 			sf_json_write_key(buf, "kind", true);
-			appendStringInfoString(buf, "\"fixed\"");
+			sf_json_write_string(buf, kind, strlen(kind));
 			sf_json_write_key(buf, "name", false);
 			sf_json_write_string(buf, w->name, strlen(w->name));
 			sf_json_write_key(buf, "size", false);
@@ -190,7 +192,7 @@ ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 			break;
 		case SF_WINDOW_SLIDING:
 			sf_json_write_key(buf, "kind", true);
-			appendStringInfoString(buf, "\"sliding\"");
+			sf_json_write_string(buf, kind, strlen(kind));
 			sf_json_write_key(buf, "name", false);
 			sf_json_write_string(buf, w->name, strlen(w->name));
 			sf_json_write_key(buf, "size", false);
@@ -202,7 +204,7 @@ ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 			sf_json_write_key(buf, "gap", true);
 			sf_json_write_int64(buf, w->gap);
 			sf_json_write_key(buf, "kind", false);
-			appendStringInfoString(buf, "\"session\"");
+			sf_json_write_string(buf, kind, strlen(kind));
 			sf_json_write_key(buf, "name", false);
 			sf_json_write_string(buf, w->name, strlen(w->name));
 			break;
@@ -730,11 +732,11 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		w->gap = sf_json_int64(r, "gap");
 		sf_json_key(r, "kind", false);
 		sf_json_string(r, "kind", &kind);
-		if (strcmp(kind.data, "session") != 0)
+		if (!sf_window_kind_parse(kind.data, &w->kind) ||
+			w->kind != SF_WINDOW_SESSION)
 			ck_error(CK_DOCUMENT,
 					 "A window with a \"gap\" must be of kind \"session\", not \"%s\".",
 					 sf_msg_str(kind.data, kind.len));
-		w->kind = SF_WINDOW_SESSION;
 		sf_json_key(r, "name", false);
 		rd_name(r, "window", w->name);
 	}
@@ -746,18 +748,16 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		rd_name(r, "window", w->name);
 		sf_json_key(r, "size", false);
 		w->size = sf_json_int64(r, "size");
-		if (strcmp(kind.data, "fixed") == 0)
-			w->kind = SF_WINDOW_FIXED;
-		else if (strcmp(kind.data, "sliding") == 0)
-		{
-			w->kind = SF_WINDOW_SLIDING;
-			sf_json_key(r, "step", false);
-			w->step = sf_json_int64(r, "step");
-		}
-		else
+		if (!sf_window_kind_parse(kind.data, &w->kind) ||
+			w->kind == SF_WINDOW_SESSION)
 			ck_error(CK_DOCUMENT,
 					 "Window \"%s\" has kind \"%s\"; a window with a \"size\" is \"fixed\" or \"sliding\".",
 					 w->name, sf_msg_str(kind.data, kind.len));
+		if (w->kind == SF_WINDOW_SLIDING)
+		{
+			sf_json_key(r, "step", false);
+			w->step = sf_json_int64(r, "step");
+		}
 	}
 	sf_json_char(r, '}');
 }

@@ -492,12 +492,14 @@ sf_address_order(const SfAddress *a, const SfAddress *b)
  * ----------------------------------------------------------------
  */
 
-/* definition.c: names, normalization, lookup by name */
+/* definition.c: names, normalization, lookup by name, window kinds */
 extern void sf_validate_name(const char *what, const char *name);
 extern void sf_def_normalize(SfPipelineDef *def);
 extern bool sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b);
 extern int	sf_partition_index(const SfPipelineDef *def, const char *name);
 extern int	sf_window_index(const SfPipelineDef *def, const char *name);
+extern const char *sf_window_kind_name(SfWindowKind kind);
+extern bool sf_window_kind_parse(const char *name, SfWindowKind *kind);
 
 /* engine.c: pipeline lifecycle and the three operations */
 extern SfPipeline *sf_pipeline_create(MemoryContext parent,

@@ -997,35 +997,6 @@ sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run, int64 *bytes,
  * ----------------------------------------------------------------
  */
 
-static SfWindowKind
-sf_parse_kind(const char *name, const char *kind)
-{
-	if (strcmp(kind, "fixed") == 0)
-		return SF_WINDOW_FIXED;
-	if (strcmp(kind, "sliding") == 0)
-		return SF_WINDOW_SLIDING;
-	if (strcmp(kind, "session") == 0)
-		return SF_WINDOW_SESSION;
-	sf_corrupt_definition(name, "A window has an unknown kind.");
-	return SF_WINDOW_FIXED;		/* keep compiler quiet */
-}
-
-static const char *
-sf_kind_name(SfWindowKind kind)
-{
-	switch (kind)
-	{
-		case SF_WINDOW_FIXED:
-			return "fixed";
-		case SF_WINDOW_SLIDING:
-			return "sliding";
-		case SF_WINDOW_SESSION:
-			return "session";
-	}
-	elog(ERROR, "unknown window kind %d", (int) kind);
-	return NULL;				/* keep compiler quiet */
-}
-
 static void
 sf_copy_name(const char *pipeline, char *dst, const char *src)
 {
@@ -1132,7 +1103,8 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 		if (wname == NULL || kind == NULL)
 			sf_corrupt_definition(name, "A window has a null name or kind.");
 		sf_copy_name(name, w->name, wname);
-		w->kind = sf_parse_kind(name, kind);
+		if (!sf_window_kind_parse(kind, &w->kind))
+			sf_corrupt_definition(name, "A window has an unknown kind.");
 		d = SPI_getbinval(tup, desc, 3, &isnull);
 		w->size = isnull ? 0 : DatumGetInt64(d);
 		d = SPI_getbinval(tup, desc, 4, &isnull);
@@ -1400,7 +1372,7 @@ sf_persist_create(const SfPipelineDef *def)
 		const SfWindowDef *w = &def->windows[i];
 
 		wnames[i] = CStringGetTextDatum(w->name);
-		wkinds[i] = CStringGetTextDatum(sf_kind_name(w->kind));
+		wkinds[i] = CStringGetTextDatum(sf_window_kind_name(w->kind));
 		wsizes[i] = Int64GetDatum(w->size);
 		wsteps[i] = Int64GetDatum(w->step);
 		wgaps[i] = Int64GetDatum(w->gap);
@@ -2253,7 +2225,7 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 		const SfWindowDef *w = &def->windows[i];
 
 		wd[0][i] = CStringGetTextDatum(w->name);
-		wd[1][i] = CStringGetTextDatum(sf_kind_name(w->kind));
+		wd[1][i] = CStringGetTextDatum(sf_window_kind_name(w->kind));
 		wd[2][i] = Int64GetDatum(w->size);
 		wd[3][i] = Int64GetDatum(w->step);
 		wd[4][i] = Int64GetDatum(w->gap);
