@@ -1018,7 +1018,7 @@ ck_parse(const char *json, Size len, CkDoc *doc)
 
 /*
  * Build a new pipeline from a validated document.  The clock is restored
- * first, because sf_bucket_insert files each bucket as pending or ready by
+ * first, because sf_bucket_restore files each bucket as pending or ready by
  * the current watermark.
  */
 static SfPipeline *
@@ -1072,30 +1072,22 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 	for (int64 n = 0; n < doc->nlate; n++)
 	{
 		const CkLate *le = &doc->late[n];
-		SfIdentity *event;
 
 		if (le->identity >= 0)
-			event = doc->ids[le->identity].built;
+			sf_late_append(p, le->pindex, le->source_offset,
+						   doc->ids[le->identity].built, le->watermark);
 		else
 		{
 			/* a late row whose identity is forgotten (retention) */
-			uint32		handle;
-
-			event = sf_identity_new(p, le->event_id.data, le->event_id.len,
-									sf_hash_bytes(le->event_id.data,
-												  le->event_id.len),
-									&handle);
-			event->key = sf_intern_key(p, le->key.data, le->key.len);
-			event->event_time = le->event_time;
-			event->value = le->value;
-			event->late = true;
-			event->forgotten = true;
+			sf_late_append_forgotten(p, le->pindex, le->source_offset,
+									 le->event_id.data, le->event_id.len,
+									 le->key.data, le->key.len,
+									 le->event_time, le->value,
+									 le->watermark);
 		}
-		sf_late_append(p, le->pindex, le->source_offset, event,
-					   le->watermark);
 		if (p->late_forgotten + p->nlate != le->late_seq ||
 			p->late[n].late_seq != le->late_seq)
-			elog(ERROR, "late output of restored pipeline out of step at late_seq " INT64_FORMAT,
+			elog(ERROR, "streamforge: late output of restored pipeline out of step at late_seq " INT64_FORMAT,
 				 le->late_seq);
 	}
 
@@ -1103,7 +1095,6 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 	{
 		const CkRow *row = &doc->rows[k];
 		SfString   *key;
-		SfBucket   *b;
 
 		if ((k & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -1111,10 +1102,8 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 		if (sf_bucket_lookup(p, row->window, key, row->start) != NULL)
 			ck_error(CK_STATE, "The live bucket %s appears twice.",
 					 ck_row_desc(row));
-		b = sf_bucket_insert(p, row->window, key, row->start, row->end);
-		b->agg = row->agg;
-		if (def->windows[row->window].kind == SF_WINDOW_SESSION &&
-			!sf_session_insert_bucket(p, b))
+		if (!sf_bucket_restore(p, row->window, key, row->start, row->end,
+							   &row->agg))
 			ck_error(CK_STATE,
 					 "The live session %s touches or overlaps another session of its key.",
 					 ck_row_desc(row));

@@ -521,6 +521,31 @@ sf_late_append(SfPipeline *p, int partition, int64 offset, SfIdentity *event,
 		event->late_held = true;
 }
 
+/*
+ * Rebuilding a pipeline (restore, a definition or retention change): a late
+ * row whose identity retention has forgotten.  The row keeps its event's
+ * key, time and value in an identity of its own, marked forgotten and in no
+ * table, which retention frees with the row.
+ */
+void
+sf_late_append_forgotten(SfPipeline *p, int partition, int64 offset,
+						 const char *event_id, int event_id_len,
+						 const char *key, int key_len, int64 event_time,
+						 int64 value, int64 watermark)
+{
+	SfIdentity *event;
+	uint32		handle;
+
+	event = sf_identity_new(p, event_id, event_id_len,
+							sf_hash_bytes(event_id, event_id_len), &handle);
+	event->key = sf_intern_key(p, key, key_len);
+	event->event_time = event_time;
+	event->value = value;
+	event->late = true;
+	event->forgotten = true;
+	sf_late_append(p, partition, offset, event, watermark);
+}
+
 /* ----------------------------------------------------------------
  * Pipeline lifecycle
  * ----------------------------------------------------------------

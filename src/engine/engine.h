@@ -529,13 +529,16 @@ extern void sf_partition_append(SfPipeline *p, int partition, uint32 event);
 extern void sf_partition_set_base(SfPipeline *p, int partition, int64 base);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
+extern void sf_late_append_forgotten(SfPipeline *p, int partition,
+									 int64 offset, const char *event_id,
+									 int event_id_len, const char *key,
+									 int key_len, int64 event_time,
+									 int64 value, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
 extern SfString **sf_keys_array(SfPipeline *p, int64 *n);
 extern void sf_keys_collect(SfPipeline *p);
 
 /* identity.c: the identity store and the event_id table */
-extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
-								   int len, uint32 hash, uint32 *handle);
 extern SfIdentity *sf_idtable_lookup(SfPipeline *p, const char *event_id,
 									 int len, uint32 hash, uint32 *handle);
 extern SfIdentity *sf_idtable_next_handle(SfPipeline *p, uint64 *pos,
@@ -544,15 +547,12 @@ extern SfIdentity *sf_idtable_next_handle(SfPipeline *p, uint64 *pos,
 /* window.c: the live index */
 extern SfBucket *sf_bucket_lookup(SfPipeline *p, int window, SfString *key,
 								  int64 start);
-extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
-								  int64 start, int64 end);
+extern bool sf_bucket_restore(SfPipeline *p, int window, SfString *key,
+							  int64 start, int64 end, const SfAgg *agg);
 extern bool sf_agg_equal(const SfAgg *a, const SfAgg *b);
 extern int	sf_address_cmp(const SfPipeline *p, const SfAddress *a,
 						   const SfAddress *b);
 extern int64 sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
-
-/* session.c */
-extern bool sf_session_insert_bucket(SfPipeline *p, SfBucket *b);
 
 /* retention.c: the retention horizon of SPEC.md section 6 */
 extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,

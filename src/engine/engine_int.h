@@ -47,6 +47,8 @@ extern SfIdentity *sf_partition_slot(const SfPipeline *p,
 									 const SfPartition *part, int64 offset);
 
 /* identity.c */
+extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
+								   int len, uint32 hash, uint32 *handle);
 extern void sf_identity_free(SfPipeline *p, SfIdentity *id);
 extern void sf_identity_unlink(SfPipeline *p, SfIdentity *id);
 extern void sf_idtable_init(SfPipeline *p);
@@ -62,6 +64,10 @@ extern void sf_release_ready(SfPipeline *p);
 extern void sf_op_finish(SfPipeline *p, SfChangeList *out);
 extern void sf_changes_append(SfChangeList *out, const SfChange *c);
 
+/* redefine.c: building windows from the remembered events */
+extern void sf_derive_event(SfPipeline *p, int w, const SfIdentity *id,
+							SfString *key, int64 limit, int64 old_buckets);
+
 /* retention.c */
 extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
 
@@ -69,6 +75,7 @@ extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
 extern void sf_sessions_init(SfPipeline *p);
 extern void sf_session_add(SfPipeline *p, int window, SfString *key,
 						   int64 event_time, int64 end, int64 value);
+extern bool sf_session_insert_bucket(SfPipeline *p, SfBucket *b);
 extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 
 /* window.c: assignment of events to fixed and sliding buckets, live index */
@@ -77,6 +84,8 @@ extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
 							  int max);
 extern int	sf_window_max_buckets(const SfWindowDef *w);
 extern void sf_buckets_init(SfPipeline *p);
+extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
+								  int64 start, int64 end);
 extern void sf_bucket_delete(SfPipeline *p, SfBucket *b);
 extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
 extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);

@@ -131,34 +131,6 @@ row_wanted(const SfPipeline *p, const SfWanted *w, int n, const SfRow *r)
 	return false;
 }
 
-/* Add one accepted event to window w of the scratch pipeline q */
-static void
-add_event(SfPipeline *q, int w, const SfIdentity *id, SfString *key)
-{
-	const SfWindowDef *wd = &q->def.windows[w];
-	int			n;
-	int			j;
-
-	n = sf_assign_windows(wd, id->event_time, q->def.lateness,
-						  q->assign_starts, q->assign_ends, q->assign_cap);
-	if (wd->kind == SF_WINDOW_SESSION)
-	{
-		sf_session_add(q, w, key, q->assign_starts[0], q->assign_ends[0],
-					   id->value);
-		return;
-	}
-	for (j = 0; j < n; j++)
-	{
-		SfBucket   *b = sf_bucket_lookup(q, w, key, q->assign_starts[j]);
-
-		if (b == NULL)
-			b = sf_bucket_insert(q, w, key, q->assign_starts[j],
-								 q->assign_ends[j]);
-		sf_dirty_touch(q, b);
-		sf_agg_add(&b->agg, id->value);
-	}
-}
-
 /*
  * sf_derive_final_rows
  *		The finalized rows of p among the wanted addresses (window indexes
@@ -213,7 +185,7 @@ sf_derive_final_rows(SfPipeline *p, SfWanted *wanted, int n, SfRow **rows,
 		key = sf_intern_key(q, id->key->data, id->key->len);
 		for (w = 0; w < q->def.nwindows; w++)
 			if (window_wanted[w])
-				add_event(q, w, id, key);
+				sf_derive_event(q, w, id, key, 0, 0);
 	}
 	sf_op_finish(q, &scratch);
 

@@ -176,6 +176,25 @@ sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
 }
 
 /*
+ * Rebuilding a pipeline (restore, a definition or retention change): a live
+ * bucket at (window, key, start) with end and agg, filed by the current
+ * watermark (so the clock is restored first), and for a session window in
+ * its key's session list.  The caller guarantees that no live bucket has
+ * this (window, key, start).  Returns false if the session would touch or
+ * overlap another one of its key; the caller raises its own error.
+ */
+bool
+sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
+				  int64 end, const SfAgg *agg)
+{
+	SfBucket   *b = sf_bucket_insert(p, window, key, start, end);
+
+	b->agg = *agg;
+	return p->def.windows[window].kind != SF_WINDOW_SESSION ||
+		sf_session_insert_bucket(p, b);
+}
+
+/*
  * Remove a bucket from the live index and the heaps, and recycle it.  The
  * caller removes it from its session list first, if any, and from the
  * dirty set (sf_dirty_forget_bucket).
