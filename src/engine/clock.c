@@ -7,9 +7,14 @@
  * defined once every non-idle partition has reported.  It never decreases,
  * and with no non-idle partition it holds its value.  Computing it looks at
  * every partition: a pipeline has a handful, and only advance and mark_idle
- * (never an event) move the clock.
+ * (never an event) move the clock.  It allocates nothing.
+ *
+ * Callers: engine.c's operations (engine_int.h).
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/clock.c
  *
  *-------------------------------------------------------------------------
  */

@@ -4,23 +4,35 @@
  *	  A pipeline's state and the three operations that change it: ingest,
  *	  advance and mark_idle.
  *
+ * This file also creates and frees pipelines, interns keys, records
+ * deliveries and late rows, and has the functions a rebuild uses to put a
+ * state together (sf_identity_add, sf_partition_append, sf_late_append and
+ * the like: the codec's decoders, redefine.c, final_rows.c).  The layers
+ * above call it through engine.h; a pipeline is used by one backend at a
+ * time (persist.c owns it), so nothing here locks.
+ *
  * Design.  An operation runs in two phases.  The first checks everything
  * that can fail, in the order SPEC.md fixes (partition, offset, identity,
  * then bigint ranges of every bucket the event enters), without changing
  * anything: an error leaves the pipeline exactly as it was.  The second
  * mutates: it records the delivery and the identity, updates the buckets of
- * every window (saving their pre-images, reconcile.c), and finishes with
- * reconciliation and finalization.  Only out-of-memory can interrupt the
+ * every window (saving their pre-images in the dirty set, window.c), and
+ * finishes with reconciliation and finalization (reconcile.c).  Only out-of-memory can interrupt the
  * second phase; p->busy then stays set and the owner discards the pipeline.
  *
- * Memory.  Everything lives in p->cxt.  Without retention, keys are
- * bump-allocated from an arena and live as long as the pipeline, since
+ * Memory.  Everything lives in p->cxt.  Identities are not allocated here
+ * but in identity.c's store of handle-addressed blocks, with their event_id
+ * inline; with retention, retention.c frees them.  Without retention, keys
+ * are bump-allocated from an arena and live as long as the pipeline, since
  * deduplication and the delivery history last for its lifetime; with
  * retention they are palloc'd and freed by sf_keys_collect once nothing
  * refers to them.  Keys are interned, so buckets and identities share them
  * and compare them by pointer.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/engine.c
  *
  *-------------------------------------------------------------------------
  */
@@ -33,7 +45,7 @@
 #include "engine/engine_int.h"
 
 /* ----------------------------------------------------------------
- * Interned strings and identities (simplehash instances)
+ * Interned keys (a simplehash instance) and identities
  * ----------------------------------------------------------------
  */
 typedef struct SfStrEntry
@@ -70,8 +82,9 @@ sf_hash_bytes(const char *data, int len)
 }
 
 /*
- * Memory that lives as long as the pipeline.  Large requests get their own
- * chunk; small ones are carved from 64 kB blocks without chunk headers.
+ * Memory that lives as long as the pipeline (the keys of a pipeline without
+ * retention).  Large requests get their own chunk; small ones are carved
+ * from 64 kB blocks without chunk headers.
  */
 static void *
 arena_alloc(SfPipeline *p, Size size)
@@ -797,10 +810,10 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 			const SfWindowDef *wd = &p->def.windows[w];
 
 			nassigned[w] = sf_assign_windows(wd, d->event_time,
-												   p->def.lateness,
-												   p->assign_starts + total,
-												   p->assign_ends + total,
-												   p->assign_cap - total);
+											 p->def.lateness,
+											 p->assign_starts + total,
+											 p->assign_ends + total,
+											 p->assign_cap - total);
 			total += nassigned[w];
 		}
 		/* new buckets at most: refuse before anything changes */
@@ -854,7 +867,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
  */
 void
 sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
-		   SfChangeList *out)
+				  SfChangeList *out)
 {
 	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
 

@@ -75,7 +75,6 @@ extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
 extern void sf_sessions_init(SfPipeline *p);
 extern void sf_session_add(SfPipeline *p, int window, SfString *key,
 						   int64 event_time, int64 end, int64 value);
-extern bool sf_session_insert_bucket(SfPipeline *p, SfBucket *b);
 extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 
 /* window.c: assignment of events to fixed and sliding buckets, live index */

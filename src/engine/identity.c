@@ -35,7 +35,14 @@
  * Everything lives in p->cxt.  Blocks never move, so pointers to
  * identities stay valid as long as the identity is not freed.
  *
+ * Callers: engine.c adds identities, retention.c unlinks and frees them
+ * (engine_int.h); the decoders and redefine.c look them up and walk the
+ * table (engine.h).
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/identity.c
  *
  *-------------------------------------------------------------------------
  */

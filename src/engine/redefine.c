@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * redefine.c
- *	  Changing a running pipeline's definition without losing its state.
+ *	  Changing a running pipeline's definition or retention without losing
+ *	  its state.
  *
  * A definition change (add a partition, add or drop a window, change the
  * lateness) builds a new pipeline for the new definition and carries the
@@ -45,16 +46,28 @@
  * what ingesting the remembered events into it costs, plus a sort of the
  * accepted events to count its buckets first); definition changes are rare
  * administrative calls.  Any state field added to SfPipeline must be
- * carried over here too (twice: sf_pipeline_redefine, and copy_state).
+ * carried over here too, in copy_state.
  *
- * A retention change (set_retention) changes no window: it copies the
- * state under the new retention as it is (sf_pipeline_with_retention, at
- * the end of this file) and forgets what the new horizon forgets.
+ * sf_pipeline_redefine runs in phases: redefine_check refuses what cannot
+ * be done before anything is built, copy_state carries the state over,
+ * redefine_derive builds the derived windows, and redefine_diff computes
+ * the changes.  A retention change (set_retention) changes no window: it
+ * copies the state under the new retention as it is, with the same
+ * copy_state (sf_pipeline_with_retention, at the end of this file), and
+ * forgets what the new horizon forgets.
+ *
+ * Memory.  The new pipeline is a new context under the caller's parent;
+ * old is only read.  Scratch arrays, the changes and the window names are
+ * palloc'd in the caller's CurrentMemoryContext.  sf_derive_event is also
+ * final_rows.c's (engine_int.h).
  *
  * The engine knows nothing of SQL: persist.c stores the result
  * (sf_persist_redefine) and api/manage.c is the SQL glue.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/redefine.c
  *
  *-------------------------------------------------------------------------
  */

@@ -36,9 +36,16 @@
  * row keeps its event's key, time and value after the identity is
  * forgotten); SfIdPrefix counts the slots.  Interned keys that nothing
  * refers to any more are freed by sf_keys_collect (engine.c), which
- * persist.c runs between calls.
+ * persist.c runs between calls.  The heap lives in p->cxt.
+ *
+ * Callers: sf_retention_forget runs at the end of every operation
+ * (engine.c) and of every rebuild (codec/, redefine.c); sf_horizon is for
+ * anyone (engine.h); sf_retention_track is engine.c's (engine_int.h).
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/retention.c
  *
  *-------------------------------------------------------------------------
  */

@@ -15,7 +15,25 @@
  * Assignment computes every bound in 128-bit arithmetic and raises 22003
  * when one does not fit in bigint, before the caller mutates anything.
  *
+ * The dirty set of an operation (sf_op_begin, sf_dirty_touch,
+ * sf_dirty_forget_bucket) is here too, since it lives in the buckets'
+ * dirty_epoch and dirty_index fields; reconcile.c turns it into changes.
+ *
+ * Memory.  Buckets are carved from blocks of 256 in p->cxt; a deleted
+ * bucket goes to p->free_buckets for reuse and is never pfree'd, so every
+ * bucket lives until the pipeline's context is deleted.  The live index,
+ * the heaps, the session lists (session.c) and the dirty set point at
+ * buckets without owning them.  sf_collect_rows returns rows palloc'd in
+ * the caller's CurrentMemoryContext; their keys are the pipeline's.
+ *
+ * Callers: the engine's files (engine_int.h); the codec and the SQL glue
+ * use only sf_bucket_lookup, sf_collect_rows and the row comparisons
+ * (engine.h).
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/window.c
  *
  *-------------------------------------------------------------------------
  */
@@ -173,25 +191,6 @@ sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
 	heap_place(p, b);
 	p->nbuckets++;
 	return b;
-}
-
-/*
- * Rebuilding a pipeline (restore, a definition or retention change): a live
- * bucket at (window, key, start) with end and agg, filed by the current
- * watermark (so the clock is restored first), and for a session window in
- * its key's session list.  The caller guarantees that no live bucket has
- * this (window, key, start).  Returns false if the session would touch or
- * overlap another one of its key; the caller raises its own error.
- */
-bool
-sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
-				  int64 end, const SfAgg *agg)
-{
-	SfBucket   *b = sf_bucket_insert(p, window, key, start, end);
-
-	b->agg = *agg;
-	return p->def.windows[window].kind != SF_WINDOW_SESSION ||
-		sf_session_insert_bucket(p, b);
 }
 
 /*
