@@ -18,21 +18,23 @@
  * of the accepted events that are not late and fall into it: an event that
  * is not late enters every bucket it belongs to (none of them can be
  * finalized, as its time is at least watermark - lateness), and a bucket
- * takes no event once finalized.  So, like a lateness raise (redefine.c),
- * the buckets of the wanted keys are built again from every remembered
- * accepted event in a scratch pipeline without a watermark, where nothing
- * is finalized, and the wanted addresses are looked up there; for a
- * session window, every session overlapping a wanted one, since a session
- * finalized at the checkpoint may have been merged into the wanted one
- * afterwards (its retraction trimmed too).  Only rows that the state has
- * finalized (watermark > end + lateness) are returned: the others are
- * visible() rows or were not reported yet.  With a retention, events below
- * the horizon are forgotten, so rows starting below it are not returned
- * either.
+ * takes no event once finalized.  So, like a lateness raise (redefine.c,
+ * with the same sf_derive_event), the buckets of the wanted keys are built
+ * again from every remembered accepted event in a scratch pipeline without
+ * a watermark, where nothing is finalized, and the wanted addresses are
+ * looked up there; for a session window, every session overlapping a
+ * wanted one, since a session finalized at the checkpoint may have been
+ * merged into the wanted one afterwards (its retraction trimmed too).
+ * Only rows that the state has finalized (watermark > end + lateness) are
+ * returned: the others are visible() rows or were not reported yet.  With a
+ * retention, events below the horizon are forgotten, so rows starting below
+ * it are not returned either.
  *
  * The cost is one pass over the remembered identities plus the buckets of
  * the wanted keys; resync_outputs calls it only for the addresses the
- * changelog cannot give.
+ * changelog cannot give.  The scratch pipeline is a child of the caller's
+ * CurrentMemoryContext, and the caller frees it once it has used the rows
+ * (their keys are the scratch pipeline's).
  *
  * Copyright (c) 2026, the streamforge authors
  *
