@@ -24,10 +24,10 @@
  *	limits.c		limits every layer shares, input clipped in messages
  *
  * It knows nothing of fmgr, SPI, transactions or GUCs (test/run.d/layers.sh
- * checks it): the layers above drive it.  The codec (codec/codec.h) turns its state into
- * bytes and back, persistence (persist/persist.h) stores it, and the SQL
- * functions (api/) call it.  This header is all they may use; engine_int.h
- * is private to src/engine/.
+ * checks it): the layers above drive it.  The codec (codec/codec.h) turns
+ * its state into bytes and back, persistence (persist/persist.h) stores it,
+ * and the SQL functions (api/) call it.  This header is all they may use;
+ * engine_int.h is private to src/engine/.
  *
  * Ownership: every allocation belonging to a pipeline lives in
  * SfPipeline->cxt (or one of its children); deleting that context frees the

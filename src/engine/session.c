@@ -18,9 +18,9 @@
  * their item arrays in p->cxt (freed when a list empties).  A list holds
  * pointers to buckets that window.c's live index owns: a live session
  * bucket is in exactly one list, put there by sf_session_add or, for a
- * rebuild, sf_bucket_restore, and taken
- * out when it goes: merged away here, or finalized (reconcile.c calls
- * sf_session_remove_bucket before it deletes the bucket).
+ * rebuild, sf_bucket_restore, and taken out when it goes: merged away
+ * here, or finalized (reconcile.c calls sf_session_remove_bucket before it
+ * deletes the bucket).
  *
  * Callers: the engine's files (engine_int.h), and the decoders for
  * sf_bucket_restore, which puts back a live bucket of any window (engine.h).
