@@ -536,14 +536,14 @@ redefine_check(SfPipeline *old, const SfPipelineDef *def, RedefinePlan *plan)
 			const SfLateEvent *le = conflict;
 
 			ereport(ERROR,
-						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("cannot raise the lateness of pipeline \"%s\" to " INT64_FORMAT,
-							   def->name, def->lateness),
-						errdetail("Late event " INT64_FORMAT " (event_time " INT64_FORMAT ") was late at watermark " INT64_FORMAT "; it would not have been with the new lateness, and late events are never decided again.",
-								  le->late_seq, le->event->event_time,
-								  le->watermark),
-						errhint("The lateness can be raised to at most " INT64_FORMAT ".",
-								(int64) highest));
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("cannot raise the lateness of pipeline \"%s\" to " INT64_FORMAT,
+						   def->name, def->lateness),
+					errdetail("Late event " INT64_FORMAT " (event_time " INT64_FORMAT ") was late at watermark " INT64_FORMAT "; it would not have been with the new lateness, and late events are never decided again.",
+							  le->late_seq, le->event->event_time,
+							  le->watermark),
+					errhint("The lateness can be raised to at most " INT64_FORMAT ".",
+							(int64) highest));
 		}
 	}
 
