@@ -17,7 +17,16 @@
  * the byte position in the detail.  Nothing here keeps state between calls;
  * strings are palloc'd in CurrentMemoryContext.
  *
+ * Callers: the checkpoint codec (codec_write.c and codec.c write,
+ * codec_parse.c and codec.c read; codec_int.h declares it), and
+ * test/fuzz/fuzz_checkpoint.c, which reads definitions with the reader.
+ * sf_int128_out (codec.h) also spells sums in codec_validate.c's error
+ * details and in persist/datum.c's numeric values.
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/canonjson.c
  *
  *-------------------------------------------------------------------------
  */
@@ -146,14 +155,14 @@ sf_int128_out(int128 v)
 	return pstrdup(p);
 }
 
-
 /* ----------------------------------------------------------------
  * Reader
  * ----------------------------------------------------------------
  */
 
-void
-sf_json_fail(SfJsonReader *r, const char *expected)
+/* Raise SF003: expected is not what the document has at r's position */
+static pg_attribute_noreturn() void
+json_fail(SfJsonReader *r, const char *expected)
 {
 	if (r->pos >= r->len)
 		cj_error(
@@ -182,7 +191,7 @@ sf_json_char(SfJsonReader *r, char c)
 		char		what[8];
 
 		snprintf(what, sizeof(what), "\"%c\"", c);
-		sf_json_fail(r, what);
+		json_fail(r, what);
 	}
 	r->pos++;
 }
@@ -228,7 +237,7 @@ sf_json_array_begin(SfJsonReader *r, const char *field)
 	if (!sf_json_peek(r, '['))
 	{
 		snprintf(what, sizeof(what), "an array for \"%s\"", field);
-		sf_json_fail(r, what);
+		json_fail(r, what);
 	}
 	r->pos++;
 	if (sf_json_peek(r, ']'))
@@ -253,7 +262,7 @@ sf_json_array_next(SfJsonReader *r)
 		r->pos++;
 		return false;
 	}
-	sf_json_fail(r, "\",\" or \"]\"");
+	json_fail(r, "\",\" or \"]\"");
 }
 
 /* Digits of a canonical integer: -?(0|[1-9][0-9]*), no fraction/exponent */
@@ -275,7 +284,7 @@ json_digits(SfJsonReader *r, const char *field, bool *neg, uint128 limit_pos,
 	{
 		r->pos = start;
 		snprintf(what, sizeof(what), "an integer for \"%s\"", field);
-		sf_json_fail(r, what);
+		json_fail(r, what);
 	}
 	if (r->s[r->pos] == '0')
 	{
@@ -359,7 +368,7 @@ sf_json_bool(SfJsonReader *r, const char *field)
 	if (sf_json_literal(r, "false"))
 		return false;
 	snprintf(what, sizeof(what), "true or false for \"%s\"", field);
-	sf_json_fail(r, what);
+	json_fail(r, what);
 }
 
 static inline int
@@ -390,7 +399,7 @@ sf_json_string(SfJsonReader *r, const char *field, SfJsonStr *out)
 	if (!sf_json_peek(r, '"'))
 	{
 		snprintf(what, sizeof(what), "a string for \"%s\"", field);
-		sf_json_fail(r, what);
+		json_fail(r, what);
 	}
 	start = ++r->pos;
 

@@ -6,28 +6,40 @@
  * A checkpoint is a 24-byte envelope (magic, format version, flags, payload
  * length, document length, CRC-32) followed by a canonical JSON document,
  * zlib-compressed when it is longer than 4 KiB.  docs/checkpoint-format.md
- * describes every byte; this file is its only implementation.
+ * describes every byte; this file and the ones it calls are its only
+ * implementation.
  *
- * Encoding only reads the pipeline.  Decoding never trusts its input: it
- * runs in four phases, and only the last one touches the engine.
+ * Encoding only reads the pipeline: ck_write_document writes one part per
+ * top-level key (the definition here, the other parts in codec_write.c),
+ * and ck_wrap puts the envelope around it.  Decoding never trusts its
+ * input: it runs in four phases, and only the last one touches the engine.
  *
- *	1. envelope: magic, version, flags, lengths and checksum are checked
- *	   before anything is allocated, so a hostile length costs nothing;
- *	2. parse: the strict pull reader of canonjson.c reads the document
- *	   against its fixed schema into scratch structures (CkDoc).  It accepts
- *	   exactly one spelling of every value: keys in schema (= byte) order
- *	   with no whitespace, no unknown, missing or repeated keys, integers
- *	   without leading zeros or fractions, one escape per byte.  Nesting is
- *	   fixed by the schema, so there is no recursion;
- *	3. validate (codec_validate.c): every rule of SPEC.md section 4, first per part (the
- *	   definition, the clock, the delivery history, the late output, the
- *	   window index document and the changelog document, each with its own
- *	   function), then the parts against each other: the changelog's visible
- *	   rows are the ready view of the live buckets, and the live buckets are
- *	   re-derived from the accepted identities (see ck_check_derivation);
- *	4. build: a new pipeline is made with the engine's own functions, and
- *	   re-encoded; the result must equal the document byte for byte, which
- *	   makes "canonical" a property we check rather than hope for.
+ *	1. envelope (ck_unwrap): magic, version, flags, lengths and checksum are
+ *	   checked before anything is allocated, so a hostile length costs
+ *	   nothing;
+ *	2. parse (ck_parse here, the readers of the parts in codec_parse.c): the
+ *	   strict pull reader of canonjson.c reads the document against its
+ *	   fixed schema into scratch structures (CkDoc, codec_int.h).  It
+ *	   accepts exactly one spelling of every value: keys in schema (= byte)
+ *	   order with no whitespace, no unknown, missing or repeated keys,
+ *	   integers without leading zeros or fractions, one escape per byte.
+ *	   Nesting is fixed by the schema, so there is no recursion;
+ *	3. validate: every rule of SPEC.md section 4, first per part
+ *	   (codec_validate.c: the definition, the clock, the delivery history,
+ *	   the late output, the window index document and the changelog
+ *	   document, each with its own function), then the parts against each
+ *	   other: the changelog's visible rows are the ready view of the live
+ *	   buckets (ck_check_views), and the live buckets are re-derived from
+ *	   the accepted identities (codec_derive.c, ck_check_derivation);
+ *	4. build (ck_build): a new pipeline is made with the engine's own
+ *	   functions, and re-encoded; the result must equal the document byte
+ *	   for byte (ck_check_reencode), which makes "canonical" a property we
+ *	   check rather than hope for.
+ *
+ * The definition part is read and written here, next to the top-level
+ * ck_parse and ck_write_document that call it, and only here are window
+ * kinds spelled (ck_write_window_def, rd_window_def).  The other files of
+ * the codec call nothing in this one: codec.c calls them.
  *
  * Memory: scratch data lives in a child of the caller's CurrentMemoryContext
  * that is deleted before returning.  The new pipeline lives in its own
@@ -35,9 +47,17 @@
  * are deleted in a PG_CATCH block before the error propagates, so a caller
  * that passes a long-lived parent (the pipeline cache) leaks nothing.
  *
- * No function here keeps state between calls.
+ * Callers: api/checkpoint.c (checkpoint, inspect_checkpoint),
+ * persist/persist.c (restore) and snapshot.c, which stores and loads a
+ * checkpoint as the snapshot of a pipeline the binary form cannot hold.
+ * No function here keeps state between calls; the one setting,
+ * streamforge.max_checkpoint_size (sf_max_checkpoint_size), is defined by
+ * api/module.c.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/codec.c
  *
  *-------------------------------------------------------------------------
  */
@@ -116,64 +136,13 @@ ck_get16(const char *src)
 	return pg_ntoh16(v);
 }
 
-/* Grow a scratch array so that it holds at least n + 1 elements */
-static void *
-ck_grow(void *arr, int64 *cap, int64 n, Size elsize)
-{
-	int64		newcap;
+/* ----------------------------------------------------------------
+ * Encoding: the document (the parts other than the definition are
+ * codec_write.c's) and the envelope
+ * ----------------------------------------------------------------
+ */
 
-	if (n < *cap)
-		return arr;
-	newcap = (*cap < 8) ? 8 : *cap * 2;
-	if ((Size) newcap > MaxAllocSize / elsize)
-		newcap = MaxAllocSize / elsize;
-	if (newcap <= n)
-		ck_error(CK_DOCUMENT, "The document holds more elements than fit in memory.");
-	*cap = newcap;
-	if (arr == NULL)
-		return palloc(newcap * elsize);
-	return repalloc(arr, newcap * elsize);
-}
-
-/* A result row: the columns of streamforge.result, keys in byte order */
-static void
-ck_write_row(StringInfo buf, const SfPipeline *p, const SfRow *row)
-{
-	const char *wname = p->def.windows[row->addr.window].name;
-
-	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "count", true);
-	sf_json_write_int64(buf, row->agg.count);
-	sf_json_write_key(buf, "key", false);
-	sf_json_write_string(buf, row->addr.key->data, row->addr.key->len);
-	sf_json_write_key(buf, "max", false);
-	sf_json_write_int64(buf, row->agg.max);
-	sf_json_write_key(buf, "min", false);
-	sf_json_write_int64(buf, row->agg.min);
-	sf_json_write_key(buf, "sum", false);
-	sf_json_write_int128(buf, row->agg.sum);
-	sf_json_write_key(buf, "window_end", false);
-	sf_json_write_int64(buf, row->addr.end);
-	sf_json_write_key(buf, "window_name", false);
-	sf_json_write_string(buf, wname, strlen(wname));
-	sf_json_write_key(buf, "window_start", false);
-	sf_json_write_int64(buf, row->addr.start);
-	appendStringInfoCharMacro(buf, '}');
-}
-
-static void
-ck_write_rows(StringInfo buf, const SfPipeline *p, const SfRow *rows, int64 n)
-{
-	appendStringInfoCharMacro(buf, '[');
-	for (int64 i = 0; i < n; i++)
-	{
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		ck_write_row(buf, p, &rows[i]);
-	}
-	appendStringInfoCharMacro(buf, ']');
-}
-
+/* One element of "definition"."windows": keys in byte order per kind */
 static void
 ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 {
@@ -212,59 +181,10 @@ ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 	appendStringInfoCharMacro(buf, '}');
 }
 
-/*
- * The whole document.  Top-level keys in byte order: changelog, clock,
- * definition, identities, late, sources, windows.
- */
+/* "definition": the pipeline's definition (SPEC.md 4, 6) */
 static void
-ck_write_document(SfPipeline *p, StringInfo buf)
+wr_definition(StringInfo buf, const SfPipelineDef *def)
 {
-	const SfPipelineDef *def = &p->def;
-	SfRow	   *rows;
-	int64		nrows;
-	SfIdentity **ids;
-	int64		nids;
-
-	appendStringInfoCharMacro(buf, '{');
-
-	/* changelog: {sequence, visible} */
-	sf_json_write_key(buf, "changelog", true);
-	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "sequence", true);
-	sf_json_write_int64(buf, p->seq);
-	sf_json_write_key(buf, "visible", false);
-	nrows = sf_collect_rows(p, true, &rows);
-	ck_write_rows(buf, p, rows, nrows);
-	pfree(rows);
-	appendStringInfoCharMacro(buf, '}');
-
-	/* clock */
-	sf_json_write_key(buf, "clock", false);
-	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "partitions", true);
-	appendStringInfoCharMacro(buf, '[');
-	for (int i = 0; i < def->npartitions; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		appendStringInfoCharMacro(buf, '{');
-		sf_json_write_key(buf, "idle", true);
-		sf_json_write_bool(buf, part->idle);
-		sf_json_write_key(buf, "partition", false);
-		sf_json_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
-		sf_json_write_key(buf, "progress", false);
-		sf_json_write_opt_int64(buf, part->has_progress, part->progress);
-		appendStringInfoCharMacro(buf, '}');
-	}
-	appendStringInfoCharMacro(buf, ']');
-	sf_json_write_key(buf, "watermark", false);
-	sf_json_write_opt_int64(buf, p->has_watermark, p->watermark);
-	appendStringInfoCharMacro(buf, '}');
-
-	/* definition */
-	sf_json_write_key(buf, "definition", false);
 	appendStringInfoCharMacro(buf, '{');
 	sf_json_write_key(buf, "lateness", true);
 	sf_json_write_int64(buf, def->lateness);
@@ -293,118 +213,40 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 	}
 	appendStringInfoCharMacro(buf, ']');
 	appendStringInfoCharMacro(buf, '}');
+}
 
-	/* identities, in event_id byte order */
+/*
+ * ck_write_document
+ *		Append the document of p's state to buf.  Top-level keys in byte
+ *		order: changelog, clock, definition, identities, late,
+ *		(late_sequence,) sources, windows; one writer per key, the mirror of
+ *		ck_parse's readers.  p is only read.
+ */
+static void
+ck_write_document(SfPipeline *p, StringInfo buf)
+{
+	SfRow	   *rows;
+	int64		nrows;
+
+	appendStringInfoCharMacro(buf, '{');
+	sf_json_write_key(buf, "changelog", true);
+	wr_changelog(buf, p);
+	sf_json_write_key(buf, "clock", false);
+	wr_clock(buf, p);
+	sf_json_write_key(buf, "definition", false);
+	wr_definition(buf, &p->def);
 	sf_json_write_key(buf, "identities", false);
-	appendStringInfoCharMacro(buf, '[');
-	ids = sf_identity_array(p, &nids);
-	for (int64 i = 0; i < nids; i++)
-	{
-		const SfIdentity *id = ids[i];
-
-		CHECK_FOR_INTERRUPTS();
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		appendStringInfoCharMacro(buf, '{');
-		sf_json_write_key(buf, "event_id", true);
-		sf_json_write_string(buf, id->event_id, id->event_id_len);
-		sf_json_write_key(buf, "event_time", false);
-		sf_json_write_int64(buf, id->event_time);
-		sf_json_write_key(buf, "key", false);
-		sf_json_write_string(buf, id->key->data, id->key->len);
-		sf_json_write_key(buf, "late", false);
-		sf_json_write_bool(buf, id->late);
-		sf_json_write_key(buf, "value", false);
-		sf_json_write_int64(buf, id->value);
-		appendStringInfoCharMacro(buf, '}');
-	}
-	if (ids)
-		pfree(ids);
-	appendStringInfoCharMacro(buf, ']');
-
-	/* late output, in late_seq order */
+	wr_identities(buf, p);
 	sf_json_write_key(buf, "late", false);
-	appendStringInfoCharMacro(buf, '[');
-	for (int64 i = 0; i < p->nlate; i++)
-	{
-		const SfLateEvent *le = &p->late[i];
-		const char *pname = def->partitions[le->partition];
-
-		CHECK_FOR_INTERRUPTS();
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		appendStringInfoCharMacro(buf, '{');
-		sf_json_write_key(buf, "event_id", true);
-		sf_json_write_string(buf, le->event->event_id, le->event->event_id_len);
-		if (def->has_retention)
-		{
-			/* the row outlives its identity: it carries the event */
-			sf_json_write_key(buf, "event_time", false);
-			sf_json_write_int64(buf, le->event->event_time);
-			sf_json_write_key(buf, "key", false);
-			sf_json_write_string(buf, le->event->key->data, le->event->key->len);
-		}
-		sf_json_write_key(buf, "late_seq", false);
-		sf_json_write_int64(buf, le->late_seq);
-		sf_json_write_key(buf, "partition", false);
-		sf_json_write_string(buf, pname, strlen(pname));
-		sf_json_write_key(buf, "source_offset", false);
-		sf_json_write_int64(buf, le->source_offset);
-		if (def->has_retention)
-		{
-			sf_json_write_key(buf, "value", false);
-			sf_json_write_int64(buf, le->event->value);
-		}
-		sf_json_write_key(buf, "watermark", false);
-		sf_json_write_int64(buf, le->watermark);
-		appendStringInfoCharMacro(buf, '}');
-	}
-	appendStringInfoCharMacro(buf, ']');
-	if (def->has_retention)
+	wr_late(buf, p);
+	if (p->def.has_retention)
 	{
 		/* late_seq is never reused, even when every row is forgotten */
 		sf_json_write_key(buf, "late_sequence", false);
 		sf_json_write_int64(buf, p->late_forgotten + p->nlate);
 	}
-
-	/* sources: the event delivered at every consumed offset */
 	sf_json_write_key(buf, "sources", false);
-	appendStringInfoCharMacro(buf, '[');
-	for (int i = 0; i < def->npartitions; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-
-		if (i > 0)
-			appendStringInfoCharMacro(buf, ',');
-		appendStringInfoCharMacro(buf, '{');
-		if (def->has_retention)
-		{
-			/* offsets below base are forgotten, and so are the nulls */
-			sf_json_write_key(buf, "base", true);
-			sf_json_write_int64(buf, part->base);
-		}
-		sf_json_write_key(buf, "deliveries", !def->has_retention);
-		appendStringInfoCharMacro(buf, '[');
-		for (int64 o = part->base; o <= part->consumed; o++)
-		{
-			uint32		h = part->deliveries[part->head + (o - part->base)];
-			const SfIdentity *id = h ? sf_id_ptr(p, h) : NULL;
-
-			if (((o - part->base) & 1023) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (o > part->base)
-				appendStringInfoCharMacro(buf, ',');
-			if (id == NULL || id->forgotten)
-				appendStringInfoString(buf, "null");
-			else
-				sf_json_write_string(buf, id->event_id, id->event_id_len);
-		}
-		appendStringInfoCharMacro(buf, ']');
-		sf_json_write_key(buf, "partition", false);
-		sf_json_write_string(buf, def->partitions[i], strlen(def->partitions[i]));
-		appendStringInfoCharMacro(buf, '}');
-	}
-	appendStringInfoCharMacro(buf, ']');
+	wr_sources(buf, p);
 
 	/* windows: the window index document, live rows in address order */
 	sf_json_write_key(buf, "windows", false);
@@ -456,7 +298,7 @@ ck_wrap(const char *json, Size jsonlen)
 		rc = compress2((Bytef *) compressed, &clen, (const Bytef *) json,
 					   (uLong) jsonlen, CK_ZLIB_LEVEL);
 		if (rc != Z_OK)
-			elog(ERROR, "could not compress checkpoint: zlib error %d", rc);
+			elog(ERROR, "streamforge: could not compress checkpoint: zlib error %d", rc);
 		payload = compressed;
 		payloadlen = clen;
 		flags |= CK_FLAG_ZLIB;
@@ -613,100 +455,16 @@ ck_unwrap(const char *data, Size len, Size *jsonlen)
 }
 
 /* ----------------------------------------------------------------
- * Phase 2: the strict parser
+ * Phase 2: the document (the parts other than the definition are
+ * codec_parse.c's)
  * ----------------------------------------------------------------
  */
-
-/* A result row (window index and changelog documents) */
-static void
-rd_row(SfJsonReader *r, CkRow *row)
-{
-	memset(row, 0, sizeof(CkRow));
-	row->window = -1;
-	sf_json_char(r, '{');
-	sf_json_key(r, "count", true);
-	row->agg.count = sf_json_int64(r, "count");
-	sf_json_key(r, "key", false);
-	sf_json_string(r, "key", &row->key);
-	sf_json_key(r, "max", false);
-	row->agg.max = sf_json_int64(r, "max");
-	sf_json_key(r, "min", false);
-	row->agg.min = sf_json_int64(r, "min");
-	sf_json_key(r, "sum", false);
-	row->agg.sum = sf_json_int128(r, "sum");
-	sf_json_key(r, "window_end", false);
-	row->end = sf_json_int64(r, "window_end");
-	sf_json_key(r, "window_name", false);
-	sf_json_string(r, "window_name", &row->window_name);
-	sf_json_key(r, "window_start", false);
-	row->start = sf_json_int64(r, "window_start");
-	sf_json_char(r, '}');
-}
-
-static CkRow *
-rd_rows(SfJsonReader *r, const char *field, int64 *n)
-{
-	CkRow	   *rows = NULL;
-	int64		cap = 0;
-
-	*n = 0;
-	if (sf_json_array_begin(r, field))
-	{
-		do
-		{
-			rows = ck_grow(rows, &cap, *n, sizeof(CkRow));
-			rd_row(r, &rows[(*n)++]);
-		} while (sf_json_array_next(r));
-	}
-	return rows;
-}
-
-static void
-rd_changelog(SfJsonReader *r, CkDoc *doc)
-{
-	sf_json_char(r, '{');
-	sf_json_key(r, "sequence", true);
-	doc->sequence = sf_json_int64(r, "sequence");
-	sf_json_key(r, "visible", false);
-	doc->visible = rd_rows(r, "visible", &doc->nvisible);
-	sf_json_char(r, '}');
-}
-
-static void
-rd_clock(SfJsonReader *r, CkDoc *doc)
-{
-	int64		cap = 0;
-
-	sf_json_char(r, '{');
-	sf_json_key(r, "partitions", true);
-	if (sf_json_array_begin(r, "partitions"))
-	{
-		do
-		{
-			CkClock    *c;
-
-			doc->clock = ck_grow(doc->clock, &cap, doc->nclock, sizeof(CkClock));
-			c = &doc->clock[doc->nclock++];
-			sf_json_char(r, '{');
-			sf_json_key(r, "idle", true);
-			c->idle = sf_json_bool(r, "idle");
-			sf_json_key(r, "partition", false);
-			sf_json_string(r, "partition", &c->name);
-			sf_json_key(r, "progress", false);
-			c->progress = sf_json_opt_int64(r, "progress", &c->has_progress);
-			sf_json_char(r, '}');
-		} while (sf_json_array_next(r));
-	}
-	sf_json_key(r, "watermark", false);
-	doc->watermark = sf_json_opt_int64(r, "watermark", &doc->has_watermark);
-	sf_json_char(r, '}');
-}
 
 /* A name (partition, window): copied into a fixed-size definition slot */
 static void
 rd_name(SfJsonReader *r, const char *field, char *dst)
 {
-	SfJsonStr		s;
+	SfJsonStr	s;
 
 	sf_json_string(r, field, &s);
 	if (s.len < 1 || s.len > SF_NAME_MAX)
@@ -720,7 +478,7 @@ rd_name(SfJsonReader *r, const char *field, char *dst)
 static void
 rd_window_def(SfJsonReader *r, SfWindowDef *w)
 {
-	SfJsonStr		kind;
+	SfJsonStr	kind;
 
 	memset(w, 0, sizeof(SfWindowDef));
 	sf_json_char(r, '{');
@@ -762,6 +520,7 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 	sf_json_char(r, '}');
 }
 
+/* "definition": into doc->def, whose arrays are scratch */
 static void
 rd_definition(SfJsonReader *r, CkDoc *doc)
 {
@@ -809,177 +568,14 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 	doc->def.nwindows = (int) doc->ndefwindows;
 }
 
-/* Binary search of an event_id among the (sorted) identities; -1 if absent */
-static int64
-ck_find_identity(const CkDoc *doc, const SfJsonStr *event_id)
-{
-	int64		lo = 0,
-				hi = doc->nids - 1;
-
-	while (lo <= hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-		int			c = ck_str_cmp(&doc->ids[mid].event_id, event_id);
-
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
-static void
-rd_identities(SfJsonReader *r, CkDoc *doc)
-{
-	int64		cap = 0;
-
-	if (!sf_json_array_begin(r, "identities"))
-		return;
-	do
-	{
-		CkIdentity *id;
-
-		doc->ids = ck_grow(doc->ids, &cap, doc->nids, sizeof(CkIdentity));
-		id = &doc->ids[doc->nids++];
-		memset(id, 0, sizeof(CkIdentity));
-		id->late_row = -1;
-		sf_json_char(r, '{');
-		sf_json_key(r, "event_id", true);
-		sf_json_string(r, "event_id", &id->event_id);
-		sf_json_key(r, "event_time", false);
-		id->event_time = sf_json_int64(r, "event_time");
-		sf_json_key(r, "key", false);
-		sf_json_string(r, "key", &id->key);
-		sf_json_key(r, "late", false);
-		id->late = sf_json_bool(r, "late");
-		sf_json_key(r, "value", false);
-		id->value = sf_json_int64(r, "value");
-		sf_json_char(r, '}');
-
-		if (id->event_id.len == 0)
-			ck_error(CK_STATE, "Identity %lld has an empty event_id.",
-					 (long long) doc->nids);
-		if (doc->nids > 1)
-		{
-			int			c = ck_str_cmp(&doc->ids[doc->nids - 2].event_id,
-									   &id->event_id);
-
-			if (c == 0)
-				ck_error(CK_STATE, "The event_id \"%s\" has two identities.",
-						 sf_msg_str(id->event_id.data, id->event_id.len));
-			if (c > 0)
-				ck_error(CK_STATE,
-						 "The identities are not in event_id byte order at \"%s\".",
-						 sf_msg_str(id->event_id.data, id->event_id.len));
-		}
-	} while (sf_json_array_next(r));
-}
-
-static void
-rd_late(SfJsonReader *r, CkDoc *doc)
-{
-	int64		cap = 0;
-
-	if (!sf_json_array_begin(r, "late"))
-		return;
-	do
-	{
-		CkLate	   *le;
-
-		doc->late = ck_grow(doc->late, &cap, doc->nlate, sizeof(CkLate));
-		le = &doc->late[doc->nlate++];
-		memset(le, 0, sizeof(CkLate));
-		sf_json_char(r, '{');
-		sf_json_key(r, "event_id", true);
-		sf_json_string(r, "event_id", &le->event_id);
-		le->identity = ck_find_identity(doc, &le->event_id);
-		if (doc->def.has_retention)
-		{
-			sf_json_key(r, "event_time", false);
-			le->event_time = sf_json_int64(r, "event_time");
-			sf_json_key(r, "key", false);
-			sf_json_string(r, "key", &le->key);
-		}
-		sf_json_key(r, "late_seq", false);
-		le->late_seq = sf_json_int64(r, "late_seq");
-		sf_json_key(r, "partition", false);
-		sf_json_string(r, "partition", &le->partition);
-		le->pindex = -1;
-		sf_json_key(r, "source_offset", false);
-		le->source_offset = sf_json_int64(r, "source_offset");
-		if (doc->def.has_retention)
-		{
-			sf_json_key(r, "value", false);
-			le->value = sf_json_int64(r, "value");
-		}
-		sf_json_key(r, "watermark", false);
-		le->watermark = sf_json_int64(r, "watermark");
-		sf_json_char(r, '}');
-	} while (sf_json_array_next(r));
-}
-
-static void
-rd_sources(SfJsonReader *r, CkDoc *doc)
-{
-	int64		cap = 0;
-
-	if (!sf_json_array_begin(r, "sources"))
-		return;
-	do
-	{
-		CkSource   *src;
-		int64		dcap = 0;
-
-		doc->sources = ck_grow(doc->sources, &cap, doc->nsources, sizeof(CkSource));
-		src = &doc->sources[doc->nsources++];
-		memset(src, 0, sizeof(CkSource));
-		src->first_unknown_at = -1;
-		sf_json_char(r, '{');
-		if (doc->def.has_retention)
-		{
-			sf_json_key(r, "base", true);
-			src->base = sf_json_int64(r, "base");
-		}
-		sf_json_key(r, "deliveries", !doc->def.has_retention);
-		if (sf_json_array_begin(r, "deliveries"))
-		{
-			do
-			{
-				SfJsonStr		eid;
-				int64		idx;
-
-				src->deliveries = ck_grow(src->deliveries, &dcap, src->n,
-										  sizeof(int64));
-				if (doc->def.has_retention && sf_json_literal(r, "null"))
-				{
-					src->deliveries[src->n++] = CK_FORGOTTEN;
-					continue;
-				}
-				sf_json_string(r, "deliveries", &eid);
-				idx = ck_find_identity(doc, &eid);
-				if (idx < 0 && src->first_unknown_at < 0)
-				{
-					src->first_unknown = eid;
-					src->first_unknown_at = src->base + src->n;
-				}
-				else
-					pfree(eid.data);
-				src->deliveries[src->n++] = idx;
-			} while (sf_json_array_next(r));
-		}
-		sf_json_key(r, "partition", false);
-		sf_json_string(r, "partition", &src->name);
-		sf_json_char(r, '}');
-	} while (sf_json_array_next(r));
-}
-
+/*
+ * The document json[0..len) into doc: each top-level key, in byte order,
+ * then the end of the input.  The mirror of ck_write_document.
+ */
 static void
 ck_parse(const char *json, Size len, CkDoc *doc)
 {
-	SfJsonReader	r = {json, len, 0};
+	SfJsonReader r = {json, len, 0};
 
 	memset(doc, 0, sizeof(CkDoc));
 	sf_json_char(&r, '{');
@@ -1143,10 +739,10 @@ ck_check_reencode(SfPipeline *p, const char *json, Size jsonlen)
 }
 
 /*
- * Decode and validate a checkpoint.  With a target definition, build the
- * restored pipeline under parent and return it; without (inspection), build
- * it in scratch memory, throw it away and return NULL, with the validated
- * document in *json_out.
+ * The four phases of ck_decode, run in scratch: the built pipeline is set
+ * in *p as soon as it exists (so that ck_decode can free it on error), and
+ * the validated document is copied into oldcxt as *json_out if asked.
+ * capped: refuse more live buckets than streamforge.max_live_buckets.
  */
 /* not inlined: its locals must not live in ck_decode's PG_TRY frame */
 static pg_noinline void
@@ -1279,13 +875,6 @@ sf_checkpoint_restore(MemoryContext parent, const SfPipelineDef *def,
 }
 
 /*
- * sf_checkpoint_document
- *		The JSON document of a checkpoint, after the same validation as a
- *		restore into a pipeline with the checkpoint's own definition (and
- *		the same streamforge.max_live_buckets, since validating builds the
- *		buckets).  palloc'd in CurrentMemoryContext, NUL-terminated.
- */
-/*
  * The length of the JSON document a checkpoint's envelope declares, read
  * without inflating anything: 0 unless the envelope is intact (magic,
  * version, payload length, checksum) and the length one decoding could
@@ -1294,7 +883,7 @@ sf_checkpoint_restore(MemoryContext parent, const SfPipelineDef *def,
  * (compressed) bytes.
  */
 static Size
-sf_checkpoint_declared_size(const char *data, Size len)
+ck_declared_size(const char *data, Size len)
 {
 	uLong		crc;
 	Size		declared;
@@ -1314,6 +903,13 @@ sf_checkpoint_declared_size(const char *data, Size len)
 	return declared;
 }
 
+/*
+ * sf_checkpoint_document
+ *		The JSON document of a checkpoint, after the same validation as a
+ *		restore into a pipeline with the checkpoint's own definition (and
+ *		the same streamforge.max_live_buckets, since validating builds the
+ *		buckets).  palloc'd in CurrentMemoryContext, NUL-terminated.
+ */
 char *
 sf_checkpoint_document(const char *data, Size len)
 {
@@ -1334,7 +930,7 @@ int			sf_max_checkpoint_size = SF_DEFAULT_MAX_CHECKPOINT_SIZE;
 void
 sf_check_checkpoint_size(const char *data, Size len)
 {
-	Size		declared = sf_checkpoint_declared_size(data, len);
+	Size		declared = ck_declared_size(data, len);
 
 	if ((uint64) declared > (uint64) sf_max_checkpoint_size * 1024)
 		ereport(ERROR,

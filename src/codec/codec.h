@@ -4,10 +4,11 @@
  *	  The public interface of the codec (src/codec/): a pipeline's state as
  *	  bytes and back.
  *
- * Three formats: the canonical checkpoint (codec.c, codec_validate.c over
- * the canonical JSON of canonjson.c; SPEC.md section 4), the binary
- * snapshot persist.c stores (snapshot.c), and the journal entries of write
- * calls (journal.c: encoders and replay; storing them is persist.c's).
+ * Three formats: the canonical checkpoint (codec.c with codec_write.c,
+ * codec_parse.c, codec_validate.c and codec_derive.c, over the canonical
+ * JSON of canonjson.c; SPEC.md section 4), the binary snapshot persist.c
+ * stores (snapshot.c), and the journal entries of write calls (journal.c:
+ * encoders and replay; storing them is persist.c's).
  * The codec sits above the engine and below persistence: it uses
  * engine/engine.h only, and no fmgr, SPI, transaction or GUC header
  * (test/run.d/layers.sh checks it).  codec_int.h is private to src/codec/.

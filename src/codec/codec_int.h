@@ -2,9 +2,11 @@
  *
  * codec_int.h
  *	  Private to src/codec/: the canonical JSON writer and reader
- *	  (canonjson.c), the errors the checkpoint codec raises and the scratch
- *	  structures of a parsed document (codec.c, codec_validate.c).
- *	  test/fuzz/fuzz_checkpoint.c includes it for the JSON reader.
+ *	  (canonjson.c), the errors the checkpoint codec raises, the scratch
+ *	  structures of a parsed document, and the functions the checkpoint
+ *	  codec's files call in each other (codec.c calls the others; they call
+ *	  nothing in codec.c).  test/fuzz/fuzz_checkpoint.c includes it for the
+ *	  JSON reader.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -52,7 +54,6 @@ extern void sf_json_write_bool(StringInfo buf, bool v);
  * caller's schema expects next, or raises SF003.  field names the value in
  * error details.
  */
-extern void sf_json_fail(SfJsonReader *r, const char *expected) pg_attribute_noreturn();
 extern void sf_json_char(SfJsonReader *r, char c);
 extern bool sf_json_literal(SfJsonReader *r, const char *lit);
 extern void sf_json_key(SfJsonReader *r, const char *key, bool first);
@@ -96,9 +97,9 @@ sf_json_peek(const SfJsonReader *r, char c)
 /* A result row of the window index or the changelog document */
 typedef struct CkRow
 {
-	SfJsonStr		window_name;
+	SfJsonStr	window_name;
 	int			window;			/* index into def.windows, once resolved */
-	SfJsonStr		key;
+	SfJsonStr	key;
 	int64		start;
 	int64		end;
 	SfAgg		agg;
@@ -107,7 +108,7 @@ typedef struct CkRow
 
 typedef struct CkClock
 {
-	SfJsonStr		name;
+	SfJsonStr	name;
 	bool		has_progress;
 	int64		progress;
 	bool		idle;
@@ -115,8 +116,8 @@ typedef struct CkClock
 
 typedef struct CkIdentity
 {
-	SfJsonStr		event_id;
-	SfJsonStr		key;
+	SfJsonStr	event_id;
+	SfJsonStr	key;
 	int64		event_time;
 	int64		value;
 	bool		late;
@@ -131,25 +132,25 @@ typedef struct CkIdentity
 
 typedef struct CkSource
 {
-	SfJsonStr		name;
+	SfJsonStr	name;
 	int64		base;			/* offset of deliveries[0] (0 without retention) */
 	int64		n;				/* consumed offset + 1 - base */
 	int64	   *deliveries;		/* identity index per offset, -1: unknown,
 								 * CK_FORGOTTEN: forgotten */
-	SfJsonStr		first_unknown;	/* the first unresolved event_id */
+	SfJsonStr	first_unknown;	/* the first unresolved event_id */
 	int64		first_unknown_at;
 } CkSource;
 
 typedef struct CkLate
 {
-	SfJsonStr		event_id;
+	SfJsonStr	event_id;
 	int64		identity;		/* index into doc->ids, -1: unknown */
 	/* retention only: the event itself (its identity may be forgotten) */
-	SfJsonStr		key;
+	SfJsonStr	key;
 	int64		event_time;
 	int64		value;
 	int64		late_seq;
-	SfJsonStr		partition;
+	SfJsonStr	partition;
 	int			pindex;			/* resolved partition */
 	int64		source_offset;
 	int64		watermark;
@@ -190,7 +191,7 @@ typedef struct CkDoc
 } CkDoc;
 
 /* ----------------------------------------------------------------
- * Helpers shared by both files
+ * Helpers shared by the checkpoint codec's files, and its phases
  * ----------------------------------------------------------------
  */
 
@@ -212,8 +213,36 @@ ck_str_cmp(const SfJsonStr *a, const SfJsonStr *b)
 }
 
 /*
- * Human-readable address of a row, for error details (inline: codec.c and
- * codec_validate.c both use it, and neither calls the other)
+ * Binary search of the sorted elements [lo, hi) of base (elsize bytes
+ * each): the index of the element equal to target, or -1.  cmp(elem,
+ * target) is negative, zero or positive as elem sorts before, with or after
+ * target.  Inline, so that each caller's cmp is inlined into the loop.
+ */
+static inline int64
+ck_bsearch(const void *base, Size elsize, int64 lo, int64 hi,
+		   const void *target,
+		   int (*cmp) (const void *elem, const void *target))
+{
+	hi--;
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		int			c = cmp((const char *) base + mid * elsize, target);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * Human-readable address of a row, for error details (inline: codec.c,
+ * codec_validate.c and codec_derive.c use it, and the last two call
+ * nothing in codec.c)
  */
 static inline char *
 ck_row_desc(const CkRow *r)
@@ -221,6 +250,24 @@ ck_row_desc(const CkRow *r)
 	return psprintf("window \"%s\", key \"%s\", [" INT64_FORMAT ", " INT64_FORMAT ")",
 					sf_msg_str(r->window_name.data, r->window_name.len), sf_msg_str(r->key.data, r->key.len), r->start, r->end);
 }
+
+/* codec_parse.c: phase 2, the readers of the parts ck_parse (codec.c) reads */
+extern void *ck_grow(void *arr, int64 *cap, int64 n, Size elsize);
+extern CkRow *rd_rows(SfJsonReader *r, const char *field, int64 *n);
+extern void rd_changelog(SfJsonReader *r, CkDoc *doc);
+extern void rd_clock(SfJsonReader *r, CkDoc *doc);
+extern void rd_identities(SfJsonReader *r, CkDoc *doc);
+extern void rd_late(SfJsonReader *r, CkDoc *doc);
+extern void rd_sources(SfJsonReader *r, CkDoc *doc);
+
+/* codec_write.c: the writers of the parts ck_write_document (codec.c) writes */
+extern void ck_write_rows(StringInfo buf, const SfPipeline *p,
+						  const SfRow *rows, int64 n);
+extern void wr_changelog(StringInfo buf, SfPipeline *p);
+extern void wr_clock(StringInfo buf, const SfPipeline *p);
+extern void wr_identities(StringInfo buf, SfPipeline *p);
+extern void wr_late(StringInfo buf, const SfPipeline *p);
+extern void wr_sources(StringInfo buf, const SfPipeline *p);
 
 /* codec_validate.c: phase 3, in the order codec.c runs them */
 extern void ck_check_definition(const CkDoc *doc, const SfPipelineDef *target);
@@ -230,6 +277,8 @@ extern void ck_check_late(CkDoc *doc);
 extern void ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n);
 extern void ck_changelog_decode(const CkDoc *doc, CkRow *rows, int64 n);
 extern void ck_check_views(const CkDoc *doc);
+
+/* codec_derive.c: phase 3, last: the live buckets from the identities */
 extern void ck_check_derivation(CkDoc *doc);
 
 #endif							/* SF_CODEC_INT_H */

@@ -3,14 +3,20 @@
  * journal.c
  *	  The journal entries a write call appends, and their replay.
  *
- * Every successful write call (ingest, ingest_batch, advance, mark_idle)
- * appends one entry holding its inputs to the pipeline's journal: this
- * file encodes it (sf_journal_encode_*), persist.c stores it
- * (sf_persist_journal_*).  The engine is deterministic,
- * so replaying the entries after a snapshot, in order, rebuilds exactly the
- * state, seq and late_seq that the original calls produced, including the
- * offset_replays counter.  Entries are inputs, never outputs: an entry costs
- * what the call delivered, not what the pipeline holds.
+ * Every successful write call (ingest, ingest_batch, append, append_batch,
+ * ingest_json, advance, mark_idle) adds one entry holding its inputs to the
+ * pipeline's journal: this file encodes it (sf_journal_encode_*), and
+ * persist/persist.c stores it (sf_persist_journal_*) at the pipeline's next
+ * journal position.  A call at the transaction's top level is buffered
+ * until commit (or until the buffer is large), and the buffered entries of
+ * consecutive positions are stored as one row, at the position of the last
+ * (sf_journal_sequence, SF_JOURNAL_FORMAT_SEQUENCE below); a call inside a
+ * subtransaction is stored at once, one entry per row.  The engine is
+ * deterministic, so replaying the entries after a snapshot, in position
+ * order, rebuilds exactly the state, seq and late_seq that the original
+ * calls produced, including the offset_replays counter.  Entries are
+ * inputs, never outputs: an entry costs what the call delivered, not what
+ * the pipeline holds.
  *
  * Entry format (all integers big-endian, fixed width):
  *
@@ -29,7 +35,7 @@
  *
  * A journal row holds one entry in that format, or several (persist.c
  * buffers the entries of a transaction's top-level write calls and stores
- * them as one row before commit):
+ * each run of consecutive positions as one row before commit):
  *
  *		uint8	format			SF_JOURNAL_FORMAT_SEQUENCE
  *		then, until the end:	uint32 len, then len bytes: one entry of
@@ -41,8 +47,12 @@
  * and raises ERRCODE_DATA_CORRUPTED for anything that does not fit; an
  * entry the engine rejects is reported the same way.  Entries are built
  * and parsed in the caller's memory context; nothing here is kept.
+ * Called only by persist/persist.c.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/journal.c
  *
  *-------------------------------------------------------------------------
  */
@@ -96,7 +106,7 @@ journal_partition_index(SfPipeline *p, const char *name)
 	int			i = sf_partition_index(&p->def, name);
 
 	if (i < 0 || i > PG_UINT16_MAX)
-		elog(ERROR, "cannot journal unknown partition \"%s\"", name);
+		elog(ERROR, "streamforge: cannot journal unknown partition \"%s\"", name);
 	return i;
 }
 

@@ -4,17 +4,27 @@
  *	  The persisted snapshot of a pipeline: a binary image that loads
  *	  without a parse and without re-validation.
  *
- * The snapshot column of streamforge.pipeline is written only by the
- * extension (persist.c, at compaction, restore and definition changes), into a table nobody
- * else may write, and read back by the same code; so it need not be the
- * canonical checkpoint, whose decoder parses JSON, re-derives every live
- * bucket from the identities and re-encodes the whole state to check it
- * (SPEC.md 4).  A pipeline without retention is stored in the binary form
- * below, which a cold load turns into the engine's structures with
- * little more than copies and one hash insert per identity.  A pipeline
- * with retention keeps the canonical checkpoint as its snapshot: its state
- * is bounded by the horizon anyway.  The decoder takes both (and a 0.1.0
- * snapshot is a checkpoint), so nothing needs converting.
+ * The snapshot column of streamforge.pipeline is written only by
+ * persist/persist.c, always with sf_snapshot_encode: at compaction, at
+ * restore (the restored state, re-encoded) and at every definition change
+ * (sf_persist_redefine, which decodes the new snapshot once before storing
+ * it, so that a state no backend can load is never committed); a new
+ * pipeline has none.  It lives in a table nobody else may write and is
+ * read back by the same code (sf_snapshot_decode, when a backend rebuilds
+ * its cache entry); so it need not be the canonical checkpoint, whose
+ * decoder parses JSON, re-derives every live bucket from the identities and
+ * re-encodes the whole state to check it (SPEC.md 4).
+ *
+ * A pipeline without retention is stored in the binary form below, which a
+ * cold load turns into the engine's structures with little more than
+ * copies and one hash insert per identity; after a definition change too,
+ * so that it loads as fast as after a compaction.  A pipeline with
+ * retention keeps the canonical checkpoint as its snapshot (its state is
+ * bounded by the horizon anyway), and so does one whose partitions no
+ * longer start at offset 0 (a retention removed later leaves them so),
+ * which the binary form cannot hold; such snapshots load through the full
+ * validation.  The decoder takes both (and a 0.1.0 snapshot is a
+ * checkpoint), so nothing needs converting.
  *
  * Format (integers little-endian):
  *	magic "SFSNAPB\n", uint32 version (1), uint32 CRC-32 of the payload,
@@ -30,7 +40,18 @@
  * valid handles.  The CRC catches corruption; bounds checks on every read
  * keep a damaged snapshot from crashing the backend (ERRCODE_DATA_CORRUPTED).
  *
+ * Memory: the encoder only reads p, and returns a bytea palloc'd in the
+ * caller's CurrentMemoryContext.  The decoder builds the pipeline in its
+ * own context under the given parent (sf_pipeline_create), and frees it
+ * before an error propagates; its temporary arrays (the stored definition,
+ * the key table, the handle bitmap) are palloc'd in CurrentMemoryContext.
+ * Called only by persist/persist.c.  Nothing here keeps state between
+ * calls.
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/snapshot.c
  *
  *-------------------------------------------------------------------------
  */

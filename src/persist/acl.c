@@ -52,13 +52,15 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  src/persist/acl.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
@@ -75,7 +77,7 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-static const char *const sf_privilege_names[] = {
+static const char *const privilege_names[] = {
 	[SF_PRIV_NONE] = NULL,
 	[SF_PRIV_READ] = "read",
 	[SF_PRIV_INGEST] = "ingest",
@@ -83,17 +85,17 @@ static const char *const sf_privilege_names[] = {
 };
 
 /* The owner of streamforge.pipeline, cached */
-static Oid	sf_owner_relid = InvalidOid;
-static Oid	sf_owner = InvalidOid;
-static bool sf_owner_valid = false;
-static bool sf_owner_callback_registered = false;
-static uint64 sf_owner_inval_count = 0;
+static Oid	ext_owner_relid = InvalidOid;
+static Oid	ext_owner = InvalidOid;
+static bool ext_owner_valid = false;
+static bool ext_owner_callback_registered = false;
+static uint64 ext_owner_inval_count = 0;
 
 /* The name of a privilege ("read", "ingest", "admin"); NULL for none */
 const char *
 sf_privilege_name(SfPrivilege privilege)
 {
-	return sf_privilege_names[privilege];
+	return privilege_names[privilege];
 }
 
 /* The privilege called s (any case), SF_PRIV_NONE if there is none */
@@ -103,7 +105,7 @@ sf_privilege_parse(const char *s)
 	int			i;
 
 	for (i = SF_PRIV_READ; i <= SF_PRIV_ADMIN; i++)
-		if (pg_strcasecmp(s, sf_privilege_names[i]) == 0)
+		if (pg_strcasecmp(s, privilege_names[i]) == 0)
 			return (SfPrivilege) i;
 	return SF_PRIV_NONE;
 }
@@ -113,12 +115,12 @@ sf_privilege_parse(const char *s)
  * ----------------------------------------------------------------
  */
 static void
-sf_owner_inval(Datum arg, Oid relid)
+ext_owner_inval(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || relid == sf_owner_relid)
+	if (relid == InvalidOid || relid == ext_owner_relid)
 	{
-		sf_owner_valid = false;
-		sf_owner_inval_count++;
+		ext_owner_valid = false;
+		ext_owner_inval_count++;
 	}
 }
 
@@ -126,20 +128,20 @@ sf_owner_inval(Datum arg, Oid relid)
  * The owner of streamforge.pipeline: the role the extension's statements
  * run as.
  */
-Oid
-sf_extension_owner(void)
+static Oid
+extension_owner(void)
 {
-	if (!sf_owner_valid)
+	if (!ext_owner_valid)
 	{
-		uint64		start = sf_owner_inval_count;
+		uint64		start = ext_owner_inval_count;
 		Oid			nsp;
 		Oid			relid;
 		HeapTuple	tup;
 
-		if (!sf_owner_callback_registered)
+		if (!ext_owner_callback_registered)
 		{
-			CacheRegisterRelcacheCallback(sf_owner_inval, (Datum) 0);
-			sf_owner_callback_registered = true;
+			CacheRegisterRelcacheCallback(ext_owner_inval, (Datum) 0);
+			ext_owner_callback_registered = true;
 		}
 		nsp = get_namespace_oid("streamforge", false);
 		relid = get_relname_relid("pipeline", nsp);
@@ -147,14 +149,14 @@ sf_extension_owner(void)
 			elog(ERROR, "streamforge: table streamforge.pipeline is missing");
 		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for relation %u", relid);
-		sf_owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+			elog(ERROR, "streamforge: cache lookup failed for relation %u", relid);
+		ext_owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 		ReleaseSysCache(tup);
-		sf_owner_relid = relid;
+		ext_owner_relid = relid;
 		/* an invalidation that came in meanwhile makes us look again */
-		sf_owner_valid = (start == sf_owner_inval_count);
+		ext_owner_valid = (start == ext_owner_inval_count);
 	}
-	return sf_owner;
+	return ext_owner;
 }
 
 /*
@@ -167,7 +169,7 @@ sf_extension_owner(void)
 void
 sf_become_owner(SfSavedUser *saved)
 {
-	Oid			owner = sf_extension_owner();
+	Oid			owner = extension_owner();
 
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
 	saved->guc_nestlevel = NewGUCNestLevel();
@@ -192,7 +194,7 @@ sf_restore_user(const SfSavedUser *saved)
 
 /* Append the roles of a regrole[] datum with the given privilege */
 static void
-sf_acl_add_array(SfAcl *acl, int *cap, Datum d, SfPrivilege privilege)
+acl_add_array(SfAcl *acl, int *cap, Datum d, SfPrivilege privilege)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(d);
 	Datum	   *elems;
@@ -232,9 +234,9 @@ sf_acl_from_datums(SfAcl *acl, Datum owner, Datum readers, Datum ingesters,
 	acl->owner = DatumGetObjectId(owner);
 	acl->ngrants = 0;
 	acl->grants = NULL;
-	sf_acl_add_array(acl, &cap, readers, SF_PRIV_READ);
-	sf_acl_add_array(acl, &cap, ingesters, SF_PRIV_INGEST);
-	sf_acl_add_array(acl, &cap, admins, SF_PRIV_ADMIN);
+	acl_add_array(acl, &cap, readers, SF_PRIV_READ);
+	acl_add_array(acl, &cap, ingesters, SF_PRIV_INGEST);
+	acl_add_array(acl, &cap, admins, SF_PRIV_ADMIN);
 }
 
 /* Copy src into dst, its grants allocated in cxt (dst's old ones freed) */
@@ -264,7 +266,7 @@ sf_acl_privilege(const SfAcl *acl, Oid role)
 	int			i;
 
 	/* has_privs_of_role() says yes for superusers */
-	if (has_privs_of_role(role, acl->owner) || role == sf_extension_owner())
+	if (has_privs_of_role(role, acl->owner) || role == extension_owner())
 		return SF_PRIV_ADMIN;
 	for (i = 0; i < acl->ngrants; i++)
 	{
@@ -291,5 +293,5 @@ sf_acl_check(const SfAcl *acl, const char *pipeline, Oid role,
 				errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				errmsg("permission denied for pipeline \"%s\"", pipeline),
 				errdetail("The %s privilege on the pipeline is required.",
-						  sf_privilege_names[required]));
+						  privilege_names[required]));
 }

@@ -82,7 +82,8 @@ extern void sf_acl_check(const SfAcl *acl, const char *pipeline,
 extern const char *sf_privilege_name(SfPrivilege privilege);
 extern SfPrivilege sf_privilege_parse(const char *s);
 
-/* catalog.c: a pipeline's time unit */
+/* catalog.c: the read-only check of a write, a pipeline's time unit */
+extern void sf_persist_check_writable(const char *name);
 extern void sf_time_unit_store(const char *pipeline, Interval *unit);
 extern Interval *sf_time_unit_get(const char *pipeline);
 
@@ -94,7 +95,6 @@ extern Datum sf_string_text(const SfString *s);
 extern void sf_persist_init(void);
 extern void sf_persist_create(const SfPipelineDef *def);
 extern void sf_persist_drop(const char *name);
-extern void sf_persist_check_writable(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
 extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 									  int n);

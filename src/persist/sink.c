@@ -41,7 +41,8 @@
  * and one on a pipeline whose outputs were all turned off after its
  * snapshot writes none, as the latest settings say.
  *
- * Statements are prepared once per backend and kept (SPI_keepplan); they
+ * Statements are prepared once per backend and kept (sf_keep_plan,
+ * catalog.c); they
  * take arrays and unnest them, so a call costs a few statements whatever
  * number of changes it made.  The results delete looks each address up in
  * the index and deletes by ctid, planned with enable_seqscan off, so that
@@ -55,6 +56,9 @@
  * library also runs under the SQL definitions of 0.1.0, which lack it.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/sink.c
  *
  *-------------------------------------------------------------------------
  */
@@ -83,6 +87,7 @@
 
 #include "engine/engine.h"
 #include "persist/persist.h"
+#include "persist/persist_int.h"
 
 /* The channel of the notifications; payload documented in docs/outputs.md */
 #define SF_NOTIFY_CHANNEL	"streamforge_changes"
@@ -122,18 +127,11 @@ typedef enum SfSinkPlanId
 	NUM_SINK_PLANS
 } SfSinkPlanId;
 
-typedef struct SfSinkPlanText
-{
-	const char *sql;
-	int			nargs;
-	Oid			argtypes[11];
-} SfSinkPlanText;
-
 /*
  * Objects are schema-qualified and operators spelled OPERATOR(pg_catalog.x),
  * so the caller's search_path cannot redirect a statement.
  */
-static const SfSinkPlanText sink_plan_text[NUM_SINK_PLANS] = {
+static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CONFIG_LOAD] = {
 		"SELECT c.pipeline, c.changelog, c.results, c.late, c.notify, c.xmin, "
 		"(pg_catalog.to_jsonb(c) OPERATOR(pg_catalog.->>) 'results_retention')"
@@ -225,37 +223,20 @@ static SPIPlanPtr sink_plans[NUM_SINK_PLANS];
  * ----------------------------------------------------------------
  */
 
-/* The kept plan of a statement, prepared on first use.  Caller is in SPI. */
+/* The kept plan of a statement (sf_keep_plan).  Caller is in SPI. */
 static SPIPlanPtr
 sink_plan(SfSinkPlanId id)
 {
-	if (sink_plans[id] == NULL)
-	{
-		const SfSinkPlanText *t = &sink_plan_text[id];
-		SPIPlanPtr	plan;
-
-		plan = SPI_prepare(t->sql, t->nargs, (Oid *) t->argtypes);
-		if (plan == NULL)
-			elog(ERROR, "streamforge: could not prepare sink statement: %s",
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "streamforge: could not keep sink statement");
-		sink_plans[id] = plan;
-	}
-	return sink_plans[id];
+	return sf_keep_plan(&sink_plans[id], &sink_plan_text[id]);
 }
 
+/* Run a statement (sf_run_plan), with a new snapshot */
 static void
 sink_exec(SfSinkPlanId id, Datum *values, int expected)
 {
-	int			rc;
-
-	rc = SPI_execute_plan(sink_plan(id), values, NULL, false, 0);
-	if (rc != expected)
-		elog(ERROR, "streamforge: sink statement %d failed: %s",
-			 (int) id, SPI_result_code_string(rc));
+	sf_run_plan(&sink_plans[id], &sink_plan_text[id], values, NULL, false,
+				expected);
 }
-
 
 static Datum
 int8_array(Datum *elems, int n)
@@ -277,6 +258,86 @@ numeric_array(Datum *elems, int n)
 	return PointerGetDatum(construct_array(elems, n, NUMERICOID, -1, false,
 										   TYPALIGN_INT));
 }
+
+/*
+ * Parallel arrays for a statement that takes one array per column: ncols
+ * arrays of n values each (cols[k][i] is column k of row i).
+ */
+static Datum **
+sink_columns(int ncols, int n)
+{
+	Datum	  **cols = palloc(ncols * sizeof(Datum *));
+	int			k;
+
+	for (k = 0; k < ncols; k++)
+		cols[k] = palloc(n * sizeof(Datum));
+	return cols;
+}
+
+/*
+ * values[k]: the first n values of cols[k] as an array of types[k] (int8,
+ * text or numeric), for k < ncols
+ */
+static void
+sink_arrays(Datum *values, Datum **cols, const Oid *types, int ncols, int n)
+{
+	int			k;
+
+	for (k = 0; k < ncols; k++)
+	{
+		if (types[k] == INT8OID)
+			values[k] = int8_array(cols[k], n);
+		else if (types[k] == TEXTOID)
+			values[k] = text_array(cols[k], n);
+		else
+		{
+			Assert(types[k] == NUMERICOID);
+			values[k] = numeric_array(cols[k], n);
+		}
+	}
+}
+
+/* A row's address, at cols[0..3][i]: window name, key, start, end */
+static void
+sink_address_datums(SfPipeline *p, const SfAddress *addr, Datum **cols, int i)
+{
+	cols[0][i] = CStringGetTextDatum(p->def.windows[addr->window].name);
+	cols[1][i] = sf_string_text(addr->key);
+	cols[2][i] = Int64GetDatum(addr->start);
+	cols[3][i] = Int64GetDatum(addr->end);
+}
+
+/* A row's aggregate, at cols[0..3][i]: count, sum, min, max */
+static void
+sink_agg_datums(const SfAgg *agg, Datum **cols, int i)
+{
+	cols[0][i] = Int64GetDatum(agg->count);
+	cols[1][i] = sf_int128_numeric(agg->sum);
+	cols[2][i] = Int64GetDatum(agg->min);
+	cols[3][i] = Int64GetDatum(agg->max);
+}
+
+/*
+ * The array columns of the writers' statements ($2 on), in order: a
+ * change (seq, op, address, aggregate), a results row (address,
+ * aggregate, seq; the delete takes the address only) and a late event.
+ */
+static const Oid changelog_types[] = {
+	INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID,
+	INT8OID, NUMERICOID, INT8OID, INT8OID
+};
+static const Oid results_types[] = {
+	TEXTOID, TEXTOID, INT8OID, INT8OID,
+	INT8OID, NUMERICOID, INT8OID, INT8OID, INT8OID
+};
+static const Oid late_types[] = {
+	INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID
+};
+
+#define SINK_CHANGELOG_NCOLS	lengthof(changelog_types)
+#define SINK_RESULTS_NCOLS		lengthof(results_types)
+#define SINK_ADDRESS_NCOLS		4
+#define SINK_LATE_NCOLS			lengthof(late_types)
 
 /* ----------------------------------------------------------------
  * Configuration cache
@@ -407,23 +468,16 @@ sink_check_snapshot(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
  * ----------------------------------------------------------------
  */
 
-/* Append changes [from, to) to the changelog */
+/* Append the n changes at items to the changelog */
 static void
 sink_changelog(SfPipeline *p, Datum name, const SfChange *items, int n)
 {
-	Datum	   *seq = palloc(n * sizeof(Datum));
-	Datum	   *op = palloc(n * sizeof(Datum));
-	Datum	   *win = palloc(n * sizeof(Datum));
-	Datum	   *key = palloc(n * sizeof(Datum));
-	Datum	   *st = palloc(n * sizeof(Datum));
-	Datum	   *en = palloc(n * sizeof(Datum));
-	Datum	   *cnt = palloc(n * sizeof(Datum));
-	Datum	   *sum = palloc(n * sizeof(Datum));
-	Datum	   *mn = palloc(n * sizeof(Datum));
-	Datum	   *mx = palloc(n * sizeof(Datum));
+	Datum	  **cols = sink_columns(SINK_CHANGELOG_NCOLS, n);
+	Datum	   *seq = cols[0];
+	Datum	   *op = cols[1];
 	Datum		retract = CStringGetTextDatum("retract");
 	Datum		upsert = CStringGetTextDatum("upsert");
-	Datum		values[11];
+	Datum		values[1 + SINK_CHANGELOG_NCOLS];
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -432,26 +486,11 @@ sink_changelog(SfPipeline *p, Datum name, const SfChange *items, int n)
 
 		seq[i] = Int64GetDatum(c->seq);
 		op[i] = c->op == SF_RETRACT ? retract : upsert;
-		win[i] = CStringGetTextDatum(p->def.windows[c->row.addr.window].name);
-		key[i] = sf_string_text(c->row.addr.key);
-		st[i] = Int64GetDatum(c->row.addr.start);
-		en[i] = Int64GetDatum(c->row.addr.end);
-		cnt[i] = Int64GetDatum(c->row.agg.count);
-		sum[i] = sf_int128_numeric(c->row.agg.sum);
-		mn[i] = Int64GetDatum(c->row.agg.min);
-		mx[i] = Int64GetDatum(c->row.agg.max);
+		sink_address_datums(p, &c->row.addr, cols + 2, i);
+		sink_agg_datums(&c->row.agg, cols + 6, i);
 	}
 	values[0] = name;
-	values[1] = int8_array(seq, n);
-	values[2] = text_array(op, n);
-	values[3] = text_array(win, n);
-	values[4] = text_array(key, n);
-	values[5] = int8_array(st, n);
-	values[6] = int8_array(en, n);
-	values[7] = int8_array(cnt, n);
-	values[8] = numeric_array(sum, n);
-	values[9] = int8_array(mn, n);
-	values[10] = int8_array(mx, n);
+	sink_arrays(values + 1, cols, changelog_types, SINK_CHANGELOG_NCOLS, n);
 	sink_exec(PLAN_CHANGELOG_PUT, values, SPI_OK_INSERT);
 }
 
@@ -498,34 +537,16 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 	for (from = 0; from < nlast; from += SF_SINK_CHUNK)
 	{
 		int			n = Min(SF_SINK_CHUNK, nlast - from);
-		Datum	   *win = palloc(n * sizeof(Datum));
-		Datum	   *key = palloc(n * sizeof(Datum));
-		Datum	   *st = palloc(n * sizeof(Datum));
-		Datum	   *en = palloc(n * sizeof(Datum));
-		Datum	   *cnt = palloc(n * sizeof(Datum));
-		Datum	   *sum = palloc(n * sizeof(Datum));
-		Datum	   *mn = palloc(n * sizeof(Datum));
-		Datum	   *mx = palloc(n * sizeof(Datum));
-		Datum	   *seq = palloc(n * sizeof(Datum));
+		Datum	  **cols = sink_columns(SINK_RESULTS_NCOLS, n);
 		int			nput = 0;
 		int			nestlevel;
-		Datum		values[10];
+		Datum		values[1 + SINK_RESULTS_NCOLS];
 
 		CHECK_FOR_INTERRUPTS();
 		for (i = 0; i < n; i++)
-		{
-			const SfChange *c = last[from + i];
-
-			win[i] = CStringGetTextDatum(p->def.windows[c->row.addr.window].name);
-			key[i] = sf_string_text(c->row.addr.key);
-			st[i] = Int64GetDatum(c->row.addr.start);
-			en[i] = Int64GetDatum(c->row.addr.end);
-		}
+			sink_address_datums(p, &last[from + i]->row.addr, cols, i);
 		values[0] = name;
-		values[1] = text_array(win, n);
-		values[2] = text_array(key, n);
-		values[3] = int8_array(st, n);
-		values[4] = int8_array(en, n);
+		sink_arrays(values + 1, cols, results_types, SINK_ADDRESS_NCOLS, n);
 		/* enable_seqscan off while it is planned: see sink_plan_text */
 		nestlevel = NewGUCNestLevel();
 		(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
@@ -538,31 +559,19 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 		for (i = 0; i < n; i++)
 		{
 			const SfChange *c = last[from + i];
+			int			k;
 
 			if (c->op != SF_UPSERT)
 				continue;
-			win[nput] = win[i];
-			key[nput] = key[i];
-			st[nput] = st[i];
-			en[nput] = en[i];
-			cnt[nput] = Int64GetDatum(c->row.agg.count);
-			sum[nput] = sf_int128_numeric(c->row.agg.sum);
-			mn[nput] = Int64GetDatum(c->row.agg.min);
-			mx[nput] = Int64GetDatum(c->row.agg.max);
-			seq[nput] = Int64GetDatum(c->seq);
+			for (k = 0; k < SINK_ADDRESS_NCOLS; k++)
+				cols[k][nput] = cols[k][i];
+			sink_agg_datums(&c->row.agg, cols + SINK_ADDRESS_NCOLS, nput);
+			cols[8][nput] = Int64GetDatum(c->seq);
 			nput++;
 		}
 		if (nput == 0)
 			continue;
-		values[1] = text_array(win, nput);
-		values[2] = text_array(key, nput);
-		values[3] = int8_array(st, nput);
-		values[4] = int8_array(en, nput);
-		values[5] = int8_array(cnt, nput);
-		values[6] = numeric_array(sum, nput);
-		values[7] = int8_array(mn, nput);
-		values[8] = int8_array(mx, nput);
-		values[9] = int8_array(seq, nput);
+		sink_arrays(values + 1, cols, results_types, SINK_RESULTS_NCOLS, nput);
 		sink_exec(PLAN_RESULTS_PUT, values, SPI_OK_INSERT);
 	}
 }
@@ -571,40 +580,26 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 static void
 sink_late(SfPipeline *p, Datum name, int64 from, int n)
 {
-	Datum	   *seq = palloc(n * sizeof(Datum));
-	Datum	   *part = palloc(n * sizeof(Datum));
-	Datum	   *off = palloc(n * sizeof(Datum));
-	Datum	   *eid = palloc(n * sizeof(Datum));
-	Datum	   *key = palloc(n * sizeof(Datum));
-	Datum	   *et = palloc(n * sizeof(Datum));
-	Datum	   *val = palloc(n * sizeof(Datum));
-	Datum	   *wm = palloc(n * sizeof(Datum));
-	Datum		values[9];
+	Datum	  **cols = sink_columns(SINK_LATE_NCOLS, n);
+	Datum		values[1 + SINK_LATE_NCOLS];
 	int			i;
 
 	for (i = 0; i < n; i++)
 	{
 		const SfLateEvent *l = &p->late[from + i];
 
-		seq[i] = Int64GetDatum(l->late_seq);
-		part[i] = CStringGetTextDatum(p->def.partitions[l->partition]);
-		off[i] = Int64GetDatum(l->source_offset);
-		eid[i] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
-														  l->event->event_id_len));
-		key[i] = sf_string_text(l->event->key);
-		et[i] = Int64GetDatum(l->event->event_time);
-		val[i] = Int64GetDatum(l->event->value);
-		wm[i] = Int64GetDatum(l->watermark);
+		cols[0][i] = Int64GetDatum(l->late_seq);
+		cols[1][i] = CStringGetTextDatum(p->def.partitions[l->partition]);
+		cols[2][i] = Int64GetDatum(l->source_offset);
+		cols[3][i] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
+															  l->event->event_id_len));
+		cols[4][i] = sf_string_text(l->event->key);
+		cols[5][i] = Int64GetDatum(l->event->event_time);
+		cols[6][i] = Int64GetDatum(l->event->value);
+		cols[7][i] = Int64GetDatum(l->watermark);
 	}
 	values[0] = name;
-	values[1] = int8_array(seq, n);
-	values[2] = text_array(part, n);
-	values[3] = int8_array(off, n);
-	values[4] = text_array(eid, n);
-	values[5] = text_array(key, n);
-	values[6] = int8_array(et, n);
-	values[7] = int8_array(val, n);
-	values[8] = int8_array(wm, n);
+	sink_arrays(values + 1, cols, late_types, SINK_LATE_NCOLS, n);
 	sink_exec(PLAN_LATE_PUT, values, SPI_OK_INSERT);
 }
 

@@ -23,6 +23,9 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  test/fuzz/fuzz_checkpoint.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -22,6 +22,9 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  test/fuzz/shim.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -30,7 +30,7 @@ PG_CONFIG=${PG_CONFIG:-pg_config}
 
 # Files over 1,000 lines that are known and due to be split (issue 22,
 # phase B).  Keep this list short, and remove a file once it is split.
-SIZE_EXCEPTIONS="persist/persist.c codec/codec.c codec/codec_validate.c"
+SIZE_EXCEPTIONS=""
 
 command -v python3 >/dev/null || { echo "layers.sh: python3 is needed" >&2; exit 1; }
 [ -d "$src/engine" ] || { echo "layers.sh: no $src/engine" >&2; exit 1; }
