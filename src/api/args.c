@@ -267,13 +267,7 @@ window_from_datum(Datum d, SfWindowDef *w)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("kind of window \"%s\" must not be null", w->name)));
 	kind = TextDatumGetCString(values[1]);
-	if (strcmp(kind, "fixed") == 0)
-		w->kind = SF_WINDOW_FIXED;
-	else if (strcmp(kind, "sliding") == 0)
-		w->kind = SF_WINDOW_SLIDING;
-	else if (strcmp(kind, "session") == 0)
-		w->kind = SF_WINDOW_SESSION;
-	else
+	if (!sf_window_kind_parse(kind, &w->kind))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("window \"%s\" has unknown kind \"%s\"", w->name, sf_msg_cstr(kind)),

@@ -29,8 +29,6 @@
 
 #include "api/api.h"
 
-static const char *const kind_names[] = {"fixed", "sliding", "session"};
-
 static Datum
 window_datum(FunctionCallInfo fcinfo, const SfWindowDef *w)
 {
@@ -42,7 +40,7 @@ window_datum(FunctionCallInfo fcinfo, const SfWindowDef *w)
 		elog(ERROR, "streamforge: return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 	values[0] = CStringGetTextDatum(w->name);
-	values[1] = CStringGetTextDatum(kind_names[w->kind]);
+	values[1] = CStringGetTextDatum(sf_window_kind_name(w->kind));
 	switch (w->kind)
 	{
 		case SF_WINDOW_FIXED:

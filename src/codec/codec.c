@@ -146,12 +146,14 @@ ck_get16(const char *src)
 static void
 ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 {
+	const char *kind = sf_window_kind_name(w->kind);
+
 	appendStringInfoCharMacro(buf, '{');
 	switch (w->kind)
 	{
 		case SF_WINDOW_FIXED:
 			sf_json_write_key(buf, "kind", true);
-			appendStringInfoString(buf, "\"fixed\"");
+			sf_json_write_string(buf, kind, strlen(kind));
 			sf_json_write_key(buf, "name", false);
 			sf_json_write_string(buf, w->name, strlen(w->name));
 			sf_json_write_key(buf, "size", false);
@@ -159,7 +161,7 @@ ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 			break;
 		case SF_WINDOW_SLIDING:
 			sf_json_write_key(buf, "kind", true);
-			appendStringInfoString(buf, "\"sliding\"");
+			sf_json_write_string(buf, kind, strlen(kind));
 			sf_json_write_key(buf, "name", false);
 			sf_json_write_string(buf, w->name, strlen(w->name));
 			sf_json_write_key(buf, "size", false);
@@ -171,7 +173,7 @@ ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 			sf_json_write_key(buf, "gap", true);
 			sf_json_write_int64(buf, w->gap);
 			sf_json_write_key(buf, "kind", false);
-			appendStringInfoString(buf, "\"session\"");
+			sf_json_write_string(buf, kind, strlen(kind));
 			sf_json_write_key(buf, "name", false);
 			sf_json_write_string(buf, w->name, strlen(w->name));
 			break;
@@ -488,11 +490,11 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		w->gap = sf_json_int64(r, "gap");
 		sf_json_key(r, "kind", false);
 		sf_json_string(r, "kind", &kind);
-		if (strcmp(kind.data, "session") != 0)
+		if (!sf_window_kind_parse(kind.data, &w->kind) ||
+			w->kind != SF_WINDOW_SESSION)
 			ck_error(CK_DOCUMENT,
 					 "A window with a \"gap\" must be of kind \"session\", not \"%s\".",
 					 sf_msg_str(kind.data, kind.len));
-		w->kind = SF_WINDOW_SESSION;
 		sf_json_key(r, "name", false);
 		rd_name(r, "window", w->name);
 	}
@@ -504,18 +506,16 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		rd_name(r, "window", w->name);
 		sf_json_key(r, "size", false);
 		w->size = sf_json_int64(r, "size");
-		if (strcmp(kind.data, "fixed") == 0)
-			w->kind = SF_WINDOW_FIXED;
-		else if (strcmp(kind.data, "sliding") == 0)
-		{
-			w->kind = SF_WINDOW_SLIDING;
-			sf_json_key(r, "step", false);
-			w->step = sf_json_int64(r, "step");
-		}
-		else
+		if (!sf_window_kind_parse(kind.data, &w->kind) ||
+			w->kind == SF_WINDOW_SESSION)
 			ck_error(CK_DOCUMENT,
 					 "Window \"%s\" has kind \"%s\"; a window with a \"size\" is \"fixed\" or \"sliding\".",
 					 w->name, sf_msg_str(kind.data, kind.len));
+		if (w->kind == SF_WINDOW_SLIDING)
+		{
+			sf_json_key(r, "step", false);
+			w->step = sf_json_int64(r, "step");
+		}
 	}
 	sf_json_char(r, '}');
 }
@@ -614,7 +614,7 @@ ck_parse(const char *json, Size len, CkDoc *doc)
 
 /*
  * Build a new pipeline from a validated document.  The clock is restored
- * first, because sf_bucket_insert files each bucket as pending or ready by
+ * first, because sf_bucket_restore files each bucket as pending or ready by
  * the current watermark.
  */
 static SfPipeline *
@@ -668,27 +668,19 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 	for (int64 n = 0; n < doc->nlate; n++)
 	{
 		const CkLate *le = &doc->late[n];
-		SfIdentity *event;
 
 		if (le->identity >= 0)
-			event = doc->ids[le->identity].built;
+			sf_late_append(p, le->pindex, le->source_offset,
+						   doc->ids[le->identity].built, le->watermark);
 		else
 		{
 			/* a late row whose identity is forgotten (retention) */
-			uint32		handle;
-
-			event = sf_identity_new(p, le->event_id.data, le->event_id.len,
-									sf_hash_bytes(le->event_id.data,
-												  le->event_id.len),
-									&handle);
-			event->key = sf_intern_key(p, le->key.data, le->key.len);
-			event->event_time = le->event_time;
-			event->value = le->value;
-			event->late = true;
-			event->forgotten = true;
+			sf_late_append_forgotten(p, le->pindex, le->source_offset,
+									 le->event_id.data, le->event_id.len,
+									 le->key.data, le->key.len,
+									 le->event_time, le->value,
+									 le->watermark);
 		}
-		sf_late_append(p, le->pindex, le->source_offset, event,
-					   le->watermark);
 		if (p->late_forgotten + p->nlate != le->late_seq ||
 			p->late[n].late_seq != le->late_seq)
 			elog(ERROR, "streamforge: late output of restored pipeline out of step at late_seq " INT64_FORMAT,
@@ -699,7 +691,6 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 	{
 		const CkRow *row = &doc->rows[k];
 		SfString   *key;
-		SfBucket   *b;
 
 		if ((k & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -707,10 +698,8 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 		if (sf_bucket_lookup(p, row->window, key, row->start) != NULL)
 			ck_error(CK_STATE, "The live bucket %s appears twice.",
 					 ck_row_desc(row));
-		b = sf_bucket_insert(p, row->window, key, row->start, row->end);
-		b->agg = row->agg;
-		if (def->windows[row->window].kind == SF_WINDOW_SESSION &&
-			!sf_session_insert_bucket(p, b))
+		if (!sf_bucket_restore(p, row->window, key, row->start, row->end,
+							   &row->agg))
 			ck_error(CK_STATE,
 					 "The live session %s touches or overlaps another session of its key.",
 					 ck_row_desc(row));

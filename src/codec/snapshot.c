@@ -613,7 +613,7 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 		uint32		ki = get_u32(r);
 		int64		start = (int64) get_u64(r);
 		int64		end = (int64) get_u64(r);
-		SfBucket   *b;
+		SfAgg		agg;
 		uint64		lo,
 					hi;
 
@@ -621,15 +621,13 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 			snap_corrupt(r, "A live bucket is invalid");
 		if (sf_bucket_lookup(p, w, keys[ki], start) != NULL)
 			snap_corrupt(r, "A live bucket appears twice");
-		b = sf_bucket_insert(p, w, keys[ki], start, end);
-		b->agg.count = (int64) get_u64(r);
-		b->agg.min = (int64) get_u64(r);
-		b->agg.max = (int64) get_u64(r);
+		agg.count = (int64) get_u64(r);
+		agg.min = (int64) get_u64(r);
+		agg.max = (int64) get_u64(r);
 		lo = get_u64(r);
 		hi = get_u64(r);
-		b->agg.sum = (int128) (((uint128) hi << 64) | lo);
-		if (target->windows[w].kind == SF_WINDOW_SESSION &&
-			!sf_session_insert_bucket(p, b))
+		agg.sum = (int128) (((uint128) hi << 64) | lo);
+		if (!sf_bucket_restore(p, w, keys[ki], start, end, &agg))
 			snap_corrupt(r, "A live session overlaps another");
 	}
 	if (r->pos != r->len)

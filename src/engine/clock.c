@@ -7,9 +7,14 @@
  * defined once every non-idle partition has reported.  It never decreases,
  * and with no non-idle partition it holds its value.  Computing it looks at
  * every partition: a pipeline has a handful, and only advance and mark_idle
- * (never an event) move the clock.
+ * (never an event) move the clock.  It allocates nothing.
+ *
+ * Callers: engine.c's operations (engine_int.h).
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/clock.c
  *
  *-------------------------------------------------------------------------
  */
@@ -21,8 +26,8 @@
 /*
  * The watermark the partitions imply right now, if they imply one.
  */
-bool
-sf_clock_compute(const SfPipeline *p, int64 *watermark)
+static bool
+clock_compute(const SfPipeline *p, int64 *watermark)
 {
 	bool		any = false;
 	int64		min = PG_INT64_MAX;
@@ -55,7 +60,7 @@ sf_clock_update(SfPipeline *p)
 {
 	int64		wm;
 
-	if (!sf_clock_compute(p, &wm))
+	if (!clock_compute(p, &wm))
 		return false;
 	if (p->has_watermark && wm <= p->watermark)
 		return false;

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * definition.c
- *	  Pipeline definitions: names, normalization, equivalence, and the
- *	  index of a partition or window by name.
+ *	  Pipeline definitions: names, normalization, equivalence, the index
+ *	  of a partition or window by name, and the names of the window kinds.
  *
  * A normalized definition keeps its partitions and windows sorted by name
  * (byte order), so that an index is a rank in address order and a lookup
@@ -125,19 +125,21 @@ sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
 }
 
 /*
- * Index of a partition or window by name in a normalized definition (both
- * are sorted by name), or -1.
+ * The index of name among the n names that lie stride bytes apart from
+ * names, sorted by strcmp, or -1.  Always inlined, so that each caller
+ * below gets its own search with its stride folded in, as when each had
+ * its own loop: sf_partition_index is on the ingest path.
  */
-int
-sf_partition_index(const SfPipelineDef *def, const char *name)
+static pg_attribute_always_inline int
+name_index(const char *names, Size stride, int n, const char *name)
 {
 	int			lo = 0,
-				hi = def->npartitions - 1;
+				hi = n - 1;
 
 	while (lo <= hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
-		int			c = strcmp(name, def->partitions[mid]);
+		int			c = strcmp(name, names + mid * stride);
 
 		if (c == 0)
 			return mid;
@@ -149,23 +151,63 @@ sf_partition_index(const SfPipelineDef *def, const char *name)
 	return -1;
 }
 
+/*
+ * Index of a partition or window by name in a normalized definition (both
+ * are sorted by name), or -1.
+ */
+int
+sf_partition_index(const SfPipelineDef *def, const char *name)
+{
+	return name_index((const char *) def->partitions,
+					  sizeof(def->partitions[0]), def->npartitions, name);
+}
+
 int
 sf_window_index(const SfPipelineDef *def, const char *name)
 {
-	int			lo = 0,
-				hi = def->nwindows - 1;
+	return name_index((const char *) def->windows +
+					  offsetof(SfWindowDef, name),
+					  sizeof(SfWindowDef), def->nwindows, name);
+}
 
-	while (lo <= hi)
+/* ----------------------------------------------------------------
+ * Window kinds
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The name of each window kind, as SQL (streamforge.fixed() and the
+ * window_def type), the pipeline_window table and the checkpoint format
+ * spell it
+ */
+static const char *const window_kind_names[] = {
+	[SF_WINDOW_FIXED] = "fixed",
+	[SF_WINDOW_SLIDING] = "sliding",
+	[SF_WINDOW_SESSION] = "session",
+};
+
+const char *
+sf_window_kind_name(SfWindowKind kind)
+{
+	if ((unsigned int) kind >= lengthof(window_kind_names))
+		elog(ERROR, "streamforge: unknown window kind %d", (int) kind);
+	return window_kind_names[kind];
+}
+
+/*
+ * The kind a name spells, in *kind; false, leaving *kind alone, if it
+ * spells none (each caller raises its own error).
+ */
+bool
+sf_window_kind_parse(const char *name, SfWindowKind *kind)
+{
+	for (int i = 0; i < lengthof(window_kind_names); i++)
 	{
-		int			mid = lo + (hi - lo) / 2;
-		int			c = strcmp(name, def->windows[mid].name);
-
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			hi = mid - 1;
-		else
-			lo = mid + 1;
+		if (strcmp(name, window_kind_names[i]) == 0)
+		{
+			*kind = (SfWindowKind) i;
+			return true;
+		}
 	}
-	return -1;
+	return false;
 }

@@ -4,23 +4,35 @@
  *	  A pipeline's state and the three operations that change it: ingest,
  *	  advance and mark_idle.
  *
+ * This file also creates and frees pipelines, interns keys, records
+ * deliveries and late rows, and has the functions a rebuild uses to put a
+ * state together (sf_identity_add, sf_partition_append, sf_late_append and
+ * the like: the codec's decoders, redefine.c, final_rows.c).  The layers
+ * above call it through engine.h; a pipeline is used by one backend at a
+ * time (persist.c owns it), so nothing here locks.
+ *
  * Design.  An operation runs in two phases.  The first checks everything
  * that can fail, in the order SPEC.md fixes (partition, offset, identity,
  * then bigint ranges of every bucket the event enters), without changing
  * anything: an error leaves the pipeline exactly as it was.  The second
  * mutates: it records the delivery and the identity, updates the buckets of
- * every window (saving their pre-images, reconcile.c), and finishes with
- * reconciliation and finalization.  Only out-of-memory can interrupt the
+ * every window (saving their pre-images in the dirty set, window.c), and
+ * finishes with reconciliation and finalization (reconcile.c).  Only out-of-memory can interrupt the
  * second phase; p->busy then stays set and the owner discards the pipeline.
  *
- * Memory.  Everything lives in p->cxt.  Without retention, keys are
- * bump-allocated from an arena and live as long as the pipeline, since
+ * Memory.  Everything lives in p->cxt.  Identities are not allocated here
+ * but in identity.c's store of handle-addressed blocks, with their event_id
+ * inline; with retention, retention.c frees them.  Without retention, keys
+ * are bump-allocated from an arena and live as long as the pipeline, since
  * deduplication and the delivery history last for its lifetime; with
  * retention they are palloc'd and freed by sf_keys_collect once nothing
  * refers to them.  Keys are interned, so buckets and identities share them
  * and compare them by pointer.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/engine.c
  *
  *-------------------------------------------------------------------------
  */
@@ -33,7 +45,7 @@
 #include "engine/engine_int.h"
 
 /* ----------------------------------------------------------------
- * Interned strings and identities (simplehash instances)
+ * Interned keys (a simplehash instance) and identities
  * ----------------------------------------------------------------
  */
 typedef struct SfStrEntry
@@ -70,11 +82,12 @@ sf_hash_bytes(const char *data, int len)
 }
 
 /*
- * Memory that lives as long as the pipeline.  Large requests get their own
- * chunk; small ones are carved from 64 kB blocks without chunk headers.
+ * Memory that lives as long as the pipeline (the keys of a pipeline without
+ * retention).  Large requests get their own chunk; small ones are carved
+ * from 64 kB blocks without chunk headers.
  */
-void *
-sf_arena_alloc(SfPipeline *p, Size size)
+static void *
+arena_alloc(SfPipeline *p, Size size)
 {
 	void	   *r;
 
@@ -95,18 +108,12 @@ sf_arena_alloc(SfPipeline *p, Size size)
 static SfString *
 string_copy_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
 {
-	SfString   *s = sf_arena_alloc(p, offsetof(SfString, data) + len);
+	SfString   *s = arena_alloc(p, offsetof(SfString, data) + len);
 
 	s->hash = hash;
 	s->len = len;
 	memcpy(s->data, data, len);
 	return s;
-}
-
-SfString *
-sf_string_copy(SfPipeline *p, const char *data, int len)
-{
-	return string_copy_hashed(p, data, len, sf_hash_bytes(data, len));
 }
 
 /*
@@ -214,13 +221,6 @@ identity_add_hashed(SfPipeline *p, const char *event_id, int event_id_len,
 	if (p->def.has_retention)
 		sf_retention_track(p, id);
 	return id;
-}
-
-SfIdentity *
-sf_identity_lookup(SfPipeline *p, const char *event_id, int len)
-{
-	return identity_lookup_hashed(p, event_id, len,
-								  sf_hash_bytes(event_id, len), NULL);
 }
 
 /*
@@ -534,6 +534,31 @@ sf_late_append(SfPipeline *p, int partition, int64 offset, SfIdentity *event,
 		event->late_held = true;
 }
 
+/*
+ * Rebuilding a pipeline (restore, a definition or retention change): a late
+ * row whose identity retention has forgotten.  The row keeps its event's
+ * key, time and value in an identity of its own, marked forgotten and in no
+ * table, which retention frees with the row.
+ */
+void
+sf_late_append_forgotten(SfPipeline *p, int partition, int64 offset,
+						 const char *event_id, int event_id_len,
+						 const char *key, int key_len, int64 event_time,
+						 int64 value, int64 watermark)
+{
+	SfIdentity *event;
+	uint32		handle;
+
+	event = sf_identity_new(p, event_id, event_id_len,
+							sf_hash_bytes(event_id, event_id_len), &handle);
+	event->key = sf_intern_key(p, key, key_len);
+	event->event_time = event_time;
+	event->value = value;
+	event->late = true;
+	event->forgotten = true;
+	sf_late_append(p, partition, offset, event, watermark);
+}
+
 /* ----------------------------------------------------------------
  * Pipeline lifecycle
  * ----------------------------------------------------------------
@@ -785,10 +810,10 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 			const SfWindowDef *wd = &p->def.windows[w];
 
 			nassigned[w] = sf_assign_windows(wd, d->event_time,
-												   p->def.lateness,
-												   p->assign_starts + total,
-												   p->assign_ends + total,
-												   p->assign_cap - total);
+											 p->def.lateness,
+											 p->assign_starts + total,
+											 p->assign_ends + total,
+											 p->assign_cap - total);
 			total += nassigned[w];
 		}
 		/* new buckets at most: refuse before anything changes */
@@ -842,7 +867,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
  */
 void
 sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
-		   SfChangeList *out)
+				  SfChangeList *out)
 {
 	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
 

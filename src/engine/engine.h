@@ -4,15 +4,30 @@
  *	  The public interface of the engine (src/engine/): the types of a
  *	  pipeline's state and the operations on it.
  *
- * The engine (definition.c; engine.c, state and operations; clock.c,
- * window.c, session.c, reconcile.c, identity.c, retention.c, redefine.c,
- * limits.c) keeps one pipeline's state in memory and implements the
- * processing contract of SPEC.md sections 1-3 and 6.  It knows nothing of
- * fmgr, SPI, transactions or GUCs (test/run.d/layers.sh checks it): the
- * layers above drive it.  The codec (codec/codec.h) turns its state into
- * bytes and back, persistence (persist/persist.h) stores it, and the SQL
- * functions (api/) call it.  This header is all they may use; engine_int.h
- * is private to src/engine/.
+ * The engine keeps one pipeline's state in memory and implements the
+ * processing contract of SPEC.md sections 1-3 and 6:
+ *
+ *	definition.c	definitions: names, normalization, lookup by name, the
+ *					window kinds' names
+ *	engine.c		a pipeline's lifecycle, interned keys, deliveries and late
+ *					rows, the three operations (ingest, advance, mark_idle),
+ *					stats; the functions a decoder builds a state with
+ *	clock.c			partition progress and the watermark
+ *	window.c		window assignment, aggregates, the live bucket index and
+ *					the dirty set of an operation
+ *	session.c		session windows: ordered sessions per key, merging
+ *	reconcile.c		the changes an operation emits, finalization
+ *	identity.c		the identity store and the event_id table
+ *	retention.c		the retention horizon and what it forgets
+ *	redefine.c		definition and retention changes of a live pipeline
+ *	final_rows.c	finalized rows rebuilt from the remembered events
+ *	limits.c		limits every layer shares, input clipped in messages
+ *
+ * It knows nothing of fmgr, SPI, transactions or GUCs (test/run.d/layers.sh
+ * checks it): the layers above drive it.  The codec (codec/codec.h) turns
+ * its state into bytes and back, persistence (persist/persist.h) stores it,
+ * and the SQL functions (api/) call it.  This header is all they may use;
+ * engine_int.h is private to src/engine/.
  *
  * Ownership: every allocation belonging to a pipeline lives in
  * SfPipeline->cxt (or one of its children); deleting that context frees the
@@ -397,7 +412,10 @@ typedef struct SfPipeline
 	int			assign_cap;
 	int		   *assign_counts;	/* [def.nwindows] */
 
-	/* bump allocator for strings and identities (never freed one by one) */
+	/*
+	 * bump allocator for the keys of a pipeline without retention (engine.c;
+	 * never freed one by one).  Identities live in idstore.
+	 */
 	char	   *arena;
 	Size		arena_left;
 
@@ -492,12 +510,14 @@ sf_address_order(const SfAddress *a, const SfAddress *b)
  * ----------------------------------------------------------------
  */
 
-/* definition.c: names, normalization, lookup by name */
+/* definition.c: names, normalization, lookup by name, window kinds */
 extern void sf_validate_name(const char *what, const char *name);
 extern void sf_def_normalize(SfPipelineDef *def);
 extern bool sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b);
 extern int	sf_partition_index(const SfPipelineDef *def, const char *name);
 extern int	sf_window_index(const SfPipelineDef *def, const char *name);
+extern const char *sf_window_kind_name(SfWindowKind kind);
+extern bool sf_window_kind_parse(const char *name, SfWindowKind *kind);
 
 /* engine.c: pipeline lifecycle and the three operations */
 extern SfPipeline *sf_pipeline_create(MemoryContext parent,
@@ -516,7 +536,7 @@ extern void sf_engine_mark_idle(SfPipeline *p, const char *partition,
 								SfChangeList *out);
 extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
 
-/* engine.c: building state (the codec's decoders, redefine.c) */
+/* engine.c: building state (the codec's decoders, redefine.c, final_rows.c) */
 extern uint32 sf_hash_bytes(const char *data, int len);
 extern SfString *sf_intern_key(SfPipeline *p, const char *data, int len);
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
@@ -527,30 +547,32 @@ extern void sf_partition_append(SfPipeline *p, int partition, uint32 event);
 extern void sf_partition_set_base(SfPipeline *p, int partition, int64 base);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
+extern void sf_late_append_forgotten(SfPipeline *p, int partition,
+									 int64 offset, const char *event_id,
+									 int event_id_len, const char *key,
+									 int key_len, int64 event_time,
+									 int64 value, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
 extern SfString **sf_keys_array(SfPipeline *p, int64 *n);
 extern void sf_keys_collect(SfPipeline *p);
 
 /* identity.c: the identity store and the event_id table */
-extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
-								   int len, uint32 hash, uint32 *handle);
 extern SfIdentity *sf_idtable_lookup(SfPipeline *p, const char *event_id,
 									 int len, uint32 hash, uint32 *handle);
 extern SfIdentity *sf_idtable_next_handle(SfPipeline *p, uint64 *pos,
 										  uint32 *handle);
 
-/* window.c: the live index */
+/* window.c: the live index, aggregates, rows */
 extern SfBucket *sf_bucket_lookup(SfPipeline *p, int window, SfString *key,
 								  int64 start);
-extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
-								  int64 start, int64 end);
 extern bool sf_agg_equal(const SfAgg *a, const SfAgg *b);
 extern int	sf_address_cmp(const SfPipeline *p, const SfAddress *a,
 						   const SfAddress *b);
 extern int64 sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
 
-/* session.c */
-extern bool sf_session_insert_bucket(SfPipeline *p, SfBucket *b);
+/* session.c: putting back a live bucket (any window kind) */
+extern bool sf_bucket_restore(SfPipeline *p, int window, SfString *key,
+							  int64 start, int64 end, const SfAgg *agg);
 
 /* retention.c: the retention horizon of SPEC.md section 6 */
 extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,

@@ -40,23 +40,19 @@ typedef struct SfSessionList
  */
 
 /* clock.c: partition progress and the global watermark */
-extern bool sf_clock_compute(const SfPipeline *p, int64 *watermark);
 extern bool sf_clock_update(SfPipeline *p);
 
 /* engine.c */
-extern SfString *sf_string_copy(SfPipeline *p, const char *data, int len);
-extern SfIdentity *sf_identity_lookup(SfPipeline *p, const char *event_id,
-									  int len);
 extern SfIdentity *sf_partition_slot(const SfPipeline *p,
 									 const SfPartition *part, int64 offset);
-extern void *sf_arena_alloc(SfPipeline *p, Size size);
 
 /* identity.c */
+extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
+								   int len, uint32 hash, uint32 *handle);
 extern void sf_identity_free(SfPipeline *p, SfIdentity *id);
 extern void sf_identity_unlink(SfPipeline *p, SfIdentity *id);
 extern void sf_idtable_init(SfPipeline *p);
 extern void sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash);
-extern void sf_idtable_delete(SfPipeline *p, SfIdentity *id);
 extern void sf_idtable_prefetch(SfPipeline *p, uint32 hash);
 extern SfIdentity *sf_idtable_next(SfPipeline *p, uint64 *pos);
 
@@ -68,10 +64,12 @@ extern void sf_release_ready(SfPipeline *p);
 extern void sf_op_finish(SfPipeline *p, SfChangeList *out);
 extern void sf_changes_append(SfChangeList *out, const SfChange *c);
 
+/* redefine.c: building windows from the remembered events */
+extern void sf_derive_event(SfPipeline *p, int w, const SfIdentity *id,
+							SfString *key, int64 limit, int64 old_buckets);
+
 /* retention.c */
 extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
-extern void sf_retention_release(SfPipeline *p, SfIdentity *id);
-extern void sf_retention_forget_identity(SfPipeline *p, SfIdentity *id);
 
 /* session.c: per (window, key) ordered sessions and merging */
 extern void sf_sessions_init(SfPipeline *p);
@@ -85,12 +83,13 @@ extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
 							  int max);
 extern int	sf_window_max_buckets(const SfWindowDef *w);
 extern void sf_buckets_init(SfPipeline *p);
+extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
+								  int64 start, int64 end);
 extern void sf_bucket_delete(SfPipeline *p, SfBucket *b);
 extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
 extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
 extern void sf_agg_add(SfAgg *agg, int64 value);
 extern void sf_agg_merge(SfAgg *into, const SfAgg *from);
-extern void sf_rows_sort(SfRow *rows, int64 n);
 extern void sf_buckets_foreach(SfPipeline *p,
 							   void (*fn) (SfPipeline *, SfBucket *, void *),
 							   void *arg);

@@ -18,21 +18,23 @@
  * of the accepted events that are not late and fall into it: an event that
  * is not late enters every bucket it belongs to (none of them can be
  * finalized, as its time is at least watermark - lateness), and a bucket
- * takes no event once finalized.  So, like a lateness raise (redefine.c),
- * the buckets of the wanted keys are built again from every remembered
- * accepted event in a scratch pipeline without a watermark, where nothing
- * is finalized, and the wanted addresses are looked up there; for a
- * session window, every session overlapping a wanted one, since a session
- * finalized at the checkpoint may have been merged into the wanted one
- * afterwards (its retraction trimmed too).  Only rows that the state has
- * finalized (watermark > end + lateness) are returned: the others are
- * visible() rows or were not reported yet.  With a retention, events below
- * the horizon are forgotten, so rows starting below it are not returned
- * either.
+ * takes no event once finalized.  So, like a lateness raise (redefine.c,
+ * with the same sf_derive_event), the buckets of the wanted keys are built
+ * again from every remembered accepted event in a scratch pipeline without
+ * a watermark, where nothing is finalized, and the wanted addresses are
+ * looked up there; for a session window, every session overlapping a
+ * wanted one, since a session finalized at the checkpoint may have been
+ * merged into the wanted one afterwards (its retraction trimmed too).
+ * Only rows that the state has finalized (watermark > end + lateness) are
+ * returned: the others are visible() rows or were not reported yet.  With a
+ * retention, events below the horizon are forgotten, so rows starting below
+ * it are not returned either.
  *
  * The cost is one pass over the remembered identities plus the buckets of
  * the wanted keys; resync_outputs calls it only for the addresses the
- * changelog cannot give.
+ * changelog cannot give.  The scratch pipeline is a child of the caller's
+ * CurrentMemoryContext, and the caller frees it once it has used the rows
+ * (their keys are the scratch pipeline's).
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -131,34 +133,6 @@ row_wanted(const SfPipeline *p, const SfWanted *w, int n, const SfRow *r)
 	return false;
 }
 
-/* Add one accepted event to window w of the scratch pipeline q */
-static void
-add_event(SfPipeline *q, int w, const SfIdentity *id, SfString *key)
-{
-	const SfWindowDef *wd = &q->def.windows[w];
-	int			n;
-	int			j;
-
-	n = sf_assign_windows(wd, id->event_time, q->def.lateness,
-						  q->assign_starts, q->assign_ends, q->assign_cap);
-	if (wd->kind == SF_WINDOW_SESSION)
-	{
-		sf_session_add(q, w, key, q->assign_starts[0], q->assign_ends[0],
-					   id->value);
-		return;
-	}
-	for (j = 0; j < n; j++)
-	{
-		SfBucket   *b = sf_bucket_lookup(q, w, key, q->assign_starts[j]);
-
-		if (b == NULL)
-			b = sf_bucket_insert(q, w, key, q->assign_starts[j],
-								 q->assign_ends[j]);
-		sf_dirty_touch(q, b);
-		sf_agg_add(&b->agg, id->value);
-	}
-}
-
 /*
  * sf_derive_final_rows
  *		The finalized rows of p among the wanted addresses (window indexes
@@ -213,7 +187,7 @@ sf_derive_final_rows(SfPipeline *p, SfWanted *wanted, int n, SfRow **rows,
 		key = sf_intern_key(q, id->key->data, id->key->len);
 		for (w = 0; w < q->def.nwindows; w++)
 			if (window_wanted[w])
-				add_event(q, w, id, key);
+				sf_derive_event(q, w, id, key, 0, 0);
 	}
 	sf_op_finish(q, &scratch);
 

@@ -35,7 +35,14 @@
  * Everything lives in p->cxt.  Blocks never move, so pointers to
  * identities stay valid as long as the identity is not freed.
  *
+ * Callers: engine.c adds identities, retention.c unlinks and frees them
+ * (engine_int.h); the decoders and redefine.c look them up and walk the
+ * table (engine.h).
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/identity.c
  *
  *-------------------------------------------------------------------------
  */
@@ -320,8 +327,8 @@ sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 }
 
 /* Retention: take a remembered identity out of the table */
-void
-sf_idtable_delete(SfPipeline *p, SfIdentity *id)
+static void
+idtable_delete(SfPipeline *p, SfIdentity *id)
 {
 	SfIdTable  *t = &p->idtable;
 	uint64		i = home(id->hash, t->cap);
@@ -397,6 +404,6 @@ sf_idtable_next_handle(SfPipeline *p, uint64 *pos, uint32 *handle)
 void
 sf_identity_unlink(SfPipeline *p, SfIdentity *id)
 {
-	sf_idtable_delete(p, id);
+	idtable_delete(p, id);
 	p->nidentities--;
 }

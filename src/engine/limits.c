@@ -18,9 +18,17 @@
  * (a name, an event id, a key) is cut to SF_MSG_MAX bytes at a character
  * boundary (sf_msg_str), so that a 1 MB id cannot make a 1 MB log line.
  *
- * This file belongs to the engine: it knows nothing of fmgr or SPI.
+ * This file belongs to the engine and calls no other layer: the checkpoint
+ * size limit (streamforge.max_checkpoint_size) is the codec's (codec.c).
+ * Every layer calls it (engine.h); the SQL glue (api/module.c) defines the
+ * setting that sf_max_live_buckets holds, and journal.c sets
+ * sf_replaying_journal around a replay.  sf_msg_str allocates its result in
+ * the caller's CurrentMemoryContext.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/limits.c
  *
  *-------------------------------------------------------------------------
  */

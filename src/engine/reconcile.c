@@ -29,7 +29,15 @@
  * interrupts.  A cancel there leaves p->busy set, and the owner discards
  * the pipeline (the transaction aborts anyway).
  *
+ * Memory.  Changes are appended to the caller's SfChangeList, in the
+ * caller's CurrentMemoryContext, which also holds sort_changes' scratch
+ * arrays; their keys are the pipeline's.  Callers: engine.c's operations,
+ * redefine.c and final_rows.c (engine_int.h).
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/reconcile.c
  *
  *-------------------------------------------------------------------------
  */

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * redefine.c
- *	  Changing a running pipeline's definition without losing its state.
+ *	  Changing a running pipeline's definition or retention without losing
+ *	  its state.
  *
  * A definition change (add a partition, add or drop a window, change the
  * lateness) builds a new pipeline for the new definition and carries the
@@ -45,16 +46,28 @@
  * what ingesting the remembered events into it costs, plus a sort of the
  * accepted events to count its buckets first); definition changes are rare
  * administrative calls.  Any state field added to SfPipeline must be
- * carried over here too (twice: sf_pipeline_redefine, and copy_state).
+ * carried over here too, in copy_state.
  *
- * A retention change (set_retention) changes no window: it copies the
- * state under the new retention as it is (sf_pipeline_with_retention, at
- * the end of this file) and forgets what the new horizon forgets.
+ * sf_pipeline_redefine runs in phases: redefine_check refuses what cannot
+ * be done before anything is built, copy_state carries the state over,
+ * redefine_derive builds the derived windows, and redefine_diff computes
+ * the changes.  A retention change (set_retention) changes no window: it
+ * copies the state under the new retention as it is, with the same
+ * copy_state (sf_pipeline_with_retention, at the end of this file), and
+ * forgets what the new horizon forgets.
+ *
+ * Memory.  The new pipeline is a new context under the caller's parent;
+ * old is only read.  Scratch arrays, the changes and the window names are
+ * palloc'd in the caller's CurrentMemoryContext.  sf_derive_event is also
+ * final_rows.c's (engine_int.h).
  *
  * The engine knows nothing of SQL: persist.c stores the result
  * (sf_persist_redefine) and api/manage.c is the SQL glue.
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/redefine.c
  *
  *-------------------------------------------------------------------------
  */
@@ -206,12 +219,19 @@ count_derived_buckets(const SfPipeline *old, const SfPipelineDef *def,
 }
 
 /*
- * Add one accepted event to the derived window w of p (as engine.c does),
- * refusing a new fixed or sliding bucket past limit (check_redefine_buckets)
+ * sf_derive_event
+ *		Add one accepted event to window w of p, as engine.c does, while p is
+ *		built from remembered events (within an operation): a bucket that
+ *		p's watermark has finalized is skipped (the event never entered it,
+ *		SPEC 3), and a new fixed or sliding bucket past limit is refused
+ *		(check_redefine_buckets; limit 0: no cap).
+ *
+ * For the derived windows of a definition change, and for the scratch
+ * pipeline of final_rows.c, which has no watermark and no cap.
  */
-static void
-derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key,
-			 int64 limit, int64 old_buckets)
+void
+sf_derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key,
+				int64 limit, int64 old_buckets)
 {
 	const SfWindowDef *wd = &p->def.windows[w];
 	int			n;
@@ -284,47 +304,179 @@ union_windows(const SfPipelineDef *a, const SfPipelineDef *b,
 	names->nwindows = n;
 }
 
-/*
- * sf_pipeline_redefine
- *		Build a pipeline defined by def (normalized, same name) holding old's
- *		state, as a child context of parent.
- *
- * Every partition of old must be in def, and every window of def that old
- * has must have the same definition in both (the caller checked, with the
- * user-facing errors).  The changes the new definition causes are appended
- * to out; their window indexes refer to *names, the union of both
- * definitions' windows (set here, in the current memory context), since a
- * retraction may name a dropped window; their keys are p's, so they stay
- * valid once old is freed.  old is not changed.
+/* ----------------------------------------------------------------
+ * Copying a pipeline's state into a new one
+ * ----------------------------------------------------------------
  */
-SfPipeline *
-sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
-					 const SfPipelineDef *def, SfChangeList *out,
-					 SfPipelineDef *names)
+
+/*
+ * Copy old's state into p, a new, empty pipeline of another definition (a
+ * definition change) or retention (set_retention):
+ *
+ *	- the clock: partition k of old is partition pmap[k] of p and keeps its
+ *	  progress and idleness; a partition old does not have starts idle with
+ *	  no progress; the watermark is old's;
+ *	- the identities ids[0 .. nids - 1] (every remembered one of old, once),
+ *	  added in that order: the order decides the handles they get, and so
+ *	  the bytes of the next snapshot, so each caller keeps its own;
+ *	- the delivery history, offset by offset (offsets retention forgot stay
+ *	  forgotten), and the late rows, each keeping its late_seq;
+ *	- old's live rows (rows[0 .. nrows - 1], from sf_collect_rows) of the
+ *	  windows wmap maps to one of p (old window index -> p's, -1: none);
+ *	- seq, the offset replay counter and the forgotten identity count.
+ *
+ * Nothing is finalized or forgotten here: the caller does that, once the
+ * new definition's state is complete.  Any state field added to SfPipeline
+ * must be carried over here too.
+ */
+static void
+copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
+		   const int *wmap, SfIdentity **ids, int64 nids, const SfRow *rows,
+		   int64 nrows)
 {
-	SfPipeline *p;
+	/* clock first: sf_bucket_restore files buckets by the watermark */
+	for (int i = 0; i < p->def.npartitions; i++)
+		p->partitions[i].idle = true;	/* a new partition */
+	for (int k = 0; k < old->def.npartitions; k++)
+	{
+		const SfPartition *src = &old->partitions[k];
+		SfPartition *dst = &p->partitions[pmap[k]];
+
+		dst->has_progress = src->has_progress;
+		dst->progress = src->progress;
+		dst->idle = src->idle;
+	}
+	p->has_watermark = old->has_watermark;
+	p->watermark = old->watermark;
+
+	/* identities */
+	for (int64 i = 0; i < nids; i++)
+	{
+		const SfIdentity *id = ids[i];
+		SfString   *key;
+		uint32		handle;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		key = sf_intern_key(p, id->key->data, id->key->len);
+		(void) sf_identity_add(p, id->event_id, id->event_id_len, key,
+							   id->event_time, id->value, id->late, &handle);
+	}
+
+	/* deliveries, offset by offset */
+	for (int k = 0; k < old->def.npartitions; k++)
+	{
+		const SfPartition *src = &old->partitions[k];
+
+		/* offsets a retention forgot stay forgotten */
+		if (src->base > 0)
+			sf_partition_set_base(p, pmap[k], src->base);
+		for (int64 o = src->base; o <= src->consumed; o++)
+		{
+			const SfIdentity *e = sf_partition_slot(old, src, o);
+			uint32		handle = 0;
+
+			if ((o & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (e != NULL && !e->forgotten &&
+				sf_idtable_lookup(p, e->event_id, e->event_id_len, e->hash,
+								  &handle) == NULL)
+				elog(ERROR, "streamforge: delivered identity not copied");
+			sf_partition_append(p, pmap[k], handle);
+		}
+	}
+
+	/* late output, keeping each late_seq */
+	p->late_forgotten = old->late_forgotten;
+	for (int64 i = 0; i < old->nlate; i++)
+	{
+		const SfLateEvent *le = &old->late[i];
+		const SfIdentity *ev = le->event;
+
+		if (ev->forgotten)
+		{
+			/* retention: the row outlives its forgotten identity */
+			sf_late_append_forgotten(p, pmap[le->partition],
+									 le->source_offset, ev->event_id,
+									 ev->event_id_len, ev->key->data,
+									 ev->key->len, ev->event_time, ev->value,
+									 le->watermark);
+		}
+		else
+		{
+			SfIdentity *nev = sf_idtable_lookup(p, ev->event_id,
+												ev->event_id_len, ev->hash,
+												NULL);
+
+			if (nev == NULL)
+				elog(ERROR, "streamforge: late event without identity");
+			sf_late_append(p, pmap[le->partition], le->source_offset, nev,
+						   le->watermark);
+		}
+		p->late[p->nlate - 1].late_seq = le->late_seq;
+	}
+
+	/* live buckets */
+	for (int64 i = 0; i < nrows; i++)
+	{
+		const SfRow *r = &rows[i];
+		int			w = wmap[r->addr.window];
+		SfString   *key;
+
+		if (w < 0)
+			continue;
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		key = sf_intern_key(p, r->addr.key->data, r->addr.key->len);
+		if (!sf_bucket_restore(p, w, key, r->addr.start, r->addr.end,
+							   &r->agg))
+			elog(ERROR, "streamforge: sessions of window \"%s\" overlap",
+				 p->def.windows[w].name);
+	}
+
+	p->seq = old->seq;
+	p->offset_replays = old->offset_replays;
+	p->forgotten_ids = old->forgotten_ids;
+}
+
+/* ----------------------------------------------------------------
+ * Changing the definition, phase by phase
+ * ----------------------------------------------------------------
+ */
+
+/* What the checks of a definition change leave for its other phases */
+typedef struct RedefinePlan
+{
 	int		   *wmap;			/* old window index -> new, -1: dropped */
-	int		   *umap_old;		/* old window index -> names */
-	int		   *umap_new;		/* new window index -> names */
-	bool	   *umap_kept;		/* names index -> in the new definition */
-	bool	   *derive;			/* new windows built from the history */
-	bool		any_derived = false;
-	bool		raised = def->lateness > old->def.lateness;
-	uint32		handle;
-	SfIdentity **ids;
+	int		   *copied;			/* the same, -1 also for a derived one */
+	int		   *pmap;			/* old partition index -> new */
+	bool	   *derive;			/* new window index -> built from history */
+	bool		any_derived;
+	SfIdentity **ids;			/* old's identities, by event_id */
 	int64		nids;
-	SfRow	   *rows;
+	SfRow	   *rows;			/* old's live rows, in address order */
 	int64		nrows;
-	SfRow	   *now;
-	int64		nnow;
-	int64		i,
-				j;
-	int			first;
-	SfChangeList scratch = {0};
-	int64		limit;
+	int64		limit;			/* on live buckets; 0: none */
+} RedefinePlan;
+
+/*
+ * Check a definition change before anything is built, and plan it.  The
+ * caller made the user-facing checks; here: the windows that stay keep
+ * their definition and no partition goes (elog), a higher lateness decides
+ * no late event again, the copied buckets' end + lateness fits, a derived
+ * window does not need what retention forgot, and the live buckets stay
+ * under streamforge.max_live_buckets.
+ */
+static void
+redefine_check(SfPipeline *old, const SfPipelineDef *def, RedefinePlan *plan)
+{
+	bool		raised = def->lateness > old->def.lateness;
+	int64		i;
+
+	memset(plan, 0, sizeof(RedefinePlan));
 
 	/* window correspondence */
-	wmap = palloc(Max(old->def.nwindows, 1) * sizeof(int));
+	plan->wmap = palloc(Max(old->def.nwindows, 1) * sizeof(int));
 	for (i = 0; i < old->def.nwindows; i++)
 	{
 		const SfWindowDef *w = &old->def.windows[i];
@@ -336,21 +488,27 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 					   def->windows[k].gap != w->gap))
 			elog(ERROR, "streamforge: window \"%s\" changed its definition",
 				 w->name);
-		wmap[i] = k;
+		plan->wmap[i] = k;
 	}
+	plan->pmap = palloc(Max(old->def.npartitions, 1) * sizeof(int));
 	for (i = 0; i < old->def.npartitions; i++)
-		if (sf_partition_index(def, old->def.partitions[i]) < 0)
+	{
+		plan->pmap[i] = sf_partition_index(def, old->def.partitions[i]);
+		if (plan->pmap[i] < 0)
 			elog(ERROR, "streamforge: partition \"%s\" was removed",
 				 old->def.partitions[i]);
-	derive = palloc(Max(def->nwindows, 1) * sizeof(bool));
+	}
+	plan->derive = palloc(Max(def->nwindows, 1) * sizeof(bool));
 	for (i = 0; i < def->nwindows; i++)
 	{
-		derive[i] = raised || sf_window_index(&old->def, def->windows[i].name) < 0;
-		any_derived |= derive[i];
+		plan->derive[i] = raised ||
+			sf_window_index(&old->def, def->windows[i].name) < 0;
+		plan->any_derived |= plan->derive[i];
 	}
-	umap_old = palloc(Max(old->def.nwindows, 1) * sizeof(int));
-	umap_new = palloc(Max(def->nwindows, 1) * sizeof(int));
-	union_windows(&old->def, def, names, umap_old, umap_new);
+	plan->copied = palloc(Max(old->def.nwindows, 1) * sizeof(int));
+	for (i = 0; i < old->def.nwindows; i++)
+		plan->copied[i] = plan->wmap[i] >= 0 &&
+			!plan->derive[plan->wmap[i]] ? plan->wmap[i] : -1;
 
 	/* late events are never re-decided */
 	if (raised)
@@ -378,24 +536,24 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 			const SfLateEvent *le = conflict;
 
 			ereport(ERROR,
-						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("cannot raise the lateness of pipeline \"%s\" to " INT64_FORMAT,
-							   def->name, def->lateness),
-						errdetail("Late event " INT64_FORMAT " (event_time " INT64_FORMAT ") was late at watermark " INT64_FORMAT "; it would not have been with the new lateness, and late events are never decided again.",
-								  le->late_seq, le->event->event_time,
-								  le->watermark),
-						errhint("The lateness can be raised to at most " INT64_FORMAT ".",
-								(int64) highest));
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("cannot raise the lateness of pipeline \"%s\" to " INT64_FORMAT,
+						   def->name, def->lateness),
+					errdetail("Late event " INT64_FORMAT " (event_time " INT64_FORMAT ") was late at watermark " INT64_FORMAT "; it would not have been with the new lateness, and late events are never decided again.",
+							  le->late_seq, le->event->event_time,
+							  le->watermark),
+					errhint("The lateness can be raised to at most " INT64_FORMAT ".",
+							(int64) highest));
 		}
 	}
 
 	/* the copied buckets' end + lateness must fit (SPEC 5.1) */
-	nrows = sf_collect_rows(old, false, &rows);
-	for (i = 0; i < nrows; i++)
+	plan->nrows = sf_collect_rows(old, false, &plan->rows);
+	for (i = 0; i < plan->nrows; i++)
 	{
-		const SfRow *r = &rows[i];
+		const SfRow *r = &plan->rows[i];
 
-		if (wmap[r->addr.window] >= 0 && !derive[wmap[r->addr.window]] &&
+		if (plan->copied[r->addr.window] >= 0 &&
 			(int128) r->addr.end + def->lateness > PG_INT64_MAX)
 			sf_raise_out_of_range("window end plus lateness",
 								  old->def.windows[r->addr.window].name);
@@ -407,7 +565,8 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	 * move the horizon back over them; refused once anything is forgotten
 	 * (every forgotten identity left a forgotten offset record).
 	 */
-	if (any_derived && (old->forgotten_offsets > 0 || old->late_forgotten > 0))
+	if (plan->any_derived &&
+		(old->forgotten_offsets > 0 || old->late_forgotten > 0))
 		ereport(ERROR,
 				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				errmsg("cannot derive windows of pipeline \"%s\" from its history",
@@ -421,158 +580,56 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	 * bucket (a dropped window, a lower lateness, a partition) passes even
 	 * over a lowered cap.
 	 */
-	limit = sf_max_live_buckets > 0 ?
+	plan->limit = sf_max_live_buckets > 0 ?
 		Max((int64) sf_max_live_buckets, old->nbuckets) : 0;
-	ids = sf_identity_array(old, &nids);
-	if (limit > 0)
+	plan->ids = sf_identity_array(old, &plan->nids);
+	if (plan->limit > 0)
 	{
 		int64		count = 0;
 
-		for (i = 0; i < nrows; i++)
-			if (wmap[rows[i].addr.window] >= 0 &&
-				!derive[wmap[rows[i].addr.window]])
+		for (i = 0; i < plan->nrows; i++)
+			if (plan->copied[plan->rows[i].addr.window] >= 0)
 				count++;
-		if (any_derived)
-			count += count_derived_buckets(old, def, derive, ids, nids,
-										   limit - count);
-		if (count > limit)
+		if (plan->any_derived)
+			count += count_derived_buckets(old, def, plan->derive, plan->ids,
+										   plan->nids, plan->limit - count);
+		if (count > plan->limit)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("pipeline \"%s\" would have more than %d live buckets",
 							def->name, sf_max_live_buckets),
 					 errdetail("It has " INT64_FORMAT " live buckets; with the new definition it would have more than " INT64_FORMAT ".",
-							   (int64) old->nbuckets, limit),
+							   (int64) old->nbuckets, plan->limit),
 					 errhint("Raise streamforge.max_live_buckets, or advance the watermark so that buckets are finalized first.")));
 	}
+}
 
-	p = sf_pipeline_create(parent, def);
+/*
+ * Derive the windows the plan names from old's accepted events, in one
+ * operation that then finalizes by the new lateness, and forget what the
+ * new horizon passes.  The operation's own changes compare with nothing
+ * and are thrown away (seq included): the changes of the redefinition are
+ * redefine_diff's, against the old visible rows.
+ *
+ * Fixed and sliding windows first: a derived bucket of theirs is live at
+ * the end (sf_derive_event skips finalized ones), so the count checked
+ * before each is exact.  Sessions then: merging and finalization can only
+ * tell the number of live sessions at the end, checked below; until then
+ * they hold at most one session per remembered event.
+ */
+static void
+redefine_derive(SfPipeline *p, const SfPipeline *old,
+				const RedefinePlan *plan)
+{
+	const SfPipelineDef *def = &p->def;
+	SfChangeList scratch = {0};
 
-	/* clock first: sf_bucket_insert files buckets by the watermark */
-	for (i = 0; i < def->npartitions; i++)
-	{
-		int			k = sf_partition_index(&old->def, def->partitions[i]);
-
-		if (k < 0)
-		{
-			p->partitions[i].idle = true;
-			continue;
-		}
-		p->partitions[i].has_progress = old->partitions[k].has_progress;
-		p->partitions[i].progress = old->partitions[k].progress;
-		p->partitions[i].idle = old->partitions[k].idle;
-	}
-	p->has_watermark = old->has_watermark;
-	p->watermark = old->watermark;
-
-	/* identities */
-	for (i = 0; i < nids; i++)
-	{
-		SfIdentity *id = ids[i];
-		SfString   *key;
-
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		key = sf_intern_key(p, id->key->data, id->key->len);
-		(void) sf_identity_add(p, id->event_id, id->event_id_len,
-							   key, id->event_time, id->value, id->late,
-							   &handle);
-	}
-
-	/* deliveries, offset by offset */
-	for (i = 0; i < old->def.npartitions; i++)
-	{
-		const SfPartition *src = &old->partitions[i];
-		int			k = sf_partition_index(def, old->def.partitions[i]);
-
-		/* offsets a retention forgot stay forgotten */
-		if (src->base > 0)
-			sf_partition_set_base(p, k, src->base);
-		for (j = src->base; j <= src->consumed; j++)
-		{
-			const SfIdentity *e = sf_partition_slot(old, src, j);
-
-			if ((j & 1023) == 0)
-				CHECK_FOR_INTERRUPTS();
-			handle = 0;
-			if (e != NULL && !e->forgotten &&
-				sf_idtable_lookup(p, e->event_id, e->event_id_len, e->hash,
-								  &handle) == NULL)
-				elog(ERROR, "streamforge: delivered identity not copied");
-			sf_partition_append(p, k, handle);
-		}
-	}
-
-	/* late output, keeping each late_seq */
-	p->late_forgotten = old->late_forgotten;
-	for (i = 0; i < old->nlate; i++)
-	{
-		const SfLateEvent *le = &old->late[i];
-		const SfIdentity *ev = le->event;
-		SfIdentity *nev;
-
-		if (!ev->forgotten)
-			nev = sf_idtable_lookup(p, ev->event_id, ev->event_id_len,
-									ev->hash, NULL);
-		else
-		{
-			/* retention: the row outlives its forgotten identity */
-			nev = sf_identity_new(p, ev->event_id, ev->event_id_len, ev->hash,
-								  &handle);
-			nev->key = sf_intern_key(p, ev->key->data, ev->key->len);
-			nev->event_time = ev->event_time;
-			nev->value = ev->value;
-			nev->late = true;
-			nev->forgotten = true;
-		}
-		if (nev == NULL)
-			elog(ERROR, "streamforge: late event without identity");
-		sf_late_append(p,
-					   sf_partition_index(def, old->def.partitions[le->partition]),
-					   le->source_offset, nev, le->watermark);
-		p->late[p->nlate - 1].late_seq = le->late_seq;
-	}
-
-	/* live buckets of the windows that stay as they are */
-	for (i = 0; i < nrows; i++)
-	{
-		const SfRow *r = &rows[i];
-		int			w = wmap[r->addr.window];
-		SfString   *key;
-		SfBucket   *b;
-
-		if (w < 0 || derive[w])
-			continue;
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		key = sf_intern_key(p, r->addr.key->data, r->addr.key->len);
-		b = sf_bucket_insert(p, w, key, r->addr.start, r->addr.end);
-		b->agg = r->agg;
-		if (def->windows[w].kind == SF_WINDOW_SESSION &&
-			!sf_session_insert_bucket(p, b))
-			elog(ERROR, "streamforge: sessions of window \"%s\" overlap",
-				 def->windows[w].name);
-	}
-
-	/*
-	 * One operation derives the other windows from the accepted events and
-	 * then finalizes by the new lateness.  Its own changes compare with
-	 * nothing and are thrown away (seq included): the changes of the
-	 * redefinition are computed below, against the old visible rows.
-	 */
 	sf_op_begin(p);
-
-	/*
-	 * Fixed and sliding windows first: a derived bucket of theirs is live
-	 * at the end (derive_event skips finalized ones), so the count checked
-	 * before each is exact.  Sessions then: merging and finalization can
-	 * only tell the number of live sessions at the end, checked below; until
-	 * then they hold at most one session per remembered event.
-	 */
-	for (int pass = 0; any_derived && pass < 2; pass++)
+	for (int pass = 0; plan->any_derived && pass < 2; pass++)
 	{
-		for (i = 0; i < nids; i++)
+		for (int64 i = 0; i < plan->nids; i++)
 		{
-			const SfIdentity *id = ids[i];
+			const SfIdentity *id = plan->ids[i];
 			SfString   *key;
 			int			w;
 
@@ -582,21 +639,42 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 				CHECK_FOR_INTERRUPTS();
 			key = sf_intern_key(p, id->key->data, id->key->len);
 			for (w = 0; w < def->nwindows; w++)
-				if (derive[w] &&
+				if (plan->derive[w] &&
 					(def->windows[w].kind == SF_WINDOW_SESSION) == (pass == 1))
-					derive_event(p, w, id, key, limit, old->nbuckets);
+					sf_derive_event(p, w, id, key, plan->limit, old->nbuckets);
 		}
 	}
 	sf_op_finish(p, &scratch);
-	check_redefine_buckets(p, limit, old->nbuckets, 0);
+	check_redefine_buckets(p, plan->limit, old->nbuckets, 0);
 	p->seq = old->seq;
-	p->offset_replays = old->offset_replays;
-	p->forgotten_ids = old->forgotten_ids;
 	/* a lower lateness moves the horizon forward: forget what it passes */
 	sf_retention_forget(p);
+}
 
-	/* changes: old visible rows against new ones, by window name */
-	pfree(rows);
+/*
+ * The changes of a definition change, appended to out: old's visible rows
+ * against p's, by window name.  Their window indexes refer to *names, the
+ * union of both definitions' windows (def is p's), set here.
+ */
+static void
+redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
+			  SfChangeList *out, SfPipelineDef *names)
+{
+	int		   *umap_old;		/* old window index -> names */
+	int		   *umap_new;		/* new window index -> names */
+	bool	   *umap_kept;		/* names index -> in the new definition */
+	SfRow	   *rows;
+	int64		nrows;
+	SfRow	   *now;
+	int64		nnow;
+	int64		i,
+				j;
+	int			first;
+
+	umap_old = palloc(Max(old->def.nwindows, 1) * sizeof(int));
+	umap_new = palloc(Max(def->nwindows, 1) * sizeof(int));
+	union_windows(&old->def, def, names, umap_old, umap_new);
+
 	nrows = sf_collect_rows(old, true, &rows);
 	nnow = sf_collect_rows(p, true, &now);
 	for (i = 0; i < nrows; i++)
@@ -664,7 +742,37 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 
 	pfree(rows);
 	pfree(now);
-	pfree(ids);
+}
+
+/*
+ * sf_pipeline_redefine
+ *		Build a pipeline defined by def (normalized, same name) holding old's
+ *		state, as a child context of parent.
+ *
+ * Every partition of old must be in def, and every window of def that old
+ * has must have the same definition in both (the caller checked, with the
+ * user-facing errors).  The changes the new definition causes are appended
+ * to out; their window indexes refer to *names, the union of both
+ * definitions' windows (set here, in the current memory context), since a
+ * retraction may name a dropped window; their keys are p's, so they stay
+ * valid once old is freed.  old is not changed.
+ */
+SfPipeline *
+sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
+					 const SfPipelineDef *def, SfChangeList *out,
+					 SfPipelineDef *names)
+{
+	RedefinePlan plan;
+	SfPipeline *p;
+
+	redefine_check(old, def, &plan);
+	p = sf_pipeline_create(parent, def);
+	copy_state(old, p, plan.pmap, plan.copied, plan.ids, plan.nids,
+			   plan.rows, plan.nrows);
+	redefine_derive(p, old, &plan);
+	pfree(plan.rows);
+	redefine_diff(old, p, def, out, names);
+	pfree(plan.ids);
 	return p;
 }
 
@@ -682,115 +790,47 @@ handle_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The body of sf_pipeline_with_retention: p's state into the empty q */
+/*
+ * The body of sf_pipeline_with_retention: p's state into the empty q, with
+ * the same partitions and windows, the identities in handle order (so that
+ * q numbers them in the same order as p)
+ */
 static pg_noinline void
-copy_state(SfPipeline *p, SfPipeline *q)
+copy_with_retention(SfPipeline *p, SfPipeline *q)
 {
-	const SfPipelineDef *def = &q->def;
-	uint32	   *old;
-	uint32	   *new;
+	uint32	   *handles;
+	SfIdentity **ids;
 	int64		n = 0;
 	uint64		pos = 0;
-	SfIdentity *id;
+	int		   *pmap;
+	int		   *wmap;
 	SfRow	   *rows;
 	int64		nrows;
 
-	/* clock */
-	for (int i = 0; i < def->npartitions; i++)
-	{
-		q->partitions[i].has_progress = p->partitions[i].has_progress;
-		q->partitions[i].progress = p->partitions[i].progress;
-		q->partitions[i].idle = p->partitions[i].idle;
-	}
-	q->has_watermark = p->has_watermark;
-	q->watermark = p->watermark;
-
-	/* identities, in handle order; old[k] became new[k] */
-	old = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
-						  MCXT_ALLOC_HUGE);
-	new = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
-						  MCXT_ALLOC_HUGE);
-	while (sf_idtable_next_handle(p, &pos, &old[n]) != NULL)
+	handles = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
+							  MCXT_ALLOC_HUGE);
+	while (sf_idtable_next_handle(p, &pos, &handles[n]) != NULL)
 		n++;
 	if (n > 1)
-		qsort(old, n, sizeof(uint32), handle_cmp);
+		qsort(handles, n, sizeof(uint32), handle_cmp);
+	ids = palloc_extended(Max(n, 1) * sizeof(SfIdentity *), MCXT_ALLOC_HUGE);
 	for (int64 k = 0; k < n; k++)
-	{
-		id = sf_id_ptr(p, old[k]);
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		(void) sf_identity_add(q, id->event_id, id->event_id_len,
-							   sf_intern_key(q, id->key->data, id->key->len),
-							   id->event_time, id->value, id->late, &new[k]);
-	}
+		ids[k] = sf_id_ptr(p, handles[k]);
+	pfree(handles);
 
-	/* delivery history: forgotten slots stay forgotten */
-	for (int i = 0; i < def->npartitions; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-
-		if (part->base > 0)
-			sf_partition_set_base(q, i, part->base);
-		for (int64 o = part->base; o <= part->consumed; o++)
-		{
-			uint32		h = part->deliveries[part->head + (o - part->base)];
-			uint32	   *at = NULL;
-
-			if (h != 0 && !sf_id_ptr(p, h)->forgotten)
-				at = bsearch(&h, old, n, sizeof(uint32), handle_cmp);
-			sf_partition_append(q, i, at ? new[at - old] : 0);
-		}
-	}
-	pfree(old);
-	pfree(new);
-
-	/* late output: a row whose identity is forgotten keeps its event */
-	q->late_forgotten = p->late_forgotten;
-	for (int64 k = 0; k < p->nlate; k++)
-	{
-		const SfLateEvent *l = &p->late[k];
-		SfIdentity *ev = l->event;
-		SfIdentity *nev;
-
-		if (!ev->forgotten)
-			nev = sf_idtable_lookup(q, ev->event_id, ev->event_id_len,
-									ev->hash, NULL);
-		else
-		{
-			uint32		h;
-
-			nev = sf_identity_new(q, ev->event_id, ev->event_id_len,
-								  ev->hash, &h);
-			nev->key = sf_intern_key(q, ev->key->data, ev->key->len);
-			nev->event_time = ev->event_time;
-			nev->value = ev->value;
-			nev->late = true;
-			nev->forgotten = true;
-		}
-		if (nev == NULL)
-			elog(ERROR, "streamforge: late event without identity");
-		sf_late_append(q, l->partition, l->source_offset, nev, l->watermark);
-	}
-
-	/* live buckets */
+	pmap = palloc(Max(p->def.npartitions, 1) * sizeof(int));
+	for (int i = 0; i < p->def.npartitions; i++)
+		pmap[i] = i;
+	wmap = palloc(Max(p->def.nwindows, 1) * sizeof(int));
+	for (int i = 0; i < p->def.nwindows; i++)
+		wmap[i] = i;
 	nrows = sf_collect_rows(p, false, &rows);
-	for (int64 k = 0; k < nrows; k++)
-	{
-		const SfRow *r = &rows[k];
-		SfString   *key = sf_intern_key(q, r->addr.key->data, r->addr.key->len);
-		SfBucket   *b = sf_bucket_insert(q, r->addr.window, key,
-										 r->addr.start, r->addr.end);
 
-		b->agg = r->agg;
-		if (def->windows[r->addr.window].kind == SF_WINDOW_SESSION &&
-			!sf_session_insert_bucket(q, b))
-			elog(ERROR, "streamforge: live sessions overlap");
-	}
+	copy_state(p, q, pmap, wmap, ids, n, rows, nrows);
 	pfree(rows);
-
-	q->seq = p->seq;
-	q->offset_replays = p->offset_replays;
-	q->forgotten_ids = p->forgotten_ids;
+	pfree(wmap);
+	pfree(pmap);
+	pfree(ids);
 	sf_retention_forget(q);
 }
 
@@ -839,7 +879,7 @@ sf_pipeline_with_retention(MemoryContext parent, SfPipeline *p,
 
 	PG_TRY();
 	{
-		copy_state(p, q);
+		copy_with_retention(p, q);
 	}
 	PG_CATCH();
 	{

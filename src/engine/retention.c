@@ -36,9 +36,16 @@
  * row keeps its event's key, time and value after the identity is
  * forgotten); SfIdPrefix counts the slots.  Interned keys that nothing
  * refers to any more are freed by sf_keys_collect (engine.c), which
- * persist.c runs between calls.
+ * persist.c runs between calls.  The heap lives in p->cxt.
+ *
+ * Callers: sf_retention_forget runs at the end of every operation
+ * (engine.c) and of every rebuild (codec/, redefine.c); sf_horizon is for
+ * anyone (engine.h); sf_retention_track is engine.c's (engine_int.h).
  *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/retention.c
  *
  *-------------------------------------------------------------------------
  */
@@ -141,8 +148,8 @@ maybe_free(SfPipeline *p, SfIdentity *id)
 }
 
 /* A slot or late row lets go of its identity */
-void
-sf_retention_release(SfPipeline *p, SfIdentity *id)
+static void
+retention_release(SfPipeline *p, SfIdentity *id)
 {
 	Assert(sf_id_prefix(id)->nslots > 0);
 	sf_id_prefix(id)->nslots--;
@@ -154,8 +161,8 @@ sf_retention_release(SfPipeline *p, SfIdentity *id)
  * delivery slot of it is now a forgotten offset record.  The caller has
  * taken it out of the heap (or it never was in it).
  */
-void
-sf_retention_forget_identity(SfPipeline *p, SfIdentity *id)
+static void
+forget_identity(SfPipeline *p, SfIdentity *id)
 {
 	sf_identity_unlink(p, id);
 	id->forgotten = true;
@@ -183,7 +190,7 @@ sf_retention_forget(SfPipeline *p)
 	{
 		SfIdentity *id = heap_pop(p);
 
-		sf_retention_forget_identity(p, id);
+		forget_identity(p, id);
 		maybe_free(p, id);
 	}
 
@@ -200,7 +207,7 @@ sf_retention_forget(SfPipeline *p)
 			if (id != NULL && !id->forgotten)
 				break;
 			if (id != NULL)
-				sf_retention_release(p, id);
+				retention_release(p, id);
 			part->head++;
 			part->base++;
 		}

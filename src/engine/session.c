@@ -2,7 +2,7 @@
  *
  * session.c
  *	  Session windows: the ordered live sessions of each (window, key), and
- *	  merging.
+ *	  merging; putting back the live buckets of a rebuilt pipeline.
  *
  * Invariant: the live sessions of one (window, key) are kept in an array
  * sorted by start and are pairwise apart: for neighbours [a, b) and [c, d),
@@ -14,7 +14,21 @@
  * dirty set holds every pre-image, so reconciliation retracts each emitted
  * address that disappears.
  *
+ * Memory.  The lists live in p->sessions, a simplehash in p->cxt, and
+ * their item arrays in p->cxt (freed when a list empties).  A list holds
+ * pointers to buckets that window.c's live index owns: a live session
+ * bucket is in exactly one list, put there by sf_session_add or, for a
+ * rebuild, sf_bucket_restore, and taken out when it goes: merged away
+ * here, or finalized (reconcile.c calls sf_session_remove_bucket before it
+ * deletes the bucket).
+ *
+ * Callers: the engine's files (engine_int.h), and the decoders for
+ * sf_bucket_restore, which puts back a live bucket of any window (engine.h).
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/session.c
  *
  *-------------------------------------------------------------------------
  */
@@ -184,8 +198,8 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
  * nothing, if it would meet (overlap or touch) a live session of the same
  * (window, key).
  */
-bool
-sf_session_insert_bucket(SfPipeline *p, SfBucket *b)
+static bool
+session_insert_bucket(SfPipeline *p, SfBucket *b)
 {
 	SfSessionList *l = session_list(p, b->window, b->key, true);
 	int			pos = first_reaching(l, b->start);
@@ -194,6 +208,25 @@ sf_session_insert_bucket(SfPipeline *p, SfBucket *b)
 		return false;
 	list_insert_at(p, l, pos, b);
 	return true;
+}
+
+/*
+ * Rebuilding a pipeline (restore, a definition or retention change): a live
+ * bucket at (window, key, start) with end and agg, filed by the current
+ * watermark (so the clock is restored first), and for a session window in
+ * its key's session list.  The caller guarantees that no live bucket has
+ * this (window, key, start).  Returns false if the session would touch or
+ * overlap another one of its key; the caller raises its own error.
+ */
+bool
+sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
+				  int64 end, const SfAgg *agg)
+{
+	SfBucket   *b = sf_bucket_insert(p, window, key, start, end);
+
+	b->agg = *agg;
+	return p->def.windows[window].kind != SF_WINDOW_SESSION ||
+		session_insert_bucket(p, b);
 }
 
 /* Take a session bucket out of its list (finalization). */

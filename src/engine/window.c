@@ -15,7 +15,25 @@
  * Assignment computes every bound in 128-bit arithmetic and raises 22003
  * when one does not fit in bigint, before the caller mutates anything.
  *
+ * The dirty set of an operation (sf_op_begin, sf_dirty_touch,
+ * sf_dirty_forget_bucket) is here too, since it lives in the buckets'
+ * dirty_epoch and dirty_index fields; reconcile.c turns it into changes.
+ *
+ * Memory.  Buckets are carved from blocks of 256 in p->cxt; a deleted
+ * bucket goes to p->free_buckets for reuse and is never pfree'd, so every
+ * bucket lives until the pipeline's context is deleted.  The live index,
+ * the heaps, the session lists (session.c) and the dirty set point at
+ * buckets without owning them.  sf_collect_rows returns rows palloc'd in
+ * the caller's CurrentMemoryContext; their keys are the pipeline's.
+ *
+ * Callers: the engine's files (engine_int.h); the codec and the SQL glue
+ * use only sf_bucket_lookup, sf_collect_rows and the row comparisons
+ * (engine.h).
+ *
  * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/window.c
  *
  *-------------------------------------------------------------------------
  */
@@ -385,8 +403,8 @@ sf_address_cmp(const SfPipeline *p, const SfAddress *a, const SfAddress *b)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-void
-sf_rows_sort(SfRow *rows, int64 n)
+static void
+rows_sort(SfRow *rows, int64 n)
 {
 	if (n > 1)
 		sort_rows(rows, n);
@@ -424,7 +442,7 @@ sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows)
 		out[n].agg = b->agg;
 		n++;
 	}
-	sf_rows_sort(out, n);
+	rows_sort(out, n);
 	*rows = out;
 	return n;
 }

@@ -538,35 +538,6 @@ corrupt_definition(const char *name, const char *detail)
  * ----------------------------------------------------------------
  */
 
-static SfWindowKind
-kind_parse(const char *name, const char *kind)
-{
-	if (strcmp(kind, "fixed") == 0)
-		return SF_WINDOW_FIXED;
-	if (strcmp(kind, "sliding") == 0)
-		return SF_WINDOW_SLIDING;
-	if (strcmp(kind, "session") == 0)
-		return SF_WINDOW_SESSION;
-	corrupt_definition(name, "A window has an unknown kind.");
-	return SF_WINDOW_FIXED;		/* keep compiler quiet */
-}
-
-static const char *
-kind_name(SfWindowKind kind)
-{
-	switch (kind)
-	{
-		case SF_WINDOW_FIXED:
-			return "fixed";
-		case SF_WINDOW_SLIDING:
-			return "sliding";
-		case SF_WINDOW_SESSION:
-			return "session";
-	}
-	elog(ERROR, "streamforge: unknown window kind %d", (int) kind);
-	return NULL;				/* keep compiler quiet */
-}
-
 /*
  * The partitions and windows of def as the parallel arrays the statements
  * that store a definition take (PLAN_CREATE and PLAN_REDEFINE, $2 to $7):
@@ -596,7 +567,7 @@ sf_def_datums(const SfPipelineDef *def, Datum *values)
 		const SfWindowDef *w = &def->windows[i];
 
 		wd[0][i] = CStringGetTextDatum(w->name);
-		wd[1][i] = CStringGetTextDatum(kind_name(w->kind));
+		wd[1][i] = CStringGetTextDatum(sf_window_kind_name(w->kind));
 		wd[2][i] = Int64GetDatum(w->size);
 		wd[3][i] = Int64GetDatum(w->step);
 		wd[4][i] = Int64GetDatum(w->gap);
@@ -728,7 +699,8 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 		if (wname == NULL || kind == NULL)
 			corrupt_definition(name, "A window has a null name or kind.");
 		copy_name(name, w->name, wname);
-		w->kind = kind_parse(name, kind);
+		if (!sf_window_kind_parse(kind, &w->kind))
+			corrupt_definition(name, "A window has an unknown kind.");
 		d = SPI_getbinval(tup, desc, 3, &isnull);
 		w->size = isnull ? 0 : DatumGetInt64(d);
 		d = SPI_getbinval(tup, desc, 4, &isnull);
