@@ -44,9 +44,15 @@ from collections import defaultdict
 COMPONENTS = {
     "unpack": (
         ["sf_unpack_deliveries", "sf_unpack_events"],
-        ["text_bytes", "deconstruct_array", "heap_deform_tuple", "text_to_cstring",
+        ["text_bytes", "sf_text_bytes", "DatumGetHeapTupleHeader",
+         "deconstruct_array", "heap_deform_tuple", "text_to_cstring",
          "pg_detoast_datum", "pg_detoast_datum_packed",
          "lookup_rowtype_tupdesc_copy", "get_typlenbyvalalign"],
+    ),
+    # open: finding the pipeline, its lock and the cache check, per call
+    "open": (
+        ["sf_persist_open"],
+        [],
     ),
     "engine": (
         ["sf_engine_ingest", "sf_engine_ingest_hashed",
@@ -56,12 +62,14 @@ COMPONENTS = {
     # encode: the journal encoders, minus the store they call (0.1.0 to
     # 0.3.0: sf_journal_ingest encodes and calls sf_persist_write_journal;
     # the layers tree: sf_persist_journal_ingest calls
-    # sf_journal_encode_ingest, then sf_persist_write_journal)
+    # sf_journal_encode_ingest, then sf_persist_write_journal, then frees
+    # the buffer, as sf_journal_ingest did: the wrapper counts as encode)
     "journal_encode": (
         ["sf_journal_ingest", "sf_journal_advance", "sf_journal_mark_idle",
          "sf_journal_encode_ingest", "sf_journal_encode_advance",
          "sf_journal_encode_mark_idle", "journal_begin",
-         "journal_partition_index"],
+         "journal_partition_index", "sf_persist_journal_ingest",
+         "sf_persist_journal_advance", "sf_persist_journal_mark_idle"],
         [],
     ),
     # store: the write of the journal entry (buffering, and the SPI INSERT
@@ -72,8 +80,14 @@ COMPONENTS = {
         [],
     ),
 }
+# The entry functions and their in-tree helpers whose direct calls of
+# PostgreSQL's argument and array decoding count as unpack (the helpers are
+# inlined in some trees and out of line in others: the layers tree has
+# sf_pipeline_arg and sf_text_arg).  Their own instructions count as other.
 ENTRY_GLUE = ["sf_ingest_batch", "sf_ingest", "sf_ingest_count",
-              "sf_ingest_deliveries", "sf_append_deliveries"]
+              "sf_ingest_deliveries", "sf_append_deliveries", "ingest_one",
+              "pipeline_arg", "sf_pipeline_arg", "text_arg", "sf_text_arg",
+              "check_not_null", "sf_check_not_null"]
 COMMIT_FN = "sf_xact_callback"
 
 SUFFIX = re.compile(r"(\.(cold|part\.\d+|isra\.\d+|constprop\.\d+|"
@@ -179,7 +193,8 @@ def analyse(path, entry, events):
             comp[name] = None
             continue
         comp[name] = cost
-        lower_bound[name] = used_direct
+        # a batch whose array is unpacked inline: only the callees count
+        lower_bound[name] = used_direct and entry == "sf_ingest_batch"
     # the encoders call the store: their figure excludes it
     enc = [f for f in COMPONENTS["journal_encode"][0] if f in called]
     sto = set(COMPONENTS["journal_store"][0])
@@ -212,7 +227,8 @@ ROWS = [
     ("total", "total (call + commit flush)"),
     ("entry", "the call itself (inclusive)"),
     ("commit", "commit-time journal flush"),
-    ("unpack", "unpack"),
+    ("unpack", "unpack (array or arguments)"),
+    ("open", "pipeline open (lookup, lock, cache check)"),
     ("engine", "engine"),
     ("journal_encode", "journal encode"),
     ("journal_store", "journal store"),
@@ -233,7 +249,13 @@ def fmt(v):
 
 def markdown(result):
     refs = result["refs"]
-    lines = []
+    m = result["meta"]
+    lines = [f"Instructions per event (callgrind, `bench/callgrind.sh`), "
+             f"{m.get('started', '?')}: "
+             + ", ".join(f"{r['label']} = {r['sha']}" for r in refs)
+             + f"; ingest_batch workloads {m.get('batches', '?')} batches of "
+             f"{m.get('batch_size', '?')}, per-row workloads "
+             f"{m.get('rows', '?')} calls, seed {m.get('seed', '?')}.", ""]
     first = refs[0]["label"]
     head = "| instructions/event | " + " | ".join(
         f"{r['label']} ({r['sha'][:8]})" for r in refs)
