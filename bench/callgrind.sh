@@ -12,8 +12,9 @@
 # default 5), --rows N (events of the per-row workloads, default 10000),
 # --workloads a,b (default batch_fixed,batch_fss,row_fixed,count_fixed),
 # --name NAME (result files bench/results/callgrind-NAME.{json,md}; default
-# <date>-<ref>-<ref>...), --keep (keep the scratch directory).  A ref may be
-# "WORKTREE" for the uncommitted tree of this checkout.
+# <date>-<ref>-<ref>...), --latest NAME (the copy of the results,
+# default callgrind-latest), --keep (keep the scratch directory).  A ref may
+# be "WORKTREE" for the checkout as it is on disk (uncommitted changes too).
 #
 # For every ref: git archive of the commit into a scratch directory, make,
 # and make install into a private copy of the PostgreSQL 15 tree (as
@@ -57,17 +58,19 @@ BATCHES=5
 ROWS=10000
 WORKLOADS=batch_fixed,batch_fss,row_fixed,count_fixed
 NAME=
+LATEST=callgrind-latest
 KEEP=
 REFS=()
-usage() { echo "usage: $0 [--batches N] [--rows N] [--workloads a,b] [--name NAME] [--keep] REF..." >&2; exit 2; }
+usage() { echo "usage: $0 [--batches N] [--rows N] [--workloads a,b] [--name NAME] [--latest NAME] [--keep] REF..." >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--batches) BATCHES=$2; shift ;;
 		--rows) ROWS=$2; shift ;;
 		--workloads) WORKLOADS=$2; shift ;;
 		--name) NAME=$2; shift ;;
+		--latest) LATEST=$2; shift ;;
 		--keep) KEEP=1 ;;
-		-h | --help) sed -n '2,45p' "$0"; exit 0 ;;
+		-h | --help) sed -n '2,47p' "$0"; exit 0 ;;
 		-*) usage ;;
 		*) REFS+=("$1") ;;
 	esac
@@ -354,6 +357,6 @@ sf_say "writing bench/results/callgrind-$NAME.{json,md} ($(elapsed))"
 	--meta valgrind="$(valgrind --version)" \
 	--meta postgres="$("$PGBIN/postgres" --version)" \
 	"${RUNS[@]}"
-cp "$BENCH/results/callgrind-$NAME.json" "$BENCH/results/callgrind-latest.json"
-cp "$BENCH/results/callgrind-$NAME.md" "$BENCH/results/callgrind-latest.md"
+cp "$BENCH/results/callgrind-$NAME.json" "$BENCH/results/$LATEST.json"
+cp "$BENCH/results/callgrind-$NAME.md" "$BENCH/results/$LATEST.md"
 sf_say "done in $(elapsed)"

@@ -390,6 +390,7 @@ if [ -n "$CALLGRIND" ]; then
 	started=
 	cg_refs=(WORKTREE)
 	[ -n "$CALLGRIND_BASE" ] && cg_refs=("$CALLGRIND_BASE" WORKTREE)
-	"$BENCH/callgrind.sh" --name "$DATE-$SHA$SUFFIX" "${cg_refs[@]}"
+	# (a --quick run's files are callgrind-*-quick.*, as its others)
+	"$BENCH/callgrind.sh" --name "$DATE-$SHA$SUFFIX" --latest "callgrind-latest$SUFFIX" "${cg_refs[@]}"
 fi
 sf_say "done in $(elapsed)"
