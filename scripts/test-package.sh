@@ -268,6 +268,9 @@ if [ -n "$upgrade" ]; then
 		    FOR j IN SELECT command FROM cron.job LOOP EXECUTE j.command; END LOOP;
 		END \$\$;
 		SELECT count(*) = ${f2:+1 + }1 FROM cron.job WHERE command LIKE '%streamforge.advance_to_now(%';"
+	# the suites below run as without --upgrade: without pg_cron
+	rm -f "$ROOT/etc/postgresql/$PG_MAJOR/main/conf.d/pg_cron.conf"
+	in_root pg_ctlcluster "$PG_MAJOR" main restart || sf_die "the cluster did not restart"
 else
 	apt_install "$deb"
 fi
