@@ -156,8 +156,6 @@ sf_private_tree() {
 # SF_RELEASE_COMMIT name the oldest, the one SF_RELEASE_INSTALL has always
 # meant (test/t/091_install_takeover.pl, 092_attach_upgrade.pl).
 SF_RELEASES=(0.1.0 0.2.0)
-SF_RELEASE_VERSION=0.1.0
-SF_RELEASE_COMMIT=8f0744b0909e68aa064cf014a237424f615678ad
 
 # sf_release_commit VERSION: the commit of a release of SF_RELEASES.
 sf_release_commit() {
@@ -170,6 +168,8 @@ sf_release_commit() {
 		;;
 	esac
 }
+SF_RELEASE_VERSION=${SF_RELEASES[0]}
+SF_RELEASE_COMMIT=$(sf_release_commit "$SF_RELEASE_VERSION")
 
 # sf_release_var VERSION: the suffix of the environment variables that
 # name a release to the TAP tests (0.2.0 -> 0_2_0: SF_RELEASE_INSTALL_0_2_0).
