@@ -9,7 +9,12 @@
 # Options: --reps N (repetitions of every throughput run), --keep (keep the
 # scratch directory and its cluster's files), --no-build (skip make: use
 # the tree as it was last built), --profile (perf profiles of the ingest_batch runs,
-# needs the linux-perf package; skipped with a note when perf cannot sample).
+# needs the linux-perf package; skipped with a note when perf cannot sample),
+# --callgrind (then also instructions per event per component of this
+# checkout's tree, by bench/callgrind.sh, written next to the wall-clock
+# results as callgrind-<date>-<shortsha>.{md,json}; about 1 minute more),
+# --callgrind-base REF (with --callgrind: measure REF too, first, as the base
+# of the ratios, e.g. v0.2.0).
 #
 # Like ./scripts/test.sh it installs the Debian packages it lacks (plus
 # python3 and gnuplot-nox) and builds the extension; then, in a scratch
@@ -48,6 +53,8 @@ REPS=
 KEEP=
 BUILD=1
 PROFILE=
+CALLGRIND=
+CALLGRIND_BASE=
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) MODE=quick ;;
@@ -55,8 +62,10 @@ while [ $# -gt 0 ]; do
 		--keep) KEEP=1 ;;
 		--no-build) BUILD= ;;
 		--profile) PROFILE=1 ;;
-		-h | --help) sed -n '2,12p' "$0"; exit 0 ;;
-		*) echo "usage: $0 [--quick] [--reps N] [--keep] [--no-build] [--profile]" >&2; exit 2 ;;
+		--callgrind) CALLGRIND=1 ;;
+		--callgrind-base) CALLGRIND_BASE=$2; shift ;;
+		-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+		*) echo "usage: $0 [--quick] [--reps N] [--keep] [--no-build] [--profile] [--callgrind [--callgrind-base REF]]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -372,4 +381,16 @@ mkdir -p "$BENCH/results"
 	--param slide_size="$((5 * SLIDE_STEP))" --param session_gap="$SESSION_GAP" \
 	--param reps="$REPS" --param latency_txns="$LAT_TXNS" --param latency_warmup="$LAT_WARM" \
 	--param latency_histories="$LAT_SIZES"
+if [ -n "$CALLGRIND" ]; then
+	# instructions per event, in fresh single-user backends under callgrind
+	# (its own scratch directory and clusters; docs/performance.md,
+	# "Instruction counts")
+	sf_say "instruction counts (bench/callgrind.sh) ($(elapsed))"
+	SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
+	started=
+	cg_refs=(WORKTREE)
+	[ -n "$CALLGRIND_BASE" ] && cg_refs=("$CALLGRIND_BASE" WORKTREE)
+	# (a --quick run's files are callgrind-*-quick.*, as its others)
+	"$BENCH/callgrind.sh" --name "$DATE-$SHA$SUFFIX" --latest "callgrind-latest$SUFFIX" "${cg_refs[@]}"
+fi
 sf_say "done in $(elapsed)"

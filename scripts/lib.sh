@@ -150,39 +150,68 @@ sf_private_tree() {
 		sf_die "make install into $dest failed"
 }
 
-# The release that upgrades start from: 0.1.0, tagged v0.1.0.  Named by its
-# commit, since tags need not reach every clone.
-SF_RELEASE_VERSION=0.1.0
-SF_RELEASE_COMMIT=8f0744b0909e68aa064cf014a237424f615678ad
+# The releases that upgrades start from, oldest first: 0.1.0 (tag v0.1.0)
+# and 0.2.0 (tag v0.2.0).  Each is named by its commit, since tags need not
+# reach every clone (sf_release_commit).  SF_RELEASE_VERSION and
+# SF_RELEASE_COMMIT name the oldest, the one SF_RELEASE_INSTALL has always
+# meant (test/t/091_install_takeover.pl, 092_attach_upgrade.pl).
+SF_RELEASES=(0.1.0 0.2.0)
 
-# Build the released version exactly as released (git archive of its
-# commit, its own Makefile and install script) under $1/src and install it
-# into a private PostgreSQL tree under $1/pg (sf_private_tree).  Prints the
-# installation directory to pass as install_path (the one holding bin/);
-# fails with a message on stderr when the checkout has no history for the
-# commit (a shallow clone, a tarball) or the build fails.
+# sf_release_commit VERSION: the commit of a release of SF_RELEASES.
+sf_release_commit() {
+	case "$1" in
+	0.1.0) echo 8f0744b0909e68aa064cf014a237424f615678ad ;;
+	0.2.0) echo 7c5f2d6eb17a53ab248922091dfd153ceb78ff47 ;;
+	*)
+		echo "unknown release \"$1\" (the releases are ${SF_RELEASES[*]})" >&2
+		return 1
+		;;
+	esac
+}
+SF_RELEASE_VERSION=${SF_RELEASES[0]}
+SF_RELEASE_COMMIT=$(sf_release_commit "$SF_RELEASE_VERSION")
+
+# sf_release_var VERSION: the suffix of the environment variables that
+# name a release to the TAP tests (0.2.0 -> 0_2_0: SF_RELEASE_INSTALL_0_2_0).
+sf_release_var() {
+	printf '%s' "${1//./_}"
+}
+
+# Build a released version exactly as released (git archive of its commit,
+# its own Makefile and install script) under $1/src and install it into a
+# private PostgreSQL tree under $1/pg (sf_private_tree).  $2 is the version
+# (SF_RELEASE_VERSION if not given).  Prints the installation directory to
+# pass as install_path (the one holding bin/); fails with a message on
+# stderr when the checkout has neither the history for the commit nor the
+# fixture (below), or the build fails.
 sf_release_tree() {
-	local dir=$1
+	local dir=$1 version=${2:-$SF_RELEASE_VERSION} commit
+	commit=$(sf_release_commit "$version") || return 1
 	# (safe.directory: root may run this in a checkout another user owns)
 	local git=(git -c safe.directory="$SF_ROOT" -C "$SF_ROOT")
 	# The release's sources from the history; in a clone without it (a
 	# shallow clone, a tarball), from the fixture made of the same commit
-	# (git archive 8f0744b -- src sql/install Makefile streamforge.control).
-	local fixture=$SF_ROOT/test/fixtures/streamforge-$SF_RELEASE_VERSION.tar.gz
+	# with only what the build needs, for 0.1.0
+	#   git archive 8f0744b -- src sql/install Makefile streamforge.control
+	# and for 0.2.0 (whose Makefile also installs its update script and
+	# streamforge_proxy)
+	#   git archive 7c5f2d6 -- src sql/install sql/upgrade proxy Makefile streamforge.control
+	# (each | gzip -n -9 > test/fixtures/streamforge-VERSION.tar.gz).
+	local fixture=$SF_ROOT/test/fixtures/streamforge-$version.tar.gz
 	rm -rf "$dir" && mkdir -p "$dir/src" || return 1
-	if "${git[@]}" cat-file -e "$SF_RELEASE_COMMIT^{commit}" 2>/dev/null; then
-		"${git[@]}" archive "$SF_RELEASE_COMMIT" | tar -C "$dir/src" -xf - || {
-			echo "git archive $SF_RELEASE_COMMIT failed" >&2
+	if "${git[@]}" cat-file -e "$commit^{commit}" 2>/dev/null; then
+		"${git[@]}" archive "$commit" | tar -C "$dir/src" -xf - || {
+			echo "git archive $commit failed" >&2
 			return 1
 		}
 	elif [ -f "$fixture" ]; then
 		tar -C "$dir/src" -xzf "$fixture" || return 1
 	else
-		echo "the checkout $SF_ROOT has neither commit $SF_RELEASE_COMMIT (release $SF_RELEASE_VERSION) nor $fixture: the upgrade test needs one of them" >&2
+		echo "the checkout $SF_ROOT has neither commit $commit (release $version) nor $fixture: the upgrade tests need one of them" >&2
 		return 1
 	fi
 	make -C "$dir/src" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" >"$dir/build.log" 2>&1 || {
-		echo "building release $SF_RELEASE_VERSION failed: $dir/build.log" >&2
+		echo "building release $version failed: $dir/build.log" >&2
 		return 1
 	}
 	(sf_private_tree "$dir/pg" "$dir/src") || return 1

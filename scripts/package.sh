@@ -3,7 +3,10 @@
 #
 #   ./scripts/package.sh            # -> dist/postgresql-15-streamforge_<v>_<arch>.deb
 #   ./scripts/package.sh --nocheck  # skip the build-time installcheck
-#   ./scripts/package.sh --release  # the package of release 0.1.0, for
+#   ./scripts/package.sh --release[=VERSION]
+#                                   # the package of a release (default
+#                                   # 0.2.0, the latest; 0.1.0 too) built
+#                                   # from its commit, for
 #                                   # scripts/test-package.sh --upgrade
 #
 # Builds the way Debian builds PostgreSQL extensions (debian/: pg_buildext,
@@ -28,8 +31,9 @@ release=
 for arg in "$@"; do
 	case "$arg" in
 	--nocheck) nocheck=1 ;;
-	--release) release=1 ;;
-	*) sf_die "unknown argument \"$arg\" (expected --nocheck or --release)" ;;
+	--release) release=${SF_RELEASES[${#SF_RELEASES[@]} - 1]} ;;
+	--release=*) release=${arg#--release=} ;;
+	*) sf_die "unknown argument \"$arg\" (expected --nocheck or --release[=VERSION])" ;;
 	esac
 done
 
@@ -41,25 +45,33 @@ done
 DIST=$SF_ROOT/dist
 rm -rf "$DIST/build"
 if [ -n "$release" ]; then
-	# Release 0.1.0 as released (its commit), packaged with this debian/
-	# and a changelog of its own; its Makefile runs the TAP tests in
-	# installcheck, so the build-time check is off.
-	version=$SF_RELEASE_VERSION-1
-	upstream=$SF_RELEASE_VERSION
+	# A release as released (its commit).  0.2.0 is the first release
+	# with a debian/: its package is built from that, as it was released.
+	# 0.1.0 has none: it is packaged with this debian/ and a changelog of
+	# its own.  The build-time check is off (0.1.0's Makefile runs the TAP
+	# tests in installcheck; the release's tests ran when it was released).
+	commit=$(sf_release_commit "$release") || exit 1
+	version=$release-1
+	upstream=$release
 	nocheck=1
 	src=$DIST/build/streamforge-$upstream
 	mkdir -p "$src"
-	sf_say "extracting release $SF_RELEASE_VERSION ($SF_RELEASE_COMMIT) to $src"
-	git -c safe.directory="$SF_ROOT" -C "$SF_ROOT" archive "$SF_RELEASE_COMMIT" | tar -C "$src" -xf - ||
-		sf_die "git archive $SF_RELEASE_COMMIT failed (does the checkout have the history?)"
-	cp -a "$SF_ROOT/debian" "$src/"
-	cat >"$src/debian/changelog" <<-EOF
-		streamforge ($version) unstable; urgency=medium
+	sf_say "extracting release $release ($commit) to $src"
+	git -c safe.directory="$SF_ROOT" -C "$SF_ROOT" archive "$commit" | tar -C "$src" -xf - ||
+		sf_die "git archive $commit failed (does the checkout have the history?)"
+	if [ -f "$src/debian/changelog" ]; then
+		[ "$(cd "$src" && dpkg-parsechangelog -S Version)" = "$version" ] ||
+			sf_die "release $release's debian/changelog is not at $version"
+	else
+		cp -a "$SF_ROOT/debian" "$src/"
+		cat >"$src/debian/changelog" <<-EOF
+			streamforge ($version) unstable; urgency=medium
 
-		  * Release $SF_RELEASE_VERSION, packaged for the upgrade test.
+			  * Release $release, packaged for the upgrade test.
 
-		 -- $(sed -n 's/^Maintainer: //p' "$SF_ROOT/debian/control")  $(date -R)
-	EOF
+			 -- $(sed -n 's/^Maintainer: //p' "$SF_ROOT/debian/control")  $(date -R)
+		EOF
+	fi
 else
 	version=$(cd "$SF_ROOT" && dpkg-parsechangelog -S Version)
 	upstream=${version%-*}

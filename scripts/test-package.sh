@@ -3,15 +3,20 @@
 # and run the regression suites against that installation.
 #
 #   ./scripts/test-package.sh [dist/postgresql-15-streamforge_<v>_<arch>.deb]
-#   ./scripts/test-package.sh --upgrade [...]
+#   ./scripts/test-package.sh --upgrade[=VERSION] [...]
 #
 # Default: dist/postgresql-15-streamforge_<debian/changelog's version>_<arch>.deb
 # (build it with scripts/package.sh).  With --upgrade, step 2 first installs
-# the package of release 0.1.0 (scripts/package.sh --release), makes a
-# pipeline with it, then upgrades to the package under test with apt while
-# the server runs, ingests under the 0.1.0 SQL, runs ALTER EXTENSION
-# UPDATE, ingests again and restores the 0.1.0 checkpoint.  As root, with
-# debootstrap and the apt mirror of this machine's sources:
+# the package of a release, 0.2.0 unless VERSION names another
+# (dist/postgresql-15-streamforge_<VERSION>-1_<arch>.deb, built by
+# scripts/package.sh --release=VERSION), and pg_cron; makes pipelines with
+# it (from 0.2.0 also a time unit, a retention, results with averages, a
+# table attached, ingest_json and a pg_cron job); then upgrades to the
+# package under test with apt while the server runs, ingests under the
+# release's SQL, runs ALTER EXTENSION UPDATE, ingests again (the attached
+# table too, now bound to its pipeline's id), runs the pg_cron job and
+# restores the release's checkpoint.  As root, with debootstrap and the apt
+# mirror of this machine's sources:
 #
 #   1. a Debian 12 minbase chroot (debootstrap; the base tarball is kept in
 #      $SF_BASE_TGZ, default /var/tmp/sf-package-bookworm.tgz, and
@@ -41,8 +46,9 @@ upgrade=
 deb=
 for arg in "$@"; do
 	case "$arg" in
-	--upgrade) upgrade=1 ;;
-	-*) sf_die "unknown option \"$arg\" (expected --upgrade)" ;;
+	--upgrade) upgrade=${SF_RELEASES[${#SF_RELEASES[@]} - 1]} ;;
+	--upgrade=*) upgrade=${arg#--upgrade=} ;;
+	-*) sf_die "unknown option \"$arg\" (expected --upgrade[=VERSION])" ;;
 	*) deb=$arg ;;
 	esac
 done
@@ -55,8 +61,9 @@ fi
 deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
 release_deb=
 if [ -n "$upgrade" ]; then
-	release_deb=$SF_ROOT/dist/postgresql-$PG_MAJOR-streamforge_$SF_RELEASE_VERSION-1_$arch.deb
-	[ -f "$release_deb" ] || sf_die "no $release_deb: run scripts/package.sh --release first"
+	sf_release_commit "$upgrade" >/dev/null || exit 1
+	release_deb=$SF_ROOT/dist/postgresql-$PG_MAJOR-streamforge_$upgrade-1_$arch.deb
+	[ -f "$release_deb" ] || sf_die "no $release_deb: run scripts/package.sh --release=$upgrade first"
 fi
 
 DEBOOTSTRAP=${DEBOOTSTRAP:-$(command -v debootstrap || echo /usr/sbin/debootstrap)}
@@ -131,12 +138,18 @@ check() {	# check DESCRIPTION COMMAND...: one line of the verdict
 		status=1
 	fi
 }
-# apt_install DEB...: apt-get install postgresql-15 and the packages
+# apt_install DEB|PACKAGE...: apt-get install postgresql-15 and the
+# packages (a .deb file is copied in)
 apt_install() {
 	local f names=()
 	for f in "$@"; do
-		cp "$f" "$ROOT/tmp/"
-		names+=("./$(basename "$f")")
+		case "$f" in
+		*.deb)
+			cp "$f" "$ROOT/tmp/"
+			names+=("./$(basename "$f")")
+			;;
+		*) names+=("$f") ;;
+		esac
 	done
 	sf_say "apt-get install postgresql-$PG_MAJOR ${names[*]}"
 	in_root sh -c "cd /tmp && apt-get install -y -q --no-install-recommends postgresql-$PG_MAJOR ${names[*]}" \
@@ -162,10 +175,18 @@ sql_is() {
 #    running, the old SQL with the new library, ALTER EXTENSION UPDATE)
 in_root apt-get update -q >/dev/null || sf_die "apt-get update failed in the chroot"
 if [ -n "$upgrade" ]; then
-	apt_install "$release_deb"
+	release=$upgrade
+	newversion=$(sf_make_var "$SF_ROOT" EXTVERSION)
+	# from 0.2.0 on, the release's features too
+	f2=
+	[ "$release" != 0.1.0 ] && f2=1
+	apt_install "$release_deb" "postgresql-$PG_MAJOR-cron"
+	printf '%s\n' "shared_preload_libraries = 'pg_cron'" "cron.database_name = 'sf_upgrade'" \
+		>"$ROOT/etc/postgresql/$PG_MAJOR/main/conf.d/pg_cron.conf"
 	start_cluster
 	in_root runuser -u postgres -- psql -X -qAt -d postgres -c 'CREATE DATABASE sf_upgrade;'
-	sql_is "release $SF_RELEASE_VERSION: a pipeline with outputs and a checkpoint" sf_upgrade t "
+	sql_is "release $release: a pipeline with outputs, a checkpoint and a pg_cron job" sf_upgrade t "
+		CREATE EXTENSION pg_cron;
 		CREATE EXTENSION streamforge;
 		SELECT streamforge.create_pipeline('up', ARRAY['a', 'b'],
 		    ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)], 2);
@@ -174,12 +195,33 @@ if [ -n "$upgrade" ]; then
 		SELECT count(*) FROM streamforge.ingest('up', 'b', 0, 'e1', 'k', 12, 2);
 		SELECT count(*) FROM streamforge.advance('up', 'a', 11);
 		SELECT count(*) FROM streamforge.advance('up', 'b', 11);
+		SELECT streamforge.schedule_advance('up', 'b', '0 0 1 1 *', 5, 's') > 0;
 		CREATE TABLE saved AS SELECT streamforge.checkpoint('up') AS cp,
 		    (SELECT array_agg(v ORDER BY v::text) FROM streamforge.visible('up') v)::text AS vis;
-		SELECT extversion = '$SF_RELEASE_VERSION' AND vis IS NOT NULL
+		SELECT extversion = '$release' AND vis IS NOT NULL
 		  FROM pg_extension, saved WHERE extname = 'streamforge';"
+	if [ -n "$f2" ]; then
+		sql_is "release $release: a time unit, a retention, an attached table, ingest_json, averages" sf_upgrade t "
+			SELECT streamforge.create_pipeline('timed', ARRAY['web'],
+			    ARRAY[streamforge.fixed_interval('m', interval '1 minute')],
+			    lateness => 5, retention => 600, time_unit => interval '1 second');
+			SELECT streamforge.configure_outputs('timed', results_retention => true);
+			CREATE TABLE visits (id bigserial PRIMARY KEY, page text NOT NULL,
+			                     at timestamptz NOT NULL, ms integer NOT NULL);
+			SELECT streamforge.attach('timed', 'visits', event_id => 'id', key => 'page',
+			    event_time => 'at', value => 'ms');
+			INSERT INTO visits (page, at, ms)
+			    VALUES ('/a', '2026-11-30 12:00:00+00', 10), ('/a', '2026-11-30 12:00:30+00', 20);
+			SELECT count(*) FROM streamforge.ingest_json('timed',
+			    '[{\"partition\": \"web\", \"event_id\": \"j1\", \"key\": \"/b\", \"event_time\": \"2026-11-30 12:00:40+00\", \"value\": 5}]');
+			SELECT count(*) FROM streamforge.advance_ts('timed', 'web', '2026-11-30 12:01:10+00');
+			SELECT streamforge.schedule_advance('timed', 'web', '0 0 1 1 *', 10, 's') > 0;
+			SELECT (SELECT avg FROM streamforge.results WHERE pipeline = 'timed' AND key = '/a') = 15
+			   AND (SELECT count(*) FROM streamforge.attachments) = 1
+			   AND (SELECT consumed_offset FROM streamforge.partitions('timed')) = 2;"
+	fi
 	apt_install "$deb"
-	sql_is "after the package upgrade, the release's SQL is still installed" sf_upgrade "$SF_RELEASE_VERSION" \
+	sql_is "after the package upgrade, the release's SQL is still installed" sf_upgrade "$release" \
 		"SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"
 	sql_is "the new library ingests under the release's SQL (a late event, changelog consecutive)" sf_upgrade t "
 		SELECT count(*) FROM streamforge.ingest('up', 'a', 1, 'e2', 'k', 16, 3);
@@ -188,7 +230,12 @@ if [ -n "$upgrade" ]; then
 		SELECT count(*) FROM streamforge.advance('up', 'b', 30);
 		SELECT (SELECT count(*) FROM streamforge.late_events('up')) = 1
 		   AND (SELECT count(*) = max(seq) FROM streamforge.changelog WHERE pipeline = 'up');"
-	sql_is "ALTER EXTENSION streamforge UPDATE" sf_upgrade "$(sf_make_var "$SF_ROOT" EXTVERSION)" "
+	[ -n "$f2" ] && sql_is "the new library ingests under the release's SQL: the attached table, ingest_json" sf_upgrade t "
+		INSERT INTO visits (page, at, ms) VALUES ('/a', '2026-11-30 12:01:20+00', 7);
+		SELECT count(*) FROM streamforge.ingest_json('timed',
+		    '[{\"partition\": \"web\", \"event_id\": \"j2\", \"key\": \"/b\", \"event_time\": \"2026-11-30 12:01:30+00\", \"value\": 9}]');
+		SELECT (SELECT consumed_offset FROM streamforge.partitions('timed')) = 4;"
+	sql_is "ALTER EXTENSION streamforge UPDATE" sf_upgrade "$newversion" "
 		ALTER EXTENSION streamforge UPDATE;
 		SELECT extversion FROM pg_extension WHERE extname = 'streamforge'"
 	sql_is "after the update: ingestion goes on, the release's checkpoint restores" sf_upgrade t "
@@ -202,6 +249,28 @@ if [ -n "$upgrade" ]; then
 		   AND (SELECT count(*) FROM streamforge.results WHERE pipeline = 'up') > 0
 		   AND (SELECT count(*) = max(seq) FROM streamforge.changelog WHERE pipeline = 'up')
 		  FROM saved;"
+	[ -n "$f2" ] && sql_is "after the update: the attachment is bound to its pipeline's id and ingests, averages" sf_upgrade t "
+		INSERT INTO visits (page, at, ms) VALUES ('/a', '2026-11-30 12:01:40+00', 11);
+		SELECT count(*) FROM streamforge.advance_ts('timed', 'web', '2026-11-30 12:02:10+00');
+		SELECT (SELECT pipeline_id = streamforge_internal.pipeline_id('timed')
+		          FROM streamforge.attachments WHERE source = 'visits'::regclass)
+		   AND (SELECT consumed_offset FROM streamforge.partitions('timed')) = 5
+		   AND (SELECT avg FROM streamforge.results
+		         WHERE pipeline = 'timed' AND key = '/a'
+		           AND window_start = streamforge.time_to_units('2026-11-30 12:01:00+00', interval '1 second')) = 9
+		   AND streamforge.time_unit('timed') = interval '1 second';"
+	# the jobs the release scheduled run after the update (as their user;
+	# the schedules never fire during the test)
+	sql_is "after the update: the release's pg_cron jobs are there and run" sf_upgrade t "
+		DO \$\$
+		DECLARE j record;
+		BEGIN
+		    FOR j IN SELECT command FROM cron.job LOOP EXECUTE j.command; END LOOP;
+		END \$\$;
+		SELECT count(*) = ${f2:+1 + }1 FROM cron.job WHERE command LIKE '%streamforge.advance_to_now(%';"
+	# the suites below run as without --upgrade: without pg_cron
+	rm -f "$ROOT/etc/postgresql/$PG_MAJOR/main/conf.d/pg_cron.conf"
+	in_root pg_ctlcluster "$PG_MAJOR" main restart || sf_die "the cluster did not restart"
 else
 	apt_install "$deb"
 fi

@@ -12,9 +12,11 @@
 #                 instance;
 #   3. tap        prove over test/t/*.pl, with the environment PGXS's
 #                 prove_installcheck sets up; for the tests that name
-#                 SF_RELEASE_INSTALL (the upgrade tests), release 0.1.0 is
-#                 built from its commit into a second private tree first
-#                 (scripts/lib.sh, sf_release_tree);
+#                 SF_RELEASE_INSTALL (the upgrade tests), the releases
+#                 0.1.0 and 0.2.0 are built from their commits into private
+#                 trees of their own first, once per run (scripts/lib.sh,
+#                 sf_release_tree), and passed in SF_RELEASE_INSTALL_0_1_0
+#                 and SF_RELEASE_INSTALL_0_2_0 (SF_RELEASE_INSTALL: 0.1.0);
 #   4. hooks      every test/run.d/*.sh (C-level tests, fuzz targets), run
 #                 from the scratch copy's top directory; exit status 0 is a
 #                 pass.
@@ -225,20 +227,30 @@ else
 	sf_say "tap: ${#tap_tests[@]} test files"
 	run_in_scratch rm -rf "$SCRATCH/tmp_check"
 	run_in_scratch mkdir -p "$SCRATCH/tmp_check"
-	# The upgrade tests start from the release as released: built from its
-	# commit (the scratch copy has no .git) into a second private tree.
-	# Without the history they get the reason instead, and fail with it.
-	release_install=
-	release_error=
+	# The upgrade tests start from the releases as released: each built
+	# from its commit (the scratch copy has no .git) into a private tree of
+	# its own, once for all the tests.  A release that cannot be built gets
+	# its reason instead (SF_RELEASE_ERROR_<v>), and the tests that need it
+	# fail with it.
+	release_env=(SF_RELEASES="${SF_RELEASES[*]}" SF_RELEASE_VERSION="$SF_RELEASE_VERSION")
 	if grep -l SF_RELEASE_INSTALL "${tap_tests[@]/#/$SCRATCH/}" >/dev/null 2>&1; then
-		sf_say "tap: building release $SF_RELEASE_VERSION ($SF_RELEASE_COMMIT) into $SCRATCH/release"
-		if release_install=$(sf_release_tree "$SCRATCH/release" 2>"$SCRATCH/release.err"); then
-			sf_is_root && chown -R postgres:postgres "$SCRATCH/release"
-		else
-			release_error=$(cat "$SCRATCH/release.err")
-			release_install=
-			sf_say "tap: $release_error"
-		fi
+		for v in "${SF_RELEASES[@]}"; do
+			rel_install=
+			rel_error=
+			sf_say "tap: building release $v ($(sf_release_commit "$v")) into $SCRATCH/release-$v"
+			if rel_install=$(sf_release_tree "$SCRATCH/release-$v" "$v" 2>"$SCRATCH/release-$v.err"); then
+				sf_is_root && chown -R postgres:postgres "$SCRATCH/release-$v"
+			else
+				rel_error=$(cat "$SCRATCH/release-$v.err")
+				rel_install=
+				sf_say "tap: $rel_error"
+			fi
+			release_env+=("SF_RELEASE_INSTALL_$(sf_release_var "$v")=$rel_install"
+				"SF_RELEASE_ERROR_$(sf_release_var "$v")=$rel_error")
+			if [ "$v" = "$SF_RELEASE_VERSION" ]; then
+				release_env+=("SF_RELEASE_INSTALL=$rel_install" "SF_RELEASE_ERROR=$rel_error")
+			fi
+		done
 	fi
 	tap_ok=0
 	tap_bad=0
@@ -247,9 +259,7 @@ else
 			TESTDIR="$SCRATCH" \
 			PATH="$PGBIN:$SCRATCH:$PATH" \
 			PGPORT=65432 \
-			SF_RELEASE_INSTALL="$release_install" \
-			SF_RELEASE_ERROR="$release_error" \
-			SF_RELEASE_VERSION="$SF_RELEASE_VERSION" \
+			"${release_env[@]}" \
 			PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-600}" \
 			PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 			PERL5LIB="$PGXS_DIR/src/test/perl:$SCRATCH${PERL5LIB:+:$PERL5LIB}" \
