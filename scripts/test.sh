@@ -35,10 +35,19 @@
 # runs those two pg_regress tests, every isolation spec and one TAP file.
 # A suite named without ":" runs whole; suites not named are skipped.
 #
+# Memory checking (on demand, not in CI; docs/testing.md):
+#   ./scripts/test.sh --valgrind [suites]   servers under valgrind memcheck
+#   ./scripts/test.sh --asan [suites]       extension built with ASan/UBSan
+# Without suites these run regress and isolation.  Besides the tests' own
+# results, every finding (scripts/memcheck.sh says what counts) is a
+# failure, and the summary names the file that holds the reports.
+#
 # Environment: SF_KEEP_SCRATCH=1 keeps the scratch directory even on success.
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/memcheck.sh
+. "$(dirname "${BASH_SOURCE[0]}")/memcheck.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 SUITE_TIMEOUT=900				# a hang guard, not a measurement
@@ -116,16 +125,36 @@ make_var() { sf_make_var "$SCRATCH" "$1"; }
 # ------------------------------------------------------------------
 # Selection: suite -> "" (whole suite) or " name name ..." (those tests)
 declare -A only=()
+mc_mode=
 for arg in "$@"; do
 	case "$arg" in
+	--valgrind | --asan)
+		[ -n "$mc_mode" ] && [ "$mc_mode" != "${arg#--}" ] && sf_die "--valgrind and --asan exclude each other"
+		mc_mode=${arg#--}
+		;;
 	regress | isolation | tap | hooks) only[$arg]="" ;;
 	regress:* | isolation:* | tap:* | hooks:*)
 		only[${arg%%:*}]+=" ${arg#*:}"
 		only[${arg%%:*}]=${only[${arg%%:*}]//,/ }
 		;;
-	*) sf_die "unknown argument \"$arg\" (expected regress, isolation, tap or hooks, optionally :name,...)" ;;
+	*) sf_die "unknown argument \"$arg\" (expected regress, isolation, tap or hooks, optionally :name,..., or --valgrind, --asan)" ;;
 	esac
 done
+if [ -n "$mc_mode" ]; then
+	# regress and isolation unless suites are named; the tests are 2-50
+	# times slower, so the hang guard is longer.
+	if [ ${#only[@]} -eq 0 ]; then
+		only[regress]=""
+		only[isolation]=""
+	fi
+	case "$mc_mode" in
+	valgrind) SUITE_TIMEOUT=${SF_MC_TIMEOUT:-14400} ;;
+	asan) SUITE_TIMEOUT=${SF_MC_TIMEOUT:-3600} ;;
+	esac
+	# pg_regress and pg_ctl wait this long for a server to start
+	export PGCTLTIMEOUT=${PGCTLTIMEOUT:-900}
+	mc_started=$(date +%s)
+fi
 # selected SUITE: is the suite to run at all?
 selected() { [ $# -ge 1 ] && { [ ${#only[@]} -eq 0 ] || [ -n "${only[$1]+x}" ]; }; }
 # select_tests SUITE ARRAY: keep only the selected names in ARRAY
@@ -142,7 +171,7 @@ select_tests() {
 	arr=("${keep[@]}")
 }
 
-sf_need_packages "${SF_BUILD_PACKAGES[@]}" "${SF_TEST_PACKAGES[@]}"
+sf_need_packages "${SF_BUILD_PACKAGES[@]}" "${SF_TEST_PACKAGES[@]}" $(sf_mc_packages "$mc_mode")
 sf_check_server_user
 sf_say "building (make, PG_CONFIG=$PG_CONFIG)"
 if ! make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG"; then
@@ -156,8 +185,14 @@ SCRATCH=$(mktemp -d /tmp/streamforge-test.XXXXXX)
 sf_say "copying the tree to $SCRATCH"
 tar -C "$SF_ROOT" --exclude=./.git --exclude=./.demo --exclude=./dist --exclude='./tmp_check*' \
 	--exclude=./results --exclude=./output_iso -cf - . | tar -C "$SCRATCH" -xf -
+# --asan: the sanitizer build, in the scratch copy, is the one installed
+build_dir=$SF_ROOT
+if [ "$mc_mode" = asan ]; then
+	sf_mc_asan_build "$SCRATCH"
+	build_dir=$SCRATCH
+fi
 sf_say "installing into a private copy of the PostgreSQL tree in $SCRATCH/pg"
-if ! (sf_private_tree "$SCRATCH/pg"); then
+if ! (sf_private_tree "$SCRATCH/pg" "$build_dir"); then
 	summary+=("install: failed")
 	failures+=(install)
 	failed=1
@@ -165,6 +200,12 @@ if ! (sf_private_tree "$SCRATCH/pg"); then
 fi
 # Every server and client below comes from the private tree.
 PGBIN=$SCRATCH/pg$PGBIN
+if [ -n "$mc_mode" ]; then
+	SF_MC_LOGDIR=$SCRATCH/$mc_mode
+	mkdir -p "$SF_MC_LOGDIR"
+	sf_mc_wrap_server "$PGBIN" "$mc_mode" "$SF_MC_LOGDIR"
+	sf_say "$mc_mode: every server of this run is under $mc_mode; reports in $SF_MC_LOGDIR"
+fi
 sf_is_root && chown -R postgres:postgres "$SCRATCH"
 chmod 755 "$SCRATCH"
 
@@ -302,6 +343,20 @@ else
 	failed=$((failed + hook_bad))
 	summary+=("hooks: $hook_ok passed, $hook_bad failed")
 	[ "$hook_bad" -gt 0 ] && failures+=("hooks(${hook_failed[*]})")
+fi
+
+# ------------------------------------------------------------------
+# --valgrind, --asan: the reports
+# ------------------------------------------------------------------
+if [ -n "$mc_mode" ]; then
+	echo
+	if sf_mc_scan "$SF_MC_LOGDIR" "$mc_mode"; then
+		summary+=("$mc_mode: no findings ($(( $(date +%s) - mc_started ))s)")
+	else
+		failed=$((failed + 1))
+		failures+=("$mc_mode($SF_MC_LOGDIR/findings.txt)")
+		summary+=("$mc_mode: findings in $SF_MC_LOGDIR/findings.txt ($(( $(date +%s) - mc_started ))s)")
+	fi
 fi
 
 # ------------------------------------------------------------------

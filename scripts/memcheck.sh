@@ -1,0 +1,169 @@
+# shellcheck shell=bash
+# scripts/memcheck.sh: the memory-checking modes of scripts/test.sh
+# (sourced by it, not run): --valgrind and --asan.  docs/testing.md says
+# what each catches and what it cannot.
+#
+# Both work on the private PostgreSQL tree of the run (scripts/lib.sh,
+# sf_private_tree): its bin/postgres is renamed postgres.real and replaced
+# by a wrapper script, so every server the suite starts from that tree
+# (pg_regress's and pg_isolation_regress's temporary instances, TAP
+# clusters) runs under the tool, and nothing outside the scratch directory
+# changes.  The wrapper runs initdb's bootstrap and single-user runs
+# (--boot, --single) and the version checks (-V, --version, -C) without the
+# tool: streamforge is not loaded there, and valgrind would make initdb take
+# minutes.
+#
+#   valgrind  memcheck on the Debian server binary, with
+#             test/valgrind.supp (PostgreSQL 15's suppressions); one log per
+#             process in $SF_MC_LOGDIR.  An error whose report (its stack, or
+#             with --track-origins the stack of the allocation an
+#             uninitialised value came from) names streamforge.so is a
+#             finding and fails the run; an error inside PostgreSQL alone is
+#             listed, and does not fail it.  A process that valgrind saw die
+#             of SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT is a finding too.
+#   asan      the extension rebuilt in the scratch copy with
+#             -fsanitize=address,undefined (gcc, the server's compiler); the
+#             server runs with gcc's libasan preloaded.  Any report of
+#             AddressSanitizer or UBSan, in any server process, is a finding.
+
+# Flags of the --asan build (added to CFLAGS and LDFLAGS through PGXS's
+# COPT).  -fno-sanitize-recover: a UBSan report ends the backend, so a test
+# shows it too.  -Wno-error: some gcc warnings exist only with sanitizers
+# (-Wmaybe-uninitialized at -O2); the normal build stays -Werror.
+SF_ASAN_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -Wno-error"
+SF_ASAN_RUNTIME=
+SF_VALGRIND_SUPP=$SF_ROOT/test/valgrind.supp
+
+# Packages the modes need besides the suite's.
+sf_mc_packages() {
+	case "$1" in
+	valgrind) echo valgrind ;;
+	asan) echo gcc ;;
+	esac
+}
+
+# Rebuild the extension in the scratch copy $1 with the sanitizers (the
+# checkout's own build is untouched).  Dies on failure.
+sf_mc_asan_build() {
+	local dir=$1 cc
+	cc=$(sf_make_var "$dir" CC)
+	SF_ASAN_RUNTIME=$($cc -print-file-name=libasan.so)
+	[ -f "$SF_ASAN_RUNTIME" ] || sf_die "$cc has no libasan.so (print-file-name gave \"$SF_ASAN_RUNTIME\")"
+	# -print-file-name gives the linker script's directory; the runtime to
+	# preload is the shared object it names.
+	SF_ASAN_RUNTIME=$(readlink -f "$SF_ASAN_RUNTIME")
+	sf_say "asan: rebuilding in $dir with $cc $SF_ASAN_CFLAGS"
+	make -C "$dir" clean >/dev/null 2>&1
+	make -C "$dir" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" \
+		COPT="$SF_ASAN_CFLAGS" >"$dir/asan-build.log" 2>&1 || {
+		tail -n 40 "$dir/asan-build.log"
+		sf_die "the sanitizer build failed ($dir/asan-build.log)"
+	}
+	nm -D "$dir/streamforge.so" | grep -q __asan_init ||
+		sf_die "$dir/streamforge.so is not instrumented (no __asan_init)"
+}
+
+# Replace bin/postgres of the private tree whose bindir is $1 by the wrapper
+# of mode $2, logging into $3.
+sf_mc_wrap_server() {
+	local bindir=$1 mode=$2 logdir=$3 tool
+	mv "$bindir/postgres" "$bindir/postgres.real" || sf_die "cannot move $bindir/postgres"
+	case "$mode" in
+	valgrind)
+		tool="valgrind --quiet --trace-children=yes --track-origins=yes \\
+	--read-var-info=no --leak-check=no --num-callers=40 \\
+	--gen-suppressions=all --suppressions=$SF_VALGRIND_SUPP \\
+	--error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END \\
+	--log-file=$logdir/%p.log"
+		;;
+	asan)
+		tool="env LD_PRELOAD=$SF_ASAN_RUNTIME \\
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_odr_violation=0:log_path=$logdir/asan \\
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$logdir/ubsan"
+		;;
+	*) sf_die "unknown memcheck mode \"$mode\"" ;;
+	esac
+	cat >"$bindir/postgres" <<EOF
+#!/bin/sh
+# scripts/memcheck.sh: postgres under $mode (the real binary is postgres.real)
+real="\$(dirname "\$0")/postgres.real"
+for a in "\$@"; do
+	case "\$a" in
+	--boot | --single | -V | --version | -C) exec "\$real" "\$@" ;;
+	esac
+done
+exec $tool \\
+	"\$real" "\$@"
+EOF
+	chmod 755 "$bindir/postgres"
+}
+
+# Scan the logs in $1 for mode $2.  Prints a summary (and the reports that
+# are findings, into $1/findings.txt as well); returns non-zero when there
+# is a finding.
+sf_mc_scan() {
+	local logdir=$1 mode=$2
+	case "$mode" in
+	valgrind) sf_mc_scan_valgrind "$logdir" ;;
+	asan) sf_mc_scan_asan "$logdir" ;;
+	esac
+}
+
+sf_mc_scan_valgrind() {
+	local logdir=$1 logs
+	logs=$(find "$logdir" -name '*.log' | wc -l)
+	# Split every log into its error blocks; each block is one error.
+	awk -v findings="$logdir/findings.txt" -v others="$logdir/postgres-only.txt" \
+		-v counts="$logdir/counts" '
+		FNR == 1 { file = FILENAME }
+		/VALGRINDERROR-BEGIN/ { inblk = 1; blk = ""; next }
+		/VALGRINDERROR-END/ {
+			inblk = 0
+			if (blk ~ /streamforge\.so/) {
+				nf++; print "==== " file > findings; print blk > findings
+			} else {
+				no++; print "==== " file > others; print blk > others
+			}
+			next
+		}
+		inblk { blk = blk $0 "\n"; next }
+		/Process terminating with default action of signal (4|6|7|8|11) / {
+			nf++; print "==== " file > findings; print $0 > findings
+			stack = 20; next
+		}
+		stack > 0 { stack--; print $0 > findings; if (stack == 0) print "" > findings }
+		END { printf "%d %d\n", nf, no > counts }
+	' /dev/null $(find "$logdir" -name '*.log' | sort)
+	local nf no
+	read -r nf no <"$logdir/counts"
+	sf_say "valgrind: $logs process logs, $nf errors naming streamforge.so (findings), $no inside PostgreSQL alone (not counted)"
+	if [ "$no" -gt 0 ]; then
+		echo "    PostgreSQL-only errors: $logdir/postgres-only.txt; the first:"
+		sed -n '1,/^$/p' "$logdir/postgres-only.txt" | head -n 30 | sed 's/^/    /'
+	fi
+	if [ "$nf" -gt 0 ]; then
+		sf_say "valgrind findings ($logdir/findings.txt):"
+		cat "$logdir/findings.txt"
+		return 1
+	fi
+	return 0
+}
+
+sf_mc_scan_asan() {
+	local logdir=$1 f n=0
+	: >"$logdir/findings.txt"
+	for f in "$logdir"/asan.* "$logdir"/ubsan.*; do
+		[ -s "$f" ] || continue
+		n=$((n + 1))
+		{
+			echo "==== $f"
+			cat "$f"
+		} >>"$logdir/findings.txt"
+	done
+	sf_say "asan: $n sanitizer reports"
+	if [ "$n" -gt 0 ]; then
+		cat "$logdir/findings.txt"
+		return 1
+	fi
+	return 0
+}
