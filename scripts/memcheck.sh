@@ -23,7 +23,8 @@
 #             of SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT is a finding too.
 #   asan      the extension rebuilt in the scratch copy with
 #             -fsanitize=address,undefined (gcc, the server's compiler); the
-#             server runs with gcc's libasan preloaded.  Any report of
+#             server runs with gcc's libasan preloaded (and
+#             test/asan/preload.c, which lets it start).  Any report of
 #             AddressSanitizer or UBSan, in any server process, is a finding.
 
 # Flags of the --asan build (added to CFLAGS and LDFLAGS through PGXS's
@@ -59,8 +60,12 @@ sf_mc_asan_build() {
 		tail -n 40 "$dir/asan-build.log"
 		sf_die "the sanitizer build failed ($dir/asan-build.log)"
 	}
-	nm -D "$dir/streamforge.so" | grep -q __asan_init ||
+	[ "$(nm -D "$dir/streamforge.so" | grep -c " U __asan_init$")" -eq 1 ] ||
 		sf_die "$dir/streamforge.so is not instrumented (no __asan_init)"
+	# preloaded after the runtime: test/asan/preload.c says why
+	$cc -shared -fPIC -O1 -o "$dir/test/asan/libsfpreload.so" "$dir/test/asan/preload.c" ||
+		sf_die "building test/asan/preload.c failed"
+	SF_ASAN_RUNTIME="$SF_ASAN_RUNTIME $dir/test/asan/libsfpreload.so"
 }
 
 # Replace bin/postgres of the private tree whose bindir is $1 by the wrapper
@@ -77,7 +82,7 @@ sf_mc_wrap_server() {
 	--log-file=$logdir/%p.log"
 		;;
 	asan)
-		tool="env LD_PRELOAD=$SF_ASAN_RUNTIME \\
+		tool="env LD_PRELOAD='$SF_ASAN_RUNTIME' \\
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_odr_violation=0:log_path=$logdir/asan \\
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$logdir/ubsan"
 		;;
