@@ -17,7 +17,7 @@
 #             test/valgrind.supp (PostgreSQL 15's suppressions); one log per
 #             process in $SF_MC_LOGDIR.  An error whose report (its stack, or
 #             with --track-origins the stack of the allocation an
-#             uninitialised value came from) names streamforge.so is a
+#             uninitialised value came from) has a frame in streamforge is a
 #             finding and fails the run; an error inside PostgreSQL alone is
 #             listed, and does not fail it.  A process that valgrind saw die
 #             of SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT is a finding too.
@@ -76,7 +76,7 @@ sf_mc_wrap_server() {
 	case "$mode" in
 	valgrind)
 		tool="valgrind --quiet --trace-children=yes --track-origins=yes \\
-	--read-var-info=no --leak-check=no --num-callers=40 \\
+	--read-var-info=no --leak-check=no --num-callers=40 --fullpath-after= \\
 	--gen-suppressions=all --suppressions=$SF_VALGRIND_SUPP \\
 	--error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END \\
 	--log-file=$logdir/%p.log"
@@ -103,28 +103,31 @@ EOF
 	chmod 755 "$bindir/postgres"
 }
 
-# Scan the logs in $1 for mode $2.  Prints a summary (and the reports that
-# are findings, into $1/findings.txt as well); returns non-zero when there
-# is a finding.
+# Scan the logs in $1 for mode $2, of the build in directory $3.  Prints a
+# summary (and the reports that are findings, into $1/findings.txt as
+# well); returns non-zero when there is a finding.
 sf_mc_scan() {
-	local logdir=$1 mode=$2
+	local logdir=$1 mode=$2 build=$3
 	case "$mode" in
-	valgrind) sf_mc_scan_valgrind "$logdir" ;;
+	valgrind) sf_mc_scan_valgrind "$logdir" "$build" ;;
 	asan) sf_mc_scan_asan "$logdir" ;;
 	esac
 }
 
+# A frame of streamforge reads "fn (/build/dir/src/file.c:line)" with its
+# debug information (--fullpath-after= gives the whole path) or
+# "(in .../streamforge.so)" without.
 sf_mc_scan_valgrind() {
-	local logdir=$1 logs
+	local logdir=$1 build=$2 logs
 	logs=$(find "$logdir" -name '*.log' | wc -l)
 	# Split every log into its error blocks; each block is one error.
 	awk -v findings="$logdir/findings.txt" -v others="$logdir/postgres-only.txt" \
-		-v counts="$logdir/counts" '
+		-v counts="$logdir/counts" -v src="($build/src/" '
 		FNR == 1 { file = FILENAME }
 		/VALGRINDERROR-BEGIN/ { inblk = 1; blk = ""; next }
 		/VALGRINDERROR-END/ {
 			inblk = 0
-			if (blk ~ /streamforge\.so/) {
+			if (blk ~ /streamforge\.so/ || index(blk, src) > 0) {
 				nf++; print "==== " file > findings; print blk > findings
 			} else {
 				no++; print "==== " file > others; print blk > others
@@ -141,7 +144,7 @@ sf_mc_scan_valgrind() {
 	' /dev/null $(find "$logdir" -name '*.log' | sort)
 	local nf no
 	read -r nf no <"$logdir/counts"
-	sf_say "valgrind: $logs process logs, $nf errors naming streamforge.so (findings), $no inside PostgreSQL alone (not counted)"
+	sf_say "valgrind: $logs process logs, $nf errors in streamforge (findings), $no inside PostgreSQL alone (not counted)"
 	if [ "$no" -gt 0 ]; then
 		echo "    PostgreSQL-only errors: $logdir/postgres-only.txt; the first:"
 		sed -n '1,/^$/p' "$logdir/postgres-only.txt" | head -n 30 | sed 's/^/    /'
