@@ -103,14 +103,15 @@ EOF
 	chmod 755 "$bindir/postgres"
 }
 
-# Scan the logs in $1 for mode $2, of the build in directory $3.  Prints a
+# Scan the logs in $1 for mode $2, of the build in directory $3, with the
+# run's servers' logs under directory $4 (--asan).  Prints a
 # summary (and the reports that are findings, into $1/findings.txt as
 # well); returns non-zero when there is a finding.
 sf_mc_scan() {
 	local logdir=$1 mode=$2 build=$3
 	case "$mode" in
 	valgrind) sf_mc_scan_valgrind "$logdir" "$build" ;;
-	asan) sf_mc_scan_asan "$logdir" ;;
+	asan) sf_mc_scan_asan "$logdir" "$4" ;;
 	esac
 }
 
@@ -157,8 +158,11 @@ sf_mc_scan_valgrind() {
 	return 0
 }
 
+# ASan writes its reports to log_path; UBSan's (its handlers are in the
+# same runtime) go to the server's stderr, that is its log, as one line
+# "file:line:col: runtime error: ...": both are findings.
 sf_mc_scan_asan() {
-	local logdir=$1 f n=0
+	local logdir=$1 serverlogs=$2 f n=0
 	: >"$logdir/findings.txt"
 	for f in "$logdir"/asan.* "$logdir"/ubsan.*; do
 		[ -s "$f" ] || continue
@@ -168,6 +172,14 @@ sf_mc_scan_asan() {
 			cat "$f"
 		} >>"$logdir/findings.txt"
 	done
+	while IFS= read -r f; do
+		grep -qE 'runtime error:|ERROR: [A-Za-z]+Sanitizer' "$f" || continue
+		n=$((n + $(grep -cE 'runtime error:|ERROR: [A-Za-z]+Sanitizer' "$f")))
+		{
+			echo "==== $f"
+			grep -E -A20 'runtime error:|ERROR: [A-Za-z]+Sanitizer' "$f"
+		} >>"$logdir/findings.txt"
+	done < <(find "$serverlogs" -path "$logdir" -prune -o -path '*/log/*' -name '*.log' -print 2>/dev/null)
 	sf_say "asan: $n sanitizer reports"
 	if [ "$n" -gt 0 ]; then
 		cat "$logdir/findings.txt"

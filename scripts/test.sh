@@ -350,7 +350,7 @@ fi
 # ------------------------------------------------------------------
 if [ -n "$mc_mode" ]; then
 	echo
-	if sf_mc_scan "$SF_MC_LOGDIR" "$mc_mode" "$build_dir"; then
+	if sf_mc_scan "$SF_MC_LOGDIR" "$mc_mode" "$build_dir" "$SCRATCH"; then
 		summary+=("$mc_mode: no findings ($(( $(date +%s) - mc_started ))s)")
 	else
 		failed=$((failed + 1))
