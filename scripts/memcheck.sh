@@ -119,8 +119,9 @@ sf_mc_scan() {
 # debug information (--fullpath-after= gives the whole path) or
 # "(in .../streamforge.so)" without.
 sf_mc_scan_valgrind() {
-	local logdir=$1 build=$2 logs
-	logs=$(find "$logdir" -name '*.log' | wc -l)
+	local logdir=$1 build=$2 logs files
+	mapfile -t files < <(find "$logdir" -name '*.log' | sort)
+	logs=${#files[@]}
 	# Split every log into its error blocks; each block is one error.
 	awk -v findings="$logdir/findings.txt" -v others="$logdir/postgres-only.txt" \
 		-v counts="$logdir/counts" -v src="($build/src/" '
@@ -142,10 +143,10 @@ sf_mc_scan_valgrind() {
 		}
 		stack > 0 { stack--; print $0 > findings; if (stack == 0) print "" > findings }
 		END { printf "%d %d\n", nf, no > counts }
-	' /dev/null $(find "$logdir" -name '*.log' | sort)
+	' /dev/null "${files[@]}"
 	local nf no
 	read -r nf no <"$logdir/counts"
-	sf_say "valgrind: $logs process logs, $nf errors in streamforge (findings), $no inside PostgreSQL alone (not counted)"
+	sf_say "valgrind: $logs process logs, $nf findings (errors in streamforge, crashes), $no errors inside PostgreSQL alone (not counted)"
 	if [ "$no" -gt 0 ]; then
 		echo "    PostgreSQL-only errors: $logdir/postgres-only.txt; the first:"
 		sed -n '1,/^$/p' "$logdir/postgres-only.txt" | head -n 30 | sed 's/^/    /'

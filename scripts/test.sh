@@ -171,7 +171,8 @@ select_tests() {
 	arr=("${keep[@]}")
 }
 
-sf_need_packages "${SF_BUILD_PACKAGES[@]}" "${SF_TEST_PACKAGES[@]}" $(sf_mc_packages "$mc_mode")
+read -r -a mc_packages <<<"$(sf_mc_packages "$mc_mode")"
+sf_need_packages "${SF_BUILD_PACKAGES[@]}" "${SF_TEST_PACKAGES[@]}" "${mc_packages[@]}"
 sf_check_server_user
 sf_say "building (make, PG_CONFIG=$PG_CONFIG)"
 if ! make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG"; then
