@@ -72,25 +72,30 @@ sf_mc_asan_build() {
 # Replace bin/postgres of the private tree whose bindir is $1 by the wrapper
 # of mode $2, logging into $3.
 sf_mc_wrap_server() {
-	local bindir=$1 mode=$2 logdir=$3 tool
+	local bindir=$1 mode=$2 logdir=$3 run
 	mv "$bindir/postgres" "$bindir/postgres.real" || sf_die "cannot move $bindir/postgres"
 	case "$mode" in
 	valgrind)
-		tool="valgrind --quiet --trace-children=yes --track-origins=yes \\
+		run="exec valgrind --quiet --trace-children=yes --track-origins=yes \\
 	--read-var-info=no --leak-check=no --num-callers=40 --fullpath-after= \\
 	--gen-suppressions=all --suppressions=$SF_VALGRIND_SUPP \\
 	--error-markers=VALGRINDERROR-BEGIN,VALGRINDERROR-END \\
-	--log-file=$logdir/%p.log"
+	--log-file=$logdir/%p.log \"\$real\" \"\$@\""
 		;;
 	asan)
-		tool="env LD_PRELOAD='$SF_ASAN_RUNTIME' \\
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_odr_violation=0:log_path=$logdir/asan \\
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$logdir/ubsan"
+		# exec -a: the server takes its own path (recorded in postmaster.opts,
+		# which "pg_ctl restart" runs again) from argv[0], so that a restart
+		# comes back through this wrapper.  Valgrind cannot pass an argv[0]:
+		# a server that "pg_ctl restart" started runs without it.
+		run="export LD_PRELOAD='$SF_ASAN_RUNTIME'
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_odr_violation=0:log_path=$logdir/asan
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$logdir/ubsan
+exec -a \"\$0\" \"\$real\" \"\$@\""
 		;;
 	*) sf_die "unknown memcheck mode \"$mode\"" ;;
 	esac
 	cat >"$bindir/postgres" <<EOF
-#!/bin/sh
+#!/bin/bash
 # scripts/memcheck.sh: postgres under $mode (the real binary is postgres.real)
 real="\$(dirname "\$0")/postgres.real"
 for a in "\$@"; do
@@ -98,8 +103,7 @@ for a in "\$@"; do
 	--boot | --single | -V | --version | -C) exec "\$real" "\$@" ;;
 	esac
 done
-exec $tool \\
-	"\$real" "\$@"
+$run
 EOF
 	chmod 755 "$bindir/postgres"
 }
