@@ -207,6 +207,15 @@ if [ -n "$mc_mode" ]; then
 	sf_mc_wrap_server "$PGBIN" "$mc_mode" "$SF_MC_LOGDIR"
 	sf_say "$mc_mode: every server of this run is under $mc_mode; reports in $SF_MC_LOGDIR"
 fi
+# Settings the memory-checking modes add to the temporary instances.
+declare -a mc_driver_opts=()
+if [ "$mc_mode" = valgrind ]; then
+	# Tests take minutes instead of seconds: without this, autovacuum
+	# analyzes tables in the middle of tests that never see it otherwise,
+	# and EXPLAIN output changes.
+	printf '%s\n' "autovacuum = off" >"$SCRATCH/valgrind.conf"
+	mc_driver_opts+=(--temp-config="$SCRATCH/valgrind.conf")
+fi
 sf_is_root && chown -R postgres:postgres "$SCRATCH"
 chmod 755 "$SCRATCH"
 
@@ -247,10 +256,10 @@ run_regress_suite() {
 # ------------------------------------------------------------------
 run_regress_suite regress "$PGXS_DIR/src/test/regress/pg_regress" \
 	expected "sql/*.sql" REGRESS REGRESS_OPTS \
-	--temp-instance="$SCRATCH/tmp_regress"
+	--temp-instance="$SCRATCH/tmp_regress" "${mc_driver_opts[@]}"
 run_regress_suite isolation "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
 	test/expected "test/specs/*.spec" ISOLATION ISOLATION_OPTS \
-	--temp-instance="$SCRATCH/tmp_check_iso" --outputdir=output_iso
+	--temp-instance="$SCRATCH/tmp_check_iso" --outputdir=output_iso "${mc_driver_opts[@]}"
 
 # ------------------------------------------------------------------
 # 3. TAP tests, in the environment of PGXS's prove_installcheck
