@@ -495,7 +495,7 @@ sf_unknown_pipeline(const char *name)
 }
 
 /*
- * A name that cannot be stored is simply unknown (SPEC 5.8).  No cache
+ * A name that cannot be stored is simply unknown (docs/semantics.md, Exact rules, 8).  No cache
  * entry can exist for such a name, so there is nothing to forget.
  */
 void
@@ -621,7 +621,7 @@ has_retention_column(void)
 	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
 }
 
-/* The retention of pipeline id (SPEC.md 6); NULL keeps everything */
+/* The retention of pipeline id (docs/semantics.md, Retention); NULL keeps everything */
 static void
 load_retention(const char *name, int64 id, SfPipelineDef *def)
 {
