@@ -3,30 +3,12 @@ EXTENSION = streamforge
 EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
 
 MODULE_big = streamforge
-OBJS = \
-	src/acl.o \
-	src/append.o \
-	src/canonjson.o \
-	src/clock.o \
-	src/codec.o \
-	src/codec_validate.o \
-	src/limits.o \
-	src/engine.o \
-	src/final_rows.o \
-	src/identity.o \
-	src/ingest_json.o \
-	src/journal.o \
-	src/persist.o \
-	src/reconcile.o \
-	src/retention.o \
-	src/redefine.o \
-	src/session.o \
-	src/sf_manage.o \
-	src/sf_sql.o \
-	src/sink.o \
-	src/snapshot.o \
-	src/timeunit.o \
-	src/window.o
+# One wildcard per layer, lowest first (src/README.md): engine < codec <
+# persist < api.
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/engine/*.c))) \
+	$(patsubst %.c,%.o,$(sort $(wildcard src/codec/*.c))) \
+	$(patsubst %.c,%.o,$(sort $(wildcard src/persist/*.c))) \
+	$(patsubst %.c,%.o,$(sort $(wildcard src/api/*.c)))
 
 # The install script is generated from the ordered pieces in sql/install/,
 # so that sql/*.sql holds only pg_regress inputs.
@@ -80,4 +62,4 @@ $(EXTENSION)--%.sql: sql/upgrade/$(EXTENSION)--%.sql.in $(wildcard sql/install/*
 		{ print }' $< > $@.tmp && mv $@.tmp $@
 
 # PGXS tracks no header dependencies: rebuild everything when a header moves.
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*/*.h)

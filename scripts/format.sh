@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/format.sh: format the C sources in PostgreSQL's style.
 #
-#   ./scripts/format.sh [FILE...]          format FILEs (default: src/*.c src/*.h)
+#   ./scripts/format.sh [FILE...]          format FILEs (default: src/*/*.c src/*/*.h)
 #   ./scripts/format.sh --check [FILE...]  show what would change; exit 1 if anything would
 #   ./scripts/format.sh --typedefs         regenerate src/typedefs.list from src/
 #
@@ -18,7 +18,7 @@ cd "$ROOT"
 # struct/enum/union, one-line "typedef ... Name;", function pointer
 # typedefs, and the types simplehash.h declares for each SH_PREFIX.
 list_typedefs() {
-	local files=(src/*.c src/*.h)
+	local files=(src/*/*.c src/*/*.h)
 	{
 		sed -n -E 's/^\}[[:space:]]*([A-Za-z_][A-Za-z0-9_]*);.*/\1/p' "${files[@]}"
 		sed -n -E 's/^typedef[[:space:]][^;({]*[^A-Za-z0-9_]([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*;.*/\1/p' "${files[@]}"
@@ -37,7 +37,7 @@ esac
 if [ $# -gt 0 ]; then
 	files=("$@")
 else
-	files=(src/*.c src/*.h)
+	files=(src/*/*.c src/*/*.h)
 fi
 
 # Warn about typedefs missing from the list: pgindent formats them wrongly.

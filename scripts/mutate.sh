@@ -169,10 +169,11 @@ EOF
 # Put back every source file a mutant changed (a fresh mtime: make rebuilds
 # exactly those)
 restore_sources() {
-	local f
-	for f in "$PRISTINE"/src/*; do
-		cmp -s "$f" "$TREE/src/$(basename "$f")" || cp "$f" "$TREE/src/"
-	done
+	local f rel
+	while IFS= read -r -d '' f; do
+		rel=${f#"$PRISTINE"/}
+		cmp -s "$f" "$TREE/$rel" || cp "$f" "$TREE/$rel"
+	done < <(find "$PRISTINE/src" -type f -print0)
 }
 
 sf_say "running the unmutated tree (regress, isolation$([ $WITH_TAP -eq 1 ] && echo ', tap'))"
@@ -227,7 +228,7 @@ while IFS=$'\t' read -r -u 3 id file pattern replacement what; do
 		survived=$((survived + 1))
 		counted=$((counted + 1))
 	fi
-	line=$(printf '%-26s %-16s %-3s %s' "$id" "$file" "$([ $equivalent -eq 1 ] && echo eq || echo '')" "$result")
+	line=$(printf '%-26s %-24s %-3s %s' "$id" "$file" "$([ $equivalent -eq 1 ] && echo eq || echo '')" "$result")
 	table+=("$line")
 	echo "    $line"
 done 3<"$LIST"
@@ -235,7 +236,7 @@ restore_sources
 
 echo
 sf_say "mutation campaign: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), suites: regress, isolation$([ $WITH_TAP -eq 1 ] && echo ', tap')"
-printf '    %-26s %-16s %-3s %s\n' mutant file eq result
+printf '    %-26s %-24s %-3s %s\n' mutant file eq result
 for line in "${table[@]}"; do
 	echo "    $line"
 done

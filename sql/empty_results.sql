@@ -1,5 +1,5 @@
 -- Empty results: a write call that changes nothing visible returns the
--- empty set without materializing one (src/sf_sql.c, return_changes).  The
+-- empty set without materializing one (src/api/args.c, sf_return_changes).  The
 -- same call site may alternate between empty and non-empty results, in
 -- every context a set-returning function runs in: FROM, LATERAL, the
 -- target list, PL/pgSQL PERFORM and RETURN QUERY.

@@ -1,4 +1,4 @@
--- The outputs' configuration cache (src/sink.c) must not keep a copy that
+-- The outputs' configuration cache (src/persist/sink.c) must not keep a copy that
 -- an invalidation arriving during its load made stale (issue 18).  To put
 -- one there deterministically, the load's own scan of
 -- streamforge.output_config runs a row security policy whose function

@@ -1,4 +1,4 @@
--- snapshot: what persist.c stores as a pipeline's snapshot (src/snapshot.c).
+-- snapshot: what persist.c stores as a pipeline's snapshot (src/codec/snapshot.c).
 -- Without retention it is a binary image that a cold load copies back
 -- without a parse; with retention, and from 0.1.0, it is a checkpoint.
 -- Either way a new connection resumes exactly where the last one left off.

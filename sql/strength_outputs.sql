@@ -1,6 +1,6 @@
 -- strength_outputs: the durable outputs of one call that makes more
 -- changes or late events than one statement of the sink writes (8192 rows
--- each, src/sink.c): every row arrives, once (issue 24).
+-- each, src/persist/sink.c): every row arrives, once (issue 24).
 SELECT streamforge.create_pipeline('so', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
 SELECT streamforge.configure_outputs('so');
 -- 20,000 keys, one bucket each; the advance makes 20,000 changes at once

@@ -1,7 +1,7 @@
 -- streamforge install script, part 1b: the schema of internal helpers.
 --
 -- Functions nobody calls directly (trigger functions, and the bodies that
--- the outputs functions run as the extension's owner: src/acl.c looks them
+-- the outputs functions run as the extension's owner: src/api/privileges.c looks them
 -- up here) live in their own schema, so that \df streamforge.* shows the
 -- API.  Everyone may look names up in it (the helpers that public
 -- functions and attached tables' triggers call run as the caller), but the

@@ -1,9 +1,10 @@
 -- streamforge install script, part 2: the tables that hold every pipeline.
 --
--- A pipeline's persisted state is its snapshot (checkpoint bytes, NULL for
--- the empty initial state) followed by its journal entries, replayed in pos
+-- A pipeline's persisted state is its snapshot (src/codec/snapshot.c: the
+-- binary form without retention, checkpoint bytes with it; NULL for the
+-- empty initial state) followed by its journal entries, replayed in pos
 -- order.  version identifies a committed state: each transaction that writes
--- the pipeline bumps it (taking the row lock).  Only src/persist.c writes these tables; see docs/persistence.md.
+-- the pipeline bumps it (taking the row lock).  Only src/persist/ writes these tables; see docs/persistence.md.
 --
 -- The tables are registered as configuration tables, so pg_dump carries the
 -- pipelines over.  Nobody but their owner (the extension's owner) may read
@@ -26,7 +27,7 @@ CREATE TABLE streamforge.pipeline (
     snapshot_version bigint NOT NULL DEFAULT 0,     -- version the snapshot was taken in
     snapshot bytea,                         -- NULL: the empty initial state
     offset_replays_base bigint NOT NULL DEFAULT 0,  -- stats() counter at snapshot
-    -- privileges (src/acl.c, docs/security.md): the owner has admin; each
+    -- privileges (src/persist/acl.c, docs/security.md): the owner has admin; each
     -- grantee is in at most one of the three lists, 0 ('-') is PUBLIC.
     -- regrole, so that pg_dump writes role names and a restore into
     -- another cluster maps them to that cluster's roles.
@@ -47,11 +48,13 @@ CREATE TABLE streamforge.pipeline (
 ALTER SEQUENCE streamforge.pipeline_id_seq OWNED BY streamforge.pipeline.id;
 
 -- The unknown-pipeline hint's lookup of names equal but for case, past
--- a thousand pipelines (src/sf_manage.c, sf_similar_pipelines).
+-- a thousand pipelines (src/persist/catalog.c, similar_pipelines).
 CREATE INDEX pipeline_name_lower ON streamforge.pipeline (pg_catalog.lower(name));
 
--- One row per write call since the snapshot: that call's inputs, in the
--- binary format of src/journal.c, at increasing positions.
+-- The write calls since the snapshot, at increasing positions: a row holds
+-- one call's inputs, or (since 0.2.0) the sequence of inputs of several
+-- consecutive calls of one transaction, buffered until its commit; its pos
+-- is the last call's position (binary format: src/codec/journal.c).
 CREATE TABLE streamforge.journal (
     pipeline_id bigint NOT NULL
         REFERENCES streamforge.pipeline (id) ON DELETE CASCADE,

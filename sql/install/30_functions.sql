@@ -1,6 +1,6 @@
 -- streamforge install script, part 3: the SQL interface of docs/semantics.md "The interface".
 --
--- Every function is implemented in C (src/sf_sql.c).  Write functions are
+-- Every function is implemented in C (src/api/).  Write functions are
 -- VOLATILE and PARALLEL UNSAFE: they lock the pipeline's row and append to
 -- its journal.  Readers are VOLATILE too, because what they return depends
 -- on other sessions' commits, and PARALLEL RESTRICTED since they use the

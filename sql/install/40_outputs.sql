@@ -1,6 +1,6 @@
 -- streamforge install script, part 4: durable outputs and scheduling.
 --
--- Outputs are opt-in per pipeline (configure_outputs).  src/sink.c writes
+-- Outputs are opt-in per pipeline (configure_outputs).  src/persist/sink.c writes
 -- them in the transaction of every write call (ingest, ingest_batch,
 -- advance, mark_idle), right after the call's journal entry, so they commit
 -- and roll back with the pipeline's state.  See docs/outputs.md.
@@ -132,7 +132,7 @@ CREATE TRIGGER output_config_changed
 --
 -- Needs the admin privilege on the pipeline.  configure_outputs() checks it
 -- as the caller and then runs configure_outputs_internal() as the
--- extension's owner (src/acl.c), which may write the tables; nobody else
+-- extension's owner (src/persist/acl.c), which may write the tables; nobody else
 -- may call the internal function.
 CREATE FUNCTION streamforge_internal.configure_outputs_internal(pipeline text,
     changelog boolean, results boolean, late boolean, notify boolean,
@@ -248,7 +248,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- rows other consumers still need).  Nothing brings trimmed rows back:
 -- write calls append only new numbers, and resync_outputs (so restore)
 -- only deletes from these two tables.  The internal functions run as the
--- extension's owner once the C wrappers (src/sink.c) checked admin.
+-- extension's owner once the C wrappers (src/api/outputs.c) checked admin.
 CREATE FUNCTION streamforge_internal.trim_changelog_internal(pipeline text,
     up_to_seq bigint)
 RETURNS bigint
@@ -333,7 +333,7 @@ $$;
 -- they are final (H <= watermark - lateness) and hold only events the
 -- pipeline has forgotten.  Returns the number of rows deleted (0 when
 -- results_retention is off or there is no horizon).  The sink runs it
--- after each write call that wrote results (src/sink.c); one index range
+-- after each write call that wrote results (src/persist/sink.c); one index range
 -- per window, so it costs what it deletes.
 CREATE FUNCTION streamforge_internal.trim_results_internal(pipeline text)
 RETURNS bigint

@@ -3,8 +3,9 @@
 -- ----------------------------------------------------------------
 
 -- The rows the pipeline has finalized at the given addresses, as they were
--- finalized, derived from its remembered events (src/final_rows.c), for
--- the addresses resync_outputs_internal cannot rebuild from the changelog.
+-- finalized, derived from its remembered events (src/engine/final_rows.c;
+-- the entry point is in src/api/outputs.c), for the addresses
+-- resync_outputs_internal cannot rebuild from the changelog.
 -- Internal: run by resync_outputs_internal as the extension's owner.
 CREATE FUNCTION streamforge_internal.final_rows(pipeline text,
     window_name text[], key text[], window_start bigint[],

@@ -4,7 +4,7 @@
 -- through grants of read, ingest or admin (each includes the ones before
 -- it).  The C functions check the caller's privilege and then run their
 -- own queries as the extension's owner, so the tables themselves stay
--- closed to everybody else.  See docs/security.md and src/acl.c.
+-- closed to everybody else.  See docs/security.md and src/persist/acl.c.
 
 CREATE FUNCTION streamforge.grant(pipeline text, role name, privilege text)
 RETURNS void
@@ -61,7 +61,7 @@ GRANT SELECT ON streamforge.pipelines TO PUBLIC;
 
 -- The output tables: PUBLIC may SELECT them (40_outputs.sql), and
 -- row-level security shows each role the rows of the pipelines it may
--- read.  Their owner (the extension's owner, as which src/sink.c writes
+-- read.  Their owner (the extension's owner, as which src/persist/sink.c writes
 -- them) and superusers are not subject to the policies.  Nobody else may
 -- write them.
 ALTER TABLE streamforge.output_config ENABLE ROW LEVEL SECURITY;

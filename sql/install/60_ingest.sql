@@ -1,7 +1,7 @@
 -- streamforge install script, part 6: getting data in (0.2.0).
 --
--- Sources without offsets (append, append_batch: src/append.c), pipelines
--- with a time unit (the *_ts and *_interval functions: src/timeunit.c and
+-- Sources without offsets (append, append_batch: src/api/append.c), pipelines
+-- with a time unit (the *_ts and *_interval functions: src/api/timeunit.c and
 -- the SQL below), JSON deliveries (ingest_json) and tables attached to a
 -- pipeline (attach, detach: 62_attach.sql).  docs/ingestion.md describes
 -- them.
@@ -114,7 +114,7 @@ COMMENT ON FUNCTION streamforge_internal.unit_us(interval, text) IS
 -- timestamptz -> units since the Unix epoch, exactly: a timestamp that is
 -- not a whole number of units is an error (22023), never rounded, and one
 -- whose units do not fit in a bigint is an error (22003).  In C, the same
--- routine as ingest_json's event_time strings (src/timeunit.c); not
+-- routine as ingest_json's event_time strings (src/api/timeunit.c); not
 -- strict: a NULL is an error (22004).
 CREATE FUNCTION streamforge.time_to_units(t timestamptz, unit interval)
 RETURNS bigint
@@ -396,7 +396,7 @@ COMMENT ON FUNCTION streamforge.results_ts(text) IS
 -- applied like ingest_batch; or, when the first element has no
 -- source_offset, of events applied like append_batch.  With a time unit,
 -- event_time may be a timestamp string.  All or none.  In C
--- (src/ingest_json.c): it checks the caller's ingest privilege first, like
+-- (src/api/ingest_json.c): it checks the caller's ingest privilege first, like
 -- the other write calls.
 CREATE FUNCTION streamforge.ingest_json(pipeline text, deliveries jsonb)
 RETURNS SETOF streamforge.change
@@ -408,7 +408,7 @@ COMMENT ON FUNCTION streamforge.ingest_json(text, jsonb) IS
 -- Tables attached to a pipeline (attach, detach): sql/install/62_attach.sql.
 
 -- ----------------------------------------------------------------
--- Per-row ingestion returning a count (issue 14, item 1; src/sf_sql.c)
+-- Per-row ingestion returning a count (issue 14, item 1; src/api/ingest.c)
 -- ----------------------------------------------------------------
 -- ingest_count: ingest (same checks, privileges, errors, persistence and
 -- outputs), returning the number of changes instead of the rows.  Not

@@ -25,7 +25,7 @@
 --
 -- Identity: an attachment is bound to its pipeline's id (never reused;
 -- pg_dump carries ids over), not to its name.  drop_pipeline detaches
--- first (src/sf_sql.c calls drop_attachments below as the extension's
+-- first (src/api/define.c calls drop_attachments below as the extension's
 -- owner); an attachment left bound to a dropped pipeline (a table restored
 -- without its pipeline, a trigger made by hand) refuses every insert, and a
 -- pipeline created since under the same name receives nothing.
@@ -574,7 +574,7 @@ COMMENT ON FUNCTION streamforge.detach(text, regclass) IS
 -- drop_attachments(pipeline): detach every table attached to the pipeline
 -- (bound to its id, or of 0.2.0 and naming it).  drop_pipeline calls it
 -- first, as the extension's owner, once the caller is known to have the
--- admin privilege (src/sf_sql.c); nobody else may.  A table the
+-- admin privilege (src/api/define.c); nobody else may.  A table the
 -- extension's owner may not alter keeps its triggers, with a warning:
 -- bound to the dropped pipeline, they refuse every insert.
 CREATE OR REPLACE FUNCTION streamforge_internal.drop_attachments(pipeline text)

@@ -23,6 +23,9 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  test/fuzz/fuzz_checkpoint.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -36,8 +39,9 @@
 
 #include "utils/memutils.h"
 
-#include "canonjson.h"
-#include "streamforge.h"
+#include "codec/codec.h"
+#include "codec/codec_int.h"
+#include "engine/engine.h"
 #include "shim.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

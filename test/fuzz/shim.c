@@ -22,6 +22,9 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  test/fuzz/shim.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -442,6 +445,40 @@ pg_re_throw(void)
 	if (PG_exception_stack == NULL)
 		abort();
 	siglongjmp(*PG_exception_stack, 1);
+}
+
+/*
+ * The error being handled, as a PG_CATCH block sees it (journal.c's replay
+ * copies it; the fuzz target never replays a journal, but the codec layer
+ * links whole)
+ */
+ErrorData *
+CopyErrorData(void)
+{
+	ErrorData  *edata = palloc0(sizeof(ErrorData));
+
+	edata->elevel = shim_elevel;
+	edata->sqlerrcode = shim_sqlerrcode;
+	edata->message = pstrdup(shim_message);
+	edata->detail = shim_detail[0] ? pstrdup(shim_detail) : NULL;
+	return edata;
+}
+
+void
+FlushErrorState(void)
+{
+	shim_sqlerrcode = 0;
+	shim_message[0] = shim_detail[0] = '\0';
+}
+
+void
+FreeErrorData(ErrorData *edata)
+{
+	if (edata->message)
+		pfree(edata->message);
+	if (edata->detail)
+		pfree(edata->detail);
+	pfree(edata);
 }
 
 void

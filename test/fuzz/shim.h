@@ -5,6 +5,9 @@
  *
  * Copyright (c) 2026, the streamforge authors
  *
+ * IDENTIFICATION
+ *	  test/fuzz/shim.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef SF_FUZZ_SHIM_H

@@ -3,7 +3,7 @@
 # immune to the caller's search_path (docs/security.md, "search_path").
 #
 # It scans
-#   - every SQL statement string of src/*.c: a sequence of adjacent C string
+#   - every SQL statement string of src/*/*.c: a sequence of adjacent C string
 #     literals (with the string macros #defined in the same file expanded)
 #     whose text starts with SELECT, INSERT, UPDATE, DELETE or WITH;
 #   - every function body of sql/install/*.sql and sql/upgrade/*.sql(.in),
@@ -39,7 +39,7 @@
 set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 if [ $# -eq 0 ]; then
-	set -- "$root"/src/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in "$root"/sql/upgrade/*.sql
+	set -- "$root"/src/*/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in "$root"/sql/upgrade/*.sql
 	for f in "$root"/proxy/*.sql; do
 		case "$f" in
 		*/proxy/streamforge_proxy--0.2.0.sql) ;;	# frozen release

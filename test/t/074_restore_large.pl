@@ -1,5 +1,5 @@
 # restore() of a large state: a million deliveries, whose binary snapshot
-# (src/snapshot.c) is larger than the 32 MB up to which glibc may serve an
+# (src/codec/snapshot.c) is larger than the 32 MB up to which glibc may serve an
 # allocation from its heap, so the snapshot's memory is unmapped when SPI's
 # context goes.  0.2.0 read the snapshot's length after SPI_finish() and
 # crashed the backend here (found by bench/run.sh); small states never

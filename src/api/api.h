@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * api.h
+ *	  Declarations shared by the files of src/api/, the SQL-callable
+ *	  functions of streamforge (docs/semantics.md, The interface) and _PG_init.
+ *
+ * api/ is the top layer and the only one with PG_FUNCTION_INFO_V1; it runs
+ * no SPI (persist/ does; test/run.d/layers.sh checks both).  Its files
+ * check and convert arguments, call the engine, the codec and
+ * persistence through their public headers, and return rows.  C names of
+ * SQL functions equal the SQL names with an sf_ prefix (sf_grant and
+ * sf_revoke also serve grant_privilege and revoke_privilege).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/api.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SF_API_H
+#define SF_API_H
+
+#include "access/tupdesc.h"
+#include "fmgr.h"
+#include "datatype/timestamp.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "codec/codec.h"
+#include "engine/engine.h"
+#include "persist/persist.h"
+
+/* module.c */
+extern void _PG_init(void);
+
+/*
+ * args.c: arguments and results shared by the SQL functions.
+ *
+ * The argument checks run on every per-row call (ingest, ingest_count,
+ * append), so the test is inline and only the error is a call:
+ * sf_arg_not_null costs what the inline PG_ARGISNULL test it replaces did.
+ * Every "X must not be null" of an argument is this one error (22004).
+ */
+extern void sf_arg_null_error(const char *what) pg_attribute_noreturn();
+
+static inline void
+sf_arg_not_null(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	if (unlikely(PG_ARGISNULL(argno)))
+		sf_arg_null_error(what);
+}
+
+/* A text argument that must not be NULL, as a palloc'd C string */
+static inline char *
+sf_arg_text(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	sf_arg_not_null(fcinfo, argno, what);
+	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+}
+
+/*
+ * The pipeline named by argument 0, opened for reading or writing
+ * (sf_persist_open: the privilege is checked, a writer holds the row lock).
+ */
+static inline SfPipeline *
+sf_arg_pipeline(FunctionCallInfo fcinfo, bool for_write)
+{
+	return sf_persist_open(sf_arg_text(fcinfo, 0, "pipeline"), for_write);
+}
+
+extern int	sf_arg_by_name(FunctionCallInfo fcinfo, const char *name,
+						   Oid typeoid);
+extern TupleDesc sf_deform_composite(Datum d, int natts, const char *type,
+									 Datum *values, bool *nulls);
+extern void sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
+						  bool *nulls);
+extern void sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
+							  const SfChangeList *changes);
+
+/*
+ * The tail of every write call: hand the changes to the durable outputs
+ * (late rows from late_before on; persist/sink.c), then return them as the
+ * call's rows.  Caller has run the engine operation and journalled it.
+ * Inline, so that a per-row call makes the two calls it always made.
+ */
+static inline void
+sf_finish_write(FunctionCallInfo fcinfo, SfPipeline *p,
+				const SfChangeList *changes, int64 late_before)
+{
+	sf_sink_emit(p, changes, late_before);
+	sf_return_changes(fcinfo, p, changes);
+}
+
+extern void sf_validate_window(const SfWindowDef *w);
+extern void sf_window_def_arg(Datum d, SfWindowDef *w);
+extern void sf_text_bytes(Datum d, const char **data, int *len);
+extern SfDelivery *sf_unpack_deliveries(ArrayType *arr, bool with_offset,
+										int **nullfield_out, int *n_out);
+extern void sf_batch_null_error(int index, int field,
+								bool with_offset) pg_attribute_noreturn();
+extern void sf_empty_event_id_error(int index) pg_attribute_noreturn();
+
+/*
+ * Raise the error of delivery index (0-based) of a batch unpacked by
+ * sf_unpack_deliveries if it has a NULL (nullfield NULL: none has).
+ * with_offset: a delivery of ingest_batch, else an event of append_batch.
+ */
+static inline void
+sf_check_batch_nulls(const int *nullfield, int index, bool with_offset)
+{
+	if (nullfield != NULL && unlikely(nullfield[index] != -2))
+		sf_batch_null_error(index, nullfield[index], with_offset);
+}
+
+/*
+ * Refuse an empty event_id: index < 0 for the one of ingest, ingest_batch
+ * and append, else the 0-based event of append_batch, which the error
+ * names.
+ */
+static inline void
+sf_check_event_id(const SfDelivery *d, int index)
+{
+	if (unlikely(d->event_id_len == 0))
+		sf_empty_event_id_error(index);
+}
+
+/* ingest.c: apply unpacked deliveries (ingest_batch; ingest_json) */
+extern void sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
+								 int64 late_before, SfDelivery *ds,
+								 const int *nullfield, int n);
+
+/* append.c: append unpacked events (append_batch; ingest_json) */
+extern void sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
+								 int64 late_before, SfDelivery *ds,
+								 const int *nullfield, int n);
+
+/* timeunit.c: create_pipeline's time_unit argument, and converting */
+extern bool sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us,
+							 Interval **unit);
+extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
+									  int64 unit_us);
+extern Datum sf_window_to_units(Datum window, const char *pipeline);
+extern int64 sf_time_to_units(TimestampTz t, const Interval *unit);
+
+/* privileges.c: calling internal functions as the extension's owner */
+extern Datum sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
+							  const char *signature);
+
+#endif							/* SF_API_H */

@@ -1,0 +1,446 @@
+/*-------------------------------------------------------------------------
+ *
+ * args.c
+ *	  Argument and result helpers shared by the SQL functions of api/:
+ *	  the one "X must not be null" error and the pipeline argument
+ *	  (sf_arg_not_null, sf_arg_text, sf_arg_pipeline, inline in api.h),
+ *	  arguments found by name (sf_arg_by_name), composite arguments
+ *	  (sf_deform_composite, the window_def and delivery[] arguments), the
+ *	  errors of a batch's deliveries, and the rows and changes the calls
+ *	  return (sf_return_changes; sf_finish_write in api.h).
+ *
+ * Callers: only the files of api/.  The helpers on the per-row path of
+ * ingest, ingest_count and append (the not-null checks, the event_id
+ * check, sf_finish_write) are static inline in api.h with their errors
+ * here, so that moving them here added no call per row.
+ *
+ * Memory: arguments and results are built in the caller's memory context
+ * (the SQL function's, reset by the executor after the call); text and
+ * composite values may point into the (detoasted) arguments, which live as
+ * long.  Every set-returning function materializes its result in one call
+ * (InitMaterializedSRF; an empty change list returns no tuplestore at all,
+ * see sf_return_changes), so nothing is held across calls.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/args.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "api/api.h"
+
+/* The error of sf_arg_not_null (api.h) */
+void
+sf_arg_null_error(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("%s must not be null", what)));
+}
+
+/*
+ * The position of the argument called name, of type typeoid, in the SQL
+ * definition this call came through, or -1 (also for a call without one,
+ * such as DirectFunctionCall).  The definitions of 0.1.0, 0.2.0 and 0.3.0
+ * differ, and the library must serve each of them between a package
+ * upgrade and ALTER EXTENSION UPDATE.  One syscache lookup: for arguments
+ * read once per call, not per row.
+ */
+int
+sf_arg_by_name(FunctionCallInfo fcinfo, const char *name, Oid typeoid)
+{
+	HeapTuple	tup;
+	Oid		   *argtypes;
+	char	  **argnames;
+	char	   *argmodes;
+	int			nargs;
+	int			found = -1;
+
+	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
+		return -1;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "streamforge: cache lookup failed for function %u",
+			 fcinfo->flinfo->fn_oid);
+	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
+	for (int i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
+		if (argnames[i] != NULL && strcmp(argnames[i], name) == 0 &&
+			argtypes[i] == typeoid)
+			found = i;
+	ReleaseSysCache(tup);
+	return found;
+}
+
+/* Fill values from a composite tuple's header, as heap_deform_tuple does */
+static inline void
+deform_header(HeapTupleHeader th, TupleDesc tupdesc, Datum *values,
+			  bool *nulls)
+{
+	HeapTupleData tuple;
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(th);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = th;
+	heap_deform_tuple(&tuple, tupdesc, values, nulls);
+}
+
+/*
+ * Deform the composite datum d, of a row type of the extension called type
+ * with natts columns, into values and nulls.  Returns its tuple descriptor,
+ * reference-counted: the caller releases it (ReleaseTupleDesc) once it has
+ * no more use for it.  The values point into d.  For one value per call;
+ * sf_unpack_deliveries looks the descriptor of an array up once.
+ */
+TupleDesc
+sf_deform_composite(Datum d, int natts, const char *type, Datum *values,
+					bool *nulls)
+{
+	HeapTupleHeader th = DatumGetHeapTupleHeader(d);
+	TupleDesc	tupdesc;
+
+	tupdesc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(th),
+									 HeapTupleHeaderGetTypMod(th));
+	if (tupdesc->natts != natts)
+		elog(ERROR, "streamforge: unexpected %s layout", type);
+	deform_header(th, tupdesc, values, nulls);
+	return tupdesc;
+}
+
+/*
+ * Fill values[0..7] and nulls[0..7] with a row, the columns window_name ..
+ * max of streamforge.result (and of streamforge.change after its seq and
+ * op: sf_return_changes passes values + 2).
+ */
+void
+sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
+			  bool *nulls)
+{
+	values[0] = CStringGetTextDatum(p->def.windows[r->addr.window].name);
+	values[1] = sf_string_text(r->addr.key);
+	values[2] = Int64GetDatum(r->addr.start);
+	values[3] = Int64GetDatum(r->addr.end);
+	values[4] = Int64GetDatum(r->agg.count);
+	values[5] = sf_int128_numeric(r->agg.sum);
+	values[6] = Int64GetDatum(r->agg.min);
+	values[7] = Int64GetDatum(r->agg.max);
+	memset(nulls, 0, 8 * sizeof(bool));
+}
+
+/*
+ * Materialize a change list as SETOF streamforge.change.
+ *
+ * Most per-row write calls change nothing visible (an event into a window
+ * that stays open), and a per-row caller pays this once per event: for an
+ * empty list, only the caller's context is checked and no tuplestore, tuple
+ * descriptor or memory context is made.  A materialize-mode function that
+ * leaves setResult NULL returns the empty set (execSRF.c, for both FROM and
+ * the target list), so the result is the same as an empty tuplestore's.
+ */
+void
+sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
+				  const SfChangeList *changes)
+{
+#define SF_CHANGE_COLS 10
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext rowcxt;
+	MemoryContext old;
+	int			i;
+
+	if (changes->n == 0)
+	{
+		/* the checks of InitMaterializedSRF, with the same errors */
+		if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("set-valued function called in context that cannot accept a set")));
+		if (!(rsinfo->allowedModes & SFRM_Materialize))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("materialize mode required, but it is not allowed in this context")));
+		rsinfo->returnMode = SFRM_Materialize;
+		rsinfo->setResult = NULL;
+		rsinfo->setDesc = NULL;
+		return;
+	}
+
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == SF_CHANGE_COLS);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
+								   ALLOCSET_SMALL_SIZES);
+	for (i = 0; i < changes->n; i++)
+	{
+		const SfChange *c = &changes->items[i];
+		Datum		values[SF_CHANGE_COLS];
+		bool		nulls[SF_CHANGE_COLS];
+
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(rowcxt);
+		values[0] = Int64GetDatum(c->seq);
+		values[1] = CStringGetTextDatum(c->op == SF_RETRACT ? "retract" : "upsert");
+		nulls[0] = nulls[1] = false;
+		sf_row_values(p, &c->row, values + 2, nulls + 2);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+	}
+	MemoryContextDelete(rowcxt);
+#undef SF_CHANGE_COLS
+}
+
+static void
+check_positive(int64 v, const char *what, const char *window)
+{
+	if (v <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s of window \"%s\" must be greater than zero", what,
+						window),
+				 errdetail("The %s given is " INT64_FORMAT ".", what, v)));
+}
+
+/* Validate a window definition; shared by the constructors and create */
+void
+sf_validate_window(const SfWindowDef *w)
+{
+	sf_validate_name("window", w->name);
+	switch (w->kind)
+	{
+		case SF_WINDOW_FIXED:
+			check_positive(w->size, "size", w->name);
+			break;
+		case SF_WINDOW_SLIDING:
+			check_positive(w->size, "size", w->name);
+			check_positive(w->step, "step", w->name);
+			if (((int128) w->size + w->step - 1) / w->step > SF_MAX_SLIDING_BUCKETS)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("sliding window \"%s\" puts each event into too many buckets",
+								w->name),
+						 errdetail("size / step must be at most %d.",
+								   SF_MAX_SLIDING_BUCKETS)));
+			break;
+		case SF_WINDOW_SESSION:
+			check_positive(w->gap, "gap", w->name);
+			break;
+	}
+}
+
+/* A window_def row (possibly hand-built) as an SfWindowDef; NULLs are 22004 */
+static void
+window_from_datum(Datum d, SfWindowDef *w)
+{
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5];
+	char	   *name;
+	char	   *kind;
+	static const char *const params[] = {NULL, NULL, "size", "step", "gap"};
+	bool		needed[5] = {true, true, false, false, false};
+	int			i;
+
+	tupdesc = sf_deform_composite(d, 5, "window_def", values, nulls);
+	ReleaseTupleDesc(tupdesc);
+
+	if (nulls[0])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("window name must not be null")));
+	name = TextDatumGetCString(values[0]);
+	sf_validate_name("window", name);
+	strlcpy(w->name, name, sizeof(w->name));
+	if (nulls[1])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kind of window \"%s\" must not be null", w->name)));
+	kind = TextDatumGetCString(values[1]);
+	if (!sf_window_kind_parse(kind, &w->kind))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("window \"%s\" has unknown kind \"%s\"", w->name, sf_msg_cstr(kind)),
+				 errhint("Use streamforge.fixed(), streamforge.sliding() or streamforge.session().")));
+	switch (w->kind)
+	{
+		case SF_WINDOW_FIXED:
+			needed[2] = true;
+			break;
+		case SF_WINDOW_SLIDING:
+			needed[2] = needed[3] = true;
+			break;
+		case SF_WINDOW_SESSION:
+			needed[4] = true;
+			break;
+	}
+	for (i = 2; i < 5; i++)
+	{
+		if (needed[i] && nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s of window \"%s\" must not be null", params[i],
+							w->name)));
+		if (!needed[i] && !nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s window \"%s\" takes no %s", kind, w->name,
+							params[i])));
+	}
+	w->size = nulls[2] ? 0 : DatumGetInt64(values[2]);
+	w->step = nulls[3] ? 0 : DatumGetInt64(values[3]);
+	w->gap = nulls[4] ? 0 : DatumGetInt64(values[4]);
+}
+
+/* A window_def datum, checked as create_pipeline checks it (define.c, manage.c) */
+void
+sf_window_def_arg(Datum d, SfWindowDef *w)
+{
+	window_from_datum(d, w);
+	sf_validate_window(w);
+}
+
+/* A text datum's bytes (detoasted, not copied, not NUL-terminated) */
+void
+sf_text_bytes(Datum d, const char **data, int *len)
+{
+	text	   *t = (text *) pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
+
+	*data = VARDATA_ANY(t);
+	*len = VARSIZE_ANY_EXHDR(t);
+}
+
+/*
+ * The deliveries of an array of streamforge.delivery (with_offset) or
+ * streamforge.event (no source_offset column), in array order, with
+ * *n_out elements.  A NULL is only recorded, in nullfield (per element: -2
+ * complete, -1 a NULL element, else the first NULL column of the array's
+ * own type): the first failing delivery in array order decides the error,
+ * and an earlier one may fail in the engine.
+ */
+SfDelivery *
+sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
+					 int *n_out)
+{
+	int			ncols = with_offset ? 6 : 5;
+	int			off = with_offset ? 1 : 0;	/* columns after partition */
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			n;
+	int			i;
+	SfDelivery *ds;
+	int		   *nullfield;
+	TupleDesc	tupdesc = NULL;
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign,
+					  &elems, &elemnulls, &n);
+	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
+	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
+
+	for (i = 0; i < n; i++)
+	{
+		HeapTupleHeader th;
+		Datum		values[6];
+		bool		nulls[6];
+		SfDelivery *d = &ds[i];
+		int			f;
+
+		CHECK_FOR_INTERRUPTS();
+		nullfield[i] = -2;
+		if (elemnulls[i])
+		{
+			nullfield[i] = -1;
+			continue;
+		}
+		th = DatumGetHeapTupleHeader(elems[i]);
+		if (tupdesc == NULL)
+		{
+			tupdesc = lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(th),
+												  HeapTupleHeaderGetTypMod(th));
+			if (tupdesc->natts != ncols)
+				elog(ERROR, "streamforge: unexpected %s layout",
+					 with_offset ? "delivery" : "event");
+		}
+		deform_header(th, tupdesc, values, nulls);
+		for (f = 0; f < ncols; f++)
+			if (nulls[f])
+				break;
+		if (f < ncols)
+		{
+			nullfield[i] = f;
+			continue;
+		}
+		d->partition = TextDatumGetCString(values[0]);
+		d->source_offset = with_offset ? DatumGetInt64(values[1]) : -1;
+		sf_text_bytes(values[1 + off], &d->event_id, &d->event_id_len);
+		sf_text_bytes(values[2 + off], &d->key, &d->key_len);
+		d->event_time = DatumGetInt64(values[3 + off]);
+		d->value = DatumGetInt64(values[4 + off]);
+	}
+	*nullfield_out = nullfield;
+	*n_out = n;
+	return ds;
+}
+
+/* The error of sf_check_batch_nulls (api.h): see there */
+void
+sf_batch_null_error(int index, int field, bool with_offset)
+{
+	/* the columns of streamforge.delivery and of streamforge.event */
+	static const char *const delivery_fields[] = {
+		"partition", "source_offset", "event_id", "key", "event_time", "value"
+	};
+	static const char *const event_fields[] = {
+		"partition", "event_id", "key", "event_time", "value"
+	};
+
+	Assert(field >= -1 && field < (with_offset ? 6 : 5));
+	if (with_offset)
+	{
+		if (field == -1)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("delivery %d of the batch must not be null", index + 1)));
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of delivery %d of the batch must not be null",
+						delivery_fields[field], index + 1)));
+	}
+	if (field == -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("event %d of the batch must not be null", index + 1)));
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("%s of event %d of the batch must not be null",
+					event_fields[field], index + 1)));
+}
+
+/* The error of sf_check_event_id (api.h): see there */
+void
+sf_empty_event_id_error(int index)
+{
+	if (index < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("event_id must not be empty")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("event_id of event %d of the batch must not be empty",
+					index + 1)));
+}

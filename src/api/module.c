@@ -1,0 +1,53 @@
+/*-------------------------------------------------------------------------
+ *
+ * module.c
+ *	  The module: PG_MODULE_MAGIC and _PG_init.
+ *
+ * Where the settings are defined: the engine and the codec may not use
+ * the GUC machinery (src/README.md), so _PG_init defines theirs here, over
+ * the variables they own: streamforge.max_live_buckets
+ * (sf_max_live_buckets, engine/limits.c) and streamforge.max_checkpoint_size
+ * (sf_max_checkpoint_size, codec/codec.c).  The storage settings are
+ * defined by persistence itself: sf_persist_init (persist/persist.c)
+ * defines streamforge.compaction_threshold and streamforge.cache_size and
+ * registers the transaction callbacks.  Then the streamforge. prefix is
+ * reserved, so that a misspelt streamforge.* setting is an error.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/module.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "api/api.h"
+
+PG_MODULE_MAGIC;
+
+void
+_PG_init(void)
+{
+	sf_persist_init();
+	DefineCustomIntVariable("streamforge.max_live_buckets",
+							"Most live buckets a pipeline may hold.",
+							"An event that could take a pipeline past it is refused; 0 means no limit.",
+							&sf_max_live_buckets,
+							SF_DEFAULT_MAX_LIVE_BUCKETS, 0, INT_MAX,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge.max_checkpoint_size",
+							"Largest checkpoint document checkpoint produces and restore and inspect_checkpoint accept.",
+							"The size of the document inflated from a compressed checkpoint; larger ones are refused before inflating, and never produced.",
+							&sf_max_checkpoint_size,
+							SF_DEFAULT_MAX_CHECKPOINT_SIZE, 1, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("streamforge");
+}

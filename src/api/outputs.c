@@ -1,0 +1,224 @@
+/*-------------------------------------------------------------------------
+ *
+ * outputs.c
+ *	  The SQL functions of the durable outputs: configure_outputs,
+ *	  resync_outputs, the trim functions, the statement trigger on
+ *	  streamforge.output_config, and streamforge_internal.final_rows.
+ *
+ * The outputs themselves are written by persist/sink.c.  Each function
+ * here but the trigger and final_rows checks admin on the pipeline and
+ * then calls the internal SQL function that does the work as the
+ * extension's owner (sf_call_as_owner, privileges.c;
+ * sql/install/40_outputs.sql).  final_rows, which resync_outputs_internal
+ * calls (41_outputs_resync.sql), rebuilds finalized rows from the
+ * pipeline's remembered events (engine/final_rows.c).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/outputs.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "api/api.h"
+
+/*
+ * configure_outputs(pipeline, changelog, results, late, notify,
+ * results_retention): admin.  Five arguments: the SQL definition of 0.1.0,
+ * still in place between a package upgrade and ALTER EXTENSION UPDATE.
+ */
+PG_FUNCTION_INFO_V1(sf_configure_outputs);
+Datum
+sf_configure_outputs(PG_FUNCTION_ARGS)
+{
+	if (PG_NARGS() == 5)
+		return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+								"streamforge.configure_outputs_internal("
+								"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
+								"pg_catalog.bool, pg_catalog.bool)");
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.configure_outputs_internal("
+							"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
+							"pg_catalog.bool, pg_catalog.bool, pg_catalog.bool)");
+}
+
+/* resync_outputs(pipeline): admin */
+PG_FUNCTION_INFO_V1(sf_resync_outputs);
+Datum
+sf_resync_outputs(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.resync_outputs_internal(pg_catalog.text)");
+}
+
+/*
+ * Statement trigger on streamforge.output_config: tell every backend
+ * (this one at the next command, the others at commit) that its cached
+ * copy is stale.
+ */
+PG_FUNCTION_INFO_V1(sf_output_config_changed);
+Datum
+sf_output_config_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function \"%s\" must be fired as a trigger",
+						"output_config_changed")));
+	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	return PointerGetDatum(NULL);
+}
+
+/* ----------------------------------------------------------------
+ * Trimming (sql/install/40_outputs.sql, "Trimming the outputs")
+ * ----------------------------------------------------------------
+ */
+
+/* trim_changelog(pipeline, up_to_seq): admin */
+PG_FUNCTION_INFO_V1(sf_trim_changelog);
+Datum
+sf_trim_changelog(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.trim_changelog_internal("
+							"pg_catalog.text, pg_catalog.int8)");
+}
+
+/* trim_late_output(pipeline, up_to_late_seq): admin */
+PG_FUNCTION_INFO_V1(sf_trim_late_output);
+Datum
+sf_trim_late_output(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.trim_late_output_internal("
+							"pg_catalog.text, pg_catalog.int8)");
+}
+
+/* trim_results(pipeline): admin */
+PG_FUNCTION_INFO_V1(sf_trim_results);
+Datum
+sf_trim_results(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.trim_results_internal(pg_catalog.text)");
+}
+
+/* The elements of a one-dimensional array argument without NULLs */
+static int
+array_arg(FunctionCallInfo fcinfo, int argno, Oid elemtype, Datum **elems)
+{
+	ArrayType  *a;
+	bool	   *nulls;
+	int			n;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	if (PG_ARGISNULL(argno))
+	{
+		*elems = NULL;
+		return 0;
+	}
+	a = PG_GETARG_ARRAYTYPE_P(argno);
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(a, elemtype, typlen, typbyval, typalign, elems, &nulls,
+					  &n);
+	for (int i = 0; i < n; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					errmsg("address arrays must not contain nulls"));
+	return n;
+}
+
+/*
+ * streamforge_internal.final_rows(pipeline text, window_name text[],
+ *     key text[], window_start bigint[], window_end bigint[])
+ *     -> SETOF streamforge.result
+ *
+ * The rows the pipeline has finalized at the given addresses, as they were
+ * finalized (engine/final_rows.c).  Internal: EXECUTE only for the extension's
+ * owner, called by resync_outputs_internal; it checks the read privilege
+ * like visible().
+ */
+PG_FUNCTION_INFO_V1(sf_final_rows);
+Datum
+sf_final_rows(PG_FUNCTION_ARGS)
+{
+#define SF_FINAL_COLS 8
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SfPipeline *p;
+	Datum	   *wn,
+			   *keys,
+			   *starts,
+			   *ends;
+	int			n;
+	SfWanted   *wanted;
+	SfRow	   *rows;
+	int64		nrows;
+	int64		i;
+	SfPipeline *q;
+	MemoryContext rowcxt;
+
+	sf_arg_not_null(fcinfo, 0, "pipeline");
+	n = array_arg(fcinfo, 1, TEXTOID, &wn);
+	if (array_arg(fcinfo, 2, TEXTOID, &keys) != n ||
+		array_arg(fcinfo, 3, INT8OID, &starts) != n ||
+		array_arg(fcinfo, 4, INT8OID, &ends) != n)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("address arrays must have the same length"));
+	p = sf_persist_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+
+	wanted = palloc(Max(n, 1) * sizeof(SfWanted));
+	for (i = 0; i < n; i++)
+	{
+		char	   *name = TextDatumGetCString(wn[i]);
+		text	   *k = DatumGetTextPP(keys[i]);
+
+		wanted[i].window = sf_window_index(&p->def, name);
+		wanted[i].key = VARDATA_ANY(k);
+		wanted[i].key_len = VARSIZE_ANY_EXHDR(k);
+		wanted[i].start = DatumGetInt64(starts[i]);
+		wanted[i].end = DatumGetInt64(ends[i]);
+	}
+	nrows = sf_derive_final_rows(p, wanted, n, &rows, &q);
+
+	InitMaterializedSRF(fcinfo, 0);
+	Assert(rsinfo->setDesc->natts == SF_FINAL_COLS);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
+								   ALLOCSET_SMALL_SIZES);
+	for (i = 0; i < nrows; i++)
+	{
+		Datum		values[SF_FINAL_COLS];
+		bool		nulls[SF_FINAL_COLS];
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(rowcxt);
+		sf_row_values(p, &rows[i], values, nulls);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+	}
+	MemoryContextDelete(rowcxt);
+	if (q != NULL)
+		sf_pipeline_free(q);
+	return (Datum) 0;
+#undef SF_FINAL_COLS
+}

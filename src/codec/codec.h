@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * codec.h
+ *	  The public interface of the codec (src/codec/): a pipeline's state as
+ *	  bytes and back.
+ *
+ * Three formats: the canonical checkpoint (codec.c with codec_write.c,
+ * codec_parse.c, codec_validate.c and codec_derive.c, over the canonical
+ * JSON of canonjson.c; docs/semantics.md, Checkpoints), the binary snapshot persist.c
+ * stores (snapshot.c), and the journal entries of write calls (journal.c:
+ * encoders and replay; storing them is persist.c's).
+ * The codec sits above the engine and below persistence: it uses
+ * engine/engine.h only, and no fmgr, SPI, transaction or GUC header
+ * (test/run.d/layers.sh checks it).  codec_int.h is private to src/codec/.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/codec.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SF_CODEC_H
+#define SF_CODEC_H
+
+#include "engine/engine.h"
+
+/* codec.c: checkpoint bytes <-> state */
+extern int	sf_max_checkpoint_size;
+extern bytea *sf_checkpoint_encode(SfPipeline *p);
+extern SfPipeline *sf_checkpoint_decode(MemoryContext parent,
+										const SfPipelineDef *def,
+										const char *data, Size len);
+extern SfPipeline *sf_checkpoint_restore(MemoryContext parent,
+										 const SfPipelineDef *def,
+										 const char *data, Size len);
+extern char *sf_checkpoint_document(const char *data, Size len);
+extern void sf_check_checkpoint_size(const char *data, Size len);
+
+/* snapshot.c: the persisted snapshot (binary, or a checkpoint) */
+extern bytea *sf_snapshot_encode(SfPipeline *p);
+extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
+									  const SfPipelineDef *def,
+									  const char *data, Size len);
+
+/* journal.c: the journal entries a write call appends, and their replay */
+extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
+									 const SfDelivery *d, int n);
+extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
+									  const char *partition, int64 progress);
+extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,
+										const char *partition);
+extern void sf_journal_replay(SfPipeline *p, const char *data, Size len);
+extern bytea *sf_journal_sequence(const char *entries, Size len, int count);
+
+/* canonjson.c: the decimal spelling of an int128 */
+extern char *sf_int128_out(int128 v);
+
+#endif							/* SF_CODEC_H */

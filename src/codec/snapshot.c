@@ -1,0 +1,690 @@
+/*-------------------------------------------------------------------------
+ *
+ * snapshot.c
+ *	  The persisted snapshot of a pipeline: a binary image that loads
+ *	  without a parse and without re-validation.
+ *
+ * The snapshot column of streamforge.pipeline is written only by
+ * persist/persist.c, always with sf_snapshot_encode: at compaction, at
+ * restore (the restored state, re-encoded) and at every definition change
+ * (sf_persist_redefine, which decodes the new snapshot once before storing
+ * it, so that a state no backend can load is never committed); a new
+ * pipeline has none.  It lives in a table nobody else may write and is
+ * read back by the same code (sf_snapshot_decode, when a backend rebuilds
+ * its cache entry); so it need not be the canonical checkpoint, whose
+ * decoder parses JSON, re-derives every live bucket from the identities and
+ * re-encodes the whole state to check it (docs/semantics.md, Checkpoints).
+ *
+ * A pipeline without retention is stored in the binary form below, which a
+ * cold load turns into the engine's structures with little more than
+ * copies and one hash insert per identity; after a definition change too,
+ * so that it loads as fast as after a compaction.  A pipeline with
+ * retention keeps the canonical checkpoint as its snapshot (its state is
+ * bounded by the horizon anyway), and so does one whose partitions no
+ * longer start at offset 0 (a retention removed later leaves them so),
+ * which the binary form cannot hold; such snapshots load through the full
+ * validation.  The decoder takes both (and a 0.1.0 snapshot is a
+ * checkpoint), so nothing needs converting.
+ *
+ * Format (integers little-endian):
+ *	magic "SFSNAPB\n", uint32 version (1), uint32 CRC-32 of the payload,
+ *	uint64 payload length, then the payload:
+ *	  definition (compared with the pipeline's: equivalent or refused),
+ *	  clock, seq, late_forgotten, interned keys, identities in handle order
+ *	  (handle, key index, time, value, flags, event_id), each partition's
+ *	  delivery handles, late rows, live buckets.
+ * Identities are re-allocated in handle order into an empty store, which
+ * gives each the handle it had (the store's layout is a function of the
+ * allocation sequence); the decoder checks that it does, so the delivery
+ * handles are copied as they are, after a check against a bitmap of the
+ * valid handles.  The CRC catches corruption; bounds checks on every read
+ * keep a damaged snapshot from crashing the backend (ERRCODE_DATA_CORRUPTED).
+ *
+ * Memory: the encoder only reads p, and returns a bytea palloc'd in the
+ * caller's CurrentMemoryContext.  The decoder builds the pipeline in its
+ * own context under the given parent (sf_pipeline_create), and frees it
+ * before an error propagates; its temporary arrays (the stored definition,
+ * the key table, the handle bitmap) are palloc'd in CurrentMemoryContext.
+ * Called only by persist/persist.c.  Nothing here keeps state between
+ * calls.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/codec/snapshot.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <zlib.h>
+
+#include "miscadmin.h"
+#include "port/pg_bswap.h"
+
+#include "codec/codec.h"
+#include "engine/engine.h"
+
+#define SNAP_MAGIC		"SFSNAPB\n"
+#define SNAP_VERSION	1
+#define SNAP_HEADER		24
+
+/* ----------------------------------------------------------------
+ * Writer
+ * ----------------------------------------------------------------
+ */
+static inline void
+put_u8(StringInfo b, uint8 v)
+{
+	appendStringInfoCharMacro(b, (char) v);
+}
+
+static inline void
+put_u16(StringInfo b, uint16 v)
+{
+	appendStringInfoCharMacro(b, (char) (v & 0xFF));
+	appendStringInfoCharMacro(b, (char) (v >> 8));
+}
+
+static inline uint32
+to_le32(uint32 v)
+{
+#ifdef WORDS_BIGENDIAN
+	return pg_bswap32(v);
+#else
+	return v;
+#endif
+}
+
+static inline uint64
+to_le64(uint64 v)
+{
+#ifdef WORDS_BIGENDIAN
+	return pg_bswap64(v);
+#else
+	return v;
+#endif
+}
+
+static inline void
+put_u32(StringInfo b, uint32 v)
+{
+	v = to_le32(v);
+	appendBinaryStringInfo(b, (char *) &v, 4);
+}
+
+static inline void
+put_u64(StringInfo b, uint64 v)
+{
+	v = to_le64(v);
+	appendBinaryStringInfo(b, (char *) &v, 8);
+}
+
+static inline void
+put_bytes(StringInfo b, const char *data, uint32 len)
+{
+	put_u32(b, len);
+	appendBinaryStringInfo(b, data, len);
+}
+
+static int
+ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t	x = (uintptr_t) *(void *const *) a;
+	uintptr_t	y = (uintptr_t) *(void *const *) b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+u32_cmp(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Index of an interned key in keys (sorted by address) */
+static uint32
+key_index(SfString **keys, int64 n, const SfString *key)
+{
+	int64		lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (keys[mid] == key)
+			return (uint32) mid;
+		if ((uintptr_t) keys[mid] < (uintptr_t) key)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	elog(ERROR, "streamforge: key not interned");
+	return 0;					/* keep compiler quiet */
+}
+
+static bytea *
+snapshot_encode_binary(SfPipeline *p)
+{
+	const SfPipelineDef *def = &p->def;
+	StringInfoData b;
+	SfString  **keys;
+	int64		nkeys;
+	uint32	   *handles;
+	int64		nids = 0;
+	uint64		pos = 0;
+	SfIdentity *id;
+	SfRow	   *rows;
+	int64		nrows;
+	bytea	   *result;
+	uint32		crc;
+	uint64		len;
+
+	initStringInfo(&b);
+	appendBinaryStringInfo(&b, SNAP_MAGIC, 8);
+	put_u32(&b, SNAP_VERSION);
+	put_u32(&b, 0);				/* CRC, below */
+	put_u64(&b, 0);				/* length, below */
+
+	/* definition */
+	put_u64(&b, (uint64) def->lateness);
+	put_u8(&b, def->has_retention);
+	put_u64(&b, (uint64) def->retention);
+	put_u32(&b, def->npartitions);
+	for (int i = 0; i < def->npartitions; i++)
+		put_bytes(&b, def->partitions[i], strlen(def->partitions[i]));
+	put_u32(&b, def->nwindows);
+	for (int i = 0; i < def->nwindows; i++)
+	{
+		const SfWindowDef *w = &def->windows[i];
+
+		put_bytes(&b, w->name, strlen(w->name));
+		put_u8(&b, (uint8) w->kind);
+		put_u64(&b, (uint64) w->size);
+		put_u64(&b, (uint64) w->step);
+		put_u64(&b, (uint64) w->gap);
+	}
+
+	/* clock and counters */
+	put_u8(&b, p->has_watermark);
+	put_u64(&b, (uint64) p->watermark);
+	for (int i = 0; i < def->npartitions; i++)
+	{
+		put_u8(&b, p->partitions[i].has_progress);
+		put_u64(&b, (uint64) p->partitions[i].progress);
+		put_u8(&b, p->partitions[i].idle);
+	}
+	put_u64(&b, (uint64) p->seq);
+	put_u64(&b, (uint64) p->late_forgotten);
+
+	/* keys */
+	keys = sf_keys_array(p, &nkeys);
+	if (nkeys > 1)
+		qsort(keys, nkeys, sizeof(SfString *), ptr_cmp);
+	put_u64(&b, (uint64) nkeys);
+	for (int64 k = 0; k < nkeys; k++)
+		put_bytes(&b, keys[k]->data, keys[k]->len);
+
+	/* identities, in handle order */
+	handles = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
+							  MCXT_ALLOC_HUGE);
+	while ((id = sf_idtable_next_handle(p, &pos, &handles[nids])) != NULL)
+	{
+		if (++nids > p->nidentities)
+			elog(ERROR, "streamforge: identity count mismatch");
+	}
+	if (nids != p->nidentities)
+		elog(ERROR, "streamforge: identity count mismatch");
+	if (nids > 1)
+		qsort(handles, nids, sizeof(uint32), u32_cmp);
+	put_u64(&b, (uint64) nids);
+	for (int64 k = 0; k < nids; k++)
+	{
+		id = sf_id_ptr(p, handles[k]);
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		put_u32(&b, handles[k]);
+		put_u32(&b, key_index(keys, nkeys, id->key));
+		put_u64(&b, (uint64) id->event_time);
+		put_u64(&b, (uint64) id->value);
+		put_u8(&b, id->late ? 1 : 0);
+		put_bytes(&b, id->event_id, id->event_id_len);
+	}
+	pfree(handles);
+
+	/* delivery history */
+	for (int i = 0; i < def->npartitions; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+		int64		n = part->consumed + 1;
+
+		put_u64(&b, (uint64) n);
+#ifdef WORDS_BIGENDIAN
+		for (int64 o = 0; o < n; o++)
+			put_u32(&b, part->deliveries[o]);
+#else
+		if (n > 0)
+			appendBinaryStringInfo(&b, (char *) part->deliveries,
+								   n * sizeof(uint32));
+#endif
+	}
+
+	/* late output */
+	put_u64(&b, (uint64) p->nlate);
+	for (int64 k = 0; k < p->nlate; k++)
+	{
+		const SfLateEvent *l = &p->late[k];
+		uint32		h;
+
+		if (!sf_idtable_lookup(p, l->event->event_id, l->event->event_id_len,
+							   l->event->hash, &h))
+			elog(ERROR, "streamforge: late event without identity");
+		put_u32(&b, (uint32) l->partition);
+		put_u64(&b, (uint64) l->source_offset);
+		put_u32(&b, h);
+		put_u64(&b, (uint64) l->watermark);
+	}
+
+	/* live buckets */
+	nrows = sf_collect_rows(p, false, &rows);
+	put_u64(&b, (uint64) nrows);
+	for (int64 k = 0; k < nrows; k++)
+	{
+		const SfRow *r = &rows[k];
+
+		put_u16(&b, (uint16) r->addr.window);
+		put_u32(&b, key_index(keys, nkeys, r->addr.key));
+		put_u64(&b, (uint64) r->addr.start);
+		put_u64(&b, (uint64) r->addr.end);
+		put_u64(&b, (uint64) r->agg.count);
+		put_u64(&b, (uint64) r->agg.min);
+		put_u64(&b, (uint64) r->agg.max);
+		put_u64(&b, (uint64) (uint128) r->agg.sum);
+		put_u64(&b, (uint64) ((uint128) r->agg.sum >> 64));
+	}
+	pfree(rows);
+	pfree(keys);
+
+	/* header: CRC and length of the payload */
+	len = b.len - SNAP_HEADER;
+	crc = crc32(0L, Z_NULL, 0);
+	for (uint64 off = 0; off < len;)
+	{
+		uInt		chunk = (uInt) Min(len - off, (uint64) 1 << 30);
+
+		crc = crc32(crc, (const Bytef *) b.data + SNAP_HEADER + off, chunk);
+		off += chunk;
+	}
+	crc = to_le32(crc);
+	memcpy(b.data + 12, &crc, 4);
+	len = to_le64(len);
+	memcpy(b.data + 16, &len, 8);
+
+	/* a StringInfo holds up to 1 GB - 2, a bytea 1 GB - 1 with its header */
+	if ((Size) b.len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("snapshot too large"),
+				errdetail("The snapshot needs %d bytes, the maximum is %zu.",
+						  b.len, (Size) (MaxAllocSize - VARHDRSZ)));
+	result = palloc_extended(VARHDRSZ + b.len, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(result, VARHDRSZ + b.len);
+	memcpy(VARDATA(result), b.data, b.len);
+	pfree(b.data);
+	return result;
+}
+
+/*
+ * sf_snapshot_encode
+ *		The bytes persist.c stores as p's snapshot: binary without
+ *		retention, the canonical checkpoint with it.
+ *
+ * Size bounds (54000 past them; compaction then journals instead): a
+ * checkpoint document is bounded by streamforge.max_checkpoint_size like
+ * every checkpoint (sf_checkpoint_encode), so that a snapshot is never a
+ * checkpoint that restore would refuse.  The binary form only by what one
+ * bytea holds (1 GB): it never reaches restore or inspect_checkpoint, and
+ * nobody but this file writes it, so the setting, which bounds what
+ * untrusted input may make a backend inflate, has nothing to guard there.
+ */
+bytea *
+sf_snapshot_encode(SfPipeline *p)
+{
+	if (p->def.has_retention)
+		return sf_checkpoint_encode(p);
+	/* the binary form holds every offset record; anything else is a checkpoint */
+	for (int i = 0; i < p->def.npartitions; i++)
+		if (p->partitions[i].base != 0 || p->partitions[i].head != 0)
+			return sf_checkpoint_encode(p);
+	return snapshot_encode_binary(p);
+}
+
+/* ----------------------------------------------------------------
+ * Reader
+ * ----------------------------------------------------------------
+ */
+typedef struct SnapReader
+{
+	const char *name;			/* the pipeline, for errors */
+	const char *s;
+	Size		len;
+	Size		pos;
+} SnapReader;
+
+static pg_attribute_noreturn() void
+snap_corrupt(const SnapReader *r, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("the stored snapshot of pipeline \"%s\" is corrupt", r->name),
+			 errdetail("%s (at byte %zu of %zu).", what, r->pos, r->len)));
+}
+
+static inline const char *
+get_raw(SnapReader *r, Size n)
+{
+	const char *p;
+
+	if (r->len - r->pos < n)
+		snap_corrupt(r, "It ends too early");
+	p = r->s + r->pos;
+	r->pos += n;
+	return p;
+}
+
+static inline uint8
+get_u8(SnapReader *r)
+{
+	return (uint8) *get_raw(r, 1);
+}
+
+static inline uint16
+get_u16(SnapReader *r)
+{
+	const char *p = get_raw(r, 2);
+
+	return (uint16) ((uint8) p[0] | ((uint8) p[1] << 8));
+}
+
+static inline uint32
+get_u32(SnapReader *r)
+{
+	uint32		v;
+
+	memcpy(&v, get_raw(r, 4), 4);
+	return to_le32(v);
+}
+
+static inline uint64
+get_u64(SnapReader *r)
+{
+	uint64		v;
+
+	memcpy(&v, get_raw(r, 8), 8);
+	return to_le64(v);
+}
+
+static inline const char *
+get_bytes(SnapReader *r, uint32 *len)
+{
+	*len = get_u32(r);
+	return get_raw(r, *len);
+}
+
+/* A count of items of at least minsize bytes each that the rest can hold */
+static int64
+get_count(SnapReader *r, Size minsize)
+{
+	uint64		n = get_u64(r);
+
+	if (n > (r->len - r->pos) / minsize)
+		snap_corrupt(r, "A count is larger than the data");
+	return (int64) n;
+}
+
+static void
+read_name(SnapReader *r, char *dst)
+{
+	uint32		len;
+	const char *s = get_bytes(r, &len);
+
+	if (len < 1 || len > SF_NAME_MAX || memchr(s, '\0', len) != NULL)
+		snap_corrupt(r, "A name is invalid");
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+}
+
+static pg_noinline void
+snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
+					  MemoryContext parent, SfPipeline *volatile *result)
+{
+	SfPipelineDef def;
+	SfPipeline *p;
+	SfString  **keys;
+	int64		nkeys;
+	int64		n;
+	uint8	   *valid;			/* bitmap of the identity handles */
+	Size		nvalid;
+
+	/* definition: must be equivalent to the pipeline's */
+	memset(&def, 0, sizeof(def));
+	strlcpy(def.name, target->name, sizeof(def.name));
+	def.lateness = (int64) get_u64(r);
+	def.has_retention = get_u8(r) != 0;
+	def.retention = (int64) get_u64(r);
+	def.npartitions = (int) get_u32(r);
+	if (def.npartitions < 1 || def.npartitions > PG_UINT16_MAX)
+		snap_corrupt(r, "The number of partitions is out of range");
+	def.partitions = palloc0(def.npartitions * sizeof(def.partitions[0]));
+	for (int i = 0; i < def.npartitions; i++)
+		read_name(r, def.partitions[i]);
+	def.nwindows = (int) get_u32(r);
+	if (def.nwindows < 1 || def.nwindows > PG_UINT16_MAX)
+		snap_corrupt(r, "The number of windows is out of range");
+	def.windows = palloc0(def.nwindows * sizeof(SfWindowDef));
+	for (int i = 0; i < def.nwindows; i++)
+	{
+		SfWindowDef *w = &def.windows[i];
+
+		read_name(r, w->name);
+		w->kind = (SfWindowKind) get_u8(r);
+		w->size = (int64) get_u64(r);
+		w->step = (int64) get_u64(r);
+		w->gap = (int64) get_u64(r);
+	}
+	if (!sf_def_equivalent(&def, target))
+		snap_corrupt(r, "Its definition is not the pipeline's");
+
+	p = sf_pipeline_create(parent, target);
+	*result = p;
+
+	/* clock and counters */
+	p->has_watermark = get_u8(r) != 0;
+	p->watermark = (int64) get_u64(r);
+	for (int i = 0; i < target->npartitions; i++)
+	{
+		p->partitions[i].has_progress = get_u8(r) != 0;
+		p->partitions[i].progress = (int64) get_u64(r);
+		p->partitions[i].idle = get_u8(r) != 0;
+	}
+	p->seq = (int64) get_u64(r);
+	p->late_forgotten = (int64) get_u64(r);
+
+	/* keys */
+	nkeys = get_count(r, 4);
+	keys = palloc_extended(Max(nkeys, 1) * sizeof(SfString *), MCXT_ALLOC_HUGE);
+	for (int64 k = 0; k < nkeys; k++)
+	{
+		uint32		len;
+		const char *s = get_bytes(r, &len);
+
+		if (len > MaxAllocSize)
+			snap_corrupt(r, "A key is too long");
+		keys[k] = sf_intern_key(p, s, (int) len);
+	}
+
+	/* identities, re-allocated in handle order: each gets its handle back */
+	n = get_count(r, 29);
+	nvalid = 0;
+	valid = NULL;
+	for (int64 k = 0; k < n; k++)
+	{
+		uint32		h = get_u32(r);
+		uint32		ki = get_u32(r);
+		int64		t = (int64) get_u64(r);
+		int64		v = (int64) get_u64(r);
+		uint8		flags = get_u8(r);
+		uint32		len;
+		const char *eid = get_bytes(r, &len);
+		uint32		got;
+
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (ki >= nkeys || len < 1 || len > MaxAllocSize || flags > 1)
+			snap_corrupt(r, "An identity is invalid");
+		if (sf_idtable_lookup(p, eid, (int) len, sf_hash_bytes(eid, (int) len),
+							  NULL) != NULL)
+			snap_corrupt(r, "An event_id has two identities");
+		(void) sf_identity_add(p, eid, (int) len, keys[ki], t, v, flags == 1,
+							   &got);
+		if (got != h)
+			snap_corrupt(r, "An identity does not get its handle back");
+		if ((Size) (h >> 3) >= nvalid)
+		{
+			Size		newn = Max((Size) (h >> 3) + 1, nvalid * 2);
+
+			valid = valid ? repalloc_huge(valid, newn) : palloc_extended(newn, MCXT_ALLOC_HUGE);
+			memset(valid + nvalid, 0, newn - nvalid);
+			nvalid = newn;
+		}
+		valid[h >> 3] |= 1 << (h & 7);
+	}
+
+	/* delivery history: the handles as they are, once checked */
+	for (int i = 0; i < target->npartitions; i++)
+	{
+		SfPartition *part = &p->partitions[i];
+		const char *raw;
+
+		n = get_count(r, 4);
+		if (n == 0)
+			continue;
+		raw = get_raw(r, n * sizeof(uint32));
+		part->deliveries = MemoryContextAllocHuge(p->cxt, n * sizeof(uint32));
+		part->capacity = n;
+		memcpy(part->deliveries, raw, n * sizeof(uint32));
+		for (int64 o = 0; o < n; o++)
+		{
+			uint32		h = to_le32(part->deliveries[o]);
+
+			if ((Size) (h >> 3) >= nvalid || !(valid[h >> 3] & (1 << (h & 7))))
+				snap_corrupt(r, "A delivery names no identity");
+			part->deliveries[o] = h;
+		}
+		part->consumed = n - 1;
+		p->ndeliveries += n;
+	}
+
+	/* late output */
+	n = get_count(r, 24);
+	for (int64 k = 0; k < n; k++)
+	{
+		uint32		pi = get_u32(r);
+		int64		off = (int64) get_u64(r);
+		uint32		h = get_u32(r);
+		int64		wm = (int64) get_u64(r);
+
+		if (pi >= (uint32) target->npartitions || off < 0 ||
+			off > p->partitions[pi].consumed ||
+			(Size) (h >> 3) >= nvalid || !(valid[h >> 3] & (1 << (h & 7))))
+			snap_corrupt(r, "A late event is invalid");
+		sf_late_append(p, (int) pi, off, sf_id_ptr(p, h), wm);
+	}
+
+	/* live buckets */
+	n = get_count(r, 62);
+	for (int64 k = 0; k < n; k++)
+	{
+		uint16		w = get_u16(r);
+		uint32		ki = get_u32(r);
+		int64		start = (int64) get_u64(r);
+		int64		end = (int64) get_u64(r);
+		SfAgg		agg;
+		uint64		lo,
+					hi;
+
+		if (w >= target->nwindows || ki >= nkeys || start >= end)
+			snap_corrupt(r, "A live bucket is invalid");
+		if (sf_bucket_lookup(p, w, keys[ki], start) != NULL)
+			snap_corrupt(r, "A live bucket appears twice");
+		agg.count = (int64) get_u64(r);
+		agg.min = (int64) get_u64(r);
+		agg.max = (int64) get_u64(r);
+		lo = get_u64(r);
+		hi = get_u64(r);
+		agg.sum = (int128) (((uint128) hi << 64) | lo);
+		if (!sf_bucket_restore(p, w, keys[ki], start, end, &agg))
+			snap_corrupt(r, "A live session overlaps another");
+	}
+	if (r->pos != r->len)
+		snap_corrupt(r, "Data follows the end");
+	sf_retention_forget(p);
+}
+
+/*
+ * sf_snapshot_decode
+ *		Build the pipeline (a child context of parent) that a stored
+ *		snapshot holds: a binary snapshot, or a checkpoint (fully validated).
+ *		def is the pipeline's definition.
+ */
+SfPipeline *
+sf_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
+				   const char *data, Size len)
+{
+	SnapReader	r;
+	SfPipeline *volatile p = NULL;
+	uint32		crc,
+				want;
+	uint64		plen;
+
+	if (len < SNAP_HEADER || memcmp(data, SNAP_MAGIC, 8) != 0)
+		return sf_checkpoint_decode(parent, def, data, len);
+
+	r.name = def->name;
+	r.s = data;
+	r.len = len;
+	r.pos = 8;
+	if (get_u32(&r) != SNAP_VERSION)
+		snap_corrupt(&r, "Its version is unknown");
+	want = get_u32(&r);
+	plen = get_u64(&r);
+	if (plen != len - SNAP_HEADER)
+		snap_corrupt(&r, "Its length is wrong");
+	crc = crc32(0L, Z_NULL, 0);
+	for (uint64 off = 0; off < plen;)
+	{
+		uInt		chunk = (uInt) Min(plen - off, (uint64) 1 << 30);
+
+		crc = crc32(crc, (const Bytef *) data + SNAP_HEADER + off, chunk);
+		off += chunk;
+	}
+	if (crc != want)
+		snap_corrupt(&r, "Its checksum does not match");
+
+	PG_TRY();
+	{
+		snapshot_decode_steps(&r, def, parent, &p);
+	}
+	PG_CATCH();
+	{
+		if (p != NULL)
+			sf_pipeline_free(p);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return p;
+}

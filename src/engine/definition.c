@@ -1,0 +1,213 @@
+/*-------------------------------------------------------------------------
+ *
+ * definition.c
+ *	  Pipeline definitions: names, normalization, equivalence, the index
+ *	  of a partition or window by name, and the names of the window kinds.
+ *
+ * A normalized definition keeps its partitions and windows sorted by name
+ * (byte order), so that an index is a rank in address order and a lookup
+ * is a binary search.  The engine and the layers above work on normalized
+ * definitions only (sf_def_normalize: create_pipeline, definition changes,
+ * and persist.c when it loads a stored definition).  Nothing here
+ * allocates but what it returns or raises.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/definition.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "engine/engine.h"
+#include "engine/engine_int.h"
+
+/*
+ * A name (pipeline, partition, window) must be non-empty and at most 63
+ * bytes.  what is "pipeline", "partition" or "window".
+ */
+void
+sf_validate_name(const char *what, const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s name must not be empty", what)));
+	if (len > SF_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s name \"%s\" is too long", what, sf_msg_str(name, len)),
+				 errdetail("Names are at most %d bytes long.", SF_NAME_MAX)));
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp((const char *) a, (const char *) b);
+}
+
+static int
+window_def_cmp(const void *a, const void *b)
+{
+	return strcmp(((const SfWindowDef *) a)->name,
+				  ((const SfWindowDef *) b)->name);
+}
+
+/*
+ * Sort partitions and windows by name (strcmp is byte order) and reject
+ * duplicates.
+ */
+void
+sf_def_normalize(SfPipelineDef *def)
+{
+	int			i;
+
+	qsort(def->partitions, def->npartitions, sizeof(def->partitions[0]),
+		  name_cmp);
+	for (i = 1; i < def->npartitions; i++)
+		if (strcmp(def->partitions[i - 1], def->partitions[i]) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("partition \"%s\" is declared more than once",
+							def->partitions[i])));
+	qsort(def->windows, def->nwindows, sizeof(SfWindowDef), window_def_cmp);
+	for (i = 1; i < def->nwindows; i++)
+		if (strcmp(def->windows[i - 1].name, def->windows[i].name) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("window \"%s\" is declared more than once",
+							def->windows[i].name)));
+}
+
+/*
+ * docs/semantics.md, Exact rules, 9 and 6: same partitions, same window definitions, same lateness,
+ * same retention
+ */
+bool
+sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
+{
+	int			i;
+
+	if (a->npartitions != b->npartitions || a->nwindows != b->nwindows ||
+		a->lateness != b->lateness || a->has_retention != b->has_retention ||
+		(a->has_retention && a->retention != b->retention))
+		return false;
+	for (i = 0; i < a->npartitions; i++)
+		if (strcmp(a->partitions[i], b->partitions[i]) != 0)
+			return false;
+	for (i = 0; i < a->nwindows; i++)
+	{
+		const SfWindowDef *x = &a->windows[i];
+		const SfWindowDef *y = &b->windows[i];
+
+		if (strcmp(x->name, y->name) != 0 || x->kind != y->kind)
+			return false;
+		switch (x->kind)
+		{
+			case SF_WINDOW_FIXED:
+				if (x->size != y->size)
+					return false;
+				break;
+			case SF_WINDOW_SLIDING:
+				if (x->size != y->size || x->step != y->step)
+					return false;
+				break;
+			case SF_WINDOW_SESSION:
+				if (x->gap != y->gap)
+					return false;
+				break;
+		}
+	}
+	return true;
+}
+
+/*
+ * The index of name among the n names that lie stride bytes apart from
+ * names, sorted by strcmp, or -1.  Always inlined, so that each caller
+ * below gets its own search with its stride folded in, as when each had
+ * its own loop: sf_partition_index is on the ingest path.
+ */
+static pg_attribute_always_inline int
+name_index(const char *names, Size stride, int n, const char *name)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = strcmp(name, names + mid * stride);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/*
+ * Index of a partition or window by name in a normalized definition (both
+ * are sorted by name), or -1.
+ */
+int
+sf_partition_index(const SfPipelineDef *def, const char *name)
+{
+	return name_index((const char *) def->partitions,
+					  sizeof(def->partitions[0]), def->npartitions, name);
+}
+
+int
+sf_window_index(const SfPipelineDef *def, const char *name)
+{
+	return name_index((const char *) def->windows +
+					  offsetof(SfWindowDef, name),
+					  sizeof(SfWindowDef), def->nwindows, name);
+}
+
+/* ----------------------------------------------------------------
+ * Window kinds
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The name of each window kind, as SQL (streamforge.fixed() and the
+ * window_def type), the pipeline_window table and the checkpoint format
+ * spell it
+ */
+static const char *const window_kind_names[] = {
+	[SF_WINDOW_FIXED] = "fixed",
+	[SF_WINDOW_SLIDING] = "sliding",
+	[SF_WINDOW_SESSION] = "session",
+};
+
+const char *
+sf_window_kind_name(SfWindowKind kind)
+{
+	if ((unsigned int) kind >= lengthof(window_kind_names))
+		elog(ERROR, "streamforge: unknown window kind %d", (int) kind);
+	return window_kind_names[kind];
+}
+
+/*
+ * The kind a name spells, in *kind; false, leaving *kind alone, if it
+ * spells none (each caller raises its own error).
+ */
+bool
+sf_window_kind_parse(const char *name, SfWindowKind *kind)
+{
+	for (int i = 0; i < lengthof(window_kind_names); i++)
+	{
+		if (strcmp(name, window_kind_names[i]) == 0)
+		{
+			*kind = (SfWindowKind) i;
+			return true;
+		}
+	}
+	return false;
+}

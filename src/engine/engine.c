@@ -1,0 +1,937 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine.c
+ *	  A pipeline's state and the three operations that change it: ingest,
+ *	  advance and mark_idle.
+ *
+ * This file also creates and frees pipelines, interns keys, records
+ * deliveries and late rows, and has the functions a rebuild uses to put a
+ * state together (sf_identity_add, sf_partition_append, sf_late_append and
+ * the like: the codec's decoders, redefine.c, final_rows.c).  The layers
+ * above call it through engine.h; a pipeline is used by one backend at a
+ * time (persist.c owns it), so nothing here locks.
+ *
+ * Design.  An operation runs in two phases.  The first checks everything
+ * that can fail, in the order docs/semantics.md fixes (partition, offset, identity,
+ * then bigint ranges of every bucket the event enters), without changing
+ * anything: an error leaves the pipeline exactly as it was.  The second
+ * mutates: it records the delivery and the identity, updates the buckets of
+ * every window (saving their pre-images in the dirty set, window.c), and
+ * finishes with reconciliation and finalization (reconcile.c).  Only out-of-memory can interrupt the
+ * second phase; p->busy then stays set and the owner discards the pipeline.
+ *
+ * Memory.  Everything lives in p->cxt.  Identities are not allocated here
+ * but in identity.c's store of handle-addressed blocks, with their event_id
+ * inline; with retention, retention.c frees them.  Without retention, keys
+ * are bump-allocated from an arena and live as long as the pipeline, since
+ * deduplication and the delivery history last for its lifetime; with
+ * retention they are palloc'd and freed by sf_keys_collect once nothing
+ * refers to them.  Keys are interned, so buckets and identities share them
+ * and compare them by pointer.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/engine.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+
+#include "engine/engine.h"
+#include "engine/engine_int.h"
+
+/* ----------------------------------------------------------------
+ * Interned keys (a simplehash instance) and identities
+ * ----------------------------------------------------------------
+ */
+typedef struct SfStrEntry
+{
+	SfString   *str;
+	char		status;
+	bool		marked;			/* sf_keys_collect: referenced */
+} SfStrEntry;
+
+static inline bool
+string_equal(const SfString *a, const SfString *b)
+{
+	return a->hash == b->hash && a->len == b->len &&
+		memcmp(a->data, b->data, a->len) == 0;
+}
+
+#define SH_PREFIX		sf_strtab
+#define SH_ELEMENT_TYPE	SfStrEntry
+#define SH_KEY_TYPE		SfString *
+#define SH_KEY			str
+#define SH_HASH_KEY(tb, key)	((key)->hash)
+#define SH_EQUAL(tb, a, b)		string_equal(a, b)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+#define ARENA_BLOCK		(64 * 1024)
+
+uint32
+sf_hash_bytes(const char *data, int len)
+{
+	return hash_bytes((const unsigned char *) data, len);
+}
+
+/*
+ * Memory that lives as long as the pipeline (the keys of a pipeline without
+ * retention).  Large requests get their own chunk; small ones are carved
+ * from 64 kB blocks without chunk headers.
+ */
+static void *
+arena_alloc(SfPipeline *p, Size size)
+{
+	void	   *r;
+
+	size = MAXALIGN(size);
+	if (size > ARENA_BLOCK / 4)
+		return MemoryContextAllocHuge(p->cxt, size);
+	if (p->arena_left < size)
+	{
+		p->arena = MemoryContextAlloc(p->cxt, ARENA_BLOCK);
+		p->arena_left = ARENA_BLOCK;
+	}
+	r = p->arena;
+	p->arena += size;
+	p->arena_left -= size;
+	return r;
+}
+
+static SfString *
+string_copy_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
+{
+	SfString   *s = arena_alloc(p, offsetof(SfString, data) + len);
+
+	s->hash = hash;
+	s->len = len;
+	memcpy(s->data, data, len);
+	return s;
+}
+
+/*
+ * A probe string for a lookup: on the stack when small, else palloc'd in
+ * the caller's context.
+ */
+#define PROBE_STACK		256
+typedef union SfProbeBuf
+{
+	SfString	s;
+	char		buf[offsetof(SfString, data) + PROBE_STACK];
+} SfProbeBuf;
+
+static SfString *
+make_probe(SfProbeBuf *pb, const char *data, int len, uint32 hash)
+{
+	SfString   *s;
+
+	if (len <= PROBE_STACK)
+		s = &pb->s;
+	else
+		s = palloc(offsetof(SfString, data) + len);
+	s->hash = hash;
+	s->len = len;
+	memcpy(s->data, data, len);
+	return s;
+}
+
+
+static SfString *
+intern_key_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
+{
+	SfProbeBuf	pb;
+	SfString   *probe = make_probe(&pb, data, len, hash);
+	SfStrEntry *e;
+	bool		found;
+
+	e = sf_strtab_insert_hash(p->keys, probe, hash, &found);
+	if (!found)
+	{
+		if (p->keys_freeable)
+		{
+			SfString   *s = MemoryContextAlloc(p->cxt,
+											   offsetof(SfString, data) + len);
+
+			s->hash = hash;
+			s->len = len;
+			memcpy(s->data, data, len);
+			e->str = s;
+		}
+		else
+			e->str = string_copy_hashed(p, data, len, hash);
+		e->marked = false;
+		p->keys_new++;
+	}
+	return e->str;
+}
+
+SfString *
+sf_intern_key(SfPipeline *p, const char *data, int len)
+{
+	return intern_key_hashed(p, data, len, sf_hash_bytes(data, len));
+}
+
+
+/*
+ * Hash a delivery's event_id and key and start loading the identity and
+ * key table slots for them, so that the lookups a few deliveries later find
+ * them in cache.  With a million remembered events, the identity slot is a
+ * cache (and TLB) miss that otherwise costs more than the rest of the
+ * ingest.  The hashes are for sf_engine_ingest_hashed().
+ */
+void
+sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d, SfDeliveryHash *h)
+{
+	h->event_id = sf_hash_bytes(d->event_id, d->event_id_len);
+	h->key = sf_hash_bytes(d->key, d->key_len);
+#ifdef __GNUC__
+	__builtin_prefetch(&p->keys->data[h->key & p->keys->sizemask]);
+#endif
+	sf_idtable_prefetch(p, h->event_id);
+}
+
+static SfIdentity *
+identity_lookup_hashed(SfPipeline *p, const char *event_id, int len,
+					   uint32 hash, uint32 *handle)
+{
+	return sf_idtable_lookup(p, event_id, len, hash, handle);
+}
+
+static SfIdentity *
+identity_add_hashed(SfPipeline *p, const char *event_id, int event_id_len,
+					uint32 hash, SfString *key, int64 event_time, int64 value,
+					bool late, uint32 *handle)
+{
+	SfIdentity *id;
+
+	id = sf_identity_new(p, event_id, event_id_len, hash, handle);
+	id->key = key;
+	id->event_time = event_time;
+	id->value = value;
+	id->late = late;
+	sf_idtable_insert(p, *handle, hash);
+	p->nidentities++;
+	if (p->def.has_retention)
+		sf_retention_track(p, id);
+	return id;
+}
+
+/*
+ * Remember a new unique event.  The caller has checked that event_id is
+ * unknown.
+ */
+SfIdentity *
+sf_identity_add(SfPipeline *p, const char *event_id, int event_id_len,
+				SfString *key, int64 event_time, int64 value, bool late,
+				uint32 *handle)
+{
+	return identity_add_hashed(p, event_id, event_id_len,
+							   sf_hash_bytes(event_id, event_id_len),
+							   key, event_time, value, late, handle);
+}
+
+static int
+identity_cmp(const void *a, const void *b)
+{
+	const SfIdentity *x = *(SfIdentity *const *) a;
+	const SfIdentity *y = *(SfIdentity *const *) b;
+	int			c = memcmp(x->event_id, y->event_id,
+						   Min(x->event_id_len, y->event_id_len));
+
+	if (c != 0)
+		return c;
+	return (x->event_id_len > y->event_id_len) -
+		(x->event_id_len < y->event_id_len);
+}
+
+/* ----------------------------------------------------------------
+ * Freeing the keys retention no longer needs (docs/semantics.md, Retention)
+ *
+ * With retention, buckets, identities and late rows come and go, and so do
+ * the keys they use; a key that none of them refers to any more would cost
+ * its bytes and its table slot forever (issue 21).  Keys carry no reference
+ * count: the changes an operation returns and its dirty set refer to keys
+ * too, and live until the SQL call has turned them into tuples.  Instead
+ * sf_keys_collect, which persist.c calls when it hands the pipeline to a
+ * new call (when nothing but the state refers to a key), marks the key of
+ * every remembered identity, of every identity a delivery slot or late row
+ * holds, and of every live bucket (session lists hold only keys of live
+ * session buckets), then frees the unmarked ones.  It runs once keys_new
+ * keys were interned since the last collection, at least
+ * SF_KEYS_COLLECT_MIN and at least half of what that collection looked at,
+ * so its cost is amortized O(1) per interned key and the dead keys never
+ * exceed half of the live state plus SF_KEYS_COLLECT_MIN.  Keys are only
+ * in memory: checkpoints and snapshots do not change.
+ * ----------------------------------------------------------------
+ */
+#define SF_KEYS_COLLECT_MIN		1024
+
+static inline void
+key_mark(SfPipeline *p, SfString *key)
+{
+	SfStrEntry *e = sf_strtab_lookup_hash(p->keys, key, key->hash);
+
+	if (e == NULL || e->str != key)
+		elog(ERROR, "streamforge: key not interned");
+	e->marked = true;
+}
+
+static void
+bucket_key_mark(SfPipeline *p, SfBucket *b, void *arg)
+{
+	key_mark(p, b->key);
+}
+
+void
+sf_keys_collect(SfPipeline *p)
+{
+	SfIdentity *id;
+	uint64		pos = 0;
+	int64		looked = 0;
+	sf_strtab_iterator it;
+	SfStrEntry *e;
+
+	if (!p->keys_freeable || p->busy || p->keys_new < p->keys_threshold)
+		return;
+
+	/* mark */
+	while ((id = sf_idtable_next(p, &pos)) != NULL)
+	{
+		key_mark(p, id->key);
+		looked++;
+	}
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+
+		for (int64 o = part->base; o <= part->consumed; o++)
+		{
+			uint32		h = part->deliveries[part->head + (o - part->base)];
+
+			if (h != 0)
+				key_mark(p, sf_id_ptr(p, h)->key);
+		}
+		looked += part->consumed + 1 - part->base;
+	}
+	for (int64 i = 0; i < p->nlate; i++)
+		key_mark(p, p->late[i].event->key);
+	looked += p->nlate;
+	sf_buckets_foreach(p, bucket_key_mark, NULL);
+	looked += p->nbuckets;
+
+	/* sweep: iterating backwards, simplehash allows deleting the current */
+	looked += p->keys->members;
+	sf_strtab_start_iterate(p->keys, &it);
+	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
+	{
+		if (e->marked)
+			e->marked = false;
+		else
+		{
+			SfString   *s = e->str;
+
+			sf_strtab_delete_item(p->keys, e);
+			pfree(s);
+		}
+	}
+
+	/* a table left mostly empty is rebuilt at a size for what remains */
+	if (p->keys->size > 1024 && p->keys->members < p->keys->size / 8)
+	{
+		struct sf_strtab_hash *old = p->keys;
+		struct sf_strtab_hash *keys;
+
+		keys = sf_strtab_create(p->cxt, Max(256, old->members * 2), NULL);
+		sf_strtab_start_iterate(old, &it);
+		while ((e = sf_strtab_iterate(old, &it)) != NULL)
+		{
+			bool		found;
+			SfStrEntry *ne = sf_strtab_insert_hash(keys, e->str,
+												   e->str->hash, &found);
+
+			ne->str = e->str;
+			ne->marked = false;
+		}
+		sf_strtab_destroy(old);
+		p->keys = keys;
+	}
+
+	p->keys_new = 0;
+	p->keys_threshold = Max(SF_KEYS_COLLECT_MIN, looked / 2);
+}
+
+/* Every interned key, in no order, palloc'd in CurrentMemoryContext */
+SfString  **
+sf_keys_array(SfPipeline *p, int64 *n)
+{
+	SfString  **arr;
+	sf_strtab_iterator it;
+	SfStrEntry *e;
+	int64		i = 0;
+
+	arr = palloc_extended(Max(p->keys->members, 1) * sizeof(SfString *),
+						  MCXT_ALLOC_HUGE);
+	sf_strtab_start_iterate(p->keys, &it);
+	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
+		arr[i++] = e->str;
+	*n = i;
+	return arr;
+}
+
+/* All identities sorted by event_id bytes, palloc'd in CurrentMemoryContext */
+SfIdentity **
+sf_identity_array(SfPipeline *p, int64 *n)
+{
+	SfIdentity **arr;
+	SfIdentity *id;
+	uint64		pos = 0;
+	int64		i = 0;
+
+	arr = palloc_extended(Max(p->nidentities, 1) * sizeof(SfIdentity *),
+						  MCXT_ALLOC_HUGE);
+	while ((id = sf_idtable_next(p, &pos)) != NULL)
+	{
+		if (i >= p->nidentities)
+			elog(ERROR, "streamforge: identity count mismatch");
+		arr[i++] = id;
+	}
+	if (i != p->nidentities)
+		elog(ERROR, "streamforge: identity count mismatch");
+	if (i > 1)
+		qsort(arr, i, sizeof(SfIdentity *), identity_cmp);
+	*n = i;
+	return arr;
+}
+
+/*
+ * Record event (a handle) as the delivery at the partition's next offset.
+ * event is 0 only when a restore rebuilds an offset record that is
+ * forgotten.
+ * The slots before head are free once the horizon passed them; they are
+ * reused when they are at least as many as the slots in use, so appending
+ * costs O(1) amortized.
+ */
+void
+sf_partition_append(SfPipeline *p, int partition, uint32 event)
+{
+	SfPartition *part = &p->partitions[partition];
+	int64		next = part->consumed + 1;
+	int64		used = next - part->base;
+
+	if (part->head + used >= part->capacity)
+	{
+		if (part->head > 0 && part->head >= used)
+		{
+			memmove(part->deliveries, part->deliveries + part->head,
+					used * sizeof(uint32));
+			part->head = 0;
+		}
+		else
+		{
+			/*
+			 * Double small arrays; grow large ones by a quarter, so that
+			 * at most a fifth of a large history's slots are spare (the
+			 * copy stays amortized O(1) per delivery).
+			 */
+			int64		newcap = part->capacity < 64 ? 64 :
+				part->capacity < (1 << 20) ? part->capacity * 2 :
+				part->capacity + part->capacity / 4;
+
+			if (part->deliveries == NULL)
+				part->deliveries = MemoryContextAllocHuge(p->cxt,
+														  newcap * sizeof(uint32));
+			else
+				part->deliveries = repalloc_huge(part->deliveries,
+												 newcap * sizeof(uint32));
+			part->capacity = newcap;
+		}
+	}
+	part->deliveries[part->head + used] = event;
+	part->consumed = next;
+	p->ndeliveries++;
+	p->mutations++;
+	if (p->def.has_retention)
+	{
+		if (event != 0)
+			sf_id_prefix(sf_id_ptr(p, event))->nslots++;
+		else
+			p->forgotten_offsets++;
+	}
+}
+
+/* The event recorded at a consumed offset, or NULL if it is not held */
+SfIdentity *
+sf_partition_slot(const SfPipeline *p, const SfPartition *part, int64 offset)
+{
+	uint32		h;
+
+	Assert(offset <= part->consumed);
+	if (offset < part->base)
+		return NULL;
+	h = part->deliveries[part->head + (offset - part->base)];
+	return h ? sf_id_ptr(p, h) : NULL;
+}
+
+/*
+ * Restore: the offsets below base of an empty partition are consumed and
+ * forgotten.
+ */
+void
+sf_partition_set_base(SfPipeline *p, int partition, int64 base)
+{
+	SfPartition *part = &p->partitions[partition];
+
+	Assert(part->consumed == -1 && part->base == 0);
+	part->base = base;
+	part->consumed = base - 1;
+	p->ndeliveries += base;
+	p->forgotten_offsets += base;
+}
+
+void
+sf_late_append(SfPipeline *p, int partition, int64 offset, SfIdentity *event,
+			   int64 watermark)
+{
+	SfLateEvent *l;
+	int64		head = p->late - p->late_alloc;
+
+	if (head + p->nlate >= p->late_capacity)
+	{
+		if (head > 0 && head >= p->nlate)
+		{
+			memmove(p->late_alloc, p->late, p->nlate * sizeof(SfLateEvent));
+			p->late = p->late_alloc;
+		}
+		else
+		{
+			int64		newcap = p->late_capacity ? p->late_capacity * 2 : 16;
+
+			if (p->late_alloc == NULL)
+				p->late_alloc = MemoryContextAllocHuge(p->cxt,
+													   newcap * sizeof(SfLateEvent));
+			else
+				p->late_alloc = repalloc_huge(p->late_alloc,
+											  newcap * sizeof(SfLateEvent));
+			p->late_capacity = newcap;
+			p->late = p->late_alloc + head;
+		}
+	}
+	l = &p->late[p->nlate];
+	l->late_seq = p->late_forgotten + p->nlate + 1;
+	l->partition = partition;
+	l->source_offset = offset;
+	l->event = event;
+	l->watermark = watermark;
+	p->nlate++;
+	if (p->def.has_retention)
+		event->late_held = true;
+}
+
+/*
+ * Rebuilding a pipeline (restore, a definition or retention change): a late
+ * row whose identity retention has forgotten.  The row keeps its event's
+ * key, time and value in an identity of its own, marked forgotten and in no
+ * table, which retention frees with the row.
+ */
+void
+sf_late_append_forgotten(SfPipeline *p, int partition, int64 offset,
+						 const char *event_id, int event_id_len,
+						 const char *key, int key_len, int64 event_time,
+						 int64 value, int64 watermark)
+{
+	SfIdentity *event;
+	uint32		handle;
+
+	event = sf_identity_new(p, event_id, event_id_len,
+							sf_hash_bytes(event_id, event_id_len), &handle);
+	event->key = sf_intern_key(p, key, key_len);
+	event->event_time = event_time;
+	event->value = value;
+	event->late = true;
+	event->forgotten = true;
+	sf_late_append(p, partition, offset, event, watermark);
+}
+
+/* ----------------------------------------------------------------
+ * Pipeline lifecycle
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A new, empty pipeline for a normalized definition, in a new memory
+ * context under parent.
+ */
+SfPipeline *
+sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	SfPipeline *p;
+	int			i;
+	int			cap = 0;
+
+	cxt = AllocSetContextCreate(parent, "streamforge pipeline",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+
+	p = palloc0(sizeof(SfPipeline));
+	p->cxt = cxt;
+	p->def = *def;
+	p->def.partitions = palloc(Max(def->npartitions, 1) * sizeof(def->partitions[0]));
+	memcpy(p->def.partitions, def->partitions,
+		   def->npartitions * sizeof(def->partitions[0]));
+	p->def.windows = palloc(Max(def->nwindows, 1) * sizeof(SfWindowDef));
+	memcpy(p->def.windows, def->windows, def->nwindows * sizeof(SfWindowDef));
+
+	p->partitions = palloc0(Max(def->npartitions, 1) * sizeof(SfPartition));
+	for (i = 0; i < def->npartitions; i++)
+	{
+		strlcpy(p->partitions[i].name, def->partitions[i], SF_NAME_MAX + 1);
+		p->partitions[i].consumed = -1;
+	}
+
+	p->keys = sf_strtab_create(cxt, 256, NULL);
+	p->keys_freeable = def->has_retention;
+	p->keys_threshold = SF_KEYS_COLLECT_MIN;
+	sf_idtable_init(p);
+	sf_buckets_init(p);
+	sf_sessions_init(p);
+
+	for (i = 0; i < def->nwindows; i++)
+		cap += sf_window_max_buckets(&def->windows[i]);
+	p->assign_cap = Max(cap, 1);
+	p->assign_starts = palloc(p->assign_cap * sizeof(int64));
+	p->assign_ends = palloc(p->assign_cap * sizeof(int64));
+	p->assign_counts = palloc(Max(def->nwindows, 1) * sizeof(int));
+
+	MemoryContextSwitchTo(old);
+	return p;
+}
+
+void
+sf_pipeline_free(SfPipeline *p)
+{
+	MemoryContextDelete(p->cxt);
+}
+
+/* The declared partitions as "a", "b", "c", for a hint (at most 20) */
+static char *
+partition_list(const SfPipelineDef *def)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	for (i = 0; i < def->npartitions && i < 20; i++)
+		appendStringInfo(&buf, "%s\"%s\"", i > 0 ? ", " : "",
+						 def->partitions[i]);
+	if (def->npartitions > 20)
+		appendStringInfo(&buf, " and %d more", def->npartitions - 20);
+	return buf.data;
+}
+
+static int
+lookup_partition(const SfPipeline *p, const char *name)
+{
+	int			i = sf_partition_index(&p->def, name);
+
+	if (i < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
+						sf_msg_cstr(name), p->def.name),
+				 errhint("The pipeline's partitions are %s.",
+						 partition_list(&p->def))));
+	return i;
+}
+
+/* ----------------------------------------------------------------
+ * Operations
+ * ----------------------------------------------------------------
+ */
+static inline bool
+identity_matches(const SfIdentity *id, const SfDelivery *d)
+{
+	return id->event_time == d->event_time && id->value == d->value &&
+		id->key->len == (uint32) d->key_len &&
+		memcmp(id->key->data, d->key, d->key_len) == 0;
+}
+
+static inline bool
+delivery_matches(const SfIdentity *id, const SfDelivery *d)
+{
+	return id->event_id_len == (uint32) d->event_id_len &&
+		memcmp(id->event_id, d->event_id, d->event_id_len) == 0 &&
+		identity_matches(id, d);
+}
+
+/*
+ * errhint naming where an identity was delivered.  Only for an error
+ * message: it searches the delivery history (the first partition in name
+ * order that holds it, at its lowest offset there).
+ */
+static int
+first_delivery_hint(const SfPipeline *p, const SfIdentity *id)
+{
+	int			i;
+
+	for (i = 0; i < p->def.npartitions; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+		int64		o;
+
+		for (o = part->base; o <= part->consumed; o++)
+		{
+			if ((o & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (sf_partition_slot(p, part, o) == id)
+				return errhint("The event was delivered at offset " INT64_FORMAT " of partition \"%s\"; a different event needs a new event_id.",
+							   o, part->name);
+		}
+	}
+	return errhint("A different event needs a new event_id.");
+}
+
+/*
+ * Deliver one event (docs/semantics.md, Deliveries).  Appends the changes
+ * it causes to out.
+ */
+void
+sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
+{
+	SfDeliveryHash h;
+
+	h.event_id = sf_hash_bytes(d->event_id, d->event_id_len);
+	h.key = sf_hash_bytes(d->key, d->key_len);
+	sf_engine_ingest_hashed(p, d, &h, out);
+}
+
+/*
+ * The same, for a caller that already hashed the event_id
+ * (sf_delivery_prefetch).
+ */
+void
+sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
+						const SfDeliveryHash *h, SfChangeList *out)
+{
+	int			pi = lookup_partition(p, d->partition);
+	SfPartition *part = &p->partitions[pi];
+	SfIdentity *id;
+	uint32		handle;
+	SfString   *key;
+	bool		late = false;
+	int		   *nassigned = p->assign_counts;
+	int			total = 0;
+	int			w;
+
+	/* offsets */
+	if (d->source_offset < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+						part->name, p->def.name),
+				 errdetail("Offset " INT64_FORMAT " is negative; offsets start at 0.",
+						   d->source_offset)));
+	if (d->source_offset <= part->consumed)
+	{
+		id = sf_partition_slot(p, part, d->source_offset);
+		/* docs/semantics.md, Retention, 2: at a forgotten offset, anything is a replay */
+		if (id == NULL || id->forgotten || delivery_matches(id, d))
+		{
+			if (p->offset_replays == PG_INT64_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("pipeline \"%s\" has counted the most offset replays a bigint holds",
+								p->def.name)));
+			p->offset_replays++;
+			p->mutations++;		/* of a counter only */
+			return;				/* a replay: no-op */
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+						part->name, p->def.name),
+				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%s\").",
+						   d->source_offset,
+						   sf_msg_str(id->event_id, id->event_id_len))));
+	}
+	if (d->source_offset != part->consumed + 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+						part->name, p->def.name),
+				 errdetail("Expected offset " INT64_FORMAT ", got " INT64_FORMAT ".",
+						   part->consumed + 1, d->source_offset),
+				 errhint("Deliver offset " INT64_FORMAT " next; streamforge.partitions() shows the consumed_offset of each partition.",
+						 part->consumed + 1)));
+
+	/* identity */
+	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, h->event_id,
+								&handle);
+	if (id != NULL)
+	{
+		if (!identity_matches(id, d))
+			ereport(ERROR,
+					(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
+					 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
+							sf_msg_str(d->event_id, d->event_id_len),
+							p->def.name),
+					 errdetail("The event was first delivered with key \"%s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
+							   sf_msg_str(id->key->data, id->key->len),
+							   id->event_time, id->value),
+					 first_delivery_hint(p, id)));
+		/* a duplicate: consumes the offset, changes nothing else */
+		sf_partition_append(p, pi, handle);
+		return;
+	}
+
+	/* a new unique event: late? (docs/semantics.md, Exact rules, 1: computed only with a watermark) */
+	if (p->has_watermark)
+	{
+		int128		limit = (int128) d->event_time + p->def.lateness;
+
+		if (limit > PG_INT64_MAX)
+			sf_raise_out_of_range("event_time plus lateness", NULL);
+		late = limit < p->watermark;
+	}
+
+	if (!late)
+	{
+		/* check every bucket's bounds before changing anything */
+		for (w = 0; w < p->def.nwindows; w++)
+		{
+			const SfWindowDef *wd = &p->def.windows[w];
+
+			nassigned[w] = sf_assign_windows(wd, d->event_time,
+											 p->def.lateness,
+											 p->assign_starts + total,
+											 p->assign_ends + total,
+											 p->assign_cap - total);
+			total += nassigned[w];
+		}
+		/* new buckets at most: refuse before anything changes */
+		sf_check_live_buckets(p, total);
+	}
+
+	/* mutate */
+	sf_op_begin(p);
+	key = intern_key_hashed(p, d->key, d->key_len, h->key);
+	id = identity_add_hashed(p, d->event_id, d->event_id_len, h->event_id, key,
+							 d->event_time, d->value, late, &handle);
+	sf_partition_append(p, pi, handle);
+	if (late)
+		sf_late_append(p, pi, d->source_offset, id, p->watermark);
+	else
+	{
+		int			k = 0;
+
+		for (w = 0; w < p->def.nwindows; w++)
+		{
+			const SfWindowDef *wd = &p->def.windows[w];
+			int			n = nassigned[w];
+			int			j;
+
+			if (wd->kind == SF_WINDOW_SESSION)
+				sf_session_add(p, w, key, p->assign_starts[k],
+							   p->assign_ends[k], d->value);
+			else
+			{
+				for (j = 0; j < n; j++)
+				{
+					SfBucket   *b = sf_bucket_lookup(p, w, key,
+													 p->assign_starts[k + j]);
+
+					if (b == NULL)
+						b = sf_bucket_insert(p, w, key, p->assign_starts[k + j],
+											 p->assign_ends[k + j]);
+					sf_dirty_touch(p, b);
+					sf_agg_add(&b->agg, d->value);
+				}
+			}
+			k += n;
+		}
+	}
+	sf_op_finish(p, out);
+	sf_retention_forget(p);
+}
+
+/*
+ * Partition reports progress (docs/semantics.md, Watermarks; 5.6).
+ */
+void
+sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
+				  SfChangeList *out)
+{
+	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
+
+	sf_op_begin(p);
+	part->idle = false;
+	if (!part->has_progress || progress > part->progress)
+	{
+		part->has_progress = true;
+		part->progress = progress;
+	}
+	if (sf_clock_update(p))
+		sf_release_ready(p);
+	sf_op_finish(p, out);
+	sf_retention_forget(p);
+}
+
+void
+sf_engine_mark_idle(SfPipeline *p, const char *partition, SfChangeList *out)
+{
+	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
+
+	sf_op_begin(p);
+	part->idle = true;
+	if (sf_clock_update(p))
+		sf_release_ready(p);
+	sf_op_finish(p, out);
+	sf_retention_forget(p);
+}
+
+void
+sf_get_stats(const SfPipeline *p, SfStats *stats)
+{
+	int			i;
+
+	memset(stats, 0, sizeof(SfStats));
+	stats->deliveries = p->ndeliveries;
+	stats->remembered_identities = p->nidentities;
+	stats->remembered_offsets = p->ndeliveries - p->forgotten_offsets;
+	stats->remembered_late_events = p->nlate;
+	stats->forgotten_offsets = p->forgotten_offsets;
+	stats->forgotten_late_events = p->late_forgotten;
+	/*
+	 * Without retention these are the counters of 0.1.0.  With it,
+	 * late_events still counts every late event (it is the last late_seq,
+	 * which resync_outputs relies on), while accepted and duplicate_ids
+	 * describe what is remembered: forgotten identities are not counted.
+	 */
+	stats->late_events = p->late_forgotten + p->nlate;
+	stats->accepted = p->nidentities;
+	stats->duplicate_ids = stats->remembered_offsets - p->nidentities;
+	if (!p->def.has_retention)
+		stats->accepted -= p->nlate;
+	else
+	{
+		for (int64 k = 0; k < p->nlate; k++)
+			if (!p->late[k].event->forgotten)
+				stats->accepted--;
+	}
+	stats->offset_replays = p->offset_replays;
+	stats->changes_emitted = p->seq;
+	stats->live_buckets = p->nbuckets;
+	stats->visible_rows = p->nready;
+	stats->partitions = p->def.npartitions;
+	for (i = 0; i < p->def.npartitions; i++)
+		if (p->partitions[i].idle)
+			stats->idle_partitions++;
+}

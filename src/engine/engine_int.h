@@ -1,0 +1,103 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine_int.h
+ *	  Declarations shared by the files of src/engine/ and nobody else:
+ *	  the dirty set, session lists, and the functions one engine file calls
+ *	  in another.  Files outside src/engine/ use engine/engine.h only
+ *	  (test/run.d/layers.sh checks it).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/engine_int.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SF_ENGINE_INT_H
+#define SF_ENGINE_INT_H
+
+#include "engine/engine.h"
+
+/* Pre-image of a bucket touched by the current operation */
+typedef struct SfDirty
+{
+	SfBucket   *bucket;			/* NULL once the bucket was merged away */
+	SfRow		before;			/* address and aggregate at op start */
+	bool		was_visible;	/* before.* was an emitted row */
+} SfDirty;
+
+/* The sessions of one (window, key), sorted by start, pairwise apart */
+typedef struct SfSessionList
+{
+	int			n;
+	int			cap;
+	SfBucket  **items;
+} SfSessionList;
+
+/* ----------------------------------------------------------------
+ * Prototypes, grouped by defining file
+ * ----------------------------------------------------------------
+ */
+
+/* clock.c: partition progress and the global watermark */
+extern bool sf_clock_update(SfPipeline *p);
+
+/* engine.c */
+extern SfIdentity *sf_partition_slot(const SfPipeline *p,
+									 const SfPartition *part, int64 offset);
+
+/* identity.c */
+extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
+								   int len, uint32 hash, uint32 *handle);
+extern void sf_identity_free(SfPipeline *p, SfIdentity *id);
+extern void sf_identity_unlink(SfPipeline *p, SfIdentity *id);
+extern void sf_idtable_init(SfPipeline *p);
+extern void sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash);
+extern void sf_idtable_prefetch(SfPipeline *p, uint32 hash);
+extern SfIdentity *sf_idtable_next(SfPipeline *p, uint64 *pos);
+
+/* limits.c */
+extern void sf_check_live_buckets(const SfPipeline *p, int64 more);
+
+/* reconcile.c: change generation, finalization */
+extern void sf_release_ready(SfPipeline *p);
+extern void sf_op_finish(SfPipeline *p, SfChangeList *out);
+extern void sf_changes_append(SfChangeList *out, const SfChange *c);
+
+/* redefine.c: building windows from the remembered events */
+extern void sf_derive_event(SfPipeline *p, int w, const SfIdentity *id,
+							SfString *key, int64 limit, int64 old_buckets);
+
+/* retention.c */
+extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
+
+/* session.c: per (window, key) ordered sessions and merging */
+extern void sf_sessions_init(SfPipeline *p);
+extern void sf_session_add(SfPipeline *p, int window, SfString *key,
+						   int64 event_time, int64 end, int64 value);
+extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
+
+/* window.c: assignment of events to fixed and sliding buckets, live index */
+extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
+							  int64 lateness, int64 *starts, int64 *ends,
+							  int max);
+extern int	sf_window_max_buckets(const SfWindowDef *w);
+extern void sf_buckets_init(SfPipeline *p);
+extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
+								  int64 start, int64 end);
+extern void sf_bucket_delete(SfPipeline *p, SfBucket *b);
+extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
+extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
+extern void sf_agg_add(SfAgg *agg, int64 value);
+extern void sf_agg_merge(SfAgg *into, const SfAgg *from);
+extern void sf_buckets_foreach(SfPipeline *p,
+							   void (*fn) (SfPipeline *, SfBucket *, void *),
+							   void *arg);
+extern void sf_raise_out_of_range(const char *what, const char *window);
+
+/* window.c: the dirty set of an operation */
+extern void sf_op_begin(SfPipeline *p);
+extern void sf_dirty_touch(SfPipeline *p, SfBucket *b);
+extern void sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b);
+
+#endif							/* SF_ENGINE_INT_H */

@@ -1,0 +1,409 @@
+/*-------------------------------------------------------------------------
+ *
+ * identity.c
+ *	  Where a pipeline keeps its identities: a store addressed by 32-bit
+ *	  handles, and the event_id hash table over it.
+ *
+ * Design.  A remembered delivery costs one identity (for a unique event)
+ * and one slot of its partition's history; with a million of them, every
+ * byte of those counts (issue 13: at most 60 bytes per remembered
+ * delivery).  So:
+ *
+ *	- an identity is one variable-sized record with its event_id inline
+ *	  (SfIdentity, 29 bytes + the event_id, 8-byte aligned), bump-allocated
+ *	  from 64 kB blocks;
+ *	- it is named by a uint32 handle: block index (19 bits) and offset in
+ *	  8-byte units (13 bits); handle 0 is never used.  Delivery slots
+ *	  (SfPartition.deliveries) and the hash table hold handles, 4 bytes
+ *	  instead of 8;
+ *	- the event_id table is open addressing with linear probing over
+ *	  handles (the hash and the bytes are in the identity), at most 80%
+ *	  full and grown by a quarter, with tombstones for the identities retention
+ *	  forgets.  A
+ *	  parallel byte per slot holds its state and 8 bits of the hash, so a
+ *	  probe reads contiguous bytes and looks at an identity only when
+ *	  those bits match (an unsuccessful search at 80% load probes about 13
+ *	  slots).
+ *
+ * A record larger than a quarter block gets a block of its own.  Without
+ * retention nothing is ever freed (identities live as long as the
+ * pipeline).  With retention each identity is preceded by an SfIdPrefix
+ * (the slots that refer to it, and its own handle), and a freed record goes
+ * to a free list of its size class, or gives its block back when it had
+ * one of its own.
+ *
+ * Everything lives in p->cxt.  Blocks never move, so pointers to
+ * identities stay valid as long as the identity is not freed.
+ *
+ * Callers: engine.c adds identities, retention.c unlinks and frees them
+ * (engine_int.h); the decoders and redefine.c look them up and walk the
+ * table (engine.h).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/identity.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "engine/engine.h"
+#include "engine/engine_int.h"
+
+#define ID_BLOCK		(64 * 1024)
+#define ID_UNIT_BITS	13			/* 8-byte units in a block */
+#define ID_MAX_BLOCKS	((1U << (32 - ID_UNIT_BITS)) - 1)	/* top one unused */
+#define ID_BIG			(ID_BLOCK / 4)
+#define TAG_EMPTY		0
+#define TAG_TOMB		1			/* a forgotten entry */
+
+/*
+ * The tag of an occupied slot: 2 .. 255, from the hash's low bits (the
+ * slot index comes from its high bits).
+ */
+static inline uint8
+hash_tag(uint32 hash)
+{
+	return (uint8) (2 + (hash & 0xFF) % 254);
+}
+
+/*
+ * Where the search for hash starts: multiply-shift, so that the capacity
+ * need not be a power of 2 and the table can grow by a quarter instead of
+ * doubling.
+ */
+static inline uint64
+home(uint32 hash, uint64 cap)
+{
+	return ((uint64) hash * cap) >> 32;
+}
+
+static inline uint64
+next_slot(uint64 i, uint64 cap)
+{
+	return i + 1 == cap ? 0 : i + 1;
+}
+#define ID_NCLASSES		(ID_BIG / 8 + 1)
+
+static char *
+store_new_block(SfPipeline *p, Size size, uint32 *index)
+{
+	SfIdStore  *s = &p->idstore;
+	char	   *block;
+
+	if (s->nblocks >= ID_MAX_BLOCKS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("pipeline \"%s\" remembers too many events",
+						p->def.name)));
+	if (s->nblocks >= s->blocks_cap)
+	{
+		uint32		newcap = s->blocks_cap ? s->blocks_cap * 2 : 64;
+
+		if (s->blocks == NULL)
+			s->blocks = MemoryContextAlloc(p->cxt, newcap * sizeof(char *));
+		else
+			s->blocks = repalloc_huge(s->blocks, (Size) newcap * sizeof(char *));
+		s->blocks_cap = newcap;
+	}
+	block = MemoryContextAllocHuge(p->cxt, size);
+	*index = s->nblocks;
+	s->blocks[s->nblocks++] = block;
+	return block;
+}
+
+/*
+ * Memory for one record of size bytes, and its handle.  With retention a
+ * freed record of the same size class is reused first.
+ */
+static void *
+store_alloc(SfPipeline *p, Size size, uint32 *handle)
+{
+	SfIdStore  *s = &p->idstore;
+	uint32		index;
+	char	   *r;
+
+	size = MAXALIGN(size);
+	if (size > ID_BIG)
+	{
+		r = store_new_block(p, size, &index);
+		*handle = index << ID_UNIT_BITS;
+		return r;
+	}
+	if (s->free != NULL && s->free[size / 8] != 0)
+	{
+		*handle = s->free[size / 8];
+		r = (char *) sf_id_ptr(p, *handle);
+		s->free[size / 8] = *(uint32 *) r;
+		return r;
+	}
+	if (s->left < size)
+	{
+		s->cur = store_new_block(p, ID_BLOCK, &s->cur_block);
+		s->used = 0;
+		s->left = ID_BLOCK;
+		if (s->cur_block == 0)
+		{
+			/* handle 0 means "none" */
+			s->used = MAXIMUM_ALIGNOF;
+			s->left -= MAXIMUM_ALIGNOF;
+		}
+	}
+	*handle = (s->cur_block << ID_UNIT_BITS) | (uint32) (s->used / 8);
+	r = s->cur + s->used;
+	s->used += size;
+	s->left -= size;
+	return r;
+}
+
+static void
+store_free(SfPipeline *p, void *ptr, uint32 handle, Size size)
+{
+	SfIdStore  *s = &p->idstore;
+
+	size = MAXALIGN(size);
+	if (size > ID_BIG)
+	{
+		uint32		index = handle >> ID_UNIT_BITS;
+
+		pfree(s->blocks[index]);
+		s->blocks[index] = NULL;	/* its index is not reused */
+		return;
+	}
+	if (s->free == NULL)
+		s->free = MemoryContextAllocZero(p->cxt, ID_NCLASSES * sizeof(uint32));
+	*(uint32 *) ptr = s->free[size / 8];
+	s->free[size / 8] = handle;
+}
+
+static inline Size
+identity_size(const SfPipeline *p, int len)
+{
+	return (p->def.has_retention ? sizeof(SfIdPrefix) : 0) +
+		offsetof(SfIdentity, event_id) + len;
+}
+
+/*
+ * A new identity record for event_id (not yet in the table), with its
+ * flags clear; the caller fills in the rest.
+ */
+SfIdentity *
+sf_identity_new(SfPipeline *p, const char *event_id, int len, uint32 hash,
+				uint32 *handle)
+{
+	char	   *r;
+	SfIdentity *id;
+
+	r = store_alloc(p, identity_size(p, len), handle);
+	if (p->def.has_retention)
+	{
+		SfIdPrefix *pre = (SfIdPrefix *) r;
+
+		pre->nslots = 0;
+		pre->handle = *handle;
+		r += sizeof(SfIdPrefix);
+		/* the handle names the identity, after its prefix */
+		*handle += sizeof(SfIdPrefix) / 8;
+	}
+	id = (SfIdentity *) r;
+	id->hash = hash;
+	id->event_id_len = len;
+	id->late = false;
+	id->forgotten = false;
+	id->late_held = false;
+	memcpy(id->event_id, event_id, len);
+	return id;
+}
+
+/* Retention: give a forgotten identity's memory back */
+void
+sf_identity_free(SfPipeline *p, SfIdentity *id)
+{
+	SfIdPrefix *pre = sf_id_prefix(id);
+
+	Assert(p->def.has_retention);
+	store_free(p, pre, pre->handle, identity_size(p, id->event_id_len));
+}
+
+/* ----------------------------------------------------------------
+ * The event_id table
+ * ----------------------------------------------------------------
+ */
+
+static void
+table_resize(SfPipeline *p, uint64 newcap)
+{
+	SfIdTable  *t = &p->idtable;
+	uint32	   *old = t->slots;
+	uint8	   *oldtags = t->tags;
+	uint64		oldcap = t->cap;
+
+	t->slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(uint32));
+	t->tags = MemoryContextAllocHuge(p->cxt, newcap);
+	memset(t->tags, TAG_EMPTY, newcap);
+	t->cap = newcap;
+	t->tomb = 0;
+	for (uint64 i = 0; i < oldcap; i++)
+	{
+		uint32		hash;
+		uint64		j;
+
+		if (oldtags[i] < 2)
+			continue;
+		hash = sf_id_ptr(p, old[i])->hash;
+		j = home(hash, newcap);
+		while (t->tags[j] != TAG_EMPTY)
+			j = next_slot(j, newcap);
+		t->slots[j] = old[i];
+		t->tags[j] = oldtags[i];
+	}
+	if (old)
+	{
+		pfree(old);
+		pfree(oldtags);
+	}
+}
+
+void
+sf_idtable_init(SfPipeline *p)
+{
+	p->idtable.slots = NULL;
+	p->idtable.tags = NULL;
+	p->idtable.cap = 0;
+	p->idtable.used = 0;
+	table_resize(p, 1024);
+}
+
+/* The remembered identity of event_id, or NULL; its handle in *handle */
+SfIdentity *
+sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
+				  uint32 *handle)
+{
+	SfIdTable  *t = &p->idtable;
+	uint64		i = home(hash, t->cap);
+	uint8		tag = hash_tag(hash);
+
+	for (;;)
+	{
+		uint8		c = t->tags[i];
+
+		if (c == TAG_EMPTY)
+			return NULL;
+		if (c == tag)
+		{
+			SfIdentity *id = sf_id_ptr(p, t->slots[i]);
+
+			if (id->hash == hash && id->event_id_len == (uint32) len &&
+				memcmp(id->event_id, event_id, len) == 0)
+			{
+				if (handle)
+					*handle = t->slots[i];
+				return id;
+			}
+		}
+		i = next_slot(i, t->cap);
+	}
+}
+
+/* Add an identity whose event_id the table does not hold */
+void
+sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
+{
+	SfIdTable  *t = &p->idtable;
+	uint64		i;
+
+	if ((t->used + t->tomb + 1) * 5 > t->cap * 4)
+		table_resize(p, (t->used + 1) * 5 > t->cap * 2 ?
+					 t->cap + t->cap / 4 : t->cap);
+	i = home(hash, t->cap);
+	while (t->tags[i] >= 2)
+		i = next_slot(i, t->cap);
+	if (t->tags[i] == TAG_TOMB)
+		t->tomb--;
+	t->slots[i] = handle;
+	t->tags[i] = hash_tag(hash);
+	t->used++;
+}
+
+/* Retention: take a remembered identity out of the table */
+static void
+idtable_delete(SfPipeline *p, SfIdentity *id)
+{
+	SfIdTable  *t = &p->idtable;
+	uint64		i = home(id->hash, t->cap);
+	uint8		tag = hash_tag(id->hash);
+
+	for (;;)
+	{
+		uint8		c = t->tags[i];
+
+		if (c == TAG_EMPTY)
+			elog(ERROR, "streamforge: forgotten identity not in the table");
+		if (c == tag && sf_id_ptr(p, t->slots[i]) == id)
+			break;
+		i = next_slot(i, t->cap);
+	}
+	t->tags[i] = TAG_TOMB;
+	t->used--;
+	t->tomb++;
+}
+
+/* Start loading the table slot where event_id's search begins */
+void
+sf_idtable_prefetch(SfPipeline *p, uint32 hash)
+{
+#ifdef __GNUC__
+	uint64		i = home(hash, p->idtable.cap);
+
+	__builtin_prefetch(&p->idtable.tags[i]);
+	__builtin_prefetch(&p->idtable.slots[i]);
+#endif
+}
+
+/* Iterate: *pos starts at 0; returns NULL at the end */
+SfIdentity *
+sf_idtable_next(SfPipeline *p, uint64 *pos)
+{
+	SfIdTable  *t = &p->idtable;
+
+	while (*pos < t->cap)
+	{
+		uint64		i = (*pos)++;
+
+		if (t->tags[i] >= 2)
+			return sf_id_ptr(p, t->slots[i]);
+	}
+	return NULL;
+}
+
+/* The same, with the identity's handle */
+SfIdentity *
+sf_idtable_next_handle(SfPipeline *p, uint64 *pos, uint32 *handle)
+{
+	SfIdTable  *t = &p->idtable;
+
+	while (*pos < t->cap)
+	{
+		uint64		i = (*pos)++;
+
+		if (t->tags[i] >= 2)
+		{
+			*handle = t->slots[i];
+			return sf_id_ptr(p, t->slots[i]);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Remove a remembered identity from the identity table (retention.c forgets
+ * it); the record itself stays valid for the slots and late rows that still
+ * refer to it.
+ */
+void
+sf_identity_unlink(SfPipeline *p, SfIdentity *id)
+{
+	idtable_delete(p, id);
+	p->nidentities--;
+}

@@ -1,0 +1,255 @@
+/*-------------------------------------------------------------------------
+ *
+ * session.c
+ *	  Session windows: the ordered live sessions of each (window, key), and
+ *	  merging; putting back the live buckets of a rebuilt pipeline.
+ *
+ * Invariant: the live sessions of one (window, key) are kept in an array
+ * sorted by start and are pairwise apart: for neighbours [a, b) and [c, d),
+ * b < c (touching sessions, b == c, would have merged).  Hence their ends
+ * are sorted too, and the sessions a new interval [t, e) meets (those with
+ * start <= e and end >= t, docs/semantics.md, Exact rules, 10) form one contiguous run found by
+ * binary search.  Merging keeps the first session of the run as the
+ * survivor, folds the others' aggregates into it and deletes them; the
+ * dirty set holds every pre-image, so reconciliation retracts each emitted
+ * address that disappears.
+ *
+ * Memory.  The lists live in p->sessions, a simplehash in p->cxt, and
+ * their item arrays in p->cxt (freed when a list empties).  A list holds
+ * pointers to buckets that window.c's live index owns: a live session
+ * bucket is in exactly one list, put there by sf_session_add or, for a
+ * rebuild, sf_bucket_restore, and taken out when it goes: merged away
+ * here, or finalized (reconcile.c calls sf_session_remove_bucket before it
+ * deletes the bucket).
+ *
+ * Callers: the engine's files (engine_int.h), and the decoders for
+ * sf_bucket_restore, which puts back a live bucket of any window (engine.h).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/session.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+
+#include "engine/engine.h"
+#include "engine/engine_int.h"
+
+typedef struct SfSessionKey
+{
+	SfString   *key;			/* interned */
+	uint16		window;
+} SfSessionKey;
+
+typedef struct SfSessionEntry
+{
+	SfSessionKey skey;
+	char		status;
+	SfSessionList list;
+} SfSessionEntry;
+
+#define SH_PREFIX		sf_sesstab
+#define SH_ELEMENT_TYPE	SfSessionEntry
+#define SH_KEY_TYPE		SfSessionKey
+#define SH_KEY			skey
+#define SH_HASH_KEY(tb, k)	hash_combine((k).key->hash, murmurhash32((k).window))
+#define SH_EQUAL(tb, a, b)	((a).key == (b).key && (a).window == (b).window)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+void
+sf_sessions_init(SfPipeline *p)
+{
+	p->sessions = sf_sesstab_create(p->cxt, 64, NULL);
+}
+
+static SfSessionList *
+session_list(SfPipeline *p, int window, SfString *key, bool create)
+{
+	SfSessionKey k;
+	SfSessionEntry *e;
+	bool		found;
+
+	k.key = key;
+	k.window = window;
+	if (!create)
+	{
+		e = sf_sesstab_lookup(p->sessions, k);
+		return e ? &e->list : NULL;
+	}
+	e = sf_sesstab_insert(p->sessions, k, &found);
+	if (!found)
+	{
+		e->list.n = 0;
+		e->list.cap = 0;
+		e->list.items = NULL;
+	}
+	return &e->list;
+}
+
+/* First index whose session ends at or after t (ends are sorted) */
+static int
+first_reaching(const SfSessionList *l, int64 t)
+{
+	int			lo = 0,
+				hi = l->n;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (l->items[mid]->end < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+list_insert_at(SfPipeline *p, SfSessionList *l, int pos, SfBucket *b)
+{
+	if (l->n == l->cap)
+	{
+		int			newcap = l->cap ? l->cap * 2 : 4;
+
+		if (l->items == NULL)
+			l->items = MemoryContextAlloc(p->cxt, newcap * sizeof(SfBucket *));
+		else
+			l->items = repalloc(l->items, newcap * sizeof(SfBucket *));
+		l->cap = newcap;
+	}
+	memmove(&l->items[pos + 1], &l->items[pos],
+			(l->n - pos) * sizeof(SfBucket *));
+	l->items[pos] = b;
+	l->n++;
+}
+
+static void
+list_remove_range(SfSessionList *l, int from, int count)
+{
+	memmove(&l->items[from], &l->items[from + count],
+			(l->n - from - count) * sizeof(SfBucket *));
+	l->n -= count;
+}
+
+/*
+ * Add an accepted event at event_time with session interval
+ * [event_time, end) to window's sessions of key.  The caller has checked
+ * the bounds (sf_assign_windows) and begun an operation.
+ */
+void
+sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
+			   int64 end, int64 value)
+{
+	SfSessionList *l = session_list(p, window, key, true);
+	int			first = first_reaching(l, event_time);
+	int			last = first;
+	SfBucket   *survivor;
+	int64		new_start,
+				new_end;
+	int			i;
+
+	while (last < l->n && l->items[last]->start <= end)
+		last++;
+
+	if (last == first)
+	{
+		/* meets nothing: a new session */
+		SfBucket   *b = sf_bucket_insert(p, window, key, event_time, end);
+
+		sf_dirty_touch(p, b);
+		sf_agg_add(&b->agg, value);
+		list_insert_at(p, l, first, b);
+		return;
+	}
+
+	survivor = l->items[first];
+	sf_dirty_touch(p, survivor);
+	new_start = Min(event_time, survivor->start);
+	new_end = Max(end, l->items[last - 1]->end);
+
+	for (i = first + 1; i < last; i++)
+	{
+		SfBucket   *b = l->items[i];
+
+		sf_dirty_touch(p, b);
+		sf_agg_merge(&survivor->agg, &b->agg);
+		sf_dirty_forget_bucket(p, b);
+		sf_bucket_delete(p, b);
+	}
+	list_remove_range(l, first + 1, last - first - 1);
+
+	if (new_start != survivor->start)
+		sf_bucket_set_start(p, survivor, new_start);
+	if (new_end != survivor->end)
+		sf_bucket_set_end(p, survivor, new_end);
+	sf_agg_add(&survivor->agg, value);
+}
+
+/*
+ * Put a restored session bucket into its list.  Returns false, changing
+ * nothing, if it would meet (overlap or touch) a live session of the same
+ * (window, key).
+ */
+static bool
+session_insert_bucket(SfPipeline *p, SfBucket *b)
+{
+	SfSessionList *l = session_list(p, b->window, b->key, true);
+	int			pos = first_reaching(l, b->start);
+
+	if (pos < l->n && l->items[pos]->start <= b->end)
+		return false;
+	list_insert_at(p, l, pos, b);
+	return true;
+}
+
+/*
+ * Rebuilding a pipeline (restore, a definition or retention change): a live
+ * bucket at (window, key, start) with end and agg, filed by the current
+ * watermark (so the clock is restored first), and for a session window in
+ * its key's session list.  The caller guarantees that no live bucket has
+ * this (window, key, start).  Returns false if the session would touch or
+ * overlap another one of its key; the caller raises its own error.
+ */
+bool
+sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
+				  int64 end, const SfAgg *agg)
+{
+	SfBucket   *b = sf_bucket_insert(p, window, key, start, end);
+
+	b->agg = *agg;
+	return p->def.windows[window].kind != SF_WINDOW_SESSION ||
+		session_insert_bucket(p, b);
+}
+
+/* Take a session bucket out of its list (finalization). */
+void
+sf_session_remove_bucket(SfPipeline *p, SfBucket *b)
+{
+	SfSessionList *l = session_list(p, b->window, b->key, false);
+	int			pos;
+
+	if (l == NULL)
+		elog(ERROR, "streamforge: session list missing");
+	pos = first_reaching(l, b->end);
+	if (pos >= l->n || l->items[pos] != b)
+		elog(ERROR, "streamforge: session missing from its list");
+	list_remove_range(l, pos, 1);
+	if (l->n == 0)
+	{
+		SfSessionKey k;
+
+		if (l->items)
+			pfree(l->items);
+		k.key = b->key;
+		k.window = b->window;
+		sf_sesstab_delete(p->sessions, k);
+	}
+}

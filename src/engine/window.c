@@ -1,0 +1,531 @@
+/*-------------------------------------------------------------------------
+ *
+ * window.c
+ *	  Fixed and sliding window assignment, aggregates, and the live bucket
+ *	  index of a pipeline.
+ *
+ * The live index maps (window, key, start) to a bucket.  That triple is
+ * unique among live buckets for every window kind: fixed and sliding buckets
+ * of one window never share a start, and live sessions of one (window, key)
+ * are pairwise apart.  Each live bucket is also in one of two end-ordered
+ * pairing heaps (pending: end > watermark; ready: end <= watermark), so
+ * that an advance finds the buckets it makes ready, and finalization the
+ * buckets it drops, without looking at any other bucket.
+ *
+ * Assignment computes every bound in 128-bit arithmetic and raises 22003
+ * when one does not fit in bigint, before the caller mutates anything.
+ *
+ * The dirty set of an operation (sf_op_begin, sf_dirty_touch,
+ * sf_dirty_forget_bucket) is here too, since it lives in the buckets'
+ * dirty_epoch and dirty_index fields; reconcile.c turns it into changes.
+ *
+ * Memory.  Buckets are carved from blocks of 256 in p->cxt; a deleted
+ * bucket goes to p->free_buckets for reuse and is never pfree'd, so every
+ * bucket lives until the pipeline's context is deleted.  The live index,
+ * the heaps, the session lists (session.c) and the dirty set point at
+ * buckets without owning them.  sf_collect_rows returns rows palloc'd in
+ * the caller's CurrentMemoryContext; their keys are the pipeline's.
+ *
+ * Callers: the engine's files (engine_int.h); the codec and the SQL glue
+ * use only sf_bucket_lookup, sf_collect_rows and the row comparisons
+ * (engine.h).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/window.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+
+#include "engine/engine.h"
+#include "engine/engine_int.h"
+
+/* ----------------------------------------------------------------
+ * The live index: a simplehash keyed by (window, key, start)
+ * ----------------------------------------------------------------
+ */
+typedef struct SfBucketEntry
+{
+	SfBucket   *bucket;
+	uint32		hash;
+	char		status;
+} SfBucketEntry;
+
+static inline uint32
+bucket_hash(const SfBucket *b)
+{
+	uint64		s = (uint64) b->start;
+
+	return hash_combine(hash_combine(b->key->hash, murmurhash32(b->window)),
+						murmurhash32((uint32) (s ^ (s >> 32))));
+}
+
+static inline bool
+bucket_key_equal(const SfBucket *a, const SfBucket *b)
+{
+	return a->start == b->start && a->key == b->key && a->window == b->window;
+}
+
+#define SH_PREFIX		sf_buckettab
+#define SH_ELEMENT_TYPE	SfBucketEntry
+#define SH_KEY_TYPE		SfBucket *
+#define SH_KEY			bucket
+#define SH_HASH_KEY(tb, key)	bucket_hash(key)
+#define SH_EQUAL(tb, a, b)		bucket_key_equal(a, b)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a)		((a)->hash)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* Min-heap by end: pairingheap is a max-heap of the comparator */
+static int
+bucket_end_cmp(const pairingheap_node *a, const pairingheap_node *b, void *arg)
+{
+	const SfBucket *ba = pairingheap_const_container(SfBucket, hnode, a);
+	const SfBucket *bb = pairingheap_const_container(SfBucket, hnode, b);
+
+	if (ba->end < bb->end)
+		return 1;
+	if (ba->end > bb->end)
+		return -1;
+	return 0;
+}
+
+void
+sf_buckets_init(SfPipeline *p)
+{
+	p->buckets = sf_buckettab_create(p->cxt, 256, NULL);
+	p->pending.ph_compare = bucket_end_cmp;
+	p->pending.ph_arg = NULL;
+	p->pending.ph_root = NULL;
+	p->ready.ph_compare = bucket_end_cmp;
+	p->ready.ph_arg = NULL;
+	p->ready.ph_root = NULL;
+}
+
+/*
+ * The live bucket at (window, key, start), or NULL.  key must be interned.
+ */
+SfBucket *
+sf_bucket_lookup(SfPipeline *p, int window, SfString *key, int64 start)
+{
+	SfBucket	probe;
+	SfBucketEntry *e;
+
+	probe.window = window;
+	probe.key = key;
+	probe.start = start;
+	e = sf_buckettab_lookup(p->buckets, &probe);
+	return e ? e->bucket : NULL;
+}
+
+static void
+heap_place(SfPipeline *p, SfBucket *b)
+{
+	b->ready = p->has_watermark && b->end <= p->watermark;
+	if (b->ready)
+	{
+		pairingheap_add(&p->ready, &b->hnode);
+		p->nready++;
+	}
+	else
+		pairingheap_add(&p->pending, &b->hnode);
+}
+
+static void
+heap_unplace(SfPipeline *p, SfBucket *b)
+{
+	if (b->ready)
+	{
+		pairingheap_remove(&p->ready, &b->hnode);
+		p->nready--;
+	}
+	else
+		pairingheap_remove(&p->pending, &b->hnode);
+}
+
+/*
+ * Create a live bucket with an empty aggregate.  The caller guarantees that
+ * no live bucket has this (window, key, start).  The bucket goes into the
+ * heap that the current watermark says.
+ */
+SfBucket *
+sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
+				 int64 end)
+{
+	SfBucket   *b;
+	bool		found;
+
+	if (p->free_buckets)
+	{
+		b = p->free_buckets;
+		p->free_buckets = (SfBucket *) b->hnode.first_child;
+	}
+	else
+	{
+		if (p->bucket_block_left == 0)
+		{
+			p->bucket_block = MemoryContextAlloc(p->cxt, 256 * sizeof(SfBucket));
+			p->bucket_block_left = 256;
+		}
+		b = p->bucket_block++;
+		p->bucket_block_left--;
+	}
+	memset(b, 0, sizeof(SfBucket));
+	b->window = window;
+	b->key = key;
+	b->start = start;
+	b->end = end;
+	b->agg.count = 0;
+
+	sf_buckettab_insert(p->buckets, b, &found);
+	if (found)
+		elog(ERROR, "streamforge: duplicate live bucket");
+	heap_place(p, b);
+	p->nbuckets++;
+	return b;
+}
+
+/*
+ * Remove a bucket from the live index and the heaps, and recycle it.  The
+ * caller removes it from its session list first, if any, and from the
+ * dirty set (sf_dirty_forget_bucket).
+ */
+void
+sf_bucket_delete(SfPipeline *p, SfBucket *b)
+{
+	if (!sf_buckettab_delete(p->buckets, b))
+		elog(ERROR, "streamforge: bucket missing from live index");
+	heap_unplace(p, b);
+	p->nbuckets--;
+	b->key = NULL;
+	b->hnode.first_child = (pairingheap_node *) p->free_buckets;
+	p->free_buckets = b;
+}
+
+/* Change a bucket's end (sessions), keeping its heap position right. */
+void
+sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end)
+{
+	heap_unplace(p, b);
+	b->end = end;
+	heap_place(p, b);
+}
+
+/* Change a bucket's start (sessions), keeping the live index right. */
+void
+sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start)
+{
+	bool		found;
+
+	if (!sf_buckettab_delete(p->buckets, b))
+		elog(ERROR, "streamforge: bucket missing from live index");
+	b->start = start;
+	sf_buckettab_insert(p->buckets, b, &found);
+	if (found)
+		elog(ERROR, "streamforge: duplicate live bucket");
+}
+
+/* ----------------------------------------------------------------
+ * Aggregates
+ * ----------------------------------------------------------------
+ */
+void
+sf_agg_add(SfAgg *agg, int64 value)
+{
+	if (agg->count == 0)
+	{
+		agg->min = value;
+		agg->max = value;
+	}
+	else
+	{
+		if (value < agg->min)
+			agg->min = value;
+		if (value > agg->max)
+			agg->max = value;
+	}
+	agg->count++;
+	agg->sum += value;
+}
+
+void
+sf_agg_merge(SfAgg *into, const SfAgg *from)
+{
+	if (from->count == 0)
+		return;
+	if (into->count == 0)
+	{
+		*into = *from;
+		return;
+	}
+	if (from->min < into->min)
+		into->min = from->min;
+	if (from->max > into->max)
+		into->max = from->max;
+	into->count += from->count;
+	into->sum += from->sum;
+}
+
+bool
+sf_agg_equal(const SfAgg *a, const SfAgg *b)
+{
+	return a->count == b->count && a->sum == b->sum &&
+		a->min == b->min && a->max == b->max;
+}
+
+/* ----------------------------------------------------------------
+ * Assignment
+ * ----------------------------------------------------------------
+ */
+
+void
+sf_raise_out_of_range(const char *what, const char *window)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("%s is out of range for type bigint", what),
+			 window ? errdetail("The event falls into window \"%s\" at a bound that bigint cannot hold.",
+								window) : 0));
+}
+
+/* Check start, end and end + lateness of one bucket */
+static inline void
+check_bucket(const SfWindowDef *w, int128 start, int128 end, int64 lateness)
+{
+	if (start < PG_INT64_MIN)
+		sf_raise_out_of_range("window start", w->name);
+	if (end > PG_INT64_MAX)
+		sf_raise_out_of_range("window end", w->name);
+	if (end + lateness > PG_INT64_MAX)
+		sf_raise_out_of_range("window end plus lateness", w->name);
+}
+
+/* The most buckets one event can enter in window w */
+int
+sf_window_max_buckets(const SfWindowDef *w)
+{
+	if (w->kind == SF_WINDOW_SLIDING)
+	{
+		int128		n = ((int128) w->size + w->step - 1) / w->step;
+
+		return (int) Min(n, (int128) SF_MAX_SLIDING_BUCKETS);
+	}
+	return 1;
+}
+
+/*
+ * The buckets [starts[i], ends[i]) that an event at event_time enters in
+ * fixed or sliding window w, at most max of them, in decreasing start
+ * order.  Raises 22003 if a bound (or end + lateness) does not fit.
+ * Session windows are handled by session.c; this returns their initial
+ * interval [t, t + gap).
+ */
+int
+sf_assign_windows(const SfWindowDef *w, int64 event_time, int64 lateness,
+				  int64 *starts, int64 *ends, int max)
+{
+	int128		t = event_time;
+	int			n = 0;
+
+	switch (w->kind)
+	{
+		case SF_WINDOW_FIXED:
+			{
+				int128		start = sf_floor_div(t, w->size) * w->size;
+				int128		end = start + w->size;
+
+				check_bucket(w, start, end, lateness);
+				starts[0] = (int64) start;
+				ends[0] = (int64) end;
+				return 1;
+			}
+		case SF_WINDOW_SLIDING:
+			{
+				int128		start = sf_floor_div(t, w->step) * w->step;
+
+				/* every start that is a multiple of step with start <= t < start + size */
+				for (; start + w->size > t; start -= w->step)
+				{
+					int128		end = start + w->size;
+
+					check_bucket(w, start, end, lateness);
+					if (n >= max)
+						elog(ERROR, "streamforge: sliding assignment overflow");
+					starts[n] = (int64) start;
+					ends[n] = (int64) end;
+					n++;
+				}
+				return n;
+			}
+		case SF_WINDOW_SESSION:
+			{
+				int128		end = t + w->gap;
+
+				check_bucket(w, t, end, lateness);
+				starts[0] = event_time;
+				ends[0] = (int64) end;
+				return 1;
+			}
+	}
+	elog(ERROR, "streamforge: unknown window kind %d", (int) w->kind);
+	return 0;					/* keep compiler quiet */
+}
+
+/* ----------------------------------------------------------------
+ * Address order and row collection
+ * ----------------------------------------------------------------
+ */
+/*
+ * Address order: window name, key, start, end, all byte-wise (see
+ * sf_address_order in engine.h).  Kept as a function for callers that
+ * need a pointer to it.
+ */
+int
+sf_address_cmp(const SfPipeline *p, const SfAddress *a, const SfAddress *b)
+{
+	return sf_address_order(a, b);
+}
+
+/* Rows sort in place, with the comparison inlined (sort_template.h) */
+#define ST_SORT			sort_rows
+#define ST_ELEMENT_TYPE	SfRow
+#define ST_COMPARE(a, b)	sf_address_order(&(a)->addr, &(b)->addr)
+#define ST_SCOPE		static
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+static void
+rows_sort(SfRow *rows, int64 n)
+{
+	if (n > 1)
+		sort_rows(rows, n);
+}
+
+/*
+ * All live buckets (or only the ready ones, which are exactly the visible
+ * rows) as rows in address order, palloc'd in CurrentMemoryContext.
+ * Returns the number of rows.  This is for inspection and checkpoints: it
+ * looks at every bucket.
+ */
+int64
+sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows)
+{
+	sf_buckettab_iterator it;
+	SfBucketEntry *e;
+	int64		n = 0;
+	int64		cap = visible_only ? p->nready : p->nbuckets;
+	SfRow	   *out;
+
+	out = palloc_extended(Max(cap, 1) * sizeof(SfRow), MCXT_ALLOC_HUGE);
+	sf_buckettab_start_iterate(p->buckets, &it);
+	while ((e = sf_buckettab_iterate(p->buckets, &it)) != NULL)
+	{
+		SfBucket   *b = e->bucket;
+
+		if (visible_only && !b->ready)
+			continue;
+		if (n >= cap)
+			elog(ERROR, "streamforge: bucket count mismatch");
+		out[n].addr.window = b->window;
+		out[n].addr.key = b->key;
+		out[n].addr.start = b->start;
+		out[n].addr.end = b->end;
+		out[n].agg = b->agg;
+		n++;
+	}
+	rows_sort(out, n);
+	*rows = out;
+	return n;
+}
+
+/*
+ * Call fn(p, b, arg) for every live bucket, in no order.  fn must not add
+ * or delete buckets.
+ */
+void
+sf_buckets_foreach(SfPipeline *p, void (*fn) (SfPipeline *, SfBucket *, void *),
+				   void *arg)
+{
+	sf_buckettab_iterator it;
+	SfBucketEntry *e;
+
+	sf_buckettab_start_iterate(p->buckets, &it);
+	while ((e = sf_buckettab_iterate(p->buckets, &it)) != NULL)
+		fn(p, e->bucket, arg);
+}
+
+/*
+ * The dirty set: the pre-image of each live bucket the current operation
+ * touches (reconcile.c turns them into changes).  Here because it lives in
+ * the buckets' dirty_epoch and dirty_index fields.
+ */
+
+void
+sf_op_begin(SfPipeline *p)
+{
+	p->busy = true;
+	p->mutations++;
+	p->epoch++;
+	if (p->epoch == 0)
+	{
+		/* wrapped: epoch 0 is "never"; stale marks must not match */
+		p->epoch = 1;
+	}
+	p->ndirty = 0;
+}
+
+/*
+ * Save b's pre-image for this operation, unless already saved.
+ */
+void
+sf_dirty_touch(SfPipeline *p, SfBucket *b)
+{
+	SfDirty    *d;
+
+	if (b->dirty_epoch == p->epoch)
+		return;
+	if (p->ndirty == p->dirty_cap)
+	{
+		int			newcap = p->dirty_cap ? p->dirty_cap * 2 : 64;
+
+		if (p->dirty == NULL)
+			p->dirty = MemoryContextAlloc(p->cxt, newcap * sizeof(SfDirty));
+		else
+			p->dirty = repalloc_huge(p->dirty, newcap * sizeof(SfDirty));
+		p->dirty_cap = newcap;
+	}
+	d = &p->dirty[p->ndirty];
+	d->bucket = b;
+	d->before.addr.window = b->window;
+	d->before.addr.key = b->key;
+	d->before.addr.start = b->start;
+	d->before.addr.end = b->end;
+	d->before.agg = b->agg;
+	/*
+	 * A ready bucket was emitted, unless it is being created right now (an
+	 * event within the lateness that lands in an already closed window):
+	 * only a new bucket has no events.
+	 */
+	d->was_visible = b->ready && b->agg.count > 0;
+	b->dirty_epoch = p->epoch;
+	b->dirty_index = p->ndirty;
+	p->ndirty++;
+}
+
+/* b is about to be deleted: its pre-image stays, its "now" is "gone". */
+void
+sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b)
+{
+	if (b->dirty_epoch == p->epoch)
+		p->dirty[b->dirty_index].bucket = NULL;
+	b->dirty_epoch = 0;
+}

@@ -1,0 +1,791 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.c
+ *	  Every statement on streamforge.pipeline and streamforge.journal,
+ *	  prepared once per backend and kept; the readers of their result rows;
+ *	  a pipeline's definition read from and written as its row's columns;
+ *	  the "did you mean" hint of an unknown pipeline; a pipeline's time
+ *	  unit (api/timeunit.c converts).  Also the kept-plan helper that
+ *	  sink.c's statements on the output tables use.
+ *
+ * Every statement runs as the extension's owner (sf_become_owner, acl.c),
+ * since the tables are closed to everybody else, and is fixed text, fully
+ * schema-qualified, with operators spelled OPERATOR(pg_catalog.x)
+ * (test/run.d/sql-qualified.sh), so the caller's search_path cannot
+ * redirect it.  Callers are the files of src/persist/; they connect to SPI
+ * as the owner before they call the functions that take a result from
+ * SPI_tuptable, except the ones that connect themselves (the hint, the
+ * time unit).  Plans live in CacheMemoryContext (SPI_keepplan) for the
+ * backend's lifetime; PostgreSQL's plan cache replans them after DDL.
+ *
+ * This file calls nothing in src/persist/ but acl.c: raising "does not
+ * exist" here does not touch the cache (persist.c forgets the entry
+ * first), so that the cache (cache.c) sits above the catalog.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/catalog.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+
+#include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
+
+/*
+ * Every statement names its objects with their schema and uses
+ * OPERATOR(pg_catalog.=), so the caller's search_path cannot redirect it.
+ * They run as the extension's owner (acl.c).
+ */
+#define SF_ROW_COLUMNS \
+	"tableoid, id, version, snapshot_version, " \
+	"pg_catalog.octet_length(snapshot), offset_replays_base, " \
+	"owner, readers, ingesters, admins"
+#define SF_ROW_NCOLUMNS 10
+
+static const SfPlanText catalog_plan_text[NUM_PLANS] = {
+	[PLAN_OPEN_WRITE] = {
+		"UPDATE streamforge.pipeline "
+		"SET version = version OPERATOR(pg_catalog.+) 1 "
+		"WHERE name OPERATOR(pg_catalog.=) $1 RETURNING " SF_ROW_COLUMNS,
+		1, {TEXTOID}
+	},
+	[PLAN_OPEN_READ] = {
+		"SELECT " SF_ROW_COLUMNS ", xmin FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
+	},
+	[PLAN_DEF] = {
+		"SELECT partitions, lateness FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+	[PLAN_DEF_WINDOWS] = {
+		"SELECT w.name, w.kind, w.size, w.step, w.gap "
+		"FROM streamforge.pipeline p, "
+		"pg_catalog.unnest(p.windows) WITH ORDINALITY "
+		"AS w(name, kind, size, step, gap, i) "
+		"WHERE p.id OPERATOR(pg_catalog.=) $1 ORDER BY w.i",
+		1, {INT8OID}
+	},
+	[PLAN_SNAPSHOT_GET] = {
+		"SELECT snapshot FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+	[PLAN_JOURNAL_GET] = {
+		"SELECT pos, entry FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND pos OPERATOR(pg_catalog.>) $2 ORDER BY pos",
+		2, {INT8OID, INT8OID}
+	},
+	[PLAN_JOURNAL_PUT] = {
+		"INSERT INTO streamforge.journal (pipeline_id, pos, entry) "
+		"VALUES ($1, $2, $3)",
+		3, {INT8OID, INT8OID, BYTEAOID}
+	},
+	[PLAN_JOURNAL_CLEAR] = {
+		"DELETE FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+	[PLAN_SNAPSHOT_PUT] = {
+		"UPDATE streamforge.pipeline SET snapshot = $2, "
+		"snapshot_version = version, offset_replays_base = $3 "
+		"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version",
+		3, {INT8OID, BYTEAOID, INT8OID}
+	},
+	[PLAN_CREATE] = {
+		"INSERT INTO streamforge.pipeline (name, partitions, windows, lateness, "
+		"owner) "
+		"SELECT $1, $2, "
+		"pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)"
+		"::streamforge.window_def ORDER BY u.i), $8, $9 "
+		"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), "
+		"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) "
+		"WITH ORDINALITY "
+		"AS u(n, k, s, st, g, i) "
+		"ON CONFLICT (name) DO NOTHING RETURNING id",
+		9, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID, REGROLEOID}
+	},
+	[PLAN_DROP] = {
+		"DELETE FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1 "
+		"RETURNING id, owner, readers, ingesters, admins",
+		1, {TEXTOID}
+	},
+	[PLAN_ACL_GET] = {
+		"SELECT owner, readers, ingesters, admins FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
+	},
+	[PLAN_ACL_LOCK] = {
+		"SELECT owner, readers, ingesters, admins FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+		1, {TEXTOID}
+	},
+	[PLAN_ACL_PUT] = {
+		"UPDATE streamforge.pipeline SET owner = $2, readers = $3, "
+		"ingesters = $4, admins = $5 WHERE name OPERATOR(pg_catalog.=) $1",
+		5, {TEXTOID, REGROLEOID, REGROLEARRAYOID, REGROLEARRAYOID,
+		REGROLEARRAYOID}
+	},
+	[PLAN_EXISTS] = {
+		"SELECT 1 FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
+	},
+	/* 0.2.0: the retention column (absent until ALTER EXTENSION UPDATE) */
+	[PLAN_DEF_RETENTION] = {
+		"SELECT retention FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+	[PLAN_SET_RETENTION] = {
+		"UPDATE streamforge.pipeline SET retention = $2 "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		2, {INT8OID, INT8OID}
+	},
+
+	/*
+	 * A definition change (sf_persist_redefine).  The windows are passed as
+	 * parallel arrays (NULL where a kind takes no parameter), as in
+	 * PLAN_CREATE (sf_def_datums).  The whole definition is written
+	 * (partitions, windows, lateness, retention: NULL keeps everything);
+	 * the retention column is 0.2.0's, and only 0.2.0's SQL calls the
+	 * definition changes, so the statement is prepared only then.  The
+	 * windows come last in the SET list: test/run.d/sql-qualified.sh reads
+	 * the assignments up to the first FROM.
+	 */
+	[PLAN_REDEFINE] = {
+		"UPDATE streamforge.pipeline SET partitions = $2, "
+		"lateness = $8, snapshot = $9, snapshot_version = version, "
+		"offset_replays_base = $10, retention = $11, "
+		"windows = (SELECT pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)"
+		"::streamforge.window_def ORDER BY u.i) "
+		"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), "
+		"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) "
+		"WITH ORDINALITY AS u(n, k, s, st, g, i)) "
+		"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version",
+		11, {INT8OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID,
+			INT8ARRAYOID, INT8ARRAYOID, INT8OID, BYTEAOID, INT8OID,
+		INT8OID}
+	},
+	/* the "did you mean" hint (similar_pipelines) */
+	[PLAN_SIMILAR_ALL] = {
+		"SELECT name, owner, readers, ingesters, admins "
+		"FROM streamforge.pipeline",
+		0, {InvalidOid}
+	},
+	[PLAN_SIMILAR_CASE] = {
+		"SELECT name, owner, readers, ingesters, admins "
+		"FROM streamforge.pipeline "
+		"WHERE pg_catalog.lower(name) OPERATOR(pg_catalog.=) pg_catalog.lower($1) "
+		"ORDER BY name LIMIT 100",
+		1, {TEXTOID}
+	},
+	/* the time unit (sf_time_unit_store, sf_time_unit_get) */
+	[PLAN_TIME_UNIT_PUT] = {
+		"UPDATE streamforge.pipeline "
+		"SET time_unit = $2 "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
+		2, {TEXTOID, INTERVALOID}
+	},
+	[PLAN_TIME_UNIT_GET] = {
+		"SELECT time_unit FROM streamforge.pipeline "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
+	},
+};
+
+static SPIPlanPtr catalog_plans[NUM_PLANS];
+
+/* ----------------------------------------------------------------
+ * Kept plans
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The kept plan of statement text, prepared on first use into *slot (a
+ * static of the caller's, NULL until then) and kept for the backend's
+ * lifetime.  Caller is connected to SPI.
+ */
+SPIPlanPtr
+sf_keep_plan(SPIPlanPtr *slot, const SfPlanText *text)
+{
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan;
+
+		plan = SPI_prepare(text->sql, text->nargs, (Oid *) text->argtypes);
+		if (plan == NULL)
+			elog(ERROR, "streamforge: could not prepare statement \"%s\": %s",
+				 text->sql, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "streamforge: could not keep statement \"%s\"",
+				 text->sql);
+		*slot = plan;
+	}
+	return *slot;
+}
+
+/*
+ * Run the kept plan of text (see sf_keep_plan) and check its result code.
+ * read_only statements use the active snapshot; the others take a new one
+ * per statement (so that, under READ COMMITTED, a row lock wait ends on
+ * the latest committed row).
+ */
+void
+sf_run_plan(SPIPlanPtr *slot, const SfPlanText *text, Datum *values,
+			const char *nulls, bool read_only, int expected)
+{
+	int			rc;
+
+	rc = SPI_execute_plan(sf_keep_plan(slot, text), values, nulls,
+						  read_only, 0);
+	if (rc != expected)
+		elog(ERROR, "streamforge: could not run statement \"%s\": %s",
+			 text->sql, SPI_result_code_string(rc));
+}
+
+/* The kept plan of one of this file's statements */
+SPIPlanPtr
+sf_plan(SfPlanId id)
+{
+	return sf_keep_plan(&catalog_plans[id], &catalog_plan_text[id]);
+}
+
+/* Run one of this file's statements (see sf_run_plan) */
+void
+sf_exec(SfPlanId id, Datum *values, const char *nulls, bool read_only,
+		int expected)
+{
+	sf_run_plan(&catalog_plans[id], &catalog_plan_text[id], values, nulls,
+				read_only, expected);
+}
+
+/* ----------------------------------------------------------------
+ * Result rows
+ * ----------------------------------------------------------------
+ */
+
+int64
+sf_getint64(int col, bool *isnull)
+{
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+								  col, isnull);
+
+	return *isnull ? 0 : DatumGetInt64(d);
+}
+
+/*
+ * Read the owner, readers, ingesters and admins columns, at col and the
+ * three after it, of the first result row into acl, allocated in cxt.
+ */
+void
+sf_read_acl(SfAcl *acl, HeapTuple tup, TupleDesc desc, int col,
+			MemoryContext cxt)
+{
+	Datum		d[4];
+	bool		isnull;
+	int			i;
+	MemoryContext old;
+
+	for (i = 0; i < 4; i++)
+	{
+		d[i] = SPI_getbinval(tup, desc, col + i, &isnull);
+		if (isnull)
+			elog(ERROR, "streamforge: pipeline privileges are null");
+	}
+	old = MemoryContextSwitchTo(cxt);
+	sf_acl_from_datums(acl, d[0], d[1], d[2], d[3]);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Read SF_ROW_COLUMNS of the (single) result row; the acl is allocated in
+ * cxt.
+ */
+void
+sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt)
+{
+	HeapTuple	tup = SPI_tuptable->vals[0];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		isnull;
+
+	row->relid = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
+	row->id = sf_getint64(2, &isnull);
+	row->version = sf_getint64(3, &isnull);
+	row->snapshot_version = sf_getint64(4, &isnull);
+	row->snapshot_len = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+	if (isnull)
+		row->snapshot_len = 0;
+	row->offset_replays_base = sf_getint64(6, &isnull);
+	sf_read_acl(&row->acl, tup, desc, 7, cxt);
+	row->ours = false;
+	if (with_xmin)
+	{
+		TransactionId xmin;
+
+		xmin = DatumGetTransactionId(SPI_getbinval(tup, desc,
+												   SF_ROW_NCOLUMNS + 1,
+												   &isnull));
+		row->ours = TransactionIdIsCurrentTransactionId(xmin);
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Hint for an unknown pipeline
+ * ----------------------------------------------------------------
+ */
+
+/* At most this many suggestions */
+#define SF_SIMILAR_MAX	3
+
+/*
+ * Past this many pipelines, only names equal but for case are suggested,
+ * found through the index pipeline_name_lower, so that the hint costs
+ * O(log n), not a scan of every pipeline (issue 21)
+ */
+#define SF_SIMILAR_SCAN_MAX	1000
+
+/*
+ * A hint naming the pipelines whose names are close to name (edit distance
+ * at most a third of its length, at least 1, or equal but for case), among
+ * those the session's role may read; NULL if there is none.  With more than
+ * SF_SIMILAR_SCAN_MAX pipelines, only names equal but for case (an index
+ * lookup): the edit distance would need every name.
+ *
+ * Runs as the extension's owner, with a schema-qualified statement, since
+ * the pipeline table is closed to everybody else.  The role whose
+ * privileges filter the names is the session's current role
+ * (GetOuterUserId), which the message is shown to: the caller may be
+ * running as the extension's owner or a SECURITY DEFINER function's owner
+ * by now, and no name the session's role may not read is revealed.
+ */
+static char *
+similar_pipelines(const char *name)
+{
+	Oid			role = GetOuterUserId();
+	int			len = strlen(name);
+	int			limit = Max(1, len / 3);
+	char	   *best[SF_SIMILAR_MAX];
+	int			bestd[SF_SIMILAR_MAX];
+	int			nbest = 0;
+	MemoryContext callercxt = CurrentMemoryContext;
+	SfSavedUser saved;
+	uint64		i;
+	int			k;
+	StringInfoData buf;
+
+	if (len == 0 || len > SF_NAME_MAX || !IsTransactionState())
+		return NULL;
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	if (SPI_execute_plan(sf_plan(PLAN_SIMILAR_ALL), NULL, NULL, true,
+						 SF_SIMILAR_SCAN_MAX + 1) != SPI_OK_SELECT)
+		elog(ERROR, "streamforge: could not read the pipelines");
+	if (SPI_processed > SF_SIMILAR_SCAN_MAX)
+	{
+		Datum		arg = CStringGetTextDatum(name);
+
+		SPI_freetuptable(SPI_tuptable);
+		sf_exec(PLAN_SIMILAR_CASE, &arg, NULL, true, SPI_OK_SELECT);
+		limit = 0;
+	}
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		char	   *cand = SPI_getvalue(tup, desc, 1);
+		int			d;
+		bool		isnull[4];
+		Datum		v[4];
+		SfAcl		acl;
+
+		CHECK_FOR_INTERRUPTS();
+		if (cand == NULL)
+			continue;
+		if (pg_strcasecmp(cand, name) == 0)
+			d = 0;
+		else
+			d = varstr_levenshtein_less_equal(name, len, cand, strlen(cand),
+											  1, 1, 1, limit, false);
+		if (d > limit)
+			continue;
+		for (k = 0; k < 4; k++)
+		{
+			v[k] = SPI_getbinval(tup, desc, k + 2, &isnull[k]);
+			if (isnull[k])
+				break;
+		}
+		if (k < 4)
+			continue;
+		sf_acl_from_datums(&acl, v[0], v[1], v[2], v[3]);
+		if (sf_acl_privilege(&acl, role) == SF_PRIV_NONE)
+			continue;
+
+		/* keep the closest, ties by name */
+		for (k = nbest; k > 0; k--)
+		{
+			if (bestd[k - 1] < d ||
+				(bestd[k - 1] == d && strcmp(best[k - 1], cand) < 0))
+				break;
+			if (k < SF_SIMILAR_MAX)
+			{
+				best[k] = best[k - 1];
+				bestd[k] = bestd[k - 1];
+			}
+		}
+		if (k < SF_SIMILAR_MAX)
+		{
+			best[k] = MemoryContextStrdup(callercxt, cand);
+			bestd[k] = d;
+			if (nbest < SF_SIMILAR_MAX)
+				nbest++;
+		}
+	}
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	if (nbest == 0)
+		return NULL;
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, nbest == 1 ? "Perhaps you meant pipeline " :
+						   "Perhaps you meant one of the pipelines ");
+	for (k = 0; k < nbest; k++)
+		appendStringInfo(&buf, "%s\"%s\"", k == 0 ? "" :
+						 k == nbest - 1 ? " or " : ", ", best[k]);
+	appendStringInfoChar(&buf, '.');
+	return buf.data;
+}
+
+/*
+ * Raise 42704 for the pipeline name, with a "did you mean" hint.  A caller
+ * that may have a cache entry for name forgets it first (persist.c).
+ */
+void
+sf_unknown_pipeline(const char *name)
+{
+	char	   *hint;
+
+	hint = similar_pipelines(name);
+	ereport(ERROR,
+			errcode(ERRCODE_UNDEFINED_OBJECT),
+			errmsg("pipeline \"%s\" does not exist", sf_msg_cstr(name)),
+			hint ? errhint("%s", hint) : 0);
+}
+
+/*
+ * A name that cannot be stored is simply unknown (docs/semantics.md, Exact rules, 8).  No cache
+ * entry can exist for such a name, so there is nothing to forget.
+ */
+void
+sf_check_lookup_name(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (len == 0 || len > SF_NAME_MAX)
+		sf_unknown_pipeline(name);
+}
+
+/*
+ * A write in a read-only transaction (or on a standby) is refused with
+ * the pipeline's name, not the internal statement's.
+ */
+void
+sf_persist_check_writable(const char *name)
+{
+	if (XactReadOnly)
+		ereport(ERROR,
+				errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				errmsg("cannot change pipeline \"%s\" in a read-only transaction",
+					   sf_msg_cstr(name)));
+}
+
+static pg_attribute_noreturn() void
+corrupt_definition(const char *name, const char *detail);
+
+static void
+corrupt_definition(const char *name, const char *detail)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_DATA_CORRUPTED),
+			errmsg("corrupt definition of pipeline \"%s\"", name),
+			errdetail("%s", detail));
+}
+
+/* ----------------------------------------------------------------
+ * Loading
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The partitions and windows of def as the parallel arrays the statements
+ * that store a definition take (PLAN_CREATE and PLAN_REDEFINE, $2 to $7):
+ * values[0] text[] of partitions, then the windows' names (text[]), kinds
+ * (text[]), sizes, steps and gaps (int8[], NULL where the kind takes no
+ * such parameter).  In the current memory context.
+ */
+void
+sf_def_datums(const SfPipelineDef *def, Datum *values)
+{
+	Datum	   *parts;
+	Datum	   *wd[5];
+	bool	   *wn[3];
+	int			dims[1];
+	int			lbs[1] = {1};
+	int			i;
+
+	parts = palloc(def->npartitions * sizeof(Datum));
+	for (i = 0; i < def->npartitions; i++)
+		parts[i] = CStringGetTextDatum(def->partitions[i]);
+	for (i = 0; i < 5; i++)
+		wd[i] = palloc(def->nwindows * sizeof(Datum));
+	for (i = 0; i < 3; i++)
+		wn[i] = palloc(def->nwindows * sizeof(bool));
+	for (i = 0; i < def->nwindows; i++)
+	{
+		const SfWindowDef *w = &def->windows[i];
+
+		wd[0][i] = CStringGetTextDatum(w->name);
+		wd[1][i] = CStringGetTextDatum(sf_window_kind_name(w->kind));
+		wd[2][i] = Int64GetDatum(w->size);
+		wd[3][i] = Int64GetDatum(w->step);
+		wd[4][i] = Int64GetDatum(w->gap);
+		wn[0][i] = w->kind == SF_WINDOW_SESSION;
+		wn[1][i] = w->kind != SF_WINDOW_SLIDING;
+		wn[2][i] = w->kind != SF_WINDOW_SESSION;
+	}
+	values[0] = PointerGetDatum(construct_array(parts, def->npartitions,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	dims[0] = def->nwindows;
+	values[1] = PointerGetDatum(construct_array(wd[0], def->nwindows,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	values[2] = PointerGetDatum(construct_array(wd[1], def->nwindows,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	for (i = 0; i < 3; i++)
+		values[3 + i] = PointerGetDatum(construct_md_array(wd[2 + i], wn[i],
+														   1, dims, lbs,
+														   INT8OID, 8,
+														   FLOAT8PASSBYVAL,
+														   TYPALIGN_DOUBLE));
+}
+
+static void
+copy_name(const char *pipeline, char *dst, const char *src)
+{
+	size_t		len = strlen(src);
+
+	if (len == 0 || len > SF_NAME_MAX)
+		corrupt_definition(pipeline, "A partition or window name is empty or too long.");
+	memcpy(dst, src, len + 1);
+}
+
+/*
+ * Whether streamforge.pipeline has the retention column of 0.2.0.  Between
+ * a package upgrade and ALTER EXTENSION UPDATE the library runs on 0.1.0's
+ * tables, whose pipelines all keep everything.  A syscache lookup, only
+ * when a definition is loaded.
+ */
+static bool
+has_retention_column(void)
+{
+	Oid			nsp = get_namespace_oid("streamforge", true);
+	Oid			rel;
+
+	if (!OidIsValid(nsp))
+		return false;
+	rel = get_relname_relid("pipeline", nsp);
+	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
+}
+
+/* The retention of pipeline id (docs/semantics.md, Retention); NULL keeps everything */
+static void
+load_retention(const char *name, int64 id, SfPipelineDef *def)
+{
+	Datum		arg = Int64GetDatum(id);
+	bool		isnull;
+
+	def->has_retention = false;
+	def->retention = 0;
+	if (!has_retention_column())
+		return;
+	sf_exec(PLAN_DEF_RETENTION, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
+	def->retention = sf_getint64(1, &isnull);
+	def->has_retention = !isnull;
+	if (def->has_retention && def->retention < 0)
+		corrupt_definition(name, "The retention is negative.");
+}
+
+/*
+ * Load the definition of pipeline id from its row, in the current memory
+ * context.  Caller must be connected to SPI with a snapshot pushed.
+ */
+void
+sf_load_def(const char *name, int64 id, SfPipelineDef *def)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		arg = Int64GetDatum(id);
+	bool		isnull;
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			n;
+	uint64		i;
+
+	memset(def, 0, sizeof(*def));
+	strlcpy(def->name, name, sizeof(def->name));
+
+	sf_exec(PLAN_DEF, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
+	arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 1, &isnull));
+	def->lateness = sf_getint64(2, &isnull);
+	load_retention(name, id, def);
+	if (ARR_NDIM(arr) > 1)
+		corrupt_definition(name, "The partitions are not a list.");
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &elemnulls, &n);
+	if (n < 1 || n > PG_UINT16_MAX)
+		corrupt_definition(name, "The number of partitions is out of range.");
+	def->npartitions = n;
+	def->partitions = MemoryContextAllocZero(cxt, n * sizeof(*def->partitions));
+	for (i = 0; i < n; i++)
+	{
+		if (elemnulls[i])
+			corrupt_definition(name, "A partition name is null.");
+		copy_name(name, def->partitions[i], TextDatumGetCString(elems[i]));
+	}
+
+	sf_exec(PLAN_DEF_WINDOWS, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed < 1 || SPI_processed > PG_UINT16_MAX)
+		corrupt_definition(name, "The number of windows is out of range.");
+	def->nwindows = (int) SPI_processed;
+	def->windows = MemoryContextAllocZero(cxt, SPI_processed * sizeof(SfWindowDef));
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		SfWindowDef *w = &def->windows[i];
+		char	   *wname = SPI_getvalue(tup, desc, 1);
+		char	   *kind = SPI_getvalue(tup, desc, 2);
+		Datum		d;
+
+		if (wname == NULL || kind == NULL)
+			corrupt_definition(name, "A window has a null name or kind.");
+		copy_name(name, w->name, wname);
+		if (!sf_window_kind_parse(kind, &w->kind))
+			corrupt_definition(name, "A window has an unknown kind.");
+		d = SPI_getbinval(tup, desc, 3, &isnull);
+		w->size = isnull ? 0 : DatumGetInt64(d);
+		d = SPI_getbinval(tup, desc, 4, &isnull);
+		w->step = isnull ? 0 : DatumGetInt64(d);
+		d = SPI_getbinval(tup, desc, 5, &isnull);
+		w->gap = isnull ? 0 : DatumGetInt64(d);
+	}
+	sf_def_normalize(def);
+}
+
+/* regrole[] of the grants of acl with exactly the given privilege */
+Datum
+sf_acl_array(const SfAcl *acl, SfPrivilege privilege)
+{
+	Datum	   *elems = palloc(Max(acl->ngrants, 1) * sizeof(Datum));
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < acl->ngrants; i++)
+		if (acl->grants[i].privilege == privilege)
+			elems[n++] = ObjectIdGetDatum(acl->grants[i].role);
+	return PointerGetDatum(construct_array(elems, n, REGROLEOID, sizeof(Oid),
+										   true, TYPALIGN_INT));
+}
+
+/* ----------------------------------------------------------------
+ * Time units (api/timeunit.c)
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Store the time unit of a pipeline created in this transaction.  Caller
+ * has created it (create_pipeline), so the row exists and nobody else sees
+ * it yet.
+ */
+void
+sf_time_unit_store(const char *pipeline, Interval *unit)
+{
+	SfSavedUser saved;
+	Datum		args[2];
+	int			rc;
+
+	args[0] = CStringGetTextDatum(pipeline);
+	args[1] = IntervalPGetDatum(unit);
+	sf_become_owner(&saved);
+	SPI_connect();
+	rc = SPI_execute_plan(sf_plan(PLAN_TIME_UNIT_PUT), args, NULL, false, 0);
+	if (rc != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "streamforge: could not store the time unit of pipeline \"%s\"",
+			 pipeline);
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * The time unit of a pipeline, NULL if it has none.  Caller has checked
+ * the caller's privilege on the pipeline (the query runs as the owner).
+ * The result is palloc'd in the caller's context.
+ */
+Interval *
+sf_time_unit_get(const char *pipeline)
+{
+	SfSavedUser saved;
+	Datum		args[1];
+	Interval   *result = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+	int			rc;
+
+	args[0] = CStringGetTextDatum(pipeline);
+	sf_become_owner(&saved);
+	SPI_connect();
+	rc = SPI_execute_plan(sf_plan(PLAN_TIME_UNIT_GET), args, NULL, true, 0);
+	if (rc == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+		{
+			result = MemoryContextAlloc(cxt, sizeof(Interval));
+			memcpy(result, DatumGetIntervalP(d), sizeof(Interval));
+		}
+	}
+	SPI_finish();
+	sf_restore_user(&saved);
+	return result;
+}

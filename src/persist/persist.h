@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * persist.h
+ *	  The public interface of persistence (src/persist/): pipelines stored
+ *	  in the extension's tables and cached per backend, the privilege
+ *	  model, and the durable outputs.
+ *
+ * Persistence runs SPI in the caller's transaction and is the only layer
+ * that does (test/run.d/layers.sh checks it); it defines no SQL-callable
+ * function (those are api/'s).  It uses the engine and the codec through
+ * their public headers.  persist_int.h is private to src/persist/.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/persist.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SF_PERSIST_H
+#define SF_PERSIST_H
+
+#include "datatype/timestamp.h"
+
+#include "engine/engine.h"
+
+/* ----------------------------------------------------------------
+ * Privileges on pipelines (acl.c)
+ * ----------------------------------------------------------------
+ */
+
+/* Each privilege includes the ones below it */
+typedef enum SfPrivilege
+{
+	SF_PRIV_NONE = 0,
+	SF_PRIV_READ = 1,
+	SF_PRIV_INGEST = 2,
+	SF_PRIV_ADMIN = 3
+} SfPrivilege;
+
+/* One grant: a role (InvalidOid: PUBLIC) and the privilege it was given */
+typedef struct SfGrant
+{
+	Oid			role;
+	SfPrivilege privilege;
+} SfGrant;
+
+/* Who may use a pipeline: its owner (admin) and its grants */
+typedef struct SfAcl
+{
+	Oid			owner;
+	int			ngrants;
+	SfGrant    *grants;
+} SfAcl;
+
+/*
+ * The user id and security context to return to after sf_become_owner(),
+ * and the GUC nest level that pins search_path meanwhile
+ */
+typedef struct SfSavedUser
+{
+	Oid			userid;
+	int			sec_context;
+	int			guc_nestlevel;
+} SfSavedUser;
+
+typedef SfPipeline *(*SfRedefineFn) (SfPipeline *old, void *arg);
+
+/* ----------------------------------------------------------------
+ * Prototypes, grouped by defining file
+ * ----------------------------------------------------------------
+ */
+
+/* acl.c: privileges on pipelines, running queries as the extension's owner */
+extern void sf_become_owner(SfSavedUser *saved);
+extern void sf_restore_user(const SfSavedUser *saved);
+extern void sf_acl_from_datums(SfAcl *acl, Datum owner, Datum readers,
+							   Datum ingesters, Datum admins);
+extern SfPrivilege sf_acl_privilege(const SfAcl *acl, Oid role);
+extern void sf_acl_check(const SfAcl *acl, const char *pipeline,
+						 Oid role, SfPrivilege required);
+extern const char *sf_privilege_name(SfPrivilege privilege);
+extern SfPrivilege sf_privilege_parse(const char *s);
+
+/* catalog.c: the read-only check of a write, a pipeline's time unit */
+extern void sf_persist_check_writable(const char *name);
+extern void sf_time_unit_store(const char *pipeline, Interval *unit);
+extern Interval *sf_time_unit_get(const char *pipeline);
+
+/* datum.c: engine values as datums */
+extern Datum sf_int128_numeric(int128 v);
+extern Datum sf_string_text(const SfString *s);
+
+/* persist.c: pipelines stored in the extension's tables, cached per backend */
+extern void sf_persist_init(void);
+extern void sf_persist_create(const SfPipelineDef *def);
+extern void sf_persist_drop(const char *name);
+extern SfPipeline *sf_persist_open(const char *name, bool for_write);
+extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
+									  int n);
+extern void sf_persist_journal_advance(SfPipeline *p, const char *partition,
+									   int64 progress);
+extern void sf_persist_journal_mark_idle(SfPipeline *p,
+										 const char *partition);
+extern void sf_persist_restore(const char *name, const char *data, Size len);
+extern bool sf_persist_exists(const char *name);
+extern void sf_persist_get_acl(const char *name, bool for_update,
+							   SfAcl *acl);
+extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
+extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
+									   void *arg);
+
+/* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
+extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
+						 int64 late_before);
+extern void sf_sink_drop(const char *pipeline);
+extern void sf_sink_restore(const char *pipeline);
+
+#endif							/* SF_PERSIST_H */

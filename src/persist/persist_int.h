@@ -1,0 +1,214 @@
+/*-------------------------------------------------------------------------
+ *
+ * persist_int.h
+ *	  Declarations shared by the files of src/persist/ and nobody else:
+ *	  the cache entry and the pipeline row (cache.c), the buffered journal
+ *	  (pending.c), the prepared statements and row readers (catalog.c).
+ *
+ * Files outside src/persist/ use persist/persist.h only
+ * (test/run.d/layers.sh checks it).  Inside the folder, calls go one way:
+ * persist.c uses cache.c, pending.c, catalog.c and acl.c; cache.c uses
+ * pending.c, catalog.c and acl.c; pending.c uses catalog.c and acl.c;
+ * catalog.c uses acl.c; sink.c uses catalog.c, datum.c and acl.c.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/persist_int.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SF_PERSIST_INT_H
+#define SF_PERSIST_INT_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "lib/ilist.h"
+#include "lib/stringinfo.h"
+
+#include "persist/persist.h"
+
+typedef struct SfCacheEntry
+{
+	char		name[SF_NAME_MAX + 1];	/* hash key, must be first */
+	Oid			relid;			/* OID of streamforge.pipeline */
+	int64		id;
+	int64		version;		/* -1: invalid */
+	int64		snapshot_version;
+	int64		snapshot_len;	/* bytes of the stored snapshot */
+	int64		last_pos;		/* last journal row included, 0: none */
+	int64		journal_bytes;	/* bytes of the journal rows included */
+	SfPipeline *pipeline;		/* NULL: invalid */
+	SfAcl		acl;			/* owner and grants, as of the last read */
+
+	/*
+	 * The latest subtransaction of the current transaction that changed
+	 * acl (sf_persist_set_acl), and whether a subtransaction abort undid
+	 * such a change since acl was read: the locked path of
+	 * sf_persist_open, which trusts acl, then reads the row again.
+	 */
+	SubTransactionId acl_subid;
+	bool		acl_stale;
+
+	/*
+	 * What the pipeline looked like when the current transaction first
+	 * opened it for writing, if that was the committed state at version:
+	 * an abort that finds the same pipeline with the same mutation count
+	 * keeps it instead of rebuilding (see sf_xact_callback).
+	 */
+	bool		clean_valid;
+	SfPipeline *clean_pipeline;
+	uint64		clean_mutations;
+	int64		clean_version;	/* the committed version it equals */
+	int64		compact_after;	/* journal bytes before compacting again,
+								 * after a state too large to snapshot */
+	SubTransactionId modified_subid;	/* Invalid: no uncommitted changes */
+	bool		locked;			/* this transaction holds the row lock */
+	bool		journal_pending;	/* opened for write, not journaled yet */
+	dlist_node	lru_node;		/* in cache_lru, most recently used first */
+	int64		mem;			/* bytes charged to cache_bytes */
+} SfCacheEntry;
+
+/* What the pipeline row says */
+typedef struct SfRowInfo
+{
+	Oid			relid;
+	int64		id;
+	int64		version;
+	int64		snapshot_version;
+	int64		snapshot_len;
+	int64		offset_replays_base;
+	SfAcl		acl;			/* grants in the caller's memory context */
+	bool		ours;			/* row version written by this transaction */
+} SfRowInfo;
+
+/*
+ * Journal entries not yet in the table.  The entries of write calls made
+ * at the top level of a transaction (no savepoint or exception block
+ * active) are buffered here and stored before commit or prepare, one row
+ * per run of consecutive positions, instead of one INSERT per call.  Their
+ * positions are taken at once (entry->last_pos), so the rows keep the order
+ * of the calls, whatever a subtransaction writes in between.  Only the
+ * abort of the whole transaction can undo a top-level call, and it discards
+ * this buffer with everything else; a savepoint rollback never does, and
+ * discards only cached state, which is rebuilt from the tables plus this
+ * buffer.  A new snapshot (compaction, restore) or a drop in subtransaction
+ * S covers the buffered runs: they are marked superseded by S, dropped
+ * when the top level commits, and live again if S (or an ancestor) aborts.
+ */
+typedef struct SfPendingRun
+{
+	int64		last_pos;		/* position of its last entry: the row's pos */
+	int			count;			/* entries */
+	StringInfoData data;		/* entries, each after its uint32 length */
+	SubTransactionId superseded;	/* Invalid: live */
+	struct SfPendingRun *next;
+} SfPendingRun;
+
+typedef struct SfPending
+{
+	int64		id;				/* hash key: the pipeline id */
+	Oid			relid;			/* OID of the streamforge.pipeline it is in */
+	SfPendingRun *runs;			/* in position order */
+	SfPendingRun *tail;
+	int64		bytes;			/* entry bytes of the live runs */
+} SfPending;
+
+/* Flush a pipeline's buffer at the top level once it holds this much */
+#define SF_PENDING_FLUSH	(16 * 1024)
+
+/* catalog.c's prepared statements, kept for the backend's lifetime */
+typedef enum SfPlanId
+{
+	PLAN_OPEN_WRITE,
+	PLAN_OPEN_READ,
+	PLAN_DEF,
+	PLAN_DEF_WINDOWS,
+	PLAN_SNAPSHOT_GET,
+	PLAN_JOURNAL_GET,
+	PLAN_JOURNAL_PUT,
+	PLAN_JOURNAL_CLEAR,
+	PLAN_SNAPSHOT_PUT,
+	PLAN_CREATE,
+	PLAN_DROP,
+	PLAN_ACL_GET,
+	PLAN_ACL_LOCK,
+	PLAN_ACL_PUT,
+	PLAN_EXISTS,
+	PLAN_DEF_RETENTION,
+	PLAN_SET_RETENTION,
+	PLAN_REDEFINE,
+	PLAN_SIMILAR_ALL,
+	PLAN_SIMILAR_CASE,
+	PLAN_TIME_UNIT_PUT,
+	PLAN_TIME_UNIT_GET,
+	NUM_PLANS
+} SfPlanId;
+
+/* The text of a statement to prepare and keep (sf_keep_plan) */
+typedef struct SfPlanText
+{
+	const char *sql;
+	int			nargs;
+	Oid			argtypes[11];
+} SfPlanText;
+
+/* acl.c */
+extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
+
+/* catalog.c: prepared statements, row readers, definitions */
+extern SPIPlanPtr sf_keep_plan(SPIPlanPtr *slot, const SfPlanText *text);
+extern void sf_run_plan(SPIPlanPtr *slot, const SfPlanText *text,
+						Datum *values, const char *nulls, bool read_only,
+						int expected);
+extern SPIPlanPtr sf_plan(SfPlanId id);
+extern void sf_exec(SfPlanId id, Datum *values, const char *nulls,
+					bool read_only, int expected);
+extern int64 sf_getint64(int col, bool *isnull);
+extern void sf_read_acl(SfAcl *acl, HeapTuple tup, TupleDesc desc, int col,
+						MemoryContext cxt);
+extern void sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt);
+extern pg_attribute_noreturn() void sf_unknown_pipeline(const char *name);
+extern void sf_check_lookup_name(const char *name);
+extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
+extern void sf_def_datums(const SfPipelineDef *def, Datum *values);
+extern Datum sf_acl_array(const SfAcl *acl, SfPrivilege privilege);
+
+/* cache.c: the per-backend cache of pipelines */
+extern int	sf_cache_size;
+extern SfCacheEntry *sf_cache_lookup(const char *name, bool create);
+extern void sf_cache_account(SfCacheEntry *entry);
+extern void sf_cache_touch(SfCacheEntry *entry);
+extern void sf_cache_invalidate(SfCacheEntry *entry);
+extern void sf_cache_discard(SfCacheEntry *entry);
+extern void sf_cache_forget(const char *name);
+extern void sf_cache_enforce(SfCacheEntry *keep);
+extern void sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid);
+extern SfCacheEntry *sf_cache_find(const char *name);
+extern SfCacheEntry *sf_cache_find_pipeline(const SfPipeline *p);
+extern void sf_cache_begin_write(SfCacheEntry *entry);
+extern bool sf_cache_subabort_discarded(void);
+extern void sf_cache_adopt(SfCacheEntry *entry, SfPipeline *p);
+extern void sf_cache_copy_acl(SfCacheEntry *entry, const SfAcl *acl);
+extern void sf_cache_set_acl(const char *name, const SfAcl *acl);
+extern void sf_cache_sync(SfCacheEntry *entry, const char *name,
+						  const SfRowInfo *row, int64 current_version);
+extern void sf_xact_callback(XactEvent event, void *arg);
+extern void sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								SubTransactionId parentSubid, void *arg);
+
+/* pending.c: the buffered journal */
+extern SfPending *sf_pending_lookup(int64 id, bool create);
+extern void sf_pending_reset(void);
+extern void sf_pending_add(SfCacheEntry *entry, const char *data, Size len);
+extern void sf_pending_write(SfPending *pend);
+extern void sf_pending_write_all(void);
+extern void sf_pending_supersede(int64 id);
+extern void sf_pending_subxact_end(bool abort, SubTransactionId mySubid,
+								   SubTransactionId parentSubid);
+extern void sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run,
+								  int64 *bytes, int64 *last);
+
+#endif							/* SF_PERSIST_INT_H */
