@@ -380,7 +380,11 @@ sf_keys_array(SfPipeline *p, int64 *n)
 						  MCXT_ALLOC_HUGE);
 	sf_strtab_start_iterate(p->keys, &it);
 	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
+	{
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		arr[i++] = e->str;
+	}
 	*n = i;
 	return arr;
 }
@@ -400,6 +404,8 @@ sf_identity_array(SfPipeline *p, int64 *n)
 	{
 		if (i >= p->nidentities)
 			elog(ERROR, "streamforge: identity count mismatch");
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		arr[i++] = id;
 	}
 	if (i != p->nidentities)
