@@ -1,6 +1,7 @@
 --
 -- A cancel reaches the engine's long loops (issue 24 item 1): an advance
--- that makes a retention forget a big state, and checkpoint() of one, are
+-- that makes a retention forget a big state, checkpoint() of one and
+-- restore() of its checkpoint are
 -- cancelled by statement_timeout within a few milliseconds of it, not
 -- once the whole call is done; and the cancelled call leaves the pipeline
 -- as it was, in this session and in a new one.
@@ -15,7 +16,8 @@ SELECT streamforge.create_pipeline('cancel_big', ARRAY['p'],
 SELECT count(*) FROM streamforge.ingest_batch('cancel_big',
 	(SELECT array_agg(ROW('p', i, 'e' || i, 'k', (i::bigint * 7919) % 700000, 1)::streamforge.delivery ORDER BY i)
 	   FROM generate_series(0, 699999) i));
-SELECT md5(streamforge.checkpoint('cancel_big')) AS ck_before \gset
+CREATE TEMP TABLE ck AS SELECT streamforge.checkpoint('cancel_big') AS c;
+SELECT md5(c) AS ck_before FROM ck \gset
 SELECT remembered_identities, remembered_offsets, forgotten_offsets
   FROM streamforge.stats('cancel_big');
 
@@ -33,7 +35,12 @@ SELECT count(*) FROM streamforge.advance('cancel_big', 'p', 50000000);
 RESET statement_timeout;
 SELECT clock_timestamp() - :'t0'::timestamptz AS cancelled_took \gset
 
--- same session: the state is the one before the cancelled call
+-- restore() of the big checkpoint: cancelled (57014)
+SET statement_timeout = '100ms';
+SELECT streamforge.restore('cancel_big', c) FROM ck;
+RESET statement_timeout;
+
+-- same session: the state is the one before the cancelled calls
 SELECT md5(streamforge.checkpoint('cancel_big')) = :'ck_before' AS same_checkpoint;
 SELECT remembered_identities, remembered_offsets, forgotten_offsets
   FROM streamforge.stats('cancel_big');
