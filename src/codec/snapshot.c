@@ -227,7 +227,11 @@ snapshot_encode_binary(SfPipeline *p)
 		qsort(keys, nkeys, sizeof(SfString *), ptr_cmp);
 	put_u64(&b, (uint64) nkeys);
 	for (int64 k = 0; k < nkeys; k++)
+	{
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		put_bytes(&b, keys[k]->data, keys[k]->len);
+	}
 
 	/* identities, in handle order */
 	handles = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
@@ -236,6 +240,8 @@ snapshot_encode_binary(SfPipeline *p)
 	{
 		if (++nids > p->nidentities)
 			elog(ERROR, "streamforge: identity count mismatch");
+		if ((nids & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 	}
 	if (nids != p->nidentities)
 		elog(ERROR, "streamforge: identity count mismatch");
@@ -280,6 +286,8 @@ snapshot_encode_binary(SfPipeline *p)
 		const SfLateEvent *l = &p->late[k];
 		uint32		h;
 
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (!sf_idtable_lookup(p, l->event->event_id, l->event->event_id_len,
 							   l->event->hash, &h))
 			elog(ERROR, "streamforge: late event without identity");
@@ -296,6 +304,8 @@ snapshot_encode_binary(SfPipeline *p)
 	{
 		const SfRow *r = &rows[k];
 
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		put_u16(&b, (uint16) r->addr.window);
 		put_u32(&b, key_index(keys, nkeys, r->addr.key));
 		put_u64(&b, (uint64) r->addr.start);
@@ -522,6 +532,8 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 		uint32		len;
 		const char *s = get_bytes(r, &len);
 
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (len > MaxAllocSize)
 			snap_corrupt(r, "A key is too long");
 		keys[k] = sf_intern_key(p, s, (int) len);
@@ -581,6 +593,8 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 		{
 			uint32		h = to_le32(part->deliveries[o]);
 
+			if ((o & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
 			if ((Size) (h >> 3) >= nvalid || !(valid[h >> 3] & (1 << (h & 7))))
 				snap_corrupt(r, "A delivery names no identity");
 			part->deliveries[o] = h;
@@ -598,6 +612,8 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 		uint32		h = get_u32(r);
 		int64		wm = (int64) get_u64(r);
 
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (pi >= (uint32) target->npartitions || off < 0 ||
 			off > p->partitions[pi].consumed ||
 			(Size) (h >> 3) >= nvalid || !(valid[h >> 3] & (1 << (h & 7))))
@@ -617,6 +633,8 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 		uint64		lo,
 					hi;
 
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (w >= target->nwindows || ki >= nkeys || start >= end)
 			snap_corrupt(r, "A live bucket is invalid");
 		if (sf_bucket_lookup(p, w, keys[ki], start) != NULL)

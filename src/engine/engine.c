@@ -295,17 +295,23 @@ sf_keys_collect(SfPipeline *p)
 	SfIdentity *id;
 	uint64		pos = 0;
 	int64		looked = 0;
+	int64		swept = 0;
 	sf_strtab_iterator it;
 	SfStrEntry *e;
 
 	if (!p->keys_freeable || p->busy || p->keys_new < p->keys_threshold)
 		return;
 
-	/* mark */
+	/*
+	 * mark.  The loops check for interrupts: a cancel leaves marks that keep
+	 * a key one collection longer, or keys deleted that nothing used, and
+	 * the pipeline is sound either way.
+	 */
 	while ((id = sf_idtable_next(p, &pos)) != NULL)
 	{
+		if ((++looked & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		key_mark(p, id->key);
-		looked++;
 	}
 	for (int i = 0; i < p->def.npartitions; i++)
 	{
@@ -315,13 +321,19 @@ sf_keys_collect(SfPipeline *p)
 		{
 			uint32		h = part->deliveries[part->head + (o - part->base)];
 
+			if ((o & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
 			if (h != 0)
 				key_mark(p, sf_id_ptr(p, h)->key);
 		}
 		looked += part->consumed + 1 - part->base;
 	}
 	for (int64 i = 0; i < p->nlate; i++)
+	{
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		key_mark(p, p->late[i].event->key);
+	}
 	looked += p->nlate;
 	sf_buckets_foreach(p, bucket_key_mark, NULL);
 	looked += p->nbuckets;
@@ -331,6 +343,8 @@ sf_keys_collect(SfPipeline *p)
 	sf_strtab_start_iterate(p->keys, &it);
 	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
 	{
+		if ((++swept & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (e->marked)
 			e->marked = false;
 		else
@@ -380,7 +394,11 @@ sf_keys_array(SfPipeline *p, int64 *n)
 						  MCXT_ALLOC_HUGE);
 	sf_strtab_start_iterate(p->keys, &it);
 	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
+	{
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		arr[i++] = e->str;
+	}
 	*n = i;
 	return arr;
 }
@@ -400,6 +418,8 @@ sf_identity_array(SfPipeline *p, int64 *n)
 	{
 		if (i >= p->nidentities)
 			elog(ERROR, "streamforge: identity count mismatch");
+		if ((i & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		arr[i++] = id;
 	}
 	if (i != p->nidentities)

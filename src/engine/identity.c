@@ -48,6 +48,8 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+
 #include "engine/engine.h"
 #include "engine/engine_int.h"
 
@@ -249,6 +251,8 @@ table_resize(SfPipeline *p, uint64 newcap)
 		uint32		hash;
 		uint64		j;
 
+		if ((i & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (oldtags[i] < 2)
 			continue;
 		hash = sf_id_ptr(p, old[i])->hash;

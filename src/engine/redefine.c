@@ -393,6 +393,8 @@ copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
 		const SfLateEvent *le = &old->late[i];
 		const SfIdentity *ev = le->event;
 
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (ev->forgotten)
 		{
 			/* retention: the row outlives its forgotten identity */
@@ -810,7 +812,10 @@ copy_with_retention(SfPipeline *p, SfPipeline *q)
 	handles = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
 							  MCXT_ALLOC_HUGE);
 	while (sf_idtable_next_handle(p, &pos, &handles[n]) != NULL)
-		n++;
+	{
+		if ((++n & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
 	if (n > 1)
 		qsort(handles, n, sizeof(uint32), handle_cmp);
 	ids = palloc_extended(Max(n, 1) * sizeof(SfIdentity *), MCXT_ALLOC_HUGE);

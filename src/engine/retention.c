@@ -29,7 +29,11 @@
  * released, and a forgotten slot behind a remembered one is released when
  * the front reaches it (it costs 8 bytes until then; with event times that
  * are roughly in offset order that is never long).  Forgotten late rows are
- * dropped from the front.  Nothing scans what is remembered.
+ * dropped from the front.  Nothing scans what is remembered.  What is
+ * forgotten at once can still be millions of entries (an advance that
+ * moves the watermark far), so the loops check for interrupts every 1024
+ * entries; the pipeline is busy meanwhile, so a cancel there makes its
+ * owner discard it (engine.h, Atomicity).
  *
  * Memory.  With retention, an identity (identity.c) is freed when it is
  * forgotten and neither a slot nor a late row refers to it any more (a late
@@ -179,16 +183,30 @@ void
 sf_retention_forget(SfPipeline *p)
 {
 	int64		h;
+	bool		was_busy = p->busy;
+	uint64		n = 0;
 
 	if (!sf_horizon(&p->def, p->has_watermark, p->watermark, &h))
 		return;
+
+	/*
+	 * Forgetting a big state takes long, so the loops check for interrupts
+	 * (a cancel there is an ERROR).  Until the state is consistent with the
+	 * new horizon again, the pipeline is busy: an owner that finds it so
+	 * throws it away (the transaction aborts anyway).
+	 */
+	p->busy = true;
 	p->has_horizon = true;
 	p->horizon = h;
 
 	/* 1 and 2: identities, and with them their offset records */
 	while (p->nidheap > 0 && p->idheap[0]->event_time < h)
 	{
-		SfIdentity *id = heap_pop(p);
+		SfIdentity *id;
+
+		if ((++n & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		id = heap_pop(p);
 
 		forget_identity(p, id);
 		maybe_free(p, id);
@@ -206,6 +224,8 @@ sf_retention_forget(SfPipeline *p)
 
 			if (id != NULL && !id->forgotten)
 				break;
+			if ((++n & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
 			if (id != NULL)
 				retention_release(p, id);
 			part->head++;
@@ -220,6 +240,8 @@ sf_retention_forget(SfPipeline *p)
 	{
 		SfIdentity *id = p->late[0].event;
 
+		if ((++n & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
 		id->late_held = false;
 		maybe_free(p, id);
 		p->late++;
@@ -228,4 +250,5 @@ sf_retention_forget(SfPipeline *p)
 	}
 	if (p->nlate == 0)
 		p->late = p->late_alloc;
+	p->busy = was_busy;
 }

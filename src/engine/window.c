@@ -422,6 +422,7 @@ sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows)
 	sf_buckettab_iterator it;
 	SfBucketEntry *e;
 	int64		n = 0;
+	int64		looked = 0;
 	int64		cap = visible_only ? p->nready : p->nbuckets;
 	SfRow	   *out;
 
@@ -431,6 +432,8 @@ sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows)
 	{
 		SfBucket   *b = e->bucket;
 
+		if ((++looked & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (visible_only && !b->ready)
 			continue;
 		if (n >= cap)
