@@ -859,7 +859,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		}
 	}
 	sf_op_finish(p, out);
-	sf_retention_forget(p);
+	/* tested here, inline: a pipeline without retention pays no call */
+	if (p->def.has_retention)
+		sf_retention_forget(p);
 }
 
 /*
@@ -881,7 +883,8 @@ sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
 	if (sf_clock_update(p))
 		sf_release_ready(p);
 	sf_op_finish(p, out);
-	sf_retention_forget(p);
+	if (p->def.has_retention)
+		sf_retention_forget(p);
 }
 
 void
@@ -894,7 +897,8 @@ sf_engine_mark_idle(SfPipeline *p, const char *partition, SfChangeList *out)
 	if (sf_clock_update(p))
 		sf_release_ready(p);
 	sf_op_finish(p, out);
-	sf_retention_forget(p);
+	if (p->def.has_retention)
+		sf_retention_forget(p);
 }
 
 void
