@@ -637,18 +637,31 @@ partition_list(const SfPipelineDef *def)
 	return buf.data;
 }
 
-static int
+/*
+ * The error of lookup_partition, out of line and cold: its hint would
+ * otherwise keep the lookup, on every event's path, from being inlined.
+ */
+static pg_noinline pg_attribute_cold void
+partition_not_found(const SfPipeline *p, const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
+					sf_msg_cstr(name), p->def.name),
+			 errhint("The pipeline's partitions are %s.",
+					 partition_list(&p->def))));
+}
+
+/* sf_partition_index, inlined: every delivery looks up its partition */
+static inline int
 lookup_partition(const SfPipeline *p, const char *name)
 {
-	int			i = sf_partition_index(&p->def, name);
+	int			i = sf_name_index((const char *) p->def.partitions,
+								  sizeof(p->def.partitions[0]),
+								  p->def.npartitions, name);
 
-	if (i < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
-						sf_msg_cstr(name), p->def.name),
-				 errhint("The pipeline's partitions are %s.",
-						 partition_list(&p->def))));
+	if (unlikely(i < 0))
+		partition_not_found(p, name);
 	return i;
 }
 
