@@ -289,17 +289,15 @@ bucket_key_mark(SfPipeline *p, SfBucket *b, void *arg)
 	key_mark(p, b->key);
 }
 
+/* sf_keys_collect (engine.h) once its inline test says it is due */
 void
-sf_keys_collect(SfPipeline *p)
+sf_keys_collect_due(SfPipeline *p)
 {
 	SfIdentity *id;
 	uint64		pos = 0;
 	int64		looked = 0;
 	sf_strtab_iterator it;
 	SfStrEntry *e;
-
-	if (!p->keys_freeable || p->busy || p->keys_new < p->keys_threshold)
-		return;
 
 	/* mark */
 	while ((id = sf_idtable_next(p, &pos)) != NULL)
