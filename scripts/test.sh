@@ -37,10 +37,19 @@
 # runs those two pg_regress tests, every isolation spec and one TAP file.
 # A suite named without ":" runs whole; suites not named are skipped.
 #
+# Memory checking (on demand, not in CI; docs/testing.md):
+#   ./scripts/test.sh --valgrind [suites]   servers under valgrind memcheck
+#   ./scripts/test.sh --asan [suites]       extension built with ASan/UBSan
+# Without suites these run regress and isolation.  Besides the tests' own
+# results, every finding (scripts/memcheck.sh says what counts) is a
+# failure, and the summary names the file that holds the reports.
+#
 # Environment: SF_KEEP_SCRATCH=1 keeps the scratch directory even on success.
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/memcheck.sh
+. "$(dirname "${BASH_SOURCE[0]}")/memcheck.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 SUITE_TIMEOUT=900				# a hang guard, not a measurement
@@ -118,16 +127,36 @@ make_var() { sf_make_var "$SCRATCH" "$1"; }
 # ------------------------------------------------------------------
 # Selection: suite -> "" (whole suite) or " name name ..." (those tests)
 declare -A only=()
+mc_mode=
 for arg in "$@"; do
 	case "$arg" in
+	--valgrind | --asan)
+		[ -n "$mc_mode" ] && [ "$mc_mode" != "${arg#--}" ] && sf_die "--valgrind and --asan exclude each other"
+		mc_mode=${arg#--}
+		;;
 	regress | isolation | tap | hooks) only[$arg]="" ;;
 	regress:* | isolation:* | tap:* | hooks:*)
 		only[${arg%%:*}]+=" ${arg#*:}"
 		only[${arg%%:*}]=${only[${arg%%:*}]//,/ }
 		;;
-	*) sf_die "unknown argument \"$arg\" (expected regress, isolation, tap or hooks, optionally :name,...)" ;;
+	*) sf_die "unknown argument \"$arg\" (expected regress, isolation, tap or hooks, optionally :name,..., or --valgrind, --asan)" ;;
 	esac
 done
+if [ -n "$mc_mode" ]; then
+	# regress and isolation unless suites are named; the tests are 2-50
+	# times slower, so the hang guard is longer.
+	if [ ${#only[@]} -eq 0 ]; then
+		only[regress]=""
+		only[isolation]=""
+	fi
+	case "$mc_mode" in
+	valgrind) SUITE_TIMEOUT=${SF_MC_TIMEOUT:-14400} ;;
+	asan) SUITE_TIMEOUT=${SF_MC_TIMEOUT:-3600} ;;
+	esac
+	# pg_regress and pg_ctl wait this long for a server to start
+	export PGCTLTIMEOUT=${PGCTLTIMEOUT:-900}
+	mc_started=$(date +%s)
+fi
 # selected SUITE: is the suite to run at all?
 selected() { [ $# -ge 1 ] && { [ ${#only[@]} -eq 0 ] || [ -n "${only[$1]+x}" ]; }; }
 # select_tests SUITE ARRAY: keep only the selected names in ARRAY
@@ -144,7 +173,8 @@ select_tests() {
 	arr=("${keep[@]}")
 }
 
-sf_need_packages "${SF_BUILD_PACKAGES[@]}" "${SF_TEST_PACKAGES[@]}"
+read -r -a mc_packages <<<"$(sf_mc_packages "$mc_mode")"
+sf_need_packages "${SF_BUILD_PACKAGES[@]}" "${SF_TEST_PACKAGES[@]}" "${mc_packages[@]}"
 sf_check_server_user
 sf_say "building (make, PG_CONFIG=$PG_CONFIG)"
 if ! make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG"; then
@@ -158,8 +188,14 @@ SCRATCH=$(mktemp -d /tmp/streamforge-test.XXXXXX)
 sf_say "copying the tree to $SCRATCH"
 tar -C "$SF_ROOT" --exclude=./.git --exclude=./.demo --exclude=./dist --exclude='./tmp_check*' \
 	--exclude=./results --exclude=./output_iso -cf - . | tar -C "$SCRATCH" -xf -
+# --asan: the sanitizer build, in the scratch copy, is the one installed
+build_dir=$SF_ROOT
+if [ "$mc_mode" = asan ]; then
+	sf_mc_asan_build "$SCRATCH"
+	build_dir=$SCRATCH
+fi
 sf_say "installing into a private copy of the PostgreSQL tree in $SCRATCH/pg"
-if ! (sf_private_tree "$SCRATCH/pg"); then
+if ! (sf_private_tree "$SCRATCH/pg" "$build_dir"); then
 	summary+=("install: failed")
 	failures+=(install)
 	failed=1
@@ -167,6 +203,21 @@ if ! (sf_private_tree "$SCRATCH/pg"); then
 fi
 # Every server and client below comes from the private tree.
 PGBIN=$SCRATCH/pg$PGBIN
+if [ -n "$mc_mode" ]; then
+	SF_MC_LOGDIR=$SCRATCH/$mc_mode
+	mkdir -p "$SF_MC_LOGDIR"
+	sf_mc_wrap_server "$PGBIN" "$mc_mode" "$SF_MC_LOGDIR"
+	sf_say "$mc_mode: every server of this run is under $mc_mode; reports in $SF_MC_LOGDIR"
+fi
+# Settings the memory-checking modes add to the temporary instances.
+declare -a mc_driver_opts=()
+if [ "$mc_mode" = valgrind ]; then
+	# Tests take minutes instead of seconds: without this, autovacuum
+	# analyzes tables in the middle of tests that never see it otherwise,
+	# and EXPLAIN output changes.
+	printf '%s\n' "autovacuum = off" >"$SCRATCH/valgrind.conf"
+	mc_driver_opts+=(--temp-config="$SCRATCH/valgrind.conf")
+fi
 sf_is_root && chown -R postgres:postgres "$SCRATCH"
 chmod 755 "$SCRATCH"
 
@@ -207,10 +258,10 @@ run_regress_suite() {
 # ------------------------------------------------------------------
 run_regress_suite regress "$PGXS_DIR/src/test/regress/pg_regress" \
 	expected "sql/*.sql" REGRESS REGRESS_OPTS \
-	--temp-instance="$SCRATCH/tmp_regress"
+	--temp-instance="$SCRATCH/tmp_regress" "${mc_driver_opts[@]}"
 run_regress_suite isolation "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
 	test/expected "test/specs/*.spec" ISOLATION ISOLATION_OPTS \
-	--temp-instance="$SCRATCH/tmp_check_iso" --outputdir=output_iso
+	--temp-instance="$SCRATCH/tmp_check_iso" --outputdir=output_iso "${mc_driver_opts[@]}"
 
 # ------------------------------------------------------------------
 # 3. TAP tests, in the environment of PGXS's prove_installcheck
@@ -312,6 +363,20 @@ else
 	failed=$((failed + hook_bad))
 	summary+=("hooks: $hook_ok passed, $hook_bad failed")
 	[ "$hook_bad" -gt 0 ] && failures+=("hooks(${hook_failed[*]})")
+fi
+
+# ------------------------------------------------------------------
+# --valgrind, --asan: the reports
+# ------------------------------------------------------------------
+if [ -n "$mc_mode" ]; then
+	echo
+	if sf_mc_scan "$SF_MC_LOGDIR" "$mc_mode" "$build_dir" "$SCRATCH"; then
+		summary+=("$mc_mode: no findings ($(( $(date +%s) - mc_started ))s)")
+	else
+		failed=$((failed + 1))
+		failures+=("$mc_mode($SF_MC_LOGDIR/findings.txt)")
+		summary+=("$mc_mode: findings in $SF_MC_LOGDIR/findings.txt ($(( $(date +%s) - mc_started ))s)")
+	fi
 fi
 
 # ------------------------------------------------------------------

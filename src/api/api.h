@@ -2,7 +2,7 @@
  *
  * api.h
  *	  Declarations shared by the files of src/api/, the SQL-callable
- *	  functions of streamforge (SPEC.md section 2) and _PG_init.
+ *	  functions of streamforge (docs/semantics.md, The interface) and _PG_init.
  *
  * api/ is the top layer and the only one with PG_FUNCTION_INFO_V1; it runs
  * no SPI (persist/ does; test/run.d/layers.sh checks both).  Its files

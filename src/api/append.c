@@ -18,7 +18,7 @@
  * journal holds the offsets, not "next"), so replay, checkpoints and
  * restore see ordinary deliveries.  Deduplication still works by event id:
  * a retried request with the same event id takes a new offset and is a
- * duplicate there, which changes nothing else (SPEC.md section 3).
+ * duplicate there, which changes nothing else (docs/semantics.md).
  *
  * The write sequence is ingest's (ingest.c): the engine operation, the
  * journal (sf_persist_journal_ingest), then sf_finish_write (args.c).

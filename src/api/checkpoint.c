@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * checkpoint.c
- *	  checkpoint, restore and inspect_checkpoint (SPEC.md section 4): the
+ *	  checkpoint, restore and inspect_checkpoint (docs/semantics.md, Checkpoints): the
  *	  canonical checkpoint bytes of a pipeline (codec/codec.c), and
  *	  replacing a pipeline's state by them (persist.c).
  *

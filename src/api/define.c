@@ -206,7 +206,7 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errmsg("lateness must not be negative"),
 				 errdetail("The lateness given is " INT64_FORMAT ".", def.lateness)));
 
-	/* SPEC.md 6; 0.1.0's SQL definition passes no retention */
+	/* docs/semantics.md, Retention; 0.1.0's SQL definition passes no retention */
 	{
 		int			r = sf_arg_by_name(fcinfo, "retention", INT8OID);
 

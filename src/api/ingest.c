@@ -2,7 +2,7 @@
  *
  * ingest.c
  *	  The write calls with source offsets: ingest, ingest_count,
- *	  ingest_batch, advance and mark_idle (SPEC.md section 2).
+ *	  ingest_batch, advance and mark_idle (docs/semantics.md, The interface).
  *
  * Each asks persist.c for the pipeline (locked and current), runs the
  * engine operation, journals the call (sf_persist_journal_*), hands the

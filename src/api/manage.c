@@ -88,7 +88,7 @@ def_copy(SfPipelineDef *dst, const SfPipelineDef *src, int extra_partitions,
 
 /*
  * Check the change's argument (argument 1), once the pipeline is known and
- * the caller's privilege checked, as write calls check theirs (SPEC.md
+ * the caller's privilege checked, as write calls check theirs (docs/semantics.md
  * section 3: pipeline, then arguments).
  */
 static void
@@ -124,7 +124,7 @@ manage_args(ManageOp *op, const char *pipeline)
 								  op->lateness));
 			break;
 		case MANAGE_SET_RETENTION:
-			/* NULL keeps everything (SPEC.md 6) */
+			/* NULL keeps everything (docs/semantics.md, Retention) */
 			op->has_retention = !PG_ARGISNULL(1);
 			op->retention = op->has_retention ? PG_GETARG_INT64(1) : 0;
 			if (op->has_retention && op->retention < 0)
@@ -154,7 +154,7 @@ manage_build(SfPipeline *old, void *arg)
 	manage_args(op, old->def.name);
 
 	/*
-	 * A retention changes no window (SPEC.md 6: an event below the horizon
+	 * A retention changes no window (docs/semantics.md, Retention: an event below the horizon
 	 * is late anyway), so no rebuild: retention.c copies the state and
 	 * forgets what the new horizon forgets, or refuses (55000) to move the
 	 * horizon back over what is already forgotten.  No changes result.

@@ -24,7 +24,7 @@
  *	   order with no whitespace, no unknown, missing or repeated keys,
  *	   integers without leading zeros or fractions, one escape per byte.
  *	   Nesting is fixed by the schema, so there is no recursion;
- *	3. validate: every rule of SPEC.md section 4, first per part
+ *	3. validate: every rule of docs/semantics.md, Checkpoints, first per part
  *	   (codec_validate.c: the definition, the clock, the delivery history,
  *	   the late output, the window index document and the changelog
  *	   document, each with its own function), then the parts against each
@@ -181,7 +181,7 @@ ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 	appendStringInfoCharMacro(buf, '}');
 }
 
-/* "definition": the pipeline's definition (SPEC.md 4, 6) */
+/* "definition": the pipeline's definition (docs/semantics.md, Checkpoints, 6) */
 static void
 wr_definition(StringInfo buf, const SfPipelineDef *def)
 {
@@ -543,7 +543,7 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 					doc->def.partitions[doc->ndefpartitions++]);
 		} while (sf_json_array_next(r));
 	}
-	/* "retention" sorts between "partitions" and "windows" (SPEC.md 6) */
+	/* "retention" sorts between "partitions" and "windows" (docs/semantics.md, Retention) */
 	if (sf_json_literal(r, ",\"retention\":"))
 	{
 		doc->def.has_retention = true;

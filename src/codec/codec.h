@@ -6,7 +6,7 @@
  *
  * Three formats: the canonical checkpoint (codec.c with codec_write.c,
  * codec_parse.c, codec_validate.c and codec_derive.c, over the canonical
- * JSON of canonjson.c; SPEC.md section 4), the binary snapshot persist.c
+ * JSON of canonjson.c; docs/semantics.md, Checkpoints), the binary snapshot persist.c
  * stores (snapshot.c), and the journal entries of write calls (journal.c:
  * encoders and replay; storing them is persist.c's).
  * The codec sits above the engine and below persistence: it uses

@@ -339,12 +339,12 @@ ck_derive_buckets(CkDoc *doc, int wi, const int64 *order, int64 nacc,
  *	  finalized is a live session with exactly that address and aggregate.
  *
  * Every accepted event's buckets were range-checked when it was accepted
- * (SPEC 5.1), so a bucket bound outside bigint means the event could not
+ * (docs/semantics.md, Exact rules, 1), so a bucket bound outside bigint means the event could not
  * have been accepted.  Cost: near-linear in the document (sorting the
  * identities; ck_derive_buckets), not in the number of (event, bucket)
  * pairs, which a sliding(100000, 1) window makes 100000 times larger.
  *
- * With a retention horizon H (SPEC.md 6) the identities below H are
+ * With a retention horizon H (docs/semantics.md, Retention) the identities below H are
  * forgotten, but a live bucket may still hold them.  A bucket or session
  * that starts at or after H holds only remembered events and is checked
  * exactly; one that starts before H must hold every remembered event that

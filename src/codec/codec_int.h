@@ -179,7 +179,7 @@ typedef struct CkDoc
 	int64		nlate;
 	/* "late_sequence" (retention only): the last late_seq ever */
 	int64		late_sequence;
-	/* the horizon of SPEC.md 6, from the definition and the clock */
+	/* the horizon of docs/semantics.md, Retention, from the definition and the clock */
 	bool		has_horizon;
 	int64		horizon;
 	/* "sources" */

@@ -79,7 +79,7 @@ ck_window_def_equal(const SfWindowDef *a, const SfWindowDef *b)
 
 /*
  * The checkpoint's own definition must be valid (as create_pipeline would
- * accept it) and, when restoring, equivalent to the target's (SPEC 5.9).
+ * accept it) and, when restoring, equivalent to the target's (docs/semantics.md, Exact rules, 9).
  * Both are normalized: partitions and windows sorted by name.
  */
 void
@@ -174,7 +174,7 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 		ck_error(CK_DEFINITION,
 				 "The checkpoint has lateness " INT64_FORMAT ", the pipeline " INT64_FORMAT ".",
 				 def->lateness, target->lateness);
-	/* SPEC.md 6: equivalence includes the retention */
+	/* docs/semantics.md, Retention: equivalence includes the retention */
 	if (def->has_retention != target->has_retention ||
 		(def->has_retention && def->retention != target->retention))
 	{
@@ -253,7 +253,7 @@ ck_check_clock(CkDoc *doc)
 					 doc->watermark, min_active);
 	}
 
-	/* the horizon the rest of the state is checked against (SPEC.md 6) */
+	/* the horizon the rest of the state is checked against (docs/semantics.md, Retention) */
 	doc->has_horizon = sf_horizon(def, doc->has_watermark, doc->watermark,
 								  &doc->horizon);
 }

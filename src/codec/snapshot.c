@@ -13,7 +13,7 @@
  * read back by the same code (sf_snapshot_decode, when a backend rebuilds
  * its cache entry); so it need not be the canonical checkpoint, whose
  * decoder parses JSON, re-derives every live bucket from the identities and
- * re-encodes the whole state to check it (SPEC.md 4).
+ * re-encodes the whole state to check it (docs/semantics.md, Checkpoints).
  *
  * A pipeline without retention is stored in the binary form below, which a
  * cold load turns into the engine's structures with little more than

@@ -83,7 +83,7 @@ sf_def_normalize(SfPipelineDef *def)
 }
 
 /*
- * SPEC.md 5.9 and 6: same partitions, same window definitions, same lateness,
+ * docs/semantics.md, Exact rules, 9 and 6: same partitions, same window definitions, same lateness,
  * same retention
  */
 bool

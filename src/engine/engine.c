@@ -12,7 +12,7 @@
  * time (persist.c owns it), so nothing here locks.
  *
  * Design.  An operation runs in two phases.  The first checks everything
- * that can fail, in the order SPEC.md fixes (partition, offset, identity,
+ * that can fail, in the order docs/semantics.md fixes (partition, offset, identity,
  * then bigint ranges of every bucket the event enters), without changing
  * anything: an error leaves the pipeline exactly as it was.  The second
  * mutates: it records the delivery and the identity, updates the buckets of
@@ -252,7 +252,7 @@ identity_cmp(const void *a, const void *b)
 }
 
 /* ----------------------------------------------------------------
- * Freeing the keys retention no longer needs (SPEC.md 6)
+ * Freeing the keys retention no longer needs (docs/semantics.md, Retention)
  *
  * With retention, buckets, identities and late rows come and go, and so do
  * the keys they use; a key that none of them refers to any more would cost
@@ -711,7 +711,7 @@ first_delivery_hint(const SfPipeline *p, const SfIdentity *id)
 }
 
 /*
- * Deliver one event (SPEC.md section 3, Deliveries).  Appends the changes
+ * Deliver one event (docs/semantics.md, Deliveries).  Appends the changes
  * it causes to out.
  */
 void
@@ -753,7 +753,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	if (d->source_offset <= part->consumed)
 	{
 		id = sf_partition_slot(p, part, d->source_offset);
-		/* SPEC.md 6.2: at a forgotten offset, anything is a replay */
+		/* docs/semantics.md, Retention, 2: at a forgotten offset, anything is a replay */
 		if (id == NULL || id->forgotten || delivery_matches(id, d))
 		{
 			if (p->offset_replays == PG_INT64_MAX)
@@ -803,7 +803,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		return;
 	}
 
-	/* a new unique event: late? (SPEC.md 5.1: computed only with a watermark) */
+	/* a new unique event: late? (docs/semantics.md, Exact rules, 1: computed only with a watermark) */
 	if (p->has_watermark)
 	{
 		int128		limit = (int128) d->event_time + p->def.lateness;
@@ -876,7 +876,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 }
 
 /*
- * Partition reports progress (SPEC.md section 3, Watermarks; 5.6).
+ * Partition reports progress (docs/semantics.md, Watermarks; 5.6).
  */
 void
 sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,

@@ -5,7 +5,7 @@
  *	  pipeline's state and the operations on it.
  *
  * The engine keeps one pipeline's state in memory and implements the
- * processing contract of SPEC.md sections 1-3 and 6:
+ * processing contract of docs/semantics.md (all but Checkpoints):
  *
  *	definition.c	definitions: names, normalization, lookup by name, the
  *					window kinds' names
@@ -55,7 +55,7 @@
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
 
-/* SQLSTATEs of SPEC.md section 2 */
+/* SQLSTATEs of docs/semantics.md, The interface */
 #define ERRCODE_SF_OFFSET_CONFLICT		MAKE_SQLSTATE('S','F','0','0','1')
 #define ERRCODE_SF_IDENTITY_CONFLICT	MAKE_SQLSTATE('S','F','0','0','2')
 #define ERRCODE_SF_INVALID_CHECKPOINT	MAKE_SQLSTATE('S','F','0','0','3')
@@ -116,7 +116,7 @@ typedef struct SfPipelineDef
 	int			nwindows;
 	SfWindowDef *windows;
 	int64		lateness;
-	bool		has_retention;	/* false: remember everything (SPEC.md 6) */
+	bool		has_retention;	/* false: remember everything (docs/semantics.md, Retention) */
 	int64		retention;		/* >= 0, with has_retention */
 } SfPipelineDef;
 
@@ -459,7 +459,7 @@ typedef struct SfStats
 	int64		visible_rows;
 	int64		partitions;
 	int64		idle_partitions;
-	/* what is remembered and forgotten (SPEC.md 6) */
+	/* what is remembered and forgotten (docs/semantics.md, Retention) */
 	int64		remembered_identities;
 	int64		remembered_offsets;
 	int64		remembered_late_events;
@@ -586,7 +586,7 @@ extern int64 sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
 extern bool sf_bucket_restore(SfPipeline *p, int window, SfString *key,
 							  int64 start, int64 end, const SfAgg *agg);
 
-/* retention.c: the retention horizon of SPEC.md section 6 */
+/* retention.c: the retention horizon of docs/semantics.md, Retention */
 extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
 					   int64 watermark, int64 *horizon);
 extern void sf_retention_forget(SfPipeline *p);

@@ -19,7 +19,7 @@
  *	- the live buckets of every window that stays.
  *
  * The live buckets are a pure function of the accepted events, the
- * watermark and the definition (SPEC.md section 4; codec_validate.c,
+ * watermark and the definition (docs/semantics.md, Checkpoints; codec/codec_derive.c,
  * ck_check_derivation, rejects any other state), so a window the old state
  * cannot give is derived from the remembered accepted events, as if it had
  * existed from the start:
@@ -130,7 +130,7 @@ keytime_cmp(const void *a, const void *b)
  * sweep counts the starts not counted yet, from the first one that is not
  * finalized (watermark > end + lateness, as derive_event skips).  The
  * sessions of one key are the runs of events less than a gap apart
- * (touching sessions merge, SPEC.md 5.10), each live unless finalized.
+ * (touching sessions merge, docs/semantics.md, Exact rules, 10), each live unless finalized.
  * Cost: a sort of the accepted events and one sweep per derived window.
  */
 static int64
@@ -223,7 +223,7 @@ count_derived_buckets(const SfPipeline *old, const SfPipelineDef *def,
  *		Add one accepted event to window w of p, as engine.c does, while p is
  *		built from remembered events (within an operation): a bucket that
  *		p's watermark has finalized is skipped (the event never entered it,
- *		SPEC 3), and a new fixed or sliding bucket past limit is refused
+ *		docs/semantics.md), and a new fixed or sliding bucket past limit is refused
  *		(check_redefine_buckets; limit 0: no cap).
  *
  * For the derived windows of a definition change, and for the scratch
@@ -249,7 +249,7 @@ sf_derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key,
 	{
 		SfBucket   *b;
 
-		/* finalized by now: the event never enters it (SPEC 3) */
+		/* finalized by now: the event never enters it (docs/semantics.md) */
 		if (p->has_watermark &&
 			(int128) p->watermark > (int128) p->assign_ends[j] + p->def.lateness)
 			continue;
@@ -547,7 +547,7 @@ redefine_check(SfPipeline *old, const SfPipelineDef *def, RedefinePlan *plan)
 		}
 	}
 
-	/* the copied buckets' end + lateness must fit (SPEC 5.1) */
+	/* the copied buckets' end + lateness must fit (docs/semantics.md, Exact rules, 1) */
 	plan->nrows = sf_collect_rows(old, false, &plan->rows);
 	for (i = 0; i < plan->nrows; i++)
 	{
@@ -560,7 +560,7 @@ redefine_check(SfPipeline *old, const SfPipelineDef *def, RedefinePlan *plan)
 	}
 
 	/*
-	 * Retention (SPEC.md 6): a derived window or a higher lateness would
+	 * Retention (docs/semantics.md, Retention): a derived window or a higher lateness would
 	 * need the events the horizon forgot, and a higher lateness would also
 	 * move the horizon back over them; refused once anything is forgotten
 	 * (every forgotten identity left a forgotten offset record).
@@ -848,7 +848,7 @@ copy_with_retention(SfPipeline *p, SfPipeline *q)
  * A smaller retention forgets more, at once.  A larger one, or none, would
  * move the horizon back over what is already forgotten: the state would
  * then lack identities, offsets and events that its own horizon covers,
- * which no checkpoint may do (SPEC.md 6).  So that is refused (55000) once
+ * which no checkpoint may do (docs/semantics.md, Retention).  So that is refused (55000) once
  * the pipeline has forgotten anything; before, any change is fine.
  */
 SfPipeline *

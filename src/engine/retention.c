@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * retention.c
- *	  The retention horizon (SPEC.md section 6): forgetting identities,
+ *	  The retention horizon (docs/semantics.md, Retention): forgetting identities,
  *	  offset records and late events that can no longer matter.
  *
  * Design.  A pipeline created with a retention R has, once its watermark W

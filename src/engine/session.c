@@ -8,7 +8,7 @@
  * sorted by start and are pairwise apart: for neighbours [a, b) and [c, d),
  * b < c (touching sessions, b == c, would have merged).  Hence their ends
  * are sorted too, and the sessions a new interval [t, e) meets (those with
- * start <= e and end >= t, SPEC.md 5.10) form one contiguous run found by
+ * start <= e and end >= t, docs/semantics.md, Exact rules, 10) form one contiguous run found by
  * binary search.  Merging keeps the first session of the run as the
  * survivor, folds the others' aggregates into it and deletes them; the
  * dirty set holds every pre-image, so reconciliation retracts each emitted

@@ -608,7 +608,7 @@ has_retention_column(void)
 	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
 }
 
-/* The retention of pipeline id (SPEC.md 6); NULL keeps everything */
+/* The retention of pipeline id (docs/semantics.md, Retention); NULL keeps everything */
 static void
 load_retention(const char *name, int64 id, SfPipelineDef *def)
 {

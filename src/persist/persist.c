@@ -457,7 +457,7 @@ compaction_limit(const SfCacheEntry *entry, const SfPipeline *p)
 	/*
 	 * With a retention the snapshot stays as small as what the horizon
 	 * covers, and so must the journal, or a cold load would replay up to
-	 * the threshold's worth of history (SPEC.md 6: load time depends on
+	 * the threshold's worth of history (docs/semantics.md, Retention: load time depends on
 	 * what is remembered).
 	 */
 	if (limit >= 0 && p->def.has_retention)

@@ -173,9 +173,9 @@ extern void sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt);
 extern pg_attribute_noreturn() void sf_unknown_pipeline(const char *name);
 
 /*
- * A name that cannot be stored is simply unknown (SPEC 5.8).  No cache
- * entry can exist for such a name, so there is nothing to forget.  Inline:
- * every call runs it.
+ * A name that cannot be stored is simply unknown (docs/semantics.md,
+ * Exact rules, 8).  No cache entry can exist for such a name, so there is
+ * nothing to forget.  Inline: every call runs it.
  */
 static inline void
 sf_check_lookup_name(const char *name)
