@@ -73,10 +73,12 @@ COMPONENTS = {
         [],
     ),
     # store: the write of the journal entry (buffering, and the SPI INSERT
-    # of the journal row, TOAST included) in the call and at commit
+    # of the journal row, TOAST included) in the call and at commit; in the
+    # layers tree write_journal (static, out of line), which the wrappers
+    # sf_persist_journal_* call and which buffers or stores the entry
     "journal_store": (
         ["sf_persist_write_journal", "sf_pending_write",
-         "sf_pending_write_all", "sf_pending_add"],
+         "sf_pending_write_all", "sf_pending_add", "write_journal"],
         [],
     ),
 }

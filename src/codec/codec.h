@@ -43,7 +43,12 @@ extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
 									  const SfPipelineDef *def,
 									  const char *data, Size len);
 
-/* journal.c: the journal entries a write call appends, and their replay */
+/*
+ * journal.c: the journal entries a write call appends, and their replay.
+ * The encoders initialize buf and leave its first VARHDRSZ bytes free: the
+ * entry is buf->data + VARHDRSZ, buf->len - VARHDRSZ bytes, and setting the
+ * header (SET_VARSIZE(buf->data, buf->len)) makes it a bytea in place.
+ */
 extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
 									 const SfDelivery *d, int n);
 extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,

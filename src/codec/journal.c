@@ -110,10 +110,17 @@ journal_partition_index(SfPipeline *p, const char *name)
 	return i;
 }
 
+/*
+ * Start an entry in buf: its first VARHDRSZ bytes are left for a varlena
+ * header (codec.h), so that persist can store a large entry as a bytea
+ * without copying it.
+ */
 static void
 journal_begin(StringInfo buf, char kind)
 {
 	initStringInfo(buf);
+	buf->len = VARHDRSZ;		/* initStringInfo gives 1 kB */
+	buf->data[buf->len] = '\0';
 	pq_sendbyte(buf, SF_JOURNAL_FORMAT);
 	pq_sendbyte(buf, kind);
 }
@@ -121,8 +128,9 @@ journal_begin(StringInfo buf, char kind)
 /*
  * The entry of an ingest or ingest_batch call: the n deliveries, which the
  * engine has all accepted (as new events, duplicates or offset replays).
- * Initializes buf (in CurrentMemoryContext) and encodes into it; storing
- * the entry is persist's business (sf_persist_journal_ingest).
+ * Initializes buf (in CurrentMemoryContext) and encodes into it after
+ * VARHDRSZ free bytes (codec.h); storing the entry is persist's business
+ * (sf_persist_journal_ingest).
  */
 void
 sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,

@@ -125,47 +125,20 @@ sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
 }
 
 /*
- * The index of name among the n names that lie stride bytes apart from
- * names, sorted by strcmp, or -1.  Always inlined, so that each caller
- * below gets its own search with its stride folded in, as when each had
- * its own loop: sf_partition_index is on the ingest path.
- */
-static pg_attribute_always_inline int
-name_index(const char *names, Size stride, int n, const char *name)
-{
-	int			lo = 0,
-				hi = n - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		int			c = strcmp(name, names + mid * stride);
-
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			hi = mid - 1;
-		else
-			lo = mid + 1;
-	}
-	return -1;
-}
-
-/*
  * Index of a partition or window by name in a normalized definition (both
  * are sorted by name), or -1.
  */
 int
 sf_partition_index(const SfPipelineDef *def, const char *name)
 {
-	return name_index((const char *) def->partitions,
+	return sf_name_index((const char *) def->partitions,
 					  sizeof(def->partitions[0]), def->npartitions, name);
 }
 
 int
 sf_window_index(const SfPipelineDef *def, const char *name)
 {
-	return name_index((const char *) def->windows +
+	return sf_name_index((const char *) def->windows +
 					  offsetof(SfWindowDef, name),
 					  sizeof(SfWindowDef), def->nwindows, name);
 }

@@ -289,8 +289,9 @@ bucket_key_mark(SfPipeline *p, SfBucket *b, void *arg)
 	key_mark(p, b->key);
 }
 
+/* sf_keys_collect (engine.h) once its inline test says it is due */
 void
-sf_keys_collect(SfPipeline *p)
+sf_keys_collect_due(SfPipeline *p)
 {
 	SfIdentity *id;
 	uint64		pos = 0;
@@ -298,9 +299,6 @@ sf_keys_collect(SfPipeline *p)
 	int64		swept = 0;
 	sf_strtab_iterator it;
 	SfStrEntry *e;
-
-	if (!p->keys_freeable || p->busy || p->keys_new < p->keys_threshold)
-		return;
 
 	/*
 	 * mark.  The loops check for interrupts: a cancel leaves marks that keep
@@ -657,18 +655,31 @@ partition_list(const SfPipelineDef *def)
 	return buf.data;
 }
 
-static int
+/*
+ * The error of lookup_partition, out of line and cold: its hint would
+ * otherwise keep the lookup, on every event's path, from being inlined.
+ */
+static pg_noinline pg_attribute_cold void
+partition_not_found(const SfPipeline *p, const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
+					sf_msg_cstr(name), p->def.name),
+			 errhint("The pipeline's partitions are %s.",
+					 partition_list(&p->def))));
+}
+
+/* sf_partition_index, inlined: every delivery looks up its partition */
+static inline int
 lookup_partition(const SfPipeline *p, const char *name)
 {
-	int			i = sf_partition_index(&p->def, name);
+	int			i = sf_name_index((const char *) p->def.partitions,
+								  sizeof(p->def.partitions[0]),
+								  p->def.npartitions, name);
 
-	if (i < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("partition \"%s\" does not exist in pipeline \"%s\"",
-						sf_msg_cstr(name), p->def.name),
-				 errhint("The pipeline's partitions are %s.",
-						 partition_list(&p->def))));
+	if (unlikely(i < 0))
+		partition_not_found(p, name);
 	return i;
 }
 
@@ -879,7 +890,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		}
 	}
 	sf_op_finish(p, out);
-	sf_retention_forget(p);
+	/* tested here, inline: a pipeline without retention pays no call */
+	if (p->def.has_retention)
+		sf_retention_forget(p);
 }
 
 /*
@@ -901,7 +914,8 @@ sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
 	if (sf_clock_update(p))
 		sf_release_ready(p);
 	sf_op_finish(p, out);
-	sf_retention_forget(p);
+	if (p->def.has_retention)
+		sf_retention_forget(p);
 }
 
 void
@@ -914,7 +928,8 @@ sf_engine_mark_idle(SfPipeline *p, const char *partition, SfChangeList *out)
 	if (sf_clock_update(p))
 		sf_release_ready(p);
 	sf_op_finish(p, out);
-	sf_retention_forget(p);
+	if (p->def.has_retention)
+		sf_retention_forget(p);
 }
 
 void

@@ -554,7 +554,19 @@ extern void sf_late_append_forgotten(SfPipeline *p, int partition,
 									 int64 value, int64 watermark);
 extern SfIdentity **sf_identity_array(SfPipeline *p, int64 *n);
 extern SfString **sf_keys_array(SfPipeline *p, int64 *n);
-extern void sf_keys_collect(SfPipeline *p);
+extern void sf_keys_collect_due(SfPipeline *p);
+
+/*
+ * Free the keys nothing refers to any more, when enough new ones have been
+ * interned since the last collection (retention only).  The test is inline:
+ * every call that opens a pipeline for writing runs it.
+ */
+static inline void
+sf_keys_collect(SfPipeline *p)
+{
+	if (p->keys_freeable && !p->busy && p->keys_new >= p->keys_threshold)
+		sf_keys_collect_due(p);
+}
 
 /* identity.c: the identity store and the event_id table */
 extern SfIdentity *sf_idtable_lookup(SfPipeline *p, const char *event_id,

@@ -18,8 +18,15 @@
  *	  instead of 8;
  *	- the event_id table is open addressing with linear probing over
  *	  handles (the hash and the bytes are in the identity), at most 80%
- *	  full and grown by a quarter, with tombstones for the identities retention
- *	  forgets.  A
+ *	  full, with tombstones for the identities retention forgets.  It
+ *	  doubles up to ID_TABLE_DOUBLE_MAX (2^20) slots and grows by a
+ *	  quarter above: a rehash reads every identity at a random address to
+ *	  recover its hash, so small tables, which a stream outgrows quickly,
+ *	  rehash as seldom as doubling allows (issue 23:
+ *	  growing by a quarter from the start cost about 140 instructions and
+ *	  0.9 last-level cache misses per event), and only large ones trade
+ *	  rehashes for memory.  Nothing persisted depends on the table's size
+ *	  or order: every encoder sorts the identities by handle.  A
  *	  parallel byte per slot holds its state and 8 bits of the hash, so a
  *	  probe reads contiguous bytes and looks at an identity only when
  *	  those bits match (an unsuccessful search at 80% load probes about 13
@@ -59,6 +66,7 @@
 #define ID_BIG			(ID_BLOCK / 4)
 #define TAG_EMPTY		0
 #define TAG_TOMB		1			/* a forgotten entry */
+#define ID_TABLE_DOUBLE_MAX	((uint64) 1 << 20)	/* doubles up to this */
 
 /*
  * The tag of an occupied slot: 2 .. 255, from the hash's low bits (the
@@ -72,8 +80,8 @@ hash_tag(uint32 hash)
 
 /*
  * Where the search for hash starts: multiply-shift, so that the capacity
- * need not be a power of 2 and the table can grow by a quarter instead of
- * doubling.
+ * need not be a power of 2 and a large table can grow by a quarter instead
+ * of doubling.
  */
 static inline uint64
 home(uint32 hash, uint64 cap)
@@ -318,8 +326,15 @@ sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 	uint64		i;
 
 	if ((t->used + t->tomb + 1) * 5 > t->cap * 4)
-		table_resize(p, (t->used + 1) * 5 > t->cap * 2 ?
-					 t->cap + t->cap / 4 : t->cap);
+	{
+		uint64		newcap = t->cap;
+
+		/* mostly live entries: grow; mostly tombstones: rehash in place */
+		if ((t->used + 1) * 5 > t->cap * 2)
+			newcap = t->cap < ID_TABLE_DOUBLE_MAX ?
+				t->cap * 2 : t->cap + t->cap / 4;
+		table_resize(p, newcap);
+	}
 	i = home(hash, t->cap);
 	while (t->tags[i] >= 2)
 		i = next_slot(i, t->cap);

@@ -9,7 +9,8 @@
  * (sf_check_def_limits), so that nothing it accepts fails later.  The
  * number of live buckets is capped by streamforge.max_live_buckets
  * (sf_max_live_buckets; the GUC itself is defined by the SQL glue), checked
- * before anything creates buckets: an event (sf_check_live_buckets), a
+ * before anything creates buckets: an event (sf_check_live_buckets,
+ * inline in engine_int.h), a
  * change of definition (redefine.c) and a checkpoint given to restore or
  * inspect_checkpoint (codec.c).  The other paths that build buckets copy at
  * most the ones a pipeline has (set_retention, compaction) or rebuild a
@@ -102,20 +103,18 @@ sf_check_def_limits(const SfPipelineDef *def)
 }
 
 /*
- * Refuse (54000) an operation that would take pipeline p past
- * streamforge.max_live_buckets with more new buckets.  Called before the
- * operation changes anything.
+ * The error of sf_check_live_buckets (engine_int.h, inline: it runs for
+ * every event): pipeline p would pass streamforge.max_live_buckets with
+ * more new buckets (54000).
  */
 void
-sf_check_live_buckets(const SfPipeline *p, int64 more)
+sf_live_buckets_exceeded(const SfPipeline *p, int64 more)
 {
-	if (sf_max_live_buckets > 0 && more > 0 && !sf_replaying_journal &&
-		(int64) p->nbuckets + more > (int64) sf_max_live_buckets)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("pipeline \"%s\" would have more than %d live buckets",
-						p->def.name, sf_max_live_buckets),
-				 errdetail("It has " INT64_FORMAT " live buckets; this event would add up to " INT64_FORMAT ".",
-						   (int64) p->nbuckets, more),
-				 errhint("Raise streamforge.max_live_buckets, or advance the watermark so that buckets are finalized.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("pipeline \"%s\" would have more than %d live buckets",
+					p->def.name, sf_max_live_buckets),
+			 errdetail("It has " INT64_FORMAT " live buckets; this event would add up to " INT64_FORMAT ".",
+					   (int64) p->nbuckets, more),
+			 errhint("Raise streamforge.max_live_buckets, or advance the watermark so that buckets are finalized.")));
 }

@@ -95,9 +95,10 @@ static MemoryContext cache_cxt = NULL;
  * journal write of the same call (write_journal) needs no second
  * lookup by name.  Only a hint: the user checks that its pipeline is the
  * one being journaled, and cache_remove() clears it before the entry's
- * slot can be reused.
+ * slot can be reused.  Read by sf_cache_find and sf_cache_find_pipeline,
+ * inline in persist_int.h.
  */
-static SfCacheEntry *write_entry = NULL;
+SfCacheEntry *sf_cache_write_hint = NULL;
 static int	nmodified = 0;	/* entries with modified_subid set */
 
 /* Every entry, least recently used last, and the bytes they hold */
@@ -209,8 +210,8 @@ cache_remove(SfCacheEntry *entry)
 		pfree(entry->acl.grants);
 	cache_bytes -= entry->mem;
 	dlist_delete(&entry->lru_node);
-	if (write_entry == entry)
-		write_entry = NULL;
+	if (sf_cache_write_hint == entry)
+		sf_cache_write_hint = NULL;
 	hash_search(cache_hash, entry->name, HASH_REMOVE, NULL);
 }
 
@@ -278,27 +279,6 @@ sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid)
 }
 
 /*
- * The entry of name, if cached: the write hint first, so that the per-row
- * calls of a transaction do not hash the name.
- */
-SfCacheEntry *
-sf_cache_find(const char *name)
-{
-	if (write_entry != NULL && strcmp(write_entry->name, name) == 0)
-		return write_entry;
-	return sf_cache_lookup(name, false);
-}
-
-/* The entry of p, if p is cached: the write hint first */
-SfCacheEntry *
-sf_cache_find_pipeline(const SfPipeline *p)
-{
-	if (write_entry != NULL && write_entry->pipeline == p)
-		return write_entry;
-	return sf_cache_lookup(p->def.name, false);
-}
-
-/*
  * entry is opened for a write call: it is marked modified in the current
  * subtransaction, expects the call's journal entry, goes to the front of
  * the eviction order and becomes the write hint.  One call for the
@@ -310,7 +290,7 @@ sf_cache_begin_write(SfCacheEntry *entry)
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
 	entry->journal_pending = true;
 	sf_cache_touch(entry);
-	write_entry = entry;
+	sf_cache_write_hint = entry;
 }
 
 /*

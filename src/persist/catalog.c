@@ -495,19 +495,6 @@ sf_unknown_pipeline(const char *name)
 }
 
 /*
- * A name that cannot be stored is simply unknown (docs/semantics.md, Exact rules, 8).  No cache
- * entry can exist for such a name, so there is nothing to forget.
- */
-void
-sf_check_lookup_name(const char *name)
-{
-	size_t		len = strlen(name);
-
-	if (len == 0 || len > SF_NAME_MAX)
-		sf_unknown_pipeline(name);
-}
-
-/*
  * A write in a read-only transaction (or on a standby) is refused with
  * the pipeline's name, not the internal statement's.
  */

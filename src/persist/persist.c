@@ -501,16 +501,68 @@ store_snapshot(SfCacheEntry *entry, SfPipeline *p, bytea *snap)
 }
 
 /*
+ * Store entry as one journal row at the pipeline's next position: buf holds
+ * it as the journal encoders leave it (codec.h), and becomes the row's bytea
+ * in place.  Caller must be connected to SPI as the owner.
+ */
+static pg_noinline void
+store_entry(SfCacheEntry *entry, StringInfo buf)
+{
+	Datum		values[3];
+
+	SET_VARSIZE(buf->data, buf->len);
+	values[0] = Int64GetDatum(entry->id);
+	values[1] = Int64GetDatum(entry->last_pos + 1);
+	values[2] = PointerGetDatum(buf->data);
+	sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
+	entry->last_pos++;
+	entry->journal_bytes += buf->len - VARHDRSZ;
+}
+
+/*
+ * A top-level entry that alone fills the buffer (an ingest_batch of a few
+ * hundred deliveries or more): if it would start a run of its own, store it
+ * directly, after the runs already buffered, and return true.  The rows are
+ * those the buffer would have written at once (a run of one entry is stored
+ * as that entry, sf_journal_sequence), without copying the entry into the
+ * buffer and again into a bytea (issue 23: two copies of a 470 kB entry
+ * per batch).  Out of line: per-row calls never get here.
+ */
+static pg_noinline bool
+store_large_entry(SfCacheEntry *entry, StringInfo buf)
+{
+	SfPending  *pend = sf_pending_lookup(entry->id, false);
+	SfSavedUser saved;
+
+	if (pend != NULL && pend->tail != NULL &&
+		pend->tail->superseded == InvalidSubTransactionId &&
+		pend->tail->last_pos == entry->last_pos)
+		return false;			/* it continues a buffered run */
+	sf_become_owner(&saved);
+	SPI_connect();
+	if (pend != NULL && pend->runs != NULL)
+		sf_pending_write(pend);
+	store_entry(entry, buf);
+	SPI_finish();
+	sf_restore_user(&saved);
+	return true;
+}
+
+/*
  * A call at the transaction's top level: its entry is buffered, and stored
- * with the others before commit, or now if the buffer has grown large.
+ * with the others before commit, or now if the buffer has grown large (a
+ * large entry directly: store_large_entry).
  */
 static inline void
-buffer_entry(SfCacheEntry *entry, const char *data, Size len)
+buffer_entry(SfCacheEntry *entry, StringInfo buf)
 {
 	SfPending  *pend;
 	SfSavedUser saved;
 
-	sf_pending_add(entry, data, len);
+	if (unlikely(buf->len - VARHDRSZ >= SF_PENDING_FLUSH) &&
+		store_large_entry(entry, buf))
+		return;
+	sf_pending_add(entry, buf->data + VARHDRSZ, buf->len - VARHDRSZ);
 	pend = sf_pending_lookup(entry->id, false);
 	if (pend->bytes >= SF_PENDING_FLUSH)
 	{
@@ -527,37 +579,29 @@ buffer_entry(SfCacheEntry *entry, const char *data, Size len)
  * subtransaction's abort removes it
  */
 static void
-insert_entry(SfCacheEntry *entry, const char *data, Size len)
+insert_entry(SfCacheEntry *entry, StringInfo buf)
 {
-	Datum		values[3];
-	bytea	   *b;
 	SfSavedUser saved;
 
 	sf_become_owner(&saved);
 	SPI_connect();
-	b = palloc(VARHDRSZ + len);
-	SET_VARSIZE(b, VARHDRSZ + len);
-	memcpy(VARDATA(b), data, len);
-	values[0] = Int64GetDatum(entry->id);
-	values[1] = Int64GetDatum(entry->last_pos + 1);
-	values[2] = PointerGetDatum(b);
-	sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
-	entry->last_pos++;
-	entry->journal_bytes += len;
+	store_entry(entry, buf);
 	SPI_finish();
 	sf_restore_user(&saved);
 }
 
 /*
  * Store the journal entry of the write call p was opened for, or compact.
- * Called by sf_persist_journal_* below once the engine operation succeeded.
+ * buf holds the entry as the journal encoders leave it (codec.h).  Called
+ * by sf_persist_journal_* below once the engine operation succeeded.
  */
 static void
-write_journal(SfPipeline *p, const char *data, Size len)
+write_journal(SfPipeline *p, StringInfo buf)
 {
 	SfCacheEntry *entry;
 	int64		limit;
 	bytea	   *snap = NULL;
+	Size		len = buf->len - VARHDRSZ;
 
 	entry = sf_cache_find_pipeline(p);
 
@@ -577,9 +621,9 @@ write_journal(SfPipeline *p, const char *data, Size len)
 	if (snap != NULL)
 		store_snapshot(entry, p, snap);
 	else if (GetCurrentTransactionNestLevel() == 1)
-		buffer_entry(entry, data, len);
+		buffer_entry(entry, buf);
 	else
-		insert_entry(entry, data, len);
+		insert_entry(entry, buf);
 	entry->journal_pending = false;
 	sf_cache_account(entry);
 
@@ -603,7 +647,7 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
 	StringInfoData buf;
 
 	sf_journal_encode_ingest(&buf, p, d, n);
-	write_journal(p, buf.data, buf.len);
+	write_journal(p, &buf);
 	pfree(buf.data);
 }
 
@@ -614,7 +658,7 @@ sf_persist_journal_advance(SfPipeline *p, const char *partition,
 	StringInfoData buf;
 
 	sf_journal_encode_advance(&buf, p, partition, progress);
-	write_journal(p, buf.data, buf.len);
+	write_journal(p, &buf);
 	pfree(buf.data);
 }
 
@@ -624,7 +668,7 @@ sf_persist_journal_mark_idle(SfPipeline *p, const char *partition)
 	StringInfoData buf;
 
 	sf_journal_encode_mark_idle(&buf, p, partition);
-	write_journal(p, buf.data, buf.len);
+	write_journal(p, &buf);
 	pfree(buf.data);
 }
 

@@ -171,7 +171,21 @@ extern void sf_read_acl(SfAcl *acl, HeapTuple tup, TupleDesc desc, int col,
 						MemoryContext cxt);
 extern void sf_read_row(SfRowInfo *row, bool with_xmin, MemoryContext cxt);
 extern pg_attribute_noreturn() void sf_unknown_pipeline(const char *name);
-extern void sf_check_lookup_name(const char *name);
+
+/*
+ * A name that cannot be stored is simply unknown (docs/semantics.md,
+ * Exact rules, 8).  No cache entry can exist for such a name, so there is
+ * nothing to forget.  Inline: every call runs it.
+ */
+static inline void
+sf_check_lookup_name(const char *name)
+{
+	size_t		len = strlen(name);
+
+	if (unlikely(len == 0 || len > SF_NAME_MAX))
+		sf_unknown_pipeline(name);
+}
+
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
 extern void sf_def_datums(const SfPipelineDef *def, Datum *values);
 extern Datum sf_acl_array(const SfAcl *acl, SfPrivilege privilege);
@@ -186,8 +200,30 @@ extern void sf_cache_discard(SfCacheEntry *entry);
 extern void sf_cache_forget(const char *name);
 extern void sf_cache_enforce(SfCacheEntry *keep);
 extern void sf_mark_modified(SfCacheEntry *entry, SubTransactionId subid);
-extern SfCacheEntry *sf_cache_find(const char *name);
-extern SfCacheEntry *sf_cache_find_pipeline(const SfPipeline *p);
+extern SfCacheEntry *sf_cache_write_hint;
+
+/*
+ * The entry of name, if cached: the write hint first, so that the per-row
+ * calls of a transaction do not hash the name.  Inline, as before the
+ * layer split: every per-row call runs both.
+ */
+static inline SfCacheEntry *
+sf_cache_find(const char *name)
+{
+	if (sf_cache_write_hint != NULL &&
+		strcmp(sf_cache_write_hint->name, name) == 0)
+		return sf_cache_write_hint;
+	return sf_cache_lookup(name, false);
+}
+
+/* The entry of p, if p is cached: the write hint first */
+static inline SfCacheEntry *
+sf_cache_find_pipeline(const SfPipeline *p)
+{
+	if (sf_cache_write_hint != NULL && sf_cache_write_hint->pipeline == p)
+		return sf_cache_write_hint;
+	return sf_cache_lookup(p->def.name, false);
+}
 extern void sf_cache_begin_write(SfCacheEntry *entry);
 extern bool sf_cache_subabort_discarded(void);
 extern void sf_cache_adopt(SfCacheEntry *entry, SfPipeline *p);
