@@ -109,8 +109,8 @@ stop_servers() {
 		[[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || continue
 		exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
 		[[ $exe == "$WORK"/* ]] || continue
-		# shellcheck disable=SC2046
-		pids+=("$pid" $(ps -eo pid=,ppid= | awk -v p="$pid" '$2 == p { print $1 }'))
+		pids+=("$pid")
+		mapfile -t -O ${#pids[@]} pids < <(ps -eo pid=,ppid= | awk -v p="$pid" '$2 == p { print $1 }')
 		sf_as_server "$PGBIN/pg_ctl" stop -D "$(dirname "$f")" -m immediate -w -t 10 \
 			>/dev/null 2>&1 </dev/null
 	done < <(find "$WORK" -name postmaster.pid -print0 2>/dev/null)
@@ -203,12 +203,12 @@ run_suite() {
 		fi
 		sleep 1
 	done
-	if [ $rc -eq 124 ]; then
-		echo "(timed out after $TIMEOUT s; stopping what the run started)" >>"$log"
-	fi
 	stop_servers
 	stop_session
 	wait "$job" 2>/dev/null
+	if [ $rc -eq 124 ]; then
+		echo "(timed out after $TIMEOUT s: what the run started was stopped)" >>"$log"
+	fi
 	return $rc
 }
 
