@@ -58,7 +58,75 @@ sf_check_server_user
 WORK=$(mktemp -d /tmp/streamforge-mutate.XXXXXX)
 TREE=$WORK/tree
 PRISTINE=$WORK/pristine
+SESSION_FILE=$WORK/suite.sid
+GRACE=5
+
+# Whether process $1 exists and is not a zombie
+alive() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $st != Z* ]]
+}
+
+# stop_pids PID...: SIGTERM, then SIGKILL to those still there after $GRACE s
+stop_pids() {
+	local p i left=()
+	[ $# -gt 0 ] || return 0
+	kill -TERM "$@" 2>/dev/null
+	for ((i = 0; i < GRACE * 5; i++)); do
+		left=()
+		for p in "$@"; do alive "$p" && left+=("$p"); done
+		[ ${#left[@]} -eq 0 ] && return 0
+		sleep 0.2
+	done
+	kill -KILL "${left[@]}" 2>/dev/null
+	return 0
+}
+
+# Stop what is left of the session the last suite ran in (run_suite): its
+# processes, whatever process group they moved to
+stop_session() {
+	local sid
+	sid=$(cat "$SESSION_FILE" 2>/dev/null) || return 0
+	rm -f "$SESSION_FILE"
+	[[ $sid =~ ^[0-9]+$ ]] || return 0
+	# shellcheck disable=SC2046
+	stop_pids $(ps -eo pid=,sid= | awk -v s="$sid" '$2 == s { print $1 }')
+}
+
+# Stop every server started from the scratch directory, whichever session
+# it is in (pg_ctl, so the TAP tests' clusters, starts it in a session of
+# its own, and each backend is in one of its own): first each postmaster
+# with a postmaster.pid under $WORK, by "pg_ctl stop -m immediate" (SIGQUIT
+# ends even a backend looping without CHECK_FOR_INTERRUPTS), then, TERM and
+# KILL, what is left of them, their children and any process running a
+# binary of the scratch directory (the private tree's postgres and psql,
+# found when their data directory is gone).
+stop_servers() {
+	local f pid exe p pids=() left=()
+	[ -d "$WORK" ] || return 0
+	while IFS= read -r -d '' f; do
+		pid=$(sed -n 1p "$f" 2>/dev/null)
+		[[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || continue
+		exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+		[[ $exe == "$WORK"/* ]] || continue
+		pids+=("$pid")
+		mapfile -t -O ${#pids[@]} pids < <(ps -eo pid=,ppid= | awk -v p="$pid" '$2 == p { print $1 }')
+		sf_as_server "$PGBIN/pg_ctl" stop -D "$(dirname "$f")" -m immediate -w -t 10 \
+			>/dev/null 2>&1 </dev/null
+	done < <(find "$WORK" -name postmaster.pid -print0 2>/dev/null)
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		[[ $exe == "$WORK"/* ]] && pids+=("${p#/proc/}")
+	done
+	for p in "${pids[@]}"; do
+		alive "$p" && left+=("$p")
+	done
+	stop_pids "${left[@]}"
+}
+
 cleanup() {
+	stop_servers
+	stop_session
 	if [ "$KEEP" -eq 1 ]; then
 		sf_say "scratch directory kept: $WORK"
 	else
@@ -66,6 +134,8 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 sf_say "copying the tree to $TREE"
 mkdir -p "$TREE" "$PRISTINE"
@@ -108,44 +178,81 @@ failed_tests() {
 	grep -E '\.\.\. FAILED' "$1" | sed -E 's/^ *(test +)?([^ ]+) .*/\2/' | paste -sd, -
 }
 
-# Run the suites; print the first that failed ("regress", "isolation",
-# "tap:<file>", with "(timeout)" for a hang), or nothing if all passed.
+# run_suite LOG COMMAND...: run COMMAND as the server user from $TREE, its
+# output to LOG, in a session of its own (setsid; the session id goes to
+# $SESSION_FILE for the EXIT trap); its exit status, 124 if it ran past
+# $TIMEOUT seconds.  Then whatever it left running, in its session or a
+# server under $WORK, is stopped: after a timeout that is the temp instance
+# and the backend that hangs.  The servers go first, while their
+# postmaster.pid still names a live postmaster: a SIGTERM to the session
+# would ask the postmaster for a smart shutdown, which waits for the
+# looping backend.
+run_suite() {
+	local log=$1 job rc=124 deadline=$((SECONDS + TIMEOUT))
+	shift
+	rm -f "$SESSION_FILE"
+	# shellcheck disable=SC2016
+	run_as_server setsid bash -c 'echo $$ >"$0" && exec "$@"' "$SESSION_FILE" "$@" \
+		>"$log" 2>&1 &
+	job=$!
+	while [ $SECONDS -lt $deadline ]; do
+		if ! kill -0 "$job" 2>/dev/null; then
+			wait "$job"
+			rc=$?
+			break
+		fi
+		sleep 1
+	done
+	stop_servers
+	stop_session
+	wait "$job" 2>/dev/null
+	if [ $rc -eq 124 ]; then
+		echo "(timed out after $TIMEOUT s: what the run started was stopped)" >>"$log"
+	fi
+	return $rc
+}
+
+# Run the suites; set FAILED_BY to the first that failed ("regress",
+# "isolation", "tap:<file>", with "(timeout)" for a hang), or to nothing if
+# all passed.  (Not run in $(...): the EXIT trap must see the suites'
+# session, and a signal must not wait for a subshell.)
 run_suites() {
 	local rc
+	FAILED_BY=
 	run_as_server rm -rf "$TREE/tmp_regress" "$TREE/tmp_iso" "$TREE/results" \
 		"$TREE/output_iso" "$TREE/tmp_check"
-	run_as_server timeout "$TIMEOUT" "$PGXS_DIR/src/test/regress/pg_regress" \
+	run_suite "$WORK/regress.log" "$PGXS_DIR/src/test/regress/pg_regress" \
 		--bindir="$PRIVBIN" --no-locale --encoding=UTF8 \
 		--temp-instance="$TREE/tmp_regress" "${REGRESS_OPTS[@]}" \
-		"${REGRESS_TESTS[@]}" >"$WORK/regress.log" 2>&1
+		"${REGRESS_TESTS[@]}"
 	rc=$?
 	if [ $rc -ne 0 ]; then
-		[ $rc -eq 124 ] && echo "regress(timeout)" ||
-			echo "regress:$(failed_tests "$WORK/regress.log")"
+		[ $rc -eq 124 ] && FAILED_BY="regress(timeout)" ||
+			FAILED_BY="regress:$(failed_tests "$WORK/regress.log")"
 		return
 	fi
-	run_as_server timeout "$TIMEOUT" "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
+	run_suite "$WORK/isolation.log" "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
 		--bindir="$PRIVBIN" --no-locale --encoding=UTF8 \
 		--temp-instance="$TREE/tmp_iso" --outputdir=output_iso "${ISO_OPTS[@]}" \
-		"${ISO_TESTS[@]}" >"$WORK/isolation.log" 2>&1
+		"${ISO_TESTS[@]}"
 	rc=$?
 	if [ $rc -ne 0 ]; then
-		[ $rc -eq 124 ] && echo "isolation(timeout)" ||
-			echo "isolation:$(failed_tests "$WORK/isolation.log")"
+		[ $rc -eq 124 ] && FAILED_BY="isolation(timeout)" ||
+			FAILED_BY="isolation:$(failed_tests "$WORK/isolation.log")"
 		return
 	fi
 	[ "$WITH_TAP" -eq 1 ] || return
 	local t
 	run_as_server mkdir -p "$TREE/tmp_check"
 	for t in "${TAP_TESTS[@]}"; do
-		run_as_server env TESTDIR="$TREE" PATH="$PRIVBIN:$TREE:$PATH" PGPORT=65432 \
+		run_suite "$WORK/tap.log" env TESTDIR="$TREE" PATH="$PRIVBIN:$TREE:$PATH" PGPORT=65432 \
 			PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 			PERL5LIB="$PGXS_DIR/src/test/perl:$TREE${PERL5LIB:+:$PERL5LIB}" \
-			timeout "$TIMEOUT" prove -I "$PGXS_DIR/src/test/perl/" -I "$TREE" "$t" \
-			>"$WORK/tap.log" 2>&1
+			prove -I "$PGXS_DIR/src/test/perl/" -I "$TREE" "$t"
 		rc=$?
 		if [ $rc -ne 0 ]; then
-			[ $rc -eq 124 ] && echo "tap:$(basename "$t")(timeout)" || echo "tap:$(basename "$t")"
+			[ $rc -eq 124 ] && FAILED_BY="tap:$(basename "$t")(timeout)" ||
+				FAILED_BY="tap:$(basename "$t")"
 			return
 		fi
 	done
@@ -178,7 +285,8 @@ restore_sources() {
 
 sf_say "running the unmutated tree (regress, isolation$([ $WITH_TAP -eq 1 ] && echo ', tap'))"
 start=$(date +%s)
-base=$(run_suites)
+run_suites
+base=$FAILED_BY
 if [ -n "$base" ]; then
 	sf_say "the unmutated tree fails $base; logs in $WORK"
 	KEEP=1
@@ -210,7 +318,8 @@ while IFS=$'\t' read -r -u 3 id file pattern replacement what; do
 	else
 		install_build || sf_die "install of mutant $id failed"
 		t0=$(date +%s)
-		failed_by=$(run_suites)
+		run_suites
+		failed_by=$FAILED_BY
 		if [ -n "$failed_by" ]; then
 			result="caught by $failed_by"
 		else
