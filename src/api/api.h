@@ -75,6 +75,8 @@ extern TupleDesc sf_deform_composite(Datum d, int natts, const char *type,
 									 Datum *values, bool *nulls);
 extern void sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
 						  bool *nulls);
+extern void sf_put_rows(FunctionCallInfo fcinfo, const SfPipeline *p,
+						const SfRow *rows, int64 n);
 extern void sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
 							  const SfChangeList *changes);
 

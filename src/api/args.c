@@ -141,6 +141,39 @@ sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
 }
 
 /*
+ * Materialize rows[0..n) of p as a set of streamforge.result rows (the
+ * caller has called InitMaterializedSRF): one per-row context reset after
+ * each row, an interrupt check per row (the pg_walinspect pattern).
+ */
+void
+sf_put_rows(FunctionCallInfo fcinfo, const SfPipeline *p, const SfRow *rows,
+			int64 n)
+{
+#define SF_PUT_ROWS_COLS 8
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext rowcxt;
+
+	Assert(rsinfo->setDesc->natts == SF_PUT_ROWS_COLS);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
+								   ALLOCSET_SMALL_SIZES);
+	for (int64 i = 0; i < n; i++)
+	{
+		Datum		values[SF_PUT_ROWS_COLS];
+		bool		nulls[SF_PUT_ROWS_COLS];
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(rowcxt);
+		sf_row_values(p, &rows[i], values, nulls);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+	}
+	MemoryContextDelete(rowcxt);
+#undef SF_PUT_ROWS_COLS
+}
+
+/*
  * Materialize a change list as SETOF streamforge.change.
  *
  * Most per-row write calls change nothing visible (an event into a window

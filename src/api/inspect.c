@@ -43,34 +43,13 @@ sf_watermark(PG_FUNCTION_ARGS)
 static void
 return_rows(FunctionCallInfo fcinfo, bool visible_only)
 {
-#define SF_RESULT_COLS 8
 	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	SfRow	   *rows;
 	int64		n;
-	int64		i;
-	MemoryContext rowcxt;
 
 	InitMaterializedSRF(fcinfo, 0);
-	Assert(rsinfo->setDesc->natts == SF_RESULT_COLS);
 	n = sf_collect_rows(p, visible_only, &rows);
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
-								   ALLOCSET_SMALL_SIZES);
-	for (i = 0; i < n; i++)
-	{
-		Datum		values[SF_RESULT_COLS];
-		bool		nulls[SF_RESULT_COLS];
-		MemoryContext old;
-
-		CHECK_FOR_INTERRUPTS();
-		old = MemoryContextSwitchTo(rowcxt);
-		sf_row_values(p, &rows[i], values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(rowcxt);
-	}
-	MemoryContextDelete(rowcxt);
-#undef SF_RESULT_COLS
+	sf_put_rows(fcinfo, p, rows, n);
 }
 
 PG_FUNCTION_INFO_V1(sf_live);

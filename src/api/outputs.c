@@ -160,8 +160,6 @@ PG_FUNCTION_INFO_V1(sf_final_rows);
 Datum
 sf_final_rows(PG_FUNCTION_ARGS)
 {
-#define SF_FINAL_COLS 8
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	SfPipeline *p;
 	Datum	   *wn,
 			   *keys,
@@ -173,7 +171,6 @@ sf_final_rows(PG_FUNCTION_ARGS)
 	int64		nrows;
 	int64		i;
 	SfPipeline *q;
-	MemoryContext rowcxt;
 
 	sf_arg_not_null(fcinfo, 0, "pipeline");
 	n = array_arg(fcinfo, 1, TEXTOID, &wn);
@@ -200,25 +197,8 @@ sf_final_rows(PG_FUNCTION_ARGS)
 	nrows = sf_derive_final_rows(p, wanted, n, &rows, &q);
 
 	InitMaterializedSRF(fcinfo, 0);
-	Assert(rsinfo->setDesc->natts == SF_FINAL_COLS);
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
-								   ALLOCSET_SMALL_SIZES);
-	for (i = 0; i < nrows; i++)
-	{
-		Datum		values[SF_FINAL_COLS];
-		bool		nulls[SF_FINAL_COLS];
-		MemoryContext old;
-
-		CHECK_FOR_INTERRUPTS();
-		old = MemoryContextSwitchTo(rowcxt);
-		sf_row_values(p, &rows[i], values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(rowcxt);
-	}
-	MemoryContextDelete(rowcxt);
+	sf_put_rows(fcinfo, p, rows, nrows);
 	if (q != NULL)
 		sf_pipeline_free(q);
 	return (Datum) 0;
-#undef SF_FINAL_COLS
 }
