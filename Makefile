@@ -43,7 +43,7 @@ ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 # is given.
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -DSF_LIBRARY_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = -lz
 

@@ -169,8 +169,10 @@ extension_owner(void)
 void
 sf_become_owner(SfSavedUser *saved)
 {
-	Oid			owner = extension_owner();
+	Oid			owner;
 
+	sf_check_library_version();
+	owner = extension_owner();
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
 	saved->guc_nestlevel = NewGUCNestLevel();
 	(void) set_config_option("search_path", "pg_catalog, pg_temp",

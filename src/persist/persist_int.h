@@ -158,6 +158,9 @@ typedef struct SfPlanText
 /* acl.c */
 extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
 
+/* version.c */
+extern void sf_check_library_version(void);
+
 /* catalog.c: prepared statements, row readers, definitions */
 extern SPIPlanPtr sf_keep_plan(SPIPlanPtr *slot, const SfPlanText *text);
 extern void sf_run_plan(SPIPlanPtr *slot, const SfPlanText *text,
