@@ -256,6 +256,15 @@ like($text{'README.md'}, qr/GRANT USAGE ON SCHEMA cron/, '... and the README say
 like($text{'docs/outputs.md'}, qr/^### Restoring a database elsewhere$/m,
 	'docs/outputs.md says what to do with the jobs of a database restored elsewhere');
 like($text{'README.md'}, qr/restored elsewhere/, '... and the README points there');
+# A session on the library of before a package upgrade: the upgrade
+# section says what the old library's "corrupt journal entry" means, and
+# what 0.3.0's own check prints (sql/library_version pins the message).
+my ($upgrade_section) = $text{'docs/packaging.md'} =~ /^## Upgrading to 0\.3\.0[^\n]*\n(.*?)^## /ms;
+ok(defined $upgrade_section, 'docs/packaging.md has an "Upgrading to 0.3.0" section');
+like($upgrade_section // '', qr/corrupt journal entry.*?reconnect/s,
+	'... which says that the old library\'s "corrupt journal entry" means reconnect');
+like($upgrade_section // '', qr/older than the installed extension version.*Reconnect to load the new library/s,
+	'... and quotes the version check of 0.3.0');
 my @recipe = read_blocks("$top/docs/recipe-clicks-per-minute.md");
 my ($late_click) = grep { $recipe[$_]{sql} =~ /click-1006/ } 0 .. $#recipe;
 ok(defined $late_click && $late_click > 0 && $recipe[ $late_click - 1 ]{sql} =~ /pg_sleep/,
