@@ -152,6 +152,28 @@ SELECT t, jx_try(e::bytea) FROM (VALUES
   ('format 4', '\x04490100020002653100016b0402')) AS c(t, e);
 SELECT * FROM streamforge.partitions('jx');
 
+-- 4. A text field compressed inside the delivery composite (a value read
+-- from a table, where it is stored compressed inline) is read through its
+-- decompression, not by the composite's layout alone: the event_id of
+-- 10,000 bytes arrives whole, and replays whole.
+CREATE TABLE jx_long (id text);
+ALTER TABLE jx_long ALTER COLUMN id SET STORAGE MAIN;
+INSERT INTO jx_long VALUES (repeat('z', 10000));
+SELECT pg_column_compression(id) AS stored FROM jx_long;
+SELECT count(*) FROM streamforge.ingest_batch('jx',
+    ARRAY(SELECT ROW('p', 1, id, 'k', 2, 7)::streamforge.delivery FROM jx_long));
+CREATE FUNCTION jx_ids() RETURNS TABLE (len int, zs boolean) LANGUAGE sql AS $$
+  SELECT length(e->>'event_id'), e->>'event_id' = repeat('z', 10000)
+    FROM jsonb_array_elements(streamforge.inspect_checkpoint(
+           streamforge.checkpoint('jx'))->'identities') e
+   ORDER BY 1 $$;
+SELECT * FROM jx_ids();
+\c -
+SELECT * FROM jx_ids();
+SELECT sum(sum) FROM streamforge.live('jx');
+DROP FUNCTION jx_ids();
+DROP TABLE jx_long;
+
 DROP FUNCTION jx_try(bytea);
 DROP FUNCTION jc_v1(int);
 DROP FUNCTION jc_create(text);
