@@ -521,8 +521,8 @@ journal_replay_compact(SfPipeline *p, JournalReader *r)
 	int64		prev_time = 0;
 
 	n = journal_read_count(r, (r->len - r->pos) / SF_JOURNAL_MIN_COMPACT);
-	key_data = palloc(Max(n, 1) * sizeof(char *));
-	key_len = palloc(Max(n, 1) * sizeof(int));
+	key_data = palloc_extended(Max(n, 1) * sizeof(char *), MCXT_ALLOC_HUGE);
+	key_len = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
 	for (i = 0; i < SF_JOURNAL_OFFSET_SLOTS; i++)
 		slot_part[i] = -1;
 	for (i = 0; i < n; i++)
@@ -551,10 +551,12 @@ journal_replay_compact(SfPipeline *p, JournalReader *r)
 			journal_corrupt(r, "A string length is out of range.");
 		if ((int) (shared + suffix) > id_cap)
 		{
-			int			cap = Max(64, 2 * (shared + suffix));
+			Size		cap = Max(64, (Size) 2 * (shared + suffix));
 
+			if (cap > MaxAllocSize)
+				cap = shared + suffix;
 			id = id == NULL ? palloc(cap) : repalloc(id, cap);
-			id_cap = cap;
+			id_cap = (int) cap;
 		}
 		if (suffix > 0)
 			memcpy(id + shared, journal_read(r, suffix), suffix);
