@@ -99,14 +99,17 @@ SELECT * FROM streamforge.partitions('cb');
 
 -- Compaction: with streamforge.compaction_threshold = 0 the journal grows
 -- to four times the snapshot, never beyond, before a call compacts it.
--- (Each call commits: a transaction stores its journal entries at commit.)
+-- (Each call commits: a transaction stores its journal entries at commit.
+-- The keys are long, so that an entry, compact since 0.3.0, stays larger
+-- than what the event adds to the snapshot, where 5 keys are stored once.)
 SET streamforge.compaction_threshold = 0;
 SELECT streamforge.create_pipeline('cc', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
 CREATE TEMP TABLE cc_sizes (i int, snapshot_version bigint, snapshot int, journal int);
 DO $$
 BEGIN
     FOR i IN 0 .. 299 LOOP
-        PERFORM streamforge.ingest('cc', 'p', i, 'e' || i, 'k' || i % 5, i, i);
+        PERFORM streamforge.ingest('cc', 'p', i, 'e' || i,
+                                   repeat('k', 40) || i % 5, i, i);
         COMMIT;
         INSERT INTO cc_sizes
           SELECT i, p.snapshot_version, octet_length(p.snapshot),

@@ -6,7 +6,8 @@
 -- but a pipeline with a retention compacts once its journal passes the
 -- larger of 1 MB and four times its snapshot (docs/retention.md), so that a
 -- cold load replays no more than what the horizon covers.  Two pipelines
--- get the same 1.3 MB of journal, in 6 calls of 220 kB: the one without
+-- get the same 1.1 MB of journal, in 6 calls of 190 kB (220 kB before the
+-- compact journal of 0.3.0): the one without
 -- retention keeps all 6 rows, the one with retention compacts (at the
 -- call that takes its journal past 1 MB).
 SHOW streamforge.compaction_threshold;

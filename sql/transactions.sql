@@ -151,19 +151,20 @@ CREATE TABLE saved_entry AS
   SELECT pipeline_id, pos, entry FROM streamforge.journal
    WHERE pipeline_id = (SELECT id FROM streamforge.pipeline WHERE name = 'transactions')
    ORDER BY pos DESC LIMIT 1;
-UPDATE streamforge.journal j SET entry = '\x03490000'
+UPDATE streamforge.journal j SET entry = '\x07490000'
   FROM saved_entry s WHERE (j.pipeline_id, j.pos) = (s.pipeline_id, s.pos);
 \c
 SELECT streamforge.watermark('transactions');
 -- an entry that parses but does not fit the state: offset 5 is a gap
+-- (the entry is compact, format 3: byte 5 is the offset's zigzag varint)
 UPDATE streamforge.journal j
-   SET entry = overlay(s.entry placing '\x0000000000000005'::bytea from 9 for 8)
+   SET entry = overlay(s.entry placing '\x0a'::bytea from 5 for 1)
   FROM saved_entry s WHERE (j.pipeline_id, j.pos) = (s.pipeline_id, s.pos);
 SELECT streamforge.watermark('transactions');
 UPDATE streamforge.journal j SET entry = s.entry || '\x00'::bytea
   FROM saved_entry s WHERE (j.pipeline_id, j.pos) = (s.pipeline_id, s.pos);
 SELECT streamforge.watermark('transactions');
-UPDATE streamforge.journal j SET entry = substr(s.entry, 1, 20)
+UPDATE streamforge.journal j SET entry = substr(s.entry, 1, 10)
   FROM saved_entry s WHERE (j.pipeline_id, j.pos) = (s.pipeline_id, s.pos);
 SELECT streamforge.watermark('transactions');
 -- repaired, the same backend rebuilds the state

@@ -208,6 +208,8 @@ DECLARE
     sm numeric;
     wm bigint;
     extra jsonb := '{}';
+    wal0 pg_lsn;
+    dummy int;
 BEGIN
     IF is_sf THEN
         PERFORM bench.fresh_pipeline(pname, shape);
@@ -220,6 +222,7 @@ BEGIN
     END IF;
     COMMIT;
     wall0 := clock_timestamp();
+    wal0 := pg_current_wal_lsn();
 
     FOR s IN 0 .. nseg - 1 LOOP
         IF test IN ('sf_batch', 'sf_build', 'sf_burst') THEN
@@ -295,6 +298,93 @@ BEGIN
                      ORDER BY arrival) d;
             t_ingest := t_ingest + extract(epoch FROM clock_timestamp() - t0);
             nevents := nevents + c;
+        ELSIF test = 'floor_row_lateral' THEN
+            -- the executor's own cost of a per-row LATERAL call: a C
+            -- function that returns no rows (as bench/perrow.sh)
+            t0 := clock_timestamp();
+            SELECT count(*) INTO c
+              FROM (SELECT * FROM bench.staging
+                     WHERE arrival >= s * tick
+                       AND arrival < least((s + 1) * tick, lim)
+                     ORDER BY arrival) d
+             CROSS JOIN LATERAL pg_catalog.generate_series(d.source_offset, -1) g;
+            t_ingest := t_ingest + extract(epoch FROM clock_timestamp() - t0);
+            ncalls := ncalls + least((s + 1) * tick, lim) - s * tick;
+            nevents := nevents + least((s + 1) * tick, lim) - s * tick;
+        ELSIF test IN ('plain_row_upsert', 'sf_count', 'floor_row_loop') THEN
+            -- per event: the upsert a PL/pgSQL loop or trigger would run
+            -- (no deduplication, as bench/perrow.sh), or ingest_count, or
+            -- (the loop's own cost) a C function as a simple expression
+            t0 := clock_timestamp();
+            FOR r IN SELECT * FROM bench.staging
+                      WHERE arrival >= s * tick
+                        AND arrival < least((s + 1) * tick, lim)
+                      ORDER BY arrival LOOP
+                IF test = 'sf_count' THEN
+                    dummy := streamforge.ingest_count(pname, r.partition,
+                        r.source_offset, r.event_id, r.key, r.event_time,
+                        r.value);
+                ELSIF test = 'floor_row_loop' THEN
+                    dummy := pg_catalog.length(r.event_id);
+                ELSE
+                    INSERT INTO bench.plain_fixed AS a
+                    VALUES (r.key,
+                            r.event_time - ((r.event_time % fsize) + fsize) % fsize,
+                            1, r.value, r.value, r.value)
+                    ON CONFLICT (key, wstart) DO UPDATE
+                       SET cnt = a.cnt + 1, sm = a.sm + excluded.sm,
+                           mn = least(a.mn, excluded.mn),
+                           mx = greatest(a.mx, excluded.mx);
+                END IF;
+            END LOOP;
+            t_ingest := t_ingest + extract(epoch FROM clock_timestamp() - t0);
+            ncalls := ncalls + least((s + 1) * tick, lim) - s * tick;
+            nevents := nevents + least((s + 1) * tick, lim) - s * tick;
+        ELSIF test IN ('plain_groupby_fixed', 'plain_groupby_sliding') THEN
+            -- the batched GROUP BY upsert alone: no deduplication, no late
+            -- events, one window (issue 23's baselines)
+            FOR r IN SELECT b.arr, b.n FROM bench.batches b
+                      WHERE b.batch_size = bs AND b.seg = s
+                        AND b.batch_no * bs < lim
+                      ORDER BY b.batch_no LOOP
+                t0 := clock_timestamp();
+                IF test = 'plain_groupby_fixed' THEN
+                    INSERT INTO bench.plain_fixed AS a
+                    SELECT d.key,
+                           d.event_time - ((d.event_time % fsize) + fsize) % fsize,
+                           count(*), sum(d.value), min(d.value), max(d.value)
+                      FROM unnest(r.arr) d
+                     GROUP BY 1, 2
+                    ON CONFLICT (key, wstart) DO UPDATE
+                       SET cnt = a.cnt + excluded.cnt,
+                           sm = a.sm + excluded.sm,
+                           mn = least(a.mn, excluded.mn),
+                           mx = greatest(a.mx, excluded.mx);
+                ELSE
+                    INSERT INTO bench.plain_sliding AS a
+                    SELECT d.key, st,
+                           count(*), sum(d.value), min(d.value), max(d.value)
+                      FROM unnest(r.arr) d
+                     CROSS JOIN LATERAL generate_series(
+                           (d.event_time - ssize)
+                             - (((d.event_time - ssize) % sstep) + sstep) % sstep
+                             + sstep,
+                           d.event_time - ((d.event_time % sstep) + sstep) % sstep,
+                           sstep) st
+                     GROUP BY 1, 2
+                    ON CONFLICT (key, wstart) DO UPDATE
+                       SET cnt = a.cnt + excluded.cnt,
+                           sm = a.sm + excluded.sm,
+                           mn = least(a.mn, excluded.mn),
+                           mx = greatest(a.mx, excluded.mx);
+                END IF;
+                GET DIAGNOSTICS c = ROW_COUNT;
+                t_ingest := t_ingest
+                    + extract(epoch FROM clock_timestamp() - t0);
+                ncalls := ncalls + 1;
+                nchanges := nchanges + c;
+                nevents := nevents + r.n;
+            END LOOP;
         ELSIF is_plain THEN
             FOR r IN SELECT b.arr, b.n FROM bench.batches b
                       WHERE b.batch_size = bs AND b.seg = s
@@ -452,7 +542,9 @@ BEGIN
                               extra)
     VALUES (test, shape, bs, rep, nevents, t_ingest, t_control, t_commit,
             extract(epoch FROM clock_timestamp() - wall0), ncalls, nchanges,
-            extra || jsonb_build_object('pipeline', pname,
+            extra || jsonb_build_object('wal_bytes',
+                                        pg_wal_lsn_diff(pg_current_wal_lsn(), wal0),
+                                        'pipeline', pname,
                                         'commit_every', commit_every,
                                         'limit', lim));
     COMMIT;

@@ -34,7 +34,9 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "catalog/pg_type.h"
 #include "utils/array.h"
+#include "utils/arrayaccess.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -354,12 +356,150 @@ sf_text_bytes(Datum d, const char **data, int *len)
 }
 
 /*
+ * Whether tupdesc is the layout unpack_known reads: natts columns, none
+ * dropped, text partition [int8 source_offset] text event_id, text key, int8
+ * event_time, int8 value.  The extension's types always are; anything else
+ * (a type altered by hand) takes heap_deform_tuple's path.
+ */
+static bool
+delivery_layout_known(TupleDesc tupdesc, bool with_offset)
+{
+	static const Oid delivery_types[] = {TEXTOID, INT8OID, TEXTOID, TEXTOID,
+	INT8OID, INT8OID};
+	static const Oid event_types[] = {TEXTOID, TEXTOID, TEXTOID, INT8OID,
+	INT8OID};
+	const Oid  *types = with_offset ? delivery_types : event_types;
+	int			ncols = with_offset ? 6 : 5;
+
+	if (tupdesc->natts != ncols)
+		return false;
+	for (int f = 0; f < ncols; f++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, f);
+
+		if (att->attisdropped || att->atttypid != types[f])
+			return false;
+	}
+	return true;
+}
+
+/* A text column at *off of a tuple's data: its bytes, *off moved past it */
+static inline void
+known_text(const char *tp, uint32 *off, const char **data, int *len)
+{
+	const char *v;
+
+	*off = att_align_pointer(*off, TYPALIGN_INT, -1, tp + *off);
+	v = tp + *off;
+	*off = att_addlength_pointer(*off, -1, v);
+	if (VARATT_IS_SHORT(v))
+	{
+		*data = VARDATA_SHORT(v);
+		*len = VARSIZE_SHORT(v) - VARHDRSZ_SHORT;
+	}
+	else if (!VARATT_IS_EXTENDED(v))
+	{
+		*data = VARDATA(v);
+		*len = VARSIZE(v) - VARHDRSZ;
+	}
+	else
+		sf_text_bytes(PointerGetDatum(v), data, len);	/* compressed inline */
+}
+
+/* An int8 column at *off of a tuple's data, *off moved past it */
+static inline int64
+known_int8(const char *tp, uint32 *off)
+{
+	int64		v;
+
+	*off = att_align_nominal(*off, TYPALIGN_DOUBLE);
+	memcpy(&v, tp + *off, sizeof(int64));
+	*off += sizeof(int64);
+	return v;
+}
+
+/*
+ * The distinct partition names of one batch, each copied once (deliveries
+ * of a batch come from a few partitions): the NUL-terminated copy of the
+ * name data[0..len), made on its first use.  Past SF_BATCH_NAMES distinct
+ * names, each further delivery gets its own copy.
+ */
+#define SF_BATCH_NAMES 16
+typedef struct BatchNames
+{
+	int			n;
+	int			last;			/* the entry found last */
+	int			len[SF_BATCH_NAMES];
+	char	   *name[SF_BATCH_NAMES];
+} BatchNames;
+
+static inline const char *
+batch_name(BatchNames *names, const char *data, int len)
+{
+	int			i = names->last;
+	char	   *copy;
+
+	if (i < names->n && names->len[i] == len &&
+		memcmp(names->name[i], data, len) == 0)
+		return names->name[i];
+	for (i = 0; i < names->n; i++)
+		if (names->len[i] == len && memcmp(names->name[i], data, len) == 0)
+		{
+			names->last = i;
+			return names->name[i];
+		}
+	copy = palloc(len + 1);
+	memcpy(copy, data, len);
+	copy[len] = '\0';
+	if (names->n < SF_BATCH_NAMES)
+	{
+		names->len[names->n] = len;
+		names->name[names->n] = copy;
+		names->last = names->n++;
+	}
+	return copy;
+}
+
+/*
+ * Read a delivery (with_offset) or an event of the known layout
+ * (delivery_layout_known) from its tuple, without heap_deform_tuple: false
+ * if th has NULLs or fewer columns than the type (then the caller deforms
+ * it).  The text values point into th, the partition into names.
+ */
+static inline bool
+unpack_known(HeapTupleHeader th, bool with_offset, BatchNames *names,
+			 SfDelivery *d)
+{
+	const char *tp;
+	uint32		off = 0;
+	const char *part;
+	int			part_len;
+
+	if ((th->t_infomask & HEAP_HASNULL) != 0 ||
+		HeapTupleHeaderGetNatts(th) != (with_offset ? 6 : 5))
+		return false;
+	tp = (const char *) th + th->t_hoff;
+	known_text(tp, &off, &part, &part_len);
+	d->partition = batch_name(names, part, part_len);
+	d->source_offset = with_offset ? known_int8(tp, &off) : -1;
+	known_text(tp, &off, &d->event_id, &d->event_id_len);
+	known_text(tp, &off, &d->key, &d->key_len);
+	d->event_time = known_int8(tp, &off);
+	d->value = known_int8(tp, &off);
+	return true;
+}
+
+/*
  * The deliveries of an array of streamforge.delivery (with_offset) or
  * streamforge.event (no source_offset column), in array order, with
  * *n_out elements.  A NULL is only recorded, in nullfield (per element: -2
  * complete, -1 a NULL element, else the first NULL column of the array's
  * own type): the first failing delivery in array order decides the error,
  * and an earlier one may fail in the engine.
+ *
+ * The elements are read in place (array_iter), and a complete element of
+ * the extension's own layout by that layout (unpack_known); partition
+ * names are copied once per batch (BatchNames).  Others are deformed.
  */
 SfDelivery *
 sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
@@ -367,40 +507,46 @@ sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
 {
 	int			ncols = with_offset ? 6 : 5;
 	int			off = with_offset ? 1 : 0;	/* columns after partition */
-	Datum	   *elems;
-	bool	   *elemnulls;
 	int			n;
 	int			i;
 	SfDelivery *ds;
 	int		   *nullfield;
 	TupleDesc	tupdesc = NULL;
+	bool		known = false;
 	Oid			elemtype = ARR_ELEMTYPE(arr);
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
+	array_iter	it;
+	BatchNames	names;
 
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(arr, elemtype, typlen, typbyval, typalign,
-					  &elems, &elemnulls, &n);
+	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
 	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
 	nullfield = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
+	names.n = 0;
+	names.last = 0;
+	array_iter_setup(&it, (AnyArrayType *) arr);
 
 	for (i = 0; i < n; i++)
 	{
 		HeapTupleHeader th;
+		Datum		elem;
+		bool		isnull;
 		Datum		values[6];
 		bool		nulls[6];
 		SfDelivery *d = &ds[i];
 		int			f;
 
 		CHECK_FOR_INTERRUPTS();
+		elem = array_iter_next(&it, &isnull, i, typlen, typbyval, typalign);
 		nullfield[i] = -2;
-		if (elemnulls[i])
+		if (isnull)
 		{
 			nullfield[i] = -1;
 			continue;
 		}
-		th = DatumGetHeapTupleHeader(elems[i]);
+		th = DatumGetHeapTupleHeader(elem);
 		if (tupdesc == NULL)
 		{
 			tupdesc = lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(th),
@@ -408,7 +554,10 @@ sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
 			if (tupdesc->natts != ncols)
 				elog(ERROR, "streamforge: unexpected %s layout",
 					 with_offset ? "delivery" : "event");
+			known = delivery_layout_known(tupdesc, with_offset);
 		}
+		if (known && unpack_known(th, with_offset, &names, d))
+			continue;
 		deform_header(th, tupdesc, values, nulls);
 		for (f = 0; f < ncols; f++)
 			if (nulls[f])

@@ -51,6 +51,8 @@ extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
  */
 extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
 									 const SfDelivery *d, int n);
+extern void sf_journal_encode_ingest_v1(StringInfo buf, SfPipeline *p,
+										const SfDelivery *d, int n);
 extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
 									  const char *partition, int64 progress);
 extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,

@@ -33,13 +33,47 @@
  *		'A':	uint16 partition, int64 progress
  *		'M':	uint16 partition
  *
- * A journal row holds one entry in that format, or several (persist.c
+ * Since 0.3.0 an ingest entry is written in the compact format 3 instead
+ * (format 1 entries of 0.1.0 and 0.2.0, and advance and mark_idle entries,
+ * which stay format 1, replay as before; while the database still has the
+ * SQL definitions of 0.1.0 or 0.2.0, persist writes format 1, which their
+ * libraries read):
+ *
+ *		uint8	format			SF_JOURNAL_FORMAT_COMPACT
+ *		uint8	kind			'I'
+ *		varint	n, then n deliveries:
+ *				varint partition	index into def.partitions
+ *				zigzag varint		source_offset minus the offset of the
+ *									last delivery of the same partition in
+ *									the entry (0 for its first: a cache of
+ *									SF_JOURNAL_OFFSET_SLOTS partitions by
+ *									index modulo its size, which the reader
+ *									keeps the same way)
+ *				varint shared, varint len, len bytes
+ *									event_id: the first shared bytes of the
+ *									previous delivery's event_id, then these
+ *				varint ref			key: 0 for a new one, then varint len,
+ *									len bytes (it becomes key ref 1, 2, ...
+ *									in the order of appearance), else the
+ *									ref-th new key of the entry
+ *				zigzag varint		event_time minus the previous delivery's
+ *									(0 for the first)
+ *				zigzag varint		value
+ *
+ * A varint is LEB128 (7 bits a byte, low first, at most 10 bytes), a zigzag
+ * varint the varint of (v << 1) ^ (v >> 63); differences wrap around in 64
+ * bits.  Event ids, offsets and times of a batch are nearly sequential and
+ * its keys repeat, so a delivery of the benchmark takes about 13 bytes
+ * instead of 47 (docs/performance.md).
+ *
+ * A journal row holds one entry in one of those formats, or several (persist.c
  * buffers the entries of a transaction's top-level write calls and stores
  * each run of consecutive positions as one row before commit):
  *
  *		uint8	format			SF_JOURNAL_FORMAT_SEQUENCE
  *		then, until the end:	uint32 len, then len bytes: one entry of
- *								format SF_JOURNAL_FORMAT, as above
+ *								format SF_JOURNAL_FORMAT or
+ *								SF_JOURNAL_FORMAT_COMPACT, as above
  *
  * A sequence is replayed entry by entry, exactly as separate rows would be.
  *
@@ -67,6 +101,7 @@
 
 #define SF_JOURNAL_FORMAT	1
 #define SF_JOURNAL_FORMAT_SEQUENCE	2
+#define SF_JOURNAL_FORMAT_COMPACT	3
 
 #define SF_JOURNAL_INGEST		'I'
 #define SF_JOURNAL_ADVANCE		'A'
@@ -74,6 +109,18 @@
 
 /* The smallest encoded delivery: partition, offset, 2 lengths, time, value */
 #define SF_JOURNAL_MIN_DELIVERY	(2 + 8 + 4 + 4 + 8 + 8)
+
+/* The smallest compact delivery: one byte per field */
+#define SF_JOURNAL_MIN_COMPACT	7
+
+/* The partitions whose last offset a compact entry remembers (power of 2) */
+#define SF_JOURNAL_OFFSET_SLOTS	16
+
+/* The most bytes a compact delivery adds besides its event_id and key */
+#define SF_JOURNAL_COMPACT_BOUND	(3 + 10 + 5 + 5 + 5 + 5 + 10 + 10)
+
+/* The encoder's key table: at most this many slots (power of 2) */
+#define SF_JOURNAL_KEY_SLOTS_MAX	8192
 
 /* A bounds-checked reader over one entry */
 typedef struct JournalReader
@@ -95,6 +142,7 @@ static int64 journal_read_int64(JournalReader *r);
 static int	journal_read_partition(JournalReader *r);
 static const char *journal_read_string(JournalReader *r, int *len);
 static void journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind);
+static void journal_replay_compact(SfPipeline *p, JournalReader *r);
 
 /*
  * The index of a partition the call just used successfully.  The engine has
@@ -125,16 +173,174 @@ journal_begin(StringInfo buf, char kind)
 	pq_sendbyte(buf, kind);
 }
 
+static inline char *
+put_varint(char *w, uint64 v)
+{
+	while (v >= 0x80)
+	{
+		*w++ = (char) (v | 0x80);
+		v >>= 7;
+	}
+	*w++ = (char) v;
+	return w;
+}
+
+/* The zigzag varint of the difference cur - prev, wrapping in 64 bits */
+static inline char *
+put_delta(char *w, int64 cur, int64 prev)
+{
+	int64		d = (int64) ((uint64) cur - (uint64) prev);
+
+	return put_varint(w, ((uint64) d << 1) ^ (uint64) (d >> 63));
+}
+
+/* The encoder's slot of a key: FNV-1a of its bytes */
+static inline uint32
+key_slot_hash(const char *data, int len)
+{
+	uint32		h = 2166136261u;
+
+	for (int i = 0; i < len; i++)
+		h = (h ^ (unsigned char) data[i]) * 16777619u;
+	return h ^ (h >> 15);
+}
+
+/* A slot of the encoder's key table: the delivery whose key it is, its ref */
+typedef struct KeySlot
+{
+	int32		delivery;		/* -1: empty */
+	int32		ref;
+} KeySlot;
+
 /*
  * The entry of an ingest or ingest_batch call: the n deliveries, which the
- * engine has all accepted (as new events, duplicates or offset replays).
- * Initializes buf (in CurrentMemoryContext) and encodes into it after
- * VARHDRSZ free bytes (codec.h); storing the entry is persist's business
- * (sf_persist_journal_ingest).
+ * engine has all accepted (as new events, duplicates or offset replays), in
+ * the compact format.  Initializes buf (in CurrentMemoryContext) and encodes
+ * into it after VARHDRSZ free bytes (codec.h); storing the entry is
+ * persist's business (sf_persist_journal_ingest).  Space is reserved once
+ * per delivery and the fields are written in place.
  */
 void
 sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 						 int n)
+{
+	int64		last_offset[SF_JOURNAL_OFFSET_SLOTS];
+	int			slot_part[SF_JOURNAL_OFFSET_SLOTS];
+	KeySlot    *keys = NULL;
+	uint32		key_mask = 0;
+	int32		nkeys = 0;
+	const char *prev_part = NULL;
+	int			part = 0;
+	const char *prev_id = NULL;
+	int			prev_id_len = 0;
+	int64		prev_time = 0;
+	char	   *w;
+	int			i;
+
+	Assert(n >= 0);
+	initStringInfo(buf);
+	buf->len = VARHDRSZ;		/* initStringInfo gives 1 kB */
+	w = buf->data + buf->len;
+	*w++ = SF_JOURNAL_FORMAT_COMPACT;
+	*w++ = SF_JOURNAL_INGEST;
+	w = put_varint(w, (uint32) n);
+	buf->len = w - buf->data;
+	for (i = 0; i < SF_JOURNAL_OFFSET_SLOTS; i++)
+		slot_part[i] = -1;
+	if (n > 1)
+	{
+		uint32		nslots = 16;
+
+		while (nslots < SF_JOURNAL_KEY_SLOTS_MAX && nslots < 2 * (uint32) n)
+			nslots *= 2;
+		keys = palloc(nslots * sizeof(KeySlot));
+		memset(keys, 0xff, nslots * sizeof(KeySlot));
+		key_mask = nslots - 1;
+	}
+	for (i = 0; i < n; i++)
+	{
+		const SfDelivery *di = &d[i];
+		int			s;
+		int			shared;
+		int			lim;
+
+		CHECK_FOR_INTERRUPTS();
+		enlargeStringInfo(buf, SF_JOURNAL_COMPACT_BOUND + di->event_id_len +
+						  di->key_len);
+		w = buf->data + buf->len;
+
+		/* partition: the names of a batch are shared copies (api/args.c) */
+		if (di->partition != prev_part)
+		{
+			part = journal_partition_index(p, di->partition);
+			prev_part = di->partition;
+		}
+		w = put_varint(w, (uint32) part);
+		s = part & (SF_JOURNAL_OFFSET_SLOTS - 1);
+		w = put_delta(w, di->source_offset,
+					  slot_part[s] == part ? last_offset[s] : 0);
+		slot_part[s] = part;
+		last_offset[s] = di->source_offset;
+
+		/* event_id: the prefix it shares with the previous one */
+		lim = Min(prev_id_len, di->event_id_len);
+		for (shared = 0; shared < lim; shared++)
+			if (prev_id[shared] != di->event_id[shared])
+				break;
+		w = put_varint(w, (uint32) shared);
+		w = put_varint(w, (uint32) (di->event_id_len - shared));
+		memcpy(w, di->event_id + shared, di->event_id_len - shared);
+		w += di->event_id_len - shared;
+		prev_id = di->event_id;
+		prev_id_len = di->event_id_len;
+
+		/* key: a ref to an earlier new key of the entry, or a new one */
+		if (keys != NULL)
+		{
+			KeySlot    *ks = &keys[key_slot_hash(di->key, di->key_len) & key_mask];
+
+			if (ks->delivery >= 0 && d[ks->delivery].key_len == di->key_len &&
+				memcmp(d[ks->delivery].key, di->key, di->key_len) == 0)
+				w = put_varint(w, (uint32) ks->ref);
+			else
+			{
+				*w++ = 0;
+				w = put_varint(w, (uint32) di->key_len);
+				memcpy(w, di->key, di->key_len);
+				w += di->key_len;
+				ks->delivery = i;
+				ks->ref = ++nkeys;
+			}
+		}
+		else
+		{
+			*w++ = 0;
+			w = put_varint(w, (uint32) di->key_len);
+			memcpy(w, di->key, di->key_len);
+			w += di->key_len;
+		}
+
+		w = put_delta(w, di->event_time, prev_time);
+		prev_time = di->event_time;
+		w = put_delta(w, di->value, 0);
+		buf->len = w - buf->data;
+	}
+	buf->data[buf->len] = '\0';
+	if (keys != NULL)
+		pfree(keys);
+}
+
+/*
+ * The entry of an ingest or ingest_batch call in format 1, as 0.1.0 and
+ * 0.2.0 wrote it: what persist writes while the database still has the SQL
+ * definitions of one of them (between a package upgrade and ALTER
+ * EXTENSION UPDATE), so that sessions still running their library can
+ * read the journal (docs/packaging.md).  Initializes buf as
+ * sf_journal_encode_ingest does.
+ */
+void
+sf_journal_encode_ingest_v1(StringInfo buf, SfPipeline *p, const SfDelivery *d,
+							int n)
 {
 	int			i;
 
@@ -246,6 +452,140 @@ journal_read_string(JournalReader *r, int *len)
 		journal_corrupt(r, "A string length is out of range.");
 	*len = (int) n;
 	return (const char *) journal_read(r, n);
+}
+
+/* A varint (format 3) */
+static uint64
+journal_read_varint(JournalReader *r)
+{
+	uint64		v = 0;
+	int			shift = 0;
+
+	for (;;)
+	{
+		uint8		b;
+
+		if (r->pos >= r->len)
+			journal_corrupt(r, "The entry is truncated.");
+		b = r->data[r->pos++];
+		if (shift == 63 && b > 1)
+			journal_corrupt(r, "A number is out of range.");
+		v |= (uint64) (b & 0x7f) << shift;
+		if ((b & 0x80) == 0)
+			return v;
+		shift += 7;
+		if (shift > 63)
+			journal_corrupt(r, "A number is out of range.");
+	}
+}
+
+/* A varint that must be at most max */
+static uint32
+journal_read_count(JournalReader *r, uint64 max)
+{
+	uint64		v = journal_read_varint(r);
+
+	if (v > max)
+		journal_corrupt(r, "A length or count is out of range.");
+	return (uint32) v;
+}
+
+/* prev plus a zigzag varint difference, wrapping in 64 bits */
+static int64
+journal_read_delta(JournalReader *r, int64 prev)
+{
+	uint64		z = journal_read_varint(r);
+	uint64		d = (z >> 1) ^ (~(z & 1) + 1);
+
+	return (int64) ((uint64) prev + d);
+}
+
+/*
+ * Parse and apply the deliveries of a compact ingest entry (format 3, see
+ * the top of the file), after its kind.
+ */
+static void
+journal_replay_compact(SfPipeline *p, JournalReader *r)
+{
+	SfChangeList changes = {0};
+	int64		last_offset[SF_JOURNAL_OFFSET_SLOTS];
+	int			slot_part[SF_JOURNAL_OFFSET_SLOTS];
+	uint32		n;
+	uint32		i;
+	uint32		nkeys = 0;
+	const char **key_data;
+	int		   *key_len;
+	char	   *id = NULL;
+	int			id_len = 0;
+	int			id_cap = 0;
+	int64		prev_time = 0;
+
+	n = journal_read_count(r, (r->len - r->pos) / SF_JOURNAL_MIN_COMPACT);
+	key_data = palloc_extended(Max(n, 1) * sizeof(char *), MCXT_ALLOC_HUGE);
+	key_len = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
+	for (i = 0; i < SF_JOURNAL_OFFSET_SLOTS; i++)
+		slot_part[i] = -1;
+	for (i = 0; i < n; i++)
+	{
+		SfDelivery	d;
+		int			part;
+		int			s;
+		uint32		shared;
+		uint32		suffix;
+		uint32		ref;
+
+		CHECK_FOR_INTERRUPTS();
+		part = (int) journal_read_count(r, PG_INT32_MAX);
+		if (part >= p->def.npartitions)
+			journal_corrupt(r, "The entry names a partition the pipeline does not have.");
+		d.partition = p->def.partitions[part];
+		s = part & (SF_JOURNAL_OFFSET_SLOTS - 1);
+		d.source_offset = journal_read_delta(r, slot_part[s] == part ?
+											 last_offset[s] : 0);
+		slot_part[s] = part;
+		last_offset[s] = d.source_offset;
+
+		shared = journal_read_count(r, id_len);
+		suffix = journal_read_count(r, r->len - r->pos);
+		if ((uint64) shared + suffix > MaxAllocSize)
+			journal_corrupt(r, "A string length is out of range.");
+		if ((int) (shared + suffix) > id_cap)
+		{
+			Size		cap = Max(64, (Size) 2 * (shared + suffix));
+
+			if (cap > MaxAllocSize)
+				cap = shared + suffix;
+			id = id == NULL ? palloc(cap) : repalloc(id, cap);
+			id_cap = (int) cap;
+		}
+		if (suffix > 0)
+			memcpy(id + shared, journal_read(r, suffix), suffix);
+		id_len = shared + suffix;
+		d.event_id = id;
+		d.event_id_len = id_len;
+
+		ref = journal_read_count(r, nkeys);
+		if (ref == 0)
+		{
+			uint32		len = journal_read_count(r, r->len - r->pos);
+
+			key_data[nkeys] = (const char *) journal_read(r, len);
+			key_len[nkeys] = (int) len;
+			ref = ++nkeys;
+		}
+		d.key = key_data[ref - 1];
+		d.key_len = key_len[ref - 1];
+
+		d.event_time = journal_read_delta(r, prev_time);
+		prev_time = d.event_time;
+		d.value = journal_read_delta(r, 0);
+		if (d.event_id_len == 0)
+			journal_corrupt(r, "A delivery has an empty event_id.");
+		changes.n = 0;
+		sf_engine_ingest(p, &d, &changes);
+	}
+	if (r->pos != r->len)
+		journal_corrupt(r, "The entry has trailing bytes.");
 }
 
 /* Parse and apply the body of one entry */
@@ -361,20 +701,23 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 			if (n > r.len - r.pos)
 				journal_corrupt(&r, "The entry is truncated.");
 			sub = (const char *) journal_read(&r, n);
-			if (n < 1 || (uint8) sub[0] != SF_JOURNAL_FORMAT)
+			if (n < 1 || ((uint8) sub[0] != SF_JOURNAL_FORMAT &&
+						   (uint8) sub[0] != SF_JOURNAL_FORMAT_COMPACT))
 				journal_corrupt(&r, "An entry of a sequence is not a single entry.");
 			sf_journal_replay(p, sub, n);
 		}
 		return;
 	}
-	if (format != SF_JOURNAL_FORMAT)
+	if (format != SF_JOURNAL_FORMAT && format != SF_JOURNAL_FORMAT_COMPACT)
 		ereport(ERROR,
 				errcode(ERRCODE_DATA_CORRUPTED),
 				errmsg("corrupt journal entry for pipeline \"%s\"",
 					   p->def.name),
-				errdetail("Expected journal format %d, found %d.",
-						  SF_JOURNAL_FORMAT, format));
+				errdetail("Expected journal format %d or %d, found %d.",
+						  SF_JOURNAL_FORMAT, SF_JOURNAL_FORMAT_COMPACT, format));
 	kind = journal_read_uint8(&r);
+	if (format == SF_JOURNAL_FORMAT_COMPACT && kind != SF_JOURNAL_INGEST)
+		journal_corrupt(&r, "The entry kind is unknown.");
 
 	/*
 	 * The entry was accepted under the streamforge.max_live_buckets of its
@@ -384,7 +727,10 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 	sf_replaying_journal = true;
 	PG_TRY();
 	{
-		journal_replay_op(p, &r, kind);
+		if (format == SF_JOURNAL_FORMAT_COMPACT)
+			journal_replay_compact(p, &r);
+		else
+			journal_replay_op(p, &r, kind);
 	}
 	PG_CATCH();
 	{

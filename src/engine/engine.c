@@ -882,7 +882,14 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 					if (b == NULL)
 						b = sf_bucket_insert(p, w, key, p->assign_starts[k + j],
 											 p->assign_ends[k + j]);
-					sf_dirty_touch(p, b);
+
+					/*
+					 * Only a ready bucket can change what is visible: an
+					 * ingest moves no watermark, so a pending one stays
+					 * pending and sf_op_finish would skip its pre-image.
+					 */
+					if (b->ready)
+						sf_dirty_touch(p, b);
 					sf_agg_add(&b->agg, d->value);
 				}
 			}

@@ -164,14 +164,21 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 		/* meets nothing: a new session */
 		SfBucket   *b = sf_bucket_insert(p, window, key, event_time, end);
 
-		sf_dirty_touch(p, b);
+		if (b->ready)			/* a pending one cannot change the view */
+			sf_dirty_touch(p, b);
 		sf_agg_add(&b->agg, value);
 		list_insert_at(p, l, first, b);
 		return;
 	}
 
+	/*
+	 * Pre-images of ready buckets only: a pending survivor stays pending
+	 * (its end only grows), and a pending bucket merged into it was never
+	 * visible.
+	 */
 	survivor = l->items[first];
-	sf_dirty_touch(p, survivor);
+	if (survivor->ready)
+		sf_dirty_touch(p, survivor);
 	new_start = Min(event_time, survivor->start);
 	new_end = Max(end, l->items[last - 1]->end);
 
@@ -179,7 +186,8 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 	{
 		SfBucket   *b = l->items[i];
 
-		sf_dirty_touch(p, b);
+		if (b->ready)
+			sf_dirty_touch(p, b);
 		sf_agg_merge(&survivor->agg, &b->agg);
 		sf_dirty_forget_bucket(p, b);
 		sf_bucket_delete(p, b);

@@ -335,6 +335,62 @@ sf_assign_windows(const SfWindowDef *w, int64 event_time, int64 lateness,
 	int128		t = event_time;
 	int			n = 0;
 
+	/*
+	 * The 64-bit fast path: with the event time, the window's parameters and
+	 * the lateness all within (-2^61, 2^61), every bound and end + lateness
+	 * lies within (-2^63, 2^63), so nothing can overflow and nothing needs
+	 * checking.  The same buckets as the 128-bit path below.
+	 */
+#define SF_ASSIGN_SAFE	(INT64CONST(1) << 61)
+	if (likely(event_time > -SF_ASSIGN_SAFE && event_time < SF_ASSIGN_SAFE &&
+			   lateness < SF_ASSIGN_SAFE))
+	{
+		switch (w->kind)
+		{
+			case SF_WINDOW_FIXED:
+				if (w->size < SF_ASSIGN_SAFE)
+				{
+					int64		q = event_time / w->size;
+
+					if (event_time % w->size != 0 && event_time < 0)
+						q--;
+					starts[0] = q * w->size;
+					ends[0] = starts[0] + w->size;
+					return 1;
+				}
+				break;
+			case SF_WINDOW_SLIDING:
+				if (w->size < SF_ASSIGN_SAFE && w->step < SF_ASSIGN_SAFE)
+				{
+					int64		q = event_time / w->step;
+					int64		start;
+
+					if (event_time % w->step != 0 && event_time < 0)
+						q--;
+					for (start = q * w->step; start + w->size > event_time;
+						 start -= w->step)
+					{
+						if (n >= max)
+							elog(ERROR, "streamforge: sliding assignment overflow");
+						starts[n] = start;
+						ends[n] = start + w->size;
+						n++;
+					}
+					return n;
+				}
+				break;
+			case SF_WINDOW_SESSION:
+				if (w->gap < SF_ASSIGN_SAFE)
+				{
+					starts[0] = event_time;
+					ends[0] = event_time + w->gap;
+					return 1;
+				}
+				break;
+		}
+	}
+#undef SF_ASSIGN_SAFE
+
 	switch (w->kind)
 	{
 		case SF_WINDOW_FIXED:

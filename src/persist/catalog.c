@@ -31,16 +31,22 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
@@ -606,6 +612,55 @@ has_retention_column(void)
 		return false;
 	rel = get_relname_relid("pipeline", nsp);
 	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
+}
+
+/*
+ * Whether journal entries of ingest calls may be written in the compact
+ * format 3 (codec/journal.c): not while the database still has the SQL
+ * definitions of 0.1.0 or 0.2.0 (after a package upgrade, before ALTER
+ * EXTENSION UPDATE), when sessions that loaded their library before the
+ * upgrade may still read the journal (docs/packaging.md).  Read from
+ * pg_extension once per backend: a backend that found an old version keeps
+ * writing format 1, which every version replays, until it ends.
+ */
+bool
+sf_journal_compact_allowed(void)
+{
+	static int	allowed = -1;
+
+	if (allowed < 0)
+	{
+		Relation	rel;
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+		bool		old = false;
+
+		rel = table_open(ExtensionRelationId, AccessShareLock);
+		ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+					F_NAMEEQ, CStringGetDatum("streamforge"));
+		scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1,
+								  &key);
+		tup = systable_getnext(scan);
+		if (HeapTupleIsValid(tup))
+		{
+			bool		isnull;
+			Datum		v = heap_getattr(tup, Anum_pg_extension_extversion,
+										 RelationGetDescr(rel), &isnull);
+
+			if (!isnull)
+			{
+				char	   *version = TextDatumGetCString(v);
+
+				old = strcmp(version, "0.1.0") == 0 ||
+					strcmp(version, "0.2.0") == 0;
+			}
+		}
+		systable_endscan(scan);
+		table_close(rel, AccessShareLock);
+		allowed = old ? 0 : 1;
+	}
+	return allowed == 1;
 }
 
 /* The retention of pipeline id (docs/semantics.md, Retention); NULL keeps everything */

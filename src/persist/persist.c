@@ -646,7 +646,10 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
 {
 	StringInfoData buf;
 
-	sf_journal_encode_ingest(&buf, p, d, n);
+	if (likely(sf_journal_compact_allowed()))
+		sf_journal_encode_ingest(&buf, p, d, n);
+	else
+		sf_journal_encode_ingest_v1(&buf, p, d, n);
 	write_journal(p, &buf);
 	pfree(buf.data);
 }

@@ -190,6 +190,7 @@ sf_check_lookup_name(const char *name)
 }
 
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
+extern bool sf_journal_compact_allowed(void);
 extern void sf_def_datums(const SfPipelineDef *def, Datum *values);
 extern Datum sf_acl_array(const SfAcl *acl, SfPrivilege privilege);
 
