@@ -60,6 +60,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+[ "$REPS" -ge 1 ] 2>/dev/null || sf_die "--reps must be at least 1"
 SEED=20260101
 TICK=10000
 LATENESS=1000
