@@ -714,7 +714,9 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 				errmsg("corrupt journal entry for pipeline \"%s\"",
 					   p->def.name),
 				errdetail("Expected journal format %d or %d, found %d.",
-						  SF_JOURNAL_FORMAT, SF_JOURNAL_FORMAT_COMPACT, format));
+						  SF_JOURNAL_FORMAT, SF_JOURNAL_FORMAT_COMPACT, format),
+				format > SF_JOURNAL_FORMAT_COMPACT ?
+				errhint("A newer streamforge library may have written it: if the package was upgraded, reconnect.") : 0);
 	kind = journal_read_uint8(&r);
 	if (format == SF_JOURNAL_FORMAT_COMPACT && kind != SF_JOURNAL_INGEST)
 		journal_corrupt(&r, "The entry kind is unknown.");

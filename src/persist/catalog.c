@@ -630,34 +630,10 @@ sf_journal_compact_allowed(void)
 
 	if (allowed < 0)
 	{
-		Relation	rel;
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple	tup;
-		bool		old = false;
+		char	   *version = sf_installed_version();
+		bool		old = version != NULL &&
+			(strcmp(version, "0.1.0") == 0 || strcmp(version, "0.2.0") == 0);
 
-		rel = table_open(ExtensionRelationId, AccessShareLock);
-		ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
-					F_NAMEEQ, CStringGetDatum("streamforge"));
-		scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1,
-								  &key);
-		tup = systable_getnext(scan);
-		if (HeapTupleIsValid(tup))
-		{
-			bool		isnull;
-			Datum		v = heap_getattr(tup, Anum_pg_extension_extversion,
-										 RelationGetDescr(rel), &isnull);
-
-			if (!isnull)
-			{
-				char	   *version = TextDatumGetCString(v);
-
-				old = strcmp(version, "0.1.0") == 0 ||
-					strcmp(version, "0.2.0") == 0;
-			}
-		}
-		systable_endscan(scan);
-		table_close(rel, AccessShareLock);
 		allowed = old ? 0 : 1;
 	}
 	return allowed == 1;

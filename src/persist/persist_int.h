@@ -160,6 +160,7 @@ extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
 
 /* version.c */
 extern void sf_check_library_version(void);
+extern char *sf_installed_version(void);
 
 /* catalog.c: prepared statements, row readers, definitions */
 extern SPIPlanPtr sf_keep_plan(SPIPlanPtr *slot, const SfPlanText *text);

@@ -91,9 +91,9 @@ parse_version(const char *s, int v[3])
 	return false;
 }
 
-/* The installed version of extension streamforge, or NULL if none */
-static char *
-installed_version(void)
+/* The installed version of extension streamforge (palloc'd), or NULL if none */
+char *
+sf_installed_version(void)
 {
 	Relation	rel;
 	ScanKeyData key;
@@ -141,7 +141,7 @@ sf_check_library_version(void)
 	/* an update script runs under the version it installs */
 	if (creating_extension)
 		return;
-	installed = installed_version();
+	installed = sf_installed_version();
 	if (installed != NULL &&
 		parse_version(SF_LIBRARY_VERSION, lib) &&
 		parse_version(installed, ext) &&
