@@ -155,9 +155,14 @@ for my $line (split /\n/, slurp('proxy/api.tsv'))
 	  unless defined $kind && $kind =~ /^(pipeline|partition|split|one|any|hand|node|router)$/;
 	die "gen.pl: proxy/api.tsv: $name is declared twice\n" if $decl{$name};
 	$merge = '-' unless defined $merge;
-	die "gen.pl: proxy/api.tsv: $name: unknown merge $merge\n"
-	  unless $merge =~ /^(-|first|sum|min|and)$/;
-	$decl{$name} = { kind => $kind, merge => $merge };
+	my %opt = map { $_ => 1 } grep { $_ ne '-' } split /,/, $merge;
+	for my $o (keys %opt)
+	{
+		die "gen.pl: proxy/api.tsv: $name: unknown option $o\n"
+		  unless $o =~ /^(first|sum|min|and|noretry)$/;
+	}
+	my ($m) = grep { $_ ne 'noretry' } sort keys %opt;
+	$decl{$name} = { kind => $kind, merge => $m // '-', retry => !$opt{noretry} };
 	push @decl_order, $name;
 }
 my @missing = grep { !$decl{$_} } @func_order;
@@ -239,7 +244,7 @@ sub shard_tagged
 
 sub gen_function
 {
-	my ($f, $kind, $merge) = @_;
+	my ($f, $kind, $merge, $retry) = @_;
 	my $name = $f->{name};
 	my @in = in_args($f);
 	my $r = $f->{returns};
@@ -359,7 +364,9 @@ EOT
 	  }
 	  : $kind eq 'one' ? "ARRAY[streamforge.px_one_shard(\$1, '$name')]"
 	  : "streamforge.px_route(\$1, NULL, true)";
-	my @decl = ("    px_targets integer[] := $route;");
+	my @decl = $kind eq 'split'
+	  ? ("    px_all integer[] := $route;", '    px_targets integer[] := px_all;')
+	  : ("    px_targets integer[] := $route;");
 	my @pargs = ('px_targets', map { "\$$_" } 1 .. $nargs);
 	my $body = '';
 	if ($kind eq 'split')
@@ -375,14 +382,14 @@ EOT
 		my $agg = $split_json ? 'pg_catalog.jsonb_agg(px_e.e ORDER BY px_e.o)::pg_catalog.text'
 		  : 'pg_catalog.array_agg(px_e.e ORDER BY px_e.o)::pg_catalog.text';
 		my $single = $split_json
-		  ? "pg_catalog.cardinality(px_targets) OPERATOR(pg_catalog.=) 1\n"
+		  ? "pg_catalog.cardinality(px_all) OPERATOR(pg_catalog.=) 1\n"
 		  . "       OR pg_catalog.jsonb_typeof(\$2) IS DISTINCT FROM 'array'"
-		  : 'pg_catalog.cardinality(px_targets) OPERATOR(pg_catalog.=) 1';
+		  : 'pg_catalog.cardinality(px_all) OPERATOR(pg_catalog.=) 1';
 		$body .= <<"EOT";
     -- One target (a placed pipeline, a sharded one on one shard), or a
     -- batch that only the data node can judge: sent whole.
     IF $single THEN
-        px_targets := px_targets[1:1];
+        px_targets := px_all[1:1];
         px_batches := ARRAY[\$2::pg_catalog.text];
     ELSIF \$2 IS NULL THEN
         RAISE EXCEPTION '$split_arg->{name} must not be null' USING ERRCODE = 'null_value_not_allowed';
@@ -390,7 +397,7 @@ EOT
         -- split by the shard of each element's partition, array order kept
         -- within each shard; an element without a partition goes to shard
         -- 0, which refuses it with streamforge's error
-        px_n := pg_catalog.cardinality(px_targets);
+        px_n := pg_catalog.cardinality(px_all);
         SELECT pg_catalog.array_agg(px_g.s ORDER BY px_g.s),
                pg_catalog.array_agg(px_g.b ORDER BY px_g.s)
           INTO px_targets, px_batches
@@ -425,6 +432,23 @@ EOT
 		  : die "gen.pl: $name: a scalar result of kind $kind needs a merge (first, sum, min, and) in proxy/api.tsv\n";
 		$body .= "    SELECT $m INTO px_v FROM $call px_r;\n    RETURN px_v;\n";
 	}
+	$body .= "    RETURN;\n" if $setof || $void;
+	$body =~ s/^/    /mg;
+	$body = $retry
+	  ? "    -- a lost connection (a node restarted since the last call) is\n"
+	  . "    -- retried once on a new one (px_retry)\n"
+	  . "    FOR px_try IN 1 .. 2 LOOP\n        BEGIN\n"
+	  . join('', map { "    $_\n" } split /\n/, $body)
+	  . "        EXCEPTION WHEN admin_shutdown OR crash_shutdown OR internal_error THEN\n"
+	  . "            IF px_try OPERATOR(pg_catalog.=) 1 AND streamforge.px_retry(SQLSTATE, SQLERRM) THEN\n"
+	  . "                CONTINUE;\n"
+	  . "            END IF;\n"
+	  . "            PERFORM streamforge.px_unreachable(px_targets, SQLERRM);\n"
+	  . "            RAISE;\n"
+	  . "        END;\n    END LOOP;"
+	  : "    BEGIN\n$body    EXCEPTION WHEN internal_error THEN\n"
+	  . "        PERFORM streamforge.px_unreachable(px_targets, SQLERRM);\n"
+	  . "        RAISE;\n    END;";
 	$out .= <<"EOT";
 CREATE FUNCTION streamforge.$name(${\ arg_list($f, 1)})
 RETURNS ${\ returns_sql($r)}
@@ -435,9 +459,6 @@ DECLARE
 ${\ join("\n", @decl)}
 BEGIN
 $body
-EXCEPTION WHEN internal_error THEN
-    PERFORM streamforge.px_unreachable(px_targets, SQLERRM);
-    RAISE;
 END
 \$\$;
 COMMENT ON FUNCTION streamforge.$name($ident) IS
@@ -460,7 +481,7 @@ for my $name (@decl_order)
 		note_types($funcs{$name}{$id}) unless $d->{kind} eq 'node';
 	}
 	next if $d->{kind} eq 'hand' || $d->{kind} eq 'node';
-	$generated .= gen_function($funcs{$name}{$_}, $d->{kind}, $d->{merge})
+	$generated .= gen_function($funcs{$name}{$_}, $d->{kind}, $d->{merge}, $d->{retry})
 	  for sort keys %{ $funcs{$name} };
 }
 $generated =~ s/\n+$/\n/;
