@@ -1,7 +1,9 @@
 # The failure modes of a router cluster (issue 30, item 3; docs/scale-out.md,
 # "Failures"): two data nodes, four shards (node1: sf0 and sf2, node2: sf1
 # and sf3), a router whose cluster bounds every remote call
-# (connect_timeout in the connect strings, the server option query_timeout).
+# (connect_timeout in the connect strings, the server option query_timeout:
+# they bound a node that answers slowly or not at all at the network level,
+# not one whose processes are stopped: 3. below).
 #
 #   1. a batch spanning shards refused by two of them: the caller gets one
 #      of the refusing shards' errors; the other shards' parts commit (maybe
@@ -9,9 +11,11 @@
 #   2. a connection that a restarted data node closed: the next call on a
 #      warm router session is retried on a new connection and succeeds
 #      (an append, not idempotent, is not retried: it fails with 57P01);
-#   3. a hung data node (every process stopped with SIGSTOP): calls fail
-#      with 08006 after the connect or query timeout instead of hanging, on
-#      a new and on a warm router session; after SIGCONT they succeed;
+#   3. a hung data node (every process stopped with SIGSTOP): PL/Proxy's
+#      timeouts and statement_timeout do not end a call to it (PL/Proxy
+#      2.10 checks timeouts only on socket events, and sends a cancel
+#      request that blocks); the documented watchdog query (terminating
+#      the router backend) does; after SIGCONT calls succeed;
 #   4. create_sharded_pipeline with a node down changes nothing; a create
 #      that an earlier call left half-made is finished by calling it again;
 #      drop_pipeline with a node down keeps the router's row and is finished
@@ -21,6 +25,7 @@ use strict;
 use warnings;
 
 use PostgreSQL::Test::Cluster;
+use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -68,7 +73,7 @@ sub session
 	my ($sql) = @_;
 	my ($ret, $out, $err) = $router->psql(
 		'postgres', "\\set VERBOSITY verbose\n$sql",
-		timeout => 180);
+		timeout => 180, on_error_stop => 0);
 	return ($out, $err);
 }
 
@@ -107,23 +112,38 @@ isnt($codes_gap, $codes_unknown, "the two refusals have different SQLSTATEs ($co
 my ($code) = router_fails($batch) =~ /ERROR:  (\w{5}):/;
 ok(defined $code && ($code eq $codes_gap || $code eq $codes_unknown),
 	'a batch refused by two shards raises one of their errors (' . ($code // 'none') . ')');
-# the parts of shards 0 and 3 commit, maybe after the error reached us
-my $applied = join(',', sort(@{ $by_shard{0} }, @{ $by_shard{3} }));
-my $seen = '';
-for (1 .. 100)
+# The parts of shards 0 and 3 were sent too; each is all or none on its
+# shard and may commit after the error reached us, or not at all (PL/Proxy
+# closes the connections of a failed call on the router's next call, and a
+# shard that has not finished by then rolls back).  What a caller may rely
+# on: the refusing shards applied nothing; every other shard applied all of
+# its part or none; partitions() tells which (docs/scale-out.md).
+my $offsets = "SELECT string_agg(partition || ':' || consumed_offset, ',' ORDER BY partition) FROM streamforge.partitions('b')";
+my ($prev, $now) = ('', router($offsets));
+for (1 .. 50)
 {
-	$seen = router("SELECT string_agg(partition, ',' ORDER BY partition) FROM streamforge.partitions('b') WHERE consumed_offset = 0");
-	last if $seen eq $applied;
-	sleep 0.1 if $_ < 100;
+	last if $now eq $prev;
+	sleep 0.5;
+	($prev, $now) = ($now, router($offsets));
 }
-is($seen, $applied, 'the shards that accepted their parts committed them; the refusing shards none');
+my %consumed = map { split /:/ } split /,/, $now;
+is(join(',', map { $consumed{$_} } sort(@{ $by_shard{1} }, @{ $by_shard{2} })),
+	join(',', (-1) x (@{ $by_shard{1} } + @{ $by_shard{2} })),
+	'the refusing shards applied nothing');
+my $replays = 0;
+for my $s (0, 3)
+{
+	my %v = map { $consumed{$_} => 1 } @{ $by_shard{$s} };
+	is(scalar(keys %v), 1, "shard $s applied all of its part or none (" . join(',', keys %v) . ')');
+	$replays += @{ $by_shard{$s} } if $v{0};
+}
 # corrected: the committed parts are replays
 @rows = map { "('$_', 0, 'e-$_', 'k-$_', 5, 1)" } @parts;
 router("SELECT count(*) FROM streamforge.ingest_batch('b', ARRAY[" . join(', ', @rows) . ']::streamforge.delivery[])');
 is(router("SELECT count(*) FROM streamforge.partitions('b') WHERE consumed_offset = 0"),
 	scalar(@parts), 'the corrected batch, sent again, converges');
 is(router("SELECT accepted, offset_replays FROM streamforge.stats('b')"),
-	scalar(@parts) . '|' . (@{ $by_shard{0} } + @{ $by_shard{3} }),
+	scalar(@parts) . "|$replays",
 	'every event accepted once; the parts already committed were offset replays');
 
 # --- 2. a connection that a restarted node closed ----------------------------
@@ -173,19 +193,66 @@ sub signal_node2
 my $stopped = 0;
 END { system('sh', '-c', signal_node2('CONT')) if $stopped; }
 $stopped = 1;
-($out, $err) = session(
-	qq{SELECT count(*) FROM streamforge.advance('$on2', 'a', 5);
-\\! sh -c '@{[ signal_node2('STOP') ]}'
-SELECT count(*) FROM streamforge.advance('$on2', 'a', 6);
-});
-like($err, qr/08006: could not reach shard 1 of cluster "streamforge".*\n.*query timeout/,
-	'a hung node, warm session: the call fails with 08006 after the query timeout');
-like(router_fails("SELECT count(*) FROM streamforge.advance('$on2', 'a', 6)"),
-	qr/08006: could not reach shard 1 of cluster "streamforge".*\n.*connect timeout/,
-	'a hung node, new session: the call fails with 08006 after the connect timeout');
-like(router_fails("SELECT count(*) FROM streamforge.advance('b', 'q0', 10)"),
-	qr/08006: could not reach the shard in database "sf[13]"/,
-	'a call to every shard fails with 08006 while a node hangs');
+# PL/Proxy (2.10) checks its connect and query timeouts only when one of
+# the call's connections has an event: a node whose processes are stopped
+# sends none, so neither timeout fires.  What bounds a call to a hung node
+# is the router's statement_timeout (57014; docs/scale-out.md, "A hung
+# node"), and terminating the router backend (the watchdog query there).
+system_or_bail('sh', '-c', signal_node2('STOP'));
+my ($in, $bg_out, $bg_err) = ('', '', '');
+my $bg = IPC::Run::start(
+	[
+		'psql', '-XAtq', '-d', $router->connstr('postgres'),
+		'-c', "SET statement_timeout = '4s'",
+		'-c', "SELECT count(*) FROM streamforge.advance('$on2', 'a', 6)"
+	],
+	'<', \$in, '>', \$bg_out, '2>', \$bg_err,
+	IPC::Run::timeout(180));
+my $waiting = "SELECT pid FROM pg_stat_activity WHERE state = 'active' "
+  . "AND query LIKE '%advance(''$on2'', ''a'', 6)%' AND pid <> pg_backend_pid()";
+my $pid = '';
+for (1 .. 300)
+{
+	$pid = router($waiting);
+	last if $pid ne '';
+	sleep 0.1;
+}
+isnt($pid, '', 'a call to the hung node is waiting');
+my ($on1) = grep { router("SELECT streamforge.shard_of('$_')") == 0 } map { "pl$_" } 0 .. 30;
+router("SELECT streamforge.create_pipeline('$on1', ARRAY['a'], $windows)");
+is(router("SELECT count(*) FROM streamforge.advance('$on1', 'a', 1)"), '0',
+	'calls to the other node go on meanwhile');
+$bg->finish;
+like($bg_err, qr/canceling statement due to statement timeout/,
+	'statement_timeout ends the call to the hung node (57014)');
+# the same call, ended by the watchdog query of docs/scale-out.md
+($in, $bg_out, $bg_err) = ('', '', '');
+$bg = IPC::Run::start(
+	[
+		'psql', '-XAtq', '-d', $router->connstr('postgres'),
+		'-c', "SELECT count(*) FROM streamforge.advance('$on2', 'a', 6)"
+	],
+	'<', \$in, '>', \$bg_out, '2>', \$bg_err,
+	IPC::Run::timeout(180));
+$pid = '';
+for (1 .. 300)
+{
+	$pid = router($waiting);
+	last if $pid ne '';
+	sleep 0.1;
+}
+isnt($pid, '', 'a call without statement_timeout to the hung node is waiting');
+sleep 1;
+is(router(<<"EOT"), '1', 'the watchdog query finds it');
+SELECT count(pg_terminate_backend(a.pid))
+  FROM pg_stat_activity a
+ WHERE a.backend_type = 'client backend' AND a.state = 'active'
+   AND a.query_start < pg_catalog.now() - interval '1 second'
+   AND a.query ~ 'streamforge\\.' AND a.pid <> pg_backend_pid()
+EOT
+$bg->finish;
+like($bg_err, qr/terminating connection due to administrator command/,
+	'... and ends it: the caller gets 57P01');
 system_or_bail('sh', '-c', signal_node2('CONT'));
 $stopped = 0;
 is(router("SELECT count(*) FROM streamforge.advance('$on2', 'a', 6)"), '0',
