@@ -42,7 +42,7 @@ KEEP=
 BUILD=1
 while [ $# -gt 0 ]; do
 	case "$1" in
-		--quick) REPS=1; CALLS=500; SPEEDUP_EVENTS=60000; COLD_EVENTS=200000 ;;
+		--quick) REPS=1; CALLS=1000; SPEEDUP_EVENTS=150000 ;;
 		--keep) KEEP=1 ;;
 		--no-build) BUILD= ;;
 		-h | --help) sed -n '2,26p' "$0"; exit 0 ;;
@@ -221,7 +221,7 @@ for rep in $(seq 1 "$REPS"); do
 		psql_at "$ROUTER_PORT" -d router -c "SELECT streamforge.create_sharded_pipeline('$pl', $PARTS, $W, 10)" >/dev/null
 		t0=$(date +%s.%N)
 		if [ "$callers" -eq 1 ]; then
-			all="ARRAY(SELECT unnest(${GROUPS_BY_SHARD[0]}) UNION ALL SELECT unnest(${GROUPS_BY_SHARD[1]}) UNION ALL SELECT unnest(${GROUPS_BY_SHARD[2]}))"
+			all=$(psql_at "$ROUTER_PORT" -d router -At -c "SELECT quote_literal(${GROUPS_BY_SHARD[0]} || ${GROUPS_BY_SHARD[1]} || ${GROUPS_BY_SHARD[2]}) || '::text[]'")
 			psql_at "$ROUTER_PORT" -d router -c "CALL pxk.feed('$pl', $all, $SPEEDUP_EVENTS)" >/dev/null
 		else
 			pids=()

@@ -371,7 +371,7 @@ EOT
 	my $body = '';
 	if ($kind eq 'split')
 	{
-		push @decl, '    px_batches text[];', '    px_n integer;';
+		push @decl, '    px_batches text[];', '    px_firsts bigint[];', '    px_n integer;';
 		$pargs[2] = 'px_batches';
 		my $elems = $split_json
 		  ? "SELECT px_d.e, px_d.o, px_d.e OPERATOR(pg_catalog.->>) 'partition' AS p\n"
@@ -399,10 +399,11 @@ EOT
         -- 0, which refuses it with streamforge's error
         px_n := pg_catalog.cardinality(px_all);
         SELECT pg_catalog.array_agg(px_g.s ORDER BY px_g.s),
-               pg_catalog.array_agg(px_g.b ORDER BY px_g.s)
-          INTO px_targets, px_batches
+               pg_catalog.array_agg(px_g.b ORDER BY px_g.s),
+               pg_catalog.array_agg(px_g.f ORDER BY px_g.s)
+          INTO px_targets, px_batches, px_firsts
           FROM (SELECT COALESCE(streamforge.shard_of(px_e.p, px_n), 0) AS s,
-                       $agg AS b
+                       $agg AS b, pg_catalog.min(px_e.o) AS f
                   FROM ($elems) px_e
                  GROUP BY 1) px_g;
         IF px_targets IS NULL THEN
@@ -434,7 +435,70 @@ EOT
 	}
 	$body .= "    RETURN;\n" if $setof || $void;
 	$body =~ s/^/    /mg;
-	$body = $retry
+	# A split batch refused by a shard (idempotent kinds only): every
+	# part is sent again alone, in shard order, so that when the error
+	# reaches the caller every other shard has applied its part (a replay
+	# where the parallel call had), and the error raised is that of the
+	# refusing part whose first delivery comes first in the array
+	# (docs/scale-out.md, "A batch spanning shards").
+	my $settle = '';
+	if ($kind eq 'split' && $retry)
+	{
+		push @decl, '    px_i integer;', '    px_o bigint;', '    px_state text;', '    px_msg text;',
+		  '    px_detail text;', '    px_hint text;', '    px_s text;', '    px_m text;', '    px_d text;',
+		  '    px_h text;', '    px_failed integer;';
+		my $one = "streamforge.px_$name(ARRAY[px_targets[px_i]], \$1, ARRAY[px_batches[px_i]]"
+		  . join('', map { ", \$$_" } 3 .. $nargs) . ')';
+		$settle = <<"EOT";
+            IF pg_catalog.cardinality(px_targets) OPERATOR(pg_catalog.>) 1
+               AND pg_catalog.cardinality(px_batches) OPERATOR(pg_catalog.=) pg_catalog.cardinality(px_targets) THEN
+                FOR px_i IN 1 .. pg_catalog.cardinality(px_targets) LOOP
+                    BEGIN
+                        RETURN QUERY SELECT * FROM $one px_r${\ order_by($r)};
+                    EXCEPTION
+                        WHEN query_canceled THEN
+                            RAISE;
+                        WHEN OTHERS THEN
+                            GET STACKED DIAGNOSTICS px_s = RETURNED_SQLSTATE, px_m = MESSAGE_TEXT,
+                                px_d = PG_EXCEPTION_DETAIL, px_h = PG_EXCEPTION_HINT;
+                            IF px_o IS NULL OR px_firsts[px_i] OPERATOR(pg_catalog.<) px_o THEN
+                                px_o := px_firsts[px_i];
+                                px_failed := px_targets[px_i];
+                                px_state := px_s;
+                                px_msg := px_m;
+                                px_detail := px_d;
+                                px_hint := px_h;
+                            END IF;
+                    END;
+                END LOOP;
+                IF px_state IS NULL THEN
+                    RETURN;     -- every part went through alone
+                END IF;
+                IF px_state OPERATOR(pg_catalog.=) 'XX000' THEN
+                    PERFORM streamforge.px_unreachable(ARRAY[px_failed], px_msg);
+                END IF;
+                RAISE EXCEPTION USING ERRCODE = px_state, MESSAGE = px_msg,
+                    DETAIL = COALESCE(px_detail, ''), HINT = COALESCE(px_hint, '');
+            END IF;
+EOT
+	}
+	$body = $retry && $settle ne ''
+	  ? "    -- a lost connection (a node restarted since the last call) is\n"
+	  . "    -- retried once on a new one (px_retry)\n"
+	  . "    FOR px_try IN 1 .. 2 LOOP\n        BEGIN\n"
+	  . join('', map { "    $_\n" } split /\n/, $body)
+	  . "        EXCEPTION\n"
+	  . "          WHEN query_canceled THEN\n"
+	  . "            RAISE;\n"
+	  . "          WHEN OTHERS THEN\n"
+	  . "            IF px_try OPERATOR(pg_catalog.=) 1 AND streamforge.px_retry(SQLSTATE, SQLERRM) THEN\n"
+	  . "                CONTINUE;\n"
+	  . "            END IF;\n"
+	  . $settle
+	  . "            PERFORM streamforge.px_unreachable(px_targets, SQLERRM);\n"
+	  . "            RAISE;\n"
+	  . "        END;\n    END LOOP;"
+	  : $retry
 	  ? "    -- a lost connection (a node restarted since the last call) is\n"
 	  . "    -- retried once on a new one (px_retry)\n"
 	  . "    FOR px_try IN 1 .. 2 LOOP\n        BEGIN\n"
