@@ -4,7 +4,7 @@
 # remote error (issue 30; docs/scale-out.md, "Performance and capacity").
 #
 #   ./bench/proxy_kinds.sh            3 repetitions
-#   ./bench/proxy_kinds.sh --quick    1 repetition, fewer calls
+#   ./bench/proxy_kinds.sh --quick    1 repetition, 1,000 calls per kind, 150,000 events
 #
 # In one run, on one machine (like bench/proxy.sh): a data node with four
 # shard databases sf0 .. sf3 and a router (cluster "streamforge" of those 4
@@ -12,10 +12,9 @@
 # this build, Unix sockets.  Measured, one commit per call on both sides:
 #   1. per call kind, the same calls direct on the data node and through the
 #      router on a placed pipeline: ingest_batch of 100 events (batch),
-#      ingest of one event (one event), advance, then visible() (about 20 rows)
-#      and watermark()
-#      (reads), and advance on a pipeline sharded over the 4 shards against
-#      advance on one node (fan-out advance);
+#      ingest of one event (one event), advance, then visible() (about 20
+#      rows) and watermark() (reads), and advance on a pipeline sharded over
+#      the 4 shards against advance on one node (fan-out advance);
 #   2. a pipeline sharded over the 4 shards, 12 partitions, fed through the
 #      router by 1 caller and by 3 concurrent callers (each its own
 #      partitions), batches of 1,000: events/s of the whole;
