@@ -176,12 +176,6 @@ die "gen.pl: proxy/api.tsv names functions that sql/install/*.sql lacks: @stale\
 # --- generation -------------------------------------------------------------
 my $SP = "SET search_path = pg_catalog, pg_temp";
 
-sub qtype
-{
-	my ($t) = @_;
-	return $t;
-}
-
 sub in_args { return grep { $_->{mode} ne 'OUT' } @{ $_[0]{args} }; }
 
 sub arg_list
