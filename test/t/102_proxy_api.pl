@@ -103,7 +103,6 @@ is( join(',', sort map { fname($_) } @router_only),
 	join(',', sort grep { $kind{$_} eq 'router' } keys %kind),
 	"the router's own functions are exactly those declared \"router\"");
 # the docs' lists of what is not routed are api.tsv's "node" lines
-sub slurp_file { local (@ARGV, $/) = @_; return <>; }
 my ($readme_not) = slurp_file("$top/README.md") =~ /^Not routed \([^\n]*?\): ([^\n]*?)\. `change`/m;
 is(join(',', sort(($readme_not // '') =~ /`(\w+)`/g)),
 	join(',', sort grep { $kind{$_} eq 'node' } keys %kind),
