@@ -1,0 +1,604 @@
+#!/usr/bin/perl
+# proxy/gen.pl: expands a template of the router extension into its script
+# (docs/scale-out.md, "What is routed, and how to add a function").
+#
+#   perl proxy/gen.pl [--replace] TEMPLATE > SCRIPT      (from the top directory)
+#
+# Template lines:
+#   -- @include FILE          the text of FILE (itself expanded)
+#   -- @types                 every type of the data node (sql/install/*.sql)
+#                             that the routed API uses, and window_def;
+#                             change and late_event get a last column shard
+#   -- @types-except T ...    the same, but the types named
+#   -- @generated             the wrappers of proxy/api.tsv's routed functions
+# --replace makes every CREATE FUNCTION a CREATE OR REPLACE FUNCTION (the
+# update script).  The signatures are the data node's, read from
+# sql/install/*.sql in name order (the order the Makefile concatenates them
+# in; a later definition of the same function wins).  Fails when a function
+# of the data node has no line in proxy/api.tsv, a line names no function,
+# a "hand" function is not in the template, or a signature cannot be routed.
+use strict;
+use warnings;
+
+my $replace = 0;
+if (@ARGV && $ARGV[0] eq '--replace')
+{
+	$replace = 1;
+	shift @ARGV;
+}
+die "usage: perl proxy/gen.pl [--replace] TEMPLATE\n" unless @ARGV == 1;
+my $template = $ARGV[0];
+
+sub slurp
+{
+	my ($f) = @_;
+	open(my $fh, '<', $f) or die "gen.pl: cannot open $f: $!\n";
+	local $/;
+	my $t = <$fh>;
+	close $fh;
+	return $t;
+}
+
+# --- the data node's API ------------------------------------------------
+my @pieces = sort glob('sql/install/*.sql');
+die "gen.pl: no sql/install/*.sql (run from the top directory)\n" unless @pieces;
+my $install = join("\n", map { slurp($_) } @pieces);
+$install =~ s/--[^\n]*//g;    # comments (no "--" inside the literals we read)
+
+# text from position $pos that starts with "(": the balanced group, without
+# the outer parentheses; $pos is moved past it
+sub balanced
+{
+	my ($s, $posref) = @_;
+	my ($depth, $start, $q) = (0, $$posref, 0);
+	for (my $i = $$posref; $i < length $s; $i++)
+	{
+		my $c = substr($s, $i, 1);
+		if ($q) { $q = 0 if $c eq "'"; next; }
+		if ($c eq "'") { $q = 1; next; }
+		$depth++ if $c eq '(';
+		$depth-- if $c eq ')';
+		if ($depth == 0)
+		{
+			$$posref = $i + 1;
+			return substr($s, $start + 1, $i - $start - 1);
+		}
+	}
+	die "gen.pl: unbalanced parentheses\n";
+}
+
+sub split_commas
+{
+	my ($s) = @_;
+	my @out;
+	my ($cur, $depth, $q) = (q{}, 0, 0);
+	for my $c (split //, $s)
+	{
+		if ($q) { $q = 0 if $c eq "'"; $cur .= $c; next; }
+		$q = 1 if $c eq "'";
+		$depth++ if $c eq '(';
+		$depth-- if $c eq ')';
+		if ($c eq ',' && $depth == 0) { push @out, $cur; $cur = ''; next; }
+		$cur .= $c;
+	}
+	push @out, $cur if $cur =~ /\S/;
+	s/^\s+|\s+$//g for @out;
+	s/\s+/ /g for @out;
+	return @out;
+}
+
+# an argument: { mode, name, type, default }
+sub parse_arg
+{
+	my ($a) = @_;
+	my $mode = 'IN';
+	$mode = uc $1 if $a =~ s/^(IN|OUT|INOUT|VARIADIC)\s+//i;
+	my $default;
+	$default = $1 if $a =~ s/\s+(?:DEFAULT\s+|=\s*)(.*)$//is;
+	$a =~ /^(\w+)\s+(.+)$/ or die "gen.pl: cannot read the argument \"$a\"\n";
+	return { mode => $mode, name => $1, type => $2, default => $default };
+}
+
+my %types;    # name -> [ [column, type], ... ]
+while ($install =~ /CREATE\s+TYPE\s+streamforge\.(\w+)\s+AS\s*(?=\()/gi)
+{
+	my ($name, $pos) = ($1, pos($install));
+	my $cols = balanced($install, \$pos);
+	$types{$name} = [ map { [ /^(\w+)\s+(.+)$/ ] } split_commas($cols) ];
+	pos($install) = $pos;
+}
+
+my %funcs;    # name -> { identity -> { args, returns } }
+my @func_order;
+while ($install =~ /CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+streamforge\.(\w+)\s*(?=\()/gi)
+{
+	my ($name, $pos) = ($1, pos($install));
+	my @args = map { parse_arg($_) } split_commas(balanced($install, \$pos));
+	my $rest = substr($install, $pos);
+	$rest =~ /^\s*RETURNS\s+/gci or die "gen.pl: $name has no RETURNS\n";
+	my $ret;
+	if ($rest =~ /\GTABLE\s*(?=\()/gci)
+	{
+		my $p = pos($rest);
+		$ret = { table => [ map { parse_arg($_) } split_commas(balanced($rest, \$p)) ] };
+	}
+	else
+	{
+		$rest =~ /\G(.*?)\s+(?=LANGUAGE|AS\b|IMMUTABLE|STABLE|VOLATILE|STRICT|CALLED|PARALLEL|SECURITY|SET\b|COST|ROWS|LEAKPROOF|BEGIN)/gcsi
+		  or die "gen.pl: cannot read the result of $name\n";
+		($ret = { type => $1 })->{type} =~ s/\s+/ /g;
+		$ret->{setof} = 1 if $ret->{type} =~ s/^SETOF\s+//i;
+	}
+	my $identity = join(', ', map { $_->{type} } grep { $_->{mode} ne 'OUT' } @args);
+	push @func_order, $name unless $funcs{$name};
+	$funcs{$name}{$identity} = { name => $name, args => \@args, returns => $ret };
+	pos($install) = $pos;
+}
+
+# the data node's comment of each function (of its last overload)
+my %comment;
+{
+	my $raw = join("\n", map { slurp($_) } @pieces);
+	while ($raw =~ /^COMMENT ON FUNCTION streamforge\.(\w+)\s*\([^)]*\)\s+IS\s+'((?:[^']|'')*)'/mg)
+	{
+		$comment{$1} = $2;
+	}
+}
+
+# --- the declaration ------------------------------------------------------
+my (%decl, @decl_order);
+for my $line (split /\n/, slurp('proxy/api.tsv'))
+{
+	next if $line =~ /^\s*(#|$)/;
+	my ($name, $kind, $merge) = split /\s+/, $line;
+	die "gen.pl: proxy/api.tsv: \"$line\": unknown kind\n"
+	  unless defined $kind && $kind =~ /^(pipeline|partition|split|one|any|hand|node|router)$/;
+	die "gen.pl: proxy/api.tsv: $name is declared twice\n" if $decl{$name};
+	$merge = '-' unless defined $merge;
+	my %opt = map { $_ => 1 } grep { $_ ne '-' } split /,/, $merge;
+	for my $o (keys %opt)
+	{
+		die "gen.pl: proxy/api.tsv: $name: unknown option $o\n"
+		  unless $o =~ /^(first|sum|min|and|noretry)$/;
+	}
+	my ($m) = grep { $_ ne 'noretry' } sort keys %opt;
+	$decl{$name} = { kind => $kind, merge => $m // '-', retry => !$opt{noretry} };
+	push @decl_order, $name;
+}
+my @missing = grep { !$decl{$_} } @func_order;
+die "gen.pl: functions of sql/install/*.sql without a line in proxy/api.tsv (add one: docs/scale-out.md): @missing\n"
+  if @missing;
+my @stale = grep { !$funcs{$_} && $decl{$_}{kind} ne 'router' } @decl_order;
+my @clash = grep { $funcs{$_} && $decl{$_}{kind} eq 'router' } @decl_order;
+die "gen.pl: proxy/api.tsv declares as the router's own functions that the data node has: @clash\n" if @clash;
+die "gen.pl: proxy/api.tsv names functions that sql/install/*.sql lacks: @stale\n" if @stale;
+
+# --- generation -------------------------------------------------------------
+my $SP = "SET search_path = pg_catalog, pg_temp";
+
+sub in_args { return grep { $_->{mode} ne 'OUT' } @{ $_[0]{args} }; }
+
+sub arg_list
+{
+	my ($f, $with_default) = @_;
+	return join(', ', map {
+		($_->{mode} eq 'IN' ? '' : "$_->{mode} ")
+		  . "$_->{name} $_->{type}"
+		  . ($with_default && defined $_->{default} ? " DEFAULT $_->{default}" : '')
+	} @{ $f->{args} });
+}
+
+sub returns_sql
+{
+	my ($r) = @_;
+	return 'TABLE (' . join(', ', map { "$_->{name} $_->{type}" } @{ $r->{table} }) . ')'
+	  if $r->{table};
+	return ($r->{setof} ? 'SETOF ' : '') . $r->{type};
+}
+
+# the columns of a set result (undef for a scalar)
+sub result_columns
+{
+	my ($r) = @_;
+	return [ map { $_->{name} } @{ $r->{table} } ] if $r->{table};
+	return undef unless $r->{setof};
+	(my $t = $r->{type}) =~ s/^streamforge\.//;
+	return [ map { $_->[0] } @{ $types{$t} } ] if $types{$t};
+	return undef;
+}
+
+sub order_by
+{
+	my ($r) = @_;
+	my $cols = result_columns($r) or return '';
+	my %has = map { $_ => 1 } @$cols;
+	return ' ORDER BY px_r.shard, px_r.seq' if $r->{type} && $r->{type} eq 'streamforge.change';
+	return ' ORDER BY px_r.shard, px_r.late_seq' if $r->{type} && $r->{type} eq 'streamforge.late_event';
+	return ' ORDER BY px_r.window_name COLLATE "C", px_r.key COLLATE "C", px_r.window_start, px_r.window_end'
+	  if $has{window_name} && $has{key} && $has{window_start} && $has{window_end};
+	return '';
+}
+
+my %types_used = (window_def => 1);
+
+sub note_types
+{
+	my ($f) = @_;
+	for my $t ((map { $_->{type} } @{ $f->{args} }), $f->{returns}{type} // '')
+	{
+		$types_used{$1} = 1 if $t =~ /^streamforge\.(\w+)/;
+	}
+}
+
+sub shard_tagged
+{
+	my ($r) = @_;
+	return $r->{setof} && $r->{type} =~ /^streamforge\.(change|late_event)$/;
+}
+
+sub gen_function
+{
+	my ($f, $kind, $merge, $retry) = @_;
+	my $name = $f->{name};
+	my @in = in_args($f);
+	my $r = $f->{returns};
+	note_types($f);
+	die "gen.pl: $name: OUT arguments are not generated (declare it hand)\n"
+	  if grep { $_->{mode} ne 'IN' } @{ $f->{args} };
+	my $nargs = scalar @in;
+	my $call_args = join(', ', map { $_->{name} } @in);
+	my $pos_args = join(', ', map { "\$$_" } 1 .. $nargs);
+	my $ident = join(', ', map { $_->{type} } @in);
+	my $setof = $r->{setof} || $r->{table};
+	my $void = !$setof && $r->{type} eq 'void';
+	my $out = "-- $name: kind $kind (proxy/api.tsv)\n";
+
+	if ($kind eq 'any')
+	{
+		die "gen.pl: $name: kind any needs a scalar result\n" if $setof || $void;
+		$out .= <<"EOT";
+CREATE FUNCTION streamforge.px_$name(${\ arg_list($f, 0)})
+RETURNS $r->{type}
+LANGUAGE plproxy VOLATILE PARALLEL UNSAFE
+$SP
+AS \$\$
+    CLUSTER 'streamforge';
+    RUN ON ANY;
+    ${\ ($r->{type} =~ /^streamforge\.(\w+)$/ && $types{$1}
+	? "SELECT px_r.* FROM streamforge.$name($call_args) px_r;"
+	: "SELECT streamforge.$name($call_args) AS px_$name;")}
+\$\$;
+COMMENT ON FUNCTION streamforge.px_$name($ident) IS
+    'internal: $name on any shard';
+
+CREATE FUNCTION streamforge.$name(${\ arg_list($f, 1)})
+RETURNS $r->{type}
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+$SP
+AS \$\$
+BEGIN
+    -- the SQL/MED server must exist before PL/Proxy looks the cluster up
+    PERFORM streamforge.shard_count();
+    RETURN streamforge.px_$name($pos_args);
+EXCEPTION WHEN internal_error THEN
+    PERFORM streamforge.px_unreachable(ARRAY[]::integer[], SQLERRM);
+    RAISE;
+END
+\$\$;
+COMMENT ON FUNCTION streamforge.$name($ident) IS
+    '${\ ($comment{$name} // $name)} (computed by any shard)';
+
+EOT
+		return $out;
+	}
+
+	my ($pi) = grep { $in[$_]{name} eq 'pipeline' } 0 .. $#in;
+	die "gen.pl: $name: kind $kind needs a first argument \"pipeline\"\n"
+	  unless defined $pi && $pi == 0;
+
+	# the remote function: px_<name>(px_shards integer[], <args>)
+	my @px_args = map { "$_->{name} $_->{type}" } @in;
+	my $remote_call = "streamforge.$name($call_args)";
+	my ($split_arg, $split_json);
+	if ($kind eq 'split')
+	{
+		die "gen.pl: $name: kind split needs the batch as second argument\n" unless $nargs >= 2;
+		$split_arg = $in[1];
+		$split_json = $split_arg->{type} eq 'jsonb';
+		my ($el) = $split_arg->{type} =~ /^streamforge\.(\w+)\[\]$/;
+		die "gen.pl: $name: a split argument is jsonb or an array of a streamforge type with a field partition\n"
+		  unless $split_json || ($el && $types{$el} && grep { $_->[0] eq 'partition' } @{ $types{$el} });
+		$px_args[1] = 'px_batches text[]';
+		my @ca = map { $_->{name} } @in;
+		$ca[1] = "((px_batches)[1])::$split_arg->{type}";
+		$remote_call = "streamforge.$name(" . join(', ', @ca) . ')';
+	}
+	my ($px_returns, $px_select);
+	if ($setof)
+	{
+		$px_returns = returns_sql($r);
+		$px_select = shard_tagged($r)
+		  ? "SELECT px_r.*, (px_shards)[1] AS shard FROM $remote_call px_r;"
+		  : "SELECT px_r.* FROM $remote_call px_r;";
+	}
+	elsif ($void)
+	{
+		$px_returns = 'SETOF integer';
+		$px_select = "SELECT (px_shards)[1] AS px_$name FROM $remote_call px_r;";
+	}
+	else
+	{
+		$px_returns = "TABLE (px_shard integer, px_value $r->{type})";
+		$px_select = "SELECT (px_shards)[1] AS px_shard, $remote_call AS px_value;";
+	}
+	my $split_clause = $kind eq 'split' ? 'SPLIT px_shards, px_batches;' : 'SPLIT px_shards;';
+	my $px_ident = join(', ', 'integer[]', map { (split / /, $_, 2)[1] } @px_args);
+	$out .= <<"EOT";
+CREATE FUNCTION streamforge.px_$name(px_shards integer[], ${\ join(', ', @px_args)})
+RETURNS $px_returns
+LANGUAGE plproxy VOLATILE PARALLEL UNSAFE
+$SP
+AS \$\$
+    CLUSTER 'streamforge';
+    $split_clause
+    RUN ON px_shards;
+    $px_select
+\$\$;
+COMMENT ON FUNCTION streamforge.px_$name($px_ident) IS
+    'internal: $name on the given shards';
+
+EOT
+
+	# the public wrapper
+	my $route =
+	    $kind eq 'partition' ? do {
+		my ($pa) = grep { $in[$_]{name} eq 'partition' } 0 .. $#in;
+		die "gen.pl: $name: kind partition needs an argument \"partition\"\n" unless defined $pa;
+		"streamforge.px_route(\$1, \$" . ($pa + 1) . ", false)";
+	  }
+	  : $kind eq 'one' ? "ARRAY[streamforge.px_one_shard(\$1, '$name')]"
+	  : "streamforge.px_route(\$1, NULL, true)";
+	my @decl = $kind eq 'split'
+	  ? ("    px_all integer[] := $route;", '    px_targets integer[] := px_all;')
+	  : ("    px_targets integer[] := $route;");
+	my @pargs = ('px_targets', map { "\$$_" } 1 .. $nargs);
+	my $body = '';
+	if ($kind eq 'split')
+	{
+		push @decl, '    px_batches text[];', '    px_firsts bigint[];', '    px_n integer;';
+		$pargs[2] = 'px_batches';
+		my $elems = $split_json
+		  ? "SELECT px_d.e, px_d.o, px_d.e OPERATOR(pg_catalog.->>) 'partition' AS p\n"
+		  . "                      FROM pg_catalog.jsonb_array_elements(\$2) WITH ORDINALITY AS px_d(e, o)"
+		  : "SELECT px_d.e, px_d.o, (px_d.e).partition AS p\n"
+		  . "                      FROM (SELECT pg_catalog.unnest(\$2) AS e,\n"
+		  . "                                   pg_catalog.generate_series(1, pg_catalog.cardinality(\$2)) AS o) px_d";
+		my $agg = $split_json ? 'pg_catalog.jsonb_agg(px_e.e ORDER BY px_e.o)::pg_catalog.text'
+		  : 'pg_catalog.array_agg(px_e.e ORDER BY px_e.o)::pg_catalog.text';
+		my $single = $split_json
+		  ? "pg_catalog.cardinality(px_all) OPERATOR(pg_catalog.=) 1\n"
+		  . "       OR pg_catalog.jsonb_typeof(\$2) IS DISTINCT FROM 'array'"
+		  : 'pg_catalog.cardinality(px_all) OPERATOR(pg_catalog.=) 1';
+		$body .= <<"EOT";
+    -- One target (a placed pipeline, a sharded one on one shard), or a
+    -- batch that only the data node can judge: sent whole.
+    IF $single THEN
+        px_targets := px_all[1:1];
+        px_batches := ARRAY[\$2::pg_catalog.text];
+    ELSIF \$2 IS NULL THEN
+        RAISE EXCEPTION '$split_arg->{name} must not be null' USING ERRCODE = 'null_value_not_allowed';
+    ELSE
+        -- split by the shard of each element's partition, array order kept
+        -- within each shard; an element without a partition goes to shard
+        -- 0, which refuses it with streamforge's error
+        px_n := pg_catalog.cardinality(px_all);
+        SELECT pg_catalog.array_agg(px_g.s ORDER BY px_g.s),
+               pg_catalog.array_agg(px_g.b ORDER BY px_g.s),
+               pg_catalog.array_agg(px_g.f ORDER BY px_g.s)
+          INTO px_targets, px_batches, px_firsts
+          FROM (SELECT COALESCE(streamforge.shard_of(px_e.p, px_n), 0) AS s,
+                       $agg AS b, pg_catalog.min(px_e.o) AS f
+                  FROM ($elems) px_e
+                 GROUP BY 1) px_g;
+        IF px_targets IS NULL THEN
+            RETURN;
+        END IF;
+    END IF;
+EOT
+	}
+	my $call = "streamforge.px_$name(" . join(', ', @pargs) . ')';
+	if ($setof)
+	{
+		$body .= "    RETURN QUERY SELECT * FROM $call px_r${\ order_by($r)};\n";
+	}
+	elsif ($void)
+	{
+		$body .= "    PERFORM $call;\n";
+	}
+	else
+	{
+		push @decl, "    px_v $r->{type};";
+		my $m =
+		    $kind ne q{pipeline} ? q{(pg_catalog.array_agg(px_r.px_value))[1]}
+		  : $merge eq 'sum' ? "pg_catalog.sum(px_r.px_value)::$r->{type}"
+		  : $merge eq 'min' ? "CASE WHEN pg_catalog.bool_or(px_r.px_value IS NULL) THEN NULL ELSE pg_catalog.min(px_r.px_value) END"
+		  : $merge eq 'and' ? 'pg_catalog.bool_and(px_r.px_value)'
+		  : $merge eq 'first' ? '(pg_catalog.array_agg(px_r.px_value ORDER BY px_r.px_shard))[1]'
+		  : die "gen.pl: $name: a scalar result of kind $kind needs a merge (first, sum, min, and) in proxy/api.tsv\n";
+		$body .= "    SELECT $m INTO px_v FROM $call px_r;\n    RETURN px_v;\n";
+	}
+	$body .= "    RETURN;\n" if $setof || $void;
+	$body =~ s/^/    /mg;
+	# A split batch refused by a shard (idempotent kinds only): every
+	# part is sent again alone, in shard order, so that when the error
+	# reaches the caller every other shard has applied its part (a replay
+	# where the parallel call had), and the error raised is that of the
+	# refusing part whose first delivery comes first in the array
+	# (docs/scale-out.md, "A batch spanning shards").
+	my $settle = '';
+	if ($kind eq 'split' && $retry)
+	{
+		push @decl, '    px_i integer;', '    px_o bigint;', '    px_state text;', '    px_msg text;',
+		  '    px_detail text;', '    px_hint text;', '    px_s text;', '    px_m text;', '    px_d text;',
+		  '    px_h text;', '    px_failed integer;';
+		my $one = "streamforge.px_$name(ARRAY[px_targets[px_i]], \$1, ARRAY[px_batches[px_i]]"
+		  . join('', map { ", \$$_" } 3 .. $nargs) . ')';
+		$settle = <<"EOT";
+            IF pg_catalog.cardinality(px_targets) OPERATOR(pg_catalog.>) 1
+               AND pg_catalog.cardinality(px_batches) OPERATOR(pg_catalog.=) pg_catalog.cardinality(px_targets) THEN
+                FOR px_i IN 1 .. pg_catalog.cardinality(px_targets) LOOP
+                    BEGIN
+                        RETURN QUERY SELECT * FROM $one px_r${\ order_by($r)};
+                    EXCEPTION
+                        WHEN query_canceled THEN
+                            RAISE;
+                        WHEN OTHERS THEN
+                            GET STACKED DIAGNOSTICS px_s = RETURNED_SQLSTATE, px_m = MESSAGE_TEXT,
+                                px_d = PG_EXCEPTION_DETAIL, px_h = PG_EXCEPTION_HINT;
+                            IF px_o IS NULL OR px_firsts[px_i] OPERATOR(pg_catalog.<) px_o THEN
+                                px_o := px_firsts[px_i];
+                                px_failed := px_targets[px_i];
+                                px_state := px_s;
+                                px_msg := px_m;
+                                px_detail := px_d;
+                                px_hint := px_h;
+                            END IF;
+                    END;
+                END LOOP;
+                IF px_state IS NULL THEN
+                    RETURN;     -- every part went through alone
+                END IF;
+                IF px_state OPERATOR(pg_catalog.=) 'XX000' THEN
+                    PERFORM streamforge.px_unreachable(ARRAY[px_failed], px_msg);
+                END IF;
+                RAISE EXCEPTION USING ERRCODE = px_state, MESSAGE = px_msg,
+                    DETAIL = COALESCE(px_detail, ''), HINT = COALESCE(px_hint, '');
+            END IF;
+EOT
+	}
+	$body = $retry && $settle ne ''
+	  ? "    -- a lost connection (a node restarted since the last call) is\n"
+	  . "    -- retried once on a new one (px_retry)\n"
+	  . "    FOR px_try IN 1 .. 2 LOOP\n        BEGIN\n"
+	  . join('', map { "    $_\n" } split /\n/, $body)
+	  . "        EXCEPTION\n"
+	  . "          WHEN query_canceled THEN\n"
+	  . "            RAISE;\n"
+	  . "          WHEN OTHERS THEN\n"
+	  . "            IF px_try OPERATOR(pg_catalog.=) 1 AND streamforge.px_retry(SQLSTATE, SQLERRM) THEN\n"
+	  . "                CONTINUE;\n"
+	  . "            END IF;\n"
+	  . $settle
+	  . "            PERFORM streamforge.px_unreachable(px_targets, SQLERRM);\n"
+	  . "            RAISE;\n"
+	  . "        END;\n    END LOOP;"
+	  : $retry
+	  ? "    -- a lost connection (a node restarted since the last call) is\n"
+	  . "    -- retried once on a new one (px_retry)\n"
+	  . "    FOR px_try IN 1 .. 2 LOOP\n        BEGIN\n"
+	  . join('', map { "    $_\n" } split /\n/, $body)
+	  . "        EXCEPTION WHEN admin_shutdown OR crash_shutdown OR internal_error THEN\n"
+	  . "            IF px_try OPERATOR(pg_catalog.=) 1 AND streamforge.px_retry(SQLSTATE, SQLERRM) THEN\n"
+	  . "                CONTINUE;\n"
+	  . "            END IF;\n"
+	  . "            PERFORM streamforge.px_unreachable(px_targets, SQLERRM);\n"
+	  . "            RAISE;\n"
+	  . "        END;\n    END LOOP;"
+	  : "    BEGIN\n$body    EXCEPTION WHEN internal_error THEN\n"
+	  . "        PERFORM streamforge.px_unreachable(px_targets, SQLERRM);\n"
+	  . "        RAISE;\n    END;";
+	$out .= <<"EOT";
+CREATE FUNCTION streamforge.$name(${\ arg_list($f, 1)})
+RETURNS ${\ returns_sql($r)}
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+$SP
+AS \$\$
+DECLARE
+${\ join("\n", @decl)}
+BEGIN
+$body
+END
+\$\$;
+COMMENT ON FUNCTION streamforge.$name($ident) IS
+    '${\ ($comment{$name} // $name)} (routed: $kind)';
+
+EOT
+	return $out;
+}
+
+my $generated = "-- ------------------------------------------------------------------\n"
+  . "-- Generated by proxy/gen.pl from proxy/api.tsv and the signatures of\n"
+  . "-- sql/install/*.sql: do not edit here.\n"
+  . "-- ------------------------------------------------------------------\n";
+for my $name (@decl_order)
+{
+	my $d = $decl{$name};
+	next if $d->{kind} eq 'router';
+	for my $id (sort keys %{ $funcs{$name} })
+	{
+		note_types($funcs{$name}{$id}) unless $d->{kind} eq 'node';
+	}
+	next if $d->{kind} eq 'hand' || $d->{kind} eq 'node';
+	$generated .= gen_function($funcs{$name}{$_}, $d->{kind}, $d->{merge}, $d->{retry})
+	  for sort keys %{ $funcs{$name} };
+}
+$generated =~ s/\n+$/\n/;
+
+sub types_sql
+{
+	my (%except) = map { $_ => 1 } @_;
+	my $s = '';
+	for my $t (sort { ($a eq 'window_def' ? 0 : 1) <=> ($b eq 'window_def' ? 0 : 1) || $a cmp $b } keys %types_used)
+	{
+		next if $except{$t};
+		die "gen.pl: the API uses the type streamforge.$t, which sql/install/*.sql does not create\n"
+		  unless $types{$t};
+		my @cols = map { "    $_->[0] $_->[1]" } @{ $types{$t} };
+		push @cols, '    shard integer       -- router only: the shard that numbered the row'
+		  if $t eq 'change' || $t eq 'late_event';
+		$s .= "CREATE TYPE streamforge.$t AS (\n" . join(",\n", @cols) . "\n);\n\n";
+	}
+	$s =~ s/\n+$/\n/;
+	return $s;
+}
+
+my %hand_defined;
+
+sub expand
+{
+	my ($file, $depth) = @_;
+	die "gen.pl: \@include nested too deep at $file\n" if $depth > 4;
+	my $out = '';
+	for my $line (split /(?<=\n)/, slurp($file))
+	{
+		if ($line =~ /^-- \@include (\S+)\s*$/)
+		{
+			$out .= expand($1, $depth + 1);
+		}
+		elsif ($line =~ /^-- \@types\s*$/)
+		{
+			$out .= types_sql();
+		}
+		elsif ($line =~ /^-- \@types-except (.+?)\s*$/)
+		{
+			$out .= types_sql(split ' ', $1);
+		}
+		elsif ($line =~ /^-- \@generated\s*$/)
+		{
+			$out .= $generated;
+		}
+		else
+		{
+			$hand_defined{$1} = 1 if $line =~ /^CREATE FUNCTION streamforge\.(\w+)\(/;
+			$out .= $line;
+		}
+	}
+	return $out;
+}
+
+my $script = expand($template, 0);
+my @undefined = grep { $decl{$_}{kind} =~ /^(hand|router)$/ && !$hand_defined{$_} } @decl_order;
+die "gen.pl: proxy/api.tsv declares as hand functions that $template does not define: @undefined\n"
+  if @undefined;
+$script =~ s/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /mg if $replace;
+print $script;

@@ -1,0 +1,247 @@
+# The whole API through the router (issue 30, item 1; docs/scale-out.md,
+# "What is routed, and how to add a function").
+#
+# 1. The router's functions are the data node's: every function of the
+#    extension streamforge on a data node is in the router's schema
+#    streamforge with the same arguments (names, types, defaults) and
+#    result, except those proxy/api.tsv declares "node" (deliberately not
+#    routed); the router's other public functions are exactly those it
+#    declares "router".  A function added to sql/install/*.sql without a
+#    line in proxy/api.tsv already fails the build (proxy/gen.pl); this
+#    checks the installed catalogs.
+# 2. Every generated routing kind works on a placed and on a sharded
+#    pipeline: the calls return what one node returns for the same calls
+#    (placed: the same rows, seq included; sharded: the same results, since
+#    every key stays on one partition).
+#
+# One data node with the shard databases sf0 and sf1 and the reference
+# database "single"; a router of 2 shards.
+
+use strict;
+use warnings;
+
+use File::Basename;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $top = dirname(__FILE__) . '/../..';
+
+my $node = PostgreSQL::Test::Cluster->new('data');
+$node->init;
+$node->start;
+for my $db (qw(sf0 sf1 single))
+{
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, 'CREATE EXTENSION streamforge');
+}
+
+my $router = PostgreSQL::Test::Cluster->new('router');
+my $sharedir = $router->config_data('--sharedir');
+BAIL_OUT("plproxy is not installed in $sharedir/extension (postgresql-15-plproxy)")
+  unless -f "$sharedir/extension/plproxy.control";
+$router->init;
+$router->start;
+my $connstr = 'host=' . $node->host . ' port=' . $node->port;
+$router->safe_psql(
+	'postgres', qq{
+CREATE EXTENSION plproxy;
+CREATE EXTENSION streamforge_proxy;
+CREATE SERVER streamforge FOREIGN DATA WRAPPER plproxy OPTIONS (
+    p0 '$connstr dbname=sf0', p1 '$connstr dbname=sf1');
+CREATE USER MAPPING FOR PUBLIC SERVER streamforge;
+});
+
+sub router { return $router->safe_psql('postgres', $_[0]); }
+sub single { return $node->safe_psql('single', $_[0]); }
+
+sub router_fails
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) =
+	  $router->psql('postgres', "\\set VERBOSITY verbose\n$sql");
+	return $ret != 0 ? $err : "succeeded unexpectedly: $out";
+}
+
+# --- 1. the function lists -------------------------------------------------
+
+my (%kind, @decl);
+open(my $fh, '<', "$top/proxy/api.tsv") or die "proxy/api.tsv: $!";
+while (<$fh>)
+{
+	next if /^\s*(#|$)/;
+	my ($name, $kind) = split;
+	$kind{$name} = $kind;
+}
+close $fh;
+
+my $signatures = q{
+SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || ') ' || pg_get_function_result(p.oid)
+  FROM pg_proc p
+ WHERE p.pronamespace = 'streamforge'::regnamespace AND p.proname !~ '^px_'
+   AND EXISTS (SELECT FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+                WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+                  AND e.extname IN ('streamforge', 'streamforge_proxy'))
+ ORDER BY 1};
+my %on_node = map { $_ => 1 } split /\n/, single($signatures);
+my %on_router = map { $_ => 1 } split /\n/, router($signatures);
+sub fname { my ($s) = @_; $s =~ /^(\w+)\(/; return $1; }
+
+my @node_only = sort grep { !$on_router{$_} } keys %on_node;
+my @router_only = sort grep { !$on_node{$_} } keys %on_router;
+is( join("\n", grep { ($kind{ fname($_) } // '') ne 'node' } @node_only),
+	'',
+	'every function of the data node is in the router with the same arguments, defaults and result, but those proxy/api.tsv declares "node"'
+);
+is( join("\n", grep { ($kind{ fname($_) } // '') ne 'router' } @router_only),
+	'',
+	'the router has no public function of its own but those proxy/api.tsv declares "router"');
+is( join(',', sort map { fname($_) } @node_only),
+	join(',', sort grep { $kind{$_} eq 'node' } keys %kind),
+	'the functions not routed are exactly those declared "node"');
+is( join(',', sort map { fname($_) } @router_only),
+	join(',', sort grep { $kind{$_} eq 'router' } keys %kind),
+	"the router's own functions are exactly those declared \"router\"");
+# the docs' lists of what is not routed are api.tsv's "node" lines
+my ($readme_not) = slurp_file("$top/README.md") =~ /^Not routed \([^\n]*?\): ([^\n]*?)\. `change`/m;
+is(join(',', sort(($readme_not // '') =~ /`(\w+)`/g)),
+	join(',', sort grep { $kind{$_} eq 'node' } keys %kind),
+	"README.md's list of functions not routed is proxy/api.tsv's \"node\" lines");
+my ($docs_not) = slurp_file("$top/docs/scale-out.md") =~ /^Deliberately not routed (.*?)\n\n/ms;
+is(join(',', sort(($docs_not // '') =~ /`(\w+)`/g)),
+	join(',', sort grep { $kind{$_} eq 'node' } keys %kind),
+	"docs/scale-out.md's list of functions not routed is proxy/api.tsv's \"node\" lines");
+cmp_ok(scalar(grep { $on_router{$_} } keys %on_node), '>=', 55,
+	'the router routes the data node\'s API (at least 55 functions)');
+
+# --- 2. every routing kind, placed and sharded -------------------------------
+
+my $windows = "ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)]";
+my @parts = map { "p$_" } 0 .. 3;
+my $parts_sql = 'ARRAY[' . join(', ', map { "'$_'" } @parts) . ']';
+my %shard_of = map { $_ => router("SELECT streamforge.shard_of('$_')") } @parts;
+ok((grep { $shard_of{$_} == 0 } @parts) && (grep { $shard_of{$_} == 1 } @parts),
+	'the partitions are spread over both shards');
+
+# placed: one pipeline on each shard
+my ($pl0) = grep { router("SELECT streamforge.shard_of('$_')") == 0 } map { "pl$_" } 0 .. 20;
+my ($pl1) = grep { router("SELECT streamforge.shard_of('$_')") == 1 } map { "pl$_" } 0 .. 20;
+
+my $changes = 'seq, op, window_name, key, window_start, window_end, count, sum, min, max';
+my $results = 'window_name, key, window_start, window_end, count, sum, min, max';
+# The calls: each is run on the router and on the single node; for a
+# placed pipeline the changes (seq included) must be equal, for the sharded
+# one the changes without seq (seq is per shard), in address order.
+sub calls
+{
+	my ($pl) = @_;
+	return (
+		"SELECT $changes FROM streamforge.ingest('$pl', 'p0', 0, 'a0', 'k0', 1, 5)",
+		"SELECT streamforge.ingest_count('$pl', 'p1', 0, 'b0', 'k1', 2, 6)",
+		"SELECT $changes FROM streamforge.append('$pl', 'p2', 'c0', 'k2', 3, 7)",
+		"SELECT $changes FROM streamforge.append_ts('$pl', 'p3', 'd0', 'k3', 'epoch'::timestamptz + interval '4 ms', 8)",
+		"SELECT $changes FROM streamforge.ingest_ts('$pl', 'p0', 1, 'a1', 'k0', 'epoch'::timestamptz + interval '6 ms', 1)",
+		"SELECT $changes FROM streamforge.ingest_batch('$pl', ARRAY[('p0', 2, 'a2', 'k0', 7, 2), ('p1', 1, 'b1', 'k1', 8, 3), ('p2', 1, 'c1', 'k2', 9, 4)]::streamforge.delivery[])",
+		"SELECT $changes FROM streamforge.append_batch('$pl', ARRAY[('p3', 'd1', 'k3', 11, 1), ('p1', 'b2', 'k1', 12, 2), ('p0', 'a3', 'k0', 13, 3)]::streamforge.event[])",
+		"SELECT $changes FROM streamforge.ingest_json('$pl', '[{\"partition\": \"p2\", \"source_offset\": 2, \"event_id\": \"c2\", \"key\": \"k2\", \"event_time\": 14, \"value\": 9}, {\"partition\": \"p3\", \"source_offset\": 2, \"event_id\": \"d2\", \"key\": \"k3\", \"event_time\": 15, \"value\": 1}]')",
+		map({ "SELECT $changes FROM streamforge.advance('$pl', '$_', 20)" } @parts[0 .. 2]),
+		"SELECT $changes FROM streamforge.advance_ts('$pl', 'p3', 'epoch'::timestamptz + interval '21 ms')",
+		"SELECT $changes FROM streamforge.mark_idle('$pl', 'p3')",
+		"SELECT $changes FROM streamforge.add_window('$pl', streamforge.fixed_interval('g', interval '20 ms'))",
+		"SELECT $changes FROM streamforge.set_lateness('$pl', 4)",
+		"SELECT $changes FROM streamforge.set_retention('$pl', 100)",
+		"SELECT $changes FROM streamforge.add_partition('$pl', 'p9')",
+		"SELECT $changes FROM streamforge.drop_window('$pl', 's')",
+		"SELECT $changes FROM streamforge.ingest('$pl', 'p1', 3, 'b3', 'k1', 30, 4)",
+		"SELECT $changes FROM streamforge.advance('$pl', 'p1', 45)",
+		"SELECT $results, avg FROM streamforge.visible_avg('$pl')",
+		"SELECT $results, avg FROM streamforge.live_avg('$pl')",
+		"SELECT $results FROM streamforge.visible_ts('$pl')",
+		"SELECT $results FROM streamforge.live_ts('$pl')",
+		"SELECT $results FROM streamforge.live('$pl')",
+		"SELECT partition, source_offset, event_id, key, event_time, value, watermark FROM streamforge.late_events('$pl') ORDER BY partition, source_offset",
+		"SELECT streamforge.watermark_ts('$pl')",
+		"SELECT streamforge.time_unit('$pl')",
+		"SELECT streamforge.has_pipeline_privilege('$pl', 'admin')",
+		"SELECT streamforge.require_privilege('$pl', 'read')",
+		"SELECT streamforge.configure_outputs('$pl', changelog => true, results => true, late => true)",
+		"SELECT $changes FROM streamforge.ingest('$pl', 'p2', 3, 'c3', 'k2', 50, 2)",
+		"SELECT $changes FROM streamforge.advance('$pl', 'p2', 70)",
+		"SELECT streamforge.resync_outputs('$pl')",
+		"SELECT streamforge.trim_results('$pl')",
+		"SELECT streamforge.grant('$pl', 'reader', 'read')",
+		"SELECT streamforge.has_pipeline_privilege('$pl', 'read', 'reader')",
+		"SELECT streamforge.revoke('$pl', 'reader', 'read')",
+		"SELECT streamforge.disable_outputs('$pl')",
+		"SELECT $results FROM streamforge.visible('$pl')");
+}
+$node->safe_psql('postgres', 'CREATE ROLE reader');
+$router->safe_psql('postgres', 'CREATE ROLE reader');
+
+for my $pl ($pl0, $pl1)
+{
+	router("SELECT streamforge.create_pipeline('$pl', $parts_sql, $windows, 2, time_unit => '1 ms')");
+	single("SELECT streamforge.create_pipeline('$pl', $parts_sql, $windows, 2, time_unit => '1 ms')");
+	for my $c (calls($pl))
+	{
+		is(router($c), single($c), "placed $pl: $c");
+	}
+	is(router("SELECT streamforge.trim_changelog('$pl', 2)"),
+		single("SELECT streamforge.trim_changelog('$pl', 2)"), "placed $pl: trim_changelog");
+	is(router("SELECT streamforge.trim_late_output('$pl', 1)"),
+		single("SELECT streamforge.trim_late_output('$pl', 1)"), "placed $pl: trim_late_output");
+	is($node->safe_psql("sf" . router("SELECT streamforge.shard_of('$pl')"),
+			"SELECT count(*) FROM streamforge.partitions('$pl')"),
+		'5', "placed $pl lives on its shard");
+}
+
+router("SELECT streamforge.create_sharded_pipeline('sh', $parts_sql, $windows, 2, time_unit => '1 ms')");
+single("SELECT streamforge.create_pipeline('sh', $parts_sql, $windows, 2, time_unit => '1 ms')");
+for my $c (calls('sh'))
+{
+	my $sql = $c;
+	# changes: without seq, in address order (seq and the grouping by
+	# shard are per shard)
+	$sql = "SELECT op, window_name, key, window_start, window_end, count, sum, min, max FROM ($c) x "
+	  . "ORDER BY window_name COLLATE \"C\", key COLLATE \"C\", window_start, op"
+	  if $c =~ /^SELECT seq,/;
+	is(router($sql), single($sql), "sharded: $c");
+}
+like(router_fails("SELECT streamforge.trim_changelog('sh', 2)"),
+	qr/0A000: trim_changelog of a sharded pipeline is not supported through the router/,
+	'trim_changelog of a sharded pipeline: 0A000 (seq is per shard)');
+for my $s (0, 1)
+{
+	my $mine = join(',', sort grep { $shard_of{$_} == $s } @parts);
+	is( $node->safe_psql("sf$s",
+			"SELECT string_agg(partition, ',' ORDER BY partition) FROM streamforge.partitions('sh') WHERE consumed_offset >= 0"),
+		$mine,
+		"sharded: shard $s consumed only its partitions ($mine), append and JSON batches included");
+}
+is( $node->safe_psql('sf0', "SELECT count(*) FROM streamforge.partitions('sh') WHERE partition = 'p9'")
+	  . $node->safe_psql('sf1', "SELECT count(*) FROM streamforge.partitions('sh') WHERE partition = 'p9'"),
+	'11', 'sharded: add_partition reached every shard');
+
+# the stateless functions run on any shard
+for my $c (
+	"SELECT streamforge.sliding_interval('w', interval '1 s', interval '100 ms')",
+	"SELECT streamforge.session_interval('w', interval '5 s')",
+	"SELECT streamforge.interval_to_units(interval '3 s', interval '1 ms')",
+	"SELECT streamforge.time_to_units('epoch'::timestamptz + interval '5 s', interval '1 ms')",
+	"SELECT streamforge.units_to_time(5000, interval '1 ms')",
+	"SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('$pl0')) IS NOT NULL")
+{
+	is(router($c), single($c), "any shard: $c");
+}
+
+# errors keep their SQLSTATE through the generated wrappers
+like(router_fails("SELECT * FROM streamforge.append('sh', NULL, 'x', 'k', 1, 1)"),
+	qr/22004: partition must not be null/, 'a NULL partition of a sharded pipeline is 22004');
+like(router_fails("SELECT * FROM streamforge.append_batch('sh', NULL)"),
+	qr/22004: events must not be null/, 'a NULL batch of a sharded pipeline is 22004');
+like(router_fails("SELECT * FROM streamforge.ingest_json('sh', '{\"not\": \"an array\"}')"),
+	qr/REMOTE ERROR/, 'a JSON batch that is not an array goes to a shard, which refuses it');
+like(router_fails("SELECT * FROM streamforge.set_lateness('nosuch', 1)"),
+	qr/42704: .*pipeline "nosuch" does not exist/, 'an unknown pipeline is 42704');
+
+done_testing();
