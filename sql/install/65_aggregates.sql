@@ -479,6 +479,12 @@ BEGIN
                     USING ERRCODE = '0A000',
                           HINT = format('Use count(%s), a NOT NULL column, or COALESCE in the expression.', measure);
             END IF;
+            IF kind = 'session' THEN
+                RAISE EXCEPTION 'session windows over the nullable expression % are not supported', measure
+                    USING ERRCODE = '0A000',
+                          DETAIL = 'A row whose expression is NULL would still extend its session in SQL, but it is no event of the pipeline.',
+                          HINT = format('Aggregate a NOT NULL column, or COALESCE(%s, ...).', measure);
+            END IF;
             filter := CASE WHEN filter IS NULL THEN '' ELSE '(' || filter || ') AND ' END
                       || format('((%s) IS NOT NULL)', measure);
         END IF;

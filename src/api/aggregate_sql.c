@@ -283,6 +283,24 @@ column_not_null(Oid relid, AttrNumber attnum)
 	return result;
 }
 
+/*
+ * Whether row-level security is enabled on the table: its attachment would
+ * ingest every row, whatever the policies let the views' readers see.
+ */
+static bool
+table_has_row_security(Oid relid)
+{
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tp))
+	{
+		result = ((Form_pg_class) GETSTRUCT(tp))->relrowsecurity;
+		ReleaseSysCache(tp);
+	}
+	return result;
+}
+
 /* The name of an aggregate of the supported set, NULL for any other */
 static const char *
 supported_aggregate(Aggref *a)
@@ -388,6 +406,9 @@ describe(Query *q, StringInfo buf)
 			   rte->relkind == RELKIND_PARTITIONED_TABLE ? "partitioned table" :
 			   "relation of another kind");
 	w.relid = rte->relid;
+	if (table_has_row_security(w.relid))
+		refuse("table \"%s\" has row-level security, which is not supported",
+			   get_rel_name(w.relid));
 
 	/* the caller must be able to read what the query reads */
 	ExecCheckRTPerms(q->rtable, true);
@@ -460,7 +481,7 @@ describe(Query *q, StringInfo buf)
 		a = (Aggref *) e;
 		name = supported_aggregate(a);
 		if (name == NULL)
-			refuse("aggregate %s() is not supported",
+			refuse("aggregate %s is not supported",
 				   format_procedure(a->aggfnoid));
 		arg = aggregate_argument(a, &w, name);
 		if (strcmp(te->resname, "window_start") == 0 ||
