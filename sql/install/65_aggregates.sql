@@ -64,7 +64,7 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge.tumble(timestamptz, interval) IS
     'in the query of create_aggregate: fixed windows of size; elsewhere: the window start of ts';
 
--- hop(ts, size, slide), session(ts, gap): only in create_aggregate's query
+-- hop(ts, size, slide): only in create_aggregate's query
 CREATE FUNCTION streamforge.hop(ts timestamptz, size interval, slide interval)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'sf_window_marker'
@@ -72,12 +72,16 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge.hop(timestamptz, interval, interval) IS
     'in the query of create_aggregate: sliding windows of size every slide';
 
-CREATE FUNCTION streamforge.session(ts timestamptz, gap interval)
+-- streamforge.session(ts, gap) in the query: the window constructor
+-- streamforge.session(name, gap) already has the name, and the extension
+-- keeps one function per name (session('g', NULL) would be ambiguous), so
+-- aggregate_plan renames the call to this marker before analysis.
+CREATE FUNCTION streamforge_internal.session_window(ts timestamptz, gap interval)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'sf_window_marker'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION streamforge.session(timestamptz, interval) IS
-    'in the query of create_aggregate: session windows closed by a gap';
+COMMENT ON FUNCTION streamforge_internal.session_window(timestamptz, interval) IS
+    'streamforge.session(ts, gap) in the query of create_aggregate: session windows closed by a gap';
 
 -- ----------------------------------------------------------------
 -- Helpers (C, src/api/aggregate_sql.c)

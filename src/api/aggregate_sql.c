@@ -105,13 +105,21 @@ typedef struct AggWalk
 	const char *where;			/* what is being walked, for messages */
 } AggWalk;
 
-/* The oid of streamforge.<name>(argtypes), InvalidOid if none */
+/* The oid of <schema>.<name>(argtypes), InvalidOid if none */
 static Oid
-marker_oid(const char *name, int nargs, Oid *argtypes)
+marker_oid(const char *schema, const char *name, int nargs, Oid *argtypes)
 {
-	List	   *names = list_make2(makeString("streamforge"), makeString(pstrdup(name)));
+	List	   *names = list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name)));
 
 	return LookupFuncName(names, nargs, argtypes, true);
+}
+
+/* The kind of a window call: tumble, hop or session */
+static const char *
+window_kind(Oid funcid, const AggWalk *w)
+{
+	return funcid == w->tumble_oid ? "tumble" :
+		funcid == w->hop_oid ? "hop" : "session";
 }
 
 static bool
@@ -159,7 +167,7 @@ check_expr_walker(Node *node, AggWalk *w)
 		refuse("sequence values are not supported in %s", w->where);
 	if (is_window_call(node, w))
 		refuse("streamforge.%s() is supported only as an item of GROUP BY",
-			   get_func_name(((FuncExpr *) node)->funcid));
+			   window_kind(((FuncExpr *) node)->funcid, w));
 	return expression_tree_walker(node, check_expr_walker, (void *) w);
 }
 
@@ -356,9 +364,9 @@ describe(Query *q, StringInfo buf)
 	bool		first_agg = true;
 	Oid			tz_iv[3] = {TIMESTAMPTZOID, INTERVALOID, INTERVALOID};
 
-	w.tumble_oid = marker_oid("tumble", 2, tz_iv);
-	w.hop_oid = marker_oid("hop", 3, tz_iv);
-	w.session_oid = marker_oid("session", 2, tz_iv);
+	w.tumble_oid = marker_oid("streamforge", "tumble", 2, tz_iv);
+	w.hop_oid = marker_oid("streamforge", "hop", 3, tz_iv);
+	w.session_oid = marker_oid("streamforge_internal", "session_window", 2, tz_iv);
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		refuse("only a SELECT query is supported");
@@ -523,7 +531,7 @@ describe(Query *q, StringInfo buf)
 
 		check_expr(ts, &w, "the time argument of the window");
 		appendStringInfoChar(buf, '{');
-		json_str(buf, "kind", get_func_name(f->funcid), true);
+		json_str(buf, "kind", window_kind(f->funcid, &w), true);
 		json_str(buf, "time", deparse(ts, w.relid), false);
 		json_int(buf, "precision_us", time_precision_us(ts), false);
 		json_int(buf, "size_us", const_interval_us(lsecond(f->args),
@@ -540,6 +548,39 @@ describe(Query *q, StringInfo buf)
 	json_str(buf, "where",
 			 q->jointree->quals ? deparse(q->jointree->quals, w.relid) : NULL, false);
 	appendStringInfoChar(buf, '}');
+}
+
+/*
+ * streamforge.session(ts, gap) is the session window call.
+ * streamforge.session(name, gap) is already the window constructor, and
+ * the extension keeps one function per name (an overload would make
+ * session('g', NULL) ambiguous, 42725): so every two-argument call named
+ * streamforge.session or session in the query is renamed, in the raw parse
+ * tree, to the marker streamforge_internal.session_window(timestamptz,
+ * interval) before analysis (outside the GROUP BY, the checks then refuse
+ * it by name).
+ */
+static bool
+rename_session_calls(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncCall))
+	{
+		FuncCall   *fc = (FuncCall *) node;
+		const char *name = NULL;
+
+		if (list_length(fc->funcname) == 2 &&
+			strcmp(strVal(linitial(fc->funcname)), "streamforge") == 0)
+			name = strVal(lsecond(fc->funcname));
+		else if (list_length(fc->funcname) == 1)
+			name = strVal(linitial(fc->funcname));
+		if (name != NULL && strcmp(name, "session") == 0 &&
+			list_length(fc->args) == 2)
+			fc->funcname = list_make2(makeString("streamforge_internal"),
+									  makeString("session_window"));
+	}
+	return raw_expression_tree_walker(node, rename_session_calls, context);
 }
 
 /*
@@ -564,6 +605,7 @@ sf_aggregate_plan(PG_FUNCTION_ARGS)
 	stmt = linitial_node(RawStmt, raw);
 	if (!IsA(stmt->stmt, SelectStmt))
 		refuse("only a SELECT query is supported");
+	rename_session_calls(stmt->stmt, NULL);
 	q = parse_analyze_fixedparams(stmt, sql, NULL, 0, NULL);
 
 	/* deparse with only pg_catalog visible: everything else qualified */
@@ -618,7 +660,7 @@ sf_window_marker(PG_FUNCTION_ARGS)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("streamforge.hop() and streamforge.session() can only be used in the query of streamforge.create_aggregate()")));
+			 errmsg("streamforge.hop() and streamforge.session(ts, gap) can only be used in the GROUP BY of the query of streamforge.create_aggregate()")));
 	PG_RETURN_NULL();
 }
 
