@@ -128,6 +128,8 @@ CREATE TABLE streamforge.aggregate (
     spec jsonb NOT NULL,
     created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
+COMMENT ON TABLE streamforge.aggregate IS
+    'the aggregates made by create_aggregate: query, table, views, time unit (read them through streamforge.aggregates)';
 SELECT pg_catalog.pg_extension_config_dump('streamforge.aggregate', '');
 REVOKE ALL ON streamforge.aggregate FROM PUBLIC;
 
@@ -414,7 +416,8 @@ BEGIN
                   DETAIL = 'Pipelines emit updates; read the rows whose final column is true for final values.';
     END IF;
     IF out_of_orderness IS NOT NULL AND out_of_orderness <> interval '0' THEN
-        -- WIRE #26: pass out_of_orderness to create_pipeline (in units)
+        -- WIRE #26: pass out_of_orderness to create_pipeline, in units (and
+        -- include interval_us(out_of_orderness) in the gcd of unit_us below)
         RAISE EXCEPTION 'out_of_orderness is not available in this build'
             USING ERRCODE = '0A000',
                   DETAIL = 'Report progress with streamforge.advance_ts() or advance_to_now().';
@@ -450,7 +453,18 @@ BEGIN
     END IF;
     unit := make_interval(secs => unit_us / 1000000.0);
 
-    -- the measure: one expression for every aggregate but count(*)
+    -- the measure: one expression for every aggregate but count(*).
+    -- ISSUE 27 (docs/aggregates.md of /work/wt/agg), the small addition
+    -- for several measures: name each distinct argument expression (m1,
+    -- m2, ...), pass create_pipeline(..., measures => ARRAY['m1', ...],
+    -- aggregates => ARRAY['count', 'sum(m1) AS revenue', 'avg(m2) AS
+    -- latency', ...]) and the expressions to attach() (which then needs a
+    -- measures form, append_measures being planned there), and put
+    -- 'column': 'aggregates' in each aggregate of the spec, for which
+    -- aggregate_register_internal reads (r.aggregates ->> name)::type
+    -- instead of r.count/r.sum/r.min/r.max/r.avg.  The refusals below of a
+    -- second expression and of a non-integer one go; the nullable
+    -- expression rule stays (a measure is one non-NULL bigint per event).
     FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
               ORDER BY e.ordinality
     LOOP
