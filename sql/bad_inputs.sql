@@ -163,7 +163,27 @@ INSERT INTO catalogue VALUES
 (272, 'create_pipeline: negative time_unit, with an interval window', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed_interval('m', interval '1 minute')], time_unit => interval '-1 second')$$, '22023'),
 (273, 'create_pipeline: negative time_unit, bigint windows', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed('m', 60)], time_unit => interval '-1 second')$$, '22023'),
 (274, 'append_batch: NULL partition in an event', $$SELECT * FROM streamforge.append_batch('bad', ARRAY[ROW(NULL, 'x', 'k', 1, 1)::streamforge.event])$$, '22004'),
-(275, 'ingest_batch: NULL partition in a delivery', $$SELECT * FROM streamforge.ingest_batch('bad', ARRAY[ROW(NULL, 2, 'x', 'k', 1, 1)::streamforge.delivery])$$, '22004');
+(275, 'ingest_batch: NULL partition in a delivery', $$SELECT * FROM streamforge.ingest_batch('bad', ARRAY[ROW(NULL, 2, 'x', 'k', 1, 1)::streamforge.delivery])$$, '22004'),
+(430, 'create_aggregate: NULL query', $$SELECT streamforge.create_aggregate('bad_agg', NULL)$$, '22004'),
+(431, 'create_aggregate: NULL name', $$SELECT streamforge.create_aggregate(NULL, 'SELECT count(*) FROM streamforge.pipeline GROUP BY streamforge.tumble(now(), ''1 minute'')')$$, '22004'),
+(432, 'create_aggregate: the extension''s own table streamforge.pipeline', $$SELECT streamforge.create_aggregate('bad_agg', 'SELECT count(*) FROM streamforge.pipeline GROUP BY streamforge.tumble(now(), ''1 minute'')')$$, '0A000'),
+(433, 'create_aggregate: not a SELECT', $$SELECT streamforge.create_aggregate('bad_agg', 'DELETE FROM bad_checkpoint')$$, '0A000'),
+(434, 'create_aggregate: unknown emit mode', $$SELECT streamforge.create_aggregate('bad_agg', 'SELECT count(*) FROM streamforge.pipeline GROUP BY streamforge.tumble(now(), ''1 minute'')', emit => 'often')$$, '22023'),
+(435, 'create_aggregate: NULL emit mode', $$SELECT streamforge.create_aggregate('bad_agg', 'SELECT count(*) FROM streamforge.pipeline GROUP BY streamforge.tumble(now(), ''1 minute'')', emit => NULL)$$, '22004'),
+(436, 'create_aggregate: negative lateness', $$SELECT streamforge.create_aggregate('bad_agg', 'SELECT count(*) FROM streamforge.pipeline GROUP BY streamforge.tumble(now(), ''1 minute'')', lateness => interval '-1 second')$$, '22023'),
+(437, 'create_aggregate: NULL lateness', $$SELECT streamforge.create_aggregate('bad_agg', 'SELECT count(*) FROM streamforge.pipeline GROUP BY streamforge.tumble(now(), ''1 minute'')', lateness => NULL)$$, '22004'),
+(438, 'create_aggregate: name of an existing pipeline', $$SELECT streamforge.create_aggregate('bad', 'SELECT count(*) FROM streamforge.pipeline GROUP BY streamforge.tumble(now(), ''1 minute'')')$$, '42710'),
+(439, 'create_aggregate: name of 59 bytes (its views need 5 more)', $$SELECT streamforge.create_aggregate(repeat('n', 59), 'SELECT count(*) FROM streamforge.pipeline GROUP BY streamforge.tumble(now(), ''1 minute'')')$$, '22023'),
+(440, 'create_aggregate: a table without primary key and no event_id', $$SELECT streamforge.create_aggregate('bad_agg', 'SELECT count(*) FROM bad_checkpoint GROUP BY streamforge.tumble(now(), ''1 minute'')')$$, '22023'),
+(441, 'create_aggregate: window of a month', $$SELECT streamforge.create_aggregate('bad_agg', 'SELECT count(*) FROM bad_checkpoint GROUP BY streamforge.tumble(now(), ''1 month'')')$$, '22023'),
+(442, 'drop_aggregate: NULL', $$SELECT streamforge.drop_aggregate(NULL)$$, '22004'),
+(443, 'drop_aggregate: a pipeline that is not an aggregate', $$SELECT streamforge.drop_aggregate('bad')$$, '42704'),
+(444, 'alter_aggregate: a pipeline that is not an aggregate', $$SELECT streamforge.alter_aggregate('bad', lateness => interval '1 second')$$, '42704'),
+(445, 'tumble: window of size 0', $$SELECT streamforge.tumble(now(), interval '0 seconds')$$, '22023'),
+(446, 'hop: called outside create_aggregate', $$SELECT streamforge.hop(now(), interval '1 minute', interval '1 second')$$, '0A000'),
+(447, 'aggregate_key_part (internal): a malformed key', $$SELECT streamforge_internal.aggregate_key_part('{', 1)$$, '22P02'),
+(448, 'aggregate_time (internal): past the range of timestamptz', $$SELECT streamforge_internal.aggregate_time(9223372036854775807, 1000)$$, '22008'),
+(449, 'aggregate_register (internal): a forged spec naming no type', $$SELECT streamforge_internal.aggregate_register('bad', 'public', 'v', 'bad_checkpoint', 'q', 1, '{"window": "tumble", "keys": [{"part": 1, "name": "k", "type": "nosuchtype"}]}')$$, '42704');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

@@ -23,6 +23,12 @@
 -- value, the pipeline's id, the numbers of the columns the expressions
 -- read and those columns' names and types at attach time.
 --
+-- An attachment may have a filter (0.3.0, issue 29; create_aggregate's
+-- WHERE): a boolean expression over the row, the tenth argument of the
+-- triggers (an attachment without one has nine, as before).  Rows for
+-- which it is not true are not ingested; an update that changes whether a
+-- row matches is refused like one that changes a mapped value.
+--
 -- Identity: an attachment is bound to its pipeline's id (never reused;
 -- pg_dump carries ids over), not to its name.  drop_pipeline detaches
 -- first (src/api/define.c calls drop_attachments below as the extension's
@@ -59,6 +65,20 @@
 -- standard_conforming_strings, transform_null_equals), so that a retried
 -- insert maps to the same events whatever the inserting session's settings.
 -- Not timezone_abbreviations: setting it reads its file, at every call.
+
+-- attach() and attach_create_triggers() gained a filter in 0.3.0: the
+-- update from 0.2.0 drops their old signatures (nothing depends on them),
+-- so that a call with the old arguments is not ambiguous.
+DO $drop_old$
+BEGIN
+    IF pg_catalog.to_regprocedure('streamforge.attach(text, pg_catalog.regclass, text, text, text, text, text)') IS NOT NULL THEN
+        DROP FUNCTION streamforge.attach(text, pg_catalog.regclass, text, text, text, text, text);
+    END IF;
+    IF pg_catalog.to_regprocedure('streamforge_internal.attach_create_triggers(text, bigint, pg_catalog.regclass, text, text, text, text, text)') IS NOT NULL THEN
+        DROP FUNCTION streamforge_internal.attach_create_triggers(text, bigint, pg_catalog.regclass, text, text, text, text, text);
+    END IF;
+END
+$drop_old$;
 
 -- The trigger name of an attachment of pipeline to a table.
 CREATE OR REPLACE FUNCTION streamforge_internal.attach_trigger_name(pipeline text)
@@ -157,11 +177,11 @@ DECLARE
     now_columns text;
     table_owner name;
 BEGIN
-    IF n OPERATOR(pg_catalog.<>) ALL (ARRAY[6, 9])
+    IF n OPERATOR(pg_catalog.<>) ALL (ARRAY[6, 9, 10])
        OR trigger_name OPERATOR(pg_catalog.<>)
           (streamforge_internal.attach_trigger_name(args[1])::pg_catalog.text
            OPERATOR(pg_catalog.||) CASE WHEN for_insert THEN '' ELSE '_update' END)::pg_catalog.name
-       OR (n OPERATOR(pg_catalog.=) 9
+       OR (n OPERATOR(pg_catalog.>=) 9
            AND (args[7] OPERATOR(pg_catalog.!~) '^[0-9]{1,18}$'
                 OR args[8] OPERATOR(pg_catalog.!~) '^[{][0-9,]*[}]$')) THEN
         RAISE EXCEPTION 'trigger "%" on table % was not made by streamforge.attach()', trigger_name, source
@@ -245,8 +265,10 @@ BEGIN
     -- a cursor: exactly one query, whatever the expressions contain
     FOR n IN EXECUTE pg_catalog.format(
         'SELECT pg_catalog.count(*) FROM streamforge.append_batch($1, '
-        'ARRAY(SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM new_rows))',
-        TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5])
+        'ARRAY(SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM new_rows%s))',
+        TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5],
+        CASE WHEN TG_NARGS OPERATOR(pg_catalog.>=) 10
+             THEN pg_catalog.format(' WHERE (%s)', TG_ARGV[9]) ELSE '' END)
         USING TG_ARGV[0]
     LOOP
     END LOOP;
@@ -289,11 +311,24 @@ BEGIN
     END IF;
     PERFORM streamforge_internal.attach_check(TG_RELID, TG_NAME,
                                               ARRAY(SELECT pg_catalog.unnest(TG_ARGV)), false);
-    q := pg_catalog.format('SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event::pg_catalog.text '
+    -- with a filter, a row that does not match is no event (NULL)
+    q := pg_catalog.format('SELECT CASE WHEN %s THEN ROW(%s, %s, %s, %s, %s)::streamforge.event::pg_catalog.text END '
                            'FROM (SELECT ($1).*) AS new_rows',
+                           CASE WHEN TG_NARGS OPERATOR(pg_catalog.>=) 10
+                                THEN pg_catalog.format('COALESCE((%s), false)', TG_ARGV[9])
+                                ELSE 'true' END,
                            TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5]);
     FOR o IN EXECUTE q USING OLD LOOP END LOOP;
     FOR n IN EXECUTE q USING NEW LOOP END LOOP;
+    IF (o IS NULL) OPERATOR(pg_catalog.<>) (n IS NULL) THEN
+        RAISE EXCEPTION 'cannot change whether a row of table % matches the filter of pipeline "%"',
+                        TG_RELID::pg_catalog.regclass, TG_ARGV[0]
+            USING ERRCODE = '0A000',
+                  DETAIL = pg_catalog.format('The filter is %s; the row %s it before the update and %s after.',
+                                             TG_ARGV[9], CASE WHEN o IS NULL THEN 'did not match' ELSE 'matched' END,
+                                             CASE WHEN n IS NULL THEN 'would not' ELSE 'would' END),
+                  HINT = 'Insert a new row instead.';
+    END IF;
     IF o IS DISTINCT FROM n THEN
         RAISE EXCEPTION 'cannot change an event of table % attached to pipeline "%"',
                         TG_RELID::pg_catalog.regclass, TG_ARGV[0]
@@ -316,7 +351,8 @@ COMMENT ON FUNCTION streamforge_internal.attached_update() IS
 -- check themselves (attach_check).
 CREATE OR REPLACE FUNCTION streamforge_internal.attach_create_triggers(
     pipeline text, pipeline_id bigint, source regclass, p_expr text,
-    id_expr text, key_expr text, time_expr text, value_expr text)
+    id_expr text, key_expr text, time_expr text, value_expr text,
+    filter_expr text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -341,8 +377,9 @@ DECLARE
 BEGIN
     BEGIN
         EXECUTE pg_catalog.format('CREATE TEMPORARY VIEW streamforge_attach_probe AS '
-                                  'SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event AS e FROM %s AS new_rows',
-                                  p_expr, id_expr, key_expr, time_expr, value_expr, source);
+                                  'SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event AS e, (%s) AS f FROM %s AS new_rows',
+                                  p_expr, id_expr, key_expr, time_expr, value_expr,
+                                  COALESCE(filter_expr, 'true'), source);
         probe := 'pg_temp.streamforge_attach_probe'::pg_catalog.regclass;
         SELECT pg_catalog.array_agg(DISTINCT d.refobjsubid::pg_catalog.int2 ORDER BY d.refobjsubid::pg_catalog.int2)
           INTO attnums
@@ -381,7 +418,9 @@ BEGIN
     args := pg_catalog.format('%L, %L, %L, %L, %L, %L, %L, %L, %L', pipeline, p_expr,
                               id_expr, key_expr, time_expr, value_expr,
                               pipeline_id::pg_catalog.text, attnums::pg_catalog.text,
-                              streamforge_internal.attach_columns(source, attnums));
+                              streamforge_internal.attach_columns(source, attnums))
+            OPERATOR(pg_catalog.||) CASE WHEN filter_expr IS NULL THEN ''
+                                         ELSE pg_catalog.format(', %L', filter_expr) END;
     EXECUTE pg_catalog.format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows '
                               'FOR EACH STATEMENT EXECUTE FUNCTION streamforge_internal.attached_insert(%s)',
                               tg, source, args);
@@ -393,7 +432,7 @@ BEGIN
                               args);
 END
 $$;
-COMMENT ON FUNCTION streamforge_internal.attach_create_triggers(text, bigint, regclass, text, text, text, text, text) IS
+COMMENT ON FUNCTION streamforge_internal.attach_create_triggers(text, bigint, regclass, text, text, text, text, text, text) IS
     'creates the triggers of an attachment (internal helper)';
 
 -- attach(pipeline, source, event_id, key, event_time, value, partition):
@@ -403,9 +442,11 @@ COMMENT ON FUNCTION streamforge_internal.attach_create_triggers(text, bigint, re
 -- defaults to the pipeline's only partition.  event_time may be an
 -- integer (in the pipeline's units) or a timestamptz, timestamp (read as
 -- UTC) or date when the pipeline has a time unit; value an integer.
+-- filter (0.3.0): a boolean expression; rows for which it is not true are
+-- not ingested.
 CREATE OR REPLACE FUNCTION streamforge.attach(pipeline text, source regclass,
     event_id text, key text, event_time text, value text DEFAULT '1',
-    partition text DEFAULT NULL)
+    partition text DEFAULT NULL, filter text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -532,16 +573,26 @@ BEGIN
     END IF;
     value_expr := pg_catalog.format('(%s)::pg_catalog.int8', value);
 
+    IF filter IS NOT NULL THEN
+        typ := streamforge_internal.attach_expr_type(source, filter);
+        IF typ OPERATOR(pg_catalog.<>) 'boolean'::pg_catalog.regtype THEN
+            RAISE EXCEPTION 'filter must be a boolean expression'
+                USING ERRCODE = '42804',
+                      DETAIL = pg_catalog.format('The expression %s is of type %s.', filter, typ);
+        END IF;
+    END IF;
+
     -- the whole row must evaluate (no row is read)
-    EXECUTE pg_catalog.format('SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM %s AS new_rows LIMIT 0',
-                              p_expr, id_expr, key_expr, time_expr, value_expr, source);
+    EXECUTE pg_catalog.format('SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM %s AS new_rows WHERE (%s) LIMIT 0',
+                              p_expr, id_expr, key_expr, time_expr, value_expr, source,
+                              COALESCE(filter, 'true'));
 
     PERFORM streamforge_internal.attach_create_triggers(pipeline,
         streamforge_internal.pipeline_id(pipeline), source, p_expr, id_expr,
-        key_expr, time_expr, value_expr);
+        key_expr, time_expr, value_expr, filter);
 END
 $$;
-COMMENT ON FUNCTION streamforge.attach(text, regclass, text, text, text, text, text) IS
+COMMENT ON FUNCTION streamforge.attach(text, regclass, text, text, text, text, text, text) IS
     'ingests every row inserted into a table as an event of a pipeline';
 
 -- detach(pipeline, source): drops the triggers of attach().  Needs
@@ -625,7 +676,8 @@ SELECT t.tgrelid::pg_catalog.regclass AS source,
        a.args[6] AS value,
        t.tgname AS trigger_name,
        CASE WHEN a.args[7] OPERATOR(pg_catalog.~) '^[0-9]{1,18}$'
-            THEN a.args[7]::pg_catalog.int8 END AS pipeline_id
+            THEN a.args[7]::pg_catalog.int8 END AS pipeline_id,
+       a.args[10] AS filter
   FROM pg_catalog.pg_trigger AS t,
        LATERAL (SELECT streamforge_internal.trigger_args(t.tgargs) AS args) AS a
  WHERE t.tgfoid OPERATOR(pg_catalog.=) 'streamforge_internal.attached_insert()'::pg_catalog.regprocedure;

@@ -5,6 +5,21 @@
 -- The pipelines, in one view
 -- ----------------------------------------------------------------
 
+-- The defining query of a pipeline made by create_aggregate (NULL for
+-- others), for pipeline_info; plpgsql, so that the update from 0.2.0 can create it
+-- before streamforge.aggregates (65_aggregates.sql, issue 29) exists.
+CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_query(pipeline text)
+RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT a.query FROM streamforge.aggregates AS a WHERE a.name = pipeline);
+END
+$$;
+COMMENT ON FUNCTION streamforge_internal.pipeline_query(text) IS
+    'the query of an aggregate, NULL for another pipeline (internal helper of pipeline_info)';
+
 -- One row per pipeline the current user may read: its definition (windows
 -- in readable form, in name order), outputs, the counters of stats(), the
 -- watermark and the idle partitions.  The view runs as its owner (the
@@ -36,7 +51,8 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
        ARRAY(SELECT t.partition FROM streamforge.partitions(v.name) AS t
               WHERE t.idle ORDER BY t.partition) AS idle_partitions,
        s.deliveries, s.accepted, s.duplicate_ids, s.late_events,
-       s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows
+       s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows,
+       streamforge_internal.pipeline_query(v.name) AS query
   FROM (SELECT p.name, p.owner, a.privilege, p.partitions, p.windows,
                p.lateness, p.retention, p.time_unit
           FROM streamforge.pipeline AS p,

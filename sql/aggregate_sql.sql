@@ -1,0 +1,202 @@
+-- create_aggregate (issue 29): a pipeline, an attachment and typed views
+-- from a GROUP BY query over a table.
+SET client_min_messages = warning;
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, MDY';
+CREATE TABLE clicks (id bigserial PRIMARY KEY, page text NOT NULL,
+                     country text NOT NULL, status text NOT NULL,
+                     amount integer NOT NULL, note text,
+                     clicked_at timestamptz NOT NULL);
+
+SELECT streamforge.create_aggregate('clicks_per_minute', $$
+    SELECT page, country, count(*) AS clicks, sum(amount) AS revenue,
+           avg(amount) AS mean, min(amount) AS least, max(amount) AS most
+      FROM clicks
+     WHERE status = 'ok'
+     GROUP BY page, country, streamforge.tumble(clicked_at, interval '1 minute')
+$$, lateness => interval '30 seconds');
+
+-- the pipeline: one fixed window, lateness and unit from the intervals
+-- (a timestamptz column has microseconds), the results output, the query
+SELECT name, partitions, windows, lateness, time_unit, changelog, results,
+       query IS NOT NULL AS has_query
+  FROM streamforge.pipeline_info;
+SELECT name, source, view_schema, view_name FROM streamforge.aggregates;
+-- the attachment: event_id from the primary key, a composite key, the
+-- WHERE as its filter
+SELECT source, pipeline, partition, event_id, key, event_time, value, filter
+  FROM streamforge.attachments;
+-- the view: GROUP BY columns with their types, window bounds as
+-- timestamptz, each aggregate with its SQL type, final
+\d clicks_per_minute
+\d clicks_per_minute_live
+\d clicks_per_minute_late
+
+INSERT INTO clicks (page, country, status, amount, clicked_at) VALUES
+    ('/home', 'FR', 'ok', 10, '2026-11-30 12:00:05+00'),
+    ('/home', 'FR', 'ok', 20, '2026-11-30 12:00:41+00'),
+    ('/home', 'DE', 'ok', 5, '2026-11-30 12:00:42+00'),
+    ('/home', 'FR', 'error', 1000, '2026-11-30 12:00:43+00'),
+    ('/docs', 'FR', 'ok', 7, '2026-11-30 12:01:02+00');
+-- the row of status 'error' was neither ingested nor remembered
+SELECT deliveries, accepted, remembered_identities
+  FROM streamforge.stats('clicks_per_minute');
+-- open buckets
+SELECT * FROM clicks_per_minute_live ORDER BY page, country, window_start;
+-- nothing emitted yet
+SELECT count(*) FROM clicks_per_minute;
+SELECT count(*) FROM streamforge.advance_ts('clicks_per_minute', 'default',
+                                            '2026-11-30 12:01:10+00');
+SELECT * FROM clicks_per_minute ORDER BY page, country, window_start;
+-- a correction within the lateness, and a late row past it
+INSERT INTO clicks (page, country, status, amount, clicked_at) VALUES
+    ('/home', 'FR', 'ok', 3, '2026-11-30 12:00:59+00');
+SELECT count(*) FROM streamforge.advance_ts('clicks_per_minute', 'default',
+                                            '2026-11-30 12:01:31+00');
+INSERT INTO clicks (page, country, status, amount, clicked_at) VALUES
+    ('/home', 'DE', 'ok', 4, '2026-11-30 12:00:50+00');
+-- [12:00, 12:01) is final once the watermark passes 12:01:30
+SELECT page, country, window_start, clicks, revenue, final
+  FROM clicks_per_minute ORDER BY page, country, window_start;
+SELECT late_seq, page, country, event_time, value, watermark, event_id
+  FROM clicks_per_minute_late;
+
+-- key and time filters are index conditions of the aggregate's index
+EXPLAIN (COSTS OFF) SELECT * FROM clicks_per_minute
+ WHERE page = '/home' AND window_start >= now() - interval '1 hour';
+EXPLAIN (COSTS OFF) SELECT * FROM clicks_per_minute
+ WHERE page = '/home' AND country = 'FR';
+SELECT pg_catalog.pg_get_indexdef(i.indexrelid) FROM pg_catalog.pg_index AS i
+ WHERE i.indrelid = 'streamforge.results'::regclass
+   AND i.indexrelid::regclass::text LIKE 'streamforge.results_aggregate_%';
+
+-- updates: a column the mappings and the filter do not read is free; a
+-- mapped one, or one that changes whether the row matches, is refused
+UPDATE clicks SET note = 'checked' WHERE page = '/docs';
+\set VERBOSITY terse
+UPDATE clicks SET amount = 8 WHERE page = '/docs';
+UPDATE clicks SET status = 'error' WHERE page = '/docs';
+UPDATE clicks SET status = 'ok' WHERE status = 'error';
+-- an update between two values that both fail the filter passes: the row
+-- is no event
+UPDATE clicks SET status = 'failed' WHERE status = 'error';
+\set VERBOSITY default
+SELECT status, count(*) FROM clicks GROUP BY status ORDER BY status;
+
+-- alter_aggregate: lateness and retention in the aggregate's unit
+SELECT streamforge.alter_aggregate('clicks_per_minute', lateness => interval '20 seconds',
+                                   retention => interval '1 hour', emit => 'update');
+SELECT lateness, retention FROM streamforge.pipeline_info WHERE name = 'clicks_per_minute';
+SELECT page, country, window_start, final
+  FROM clicks_per_minute ORDER BY page, country, window_start;
+\set VERBOSITY terse
+-- the emit mode of issue 25
+SELECT streamforge.alter_aggregate('clicks_per_minute', emit => 'final');
+\set VERBOSITY default
+
+-- hop and session windows, keys that are expressions or integers, no key,
+-- count(x) of a nullable expression (its NULL rows are filtered out), an
+-- event id and a partition named by the caller, a timestamp column
+CREATE TABLE readings (sensor integer NOT NULL, site text NOT NULL,
+                       serial text NOT NULL, v integer, gw text NOT NULL,
+                       at timestamp(0) NOT NULL);
+SELECT streamforge.create_aggregate('readings_hop', $$
+    SELECT sensor, lower(site) AS site, count(v) AS n, sum(v) AS total
+      FROM readings
+     GROUP BY sensor, lower(site), streamforge.hop(at, interval '10 minutes', interval '5 minutes')
+$$, event_id => 'serial', partition => 'gw', partitions => ARRAY['gw1', 'gw2']);
+SELECT streamforge.create_aggregate('readings_session', $$
+    SELECT max(sensor) AS peak FROM readings
+     GROUP BY streamforge.session(at, interval '2 minutes')
+$$, event_id => 'serial', partition => 'gw', partitions => ARRAY['gw1', 'gw2'],
+    lateness => interval '1 hour');
+SELECT name, partitions, windows, lateness, time_unit
+  FROM streamforge.pipeline_info WHERE name LIKE 'readings%' ORDER BY name;
+SELECT pipeline, partition, key, event_time, value, filter
+  FROM streamforge.attachments WHERE pipeline LIKE 'readings%' ORDER BY pipeline;
+\d readings_hop
+INSERT INTO readings VALUES
+    (1, 'Paris', 'r1', 10, 'gw1', '2026-11-30 12:01:00'),
+    (1, 'PARIS', 'r2', NULL, 'gw1', '2026-11-30 12:02:00'),
+    (2, 'Lyon', 'r3', 7, 'gw2', '2026-11-30 12:06:00'),
+    (1, 'paris', 'r4', 1, 'gw2', '2026-11-30 12:07:00');
+SELECT count(*) FROM streamforge.advance_ts('readings_hop', 'gw1', '2026-11-30 13:00:00+00');
+SELECT count(*) FROM streamforge.advance_ts('readings_hop', 'gw2', '2026-11-30 13:00:00+00');
+SELECT * FROM readings_hop ORDER BY sensor, site, window_start;
+SELECT * FROM readings_session_live ORDER BY window_start;
+
+-- privileges
+CREATE ROLE regress_sf_agg_owner;
+CREATE ROLE regress_sf_agg_reader;
+CREATE ROLE regress_sf_agg_other;
+GRANT CREATE ON SCHEMA public TO regress_sf_agg_owner;
+GRANT USAGE ON SCHEMA streamforge TO regress_sf_agg_owner, regress_sf_agg_reader,
+    regress_sf_agg_other;
+CREATE TABLE secret (id bigint PRIMARY KEY, grp text NOT NULL, at timestamptz NOT NULL);
+ALTER TABLE secret OWNER TO regress_sf_agg_owner;
+CREATE TABLE open_t (id bigint PRIMARY KEY, grp text NOT NULL, at timestamptz NOT NULL);
+GRANT SELECT ON open_t TO regress_sf_agg_other;
+SET ROLE regress_sf_agg_other;
+\set VERBOSITY terse
+-- no SELECT on the table: refused before anything is made
+SELECT streamforge.create_aggregate('stolen', $$
+    SELECT grp, count(*) AS n FROM secret GROUP BY grp, streamforge.tumble(at, '1 hour')$$);
+-- SELECT but not owner: attach() refuses (its triggers run code at every insert)
+SELECT streamforge.create_aggregate('borrowed', $$
+    SELECT grp, count(*) AS n FROM open_t GROUP BY grp, streamforge.tumble(at, '1 hour')$$);
+\set VERBOSITY default
+SET ROLE regress_sf_agg_owner;
+SELECT streamforge.create_aggregate('secret_hourly', $$
+    SELECT grp, count(*) AS n FROM secret GROUP BY grp, streamforge.tumble(at, '1 hour')$$);
+INSERT INTO secret VALUES (1, 'a', '2026-11-30 12:00:00+00'), (2, 'b', '2026-11-30 12:30:00+00');
+SELECT count(*) FROM streamforge.advance_ts('secret_hourly', 'default', '2026-11-30 13:00:00+00');
+SELECT grp, window_start, n FROM secret_hourly ORDER BY grp;
+-- the views belong to the extension's owner, readable by the pipeline's readers
+SELECT c.relname, c.relowner = (SELECT e.extowner FROM pg_extension AS e
+                                 WHERE e.extname = 'streamforge') AS extension_owns
+  FROM pg_class AS c WHERE c.relname LIKE 'secret_hourly%' ORDER BY c.relname;
+SET ROLE regress_sf_agg_reader;
+\set VERBOSITY terse
+SELECT grp, n FROM secret_hourly;
+SELECT grp, n FROM secret_hourly_live;
+SELECT count(*) FROM secret;
+\set VERBOSITY default
+SET ROLE regress_sf_agg_owner;
+SELECT streamforge.grant('secret_hourly', 'regress_sf_agg_reader', 'read');
+SET ROLE regress_sf_agg_reader;
+SELECT grp, n FROM secret_hourly ORDER BY grp;
+SELECT grp, n FROM secret_hourly_live ORDER BY grp;
+\set VERBOSITY terse
+SELECT streamforge.drop_aggregate('secret_hourly');
+\set VERBOSITY default
+SET ROLE regress_sf_agg_owner;
+SELECT streamforge.drop_aggregate('secret_hourly');
+RESET ROLE;
+
+-- drop_aggregate: views, attachment, pipeline and index go
+SELECT streamforge.drop_aggregate('clicks_per_minute');
+SELECT streamforge.drop_aggregate('readings_hop');
+SELECT streamforge.drop_aggregate('readings_session');
+SELECT count(*) AS views FROM pg_class WHERE relname LIKE 'clicks_per_minute%' OR relname LIKE 'readings_%';
+SELECT count(*) AS attachments FROM streamforge.attachments;
+SELECT count(*) AS pipelines FROM streamforge.pipeline;
+SELECT count(*) AS indexes FROM pg_class WHERE relname LIKE 'results_aggregate_%';
+-- inserts go on without the pipeline
+INSERT INTO clicks (page, country, status, amount, clicked_at) VALUES
+    ('/home', 'FR', 'ok', 1, '2026-11-30 13:00:00+00');
+\set VERBOSITY terse
+-- a pipeline that is not an aggregate
+SELECT streamforge.create_pipeline('plain', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
+SELECT streamforge.drop_aggregate('plain');
+SELECT streamforge.alter_aggregate('plain', lateness => interval '1 second');
+SELECT streamforge.drop_aggregate('nope');
+\set VERBOSITY default
+SELECT streamforge.drop_pipeline('plain');
+
+DROP TABLE secret, open_t;
+REVOKE CREATE ON SCHEMA public FROM regress_sf_agg_owner;
+REVOKE USAGE ON SCHEMA streamforge FROM regress_sf_agg_owner, regress_sf_agg_reader,
+    regress_sf_agg_other;
+DROP ROLE regress_sf_agg_owner;
+DROP ROLE regress_sf_agg_reader;
+DROP ROLE regress_sf_agg_other;

@@ -1,0 +1,766 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggregate_sql.c
+ *	  The query of streamforge.create_aggregate(): parsed and analyzed by
+ *	  PostgreSQL's own parser, checked, and described for the SQL that
+ *	  builds the pipeline (sql/install/65_aggregates.sql).
+ *
+ * streamforge_internal.aggregate_plan(query text) runs raw_parser() and
+ * parse_analyze_fixedparams() on the query, in the caller's search_path
+ * (so that "FROM clicks" means the table the caller means), then walks the
+ * Query tree:
+ *
+ *   - exactly one SELECT, over exactly one plain table (no join, subquery,
+ *     function, CTE, set operation, DISTINCT, HAVING, ORDER BY, LIMIT,
+ *     window function, grouping set, sublink, locking clause, TABLESAMPLE);
+ *   - a GROUP BY of expressions of the table and of exactly one window
+ *     call: streamforge.tumble(ts, size), hop(ts, size, slide) or
+ *     session(ts, gap), with constant intervals;
+ *   - a select list of GROUP BY expressions, the window call and
+ *     aggregates of the supported set (count(*), count(x), sum, min, max,
+ *     avg) over expressions of the table;
+ *   - an optional WHERE; no volatile function anywhere.
+ *
+ * Anything else is 0A000 with a message naming the construct.  The caller
+ * must have SELECT on the columns the query reads (ExecCheckRTPerms, as
+ * the query itself would be checked).
+ *
+ * The result is a jsonb document: the table, the window (kind, time
+ * expression, sizes in microseconds, the time column's precision), the
+ * keys (expression, column name, type), the aggregates (function, argument
+ * expression, alias, SQL result type) and the WHERE.  Expressions are
+ * deparsed by ruleutils with search_path = pg_catalog, pg_temp, so that
+ * every name outside pg_catalog comes out qualified: the attachment's
+ * trigger functions evaluate them with that search_path.
+ *
+ * The mapping to the engine (one measure per pipeline today) is decided in
+ * SQL, in streamforge_internal.aggregate_create (65_aggregates.sql); this
+ * file only describes the query, so that more measures (issue 27) need no
+ * change here.
+ *
+ * Memory: everything is palloc'd in the caller's context; nothing is kept
+ * across calls.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/aggregate_sql.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "common/int.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/analyze.h"
+#include "parser/parse_func.h"
+#include "parser/parser.h"
+#include "parser/parsetree.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "api/api.h"
+
+/* the Unix epoch in PostgreSQL's microseconds since 2000-01-01 */
+#define SF_UNIX_EPOCH_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+/* A refusal of a construct of the query */
+#define refuse(...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED), \
+			 errmsg(__VA_ARGS__), \
+			 errhint("streamforge.create_aggregate() takes a SELECT of GROUP BY columns and aggregates over one table, grouped by one of streamforge.tumble(), hop() or session().")))
+
+typedef struct AggWalk
+{
+	Oid			relid;
+	Oid			tumble_oid;
+	Oid			hop_oid;
+	Oid			session_oid;
+	const char *where;			/* what is being walked, for messages */
+} AggWalk;
+
+/* The oid of <schema>.<name>(argtypes), InvalidOid if none */
+static Oid
+marker_oid(const char *schema, const char *name, int nargs, Oid *argtypes)
+{
+	List	   *names = list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name)));
+
+	return LookupFuncName(names, nargs, argtypes, true);
+}
+
+/* The kind of a window call: tumble, hop or session */
+static const char *
+window_kind(Oid funcid, const AggWalk *w)
+{
+	return funcid == w->tumble_oid ? "tumble" :
+		funcid == w->hop_oid ? "hop" : "session";
+}
+
+static bool
+is_window_call(Node *node, const AggWalk *w)
+{
+	FuncExpr   *f;
+
+	if (node == NULL || !IsA(node, FuncExpr))
+		return false;
+	f = (FuncExpr *) node;
+	return f->funcid == w->tumble_oid || f->funcid == w->hop_oid ||
+		f->funcid == w->session_oid;
+}
+
+/*
+ * Refuses what no expression of the query may contain: sublinks, volatile
+ * functions, system columns, other relations' columns, window calls
+ * outside the GROUP BY, aggregates where none belongs.  Returns false to
+ * continue the walk.
+ */
+static bool
+check_expr_walker(Node *node, AggWalk *w)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		if (v->varattno <= 0)
+			refuse("system columns and whole-row references are not supported in %s", w->where);
+		return false;
+	}
+	if (IsA(node, SubLink))
+		refuse("subqueries are not supported in %s", w->where);
+	if (IsA(node, Aggref))
+		refuse("aggregates are not supported in %s", w->where);
+	if (IsA(node, WindowFunc))
+		refuse("window functions (OVER) are not supported in %s", w->where);
+	if (IsA(node, GroupingFunc))
+		refuse("GROUPING() is not supported in %s", w->where);
+	if (IsA(node, Param))
+		refuse("parameters are not supported in %s", w->where);
+	if (IsA(node, NextValueExpr))
+		refuse("sequence values are not supported in %s", w->where);
+	if (is_window_call(node, w))
+		refuse("streamforge.%s() is supported only as an item of GROUP BY",
+			   window_kind(((FuncExpr *) node)->funcid, w));
+	return expression_tree_walker(node, check_expr_walker, (void *) w);
+}
+
+static void
+check_expr(Node *node, AggWalk *w, const char *where)
+{
+	w->where = where;
+	check_expr_walker(node, w);
+	if (contain_volatile_functions(node))
+		refuse("volatile functions are not supported in %s", where);
+}
+
+/* Deparses an expression over the table */
+static char *
+deparse(Node *node, Oid relid)
+{
+	List	   *ctx = deparse_context_for(get_rel_name(relid), relid);
+
+	return deparse_expression(node, ctx, false, false);
+}
+
+/* An interval constant as microseconds, refusing what is not one */
+static int64
+const_interval_us(Node *node, const char *what)
+{
+	Const	   *c;
+	Interval   *iv;
+
+	node = eval_const_expressions(NULL, node);
+	if (!IsA(node, Const) || ((Const *) node)->consttype != INTERVALOID)
+		refuse("the %s of the window must be a constant interval", what);
+	c = (Const *) node;
+	if (c->constisnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the %s of the window must not be null", what)));
+	iv = DatumGetIntervalP(c->constvalue);
+	if (iv->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the %s of the window must not contain months or years", what)));
+	if (iv->day > PG_INT64_MAX / USECS_PER_DAY ||
+		iv->day < PG_INT64_MIN / USECS_PER_DAY ||
+		pg_add_s64_overflow((int64) iv->day * USECS_PER_DAY, iv->time, &(int64){0}))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the %s of the window is out of range", what)));
+	return (int64) iv->day * USECS_PER_DAY + iv->time;
+}
+
+/*
+ * The precision of the time argument, in microseconds: a column of type
+ * date is whole days, timestamp(p) and timestamptz(p) 10^(6-p)
+ * microseconds; anything else 1.
+ */
+static int64
+time_precision_us(Node *node)
+{
+	int64		us = 1;
+	int			p;
+
+	/* look through the implicit cast to timestamptz */
+	while (IsA(node, FuncExpr) &&
+		   ((FuncExpr *) node)->funcformat == COERCE_IMPLICIT_CAST &&
+		   list_length(((FuncExpr *) node)->args) == 1)
+		node = linitial(((FuncExpr *) node)->args);
+	if (!IsA(node, Var))
+		return 1;
+	if (((Var *) node)->vartype == DATEOID)
+		return USECS_PER_DAY;
+	if (((Var *) node)->vartype != TIMESTAMPOID &&
+		((Var *) node)->vartype != TIMESTAMPTZOID)
+		return 1;
+	p = ((Var *) node)->vartypmod;
+	if (p < 0 || p >= 6)
+		return 1;
+	for (; p < 6; p++)
+		us *= 10;
+	return us;
+}
+
+static void
+json_key(StringInfo buf, const char *key, bool first)
+{
+	if (!first)
+		appendStringInfoString(buf, ", ");
+	escape_json(buf, key);
+	appendStringInfoString(buf, ": ");
+}
+
+static void
+json_str(StringInfo buf, const char *key, const char *value, bool first)
+{
+	json_key(buf, key, first);
+	if (value == NULL)
+		appendStringInfoString(buf, "null");
+	else
+		escape_json(buf, value);
+}
+
+static void
+json_int(StringInfo buf, const char *key, int64 value, bool first)
+{
+	json_key(buf, key, first);
+	appendStringInfo(buf, INT64_FORMAT, value);
+}
+
+/* Whether a column of the table is NOT NULL */
+static bool
+column_not_null(Oid relid, AttrNumber attnum)
+{
+	HeapTuple	tp = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
+									 Int16GetDatum(attnum));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tp))
+	{
+		result = ((Form_pg_attribute) GETSTRUCT(tp))->attnotnull;
+		ReleaseSysCache(tp);
+	}
+	return result;
+}
+
+/*
+ * Whether row-level security is enabled on the table: its attachment would
+ * ingest every row, whatever the policies let the views' readers see.
+ */
+static bool
+table_has_row_security(Oid relid)
+{
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tp))
+	{
+		result = ((Form_pg_class) GETSTRUCT(tp))->relrowsecurity;
+		ReleaseSysCache(tp);
+	}
+	return result;
+}
+
+/* The name of an aggregate of the supported set, NULL for any other */
+static const char *
+supported_aggregate(Aggref *a)
+{
+	char	   *name = get_func_name(a->aggfnoid);
+	Oid			nsp = get_func_namespace(a->aggfnoid);
+
+	if (nsp != PG_CATALOG_NAMESPACE || name == NULL)
+		return NULL;
+	if (strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
+		strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
+		strcmp(name, "avg") == 0)
+		return name;
+	return NULL;
+}
+
+/* The aggregate's argument, checked; NULL for count(*) */
+static Node *
+aggregate_argument(Aggref *a, AggWalk *w, const char *name)
+{
+	TargetEntry *arg;
+
+	if (a->aggdistinct != NIL)
+		refuse("DISTINCT in aggregate %s() is not supported", name);
+	if (a->aggorder != NIL)
+		refuse("ORDER BY in aggregate %s() is not supported", name);
+	if (a->aggfilter != NULL)
+		refuse("FILTER in aggregate %s() is not supported", name);
+	if (a->aggkind != AGGKIND_NORMAL || a->aggdirectargs != NIL)
+		refuse("ordered-set aggregate %s() is not supported", name);
+	if (a->aggstar)
+		return NULL;
+	if (list_length(a->args) != 1)
+		refuse("aggregate %s() with %d arguments is not supported", name,
+			   list_length(a->args));
+	arg = linitial_node(TargetEntry, a->args);
+	check_expr((Node *) arg->expr, w, "the argument of an aggregate");
+	return (Node *) arg->expr;
+}
+
+/* Describes the checked query as JSON into buf */
+static void
+describe(Query *q, StringInfo buf)
+{
+	AggWalk		w = {0};
+	RangeTblEntry *rte;
+	ListCell   *lc;
+	Node	   *window = NULL;
+	Index		window_ref = 0;
+	StringInfoData keys;
+	StringInfoData aggs;
+	bool		first_key = true;
+	bool		first_agg = true;
+	Oid			tz_iv[3] = {TIMESTAMPTZOID, INTERVALOID, INTERVALOID};
+
+	w.tumble_oid = marker_oid("streamforge", "tumble", 2, tz_iv);
+	w.hop_oid = marker_oid("streamforge", "hop", 3, tz_iv);
+	w.session_oid = marker_oid("streamforge_internal", "session_window", 2, tz_iv);
+
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
+		refuse("only a SELECT query is supported");
+	if (q->cteList != NIL)
+		refuse("WITH is not supported");
+	if (q->setOperations != NULL)
+		refuse("UNION, INTERSECT and EXCEPT are not supported");
+	if (q->distinctClause != NIL)
+		refuse("DISTINCT is not supported");
+	if (q->havingQual != NULL)
+		refuse("HAVING is not supported");
+	if (q->sortClause != NIL)
+		refuse("ORDER BY is not supported");
+	if (q->limitCount != NULL || q->limitOffset != NULL)
+		refuse("LIMIT and OFFSET are not supported");
+	if (q->hasWindowFuncs)
+		refuse("window functions (OVER) are not supported");
+	if (q->groupingSets != NIL)
+		refuse("GROUPING SETS, ROLLUP and CUBE are not supported");
+	if (q->hasSubLinks)
+		refuse("subqueries are not supported");
+	if (q->rowMarks != NIL)
+		refuse("FOR UPDATE and FOR SHARE are not supported");
+	if (q->hasTargetSRFs)
+		refuse("set-returning functions are not supported");
+	if (q->jointree == NULL || list_length(q->jointree->fromlist) != 1 ||
+		list_length(q->rtable) != 1)
+		refuse("the query must read exactly one table: joins and lists of tables are not supported");
+	rte = linitial_node(RangeTblEntry, q->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		refuse("the query must read a table: %s in FROM is not supported",
+			   rte->rtekind == RTE_SUBQUERY ? "a subquery" :
+			   rte->rtekind == RTE_FUNCTION ? "a function" :
+			   rte->rtekind == RTE_VALUES ? "VALUES" : "this item");
+	if (rte->tablesample != NULL)
+		refuse("TABLESAMPLE is not supported");
+	if (!rte->inh)
+		refuse("ONLY is not supported");
+	if (rte->relkind != RELKIND_RELATION)
+		refuse("the query must read a plain table: \"%s\" is a %s",
+			   get_rel_name(rte->relid),
+			   rte->relkind == RELKIND_VIEW ? "view" :
+			   rte->relkind == RELKIND_MATVIEW ? "materialized view" :
+			   rte->relkind == RELKIND_FOREIGN_TABLE ? "foreign table" :
+			   rte->relkind == RELKIND_PARTITIONED_TABLE ? "partitioned table" :
+			   "relation of another kind");
+	w.relid = rte->relid;
+	if (table_has_row_security(w.relid))
+		refuse("table \"%s\" has row-level security, which is not supported",
+			   get_rel_name(w.relid));
+
+	/* the caller must be able to read what the query reads */
+	ExecCheckRTPerms(q->rtable, true);
+
+	if (q->groupClause == NIL)
+		refuse("the query must have a GROUP BY with one of streamforge.tumble(), hop() or session()");
+
+	/* GROUP BY: one window call, other expressions are keys */
+	initStringInfo(&keys);
+	foreach(lc, q->groupClause)
+	{
+		SortGroupClause *g = lfirst_node(SortGroupClause, lc);
+		TargetEntry *te = get_sortgroupclause_tle(g, q->targetList);
+		Node	   *e = (Node *) te->expr;
+		Oid			typ = exprType(e);
+		int32		typmod = exprTypmod(e);
+
+		if (is_window_call(e, &w))
+		{
+			if (window != NULL)
+				refuse("more than one window call in GROUP BY is not supported");
+			window = e;
+			window_ref = g->tleSortGroupRef;
+			continue;
+		}
+		check_expr(e, &w, "GROUP BY");
+		appendStringInfoString(&keys, first_key ? "{" : ", {");
+		json_str(&keys, "expr", deparse(e, w.relid), true);
+		json_str(&keys, "name", te->resjunk ? NULL : te->resname, false);
+		json_str(&keys, "type", format_type_with_typemod(typ, typmod), false);
+		json_str(&keys, "collation",
+				 OidIsValid(exprCollation(e)) ?
+				 generate_collation_name(exprCollation(e)) : NULL, false);
+		json_key(&keys, "immutable_input", false);
+		/* a key column whose text input is immutable can be indexed */
+		appendStringInfoString(&keys,
+							   (typ == TEXTOID || typ == VARCHAROID ||
+								typ == BPCHAROID || typ == NAMEOID ||
+								typ == INT2OID || typ == INT4OID ||
+								typ == INT8OID || typ == BOOLOID ||
+								typ == UUIDOID || typ == NUMERICOID)
+							   ? "true" : "false");
+		appendStringInfoChar(&keys, '}');
+		first_key = false;
+	}
+	if (window == NULL)
+		refuse("the GROUP BY must contain one of streamforge.tumble(), hop() or session()");
+
+	/* the select list: keys, the window call, aggregates */
+	initStringInfo(&aggs);
+	foreach(lc, q->targetList)
+	{
+		TargetEntry *te = lfirst_node(TargetEntry, lc);
+		Node	   *e = (Node *) te->expr;
+		Aggref	   *a;
+		const char *name;
+		Node	   *arg;
+
+		if (te->resjunk)
+			continue;
+		if (te->ressortgroupref != 0)
+		{
+			if (te->ressortgroupref == window_ref)
+				refuse("the window call in the select list is not supported: the view has window_start and window_end");
+			continue;			/* a key */
+		}
+		if (!IsA(e, Aggref))
+			refuse("select list item \"%s\" must be a GROUP BY expression or an aggregate",
+				   te->resname ? te->resname : "?column?");
+		a = (Aggref *) e;
+		name = supported_aggregate(a);
+		if (name == NULL)
+			refuse("aggregate %s is not supported",
+				   format_procedure(a->aggfnoid));
+		arg = aggregate_argument(a, &w, name);
+		if (strcmp(te->resname, "window_start") == 0 ||
+			strcmp(te->resname, "window_end") == 0 ||
+			strcmp(te->resname, "final") == 0)
+			refuse("an aggregate named \"%s\" is not supported: the view has a column of that name",
+				   te->resname);
+		appendStringInfoString(&aggs, first_agg ? "{" : ", {");
+		json_str(&aggs, "func", name, true);
+		json_str(&aggs, "arg", arg ? deparse(arg, w.relid) : NULL, false);
+		json_str(&aggs, "arg_type", arg ? format_type_be(exprType(arg)) : NULL, false);
+		json_key(&aggs, "arg_not_null", false);
+		appendStringInfoString(&aggs,
+							   (arg == NULL ||
+								(IsA(arg, Const) && !((Const *) arg)->constisnull) ||
+								(IsA(arg, Var) &&
+								 column_not_null(w.relid, ((Var *) arg)->varattno)))
+							   ? "true" : "false");
+		json_str(&aggs, "name", te->resname, false);
+		json_str(&aggs, "type", format_type_be(a->aggtype), false);
+		appendStringInfoChar(&aggs, '}');
+		first_agg = false;
+	}
+	if (first_agg)
+		refuse("the select list must contain at least one aggregate");
+
+	if (q->jointree->quals != NULL)
+		check_expr(q->jointree->quals, &w, "WHERE");
+
+	appendStringInfoChar(buf, '{');
+	json_int(buf, "relid", w.relid, true);
+	json_str(buf, "relation",
+			 quote_qualified_identifier(get_namespace_name(get_rel_namespace(w.relid)),
+										get_rel_name(w.relid)), false);
+	json_key(buf, "window", false);
+	{
+		FuncExpr   *f = (FuncExpr *) window;
+		Node	   *ts = linitial(f->args);
+
+		check_expr(ts, &w, "the time argument of the window");
+		appendStringInfoChar(buf, '{');
+		json_str(buf, "kind", window_kind(f->funcid, &w), true);
+		json_str(buf, "time", deparse(ts, w.relid), false);
+		json_int(buf, "precision_us", time_precision_us(ts), false);
+		json_int(buf, "size_us", const_interval_us(lsecond(f->args),
+												   f->funcid == w.session_oid ? "gap" : "size"),
+				 false);
+		if (f->funcid == w.hop_oid)
+			json_int(buf, "slide_us", const_interval_us(lthird(f->args), "slide"), false);
+		appendStringInfoChar(buf, '}');
+	}
+	json_key(buf, "keys", false);
+	appendStringInfo(buf, "[%s]", keys.data);
+	json_key(buf, "aggregates", false);
+	appendStringInfo(buf, "[%s]", aggs.data);
+	json_str(buf, "where",
+			 q->jointree->quals ? deparse(q->jointree->quals, w.relid) : NULL, false);
+	appendStringInfoChar(buf, '}');
+}
+
+/*
+ * streamforge.session(ts, gap) is the session window call.
+ * streamforge.session(name, gap) is already the window constructor, and
+ * the extension keeps one function per name (an overload would make
+ * session('g', NULL) ambiguous, 42725): so every two-argument call named
+ * streamforge.session or session in the query is renamed, in the raw parse
+ * tree, to the marker streamforge_internal.session_window(timestamptz,
+ * interval) before analysis (outside the GROUP BY, the checks then refuse
+ * it by name).
+ */
+static bool
+rename_session_calls(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncCall))
+	{
+		FuncCall   *fc = (FuncCall *) node;
+		const char *name = NULL;
+
+		if (list_length(fc->funcname) == 2 &&
+			strcmp(strVal(linitial(fc->funcname)), "streamforge") == 0)
+			name = strVal(lsecond(fc->funcname));
+		else if (list_length(fc->funcname) == 1)
+			name = strVal(linitial(fc->funcname));
+		if (name != NULL && strcmp(name, "session") == 0 &&
+			list_length(fc->args) == 2)
+			fc->funcname = list_make2(makeString("streamforge_internal"),
+									  makeString("session_window"));
+	}
+	return raw_expression_tree_walker(node, rename_session_calls, context);
+}
+
+/*
+ * aggregate_plan(query text) returns jsonb: the query checked and
+ * described (see the top of the file).
+ */
+PG_FUNCTION_INFO_V1(sf_aggregate_plan);
+
+Datum
+sf_aggregate_plan(PG_FUNCTION_ARGS)
+{
+	char	   *sql = sf_arg_text(fcinfo, 0, "query");
+	List	   *raw;
+	RawStmt    *stmt;
+	Query	   *q;
+	StringInfoData buf;
+	int			nest;
+
+	raw = raw_parser(sql, RAW_PARSE_DEFAULT);
+	if (list_length(raw) != 1)
+		refuse("the query must be exactly one statement, not %d", list_length(raw));
+	stmt = linitial_node(RawStmt, raw);
+	if (!IsA(stmt->stmt, SelectStmt))
+		refuse("only a SELECT query is supported");
+	rename_session_calls(stmt->stmt, NULL);
+	q = parse_analyze_fixedparams(stmt, sql, NULL, 0, NULL);
+
+	/* deparse with only pg_catalog visible: everything else qualified */
+	nest = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	initStringInfo(&buf);
+	describe(q, &buf);
+	AtEOXact_GUC(true, nest);
+
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/*
+ * The window markers: streamforge.tumble(ts, size) is the start of the
+ * fixed window of ts (date_bin from the Unix epoch), so that the query
+ * also runs as a plain query; hop() and session() have no single value
+ * and are meaningful only in create_aggregate's query.
+ */
+PG_FUNCTION_INFO_V1(sf_tumble);
+
+Datum
+sf_tumble(PG_FUNCTION_ARGS)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+	int64		size = const_interval_us((Node *) makeConst(INTERVALOID, -1, InvalidOid, 16,
+															PG_GETARG_DATUM(1), false, false),
+										 "size");
+	int64		t;
+	int64		start;
+
+	if (size <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the size of the window must be greater than zero")));
+	if (TIMESTAMP_NOT_FINITE(ts))
+		PG_RETURN_TIMESTAMPTZ(ts);
+	/* microseconds since the Unix epoch */
+	if (pg_add_s64_overflow(ts, SF_UNIX_EPOCH_US, &t))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range")));
+	start = t - ((t % size) + size) % size;
+	PG_RETURN_TIMESTAMPTZ(start - SF_UNIX_EPOCH_US);
+}
+
+PG_FUNCTION_INFO_V1(sf_window_marker);
+
+Datum
+sf_window_marker(PG_FUNCTION_ARGS)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("streamforge.hop() and streamforge.session(ts, gap) can only be used in the GROUP BY of the query of streamforge.create_aggregate()")));
+	PG_RETURN_NULL();
+}
+
+/*
+ * aggregate_register(pipeline, view_schema, ...): the views, the registry
+ * row and its index, made by aggregate_register_internal as the
+ * extension's owner (65_aggregates.sql) once the caller is known to have
+ * admin on the pipeline and CREATE on the schema of the views.
+ */
+PG_FUNCTION_INFO_V1(sf_aggregate_register);
+
+Datum
+sf_aggregate_register(PG_FUNCTION_ARGS)
+{
+	char	   *schema = sf_arg_text(fcinfo, 1, "view schema");
+	Oid			nsp = get_namespace_oid(schema, false);
+	AclResult	aclresult;
+
+	aclresult = pg_namespace_aclcheck(nsp, GetUserId(), ACL_CREATE);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_SCHEMA, schema);
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.aggregate_register_internal("
+							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
+							"pg_catalog.regclass, pg_catalog.text, pg_catalog.int8, "
+							"pg_catalog.jsonb)");
+}
+
+/* aggregate_unregister(pipeline): admin; drops the views and the row */
+PG_FUNCTION_INFO_V1(sf_aggregate_unregister);
+
+Datum
+sf_aggregate_unregister(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.aggregate_unregister_internal(pg_catalog.text)");
+}
+
+/*
+ * aggregate_key_part(key, i): part i (1-based) of a key made by an
+ * aggregate's attachment, the text of a text[] (ARRAY[e1::text, ...]);
+ * NULL for a NULL part.  Immutable (text[]'s input of text elements is),
+ * so that the views' key columns can be indexed.
+ */
+PG_FUNCTION_INFO_V1(sf_aggregate_key_part);
+
+Datum
+sf_aggregate_key_part(PG_FUNCTION_ARGS)
+{
+	char	   *key = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		i = PG_GETARG_INT32(1);
+	ArrayType  *a;
+	FmgrInfo   *in;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	in = (FmgrInfo *) fcinfo->flinfo->fn_extra;
+	/* text[]'s input function, looked up once per call site */
+	if (in == NULL)
+	{
+		in = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FmgrInfo));
+		fmgr_info_cxt(F_ARRAY_IN, in, fcinfo->flinfo->fn_mcxt);
+		fcinfo->flinfo->fn_extra = in;
+	}
+	a = DatumGetArrayTypeP(InputFunctionCall(in, key, TEXTOID, -1));
+	if (ARR_NDIM(a) > 1)
+		PG_RETURN_NULL();
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (i < 1 || i > n || nulls[i - 1])
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(elems[i - 1]);
+}
+
+/*
+ * aggregate_time(t, unit_us): units since the Unix epoch as a timestamptz,
+ * immutable and exact (22008 for a time timestamptz cannot hold), for the
+ * views' window_start and window_end and their index.
+ */
+PG_FUNCTION_INFO_V1(sf_aggregate_time);
+
+Datum
+sf_aggregate_time(PG_FUNCTION_ARGS)
+{
+	int64		t = PG_GETARG_INT64(0);
+	int64		unit_us = PG_GETARG_INT64(1);
+	int64		us;
+	TimestampTz result;
+
+	if (unit_us <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time unit must be greater than zero")));
+	if (pg_mul_s64_overflow(t, unit_us, &us) ||
+		pg_sub_s64_overflow(us, SF_UNIX_EPOCH_US, &result) ||
+		!IS_VALID_TIMESTAMP(result))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("Time " INT64_FORMAT " in units of " INT64_FORMAT " microseconds is outside the range of timestamptz.",
+						   t, unit_us)));
+	PG_RETURN_TIMESTAMPTZ(result);
+}

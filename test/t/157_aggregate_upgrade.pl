@@ -1,0 +1,165 @@
+# An aggregate in a database updated from 0.1.0 through 0.2.0 to 0.3.0
+# (issue 29): a database made at release 0.1.0 (built from its commit by
+# scripts/test.sh, passed in SF_RELEASE_INSTALL) is updated to 0.2.0, where
+# a table is attached to a pipeline with attach() of 0.2.0, then to 0.3.0.
+# attach() has its one new signature (the update dropped the old one), the
+# attachment of 0.2.0 goes on ingesting, and create_aggregate over the same
+# table adds a second attachment, with its filter, whose views equal a plain
+# GROUP BY; a dump of the updated database restores the aggregate with its
+# index.  Without SF_RELEASE_INSTALL the test fails with the reason: it
+# never skips.
+use strict;
+use warnings;
+
+use File::Copy qw(copy);
+use File::Path qw(make_path rmtree);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $release = $ENV{SF_RELEASE_VERSION} // '0.1.0';
+my $old_install = $ENV{SF_RELEASE_INSTALL} // '';
+if ($old_install eq '' || !-x "$old_install/bin/postgres")
+{
+	my $why = $ENV{SF_RELEASE_ERROR} || (
+		$old_install eq ''
+		? 'SF_RELEASE_INSTALL is not set (run this test through scripts/test.sh, which builds the release)'
+		: "SF_RELEASE_INSTALL=$old_install holds no PostgreSQL installation");
+	fail("release $release is installed for the upgrade test");
+	diag($why);
+	done_testing();
+	exit 1;
+}
+
+my $new_version = `pg_config --sharedir`;
+chomp $new_version;
+my $new_share = $new_version;
+my $new_lib = `pg_config --pkglibdir`;
+chomp $new_lib;
+open my $cf, '<', "$new_share/extension/streamforge.control"
+  or die "no streamforge.control in $new_share/extension: $!";
+($new_version) = map { /^default_version\s*=\s*'([^']*)'/ ? $1 : () } <$cf>;
+close $cf;
+isnt($new_version, $release, "the new version ($new_version) is not the release");
+
+# ------------------------------------------------------------------
+# The installation that gets the package upgrade: a copy of the release's
+# private tree, so that the release build stays as it was.
+# ------------------------------------------------------------------
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+my $pkgroot = "$tmp/pkg";
+my ($old_share) = `$old_install/bin/pg_config --sharedir` =~ /(.*)/;
+# The tree keeps the system's layout: .../usr/lib/postgresql/15 and
+# .../usr/share/postgresql/15 under one prefix.
+my ($prefix, $libsuffix) = $old_install =~ m{^(.*)(/usr/lib/postgresql/[^/]+)$}
+  or die "unexpected layout of $old_install";
+my ($sharesuffix) = $old_share =~ m{^\Q$prefix\E(/.*)$}
+  or die "unexpected layout of $old_share";
+make_path("$pkgroot/usr/lib/postgresql", "$pkgroot/usr/share/postgresql");
+system('cp', '-a', $old_install, "$pkgroot$libsuffix") == 0 or die "cp failed";
+system('cp', '-a', $old_share, "$pkgroot$sharesuffix") == 0 or die "cp failed";
+my $install = "$pkgroot$libsuffix";
+my $ext_dir = "$pkgroot$sharesuffix/extension";
+my $lib_dir = `$install/bin/pg_config --pkglibdir`;
+chomp $lib_dir;
+
+ok(-f "$ext_dir/streamforge--$release.sql",
+	"the release's install script is installed");
+
+# The package upgrade as dpkg performs it.  The new package holds what
+# "make install" installs (debian/, scripts/package.sh); each of its files
+# is written beside its target and renamed over it (a backend that mapped
+# the old library keeps it, new ones load the new one), and the files of
+# the old package that the new one does not ship are removed.
+sub package_upgrade
+{
+	my $stage = "$tmp/stage";
+	my $testdir = $ENV{TESTDIR} // '.';
+	system("make -s -C '$testdir' PG_CONFIG=pg_config DESTDIR='$stage' install >'$tmp/stage.log' 2>&1") == 0
+	  or die "make install into $stage failed: see $tmp/stage.log";
+	my @new;
+	for my $pair ([ "$stage$new_share/extension", $ext_dir ], [ "$stage$new_lib", $lib_dir ])
+	{
+		my ($from, $to) = @$pair;
+		opendir my $d, $from or die "$from: $!";
+		push @new, map { [ "$from/$_", "$to/$_" ] } grep { -f "$from/$_" } readdir $d;
+		closedir $d;
+	}
+	my %shipped = map { $_->[1] => 1 } @new;
+	for my $f (@new)
+	{
+		copy($f->[0], "$f->[1].dpkg-new") or die "copy $f->[0]: $!";
+		chmod((stat $f->[0])[2] & 07777, "$f->[1].dpkg-new");
+		rename("$f->[1].dpkg-new", $f->[1]) or die "rename to $f->[1]: $!";
+	}
+	for my $dir ($ext_dir, $lib_dir)
+	{
+		opendir my $d, $dir or die $!;
+		unlink map { "$dir/$_" }
+		  grep { /^streamforge/ && -f "$dir/$_" && !$shipped{"$dir/$_"} } readdir $d;
+		closedir $d;
+	}
+	note('package upgrade installed: ' . join(' ', map { $_->[1] =~ s{.*/}{}r } @new));
+	return scalar @new;
+}
+
+
+my $node = PostgreSQL::Test::Cluster->new('aggregate_upgrade', install_path => $install);
+$node->init;
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION streamforge');
+ok(package_upgrade() >= 3, 'package upgrade: the new library and scripts are installed');
+$node->safe_psql('postgres', "ALTER EXTENSION streamforge UPDATE TO '0.2.0'");
+$node->safe_psql(
+	'postgres', q{
+SELECT streamforge.create_pipeline('pages', ARRAY['web'],
+    ARRAY[streamforge.fixed('w', 60)], time_unit => interval '1 second');
+CREATE TABLE visits (id bigserial PRIMARY KEY, page text NOT NULL, ok boolean NOT NULL,
+                     ms integer NOT NULL, at timestamptz NOT NULL);
+SELECT streamforge.attach('pages', 'visits', event_id => 'id', key => 'page', event_time => 'at');
+INSERT INTO visits (page, ok, ms, at) VALUES ('/a', true, 10, '2026-11-30 12:00:00+00'),
+                                             ('/b', false, 20, '2026-11-30 12:00:10+00');
+});
+
+$node->safe_psql('postgres', "ALTER EXTENSION streamforge UPDATE TO '0.3.0'");
+is( $node->safe_psql('postgres',
+		"SELECT pg_catalog.pg_get_function_identity_arguments(oid) FROM pg_proc WHERE proname = 'attach'"),
+	'pipeline text, source regclass, event_id text, key text, event_time text, value text, partition text, filter text',
+	'attach() has one signature, with the filter');
+$node->safe_psql(
+	'postgres', q{
+SELECT streamforge.create_aggregate('page_ms', $$
+    SELECT page, count(*) AS n, sum(ms) AS total_ms FROM visits WHERE ok
+     GROUP BY page, streamforge.tumble(at, interval '1 minute')
+$$);
+INSERT INTO visits (page, ok, ms, at) VALUES ('/a', true, 5, '2026-11-30 12:00:30+00'),
+                                             ('/b', false, 7, '2026-11-30 12:00:40+00'),
+                                             ('/b', true, 9, '2026-11-30 12:01:40+00');
+SELECT count(*) FROM streamforge.advance_ts('page_ms', 'default', '2026-11-30 12:05:00+00');
+});
+is( $node->safe_psql('postgres',
+		"SELECT key, count FROM streamforge.live_ts('pages') ORDER BY key, window_start"),
+	"/a|2\n/b|2\n/b|1", 'the attachment of 0.2.0 ingests every row');
+my $oracle = q{SELECT page, date_bin('1 minute', at, '1970-01-01+00'), count(*), sum(ms)
+  FROM visits WHERE ok AND id > 2 GROUP BY 1, 2 ORDER BY 1, 2};
+my $view = q{SELECT page, window_start, n, total_ms FROM page_ms ORDER BY 1, 2};
+is($node->safe_psql('postgres', $view), $node->safe_psql('postgres', $oracle),
+	'the aggregate made after the update equals a GROUP BY over the rows since');
+
+my $dump = $node->basedir . '/updated.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ],
+	'pg_dump of the updated database');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ],
+	'pg_restore of it');
+is($node->safe_psql('restored', $view), $node->safe_psql('postgres', $view),
+	'the restored aggregate has the same rows');
+like(
+	$node->safe_psql(
+		'restored', q{EXPLAIN (COSTS OFF) SELECT * FROM page_ms WHERE page = '/a'}),
+	qr/Index Scan using results_aggregate_/,
+	'and its index');
+
+$node->stop;
+done_testing();
