@@ -104,9 +104,10 @@ BEGIN
                AND (r.window_name, r.key, r.window_start, r.window_end)
                    OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end))
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq)
+                window_start, window_end, count, sum, min, max, seq, final)
         SELECT l.pipeline, l.window_name, l.key, l.window_start,
-               l.window_end, l.count, l.sum, l.min, l.max, l.seq
+               l.window_end, l.count, l.sum, l.min, l.max, l.seq,
+               l.op OPERATOR(pg_catalog.=) 'final'
           FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
                                     c.window_end) c.*
                   FROM streamforge.changelog AS c
@@ -117,15 +118,16 @@ BEGIN
                    AND c.seq OPERATOR(pg_catalog.<=) st.changes_emitted
                  ORDER BY c.window_name, c.key, c.window_start,
                           c.window_end, c.seq DESC) AS l
-         WHERE l.op OPERATOR(pg_catalog.=) 'upsert' AND cfg.changelog;
+         WHERE l.op OPERATOR(pg_catalog.<>) 'retract' AND cfg.changelog;
 
         -- no changelog row up to r: a finalized address gets the row it
         -- was finalized with; the others are visible() rows (below) or
         -- did not exist at r
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq)
+                window_start, window_end, count, sum, min, max, seq, final)
         SELECT resync_outputs_internal.pipeline, f.window_name, f.key,
-               f.window_start, f.window_end, f.count, f.sum, f.min, f.max, NULL
+               f.window_start, f.window_end, f.count, f.sum, f.min, f.max, NULL,
+               true
           FROM streamforge_internal.final_rows(resync_outputs_internal.pipeline,
                                                uw, uk, us, ue) AS f
          WHERE NOT EXISTS (
@@ -163,6 +165,25 @@ BEGIN
                        OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
         -- what results_retention dropped stays dropped
         PERFORM streamforge_internal.trim_results_internal(resync_outputs_internal.pipeline);
+        -- (0.3.0) the rows the restored state has finalized are final
+        UPDATE streamforge.results AS r SET final = true
+         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+           AND NOT r.final
+           AND r.window_end::pg_catalog.numeric OPERATOR(pg_catalog.+)
+               (SELECT p.lateness FROM streamforge.pipeline AS p
+                 WHERE p.name OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline)
+               OPERATOR(pg_catalog.<) streamforge.watermark(resync_outputs_internal.pipeline);
+    END IF;
+
+    -- (0.3.0) a new epoch, and one notification of it: the seq numbers
+    -- past the restored seq will be emitted again
+    IF cfg.pipeline IS NOT NULL THEN
+        UPDATE streamforge.output_config AS c
+           SET epoch = c.epoch OPERATOR(pg_catalog.+) 1
+         WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
+        IF cfg.notify THEN
+            PERFORM streamforge_internal.notify_changes(resync_outputs_internal.pipeline);
+        END IF;
     END IF;
 END
 $$;

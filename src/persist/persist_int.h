@@ -152,7 +152,7 @@ typedef struct SfPlanText
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[11];
+	Oid			argtypes[12];
 } SfPlanText;
 
 /* acl.c */
@@ -187,6 +187,13 @@ sf_check_lookup_name(const char *name)
 }
 
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
+
+/* notify.c */
+extern void sf_notify_changes(const char *name, int64 epoch, int64 seq,
+							  int64 late_seq);
+
+/* emit_store.c */
+extern void sf_emit_load(const char *name, int64 id, SfPipelineDef *def);
 extern void sf_def_datums(const SfPipelineDef *def, Datum *values);
 extern Datum sf_acl_array(const SfAcl *acl, SfPrivilege privilege);
 
