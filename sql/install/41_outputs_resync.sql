@@ -50,6 +50,7 @@ DECLARE
     uk text[];
     us bigint[];
     ue bigint[];
+    ep bigint;
 BEGIN
     IF pipeline IS NULL THEN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
@@ -64,6 +65,12 @@ BEGIN
     SELECT * INTO cfg FROM streamforge.output_config AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
     st := streamforge.stats(pipeline);
+    -- (0.3.0) a new epoch: the seq numbers past the restored seq will be
+    -- emitted again; the rows rebuilt below are written in it
+    UPDATE streamforge.output_config AS c
+       SET epoch = pg_catalog.nextval('streamforge.output_epoch_seq'::pg_catalog.regclass)
+     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+    RETURNING c.epoch INTO ep;
 
     IF coalesce(cfg.results, false) THEN
         -- the addresses to undo that the changelog has nothing for up to r
@@ -104,10 +111,10 @@ BEGIN
                AND (r.window_name, r.key, r.window_start, r.window_end)
                    OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end))
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq, final)
+                window_start, window_end, count, sum, min, max, seq, final, epoch)
         SELECT l.pipeline, l.window_name, l.key, l.window_start,
                l.window_end, l.count, l.sum, l.min, l.max, l.seq,
-               l.op OPERATOR(pg_catalog.=) 'final'
+               l.op OPERATOR(pg_catalog.=) 'final', l.epoch
           FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
                                     c.window_end) c.*
                   FROM streamforge.changelog AS c
@@ -124,10 +131,10 @@ BEGIN
         -- was finalized with; the others are visible() rows (below) or
         -- did not exist at r
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq, final)
+                window_start, window_end, count, sum, min, max, seq, final, epoch)
         SELECT resync_outputs_internal.pipeline, f.window_name, f.key,
                f.window_start, f.window_end, f.count, f.sum, f.min, f.max, NULL,
-               true
+               true, ep
           FROM streamforge_internal.final_rows(resync_outputs_internal.pipeline,
                                                uw, uk, us, ue) AS f
          WHERE NOT EXISTS (
@@ -154,9 +161,9 @@ BEGIN
            AND (r.count, r.sum, r.min, r.max)
                IS DISTINCT FROM (v.count, v.sum, v.min, v.max);
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq)
+                window_start, window_end, count, sum, min, max, seq, epoch)
         SELECT resync_outputs_internal.pipeline, v.window_name, v.key, v.window_start,
-               v.window_end, v.count, v.sum, v.min, v.max, NULL
+               v.window_end, v.count, v.sum, v.min, v.max, NULL, ep
           FROM streamforge.visible(resync_outputs_internal.pipeline) AS v
          WHERE NOT EXISTS (
                 SELECT 1 FROM streamforge.results AS r
@@ -175,15 +182,9 @@ BEGIN
                OPERATOR(pg_catalog.<) streamforge.watermark(resync_outputs_internal.pipeline);
     END IF;
 
-    -- (0.3.0) a new epoch, and one notification of it: the seq numbers
-    -- past the restored seq will be emitted again
-    IF cfg.pipeline IS NOT NULL THEN
-        UPDATE streamforge.output_config AS c
-           SET epoch = c.epoch OPERATOR(pg_catalog.+) 1
-         WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
-        IF cfg.notify THEN
-            PERFORM streamforge_internal.notify_changes(resync_outputs_internal.pipeline);
-        END IF;
+    -- (0.3.0) one notification of the new epoch
+    IF coalesce(cfg.notify, false) THEN
+        PERFORM streamforge_internal.notify_changes(resync_outputs_internal.pipeline);
     END IF;
 END
 $$;

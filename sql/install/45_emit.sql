@@ -71,13 +71,18 @@ CREATE INDEX results_open ON streamforge.results (pipeline, window_end)
 -- Epochs
 -- ----------------------------------------------------------------
 
--- The outputs' epoch: bumped by resync_outputs (so by restore), which may
--- rewind the changelog's seq numbers; carried by every changelog and
--- results row written and by every notification, so that a consumer that
--- sees an epoch other than its own knows to rebuild (docs/outputs.md).  A
--- pipeline whose outputs are turned on again after being off starts a new
--- epoch too (output_config_epoch below): what happened meanwhile is not
--- in the outputs.
+-- The outputs' epoch: a new one is taken by resync_outputs (so by
+-- restore), which may rewind the changelog's seq numbers, and when a
+-- pipeline's outputs are turned on (again: what happened while they were
+-- off is not in them).  It is carried by every changelog and results row
+-- written and by every notification, so that a consumer that sees an
+-- epoch other than its own knows to rebuild (docs/outputs.md, Epochs).
+-- Epochs come from one sequence, so a pipeline's epochs only grow and
+-- never repeat; 1 is the epoch of the outputs of 0.2.0.
+CREATE SEQUENCE streamforge.output_epoch_seq START WITH 2;
+SELECT pg_catalog.pg_extension_config_dump('streamforge.output_epoch_seq', '');
+REVOKE ALL ON SEQUENCE streamforge.output_epoch_seq FROM PUBLIC;
+
 ALTER TABLE streamforge.output_config ADD COLUMN epoch bigint NOT NULL DEFAULT 1;
 ALTER TABLE streamforge.changelog ADD COLUMN epoch bigint NOT NULL DEFAULT 1;
 ALTER TABLE streamforge.results ADD COLUMN epoch bigint NOT NULL DEFAULT 1;
@@ -88,10 +93,7 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    NEW.epoch := coalesce(
-        (SELECT pg_catalog.max(c.epoch) FROM streamforge.changelog AS c
-          WHERE c.pipeline OPERATOR(pg_catalog.=) NEW.pipeline), 0)
-        OPERATOR(pg_catalog.+) 1;
+    NEW.epoch := pg_catalog.nextval('streamforge.output_epoch_seq'::pg_catalog.regclass);
     RETURN NEW;
 END
 $$;
@@ -101,6 +103,29 @@ REVOKE ALL ON FUNCTION streamforge_internal.output_config_epoch() FROM PUBLIC;
 CREATE TRIGGER output_config_epoch
     BEFORE INSERT ON streamforge.output_config
     FOR EACH ROW EXECUTE FUNCTION streamforge_internal.output_config_epoch();
+
+-- The results rows configure_outputs copies from visible() when it turns
+-- results on are written in the outputs' epoch too (it copies them before
+-- it writes the configuration row that has the epoch)
+CREATE FUNCTION streamforge_internal.output_config_results_epoch()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NEW.results AND (TG_OP OPERATOR(pg_catalog.=) 'INSERT' OR NOT OLD.results) THEN
+        UPDATE streamforge.results AS r SET epoch = NEW.epoch
+         WHERE r.pipeline OPERATOR(pg_catalog.=) NEW.pipeline;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+REVOKE ALL ON FUNCTION streamforge_internal.output_config_results_epoch() FROM PUBLIC;
+
+CREATE TRIGGER output_config_results_epoch
+    AFTER INSERT OR UPDATE OF results ON streamforge.output_config
+    FOR EACH ROW EXECUTE FUNCTION streamforge_internal.output_config_results_epoch();
 
 -- The notification payload (src/persist/notify.c), for resync_outputs
 CREATE FUNCTION streamforge_internal.notify_changes(pipeline text)
