@@ -11,13 +11,7 @@
 -- Emit modes
 -- ----------------------------------------------------------------
 
--- A pipeline's emit mode: NULL for 'update' (the default, so that the row
--- of a pipeline that does not use emit modes is that of 0.2.0), else
--- 'update+final' or 'final' (src/persist/emit_store.c).
-ALTER TABLE streamforge.pipeline ADD COLUMN emit text COLLATE "C"
-    CONSTRAINT pipeline_emit_check
-    CHECK (emit OPERATOR(pg_catalog.=) ANY
-           (ARRAY['update+final'::pg_catalog.text, 'final'::pg_catalog.text]));
+-- (The emit mode's column of streamforge.pipeline is in 75_emit_column.sql.)
 
 -- create_pipeline gains emit (after time_unit, so that every call of 0.2.0
 -- means what it meant)
@@ -168,3 +162,85 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION streamforge.notify_channel(text) IS
 'the channel of the pipeline''s notifications and the id their payloads name it by (read)';
+
+-- ----------------------------------------------------------------
+-- Backfill (issue 25 item 7)
+-- ----------------------------------------------------------------
+
+-- Every finalized row the pipeline's remembered events still give
+-- (src/engine/final_rows.c, sf_derive_all_final_rows).  Internal.
+CREATE FUNCTION streamforge_internal.final_rows_all(pipeline text)
+RETURNS SETOF streamforge.result
+AS 'MODULE_PATHNAME', 'sf_final_rows_all'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION streamforge_internal.final_rows_all(text) FROM PUBLIC;
+
+-- configure_outputs gains backfill: with results on, the results table
+-- also gets the rows the pipeline finalized before, derived from its
+-- remembered events (final, seq NULL), besides the visible() rows the
+-- configuration copies.  Run as the extension's owner by
+-- configure_outputs (src/api/outputs.c) once it checked admin.
+CREATE FUNCTION streamforge_internal.configure_outputs_backfill(pipeline text,
+    changelog boolean, results boolean, late boolean, notify boolean,
+    results_retention boolean, backfill boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ep bigint;
+BEGIN
+    IF backfill IS NULL THEN
+        RAISE EXCEPTION 'output switches must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM streamforge_internal.configure_outputs_internal(pipeline, changelog,
+        results, late, notify, results_retention);
+    IF backfill AND results THEN
+        SELECT c.epoch INTO ep FROM streamforge.output_config AS c
+         WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs_backfill.pipeline;
+        INSERT INTO streamforge.results (pipeline, window_name, key,
+                window_start, window_end, count, sum, min, max, seq, final, epoch)
+        SELECT configure_outputs_backfill.pipeline, f.window_name, f.key,
+               f.window_start, f.window_end, f.count, f.sum, f.min, f.max, NULL,
+               true, ep
+          FROM streamforge_internal.final_rows_all(configure_outputs_backfill.pipeline) AS f
+         WHERE NOT EXISTS (
+                SELECT 1 FROM streamforge.results AS r
+                 WHERE r.pipeline OPERATOR(pg_catalog.=) configure_outputs_backfill.pipeline
+                   AND (r.window_name, r.key, r.window_start, r.window_end)
+                       OPERATOR(pg_catalog.=) (f.window_name, f.key, f.window_start, f.window_end));
+        IF results_retention THEN
+            PERFORM streamforge_internal.trim_results_internal(configure_outputs_backfill.pipeline);
+        END IF;
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.configure_outputs_backfill(text,
+    boolean, boolean, boolean, boolean, boolean, boolean) FROM PUBLIC;
+
+DROP FUNCTION streamforge.disable_outputs(text);
+DROP FUNCTION streamforge.configure_outputs(text, boolean, boolean, boolean,
+    boolean, boolean);
+CREATE FUNCTION streamforge.configure_outputs(pipeline text,
+    changelog boolean DEFAULT true, results boolean DEFAULT true,
+    late boolean DEFAULT true, notify boolean DEFAULT true,
+    results_retention boolean DEFAULT false, backfill boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_configure_outputs'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION streamforge.configure_outputs(text, boolean, boolean,
+    boolean, boolean, boolean, boolean) IS
+'Turn the pipeline''s durable outputs (changelog, results, late output, notifications) on or off; results_retention drops final results rows older than the retention horizon; backfill adds the rows finalized before, from the remembered events. Needs admin.';
+
+-- All outputs off: configure_outputs with every switch false.
+CREATE FUNCTION streamforge.disable_outputs(pipeline text)
+RETURNS void
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT streamforge.configure_outputs(pipeline, false, false, false, false, false);
+END;
+
+COMMENT ON FUNCTION streamforge.disable_outputs(text) IS
+'Turn every output of the pipeline off (configure_outputs with every switch false). Needs admin.';

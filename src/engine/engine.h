@@ -617,6 +617,8 @@ extern void sf_retention_forget(SfPipeline *p);
 /* final_rows.c: finalized rows rebuilt from the remembered events */
 extern int64 sf_derive_final_rows(SfPipeline *p, SfWanted *wanted, int n,
 								  SfRow **rows, SfPipeline **scratchp);
+extern int64 sf_derive_all_final_rows(SfPipeline *p, SfRow **rows,
+									  SfPipeline **scratchp);
 
 /* emit.c: emit modes */
 extern const char *sf_emit_mode_name(uint8 emit);
