@@ -182,6 +182,10 @@ BEGIN
                OPERATOR(pg_catalog.<) streamforge.watermark(resync_outputs_internal.pipeline);
     END IF;
 
+    -- (0.3.0) the timestamps of the rows rebuilt here
+    IF coalesce(cfg.results, false) THEN
+        PERFORM streamforge_internal.outputs_fill_ts(resync_outputs_internal.pipeline);
+    END IF;
     -- (0.3.0) one notification of the new epoch
     IF coalesce(cfg.notify, false) THEN
         PERFORM streamforge_internal.notify_changes(resync_outputs_internal.pipeline);

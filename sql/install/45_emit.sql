@@ -213,6 +213,9 @@ BEGIN
             PERFORM streamforge_internal.trim_results_internal(configure_outputs_backfill.pipeline);
         END IF;
     END IF;
+    IF results THEN
+        PERFORM streamforge_internal.outputs_fill_ts(configure_outputs_backfill.pipeline);
+    END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION streamforge_internal.configure_outputs_backfill(text,

@@ -62,3 +62,68 @@ END
 $$;
 COMMENT ON FUNCTION streamforge.results_ts(text, text, timestamptz, timestamptz) IS
     'the pipeline''s rows of streamforge.results with timestamp bounds, optionally of one key and within a time range';
+
+-- ----------------------------------------------------------------
+-- Timestamps end to end (issue 25 item 5; docs/outputs.md, Tables)
+-- ----------------------------------------------------------------
+
+-- For a pipeline with a time unit the outputs carry timestamps too,
+-- converted as the _ts reads convert (NULL without a time unit, and
+-- outside timestamptz's range): written by src/persist/sink.c with every
+-- row, and by results_fill_ts for the rows copied or derived in SQL.
+ALTER TABLE streamforge.changelog ADD COLUMN window_start_ts timestamptz,
+    ADD COLUMN window_end_ts timestamptz;
+ALTER TABLE streamforge.results ADD COLUMN window_start_ts timestamptz,
+    ADD COLUMN window_end_ts timestamptz;
+ALTER TABLE streamforge.late_output ADD COLUMN event_time_ts timestamptz;
+
+-- t in units of unit as timestamptz, NULL outside timestamptz's range
+CREATE FUNCTION streamforge_internal.units_to_time_or_null(t bigint, unit interval)
+RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT CASE WHEN t::pg_catalog.numeric OPERATOR(pg_catalog.*)
+                     streamforge_internal.unit_us(unit)::pg_catalog.numeric
+                     OPERATOR(pg_catalog.>=) (-210866803200000000)::pg_catalog.numeric
+                 AND t::pg_catalog.numeric OPERATOR(pg_catalog.*)
+                     streamforge_internal.unit_us(unit)::pg_catalog.numeric
+                     OPERATOR(pg_catalog.<) 9224318016000000000::pg_catalog.numeric
+                THEN streamforge.units_to_time(t, unit) END;
+END;
+
+-- Fill the timestamp columns of the pipeline's rows that lack them (rows
+-- copied from visible(), derived by resync_outputs or backfill, or written
+-- before 0.3.0).  Internal: run as the extension's owner.
+CREATE FUNCTION streamforge_internal.outputs_fill_ts(pipeline text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval;
+BEGIN
+    SELECT p.time_unit INTO unit FROM streamforge.pipeline AS p
+     WHERE p.name OPERATOR(pg_catalog.=) outputs_fill_ts.pipeline;
+    IF unit IS NULL THEN
+        RETURN;
+    END IF;
+    UPDATE streamforge.results AS r
+       SET window_start_ts = streamforge_internal.units_to_time_or_null(r.window_start, unit),
+           window_end_ts = streamforge_internal.units_to_time_or_null(r.window_end, unit)
+     WHERE r.pipeline OPERATOR(pg_catalog.=) outputs_fill_ts.pipeline
+       AND r.window_start_ts IS NULL;
+    UPDATE streamforge.changelog AS c
+       SET window_start_ts = streamforge_internal.units_to_time_or_null(c.window_start, unit),
+           window_end_ts = streamforge_internal.units_to_time_or_null(c.window_end, unit)
+     WHERE c.pipeline OPERATOR(pg_catalog.=) outputs_fill_ts.pipeline
+       AND c.window_start_ts IS NULL;
+    UPDATE streamforge.late_output AS l
+       SET event_time_ts = streamforge_internal.units_to_time_or_null(l.event_time, unit)
+     WHERE l.pipeline OPERATOR(pg_catalog.=) outputs_fill_ts.pipeline
+       AND l.event_time_ts IS NULL;
+END
+$$;
+
+REVOKE ALL ON FUNCTION streamforge_internal.units_to_time_or_null(bigint, interval),
+    streamforge_internal.outputs_fill_ts(text) FROM PUBLIC;

@@ -152,7 +152,7 @@ typedef struct SfPlanText
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[12];
+	Oid			argtypes[16];
 } SfPlanText;
 
 /* acl.c */
@@ -187,6 +187,10 @@ sf_check_lookup_name(const char *name)
 }
 
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
+
+/* sink_ts.c */
+extern Datum sf_ts_array(const int64 *times, int n, int64 unit_us,
+						 bool *isnull);
 
 /* notify.c */
 extern void sf_notify_changes(const char *name, int64 epoch, int64 seq,

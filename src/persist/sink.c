@@ -106,6 +106,7 @@ typedef struct SfSinkConfig
 	bool		results_retention;	/* trim results older than the horizon */
 	bool		has_epoch;		/* 0.3.0's tables: epochs, final rows */
 	int64		epoch;			/* the outputs' epoch (docs/outputs.md) */
+	int64		unit_us;		/* the pipeline's time unit, 0: none */
 	TransactionId xmin;			/* of the row version read */
 } SfSinkConfig;
 
@@ -129,6 +130,8 @@ typedef enum SfSinkPlanId
 	PLAN_CHANGELOG_PUT_EPOCH,
 	PLAN_RESULTS_PUT_EPOCH,
 	PLAN_RESULTS_FINALIZE,
+	PLAN_CONFIG_UNITS,
+	PLAN_LATE_PUT_TS,
 	NUM_SINK_PLANS
 } SfSinkPlanId;
 
@@ -224,27 +227,33 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	/* 0.3.0 (issue 25): with the epoch, and the final flag of results */
 	[PLAN_CHANGELOG_PUT_EPOCH] = {
 		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
-		"key, window_start, window_end, count, sum, min, max, epoch) "
+		"key, window_start, window_end, count, sum, min, max, window_start_ts, "
+		"window_end_ts, epoch) "
 		"SELECT $1, u.*, $12 FROM ROWS FROM (pg_catalog.unnest($2), "
 		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
 		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
 		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
-		"pg_catalog.unnest($11)) AS u",
-		12, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+		"pg_catalog.unnest($11), pg_catalog.unnest($13), "
+		"pg_catalog.unnest($14)) AS u",
+		14, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
 			INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, NUMERICARRAYOID,
-		INT8ARRAYOID, INT8ARRAYOID, INT8OID}
+		INT8ARRAYOID, INT8ARRAYOID, INT8OID, TIMESTAMPTZARRAYOID,
+		TIMESTAMPTZARRAYOID}
 	},
 	[PLAN_RESULTS_PUT_EPOCH] = {
 		"INSERT INTO streamforge.results (pipeline, window_name, key, "
-		"window_start, window_end, count, sum, min, max, seq, final, epoch) "
+		"window_start, window_end, count, sum, min, max, seq, final, "
+		"window_start_ts, window_end_ts, epoch) "
 		"SELECT $1, u.*, $12 FROM ROWS FROM (pg_catalog.unnest($2), "
 		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
 		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
 		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
-		"pg_catalog.unnest($11)) AS u",
-		12, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+		"pg_catalog.unnest($11), pg_catalog.unnest($13), "
+		"pg_catalog.unnest($14)) AS u",
+		14, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
 			INT8ARRAYOID, NUMERICARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-		INT8ARRAYOID, BOOLARRAYOID, INT8OID}
+		INT8ARRAYOID, BOOLARRAYOID, INT8OID, TIMESTAMPTZARRAYOID,
+		TIMESTAMPTZARRAYOID}
 	},
 	/*
 	 * 'update' mode: the rows the pipeline finalized since (their end is
@@ -255,6 +264,24 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"WHERE r.pipeline OPERATOR(pg_catalog.=) $1 AND NOT r.final "
 		"AND r.window_end OPERATOR(pg_catalog.<) $2",
 		2, {TEXTOID, INT8OID}
+	},
+	/* 0.3.0: the time units of the pipelines with outputs */
+	[PLAN_CONFIG_UNITS] = {
+		"SELECT c.pipeline, p.time_unit FROM streamforge.output_config AS c "
+		"JOIN streamforge.pipeline AS p ON p.name OPERATOR(pg_catalog.=) c.pipeline "
+		"WHERE p.time_unit IS NOT NULL",
+		0, {InvalidOid}
+	},
+	[PLAN_LATE_PUT_TS] = {
+		"INSERT INTO streamforge.late_output (pipeline, late_seq, partition, "
+		"source_offset, event_id, key, event_time, value, watermark, "
+		"event_time_ts) "
+		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
+		"pg_catalog.unnest($9), pg_catalog.unnest($10)) AS u",
+		10, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
+		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID}
 	},
 };
 
@@ -409,6 +436,7 @@ static void
 sink_config_load(void)
 {
 	uint64		start = sink_inval_count;
+	bool		new_tables = false;
 	Oid			nsp;
 	HASHCTL		ctl;
 	uint64		i;
@@ -469,6 +497,32 @@ sink_config_load(void)
 		cfg->has_epoch = !isnull;
 		if (isnull)
 			cfg->epoch = 0;
+		new_tables |= cfg->has_epoch;
+		cfg->unit_us = 0;
+	}
+	/* 0.3.0's tables: the time units, for the timestamp columns */
+	if (new_tables)
+	{
+		if (SPI_execute_snapshot(sink_plan(PLAN_CONFIG_UNITS), NULL, NULL,
+								 GetLatestSnapshot(), InvalidSnapshot,
+								 true, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "streamforge: could not read the time units");
+		for (i = 0; i < SPI_processed; i++)
+		{
+			char	   *name = SPI_getvalue(SPI_tuptable->vals[i],
+											SPI_tuptable->tupdesc, 1);
+			bool		isnull;
+			Interval   *unit = DatumGetIntervalP(SPI_getbinval(SPI_tuptable->vals[i],
+															   SPI_tuptable->tupdesc,
+															   2, &isnull));
+			SfSinkConfig *cfg;
+
+			if (name == NULL || strlen(name) > SF_NAME_MAX || isnull)
+				continue;
+			cfg = hash_search(sink_config, name, HASH_FIND, NULL);
+			if (cfg != NULL && unit->month == 0)
+				cfg->unit_us = unit->time + (int64) unit->day * USECS_PER_DAY;
+		}
 	}
 	SPI_finish();
 
@@ -526,7 +580,11 @@ sink_changelog(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 	Datum		retract = CStringGetTextDatum("retract");
 	Datum		upsert = CStringGetTextDatum("upsert");
 	Datum		final = CStringGetTextDatum("final");
-	Datum		values[2 + SINK_CHANGELOG_NCOLS];
+	Datum		values[4 + SINK_CHANGELOG_NCOLS];
+	char		nulls[4 + SINK_CHANGELOG_NCOLS];
+	int64	   *starts = palloc(n * sizeof(int64));
+	int64	   *ends = palloc(n * sizeof(int64));
+	bool		isnull;
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -537,12 +595,25 @@ sink_changelog(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 		op[i] = c->op == SF_RETRACT ? retract : c->op == SF_UPSERT ? upsert : final;
 		sink_address_datums(p, &c->row.addr, cols + 2, i);
 		sink_agg_datums(&c->row.agg, cols + 6, i);
+		starts[i] = c->row.addr.start;
+		ends[i] = c->row.addr.end;
 	}
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = name;
 	sink_arrays(values + 1, cols, changelog_types, SINK_CHANGELOG_NCOLS, n);
 	values[1 + SINK_CHANGELOG_NCOLS] = Int64GetDatum(cfg->epoch);
-	sink_exec(cfg->has_epoch ? PLAN_CHANGELOG_PUT_EPOCH : PLAN_CHANGELOG_PUT,
-			  values, SPI_OK_INSERT);
+	values[2 + SINK_CHANGELOG_NCOLS] = sf_ts_array(starts, n, cfg->unit_us, &isnull);
+	if (isnull)
+		nulls[2 + SINK_CHANGELOG_NCOLS] = 'n';
+	values[3 + SINK_CHANGELOG_NCOLS] = sf_ts_array(ends, n, cfg->unit_us, &isnull);
+	if (isnull)
+		nulls[3 + SINK_CHANGELOG_NCOLS] = 'n';
+	if (cfg->has_epoch)
+		sf_run_plan(&sink_plans[PLAN_CHANGELOG_PUT_EPOCH],
+					&sink_plan_text[PLAN_CHANGELOG_PUT_EPOCH], values, nulls,
+					false, SPI_OK_INSERT);
+	else
+		sink_exec(PLAN_CHANGELOG_PUT, values, SPI_OK_INSERT);
 }
 
 /* Order of changes for the results fold: address, then seq */
@@ -575,6 +646,7 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 	const SfChange **order = palloc(changes->n * sizeof(SfChange *));
 	const SfChange **last = palloc(changes->n * sizeof(SfChange *));
 	int			nlast = 0;
+	bool		isnull;
 	int			i;
 	int			from;
 
@@ -591,9 +663,12 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 		int			n = Min(SF_SINK_CHUNK, nlast - from);
 		Datum	  **cols = sink_columns(SINK_RESULTS_NCOLS, n);
 		bool	   *finals = palloc(n * sizeof(bool));
+		int64	   *starts = palloc(n * sizeof(int64));
+		int64	   *ends = palloc(n * sizeof(int64));
 		int			nput = 0;
 		int			nestlevel;
-		Datum		values[3 + SINK_RESULTS_NCOLS];
+		Datum		values[5 + SINK_RESULTS_NCOLS];
+		char		nulls[5 + SINK_RESULTS_NCOLS];
 
 		CHECK_FOR_INTERRUPTS();
 		for (i = 0; i < n; i++)
@@ -617,6 +692,8 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 			if (c->op == SF_RETRACT)
 				continue;
 			finals[nput] = c->op == SF_FINAL;
+			starts[nput] = c->row.addr.start;
+			ends[nput] = c->row.addr.end;
 			for (k = 0; k < SINK_ADDRESS_NCOLS; k++)
 				cols[k][nput] = cols[k][i];
 			sink_agg_datums(&c->row.agg, cols + SINK_ADDRESS_NCOLS, nput);
@@ -636,9 +713,19 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 				PointerGetDatum(construct_array(fd, nput, BOOLOID, 1, true,
 												TYPALIGN_CHAR));
 			values[2 + SINK_RESULTS_NCOLS] = Int64GetDatum(cfg->epoch);
+			memset(nulls, ' ', sizeof(nulls));
+			values[3 + SINK_RESULTS_NCOLS] = sf_ts_array(starts, nput, cfg->unit_us, &isnull);
+			if (isnull)
+				nulls[3 + SINK_RESULTS_NCOLS] = 'n';
+			values[4 + SINK_RESULTS_NCOLS] = sf_ts_array(ends, nput, cfg->unit_us, &isnull);
+			if (isnull)
+				nulls[4 + SINK_RESULTS_NCOLS] = 'n';
+			sf_run_plan(&sink_plans[PLAN_RESULTS_PUT_EPOCH],
+						&sink_plan_text[PLAN_RESULTS_PUT_EPOCH], values, nulls,
+						false, SPI_OK_INSERT);
 		}
-		sink_exec(cfg->has_epoch ? PLAN_RESULTS_PUT_EPOCH : PLAN_RESULTS_PUT,
-				  values, SPI_OK_INSERT);
+		else
+			sink_exec(PLAN_RESULTS_PUT, values, SPI_OK_INSERT);
 	}
 }
 
@@ -665,10 +752,13 @@ sink_mark_final(SfPipeline *p, Datum name)
 
 /* Append late events [from, from + n) of p->late to the late output */
 static void
-sink_late(SfPipeline *p, Datum name, int64 from, int n)
+sink_late(SfPipeline *p, const SfSinkConfig *cfg, Datum name, int64 from, int n)
 {
 	Datum	  **cols = sink_columns(SINK_LATE_NCOLS, n);
-	Datum		values[1 + SINK_LATE_NCOLS];
+	Datum		values[2 + SINK_LATE_NCOLS];
+	char		nulls[2 + SINK_LATE_NCOLS];
+	int64	   *times = palloc(n * sizeof(int64));
+	bool		isnull;
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -684,10 +774,21 @@ sink_late(SfPipeline *p, Datum name, int64 from, int n)
 		cols[5][i] = Int64GetDatum(l->event->event_time);
 		cols[6][i] = Int64GetDatum(l->event->value);
 		cols[7][i] = Int64GetDatum(l->watermark);
+		times[i] = l->event->event_time;
 	}
 	values[0] = name;
 	sink_arrays(values + 1, cols, late_types, SINK_LATE_NCOLS, n);
-	sink_exec(PLAN_LATE_PUT, values, SPI_OK_INSERT);
+	if (!cfg->has_epoch)
+	{
+		sink_exec(PLAN_LATE_PUT, values, SPI_OK_INSERT);
+		return;
+	}
+	memset(nulls, ' ', sizeof(nulls));
+	values[1 + SINK_LATE_NCOLS] = sf_ts_array(times, n, cfg->unit_us, &isnull);
+	if (isnull)
+		nulls[1 + SINK_LATE_NCOLS] = 'n';
+	sf_run_plan(&sink_plans[PLAN_LATE_PUT_TS], &sink_plan_text[PLAN_LATE_PUT_TS],
+				values, nulls, false, SPI_OK_INSERT);
 }
 
 /*
@@ -805,7 +906,7 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 		{
 			CHECK_FOR_INTERRUPTS();
 			old = MemoryContextSwitchTo(chunk_cxt);
-			sink_late(p, name, late_before + from,
+			sink_late(p, cfg, name, late_before + from,
 					  (int) Min(SF_SINK_CHUNK, nlate - from));
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(chunk_cxt);

@@ -599,9 +599,14 @@ SELECT count(*) FILTER (WHERE r.final IS DISTINCT FROM
        || '|' || count(*) FILTER (WHERE r.final) || '|' || count(*) FILTER (WHERE r.epoch <> 1)
        || '|' || (SELECT count(*) FROM streamforge.changelog WHERE epoch <> 1)
        || '|' || (SELECT count(*) FROM streamforge.output_config WHERE epoch <> 1)
+       || '|' || count(*) FILTER (WHERE p.time_unit IS NOT NULL AND (r.window_start_ts IS NULL
+                    OR r.window_start_ts <> streamforge.units_to_time(r.window_start, p.time_unit)))
+       || '|' || (SELECT count(*) FROM streamforge.changelog c JOIN streamforge.pipeline q ON q.name = c.pipeline
+                   WHERE q.time_unit IS NOT NULL AND c.window_end_ts IS DISTINCT FROM
+                         streamforge.units_to_time(c.window_end, q.time_unit))
   FROM streamforge.results r JOIN streamforge.pipeline p ON p.name = r.pipeline}) =~ s/\|[1-9]\d*\|/|some|/r,
-				'0|some|0|0|0',
-				"the update from $release marks the finalized results rows final and puts the outputs in epoch 1");
+				'0|some|0|0|0|0|0',
+				"the update from $release marks the finalized results rows final, puts the outputs in epoch 1 and fills their timestamps");
 		});
 
 	is($got{release}, $want{release},
