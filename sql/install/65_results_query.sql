@@ -85,7 +85,7 @@ SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     SELECT CASE WHEN t::pg_catalog.numeric OPERATOR(pg_catalog.*)
                      streamforge_internal.unit_us(unit)::pg_catalog.numeric
-                     OPERATOR(pg_catalog.>=) (-210866803200000000)::pg_catalog.numeric
+                     OPERATOR(pg_catalog.>=) (0 OPERATOR(pg_catalog.-) 210866803200000000)::pg_catalog.numeric
                  AND t::pg_catalog.numeric OPERATOR(pg_catalog.*)
                      streamforge_internal.unit_us(unit)::pg_catalog.numeric
                      OPERATOR(pg_catalog.<) 9224318016000000000::pg_catalog.numeric

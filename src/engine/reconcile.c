@@ -15,9 +15,11 @@
  *		a visible pre-image that differs (or whose bucket is gone or no
  *		longer ready) is retracted with its exact old values; a ready bucket
  *		that differs from its pre-image is upserted.  Retractions come
- *		first, then upserts, each sorted by address; seq numbers follow.
+ *		first, then upserts, each sorted by address ('final' mode: none).
  *	 4. Only then are the buckets with watermark > end + lateness finalized,
- *		in end order, from the ready heap: dropped without a retraction.
+ *		in end order, from the ready heap: dropped without a retraction (in
+ *		an emit mode with final changes, emit.c, with a final change each,
+ *		after the upserts, in address order).  Then seq numbers follow.
  *
  * Steps 1 and 2 (sf_op_begin, sf_dirty_touch, sf_dirty_forget_bucket) are
  * in window.c, next to the bucket fields they use; this file does 3 and 4.

@@ -32,17 +32,14 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-static const SfPlanText emit_load_text = {
-	"SELECT emit FROM streamforge.pipeline WHERE id OPERATOR(pg_catalog.=) $1",
-	1, {INT8OID}
-};
-static const SfPlanText emit_store_text = {
-	"UPDATE streamforge.pipeline SET emit = $2 "
-	"WHERE name OPERATOR(pg_catalog.=) $1",
-	2, {TEXTOID, TEXTOID}
-};
-static SPIPlanPtr emit_load_plan = NULL;
-static SPIPlanPtr emit_store_plan = NULL;
+/*
+ * Run once per definition load or mode change, so not kept as plans
+ * (catalog.c's kept plans would make the two files call each other)
+ */
+#define EMIT_LOAD_SQL \
+	"SELECT emit FROM streamforge.pipeline WHERE id OPERATOR(pg_catalog.=) $1"
+#define EMIT_STORE_SQL \
+	"UPDATE streamforge.pipeline SET emit = $2 WHERE name OPERATOR(pg_catalog.=) $1"
 
 /* Whether streamforge.pipeline has the emit column (a syscache lookup) */
 static bool
@@ -65,14 +62,14 @@ void
 sf_emit_load(const char *name, int64 id, SfPipelineDef *def)
 {
 	Datum		arg = Int64GetDatum(id);
+	Oid			argtype = INT8OID;
 	char	   *emit;
 
 	def->emit = SF_EMIT_UPDATE;
 	if (!has_emit_column())
 		return;
-	sf_run_plan(&emit_load_plan, &emit_load_text, &arg, NULL, true,
-				SPI_OK_SELECT);
-	if (SPI_processed != 1)
+	if (SPI_execute_with_args(EMIT_LOAD_SQL, 1, &argtype, &arg, NULL, true,
+							  0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 	emit = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	if (emit != NULL &&
@@ -93,6 +90,7 @@ sf_persist_set_emit(const char *name, uint8 emit)
 {
 	Datum		values[2];
 	char		nulls[2] = {' ', ' '};
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	SfSavedUser saved;
 
 	if (!has_emit_column())
@@ -112,9 +110,8 @@ sf_persist_set_emit(const char *name, uint8 emit)
 		values[1] = CStringGetTextDatum(sf_emit_mode_name(emit));
 	sf_become_owner(&saved);
 	SPI_connect();
-	sf_run_plan(&emit_store_plan, &emit_store_text, values, nulls, false,
-				SPI_OK_UPDATE);
-	if (SPI_processed != 1)
+	if (SPI_execute_with_args(EMIT_STORE_SQL, 2, argtypes, values, nulls,
+							  false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 	SPI_finish();
 	sf_restore_user(&saved);

@@ -336,7 +336,9 @@ SELECT 'changelog', c.pipeline, c.seq, c.op, c.window_name, c.key, c.window_star
   FROM streamforge.changelog c ORDER BY pipeline, seq;
 SELECT 'results', pipeline, window_name, key, window_start, window_end, count, sum, min, max, seq
   FROM streamforge.results ORDER BY 2, 3, 4, 5, 6;
-SELECT 'late_output', l.* FROM streamforge.late_output l ORDER BY pipeline, late_seq;
+SELECT 'late_output', l.pipeline, l.late_seq, l.partition, l.source_offset, l.event_id,
+       l.key, l.event_time, l.value, l.watermark
+  FROM streamforge.late_output l ORDER BY pipeline, late_seq;
 SELECT 'outputs', pipeline, changelog, results, late, notify
   FROM streamforge.output_config ORDER BY pipeline;
 SELECT 'grants', name, owner, readers, ingesters, admins FROM streamforge.pipeline ORDER BY name;
