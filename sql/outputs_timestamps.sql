@@ -51,5 +51,20 @@ SELECT (SELECT count(window_start_ts) FROM streamforge.changelog WHERE pipeline 
        (SELECT count(event_time_ts) FROM streamforge.late_output WHERE pipeline = 'ts_none') AS late_ts,
        (SELECT count(*) FROM streamforge.pipeline_info_ts WHERE name = 'ts_none') AS info_rows;
 
+-- event times that are not whole units: an error, unless
+-- streamforge.round_event_times rounds them down (the DEFAULT now() trap)
+SELECT count(*) FROM streamforge.append_ts('ts_p', 'web', 'r1', 'home',
+    timestamptz '2026-11-30 12:05:07.999+00', 1);
+SET streamforge.round_event_times = on;
+SELECT count(*) FROM streamforge.append_ts('ts_p', 'web', 'r1', 'home',
+    timestamptz '2026-11-30 12:05:07.999+00', 1);
+SELECT streamforge.time_to_units(timestamptz '1969-12-31 23:59:59.5+00', interval '1 second') AS before_epoch,
+       streamforge.time_to_units(timestamptz '1970-01-01 00:00:00.5+00', interval '1 second') AS after_epoch;
+RESET streamforge.round_event_times;
+SELECT i ->> 'event_id' AS event_id,
+       streamforge.units_to_time((i ->> 'event_time')::bigint, interval '1 second') AS event_time
+  FROM jsonb_array_elements(streamforge.inspect_checkpoint(streamforge.checkpoint('ts_p'))::jsonb
+                            -> 'identities') AS i
+ WHERE i ->> 'event_id' = 'r1';
 SELECT streamforge.drop_pipeline('ts_p');
 SELECT streamforge.drop_pipeline('ts_none');
