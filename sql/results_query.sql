@@ -16,11 +16,31 @@ SELECT count(*) AS results_rows FROM streamforge.results WHERE pipeline = 'rq';
 
 -- a key lookup, and one with a time range, use the key's index (plans
 -- as a reader's, whatever the statistics)
+CREATE FUNCTION pg_temp.uses(q text, idx text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    l text;
+BEGIN
+    FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        IF l LIKE '%' || idx || '%' THEN
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END $$;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT * FROM streamforge.results WHERE pipeline = 'rq' AND key = 'k7';
-EXPLAIN (COSTS OFF) SELECT * FROM streamforge.results
- WHERE pipeline = 'rq' AND key = 'k7' AND window_start >= 1800006000 AND window_end <= 1800009000;
+SELECT pg_temp.uses($$SELECT * FROM streamforge.results WHERE pipeline = 'rq' AND key = 'k7'$$,
+                    'results_key') AS key_lookup,
+       pg_temp.uses($$SELECT * FROM streamforge.results WHERE pipeline = 'rq' AND key = 'k7'
+                        AND window_start >= 1800006000 AND window_end <= 1800009000$$,
+                    'results_key') AS key_and_range;
 RESET enable_seqscan;
+-- (without the index, the lookup cannot use one on the key)
+BEGIN;
+DROP INDEX streamforge.results_key;
+SET LOCAL enable_seqscan = off;
+SELECT pg_temp.uses($$SELECT * FROM streamforge.results WHERE pipeline = 'rq' AND key = 'k7'$$,
+                    'results_key') AS key_lookup_without_index;
+ROLLBACK;
 
 -- results_ts: by key and time range, with final and epoch
 SELECT window_start, window_end, count, final

@@ -185,9 +185,9 @@ SELECT c.pipeline, c.name, c.owner, c.seq, c.late_seq, c.epoch,
 REVOKE ALL ON streamforge.consumer_lag FROM PUBLIC;
 GRANT SELECT ON streamforge.consumer_lag TO PUBLIC;
 
--- Trims keep what the slowest registered consumer still needs: the
--- two-argument forms trim at most up to it, the one-argument forms
--- exactly up to it (nothing without consumers).  (Replaces the 0.2.0
+-- Trims keep what the slowest registered consumer still needs: with a
+-- bound, they trim at most up to it; without one (NULL), exactly up to it
+-- (nothing without consumers).  (Replaces the 0.2.0
 -- bodies of 40_outputs.sql.)
 CREATE OR REPLACE FUNCTION streamforge_internal.trim_changelog_internal(pipeline text,
     up_to_seq bigint)
@@ -199,12 +199,19 @@ DECLARE
     n bigint;
     slowest bigint;
 BEGIN
-    IF pipeline IS NULL OR up_to_seq IS NULL THEN
+    IF pipeline IS NULL THEN
         RAISE EXCEPTION 'arguments of trim_changelog must not be null'
             USING ERRCODE = '22004';
     END IF;
     SELECT pg_catalog.min(c.seq) INTO slowest FROM streamforge.consumer AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) trim_changelog_internal.pipeline;
+    -- (0.3.0) no bound given: up to the slowest consumer, nothing without one
+    IF up_to_seq IS NULL THEN
+        IF slowest IS NULL THEN
+            RETURN 0;
+        END IF;
+        up_to_seq := slowest;
+    END IF;
     DELETE FROM streamforge.changelog AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) trim_changelog_internal.pipeline
        AND c.seq OPERATOR(pg_catalog.<=) trim_changelog_internal.up_to_seq
@@ -224,12 +231,19 @@ DECLARE
     n bigint;
     slowest bigint;
 BEGIN
-    IF pipeline IS NULL OR up_to_late_seq IS NULL THEN
+    IF pipeline IS NULL THEN
         RAISE EXCEPTION 'arguments of trim_late_output must not be null'
             USING ERRCODE = '22004';
     END IF;
     SELECT pg_catalog.min(c.late_seq) INTO slowest FROM streamforge.consumer AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) trim_late_output_internal.pipeline;
+    -- (0.3.0) no bound given: up to the slowest consumer, nothing without one
+    IF up_to_late_seq IS NULL THEN
+        IF slowest IS NULL THEN
+            RETURN 0;
+        END IF;
+        up_to_late_seq := slowest;
+    END IF;
     DELETE FROM streamforge.late_output AS l
      WHERE l.pipeline OPERATOR(pg_catalog.=) trim_late_output_internal.pipeline
        AND l.late_seq OPERATOR(pg_catalog.<=) trim_late_output_internal.up_to_late_seq
@@ -239,42 +253,21 @@ BEGIN
 END
 $$;
 
--- The one-argument trims: up to the slowest consumer (admin)
-CREATE FUNCTION streamforge_internal.trim_changelog_consumed(pipeline text)
+-- The trims' bound becomes optional: without it (or NULL), up to the
+-- slowest registered consumer (C entry points of 40_outputs.sql)
+CREATE OR REPLACE FUNCTION streamforge.trim_changelog(pipeline text,
+    up_to_seq bigint DEFAULT NULL)
 RETURNS bigint
-LANGUAGE sql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-    SELECT CASE WHEN m.slowest IS NULL THEN 0
-                ELSE streamforge_internal.trim_changelog_internal(pipeline, m.slowest) END
-      FROM (SELECT pg_catalog.min(c.seq) AS slowest FROM streamforge.consumer AS c
-             WHERE c.pipeline OPERATOR(pg_catalog.=) trim_changelog_consumed.pipeline) AS m;
-END;
-
-CREATE FUNCTION streamforge_internal.trim_late_output_consumed(pipeline text)
-RETURNS bigint
-LANGUAGE sql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-    SELECT CASE WHEN m.slowest IS NULL THEN 0
-                ELSE streamforge_internal.trim_late_output_internal(pipeline, m.slowest) END
-      FROM (SELECT pg_catalog.min(c.late_seq) AS slowest FROM streamforge.consumer AS c
-             WHERE c.pipeline OPERATOR(pg_catalog.=) trim_late_output_consumed.pipeline) AS m;
-END;
-
-REVOKE ALL ON FUNCTION streamforge_internal.trim_changelog_consumed(text),
-    streamforge_internal.trim_late_output_consumed(text) FROM PUBLIC;
-
-CREATE FUNCTION streamforge.trim_changelog(pipeline text)
-RETURNS bigint
-AS 'MODULE_PATHNAME', 'sf_trim_changelog_consumed'
+AS 'MODULE_PATHNAME', 'sf_trim_changelog'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION streamforge.trim_changelog(text) IS
-'delete the changelog rows every registered consumer has committed; returns how many (admin)';
 
-CREATE FUNCTION streamforge.trim_late_output(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.trim_late_output(pipeline text,
+    up_to_late_seq bigint DEFAULT NULL)
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'sf_trim_late_output_consumed'
+AS 'MODULE_PATHNAME', 'sf_trim_late_output'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION streamforge.trim_late_output(text) IS
-'delete the late output rows every registered consumer has committed; returns how many (admin)';
+
+COMMENT ON TABLE streamforge.consumer IS
+    'consumer bookmarks of the pipelines'' outputs: the last seq and late_seq each consumer committed';
+COMMENT ON VIEW streamforge.consumer_lag IS
+    'each consumer''s bookmark and how many changes and late events it has not committed';

@@ -9,8 +9,7 @@
  * to the role that registered it, and only that role or an admin of the
  * pipeline may commit or drop it, which the internal functions check with
  * the calling role this file passes them.  They run as the extension's
- * owner, the only role that may write streamforge.consumer.  The
- * one-argument trims need admin, like the others (outputs.c).
+ * owner, the only role that may write streamforge.consumer.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -92,22 +91,4 @@ sf_drop_consumer(PG_FUNCTION_ARGS)
 	return call_with_caller(fcinfo,
 							"streamforge_internal.drop_consumer_internal("
 							"pg_catalog.text, pg_catalog.text, pg_catalog.oid)");
-}
-
-/* trim_changelog(pipeline): up to the slowest consumer; admin */
-PG_FUNCTION_INFO_V1(sf_trim_changelog_consumed);
-Datum
-sf_trim_changelog_consumed(PG_FUNCTION_ARGS)
-{
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.trim_changelog_consumed(pg_catalog.text)");
-}
-
-/* trim_late_output(pipeline): up to the slowest consumer; admin */
-PG_FUNCTION_INFO_V1(sf_trim_late_output_consumed);
-Datum
-sf_trim_late_output_consumed(PG_FUNCTION_ARGS)
-{
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.trim_late_output_consumed(pg_catalog.text)");
 }
