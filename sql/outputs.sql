@@ -24,6 +24,9 @@ SELECT t AS sink_table,
                     'streamforge.results', 'streamforge.late_output']) AS t;
 DROP ROLE regress_sf_reader;
 
+-- (0.3.0: output epochs come from one sequence; fixed numbers here)
+ALTER SEQUENCE streamforge.output_epoch_seq RESTART WITH 10;
+
 -- o: fixed windows of 10 and sessions with gap 5, lateness 10
 SELECT streamforge.create_pipeline('out_o', ARRAY['a', 'b'],
     ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)], 10);

@@ -72,10 +72,13 @@ SELECT streamforge.trim_changelog('tr', 9223372036854775807);
 SELECT streamforge.trim_late_output('tr', -1);
 SELECT count(*) FROM streamforge.changelog WHERE pipeline = 'tr';
 
+-- no bound (0.3.0): up to the slowest registered consumer, so nothing
+-- here (sql/consumers.sql)
+SELECT streamforge.trim_changelog('tr', NULL);
+SELECT streamforge.trim_late_output('tr');
+
 -- errors
 SELECT streamforge.trim_changelog(NULL, 1);
-SELECT streamforge.trim_changelog('tr', NULL);
-SELECT streamforge.trim_late_output('tr', NULL);
 SELECT streamforge.trim_changelog('tr_nope', 1);
 SELECT streamforge.trim_results('tr_nope');
 SELECT streamforge.trim_results(NULL);

@@ -55,7 +55,8 @@ SELECT p.proname, p.provolatile, p.proparallel
        'drop_window', 'set_lateness', 'set_retention', 'append', 'append_batch', 'append_ts',
        'ingest_ts', 'advance_ts', 'ingest_json', 'ingest_count', 'attach', 'detach',
        'trim_changelog', 'trim_late_output', 'trim_results', 'create_aggregate',
-       'drop_aggregate', 'alter_aggregate')
+       'drop_aggregate', 'alter_aggregate',
+       'set_emit', 'register_consumer', 'commit_consumer', 'drop_consumer')
  ORDER BY 1;
 
 -- unqualified use

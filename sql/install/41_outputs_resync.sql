@@ -50,6 +50,7 @@ DECLARE
     uk text[];
     us bigint[];
     ue bigint[];
+    ep bigint;
 BEGIN
     IF pipeline IS NULL THEN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
@@ -64,6 +65,12 @@ BEGIN
     SELECT * INTO cfg FROM streamforge.output_config AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
     st := streamforge.stats(pipeline);
+    -- (0.3.0) a new epoch: the seq numbers past the restored seq will be
+    -- emitted again; the rows rebuilt below are written in it
+    UPDATE streamforge.output_config AS c
+       SET epoch = pg_catalog.nextval('streamforge.output_epoch_seq'::pg_catalog.regclass)
+     WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+    RETURNING c.epoch INTO ep;
 
     IF coalesce(cfg.results, false) THEN
         -- the addresses to undo that the changelog has nothing for up to r
@@ -104,9 +111,10 @@ BEGIN
                AND (r.window_name, r.key, r.window_start, r.window_end)
                    OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end))
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq)
+                window_start, window_end, count, sum, min, max, seq, final, epoch)
         SELECT l.pipeline, l.window_name, l.key, l.window_start,
-               l.window_end, l.count, l.sum, l.min, l.max, l.seq
+               l.window_end, l.count, l.sum, l.min, l.max, l.seq,
+               l.op OPERATOR(pg_catalog.=) 'final', l.epoch
           FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
                                     c.window_end) c.*
                   FROM streamforge.changelog AS c
@@ -117,15 +125,16 @@ BEGIN
                    AND c.seq OPERATOR(pg_catalog.<=) st.changes_emitted
                  ORDER BY c.window_name, c.key, c.window_start,
                           c.window_end, c.seq DESC) AS l
-         WHERE l.op OPERATOR(pg_catalog.=) 'upsert' AND cfg.changelog;
+         WHERE l.op OPERATOR(pg_catalog.<>) 'retract' AND cfg.changelog;
 
         -- no changelog row up to r: a finalized address gets the row it
         -- was finalized with; the others are visible() rows (below) or
         -- did not exist at r
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq)
+                window_start, window_end, count, sum, min, max, seq, final, epoch)
         SELECT resync_outputs_internal.pipeline, f.window_name, f.key,
-               f.window_start, f.window_end, f.count, f.sum, f.min, f.max, NULL
+               f.window_start, f.window_end, f.count, f.sum, f.min, f.max, NULL,
+               true, ep
           FROM streamforge_internal.final_rows(resync_outputs_internal.pipeline,
                                                uw, uk, us, ue) AS f
          WHERE NOT EXISTS (
@@ -152,9 +161,9 @@ BEGIN
            AND (r.count, r.sum, r.min, r.max)
                IS DISTINCT FROM (v.count, v.sum, v.min, v.max);
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq)
+                window_start, window_end, count, sum, min, max, seq, epoch)
         SELECT resync_outputs_internal.pipeline, v.window_name, v.key, v.window_start,
-               v.window_end, v.count, v.sum, v.min, v.max, NULL
+               v.window_end, v.count, v.sum, v.min, v.max, NULL, ep
           FROM streamforge.visible(resync_outputs_internal.pipeline) AS v
          WHERE NOT EXISTS (
                 SELECT 1 FROM streamforge.results AS r
@@ -163,6 +172,23 @@ BEGIN
                        OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
         -- what results_retention dropped stays dropped
         PERFORM streamforge_internal.trim_results_internal(resync_outputs_internal.pipeline);
+        -- (0.3.0) the rows the restored state has finalized are final
+        UPDATE streamforge.results AS r SET final = true
+         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+           AND NOT r.final
+           AND r.window_end::pg_catalog.numeric OPERATOR(pg_catalog.+)
+               (SELECT p.lateness FROM streamforge.pipeline AS p
+                 WHERE p.name OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline)
+               OPERATOR(pg_catalog.<) streamforge.watermark(resync_outputs_internal.pipeline);
+    END IF;
+
+    -- (0.3.0) the timestamps of the rows rebuilt here
+    IF coalesce(cfg.results, false) THEN
+        PERFORM streamforge_internal.outputs_fill_ts(resync_outputs_internal.pipeline);
+    END IF;
+    -- (0.3.0) one notification of the new epoch
+    IF coalesce(cfg.notify, false) THEN
+        PERFORM streamforge_internal.notify_changes(resync_outputs_internal.pipeline);
     END IF;
 END
 $$;

@@ -115,11 +115,12 @@ COMMENT ON FUNCTION streamforge_internal.unit_us(interval, text) IS
 -- not a whole number of units is an error (22023), never rounded, and one
 -- whose units do not fit in a bigint is an error (22003).  In C, the same
 -- routine as ingest_json's event_time strings (src/api/timeunit.c); not
--- strict: a NULL is an error (22004).
+-- strict: a NULL is an error (22004).  STABLE, not IMMUTABLE: the setting
+-- streamforge.round_event_times turns the 22023 into rounding down.
 CREATE FUNCTION streamforge.time_to_units(t timestamptz, unit interval)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sf_time_to_units_sql'
-LANGUAGE C IMMUTABLE PARALLEL SAFE;
+LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge.time_to_units(timestamptz, interval) IS
     'a timestamp as a whole number of units since the Unix epoch, exactly';
 

@@ -144,6 +144,10 @@ extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
 									  int64 unit_us);
 extern Datum sf_window_to_units(Datum window, const char *pipeline);
 extern int64 sf_time_to_units(TimestampTz t, const Interval *unit);
+extern bool sf_round_event_times;
+
+/* emit.c: create_pipeline's emit argument */
+extern uint8 sf_emit_arg(FunctionCallInfo fcinfo);
 
 /* privileges.c: calling internal functions as the extension's owner */
 extern Datum sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,

@@ -225,7 +225,8 @@ sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(rowcxt);
 		values[0] = Int64GetDatum(c->seq);
-		values[1] = CStringGetTextDatum(c->op == SF_RETRACT ? "retract" : "upsert");
+		values[1] = CStringGetTextDatum(c->op == SF_RETRACT ? "retract" :
+										c->op == SF_UPSERT ? "upsert" : "final");
 		nulls[0] = nulls[1] = false;
 		sf_row_values(p, &c->row, values + 2, nulls + 2);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

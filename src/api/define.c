@@ -219,7 +219,11 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errmsg("retention must not be negative"),
 				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
 
+	def.emit = sf_emit_arg(fcinfo);	/* docs/semantics.md, Emit modes */
+
 	sf_persist_create(&def);
+	if (def.emit != SF_EMIT_UPDATE)
+		sf_persist_set_emit(def.name, def.emit);
 	if (has_unit)
 		sf_time_unit_store(def.name, unit);
 	PG_RETURN_VOID();

@@ -48,6 +48,9 @@ return_rows(FunctionCallInfo fcinfo, bool visible_only)
 	int64		n;
 
 	InitMaterializedSRF(fcinfo, 0);
+	/* 'final' emits no row that can still change (docs/semantics.md) */
+	if (visible_only && p->def.emit == SF_EMIT_FINAL)
+		return;
 	n = sf_collect_rows(p, visible_only, &rows);
 	sf_put_rows(fcinfo, p, rows, n);
 }

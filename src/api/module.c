@@ -49,5 +49,13 @@ _PG_init(void)
 							SF_DEFAULT_MAX_CHECKPOINT_SIZE, 1, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+	/* 0.3.0, issue 25: docs/ingestion.md, Timestamps */
+	DefineCustomBoolVariable("streamforge.round_event_times",
+							 "Rounds a timestamp that is not a whole number of time units down to the unit.",
+							 "Off: such a timestamp is an error (22023).",
+							 &sf_round_event_times,
+							 false,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("streamforge");
 }

@@ -49,6 +49,12 @@ sf_configure_outputs(PG_FUNCTION_ARGS)
 								"streamforge.configure_outputs_internal("
 								"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
 								"pg_catalog.bool, pg_catalog.bool)");
+	if (PG_NARGS() == 7)		/* 0.3.0: backfill */
+		return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+								"streamforge_internal.configure_outputs_backfill("
+								"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
+								"pg_catalog.bool, pg_catalog.bool, pg_catalog.bool, "
+								"pg_catalog.bool)");
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
 							"streamforge_internal.configure_outputs_internal("
 							"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "

@@ -247,6 +247,9 @@ unit_us_checked(const Interval *unit)
  * unit), so the sum is never formed: each term is divided separately and
  * the remainders, each in (-u, u), are combined.
  */
+/* streamforge.round_event_times (module.c): floor instead of an error */
+bool		sf_round_event_times = false;
+
 int64
 sf_time_to_units(TimestampTz t, const Interval *unit)
 {
@@ -261,7 +264,7 @@ sf_time_to_units(TimestampTz t, const Interval *unit)
 				 errmsg("timestamp must be finite")));
 	/* t % u in (-u, u), epoch_us % u in [0, u): the sum is in (-u, 2u) */
 	rem = t % u + epoch_us % u;
-	if (rem != 0 && rem != u)
+	if (rem != 0 && rem != u && !sf_round_event_times)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timestamp \"%s\" is not a whole number of time units",
@@ -271,8 +274,9 @@ sf_time_to_units(TimestampTz t, const Interval *unit)
 						   DatumGetCString(DirectFunctionCall1(interval_out,
 															   IntervalPGetDatum(unit)))),
 				 errhint("Truncate the timestamp to the unit (date_bin), or choose a finer unit.")));
+	/* rem / u rounds toward 0; streamforge.round_event_times floors */
 	if (pg_add_s64_overflow(t / u, epoch_us / u, &result) ||
-		pg_add_s64_overflow(result, rem / u, &result))
+		pg_add_s64_overflow(result, rem < 0 ? -1 : rem >= u ? 1 : 0, &result))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp \"%s\" is out of range for the time unit",

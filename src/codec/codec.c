@@ -186,7 +186,17 @@ static void
 wr_definition(StringInfo buf, const SfPipelineDef *def)
 {
 	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "lateness", true);
+	if (def->emit != SF_EMIT_UPDATE)
+	{
+		/* only in another mode than 'update': else the document is 0.2.0's */
+		const char *emit = sf_emit_mode_name(def->emit);
+
+		sf_json_write_key(buf, "emit", true);
+		sf_json_write_string(buf, emit, strlen(emit));
+		sf_json_write_key(buf, "lateness", false);
+	}
+	else
+		sf_json_write_key(buf, "lateness", true);
 	sf_json_write_int64(buf, def->lateness);
 	sf_json_write_key(buf, "partitions", false);
 	appendStringInfoCharMacro(buf, '[');
@@ -527,7 +537,19 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 	int64		cap = 0;
 
 	sf_json_char(r, '{');
-	sf_json_key(r, "lateness", true);
+	/* "emit" (0.3.0) sorts first, and only a mode other than 'update' has it */
+	if (sf_json_literal(r, "\"emit\":"))
+	{
+		char		emit[SF_NAME_MAX + 1];
+
+		rd_name(r, "emit mode", emit);
+		if (!sf_emit_mode_parse(emit, &doc->def.emit) ||
+			doc->def.emit == SF_EMIT_UPDATE)
+			ck_error(CK_DEFINITION, "The definition has an invalid emit mode.");
+		sf_json_key(r, "lateness", false);
+	}
+	else
+		sf_json_key(r, "lateness", true);
 	doc->def.lateness = sf_json_int64(r, "lateness");
 	sf_json_key(r, "partitions", false);
 	if (sf_json_array_begin(r, "partitions"))

@@ -174,6 +174,11 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 		ck_error(CK_DEFINITION,
 				 "The checkpoint has lateness " INT64_FORMAT ", the pipeline " INT64_FORMAT ".",
 				 def->lateness, target->lateness);
+	/* docs/semantics.md, Emit modes: the checkpoint's mode is the pipeline's */
+	if (def->emit != target->emit)
+		ck_error(CK_DEFINITION,
+				 "The checkpoint has emit mode \"%s\", the pipeline \"%s\".",
+				 sf_emit_mode_name(def->emit), sf_emit_mode_name(target->emit));
 	/* docs/semantics.md, Retention: equivalence includes the retention */
 	if (def->has_retention != target->has_retention ||
 		(def->has_retention && def->retention != target->retention))

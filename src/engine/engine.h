@@ -93,6 +93,19 @@ typedef enum SfWindowKind
 	SF_WINDOW_SESSION = 2
 } SfWindowKind;
 
+/*
+ * When a pipeline emits (docs/semantics.md, Emit modes; emit.c): 'update'
+ * (upserts and corrections, the default, 0 so that a zeroed definition is
+ * today's), 'update+final' (the same plus one final change per bucket when
+ * it is finalized) and 'final' (only the final change).
+ */
+typedef enum SfEmitMode
+{
+	SF_EMIT_UPDATE = 0,
+	SF_EMIT_UPDATE_FINAL = 1,
+	SF_EMIT_FINAL = 2
+} SfEmitMode;
+
 typedef struct SfWindowDef
 {
 	char		name[SF_NAME_MAX + 1];
@@ -118,6 +131,7 @@ typedef struct SfPipelineDef
 	int64		lateness;
 	bool		has_retention;	/* false: remember everything (docs/semantics.md, Retention) */
 	int64		retention;		/* >= 0, with has_retention */
+	uint8		emit;			/* SfEmitMode; not in sf_def_equivalent */
 } SfPipelineDef;
 
 /* ----------------------------------------------------------------
@@ -298,7 +312,8 @@ typedef struct SfRow
 typedef enum SfChangeOp
 {
 	SF_RETRACT = 0,
-	SF_UPSERT = 1
+	SF_UPSERT = 1,
+	SF_FINAL = 2				/* the bucket's final values (emit.c) */
 } SfChangeOp;
 
 typedef struct SfChange
@@ -436,6 +451,14 @@ typedef struct SfPipeline
 
 	/* counters that are not derivable from the state (not checkpointed) */
 	int64		offset_replays;
+
+	/*
+	 * Buckets finalized since this pipeline was built, and the value the
+	 * durable outputs last caught up with (persist/sink.c marks results
+	 * final); neither is checkpointed.
+	 */
+	uint64		finalized;
+	uint64		finalized_synced;
 } SfPipeline;
 
 /* The identity a handle names (identity.c) */
@@ -594,6 +617,15 @@ extern void sf_retention_forget(SfPipeline *p);
 /* final_rows.c: finalized rows rebuilt from the remembered events */
 extern int64 sf_derive_final_rows(SfPipeline *p, SfWanted *wanted, int n,
 								  SfRow **rows, SfPipeline **scratchp);
+extern int64 sf_derive_all_final_rows(SfPipeline *p, SfRow **rows,
+									  SfPipeline **scratchp);
+
+/* emit.c: emit modes */
+extern const char *sf_emit_mode_name(uint8 emit);
+extern bool sf_emit_mode_parse(const char *name, uint8 *emit);
+extern void sf_emit_redefined(SfPipeline *old, SfPipeline *p,
+							  const SfPipelineDef *names, SfChangeList *out,
+							  int first);
 
 /* redefine.c: carrying a pipeline's state over to a new definition */
 extern SfPipeline *sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,

@@ -106,6 +106,8 @@ sf_check_live_buckets(const SfPipeline *p, int64 more)
 extern void sf_release_ready(SfPipeline *p);
 extern void sf_op_finish(SfPipeline *p, SfChangeList *out);
 extern void sf_changes_append(SfChangeList *out, const SfChange *c);
+extern void sf_sort_changes(SfChange *changes, int n);
+extern void sf_number_changes(SfPipeline *p, SfChangeList *out, int first);
 
 /* redefine.c: building windows from the remembered events */
 extern void sf_derive_event(SfPipeline *p, int w, const SfIdentity *id,

@@ -207,3 +207,71 @@ sf_derive_final_rows(SfPipeline *p, SfWanted *wanted, int n, SfRow **rows,
 	pfree(ids);
 	return nrows;
 }
+
+/*
+ * sf_derive_all_final_rows
+ *		Every finalized row of p that its remembered events still give
+ *		(configure_outputs' backfill), in *rows, in address order; returns
+ *		their number.  As sf_derive_final_rows, for every key and window:
+ *		with a retention, rows starting below the horizon are not returned
+ *		(their events are forgotten).  The rows' keys belong to the scratch
+ *		pipeline *scratchp (NULL if none was needed), which the caller
+ *		frees.  p is not changed.
+ */
+int64
+sf_derive_all_final_rows(SfPipeline *p, SfRow **rows, SfPipeline **scratchp)
+{
+	SfPipeline *q;
+	SfIdentity **ids;
+	int64		nids;
+	int64		i;
+	int64		nrows = 0;
+	SfRow	   *derived;
+	int64		nq;
+	bool		has_horizon;
+	int64		horizon = 0;
+	SfChangeList scratch = {0};
+
+	*rows = NULL;
+	*scratchp = NULL;
+	if (!p->has_watermark)
+		return 0;
+	has_horizon = sf_horizon(&p->def, p->has_watermark, p->watermark,
+							 &horizon);
+
+	/* no watermark: nothing is finalized, every bucket stays */
+	q = sf_pipeline_create(CurrentMemoryContext, &p->def);
+	*scratchp = q;
+	ids = sf_identity_array(p, &nids);
+	sf_op_begin(q);
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < nids; i++)
+		{
+			const SfIdentity *id = ids[i];
+			SfString   *key;
+
+			if ((i & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (id->late || id->forgotten)
+				continue;
+			key = sf_intern_key(q, id->key->data, id->key->len);
+			for (int w = 0; w < q->def.nwindows; w++)
+				if ((q->def.windows[w].kind == SF_WINDOW_SESSION) == (pass == 1))
+					sf_derive_event(q, w, id, key, 0, 0);
+		}
+	sf_op_finish(q, &scratch);
+
+	nq = sf_collect_rows(q, false, &derived);
+	for (i = 0; i < nq; i++)
+	{
+		const SfRow *r = &derived[i];
+
+		if ((int128) p->watermark <= (int128) r->addr.end + p->def.lateness ||
+			(has_horizon && r->addr.start < horizon))
+			continue;
+		derived[nrows++] = *r;
+	}
+	*rows = derived;
+	pfree(ids);
+	return nrows;
+}

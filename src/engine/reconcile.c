@@ -15,9 +15,11 @@
  *		a visible pre-image that differs (or whose bucket is gone or no
  *		longer ready) is retracted with its exact old values; a ready bucket
  *		that differs from its pre-image is upserted.  Retractions come
- *		first, then upserts, each sorted by address; seq numbers follow.
+ *		first, then upserts, each sorted by address ('final' mode: none).
  *	 4. Only then are the buckets with watermark > end + lateness finalized,
- *		in end order, from the ready heap: dropped without a retraction.
+ *		in end order, from the ready heap: dropped without a retraction (in
+ *		an emit mode with final changes, emit.c, with a final change each,
+ *		after the upserts, in address order).  Then seq numbers follow.
  *
  * Steps 1 and 2 (sf_op_begin, sf_dirty_touch, sf_dirty_forget_bucket) are
  * in window.c, next to the bucket fields they use; this file does 3 and 4.
@@ -104,8 +106,8 @@ typedef SfChange *SfChangePtr;
 #include "lib/sort_template.h"
 
 /* Sort changes[0..n) by address */
-static void
-sort_changes(SfChange *changes, int n)
+void
+sf_sort_changes(SfChange *changes, int n)
 {
 	SfChange  **ptrs;
 	SfChange   *sorted;
@@ -125,9 +127,16 @@ sort_changes(SfChange *changes, int n)
 	pfree(ptrs);
 }
 
+/*
+ * Finalize the ready buckets past their lateness.  With an emit mode that
+ * has final changes (emit.c), append one per bucket, with its final
+ * values, to out.
+ */
 static void
-finalize(SfPipeline *p)
+finalize(SfPipeline *p, SfChangeList *out)
 {
+	bool		finals = p->def.emit != SF_EMIT_UPDATE;
+
 	if (!p->has_watermark)
 		return;
 	while (!pairingheap_is_empty(&p->ready))
@@ -139,6 +148,20 @@ finalize(SfPipeline *p)
 		if (!(p->watermark > b->end + p->def.lateness))
 			break;
 		CHECK_FOR_INTERRUPTS();
+		if (finals)
+		{
+			SfChange	c;
+
+			c.seq = 0;
+			c.op = SF_FINAL;
+			c.row.addr.window = b->window;
+			c.row.addr.key = b->key;
+			c.row.addr.start = b->start;
+			c.row.addr.end = b->end;
+			c.row.agg = b->agg;
+			sf_changes_append(out, &c);
+		}
+		p->finalized++;
 		if (p->def.windows[b->window].kind == SF_WINDOW_SESSION)
 			sf_session_remove_bucket(p, b);
 		sf_bucket_delete(p, b);
@@ -154,10 +177,14 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 {
 	int			first = out->n;
 	int			nretract = 0;
+	int			nfinal;
 	int			i;
 
-	/* retractions, in dirty order for now */
-	for (i = 0; i < p->ndirty; i++)
+	/*
+	 * retractions, in dirty order for now; 'final' emits neither them nor
+	 * upserts (emit.c)
+	 */
+	for (i = p->def.emit == SF_EMIT_FINAL ? p->ndirty : 0; i < p->ndirty; i++)
 	{
 		SfDirty    *d = &p->dirty[i];
 		SfBucket   *b = d->bucket;
@@ -176,7 +203,7 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 		nretract++;
 	}
 	/* upserts */
-	for (i = 0; i < p->ndirty; i++)
+	for (i = p->def.emit == SF_EMIT_FINAL ? p->ndirty : 0; i < p->ndirty; i++)
 	{
 		SfDirty    *d = &p->dirty[i];
 		SfBucket   *b = d->bucket;
@@ -198,8 +225,24 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 		sf_changes_append(out, &c);
 	}
 
-	sort_changes(&out->items[first], nretract);
-	sort_changes(&out->items[first + nretract], out->n - first - nretract);
+	sf_sort_changes(&out->items[first], nretract);
+	sf_sort_changes(&out->items[first + nretract], out->n - first - nretract);
+
+	p->ndirty = 0;
+	/* the final changes come last, in address order too */
+	nfinal = out->n;
+	finalize(p, out);
+	sf_sort_changes(&out->items[nfinal], out->n - nfinal);
+	sf_number_changes(p, out, first);
+	p->busy = false;
+}
+
+/* Number the changes out->items[first..] after p's last seq */
+void
+sf_number_changes(SfPipeline *p, SfChangeList *out, int first)
+{
+	int			i;
+
 	if (out->n > first && p->seq > PG_INT64_MAX - (out->n - first))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -209,8 +252,4 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 						   p->seq, out->n - first)));
 	for (i = first; i < out->n; i++)
 		out->items[i].seq = ++p->seq;
-
-	p->ndirty = 0;
-	finalize(p);
-	p->busy = false;
 }

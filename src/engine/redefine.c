@@ -766,6 +766,7 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 {
 	RedefinePlan plan;
 	SfPipeline *p;
+	int			first = out->n;
 
 	redefine_check(old, def, &plan);
 	p = sf_pipeline_create(parent, def);
@@ -774,6 +775,8 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 	redefine_derive(p, old, &plan);
 	pfree(plan.rows);
 	redefine_diff(old, p, def, out, names);
+	/* the changes in p's emit mode (emit.c) */
+	sf_emit_redefined(old, p, names, out, first);
 	pfree(plan.ids);
 	return p;
 }

@@ -110,6 +110,12 @@ extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
 extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
 									   void *arg);
 
+/* emit_store.c: the emit mode's column */
+extern void sf_persist_set_emit(const char *name, uint8 emit);
+
+/* notify.c: the notifications' pipeline id */
+extern int64 sf_persist_pipeline_id(const char *name);
+
 /* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
 						 int64 late_before);

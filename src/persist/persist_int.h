@@ -152,7 +152,7 @@ typedef struct SfPlanText
 {
 	const char *sql;
 	int			nargs;
-	Oid			argtypes[11];
+	Oid			argtypes[16];
 } SfPlanText;
 
 /* acl.c */
@@ -192,6 +192,17 @@ sf_check_lookup_name(const char *name)
 
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
 extern bool sf_journal_compact_allowed(void);
+
+/* sink_ts.c */
+extern Datum sf_ts_array(const int64 *times, int n, int64 unit_us,
+						 bool *isnull);
+
+/* notify.c */
+extern void sf_notify_changes(const char *name, int64 epoch, int64 seq,
+							  int64 late_seq);
+
+/* emit_store.c */
+extern void sf_emit_load(const char *name, int64 id, SfPipelineDef *def);
 extern void sf_def_datums(const SfPipelineDef *def, Datum *values);
 extern Datum sf_acl_array(const SfAcl *acl, SfPrivilege privilege);
 

@@ -104,6 +104,9 @@ typedef struct SfSinkConfig
 	bool		late;
 	bool		notify;
 	bool		results_retention;	/* trim results older than the horizon */
+	bool		has_epoch;		/* 0.3.0's tables: epochs, final rows */
+	int64		epoch;			/* the outputs' epoch (docs/outputs.md) */
+	int64		unit_us;		/* the pipeline's time unit, 0: none */
 	TransactionId xmin;			/* of the row version read */
 } SfSinkConfig;
 
@@ -124,6 +127,11 @@ typedef enum SfSinkPlanId
 	PLAN_LATE_PUT,
 	PLAN_RESULTS_TRIM,
 	PLAN_CRON_UNSCHEDULE,
+	PLAN_CHANGELOG_PUT_EPOCH,
+	PLAN_RESULTS_PUT_EPOCH,
+	PLAN_RESULTS_FINALIZE,
+	PLAN_CONFIG_UNITS,
+	PLAN_LATE_PUT_TS,
 	NUM_SINK_PLANS
 } SfSinkPlanId;
 
@@ -135,7 +143,9 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CONFIG_LOAD] = {
 		"SELECT c.pipeline, c.changelog, c.results, c.late, c.notify, c.xmin, "
 		"(pg_catalog.to_jsonb(c) OPERATOR(pg_catalog.->>) 'results_retention')"
-		"::pg_catalog.bool "
+		"::pg_catalog.bool, "
+		"(pg_catalog.to_jsonb(c) OPERATOR(pg_catalog.->>) 'epoch')"
+		"::pg_catalog.int8 "
 		"FROM streamforge.output_config AS c",
 		0, {InvalidOid}
 	},
@@ -213,6 +223,65 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"AND (pg_catalog.substr(j.jobname, 21)::pg_catalog.jsonb "
 		"OPERATOR(pg_catalog.->>) 0) OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
+	},
+	/* 0.3.0 (issue 25): with the epoch, and the final flag of results */
+	[PLAN_CHANGELOG_PUT_EPOCH] = {
+		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
+		"key, window_start, window_end, count, sum, min, max, window_start_ts, "
+		"window_end_ts, epoch) "
+		"SELECT $1, u.*, $12 FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
+		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
+		"pg_catalog.unnest($11), pg_catalog.unnest($13), "
+		"pg_catalog.unnest($14)) AS u",
+		14, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+			INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, NUMERICARRAYOID,
+		INT8ARRAYOID, INT8ARRAYOID, INT8OID, TIMESTAMPTZARRAYOID,
+		TIMESTAMPTZARRAYOID}
+	},
+	[PLAN_RESULTS_PUT_EPOCH] = {
+		"INSERT INTO streamforge.results (pipeline, window_name, key, "
+		"window_start, window_end, count, sum, min, max, seq, final, "
+		"window_start_ts, window_end_ts, epoch) "
+		"SELECT $1, u.*, $12 FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
+		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
+		"pg_catalog.unnest($11), pg_catalog.unnest($13), "
+		"pg_catalog.unnest($14)) AS u",
+		14, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+			INT8ARRAYOID, NUMERICARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+		INT8ARRAYOID, BOOLARRAYOID, INT8OID, TIMESTAMPTZARRAYOID,
+		TIMESTAMPTZARRAYOID}
+	},
+	/*
+	 * 'update' mode: the rows the pipeline finalized since (their end is
+	 * below watermark - lateness), by the partial index results_open
+	 */
+	[PLAN_RESULTS_FINALIZE] = {
+		"UPDATE streamforge.results AS r SET final = true "
+		"WHERE r.pipeline OPERATOR(pg_catalog.=) $1 AND NOT r.final "
+		"AND r.window_end OPERATOR(pg_catalog.<) $2",
+		2, {TEXTOID, INT8OID}
+	},
+	/* 0.3.0: the time units of the pipelines with outputs */
+	[PLAN_CONFIG_UNITS] = {
+		"SELECT c.pipeline, p.time_unit FROM streamforge.output_config AS c "
+		"JOIN streamforge.pipeline AS p ON p.name OPERATOR(pg_catalog.=) c.pipeline "
+		"WHERE p.time_unit IS NOT NULL",
+		0, {InvalidOid}
+	},
+	[PLAN_LATE_PUT_TS] = {
+		"INSERT INTO streamforge.late_output (pipeline, late_seq, partition, "
+		"source_offset, event_id, key, event_time, value, watermark, "
+		"event_time_ts) "
+		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
+		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
+		"pg_catalog.unnest($9), pg_catalog.unnest($10)) AS u",
+		10, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
+		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID}
 	},
 };
 
@@ -367,6 +436,7 @@ static void
 sink_config_load(void)
 {
 	uint64		start = sink_inval_count;
+	bool		new_tables = false;
 	Oid			nsp;
 	HASHCTL		ctl;
 	uint64		i;
@@ -422,6 +492,37 @@ sink_config_load(void)
 		cfg->results_retention = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
 		if (isnull)
 			cfg->results_retention = false;
+		/* NULL under the SQL definitions before 0.3.0 */
+		cfg->epoch = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
+		cfg->has_epoch = !isnull;
+		if (isnull)
+			cfg->epoch = 0;
+		new_tables |= cfg->has_epoch;
+		cfg->unit_us = 0;
+	}
+	/* 0.3.0's tables: the time units, for the timestamp columns */
+	if (new_tables)
+	{
+		if (SPI_execute_snapshot(sink_plan(PLAN_CONFIG_UNITS), NULL, NULL,
+								 GetLatestSnapshot(), InvalidSnapshot,
+								 true, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "streamforge: could not read the time units");
+		for (i = 0; i < SPI_processed; i++)
+		{
+			char	   *name = SPI_getvalue(SPI_tuptable->vals[i],
+											SPI_tuptable->tupdesc, 1);
+			bool		isnull;
+			Interval   *unit = DatumGetIntervalP(SPI_getbinval(SPI_tuptable->vals[i],
+															   SPI_tuptable->tupdesc,
+															   2, &isnull));
+			SfSinkConfig *cfg;
+
+			if (name == NULL || strlen(name) > SF_NAME_MAX || isnull)
+				continue;
+			cfg = hash_search(sink_config, name, HASH_FIND, NULL);
+			if (cfg != NULL && unit->month == 0)
+				cfg->unit_us = unit->time + (int64) unit->day * USECS_PER_DAY;
+		}
 	}
 	SPI_finish();
 
@@ -470,14 +571,20 @@ sink_check_snapshot(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
 
 /* Append the n changes at items to the changelog */
 static void
-sink_changelog(SfPipeline *p, Datum name, const SfChange *items, int n)
+sink_changelog(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
+			   const SfChange *items, int n)
 {
 	Datum	  **cols = sink_columns(SINK_CHANGELOG_NCOLS, n);
 	Datum	   *seq = cols[0];
 	Datum	   *op = cols[1];
 	Datum		retract = CStringGetTextDatum("retract");
 	Datum		upsert = CStringGetTextDatum("upsert");
-	Datum		values[1 + SINK_CHANGELOG_NCOLS];
+	Datum		final = CStringGetTextDatum("final");
+	Datum		values[4 + SINK_CHANGELOG_NCOLS];
+	char		nulls[4 + SINK_CHANGELOG_NCOLS];
+	int64	   *starts = palloc(n * sizeof(int64));
+	int64	   *ends = palloc(n * sizeof(int64));
+	bool		isnull;
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -485,13 +592,28 @@ sink_changelog(SfPipeline *p, Datum name, const SfChange *items, int n)
 		const SfChange *c = &items[i];
 
 		seq[i] = Int64GetDatum(c->seq);
-		op[i] = c->op == SF_RETRACT ? retract : upsert;
+		op[i] = c->op == SF_RETRACT ? retract : c->op == SF_UPSERT ? upsert : final;
 		sink_address_datums(p, &c->row.addr, cols + 2, i);
 		sink_agg_datums(&c->row.agg, cols + 6, i);
+		starts[i] = c->row.addr.start;
+		ends[i] = c->row.addr.end;
 	}
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = name;
 	sink_arrays(values + 1, cols, changelog_types, SINK_CHANGELOG_NCOLS, n);
-	sink_exec(PLAN_CHANGELOG_PUT, values, SPI_OK_INSERT);
+	values[1 + SINK_CHANGELOG_NCOLS] = Int64GetDatum(cfg->epoch);
+	values[2 + SINK_CHANGELOG_NCOLS] = sf_ts_array(starts, n, cfg->unit_us, &isnull);
+	if (isnull)
+		nulls[2 + SINK_CHANGELOG_NCOLS] = 'n';
+	values[3 + SINK_CHANGELOG_NCOLS] = sf_ts_array(ends, n, cfg->unit_us, &isnull);
+	if (isnull)
+		nulls[3 + SINK_CHANGELOG_NCOLS] = 'n';
+	if (cfg->has_epoch)
+		sf_run_plan(&sink_plans[PLAN_CHANGELOG_PUT_EPOCH],
+					&sink_plan_text[PLAN_CHANGELOG_PUT_EPOCH], values, nulls,
+					false, SPI_OK_INSERT);
+	else
+		sink_exec(PLAN_CHANGELOG_PUT, values, SPI_OK_INSERT);
 }
 
 /* Order of changes for the results fold: address, then seq */
@@ -518,11 +640,13 @@ change_cmp(const void *a, const void *b, void *arg)
  * it by configure_outputs.
  */
 static void
-sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
+sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
+			 const SfChangeList *changes)
 {
 	const SfChange **order = palloc(changes->n * sizeof(SfChange *));
 	const SfChange **last = palloc(changes->n * sizeof(SfChange *));
 	int			nlast = 0;
+	bool		isnull;
 	int			i;
 	int			from;
 
@@ -538,9 +662,13 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 	{
 		int			n = Min(SF_SINK_CHUNK, nlast - from);
 		Datum	  **cols = sink_columns(SINK_RESULTS_NCOLS, n);
+		bool	   *finals = palloc(n * sizeof(bool));
+		int64	   *starts = palloc(n * sizeof(int64));
+		int64	   *ends = palloc(n * sizeof(int64));
 		int			nput = 0;
 		int			nestlevel;
-		Datum		values[1 + SINK_RESULTS_NCOLS];
+		Datum		values[5 + SINK_RESULTS_NCOLS];
+		char		nulls[5 + SINK_RESULTS_NCOLS];
 
 		CHECK_FOR_INTERRUPTS();
 		for (i = 0; i < n; i++)
@@ -561,8 +689,11 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 			const SfChange *c = last[from + i];
 			int			k;
 
-			if (c->op != SF_UPSERT)
+			if (c->op == SF_RETRACT)
 				continue;
+			finals[nput] = c->op == SF_FINAL;
+			starts[nput] = c->row.addr.start;
+			ends[nput] = c->row.addr.end;
 			for (k = 0; k < SINK_ADDRESS_NCOLS; k++)
 				cols[k][nput] = cols[k][i];
 			sink_agg_datums(&c->row.agg, cols + SINK_ADDRESS_NCOLS, nput);
@@ -572,16 +703,62 @@ sink_results(SfPipeline *p, Datum name, const SfChangeList *changes)
 		if (nput == 0)
 			continue;
 		sink_arrays(values + 1, cols, results_types, SINK_RESULTS_NCOLS, nput);
-		sink_exec(PLAN_RESULTS_PUT, values, SPI_OK_INSERT);
+		if (cfg->has_epoch)
+		{
+			Datum	   *fd = palloc(nput * sizeof(Datum));
+
+			for (i = 0; i < nput; i++)
+				fd[i] = BoolGetDatum(finals[i]);
+			values[1 + SINK_RESULTS_NCOLS] =
+				PointerGetDatum(construct_array(fd, nput, BOOLOID, 1, true,
+												TYPALIGN_CHAR));
+			values[2 + SINK_RESULTS_NCOLS] = Int64GetDatum(cfg->epoch);
+			memset(nulls, ' ', sizeof(nulls));
+			values[3 + SINK_RESULTS_NCOLS] = sf_ts_array(starts, nput, cfg->unit_us, &isnull);
+			if (isnull)
+				nulls[3 + SINK_RESULTS_NCOLS] = 'n';
+			values[4 + SINK_RESULTS_NCOLS] = sf_ts_array(ends, nput, cfg->unit_us, &isnull);
+			if (isnull)
+				nulls[4 + SINK_RESULTS_NCOLS] = 'n';
+			sf_run_plan(&sink_plans[PLAN_RESULTS_PUT_EPOCH],
+						&sink_plan_text[PLAN_RESULTS_PUT_EPOCH], values, nulls,
+						false, SPI_OK_INSERT);
+		}
+		else
+			sink_exec(PLAN_RESULTS_PUT, values, SPI_OK_INSERT);
 	}
+}
+
+/*
+ * Mark final the results rows of p that it finalized: those whose
+ * watermark > end + lateness.  Only 'update' mode needs it (the other
+ * modes' final changes write final rows), and only with 0.3.0's tables.
+ */
+static void
+sink_mark_final(SfPipeline *p, Datum name)
+{
+	Datum		values[2];
+	int128		below;
+
+	if (p->def.emit != SF_EMIT_UPDATE || !p->has_watermark)
+		return;
+	below = (int128) p->watermark - p->def.lateness;
+	if (below <= PG_INT64_MIN)
+		return;
+	values[0] = name;
+	values[1] = Int64GetDatum((int64) below);
+	sink_exec(PLAN_RESULTS_FINALIZE, values, SPI_OK_UPDATE);
 }
 
 /* Append late events [from, from + n) of p->late to the late output */
 static void
-sink_late(SfPipeline *p, Datum name, int64 from, int n)
+sink_late(SfPipeline *p, const SfSinkConfig *cfg, Datum name, int64 from, int n)
 {
 	Datum	  **cols = sink_columns(SINK_LATE_NCOLS, n);
-	Datum		values[1 + SINK_LATE_NCOLS];
+	Datum		values[2 + SINK_LATE_NCOLS];
+	char		nulls[2 + SINK_LATE_NCOLS];
+	int64	   *times = palloc(n * sizeof(int64));
+	bool		isnull;
 	int			i;
 
 	for (i = 0; i < n; i++)
@@ -597,10 +774,21 @@ sink_late(SfPipeline *p, Datum name, int64 from, int n)
 		cols[5][i] = Int64GetDatum(l->event->event_time);
 		cols[6][i] = Int64GetDatum(l->event->value);
 		cols[7][i] = Int64GetDatum(l->watermark);
+		times[i] = l->event->event_time;
 	}
 	values[0] = name;
 	sink_arrays(values + 1, cols, late_types, SINK_LATE_NCOLS, n);
-	sink_exec(PLAN_LATE_PUT, values, SPI_OK_INSERT);
+	if (!cfg->has_epoch)
+	{
+		sink_exec(PLAN_LATE_PUT, values, SPI_OK_INSERT);
+		return;
+	}
+	memset(nulls, ' ', sizeof(nulls));
+	values[1 + SINK_LATE_NCOLS] = sf_ts_array(times, n, cfg->unit_us, &isnull);
+	if (isnull)
+		nulls[1 + SINK_LATE_NCOLS] = 'n';
+	sf_run_plan(&sink_plans[PLAN_LATE_PUT_TS], &sink_plan_text[PLAN_LATE_PUT_TS],
+				values, nulls, false, SPI_OK_INSERT);
 }
 
 /*
@@ -608,10 +796,17 @@ sink_late(SfPipeline *p, Datum name, int64 from, int n)
  * "late_seq": last late_seq}, 0 for none yet.
  */
 static void
-sink_notify(SfPipeline *p)
+sink_notify(SfPipeline *p, const SfSinkConfig *cfg)
 {
 	StringInfoData buf;
 
+	if (cfg->has_epoch)
+	{
+		sf_notify_changes(p->def.name, cfg->epoch, p->seq,
+						  p->late_forgotten + p->nlate);
+		return;
+	}
+	/* the payload of 0.2.0, under its SQL definitions */
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"pipeline\": ");
 	escape_json(&buf, p->def.name);
@@ -644,7 +839,7 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 	int			from;
 	SfSavedUser saved;
 
-	if (changes->n == 0 && nlate == 0)
+	if (changes->n == 0 && nlate == 0 && p->finalized == p->finalized_synced)
 		return;
 	AcceptInvalidationMessages();
 	if (!sink_config_valid)
@@ -654,9 +849,13 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 		sf_restore_user(&saved);
 	}
 	if (hash_get_num_entries(sink_config) == 0)
-		return;
-	cfg = hash_search(sink_config, p->def.name, HASH_FIND, NULL);
-	if (cfg == NULL)
+		cfg = NULL;
+	else
+		cfg = hash_search(sink_config, p->def.name, HASH_FIND, NULL);
+	if (cfg == NULL || !cfg->results || !cfg->has_epoch)
+		p->finalized_synced = p->finalized;		/* nothing to mark final */
+	if (cfg == NULL ||
+		(changes->n == 0 && nlate == 0 && p->finalized == p->finalized_synced))
 		return;
 
 	/* the caller's privilege was checked when p was opened (acl.c) */
@@ -676,7 +875,7 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 		{
 			CHECK_FOR_INTERRUPTS();
 			old = MemoryContextSwitchTo(chunk_cxt);
-			sink_changelog(p, name, changes->items + from,
+			sink_changelog(p, cfg, name, changes->items + from,
 						   Min(SF_SINK_CHUNK, changes->n - from));
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(chunk_cxt);
@@ -685,9 +884,18 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 	if (cfg->results && changes->n > 0)
 	{
 		old = MemoryContextSwitchTo(chunk_cxt);
-		sink_results(p, name, changes);
+		sink_results(p, cfg, name, changes);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(chunk_cxt);
+	}
+	if (cfg->results && p->finalized != p->finalized_synced)
+	{
+		/* 'update' mode has no final changes: mark what was finalized */
+		sink_mark_final(p, name);
+		p->finalized_synced = p->finalized;
+	}
+	if (cfg->results && changes->n > 0)
+	{
 		/* results_retention: drop the rows older than the horizon */
 		if (cfg->results_retention)
 			sink_exec(PLAN_RESULTS_TRIM, &name, SPI_OK_SELECT);
@@ -698,7 +906,7 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 		{
 			CHECK_FOR_INTERRUPTS();
 			old = MemoryContextSwitchTo(chunk_cxt);
-			sink_late(p, name, late_before + from,
+			sink_late(p, cfg, name, late_before + from,
 					  (int) Min(SF_SINK_CHUNK, nlate - from));
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(chunk_cxt);
@@ -707,8 +915,8 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 	SPI_finish();
 	sf_restore_user(&saved);
 
-	if (cfg->notify)
-		sink_notify(p);
+	if (cfg->notify && (changes->n > 0 || nlate > 0))
+		sink_notify(p, cfg);
 }
 
 /*

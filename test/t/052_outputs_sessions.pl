@@ -26,6 +26,9 @@ sql(q{SELECT streamforge.create_pipeline('n"1', ARRAY['a'],
           ARRAY[streamforge.fixed('f', 10)], 0);
       SELECT streamforge.configure_outputs('n"1')});
 
+# payloads name the pipeline by id (0.3.0, issue 25: src/persist/notify.c)
+my $nid = sql(q{SELECT pipeline_id FROM streamforge.notify_channel('n"1')});
+my $nep = sql(q{SELECT epoch FROM streamforge.output_config WHERE pipeline = 'n"1'});
 my $listener = $node->background_psql('postgres');
 $listener->query_safe('LISTEN streamforge_changes');
 
@@ -42,7 +45,7 @@ sql(q{SELECT count(*) FROM streamforge.ingest('n"1', 'a', 0, 'e0', 'k', 1, 1)});
 is(received(), '', 'a call without changes notifies nothing');
 
 sql(q{SELECT count(*) FROM streamforge.advance('n"1', 'a', 10)});
-is(received(), '{"pipeline": "n\"1", "seq": 1, "late_seq": 0}',
+is(received(), qq({"pipeline_id": $nid, "epoch": $nep, "seq": 1, "late_seq": 0}),
 	'a committed call notifies its pipeline and last seq');
 
 sql(q{BEGIN;
@@ -60,8 +63,8 @@ sql(q{BEGIN;
       SELECT count(*) FROM streamforge.ingest('n"1', 'a', 2, 'e2', 'k', 3, 1);
       COMMIT});
 is( received(),
-	qq({"pipeline": "n\\"1", "seq": 2, "late_seq": 0}\n)
-	  . qq({"pipeline": "n\\"1", "seq": 2, "late_seq": 1}),
+	qq({"pipeline_id": $nid, "epoch": $nep, "seq": 2, "late_seq": 0}\n)
+	  . qq({"pipeline_id": $nid, "epoch": $nep, "seq": 2, "late_seq": 1}),
 	'one notification per committed call with output, none for the rolled-back savepoint'
 );
 

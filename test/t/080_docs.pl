@@ -117,6 +117,17 @@ for my $file (@files)
 }
 cmp_ok($nfile, '>=', 2, 'README.md and docs/ have SQL to run');
 
+# The reference consumer of docs/outputs.md (issue 25): it stops at the
+# first error, and fails if its copy ever differs from the results table.
+$node->safe_psql('postgres', 'CREATE DATABASE docs_consumer');
+$node->safe_psql('docs_consumer', 'CREATE EXTENSION streamforge');
+my ($cret, $cout, $cerr) = $node->psql('docs_consumer',
+	slurp("$top/examples/consumer.sql"), on_error_stop => 1);
+is($cret, 0, 'examples/consumer.sql runs') or diag($cerr);
+like($cout, qr/rebuilt in epoch \d+\n.*applied 4 changes.*rebuilt in epoch/s,
+	'... rebuilds after the restore');
+$node->safe_psql('postgres', 'DROP DATABASE docs_consumer');
+
 # ------------------------------------------------------------------
 # What the docs say about the code, checked against it (issue 31).
 # ------------------------------------------------------------------

@@ -331,10 +331,14 @@ SELECT 'stats', p, s.deliveries, s.accepted, s.duplicate_ids, s.late_events,
        s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows,
        s.partitions, s.idle_partitions
   FROM unnest($pipes) p, streamforge.stats(p) s;
-SELECT 'changelog', c.* FROM streamforge.changelog c ORDER BY pipeline, seq;
+SELECT 'changelog', c.pipeline, c.seq, c.op, c.window_name, c.key, c.window_start,
+       c.window_end, c.count, c.sum, c.min, c.max
+  FROM streamforge.changelog c ORDER BY pipeline, seq;
 SELECT 'results', pipeline, window_name, key, window_start, window_end, count, sum, min, max, seq
   FROM streamforge.results ORDER BY 2, 3, 4, 5, 6;
-SELECT 'late_output', l.* FROM streamforge.late_output l ORDER BY pipeline, late_seq;
+SELECT 'late_output', l.pipeline, l.late_seq, l.partition, l.source_offset, l.event_id,
+       l.key, l.event_time, l.value, l.watermark
+  FROM streamforge.late_output l ORDER BY pipeline, late_seq;
 SELECT 'outputs', pipeline, changelog, results, late, notify
   FROM streamforge.output_config ORDER BY pipeline;
 SELECT 'grants', name, owner, readers, ingesters, admins FROM streamforge.pipeline ORDER BY name;
@@ -357,7 +361,9 @@ SELECT 'outputs retention', pipeline, results_retention FROM streamforge.output_
 SELECT 'avg', pipeline, window_name, key, window_start, avg FROM streamforge.results ORDER BY 2, 3, 4, 5;
 SELECT 'time', streamforge.time_unit('timed'), streamforge.watermark_ts('timed');
 SELECT 'visible_ts', v.* FROM streamforge.visible_ts('timed') v;
-SELECT 'results_ts', r.* FROM streamforge.results_ts('timed') r ORDER BY 2, 3, 4, 5;
+SELECT 'results_ts', r.window_name, r.key, r.window_start, r.window_end, r.count, r.sum,
+       r.min, r.max, r.seq
+  FROM streamforge.results_ts('timed') r ORDER BY 2, 3, 4, 5;
 SELECT 'attachments', source, pipeline, partition, event_id, key, event_time, value, trigger_name
   FROM streamforge.attachments ORDER BY source::text;
 SELECT 'visits', count(*), max(id) FROM visits;
@@ -587,6 +593,22 @@ SELECT pg_catalog.fmgr_c_validator(p.oid), p.oid::regprocedure
 			is($ret, 0, "ALTER EXTENSION streamforge UPDATE from $release in an empty database")
 			  or diag($stderr);
 			is(extversion($node), $new_version, "the extension is at $new_version");
+			# issue 25: the outputs of the release are migrated: results rows
+			# its pipelines finalized are final, everything is in epoch 1
+			is( $node->safe_psql('postgres', q{
+SELECT count(*) FILTER (WHERE r.final IS DISTINCT FROM
+                              (r.window_end::numeric + p.lateness < streamforge.watermark(p.name)))
+       || '|' || count(*) FILTER (WHERE r.final) || '|' || count(*) FILTER (WHERE r.epoch <> 1)
+       || '|' || (SELECT count(*) FROM streamforge.changelog WHERE epoch <> 1)
+       || '|' || (SELECT count(*) FROM streamforge.output_config WHERE epoch <> 1)
+       || '|' || count(*) FILTER (WHERE p.time_unit IS NOT NULL AND (r.window_start_ts IS NULL
+                    OR r.window_start_ts <> streamforge.units_to_time(r.window_start, p.time_unit)))
+       || '|' || (SELECT count(*) FROM streamforge.changelog c JOIN streamforge.pipeline q ON q.name = c.pipeline
+                   WHERE q.time_unit IS NOT NULL AND c.window_end_ts IS DISTINCT FROM
+                         streamforge.units_to_time(c.window_end, q.time_unit))
+  FROM streamforge.results r JOIN streamforge.pipeline p ON p.name = r.pipeline}) =~ s/\|[1-9]\d*\|/|some|/r,
+				'0|some|0|0|0|0|0',
+				"the update from $release marks the finalized results rows final, puts the outputs in epoch 1 and fills their timestamps");
 		});
 
 	is($got{release}, $want{release},
