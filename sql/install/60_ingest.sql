@@ -112,7 +112,7 @@ COMMENT ON FUNCTION streamforge_internal.unit_us(interval, text) IS
     'a positive time unit as microseconds (internal helper)';
 
 -- timestamptz -> units since the Unix epoch, exactly: a timestamp that is
--- not a whole number of units is an error (22023), never rounded, and one
+-- not a whole number of units is an error (22023; rounded down instead with streamforge.round_event_times), and one
 -- whose units do not fit in a bigint is an error (22003).  In C, the same
 -- routine as ingest_json's event_time strings (src/api/timeunit.c); not
 -- strict: a NULL is an error (22004).  STABLE, not IMMUTABLE: the setting
