@@ -86,8 +86,10 @@ sf_need_packages() {
 		sf_log_fail "apt-get install failed"
 }
 
-# Packages for building the extension and running a server.
-SF_BUILD_PACKAGES=(build-essential postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR zlib1g-dev)
+# Packages for building the extension and running a server; librdkafka-dev
+# for the Kafka source streamforge_kafka (kafka/, docs/kafka.md), which the
+# Makefile builds only when librdkafka is there.
+SF_BUILD_PACKAGES=(build-essential postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR zlib1g-dev librdkafka-dev)
 # Extra packages for the whole test suite: TAP tests (IPC::Run), pg_cron
 # (scheduling tests), clang and its runtimes (fuzz targets under test/run.d),
 # PL/Proxy (streamforge_proxy, test/t/100_proxy.pl).

@@ -454,13 +454,10 @@ static void
 ride_out_outage(void)
 {
 	int			retries = 0;
-	int64		lo,
-				hi;
 
 	while (outage)
 	{
 		int			backoff;
-		rd_kafka_resp_err_t err;
 
 		retries++;
 		backoff = backoff_for(retries);
@@ -471,11 +468,9 @@ ride_out_outage(void)
 				 errdetail("Attempt %d; the next in %d ms.", retries, backoff)));
 		set_status("retrying", outage_reason, retries, backoff);
 		nap(backoff);
-		err = rd_kafka_query_watermark_offsets(consumer, sub.topic, 0, &lo, &hi, 2000);
-		if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		if (sfk_count_partitions(consumer, sub.topic, 1000, outage_reason,
+								 sizeof(outage_reason)) > 0)
 			outage = false;
-		else
-			snprintf(outage_reason, sizeof(outage_reason), "%s", rd_kafka_err2str(err));
 	}
 	if (retries > 0)
 	{

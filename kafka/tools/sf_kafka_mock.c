@@ -13,6 +13,9 @@
  *                                  one message (TS: milliseconds since the
  *                                  epoch; KEY "-" for none; PAYLOAD the rest
  *                                  of the line); answers "ok OFFSET"
+ *   p TOPIC PART TS KEY PAYLOAD    the same, pipelined: no answer (see flush)
+ *   flush                          waits for every pipelined message;
+ *                                  answers "ok" or "error N failed"
  *   gen TOPIC PARTS COUNT KEYS TS0 generate COUNT JSON messages
  *                                  {"id":i,"k":"k<i % KEYS>","t":TS0+i,"v":1},
  *                                  message i to partition i % PARTS with
@@ -33,6 +36,7 @@
 static int64_t last_offset;
 static int	last_err;
 static int	delivered;
+static int	failed;
 
 static void
 dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -40,7 +44,10 @@ dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	(void) rk;
 	(void) opaque;
 	if (m->err)
+	{
 		last_err = m->err;
+		failed++;
+	}
 	else
 		last_offset = m->offset;
 	delivered++;
@@ -168,6 +175,29 @@ main(void)
 						printf("ok %" PRId64 "\n", last_offset);
 				}
 			}
+		}
+		else if (strcmp(cmd, "p") == 0)
+		{
+			int			part;
+			long long	ts;
+			char		key[1024];
+			int			pos = 0;
+
+			if (sscanf(line, "%*s %255s %d %lld %1023s %n", topic, &part, &ts, key, &pos) < 4 || pos == 0 ||
+				produce(rk, topic, part, ts, strcmp(key, "-") == 0 ? NULL : key,
+						line + pos, strlen(line + pos)) != 0)
+				failed++;
+			rd_kafka_poll(rk, 0);
+			continue;
+		}
+		else if (strcmp(cmd, "flush") == 0)
+		{
+			rd_kafka_flush(rk, 120000);
+			if (failed)
+				printf("error %d failed\n", failed);
+			else
+				printf("ok\n");
+			failed = 0;
 		}
 		else if (strcmp(cmd, "gen") == 0)
 		{
