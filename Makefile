@@ -68,7 +68,14 @@ $(OBJS): $(wildcard src/*/*.h)
 # extension built on librdkafka: built and installed with this one when
 # librdkafka's headers are there, skipped with a note when not, so that
 # the core extension keeps its own dependencies (PGXS, zlib).
+# WITH_KAFKA=no skips it whatever is installed (debian/rules: the Debian
+# package holds the core extension only).
+WITH_KAFKA ?= auto
+ifeq ($(WITH_KAFKA),no)
+HAVE_RDKAFKA := skipped
+else
 HAVE_RDKAFKA := $(shell printf '\#include <librdkafka/rdkafka.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes)
+endif
 ifeq ($(HAVE_RDKAFKA),yes)
 all: kafka-all
 install: kafka-install
@@ -80,7 +87,7 @@ kafka-install: kafka-all
 	$(MAKE) -C kafka PG_CONFIG=$(PG_CONFIG) install
 kafka-clean:
 	$(MAKE) -C kafka PG_CONFIG=$(PG_CONFIG) clean
-else
+else ifneq ($(HAVE_RDKAFKA),skipped)
 all: kafka-missing
 .PHONY: kafka-missing
 kafka-missing:
