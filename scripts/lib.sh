@@ -118,6 +118,13 @@ sf_build_and_install() {
 	for f in "$ext.control" $(sf_make_var "$SF_ROOT" DATA_built) $(sf_make_var "$SF_ROOT" DATA); do
 		cmp -s "$SF_ROOT/$f" "$extdir/$(basename "$f")" || uptodate=0
 	done
+	# the Kafka source, when the build made it (kafka/, librdkafka)
+	if [ -f "$SF_ROOT/kafka/streamforge_kafka.so" ]; then
+		cmp -s "$SF_ROOT/kafka/streamforge_kafka.so" "$libdir/streamforge_kafka.so" || uptodate=0
+		for f in "$SF_ROOT"/kafka/streamforge_kafka.control "$SF_ROOT"/kafka/streamforge_kafka--*.sql; do
+			cmp -s "$f" "$extdir/$(basename "$f")" || uptodate=0
+		done
+	fi
 	if [ $uptodate -eq 1 ]; then
 		sf_say "$ext is installed already in $libdir"
 		return 0

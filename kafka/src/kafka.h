@@ -6,6 +6,7 @@
  *   worker.c   the worker of one subscription: consume, map, ingest,
  *              advance, commit, one transaction per batch
  *   mapping.c  a subscription's mapping as one SQL statement
+ *   elems.c    the arrays of a batch's statement
  *   client.c   librdkafka handles from a subscription's brokers and
  *              options, topic metadata (topic_partitions)
  */
@@ -15,6 +16,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "utils/array.h"
 #include "utils/jsonb.h"
 
 #include <librdkafka/rdkafka.h>
@@ -47,6 +49,37 @@ extern char *sfk_build_mapping_sql(const char *format, Jsonb *mapping,
 								   const char *topic, int64 unit_us);
 extern int64 sfk_unit_us(Interval *unit);
 extern int64 sfk_ms_to_units(int64 ms, int64 unit_us);
+
+/* worker.c, elems.c: one consumed message, copied out of librdkafka */
+typedef struct Msg
+{
+	int32		part;
+	int64		offset;
+	bytea	   *key;			/* NULL: no key */
+	bytea	   *payload;		/* NULL: no payload */
+	int64		ts;				/* milliseconds, -1 if none */
+} Msg;
+
+/* elems.c */
+/* The arrays of one statement: elements delivered in order. */
+typedef struct Elems
+{
+	int			n;
+	int			cap;
+	Datum	   *pn,
+			   *po,
+			   *k,
+			   *p,
+			   *ts,
+			   *ko,
+			   *kp;
+	bool	   *knull,
+			   *pnull;
+} Elems;
+
+extern void sfk_elems_init(Elems *e, int cap);
+extern void sfk_elems_add(Elems *e, Msg *m, int64 at, Datum pname);
+extern ArrayType *sfk_mk_array(Datum *d, bool *nulls, int n, Oid type);
 
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,

@@ -70,15 +70,6 @@
 #define SF_OFFSET_CONFLICT MAKE_SQLSTATE('S','F','0','0','1')
 #define SF_IDENTITY_CONFLICT MAKE_SQLSTATE('S','F','0','0','2')
 
-/* One consumed message, copied out of librdkafka. */
-typedef struct Msg
-{
-	int32		part;
-	int64		offset;
-	bytea	   *key;			/* NULL: no key */
-	bytea	   *payload;		/* NULL: no payload */
-	int64		ts;				/* milliseconds, -1 if none */
-} Msg;
 
 /* The subscription, as read at start (lives in TopMemoryContext). */
 static struct
@@ -558,55 +549,6 @@ collect(Msg *msgs)
 	return n;
 }
 
-/* The arrays of one statement: elements delivered in order. */
-typedef struct Elems
-{
-	int			n;
-	int			cap;
-	Datum	   *pn,
-			   *po,
-			   *k,
-			   *p,
-			   *ts,
-			   *ko,
-			   *kp;
-	bool	   *knull,
-			   *pnull;
-} Elems;
-
-static void
-elems_init(Elems *e, int cap)
-{
-	e->n = 0;
-	e->cap = cap;
-	e->pn = palloc(sizeof(Datum) * cap);
-	e->po = palloc(sizeof(Datum) * cap);
-	e->k = palloc(sizeof(Datum) * cap);
-	e->p = palloc(sizeof(Datum) * cap);
-	e->ts = palloc(sizeof(Datum) * cap);
-	e->ko = palloc(sizeof(Datum) * cap);
-	e->kp = palloc(sizeof(Datum) * cap);
-	e->knull = palloc(sizeof(bool) * cap);
-	e->pnull = palloc(sizeof(bool) * cap);
-}
-
-static void
-elems_add(Elems *e, Msg *m, int64 at, Datum pname)
-{
-	int			i = e->n++;
-
-	Assert(i < e->cap);
-	e->pn[i] = pname;
-	e->po[i] = Int64GetDatum(at);
-	e->k[i] = m->key ? PointerGetDatum(m->key) : (Datum) 0;
-	e->knull[i] = m->key == NULL;
-	e->p[i] = m->payload ? PointerGetDatum(m->payload) : (Datum) 0;
-	e->pnull[i] = m->payload == NULL;
-	e->ts[i] = Int64GetDatum(m->ts);
-	e->ko[i] = Int64GetDatum(m->offset);
-	e->kp[i] = Int32GetDatum(m->part);
-}
-
 /*
  * Adds message m at its offset, after the partition's pending skipped
  * offsets (delivered the same event).  consumed/pending are the
@@ -626,21 +568,8 @@ elems_add_msg(Elems *e, Msg *m, int64 *consumed, int *pending, Datum *pnames)
 						   expect, m->offset),
 				 errhint("Messages are consumed at their Kafka offsets: a gap (a compacted or transactional topic) is not skipped.")));
 	for (j = 1; j <= pending[m->part]; j++)
-		elems_add(e, m, consumed[m->part] + j, pnames[m->part]);
-	elems_add(e, m, m->offset, pnames[m->part]);
-}
-
-static ArrayType *
-mk_array(Datum *d, bool *nulls, int n, Oid type)
-{
-	int			dims[1] = {n};
-	int			lbs[1] = {1};
-	int16		len;
-	bool		byval;
-	char		align;
-
-	get_typlenbyvalalign(type, &len, &byval, &align);
-	return construct_md_array(d, nulls, 1, dims, lbs, type, len, byval, align);
+		sfk_elems_add(e, m, consumed[m->part] + j, pnames[m->part]);
+	sfk_elems_add(e, m, m->offset, pnames[m->part]);
 }
 
 /* Runs the mapping statement over the elements. */
@@ -650,13 +579,13 @@ run_elems(Elems *e)
 	Datum		args[8];
 
 	args[0] = CStringGetTextDatum(sub.pipeline);
-	args[1] = PointerGetDatum(mk_array(e->pn, NULL, e->n, TEXTOID));
-	args[2] = PointerGetDatum(mk_array(e->po, NULL, e->n, INT8OID));
-	args[3] = PointerGetDatum(mk_array(e->k, e->knull, e->n, BYTEAOID));
-	args[4] = PointerGetDatum(mk_array(e->p, e->pnull, e->n, BYTEAOID));
-	args[5] = PointerGetDatum(mk_array(e->ts, NULL, e->n, INT8OID));
-	args[6] = PointerGetDatum(mk_array(e->ko, NULL, e->n, INT8OID));
-	args[7] = PointerGetDatum(mk_array(e->kp, NULL, e->n, INT4OID));
+	args[1] = PointerGetDatum(sfk_mk_array(e->pn, NULL, e->n, TEXTOID));
+	args[2] = PointerGetDatum(sfk_mk_array(e->po, NULL, e->n, INT8OID));
+	args[3] = PointerGetDatum(sfk_mk_array(e->k, e->knull, e->n, BYTEAOID));
+	args[4] = PointerGetDatum(sfk_mk_array(e->p, e->pnull, e->n, BYTEAOID));
+	args[5] = PointerGetDatum(sfk_mk_array(e->ts, NULL, e->n, INT8OID));
+	args[6] = PointerGetDatum(sfk_mk_array(e->ko, NULL, e->n, INT8OID));
+	args[7] = PointerGetDatum(sfk_mk_array(e->kp, NULL, e->n, INT4OID));
 	if (SPI_execute_plan(sub.plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "the mapping statement of subscription %d failed", sub.id);
 }
@@ -832,7 +761,7 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 
 		for (i = 0; i < sub.nparts; i++)
 			total += pending[i];
-		elems_init(&e, total);
+		sfk_elems_init(&e, total);
 		for (i = 0; i < n; i++)
 		{
 			elems_add_msg(&e, &msgs[i], consumed, pending, pnames);
