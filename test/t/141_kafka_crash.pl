@@ -3,7 +3,8 @@
 # Messages with duplicates (the same event produced again, at another
 # offset, maybe of another partition) and out-of-order event times go into
 # a 3-partition topic of the mock cluster while the worker consumes them in
-# small batches; at random points the test terminates the worker, kills it
+# small batches (each round's messages are produced while the subscription
+# is paused, then consumed); at random points the test terminates the worker, kills it
 # (SIGKILL: the postmaster restarts every process) or stops the server
 # with -m immediate and starts it again.  At the end the pipeline must
 # equal a GROUP BY over the distinct messages: nothing lost (every offset
@@ -34,18 +35,12 @@ $node->safe_psql('postgres', qq{
 		ARRAY[streamforge.fixed('w', 100)], lateness => 1000000000);
 	SELECT streamforge_kafka.subscribe('pc', '$bs', 'ev',
 		mapping => '{"event_id": "id", "key": "k", "event_time": "t", "value": "v"}',
-		batch_size => 10, max_wait => 20);
+		batch_size => 2, max_wait => 20);
 });
 
 my (@sent, %first);
 my ($n, $dups) = (0, 0);
 my @partial;
-
-sub worker_pid
-{
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'streamforge_kafka worker'");
-}
 
 sub consumed
 {
@@ -55,6 +50,10 @@ sub consumed
 
 for my $round (1 .. 6)
 {
+	# the round's messages go in while the subscription is paused, so that
+	# the worker has a backlog of batches when the interruption comes
+	my $before = consumed();
+	$node->safe_psql('postgres', "SELECT streamforge_kafka.pause('pc', 'ev')");
 	for (1 .. 400)
 	{
 		my $m;
@@ -79,28 +78,42 @@ for my $round (1 .. 6)
 		$n++;
 	}
 	$kafka->flush;
-
-	# a random point of the consumption
-	select(undef, undef, undef, rand(0.2));
-	my $what = int(rand(3));
-	my $at = consumed();
+	$node->safe_psql('postgres', "SELECT streamforge_kafka.resume('pc', 'ev')");
+	# a random point of the consumption: once a random number of the
+	# round's messages is in (polled from one session, which also finds the
+	# worker and terminates it: starting psql for each poll is too slow)
+	my $target = $before + 1 + int(rand(300));
+	my $poll = $node->background_psql('postgres');
+	my $at = $before;
+	for (1 .. 5000)
+	{
+		$at = $poll->query_safe(
+			'SELECT COALESCE(sum(consumed_offset + 1), 0) FROM streamforge.partitions(\'pc\')');
+		last if $at >= $target;
+		select(undef, undef, undef, 0.005);
+	}
 	push @partial, $at if $at < $n;
+	my $what = int(rand(3));
 	if ($what == 0)
 	{
-		my $pid = worker_pid();
-		$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)") if $pid;
+		$poll->query_safe(
+			"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'streamforge_kafka worker'");
+		$poll->quit;
 		note("round $round: worker terminated at $at of $n");
 	}
 	elsif ($what == 1)
 	{
-		my $pid = worker_pid();
+		my $pid = $poll->query_safe(
+			"SELECT pid FROM pg_stat_activity WHERE backend_type = 'streamforge_kafka worker'");
 		kill 'KILL', $pid if $pid;
+		$poll->{run}->kill_kill;
 		note("round $round: worker killed at $at of $n");
 		# the postmaster restarts every process
 		KafkaTest::wait_for($node, 'SELECT true', "server back after the kill in round $round");
 	}
 	else
 	{
+		$poll->{run}->kill_kill;
 		$node->stop('immediate');
 		$node->start;
 		note("round $round: server stopped (immediate) at $at of $n");
@@ -110,7 +123,7 @@ for my $round (1 .. 6)
 KafkaTest::wait_for($node, KafkaTest::caught_up_sql('pc', $n),
 	"all $n messages consumed");
 cmp_ok(scalar(@partial), '>', 0,
-	'at least one interruption came in the middle of the consumption');
+	scalar(@partial) . ' of 6 interruptions came in the middle of the consumption');
 
 # the oracle: GROUP BY over the distinct messages
 my %agg;
