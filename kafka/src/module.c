@@ -52,10 +52,16 @@ _PG_init(void)
 {
 	BackgroundWorker worker;
 
-	DefineCustomStringVariable("streamforge_kafka.database",
-							   "Database whose subscriptions the workers consume.",
-							   NULL, &sfk_database, "postgres",
-							   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	/*
+	 * Without shared_preload_libraries (CREATE EXTENSION, a backend calling
+	 * mapping_sql) no launcher runs, and a PGC_POSTMASTER setting cannot be
+	 * defined after startup.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomStringVariable("streamforge_kafka.database",
+								   "Database whose subscriptions the workers consume.",
+								   NULL, &sfk_database, "postgres",
+								   PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("streamforge_kafka.max_workers",
 							"Maximum number of subscription workers running at once.",
 							"Each takes one of max_worker_processes.",
