@@ -81,3 +81,33 @@ proxy/streamforge_proxy--%--$(EXTVERSION).sql: proxy/streamforge_proxy--%--$(EXT
 
 # PGXS tracks no header dependencies: rebuild everything when a header moves.
 $(OBJS): $(wildcard src/*/*.h)
+
+# The Kafka source, streamforge_kafka (kafka/, docs/kafka.md), is a second
+# extension built on librdkafka: built and installed with this one when
+# librdkafka's headers are there, skipped with a note when not, so that
+# the core extension keeps its own dependencies (PGXS, zlib).
+# WITH_KAFKA=no skips it whatever is installed (debian/rules: the Debian
+# package holds the core extension only).
+WITH_KAFKA ?= auto
+ifeq ($(WITH_KAFKA),no)
+HAVE_RDKAFKA := skipped
+else
+HAVE_RDKAFKA := $(shell printf '\#include <librdkafka/rdkafka.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes)
+endif
+ifeq ($(HAVE_RDKAFKA),yes)
+all: kafka-all
+install: kafka-install
+clean: kafka-clean
+.PHONY: kafka-all kafka-install kafka-clean
+kafka-all:
+	$(MAKE) -C kafka PG_CONFIG=$(PG_CONFIG)
+kafka-install: kafka-all
+	$(MAKE) -C kafka PG_CONFIG=$(PG_CONFIG) install
+kafka-clean:
+	$(MAKE) -C kafka PG_CONFIG=$(PG_CONFIG) clean
+else ifneq ($(HAVE_RDKAFKA),skipped)
+all: kafka-missing
+.PHONY: kafka-missing
+kafka-missing:
+	@echo "note: streamforge_kafka (kafka/) is not built: librdkafka is missing (Debian: apt-get install librdkafka-dev)"
+endif

@@ -86,8 +86,10 @@ sf_need_packages() {
 		sf_log_fail "apt-get install failed"
 }
 
-# Packages for building the extension and running a server.
-SF_BUILD_PACKAGES=(build-essential postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR zlib1g-dev)
+# Packages for building the extension and running a server; librdkafka-dev
+# for the Kafka source streamforge_kafka (kafka/, docs/kafka.md), which the
+# Makefile builds only when librdkafka is there.
+SF_BUILD_PACKAGES=(build-essential postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR zlib1g-dev librdkafka-dev)
 # Extra packages for the whole test suite: TAP tests (IPC::Run), pg_cron
 # (scheduling tests), clang and its runtimes (fuzz targets under test/run.d),
 # PL/Proxy (streamforge_proxy, test/t/100_proxy.pl).
@@ -116,6 +118,13 @@ sf_build_and_install() {
 	for f in "$ext.control" $(sf_make_var "$SF_ROOT" DATA_built) $(sf_make_var "$SF_ROOT" DATA); do
 		cmp -s "$SF_ROOT/$f" "$extdir/$(basename "$f")" || uptodate=0
 	done
+	# the Kafka source, when the build made it (kafka/, librdkafka)
+	if [ -f "$SF_ROOT/kafka/streamforge_kafka.so" ]; then
+		cmp -s "$SF_ROOT/kafka/streamforge_kafka.so" "$libdir/streamforge_kafka.so" || uptodate=0
+		for f in "$SF_ROOT"/kafka/streamforge_kafka.control "$SF_ROOT"/kafka/streamforge_kafka--*.sql; do
+			cmp -s "$f" "$extdir/$(basename "$f")" || uptodate=0
+		done
+	fi
 	if [ $uptodate -eq 1 ]; then
 		sf_say "$ext is installed already in $libdir"
 		return 0

@@ -278,8 +278,9 @@ fi
 # 3. the package holds what make install installs; no build tools
 sf_say "package contents against make install"
 stage=$(mktemp -d)
-make -s -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null &&
-	make -s -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$stage" install >/dev/null ||
+# (WITH_KAFKA=no as debian/rules: streamforge_kafka is not packaged)
+make -s -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" WITH_KAFKA=no >/dev/null &&
+	make -s -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" WITH_KAFKA=no DESTDIR="$stage" install >/dev/null ||
 	sf_die "make install into $stage failed"
 (cd "$stage" && find . -type f | sed 's|^\.||' | sort) >"$stage.make"
 rm -rf "$stage"

@@ -3,11 +3,12 @@
 # immune to the caller's search_path (docs/security.md, "search_path").
 #
 # It scans
-#   - every SQL statement string of src/*/*.c: a sequence of adjacent C string
+#   - every SQL statement string of src/*/*.c and kafka/src/*.c: a sequence of adjacent C string
 #     literals (with the string macros #defined in the same file expanded)
 #     whose text starts with SELECT, INSERT, UPDATE, DELETE or WITH;
 #   - every function body of sql/install/*.sql and sql/upgrade/*.sql(.in),
-#     and of the router extension's scripts proxy/*.sql (but the frozen
+#     of the Kafka source's kafka/*.sql, and of the router extension's
+#     scripts proxy/*.sql (but the frozen
 #     released proxy/streamforge_proxy--0.2.0.sql, which predates the rule
 #     and which its update script replaces whole): a
 #     function with SET search_path = pg_catalog, pg_temp passes (its body
@@ -40,6 +41,8 @@ set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 if [ $# -eq 0 ]; then
 	set -- "$root"/src/*/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in "$root"/sql/upgrade/*.sql
+	# the Kafka source extension (issue 28)
+	set -- "$@" "$root"/kafka/src/*.c "$root"/kafka/*.sql
 	for f in "$root"/proxy/*.sql; do
 		case "$f" in
 		*/proxy/streamforge_proxy--0.2.0.sql) ;;	# frozen release
@@ -82,8 +85,9 @@ sub check_sql {
     while ($s =~ s/::\s*(\w+)(\s*\.\s*\w+)?(\s*\[\s*\])?/ /) {
         report($file, "cast to unqualified type \"$1\"", $sql) unless defined $2;
     }
-    # UPDATE ... SET a = x, b = y: the "=" of an assignment is syntax
-    if ($s =~ /^\s*UPDATE\b/i) {
+    # UPDATE ... SET a = x, b = y (and INSERT ... ON CONFLICT DO UPDATE
+    # SET ...): the "=" of an assignment is syntax
+    if ($s =~ /^\s*UPDATE\b/i || $s =~ /\bDO\s+UPDATE\s+SET\b/i) {
         $s =~ s{\bSET\b(.*?)(?=\bWHERE\b|\bRETURNING\b|\bFROM\b|$)}{
             my $list = $1;
             $list =~ s/(^|,)\s*\w+\s*=/$1 /g;

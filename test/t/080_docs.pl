@@ -55,9 +55,10 @@ ok(!eval { parse_blocks("<!-- docs-test: skpi -->\n```sql\nSELECT 1;\n```\n"); 1
 
 my $top = dirname(__FILE__) . '/../..';
 my @files = ("$top/README.md", sort glob("$top/docs/*.md"));
-# files that need pg_cron throughout, run whole by another test
-my %elsewhere =
-  ('docs/recipe-clicks-per-minute.md' => 'test/t/050_outputs_cron.pl');
+# files that need pg_cron or a Kafka cluster throughout, run whole by another test
+my %elsewhere = (
+	'docs/recipe-clicks-per-minute.md' => 'test/t/050_outputs_cron.pl',
+	'docs/kafka.md' => 'test/t/143_kafka_docs.pl');
 
 my $node = PostgreSQL::Test::Cluster->new('docs');
 $node->init;

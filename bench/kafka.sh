@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# bench/kafka.sh: messages per second through streamforge_kafka's worker
+# (docs/kafka.md), next to the same messages through ingest_batch from a
+# client, in one run.
+#
+#   ./bench/kafka.sh            500,000 messages
+#   ./bench/kafka.sh --quick    100,000 messages
+#
+# One throwaway cluster of a private copy of the PostgreSQL tree with this
+# build installed (like bench/run.sh), on a Unix socket in a scratch
+# directory, with shared_preload_libraries = 'streamforge_kafka' and
+# synchronous_commit = off; one mock Kafka cluster (kafka/tools/sf_kafka_mock,
+# librdkafka's mock cluster, on 127.0.0.1) holding N JSON messages
+# {"id":i,"k":"k<i % 1000>","t":T0+i,"v":1}, message i in partition i % P,
+# P = N / 100,000 (the mock cluster keeps 100,000 messages per partition).
+#   worker   a subscription (batch_size 10,000, max_wait 100 ms) consumes
+#            them into a pipeline: the time from subscribe() to the last
+#            offset consumed (worker start included);
+#   client   the same deliveries, already parsed and built into arrays of
+#            10,000 (what a hand-written consumer sends), through
+#            ingest_batch by a procedure on the server, one commit per
+#            batch: the floor of any client.
+# Both pipelines: one fixed window of 60,000, lateness 10^9 (nothing
+# closes), the same 1,000 keys.  Prints messages/s of both and the ratio,
+# and writes bench/results/kafka-<date>-<sha>.md and kafka-latest.md.
+#
+# Options: --keep (keep the scratch directory), --no-build.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
+PORT=5443						# names the socket file only: no TCP
+N=500000
+KEEP=
+BUILD=1
+MODE=full
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--quick) N=100000; MODE=quick ;;
+		--keep) KEEP=1 ;;
+		--no-build) BUILD= ;;
+		-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+		*) echo "usage: $0 [--quick] [--keep] [--no-build]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+sf_need_packages "${SF_BUILD_PACKAGES[@]}"
+sf_check_server_user
+if [ -n "$BUILD" ]; then
+	make -C "$SF_ROOT" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" >/dev/null ||
+		sf_die "build failed"
+fi
+MOCKBIN=$SF_ROOT/kafka/tools/sf_kafka_mock
+[ -x "$MOCKBIN" ] || sf_die "$MOCKBIN is missing: is librdkafka-dev installed?"
+SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
+DATE=$(date -u +%Y-%m-%d)
+
+SCRATCH=$(mktemp -d /tmp/streamforge-kafkabench.XXXXXX)
+chmod 755 "$SCRATCH"
+started=
+cleanup() {
+	local rc=$?
+	if [ -n "${MOCK_PID:-}" ]; then
+		echo quit >&"${MOCK[1]}" 2>/dev/null || true
+		wait "$MOCK_PID" 2>/dev/null || true
+	fi
+	if [ -n "$started" ]; then
+		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
+		echo "scratch directory kept: $SCRATCH"
+	else
+		rm -rf "$SCRATCH"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+
+sf_say "installing into a private copy of the PostgreSQL tree in $SCRATCH/pg"
+sf_private_tree "$SCRATCH/pg"
+SRVBIN=$SCRATCH/pg$PGBIN
+sf_is_root && chown -R postgres:postgres "$SCRATCH"
+as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
+psql_at() { as_server "$SRVBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" -U postgres -d postgres "$@"; }
+
+as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
+	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
+	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
+as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
+listen_addresses = ''
+port = $PORT
+unix_socket_directories = '$SCRATCH'
+unix_socket_permissions = 0700
+shared_buffers = 512MB
+work_mem = 64MB
+max_wal_size = 8GB
+checkpoint_timeout = 1h
+autovacuum = off
+synchronous_commit = off
+shared_preload_libraries = 'streamforge_kafka'
+streamforge_kafka.database = 'postgres'
+EOF
+as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
+	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
+started=1
+
+sf_say "starting the mock Kafka cluster and producing $N messages"
+coproc MOCK { "$MOCKBIN" 2>"$SCRATCH/mock.log"; }
+read -r word BOOTSTRAP <&"${MOCK[0]}"
+[ "$word" = bootstrap ] || sf_die "sf_kafka_mock did not start"
+mock() {
+	local answer
+	echo "$*" >&"${MOCK[1]}"
+	read -r answer <&"${MOCK[0]}"
+	case "$answer" in ok*) ;; *) sf_die "sf_kafka_mock: $*: $answer" ;; esac
+}
+P=$(( (N + 99999) / 100000 ))
+mock topic bench "$P"
+mock gen bench "$P" "$N" 1000 1000000
+
+psql_at <<EOF
+CREATE EXTENSION streamforge;
+CREATE EXTENSION streamforge_kafka;
+SELECT streamforge.create_pipeline('via_worker',
+    ARRAY(SELECT 'bench-' || p FROM generate_series(0, $P - 1) AS p),
+    ARRAY[streamforge.fixed('w', 60000)], lateness => 1000000000);
+SELECT streamforge.create_pipeline('via_client',
+    ARRAY(SELECT 'bench-' || p FROM generate_series(0, $P - 1) AS p),
+    ARRAY[streamforge.fixed('w', 60000)], lateness => 1000000000);
+-- the same deliveries as the messages, in arrays of 10,000
+CREATE TABLE batches AS
+SELECT i / 10000 AS b,
+       array_agg(ROW('bench-' || (i % $P), i / $P, i::text, 'k' || (i % 1000), 1000000 + i, 1)::streamforge.delivery
+                 ORDER BY i) AS d
+  FROM generate_series(0, $N - 1) AS i GROUP BY 1;
+CREATE PROCEDURE run_client() LANGUAGE plpgsql AS \$\$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT d FROM batches ORDER BY b LOOP
+        PERFORM count(*) FROM streamforge.ingest_batch('via_client', r.d);
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+CHECKPOINT;
+EOF
+
+now() { date +%s.%N; }
+
+sf_say "worker: subscribe and wait for the $N messages ($P partitions)"
+t0=$(now)
+psql_at -c "SELECT streamforge_kafka.subscribe('via_worker', '$BOOTSTRAP', 'bench',
+    mapping => '{\"event_id\": \"id\", \"key\": \"k\", \"event_time\": \"t\", \"value\": \"v\"}',
+    batch_size => 10000, max_wait => 100)" >/dev/null
+while [ "$(psql_at -c "SELECT sum(consumed_offset + 1) FROM streamforge.partitions('via_worker')")" != "$N" ]; do
+	sleep 0.05
+done
+t1=$(now)
+worker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+
+sf_say "client: ingest_batch of the same deliveries"
+t0=$(now)
+psql_at -c "CALL run_client()"
+t1=$(now)
+client_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+
+same=$(psql_at -c "SELECT (SELECT array_agg(l ORDER BY l::text) FROM streamforge.live('via_worker') AS l)::text
+                       = (SELECT array_agg(l ORDER BY l::text) FROM streamforge.live('via_client') AS l)::text")
+[ "$same" = t ] || sf_die "the two pipelines differ"
+
+worker_rate=$(awk -v n="$N" -v s="$worker_s" 'BEGIN { print n / s }')
+client_rate=$(awk -v n="$N" -v s="$client_s" 'BEGIN { print n / s }')
+ratio=$(awk -v a="$worker_s" -v b="$client_s" 'BEGIN { print a / b }')
+
+mkdir -p "$SF_ROOT/bench/results"
+name=kafka-$DATE-$SHA
+[ "$MODE" = quick ] && name=$name-quick
+out=$SF_ROOT/bench/results/$name.md
+{
+	echo "# streamforge_kafka: messages/s, worker vs client ($DATE, $SHA)"
+	echo
+	echo "$N JSON messages in $P partitions of a mock cluster (librdkafka's, on 127.0.0.1), one worker,"
+	echo "batch_size 10,000; one fixed window, 1,000 keys; synchronous_commit = off;"
+	echo "$(nproc) cores shared with whatever else ran. bench/kafka.sh, one run."
+	echo
+	echo "| path | seconds | messages/s | time / client's |"
+	echo "|---|---:|---:|---:|"
+	printf '| worker: Kafka -> JSON mapping -> ingest_batch, one commit per batch | %.2f | %.0f | %.2f |\n' "$worker_s" "$worker_rate" "$ratio"
+	printf '| client: pre-built delivery arrays -> ingest_batch, one commit per batch | %.2f | %.0f | 1.00 |\n' "$client_s" "$client_rate"
+} >"$out"
+[ "$MODE" = full ] && cp "$out" "$SF_ROOT/bench/results/kafka-latest.md"
+echo
+cat "$out"

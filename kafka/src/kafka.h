@@ -1,0 +1,90 @@
+/*
+ * kafka.h: the few cross-file declarations of streamforge_kafka.
+ *
+ *   module.c   _PG_init, the settings, the launcher (one static background
+ *              worker that starts a worker per active subscription)
+ *   worker.c   the worker of one subscription: consume, map, ingest,
+ *              advance, commit, one transaction per batch
+ *   mapping.c  a subscription's mapping as one SQL statement
+ *   elems.c    the arrays of a batch's statement
+ *   client.c   librdkafka handles from a subscription's brokers and
+ *              options, topic metadata (topic_partitions)
+ */
+#ifndef SFK_KAFKA_H
+#define SFK_KAFKA_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "utils/array.h"
+#include "utils/jsonb.h"
+
+#include <librdkafka/rdkafka.h>
+
+/* settings (module.c) */
+extern char *sfk_database;
+extern int	sfk_max_workers;
+extern int	sfk_restart_time;
+extern int	sfk_retry_max_ms;
+
+/* the advisory lock a worker holds on its subscription (class id) */
+#define SFK_LOCK_CLASS 0x5f4b
+
+/* module.c */
+extern PGDLLEXPORT void sfk_launcher_main(Datum arg);
+
+/* worker.c */
+extern PGDLLEXPORT void sfk_worker_main(Datum arg);
+
+/* what the launcher passes a worker in bgw_extra */
+typedef struct SfkWorkerArgs
+{
+	Oid			database;
+	Oid			role;
+	int32		subscription;
+} SfkWorkerArgs;
+
+/* mapping.c */
+extern char *sfk_build_mapping_sql(const char *format, Jsonb *mapping,
+								   const char *topic, int64 unit_us);
+extern int64 sfk_unit_us(Interval *unit);
+extern int64 sfk_ms_to_units(int64 ms, int64 unit_us);
+
+/* worker.c, elems.c: one consumed message, copied out of librdkafka */
+typedef struct Msg
+{
+	int32		part;
+	int64		offset;
+	bytea	   *key;			/* NULL: no key */
+	bytea	   *payload;		/* NULL: no payload */
+	int64		ts;				/* milliseconds, -1 if none */
+} Msg;
+
+/* elems.c */
+/* The arrays of one statement: elements delivered in order. */
+typedef struct Elems
+{
+	int			n;
+	int			cap;
+	Datum	   *pn,
+			   *po,
+			   *k,
+			   *p,
+			   *ts,
+			   *ko,
+			   *kp;
+	bool	   *knull,
+			   *pnull;
+} Elems;
+
+extern void sfk_elems_init(Elems *e, int cap);
+extern void sfk_elems_add(Elems *e, Msg *m, int64 at, Datum pname);
+extern ArrayType *sfk_mk_array(Datum *d, bool *nulls, int n, Oid type);
+
+/* client.c */
+extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,
+									  const char *group_id);
+extern int	sfk_count_partitions(rd_kafka_t *rk, const char *topic,
+								 int timeout_ms, char *errbuf, size_t errlen);
+
+#endif							/* SFK_KAFKA_H */

@@ -1,0 +1,238 @@
+/*
+ * module.c: _PG_init, the settings and the launcher of streamforge_kafka.
+ *
+ * Loaded with shared_preload_libraries, the module registers one static
+ * background worker, the launcher.  It connects to the database named by
+ * streamforge_kafka.database and, once a second, starts a dynamic worker
+ * (worker.c) for every subscription that is not paused and has none,
+ * streamforge_kafka.max_workers at most.  The launcher keeps the handles
+ * of the workers it started; a worker holds an advisory lock on its
+ * subscription for as long as it runs, so a second worker for the same
+ * subscription (after the launcher itself restarted) exits at once.
+ *
+ * Workers are registered with bgw_restart_time = restart_time: one that
+ * fails (an error, pg_terminate_backend, a crash) is started again by the
+ * postmaster; one that exits on purpose (unsubscribe, pause, stop on a bad
+ * message) exits with 0 and is forgotten.  After a server restart the
+ * launcher starts them again.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "tcop/tcopprot.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+
+#include "kafka.h"
+
+PG_MODULE_MAGIC;
+
+char	   *sfk_database = NULL;
+int			sfk_max_workers = 4;
+int			sfk_restart_time = 5;
+int			sfk_retry_max_ms = 10000;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	BackgroundWorker worker;
+
+	/*
+	 * Without shared_preload_libraries (CREATE EXTENSION, a backend calling
+	 * mapping_sql) no launcher runs, and a PGC_POSTMASTER setting cannot be
+	 * defined after startup.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomStringVariable("streamforge_kafka.database",
+								   "Database whose subscriptions the workers consume.",
+								   NULL, &sfk_database, "postgres",
+								   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge_kafka.max_workers",
+							"Maximum number of subscription workers running at once.",
+							"Each takes one of max_worker_processes.",
+							&sfk_max_workers, 4, 0, 1000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge_kafka.restart_time",
+							"Seconds before a failed worker is started again.",
+							NULL, &sfk_restart_time, 5, 1, 3600,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge_kafka.retry_max",
+							"Longest wait between two attempts to reach an unavailable cluster.",
+							NULL, &sfk_retry_max_ms, 10000, 100, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("streamforge_kafka");
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "streamforge_kafka");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "sfk_launcher_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "streamforge_kafka launcher");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "streamforge_kafka launcher");
+	RegisterBackgroundWorker(&worker);
+}
+
+typedef struct LaunchedWorker
+{
+	int32		subscription;	/* hash key */
+	BackgroundWorkerHandle *handle;
+} LaunchedWorker;
+
+static HTAB *launched = NULL;
+
+static bool
+worker_alive(LaunchedWorker *lw)
+{
+	pid_t		pid;
+
+	return GetBackgroundWorkerPid(lw->handle, &pid) != BGWH_STOPPED;
+}
+
+static void
+start_worker(int32 subscription, Oid role)
+{
+	BackgroundWorker worker;
+	SfkWorkerArgs args;
+	LaunchedWorker *lw;
+	BackgroundWorkerHandle *handle;
+	bool		found;
+	bool		ok;
+	MemoryContext old;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = sfk_restart_time;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "streamforge_kafka");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "sfk_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "streamforge_kafka worker %d", subscription);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "streamforge_kafka worker");
+	worker.bgw_main_arg = Int32GetDatum(subscription);
+	worker.bgw_notify_pid = MyProcPid;
+	args.database = MyDatabaseId;
+	args.role = role;
+	args.subscription = subscription;
+	memcpy(worker.bgw_extra, &args, sizeof(args));
+	/* the handle outlives the transaction */
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	ok = RegisterDynamicBackgroundWorker(&worker, &handle);
+	MemoryContextSwitchTo(old);
+	if (!ok)
+	{
+		ereport(LOG,
+				(errmsg("streamforge_kafka: could not start the worker of subscription %d",
+						subscription),
+				 errhint("Raise max_worker_processes.")));
+		return;
+	}
+	lw = hash_search(launched, &subscription, HASH_ENTER, &found);
+	lw->handle = handle;
+}
+
+/* One round: start the workers that are missing. */
+static void
+launch_round(void)
+{
+	int			running = 0;
+	HASH_SEQ_STATUS seq;
+	LaunchedWorker *lw;
+	uint64		i;
+
+	/* forget the workers that stopped */
+	hash_seq_init(&seq, launched);
+	while ((lw = hash_seq_search(&seq)) != NULL)
+	{
+		if (!worker_alive(lw))
+		{
+			pfree(lw->handle);
+			hash_search(launched, &lw->subscription, HASH_REMOVE, NULL);
+		}
+		else
+			running++;
+	}
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "streamforge_kafka launcher");
+	if (SPI_execute("SELECT FROM pg_catalog.pg_extension AS e "
+					"WHERE e.extname OPERATOR(pg_catalog.=) 'streamforge_kafka'",
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_extension");
+	if (SPI_processed > 0 &&
+		SPI_execute("SELECT s.id, s.role FROM streamforge_kafka.subscription AS s "
+					"WHERE NOT s.paused ORDER BY s.id", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the subscriptions");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		int32		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+													 SPI_tuptable->tupdesc, 1, &isnull));
+		Oid			role = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														  SPI_tuptable->tupdesc, 2, &isnull));
+
+		if (hash_search(launched, &id, HASH_FIND, NULL) != NULL)
+			continue;
+		if (running >= sfk_max_workers)
+			break;
+		start_worker(id, role);
+		running++;
+	}
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+void
+sfk_launcher_main(Datum arg)
+{
+	HASHCTL		ctl;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(sfk_database, NULL, 0);
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(int32);
+	ctl.entrysize = sizeof(LaunchedWorker);
+	launched = hash_create("streamforge_kafka workers", 64, &ctl,
+						   HASH_ELEM | HASH_BLOBS);
+
+	ereport(LOG, (errmsg("streamforge_kafka launcher started in database \"%s\"",
+						 sfk_database)));
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		launch_round();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

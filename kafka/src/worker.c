@@ -1,0 +1,961 @@
+/*
+ * worker.c: the worker of one subscription.
+ *
+ * The worker connects as the subscribing role (so the pipeline's own
+ * privileges gate what it does), reads where each Kafka partition stands
+ * from the pipeline (partitions(): consumed_offset, the only source of
+ * truth; the consumer group's offsets are never committed nor read),
+ * assigns each partition at consumed_offset + 1 and then loops:
+ *
+ *   collect up to batch_size messages, or what max_wait brings;
+ *   one transaction: lock the subscription row (FOR KEY SHARE: unsubscribe
+ *   waits for the batch, then the worker sees the row gone and exits),
+ *   ingest every message at its Kafka offset with one statement (the
+ *   mapping, mapping.c), advance each partition to the largest Kafka
+ *   timestamp of the batch minus out_of_orderness, record the high
+ *   watermarks, commit.
+ *
+ * A crash anywhere loses nothing and doubles nothing: the pipeline's
+ * offsets move only with its state, in the batch's transaction, and the
+ * next worker seeks to them; a replayed offset would be a no-op and a gap
+ * is an error (SF001), never silently skipped.
+ *
+ * Bad messages.  When the batch's statement fails with a data error
+ * (class 22: invalid JSON, a missing field, a value out of range; or
+ * SF002), the batch is retried message by message, each in a
+ * subtransaction, to find the bad ones.  A bad message goes to
+ * streamforge_kafka.rejected.  With on_error 'stop' the messages before it
+ * are committed and the subscription is paused with the error.  With
+ * 'skip' its offset is consumed without an event: the pipeline has no
+ * delivery that consumes an offset and nothing else, so the skipped offset
+ * is delivered the next good message of the partition (which comes again
+ * at its own offset as a duplicate, a no-op).  Until that message arrives
+ * the skipped offsets are pending (the lag counts them), and after a
+ * restart they are read and rejected again (the dead letter is kept once).
+ *
+ * Outages.  librdkafka reports that no broker is reachable through the
+ * error callback; the worker then probes the cluster with backoff (200 ms
+ * doubling up to streamforge_kafka.retry_max), logging each attempt and
+ * showing it in worker_status.  Any other error (a gap, a revoked
+ * privilege, a missing partition) is logged and recorded, and the worker
+ * exits with status 1 after a backoff: the postmaster starts it again
+ * after streamforge_kafka.restart_time, from the pipeline's offsets.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "kafka.h"
+
+#define SF_OFFSET_CONFLICT MAKE_SQLSTATE('S','F','0','0','1')
+#define SF_IDENTITY_CONFLICT MAKE_SQLSTATE('S','F','0','0','2')
+
+
+/* The subscription, as read at start (lives in TopMemoryContext). */
+static struct
+{
+	int32		id;
+	Oid			role;
+	char	   *pipeline;
+	char	   *brokers;
+	char	   *topic;
+	char	   *format;
+	char	   *prefix;
+	bool		stop_on_error;
+	int			batch_size;
+	int			max_wait;
+	int64		ooo;
+	int			nparts;
+	int64		unit_us;
+	Jsonb	   *mapping;
+	Jsonb	   *options;
+	SPIPlanPtr	plan;
+	char	  **pnames;			/* pipeline partition of each Kafka partition */
+	int64	   *consumed;		/* the pipeline's consumed offset */
+	int		   *pending;		/* skipped offsets after it, not consumed yet */
+	int64	   *progress;		/* progress last reported, or INT64_MIN */
+	int64	   *hw_saved;		/* high watermark last recorded, or -1 */
+	int			retries;		/* failures before this start */
+} sub;
+
+static rd_kafka_t *consumer = NULL;
+
+/* what the error callback saw (set in this process, in rd_kafka poll) */
+static bool outage = false;
+static char outage_reason[512];
+
+static void
+error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
+		err == RD_KAFKA_RESP_ERR__RESOLVE ||
+		err == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+		err == RD_KAFKA_RESP_ERR__SSL)
+	{
+		outage = true;
+		snprintf(outage_reason, sizeof(outage_reason), "%s", reason);
+	}
+}
+
+static void
+destroy_consumer(int code, Datum arg)
+{
+	if (consumer != NULL)
+	{
+		rd_kafka_destroy_flags(consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+		consumer = NULL;
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Transactions and status                                            */
+/* ---------------------------------------------------------------- */
+
+static void
+begin_tx(const char *what)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, what);
+}
+
+static void
+commit_tx(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * The subscription row, locked FOR KEY SHARE: false when it is gone or
+ * paused (the worker then stops).
+ */
+static bool
+subscription_active(void)
+{
+	Datum		arg = Int32GetDatum(sub.id);
+	Oid			type = INT4OID;
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT s.paused FROM streamforge_kafka.subscription AS s "
+							  "WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE",
+							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read subscription %d", sub.id);
+	if (SPI_processed == 0)
+		return false;
+	return !DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									   1, &isnull));
+}
+
+/* Records the worker's state, in the current transaction. */
+static void
+put_status(const char *state, const char *error, int retries, int backoff_ms)
+{
+	Datum		args[6];
+	Oid			types[6] = {INT4OID, INT4OID, TEXTOID, INT4OID, INT4OID, TEXTOID};
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+
+	args[0] = Int32GetDatum(sub.id);
+	args[1] = Int32GetDatum(MyProcPid);
+	args[2] = CStringGetTextDatum(state);
+	args[3] = Int32GetDatum(retries);
+	args[4] = Int32GetDatum(backoff_ms);
+	if (error)
+		args[5] = CStringGetTextDatum(error);
+	else
+		nulls[5] = 'n';
+	if (SPI_execute_with_args("INSERT INTO streamforge_kafka.worker_status AS w "
+							  "(subscription, pid, state, retries, backoff_ms, last_error) "
+							  "SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT FROM "
+							  "streamforge_kafka.subscription AS s WHERE s.id OPERATOR(pg_catalog.=) $1) "
+							  "ON CONFLICT (subscription) DO UPDATE SET pid = EXCLUDED.pid, "
+							  "state = EXCLUDED.state, retries = EXCLUDED.retries, "
+							  "backoff_ms = EXCLUDED.backoff_ms, "
+							  "last_error = EXCLUDED.last_error, "
+							  "updated_at = pg_catalog.now()",
+							  6, types, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the state of subscription %d", sub.id);
+}
+
+/*
+ * Records the state in a transaction of its own; stops the worker (exit
+ * 0) if the subscription is gone or paused meanwhile.
+ */
+static void
+set_status(const char *state, const char *error, int retries, int backoff_ms)
+{
+	bool		active;
+
+	begin_tx("streamforge_kafka: status");
+	active = subscription_active();
+	if (active)
+		put_status(state, error, retries, backoff_ms);
+	commit_tx();
+	if (!active)
+	{
+		ereport(LOG,
+				(errmsg("streamforge_kafka: subscription %d was removed or paused, its worker stops",
+						sub.id)));
+		proc_exit(0);
+	}
+}
+
+/* Waits ms milliseconds, answering interrupts and reloads. */
+static void
+nap(long ms)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+	long		left;
+
+	while ((left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until)) > 0)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+}
+
+static int
+backoff_for(int retries)
+{
+	int64		b = 200;
+
+	while (retries-- > 1 && b < sfk_retry_max_ms)
+		b *= 2;
+	return (int) Min(b, (int64) sfk_retry_max_ms);
+}
+
+/* ---------------------------------------------------------------- */
+/* Start                                                              */
+/* ---------------------------------------------------------------- */
+
+static char *
+get_text(HeapTuple tup, TupleDesc desc, int col)
+{
+	char	   *s = SPI_getvalue(tup, desc, col);
+
+	return s ? MemoryContextStrdup(TopMemoryContext, s) : NULL;
+}
+
+static Jsonb *
+get_jsonb(HeapTuple tup, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
+	Jsonb	   *j = DatumGetJsonbP(d);
+	Jsonb	   *copy = MemoryContextAlloc(TopMemoryContext, VARSIZE(j));
+
+	memcpy(copy, j, VARSIZE(j));
+	return copy;
+}
+
+/* Reads the subscription and the pipeline's offsets; false if gone. */
+static bool
+load_subscription(void)
+{
+	Datum		arg = Int32GetDatum(sub.id);
+	Oid			type = INT4OID;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	Datum		unit;
+	Datum		parg;
+	Oid			ptype = TEXTOID;
+	MemoryContext old;
+	char	   *sql;
+	Oid			argtypes[8] = {TEXTOID, TEXTARRAYOID, INT8ARRAYOID, BYTEAARRAYOID,
+	BYTEAARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID};
+	int			i;
+	uint64		r;
+
+	if (SPI_execute_with_args("SELECT s.pipeline, s.brokers, s.topic, s.format, s.mapping, "
+							  "s.partition_prefix, s.kafka_partitions, s.batch_size, s.max_wait, "
+							  "s.out_of_orderness, s.on_error, s.options, s.paused, "
+							  "COALESCE((SELECT w.retries FROM streamforge_kafka.worker_status AS w "
+							  "WHERE w.subscription OPERATOR(pg_catalog.=) s.id "
+							  "AND w.state OPERATOR(pg_catalog.=) 'failed'), 0) "
+							  "FROM streamforge_kafka.subscription AS s "
+							  "WHERE s.id OPERATOR(pg_catalog.=) $1",
+							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read subscription %d", sub.id);
+	if (SPI_processed == 0)
+		return false;
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	if (DatumGetBool(SPI_getbinval(tup, desc, 13, &isnull)))
+		return false;
+	sub.pipeline = get_text(tup, desc, 1);
+	sub.brokers = get_text(tup, desc, 2);
+	sub.topic = get_text(tup, desc, 3);
+	sub.format = get_text(tup, desc, 4);
+	sub.mapping = get_jsonb(tup, desc, 5);
+	sub.prefix = get_text(tup, desc, 6);
+	sub.nparts = DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull));
+	sub.batch_size = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
+	sub.max_wait = DatumGetInt32(SPI_getbinval(tup, desc, 9, &isnull));
+	sub.ooo = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	sub.stop_on_error = strcmp(get_text(tup, desc, 11), "stop") == 0;
+	sub.options = get_jsonb(tup, desc, 12);
+	sub.retries = DatumGetInt32(SPI_getbinval(tup, desc, 14, &isnull));
+
+	/* the pipeline: its time unit, then where each partition stands */
+	parg = CStringGetTextDatum(sub.pipeline);
+	if (SPI_execute_with_args("SELECT streamforge.time_unit($1)", 1, &ptype, &parg,
+							  NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the time unit");
+	unit = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	sub.unit_us = isnull ? 0 : sfk_unit_us(DatumGetIntervalP(unit));
+
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	sub.pnames = palloc(sizeof(char *) * sub.nparts);
+	sub.consumed = palloc(sizeof(int64) * sub.nparts);
+	sub.pending = palloc0(sizeof(int) * sub.nparts);
+	sub.progress = palloc(sizeof(int64) * sub.nparts);
+	sub.hw_saved = palloc(sizeof(int64) * sub.nparts);
+	for (i = 0; i < sub.nparts; i++)
+	{
+		sub.pnames[i] = psprintf("%s%d", sub.prefix, i);
+		sub.consumed[i] = PG_INT64_MIN;
+		sub.progress[i] = PG_INT64_MIN;
+		sub.hw_saved[i] = -1;
+	}
+	MemoryContextSwitchTo(old);
+
+	if (SPI_execute_with_args("SELECT p.partition, p.consumed_offset, p.progress "
+							  "FROM streamforge.partitions($1) AS p",
+							  1, &ptype, &parg, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the partitions");
+	for (r = 0; r < SPI_processed; r++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
+
+		for (i = 0; i < sub.nparts; i++)
+		{
+			if (strcmp(name, sub.pnames[i]) == 0)
+			{
+				Datum		d;
+
+				sub.consumed[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
+															  SPI_tuptable->tupdesc, 2, &isnull));
+				d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3, &isnull);
+				if (!isnull)
+					sub.progress[i] = DatumGetInt64(d);
+			}
+		}
+	}
+	for (i = 0; i < sub.nparts; i++)
+		if (sub.consumed[i] == PG_INT64_MIN)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("pipeline \"%s\" has no partition \"%s\" for partition %d of topic \"%s\"",
+							sub.pipeline, sub.pnames[i], i, sub.topic)));
+
+	sql = sfk_build_mapping_sql(sub.format, sub.mapping, sub.topic, sub.unit_us);
+	sub.plan = SPI_prepare(sql, 8, argtypes);
+	if (sub.plan == NULL)
+		elog(ERROR, "could not prepare the mapping of subscription %d: %s",
+			 sub.id, SPI_result_code_string(SPI_result));
+	SPI_keepplan(sub.plan);
+	return true;
+}
+
+/* Assigns every partition at its consumed offset + 1 (and the pending). */
+static void
+assign_partitions(void)
+{
+	rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(sub.nparts);
+	rd_kafka_resp_err_t err;
+	int			i;
+
+	for (i = 0; i < sub.nparts; i++)
+	{
+		sub.pending[i] = 0;
+		rd_kafka_topic_partition_list_add(list, sub.topic, i)->offset = sub.consumed[i] + 1;
+	}
+	(void) rd_kafka_assign(consumer, NULL);
+	err = rd_kafka_assign(consumer, list);
+	rd_kafka_topic_partition_list_destroy(list);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not assign the partitions of topic \"%s\": %s",
+						sub.topic, rd_kafka_err2str(err))));
+}
+
+static void
+create_consumer(void)
+{
+	char		errstr[512];
+	char	   *group = psprintf("streamforge_kafka.%u.%d", MyDatabaseId, sub.id);
+	rd_kafka_conf_t *conf;
+
+	/* the options apply over the defaults, auto.offset.reset last */
+	conf = sfk_make_conf(sub.brokers, sub.options, group);
+	if (rd_kafka_conf_set(conf, "auto.offset.reset", "error", errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
+		elog(ERROR, "auto.offset.reset: %s", errstr);
+	rd_kafka_conf_set_error_cb(conf, error_cb);
+	consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+	if (consumer == NULL)
+	{
+		rd_kafka_conf_destroy(conf);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("could not create a Kafka consumer: %s", errstr)));
+	}
+	rd_kafka_poll_set_consumer(consumer);
+	on_proc_exit(destroy_consumer, (Datum) 0);
+}
+
+/* ---------------------------------------------------------------- */
+/* Outages                                                            */
+/* ---------------------------------------------------------------- */
+
+/* Probes the cluster until it answers, with backoff. */
+static void
+ride_out_outage(void)
+{
+	int			retries = 0;
+
+	while (outage)
+	{
+		int			backoff;
+
+		retries++;
+		backoff = backoff_for(retries);
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("streamforge_kafka: subscription %d: cannot reach \"%s\": %s",
+						sub.id, sub.brokers, outage_reason),
+				 errdetail("Attempt %d; the next in %d ms.", retries, backoff)));
+		set_status("retrying", outage_reason, retries, backoff);
+		nap(backoff);
+		if (sfk_count_partitions(consumer, sub.topic, 1000, outage_reason,
+								 sizeof(outage_reason)) > 0)
+			outage = false;
+	}
+	if (retries > 0)
+	{
+		ereport(LOG,
+				(errmsg("streamforge_kafka: subscription %d: \"%s\" is reachable again after %d attempts",
+						sub.id, sub.brokers, retries)));
+		set_status("running", NULL, 0, 0);
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Batches                                                            */
+/* ---------------------------------------------------------------- */
+
+static bytea *
+to_bytea(const void *p, size_t len)
+{
+	bytea	   *b = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	if (len > 0)
+		memcpy(VARDATA(b), p, len);
+	return b;
+}
+
+/* Collects up to batch_size messages, waiting max_wait at most. */
+static int
+collect(Msg *msgs)
+{
+	int			n = 0;
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), sub.max_wait);
+
+	while (n < sub.batch_size && !outage)
+	{
+		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+		rd_kafka_message_t *m;
+
+		m = rd_kafka_consumer_poll(consumer, (int) Min(left, 100L));
+		CHECK_FOR_INTERRUPTS();
+		if (m != NULL)
+		{
+			if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+			{
+				Msg		   *msg = &msgs[n++];
+				rd_kafka_timestamp_type_t tstype;
+
+				msg->part = m->partition;
+				msg->offset = m->offset;
+				msg->key = m->key ? to_bytea(m->key, m->key_len) : NULL;
+				msg->payload = m->payload ? to_bytea(m->payload, m->len) : NULL;
+				msg->ts = rd_kafka_message_timestamp(m, &tstype);
+				rd_kafka_message_destroy(m);
+				if (msg->part < 0 || msg->part >= sub.nparts)
+				{
+					n--;
+					ereport(WARNING,
+							(errmsg("streamforge_kafka: subscription %d: message of unknown partition %d ignored",
+									sub.id, msg->part)));
+				}
+				continue;
+			}
+			else
+			{
+				char	   *what = pstrdup(rd_kafka_message_errstr(m));
+				rd_kafka_resp_err_t err = m->err;
+
+				rd_kafka_message_destroy(m);
+				if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
+					continue;
+				if (err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+					err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+				{
+					outage = true;
+					snprintf(outage_reason, sizeof(outage_reason), "%s", what);
+					break;
+				}
+				ereport(ERROR,
+						(errcode(ERRCODE_CONNECTION_FAILURE),
+						 errmsg("could not consume topic \"%s\": %s", sub.topic, what)));
+			}
+		}
+		if (left <= 0)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Adds message m at its offset, after the partition's pending skipped
+ * offsets (delivered the same event).  consumed/pending are the
+ * tentative positions of this batch.
+ */
+static void
+elems_add_msg(Elems *e, Msg *m, int64 *consumed, int *pending, Datum *pnames)
+{
+	int			j;
+	int64		expect = consumed[m->part] + pending[m->part] + 1;
+
+	if (m->offset != expect)
+		ereport(ERROR,
+				(errcode(SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict in partition %d of topic \"%s\"", m->part, sub.topic),
+				 errdetail("The next offset is " INT64_FORMAT ", the cluster sent " INT64_FORMAT ".",
+						   expect, m->offset),
+				 errhint("Messages are consumed at their Kafka offsets: a gap (a compacted or transactional topic) is not skipped.")));
+	for (j = 1; j <= pending[m->part]; j++)
+		sfk_elems_add(e, m, consumed[m->part] + j, pnames[m->part]);
+	sfk_elems_add(e, m, m->offset, pnames[m->part]);
+}
+
+/* Runs the mapping statement over the elements. */
+static void
+run_elems(Elems *e)
+{
+	Datum		args[8];
+
+	args[0] = CStringGetTextDatum(sub.pipeline);
+	args[1] = PointerGetDatum(sfk_mk_array(e->pn, NULL, e->n, TEXTOID));
+	args[2] = PointerGetDatum(sfk_mk_array(e->po, NULL, e->n, INT8OID));
+	args[3] = PointerGetDatum(sfk_mk_array(e->k, e->knull, e->n, BYTEAOID));
+	args[4] = PointerGetDatum(sfk_mk_array(e->p, e->pnull, e->n, BYTEAOID));
+	args[5] = PointerGetDatum(sfk_mk_array(e->ts, NULL, e->n, INT8OID));
+	args[6] = PointerGetDatum(sfk_mk_array(e->ko, NULL, e->n, INT8OID));
+	args[7] = PointerGetDatum(sfk_mk_array(e->kp, NULL, e->n, INT4OID));
+	if (SPI_execute_plan(sub.plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "the mapping statement of subscription %d failed", sub.id);
+}
+
+static bool
+is_bad_message_error(ErrorData *edata)
+{
+	return ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ||
+		edata->sqlerrcode == SF_IDENTITY_CONFLICT ||
+		edata->sqlerrcode == ERRCODE_UNTRANSLATABLE_CHARACTER ||
+		edata->sqlerrcode == ERRCODE_CHARACTER_NOT_IN_REPERTOIRE;
+}
+
+/*
+ * Runs the elements in a subtransaction: NULL when they went in, the
+ * error when it is a bad message's (anything else is thrown again).
+ */
+static ErrorData *
+try_elems(Elems *e)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	ErrorData  *volatile edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		run_elems(e);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+		if (!is_bad_message_error((ErrorData *) edata))
+			ReThrowError((ErrorData *) edata);
+	}
+	PG_END_TRY();
+	return (ErrorData *) edata;
+}
+
+/* A dead letter, in the batch's transaction (kept once). */
+static void
+reject(Msg *m, ErrorData *edata)
+{
+	Datum		args[10];
+	Oid			types[10] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT8OID, BYTEAOID,
+	BYTEAOID, INT8OID, TEXTOID, TEXTOID};
+	char		nulls[10] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+
+	args[0] = Int32GetDatum(sub.id);
+	args[1] = CStringGetTextDatum(sub.pipeline);
+	args[2] = CStringGetTextDatum(sub.topic);
+	args[3] = Int32GetDatum(m->part);
+	args[4] = Int64GetDatum(m->offset);
+	args[5] = m->key ? PointerGetDatum(m->key) : (Datum) 0;
+	nulls[5] = m->key ? ' ' : 'n';
+	args[6] = m->payload ? PointerGetDatum(m->payload) : (Datum) 0;
+	nulls[6] = m->payload ? ' ' : 'n';
+	args[7] = Int64GetDatum(m->ts);
+	args[8] = CStringGetTextDatum(edata->message ? edata->message : "unknown error");
+	args[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
+	if (SPI_execute_with_args("INSERT INTO streamforge_kafka.rejected AS r "
+							  "(subscription, pipeline, topic, partition, \"offset\", key, payload, "
+							  "kafka_timestamp, error, sqlstate, role) "
+							  "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, s.role "
+							  "FROM streamforge_kafka.subscription AS s WHERE s.id OPERATOR(pg_catalog.=) $1 "
+							  "ON CONFLICT (subscription, partition, \"offset\") DO UPDATE "
+							  "SET error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate, "
+							  "rejected_at = pg_catalog.now()",
+							  10, types, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record a rejected message");
+	ereport(LOG,
+			(errmsg("streamforge_kafka: subscription %d: message at offset " INT64_FORMAT
+					" of partition %d of topic \"%s\" rejected (%s): %s",
+					sub.id, m->offset, m->part, sub.topic,
+					sub.stop_on_error ? "the subscription stops" : "skipped",
+					edata->message ? edata->message : "unknown error")));
+}
+
+static void
+stop_subscription(const char *error)
+{
+	Datum		args[2];
+	Oid			types[2] = {INT4OID, TEXTOID};
+
+	args[0] = Int32GetDatum(sub.id);
+	args[1] = CStringGetTextDatum(error);
+	if (SPI_execute_with_args("UPDATE streamforge_kafka.subscription AS s "
+							  "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
+							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not stop subscription %d", sub.id);
+	put_status("stopped", error, 0, 0);
+}
+
+/* Records the high watermarks that moved. */
+static void
+record_watermarks(void)
+{
+	int			i;
+
+	for (i = 0; i < sub.nparts; i++)
+	{
+		int64		lo = -1,
+					hi = -1;
+		Datum		args[3];
+		Oid			types[3] = {INT4OID, INT4OID, INT8OID};
+
+		if (rd_kafka_get_watermark_offsets(consumer, sub.topic, i, &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+			hi < 0 || hi == sub.hw_saved[i])
+			continue;
+		args[0] = Int32GetDatum(sub.id);
+		args[1] = Int32GetDatum(i);
+		args[2] = Int64GetDatum(hi);
+		if (SPI_execute_with_args("INSERT INTO streamforge_kafka.partition_status AS h "
+								  "(subscription, kafka_partition, high_watermark) VALUES ($1, $2, $3) "
+								  "ON CONFLICT (subscription, kafka_partition) DO UPDATE "
+								  "SET high_watermark = EXCLUDED.high_watermark, "
+								  "updated_at = pg_catalog.now()",
+								  3, types, args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not record a high watermark");
+	}
+}
+
+/*
+ * One batch, in one transaction.  Returns false when the worker is to
+ * stop (subscription gone or paused, or stopped on a bad message).
+ */
+static bool
+run_batch(Msg *msgs, int n, MemoryContext batchcxt)
+{
+	int64	   *consumed;
+	int		   *pending;
+	int64	   *maxts;
+	Datum	   *pnames;
+	Elems		e;
+	ErrorData  *edata;
+	bool		stopped = false;
+	int			i;
+	int64	   *newprog;
+
+	begin_tx("streamforge_kafka: batch");
+	if (!subscription_active())
+	{
+		commit_tx();
+		return false;
+	}
+	MemoryContextSwitchTo(batchcxt);
+	consumed = palloc(sizeof(int64) * sub.nparts);
+	pending = palloc(sizeof(int) * sub.nparts);
+	maxts = palloc(sizeof(int64) * sub.nparts);
+	newprog = palloc(sizeof(int64) * sub.nparts);
+	pnames = palloc(sizeof(Datum) * sub.nparts);
+	for (i = 0; i < sub.nparts; i++)
+	{
+		consumed[i] = sub.consumed[i];
+		pending[i] = sub.pending[i];
+		maxts[i] = -1;
+		newprog[i] = sub.progress[i];
+		pnames[i] = CStringGetTextDatum(sub.pnames[i]);
+	}
+
+	if (n > 0)
+	{
+		int			total = n;
+
+		for (i = 0; i < sub.nparts; i++)
+			total += pending[i];
+		sfk_elems_init(&e, total);
+		for (i = 0; i < n; i++)
+		{
+			elems_add_msg(&e, &msgs[i], consumed, pending, pnames);
+			consumed[msgs[i].part] = msgs[i].offset;
+			pending[msgs[i].part] = 0;
+		}
+		edata = try_elems(&e);
+		if (edata != NULL)
+		{
+			/* a bad message: one by one, to find it (them) */
+			for (i = 0; i < sub.nparts; i++)
+			{
+				consumed[i] = sub.consumed[i];
+				pending[i] = sub.pending[i];
+			}
+			for (i = 0; i < n; i++)
+			{
+				Msg		   *m = &msgs[i];
+
+				CHECK_FOR_INTERRUPTS();
+				e.n = 0;
+				elems_add_msg(&e, m, consumed, pending, pnames);
+				edata = try_elems(&e);
+				if (edata == NULL)
+				{
+					consumed[m->part] = m->offset;
+					pending[m->part] = 0;
+					continue;
+				}
+				reject(m, edata);
+				if (sub.stop_on_error)
+				{
+					char	   *err = psprintf("message at offset " INT64_FORMAT " of partition %d: %s",
+											   m->offset, m->part, edata->message);
+
+					stop_subscription(err);
+					stopped = true;
+					n = i;		/* the messages after it are not consumed */
+					break;
+				}
+				pending[m->part]++;
+			}
+		}
+		for (i = 0; i < n; i++)
+			if (msgs[i].ts >= 0)
+				maxts[msgs[i].part] = Max(maxts[msgs[i].part], msgs[i].ts);
+	}
+
+	/* progress: the largest Kafka timestamp minus out_of_orderness */
+	for (i = 0; i < sub.nparts; i++)
+	{
+		int64		p;
+		Datum		args[3];
+		Oid			types[3] = {TEXTOID, TEXTOID, INT8OID};
+
+		if (maxts[i] < 0)
+			continue;
+		p = sfk_ms_to_units(maxts[i], sub.unit_us) - sub.ooo;
+		if (p <= sub.progress[i])
+			continue;
+		args[0] = CStringGetTextDatum(sub.pipeline);
+		args[1] = pnames[i];
+		args[2] = Int64GetDatum(p);
+		if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM streamforge.advance($1, $2, $3)",
+								  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not advance partition \"%s\"", sub.pnames[i]);
+		newprog[i] = p;
+	}
+	record_watermarks();
+	MemoryContextSwitchTo(TopMemoryContext);
+	commit_tx();
+
+	/* committed: the positions are the batch's */
+	for (i = 0; i < sub.nparts; i++)
+	{
+		int64		lo,
+					hi;
+
+		sub.consumed[i] = consumed[i];
+		sub.pending[i] = pending[i];
+		sub.progress[i] = newprog[i];
+		if (rd_kafka_get_watermark_offsets(consumer, sub.topic, i, &lo, &hi) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+			hi >= 0)
+			sub.hw_saved[i] = hi;
+	}
+	return !stopped;
+}
+
+/* ---------------------------------------------------------------- */
+/* Main                                                               */
+/* ---------------------------------------------------------------- */
+
+void
+sfk_worker_main(Datum arg)
+{
+	SfkWorkerArgs args;
+	MemoryContext batchcxt;
+	Msg		   *msgs;
+	bool		locked;
+
+	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
+	memset(&sub, 0, sizeof(sub));
+	sub.id = args.subscription;
+	sub.role = args.role;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(args.database, args.role, 0);
+	/* the mappings read timestamps the same whoever subscribed */
+	SetConfigOption("TimeZone", "UTC", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("DateStyle", "ISO, MDY", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("application_name", MyBgworkerEntry->bgw_name, PGC_USERSET, PGC_S_SESSION);
+
+	PG_TRY();
+	{
+		Datum		la = Int32GetDatum(sub.id);
+		Oid			lt = INT4OID;
+		bool		isnull;
+
+		begin_tx("streamforge_kafka: start");
+		/* one worker per subscription (session lock, held until exit) */
+		if (SPI_execute_with_args("SELECT pg_catalog.pg_try_advisory_lock(24395, $1)",
+								  1, &lt, &la, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not take the subscription's lock");
+		locked = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		if (!locked)
+		{
+			commit_tx();
+			proc_exit(0);
+		}
+		if (!load_subscription())
+		{
+			commit_tx();
+			ereport(LOG,
+					(errmsg("streamforge_kafka: subscription %d is gone or paused, its worker stops",
+							sub.id)));
+			proc_exit(0);
+		}
+		put_status("starting", NULL, sub.retries, 0);
+		commit_tx();
+
+		create_consumer();
+		assign_partitions();
+		set_status("running", NULL, 0, 0);
+		ereport(LOG,
+				(errmsg("streamforge_kafka: subscription %d: consuming topic \"%s\" into pipeline \"%s\"",
+						sub.id, sub.topic, sub.pipeline)));
+
+		batchcxt = AllocSetContextCreate(TopMemoryContext, "streamforge_kafka batch",
+										 ALLOCSET_DEFAULT_SIZES);
+		msgs = MemoryContextAlloc(TopMemoryContext, sizeof(Msg) * sub.batch_size);
+		for (;;)
+		{
+			int			n;
+			MemoryContext old;
+
+			CHECK_FOR_INTERRUPTS();
+			if (ConfigReloadPending)
+			{
+				ConfigReloadPending = false;
+				ProcessConfigFile(PGC_SIGHUP);
+			}
+			if (outage)
+				ride_out_outage();
+			MemoryContextReset(batchcxt);
+			old = MemoryContextSwitchTo(batchcxt);
+			n = collect(msgs);
+			MemoryContextSwitchTo(old);
+			if (!run_batch(msgs, n, batchcxt))
+				break;
+		}
+		ereport(LOG,
+				(errmsg("streamforge_kafka: subscription %d: the worker stops", sub.id)));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		int			backoff;
+
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortOutOfAnyTransaction();
+		RESUME_INTERRUPTS();
+		/* recorded, then the postmaster restarts the worker */
+		backoff = backoff_for(sub.retries + 1);
+		if (sub.pipeline != NULL)
+			set_status("failed", edata->message, sub.retries + 1, backoff);
+		nap(backoff);
+		proc_exit(1);
+	}
+	PG_END_TRY();
+	proc_exit(0);
+}
