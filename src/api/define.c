@@ -219,7 +219,11 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errmsg("retention must not be negative"),
 				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
 
+	sf_out_of_orderness_arg(fcinfo, &def);	/* progress.c */
+
 	sf_persist_create(&def);
+	if (def.has_out_of_orderness)
+		sf_progress_store(def.name, true, def.out_of_orderness);
 	if (has_unit)
 		sf_time_unit_store(def.name, unit);
 	PG_RETURN_VOID();

@@ -110,6 +110,10 @@ extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
 extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
 									   void *arg);
 
+/* progress.c: the columns of built-in progress (docs/progress.md) */
+extern void sf_progress_store(const char *pipeline, bool has,
+							  int64 out_of_orderness);
+
 /* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
 						 int64 late_before);

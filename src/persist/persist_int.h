@@ -187,6 +187,8 @@ sf_check_lookup_name(const char *name)
 }
 
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
+extern void sf_progress_load_def(const char *name, int64 id,
+								 SfPipelineDef *def);
 extern void sf_def_datums(const SfPipelineDef *def, Datum *values);
 extern Datum sf_acl_array(const SfAcl *acl, SfPrivilege privilege);
 

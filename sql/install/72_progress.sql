@@ -1,0 +1,72 @@
+-- streamforge install script, part 7b: built-in progress (0.3.0, issue 26;
+-- docs/progress.md).
+--
+-- out_of_orderness: NULL (the default) keeps the contract of 0.1.0 (events
+-- never move progress); N makes each accepted event on a partition report
+-- event_time - N for it, as if advance had been called after it.  Added
+-- with ALTER TABLE, as the update adds it, so that a fresh install and an
+-- updated one have their columns in the same order (after 70_retention.sql's).
+
+ALTER TABLE streamforge.pipeline ADD COLUMN out_of_orderness bigint;
+ALTER TABLE streamforge.pipeline
+    ADD CONSTRAINT pipeline_out_of_orderness_check
+    CHECK (out_of_orderness OPERATOR(pg_catalog.>=) 0);
+
+-- create_pipeline gains out_of_orderness (bigint, in the time unit).
+DROP FUNCTION streamforge.create_pipeline(text, text[],
+    streamforge.window_def[], bigint, bigint, interval);
+CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
+    windows streamforge.window_def[], lateness bigint DEFAULT 0,
+    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL,
+    out_of_orderness bigint DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_create_pipeline'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- (An interval form of create_pipeline would make a positional NULL
+-- lateness ambiguous: with a time unit, pass
+-- streamforge.interval_to_units(interval, time_unit), or change it with
+-- set_out_of_orderness(pipeline, interval) below.)
+
+-- (70_comments.sql comments the create_pipeline of 30_functions.sql)
+COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
+    streamforge.window_def[], bigint, bigint, interval, bigint) IS
+    'create a pipeline with its partitions, windows and allowed lateness';
+
+-- Changing the rule (admin).  NULL turns it off.  It moves no progress by
+-- itself; the next accepted event of each partition applies the new rule.
+CREATE FUNCTION streamforge.set_out_of_orderness(pipeline text,
+    out_of_orderness bigint)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_set_out_of_orderness'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION streamforge.set_out_of_orderness(text, bigint) IS
+    'sets the built-in progress rule: each accepted event reports event_time - out_of_orderness (NULL: off)';
+
+CREATE FUNCTION streamforge.set_out_of_orderness(pipeline text,
+    out_of_orderness interval)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    unit interval := streamforge.time_unit(set_out_of_orderness.pipeline);
+BEGIN
+    IF set_out_of_orderness.out_of_orderness IS NOT NULL AND unit IS NULL THEN
+        RAISE EXCEPTION 'pipeline "%" has no time unit', set_out_of_orderness.pipeline
+            USING ERRCODE = '22023',
+                  HINT = 'Give out_of_orderness as a bigint in the pipeline''s units.';
+    END IF;
+    PERFORM streamforge.set_out_of_orderness(set_out_of_orderness.pipeline,
+        streamforge.interval_to_units(set_out_of_orderness.out_of_orderness, unit));
+END
+$$;
+COMMENT ON FUNCTION streamforge.set_out_of_orderness(text, interval) IS
+    'sets the built-in progress rule with an interval, in the pipeline''s time unit (NULL: off)';
+
+CREATE FUNCTION streamforge.out_of_orderness(pipeline text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_out_of_orderness'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION streamforge.out_of_orderness(text) IS
+    'the built-in progress rule of a pipeline, in its units (NULL: none)';

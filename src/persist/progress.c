@@ -1,0 +1,130 @@
+/*-------------------------------------------------------------------------
+ *
+ * progress.c
+ *	  The columns of built-in progress (docs/progress.md): a pipeline's
+ *	  out_of_orderness, loaded with its definition and stored by
+ *	  create_pipeline and set_out_of_orderness.
+ *
+ * The column is 0.3.0's: between a package upgrade and ALTER EXTENSION
+ * UPDATE the library runs on older tables, whose pipelines have none.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/progress.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
+
+/*
+ * The statements, prepared on first use and kept (catalog.c's kept-plan
+ * helper calls sf_load_def, which calls this file: the plans are kept here
+ * so that the two files do not call each other).
+ */
+static SPIPlanPtr load_plan;
+static SPIPlanPtr store_plan;
+
+static void
+run(SPIPlanPtr *slot, const char *sql, int nargs, Oid *types,
+	Datum *values, const char *nulls, bool read_only, int expected)
+{
+	int			rc;
+
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "streamforge: could not prepare statement \"%s\"", sql);
+		*slot = plan;
+	}
+	rc = SPI_execute_plan(*slot, values, nulls, read_only, 0);
+	if (rc != expected)
+		elog(ERROR, "streamforge: could not run statement \"%s\": %s",
+			 sql, SPI_result_code_string(rc));
+}
+
+/* Whether streamforge.pipeline has the column (a syscache lookup) */
+static bool
+has_progress_column(void)
+{
+	Oid			nsp = get_namespace_oid("streamforge", true);
+	Oid			rel;
+
+	if (!OidIsValid(nsp))
+		return false;
+	rel = get_relname_relid("pipeline", nsp);
+	return OidIsValid(rel) &&
+		get_attnum(rel, "out_of_orderness") != InvalidAttrNumber;
+}
+
+/*
+ * The out_of_orderness of pipeline id into def (sf_load_def).  Caller is
+ * connected to SPI with a snapshot pushed.
+ */
+void
+sf_progress_load_def(const char *name, int64 id, SfPipelineDef *def)
+{
+	Datum		arg = Int64GetDatum(id);
+	bool		isnull;
+	Oid			types[1] = {INT8OID};
+	Datum		d;
+
+	def->has_out_of_orderness = false;
+	def->out_of_orderness = 0;
+	if (!has_progress_column())
+		return;
+
+	run(&load_plan,
+		"SELECT out_of_orderness FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		1, types, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	def->has_out_of_orderness = !isnull;
+	def->out_of_orderness = isnull ? 0 : DatumGetInt64(d);
+	if (def->has_out_of_orderness && def->out_of_orderness < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt definition of pipeline \"%s\"", name),
+				 errdetail("The out_of_orderness is negative.")));
+}
+
+/*
+ * Store the out_of_orderness of pipeline (NULL without has), in the
+ * caller's transaction, as the extension's owner.
+ */
+void
+sf_progress_store(const char *pipeline, bool has, int64 out_of_orderness)
+{
+	SfSavedUser saved;
+	Datum		args[2];
+	char		nulls[2] = {' ', has ? ' ' : 'n'};
+	Oid			types[2] = {TEXTOID, INT8OID};
+
+	args[0] = CStringGetTextDatum(pipeline);
+	args[1] = Int64GetDatum(out_of_orderness);
+	sf_become_owner(&saved);
+	SPI_connect();
+	run(&store_plan,
+		"UPDATE streamforge.pipeline SET out_of_orderness = $2 "
+		"WHERE name OPERATOR(pg_catalog.=) $1",
+		2, types, args, nulls, false, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: could not store the out_of_orderness of pipeline \"%s\"",
+				 pipeline);
+	SPI_finish();
+	sf_restore_user(&saved);
+}
