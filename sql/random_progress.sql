@@ -31,10 +31,12 @@ DO $$ BEGIN
 END $$;
 CALL sfm.run_model('o1x', 'rp_model_1');
 SELECT * FROM sfm.summary('rp_model_1');
+SELECT setseed(0.5);
 CALL sfm.run_builtin('o1', 4, 'rp_builtin_1', 'rp_explicit_1', 1, 150);
 \c -
 SET synchronous_commit = off;
 -- (the second half from the persisted state, in a new backend)
+SELECT setseed(0.6);
 CALL sfm.run_builtin('o1', 4, 'rp_builtin_1', 'rp_explicit_1', 151);
 SELECT * FROM sfm.builtin_summary WHERE pl = 'rp_builtin_1';
 
@@ -48,6 +50,7 @@ DO $$ BEGIN
 END $$;
 CALL sfm.run_model('o2x', 'rp_model_2');
 SELECT * FROM sfm.summary('rp_model_2');
+SELECT setseed(0.7);
 CALL sfm.run_builtin('o2', 0, 'rp_builtin_2', 'rp_explicit_2', p_batch => 0.5);
 SELECT * FROM sfm.builtin_summary WHERE pl = 'rp_builtin_2';
 
@@ -61,6 +64,7 @@ DO $$ BEGIN
 END $$;
 CALL sfm.run_model('o3x', 'rp_model_3');
 SELECT * FROM sfm.summary('rp_model_3');
+SELECT setseed(0.8);
 CALL sfm.run_builtin('o3', 2, 'rp_builtin_3', 'rp_explicit_3');
 SELECT * FROM sfm.builtin_summary WHERE pl = 'rp_builtin_3';
 \x off

@@ -124,6 +124,7 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	bool		has_unit;
 	int64		unit_us = 0;
 	Interval   *unit = NULL;
+	Interval   *idle;
 	Datum	   *elems;
 	bool	   *elemnulls;
 	int			n;
@@ -219,11 +220,13 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errmsg("retention must not be negative"),
 				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
 
-	sf_out_of_orderness_arg(fcinfo, &def);	/* progress.c */
+	idle = sf_progress_args(fcinfo, &def);	/* progress.c */
 
 	sf_persist_create(&def);
-	if (def.has_out_of_orderness)
-		sf_progress_store(def.name, true, def.out_of_orderness);
+	if (def.has_out_of_orderness || idle != NULL)
+		sf_progress_store(def.name, &def, true, idle);
+	if (idle != NULL)
+		sf_activity_watch(def.name);
 	if (has_unit)
 		sf_time_unit_store(def.name, unit);
 	PG_RETURN_VOID();

@@ -123,6 +123,9 @@ typedef struct SfPipelineDef
 	/* built-in progress (progress.c, docs/progress.md); false: none */
 	bool		has_out_of_orderness;
 	int64		out_of_orderness;	/* >= 0, with has_out_of_orderness */
+	/* idle detection by time (api/progress.c); the engine never reads it */
+	bool		has_idle_timeout;
+	int64		idle_timeout_us;	/* > 0, with has_idle_timeout */
 } SfPipelineDef;
 
 /* ----------------------------------------------------------------

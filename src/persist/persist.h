@@ -111,8 +111,20 @@ extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
 									   void *arg);
 
 /* progress.c: the columns of built-in progress (docs/progress.md) */
-extern void sf_progress_store(const char *pipeline, bool has,
-							  int64 out_of_orderness);
+extern void sf_progress_store(const char *pipeline,
+							  const SfPipelineDef *def, bool set_idle,
+							  Interval *idle_timeout);
+
+/* activity.c: when partitions last received a delivery and a report */
+extern void sf_activity_note(const char *pipeline, const char *partition,
+							 bool report);
+extern void sf_activity_note_deliveries(const char *pipeline,
+										const SfDelivery *d, int n);
+extern void sf_activity_get(const char *pipeline, int n,
+							char (*names)[SF_NAME_MAX + 1],
+							TimestampTz *delivery, TimestampTz *report,
+							TimestampTz *since);
+extern void sf_activity_watch(const char *pipeline);
 
 /* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,

@@ -2,8 +2,8 @@
  *
  * progress.c
  *	  The columns of built-in progress (docs/progress.md): a pipeline's
- *	  out_of_orderness, loaded with its definition and stored by
- *	  create_pipeline and set_out_of_orderness.
+ *	  out_of_orderness and idle_timeout, loaded with its definition and
+ *	  stored by create_pipeline, set_out_of_orderness and set_idle_timeout.
  *
  * The column is 0.3.0's: between a package upgrade and ALTER EXTENSION
  * UPDATE the library runs on older tables, whose pipelines have none.
@@ -20,8 +20,10 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "common/int.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "engine/engine.h"
 #include "persist/persist.h"
@@ -83,11 +85,14 @@ sf_progress_load_def(const char *name, int64 id, SfPipelineDef *def)
 
 	def->has_out_of_orderness = false;
 	def->out_of_orderness = 0;
+	def->has_idle_timeout = false;
+	def->idle_timeout_us = 0;
 	if (!has_progress_column())
 		return;
 
 	run(&load_plan,
-		"SELECT out_of_orderness FROM streamforge.pipeline "
+		"SELECT out_of_orderness, idle_timeout "
+		"FROM streamforge.pipeline "
 		"WHERE id OPERATOR(pg_catalog.=) $1",
 		1, types, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
@@ -95,6 +100,24 @@ sf_progress_load_def(const char *name, int64 id, SfPipelineDef *def)
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	def->has_out_of_orderness = !isnull;
 	def->out_of_orderness = isnull ? 0 : DatumGetInt64(d);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	def->has_idle_timeout = !isnull;
+	if (!isnull)
+	{
+		Interval   *iv = DatumGetIntervalP(d);
+
+		if (iv->month != 0 ||
+			pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY,
+								&def->idle_timeout_us) ||
+			pg_add_s64_overflow(def->idle_timeout_us, iv->time,
+								&def->idle_timeout_us))
+			def->idle_timeout_us = 0;
+	}
+	if (def->has_idle_timeout && def->idle_timeout_us <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt definition of pipeline \"%s\"", name),
+				 errdetail("The idle_timeout is not positive.")));
 	if (def->has_out_of_orderness && def->out_of_orderness < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -103,25 +126,30 @@ sf_progress_load_def(const char *name, int64 id, SfPipelineDef *def)
 }
 
 /*
- * Store the out_of_orderness of pipeline (NULL without has), in the
- * caller's transaction, as the extension's owner.
+ * Store the out_of_orderness of def and, with set_idle, idle_timeout
+ * (NULL: none) as pipeline's, in the caller's transaction, as the extension's owner.
  */
 void
-sf_progress_store(const char *pipeline, bool has, int64 out_of_orderness)
+sf_progress_store(const char *pipeline, const SfPipelineDef *def,
+				  bool set_idle, Interval *idle_timeout)
 {
 	SfSavedUser saved;
-	Datum		args[2];
-	char		nulls[2] = {' ', has ? ' ' : 'n'};
-	Oid			types[2] = {TEXTOID, INT8OID};
+	Datum		args[4];
+	char		nulls[4] = {' ', def->has_out_of_orderness ? ' ' : 'n',
+	idle_timeout != NULL ? ' ' : 'n', ' '};
+	Oid			types[4] = {TEXTOID, INT8OID, INTERVALOID, BOOLOID};
 
 	args[0] = CStringGetTextDatum(pipeline);
-	args[1] = Int64GetDatum(out_of_orderness);
+	args[1] = Int64GetDatum(def->out_of_orderness);
+	args[2] = idle_timeout != NULL ? IntervalPGetDatum(idle_timeout) : (Datum) 0;
+	args[3] = BoolGetDatum(set_idle);
 	sf_become_owner(&saved);
 	SPI_connect();
 	run(&store_plan,
-		"UPDATE streamforge.pipeline SET out_of_orderness = $2 "
+		"UPDATE streamforge.pipeline SET out_of_orderness = $2, "
+		"idle_timeout = CASE WHEN $4 THEN $3 ELSE idle_timeout END "
 		"WHERE name OPERATOR(pg_catalog.=) $1",
-		2, types, args, nulls, false, SPI_OK_UPDATE);
+		4, types, args, nulls, false, SPI_OK_UPDATE);
 	if (SPI_processed != 1)
 		elog(ERROR, "streamforge: could not store the out_of_orderness of pipeline \"%s\"",
 				 pipeline);

@@ -82,8 +82,9 @@ sub check_sql {
     while ($s =~ s/::\s*(\w+)(\s*\.\s*\w+)?(\s*\[\s*\])?/ /) {
         report($file, "cast to unqualified type \"$1\"", $sql) unless defined $2;
     }
-    # UPDATE ... SET a = x, b = y: the "=" of an assignment is syntax
-    if ($s =~ /^\s*UPDATE\b/i) {
+    # UPDATE ... SET a = x, b = y (also INSERT ... ON CONFLICT DO UPDATE
+    # SET): the "=" of an assignment is syntax
+    if ($s =~ /^\s*UPDATE\b/i || $s =~ /\bDO\s+UPDATE\s+SET\b/i) {
         $s =~ s{\bSET\b(.*?)(?=\bWHERE\b|\bRETURNING\b|\bFROM\b|$)}{
             my $list = $1;
             $list =~ s/(^|,)\s*\w+\s*=/$1 /g;
