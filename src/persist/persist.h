@@ -114,6 +114,7 @@ extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
 extern void sf_progress_store(const char *pipeline,
 							  const SfPipelineDef *def, bool set_idle,
 							  Interval *idle_timeout);
+extern int64 sf_progress_cache_loads(const char *name);
 
 /* activity.c: when partitions last received a delivery and a report */
 extern void sf_activity_note(const char *pipeline, const char *partition,

@@ -22,7 +22,9 @@
 #include "executor/spi.h"
 #include "common/int.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "engine/engine.h"
@@ -36,6 +38,15 @@
  */
 static SPIPlanPtr load_plan;
 static SPIPlanPtr store_plan;
+
+/* How often this backend loaded each pipeline's definition (cache loads) */
+typedef struct LoadCount
+{
+	char		name[SF_NAME_MAX + 1];
+	int64		loads;
+} LoadCount;
+
+static HTAB *load_counts;
 
 static void
 run(SPIPlanPtr *slot, const char *sql, int nargs, Oid *types,
@@ -82,6 +93,23 @@ sf_progress_load_def(const char *name, int64 id, SfPipelineDef *def)
 	bool		isnull;
 	Oid			types[1] = {INT8OID};
 	Datum		d;
+
+	if (load_counts == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = SF_NAME_MAX + 1;
+		ctl.entrysize = sizeof(LoadCount);
+		ctl.hcxt = TopMemoryContext;
+		load_counts = hash_create("streamforge loads", 16, &ctl,
+								  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	{
+		bool		found;
+		LoadCount  *c = hash_search(load_counts, name, HASH_ENTER, &found);
+
+		c->loads = found ? c->loads + 1 : 1;
+	}
 
 	def->has_out_of_orderness = false;
 	def->out_of_orderness = 0;
@@ -155,4 +183,20 @@ sf_progress_store(const char *pipeline, const SfPipelineDef *def,
 				 pipeline);
 	SPI_finish();
 	sf_restore_user(&saved);
+}
+
+/*
+ * How often this backend built pipeline name from its tables (a cold
+ * load, a rebuild after eviction or another backend's compaction, a
+ * restore): the definition is loaded each time.
+ */
+int64
+sf_progress_cache_loads(const char *name)
+{
+	LoadCount  *c;
+
+	if (load_counts == NULL)
+		return 0;
+	c = hash_search(load_counts, name, HASH_FIND, NULL);
+	return c != NULL ? c->loads : 0;
 }
