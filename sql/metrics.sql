@@ -39,6 +39,19 @@ SELECT count(*) FROM streamforge.set_lateness('mx', 1000);
 SELECT pipeline, journal_rows, journal_bytes, snapshot_bytes > 0 AS has_snapshot,
        last_compaction <= now() AS compacted
   FROM streamforge.metrics WHERE pipeline = 'mx';
+-- compaction off the write path: compact() only past min_journal_bytes,
+-- and the state is the same after it, in a new backend too
+SELECT count(*) FROM streamforge.ingest('mx', 'web', 3, 'e4', '/c', 130000, 1);
+CREATE TABLE mx_before AS SELECT streamforge.checkpoint('mx') AS ck;
+SELECT streamforge.compact('mx', 1000000);
+SELECT journal_rows FROM streamforge.metrics WHERE pipeline = 'mx';
+SELECT streamforge.compact('mx');
+SELECT journal_rows, snapshot_bytes > 0 AS has_snapshot
+  FROM streamforge.metrics WHERE pipeline = 'mx';
+\c -
+SELECT ck = streamforge.checkpoint('mx') AS same_state FROM mx_before;
+DROP TABLE mx_before;
+SELECT streamforge.compact('missing');
 -- the view shows the pipelines the role may read
 CREATE ROLE metrics_reader;
 GRANT USAGE ON SCHEMA streamforge TO metrics_reader;
@@ -46,6 +59,7 @@ SELECT streamforge.grant('mx', 'metrics_reader', 'read');
 SET ROLE metrics_reader;
 SELECT pipeline FROM streamforge.metrics ORDER BY pipeline;
 SELECT name, holding_watermark FROM streamforge.pipeline_info ORDER BY name;
+SELECT streamforge.compact('mx');
 RESET ROLE;
 SELECT streamforge.drop_pipeline('mx');
 SELECT streamforge.drop_pipeline('mx_hidden');

@@ -131,3 +131,14 @@ COMMENT ON VIEW streamforge.metrics IS
 
 COMMENT ON TABLE streamforge.partition_activity IS
     'when each partition last received a delivery and a report (transaction times, to the second)';
+
+-- Compaction off the write path (admin): for pg_cron, so that a cold load
+-- stays short without a writer paying for the snapshot.  With
+-- min_journal_bytes > 0 it compacts only a journal at least that large.
+CREATE FUNCTION streamforge.compact(pipeline text,
+    min_journal_bytes bigint DEFAULT 0)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'sf_compact'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION streamforge.compact(text, bigint) IS
+    'stores the state as a new snapshot and empties the journal, if it holds at least min_journal_bytes; returns whether it did';

@@ -87,6 +87,9 @@ extern void sf_persist_check_writable(const char *name);
 extern void sf_time_unit_store(const char *pipeline, Interval *unit);
 extern Interval *sf_time_unit_get(const char *pipeline);
 
+/* compact.c: the journal since the snapshot */
+extern int64 sf_persist_journal_bytes(const char *name);
+
 /* datum.c: engine values as datums */
 extern Datum sf_int128_numeric(int128 v);
 extern Datum sf_string_text(const SfString *s);
