@@ -163,7 +163,22 @@ INSERT INTO catalogue VALUES
 (272, 'create_pipeline: negative time_unit, with an interval window', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed_interval('m', interval '1 minute')], time_unit => interval '-1 second')$$, '22023'),
 (273, 'create_pipeline: negative time_unit, bigint windows', $$SELECT streamforge.create_pipeline('bad_tu', ARRAY['p'], ARRAY[streamforge.fixed('m', 60)], time_unit => interval '-1 second')$$, '22023'),
 (274, 'append_batch: NULL partition in an event', $$SELECT * FROM streamforge.append_batch('bad', ARRAY[ROW(NULL, 'x', 'k', 1, 1)::streamforge.event])$$, '22004'),
-(275, 'ingest_batch: NULL partition in a delivery', $$SELECT * FROM streamforge.ingest_batch('bad', ARRAY[ROW(NULL, 2, 'x', 'k', 1, 1)::streamforge.delivery])$$, '22004');
+(275, 'ingest_batch: NULL partition in a delivery', $$SELECT * FROM streamforge.ingest_batch('bad', ARRAY[ROW(NULL, 2, 'x', 'k', 1, 1)::streamforge.delivery])$$, '22004'),
+(360, 'create_pipeline: negative out_of_orderness', $$SELECT streamforge.create_pipeline('bad_ooo', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], out_of_orderness => -1)$$, '22023'),
+(361, 'create_pipeline: idle_timeout of 0 seconds', $$SELECT streamforge.create_pipeline('bad_idle', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '0 seconds')$$, '22023'),
+(362, 'create_pipeline: idle_timeout of a month', $$SELECT streamforge.create_pipeline('bad_idle', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '1 month')$$, '22023'),
+(363, 'set_out_of_orderness: negative', $$SELECT streamforge.set_out_of_orderness('bad', -5)$$, '22023'),
+(364, 'set_out_of_orderness: an interval for a pipeline without a time unit', $$SELECT streamforge.set_out_of_orderness('bad', interval '5 seconds')$$, '22023'),
+(365, 'set_out_of_orderness: NULL pipeline', $$SELECT streamforge.set_out_of_orderness(NULL, 5)$$, '22004'),
+(366, 'set_out_of_orderness: unknown pipeline', $$SELECT streamforge.set_out_of_orderness('bad_missing', 5)$$, '42704'),
+(367, 'set_idle_timeout: negative interval', $$SELECT streamforge.set_idle_timeout('bad', interval '-1 minute')$$, '22023'),
+(368, 'set_idle_timeout: unknown pipeline', $$SELECT streamforge.set_idle_timeout('bad_missing', interval '1 minute')$$, '42704'),
+(369, 'tick: unknown pipeline', $$SELECT * FROM streamforge.tick('bad_missing')$$, '42704'),
+(370, 'tick: NULL pipeline', $$SELECT * FROM streamforge.tick(NULL)$$, '22004'),
+(371, 'partition_progress: unknown pipeline', $$SELECT * FROM streamforge.partition_progress('bad_missing')$$, '42704'),
+(372, 'out_of_orderness: unknown pipeline', $$SELECT streamforge.out_of_orderness('bad_missing')$$, '42704'),
+(373, 'compact: NULL min_journal_bytes', $$SELECT streamforge.compact('bad', NULL)$$, '22004'),
+(374, 'compact: unknown pipeline', $$SELECT streamforge.compact('bad_missing')$$, '42704');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check
