@@ -260,6 +260,8 @@ sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p)
 		RegisterSubXactCallback(idle_subxact_callback, NULL);
 		callbacks = true;
 	}
+	/* decisions of an earlier call that returned no rows are its own */
+	memset(&sf_idle_out, 0, sizeof(sf_idle_out));
 	d = hash_search(idle_due, p->def.name, HASH_ENTER, &found);
 	if (found && d->timeout == p->def.idle_timeout_us && now < d->due)
 		return p;
