@@ -79,7 +79,7 @@ SELECT streamforge.set_out_of_orderness('bp', 1);
 SELECT partition, progress FROM streamforge.partitions('bp') ORDER BY 1;
 SELECT count(*) FROM streamforge.ingest('bp', 'a', 7, 'e7', 'k', 132, 1);
 SELECT partition, progress FROM streamforge.partitions('bp') ORDER BY 1;
-SELECT streamforge.set_out_of_orderness('bp', NULL::bigint);
+SELECT streamforge.set_out_of_orderness('bp', NULL);
 SELECT streamforge.out_of_orderness('bp');
 SELECT count(*) FROM streamforge.ingest('bp', 'a', 8, 'e8', 'k', 140, 1);
 SELECT partition, progress FROM streamforge.partitions('bp') ORDER BY 1;
@@ -94,7 +94,8 @@ SELECT streamforge.create_pipeline('bp_ts', ARRAY['web'],
     out_of_orderness => streamforge.interval_to_units(interval '5 seconds',
                                                       interval '1 millisecond'));
 SELECT streamforge.out_of_orderness('bp_ts');
-SELECT streamforge.set_out_of_orderness('bp_ts', interval '2 seconds');
+SELECT streamforge.set_out_of_orderness('bp_ts',
+    streamforge.interval_to_units(interval '2 seconds', streamforge.time_unit('bp_ts')));
 SELECT streamforge.out_of_orderness('bp_ts');
 SELECT count(*) FROM streamforge.ingest_ts('bp_ts', 'web', 0, 'c1', '/home',
     timestamptz '2026-11-30 12:00:05+00', 1);
@@ -103,7 +104,7 @@ SELECT streamforge.watermark_ts('bp_ts') AT TIME ZONE 'UTC';
 -- errors
 SELECT streamforge.create_pipeline('bp_bad', ARRAY['p'],
     ARRAY[streamforge.fixed('w', 10)], out_of_orderness => -1);
-SELECT streamforge.set_out_of_orderness('bp_ts', interval '1.5 milliseconds');
+SELECT streamforge.set_out_of_orderness('bp_ts',
+    streamforge.interval_to_units(interval '1.5 milliseconds', streamforge.time_unit('bp_ts')));
 SELECT streamforge.set_out_of_orderness('bp', -3);
-SELECT streamforge.set_out_of_orderness('bp', interval '1 second');
 SELECT streamforge.set_out_of_orderness('bp_missing', 1);

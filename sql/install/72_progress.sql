@@ -47,9 +47,8 @@ AS 'MODULE_PATHNAME', 'sf_create_pipeline'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- (An interval form of create_pipeline would make a positional NULL
--- lateness ambiguous: with a time unit, pass
--- streamforge.interval_to_units(interval, time_unit), or change it with
--- set_out_of_orderness(pipeline, interval) below.)
+-- lateness ambiguous, and the API has one function per name: with a time
+-- unit, pass streamforge.interval_to_units(interval, time_unit).)
 
 -- (70_comments.sql comments the create_pipeline of 30_functions.sql)
 COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
@@ -65,27 +64,6 @@ AS 'MODULE_PATHNAME', 'sf_set_out_of_orderness'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.set_out_of_orderness(text, bigint) IS
     'sets the built-in progress rule: each accepted event reports event_time - out_of_orderness (NULL: off)';
-
-CREATE FUNCTION streamforge.set_out_of_orderness(pipeline text,
-    out_of_orderness interval)
-RETURNS void
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    unit interval := streamforge.time_unit(set_out_of_orderness.pipeline);
-BEGIN
-    IF set_out_of_orderness.out_of_orderness IS NOT NULL AND unit IS NULL THEN
-        RAISE EXCEPTION 'pipeline "%" has no time unit', set_out_of_orderness.pipeline
-            USING ERRCODE = '22023',
-                  HINT = 'Give out_of_orderness as a bigint in the pipeline''s units.';
-    END IF;
-    PERFORM streamforge.set_out_of_orderness(set_out_of_orderness.pipeline,
-        streamforge.interval_to_units(set_out_of_orderness.out_of_orderness, unit));
-END
-$$;
-COMMENT ON FUNCTION streamforge.set_out_of_orderness(text, interval) IS
-    'sets the built-in progress rule with an interval, in the pipeline''s time unit (NULL: off)';
 
 CREATE FUNCTION streamforge.out_of_orderness(pipeline text)
 RETURNS bigint
