@@ -93,6 +93,20 @@ UPDATE streamforge.partition_activity SET last_report = last_report - interval '
 \c -
 SELECT count(*) FROM streamforge.tick('pi_quiet');
 SELECT partition, progress, idle FROM streamforge.partitions('pi_quiet');
+-- ingest_json decides too
+SELECT streamforge.create_pipeline('pi_json', ARRAY['a', 'b'],
+    ARRAY[streamforge.fixed('w', 10)], idle_timeout => interval '1 hour');
+SELECT count(*) FROM streamforge.advance('pi_json', 'a', 10);
+SELECT count(*) FROM streamforge.advance('pi_json', 'b', 20);
+SELECT count(*) FROM streamforge.ingest('pi_json', 'b', 0, 'j1', 'k', 15, 1);
+UPDATE streamforge.partition_activity SET last_report = last_report - interval '2 hours',
+       since = since - interval '2 hours'
+ WHERE partition = 'a'
+   AND pipeline_id = (SELECT id FROM streamforge.pipeline WHERE name = 'pi_json');
+\c -
+SELECT seq, op, window_start, window_end, count FROM streamforge.ingest_json('pi_json',
+    '[{"partition": "b", "source_offset": 1, "event_id": "j2", "key": "k", "event_time": 30, "value": 1}]');
+SELECT partition, progress, idle FROM streamforge.partitions('pi_json');
 -- errors
 SELECT streamforge.set_idle_timeout('pi', interval '0 seconds');
 SELECT streamforge.set_idle_timeout('pi', interval '-1 second');
