@@ -205,7 +205,22 @@ INSERT INTO catalogue VALUES
 (348, 'trim_changelog: to the slowest consumer, unknown pipeline', $$SELECT streamforge.trim_changelog('nope')$$, '42704'),
 (349, 'trim_late_output: to the slowest consumer, NULL pipeline', $$SELECT streamforge.trim_late_output(NULL)$$, '22004'),
 (350, 'final_rows_all (internal): unknown pipeline', $$SELECT * FROM streamforge_internal.final_rows_all('nope')$$, '42704'),
-(351, 'final_rows_all (internal): NULL pipeline', $$SELECT * FROM streamforge_internal.final_rows_all(NULL)$$, '22004');
+(351, 'final_rows_all (internal): NULL pipeline', $$SELECT * FROM streamforge_internal.final_rows_all(NULL)$$, '22004'),
+(360, 'create_pipeline: negative out_of_orderness', $$SELECT streamforge.create_pipeline('bad_ooo', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], out_of_orderness => -1)$$, '22023'),
+(361, 'create_pipeline: idle_timeout of 0 seconds', $$SELECT streamforge.create_pipeline('bad_idle', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '0 seconds')$$, '22023'),
+(362, 'create_pipeline: idle_timeout of a month', $$SELECT streamforge.create_pipeline('bad_idle', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '1 month')$$, '22023'),
+(363, 'set_out_of_orderness: negative', $$SELECT streamforge.set_out_of_orderness('bad', -5)$$, '22023'),
+(364, 'set_out_of_orderness: an interval (convert it with interval_to_units)', $$SELECT streamforge.set_out_of_orderness('bad', interval '5 seconds')$$, '42883'),
+(365, 'set_out_of_orderness: NULL pipeline', $$SELECT streamforge.set_out_of_orderness(NULL, 5)$$, '22004'),
+(366, 'set_out_of_orderness: unknown pipeline', $$SELECT streamforge.set_out_of_orderness('bad_missing', 5)$$, '42704'),
+(367, 'set_idle_timeout: negative interval', $$SELECT streamforge.set_idle_timeout('bad', interval '-1 minute')$$, '22023'),
+(368, 'set_idle_timeout: unknown pipeline', $$SELECT streamforge.set_idle_timeout('bad_missing', interval '1 minute')$$, '42704'),
+(369, 'tick: unknown pipeline', $$SELECT * FROM streamforge.tick('bad_missing')$$, '42704'),
+(370, 'tick: NULL pipeline', $$SELECT * FROM streamforge.tick(NULL)$$, '22004'),
+(371, 'partition_progress: unknown pipeline', $$SELECT * FROM streamforge.partition_progress('bad_missing')$$, '42704'),
+(372, 'out_of_orderness: unknown pipeline', $$SELECT streamforge.out_of_orderness('bad_missing')$$, '42704'),
+(373, 'compact: NULL min_journal_bytes', $$SELECT streamforge.compact('bad', NULL)$$, '22004'),
+(374, 'compact: unknown pipeline', $$SELECT streamforge.compact('bad_missing')$$, '42704');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

@@ -27,6 +27,7 @@ BEGIN
 END $$;
 ALTER TABLE streamforge.pipeline OWNER TO sf_race_owner;
 ALTER TABLE streamforge.journal OWNER TO sf_race_owner;
+ALTER TABLE streamforge.partition_activity OWNER TO sf_race_owner;
 ALTER TABLE streamforge.output_config OWNER TO sf_race_owner;
 ALTER TABLE streamforge.changelog OWNER TO sf_race_owner;
 ALTER TABLE streamforge.results OWNER TO sf_race_owner;

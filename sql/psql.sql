@@ -56,7 +56,8 @@ SELECT p.proname, p.provolatile, p.proparallel
        'ingest_ts', 'advance_ts', 'ingest_json', 'ingest_count', 'attach', 'detach',
        'trim_changelog', 'trim_late_output', 'trim_results', 'create_aggregate',
        'drop_aggregate', 'alter_aggregate',
-       'set_emit', 'register_consumer', 'commit_consumer', 'drop_consumer')
+       'set_emit', 'register_consumer', 'commit_consumer', 'drop_consumer',
+       'set_out_of_orderness', 'set_idle_timeout', 'tick', 'compact')
  ORDER BY 1;
 
 -- unqualified use

@@ -63,10 +63,29 @@ sf_arg_text(FunctionCallInfo fcinfo, int argno, const char *what)
  * The pipeline named by argument 0, opened for reading or writing
  * (sf_persist_open: the privilege is checked, a writer holds the row lock).
  */
+/* progress.c: idle detection by time, built-in progress (docs/progress.md) */
+typedef struct SfIdleOut
+{
+	FunctionCallInfo fcinfo;	/* the call whose idle decisions these are */
+	SfChangeList changes;		/* in TopTransactionContext */
+} SfIdleOut;
+extern SfIdleOut sf_idle_out;
+extern SfPipeline *sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p);
+extern void sf_return_with_idle(FunctionCallInfo fcinfo, SfPipeline *p,
+								const SfChangeList *changes);
+extern Interval *sf_progress_args(FunctionCallInfo fcinfo,
+								  SfPipelineDef *def);
+
 static inline SfPipeline *
 sf_arg_pipeline(FunctionCallInfo fcinfo, bool for_write)
 {
-	return sf_persist_open(sf_arg_text(fcinfo, 0, "pipeline"), for_write);
+	SfPipeline *p = sf_persist_open(sf_arg_text(fcinfo, 0, "pipeline"),
+									for_write);
+
+	/* idle_timeout: decisions due before this call (progress.c) */
+	if (for_write && unlikely(p->def.has_idle_timeout))
+		p = sf_idle_check(fcinfo, p);
+	return p;
 }
 
 extern int	sf_arg_by_name(FunctionCallInfo fcinfo, const char *name,
@@ -91,7 +110,10 @@ sf_finish_write(FunctionCallInfo fcinfo, SfPipeline *p,
 				const SfChangeList *changes, int64 late_before)
 {
 	sf_sink_emit(p, changes, late_before);
-	sf_return_changes(fcinfo, p, changes);
+	if (unlikely(sf_idle_out.fcinfo == fcinfo))
+		sf_return_with_idle(fcinfo, p, changes);
+	else
+		sf_return_changes(fcinfo, p, changes);
 }
 
 extern void sf_validate_window(const SfWindowDef *w);

@@ -124,6 +124,7 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	bool		has_unit;
 	int64		unit_us = 0;
 	Interval   *unit = NULL;
+	Interval   *idle;
 	Datum	   *elems;
 	bool	   *elemnulls;
 	int			n;
@@ -220,10 +221,15 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
 
 	def.emit = sf_emit_arg(fcinfo);	/* docs/semantics.md, Emit modes */
+	idle = sf_progress_args(fcinfo, &def);	/* progress.c */
 
 	sf_persist_create(&def);
 	if (def.emit != SF_EMIT_UPDATE)
 		sf_persist_set_emit(def.name, def.emit);
+	if (def.has_out_of_orderness || idle != NULL)
+		sf_progress_store(def.name, &def, true, idle);
+	if (idle != NULL)
+		sf_activity_watch(def.name);
 	if (has_unit)
 		sf_time_unit_store(def.name, unit);
 	PG_RETURN_VOID();

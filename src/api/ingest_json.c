@@ -422,6 +422,8 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 
 	call.pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	p = sf_persist_open(call.pipeline, true);	/* privilege first */
+	if (unlikely(p->def.has_idle_timeout))
+		p = sf_idle_check(fcinfo, p);	/* progress.c */
 	late_before = p->nlate;
 
 	sf_arg_not_null(fcinfo, 1, "deliveries");

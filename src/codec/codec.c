@@ -198,6 +198,12 @@ wr_definition(StringInfo buf, const SfPipelineDef *def)
 	else
 		sf_json_write_key(buf, "lateness", true);
 	sf_json_write_int64(buf, def->lateness);
+	if (def->has_out_of_orderness)
+	{
+		/* only when set (docs/progress.md): without, the document is unchanged */
+		sf_json_write_key(buf, "out_of_orderness", false);
+		sf_json_write_int64(buf, def->out_of_orderness);
+	}
 	sf_json_write_key(buf, "partitions", false);
 	appendStringInfoCharMacro(buf, '[');
 	for (int i = 0; i < def->npartitions; i++)
@@ -551,6 +557,12 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 	else
 		sf_json_key(r, "lateness", true);
 	doc->def.lateness = sf_json_int64(r, "lateness");
+	/* "out_of_orderness" sorts between "lateness" and "partitions" */
+	if (sf_json_literal(r, ",\"out_of_orderness\":"))
+	{
+		doc->def.has_out_of_orderness = true;
+		doc->def.out_of_orderness = sf_json_int64(r, "out_of_orderness");
+	}
 	sf_json_key(r, "partitions", false);
 	if (sf_json_array_begin(r, "partitions"))
 	{

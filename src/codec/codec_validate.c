@@ -99,6 +99,9 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 	if (def->has_retention && def->retention < 0)
 		ck_error(CK_DEFINITION, "The definition has a negative retention " INT64_FORMAT ".",
 				 def->retention);
+	if (def->has_out_of_orderness && def->out_of_orderness < 0)
+		ck_error(CK_DEFINITION, "The definition has a negative out_of_orderness " INT64_FORMAT ".",
+				 def->out_of_orderness);
 	for (i = 1; i < def->npartitions; i++)
 		if (strcmp(def->partitions[i - 1], def->partitions[i]) >= 0)
 			ck_error(CK_DEFINITION,
@@ -188,6 +191,17 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 
 		ck_error(CK_DEFINITION,
 				 "The checkpoint has retention %s, the pipeline %s.", a, b);
+	}
+	/* docs/progress.md: equivalence includes the built-in progress rule */
+	if (def->has_out_of_orderness != target->has_out_of_orderness ||
+		(def->has_out_of_orderness &&
+		 def->out_of_orderness != target->out_of_orderness))
+	{
+		char	   *a = def->has_out_of_orderness ? psprintf(INT64_FORMAT, def->out_of_orderness) : "none";
+		char	   *b = target->has_out_of_orderness ? psprintf(INT64_FORMAT, target->out_of_orderness) : "none";
+
+		ck_error(CK_DEFINITION,
+				 "The checkpoint has out_of_orderness %s, the pipeline %s.", a, b);
 	}
 }
 

@@ -899,7 +899,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	sf_op_finish(p, out);
 	/* tested here, inline: a pipeline without retention pays no call */
 	if (p->def.has_retention)
-		sf_retention_forget(p);
+		sf_retention_forget(p);	/* built-in progress: an advance after the accepted event (progress.c) */
+	if (p->def.has_out_of_orderness && !late)
+		sf_progress_after_accept(p, pi, d->event_time, out);
 }
 
 /*

@@ -22,6 +22,8 @@
  *	redefine.c		definition and retention changes of a live pipeline
  *	final_rows.c	finalized rows rebuilt from the remembered events
  *	limits.c		limits every layer shares, input clipped in messages
+ *	progress.c		built-in progress (out_of_orderness), who holds the
+ *					watermark
  *
  * It knows nothing of fmgr, SPI, transactions or GUCs (test/run.d/layers.sh
  * checks it): the layers above drive it.  The codec (codec/codec.h) turns
@@ -132,6 +134,12 @@ typedef struct SfPipelineDef
 	bool		has_retention;	/* false: remember everything (docs/semantics.md, Retention) */
 	int64		retention;		/* >= 0, with has_retention */
 	uint8		emit;			/* SfEmitMode; not in sf_def_equivalent */
+	/* built-in progress (progress.c, docs/progress.md); false: none */
+	bool		has_out_of_orderness;
+	int64		out_of_orderness;	/* >= 0, with has_out_of_orderness */
+	/* idle detection by time (api/progress.c); the engine never reads it */
+	bool		has_idle_timeout;
+	int64		idle_timeout_us;	/* > 0, with has_idle_timeout */
 } SfPipelineDef;
 
 /* ----------------------------------------------------------------
@@ -608,6 +616,12 @@ extern int64 sf_collect_rows(SfPipeline *p, bool visible_only, SfRow **rows);
 /* session.c: putting back a live bucket (any window kind) */
 extern bool sf_bucket_restore(SfPipeline *p, int window, SfString *key,
 							  int64 start, int64 end, const SfAgg *agg);
+
+/* progress.c: built-in progress (docs/progress.md) */
+extern void sf_progress_after_accept(SfPipeline *p, int partition,
+									 int64 event_time, SfChangeList *out);
+extern void sf_progress_holders(const SfPipeline *p, bool *holds,
+								int64 *fastest, bool *has_fastest);
 
 /* retention.c: the retention horizon of docs/semantics.md, Retention */
 extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,

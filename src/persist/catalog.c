@@ -686,6 +686,7 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 	def->lateness = sf_getint64(2, &isnull);
 	load_retention(name, id, def);
 	sf_emit_load(name, id, def);
+	sf_progress_load_def(name, id, def);
 	if (ARR_NDIM(arr) > 1)
 		corrupt_definition(name, "The partitions are not a list.");
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,

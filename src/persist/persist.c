@@ -652,6 +652,7 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
 		sf_journal_encode_ingest_v1(&buf, p, d, n);
 	write_journal(p, &buf);
 	pfree(buf.data);
+	sf_activity_note_deliveries(p->def.name, d, n);	/* activity.c */
 }
 
 void
@@ -663,6 +664,7 @@ sf_persist_journal_advance(SfPipeline *p, const char *partition,
 	sf_journal_encode_advance(&buf, p, partition, progress);
 	write_journal(p, &buf);
 	pfree(buf.data);
+	sf_activity_note(p->def.name, partition, true);	/* activity.c */
 }
 
 void

@@ -87,6 +87,9 @@ extern void sf_persist_check_writable(const char *name);
 extern void sf_time_unit_store(const char *pipeline, Interval *unit);
 extern Interval *sf_time_unit_get(const char *pipeline);
 
+/* compact.c: the journal since the snapshot */
+extern int64 sf_persist_journal_bytes(const char *name);
+
 /* datum.c: engine values as datums */
 extern Datum sf_int128_numeric(int128 v);
 extern Datum sf_string_text(const SfString *s);
@@ -115,6 +118,22 @@ extern void sf_persist_set_emit(const char *name, uint8 emit);
 
 /* notify.c: the notifications' pipeline id */
 extern int64 sf_persist_pipeline_id(const char *name);
+/* progress.c: the columns of built-in progress (docs/progress.md) */
+extern void sf_progress_store(const char *pipeline,
+							  const SfPipelineDef *def, bool set_idle,
+							  Interval *idle_timeout);
+extern int64 sf_progress_cache_loads(const char *name);
+
+/* activity.c: when partitions last received a delivery and a report */
+extern void sf_activity_note(const char *pipeline, const char *partition,
+							 bool report);
+extern void sf_activity_note_deliveries(const char *pipeline,
+										const SfDelivery *d, int n);
+extern void sf_activity_get(const char *pipeline, int n,
+							char (*names)[SF_NAME_MAX + 1],
+							TimestampTz *delivery, TimestampTz *report,
+							TimestampTz *since);
+extern void sf_activity_watch(const char *pipeline);
 
 /* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,

@@ -203,6 +203,8 @@ extern void sf_notify_changes(const char *name, int64 epoch, int64 seq,
 
 /* emit_store.c */
 extern void sf_emit_load(const char *name, int64 id, SfPipelineDef *def);
+extern void sf_progress_load_def(const char *name, int64 id,
+								 SfPipelineDef *def);
 extern void sf_def_datums(const SfPipelineDef *def, Datum *values);
 extern Datum sf_acl_array(const SfAcl *acl, SfPrivilege privilege);
 

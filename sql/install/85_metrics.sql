@@ -1,0 +1,145 @@
+-- streamforge install script, part 8b: the metrics view (0.3.0, issue 26;
+-- docs/monitoring.md).
+
+-- When the pipeline's snapshot was last written (a compaction, a restore
+-- or a definition change), set by a trigger that only the statements that
+-- write snapshot_version fire: the per-transaction version bump does not.
+ALTER TABLE streamforge.pipeline ADD COLUMN compacted_at timestamptz;
+
+CREATE FUNCTION streamforge_internal.pipeline_compacted()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    NEW.compacted_at := pg_catalog.transaction_timestamp();
+    RETURN NEW;
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.pipeline_compacted() FROM PUBLIC;
+
+CREATE TRIGGER pipeline_compacted
+    BEFORE UPDATE OF snapshot_version ON streamforge.pipeline
+    FOR EACH ROW EXECUTE FUNCTION streamforge_internal.pipeline_compacted();
+
+-- pipeline_info (80_pipeline_info.sql) with four more columns at its end
+-- (0.3.0, issue 26, docs/progress.md): which partitions hold the
+-- watermark, the largest lag behind the fastest partition, the latest
+-- delivery and report.  Defined again here, after partition_progress
+-- (72_progress.sql), which the update script creates after its own
+-- CREATE OR REPLACE of the view; a column added to the view in
+-- 80_pipeline_info.sql must be added here too (else this fails: a view
+-- cannot lose columns).
+CREATE OR REPLACE VIEW streamforge.pipeline_info WITH (security_barrier) AS
+SELECT v.name, v.owner, v.privilege, v.partitions,
+       ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
+                    w.kind OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||)
+                    CASE WHEN w.kind OPERATOR(pg_catalog.=) 'sliding'
+                         THEN w.size::pg_catalog.text OPERATOR(pg_catalog.||)
+                              ', ' OPERATOR(pg_catalog.||) w.step::pg_catalog.text
+                         WHEN w.kind OPERATOR(pg_catalog.=) 'session'
+                         THEN w.gap::pg_catalog.text
+                         ELSE w.size::pg_catalog.text
+                    END OPERATOR(pg_catalog.||) ')'
+               FROM pg_catalog.unnest(v.windows) WITH ORDINALITY
+                    AS w(name, kind, size, step, gap, i)
+              ORDER BY w.i) AS windows,
+       v.lateness, v.retention, v.time_unit,
+       COALESCE(o.changelog, false) AS changelog,
+       COALESCE(o.results, false) AS results,
+       COALESCE(o.late, false) AS late_output,
+       COALESCE(o.notify, false) AS notify,
+       streamforge.watermark(v.name) AS watermark,
+       ARRAY(SELECT t.partition FROM streamforge.partitions(v.name) AS t
+              WHERE t.idle ORDER BY t.partition) AS idle_partitions,
+       s.deliveries, s.accepted, s.duplicate_ids, s.late_events,
+       s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows,
+       streamforge_internal.pipeline_query(v.name) AS query,
+       g.holding_watermark, g.lag, g.last_delivery, g.last_report
+  FROM (SELECT p.name, p.owner, a.privilege, p.partitions, p.windows,
+               p.lateness, p.retention, p.time_unit
+          FROM streamforge.pipeline AS p,
+               LATERAL (SELECT streamforge.effective_privilege(p.owner,
+                               p.readers, p.ingesters, p.admins)
+                               AS privilege) AS a
+         WHERE a.privilege IS NOT NULL
+        OFFSET 0) AS v
+  LEFT JOIN streamforge.output_config AS o
+         ON o.pipeline OPERATOR(pg_catalog.=) v.name
+ CROSS JOIN LATERAL streamforge.stats(v.name) AS s
+ -- 0.3.0 (issue 26, docs/progress.md): who holds the watermark, the largest
+ -- lag behind the fastest partition, the latest delivery and report
+ CROSS JOIN LATERAL (
+       SELECT pg_catalog.array_agg(t.partition ORDER BY t.partition)
+                  FILTER (WHERE t.holds_watermark) AS holding_watermark,
+              pg_catalog.max(t.lag) AS lag,
+              pg_catalog.max(t.last_delivery) AS last_delivery,
+              pg_catalog.max(t.last_report) AS last_report
+         FROM streamforge.partition_progress(v.name) AS t) AS g;
+
+
+CREATE FUNCTION streamforge_internal.cache_loads(pipeline text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_cache_loads'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+-- (executed as the role that reads the view; it reveals only this
+-- backend's own count)
+COMMENT ON FUNCTION streamforge_internal.cache_loads(text) IS
+    'how often this backend built the pipeline from its tables';
+
+-- One row per pipeline the current role may read, with what an operator
+-- graphs.  Like pipeline_info it runs as its owner (the storage tables),
+-- and the OFFSET 0 fence filters by privilege before stats() and
+-- watermark() run as the current user.  Reading a row loads the pipeline
+-- into this backend's cache, like stats().
+CREATE VIEW streamforge.metrics WITH (security_barrier) AS
+SELECT v.name AS pipeline,
+       s.deliveries, s.accepted, s.late_events, s.duplicate_ids AS duplicates,
+       s.offset_replays AS replays, s.changes_emitted,
+       s.live_buckets, s.visible_rows,
+       s.remembered_identities, s.remembered_offsets,
+       s.remembered_late_events,
+       s.partitions, s.idle_partitions,
+       w.watermark,
+       CASE WHEN v.time_unit IS NOT NULL AND w.watermark IS NOT NULL
+            THEN pg_catalog.date_part('epoch', pg_catalog.now()
+                     OPERATOR(pg_catalog.-)
+                     streamforge.units_to_time(w.watermark, v.time_unit))
+       END AS watermark_lag_seconds,
+       j.journal_rows, j.journal_bytes,
+       COALESCE(pg_catalog.octet_length(v.snapshot), 0)::pg_catalog.int8 AS snapshot_bytes,
+       v.compacted_at AS last_compaction,
+       streamforge_internal.cache_loads(v.name) AS cache_loads
+  FROM (SELECT p.id, p.name, p.time_unit, p.snapshot, p.compacted_at
+          FROM streamforge.pipeline AS p
+         WHERE streamforge.effective_privilege(p.owner, p.readers,
+                   p.ingesters, p.admins) IS NOT NULL
+        OFFSET 0) AS v
+ CROSS JOIN LATERAL streamforge.stats(v.name) AS s
+ CROSS JOIN LATERAL (SELECT streamforge.watermark(v.name) AS watermark) AS w
+ CROSS JOIN LATERAL (
+       SELECT pg_catalog.count(*) AS journal_rows,
+              COALESCE(pg_catalog.sum(pg_catalog.octet_length(e.entry)), 0)::pg_catalog.int8
+                  AS journal_bytes
+         FROM streamforge.journal AS e
+        WHERE e.pipeline_id OPERATOR(pg_catalog.=) v.id) AS j;
+
+REVOKE ALL ON streamforge.metrics FROM PUBLIC;
+GRANT SELECT ON streamforge.metrics TO PUBLIC;
+
+COMMENT ON VIEW streamforge.metrics IS
+    'per pipeline the current user may read: counters, gauges, journal and snapshot sizes, for monitoring';
+
+COMMENT ON TABLE streamforge.partition_activity IS
+    'when each partition last received a delivery and a report (transaction times, to the second)';
+
+-- Compaction off the write path (admin): for pg_cron, so that a cold load
+-- stays short without a writer paying for the snapshot.  With
+-- min_journal_bytes > 0 it compacts only a journal at least that large.
+CREATE FUNCTION streamforge.compact(pipeline text,
+    min_journal_bytes bigint DEFAULT 0)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'sf_compact'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION streamforge.compact(text, bigint) IS
+    'stores the state as a new snapshot and empties the journal, if it holds at least min_journal_bytes; returns whether it did';

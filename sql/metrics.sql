@@ -1,0 +1,67 @@
+--
+-- streamforge.metrics and pipeline_info's progress columns
+-- (docs/monitoring.md, issue 26 items 3 and 4).
+--
+SELECT streamforge.create_pipeline('mx', ARRAY['web', 'app'],
+    ARRAY[streamforge.fixed('per_minute', 60000)],
+    time_unit => interval '1 millisecond');
+SELECT streamforge.create_pipeline('mx_hidden', ARRAY['p'],
+    ARRAY[streamforge.fixed('w', 10)]);
+SELECT count(*) FROM streamforge.ingest_batch('mx', ARRAY[
+    ('web', 0, 'e1', '/a', 1000, 1), ('web', 1, 'e2', '/b', 2000, 1),
+    ('web', 2, 'e2', '/b', 2000, 1), ('app', 0, 'e2', '/b', 2000, 1)]::streamforge.delivery[]);
+SELECT count(*) FROM streamforge.advance('mx', 'web', 120000);
+SELECT count(*) FROM streamforge.advance('mx', 'app', 60000);
+SELECT count(*) FROM streamforge.ingest('mx', 'app', 1, 'e3', '/a', 1000, 1);
+\x on
+SELECT pipeline, deliveries, accepted, late_events, duplicates, replays,
+       changes_emitted, live_buckets, visible_rows, remembered_identities,
+       remembered_offsets, remembered_late_events, partitions,
+       idle_partitions, watermark,
+       watermark_lag_seconds > 0 AS lag_positive,
+       journal_rows, journal_bytes > 0 AS journal_bytes_positive,
+       snapshot_bytes, last_compaction, cache_loads
+  FROM streamforge.metrics WHERE pipeline = 'mx';
+-- a pipeline without a time unit has no wall clock to lag behind
+SELECT pipeline, watermark, watermark_lag_seconds FROM streamforge.metrics
+ WHERE pipeline = 'mx_hidden';
+-- pipeline_info: who holds the watermark, the lag, the latest activity
+SELECT name, watermark, holding_watermark, lag,
+       last_delivery IS NOT NULL AS delivered, last_report IS NOT NULL AS reported
+  FROM streamforge.pipeline_info WHERE name = 'mx';
+\x off
+-- a new backend loads the pipeline once; a definition change writes a
+-- snapshot, and the journal starts again
+\c -
+SELECT count(*) FROM streamforge.watermark('mx');
+SELECT pipeline, cache_loads FROM streamforge.metrics WHERE pipeline = 'mx';
+SELECT count(*) FROM streamforge.set_lateness('mx', 1000);
+SELECT pipeline, journal_rows, journal_bytes, snapshot_bytes > 0 AS has_snapshot,
+       last_compaction <= now() AS compacted
+  FROM streamforge.metrics WHERE pipeline = 'mx';
+-- compaction off the write path: compact() only past min_journal_bytes,
+-- and the state is the same after it, in a new backend too
+SELECT count(*) FROM streamforge.ingest('mx', 'web', 3, 'e4', '/c', 130000, 1);
+CREATE TABLE mx_before AS SELECT streamforge.checkpoint('mx') AS ck;
+SELECT streamforge.compact('mx', 1000000);
+SELECT journal_rows FROM streamforge.metrics WHERE pipeline = 'mx';
+SELECT streamforge.compact('mx');
+SELECT journal_rows, snapshot_bytes > 0 AS has_snapshot
+  FROM streamforge.metrics WHERE pipeline = 'mx';
+\c -
+SELECT ck = streamforge.checkpoint('mx') AS same_state FROM mx_before;
+DROP TABLE mx_before;
+SELECT streamforge.compact('missing');
+-- the view shows the pipelines the role may read
+CREATE ROLE metrics_reader;
+GRANT USAGE ON SCHEMA streamforge TO metrics_reader;
+SELECT streamforge.grant('mx', 'metrics_reader', 'read');
+SET ROLE metrics_reader;
+SELECT pipeline FROM streamforge.metrics ORDER BY pipeline;
+SELECT name, holding_watermark FROM streamforge.pipeline_info ORDER BY name;
+SELECT streamforge.compact('mx');
+RESET ROLE;
+SELECT streamforge.drop_pipeline('mx');
+SELECT streamforge.drop_pipeline('mx_hidden');
+REVOKE USAGE ON SCHEMA streamforge FROM metrics_reader;
+DROP ROLE metrics_reader;

@@ -1,0 +1,66 @@
+/*-------------------------------------------------------------------------
+ *
+ * metrics.c
+ *	  The backend-local numbers of the streamforge.metrics view
+ *	  (docs/monitoring.md).
+ *
+ * Everything else the view shows comes from stats(), watermark() and the
+ * storage tables (sql/install/85_metrics.sql).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/metrics.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "api/api.h"
+
+/*
+ * streamforge_internal.cache_loads(pipeline text): how often this backend
+ * built the pipeline from its tables.  Reads nothing else.
+ */
+PG_FUNCTION_INFO_V1(sf_cache_loads);
+Datum
+sf_cache_loads(PG_FUNCTION_ARGS)
+{
+	char	   *name = sf_arg_text(fcinfo, 0, "pipeline");
+
+	PG_RETURN_INT64(sf_progress_cache_loads(name));
+}
+
+/* The SfRedefineFn of compact: the same state, stored as a new snapshot */
+static SfPipeline *
+compact_build(SfPipeline *old, void *arg)
+{
+	return sf_pipeline_with_retention(CurTransactionContext, old,
+									  old->def.has_retention,
+									  old->def.retention);
+}
+
+/*
+ * streamforge.compact(pipeline text, min_journal_bytes bigint DEFAULT 0):
+ * store the pipeline's state as a new snapshot and empty its journal, as a
+ * compaction on the write path does, if its journal since the last
+ * snapshot holds at least min_journal_bytes (admin).  Returns whether it
+ * compacted.  For a scheduler (pg_cron), so that a cold load stays short
+ * without a writer paying for the snapshot (docs/monitoring.md).
+ */
+PG_FUNCTION_INFO_V1(sf_compact);
+Datum
+sf_compact(PG_FUNCTION_ARGS)
+{
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
+	int64		min_bytes;
+
+	sf_arg_not_null(fcinfo, 1, "min_journal_bytes");
+	min_bytes = PG_GETARG_INT64(1);
+	if (min_bytes > 0 && sf_persist_journal_bytes(pipeline) < min_bytes)
+		PG_RETURN_BOOL(false);
+	(void) sf_persist_redefine(pipeline, compact_build, NULL);
+	PG_RETURN_BOOL(true);
+}
