@@ -89,10 +89,47 @@ SELECT streamforge.alter_aggregate('clicks_per_minute', lateness => interval '20
 SELECT lateness, retention FROM streamforge.pipeline_info WHERE name = 'clicks_per_minute';
 SELECT page, country, window_start, final
   FROM clicks_per_minute ORDER BY page, country, window_start;
-\set VERBOSITY terse
--- the emit mode of issue 25
+-- the emit mode (issue 25): 'final' from now on, the rows already final
+-- stay as they are
 SELECT streamforge.alter_aggregate('clicks_per_minute', emit => 'final');
-\set VERBOSITY default
+SELECT streamforge.emit_mode('clicks_per_minute');
+
+-- emit => 'final' from the start: nothing in the view while a bucket can
+-- change (past its end, within the lateness), then one final row
+CREATE TABLE orders (id bigint PRIMARY KEY, shop text NOT NULL,
+                     amount bigint NOT NULL, at timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('orders_final', $$
+    SELECT shop, count(*) AS n, sum(amount) AS total FROM orders
+     GROUP BY shop, streamforge.tumble(at, interval '1 minute')
+$$, lateness => interval '10 seconds', emit => 'final');
+SELECT streamforge.emit_mode('orders_final');
+INSERT INTO orders VALUES (1, 'a', 5, '2026-11-30 12:00:10+00'),
+                          (2, 'a', 7, '2026-11-30 12:00:50+00');
+SELECT count(*) FROM streamforge.advance_ts('orders_final', 'default', '2026-11-30 12:01:05+00');
+SELECT count(*) AS rows_before_end_plus_lateness FROM orders_final;
+-- a correction within the lateness is absorbed before the one row
+INSERT INTO orders VALUES (3, 'a', 1, '2026-11-30 12:00:59+00');
+SELECT count(*) FROM streamforge.advance_ts('orders_final', 'default', '2026-11-30 12:01:11+00');
+SELECT shop, window_start, window_end, n, total, final FROM orders_final;
+SELECT streamforge.drop_aggregate('orders_final');
+
+-- out_of_orderness (issue 26): the inserts move the watermark themselves,
+-- to the latest event time seen minus 5 seconds; the unit divides it
+SELECT streamforge.create_aggregate('orders_ooo', $$
+    SELECT shop, sum(amount) AS total FROM orders
+     GROUP BY shop, streamforge.tumble(at, interval '1 minute')
+$$, out_of_orderness => interval '5 seconds');
+SELECT name, lateness, time_unit FROM streamforge.pipeline_info WHERE name = 'orders_ooo';
+SELECT streamforge.out_of_orderness('orders_ooo');
+INSERT INTO orders VALUES (4, 'b', 2, '2026-11-30 12:05:10+00'),
+                          (5, 'b', 3, '2026-11-30 12:06:04+00');
+SELECT streamforge.watermark_ts('orders_ooo');
+SELECT shop, window_start, total, final FROM orders_ooo;
+INSERT INTO orders VALUES (6, 'b', 9, '2026-11-30 12:06:06+00');
+SELECT streamforge.watermark_ts('orders_ooo');
+SELECT shop, window_start, total, final FROM orders_ooo ORDER BY window_start;
+SELECT streamforge.drop_aggregate('orders_ooo');
+DROP TABLE orders;
 
 -- hop and session windows, keys that are expressions or integers, no key,
 -- count(x) of a nullable expression (its NULL rows are filtered out), an

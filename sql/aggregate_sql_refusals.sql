@@ -76,13 +76,11 @@ SELECT construct, pg_temp.try(q) AS outcome
     ('session over a nullable measure', $$SELECT max(m) FROM ev GROUP BY streamforge.session(at, '1 minute')$$)
   ) AS t(construct, q);
 
--- the emit mode and out-of-orderness of issues 25 and 26
-SELECT pg_temp.try($$SELECT count(*) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$,
-                   emit => 'final') AS emit_final;
+-- an unknown emit mode, a negative out-of-orderness
 SELECT pg_temp.try($$SELECT count(*) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$,
                    emit => 'sometimes') AS emit_unknown;
 SELECT pg_temp.try($$SELECT count(*) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$,
-                   ooo => interval '5 seconds') AS out_of_orderness;
+                   ooo => interval '-5 seconds') AS negative_out_of_orderness;
 
 -- PostgreSQL's own errors come first, with their codes
 SELECT pg_temp.try($$SELECT count(*) FROM nosuch GROUP BY streamforge.tumble(now(), '1 minute')$$) AS unknown_table;

@@ -293,19 +293,18 @@ BEGIN
     INSERT INTO streamforge.aggregate (name, query, source, view_schema, view_name, unit_us, spec)
     VALUES (pipeline, query, source, view_schema, view_name, unit_us, spec);
 
-    -- the durable results.  WIRE #25: once streamforge.results has a final
-    -- column, "final" is r.final (and emit => 'final' rows are final only).
+    -- the durable results; "final" is the results row's own flag (in
+    -- emit => 'final' mode every row is final).
     EXECUTE format(
         'CREATE VIEW %I.%I AS SELECT %s'
         'streamforge_internal.aggregate_time(r.window_start, %s) AS window_start, '
         'streamforge_internal.aggregate_time(r.window_end, %s) AS window_end, %s'
-        'COALESCE((r.window_end::pg_catalog.numeric OPERATOR(pg_catalog.+) p.lateness::pg_catalog.numeric) '
-        'OPERATOR(pg_catalog.<) (SELECT streamforge.watermark(%L))::pg_catalog.numeric, false) AS final '
-        'FROM streamforge.results AS r, streamforge.pipeline AS p '
+        'r.final AS final '
+        'FROM streamforge.results AS r '
         'WHERE r.pipeline OPERATOR(pg_catalog.=) %L AND r.window_name OPERATOR(pg_catalog.=) %L '
-        'AND p.name OPERATOR(pg_catalog.=) %L AND streamforge_internal.aggregate_readable(%L)',
+        'AND streamforge_internal.aggregate_readable(%L)',
         view_schema, view_name, keys_r, unit_us, unit_us, aggs_r,
-        pipeline, pipeline, w, pipeline, pipeline);
+        pipeline, w, pipeline);
     -- the live buckets, emitted or not
     EXECUTE format(
         'CREATE VIEW %I.%I AS SELECT %s'
@@ -388,6 +387,7 @@ DECLARE
     slide_us bigint := (win ->> 'slide_us')::bigint;
     lateness_us bigint;
     retention_us bigint;
+    ooo_us bigint;
     unit_us bigint;
     unit interval;
     wdef streamforge.window_def;
@@ -409,18 +409,6 @@ BEGIN
         RAISE EXCEPTION 'emit must not be null' USING ERRCODE = '22004';
     ELSIF emit <> ALL (ARRAY['update', 'final']) THEN
         RAISE EXCEPTION 'emit must be ''update'' or ''final'', not "%"', emit USING ERRCODE = '22023';
-    ELSIF emit = 'final' THEN
-        -- WIRE #25: pass emit => emit to create_pipeline
-        RAISE EXCEPTION 'emit => ''final'' is not available in this build'
-            USING ERRCODE = '0A000',
-                  DETAIL = 'Pipelines emit updates; read the rows whose final column is true for final values.';
-    END IF;
-    IF out_of_orderness IS NOT NULL AND out_of_orderness <> interval '0' THEN
-        -- WIRE #26: pass out_of_orderness to create_pipeline, in units (and
-        -- include interval_us(out_of_orderness) in the gcd of unit_us below)
-        RAISE EXCEPTION 'out_of_orderness is not available in this build'
-            USING ERRCODE = '0A000',
-                  DETAIL = 'Report progress with streamforge.advance_ts() or advance_to_now().';
     END IF;
     IF lateness IS NULL THEN
         RAISE EXCEPTION 'lateness must not be null' USING ERRCODE = '22004';
@@ -450,6 +438,13 @@ BEGIN
             RAISE EXCEPTION 'retention must not be negative' USING ERRCODE = '22023';
         END IF;
         unit_us := gcd(unit_us, retention_us);
+    END IF;
+    IF out_of_orderness IS NOT NULL THEN
+        ooo_us := streamforge_internal.interval_us(out_of_orderness);
+        IF ooo_us < 0 THEN
+            RAISE EXCEPTION 'out_of_orderness must not be negative' USING ERRCODE = '22023';
+        END IF;
+        unit_us := gcd(unit_us, ooo_us);
     END IF;
     unit := make_interval(secs => unit_us / 1000000.0);
 
@@ -553,7 +548,7 @@ BEGIN
                 ELSE streamforge.session('session', size_us / unit_us) END;
     PERFORM streamforge.create_pipeline(name, parts, ARRAY[wdef],
         lateness => lateness_us / unit_us, retention => retention_us / unit_us,
-        time_unit => unit);
+        time_unit => unit, emit => emit, out_of_orderness => ooo_us / unit_us);
     PERFORM streamforge.configure_outputs(name, changelog => false, results => true,
                                           late => false, notify => false);
     PERFORM streamforge.attach(name, source, event_id => event_id, key => key_expr,
@@ -630,10 +625,8 @@ BEGIN
     IF emit IS NOT NULL THEN
         IF emit <> ALL (ARRAY['update', 'final']) THEN
             RAISE EXCEPTION 'emit must be ''update'' or ''final'', not "%"', emit USING ERRCODE = '22023';
-        ELSIF emit = 'final' THEN
-            -- WIRE #25: the emit mode of a running pipeline
-            RAISE EXCEPTION 'emit => ''final'' is not available in this build' USING ERRCODE = '0A000';
         END IF;
+        PERFORM streamforge.set_emit(name, emit);
     END IF;
     IF lateness IS NOT NULL THEN
         PERFORM streamforge.set_lateness(name, streamforge.interval_to_units(lateness, unit));
