@@ -23,15 +23,18 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- time_unit (0.2.0, sql/install/60_ingest.sql): what one unit of the
 -- pipeline's bigint times is; NULL: none (times are only bigint).
+-- measures, aggregates (0.3.0, sql/install/46_measures.sql,
+-- docs/aggregates.md): a measures pipeline; NULL: one unnamed value.
 CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
     windows streamforge.window_def[], lateness bigint DEFAULT 0,
-    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL)
+    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL,
+    measures text[] DEFAULT NULL, aggregates text[] DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_create_pipeline'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
-    streamforge.window_def[], bigint, bigint, interval) IS
+    streamforge.window_def[], bigint, bigint, interval, text[], text[]) IS
 'creates a pipeline; retention (NULL: keep everything) bounds its state to the horizon watermark - lateness - retention';
 
 CREATE FUNCTION streamforge.drop_pipeline(name text)

@@ -145,6 +145,9 @@ extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
 extern Datum sf_window_to_units(Datum window, const char *pipeline);
 extern int64 sf_time_to_units(TimestampTz t, const Interval *unit);
 
+/* measures.c: create_pipeline's measures and aggregates */
+extern void sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def);
+
 /* privileges.c: calling internal functions as the extension's owner */
 extern Datum sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 							  const char *signature);

@@ -219,9 +219,12 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 				 errmsg("retention must not be negative"),
 				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
 
+	sf_measures_arg(fcinfo, &def);
 	sf_persist_create(&def);
 	if (has_unit)
 		sf_time_unit_store(def.name, unit);
+	if (def.measures != NULL)
+		sf_measures_store(def.name, def.measures);
 	PG_RETURN_VOID();
 }
 

@@ -51,6 +51,9 @@ extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
  */
 extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
 									 const SfDelivery *d, int n);
+extern void sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
+											  const SfDelivery *d, int n,
+											  const int64 *measures);
 extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
 									  const char *partition, int64 progress);
 extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,

@@ -651,6 +651,18 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
 	pfree(buf.data);
 }
 
+/* The same for measures deliveries: measures[i * nmeasures ...] is d[i]'s */
+void
+sf_persist_journal_ingest_measures(SfPipeline *p, const SfDelivery *d, int n,
+								   const int64 *measures)
+{
+	StringInfoData buf;
+
+	sf_journal_encode_ingest_measures(&buf, p, d, n, measures);
+	write_journal(p, &buf);
+	pfree(buf.data);
+}
+
 void
 sf_persist_journal_advance(SfPipeline *p, const char *partition,
 						   int64 progress)

@@ -155,6 +155,9 @@ typedef struct SfPlanText
 	Oid			argtypes[11];
 } SfPlanText;
 
+/* measures.c */
+extern void sf_measures_load(const char *name, int64 id, SfPipelineDef *def);
+
 /* acl.c */
 extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
 

@@ -1,0 +1,18 @@
+-- measures pipelines (issue 27, docs/aggregates.md)
+SELECT streamforge.create_pipeline('m', ARRAY['p0'],
+    ARRAY[streamforge.fixed('w', 10), streamforge.session('s', 5)],
+    lateness => 5,
+    measures => ARRAY['amount', 'qty'],
+    aggregates => ARRAY['count', 'sum(amount)', 'avg(qty)', 'min(amount)',
+        'max(qty)', 'var_pop(amount)', 'var_samp(amount)',
+        'stddev_pop(qty)', 'stddev_samp(qty)', 'first(amount)',
+        'last(amount)', 'count_if(amount >= 100) AS big']);
+SELECT * FROM streamforge.aggregate_columns('m');
+SELECT * FROM streamforge.ingest_measures('m', 'p0', 0, 'e0', 'k', 1, ARRAY[100, 2]);
+SELECT * FROM streamforge.ingest_measures('m', 'p0', 1, 'e1', 'k', 3, ARRAY[50, 3]);
+SELECT * FROM streamforge.ingest_measures_batch('m', ARRAY[
+    ROW('p0', 2, 'e2', 'k', 3, ARRAY[7, 1])::streamforge.measures_delivery,
+    ROW('p0', 3, 'e3', 'k', 20, ARRAY[1, 1])::streamforge.measures_delivery]);
+SELECT * FROM streamforge.live_aggregates('m');
+SELECT * FROM streamforge.live('m');
+SELECT * FROM streamforge.visible_aggregates('m');
