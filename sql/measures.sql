@@ -16,3 +16,19 @@ SELECT * FROM streamforge.ingest_measures_batch('m', ARRAY[
 SELECT * FROM streamforge.live_aggregates('m');
 SELECT * FROM streamforge.live('m');
 SELECT * FROM streamforge.visible_aggregates('m');
+-- checkpoints of measures pipelines are format version 2
+SELECT pg_catalog.get_byte(streamforge.checkpoint('m'), 9) AS format_version;
+SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('m')) -> 'definition';
+SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('m')) -> 'identities' -> 0;
+SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('m')) -> 'windows' -> 0;
+-- round trip: restore gives the same bytes and the same aggregates
+CREATE TEMP TABLE ck AS SELECT streamforge.checkpoint('m') AS c;
+SELECT streamforge.restore('m', (SELECT c FROM ck));
+SELECT streamforge.checkpoint('m') = (SELECT c FROM ck) AS same_bytes;
+SELECT * FROM streamforge.live_aggregates('m') WHERE window_name = 'w';
+-- one-measure pipelines keep version 1
+SELECT streamforge.create_pipeline('one', ARRAY['p0'], ARRAY[streamforge.fixed('w', 10)]);
+SELECT count(*) FROM streamforge.ingest('one', 'p0', 0, 'e0', 'k', 1, 5);
+SELECT pg_catalog.get_byte(streamforge.checkpoint('one'), 9) AS format_version;
+-- a one-measure checkpoint does not restore into a measures pipeline
+SELECT streamforge.restore('m', streamforge.checkpoint('one'));

@@ -86,6 +86,7 @@
 #define CK_HEADER_LEN		24
 
 #define CK_FORMAT_VERSION	1
+#define CK_FORMAT_MEASURES	2	/* measures pipelines (codec_measures.c) */
 #define CK_FLAG_ZLIB		0x0001
 #define CK_KNOWN_FLAGS		CK_FLAG_ZLIB
 
@@ -186,8 +187,12 @@ static void
 wr_definition(StringInfo buf, const SfPipelineDef *def)
 {
 	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "lateness", true);
+	if (def->measures != NULL)
+		ck_write_def_aggregates(buf, def->measures);
+	sf_json_write_key(buf, "lateness", def->measures == NULL);
 	sf_json_write_int64(buf, def->lateness);
+	if (def->measures != NULL)
+		ck_write_def_measures(buf, def->measures);
 	sf_json_write_key(buf, "partitions", false);
 	appendStringInfoCharMacro(buf, '[');
 	for (int i = 0; i < def->npartitions; i++)
@@ -229,7 +234,13 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 	int64		nrows;
 
 	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "changelog", true);
+	if (p->def.measures != NULL)
+	{
+		/* version 2: the last arrival number given */
+		sf_json_write_key(buf, "arrivals", true);
+		sf_json_write_int64(buf, p->arrivals);
+	}
+	sf_json_write_key(buf, "changelog", p->def.measures == NULL);
 	wr_changelog(buf, p);
 	sf_json_write_key(buf, "clock", false);
 	wr_clock(buf, p);
@@ -259,7 +270,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 
 /* Wrap a document into the envelope (see docs/checkpoint-format.md) */
 static bytea *
-ck_wrap(const char *json, Size jsonlen)
+ck_wrap(const char *json, Size jsonlen, uint16 version)
 {
 	const char *payload = json;
 	Size		payloadlen = jsonlen;
@@ -316,7 +327,7 @@ ck_wrap(const char *json, Size jsonlen)
 	SET_VARSIZE(result, VARHDRSZ + CK_HEADER_LEN + payloadlen);
 	hdr = VARDATA(result);
 	memcpy(hdr, CK_MAGIC, CK_MAGIC_LEN);
-	ck_put16(hdr + CK_OFF_VERSION, CK_FORMAT_VERSION);
+	ck_put16(hdr + CK_OFF_VERSION, version);
 	ck_put16(hdr + CK_OFF_FLAGS, flags);
 	ck_put32(hdr + CK_OFF_PAYLOAD_LEN, (uint32) payloadlen);
 	ck_put32(hdr + CK_OFF_JSON_LEN, (uint32) jsonlen);
@@ -347,7 +358,8 @@ sf_checkpoint_encode(SfPipeline *p)
 
 	initStringInfo(&json);
 	ck_write_document(p, &json);
-	result = ck_wrap(json.data, json.len);
+	result = ck_wrap(json.data, json.len,
+					 p->def.measures ? CK_FORMAT_MEASURES : CK_FORMAT_VERSION);
 	pfree(json.data);
 	return result;
 }
@@ -363,7 +375,7 @@ sf_checkpoint_encode(SfPipeline *p)
  * before the declared lengths are known to be consistent with len.
  */
 static const char *
-ck_unwrap(const char *data, Size len, Size *jsonlen)
+ck_unwrap(const char *data, Size len, Size *jsonlen, int *version_out)
 {
 	uint16		version;
 	uint16		flags;
@@ -381,10 +393,11 @@ ck_unwrap(const char *data, Size len, Size *jsonlen)
 		ck_error(CK_ENVELOPE,
 				 "The checkpoint does not start with the streamforge magic bytes.");
 	version = ck_get16(data + CK_OFF_VERSION);
-	if (version != CK_FORMAT_VERSION)
+	if (version != CK_FORMAT_VERSION && version != CK_FORMAT_MEASURES)
 		ck_error(CK_ENVELOPE,
-				 "The checkpoint has format version %u, this build reads version %d.",
-				 version, CK_FORMAT_VERSION);
+				 "The checkpoint has format version %u, this build reads versions %d and %d.",
+				 version, CK_FORMAT_VERSION, CK_FORMAT_MEASURES);
+	*version_out = version;
 	payloadlen = ck_get32(data + CK_OFF_PAYLOAD_LEN);
 	if ((Size) payloadlen != len - CK_HEADER_LEN)
 		ck_error(CK_ENVELOPE,
@@ -527,8 +540,12 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 	int64		cap = 0;
 
 	sf_json_char(r, '{');
-	sf_json_key(r, "lateness", true);
+	if (r->version >= 2)
+		ck_read_def_aggregates(r, doc);
+	sf_json_key(r, "lateness", r->version < 2);
 	doc->def.lateness = sf_json_int64(r, "lateness");
+	if (r->version >= 2)
+		ck_read_def_measures(r, doc);
 	sf_json_key(r, "partitions", false);
 	if (sf_json_array_begin(r, "partitions"))
 	{
@@ -573,13 +590,18 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
  * then the end of the input.  The mirror of ck_write_document.
  */
 static void
-ck_parse(const char *json, Size len, CkDoc *doc)
+ck_parse(const char *json, Size len, CkDoc *doc, int version)
 {
-	SfJsonReader r = {json, len, 0};
+	SfJsonReader r = {json, len, 0, version};
 
 	memset(doc, 0, sizeof(CkDoc));
 	sf_json_char(&r, '{');
-	sf_json_key(&r, "changelog", true);
+	if (version >= 2)
+	{
+		sf_json_key(&r, "arrivals", true);
+		doc->arrivals = sf_json_int64(&r, "arrivals");
+	}
+	sf_json_key(&r, "changelog", version < 2);
 	rd_changelog(&r, doc);
 	sf_json_key(&r, "clock", false);
 	rd_clock(&r, doc);
@@ -646,7 +668,10 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 		id->built = sf_identity_add(p, id->event_id.data, id->event_id.len,
 									key, id->event_time, id->value, id->late,
 									&id->built_handle);
+		if (def->measures != NULL)
+			ck_build_identity(p, id, id->built);
 	}
+	p->arrivals = doc->arrivals;
 
 	for (int i = 0; i < def->npartitions; i++)
 	{
@@ -754,11 +779,13 @@ ck_decode_steps(MemoryContext parent, const SfPipelineDef *target,
 	const char *json;
 	Size		jsonlen;
 	CkDoc		doc;
+	int			version;
 
 	MemoryContextSwitchTo(scratch);
-	json = ck_unwrap(data, len, &jsonlen);
-	ck_parse(json, jsonlen, &doc);
+	json = ck_unwrap(data, len, &jsonlen, &version);
+	ck_parse(json, jsonlen, &doc, version);
 	ck_check_definition(&doc, target);
+	ck_check_measures(&doc, version);
 
 	/*
 	 * restore and inspect_checkpoint: streamforge.max_live_buckets, before
@@ -798,6 +825,7 @@ ck_decode_steps(MemoryContext parent, const SfPipelineDef *target,
 
 	/* here target, if given, equals doc.def field for field */
 	ck_build(target ? parent : scratch, target ? target : &doc.def, &doc, p);
+	ck_check_built_aggregates(*p);
 	ck_check_reencode(*p, json, jsonlen);
 
 	MemoryContextSwitchTo(oldcxt);
@@ -889,7 +917,8 @@ ck_declared_size(const char *data, Size len)
 	Size		declared;
 
 	if (len < CK_HEADER_LEN || memcmp(data, CK_MAGIC, CK_MAGIC_LEN) != 0 ||
-		ck_get16(data + CK_OFF_VERSION) != CK_FORMAT_VERSION ||
+		(ck_get16(data + CK_OFF_VERSION) != CK_FORMAT_VERSION &&
+		 ck_get16(data + CK_OFF_VERSION) != CK_FORMAT_MEASURES) ||
 		(Size) ck_get32(data + CK_OFF_PAYLOAD_LEN) != len - CK_HEADER_LEN)
 		return 0;
 	declared = (Size) ck_get32(data + CK_OFF_JSON_LEN);

@@ -30,6 +30,7 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 
 #include "engine/engine.h"
 #include "engine/engine_int.h"
@@ -787,4 +788,74 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 				v->isnull = true;
 			break;
 	}
+}
+
+/*
+ * Whether every live bucket of p holds the aggregate state its remembered
+ * events give (the checkpoint validator's check of version 2 states): the
+ * buckets are built again from the accepted events in a scratch pipeline
+ * without a watermark, as final_rows.c does, and compared.  A bucket that
+ * starts below the retention horizon may hold forgotten events and is not
+ * compared.  On a mismatch, *bad is its address (its key is p's).
+ */
+bool
+sf_magg_check(SfPipeline *p, SfAddress *bad)
+{
+	const SfMeasuresDef *md = p->def.measures;
+	SfPipeline *q;
+	SfIdentity **ids;
+	int64		nids;
+	SfRow	   *rows;
+	int64		nrows;
+	SfChangeList scratch = {0};
+	bool		has_horizon;
+	int64		horizon = 0;
+	bool		ok = true;
+
+	has_horizon = sf_horizon(&p->def, p->has_watermark, p->watermark,
+							 &horizon);
+	q = sf_pipeline_create(CurrentMemoryContext, &p->def);
+	ids = sf_identity_array(p, &nids);
+	sf_op_begin(q);
+	for (int64 i = 0; i < nids; i++)
+	{
+		const SfIdentity *id = ids[i];
+		SfString   *key;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (id->late || id->forgotten)
+			continue;
+		key = sf_intern_key(q, id->key->data, id->key->len);
+		for (int w = 0; w < q->def.nwindows; w++)
+			sf_derive_event(q, w, id, key, 0, 0);
+	}
+	sf_op_finish(q, &scratch);
+
+	nrows = sf_collect_rows(p, false, &rows);
+	for (int64 i = 0; i < nrows && ok; i++)
+	{
+		const SfRow *r = &rows[i];
+		SfBucket   *b;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (has_horizon && r->addr.start < horizon)
+			continue;
+		b = sf_bucket_lookup(q, r->addr.window,
+							 sf_intern_key(q, r->addr.key->data, r->addr.key->len),
+							 r->addr.start);
+		if (b == NULL || b->end != r->addr.end ||
+			b->agg.count != r->agg.count ||
+			memcmp(b->agg.ext, r->agg.ext, md->nwords * sizeof(int64)) != 0)
+		{
+			*bad = r->addr;
+			ok = false;
+		}
+	}
+	pfree(rows);
+	if (ids)
+		pfree(ids);
+	sf_pipeline_free(q);
+	return ok;
 }

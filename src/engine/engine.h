@@ -718,6 +718,7 @@ extern bool sf_magg_equal(const SfMeasuresDef *md, const SfAgg *a,
 						  const SfAgg *b);
 extern void sf_magg_add(SfPipeline *p, SfAgg *agg, const SfIdentity *id);
 extern int64 *sf_magg_copy(const SfMeasuresDef *md, const int64 *ext);
+extern bool sf_magg_check(SfPipeline *p, SfAddress *bad);
 
 /* limits.c: limits every part shares */
 extern int	sf_max_live_buckets;
