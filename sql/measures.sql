@@ -32,3 +32,18 @@ SELECT count(*) FROM streamforge.ingest('one', 'p0', 0, 'e0', 'k', 1, 5);
 SELECT pg_catalog.get_byte(streamforge.checkpoint('one'), 9) AS format_version;
 -- a one-measure checkpoint does not restore into a measures pipeline
 SELECT streamforge.restore('m', streamforge.checkpoint('one'));
+-- the changelog and results carry the declared aggregates
+SELECT streamforge.create_pipeline('mo', ARRAY['p0'], ARRAY[streamforge.fixed('w', 10)],
+    measures => ARRAY['amount', 'qty'],
+    aggregates => ARRAY['count', 'sum(amount)', 'last(qty)']);
+SELECT streamforge.configure_outputs('mo', changelog => true, results => true);
+SELECT count(*) FROM streamforge.ingest_measures_batch('mo', ARRAY[
+    ROW('p0', 0, 'a', 'k', 1, ARRAY[9223372036854775807, 1])::streamforge.measures_delivery,
+    ROW('p0', 1, 'b', 'k', 2, ARRAY[9223372036854775807, 2])::streamforge.measures_delivery]);
+SELECT * FROM streamforge.advance('mo', 'p0', 10);
+SELECT count(*) FROM streamforge.ingest_measures('mo', 'p0', 2, 'c', 'k', 5, ARRAY[-1, 3]);
+SELECT seq, op, count, sum, aggregates FROM streamforge.changelog
+WHERE pipeline = 'mo' ORDER BY seq;
+SELECT window_start, count, sum, aggregates FROM streamforge.results
+WHERE pipeline = 'mo';
+SELECT streamforge.drop_pipeline(n) FROM unnest(ARRAY['m', 'one', 'mo']) AS n;

@@ -233,3 +233,6 @@ SELECT mr.check('small', 'reconnect') > 0 AS checked,
 -- sums past 2^63 did occur
 SELECT count(*) > 0 AS sums_past_2_63 FROM streamforge.live_aggregates('big') x
 WHERE abs((x.aggregates ->> 'sum_b')::numeric) > 9223372036854775807;
+SELECT count(streamforge.drop_pipeline(n)) FROM unnest(ARRAY['small', 'small_batch',
+    'small_copy', 'big', 'big_batch', 'big_copy']) AS n;
+DROP SCHEMA mr CASCADE;

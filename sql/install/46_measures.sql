@@ -9,6 +9,12 @@
 ALTER TABLE streamforge.pipeline ADD COLUMN measures text[];
 ALTER TABLE streamforge.pipeline ADD COLUMN aggregates text[];
 
+-- The durable outputs carry a measures pipeline's declared aggregates
+-- (NULL for a one-measure pipeline, and for rows not written by a change,
+-- such as those copied from visible() when results are enabled).
+ALTER TABLE streamforge.changelog ADD COLUMN aggregates jsonb;
+ALTER TABLE streamforge.results ADD COLUMN aggregates jsonb;
+
 -- A delivery of a measures pipeline, for ingest_measures_batch.
 CREATE TYPE streamforge.measures_delivery AS (
     partition text,
