@@ -23,7 +23,7 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- time_unit (0.2.0, sql/install/60_ingest.sql): what one unit of the
 -- pipeline's bigint times is; NULL: none (times are only bigint).
--- measures, aggregates (0.3.0, sql/install/46_measures.sql,
+-- measures, aggregates (0.3.0, sql/install/85_measures.sql,
 -- docs/aggregates.md): a measures pipeline; NULL: one unnamed value.
 CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
     windows streamforge.window_def[], lateness bigint DEFAULT 0,

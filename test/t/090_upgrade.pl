@@ -331,7 +331,9 @@ SELECT 'stats', p, s.deliveries, s.accepted, s.duplicate_ids, s.late_events,
        s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows,
        s.partitions, s.idle_partitions
   FROM unnest($pipes) p, streamforge.stats(p) s;
-SELECT 'changelog', c.* FROM streamforge.changelog c ORDER BY pipeline, seq;
+SELECT 'changelog', c.pipeline, c.seq, c.op, c.window_name, c.key, c.window_start,
+       c.window_end, c.count, c.sum, c.min, c.max
+  FROM streamforge.changelog c ORDER BY pipeline, seq;
 SELECT 'results', pipeline, window_name, key, window_start, window_end, count, sum, min, max, seq
   FROM streamforge.results ORDER BY 2, 3, 4, 5, 6;
 SELECT 'late_output', l.* FROM streamforge.late_output l ORDER BY pipeline, late_seq;
