@@ -106,9 +106,10 @@ INSERT INTO b.cfg VALUES
 CREATE FUNCTION b.mem() RETURNS bigint LANGUAGE sql AS $$
     SELECT coalesce(sum(total_bytes), 0)::bigint FROM pg_backend_memory_contexts
      WHERE name = 'streamforge pipeline' OR parent = 'streamforge pipeline' $$;
-CREATE PROCEDURE b.load(p text, c b.cfg, nwin int) LANGUAGE plpgsql AS $$
-DECLARE r record;
+CREATE PROCEDURE b.load(p text, cname text, nwin int) LANGUAGE plpgsql AS $$
+DECLARE r record; c b.cfg;
 BEGIN
+    SELECT * INTO c FROM b.cfg WHERE name = cname;
     PERFORM streamforge.create_pipeline(p, ARRAY['p'],
         CASE WHEN nwin = 1 THEN ARRAY[streamforge.fixed('w', 1000000000)]
              ELSE ARRAY[streamforge.fixed('w', 1000000000), streamforge.fixed('x', 1000000000)] END,
@@ -123,7 +124,7 @@ END $$;
 CREATE FUNCTION b.timed(p text, cfg text) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE t0 timestamptz := clock_timestamp();
 BEGIN
-    CALL b.load(p, (SELECT c FROM b.cfg c WHERE name = cfg), 1);
+    CALL b.load(p, cfg, 1);
     RETURN extract(epoch FROM clock_timestamp() - t0);
 END $$;
 EOSQL
@@ -131,7 +132,7 @@ EOSQL
 for cfg in one agg1 agg3 agg8; do
 	for nwin in 1 2; do
 		psql_db -At -F '|' -c "SET client_min_messages = warning;
-			CALL b.load('s_${cfg}_$nwin', (SELECT c FROM b.cfg c WHERE name = '$cfg'), $nwin);" >/dev/null
+			CALL b.load('s_${cfg}_$nwin', '$cfg', $nwin);" >/dev/null
 		psql_db -At -F '|' -c "SELECT '$cfg', $nwin, (SELECT naggs FROM b.cfg WHERE name = '$cfg'),
 			(SELECT count(*) FROM streamforge.live('s_${cfg}_$nwin')), b.mem(),
 			length(streamforge.checkpoint('s_${cfg}_$nwin'))" >>"$SCRATCH/state.txt"

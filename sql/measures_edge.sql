@@ -103,3 +103,15 @@ SELECT streamforge.create_pipeline('md1', ARRAY['p'], ARRAY[streamforge.fixed('w
 SELECT streamforge.restore('md1', streamforge.checkpoint('md'));
 SELECT streamforge.restore('md', streamforge.checkpoint('md1'));
 SELECT count(streamforge.drop_pipeline(n)) FROM unnest(ARRAY['ms', 'md', 'md1', 'md2']) AS n;
+-- definition changes rebuild the aggregates from the remembered events
+SELECT streamforge.create_pipeline('mr', ARRAY['p'],
+    ARRAY[streamforge.fixed('w', 10)], lateness => 0,
+    measures => ARRAY['v'], aggregates => ARRAY['count', 'sum(v)', 'first(v)', 'last(v)', 'var_samp(v)']);
+SELECT count(*) FROM streamforge.ingest_measures_batch('mr', ARRAY[
+    ROW('p', 0, 'a', 'k', 3, ARRAY[5]), ROW('p', 1, 'b', 'k', 1, ARRAY[7]),
+    ROW('p', 2, 'c', 'k', 3, ARRAY[9]), ROW('p', 3, 'd', 'k', 14, ARRAY[1])
+    ]::streamforge.measures_delivery[]);
+SELECT count(*) FROM streamforge.add_window('mr', streamforge.session('s', 5));
+SELECT count(*) FROM streamforge.set_lateness('mr', 20);
+SELECT * FROM streamforge.live_aggregates('mr');
+SELECT streamforge.drop_pipeline('mr');
