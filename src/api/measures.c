@@ -200,6 +200,36 @@ sf_ingest_measures(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * The measures of delivery index's measures array into out, without
+ * deconstructing it: true if it is a one-dimensional array of exactly
+ * nmeasures non-NULL bigints, else false (the caller raises the error with
+ * measures_values, when the delivery's turn comes).
+ */
+static inline bool
+measures_fast(Datum d, int nm, int64 *out)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(d);
+
+	if (ARR_NDIM(arr) != 1 || ARR_DIMS(arr)[0] != nm || ARR_HASNULL(arr) ||
+		ARR_ELEMTYPE(arr) != INT8OID)
+		return false;
+	memcpy(out, ARR_DATA_PTR(arr), nm * sizeof(int64));
+	if ((Pointer) arr != DatumGetPointer(d))
+		pfree(arr);
+	return true;
+}
+
+/* How many deliveries ahead ingest_measures_batch prefetches */
+#define SF_MEASURES_PREFETCH 8
+
+/*
+ * ingest_measures_batch: all deliveries are unpacked first (a delivery
+ * with a NULL or a bad measures array is only marked), then applied in
+ * array order with the identity slots prefetched a few deliveries ahead,
+ * as ingest_batch does; a marked delivery raises its error when its turn
+ * comes, so the first failing delivery in array order decides the error.
+ */
 PG_FUNCTION_INFO_V1(sf_ingest_measures_batch);
 Datum
 sf_ingest_measures_batch(PG_FUNCTION_ARGS)
@@ -214,6 +244,8 @@ sf_ingest_measures_batch(PG_FUNCTION_ARGS)
 	int			nm;
 	SfDelivery *ds;
 	int64	   *mv;
+	int		   *bad;			/* -2 ok, -1 NULL delivery, 0..5 NULL field, 6 measures */
+	SfDeliveryHash *hashes;
 	TupleDesc	tupdesc = NULL;
 	static const char *const fields[] = {
 		"partition", "source_offset", "event_id", "key", "event_time",
@@ -236,6 +268,8 @@ sf_ingest_measures_batch(PG_FUNCTION_ARGS)
 	}
 	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
 	mv = palloc_extended(Max(n, 1) * (Size) nm * sizeof(int64), MCXT_ALLOC_HUGE);
+	bad = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
+	hashes = palloc_extended(Max(n, 1) * sizeof(SfDeliveryHash), MCXT_ALLOC_HUGE);
 	for (int i = 0; i < n; i++)
 	{
 		HeapTupleHeader th;
@@ -245,10 +279,12 @@ sf_ingest_measures_batch(PG_FUNCTION_ARGS)
 		SfDelivery *d = &ds[i];
 
 		CHECK_FOR_INTERRUPTS();
+		bad[i] = -2;
 		if (elemnulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("delivery %d of the batch must not be null", i + 1)));
+		{
+			bad[i] = -1;
+			continue;
+		}
 		th = DatumGetHeapTupleHeader(elems[i]);
 		if (tupdesc == NULL)
 		{
@@ -264,19 +300,54 @@ sf_ingest_measures_batch(PG_FUNCTION_ARGS)
 		heap_deform_tuple(&tuple, tupdesc, values, nulls);
 		for (int f = 0; f < 6; f++)
 			if (nulls[f])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s of delivery %d of the batch must not be null",
-								fields[f], i + 1)));
+			{
+				bad[i] = f;
+				break;
+			}
+		if (bad[i] != -2)
+			continue;
 		d->partition = TextDatumGetCString(values[0]);
 		d->source_offset = DatumGetInt64(values[1]);
 		sf_text_bytes(values[2], &d->event_id, &d->event_id_len);
 		sf_text_bytes(values[3], &d->key, &d->key_len);
 		d->event_time = DatumGetInt64(values[4]);
-		measures_values(p, DatumGetArrayTypeP(values[5]), mv + (Size) i * nm, i);
+		if (!measures_fast(values[5], nm, mv + (Size) i * nm))
+		{
+			bad[i] = 6;
+			d->value = values[5];	/* the array, for the error */
+			continue;
+		}
 		d->value = mv[(Size) i * nm];
-		sf_check_event_id(d, i);
-		sf_engine_ingest_measures(p, d, NULL, mv + (Size) i * nm, &changes);
+	}
+	for (int i = 0; i < Min(n, SF_MEASURES_PREFETCH); i++)
+		if (bad[i] == -2)
+			sf_delivery_prefetch(p, &ds[i], &hashes[i]);
+	for (int i = 0; i < n; i++)
+	{
+		int			ahead = i + SF_MEASURES_PREFETCH;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ahead < n && bad[ahead] == -2)
+			sf_delivery_prefetch(p, &ds[ahead], &hashes[ahead]);
+		if (unlikely(bad[i] != -2))
+		{
+			if (bad[i] == -1)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("delivery %d of the batch must not be null", i + 1)));
+			if (bad[i] < 6)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("%s of delivery %d of the batch must not be null",
+								fields[bad[i]], i + 1)));
+			/* raises the measures array's error */
+			measures_values(p, DatumGetArrayTypeP((Datum) ds[i].value),
+							mv + (Size) i * nm, i);
+			elog(ERROR, "streamforge: measures of delivery %d rejected", i + 1);
+		}
+		sf_check_event_id(&ds[i], -1);
+		sf_engine_ingest_measures(p, &ds[i], &hashes[i], mv + (Size) i * nm,
+								  &changes);
 	}
 	if (n > 0)
 		sf_persist_journal_ingest_measures(p, ds, n, mv);

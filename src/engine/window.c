@@ -527,14 +527,15 @@ sf_dirty_touch(SfPipeline *p, SfBucket *b)
 	d->before.addr.start = b->start;
 	d->before.addr.end = b->end;
 	d->before.agg = b->agg;
-	if (unlikely(b->agg.ext != NULL))
-		d->before.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
 	/*
 	 * A ready bucket was emitted, unless it is being created right now (an
 	 * event within the lateness that lands in an already closed window):
 	 * only a new bucket has no events.
 	 */
 	d->was_visible = b->ready && b->agg.count > 0;
+	/* measures: only an emitted row's pre-image is ever retracted */
+	if (unlikely(b->agg.ext != NULL) && d->was_visible)
+		d->before.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
 	b->dirty_epoch = p->epoch;
 	b->dirty_index = p->ndirty;
 	p->ndirty++;
