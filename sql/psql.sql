@@ -54,7 +54,8 @@ SELECT p.proname, p.provolatile, p.proparallel
        'revoke_privilege', 'set_owner', 'add_partition', 'add_window',
        'drop_window', 'set_lateness', 'set_retention', 'append', 'append_batch', 'append_ts',
        'ingest_ts', 'advance_ts', 'ingest_json', 'ingest_count', 'attach', 'detach',
-       'trim_changelog', 'trim_late_output', 'trim_results')
+       'trim_changelog', 'trim_late_output', 'trim_results',
+       'ingest_measures', 'ingest_measures_batch')
  ORDER BY 1;
 
 -- unqualified use

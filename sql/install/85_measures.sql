@@ -38,6 +38,8 @@ CREATE TYPE streamforge.measures_change AS (
     count bigint,
     aggregates jsonb
 );
+COMMENT ON TYPE streamforge.measures_change IS
+    'a change of a measures pipeline: the address, the count and the declared aggregates by name';
 
 -- A row of live_aggregates() and visible_aggregates().
 CREATE TYPE streamforge.measures_result AS (
@@ -48,6 +50,8 @@ CREATE TYPE streamforge.measures_result AS (
     count bigint,
     aggregates jsonb
 );
+COMMENT ON TYPE streamforge.measures_result IS
+    'a row of a measures pipeline: the address, the count and the declared aggregates by name';
 
 CREATE FUNCTION streamforge.ingest_measures(pipeline text, partition text,
     source_offset bigint, event_id text, key text, event_time bigint,
