@@ -107,6 +107,16 @@ ck_write_row_state(StringInfo buf, const SfPipeline *p, const SfAgg *agg)
  * Reading
  * ----------------------------------------------------------------
  */
+/* Room for element n of arr (this file's own: it calls no other reader) */
+static void *
+grow(void *arr, int64 *cap, int64 n, Size elsize)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? *cap * 2 : 8;
+	return arr ? repalloc(arr, *cap * elsize) : palloc(*cap * elsize);
+}
+
 static int64 *
 read_int64_array(SfJsonReader *r, const char *field, int *n)
 {
@@ -120,7 +130,7 @@ read_int64_array(SfJsonReader *r, const char *field, int *n)
 		{
 			if (k >= PG_INT16_MAX)
 				ck_error(CK_DOCUMENT, "The array \"%s\" is too long.", field);
-			v = ck_grow(v, &cap, k, sizeof(int64));
+			v = grow(v, &cap, k, sizeof(int64));
 			v[k++] = sf_json_int64(r, field);
 		} while (sf_json_array_next(r));
 	}
@@ -143,7 +153,7 @@ read_string_array(SfJsonReader *r, const char *field, int *n)
 
 			if (k >= SF_MAX_AGGREGATES)
 				ck_error(CK_DEFINITION, "The definition has too many %s.", field);
-			v = ck_grow(v, &cap, k, sizeof(char *));
+			v = grow(v, &cap, k, sizeof(char *));
 			sf_json_string(r, field, &s);
 			v[k++] = s.data;
 		} while (sf_json_array_next(r));

@@ -16,6 +16,9 @@
  * (a correction adds an event; a session merge adds a whole bucket), so
  * every part is exact and needs no retraction.
  *
+ * This file calls no other file of the engine (the bucket code calls it);
+ * measures_ops.c holds the operations built on the rest of the engine.
+ *
  * Memory: a definition lives where its caller allocates it; a bucket's ext
  * in the pipeline's context, recycled with the bucket; the copies of
  * sf_magg_copy (the before-images of changes) in CurrentMemoryContext.
@@ -30,7 +33,7 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
-#include "miscadmin.h"
+#include "mb/pg_wchar.h"
 
 #include "engine/engine.h"
 #include "engine/engine_int.h"
@@ -87,12 +90,27 @@ sf_agg_sql_type(SfAggFunc f)
  * Definitions
  * ----------------------------------------------------------------
  */
+/*
+ * Input repeated in a message, cut to SF_MSG_MAX bytes (as limits.c's
+ * sf_msg_cstr does; not called, so that this file calls no other file of
+ * the engine: the bucket code calls it)
+ */
+static const char *
+clip(const char *s)
+{
+	int			len = strlen(s);
+
+	if (len <= SF_MSG_MAX)
+		return s;
+	return psprintf("%s...", pnstrdup(s, pg_mbcliplen(s, len, SF_MSG_MAX)));
+}
+
 static pg_attribute_noreturn() void
 bad_aggregate(const char *spec, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid aggregate \"%s\"", sf_msg_cstr(spec)),
+			 errmsg("invalid aggregate \"%s\"", clip(spec)),
 			 errdetail("%s", detail),
 			 errhint("Write func(measure), count, or count_if(measure op constant), optionally followed by AS name; see docs/aggregates.md.")));
 }
@@ -321,7 +339,7 @@ sf_measures_def_build(char **measures, int nmeasures, char **aggs, int naggs)
 		if (!is_identifier(measures[i], strlen(measures[i])))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid measure name \"%s\"", sf_msg_cstr(measures[i])),
+					 errmsg("invalid measure name \"%s\"", clip(measures[i])),
 					 errdetail("A measure name is a lower-case identifier ([a-z_][a-z0-9_]*) of at most 63 bytes.")));
 		strlcpy(md->names[i], measures[i], sizeof(md->names[i]));
 		if (measure_index(md, measures[i]) != i)
@@ -477,27 +495,19 @@ sf_measures_arity_error(const SfPipeline *p, int n)
 }
 
 /*
- * Deliver one event of a measures pipeline: sf_engine_ingest_hashed with
- * its measures (nmeasures of them, checked by the caller).  d->value must
- * be measures[0].
+ * The measures sf_engine_ingest_measures handed to the ingest running now
+ * (taken: a later delivery without them is refused).  Out of line and
+ * cold, so that a one-measure pipeline's ingest keeps its code.
  */
-void
-sf_engine_ingest_measures(SfPipeline *p, const SfDelivery *d,
-						  const SfDeliveryHash *h, const int64 *measures,
-						  SfChangeList *out)
+const int64 *
+sf_take_measures(SfPipeline *p)
 {
-	SfDeliveryHash hh;
+	const int64 *mv = p->cur_measures;
 
-	if (p->def.measures == NULL)
-		sf_measures_arity_error(p, 0);
-	if (h == NULL)
-	{
-		hh.event_id = sf_hash_bytes(d->event_id, d->event_id_len);
-		hh.key = sf_hash_bytes(d->key, d->key_len);
-		h = &hh;
-	}
-	p->cur_measures = measures;
-	sf_engine_ingest_hashed(p, d, h, out);
+	p->cur_measures = NULL;
+	if (mv == NULL)
+		sf_measures_arity_error(p, -1);
+	return mv;
 }
 
 /* Whether a known identity carries these measures */
@@ -721,24 +731,6 @@ sf_magg_alloc(SfPipeline *p)
 								  Max(p->def.measures->nwords, 1) * sizeof(int64));
 }
 
-/*
- * agg (count included) recomputed from n events: for rebuilding and
- * checking (the codec's validation derives every bucket from the events).
- */
-void
-sf_magg_recompute(SfPipeline *p, SfAgg *agg, SfIdentity **events, int64 n)
-{
-	const SfMeasuresDef *md = p->def.measures;
-
-	memset(agg->ext, 0, md->nwords * sizeof(int64));
-	for (int64 i = 0; i < n; i++)
-	{
-		const int64 *m = sf_id_measures(p, events[i]);
-
-		words_add(md, agg->ext, i, events[i]->event_time, m[0], m + 1);
-	}
-}
-
 /* The value of aggregate i of a row's agg */
 void
 sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
@@ -788,74 +780,4 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 				v->isnull = true;
 			break;
 	}
-}
-
-/*
- * Whether every live bucket of p holds the aggregate state its remembered
- * events give (the checkpoint validator's check of version 2 states): the
- * buckets are built again from the accepted events in a scratch pipeline
- * without a watermark, as final_rows.c does, and compared.  A bucket that
- * starts below the retention horizon may hold forgotten events and is not
- * compared.  On a mismatch, *bad is its address (its key is p's).
- */
-bool
-sf_magg_check(SfPipeline *p, SfAddress *bad)
-{
-	const SfMeasuresDef *md = p->def.measures;
-	SfPipeline *q;
-	SfIdentity **ids;
-	int64		nids;
-	SfRow	   *rows;
-	int64		nrows;
-	SfChangeList scratch = {0};
-	bool		has_horizon;
-	int64		horizon = 0;
-	bool		ok = true;
-
-	has_horizon = sf_horizon(&p->def, p->has_watermark, p->watermark,
-							 &horizon);
-	q = sf_pipeline_create(CurrentMemoryContext, &p->def);
-	ids = sf_identity_array(p, &nids);
-	sf_op_begin(q);
-	for (int64 i = 0; i < nids; i++)
-	{
-		const SfIdentity *id = ids[i];
-		SfString   *key;
-
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (id->late || id->forgotten)
-			continue;
-		key = sf_intern_key(q, id->key->data, id->key->len);
-		for (int w = 0; w < q->def.nwindows; w++)
-			sf_derive_event(q, w, id, key, 0, 0);
-	}
-	sf_op_finish(q, &scratch);
-
-	nrows = sf_collect_rows(p, false, &rows);
-	for (int64 i = 0; i < nrows && ok; i++)
-	{
-		const SfRow *r = &rows[i];
-		SfBucket   *b;
-
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (has_horizon && r->addr.start < horizon)
-			continue;
-		b = sf_bucket_lookup(q, r->addr.window,
-							 sf_intern_key(q, r->addr.key->data, r->addr.key->len),
-							 r->addr.start);
-		if (b == NULL || b->end != r->addr.end ||
-			b->agg.count != r->agg.count ||
-			memcmp(b->agg.ext, r->agg.ext, md->nwords * sizeof(int64)) != 0)
-		{
-			*bad = r->addr;
-			ok = false;
-		}
-	}
-	pfree(rows);
-	if (ids)
-		pfree(ids);
-	sf_pipeline_free(q);
-	return ok;
 }

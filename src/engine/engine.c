@@ -766,12 +766,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 
 	/* a measures pipeline's delivery comes with its measures (aggregates.c) */
 	if (unlikely(p->def.measures != NULL))
-	{
-		mv = p->cur_measures;
-		p->cur_measures = NULL;
-		if (mv == NULL)
-			sf_measures_arity_error(p, -1);
-	}
+		mv = sf_take_measures(p);
 
 	/* offsets */
 	if (d->source_offset < 0)
@@ -903,7 +898,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 											 p->assign_ends[k + j]);
 					sf_dirty_touch(p, b);
 					sf_agg_add(&b->agg, d->value);
-					if (unlikely(b->agg.ext != NULL))
+					if (unlikely(mv != NULL))
 						sf_magg_add(p, &b->agg, id);
 				}
 			}

@@ -22,6 +22,8 @@
  *	redefine.c		definition and retention changes of a live pipeline
  *	final_rows.c	finalized rows rebuilt from the remembered events
  *	limits.c		limits every layer shares, input clipped in messages
+ *	aggregates.c	measures pipelines: definitions, per-bucket aggregate state
+ *	measures_ops.c	measures pipelines: deliveries, checking the state
  *
  * It knows nothing of fmgr, SPI, transactions or GUCs (test/run.d/layers.sh
  * checks it): the layers above drive it.  The codec (codec/codec.h) turns
@@ -693,7 +695,7 @@ extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
 											  bool has_retention,
 											  int64 retention);
 
-/* aggregates.c: measures and declared aggregates (docs/aggregates.md) */
+/* aggregates.c, measures_ops.c: measures and declared aggregates (docs/aggregates.md) */
 extern SfMeasuresDef *sf_measures_def_build(char **measures, int nmeasures,
 											char **aggs, int naggs);
 extern SfMeasuresDef *sf_measures_def_copy(MemoryContext cxt,
@@ -712,8 +714,6 @@ extern void sf_engine_ingest_measures(SfPipeline *p, const SfDelivery *d,
 									  SfChangeList *out);
 extern void sf_measures_arity_error(const SfPipeline *p, int n)
 			pg_attribute_noreturn();
-extern void sf_magg_recompute(SfPipeline *p, SfAgg *agg,
-							  SfIdentity **events, int64 n);
 extern bool sf_magg_equal(const SfMeasuresDef *md, const SfAgg *a,
 						  const SfAgg *b);
 extern void sf_magg_add(SfPipeline *p, SfAgg *agg, const SfIdentity *id);

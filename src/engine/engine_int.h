@@ -135,6 +135,7 @@ extern void sf_agg_add(SfAgg *agg, int64 value);
 extern void sf_agg_merge(SfAgg *into, const SfAgg *from);
 
 /* aggregates.c: measures pipelines */
+extern const int64 *sf_take_measures(SfPipeline *p) pg_attribute_cold;
 extern bool sf_measures_match(const SfPipeline *p, const SfIdentity *id,
 							  const int64 *measures);
 extern void sf_id_set_measures(SfPipeline *p, SfIdentity *id,

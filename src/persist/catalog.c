@@ -696,7 +696,6 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 		w->gap = isnull ? 0 : DatumGetInt64(d);
 	}
 	sf_def_normalize(def);
-	sf_measures_load(name, id, def);
 }
 
 /* regrole[] of the grants of acl with exactly the given privilege */

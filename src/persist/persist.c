@@ -721,6 +721,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	sf_load_def(name, row.id, &def);
+	sf_measures_load(name, row.id, &def);
 	PopActiveSnapshot();
 
 	p = sf_checkpoint_restore(CurTransactionContext, &def, data, len);
