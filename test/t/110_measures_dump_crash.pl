@@ -84,7 +84,9 @@ is($node->safe_psql('dst', $state_sql),
 
 my $src_out = feed('src', 'snap', 60, 89, 0) . feed('src', 'jour', 60, 89, -1);
 my $dst_out = feed('dst', 'snap', 60, 89, 0) . feed('dst', 'jour', 60, 89, -1);
-like($src_out, qr/"sum_x"/, 'the continued run emits changes with aggregates');
+like($src_out, qr/\|upsert\|/, 'the continued run emits changes');
+like($node->safe_psql('src', "SELECT aggregates FROM streamforge.changelog WHERE pipeline = 'jour' ORDER BY seq DESC LIMIT 1"),
+	qr/"sum_x"/, 'and the changelog has their aggregates');
 is($dst_out, $src_out, 'the restored pipelines emit the same changes');
 
 # --- crash: an immediate shutdown after committed deliveries ---
