@@ -35,14 +35,17 @@ SELECT pg_catalog.pg_extension_config_dump('streamforge.partition_activity', '')
 REVOKE ALL ON streamforge.partition_activity FROM PUBLIC;
 
 -- create_pipeline gains out_of_orderness (bigint, in the time unit) and
--- idle_timeout, after emit (45_emit.sql).
+-- idle_timeout, after emit (45_emit.sql), and the measures and aggregates
+-- of a measures pipeline (85_measures.sql, docs/aggregates.md; NULL: one
+-- unnamed value).  Its final signature is this one.
 DROP FUNCTION streamforge.create_pipeline(text, text[],
     streamforge.window_def[], bigint, bigint, interval, text);
 CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
     windows streamforge.window_def[], lateness bigint DEFAULT 0,
     retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL,
     emit text DEFAULT 'update',
-    out_of_orderness bigint DEFAULT NULL, idle_timeout interval DEFAULT NULL)
+    out_of_orderness bigint DEFAULT NULL, idle_timeout interval DEFAULT NULL,
+    measures text[] DEFAULT NULL, aggregates text[] DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_create_pipeline'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -53,7 +56,8 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- (70_comments.sql comments the create_pipeline of 30_functions.sql)
 COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
-    streamforge.window_def[], bigint, bigint, interval, text, bigint, interval) IS
+    streamforge.window_def[], bigint, bigint, interval, text, bigint, interval,
+    text[], text[]) IS
     'create a pipeline with its partitions, windows and allowed lateness';
 
 -- Changing the rule (admin).  NULL turns it off.  It moves no progress by

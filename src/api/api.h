@@ -171,6 +171,9 @@ extern bool sf_round_event_times;
 /* emit.c: create_pipeline's emit argument */
 extern uint8 sf_emit_arg(FunctionCallInfo fcinfo);
 
+/* measures.c: create_pipeline's measures and aggregates */
+extern void sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def);
+
 /* privileges.c: calling internal functions as the extension's owner */
 extern Datum sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 							  const char *signature);

@@ -223,6 +223,7 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	def.emit = sf_emit_arg(fcinfo);	/* docs/semantics.md, Emit modes */
 	idle = sf_progress_args(fcinfo, &def);	/* progress.c */
 
+	sf_measures_arg(fcinfo, &def);
 	sf_persist_create(&def);
 	if (def.emit != SF_EMIT_UPDATE)
 		sf_persist_set_emit(def.name, def.emit);
@@ -232,6 +233,8 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 		sf_activity_watch(def.name);
 	if (has_unit)
 		sf_time_unit_store(def.name, unit);
+	if (def.measures != NULL)
+		sf_measures_store(def.name, def.measures);
 	PG_RETURN_VOID();
 }
 

@@ -86,6 +86,7 @@
 #define CK_HEADER_LEN		24
 
 #define CK_FORMAT_VERSION	1
+#define CK_FORMAT_MEASURES	2	/* measures pipelines (codec_measures.c) */
 #define CK_FLAG_ZLIB		0x0001
 #define CK_KNOWN_FLAGS		CK_FLAG_ZLIB
 
@@ -186,18 +187,21 @@ static void
 wr_definition(StringInfo buf, const SfPipelineDef *def)
 {
 	appendStringInfoCharMacro(buf, '{');
+	if (def->measures != NULL)
+		ck_write_def_aggregates(buf, def->measures);
 	if (def->emit != SF_EMIT_UPDATE)
 	{
 		/* only in another mode than 'update': else the document is 0.2.0's */
 		const char *emit = sf_emit_mode_name(def->emit);
 
-		sf_json_write_key(buf, "emit", true);
+		sf_json_write_key(buf, "emit", def->measures == NULL);
 		sf_json_write_string(buf, emit, strlen(emit));
-		sf_json_write_key(buf, "lateness", false);
 	}
-	else
-		sf_json_write_key(buf, "lateness", true);
+	sf_json_write_key(buf, "lateness",
+					  def->measures == NULL && def->emit == SF_EMIT_UPDATE);
 	sf_json_write_int64(buf, def->lateness);
+	if (def->measures != NULL)
+		ck_write_def_measures(buf, def->measures);
 	if (def->has_out_of_orderness)
 	{
 		/* only when set (docs/progress.md): without, the document is unchanged */
@@ -245,7 +249,13 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 	int64		nrows;
 
 	appendStringInfoCharMacro(buf, '{');
-	sf_json_write_key(buf, "changelog", true);
+	if (p->def.measures != NULL)
+	{
+		/* version 2: the last arrival number given */
+		sf_json_write_key(buf, "arrivals", true);
+		sf_json_write_int64(buf, p->arrivals);
+	}
+	sf_json_write_key(buf, "changelog", p->def.measures == NULL);
 	wr_changelog(buf, p);
 	sf_json_write_key(buf, "clock", false);
 	wr_clock(buf, p);
@@ -275,7 +285,7 @@ ck_write_document(SfPipeline *p, StringInfo buf)
 
 /* Wrap a document into the envelope (see docs/checkpoint-format.md) */
 static bytea *
-ck_wrap(const char *json, Size jsonlen)
+ck_wrap(const char *json, Size jsonlen, uint16 version)
 {
 	const char *payload = json;
 	Size		payloadlen = jsonlen;
@@ -332,7 +342,7 @@ ck_wrap(const char *json, Size jsonlen)
 	SET_VARSIZE(result, VARHDRSZ + CK_HEADER_LEN + payloadlen);
 	hdr = VARDATA(result);
 	memcpy(hdr, CK_MAGIC, CK_MAGIC_LEN);
-	ck_put16(hdr + CK_OFF_VERSION, CK_FORMAT_VERSION);
+	ck_put16(hdr + CK_OFF_VERSION, version);
 	ck_put16(hdr + CK_OFF_FLAGS, flags);
 	ck_put32(hdr + CK_OFF_PAYLOAD_LEN, (uint32) payloadlen);
 	ck_put32(hdr + CK_OFF_JSON_LEN, (uint32) jsonlen);
@@ -363,7 +373,8 @@ sf_checkpoint_encode(SfPipeline *p)
 
 	initStringInfo(&json);
 	ck_write_document(p, &json);
-	result = ck_wrap(json.data, json.len);
+	result = ck_wrap(json.data, json.len,
+					 p->def.measures ? CK_FORMAT_MEASURES : CK_FORMAT_VERSION);
 	pfree(json.data);
 	return result;
 }
@@ -379,7 +390,7 @@ sf_checkpoint_encode(SfPipeline *p)
  * before the declared lengths are known to be consistent with len.
  */
 static const char *
-ck_unwrap(const char *data, Size len, Size *jsonlen)
+ck_unwrap(const char *data, Size len, Size *jsonlen, int *version_out)
 {
 	uint16		version;
 	uint16		flags;
@@ -397,10 +408,11 @@ ck_unwrap(const char *data, Size len, Size *jsonlen)
 		ck_error(CK_ENVELOPE,
 				 "The checkpoint does not start with the streamforge magic bytes.");
 	version = ck_get16(data + CK_OFF_VERSION);
-	if (version != CK_FORMAT_VERSION)
+	if (version != CK_FORMAT_VERSION && version != CK_FORMAT_MEASURES)
 		ck_error(CK_ENVELOPE,
-				 "The checkpoint has format version %u, this build reads version %d.",
-				 version, CK_FORMAT_VERSION);
+				 "The checkpoint has format version %u, this build reads versions %d and %d.",
+				 version, CK_FORMAT_VERSION, CK_FORMAT_MEASURES);
+	*version_out = version;
 	payloadlen = ck_get32(data + CK_OFF_PAYLOAD_LEN);
 	if ((Size) payloadlen != len - CK_HEADER_LEN)
 		ck_error(CK_ENVELOPE,
@@ -543,8 +555,10 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 	int64		cap = 0;
 
 	sf_json_char(r, '{');
-	/* "emit" (0.3.0) sorts first, and only a mode other than 'update' has it */
-	if (sf_json_literal(r, "\"emit\":"))
+	if (r->version >= 2)
+		ck_read_def_aggregates(r, doc);
+	/* "emit" (0.3.0) sorts after "aggregates", and only a mode other than 'update' has it */
+	if (sf_json_literal(r, r->version >= 2 ? ",\"emit\":" : "\"emit\":"))
 	{
 		char		emit[SF_NAME_MAX + 1];
 
@@ -552,12 +566,13 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
 		if (!sf_emit_mode_parse(emit, &doc->def.emit) ||
 			doc->def.emit == SF_EMIT_UPDATE)
 			ck_error(CK_DEFINITION, "The definition has an invalid emit mode.");
-		sf_json_key(r, "lateness", false);
 	}
-	else
-		sf_json_key(r, "lateness", true);
+	sf_json_key(r, "lateness",
+				r->version < 2 && doc->def.emit == SF_EMIT_UPDATE);
 	doc->def.lateness = sf_json_int64(r, "lateness");
-	/* "out_of_orderness" sorts between "lateness" and "partitions" */
+	if (r->version >= 2)
+		ck_read_def_measures(r, doc);
+	/* "out_of_orderness" sorts between "measures" and "partitions" */
 	if (sf_json_literal(r, ",\"out_of_orderness\":"))
 	{
 		doc->def.has_out_of_orderness = true;
@@ -607,13 +622,18 @@ rd_definition(SfJsonReader *r, CkDoc *doc)
  * then the end of the input.  The mirror of ck_write_document.
  */
 static void
-ck_parse(const char *json, Size len, CkDoc *doc)
+ck_parse(const char *json, Size len, CkDoc *doc, int version)
 {
-	SfJsonReader r = {json, len, 0};
+	SfJsonReader r = {json, len, 0, version};
 
 	memset(doc, 0, sizeof(CkDoc));
 	sf_json_char(&r, '{');
-	sf_json_key(&r, "changelog", true);
+	if (version >= 2)
+	{
+		sf_json_key(&r, "arrivals", true);
+		doc->arrivals = sf_json_int64(&r, "arrivals");
+	}
+	sf_json_key(&r, "changelog", version < 2);
 	rd_changelog(&r, doc);
 	sf_json_key(&r, "clock", false);
 	rd_clock(&r, doc);
@@ -680,7 +700,10 @@ ck_build(MemoryContext parent, const SfPipelineDef *def, CkDoc *doc,
 		id->built = sf_identity_add(p, id->event_id.data, id->event_id.len,
 									key, id->event_time, id->value, id->late,
 									&id->built_handle);
+		if (def->measures != NULL)
+			ck_build_identity(p, id, id->built);
 	}
+	p->arrivals = doc->arrivals;
 
 	for (int i = 0; i < def->npartitions; i++)
 	{
@@ -788,11 +811,13 @@ ck_decode_steps(MemoryContext parent, const SfPipelineDef *target,
 	const char *json;
 	Size		jsonlen;
 	CkDoc		doc;
+	int			version;
 
 	MemoryContextSwitchTo(scratch);
-	json = ck_unwrap(data, len, &jsonlen);
-	ck_parse(json, jsonlen, &doc);
+	json = ck_unwrap(data, len, &jsonlen, &version);
+	ck_parse(json, jsonlen, &doc, version);
 	ck_check_definition(&doc, target);
+	ck_check_measures(&doc, version);
 
 	/*
 	 * restore and inspect_checkpoint: streamforge.max_live_buckets, before
@@ -832,6 +857,7 @@ ck_decode_steps(MemoryContext parent, const SfPipelineDef *target,
 
 	/* here target, if given, equals doc.def field for field */
 	ck_build(target ? parent : scratch, target ? target : &doc.def, &doc, p);
+	ck_check_built_aggregates(*p);
 	ck_check_reencode(*p, json, jsonlen);
 
 	MemoryContextSwitchTo(oldcxt);
@@ -923,7 +949,8 @@ ck_declared_size(const char *data, Size len)
 	Size		declared;
 
 	if (len < CK_HEADER_LEN || memcmp(data, CK_MAGIC, CK_MAGIC_LEN) != 0 ||
-		ck_get16(data + CK_OFF_VERSION) != CK_FORMAT_VERSION ||
+		(ck_get16(data + CK_OFF_VERSION) != CK_FORMAT_VERSION &&
+		 ck_get16(data + CK_OFF_VERSION) != CK_FORMAT_MEASURES) ||
 		(Size) ck_get32(data + CK_OFF_PAYLOAD_LEN) != len - CK_HEADER_LEN)
 		return 0;
 	declared = (Size) ck_get32(data + CK_OFF_JSON_LEN);

@@ -53,6 +53,9 @@ extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
 									 const SfDelivery *d, int n);
 extern void sf_journal_encode_ingest_v1(StringInfo buf, SfPipeline *p,
 										const SfDelivery *d, int n);
+extern void sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
+											  const SfDelivery *d, int n,
+											  const int64 *measures);
 extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
 									  const char *partition, int64 progress);
 extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,

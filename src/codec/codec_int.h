@@ -39,6 +39,7 @@ typedef struct SfJsonReader
 	const char *s;
 	Size		len;
 	Size		pos;
+	int			version;		/* of the checkpoint format being read */
 } SfJsonReader;
 
 /* Writer: appends one value (or "key": / ,"key":) in its canonical form */
@@ -102,8 +103,9 @@ typedef struct CkRow
 	SfJsonStr	key;
 	int64		start;
 	int64		end;
-	SfAgg		agg;
+	SfAgg		agg;			/* version 2: ext is the row's "state" */
 	SfAgg		derived;		/* ck_check_derivation: from the identities */
+	int			nstate;			/* version 2: words in agg.ext */
 } CkRow;
 
 typedef struct CkClock
@@ -125,6 +127,10 @@ typedef struct CkIdentity
 	int64		late_row;		/* index into doc->late, or -1 */
 	SfIdentity *built;			/* phase 4 */
 	uint32		built_handle;
+	/* version 2 (measures pipelines) */
+	int64		arrival;
+	int64	   *measures;
+	int			nmeasures;
 } CkIdentity;
 
 /* A delivery whose offset record is forgotten (retention: null) */
@@ -182,6 +188,10 @@ typedef struct CkDoc
 	/* the horizon of docs/semantics.md, Retention, from the definition and the clock */
 	bool		has_horizon;
 	int64		horizon;
+	/* version 2: "arrivals", and the definition's "aggregates" spellings */
+	int64		arrivals;
+	char	  **aggs;
+	int			naggs;
 	/* "sources" */
 	CkSource   *sources;
 	int64		nsources;
@@ -277,6 +287,25 @@ extern void ck_check_late(CkDoc *doc);
 extern void ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n);
 extern void ck_changelog_decode(const CkDoc *doc, CkRow *rows, int64 n);
 extern void ck_check_views(const CkDoc *doc);
+
+/* codec_measures.c: format version 2, measures pipelines */
+extern void ck_write_def_aggregates(StringInfo buf, const SfMeasuresDef *md);
+extern void ck_write_def_measures(StringInfo buf, const SfMeasuresDef *md);
+extern void ck_write_id_arrival(StringInfo buf, const SfPipeline *p,
+								const SfIdentity *id);
+extern void ck_write_id_measures(StringInfo buf, const SfPipeline *p,
+								 const SfIdentity *id);
+extern void ck_write_row_state(StringInfo buf, const SfPipeline *p,
+							   const SfAgg *agg);
+extern void ck_read_def_aggregates(SfJsonReader *r, CkDoc *doc);
+extern void ck_read_def_measures(SfJsonReader *r, CkDoc *doc);
+extern void ck_read_id_arrival(SfJsonReader *r, CkIdentity *id);
+extern void ck_read_id_measures(SfJsonReader *r, CkIdentity *id);
+extern void ck_read_row_state(SfJsonReader *r, CkRow *row);
+extern void ck_check_measures(CkDoc *doc, int version);
+extern void ck_build_identity(SfPipeline *p, const CkIdentity *id,
+							  SfIdentity *built);
+extern void ck_check_built_aggregates(SfPipeline *p);
 
 /* codec_derive.c: phase 3, last: the live buckets from the identities */
 extern void ck_check_derivation(CkDoc *doc);

@@ -75,6 +75,8 @@ rd_row(SfJsonReader *r, CkRow *row)
 	row->agg.max = sf_json_int64(r, "max");
 	sf_json_key(r, "min", false);
 	row->agg.min = sf_json_int64(r, "min");
+	if (r->version >= 2)
+		ck_read_row_state(r, row);
 	sf_json_key(r, "sum", false);
 	row->agg.sum = sf_json_int128(r, "sum");
 	sf_json_key(r, "window_end", false);
@@ -175,7 +177,9 @@ rd_identities(SfJsonReader *r, CkDoc *doc)
 		memset(id, 0, sizeof(CkIdentity));
 		id->late_row = -1;
 		sf_json_char(r, '{');
-		sf_json_key(r, "event_id", true);
+		if (r->version >= 2)
+			ck_read_id_arrival(r, id);
+		sf_json_key(r, "event_id", r->version < 2);
 		sf_json_string(r, "event_id", &id->event_id);
 		sf_json_key(r, "event_time", false);
 		id->event_time = sf_json_int64(r, "event_time");
@@ -183,8 +187,13 @@ rd_identities(SfJsonReader *r, CkDoc *doc)
 		sf_json_string(r, "key", &id->key);
 		sf_json_key(r, "late", false);
 		id->late = sf_json_bool(r, "late");
-		sf_json_key(r, "value", false);
-		id->value = sf_json_int64(r, "value");
+		if (r->version >= 2)
+			ck_read_id_measures(r, id);
+		else
+		{
+			sf_json_key(r, "value", false);
+			id->value = sf_json_int64(r, "value");
+		}
 		sf_json_char(r, '}');
 
 		if (id->event_id.len == 0)

@@ -203,6 +203,14 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 		ck_error(CK_DEFINITION,
 				 "The checkpoint has out_of_orderness %s, the pipeline %s.", a, b);
 	}
+	/* measures pipelines (docs/aggregates.md): the same measures and aggregates */
+	if (!sf_measures_def_equal(def->measures, target->measures))
+		ck_error(CK_DEFINITION,
+				 "The checkpoint has %s, the pipeline %s.",
+				 def->measures ? "measures and aggregates" : "one unnamed measure",
+				 target->measures ?
+				 (def->measures ? "other measures or aggregates" : "measures and aggregates") :
+				 "one unnamed measure");
 }
 
 /*
@@ -678,7 +686,9 @@ ck_check_views(const CkDoc *doc)
 			ck_error(CK_STATE,
 					 "The emitted row %s is not in the ready view of the live buckets.",
 					 ck_row_desc(vis));
-		if (!sf_agg_equal(&live->agg, &vis->agg))
+		if (!sf_agg_equal(&live->agg, &vis->agg) ||
+			(doc->def.measures != NULL &&
+			 !sf_magg_equal(doc->def.measures, &live->agg, &vis->agg)))
 			ck_error(CK_STATE,
 					 "The emitted row %s differs from its live bucket.",
 					 ck_row_desc(vis));

@@ -49,6 +49,8 @@ ck_write_row(StringInfo buf, const SfPipeline *p, const SfRow *row)
 	sf_json_write_int64(buf, row->agg.max);
 	sf_json_write_key(buf, "min", false);
 	sf_json_write_int64(buf, row->agg.min);
+	if (p->def.measures != NULL)
+		ck_write_row_state(buf, p, &row->agg);
 	sf_json_write_key(buf, "sum", false);
 	sf_json_write_int128(buf, row->agg.sum);
 	sf_json_write_key(buf, "window_end", false);
@@ -137,7 +139,9 @@ wr_identities(StringInfo buf, SfPipeline *p)
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
 		appendStringInfoCharMacro(buf, '{');
-		sf_json_write_key(buf, "event_id", true);
+		if (p->def.measures != NULL)
+			ck_write_id_arrival(buf, p, id);
+		sf_json_write_key(buf, "event_id", p->def.measures == NULL);
 		sf_json_write_string(buf, id->event_id, id->event_id_len);
 		sf_json_write_key(buf, "event_time", false);
 		sf_json_write_int64(buf, id->event_time);
@@ -145,8 +149,13 @@ wr_identities(StringInfo buf, SfPipeline *p)
 		sf_json_write_string(buf, id->key->data, id->key->len);
 		sf_json_write_key(buf, "late", false);
 		sf_json_write_bool(buf, id->late);
-		sf_json_write_key(buf, "value", false);
-		sf_json_write_int64(buf, id->value);
+		if (p->def.measures != NULL)
+			ck_write_id_measures(buf, p, id);
+		else
+		{
+			sf_json_write_key(buf, "value", false);
+			sf_json_write_int64(buf, id->value);
+		}
 		appendStringInfoCharMacro(buf, '}');
 	}
 	if (ids)

@@ -32,6 +32,9 @@
  *				int64  value
  *		'A':	uint16 partition, int64 progress
  *		'M':	uint16 partition
+ *		'V':	(0.3.0, measures pipelines: ingest_measures, ingest_measures_batch)
+ *				uint32 n, uint16 nmeasures, then n deliveries as for 'I'
+ *				with nmeasures int64 measures in place of value
  *
  * Since 0.3.0 an ingest entry is written in the compact format 3 instead
  * (format 1 entries of 0.1.0 and 0.2.0, and advance and mark_idle entries,
@@ -106,6 +109,7 @@
 #define SF_JOURNAL_INGEST		'I'
 #define SF_JOURNAL_ADVANCE		'A'
 #define SF_JOURNAL_MARK_IDLE	'M'
+#define SF_JOURNAL_INGEST_MEASURES	'V'
 
 /* The smallest encoded delivery: partition, offset, 2 lengths, time, value */
 #define SF_JOURNAL_MIN_DELIVERY	(2 + 8 + 4 + 4 + 8 + 8)
@@ -358,6 +362,35 @@ sf_journal_encode_ingest_v1(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 		appendBinaryStringInfo(buf, d[i].key, d[i].key_len);
 		pq_sendint64(buf, d[i].event_time);
 		pq_sendint64(buf, d[i].value);
+	}
+}
+
+/*
+ * The entry of an ingest_measures or ingest_measures_batch call (kind 'V'):
+ * measures[i * nmeasures ...] are delivery i's measures.
+ */
+void
+sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
+								  const SfDelivery *d, int n,
+								  const int64 *measures)
+{
+	int			nm = p->def.measures->nmeasures;
+
+	journal_begin(buf, SF_JOURNAL_INGEST_MEASURES);
+	pq_sendint32(buf, (uint32) n);
+	pq_sendint16(buf, (uint16) nm);
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pq_sendint16(buf, (uint16) journal_partition_index(p, d[i].partition));
+		pq_sendint64(buf, d[i].source_offset);
+		pq_sendint32(buf, (uint32) d[i].event_id_len);
+		appendBinaryStringInfo(buf, d[i].event_id, d[i].event_id_len);
+		pq_sendint32(buf, (uint32) d[i].key_len);
+		appendBinaryStringInfo(buf, d[i].key, d[i].key_len);
+		pq_sendint64(buf, d[i].event_time);
+		for (int k = 0; k < nm; k++)
+			pq_sendint64(buf, measures[(Size) i * nm + k]);
 	}
 }
 
@@ -618,6 +651,37 @@ journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind)
 						journal_corrupt(r, "A delivery has an empty event_id.");
 					changes.n = 0;
 					sf_engine_ingest(p, &d, &changes);
+				}
+				break;
+			}
+		case SF_JOURNAL_INGEST_MEASURES:
+			{
+				uint32		n = journal_read_uint32(r);
+				const unsigned char *b = journal_read(r, 2);
+				int			nm = ((int) b[0] << 8) | (int) b[1];
+				int64		mv[SF_MAX_MEASURES];
+
+				if (p->def.measures == NULL || nm != p->def.measures->nmeasures)
+					journal_corrupt(r, "The entry's measures do not match the pipeline's.");
+				if (n > (r->len - r->pos) / SF_JOURNAL_MIN_DELIVERY)
+					journal_corrupt(r, "The delivery count exceeds the entry.");
+				for (uint32 i = 0; i < n; i++)
+				{
+					SfDelivery	d;
+
+					CHECK_FOR_INTERRUPTS();
+					d.partition = p->def.partitions[journal_read_partition(r)];
+					d.source_offset = journal_read_int64(r);
+					d.event_id = journal_read_string(r, &d.event_id_len);
+					d.key = journal_read_string(r, &d.key_len);
+					d.event_time = journal_read_int64(r);
+					for (int k = 0; k < nm; k++)
+						mv[k] = journal_read_int64(r);
+					d.value = mv[0];
+					if (d.event_id_len == 0)
+						journal_corrupt(r, "A delivery has an empty event_id.");
+					changes.n = 0;
+					sf_engine_ingest_measures(p, &d, NULL, mv, &changes);
 				}
 				break;
 			}

@@ -364,7 +364,7 @@ snapshot_encode_binary(SfPipeline *p)
 bytea *
 sf_snapshot_encode(SfPipeline *p)
 {
-	if (p->def.has_retention)
+	if (p->def.has_retention || p->def.measures != NULL)
 		return sf_checkpoint_encode(p);
 	/* the binary form holds every offset record; anything else is a checkpoint */
 	for (int i = 0; i < p->def.npartitions; i++)

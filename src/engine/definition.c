@@ -93,7 +93,8 @@ sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
 
 	if (a->npartitions != b->npartitions || a->nwindows != b->nwindows ||
 		a->lateness != b->lateness || a->has_retention != b->has_retention ||
-		(a->has_retention && a->retention != b->retention))
+		(a->has_retention && a->retention != b->retention) ||
+		!sf_measures_def_equal(a->measures, b->measures))
 		return false;
 	for (i = 0; i < a->npartitions; i++)
 		if (strcmp(a->partitions[i], b->partitions[i]) != 0)

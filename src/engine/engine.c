@@ -607,6 +607,7 @@ sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
 		   def->npartitions * sizeof(def->partitions[0]));
 	p->def.windows = palloc(Max(def->nwindows, 1) * sizeof(SfWindowDef));
 	memcpy(p->def.windows, def->windows, def->nwindows * sizeof(SfWindowDef));
+	p->def.measures = sf_measures_def_copy(cxt, def->measures);
 
 	p->partitions = palloc0(Max(def->npartitions, 1) * sizeof(SfPartition));
 	for (i = 0; i < def->npartitions; i++)
@@ -761,6 +762,11 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	int		   *nassigned = p->assign_counts;
 	int			total = 0;
 	int			w;
+	const int64 *mv = NULL;
+
+	/* a measures pipeline's delivery comes with its measures (aggregates.c) */
+	if (unlikely(p->def.measures != NULL))
+		mv = sf_take_measures(p);
 
 	/* offsets */
 	if (d->source_offset < 0)
@@ -774,7 +780,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	{
 		id = sf_partition_slot(p, part, d->source_offset);
 		/* docs/semantics.md, Retention, 2: at a forgotten offset, anything is a replay */
-		if (id == NULL || id->forgotten || delivery_matches(id, d))
+		if (id == NULL || id->forgotten ||
+			(delivery_matches(id, d) &&
+			 (likely(mv == NULL) || sf_measures_match(p, id, mv))))
 		{
 			if (p->offset_replays == PG_INT64_MAX)
 				ereport(ERROR,
@@ -808,7 +816,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 								&handle);
 	if (id != NULL)
 	{
-		if (!identity_matches(id, d))
+		if (!identity_matches(id, d) ||
+			(unlikely(mv != NULL) && !sf_measures_match(p, id, mv)))
 			ereport(ERROR,
 					(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
 					 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
@@ -856,6 +865,11 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	key = intern_key_hashed(p, d->key, d->key_len, h->key);
 	id = identity_add_hashed(p, d->event_id, d->event_id_len, h->event_id, key,
 							 d->event_time, d->value, late, &handle);
+	if (unlikely(mv != NULL))
+	{
+		sf_id_set_measures(p, id, mv);
+		p->cur_event = id;
+	}
 	sf_partition_append(p, pi, handle);
 	if (late)
 		sf_late_append(p, pi, d->source_offset, id, p->watermark);
@@ -891,6 +905,8 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 					if (b->ready)
 						sf_dirty_touch(p, b);
 					sf_agg_add(&b->agg, d->value);
+					if (unlikely(mv != NULL))
+						sf_magg_add(p, &b->agg, id);
 				}
 			}
 			k += n;

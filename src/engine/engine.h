@@ -24,6 +24,8 @@
  *	limits.c		limits every layer shares, input clipped in messages
  *	progress.c		built-in progress (out_of_orderness), who holds the
  *					watermark
+ *	aggregates.c	measures pipelines: definitions, per-bucket aggregate state
+ *	measures_ops.c	measures pipelines: deliveries, checking the state
  *
  * It knows nothing of fmgr, SPI, transactions or GUCs (test/run.d/layers.sh
  * checks it): the layers above drive it.  The codec (codec/codec.h) turns
@@ -140,6 +142,7 @@ typedef struct SfPipelineDef
 	/* idle detection by time (api/progress.c); the engine never reads it */
 	bool		has_idle_timeout;
 	int64		idle_timeout_us;	/* > 0, with has_idle_timeout */
+	struct SfMeasuresDef *measures;	/* NULL: one unnamed value (aggregates.c) */
 } SfPipelineDef;
 
 /* ----------------------------------------------------------------
@@ -275,6 +278,8 @@ typedef struct SfAgg
 	int64		count;
 	int64		min;
 	int64		max;
+	int64	   *ext;			/* measures pipelines: the declared aggregates'
+								 * state (aggregates.c); NULL otherwise */
 	int128		sum;
 } SfAgg;
 
@@ -467,6 +472,15 @@ typedef struct SfPipeline
 	 */
 	uint64		finalized;
 	uint64		finalized_synced;
+
+	/*
+	 * Measures pipelines (aggregates.c): the arrival number of the last
+	 * unique event (first/last break ties by it), and while an ingest of
+	 * one runs, its measures.
+	 */
+	int64		arrivals;
+	const int64 *cur_measures;
+	const SfIdentity *cur_event;	/* the event being added to windows */
 } SfPipeline;
 
 /* The identity a handle names (identity.c) */
@@ -476,6 +490,82 @@ sf_id_ptr(const SfPipeline *p, uint32 handle)
 	return (SfIdentity *) (p->idstore.blocks[handle >> 13] +
 						   ((Size) (handle & 0x1FFF) << 3));
 }
+
+/*
+ * Measures pipelines (docs/aggregates.md): the declared measures and
+ * aggregates, and where each aggregate's state lives in a bucket's ext
+ * words.
+ */
+#define SF_MAX_MEASURES		32
+#define SF_MAX_AGGREGATES	64
+
+typedef enum SfAggFunc
+{
+	SF_AGG_COUNT = 0,
+	SF_AGG_SUM,
+	SF_AGG_MIN,
+	SF_AGG_MAX,
+	SF_AGG_AVG,
+	SF_AGG_VAR_POP,
+	SF_AGG_VAR_SAMP,
+	SF_AGG_STDDEV_POP,
+	SF_AGG_STDDEV_SAMP,
+	SF_AGG_FIRST,
+	SF_AGG_LAST,
+	SF_AGG_COUNT_IF
+} SfAggFunc;
+
+typedef enum SfCmpOp
+{
+	SF_CMP_EQ = 0,
+	SF_CMP_NE,
+	SF_CMP_LT,
+	SF_CMP_LE,
+	SF_CMP_GT,
+	SF_CMP_GE
+} SfCmpOp;
+
+typedef struct SfAggDef
+{
+	char		name[SF_NAME_MAX + 1];
+	SfAggFunc	func;
+	int			measure;		/* -1 for count */
+	SfCmpOp		op;				/* count_if */
+	int64		constant;		/* count_if */
+	int			slot;			/* count_if: its word in ext */
+} SfAggDef;
+
+/* Per measure: the first word of each state part in ext, -1 if none */
+typedef struct SfMeasureSlots
+{
+	int			sum;			/* 2 words: int128 */
+	int			sumsq;			/* 3 words: 192-bit unsigned */
+	int			min;
+	int			max;
+	int			first;			/* 3 words: event_time, arrival, value */
+	int			last;			/* 3 words */
+} SfMeasureSlots;
+
+typedef struct SfMeasuresDef
+{
+	int			nmeasures;
+	char		(*names)[SF_NAME_MAX + 1];
+	int			naggs;
+	SfAggDef   *aggs;
+	SfMeasureSlots *slots;		/* [nmeasures] */
+	int			nwords;			/* of ext */
+} SfMeasuresDef;
+
+/* The value of one aggregate of a row, before conversion to SQL */
+typedef struct SfAggValue
+{
+	bool		isnull;
+	SfAggFunc	func;
+	int64		count;			/* the bucket's */
+	int64		i64;			/* count, min, max, first, last, count_if */
+	int128		sum;			/* sum, avg, variances */
+	uint64		sumsq[3];		/* variances, little-endian words */
+} SfAggValue;
 
 /* Counters for streamforge.stats() */
 typedef struct SfStats
@@ -650,6 +740,31 @@ extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
 											  SfPipeline *p,
 											  bool has_retention,
 											  int64 retention);
+
+/* aggregates.c, measures_ops.c: measures and declared aggregates (docs/aggregates.md) */
+extern SfMeasuresDef *sf_measures_def_build(char **measures, int nmeasures,
+											char **aggs, int naggs);
+extern SfMeasuresDef *sf_measures_def_copy(MemoryContext cxt,
+										   const SfMeasuresDef *md);
+extern bool sf_measures_def_equal(const SfMeasuresDef *a,
+								  const SfMeasuresDef *b);
+extern char *sf_agg_spelling(const SfAggDef *a, const SfMeasuresDef *md);
+extern const char *sf_agg_func_name(SfAggFunc f);
+extern const char *sf_agg_sql_type(SfAggFunc f);
+extern void sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i,
+						 SfAggValue *v);
+extern int64 *sf_id_measures(const SfPipeline *p, const SfIdentity *id);
+extern void sf_engine_ingest_measures(SfPipeline *p, const SfDelivery *d,
+									  const SfDeliveryHash *h,
+									  const int64 *measures,
+									  SfChangeList *out);
+extern void sf_measures_arity_error(const SfPipeline *p, int n)
+			pg_attribute_noreturn();
+extern bool sf_magg_equal(const SfMeasuresDef *md, const SfAgg *a,
+						  const SfAgg *b);
+extern void sf_magg_add(SfPipeline *p, SfAgg *agg, const SfIdentity *id);
+extern int64 *sf_magg_copy(const SfMeasuresDef *md, const int64 *ext);
+extern bool sf_magg_check(SfPipeline *p, SfAddress *bad);
 
 /* limits.c: limits every part shares */
 extern int	sf_max_live_buckets;

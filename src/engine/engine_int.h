@@ -135,6 +135,16 @@ extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
 extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
 extern void sf_agg_add(SfAgg *agg, int64 value);
 extern void sf_agg_merge(SfAgg *into, const SfAgg *from);
+
+/* aggregates.c: measures pipelines */
+extern const int64 *sf_take_measures(SfPipeline *p) pg_attribute_cold;
+extern bool sf_measures_match(const SfPipeline *p, const SfIdentity *id,
+							  const int64 *measures);
+extern void sf_id_set_measures(SfPipeline *p, SfIdentity *id,
+							   const int64 *measures);
+extern void sf_magg_merge(const SfMeasuresDef *md, SfAgg *into,
+						  const SfAgg *from);
+extern int64 *sf_magg_alloc(SfPipeline *p);
 extern void sf_buckets_foreach(SfPipeline *p,
 							   void (*fn) (SfPipeline *, SfBucket *, void *),
 							   void *arg);

@@ -222,6 +222,8 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 		c.row.addr.start = b->start;
 		c.row.addr.end = b->end;
 		c.row.agg = b->agg;
+		if (unlikely(b->agg.ext != NULL))
+			c.row.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
 		sf_changes_append(out, &c);
 	}
 

@@ -239,6 +239,7 @@ sf_derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key,
 
 	n = sf_assign_windows(wd, id->event_time, p->def.lateness,
 						  p->assign_starts, p->assign_ends, p->assign_cap);
+	p->cur_event = id;
 	if (wd->kind == SF_WINDOW_SESSION)
 	{
 		sf_session_add(p, w, key, p->assign_starts[0], p->assign_ends[0],
@@ -262,6 +263,8 @@ sf_derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key,
 		}
 		sf_dirty_touch(p, b);
 		sf_agg_add(&b->agg, id->value);
+		if (unlikely(b->agg.ext != NULL))
+			sf_magg_add(p, &b->agg, id);
 	}
 }
 
@@ -348,6 +351,7 @@ copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
 	}
 	p->has_watermark = old->has_watermark;
 	p->watermark = old->watermark;
+	p->arrivals = old->arrivals;
 
 	/* identities */
 	for (int64 i = 0; i < nids; i++)
@@ -355,12 +359,16 @@ copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
 		const SfIdentity *id = ids[i];
 		SfString   *key;
 		uint32		handle;
+		SfIdentity *nid;
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		key = sf_intern_key(p, id->key->data, id->key->len);
-		(void) sf_identity_add(p, id->event_id, id->event_id_len, key,
-							   id->event_time, id->value, id->late, &handle);
+		nid = sf_identity_add(p, id->event_id, id->event_id_len, key,
+							  id->event_time, id->value, id->late, &handle);
+		if (p->def.measures != NULL)
+			memcpy(sf_id_measures(p, nid), sf_id_measures(old, id),
+				   (1 + p->def.measures->nmeasures) * sizeof(int64));
 	}
 
 	/* deliveries, offset by offset */

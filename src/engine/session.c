@@ -167,6 +167,8 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 		if (b->ready)			/* a pending one cannot change the view */
 			sf_dirty_touch(p, b);
 		sf_agg_add(&b->agg, value);
+		if (unlikely(b->agg.ext != NULL))
+			sf_magg_add(p, &b->agg, p->cur_event);
 		list_insert_at(p, l, first, b);
 		return;
 	}
@@ -188,6 +190,8 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 
 		if (b->ready)
 			sf_dirty_touch(p, b);
+		if (unlikely(b->agg.ext != NULL))
+			sf_magg_merge(p->def.measures, &survivor->agg, &b->agg);
 		sf_agg_merge(&survivor->agg, &b->agg);
 		sf_dirty_forget_bucket(p, b);
 		sf_bucket_delete(p, b);
@@ -199,6 +203,8 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 	if (new_end != survivor->end)
 		sf_bucket_set_end(p, survivor, new_end);
 	sf_agg_add(&survivor->agg, value);
+	if (unlikely(survivor->agg.ext != NULL))
+		sf_magg_add(p, &survivor->agg, p->cur_event);
 }
 
 /*
@@ -231,8 +237,16 @@ sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
 				  int64 end, const SfAgg *agg)
 {
 	SfBucket   *b = sf_bucket_insert(p, window, key, start, end);
+	int64	   *ext = b->agg.ext;
 
 	b->agg = *agg;
+	b->agg.ext = ext;
+	if (ext != NULL)
+	{
+		if (agg->ext == NULL)
+			elog(ERROR, "streamforge: restored bucket without aggregates");
+		memcpy(ext, agg->ext, p->def.measures->nwords * sizeof(int64));
+	}
 	return p->def.windows[window].kind != SF_WINDOW_SESSION ||
 		session_insert_bucket(p, b);
 }

@@ -162,11 +162,13 @@ sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
 {
 	SfBucket   *b;
 	bool		found;
+	int64	   *ext = NULL;
 
 	if (p->free_buckets)
 	{
 		b = p->free_buckets;
 		p->free_buckets = (SfBucket *) b->hnode.first_child;
+		ext = b->agg.ext;
 	}
 	else
 	{
@@ -184,6 +186,15 @@ sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
 	b->start = start;
 	b->end = end;
 	b->agg.count = 0;
+	if (unlikely(p->def.measures != NULL))
+	{
+		/* measures pipelines: ext words recycled with the bucket */
+		if (ext == NULL)
+			ext = sf_magg_alloc(p);
+		else
+			memset(ext, 0, p->def.measures->nwords * sizeof(int64));
+		b->agg.ext = ext;
+	}
 
 	sf_buckettab_insert(p->buckets, b, &found);
 	if (found)
@@ -263,7 +274,10 @@ sf_agg_merge(SfAgg *into, const SfAgg *from)
 		return;
 	if (into->count == 0)
 	{
+		int64	   *ext = into->ext;	/* measures: merged by sf_magg_merge */
+
 		*into = *from;
+		into->ext = ext;
 		return;
 	}
 	if (from->min < into->min)
@@ -575,6 +589,9 @@ sf_dirty_touch(SfPipeline *p, SfBucket *b)
 	 * only a new bucket has no events.
 	 */
 	d->was_visible = b->ready && b->agg.count > 0;
+	/* measures: only an emitted row's pre-image is ever retracted */
+	if (unlikely(b->agg.ext != NULL) && d->was_visible)
+		d->before.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
 	b->dirty_epoch = p->epoch;
 	b->dirty_index = p->ndirty;
 	p->ndirty++;

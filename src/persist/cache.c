@@ -436,6 +436,7 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 
 	sf_cache_invalidate(entry);
 	sf_load_def(name, row->id, &def);
+	sf_measures_load(name, row->id, &def);
 
 	sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)

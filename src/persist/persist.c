@@ -655,6 +655,18 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
 	sf_activity_note_deliveries(p->def.name, d, n);	/* activity.c */
 }
 
+/* The same for measures deliveries: measures[i * nmeasures ...] is d[i]'s */
+void
+sf_persist_journal_ingest_measures(SfPipeline *p, const SfDelivery *d, int n,
+								   const int64 *measures)
+{
+	StringInfoData buf;
+
+	sf_journal_encode_ingest_measures(&buf, p, d, n, measures);
+	write_journal(p, &buf);
+	pfree(buf.data);
+}
+
 void
 sf_persist_journal_advance(SfPipeline *p, const char *partition,
 						   int64 progress)
@@ -714,6 +726,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	sf_load_def(name, row.id, &def);
+	sf_measures_load(name, row.id, &def);
 	PopActiveSnapshot();
 
 	p = sf_checkpoint_restore(CurTransactionContext, &def, data, len);

@@ -101,6 +101,9 @@ extern void sf_persist_drop(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
 extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 									  int n);
+extern void sf_persist_journal_ingest_measures(SfPipeline *p,
+											   const SfDelivery *d, int n,
+											   const int64 *measures);
 extern void sf_persist_journal_advance(SfPipeline *p, const char *partition,
 									   int64 progress);
 extern void sf_persist_journal_mark_idle(SfPipeline *p,
@@ -136,6 +139,11 @@ extern void sf_activity_get(const char *pipeline, int n,
 extern void sf_activity_watch(const char *pipeline);
 
 /* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
+/* measures.c: measures pipelines (docs/aggregates.md) */
+extern void sf_measures_store(const char *pipeline, const SfMeasuresDef *md);
+extern Datum sf_agg_datum(const SfAggValue *v, bool *isnull);
+extern Datum sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg);
+
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
 						 int64 late_before);
 extern void sf_sink_drop(const char *pipeline);

@@ -155,6 +155,12 @@ typedef struct SfPlanText
 	Oid			argtypes[16];
 } SfPlanText;
 
+/* measures.c */
+extern void sf_measures_load(const char *name, int64 id, SfPipelineDef *def);
+extern void sf_sink_measures(SfPipeline *p, Datum name,
+							 const SfChangeList *changes, bool changelog,
+							 bool results);
+
 /* acl.c */
 extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);
 

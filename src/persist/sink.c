@@ -912,6 +912,10 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 			MemoryContextReset(chunk_cxt);
 		}
 
+	/* measures pipelines: the aggregates column (measures.c) */
+	if (p->def.measures != NULL && (cfg->changelog || cfg->results))
+		sf_sink_measures(p, name, changes, cfg->changelog, cfg->results);
+
 	SPI_finish();
 	sf_restore_user(&saved);
 

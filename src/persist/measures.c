@@ -1,0 +1,399 @@
+/*-------------------------------------------------------------------------
+ *
+ * measures.c
+ *	  Measures pipelines in the catalog and as SQL values: the measures
+ *	  and aggregates columns of streamforge.pipeline, and a row's declared
+ *	  aggregates as jsonb (docs/aggregates.md).
+ *
+ * The numeric results follow PostgreSQL's own rules: avg is
+ * numeric_div(sum, count) as avg(bigint) computes it, a variance
+ * numeric_div(N * sumX2 - sumX * sumX, N * N or N * (N - 1)) as
+ * numeric_stddev_internal does (0 when the numerator is not positive),
+ * and a standard deviation the square root of the variance at the
+ * variance's scale.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/measures.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+
+#include "codec/codec.h"
+#include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
+
+static const SfPlanText load_text = {
+	"SELECT measures, aggregates FROM streamforge.pipeline "
+	"WHERE id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+static SPIPlanPtr load_plan;
+
+static const SfPlanText store_text = {
+	"UPDATE streamforge.pipeline SET measures = $2, aggregates = $3 "
+	"WHERE name OPERATOR(pg_catalog.=) $1",
+	3, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID}
+};
+static SPIPlanPtr store_plan;
+
+/* Whether streamforge.pipeline has 0.3.0's measures column yet */
+static bool
+has_measures_column(void)
+{
+	Oid			nsp = get_namespace_oid("streamforge", true);
+	Oid			rel;
+
+	if (!OidIsValid(nsp))
+		return false;
+	rel = get_relname_relid("pipeline", nsp);
+	return OidIsValid(rel) && get_attnum(rel, "measures") != InvalidAttrNumber;
+}
+
+static Datum
+text_array(char **items, int n)
+{
+	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
+
+	for (int i = 0; i < n; i++)
+		d[i] = CStringGetTextDatum(items[i]);
+	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false,
+										   TYPALIGN_INT));
+}
+
+/*
+ * Store the measures definition of a pipeline created in this transaction
+ * (create_pipeline, after sf_persist_create).
+ */
+void
+sf_measures_store(const char *pipeline, const SfMeasuresDef *md)
+{
+	SfSavedUser saved;
+	Datum		args[3];
+	char	  **aggs = palloc(md->naggs * sizeof(char *));
+	char	  **names = palloc(md->nmeasures * sizeof(char *));
+
+	for (int i = 0; i < md->nmeasures; i++)
+		names[i] = md->names[i];
+	for (int i = 0; i < md->naggs; i++)
+		aggs[i] = sf_agg_spelling(&md->aggs[i], md);
+	args[0] = CStringGetTextDatum(pipeline);
+	args[1] = text_array(names, md->nmeasures);
+	args[2] = text_array(aggs, md->naggs);
+	sf_become_owner(&saved);
+	SPI_connect();
+	sf_run_plan(&store_plan, &store_text, args, NULL, false, SPI_OK_UPDATE);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: could not store the measures of pipeline \"%s\"",
+			 pipeline);
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+static char **
+text_items(const char *name, Datum d, int *n)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(d);
+	Datum	   *elems;
+	bool	   *nulls;
+	char	  **out;
+
+	if (ARR_NDIM(arr) > 1)
+		goto corrupt;
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, n);
+	out = palloc(Max(*n, 1) * sizeof(char *));
+	for (int i = 0; i < *n; i++)
+	{
+		if (nulls[i])
+			goto corrupt;
+		out[i] = TextDatumGetCString(elems[i]);
+	}
+	return out;
+corrupt:
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("the definition of pipeline \"%s\" is corrupt", name),
+			 errdetail("Its measures or aggregates are not a list of names.")));
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * Load the measures definition of pipeline id into def (NULL: one
+ * measure), in the current memory context.  Caller is connected to SPI
+ * with a snapshot pushed (sf_load_def).
+ */
+void
+sf_measures_load(const char *name, int64 id, SfPipelineDef *def)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		arg = Int64GetDatum(id);
+	bool		mnull,
+				anull;
+	Datum		m,
+				a;
+	char	  **measures;
+	char	  **aggs;
+	int			nm,
+				na;
+	MemoryContext old;
+
+	def->measures = NULL;
+	if (!has_measures_column())
+		return;
+	sf_run_plan(&load_plan, &load_text, &arg, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
+	m = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &mnull);
+	a = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &anull);
+	if (mnull)
+		return;
+	old = MemoryContextSwitchTo(cxt);
+	measures = text_items(name, m, &nm);
+	aggs = anull ? NULL : text_items(name, a, &na);
+	def->measures = sf_measures_def_build(measures, nm, aggs, anull ? -1 : na);
+	MemoryContextSwitchTo(old);
+}
+
+/* ----------------------------------------------------------------
+ * Aggregates as SQL values
+ * ----------------------------------------------------------------
+ */
+
+/* A 192-bit unsigned integer (little-endian words) as numeric */
+static Datum
+uint192_numeric(const uint64 *w)
+{
+	uint64		x[3] = {w[0], w[1], w[2]};
+	char		digits[64];
+	int			n = 0;
+	char		out[64];
+	int			k = 0;
+
+	do
+	{
+		/* x /= 10, remainder to digits */
+		uint128		r = 0;
+
+		for (int i = 2; i >= 0; i--)
+		{
+			uint128		cur = (r << 64) | x[i];
+
+			x[i] = (uint64) (cur / 10);
+			r = cur % 10;
+		}
+		digits[n++] = '0' + (int) r;
+	} while (x[0] != 0 || x[1] != 0 || x[2] != 0);
+	while (n > 0)
+		out[k++] = digits[--n];
+	out[k] = '\0';
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(out),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+}
+
+static Datum
+variance(const SfAggValue *v, bool sample)
+{
+	Datum		n = NumericGetDatum(int64_to_numeric(v->count));
+	Datum		sx = sf_int128_numeric(v->sum);
+	Datum		sx2 = uint192_numeric(v->sumsq);
+	Datum		num;
+	Datum		den;
+
+	num = DirectFunctionCall2(numeric_sub,
+							  DirectFunctionCall2(numeric_mul, n, sx2),
+							  DirectFunctionCall2(numeric_mul, sx, sx));
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
+										  NumericGetDatum(int64_to_numeric(0)))) <= 0)
+		return NumericGetDatum(int64_to_numeric(0));
+	den = sample ?
+		DirectFunctionCall2(numeric_mul, n,
+							NumericGetDatum(int64_to_numeric(v->count - 1))) :
+		DirectFunctionCall2(numeric_mul, n, n);
+	return DirectFunctionCall2(numeric_div, num, den);
+}
+
+/* The SQL value of an aggregate (*isnull for NULL), numeric or bigint */
+Datum
+sf_agg_datum(const SfAggValue *v, bool *isnull)
+{
+	*isnull = v->isnull;
+	if (v->isnull)
+		return (Datum) 0;
+	switch (v->func)
+	{
+		case SF_AGG_SUM:
+			return sf_int128_numeric(v->sum);
+		case SF_AGG_AVG:
+			return DirectFunctionCall2(numeric_div, sf_int128_numeric(v->sum),
+									   NumericGetDatum(int64_to_numeric(v->count)));
+		case SF_AGG_VAR_POP:
+			return variance(v, false);
+		case SF_AGG_VAR_SAMP:
+			return variance(v, true);
+		case SF_AGG_STDDEV_POP:
+		case SF_AGG_STDDEV_SAMP:
+			{
+				Datum		var = variance(v, v->func == SF_AGG_STDDEV_SAMP);
+				Datum		scale = DirectFunctionCall1(numeric_scale, var);
+
+				return DirectFunctionCall2(numeric_round,
+										   DirectFunctionCall1(numeric_sqrt, var),
+										   scale);
+			}
+		default:
+			return Int64GetDatum(v->i64);
+	}
+}
+
+/* The declared aggregates of a row of a measures pipeline, as jsonb */
+Datum
+sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbValue *res;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < md->naggs; i++)
+	{
+		SfAggValue av;
+		bool		isnull;
+		Datum		d;
+
+		sf_agg_value(md, agg, i, &av);
+		d = sf_agg_datum(&av, &isnull);
+		k.type = jbvString;
+		k.val.string.val = (char *) md->aggs[i].name;
+		k.val.string.len = strlen(md->aggs[i].name);
+		pushJsonbValue(&state, WJB_KEY, &k);
+		if (isnull)
+			v.type = jbvNull;
+		else
+		{
+			v.type = jbvNumeric;
+			if (strcmp(sf_agg_sql_type(av.func), "bigint") == 0)
+				v.val.numeric = int64_to_numeric(DatumGetInt64(d));
+			else
+				v.val.numeric = DatumGetNumeric(d);
+		}
+		pushJsonbValue(&state, WJB_VALUE, &v);
+	}
+	res = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbPGetDatum(JsonbValueToJsonb(res));
+}
+
+/* ----------------------------------------------------------------
+ * The aggregates column of the durable outputs
+ * ----------------------------------------------------------------
+ */
+static const SfPlanText changelog_text = {
+	"UPDATE streamforge.changelog AS c SET aggregates = u.a "
+	"FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(s, a) "
+	"WHERE c.pipeline OPERATOR(pg_catalog.=) $1 "
+	"AND c.seq OPERATOR(pg_catalog.=) u.s",
+	3, {TEXTOID, INT8ARRAYOID, JSONBARRAYOID}
+};
+static SPIPlanPtr changelog_plan;
+
+static const SfPlanText results_text = {
+	"UPDATE streamforge.results AS r SET aggregates = u.a "
+	"FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), "
+	"pg_catalog.unnest($4), pg_catalog.unnest($5), pg_catalog.unnest($6), "
+	"pg_catalog.unnest($7)) AS u(s, w, k, ws, we, a) "
+	"WHERE r.pipeline OPERATOR(pg_catalog.=) $1 "
+	"AND r.window_name OPERATOR(pg_catalog.=) u.w "
+	"AND r.window_start OPERATOR(pg_catalog.=) u.ws "
+	"AND pg_catalog.md5(r.key) OPERATOR(pg_catalog.=) pg_catalog.md5(u.k) "
+	"AND r.key OPERATOR(pg_catalog.=) u.k "
+	"AND r.window_end OPERATOR(pg_catalog.=) u.we "
+	"AND r.seq OPERATOR(pg_catalog.=) u.s",
+	7, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID,
+	INT8ARRAYOID, JSONBARRAYOID}
+};
+static SPIPlanPtr results_plan;
+
+static Datum
+datum_array(Datum *d, int n, Oid type, int len, bool byval, char align)
+{
+	return PointerGetDatum(construct_array(d, n, type, len, byval, align));
+}
+
+/*
+ * Fill the aggregates column of the changelog and results rows this call's
+ * changes wrote (sink.c has written them; the caller is connected to SPI,
+ * running as the owner).  Results rows are matched by address and the seq
+ * of the change that wrote them, so only the last upsert of an address
+ * applies.
+ */
+void
+sf_sink_measures(SfPipeline *p, Datum name, const SfChangeList *changes,
+				 bool changelog, bool results)
+{
+	int			n = changes->n;
+	Datum	   *seq = palloc(Max(n, 1) * sizeof(Datum));
+	Datum	   *agg = palloc(Max(n, 1) * sizeof(Datum));
+	Datum	   *w = palloc(Max(n, 1) * sizeof(Datum));
+	Datum	   *k = palloc(Max(n, 1) * sizeof(Datum));
+	Datum	   *ws = palloc(Max(n, 1) * sizeof(Datum));
+	Datum	   *we = palloc(Max(n, 1) * sizeof(Datum));
+	int			nup = 0;
+	Datum		args[7];
+
+	if (n == 0)
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		const SfChange *c = &changes->items[i];
+
+		seq[i] = Int64GetDatum(c->seq);
+		agg[i] = sf_aggregates_jsonb(p->def.measures, &c->row.agg);
+	}
+	args[0] = name;
+	if (changelog)
+	{
+		args[1] = datum_array(seq, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+		args[2] = datum_array(agg, n, JSONBOID, -1, false, TYPALIGN_INT);
+		sf_run_plan(&changelog_plan, &changelog_text, args, NULL, false,
+					SPI_OK_UPDATE);
+	}
+	if (!results)
+		return;
+	for (int i = 0; i < n; i++)
+	{
+		const SfChange *c = &changes->items[i];
+
+		if (c->op != SF_UPSERT)
+			continue;
+		seq[nup] = seq[i];
+		agg[nup] = agg[i];
+		w[nup] = CStringGetTextDatum(p->def.windows[c->row.addr.window].name);
+		k[nup] = sf_string_text(c->row.addr.key);
+		ws[nup] = Int64GetDatum(c->row.addr.start);
+		we[nup] = Int64GetDatum(c->row.addr.end);
+		nup++;
+	}
+	if (nup == 0)
+		return;
+	args[1] = datum_array(seq, nup, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	args[2] = datum_array(w, nup, TEXTOID, -1, false, TYPALIGN_INT);
+	args[3] = datum_array(k, nup, TEXTOID, -1, false, TYPALIGN_INT);
+	args[4] = datum_array(ws, nup, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	args[5] = datum_array(we, nup, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	args[6] = datum_array(agg, nup, JSONBOID, -1, false, TYPALIGN_INT);
+	sf_run_plan(&results_plan, &results_text, args, NULL, false,
+				SPI_OK_UPDATE);
+}
