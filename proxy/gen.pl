@@ -108,11 +108,24 @@ while ($install =~ /CREATE\s+TYPE\s+streamforge\.(\w+)\s+AS\s*(?=\()/gi)
 	pos($install) = $pos;
 }
 
+# A function dropped by a later piece (DROP FUNCTION, to change its
+# arguments) is not the data node's any more: the positions of the drops,
+# by name and identity, so that only a CREATE after the last drop counts.
+my %dropped;    # name -> { identity -> position of its last DROP }
+while ($install =~ /DROP\s+FUNCTION\s+(?:IF\s+EXISTS\s+)?streamforge\.(\w+)\s*(?=\()/gi)
+{
+	my ($name, $pos) = ($1, pos($install));
+	my $identity = join(', ', split_commas(balanced($install, \$pos)));
+	$dropped{$name}{$identity} = $pos;
+	pos($install) = $pos;
+}
+
 my %funcs;    # name -> { identity -> { args, returns } }
 my @func_order;
 while ($install =~ /CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+streamforge\.(\w+)\s*(?=\()/gi)
 {
 	my ($name, $pos) = ($1, pos($install));
+	my $created_at = $pos;
 	my @args = map { parse_arg($_) } split_commas(balanced($install, \$pos));
 	my $rest = substr($install, $pos);
 	$rest =~ /^\s*RETURNS\s+/gci or die "gen.pl: $name has no RETURNS\n";
@@ -130,9 +143,10 @@ while ($install =~ /CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+streamforge\.(\w+)\s
 		$ret->{setof} = 1 if $ret->{type} =~ s/^SETOF\s+//i;
 	}
 	my $identity = join(', ', map { $_->{type} } grep { $_->{mode} ne 'OUT' } @args);
+	pos($install) = $pos;
+	next if ($dropped{$name}{$identity} // -1) > $created_at;
 	push @func_order, $name unless $funcs{$name};
 	$funcs{$name}{$identity} = { name => $name, args => \@args, returns => $ret };
-	pos($install) = $pos;
 }
 
 # the data node's comment of each function (of its last overload)

@@ -2,7 +2,7 @@
 --
 -- Definition changes of a running pipeline; averages next to live() and
 -- visible(); names for grant and revoke that work unqualified.  The view of
--- every pipeline the caller may read is in 80_pipeline_info.sql.
+-- every pipeline the caller may read is in 85_metrics.sql.
 
 -- ----------------------------------------------------------------
 -- Definition changes
@@ -85,5 +85,5 @@ BEGIN ATOMIC
       FROM streamforge.visible(pipeline) AS r;
 END;
 
--- The view of every pipeline, pipeline_info, is in 80_pipeline_info.sql:
+-- The view of every pipeline, pipeline_info, is in 85_metrics.sql:
 -- it reads the retention column, which 70_retention.sql adds.

@@ -118,7 +118,7 @@ COMMENT ON FUNCTION streamforge.live_avg(text) IS
 COMMENT ON FUNCTION streamforge.visible_avg(text) IS
     'visible() with avg = sum / count as numeric';
 
--- pipeline_info's comment is in 80_pipeline_info.sql.
+-- pipeline_info's comment is in 85_metrics.sql.
 COMMENT ON VIEW streamforge.pipelines IS
     'the pipelines the current user may use, with its privilege and the grants';
 

@@ -22,14 +22,19 @@ CREATE TRIGGER pipeline_compacted
     BEFORE UPDATE OF snapshot_version ON streamforge.pipeline
     FOR EACH ROW EXECUTE FUNCTION streamforge_internal.pipeline_compacted();
 
--- pipeline_info (80_pipeline_info.sql) with four more columns at its end
--- (0.3.0, issue 26, docs/progress.md): which partitions hold the
--- watermark, the largest lag behind the fastest partition, the latest
--- delivery and report.  Defined again here, after partition_progress
--- (72_progress.sql), which the update script creates after its own
--- CREATE OR REPLACE of the view; a column added to the view in
--- 80_pipeline_info.sql must be added here too (else this fails: a view
--- cannot lose columns).
+-- One row per pipeline the current user may read: its definition (windows
+-- in readable form, in name order), outputs, the counters of stats(), the
+-- watermark and the idle partitions.  The view runs as its owner (the
+-- extension's owner), which may read the storage tables; the OFFSET 0
+-- fence makes the privilege filter run before stats(), watermark() and
+-- partitions() are called, which run as the current user and would refuse
+-- a pipeline it may not read.  Reading a row loads the pipeline's state
+-- into the backend's cache, like stats().
+-- 0.3.0: the defining query of an aggregate (issue 29,
+-- 80_pipeline_info.sql), and (issue 26, docs/progress.md) which partitions
+-- hold the watermark, the largest lag behind the fastest partition, the
+-- latest delivery and report, after the columns of 0.2.0's view (which the
+-- update replaces: a view can gain columns only at its end).
 CREATE OR REPLACE VIEW streamforge.pipeline_info WITH (security_barrier) AS
 SELECT v.name, v.owner, v.privilege, v.partitions,
        ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
@@ -76,6 +81,12 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
               pg_catalog.max(t.last_delivery) AS last_delivery,
               pg_catalog.max(t.last_report) AS last_report
          FROM streamforge.partition_progress(v.name) AS t) AS g;
+
+REVOKE ALL ON streamforge.pipeline_info FROM PUBLIC;
+GRANT SELECT ON streamforge.pipeline_info TO PUBLIC;
+
+COMMENT ON VIEW streamforge.pipeline_info IS
+    'the pipelines the current user may read: definition, outputs, watermark, idle partitions, counters';
 
 
 CREATE FUNCTION streamforge_internal.cache_loads(pipeline text)

@@ -71,7 +71,10 @@ for my $batch (1 .. 10)
 note "backend memory after each batch of 100000 calls: @total";
 is($s->query_safe("SELECT offset_replays FROM streamforge.stats('mem')"),
 	'1010000', 'a million and more replayed deliveries were made');
-cmp_ok($total[9] - $total[1], '<=', 64 * 1024,
+# (the first batches make one-time allocations: a cache's next block, a
+# plan kept on first use; a leak grows every batch, so the last six
+# batches, 600000 calls, must add nothing)
+cmp_ok($total[9] - $total[3], '<=', 64 * 1024,
 	'a million calls that add no state leave the backend\'s memory flat');
 
 # the same inside one transaction (nothing is released by a commit)
