@@ -13,14 +13,14 @@
 -- batch loop without its own check would run for seconds after the cancel,
 -- one with it stops at the next delivery after the 200 ms timeout (the
 -- bound below is twenty times that).
-SELECT streamforge.create_pipeline('sc', ARRAY['p', 'q'],
+SELECT streamforge.create_pipeline('scancel', ARRAY['p', 'q'],
     ARRAY[streamforge.sliding('s', 20000, 1)]);
-SELECT count(*) FROM streamforge.advance('sc', 'p', 1000000);
-SELECT count(*) FROM streamforge.advance('sc', 'q', 1000000);
-SELECT count(*) FROM streamforge.ingest_batch('sc',
+SELECT count(*) FROM streamforge.advance('scancel', 'p', 1000000);
+SELECT count(*) FROM streamforge.advance('scancel', 'q', 1000000);
+SELECT count(*) FROM streamforge.ingest_batch('scancel',
     (SELECT array_agg(ROW('p', i, 'l' || i, 'k', 0, 1)::streamforge.delivery ORDER BY i)
        FROM generate_series(0, 3399) AS i));
-SELECT count(*) AS late FROM streamforge.late_events('sc');
+SELECT count(*) AS late FROM streamforge.late_events('scancel');
 CREATE TABLE sc_deliveries AS
 SELECT array_agg(ROW('p', 3400 + i, 'c' || i, 'k', 2000000 + i % 100, 1)::streamforge.delivery
                  ORDER BY i) AS a
@@ -45,13 +45,13 @@ BEGIN
     END;
 END $$;
 -- a few events: live buckets only, no change (what makes the engine quiet)
-SELECT count(*) FROM streamforge.ingest_batch('sc', (SELECT a[1:2] FROM sc_deliveries));
-SELECT streamforge.watermark('sc'), live_buckets FROM streamforge.stats('sc');
-SELECT count(*) FROM streamforge.visible('sc');
+SELECT count(*) FROM streamforge.ingest_batch('scancel', (SELECT a[1:2] FROM sc_deliveries));
+SELECT streamforge.watermark('scancel'), live_buckets FROM streamforge.stats('scancel');
+SELECT count(*) FROM streamforge.visible('scancel');
 SET statement_timeout = '200ms';
-SELECT sc_cancelled($$SELECT count(*) FROM streamforge.ingest_batch('sc', (SELECT a[3:] FROM sc_deliveries))$$);
-SELECT sc_cancelled($$SELECT count(*) FROM streamforge.append_batch('sc', (SELECT a FROM sc_events))$$);
+SELECT sc_cancelled($$SELECT count(*) FROM streamforge.ingest_batch('scancel', (SELECT a[3:] FROM sc_deliveries))$$);
+SELECT sc_cancelled($$SELECT count(*) FROM streamforge.append_batch('scancel', (SELECT a FROM sc_events))$$);
 RESET statement_timeout;
 -- nothing of the cancelled calls stayed
-SELECT deliveries, live_buckets FROM streamforge.stats('sc');
-SELECT streamforge.drop_pipeline('sc');
+SELECT deliveries, live_buckets FROM streamforge.stats('scancel');
+SELECT streamforge.drop_pipeline('scancel');

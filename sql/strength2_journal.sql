@@ -23,36 +23,36 @@ CREATE FUNCTION sj_drop_last(name text) RETURNS void LANGUAGE sql AS $$
      AND pos = (SELECT max(pos) FROM streamforge.journal j
                  WHERE j.pipeline_id = (SELECT id FROM streamforge.pipeline WHERE pipeline.name = $1));
   UPDATE streamforge.pipeline SET version = version + 1 WHERE pipeline.name = $1 $$;
-SELECT streamforge.create_pipeline('sj', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
-SELECT count(*) FROM streamforge.ingest('sj', 'p', 0, 'e0', 'k', 1, 1);
+SELECT streamforge.create_pipeline('sjour', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
+SELECT count(*) FROM streamforge.ingest('sjour', 'p', 0, 'e0', 'k', 1, 1);
 -- valid UTF-8, several bytes per character: replays
-SELECT sj_append('sj', sj_entry(1, convert_to('é1', 'UTF8'), convert_to('ключ', 'UTF8')));
+SELECT sj_append('sjour', sj_entry(1, convert_to('é1', 'UTF8'), convert_to('ключ', 'UTF8')));
 \c -
-SELECT * FROM streamforge.partitions('sj');
-SELECT key, count FROM streamforge.live('sj') ORDER BY key;
+SELECT * FROM streamforge.partitions('sjour');
+SELECT key, count FROM streamforge.live('sjour') ORDER BY key;
 -- an event_id with a byte that starts no UTF-8 character: corrupt
-SELECT sj_append('sj', sj_entry(2, '\x65ff'::bytea, '\x6b'::bytea));
+SELECT sj_append('sjour', sj_entry(2, '\x65ff'::bytea, '\x6b'::bytea));
 \set VERBOSITY sqlstate
-SELECT * FROM streamforge.partitions('sj');
+SELECT * FROM streamforge.partitions('sjour');
 \set VERBOSITY default
 \c -
-SELECT * FROM streamforge.partitions('sj');
-SELECT sj_drop_last('sj');
+SELECT * FROM streamforge.partitions('sjour');
+SELECT sj_drop_last('sjour');
 -- a key cut inside a character (the first byte of "é"): corrupt
-SELECT sj_append('sj', sj_entry(2, '\x6532'::bytea, '\xc3'::bytea));
+SELECT sj_append('sjour', sj_entry(2, '\x6532'::bytea, '\xc3'::bytea));
 \set VERBOSITY sqlstate
-SELECT * FROM streamforge.partitions('sj');
+SELECT * FROM streamforge.partitions('sjour');
 \set VERBOSITY default
-SELECT sj_drop_last('sj');
+SELECT sj_drop_last('sjour');
 -- a NUL byte, which no text value holds: corrupt
-SELECT sj_append('sj', sj_entry(2, '\x650033'::bytea, '\x6b'::bytea));
+SELECT sj_append('sjour', sj_entry(2, '\x650033'::bytea, '\x6b'::bytea));
 \set VERBOSITY sqlstate
-SELECT * FROM streamforge.partitions('sj');
+SELECT * FROM streamforge.partitions('sjour');
 \set VERBOSITY default
-SELECT sj_drop_last('sj');
+SELECT sj_drop_last('sjour');
 -- repaired: the pipeline loads, and checkpoints
-SELECT * FROM streamforge.partitions('sj');
-SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('sj')) IS NOT NULL AS checkpoints;
+SELECT * FROM streamforge.partitions('sjour');
+SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('sjour')) IS NOT NULL AS checkpoints;
 
 -- clean up
-SELECT streamforge.drop_pipeline('sj');
+SELECT streamforge.drop_pipeline('sjour');
