@@ -96,6 +96,7 @@
 #include "postgres.h"
 
 #include "libpq/pqformat.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/elog.h"
 
@@ -649,6 +650,10 @@ journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind)
 					d.value = journal_read_int64(r);
 					if (d.event_id_len == 0)
 						journal_corrupt(r, "A delivery has an empty event_id.");
+					/* as text arguments are: a checkpoint and the outputs need it */
+					if (!pg_verifymbstr(d.event_id, d.event_id_len, true) ||
+						!pg_verifymbstr(d.key, d.key_len, true))
+						journal_corrupt(r, "A delivery's event_id or key is not valid in the database encoding.");
 					changes.n = 0;
 					sf_engine_ingest(p, &d, &changes);
 				}

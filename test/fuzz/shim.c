@@ -8,8 +8,8 @@
  * extension's engine and codec objects against this file instead:
  *
  *	- memory contexts: every chunk carries a header linking it into its
- *	  context, so that MemoryContextDelete frees exactly what PostgreSQL
- *	  would, and AddressSanitizer sees every use after free;
+ *	  context, so that MemoryContextDelete and MemoryContextReset free
+ *	  exactly what PostgreSQL would, and AddressSanitizer sees every use after free;
  *	- ereport/elog: errstart/errfinish record the SQLSTATE and the message,
  *	  and an ERROR longjmps to PG_exception_stack like the backend does
  *	  (PG_TRY/PG_CATCH in the codec work unchanged);
@@ -139,6 +139,26 @@ MemoryContextDelete(MemoryContext context)
 	if (CurrentMemoryContext == context)
 		CurrentMemoryContext = NULL;	/* a later palloc crashes: a bug */
 	free(c);
+}
+
+/* Free every chunk and delete every child; the context itself stays */
+void
+MemoryContextReset(MemoryContext context)
+{
+	ShimContext *c = (ShimContext *) context;
+	ShimChunk  *ch;
+
+	while (context->firstchild)
+		MemoryContextDelete(context->firstchild);
+	ch = c->chunks.next;
+	while (ch != &c->chunks)
+	{
+		ShimChunk  *next = ch->next;
+
+		free(ch);
+		ch = next;
+	}
+	c->chunks.prev = c->chunks.next = &c->chunks;
 }
 
 void

@@ -1,54 +1,113 @@
 #!/usr/bin/env bash
-# test/run.d/fuzz.sh: build the checkpoint fuzz target (libFuzzer, ASan,
-# UBSan) and run it for at most 60 seconds from the seed corpus of real
-# checkpoints in test/fuzz/corpus.  Exit status non-zero on any crash,
-# sanitizer report, or invariant failure reported by the target (see
-# test/fuzz/fuzz_checkpoint.c).  Runs from the repository's top directory;
-# needs clang with compiler-rt, the PostgreSQL server headers and zlib.
+# test/run.d/fuzz.sh: build the fuzz targets of test/fuzz (libFuzzer, ASan,
+# UBSan) and run each for a bounded time from its seed corpus in
+# test/fuzz/corpus/<target>/:
+#   checkpoint  canonical checkpoint bytes (fuzz_checkpoint.c), 60 s
+#   journal     journal rows replayed on a pipeline (fuzz_journal.c), 10 s
+#   snapshot    stored binary snapshots loaded (fuzz_snapshot.c), 10 s
+# Every seed must pass first (SF_FUZZ_SEEDS_VALID), and so must every input
+# of test/fuzz/regress/<target>/ (what a target once found: a crash or a
+# broken invariant, fixed since).  Exit status non-zero
+# on any crash, sanitizer report, or invariant failure reported by a target
+# (see the head comment of each).  Runs from the repository's top
+# directory; needs clang with compiler-rt, the PostgreSQL server headers
+# and zlib.  docs/testing.md, "Fuzzing", says how to run them longer.
 #
-# Environment: SF_FUZZ_SECONDS (default 60), PG_CONFIG, CLANG (default clang).
+# Environment: SF_FUZZ_SECONDS (every target's time; default as above),
+# SF_FUZZ_TARGETS (a space-separated selection; default all three),
+# SF_FUZZ_KEEP (a directory: the grown corpora and any artifacts are left
+# there), PG_CONFIG, CLANG (default clang).
 set -euo pipefail
 
 root=${SF_ROOT:-$(pwd)}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 CLANG=${CLANG:-clang}
-seconds=${SF_FUZZ_SECONDS:-60}
+targets=${SF_FUZZ_TARGETS:-checkpoint journal snapshot}
 
 if ! command -v "$CLANG" >/dev/null; then
 	echo "fuzz.sh: $CLANG not found" >&2
 	exit 1
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${SF_FUZZ_KEEP:-}" ]; then
+	work=$SF_FUZZ_KEEP
+	mkdir -p "$work"
+else
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+fi
 
 # The engine and the codec layers whole (src/engine, src/codec), without
 # persistence and the SQL functions (SPI, fmgr; test/run.d/layers.sh keeps
 # those out of these two folders): shim.c stands in for the backend
-# functions they call.
-srcs=$(ls "$root"/src/engine/*.c "$root"/src/codec/*.c)
-"$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-fwrapv -fno-strict-aliasing -D_GNU_SOURCE -Wno-ignored-attributes \
-	-I"$root/src" -I"$root/test/fuzz" -I"$("$PG_CONFIG" --includedir-server)" \
-	-o "$work/fuzz_checkpoint" \
-	"$root/test/fuzz/fuzz_checkpoint.c" "$root/test/fuzz/shim.c" $srcs -lz
+# functions they call.  Compiled once, linked into each target.
+cflags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+	-fwrapv -fno-strict-aliasing -D_GNU_SOURCE -Wno-ignored-attributes
+	-I"$root/src" -I"$root/test/fuzz" -I"$("$PG_CONFIG" --includedir-server)")
+mkdir -p "$work/obj"
+objs=()
+for src in "$root"/src/engine/*.c "$root"/src/codec/*.c "$root/test/fuzz/shim.c"; do
+	obj="$work/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
+	"$CLANG" "${cflags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c -o "$obj" "$src"
+	objs+=("$obj")
+done
 
-# Every seed must be a valid checkpoint (else the fuzzer starts from noise).
-SF_FUZZ_SEEDS_VALID=1 "$work/fuzz_checkpoint" -artifact_prefix="$work/" \
-	"$root"/test/fuzz/corpus/* 2>&1 | tail -n 3
+failed=()
+for t in $targets; do
+	bin=$work/fuzz_$t
+	seeds=$root/test/fuzz/corpus/$t
+	case "$t" in
+	checkpoint) seconds=${SF_FUZZ_SECONDS:-60} max_len=16384 ;;
+	journal) seconds=${SF_FUZZ_SECONDS:-10} max_len=4096 ;;
+	snapshot) seconds=${SF_FUZZ_SECONDS:-10} max_len=8192 ;;
+	*)
+		echo "fuzz.sh: unknown target \"$t\"" >&2
+		exit 1
+		;;
+	esac
+	"$CLANG" "${cflags[@]}" -o "$bin" "$root/test/fuzz/fuzz_$t.c" "${objs[@]}" -lz
 
-# The fuzzer adds what it finds to the first corpus directory: a copy.
-mkdir "$work/corpus"
-cp "$root"/test/fuzz/corpus/* "$work/corpus/"
-"$work/fuzz_checkpoint" -max_total_time="$seconds" -max_len=16384 \
-	-rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
-	-artifact_prefix="$work/" "$work/corpus" 2>&1 | tail -n 25
-status=${PIPESTATUS[0]}
-if [ "$status" -ne 0 ]; then
-	for a in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
-		[ -f "$a" ] && { echo "artifact $(basename "$a"):"; xxd "$a" | head -n 40; }
-	done
-	echo "fuzz.sh: the fuzzer failed (status $status)" >&2
+	echo "fuzz.sh: $t: the seeds of test/fuzz/corpus/$t"
+	if ! SF_FUZZ_SEEDS_VALID=1 "$bin" -artifact_prefix="$work/$t-" "$seeds"/* \
+		>"$work/$t-seeds.log" 2>&1; then
+		tail -n 25 "$work/$t-seeds.log"
+		echo "fuzz.sh: $t: a seed failed" >&2
+		failed+=("$t")
+		continue
+	fi
+
+	# Inputs that once failed (test/fuzz/regress/<target>): each must pass
+	if [ -d "$root/test/fuzz/regress/$t" ] &&
+		! "$bin" -artifact_prefix="$work/$t-" "$root/test/fuzz/regress/$t"/* \
+			>"$work/$t-regress.log" 2>&1; then
+		grep -A4 "^fuzz_$t:" "$work/$t-regress.log" || tail -n 25 "$work/$t-regress.log"
+		echo "fuzz.sh: $t: an input of test/fuzz/regress/$t failed again" >&2
+		failed+=("$t")
+		continue
+	fi
+
+	# The fuzzer adds what it finds to the first corpus directory: a copy.
+	mkdir -p "$work/corpus-$t"
+	cp "$seeds"/* "$work/corpus-$t/"
+	echo "fuzz.sh: $t: ${seconds}s"
+	set +e
+	"$bin" -max_total_time="$seconds" -max_len="$max_len" \
+		-rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
+		-artifact_prefix="$work/$t-" "$work/corpus-$t" >"$work/$t.log" 2>&1
+	status=$?
+	set -e
+	tail -n 8 "$work/$t.log"
+	if [ "$status" -ne 0 ]; then
+		grep -A4 "^fuzz_$t:" "$work/$t.log" || true
+		for a in "$work/$t"-crash-* "$work/$t"-leak-* "$work/$t"-timeout-* "$work/$t"-oom-*; do
+			[ -f "$a" ] && { echo "artifact $(basename "$a"):"; xxd "$a" | head -n 40; }
+		done
+		echo "fuzz.sh: $t: the fuzzer failed (status $status)" >&2
+		failed+=("$t")
+	fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "fuzz.sh: failed: ${failed[*]}" >&2
 	exit 1
 fi
-echo "fuzz.sh: ${seconds}s without a failure"
+echo "fuzz.sh: $targets without a failure"
