@@ -18,7 +18,8 @@
  *     session(ts, gap), with constant intervals;
  *   - a select list of GROUP BY expressions, the window call and
  *     aggregates of the supported set (count(*), count(x), sum, min, max,
- *     avg) over expressions of the table;
+ *     avg, var_pop, var_samp, variance, stddev_pop, stddev_samp, stddev)
+ *     over expressions of the table;
  *   - an optional WHERE; no volatile function anywhere.
  *
  * Anything else is 0A000 with a message naming the construct.  The caller
@@ -33,10 +34,11 @@
  * every name outside pg_catalog comes out qualified: the attachment's
  * trigger functions evaluate them with that search_path.
  *
- * The mapping to the engine (one measure per pipeline today) is decided in
- * SQL, in streamforge_internal.aggregate_create (65_aggregates.sql); this
- * file only describes the query, so that more measures (issue 27) need no
- * change here.
+ * The mapping to the engine (a one-measure pipeline, or a measures
+ * pipeline for several expressions and the variances) is decided in SQL,
+ * in streamforge_internal.aggregate_create (65_aggregates.sql); this file
+ * only describes the query ("func" is the engine's name: variance and
+ * stddev come out as var_samp and stddev_samp).
  *
  * Memory: everything is palloc'd in the caller's context; nothing is kept
  * across calls.
@@ -292,6 +294,47 @@ column_not_null(Oid relid, AttrNumber attnum)
 }
 
 /*
+ * Whether an expression over the table is never NULL: a constant, a NOT
+ * NULL column, or an operator or cast of pg_catalog's, strict, over such
+ * expressions (amount * 2, a + b, x::bigint).  Anything else (a function
+ * call, CASE, COALESCE) is taken as nullable.
+ */
+static bool
+expr_not_null(Node *node, Oid relid)
+{
+	List	   *args;
+	Oid			funcid;
+	ListCell   *lc;
+
+	if (IsA(node, Const))
+		return !((Const *) node)->constisnull;
+	if (IsA(node, Var))
+		return column_not_null(relid, ((Var *) node)->varattno);
+	if (IsA(node, RelabelType))
+		return expr_not_null((Node *) ((RelabelType *) node)->arg, relid);
+	if (IsA(node, OpExpr))
+	{
+		funcid = get_opcode(((OpExpr *) node)->opno);
+		args = ((OpExpr *) node)->args;
+	}
+	else if (IsA(node, FuncExpr) &&
+			 ((FuncExpr *) node)->funcformat != COERCE_EXPLICIT_CALL)
+	{
+		funcid = ((FuncExpr *) node)->funcid;
+		args = ((FuncExpr *) node)->args;
+	}
+	else
+		return false;
+	if (!OidIsValid(funcid) || !func_strict(funcid) ||
+		get_func_namespace(funcid) != PG_CATALOG_NAMESPACE)
+		return false;
+	foreach(lc, args)
+		if (!expr_not_null((Node *) lfirst(lc), relid))
+			return false;
+	return true;
+}
+
+/*
  * Whether row-level security is enabled on the table: its attachment would
  * ingest every row, whatever the policies let the views' readers see.
  */
@@ -320,8 +363,15 @@ supported_aggregate(Aggref *a)
 		return NULL;
 	if (strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
 		strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
-		strcmp(name, "avg") == 0)
+		strcmp(name, "avg") == 0 || strcmp(name, "var_pop") == 0 ||
+		strcmp(name, "var_samp") == 0 || strcmp(name, "stddev_pop") == 0 ||
+		strcmp(name, "stddev_samp") == 0)
 		return name;
+	/* PostgreSQL's historical spellings of the sample forms */
+	if (strcmp(name, "variance") == 0)
+		return "var_samp";
+	if (strcmp(name, "stddev") == 0)
+		return "stddev_samp";
 	return NULL;
 }
 
@@ -503,10 +553,7 @@ describe(Query *q, StringInfo buf)
 		json_str(&aggs, "arg_type", arg ? format_type_be(exprType(arg)) : NULL, false);
 		json_key(&aggs, "arg_not_null", false);
 		appendStringInfoString(&aggs,
-							   (arg == NULL ||
-								(IsA(arg, Const) && !((Const *) arg)->constisnull) ||
-								(IsA(arg, Var) &&
-								 column_not_null(w.relid, ((Var *) arg)->varattno)))
+							   (arg == NULL || expr_not_null(arg, w.relid))
 							   ? "true" : "false");
 		json_str(&aggs, "name", te->resname, false);
 		json_str(&aggs, "type", format_type_be(a->aggtype), false);
