@@ -70,7 +70,7 @@ SELECT construct, pg_temp.try(q) AS outcome
     ('volatile function in GROUP BY', $$SELECT count(*) FROM ev GROUP BY random() < 0.5, streamforge.tumble(at, '1 minute')$$),
     ('no aggregate', $$SELECT page FROM ev GROUP BY page, streamforge.tumble(at, '1 minute')$$),
     ('aggregate named final', $$SELECT count(*) AS final FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
-    ('two measures', $$SELECT sum(n), max(m) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
+    ('two measures, one nullable', $$SELECT sum(n), max(m) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('measure of type double precision', $$SELECT sum(f) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('count(*) with a nullable measure', $$SELECT count(*), sum(m) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('session over a nullable measure', $$SELECT max(m) FROM ev GROUP BY streamforge.session(at, '1 minute')$$)

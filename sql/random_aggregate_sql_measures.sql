@@ -16,20 +16,20 @@
 --
 SET client_min_messages = warning;
 SET TimeZone = 'UTC';
-CREATE TABLE rnd (id bigserial PRIMARY KEY, k1 text NOT NULL, k2 integer NOT NULL,
+CREATE TABLE rndm (id bigserial PRIMARY KEY, k1 text NOT NULL, k2 integer NOT NULL,
                   status text NOT NULL, v integer NOT NULL, w bigint NOT NULL,
                   q smallint NOT NULL, at timestamptz NOT NULL);
 
-SELECT streamforge.create_aggregate('rnd_tumble', $$
+SELECT streamforge.create_aggregate('rndm_tumble', $$
     SELECT k1, k2, count(*) AS c, sum(v) AS s, avg(w) AS a, var_samp(v) AS vs,
            stddev_pop(w) AS sp, min(q) AS mn, max(w) AS mx, sum(w) AS sw
-      FROM rnd WHERE status <> 'bad'
+      FROM rndm WHERE status <> 'bad'
      GROUP BY k1, k2, streamforge.tumble(at, interval '10 seconds')
 $$, lateness => interval '1 day');
-SELECT streamforge.create_aggregate('rnd_hop', $$
+SELECT streamforge.create_aggregate('rndm_hop', $$
     SELECT upper(k1) AS uk, count(v) AS c, var_pop(v) AS vp, variance(q) AS vq,
            stddev(w) AS sd, stddev_samp(v + q) AS sdx, avg(q) AS aq
-      FROM rnd WHERE v % 3 <> 0 AND status = 'ok'
+      FROM rndm WHERE v % 3 <> 0 AND status = 'ok'
      GROUP BY upper(k1), streamforge.hop(at, interval '20 seconds', interval '5 seconds')
 $$, lateness => interval '1 day');
 -- both are measures pipelines (three and four measures)
@@ -39,64 +39,64 @@ SELECT pipeline, pg_catalog.array_length(pg_catalog.string_to_array(value, ','),
 -- the oracles: plain GROUP BY queries over the table, as text
 CREATE FUNCTION pg_temp.wm(p text) RETURNS timestamptz LANGUAGE sql AS $$
     SELECT streamforge.watermark_ts(p) $$;
-CREATE VIEW tumble_oracle AS
+CREATE VIEW mtumble_oracle AS
 SELECT k1, k2, date_bin('10 seconds', at, '1970-01-01+00') AS window_start,
        date_bin('10 seconds', at, '1970-01-01+00') + interval '10 seconds' AS window_end,
        count(*)::text AS c, sum(v)::text AS s, avg(w)::text AS a, var_samp(v)::text AS vs,
        stddev_pop(w)::text AS sp, min(q)::text AS mn, max(w)::text AS mx, sum(w)::text AS sw
-  FROM rnd WHERE status <> 'bad'
+  FROM rndm WHERE status <> 'bad'
  GROUP BY k1, k2, date_bin('10 seconds', at, '1970-01-01+00');
-CREATE VIEW tumble_seen AS
+CREATE VIEW mtumble_seen AS
 SELECT k1, k2, window_start, window_end, c::text, s::text, a::text, vs::text, sp::text,
        mn::text, mx::text, sw::text
-  FROM rnd_tumble_live;
-CREATE VIEW tumble_emitted AS
+  FROM rndm_tumble_live;
+CREATE VIEW mtumble_emitted AS
 SELECT k1, k2, window_start, window_end, c::text, s::text, a::text, vs::text, sp::text,
        mn::text, mx::text, sw::text, final
-  FROM rnd_tumble;
-CREATE VIEW hop_oracle AS
+  FROM rndm_tumble;
+CREATE VIEW mhop_oracle AS
 SELECT upper(k1) AS uk, ws.ws AS window_start, ws.ws + interval '20 seconds' AS window_end,
        count(v)::text AS c, var_pop(v)::text AS vp, variance(q)::text AS vq,
        stddev(w)::text AS sd, stddev_samp(v + q)::text AS sdx, avg(q)::text AS aq
-  FROM rnd,
+  FROM rndm,
        LATERAL (SELECT date_bin('5 seconds', at, '1970-01-01+00') - g * interval '5 seconds' AS ws
                   FROM generate_series(0, 3) AS g) AS ws
  WHERE v % 3 <> 0 AND status = 'ok'
  GROUP BY upper(k1), ws.ws;
-CREATE VIEW hop_seen AS
+CREATE VIEW mhop_seen AS
 SELECT uk, window_start, window_end, c::text, vp::text, vq::text, sd::text, sdx::text, aq::text
-  FROM rnd_hop_live;
-CREATE VIEW hop_emitted AS
+  FROM rndm_hop_live;
+CREATE VIEW mhop_emitted AS
 SELECT uk, window_start, window_end, c::text, vp::text, vq::text, sd::text, sdx::text, aq::text
-  FROM rnd_hop;
+  FROM rndm_hop;
 
 -- rows of a view not in its oracle, and of the oracle not in the view
 CREATE FUNCTION pg_temp.mismatches() RETURNS bigint LANGUAGE sql AS $$
     SELECT (SELECT count(*) FROM (
-                (SELECT * FROM tumble_seen EXCEPT ALL SELECT * FROM tumble_oracle)
+                (SELECT * FROM mtumble_seen EXCEPT ALL SELECT * FROM mtumble_oracle)
                 UNION ALL
-                (SELECT * FROM tumble_oracle EXCEPT ALL SELECT * FROM tumble_seen)) AS d)
+                (SELECT * FROM mtumble_oracle EXCEPT ALL SELECT * FROM mtumble_seen)) AS d)
          + (SELECT count(*) FROM (
-                (SELECT * FROM tumble_emitted
-                 EXCEPT ALL SELECT o.*, o.window_end + interval '1 day' < pg_temp.wm('rnd_tumble')
-                              FROM tumble_oracle AS o WHERE o.window_end <= pg_temp.wm('rnd_tumble'))
+                (SELECT * FROM mtumble_emitted
+                 EXCEPT ALL SELECT o.*, o.window_end + interval '1 day' < pg_temp.wm('rndm_tumble')
+                              FROM mtumble_oracle AS o WHERE o.window_end <= pg_temp.wm('rndm_tumble'))
                 UNION ALL
-                (SELECT o.*, o.window_end + interval '1 day' < pg_temp.wm('rnd_tumble')
-                   FROM tumble_oracle AS o WHERE o.window_end <= pg_temp.wm('rnd_tumble')
-                 EXCEPT ALL SELECT * FROM tumble_emitted)) AS d)
+                (SELECT o.*, o.window_end + interval '1 day' < pg_temp.wm('rndm_tumble')
+                   FROM mtumble_oracle AS o WHERE o.window_end <= pg_temp.wm('rndm_tumble')
+                 EXCEPT ALL SELECT * FROM mtumble_emitted)) AS d)
          + (SELECT count(*) FROM (
-                (SELECT * FROM hop_seen EXCEPT ALL SELECT * FROM hop_oracle)
+                (SELECT * FROM mhop_seen EXCEPT ALL SELECT * FROM mhop_oracle)
                 UNION ALL
-                (SELECT * FROM hop_oracle EXCEPT ALL SELECT * FROM hop_seen)) AS d)
+                (SELECT * FROM mhop_oracle EXCEPT ALL SELECT * FROM mhop_seen)) AS d)
          + (SELECT count(*) FROM (
-                (SELECT * FROM hop_emitted
-                 EXCEPT ALL SELECT * FROM hop_oracle AS o WHERE o.window_end <= pg_temp.wm('rnd_hop'))
+                (SELECT * FROM mhop_emitted
+                 EXCEPT ALL SELECT * FROM mhop_oracle AS o WHERE o.window_end <= pg_temp.wm('rndm_hop'))
                 UNION ALL
-                (SELECT * FROM hop_oracle AS o WHERE o.window_end <= pg_temp.wm('rnd_hop')
-                 EXCEPT ALL SELECT * FROM hop_emitted)) AS d)
+                (SELECT * FROM mhop_oracle AS o WHERE o.window_end <= pg_temp.wm('rndm_hop')
+                 EXCEPT ALL SELECT * FROM mhop_emitted)) AS d)
 $$;
 
-CREATE TABLE log (step integer, what text, mismatches bigint);
+CREATE TABLE mlog (step integer, what text, mismatches bigint);
 DO $$
 DECLARE
     base timestamptz := '2026-11-30 12:00:00+00';
@@ -109,7 +109,7 @@ BEGIN
         r := random();
         IF r < 0.55 THEN
             n := 1 + floor(random() * 8)::integer;
-            INSERT INTO rnd (k1, k2, status, v, w, q, at)
+            INSERT INTO rndm (k1, k2, status, v, w, q, at)
             SELECT (ARRAY['a', 'b', 'A', 'c'])[1 + floor(random() * 4)::integer],
                    floor(random() * 3)::integer,
                    (ARRAY['ok', 'ok', 'ok', 'bad', 'meh'])[1 + floor(random() * 5)::integer],
@@ -120,22 +120,22 @@ BEGIN
                    base + floor(random() * 300) * interval '1 second'
                         + floor(random() * 1000) * interval '1 millisecond'
               FROM generate_series(1, n);
-            INSERT INTO log VALUES (step, 'insert ' || n, pg_temp.mismatches());
+            INSERT INTO mlog VALUES (step, 'insert ' || n, pg_temp.mismatches());
         ELSIF r < 0.70 THEN
             BEGIN
-                INSERT INTO rnd (k1, k2, status, v, w, q, at)
+                INSERT INTO rndm (k1, k2, status, v, w, q, at)
                 SELECT 'a', 0, 'ok', 1000 + g, g, g, base + g * interval '7 seconds'
                   FROM generate_series(1, 5) AS g;
                 RAISE EXCEPTION 'roll back';
             EXCEPTION WHEN raise_exception THEN
                 NULL;
             END;
-            INSERT INTO log VALUES (step, 'rolled back', pg_temp.mismatches());
+            INSERT INTO mlog VALUES (step, 'rolled back', pg_temp.mismatches());
         ELSE
             wm := wm + floor(random() * 12) * interval '1 second';
-            PERFORM count(*) FROM streamforge.advance_ts('rnd_tumble', 'default', wm);
-            PERFORM count(*) FROM streamforge.advance_ts('rnd_hop', 'default', wm);
-            INSERT INTO log VALUES (step, 'advance', pg_temp.mismatches());
+            PERFORM count(*) FROM streamforge.advance_ts('rndm_tumble', 'default', wm);
+            PERFORM count(*) FROM streamforge.advance_ts('rndm_hop', 'default', wm);
+            INSERT INTO mlog VALUES (step, 'advance', pg_temp.mismatches());
         END IF;
     END LOOP;
 END
@@ -146,22 +146,23 @@ SELECT count(*) AS steps, sum(mismatches) AS mismatches,
        count(*) FILTER (WHERE what LIKE 'insert%') AS inserts,
        count(*) FILTER (WHERE what = 'rolled back') AS rollbacks,
        count(*) FILTER (WHERE what = 'advance') AS advances
-  FROM log;
+  FROM mlog;
 SELECT count(*) AS table_rows, count(*) FILTER (WHERE status <> 'bad') AS tumble_rows,
        count(*) FILTER (WHERE v % 3 <> 0 AND status = 'ok') AS hop_rows
-  FROM rnd;
-SELECT (SELECT count(*) FROM rnd_tumble) AS tumble_emitted,
-       (SELECT count(*) FROM rnd_tumble_live) AS tumble_live,
-       (SELECT count(*) FROM rnd_hop) AS hop_emitted,
-       (SELECT count(*) FROM rnd_hop_live) AS hop_live;
+  FROM rndm;
+SELECT (SELECT count(*) FROM rndm_tumble) AS mtumble_emitted,
+       (SELECT count(*) FROM rndm_tumble_live) AS tumble_live,
+       (SELECT count(*) FROM rndm_hop) AS mhop_emitted,
+       (SELECT count(*) FROM rndm_hop_live) AS hop_live;
 -- the cases that matter occurred: a sum past 2^63, one-row windows (NULL
 -- sample variances), windows of several rows
-SELECT (SELECT count(*) FROM rnd_tumble_live WHERE sw > 9223372036854775807) > 0 AS big_sums,
-       (SELECT count(*) FROM rnd_tumble_live WHERE vs IS NULL) > 0 AS single_rows,
-       (SELECT count(*) FROM rnd_hop_live WHERE vq IS NOT NULL) > 0 AS variances;
+SELECT (SELECT count(*) FROM rndm_tumble_live WHERE sw > 9223372036854775807) > 0 AS big_sums,
+       (SELECT count(*) FROM rndm_tumble_live WHERE vs IS NULL) > 0 AS single_rows,
+       (SELECT count(*) FROM rndm_hop_live WHERE vq IS NOT NULL) > 0 AS variances;
 -- the engine saw only the matching rows
-SELECT (SELECT deliveries FROM streamforge.stats('rnd_tumble')) AS tumble_deliveries,
-       (SELECT deliveries FROM streamforge.stats('rnd_hop')) AS hop_deliveries;
-DROP VIEW tumble_seen, tumble_emitted, hop_seen, hop_emitted;
-SELECT streamforge.drop_aggregate('rnd_tumble');
-SELECT streamforge.drop_aggregate('rnd_hop');
+SELECT (SELECT deliveries FROM streamforge.stats('rndm_tumble')) AS tumble_deliveries,
+       (SELECT deliveries FROM streamforge.stats('rndm_hop')) AS hop_deliveries;
+DROP VIEW mtumble_seen, mtumble_emitted, mhop_seen, mhop_emitted, mtumble_oracle, mhop_oracle;
+SELECT streamforge.drop_aggregate('rndm_tumble');
+SELECT streamforge.drop_aggregate('rndm_hop');
+DROP TABLE rndm, mlog;
