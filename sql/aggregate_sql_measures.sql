@@ -100,6 +100,28 @@ SELECT count(*) FROM streamforge.advance_ts('m_all', 'default', '2026-11-30 13:0
 SELECT g, window_start, window_end, c, sum_b, vp, final FROM m_all ORDER BY g;
 SELECT streamforge.drop_aggregate('m_all');
 
+-- count(*) FILTER (WHERE x op constant): the engine's count_if over x (a
+-- constant on the left is turned around; -5 and 2::bigint are constants)
+SELECT streamforge.create_aggregate('m_if', $$
+    SELECT g, count(*) AS c, count(*) FILTER (WHERE i > 10) AS big,
+           count(*) FILTER (WHERE -5 >= s) AS low, count(*) FILTER (WHERE b <> 2::bigint) AS not2,
+           count(*) FILTER (WHERE i * 2 = 30) AS fifteen
+      FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
+$$);
+SELECT ordinality, name, type, func, measure FROM streamforge.aggregate_columns('m_if');
+SELECT pg_catalog.array_to_string(p.aggregates, ' | ') FROM streamforge.pipeline AS p WHERE p.name = 'm_if';
+INSERT INTO mtab VALUES
+    (5, 'x', 3, 10, 2, NULL, '2026-11-30 12:00:00+00'),
+    (6, 'x', -7, 11, 9223372036854775807, 1, '2026-11-30 12:10:00+00'),
+    (7, 'x', -5, 15, -5, 2, '2026-11-30 12:20:00+00'),
+    (8, 'y', 1, 4, 4, 3, '2026-11-30 12:30:00+00');
+SELECT g, c, big, low, not2, fifteen FROM m_if_live ORDER BY g;
+SELECT g, count(*) AS c, count(*) FILTER (WHERE i > 10) AS big,
+       count(*) FILTER (WHERE -5 >= s) AS low, count(*) FILTER (WHERE b <> 2::bigint) AS not2,
+       count(*) FILTER (WHERE i * 2 = 30) AS fifteen
+  FROM mtab WHERE id >= 5 GROUP BY g ORDER BY g;
+SELECT streamforge.drop_aggregate('m_if');
+
 -- one expression and the aggregates of 0.2.0 stay a one-measure pipeline
 SELECT streamforge.create_aggregate('m_one', $$
     SELECT g, count(*) AS c, sum(i) AS s, avg(i) AS a
@@ -126,9 +148,22 @@ $$);
 SELECT streamforge.create_aggregate('m_bad', $$
     SELECT g, sum(i) AS s, avg(i::numeric / 2) AS a FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
 $$);
--- FILTER, DISTINCT and other aggregates
+-- FILTER other than count(*) FILTER (WHERE x op constant), DISTINCT,
+-- other aggregates
 SELECT streamforge.create_aggregate('m_bad', $$
-    SELECT g, count(*) FILTER (WHERE i > 10) AS big FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
+    SELECT g, sum(i) FILTER (WHERE i > 10) AS big FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
+$$);
+SELECT streamforge.create_aggregate('m_bad', $$
+    SELECT g, count(*) FILTER (WHERE i > 10 AND s < 0) AS big FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
+$$);
+SELECT streamforge.create_aggregate('m_bad', $$
+    SELECT g, count(*) FILTER (WHERE i > s) AS big FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
+$$);
+SELECT streamforge.create_aggregate('m_bad', $$
+    SELECT g, count(*) FILTER (WHERE g = 'x') AS big FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
+$$);
+SELECT streamforge.create_aggregate('m_bad', $$
+    SELECT g, count(*) FILTER (WHERE n > 1) AS big FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
 $$);
 SELECT streamforge.create_aggregate('m_bad', $$
     SELECT g, var_pop(DISTINCT i) AS v FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')

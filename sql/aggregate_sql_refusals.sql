@@ -62,7 +62,7 @@ SELECT construct, pg_temp.try(q) AS outcome
     ('unsupported aggregate', $$SELECT string_agg(page, ',') FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('DISTINCT in an aggregate', $$SELECT count(DISTINCT page) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('ORDER BY in an aggregate', $$SELECT sum(n ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
-    ('FILTER', $$SELECT count(*) FILTER (WHERE n > 1) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
+    ('FILTER', $$SELECT sum(n) FILTER (WHERE n > 1) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('ordered-set aggregate', $$SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('system column', $$SELECT count(*) FROM ev WHERE xmin::text <> '' GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('whole-row reference', $$SELECT count(*) FROM ev GROUP BY ev, streamforge.tumble(at, '1 minute')$$),

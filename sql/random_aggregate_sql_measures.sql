@@ -11,7 +11,7 @@
 --   - <name> (the emitted results) = the same GROUP BY over the windows
 --     that end at or before the watermark, with final from the watermark.
 -- Two aggregates share the table: a tumbling window with a composite key,
--- a WHERE and three measures; a hopping window with an expression key,
+-- a WHERE, three measures and a count(*) FILTER; a hopping window with an expression key,
 -- another WHERE and every variance.  Deterministic: setseed.
 --
 SET client_min_messages = warning;
@@ -22,7 +22,8 @@ CREATE TABLE rndm (id bigserial PRIMARY KEY, k1 text NOT NULL, k2 integer NOT NU
 
 SELECT streamforge.create_aggregate('rndm_tumble', $$
     SELECT k1, k2, count(*) AS c, sum(v) AS s, avg(w) AS a, var_samp(v) AS vs,
-           stddev_pop(w) AS sp, min(q) AS mn, max(w) AS mx, sum(w) AS sw
+           stddev_pop(w) AS sp, min(q) AS mn, max(w) AS mx, sum(w) AS sw,
+           count(*) FILTER (WHERE v > 20) AS big
       FROM rndm WHERE status <> 'bad'
      GROUP BY k1, k2, streamforge.tumble(at, interval '10 seconds')
 $$, lateness => interval '1 day');
@@ -43,16 +44,17 @@ CREATE VIEW mtumble_oracle AS
 SELECT k1, k2, date_bin('10 seconds', at, '1970-01-01+00') AS window_start,
        date_bin('10 seconds', at, '1970-01-01+00') + interval '10 seconds' AS window_end,
        count(*)::text AS c, sum(v)::text AS s, avg(w)::text AS a, var_samp(v)::text AS vs,
-       stddev_pop(w)::text AS sp, min(q)::text AS mn, max(w)::text AS mx, sum(w)::text AS sw
+       stddev_pop(w)::text AS sp, min(q)::text AS mn, max(w)::text AS mx, sum(w)::text AS sw,
+       (count(*) FILTER (WHERE v > 20))::text AS big
   FROM rndm WHERE status <> 'bad'
  GROUP BY k1, k2, date_bin('10 seconds', at, '1970-01-01+00');
 CREATE VIEW mtumble_seen AS
 SELECT k1, k2, window_start, window_end, c::text, s::text, a::text, vs::text, sp::text,
-       mn::text, mx::text, sw::text
+       mn::text, mx::text, sw::text, big::text
   FROM rndm_tumble_live;
 CREATE VIEW mtumble_emitted AS
 SELECT k1, k2, window_start, window_end, c::text, s::text, a::text, vs::text, sp::text,
-       mn::text, mx::text, sw::text, final
+       mn::text, mx::text, sw::text, big::text, final
   FROM rndm_tumble;
 CREATE VIEW mhop_oracle AS
 SELECT upper(k1) AS uk, ws.ws AS window_start, ws.ws + interval '20 seconds' AS window_end,

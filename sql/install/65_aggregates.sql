@@ -50,7 +50,8 @@
 -- expression and are count, sum, min, max or avg, the pipeline has one
 -- measure, the attachment's value (a nullable one is filtered out: its rows
 -- count for no aggregate, unless count(*) needs them).  Otherwise (several
--- expressions, a variance or a standard deviation) it is a measures
+-- expressions, a variance or a standard deviation, count(*) FILTER (WHERE
+-- x op c), which is the engine's count_if over x) it is a measures
 -- pipeline (docs/aggregates.md): one measure m1, m2, ... per distinct
 -- expression, each NOT NULL, attached with attach(..., measures =>), and
 -- aggregates a1, a2, ... which the views read as
@@ -470,7 +471,8 @@ BEGIN
     -- the measures: the distinct argument expressions, in order.  One
     -- expression and the aggregates of 0.2.0 (count, sum, min, max, avg):
     -- a one-measure pipeline, its value the expression (as before issue
-    -- 27).  Several expressions, or a variance or standard deviation: a
+    -- 27).  Several expressions, a variance or standard deviation, or
+    -- count(*) FILTER (WHERE x op c) (count_if over the measure x): a
     -- measures pipeline (docs/aggregates.md) with measures m1, m2, ... and
     -- its aggregates named a1, a2, ... (the aliases need not be valid
     -- engine names), which the views read from the aggregates jsonb.
@@ -510,6 +512,9 @@ BEGIN
             i := i + 1;
             engine_aggs := engine_aggs || CASE
                 WHEN a ->> 'func' = 'count' THEN format('count AS a%s', i)
+                WHEN a ->> 'func' = 'count_if'
+                THEN format('count_if(m%s %s %s) AS a%s', array_position(exprs, a ->> 'arg'),
+                            a ->> 'filter_op', (a ->> 'filter_value')::bigint, i)
                 ELSE format('%s(m%s) AS a%s', a ->> 'func', array_position(exprs, a ->> 'arg'), i) END;
             aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
                                                'type', a ->> 'type', 'member', format('a%s', i));

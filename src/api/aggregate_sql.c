@@ -19,7 +19,8 @@
  *   - a select list of GROUP BY expressions, the window call and
  *     aggregates of the supported set (count(*), count(x), sum, min, max,
  *     avg, var_pop, var_samp, variance, stddev_pop, stddev_samp, stddev)
- *     over expressions of the table;
+ *     over expressions of the table, and count(*) FILTER (WHERE x op c)
+ *     (described as count_if over x);
  *   - an optional WHERE; no volatile function anywhere.
  *
  * Anything else is 0A000 with a message naming the construct.  The caller
@@ -385,7 +386,7 @@ aggregate_argument(Aggref *a, AggWalk *w, const char *name)
 		refuse("DISTINCT in aggregate %s() is not supported", name);
 	if (a->aggorder != NIL)
 		refuse("ORDER BY in aggregate %s() is not supported", name);
-	if (a->aggfilter != NULL)
+	if (a->aggfilter != NULL && !(a->aggstar && strcmp(name, "count") == 0))
 		refuse("FILTER in aggregate %s() is not supported", name);
 	if (a->aggkind != AGGKIND_NORMAL || a->aggdirectargs != NIL)
 		refuse("ordered-set aggregate %s() is not supported", name);
@@ -397,6 +398,63 @@ aggregate_argument(Aggref *a, AggWalk *w, const char *name)
 	arg = linitial_node(TargetEntry, a->args);
 	check_expr((Node *) arg->expr, w, "the argument of an aggregate");
 	return (Node *) arg->expr;
+}
+
+static bool
+is_integer_type(Oid typ)
+{
+	return typ == INT2OID || typ == INT4OID || typ == INT8OID;
+}
+
+/*
+ * count(*) FILTER (WHERE x op c), x an integer expression of the table,
+ * op one of pg_catalog's integer comparisons =, <>, <, <=, >, >= and c an
+ * integer constant (c op x is turned around): the engine's count_if.
+ * Sets *x, *op and *c; anything else is refused.
+ */
+static void
+filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
+{
+	static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">="};
+	static const char *const flipped[] = {"=", "<>", ">", ">=", "<", "<="};
+	OpExpr	   *e;
+	Node	   *l;
+	Node	   *r;
+	char	   *opname;
+	int			k = -1;
+	bool		flip = false;
+	Const	   *k_const;
+
+	if (!IsA(filter, OpExpr) || list_length(((OpExpr *) filter)->args) != 2)
+		refuse("FILTER in aggregate count(*) is supported only as FILTER (WHERE expression op constant)");
+	e = (OpExpr *) filter;
+	opname = get_opname(e->opno);
+	for (int i = 0; i < (int) lengthof(ops); i++)
+		if (opname != NULL && strcmp(opname, ops[i]) == 0)
+			k = i;
+	l = eval_const_expressions(NULL, linitial(e->args));
+	r = eval_const_expressions(NULL, lsecond(e->args));
+	if (IsA(l, Const) && !IsA(r, Const))
+	{
+		Node	   *t = l;
+
+		l = r;
+		r = t;
+		flip = true;
+	}
+	if (k < 0 || get_func_namespace(get_opcode(e->opno)) != PG_CATALOG_NAMESPACE ||
+		!is_integer_type(exprType(l)) || !IsA(r, Const) ||
+		!is_integer_type(exprType(r)))
+		refuse("FILTER in aggregate count(*) is supported only as FILTER (WHERE expression op constant), comparing integers with =, <>, <, <=, > or >=");
+	k_const = (Const *) r;
+	if (k_const->constisnull)
+		refuse("FILTER (WHERE expression op NULL) in aggregate count(*) is not supported");
+	check_expr(l, w, "the FILTER of an aggregate");
+	*x = l;
+	*op = flip ? flipped[k] : ops[k];
+	*c = k_const->consttype == INT8OID ? DatumGetInt64(k_const->constvalue) :
+		k_const->consttype == INT4OID ? (int64) DatumGetInt32(k_const->constvalue) :
+		(int64) DatumGetInt16(k_const->constvalue);
 }
 
 /* Describes the checked query as JSON into buf */
@@ -524,6 +582,8 @@ describe(Query *q, StringInfo buf)
 		Aggref	   *a;
 		const char *name;
 		Node	   *arg;
+		const char *filter_op;
+		int64		filter_c = 0;
 
 		if (te->resjunk)
 			continue;
@@ -542,6 +602,14 @@ describe(Query *q, StringInfo buf)
 			refuse("aggregate %s is not supported",
 				   format_procedure(a->aggfnoid));
 		arg = aggregate_argument(a, &w, name);
+		if (a->aggfilter != NULL)
+		{
+			/* count(*) FILTER (WHERE x op c): count_if over x */
+			filter_comparison((Node *) a->aggfilter, &w, &arg, &filter_op, &filter_c);
+			name = "count_if";
+		}
+		else
+			filter_op = NULL;
 		if (strcmp(te->resname, "window_start") == 0 ||
 			strcmp(te->resname, "window_end") == 0 ||
 			strcmp(te->resname, "final") == 0)
@@ -557,6 +625,11 @@ describe(Query *q, StringInfo buf)
 							   ? "true" : "false");
 		json_str(&aggs, "name", te->resname, false);
 		json_str(&aggs, "type", format_type_be(a->aggtype), false);
+		if (filter_op != NULL)
+		{
+			json_str(&aggs, "filter_op", filter_op, false);
+			json_int(&aggs, "filter_value", filter_c, false);
+		}
 		appendStringInfoChar(&aggs, '}');
 		first_agg = false;
 	}
