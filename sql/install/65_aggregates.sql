@@ -502,7 +502,7 @@ BEGIN
         IF cardinality(nullable) > 0 THEN
             RAISE EXCEPTION 'aggregates over the nullable expression % are not supported here', nullable[1]
                 USING ERRCODE = '0A000',
-                      DETAIL = 'A pipeline with several measures or a variance takes one non-NULL integer per measure from every row.',
+                      DETAIL = 'A measures pipeline (several expressions, a variance, a FILTER) takes one non-NULL integer per measure from every row.',
                       HINT = format('Aggregate a NOT NULL column, or COALESCE(%s, ...).', nullable[1]);
         END IF;
         i := 0;
