@@ -62,7 +62,7 @@ SELECT construct, pg_temp.try(q) AS outcome
     ('unsupported aggregate', $$SELECT string_agg(page, ',') FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('DISTINCT in an aggregate', $$SELECT count(DISTINCT page) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('ORDER BY in an aggregate', $$SELECT sum(n ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
-    ('FILTER', $$SELECT count(*) FILTER (WHERE n > 1) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
+    ('FILTER', $$SELECT sum(n) FILTER (WHERE n > 1) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('ordered-set aggregate', $$SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('system column', $$SELECT count(*) FROM ev WHERE xmin::text <> '' GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('whole-row reference', $$SELECT count(*) FROM ev GROUP BY ev, streamforge.tumble(at, '1 minute')$$),
@@ -70,7 +70,7 @@ SELECT construct, pg_temp.try(q) AS outcome
     ('volatile function in GROUP BY', $$SELECT count(*) FROM ev GROUP BY random() < 0.5, streamforge.tumble(at, '1 minute')$$),
     ('no aggregate', $$SELECT page FROM ev GROUP BY page, streamforge.tumble(at, '1 minute')$$),
     ('aggregate named final', $$SELECT count(*) AS final FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
-    ('two measures', $$SELECT sum(n), max(m) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
+    ('two measures, one nullable', $$SELECT sum(n), max(m) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('measure of type double precision', $$SELECT sum(f) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('count(*) with a nullable measure', $$SELECT count(*), sum(m) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('session over a nullable measure', $$SELECT max(m) FROM ev GROUP BY streamforge.session(at, '1 minute')$$)

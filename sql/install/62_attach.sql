@@ -29,6 +29,13 @@
 -- which it is not true are not ingested; an update that changes whether a
 -- row matches is refused like one that changes a mapped value.
 --
+-- An attachment of a measures pipeline (0.3.0, issue 29; attach(...,
+-- measures => ARRAY[...])) has eleven arguments: the sixth is the
+-- expression ARRAY[(m1)::int8, ...]::int8[] of its measures, the tenth its
+-- filter or '' for none, the eleventh the word measures; its insert
+-- trigger calls append_measures_batch (86_attach_measures.sql).  The
+-- other attachments keep the arguments they had.
+--
 -- Identity: an attachment is bound to its pipeline's id (never reused;
 -- pg_dump carries ids over), not to its name.  drop_pipeline detaches
 -- first (src/api/define.c calls drop_attachments below as the extension's
@@ -177,7 +184,8 @@ DECLARE
     now_columns text;
     table_owner name;
 BEGIN
-    IF n OPERATOR(pg_catalog.<>) ALL (ARRAY[6, 9, 10])
+    IF n OPERATOR(pg_catalog.<>) ALL (ARRAY[6, 9, 10, 11])
+       OR (n OPERATOR(pg_catalog.=) 11 AND args[11] OPERATOR(pg_catalog.<>) 'measures')
        OR trigger_name OPERATOR(pg_catalog.<>)
           (streamforge_internal.attach_trigger_name(args[1])::pg_catalog.text
            OPERATOR(pg_catalog.||) CASE WHEN for_insert THEN '' ELSE '_update' END)::pg_catalog.name
@@ -263,15 +271,28 @@ BEGIN
     id := streamforge_internal.attach_check(TG_RELID, TG_NAME,
                                             ARRAY(SELECT pg_catalog.unnest(TG_ARGV)), true);
     -- a cursor: exactly one query, whatever the expressions contain
-    FOR n IN EXECUTE pg_catalog.format(
-        'SELECT pg_catalog.count(*) FROM streamforge.append_batch($1, '
-        'ARRAY(SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM new_rows%s))',
-        TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5],
-        CASE WHEN TG_NARGS OPERATOR(pg_catalog.>=) 10
-             THEN pg_catalog.format(' WHERE (%s)', TG_ARGV[9]) ELSE '' END)
-        USING TG_ARGV[0]
-    LOOP
-    END LOOP;
+    IF TG_NARGS OPERATOR(pg_catalog.=) 11 THEN
+        -- a measures pipeline: append_measures_batch assigns the offsets
+        FOR n IN EXECUTE pg_catalog.format(
+            'SELECT pg_catalog.count(*) FROM streamforge.append_measures_batch($1, '
+            'ARRAY(SELECT ROW(%s, NULL::pg_catalog.int8, %s, %s, %s, %s)::streamforge.measures_delivery FROM new_rows%s))',
+            TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5],
+            CASE WHEN TG_ARGV[9] OPERATOR(pg_catalog.<>) ''
+                 THEN pg_catalog.format(' WHERE (%s)', TG_ARGV[9]) ELSE '' END)
+            USING TG_ARGV[0]
+        LOOP
+        END LOOP;
+    ELSE
+        FOR n IN EXECUTE pg_catalog.format(
+            'SELECT pg_catalog.count(*) FROM streamforge.append_batch($1, '
+            'ARRAY(SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM new_rows%s))',
+            TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5],
+            CASE WHEN TG_NARGS OPERATOR(pg_catalog.>=) 10
+                 THEN pg_catalog.format(' WHERE (%s)', TG_ARGV[9]) ELSE '' END)
+            USING TG_ARGV[0]
+        LOOP
+        END LOOP;
+    END IF;
     -- the pipeline is locked by this transaction now: still the same one?
     IF streamforge_internal.pipeline_id(TG_ARGV[0]) IS DISTINCT FROM id THEN
         RAISE EXCEPTION 'pipeline "%" attached to table % was dropped', TG_ARGV[0], TG_RELID::pg_catalog.regclass
@@ -312,12 +333,16 @@ BEGIN
     PERFORM streamforge_internal.attach_check(TG_RELID, TG_NAME,
                                               ARRAY(SELECT pg_catalog.unnest(TG_ARGV)), false);
     -- with a filter, a row that does not match is no event (NULL)
-    q := pg_catalog.format('SELECT CASE WHEN %s THEN ROW(%s, %s, %s, %s, %s)::streamforge.event::pg_catalog.text END '
+    -- (a measures attachment's row is a record: its sixth field an array)
+    q := pg_catalog.format('SELECT CASE WHEN %s THEN ROW(%s, %s, %s, %s, %s)%s::pg_catalog.text END '
                            'FROM (SELECT ($1).*) AS new_rows',
                            CASE WHEN TG_NARGS OPERATOR(pg_catalog.>=) 10
+                                     AND TG_ARGV[9] OPERATOR(pg_catalog.<>) ''
                                 THEN pg_catalog.format('COALESCE((%s), false)', TG_ARGV[9])
                                 ELSE 'true' END,
-                           TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5]);
+                           TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5],
+                           CASE WHEN TG_NARGS OPERATOR(pg_catalog.=) 11 THEN ''
+                                ELSE '::streamforge.event' END);
     FOR o IN EXECUTE q USING OLD LOOP END LOOP;
     FOR n IN EXECUTE q USING NEW LOOP END LOOP;
     IF (o IS NULL) OPERATOR(pg_catalog.<>) (n IS NULL) THEN
@@ -352,7 +377,7 @@ COMMENT ON FUNCTION streamforge_internal.attached_update() IS
 CREATE OR REPLACE FUNCTION streamforge_internal.attach_create_triggers(
     pipeline text, pipeline_id bigint, source regclass, p_expr text,
     id_expr text, key_expr text, time_expr text, value_expr text,
-    filter_expr text DEFAULT NULL)
+    filter_expr text DEFAULT NULL, measures boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -377,8 +402,9 @@ DECLARE
 BEGIN
     BEGIN
         EXECUTE pg_catalog.format('CREATE TEMPORARY VIEW streamforge_attach_probe AS '
-                                  'SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event AS e, (%s) AS f FROM %s AS new_rows',
+                                  'SELECT ROW(%s, %s, %s, %s, %s)%s AS e, (%s) AS f FROM %s AS new_rows',
                                   p_expr, id_expr, key_expr, time_expr, value_expr,
+                                  CASE WHEN measures THEN '' ELSE '::streamforge.event' END,
                                   COALESCE(filter_expr, 'true'), source);
         probe := 'pg_temp.streamforge_attach_probe'::pg_catalog.regclass;
         SELECT pg_catalog.array_agg(DISTINCT d.refobjsubid::pg_catalog.int2 ORDER BY d.refobjsubid::pg_catalog.int2)
@@ -419,7 +445,9 @@ BEGIN
                               id_expr, key_expr, time_expr, value_expr,
                               pipeline_id::pg_catalog.text, attnums::pg_catalog.text,
                               streamforge_internal.attach_columns(source, attnums))
-            OPERATOR(pg_catalog.||) CASE WHEN filter_expr IS NULL THEN ''
+            OPERATOR(pg_catalog.||) CASE WHEN measures
+                                         THEN pg_catalog.format(', %L, %L', COALESCE(filter_expr, ''), 'measures')
+                                         WHEN filter_expr IS NULL THEN ''
                                          ELSE pg_catalog.format(', %L', filter_expr) END;
     EXECUTE pg_catalog.format('CREATE TRIGGER %I AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows '
                               'FOR EACH STATEMENT EXECUTE FUNCTION streamforge_internal.attached_insert(%s)',
@@ -432,7 +460,7 @@ BEGIN
                               args);
 END
 $$;
-COMMENT ON FUNCTION streamforge_internal.attach_create_triggers(text, bigint, regclass, text, text, text, text, text, text) IS
+COMMENT ON FUNCTION streamforge_internal.attach_create_triggers(text, bigint, regclass, text, text, text, text, text, text, boolean) IS
     'creates the triggers of an attachment (internal helper)';
 
 -- attach(pipeline, source, event_id, key, event_time, value, partition):
@@ -443,10 +471,12 @@ COMMENT ON FUNCTION streamforge_internal.attach_create_triggers(text, bigint, re
 -- integer (in the pipeline's units) or a timestamptz, timestamp (read as
 -- UTC) or date when the pipeline has a time unit; value an integer.
 -- filter (0.3.0): a boolean expression; rows for which it is not true are
--- not ingested.
+-- not ingested.  measures (0.3.0): for a measures pipeline, one integer
+-- expression per measure, in the pipeline's order, instead of value.
 CREATE OR REPLACE FUNCTION streamforge.attach(pipeline text, source regclass,
     event_id text, key text, event_time text, value text DEFAULT '1',
-    partition text DEFAULT NULL, filter text DEFAULT NULL)
+    partition text DEFAULT NULL, filter text DEFAULT NULL,
+    measures text[] DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -472,6 +502,8 @@ DECLARE
     time_expr text;
     value_expr text;
     rel record;
+    nm integer;
+    m text;
 BEGIN
     IF pipeline IS NULL THEN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
@@ -565,13 +597,58 @@ BEGIN
                   DETAIL = pg_catalog.format('The expression %s is of type %s.', event_time, typ);
     END IF;
 
-    typ := streamforge_internal.attach_expr_type(source, value);
-    IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['smallint', 'integer', 'bigint']::pg_catalog.regtype[]) THEN
-        RAISE EXCEPTION 'value must be an integer'
-            USING ERRCODE = '42804',
-                  DETAIL = pg_catalog.format('The expression %s is of type %s.', value, typ);
+    -- value, or the measures of a measures pipeline
+    nm := streamforge_internal.pipeline_nmeasures(pipeline);
+    IF measures IS NULL AND nm IS NOT NULL THEN
+        RAISE EXCEPTION 'pipeline "%" has % measures', pipeline, nm
+            USING ERRCODE = '22023',
+                  HINT = 'Pass measures => ARRAY[...], one integer expression per measure.';
+    ELSIF measures IS NOT NULL AND nm IS NULL THEN
+        RAISE EXCEPTION 'pipeline "%" has one unnamed measure', pipeline
+            USING ERRCODE = '22023',
+                  HINT = 'Pass value => an integer expression, not measures.';
+    ELSIF measures IS NOT NULL THEN
+        IF value OPERATOR(pg_catalog.<>) '1' THEN
+            RAISE EXCEPTION 'value and measures cannot both be given'
+                USING ERRCODE = '22023';
+        END IF;
+        IF pg_catalog.array_ndims(measures) IS DISTINCT FROM 1 THEN
+            RAISE EXCEPTION 'measures must be a one-dimensional array'
+                USING ERRCODE = '22023';
+        END IF;
+        IF pg_catalog.cardinality(measures) OPERATOR(pg_catalog.<>) nm THEN
+            RAISE EXCEPTION 'pipeline "%" has % measures, not %', pipeline, nm,
+                            pg_catalog.cardinality(measures)
+                USING ERRCODE = '22023',
+                      HINT = 'Pass a one-dimensional array of one integer expression per measure.';
+        END IF;
+        IF pg_catalog.array_position(measures, NULL) IS NOT NULL THEN
+            RAISE EXCEPTION 'element % of measures must not be null', pg_catalog.array_position(measures, NULL)
+                USING ERRCODE = '22004';
+        END IF;
+        value_expr := '';
+        FOREACH m IN ARRAY measures LOOP
+            typ := streamforge_internal.attach_expr_type(source, m);
+            IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['smallint', 'integer', 'bigint']::pg_catalog.regtype[]) THEN
+                RAISE EXCEPTION 'measures must be integers'
+                    USING ERRCODE = '42804',
+                          DETAIL = pg_catalog.format('The expression %s is of type %s.', m, typ);
+            END IF;
+            value_expr := value_expr OPERATOR(pg_catalog.||)
+                          CASE WHEN value_expr OPERATOR(pg_catalog.=) '' THEN '' ELSE ', ' END
+                          OPERATOR(pg_catalog.||) pg_catalog.format('(%s)::pg_catalog.int8', m);
+        END LOOP;
+        value_expr := pg_catalog.format('ARRAY[%s]::pg_catalog.int8[]', value_expr);
     END IF;
-    value_expr := pg_catalog.format('(%s)::pg_catalog.int8', value);
+    IF measures IS NULL THEN
+        typ := streamforge_internal.attach_expr_type(source, value);
+        IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['smallint', 'integer', 'bigint']::pg_catalog.regtype[]) THEN
+            RAISE EXCEPTION 'value must be an integer'
+                USING ERRCODE = '42804',
+                      DETAIL = pg_catalog.format('The expression %s is of type %s.', value, typ);
+        END IF;
+        value_expr := pg_catalog.format('(%s)::pg_catalog.int8', value);
+    END IF;
 
     IF filter IS NOT NULL THEN
         typ := streamforge_internal.attach_expr_type(source, filter);
@@ -583,16 +660,17 @@ BEGIN
     END IF;
 
     -- the whole row must evaluate (no row is read)
-    EXECUTE pg_catalog.format('SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM %s AS new_rows WHERE (%s) LIMIT 0',
-                              p_expr, id_expr, key_expr, time_expr, value_expr, source,
-                              COALESCE(filter, 'true'));
+    EXECUTE pg_catalog.format('SELECT ROW(%s, %s, %s, %s, %s)%s FROM %s AS new_rows WHERE (%s) LIMIT 0',
+                              p_expr, id_expr, key_expr, time_expr, value_expr,
+                              CASE WHEN measures IS NULL THEN '::streamforge.event' ELSE '' END,
+                              source, COALESCE(filter, 'true'));
 
     PERFORM streamforge_internal.attach_create_triggers(pipeline,
         streamforge_internal.pipeline_id(pipeline), source, p_expr, id_expr,
-        key_expr, time_expr, value_expr, filter);
+        key_expr, time_expr, value_expr, filter, measures IS NOT NULL);
 END
 $$;
-COMMENT ON FUNCTION streamforge.attach(text, regclass, text, text, text, text, text, text) IS
+COMMENT ON FUNCTION streamforge.attach(text, regclass, text, text, text, text, text, text, text[]) IS
     'ingests every row inserted into a table as an event of a pipeline';
 
 -- detach(pipeline, source): drops the triggers of attach().  Needs
@@ -677,7 +755,7 @@ SELECT t.tgrelid::pg_catalog.regclass AS source,
        t.tgname AS trigger_name,
        CASE WHEN a.args[7] OPERATOR(pg_catalog.~) '^[0-9]{1,18}$'
             THEN a.args[7]::pg_catalog.int8 END AS pipeline_id,
-       a.args[10] AS filter
+       CASE WHEN a.args[10] OPERATOR(pg_catalog.<>) '' THEN a.args[10] END AS filter
   FROM pg_catalog.pg_trigger AS t,
        LATERAL (SELECT streamforge_internal.trigger_args(t.tgargs) AS args) AS a
  WHERE t.tgfoid OPERATOR(pg_catalog.=) 'streamforge_internal.attached_insert()'::pg_catalog.regprocedure;

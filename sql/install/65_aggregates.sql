@@ -46,10 +46,16 @@
 -- attachment's fixed settings), decoded by aggregate_key_part(key, i) and a
 -- cast back to the column's type.
 --
--- Measures: the engine has one value per event (issue 27 adds more).  All
--- the aggregates but count(*) must take the same integer expression, which
--- becomes the attachment's value; a nullable one is filtered out (its rows
--- count for no aggregate) unless count(*) needs them.
+-- Measures: when all the aggregates but count(*) take the same integer
+-- expression and are count, sum, min, max or avg, the pipeline has one
+-- measure, the attachment's value (a nullable one is filtered out: its rows
+-- count for no aggregate, unless count(*) needs them).  Otherwise (several
+-- expressions, a variance or a standard deviation, count(*) FILTER (WHERE
+-- x op c), which is the engine's count_if over x) it is a measures
+-- pipeline (docs/aggregates.md): one measure m1, m2, ... per distinct
+-- expression, each NOT NULL, attached with attach(..., measures =>), and
+-- aggregates a1, a2, ... which the views read as
+-- (aggregates ->> 'aN')::<PostgreSQL's type of the aggregate>.
 
 -- ----------------------------------------------------------------
 -- The window markers of the query
@@ -250,6 +256,7 @@ DECLARE
     coll text;
     typ regtype;
     f text;
+    measures boolean := COALESCE((spec ->> 'measures')::boolean, false);
 BEGIN
     IF w IS NULL OR w <> ALL (ARRAY['tumble', 'hop', 'session']) OR unit_us IS NULL
        OR unit_us <= 0 OR view_schema IS NULL OR view_name IS NULL OR query IS NULL
@@ -275,7 +282,16 @@ BEGIN
     LOOP
         f := a ->> 'func';
         typ := (a ->> 'type')::regtype;
-        IF f = 'count' THEN
+        IF measures THEN
+            -- a measures pipeline: the member of the aggregates jsonb
+            IF a ->> 'member' IS NULL OR a ->> 'member' !~ '^a[0-9]{1,2}$' THEN
+                RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
+            END IF;
+            aggs_r := aggs_r || format('(r.aggregates OPERATOR(pg_catalog.->>) %L)::%s AS %I, ',
+                                       a ->> 'member', typ, a ->> 'name');
+            aggs_l := aggs_l || format('(l.aggregates OPERATOR(pg_catalog.->>) %L)::%s AS %I, ',
+                                       a ->> 'member', typ, a ->> 'name');
+        ELSIF f = 'count' THEN
             aggs_r := aggs_r || format('r.count AS %I, ', a ->> 'name');
             aggs_l := aggs_l || format('l.count AS %I, ', a ->> 'name');
         ELSIF f = ANY (ARRAY['sum', 'min', 'max']) THEN
@@ -311,8 +327,9 @@ BEGIN
         'streamforge_internal.aggregate_time(l.window_start, %s) AS window_start, '
         'streamforge_internal.aggregate_time(l.window_end, %s) AS window_end, %s'
         'false AS final '
-        'FROM streamforge.live(%L) AS l WHERE l.window_name OPERATOR(pg_catalog.=) %L',
-        view_schema, view_name || '_live', keys_l, unit_us, unit_us, aggs_l, pipeline, w);
+        'FROM streamforge.%s(%L) AS l WHERE l.window_name OPERATOR(pg_catalog.=) %L',
+        view_schema, view_name || '_live', keys_l, unit_us, unit_us, aggs_l,
+        CASE WHEN measures THEN 'live_aggregates' ELSE 'live' END, pipeline, w);
     -- the late events
     EXECUTE format(
         'CREATE VIEW %I.%I AS SELECT e.late_seq, %s'
@@ -392,8 +409,11 @@ DECLARE
     unit interval;
     wdef streamforge.window_def;
     measure text;
-    measure_type regtype;
-    measure_not_null boolean := true;
+    exprs text[] := '{}';
+    nullable text[] := '{}';
+    use_measures boolean := false;
+    measure_names text[];
+    engine_aggs text[] := '{}';
     has_count_star boolean := false;
     a jsonb;
     k jsonb;
@@ -448,45 +468,67 @@ BEGIN
     END IF;
     unit := make_interval(secs => unit_us / 1000000.0);
 
-    -- the measure: one expression for every aggregate but count(*).
-    -- ISSUE 27 (docs/aggregates.md of /work/wt/agg), the small addition
-    -- for several measures: name each distinct argument expression (m1,
-    -- m2, ...), pass create_pipeline(..., measures => ARRAY['m1', ...],
-    -- aggregates => ARRAY['count', 'sum(m1) AS revenue', 'avg(m2) AS
-    -- latency', ...]) and the expressions to attach() (which then needs a
-    -- measures form, append_measures being planned there), and put
-    -- 'column': 'aggregates' in each aggregate of the spec, for which
-    -- aggregate_register_internal reads (r.aggregates ->> name)::type
-    -- instead of r.count/r.sum/r.min/r.max/r.avg.  The refusals below of a
-    -- second expression and of a non-integer one go; the nullable
-    -- expression rule stays (a measure is one non-NULL bigint per event).
+    -- the measures: the distinct argument expressions, in order.  One
+    -- expression and the aggregates of 0.2.0 (count, sum, min, max, avg):
+    -- a one-measure pipeline, its value the expression (as before issue
+    -- 27).  Several expressions, a variance or standard deviation, or
+    -- count(*) FILTER (WHERE x op c) (count_if over the measure x): a
+    -- measures pipeline (docs/aggregates.md) with measures m1, m2, ... and
+    -- its aggregates named a1, a2, ... (the aliases need not be valid
+    -- engine names), which the views read from the aggregates jsonb.
     FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
               ORDER BY e.ordinality
     LOOP
         IF a ->> 'arg' IS NULL THEN
             has_count_star := true;
-        ELSIF measure IS NULL THEN
-            measure := a ->> 'arg';
-            measure_type := (a ->> 'arg_type')::regtype;
-            measure_not_null := (a ->> 'arg_not_null')::boolean;
-        ELSIF measure <> a ->> 'arg' THEN
-            -- ISSUE 27: several measures per pipeline
-            RAISE EXCEPTION 'aggregates over more than one expression are not supported'
-                USING ERRCODE = '0A000',
-                      DETAIL = format('The query aggregates %s and %s; a pipeline has one measure.', measure, a ->> 'arg'),
-                      HINT = 'Make one aggregate per expression.';
+        ELSIF a ->> 'arg' <> ALL (exprs) THEN
+            exprs := exprs || (a ->> 'arg');
+            IF (a ->> 'arg_type')::regtype <> ALL (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
+                RAISE EXCEPTION 'aggregates over an expression of type % are not supported', (a ->> 'arg_type')::regtype
+                    USING ERRCODE = '0A000',
+                          DETAIL = format('The expression %s is of type %s; the engine aggregates integers.', a ->> 'arg', (a ->> 'arg_type')::regtype),
+                          HINT = 'Aggregate an integer expression, for example the amount in cents.';
+            END IF;
+            IF NOT (a ->> 'arg_not_null')::boolean THEN
+                nullable := nullable || (a ->> 'arg');
+            END IF;
         END IF;
-        aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
-                                           'type', a ->> 'type');
+        IF a ->> 'func' <> ALL (ARRAY['count', 'sum', 'min', 'max', 'avg']) THEN
+            use_measures := true;
+        END IF;
     END LOOP;
-    IF measure IS NOT NULL THEN
-        IF measure_type <> ALL (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
-            RAISE EXCEPTION 'aggregates over an expression of type % are not supported', measure_type
+    use_measures := use_measures OR cardinality(exprs) > 1;
+    IF use_measures THEN
+        IF cardinality(nullable) > 0 THEN
+            RAISE EXCEPTION 'aggregates over the nullable expression % are not supported here', nullable[1]
                 USING ERRCODE = '0A000',
-                      DETAIL = format('The expression %s is of type %s; the engine aggregates integers.', measure, measure_type),
-                      HINT = 'Aggregate an integer expression, for example the amount in cents.';
+                      DETAIL = 'A measures pipeline (several expressions, a variance, a FILTER) takes one non-NULL integer per measure from every row.',
+                      HINT = format('Aggregate a NOT NULL column, or COALESCE(%s, ...).', nullable[1]);
         END IF;
-        IF NOT measure_not_null THEN
+        i := 0;
+        FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
+                  ORDER BY e.ordinality
+        LOOP
+            i := i + 1;
+            engine_aggs := engine_aggs || CASE
+                WHEN a ->> 'func' = 'count' THEN format('count AS a%s', i)
+                WHEN a ->> 'func' = 'count_if'
+                THEN format('count_if(m%s %s %s) AS a%s', array_position(exprs, a ->> 'arg'),
+                            a ->> 'filter_op', (a ->> 'filter_value')::bigint, i)
+                ELSE format('%s(m%s) AS a%s', a ->> 'func', array_position(exprs, a ->> 'arg'), i) END;
+            aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
+                                               'type', a ->> 'type', 'member', format('a%s', i));
+        END LOOP;
+        measure_names := ARRAY(SELECT format('m%s', n) FROM generate_series(1, cardinality(exprs)) AS n);
+    ELSE
+        measure := exprs[1];
+        FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
+                  ORDER BY e.ordinality
+        LOOP
+            aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
+                                               'type', a ->> 'type');
+        END LOOP;
+        IF cardinality(nullable) > 0 THEN
             IF has_count_star THEN
                 RAISE EXCEPTION 'count(*) together with an aggregate of the nullable expression % is not supported', measure
                     USING ERRCODE = '0A000',
@@ -502,6 +544,7 @@ BEGIN
                       || format('((%s) IS NOT NULL)', measure);
         END IF;
     END IF;
+    i := 0;
 
     -- the key: every GROUP BY expression but the window
     FOR k IN SELECT e.value FROM jsonb_array_elements(plan -> 'keys') WITH ORDINALITY AS e
@@ -548,15 +591,18 @@ BEGIN
                 ELSE streamforge.session('session', size_us / unit_us) END;
     PERFORM streamforge.create_pipeline(name, parts, ARRAY[wdef],
         lateness => lateness_us / unit_us, retention => retention_us / unit_us,
-        time_unit => unit, emit => emit, out_of_orderness => ooo_us / unit_us);
+        time_unit => unit, emit => emit, out_of_orderness => ooo_us / unit_us,
+        measures => measure_names, aggregates => CASE WHEN use_measures THEN engine_aggs END);
     PERFORM streamforge.configure_outputs(name, changelog => false, results => true,
                                           late => false, notify => false);
     PERFORM streamforge.attach(name, source, event_id => event_id, key => key_expr,
         event_time => win ->> 'time', value => COALESCE(measure, '1'),
         partition => CASE WHEN partition IS NULL THEN NULL ELSE format('(%s)::pg_catalog.text', partition) END,
-        filter => filter);
+        filter => filter, measures => CASE WHEN use_measures THEN exprs END);
     PERFORM streamforge_internal.aggregate_register(name, view_schema, name, source, query, unit_us,
-        jsonb_build_object('window', kind, 'keys', shown, 'aggregates', aggs));
+        CASE WHEN use_measures
+             THEN jsonb_build_object('window', kind, 'keys', shown, 'aggregates', aggs, 'measures', true)
+             ELSE jsonb_build_object('window', kind, 'keys', shown, 'aggregates', aggs) END);
 END
 $$;
 COMMENT ON FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,

@@ -18,7 +18,9 @@
  *     session(ts, gap), with constant intervals;
  *   - a select list of GROUP BY expressions, the window call and
  *     aggregates of the supported set (count(*), count(x), sum, min, max,
- *     avg) over expressions of the table;
+ *     avg, var_pop, var_samp, variance, stddev_pop, stddev_samp, stddev)
+ *     over expressions of the table, and count(*) FILTER (WHERE x op c)
+ *     (described as count_if over x);
  *   - an optional WHERE; no volatile function anywhere.
  *
  * Anything else is 0A000 with a message naming the construct.  The caller
@@ -33,10 +35,11 @@
  * every name outside pg_catalog comes out qualified: the attachment's
  * trigger functions evaluate them with that search_path.
  *
- * The mapping to the engine (one measure per pipeline today) is decided in
- * SQL, in streamforge_internal.aggregate_create (65_aggregates.sql); this
- * file only describes the query, so that more measures (issue 27) need no
- * change here.
+ * The mapping to the engine (a one-measure pipeline, or a measures
+ * pipeline for several expressions and the variances) is decided in SQL,
+ * in streamforge_internal.aggregate_create (65_aggregates.sql); this file
+ * only describes the query ("func" is the engine's name: variance and
+ * stddev come out as var_samp and stddev_samp).
  *
  * Memory: everything is palloc'd in the caller's context; nothing is kept
  * across calls.
@@ -292,6 +295,47 @@ column_not_null(Oid relid, AttrNumber attnum)
 }
 
 /*
+ * Whether an expression over the table is never NULL: a constant, a NOT
+ * NULL column, or an operator or cast of pg_catalog's, strict, over such
+ * expressions (amount * 2, a + b, x::bigint).  Anything else (a function
+ * call, CASE, COALESCE) is taken as nullable.
+ */
+static bool
+expr_not_null(Node *node, Oid relid)
+{
+	List	   *args;
+	Oid			funcid;
+	ListCell   *lc;
+
+	if (IsA(node, Const))
+		return !((Const *) node)->constisnull;
+	if (IsA(node, Var))
+		return column_not_null(relid, ((Var *) node)->varattno);
+	if (IsA(node, RelabelType))
+		return expr_not_null((Node *) ((RelabelType *) node)->arg, relid);
+	if (IsA(node, OpExpr))
+	{
+		funcid = get_opcode(((OpExpr *) node)->opno);
+		args = ((OpExpr *) node)->args;
+	}
+	else if (IsA(node, FuncExpr) &&
+			 ((FuncExpr *) node)->funcformat != COERCE_EXPLICIT_CALL)
+	{
+		funcid = ((FuncExpr *) node)->funcid;
+		args = ((FuncExpr *) node)->args;
+	}
+	else
+		return false;
+	if (!OidIsValid(funcid) || !func_strict(funcid) ||
+		get_func_namespace(funcid) != PG_CATALOG_NAMESPACE)
+		return false;
+	foreach(lc, args)
+		if (!expr_not_null((Node *) lfirst(lc), relid))
+			return false;
+	return true;
+}
+
+/*
  * Whether row-level security is enabled on the table: its attachment would
  * ingest every row, whatever the policies let the views' readers see.
  */
@@ -320,8 +364,15 @@ supported_aggregate(Aggref *a)
 		return NULL;
 	if (strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
 		strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
-		strcmp(name, "avg") == 0)
+		strcmp(name, "avg") == 0 || strcmp(name, "var_pop") == 0 ||
+		strcmp(name, "var_samp") == 0 || strcmp(name, "stddev_pop") == 0 ||
+		strcmp(name, "stddev_samp") == 0)
 		return name;
+	/* PostgreSQL's historical spellings of the sample forms */
+	if (strcmp(name, "variance") == 0)
+		return "var_samp";
+	if (strcmp(name, "stddev") == 0)
+		return "stddev_samp";
 	return NULL;
 }
 
@@ -335,7 +386,7 @@ aggregate_argument(Aggref *a, AggWalk *w, const char *name)
 		refuse("DISTINCT in aggregate %s() is not supported", name);
 	if (a->aggorder != NIL)
 		refuse("ORDER BY in aggregate %s() is not supported", name);
-	if (a->aggfilter != NULL)
+	if (a->aggfilter != NULL && !(a->aggstar && strcmp(name, "count") == 0))
 		refuse("FILTER in aggregate %s() is not supported", name);
 	if (a->aggkind != AGGKIND_NORMAL || a->aggdirectargs != NIL)
 		refuse("ordered-set aggregate %s() is not supported", name);
@@ -347,6 +398,63 @@ aggregate_argument(Aggref *a, AggWalk *w, const char *name)
 	arg = linitial_node(TargetEntry, a->args);
 	check_expr((Node *) arg->expr, w, "the argument of an aggregate");
 	return (Node *) arg->expr;
+}
+
+static bool
+is_integer_type(Oid typ)
+{
+	return typ == INT2OID || typ == INT4OID || typ == INT8OID;
+}
+
+/*
+ * count(*) FILTER (WHERE x op c), x an integer expression of the table,
+ * op one of pg_catalog's integer comparisons =, <>, <, <=, >, >= and c an
+ * integer constant (c op x is turned around): the engine's count_if.
+ * Sets *x, *op and *c; anything else is refused.
+ */
+static void
+filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
+{
+	static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">="};
+	static const char *const flipped[] = {"=", "<>", ">", ">=", "<", "<="};
+	OpExpr	   *e;
+	Node	   *l;
+	Node	   *r;
+	char	   *opname;
+	int			k = -1;
+	bool		flip = false;
+	Const	   *k_const;
+
+	if (!IsA(filter, OpExpr) || list_length(((OpExpr *) filter)->args) != 2)
+		refuse("FILTER in aggregate count(*) is supported only as FILTER (WHERE expression op constant)");
+	e = (OpExpr *) filter;
+	opname = get_opname(e->opno);
+	for (int i = 0; i < (int) lengthof(ops); i++)
+		if (opname != NULL && strcmp(opname, ops[i]) == 0)
+			k = i;
+	l = eval_const_expressions(NULL, linitial(e->args));
+	r = eval_const_expressions(NULL, lsecond(e->args));
+	if (IsA(l, Const) && !IsA(r, Const))
+	{
+		Node	   *t = l;
+
+		l = r;
+		r = t;
+		flip = true;
+	}
+	if (k < 0 || get_func_namespace(get_opcode(e->opno)) != PG_CATALOG_NAMESPACE ||
+		!is_integer_type(exprType(l)) || !IsA(r, Const) ||
+		!is_integer_type(exprType(r)))
+		refuse("FILTER in aggregate count(*) is supported only as FILTER (WHERE expression op constant), comparing integers with =, <>, <, <=, > or >=");
+	k_const = (Const *) r;
+	if (k_const->constisnull)
+		refuse("FILTER (WHERE expression op NULL) in aggregate count(*) is not supported");
+	check_expr(l, w, "the FILTER of an aggregate");
+	*x = l;
+	*op = flip ? flipped[k] : ops[k];
+	*c = k_const->consttype == INT8OID ? DatumGetInt64(k_const->constvalue) :
+		k_const->consttype == INT4OID ? (int64) DatumGetInt32(k_const->constvalue) :
+		(int64) DatumGetInt16(k_const->constvalue);
 }
 
 /* Describes the checked query as JSON into buf */
@@ -474,6 +582,8 @@ describe(Query *q, StringInfo buf)
 		Aggref	   *a;
 		const char *name;
 		Node	   *arg;
+		const char *filter_op;
+		int64		filter_c = 0;
 
 		if (te->resjunk)
 			continue;
@@ -492,6 +602,14 @@ describe(Query *q, StringInfo buf)
 			refuse("aggregate %s is not supported",
 				   format_procedure(a->aggfnoid));
 		arg = aggregate_argument(a, &w, name);
+		if (a->aggfilter != NULL)
+		{
+			/* count(*) FILTER (WHERE x op c): count_if over x */
+			filter_comparison((Node *) a->aggfilter, &w, &arg, &filter_op, &filter_c);
+			name = "count_if";
+		}
+		else
+			filter_op = NULL;
 		if (strcmp(te->resname, "window_start") == 0 ||
 			strcmp(te->resname, "window_end") == 0 ||
 			strcmp(te->resname, "final") == 0)
@@ -503,13 +621,15 @@ describe(Query *q, StringInfo buf)
 		json_str(&aggs, "arg_type", arg ? format_type_be(exprType(arg)) : NULL, false);
 		json_key(&aggs, "arg_not_null", false);
 		appendStringInfoString(&aggs,
-							   (arg == NULL ||
-								(IsA(arg, Const) && !((Const *) arg)->constisnull) ||
-								(IsA(arg, Var) &&
-								 column_not_null(w.relid, ((Var *) arg)->varattno)))
+							   (arg == NULL || expr_not_null(arg, w.relid))
 							   ? "true" : "false");
 		json_str(&aggs, "name", te->resname, false);
 		json_str(&aggs, "type", format_type_be(a->aggtype), false);
+		if (filter_op != NULL)
+		{
+			json_str(&aggs, "filter_op", filter_op, false);
+			json_int(&aggs, "filter_value", filter_c, false);
+		}
 		appendStringInfoChar(&aggs, '}');
 		first_agg = false;
 	}

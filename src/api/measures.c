@@ -3,7 +3,8 @@
  * measures.c
  *	  The SQL functions of measures pipelines (docs/aggregates.md):
  *	  create_pipeline's measures and aggregates arguments,
- *	  ingest_measures, ingest_measures_batch, live_aggregates,
+ *	  ingest_measures, ingest_measures_batch, append_measures_batch,
+ *	  live_aggregates,
  *	  visible_aggregates and aggregate_columns.
  *
  * A measures delivery is applied like ingest's (sf_engine_ingest_measures),
@@ -229,10 +230,15 @@ measures_fast(Datum d, int nm, int64 *out)
  * array order with the identity slots prefetched a few deliveries ahead,
  * as ingest_batch does; a marked delivery raises its error when its turn
  * comes, so the first failing delivery in array order decides the error.
+ *
+ * With append (append_measures_batch, the trigger of an attachment of a
+ * measures pipeline, issue 29), each delivery's source_offset is ignored
+ * (it may be NULL) and it takes its partition's next offset when its turn
+ * comes, as append_batch's events do (append.c): the pipeline's row is
+ * locked for this transaction, so the offsets are consumed without gaps.
  */
-PG_FUNCTION_INFO_V1(sf_ingest_measures_batch);
-Datum
-sf_ingest_measures_batch(PG_FUNCTION_ARGS)
+static void
+measures_batch(FunctionCallInfo fcinfo, bool append)
 {
 	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
 	int64		late_before = p->nlate;
@@ -299,7 +305,7 @@ sf_ingest_measures_batch(PG_FUNCTION_ARGS)
 		tuple.t_data = th;
 		heap_deform_tuple(&tuple, tupdesc, values, nulls);
 		for (int f = 0; f < 6; f++)
-			if (nulls[f])
+			if (nulls[f] && !(append && f == 1))
 			{
 				bad[i] = f;
 				break;
@@ -307,7 +313,7 @@ sf_ingest_measures_batch(PG_FUNCTION_ARGS)
 		if (bad[i] != -2)
 			continue;
 		d->partition = TextDatumGetCString(values[0]);
-		d->source_offset = DatumGetInt64(values[1]);
+		d->source_offset = nulls[1] ? 0 : DatumGetInt64(values[1]);
 		sf_text_bytes(values[2], &d->event_id, &d->event_id_len);
 		sf_text_bytes(values[3], &d->key, &d->key_len);
 		d->event_time = DatumGetInt64(values[4]);
@@ -346,6 +352,13 @@ sf_ingest_measures_batch(PG_FUNCTION_ARGS)
 			elog(ERROR, "streamforge: measures of delivery %d rejected", i + 1);
 		}
 		sf_check_event_id(&ds[i], -1);
+		if (append)
+		{
+			int			part = sf_partition_index(&p->def, ds[i].partition);
+
+			/* an unknown partition: the engine's error, before offsets */
+			ds[i].source_offset = part < 0 ? 0 : p->partitions[part].consumed + 1;
+		}
 		sf_engine_ingest_measures(p, &ds[i], &hashes[i], mv + (Size) i * nm,
 								  &changes);
 	}
@@ -353,6 +366,25 @@ sf_ingest_measures_batch(PG_FUNCTION_ARGS)
 		sf_persist_journal_ingest_measures(p, ds, n, mv);
 	sf_sink_emit(p, &changes, late_before);
 	put_measures_rows(fcinfo, p, &changes, NULL, changes.n);
+}
+
+PG_FUNCTION_INFO_V1(sf_ingest_measures_batch);
+Datum
+sf_ingest_measures_batch(PG_FUNCTION_ARGS)
+{
+	measures_batch(fcinfo, false);
+	return (Datum) 0;
+}
+
+/*
+ * append_measures_batch(pipeline, deliveries): ingest_measures_batch at
+ * each partition's next offsets (source_offset ignored).
+ */
+PG_FUNCTION_INFO_V1(sf_append_measures_batch);
+Datum
+sf_append_measures_batch(PG_FUNCTION_ARGS)
+{
+	measures_batch(fcinfo, true);
 	return (Datum) 0;
 }
 

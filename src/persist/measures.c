@@ -9,8 +9,8 @@
  * numeric_div(sum, count) as avg(bigint) computes it, a variance
  * numeric_div(N * sumX2 - sumX * sumX, N * N or N * (N - 1)) as
  * numeric_stddev_internal does (0 when the numerator is not positive),
- * and a standard deviation the square root of the variance at the
- * variance's scale.
+ * and a standard deviation the square root of the variance, correctly
+ * rounded at the variance's scale (sqrt_var in numeric_stddev_internal).
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -225,6 +225,55 @@ variance(const SfAggValue *v, bool sample)
 	return DirectFunctionCall2(numeric_div, num, den);
 }
 
+/*
+ * The square root of var (numeric, >= 0) correctly rounded (half away from
+ * zero) at var's scale, as numeric_stddev_internal's sqrt_var(var, rscale)
+ * gives it.  numeric_sqrt rounds at a scale of its own, so rounding its
+ * result again may be one unit off in the last digit (double rounding):
+ * the candidate r is corrected until (r - h)^2 <= var < (r + h)^2, h half
+ * a unit of the last digit, in exact numeric arithmetic.
+ */
+static Datum
+sqrt_at_scale(Datum var)
+{
+	Datum		scale = DirectFunctionCall1(numeric_scale, var);
+	Datum		r = DirectFunctionCall2(numeric_round,
+										DirectFunctionCall1(numeric_sqrt, var),
+										scale);
+	char		buf[32];
+	Datum		unit;
+	Datum		half;
+
+	/* one unit of the last digit, and half of it */
+	snprintf(buf, sizeof(buf), "1e-%d", DatumGetInt32(scale));
+	unit = DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	snprintf(buf, sizeof(buf), "5e-%d", DatumGetInt32(scale) + 1);
+	half = DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	for (int i = 0; i < 4; i++)
+	{
+		Datum		lo = DirectFunctionCall2(numeric_sub, r, half);
+		Datum		hi = DirectFunctionCall2(numeric_add, r, half);
+
+		/* (lo < 0: r is 0, which is right whenever hi^2 > var) */
+		if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, lo,
+											  NumericGetDatum(int64_to_numeric(0)))) >= 0 &&
+			DatumGetInt32(DirectFunctionCall2(numeric_cmp,
+											  DirectFunctionCall2(numeric_mul, lo, lo),
+											  var)) > 0)
+			r = DirectFunctionCall2(numeric_sub, r, unit);
+		else if (DatumGetInt32(DirectFunctionCall2(numeric_cmp,
+												   DirectFunctionCall2(numeric_mul, hi, hi),
+												   var)) <= 0)
+			r = DirectFunctionCall2(numeric_add, r, unit);
+		else
+			break;
+	}
+	/* keep var's scale (numeric_add and _sub keep the larger scale) */
+	return DirectFunctionCall2(numeric_round, r, scale);
+}
+
 /* The SQL value of an aggregate (*isnull for NULL), numeric or bigint */
 Datum
 sf_agg_datum(const SfAggValue *v, bool *isnull)
@@ -245,14 +294,7 @@ sf_agg_datum(const SfAggValue *v, bool *isnull)
 			return variance(v, true);
 		case SF_AGG_STDDEV_POP:
 		case SF_AGG_STDDEV_SAMP:
-			{
-				Datum		var = variance(v, v->func == SF_AGG_STDDEV_SAMP);
-				Datum		scale = DirectFunctionCall1(numeric_scale, var);
-
-				return DirectFunctionCall2(numeric_round,
-										   DirectFunctionCall1(numeric_sqrt, var),
-										   scale);
-			}
+			return sqrt_at_scale(variance(v, v->func == SF_AGG_STDDEV_SAMP));
 		default:
 			return Int64GetDatum(v->i64);
 	}

@@ -124,8 +124,8 @@ INSERT INTO visits (page, ok, ms, at) VALUES ('/a', true, 10, '2026-11-30 12:00:
 $node->safe_psql('postgres', "ALTER EXTENSION streamforge UPDATE TO '0.3.0'");
 is( $node->safe_psql('postgres',
 		"SELECT pg_catalog.pg_get_function_identity_arguments(oid) FROM pg_proc WHERE proname = 'attach'"),
-	'pipeline text, source regclass, event_id text, key text, event_time text, value text, partition text, filter text',
-	'attach() has one signature, with the filter');
+	'pipeline text, source regclass, event_id text, key text, event_time text, value text, partition text, filter text, measures text[]',
+	'attach() has one signature, with the filter and the measures');
 $node->safe_psql(
 	'postgres', q{
 SELECT streamforge.create_aggregate('page_ms', $$
@@ -145,6 +145,31 @@ my $oracle = q{SELECT page, date_bin('1 minute', at, '1970-01-01+00'), count(*),
 my $view = q{SELECT page, window_start, n, total_ms FROM page_ms ORDER BY 1, 2};
 is($node->safe_psql('postgres', $view), $node->safe_psql('postgres', $oracle),
 	'the aggregate made after the update equals a GROUP BY over the rows since');
+
+$node->safe_psql(
+	'postgres', q{
+SELECT streamforge.create_aggregate('page_stats', $$
+    SELECT page, count(*) AS n, avg(ms) AS mean_ms, var_samp(ms) AS var_ms,
+           max(id) AS last_id
+      FROM visits GROUP BY page, streamforge.tumble(at, interval '1 minute')
+$$);
+INSERT INTO visits (page, ok, ms, at) VALUES ('/a', true, 8, '2026-11-30 12:00:31+00'),
+                                             ('/a', false, 13, '2026-11-30 12:00:32+00');
+});
+# the attachment of 0.2.0 keeps its arguments (nine: bound to its pipeline),
+# the measures one made since has eleven
+is( $node->safe_psql('postgres',
+		q{SELECT string_agg(pipeline || ':' || pg_catalog.cardinality(streamforge_internal.trigger_args(t.tgargs)), ' ' ORDER BY pipeline)
+		    FROM streamforge.attachments AS a JOIN pg_trigger AS t ON t.tgname = a.trigger_name}),
+	'page_ms:10 page_stats:11 pages:9',
+	'the attachments keep their form, the measures one has its own');
+is( $node->safe_psql('postgres', q{SELECT page, n, mean_ms, var_ms, last_id FROM page_stats_live ORDER BY page}),
+	$node->safe_psql('postgres', q{SELECT page, count(*), avg(ms), var_samp(ms), max(id)
+	    FROM visits WHERE id > 5 GROUP BY page ORDER BY page}),
+	'an aggregate over two measures and a variance, made after the update');
+is( $node->safe_psql('postgres',
+		"SELECT key, count FROM streamforge.live_ts('pages') ORDER BY key, window_start"),
+	"/a|4\n/b|2\n/b|1", 'and the attachment of 0.2.0 still ingests every row');
 
 my $dump = $node->basedir . '/updated.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ],
