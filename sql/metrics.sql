@@ -39,13 +39,14 @@ SELECT count(*) FROM streamforge.set_lateness('mx', 1000);
 SELECT pipeline, journal_rows, journal_bytes, snapshot_bytes > 0 AS has_snapshot,
        last_compaction <= now() AS compacted
   FROM streamforge.metrics WHERE pipeline = 'mx';
--- compaction off the write path: compact() only past min_journal_bytes,
+-- compaction off the write path: compact() only past min_journal_bytes
+-- (0: always; the automatic decision is sql/compact_auto.sql),
 -- and the state is the same after it, in a new backend too
 SELECT count(*) FROM streamforge.ingest('mx', 'web', 3, 'e4', '/c', 130000, 1);
 CREATE TABLE mx_before AS SELECT streamforge.checkpoint('mx') AS ck;
 SELECT streamforge.compact('mx', 1000000);
 SELECT journal_rows FROM streamforge.metrics WHERE pipeline = 'mx';
-SELECT streamforge.compact('mx');
+SELECT streamforge.compact('mx', 0);
 SELECT journal_rows, snapshot_bytes > 0 AS has_snapshot
   FROM streamforge.metrics WHERE pipeline = 'mx';
 \c -

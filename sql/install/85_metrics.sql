@@ -155,11 +155,16 @@ COMMENT ON TABLE streamforge.partition_activity IS
 
 -- Compaction off the write path (admin): for pg_cron, so that a cold load
 -- stays short without a writer paying for the snapshot.  With
--- min_journal_bytes > 0 it compacts only a journal at least that large.
+-- min_journal_bytes negative (the default) it compacts when the estimated
+-- cold load exceeds streamforge.compact_target_load_ms (src/persist/
+-- compact.c); with 0, always; else only a journal at least that large.
+-- (The default is written as a quoted literal: the parser folds -1 into a
+-- constant anyway, but test/run.d/sql-qualified.sh reads a bare "-" as an
+-- operator.)
 CREATE FUNCTION streamforge.compact(pipeline text,
-    min_journal_bytes bigint DEFAULT 0)
+    min_journal_bytes bigint DEFAULT '-1'::pg_catalog.int8)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'sf_compact'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.compact(text, bigint) IS
-    'stores the state as a new snapshot and empties the journal, if it holds at least min_journal_bytes; returns whether it did';
+    'stores the state as a new snapshot and empties the journal: by default when the estimated cold load exceeds streamforge.compact_target_load_ms, with min_journal_bytes >= 0 when the journal holds at least that; returns whether it did';
