@@ -9,7 +9,12 @@
 # call replays all of it.  Then streamforge.compact(), as pg_cron would run
 # it off the write path, and a new connection loads again.  Recorded each
 # time: the cold load (wall / CPU ms) and the memory per delivery of the
-# loading backend, and the journal and snapshot sizes.
+# loading backend, and the journal and snapshot sizes.  compact() runs
+# without min_journal_bytes: the automatic decision (the estimated cold
+# load against streamforge.compact_target_load_ms) is recorded too.  Last,
+# the per-unit costs of that estimate (src/persist/compact.c): the journal's
+# per byte and per entry (separated by a second pipeline fed one event per
+# transaction, N / 50 of them) and the snapshot's per byte.
 #
 #   ./bench/coldload.sh [--quick]     (--quick: 100,000 events)
 #
@@ -138,14 +143,57 @@ load() {
 	                 || round(pipeline_bytes()::numeric / $N, 1) || ' B/delivery'"
 }
 before_sizes=$(sizes)
+# rows, bytes and snapshot bytes of a pipeline's tables
+jsize() {
+	psql_val "SELECT journal_rows || ' ' || journal_bytes || ' ' || snapshot_bytes
+	            FROM streamforge.metrics WHERE pipeline = '$1'"
+}
+before_raw=$(jsize cold)
 before=$(load)
 before2=$(load)
 c0=$(date +%s.%N)
-psql_val "SELECT streamforge.compact('cold')" >/dev/null
+compacted=$(psql_val "SELECT streamforge.compact('cold')")
+if [ "$compacted" != t ]; then
+	# below the target (--quick): compact anyway, to measure the snapshot
+	psql_val "SELECT streamforge.compact('cold', 0)" >/dev/null
+	compacted="f, then compact('cold', 0)"
+fi
 c1=$(date +%s.%N)
 after_sizes=$(sizes)
 after=$(load)
 after2=$(load)
+
+# The per-unit costs of compact()'s estimate: the CPU ms of a cold load of
+# pipeline $1 in a new session, best of three
+cpu_load() {
+	local best='' v
+	for _ in 1 2 3; do
+		v=$(psql_val "SELECT split_part(load_ms('$1'), ' / ', 2)")
+		if [ -z "$best" ] || [ "$(echo "$v < $best" | bc)" = 1 ]; then best=$v; fi
+	done
+	echo "$best"
+}
+psql_db -c "SELECT streamforge.create_pipeline('cold_small', ARRAY['p'], ARRAY[streamforge.fixed('per_minute', 60)])"
+psql_db -c "SELECT streamforge.create_pipeline('cold_empty', ARRAY['p'], ARRAY[streamforge.fixed('per_minute', 60)])"
+psql_db -c "CREATE PROCEDURE feed_small(n bigint) LANGUAGE plpgsql AS \$\$
+BEGIN
+    FOR i IN 0 .. n - 1 LOOP
+        PERFORM count(*) FROM streamforge.ingest('cold_small', 'p', i, 'e' || i, 'k' || (i % 10), i, 1);
+        COMMIT;
+    END LOOP;
+END \$\$"
+psql_db -c "CALL feed_small($N / 50)"
+l0=$(cpu_load cold_empty)
+read -r r1 b1 _ <<<"$before_raw"
+l1=$(echo "$before" | sed 's|^[^/]*/ \([0-9.]*\) ms.*|\1|')
+read -r r2 b2 _ <<<"$(jsize cold_small)"
+l2=$(cpu_load cold_small)
+read -r _ _ s3 <<<"$(jsize cold)"
+l3=$(cpu_load cold)
+# two equations, load - empty = bytes x per_byte + rows x per_entry
+per_byte=$(echo "scale=3; (($l1 - $l0) * $r2 - ($l2 - $l0) * $r1) * 1000000 / ($b1 * $r2 - $b2 * $r1)" | bc)
+per_entry=$(echo "scale=3; (($l2 - $l0) * 1000000 - $per_byte * $b2) / $r2 / 1000" | bc)
+snap_byte=$(echo "scale=3; ($l3 - $l0) * 1000000 / $s3" | bc)
 
 {
 	echo "# Cold load at $N deliveries ($SHA, $(date -u +%Y-%m-%d))"
@@ -155,5 +203,15 @@ after2=$(load)
 	echo "| | state in the tables | cold load (wall / CPU ms), memory per delivery |"
 	echo "|---|---|---|"
 	echo "| before: write-path compaction only | $before_sizes | $before; again: $before2 |"
-	echo "| after \`streamforge.compact('cold')\` ($(printf '%.2f' "$(echo "$c1 - $c0" | bc)") s, off the write path) | $after_sizes | $after; again: $after2 |"
+	echo "| after \`streamforge.compact('cold')\` (returned $compacted; $(printf '%.2f' "$(echo "$c1 - $c0" | bc)") s, off the write path) | $after_sizes | $after; again: $after2 |"
+	echo
+	echo "Per-unit cold-load costs (CPU, best of three loads, an empty pipeline's $l0 ms subtracted; src/persist/compact.c):"
+	echo
+	echo "| | journal rows | journal bytes | snapshot bytes | cold load, CPU ms |"
+	echo "|---|---|---|---|---|"
+	echo "| cold, before compact() (first load) | $r1 | $b1 | 0 | $l1 |"
+	echo "| cold_small (one event per transaction) | $r2 | $b2 | 0 | $l2 |"
+	echo "| cold, after compact() | 0 | 0 | $s3 | $l3 |"
+	echo
+	echo "Journal: $per_byte ns per byte + $per_entry us per entry; snapshot: $snap_byte ns per byte."
 } | tee "$OUT"

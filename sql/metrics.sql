@@ -39,19 +39,50 @@ SELECT count(*) FROM streamforge.set_lateness('mx', 1000);
 SELECT pipeline, journal_rows, journal_bytes, snapshot_bytes > 0 AS has_snapshot,
        last_compaction <= now() AS compacted
   FROM streamforge.metrics WHERE pipeline = 'mx';
--- compaction off the write path: compact() only past min_journal_bytes,
+-- compaction off the write path: compact() only past min_journal_bytes
+-- (0: always; the automatic decision is sql/compact_auto.sql),
 -- and the state is the same after it, in a new backend too
 SELECT count(*) FROM streamforge.ingest('mx', 'web', 3, 'e4', '/c', 130000, 1);
 CREATE TABLE mx_before AS SELECT streamforge.checkpoint('mx') AS ck;
 SELECT streamforge.compact('mx', 1000000);
 SELECT journal_rows FROM streamforge.metrics WHERE pipeline = 'mx';
-SELECT streamforge.compact('mx');
+SELECT streamforge.compact('mx', 0);
 SELECT journal_rows, snapshot_bytes > 0 AS has_snapshot
   FROM streamforge.metrics WHERE pipeline = 'mx';
 \c -
 SELECT ck = streamforge.checkpoint('mx') AS same_state FROM mx_before;
 DROP TABLE mx_before;
 SELECT streamforge.compact('missing');
+-- consumer lag from the bookmarks (issue 25): none registered, then the
+-- slowest consumer's changes and late events, as consumer_lag counts them
+SELECT streamforge.create_pipeline('mx_out', ARRAY['p'],
+    ARRAY[streamforge.fixed('w', 10)]);
+SELECT streamforge.configure_outputs('mx_out');
+SELECT pipeline, consumers, max_change_lag, max_late_lag
+  FROM streamforge.metrics WHERE pipeline = 'mx_out';
+SELECT count(*) FROM streamforge.ingest_batch('mx_out', ARRAY[
+    ('p', 0, 'a', 'k1', 1, 1), ('p', 1, 'b', 'k2', 2, 1),
+    ('p', 2, 'c', 'k1', 12, 1)]::streamforge.delivery[]);
+SELECT count(*) FROM streamforge.advance('mx_out', 'p', 20);
+SELECT count(*) FROM streamforge.ingest('mx_out', 'p', 3, 'd', 'k1', 3, 1);
+SELECT count(*) FROM streamforge.ingest('mx_out', 'p', 4, 'e', 'k2', 4, 1);
+SELECT max(seq) AS last_seq FROM streamforge.changelog WHERE pipeline = 'mx_out';
+SELECT max(late_seq) AS last_late_seq FROM streamforge.late_output WHERE pipeline = 'mx_out';
+SELECT streamforge.register_consumer('mx_out', 'fast');
+SELECT streamforge.register_consumer('mx_out', 'slow');
+SELECT pipeline, consumers, max_change_lag, max_late_lag
+  FROM streamforge.metrics WHERE pipeline = 'mx_out';
+SELECT streamforge.commit_consumer('mx_out', 'fast', 3, 2);
+SELECT streamforge.commit_consumer('mx_out', 'slow', 1, 0);
+SELECT pipeline, consumers, max_change_lag, max_late_lag
+  FROM streamforge.metrics WHERE pipeline = 'mx_out';
+SELECT m.max_change_lag = l.changes_behind AND m.max_late_lag = l.late_behind AS agrees
+  FROM streamforge.metrics AS m, streamforge.consumer_lag AS l
+ WHERE m.pipeline = 'mx_out' AND l.pipeline = 'mx_out' AND l.name = 'slow';
+SELECT streamforge.commit_consumer('mx_out', 'slow', 3, 2);
+SELECT pipeline, consumers, max_change_lag, max_late_lag
+  FROM streamforge.metrics WHERE pipeline = 'mx_out';
+SELECT streamforge.drop_pipeline('mx_out');
 -- the view shows the pipelines the role may read
 CREATE ROLE metrics_reader;
 GRANT USAGE ON SCHEMA streamforge TO metrics_reader;

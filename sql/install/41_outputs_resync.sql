@@ -111,10 +111,11 @@ BEGIN
                AND (r.window_name, r.key, r.window_start, r.window_end)
                    OPERATOR(pg_catalog.=) (u.window_name, u.key, u.window_start, u.window_end))
         INSERT INTO streamforge.results (pipeline, window_name, key,
-                window_start, window_end, count, sum, min, max, seq, final, epoch)
+                window_start, window_end, count, sum, min, max, seq, final, epoch,
+                aggregates)
         SELECT l.pipeline, l.window_name, l.key, l.window_start,
                l.window_end, l.count, l.sum, l.min, l.max, l.seq,
-               l.op OPERATOR(pg_catalog.=) 'final', l.epoch
+               l.op OPERATOR(pg_catalog.=) 'final', l.epoch, l.aggregates
           FROM (SELECT DISTINCT ON (c.window_name, c.key, c.window_start,
                                     c.window_end) c.*
                   FROM streamforge.changelog AS c
@@ -172,6 +173,17 @@ BEGIN
                        OPERATOR(pg_catalog.=) (v.window_name, v.key, v.window_start, v.window_end));
         -- what results_retention dropped stays dropped
         PERFORM streamforge_internal.trim_results_internal(resync_outputs_internal.pipeline);
+        -- (0.3.0) a row finalized after the checkpoint that no change
+        -- past it touched (in 'update' mode finalization writes no change)
+        -- is not final in the restored state
+        UPDATE streamforge.results AS r SET final = false
+         WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
+           AND r.final
+           AND (streamforge.watermark(resync_outputs_internal.pipeline) IS NULL
+                OR r.window_end::pg_catalog.numeric OPERATOR(pg_catalog.+)
+                   (SELECT p.lateness FROM streamforge.pipeline AS p
+                     WHERE p.name OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline)
+                   OPERATOR(pg_catalog.>=) streamforge.watermark(resync_outputs_internal.pipeline));
         -- (0.3.0) the rows the restored state has finalized are final
         UPDATE streamforge.results AS r SET final = true
          WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
@@ -185,6 +197,8 @@ BEGIN
     -- (0.3.0) the timestamps of the rows rebuilt here
     IF coalesce(cfg.results, false) THEN
         PERFORM streamforge_internal.outputs_fill_ts(resync_outputs_internal.pipeline);
+        -- (issue 27) a measures pipeline's aggregates, 86_outputs_aggregates.sql
+        PERFORM streamforge_internal.outputs_fill_aggregates(resync_outputs_internal.pipeline);
     END IF;
     -- (0.3.0) one notification of the new epoch
     IF coalesce(cfg.notify, false) THEN

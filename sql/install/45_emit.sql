@@ -216,6 +216,8 @@ BEGIN
     END IF;
     IF results THEN
         PERFORM streamforge_internal.outputs_fill_ts(configure_outputs_backfill.pipeline);
+        -- (issue 27) a measures pipeline's aggregates, 86_outputs_aggregates.sql
+        PERFORM streamforge_internal.outputs_fill_aggregates(configure_outputs_backfill.pipeline);
     END IF;
 END
 $$;

@@ -120,7 +120,8 @@ SELECT v.name AS pipeline,
        j.journal_rows, j.journal_bytes,
        COALESCE(pg_catalog.octet_length(v.snapshot), 0)::pg_catalog.int8 AS snapshot_bytes,
        v.compacted_at AS last_compaction,
-       streamforge_internal.cache_loads(v.name) AS cache_loads
+       streamforge_internal.cache_loads(v.name) AS cache_loads,
+       k.consumers, k.max_change_lag, k.max_late_lag
   FROM (SELECT p.id, p.name, p.time_unit, p.snapshot, p.compacted_at
           FROM streamforge.pipeline AS p
          WHERE streamforge.effective_privilege(p.owner, p.readers,
@@ -133,24 +134,48 @@ SELECT v.name AS pipeline,
               COALESCE(pg_catalog.sum(pg_catalog.octet_length(e.entry)), 0)::pg_catalog.int8
                   AS journal_bytes
          FROM streamforge.journal AS e
-        WHERE e.pipeline_id OPERATOR(pg_catalog.=) v.id) AS j;
+        WHERE e.pipeline_id OPERATOR(pg_catalog.=) v.id) AS j
+ -- the consumer bookmarks (55_consumers.sql): how many, and how far the
+ -- slowest is behind, counted as consumer_lag counts (NULL without any)
+ CROSS JOIN LATERAL (
+       SELECT pg_catalog.count(*) AS consumers,
+              pg_catalog.max(GREATEST(l.last_seq OPERATOR(pg_catalog.-) c.seq, 0))
+                  AS max_change_lag,
+              pg_catalog.max(GREATEST(l.last_late_seq OPERATOR(pg_catalog.-) c.late_seq, 0))
+                  AS max_late_lag
+         FROM streamforge.consumer AS c
+        CROSS JOIN (
+              SELECT COALESCE((SELECT pg_catalog.max(x.seq)
+                                 FROM streamforge.changelog AS x
+                                WHERE x.pipeline OPERATOR(pg_catalog.=) v.name), 0)
+                         AS last_seq,
+                     COALESCE((SELECT pg_catalog.max(x.late_seq)
+                                 FROM streamforge.late_output AS x
+                                WHERE x.pipeline OPERATOR(pg_catalog.=) v.name), 0)
+                         AS last_late_seq) AS l
+        WHERE c.pipeline OPERATOR(pg_catalog.=) v.name) AS k;
 
 REVOKE ALL ON streamforge.metrics FROM PUBLIC;
 GRANT SELECT ON streamforge.metrics TO PUBLIC;
 
 COMMENT ON VIEW streamforge.metrics IS
-    'per pipeline the current user may read: counters, gauges, journal and snapshot sizes, for monitoring';
+    'per pipeline the current user may read: counters, gauges, journal and snapshot sizes, consumer lag, for monitoring';
 
 COMMENT ON TABLE streamforge.partition_activity IS
     'when each partition last received a delivery and a report (transaction times, to the second)';
 
 -- Compaction off the write path (admin): for pg_cron, so that a cold load
 -- stays short without a writer paying for the snapshot.  With
--- min_journal_bytes > 0 it compacts only a journal at least that large.
+-- min_journal_bytes negative (the default) it compacts when the estimated
+-- cold load exceeds streamforge.compact_target_load_ms (src/persist/
+-- compact.c); with 0, always; else only a journal at least that large.
+-- (The default is written as a quoted literal: the parser folds -1 into a
+-- constant anyway, but test/run.d/sql-qualified.sh reads a bare "-" as an
+-- operator.)
 CREATE FUNCTION streamforge.compact(pipeline text,
-    min_journal_bytes bigint DEFAULT 0)
+    min_journal_bytes bigint DEFAULT '-1'::pg_catalog.int8)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'sf_compact'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.compact(text, bigint) IS
-    'stores the state as a new snapshot and empties the journal, if it holds at least min_journal_bytes; returns whether it did';
+    'stores the state as a new snapshot and empties the journal: by default when the estimated cold load exceeds streamforge.compact_target_load_ms, with min_journal_bytes >= 0 when the journal holds at least that; returns whether it did';

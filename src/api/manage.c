@@ -250,6 +250,8 @@ manage_run(FunctionCallInfo fcinfo, ManageOp *op)
 	 */
 	named = *p;
 	named.def = op->names;
+	/* the measures of p, not of the old definition, freed with old */
+	named.def.measures = p->def.measures;
 	sf_finish_write(fcinfo, &named, &op->changes, p->nlate);
 	return (Datum) 0;
 }

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 
 #include "api/api.h"
 
@@ -43,12 +44,15 @@ compact_build(SfPipeline *old, void *arg)
 }
 
 /*
- * streamforge.compact(pipeline text, min_journal_bytes bigint DEFAULT 0):
+ * streamforge.compact(pipeline text, min_journal_bytes bigint DEFAULT -1):
  * store the pipeline's state as a new snapshot and empty its journal, as a
- * compaction on the write path does, if its journal since the last
- * snapshot holds at least min_journal_bytes (admin).  Returns whether it
- * compacted.  For a scheduler (pg_cron), so that a cold load stays short
- * without a writer paying for the snapshot (docs/monitoring.md).
+ * compaction on the write path does (admin).  Returns whether it
+ * compacted.  With min_journal_bytes negative (the default), it compacts
+ * when the estimated cold load exceeds streamforge.compact_target_load_ms
+ * (persist/compact.c); with 0, always; else when the journal since the
+ * last snapshot holds at least min_journal_bytes.  For a scheduler
+ * (pg_cron), so that a cold load stays short without a writer paying for
+ * the snapshot (docs/monitoring.md).
  */
 PG_FUNCTION_INFO_V1(sf_compact);
 Datum
@@ -56,9 +60,15 @@ sf_compact(PG_FUNCTION_ARGS)
 {
 	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	int64		min_bytes;
+	SfAcl		acl;
 
 	sf_arg_not_null(fcinfo, 1, "min_journal_bytes");
 	min_bytes = PG_GETARG_INT64(1);
+	/* admin, even when there is nothing to compact */
+	sf_persist_get_acl(pipeline, false, &acl);
+	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_ADMIN);
+	if (min_bytes < 0 && !sf_persist_compact_due(pipeline))
+		PG_RETURN_BOOL(false);
 	if (min_bytes > 0 && sf_persist_journal_bytes(pipeline) < min_bytes)
 		PG_RETURN_BOOL(false);
 	(void) sf_persist_redefine(pipeline, compact_build, NULL);

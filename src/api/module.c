@@ -35,6 +35,7 @@ void
 _PG_init(void)
 {
 	sf_persist_init();
+	sf_compact_init();			/* 0.3.0, issue 26: persist/compact.c */
 	DefineCustomIntVariable("streamforge.max_live_buckets",
 							"Most live buckets a pipeline may hold.",
 							"An event that could take a pipeline past it is refused; 0 means no limit.",

@@ -733,6 +733,10 @@ redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
 				/* old is freed once p replaces it: p's copy of the key */
 				ch.row.addr.key = sf_intern_key(p, rows[i].addr.key->data,
 												rows[i].addr.key->len);
+				/* and a copy of its aggregates' state (measures pipelines) */
+				if (rows[i].agg.ext != NULL)
+					ch.row.agg.ext = sf_magg_copy(old->def.measures,
+												  rows[i].agg.ext);
 				sf_changes_append(out, &ch);
 			}
 			if (pass == 1 && c >= 0)

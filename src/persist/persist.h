@@ -87,8 +87,10 @@ extern void sf_persist_check_writable(const char *name);
 extern void sf_time_unit_store(const char *pipeline, Interval *unit);
 extern Interval *sf_time_unit_get(const char *pipeline);
 
-/* compact.c: the journal since the snapshot */
+/* compact.c: the journal since the snapshot, compact()'s decision */
+extern void sf_compact_init(void);
 extern int64 sf_persist_journal_bytes(const char *name);
+extern bool sf_persist_compact_due(const char *name);
 
 /* datum.c: engine values as datums */
 extern Datum sf_int128_numeric(int128 v);
