@@ -1,8 +1,9 @@
 -- strength3_checkpoint_measures: restore() checks a version 2 checkpoint's
--- identity arrivals against its arrivals counter (1 .. arrivals) (issue
--- 24: mutant ck-arrival-upper of scripts/mutants-0.3.tsv: no test edited
--- an arrival).  The document is edited as checkpoint_invalid does, and
--- wrapped in an envelope of format version 2.
+-- identity arrivals against its arrivals counter (1 .. arrivals) and its
+-- buckets' aggregate states against their events (issue 24: mutants
+-- ck-arrival-upper and magg-check-state-skipped of scripts/mutants-0.3.tsv:
+-- no test edited an arrival or a state).  The document is edited as
+-- checkpoint_invalid does, and wrapped in an envelope of format version 2.
 SET client_min_messages = warning;
 CREATE SCHEMA s3m;
 SET search_path = s3m, public;
@@ -67,6 +68,11 @@ SELECT try(wrap2(doc)) FROM d;
 SELECT try(wrap2(replace(doc, '"arrival":2,', '"arrival":3,'))) FROM d;
 -- so is 0
 SELECT try(wrap2(replace(doc, '"arrival":1,', '"arrival":0,'))) FROM d;
+-- a live bucket's aggregate state that its events do not give (sum 12
+-- for events 5 and 6, the count still 2): refused (mutant
+-- magg-check-state-skipped: no test reached this check)
+SELECT (length(doc) - length(replace(doc, '"state":[11,0]', ''))) / 14 AS one_state FROM d;
+SELECT try(wrap2(replace(doc, '"state":[11,0]', '"state":[12,0]'))) FROM d;
 -- the counter raised to 3 makes arrival 3 the last one
 SELECT try(wrap2(replace(replace(doc, '"arrival":2,', '"arrival":3,'),
                           '"arrivals":2,', '"arrivals":3,'))) FROM d;
