@@ -22,11 +22,24 @@
 # start with "equivalent:").  Exit status: 0 if that rate is at least 95%
 # and nothing is stale, 1 otherwise, 2 if the unmutated tree fails.
 #
-# Usage: scripts/mutate.sh [--tap] [--only id,id,...] [--list FILE]
-#                          [--keep] [--jobs N]
+# Usage: scripts/mutate.sh [--tap] [--only id,id,...] [--list FILE]...
+#                          [--prior FILE] [--record FILE] [--shard K/N]
+#                          [--keep]
 #   --tap      also run the TAP tests (slow)
 #   --only     run only these mutants
-#   --list     another mutant list (default scripts/mutants.tsv)
+#   --list     a mutant list (default scripts/mutants.tsv); given more than
+#              once, the lists run one after the other
+#   --prior    a record of an earlier campaign (--record's format: id, then
+#              "regress:test,..." or "isolation:spec,..." for a caught
+#              mutant): a mutant caught before runs the first test that
+#              caught it first, alone, and is caught if that test fails
+#              (the test is first checked to pass alone on the unmutated
+#              tree); otherwise, or if it passes, the whole suites run
+#   --record   write, per mutant: id, what caught it (or SURVIVED,
+#              stillborn, stale), seconds
+#   --shard K/N  run only the mutants whose position in the lists is K
+#              modulo N (0 <= K < N): N campaigns in parallel, each with
+#              its own scratch directory
 #   --keep     keep the scratch directory
 # Environment: SF_MUTATE_TIMEOUT, seconds per suite run (default 900).
 set -uo pipefail
@@ -36,7 +49,11 @@ set -uo pipefail
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 
 ROOT=$SF_ROOT
-LIST=$ROOT/scripts/mutants.tsv
+LISTS=()
+PRIOR=""
+RECORD=""
+SHARD_K=0
+SHARD_N=1
 WITH_TAP=0
 KEEP=0
 ONLY=""
@@ -46,12 +63,28 @@ while [ $# -gt 0 ]; do
 	--tap) WITH_TAP=1 ;;
 	--keep) KEEP=1 ;;
 	--only) ONLY=",$2,"; shift ;;
-	--list) LIST=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
+	--list) LISTS+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift ;;
+	--prior) PRIOR=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
+	--record) RECORD=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
+	--shard)
+		[[ $2 =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -lt "${BASH_REMATCH[2]}" ] ||
+			sf_die "--shard expects K/N with 0 <= K < N, not \"$2\""
+		SHARD_K=${BASH_REMATCH[1]}
+		SHARD_N=${BASH_REMATCH[2]}
+		shift
+		;;
 	*) sf_die "unknown argument \"$1\" (see the head of $0)" ;;
 	esac
 	shift
 done
-[ -f "$LIST" ] || sf_die "no mutant list $LIST"
+[ ${#LISTS[@]} -gt 0 ] || LISTS=("$ROOT/scripts/mutants.tsv")
+for l in "${LISTS[@]}"; do
+	[ -f "$l" ] || sf_die "no mutant list $l"
+done
+[ -z "$PRIOR" ] || [ -f "$PRIOR" ] || sf_die "no prior record $PRIOR"
+if [ -n "$RECORD" ]; then
+	: >"$RECORD" || sf_die "cannot write $RECORD"
+fi
 command -v python3 >/dev/null || sf_die "python3 is needed to apply mutants"
 
 sf_check_server_user
@@ -258,6 +291,24 @@ run_suites() {
 	done
 }
 
+# run_alone KIND TEST: run one regression test (KIND regress) or isolation
+# spec (KIND isolation) alone, in a temporary instance of its own; the exit
+# status of the run (124 past the timeout)
+run_alone() {
+	local kind=$1 t=$2
+	run_as_server rm -rf "$TREE/tmp_regress" "$TREE/tmp_iso" "$TREE/results" \
+		"$TREE/output_iso"
+	if [ "$kind" = regress ]; then
+		run_suite "$WORK/alone.log" "$PGXS_DIR/src/test/regress/pg_regress" \
+			--bindir="$PRIVBIN" --no-locale --encoding=UTF8 \
+			--temp-instance="$TREE/tmp_regress" "${REGRESS_OPTS[@]}" "$t"
+	else
+		run_suite "$WORK/alone.log" "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
+			--bindir="$PRIVBIN" --no-locale --encoding=UTF8 \
+			--temp-instance="$TREE/tmp_iso" --outputdir=output_iso "${ISO_OPTS[@]}" "$t"
+	fi
+}
+
 # apply FILE PATTERN REPLACEMENT: exit status 0 if applied, 3 if the pattern
 # does not occur exactly once
 apply_mutant() {
@@ -294,6 +345,55 @@ if [ -n "$base" ]; then
 fi
 sf_say "unmutated tree passes ($(($(date +%s) - start)) s per run)"
 
+# The mutants this run takes: id, file, pattern, replacement, what (one
+# line each, tab-separated), every list in order, this shard's positions
+declare -a MUTANTS=()
+pos=0
+for l in "${LISTS[@]}"; do
+	while IFS= read -r line; do
+		case "$line" in '' | '#'*) continue ;; esac
+		id=${line%%$'\t'*}
+		[ -n "$ONLY" ] && [[ "$ONLY" != *",$id,"* ]] && continue
+		[ $((pos % SHARD_N)) -eq "$SHARD_K" ] && MUTANTS+=("$line")
+		pos=$((pos + 1))
+	done <"$l"
+done
+[ ${#MUTANTS[@]} -gt 0 ] || sf_die "no mutant selected"
+
+# --prior: the first test that caught each mutant before, if it is still a
+# test of its suite
+declare -A QUICK=()
+declare -A QUICK_OK=()
+if [ -n "$PRIOR" ]; then
+	while IFS=$'\t' read -r id how _; do
+		[[ $how =~ ^(regress|isolation):([A-Za-z0-9_]+) ]] || continue
+		kind=${BASH_REMATCH[1]}
+		t=${BASH_REMATCH[2]}
+		if [ "$kind" = regress ]; then
+			[[ " ${REGRESS_TESTS[*]} " == *" $t "* ]] || continue
+		else
+			[[ " ${ISO_TESTS[*]} " == *" $t "* ]] || continue
+		fi
+		QUICK[$id]="$kind:$t"
+	done <"$PRIOR"
+	# each of those tests must pass alone on the unmutated tree, or its
+	# failure on a mutant would prove nothing
+	for line in "${MUTANTS[@]}"; do
+		id=${line%%$'\t'*}
+		q=${QUICK[$id]:-}
+		[ -n "$q" ] && [ -z "${QUICK_OK[$q]:-}" ] || continue
+		if run_alone "${q%%:*}" "${q#*:}"; then
+			QUICK_OK[$q]=yes
+		else
+			QUICK_OK[$q]=no
+			sf_say "$q fails alone on the unmutated tree: not used as a first test"
+		fi
+	done
+	n=0
+	for q in "${!QUICK_OK[@]}"; do [ "${QUICK_OK[$q]}" = yes ] && n=$((n + 1)); done
+	sf_say "first tests from $PRIOR: $n pass alone on the unmutated tree"
+fi
+
 declare -a table=()
 caught=0
 survived=0
@@ -301,32 +401,49 @@ counted=0
 stale=0
 eq_caught=0
 eq_total=0
-# the list is read on fd 3: nothing the loop runs can consume it
-while IFS=$'\t' read -r -u 3 id file pattern replacement what; do
-	case "$id" in '' | '#'*) continue ;; esac
-	[ -n "$ONLY" ] && [[ "$ONLY" != *",$id,"* ]] && continue
+for line in "${MUTANTS[@]}"; do
+	IFS=$'\t' read -r id file pattern replacement what <<<"$line"
 	equivalent=0
 	[[ "$what" == equivalent:* ]] && equivalent=1
 	restore_sources
 	apply_mutant "$file" "$pattern" "$replacement"
 	rc=$?
+	how=""
+	secs=""
 	if [ $rc -ne 0 ]; then
 		result="stale"
+		how=stale
 		stale=$((stale + 1))
 	elif ! build; then
 		result="stillborn"
+		how=stillborn
 	else
 		install_build || sf_die "install of mutant $id failed"
 		t0=$(date +%s)
-		run_suites
+		q=${QUICK[$id]:-}
+		FAILED_BY=
+		if [ -n "$q" ] && [ "${QUICK_OK[$q]}" = yes ]; then
+			run_alone "${q%%:*}" "${q#*:}"
+			rc=$?
+			if [ $rc -eq 124 ]; then
+				FAILED_BY="$q(timeout)"
+			elif [ $rc -ne 0 ]; then
+				FAILED_BY="$q (alone)"
+			fi
+		fi
+		[ -n "$FAILED_BY" ] || run_suites
 		failed_by=$FAILED_BY
+		secs=$(($(date +%s) - t0))
 		if [ -n "$failed_by" ]; then
 			result="caught by $failed_by"
+			how=$failed_by
 		else
 			result="SURVIVED"
+			how=SURVIVED
 		fi
-		result="$result ($(($(date +%s) - t0)) s)"
+		result="$result ($secs s)"
 	fi
+	[ -z "$RECORD" ] || printf '%s\t%s\t%s\n' "$id" "$how" "$secs" >>"$RECORD"
 	if [ $equivalent -eq 1 ]; then
 		eq_total=$((eq_total + 1))
 		[[ "$result" == caught* ]] && eq_caught=$((eq_caught + 1))
@@ -340,7 +457,7 @@ while IFS=$'\t' read -r -u 3 id file pattern replacement what; do
 	line=$(printf '%-26s %-24s %-3s %s' "$id" "$file" "$([ $equivalent -eq 1 ] && echo eq || echo '')" "$result")
 	table+=("$line")
 	echo "    $line"
-done 3<"$LIST"
+done
 restore_sources
 
 echo
