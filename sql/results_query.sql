@@ -27,6 +27,9 @@ BEGIN
     END LOOP;
     RETURN false;
 END $$;
+-- (with statistics, as autovacuum may gather them at any time in the run:
+-- without, the plan changed when it did)
+ANALYZE streamforge.results;
 SET enable_seqscan = off;
 SELECT pg_temp.uses($$SELECT * FROM streamforge.results WHERE pipeline = 'rq' AND key = 'k7'$$,
                     'results_key') AS key_lookup,
