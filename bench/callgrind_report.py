@@ -47,7 +47,9 @@ COMPONENTS = {
         ["text_bytes", "sf_text_bytes", "DatumGetHeapTupleHeader",
          "deconstruct_array", "heap_deform_tuple", "text_to_cstring",
          "pg_detoast_datum", "pg_detoast_datum_packed",
-         "lookup_rowtype_tupdesc_copy", "get_typlenbyvalalign"],
+         "lookup_rowtype_tupdesc_copy", "get_typlenbyvalalign",
+         # 0.3.0 per-row calls: the call site's kept names (api/api.h)
+         "sf_kept_text_add", "__memcmp_avx2_movbe", "memcmp"],
     ),
     # open: finding the pipeline, its lock and the cache check, per call
     "open": (

@@ -21,8 +21,10 @@
 #             simple expression, without the executor
 #   batch     one streamforge.ingest_batch call with every row
 #   floor-lateral, floor-loop
-#             the same LATERAL join and PL/pgSQL loop calling a C function
-#             that returns no rows (generate_series(off, -1)) instead of
+#             the same LATERAL join calling a scalar C function
+#             (abs(off): the FunctionScan path of a set-returning call,
+#             without its work) and PL/pgSQL loop calling a C function that
+#             returns no rows (generate_series(off, -1)) instead of
 #             ingest: what the executor and PL/pgSQL cost per row before
 #             any streamforge code runs, so the best ratio any per-row
 #             function could reach against the upsert is upsert / floor
@@ -145,7 +147,7 @@ run batch "SELECT count(*) FROM streamforge.ingest_batch('batch',
        FROM rows))"
 
 run floor-lateral "SELECT count(*) FROM rows r,
-    LATERAL pg_catalog.generate_series(r.off, -1)"
+    LATERAL pg_catalog.abs(r.off)"
 run floor-loop 'DO $$
 DECLARE r record;
 BEGIN

@@ -23,9 +23,13 @@
 #   sf_row fixed          ingest per row through LATERAL
 #   plain_row_upsert      a PL/pgSQL loop upserting per event
 #   sf_count fixed        ingest_count in a PL/pgSQL loop
-#   floor_row_lateral     the same rows through LATERAL into a C function
-#                         that returns nothing (generate_series(off, -1)):
+#   floor_row_lateral     the same rows through LATERAL into a scalar C
+#                         function (abs(source_offset)): the executor's
+#                         FunctionScan per row, the same path a materialized
+#                         set-returning call takes, with no work of its own;
 #                         the most any per-row LATERAL call can reach
+#                         (generate_series(off, -1), the floor before,
+#                         pays its own value-per-call set-up and is slower)
 #   floor_row_loop        the same loop evaluating a C function
 #                         (length(event_id)): the most a loop can reach
 #
@@ -189,7 +193,7 @@ pairs(name, goal, num, den, op, bound) AS (VALUES
      'plain_row_upsert/fixed', 'sf_row/fixed', '>=', 12.0),
     ('ingest_count in a PL/pgSQL loop over the per-event upsert', '>= 5x',
      'plain_row_upsert/fixed', 'sf_count/fixed', '>=', 5.0),
-    ('bound: a LATERAL call of a C function returning nothing, over the per-event upsert', '',
+    ('bound: a LATERAL call of a scalar C function (abs), over the per-event upsert', '',
      'plain_row_upsert/fixed', 'floor_row_lateral/none', '>=', 12.0),
     ('bound: a PL/pgSQL loop of a C function as a simple expression, over the per-event upsert', '',
      'plain_row_upsert/fixed', 'floor_row_loop/none', '>=', 5.0)),

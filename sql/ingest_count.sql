@@ -189,6 +189,59 @@ END
 $$;
 SELECT consumed_offset FROM streamforge.partitions('ic_loop');
 
+-- one call site, rows naming two pipelines and twelve partitions (more
+-- than a call site keeps the names of, api.h SF_ROW_PARTITIONS): the same
+-- state as ingest_batch of each pipeline's rows
+SELECT streamforge.create_pipeline(n,
+           ARRAY(SELECT 'part-' || i FROM generate_series(0, 11) AS i),
+           ARRAY[streamforge.fixed('w', 10)], 10)
+  FROM unnest(ARRAY['ic_site_a', 'ic_site_b', 'ic_site_ref_a',
+                    'ic_site_ref_b']) AS n;
+CREATE TEMP TABLE ic_site AS
+SELECT CASE WHEN i % 3 = 0 THEN 'ic_site_a' ELSE 'ic_site_b' END AS pipe,
+       'part-' || (i % 12) AS part, i / 12 AS off, 'e' || i AS eid,
+       'k' || (i % 5) AS key, i AS t, i AS v
+  FROM generate_series(0, 239) AS i;
+SELECT count(*) FROM (SELECT * FROM ic_site ORDER BY t) r
+ CROSS JOIN LATERAL streamforge.ingest(r.pipe, r.part, r.off, r.eid, r.key,
+                                       r.t, r.v) ch;
+SELECT count(*)
+  FROM (SELECT pipe, array_agg(ROW(part, off, eid, key, t, v)::streamforge.delivery
+                               ORDER BY t) AS ds
+          FROM ic_site GROUP BY pipe) b
+ CROSS JOIN LATERAL streamforge.ingest_batch(
+           replace(b.pipe, 'ic_site_', 'ic_site_ref_'), b.ds) ch;
+SELECT p, (SELECT string_agg(x::text, ',' ORDER BY x::text)
+             FROM streamforge.live(p) x) =
+          (SELECT string_agg(x::text, ',' ORDER BY x::text)
+             FROM streamforge.live(replace(p, 'ic_site_', 'ic_site_ref_')) x)
+          AS same_live,
+       (SELECT string_agg(partition || ':' || consumed_offset, ',' ORDER BY partition)
+          FROM streamforge.partitions(p)) =
+       (SELECT string_agg(partition || ':' || consumed_offset, ',' ORDER BY partition)
+          FROM streamforge.partitions(replace(p, 'ic_site_', 'ic_site_ref_')))
+          AS same_offsets,
+       (SELECT count(*) FROM streamforge.partitions(p)) AS partitions,
+       (SELECT count(*) FROM streamforge.live(p)) AS live_rows
+  FROM unnest(ARRAY['ic_site_a', 'ic_site_b']) AS p;
+-- the same rows again through ingest_count in a loop: all duplicates
+DO $$
+DECLARE
+    r record;
+    n integer := 0;
+BEGIN
+    FOR r IN SELECT * FROM ic_site ORDER BY t LOOP
+        n := n + streamforge.ingest_count(r.pipe, r.part, r.off, r.eid, r.key,
+                                          r.t, r.v);
+    END LOOP;
+    RAISE NOTICE 'changes: %', n;
+END
+$$;
+SELECT streamforge.drop_pipeline(n)
+  FROM unnest(ARRAY['ic_site_a', 'ic_site_b', 'ic_site_ref_a',
+                    'ic_site_ref_b']) AS n;
+DROP TABLE ic_site;
+
 -- declared like ingest
 SELECT p.proname, p.provolatile, p.proparallel, p.proretset, p.proisstrict,
        pg_get_function_result(p.oid) AS result,

@@ -60,6 +60,87 @@ sf_arg_text(FunctionCallInfo fcinfo, int argno, const char *what)
 }
 
 /*
+ * A text datum's bytes (detoasted, not copied, not NUL-terminated).  Inline
+ * with the detoasting only for a value that needs it: a per-row call has
+ * two such arguments.
+ */
+static inline void
+sf_text_bytes(Datum d, const char **data, int *len)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+
+	if (unlikely(VARATT_IS_COMPRESSED(v) || VARATT_IS_EXTERNAL(v)))
+		v = pg_detoast_datum_packed(v);
+	*data = VARDATA_ANY(v);
+	*len = VARSIZE_ANY_EXHDR(v);
+}
+
+/*
+ * The text arguments of one call site of a per-row function (ingest,
+ * ingest_count, append), as C strings kept in flinfo->fn_extra for the
+ * site's life (the query, or PL/pgSQL's expression): a call whose pipeline
+ * or partition equals one seen before at the site reuses that copy, a
+ * compare of the bytes instead of a palloc and a copy (issue 23: two
+ * text_to_cstring were 257 instructions per call).  Only the strings are
+ * kept, nothing that could go stale: the pipeline is opened by name on
+ * every call as before.  A partition beyond the first SF_ROW_PARTITIONS
+ * seen is copied per call as before, so the kept memory stays bounded.
+ */
+#define SF_ROW_PARTITIONS 8
+
+typedef struct SfKeptText
+{
+	int			len;			/* bytes, without the terminating NUL */
+	char	   *str;			/* NUL-terminated, in fn_mcxt */
+} SfKeptText;
+
+typedef struct SfRowArgs
+{
+	SfKeptText	pipeline;		/* str NULL: none yet */
+	int			npartitions;
+	SfKeptText	partitions[SF_ROW_PARTITIONS];
+} SfRowArgs;
+
+extern char *sf_kept_text_add(FunctionCallInfo fcinfo, SfKeptText *kept,
+							  int *nkept, int max, const char *data, int len);
+
+/* fcinfo's SfRowArgs, or NULL for a call without an FmgrInfo */
+static inline SfRowArgs *
+sf_row_args(FunctionCallInfo fcinfo)
+{
+	FmgrInfo   *fl = fcinfo->flinfo;
+
+	if (unlikely(fl == NULL))
+		return NULL;
+	if (unlikely(fl->fn_extra == NULL))
+		fl->fn_extra = MemoryContextAllocZero(fl->fn_mcxt, sizeof(SfRowArgs));
+	return (SfRowArgs *) fl->fn_extra;
+}
+
+/*
+ * Text argument argno, which must not be NULL, as a C string: one of
+ * kept[0..*nkept) if its bytes match, else a new copy (kept, while there is
+ * room).  The caller must not change or free it.
+ */
+static inline char *
+sf_arg_text_kept(FunctionCallInfo fcinfo, int argno, const char *what,
+				 SfKeptText *kept, int *nkept, int max)
+{
+	const char *data;
+	int			len;
+
+	sf_arg_not_null(fcinfo, argno, what);
+	sf_text_bytes(PG_GETARG_DATUM(argno), &data, &len);
+	/* the last byte first: names often differ only there (p0, p1 ...) */
+	for (int i = 0; i < *nkept; i++)
+		if (kept[i].len == len &&
+			(len == 0 || kept[i].str[len - 1] == data[len - 1]) &&
+			memcmp(kept[i].str, data, len) == 0)
+			return kept[i].str;
+	return sf_kept_text_add(fcinfo, kept, nkept, max, data, len);
+}
+
+/*
  * The pipeline named by argument 0, opened for reading or writing
  * (sf_persist_open: the privilege is checked, a writer holds the row lock).
  */
@@ -86,6 +167,37 @@ sf_arg_pipeline(FunctionCallInfo fcinfo, bool for_write)
 	if (for_write && unlikely(p->def.has_idle_timeout))
 		p = sf_idle_check(fcinfo, p);
 	return p;
+}
+
+/*
+ * sf_arg_pipeline for writing, from a per-row call site (args: its
+ * sf_row_args, or NULL): the name's C string is the site's kept copy.
+ */
+static inline SfPipeline *
+sf_arg_pipeline_row(FunctionCallInfo fcinfo, SfRowArgs *args)
+{
+	SfPipeline *p;
+	char	   *name;
+	int			n;
+
+	if (args == NULL)
+		return sf_arg_pipeline(fcinfo, true);
+	n = args->pipeline.str != NULL;
+	name = sf_arg_text_kept(fcinfo, 0, "pipeline", &args->pipeline, &n, 1);
+	p = sf_persist_open(name, true);
+	if (unlikely(p->def.has_idle_timeout))
+		p = sf_idle_check(fcinfo, p);
+	return p;
+}
+
+/* The partition argument argno of a per-row call site, as a C string */
+static inline char *
+sf_arg_partition_row(FunctionCallInfo fcinfo, SfRowArgs *args, int argno)
+{
+	if (args == NULL)
+		return sf_arg_text(fcinfo, argno, "partition");
+	return sf_arg_text_kept(fcinfo, argno, "partition", args->partitions,
+							&args->npartitions, SF_ROW_PARTITIONS);
 }
 
 extern int	sf_arg_by_name(FunctionCallInfo fcinfo, const char *name,
@@ -118,7 +230,6 @@ sf_finish_write(FunctionCallInfo fcinfo, SfPipeline *p,
 
 extern void sf_validate_window(const SfWindowDef *w);
 extern void sf_window_def_arg(Datum d, SfWindowDef *w);
-extern void sf_text_bytes(Datum d, const char **data, int *len);
 extern SfDelivery *sf_unpack_deliveries(ArrayType *arr, bool with_offset,
 										int **nullfield_out, int *n_out);
 extern void sf_batch_null_error(int index, int field,

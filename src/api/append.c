@@ -66,20 +66,20 @@ PG_FUNCTION_INFO_V1(sf_append);
 Datum
 sf_append(PG_FUNCTION_ARGS)
 {
+	SfRowArgs  *args = sf_row_args(fcinfo);
 	SfPipeline *p;
 	SfDelivery	d;
 	SfChangeList changes = {0};
 	int64		late_before;
 
-	p = sf_arg_pipeline(fcinfo, true);
+	p = sf_arg_pipeline_row(fcinfo, args);
 	late_before = p->nlate;
 
-	sf_arg_not_null(fcinfo, 1, "partition");
+	d.partition = sf_arg_partition_row(fcinfo, args, 1);
 	sf_arg_not_null(fcinfo, 2, "event_id");
 	sf_arg_not_null(fcinfo, 3, "key");
 	sf_arg_not_null(fcinfo, 4, "event_time");
 	sf_arg_not_null(fcinfo, 5, "value");
-	d.partition = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	sf_text_bytes(PG_GETARG_DATUM(2), &d.event_id, &d.event_id_len);
 	sf_text_bytes(PG_GETARG_DATUM(3), &d.key, &d.key_len);
 	d.event_time = PG_GETARG_INT64(4);

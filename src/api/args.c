@@ -346,14 +346,31 @@ sf_window_def_arg(Datum d, SfWindowDef *w)
 	sf_validate_window(w);
 }
 
-/* A text datum's bytes (detoasted, not copied, not NUL-terminated) */
-void
-sf_text_bytes(Datum d, const char **data, int *len)
+/*
+ * The miss of sf_arg_text_kept (api.h): data[0..len) as a C string, kept in
+ * kept[*nkept] in fn_mcxt while *nkept < max, else in the caller's context
+ * (freed with the call's, as text_to_cstring's copy was).
+ */
+char *
+sf_kept_text_add(FunctionCallInfo fcinfo, SfKeptText *kept, int *nkept,
+				 int max, const char *data, int len)
 {
-	text	   *t = (text *) pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d));
+	char	   *str;
 
-	*data = VARDATA_ANY(t);
-	*len = VARSIZE_ANY_EXHDR(t);
+	if (*nkept >= max)
+	{
+		str = palloc(len + 1);
+		memcpy(str, data, len);
+		str[len] = '\0';
+		return str;
+	}
+	str = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, len + 1);
+	memcpy(str, data, len);
+	str[len] = '\0';
+	kept[*nkept].len = len;
+	kept[*nkept].str = str;
+	(*nkept)++;
+	return str;
 }
 
 /*

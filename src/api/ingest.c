@@ -41,11 +41,12 @@
 static SfPipeline *
 ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 {
-	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
+	SfRowArgs  *args = sf_row_args(fcinfo);
+	SfPipeline *p = sf_arg_pipeline_row(fcinfo, args);
 	SfDelivery	d;
 
 	*late_before = p->nlate;
-	d.partition = sf_arg_text(fcinfo, 1, "partition");
+	d.partition = sf_arg_partition_row(fcinfo, args, 1);
 	sf_arg_not_null(fcinfo, 2, "source_offset");
 	sf_arg_not_null(fcinfo, 3, "event_id");
 	sf_arg_not_null(fcinfo, 4, "key");

@@ -26,7 +26,6 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "executor/spi.h"
-#include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 #include "utils/hsearch.h"
@@ -103,15 +102,19 @@ sf_pending_reset(void)
 
 /*
  * Buffer the journal entry of a top-level write call on entry's pipeline,
- * at the next position.
+ * at the next position, and return the pipeline's buffer.  One reservation
+ * for the length word and the bytes, written in place (per-row calls add
+ * one short entry each).
  */
-void
+SfPending *
 sf_pending_add(SfCacheEntry *entry, const char *data, Size len)
 {
 	SfPending  *pend = sf_pending_lookup(entry->id, true);
 	SfPendingRun *run = pend->tail;
 	int64		pos = entry->last_pos + 1;
 	MemoryContext old = MemoryContextSwitchTo(pending_cxt);
+	char	   *w;
+	uint32		nlen;
 
 	pend->relid = entry->relid;
 	if (run == NULL || run->superseded != InvalidSubTransactionId ||
@@ -128,14 +131,20 @@ sf_pending_add(SfCacheEntry *entry, const char *data, Size len)
 			pend->runs = run;
 		pend->tail = run;
 	}
-	pq_sendint32(&run->data, (uint32) len);
-	appendBinaryStringInfo(&run->data, data, len);
+	enlargeStringInfo(&run->data, sizeof(uint32) + len);
+	w = run->data.data + run->data.len;
+	nlen = pg_hton32((uint32) len);	/* as pq_sendint32 writes it */
+	memcpy(w, &nlen, sizeof(uint32));
+	memcpy(w + sizeof(uint32), data, len);
+	run->data.len += sizeof(uint32) + len;
+	run->data.data[run->data.len] = '\0';
 	run->count++;
 	run->last_pos = pos;
 	MemoryContextSwitchTo(old);
 	pend->bytes += len;
 	entry->last_pos = pos;
 	entry->journal_bytes += len;
+	return pend;
 }
 
 /*

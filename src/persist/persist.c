@@ -562,8 +562,7 @@ buffer_entry(SfCacheEntry *entry, StringInfo buf)
 	if (unlikely(buf->len - VARHDRSZ >= SF_PENDING_FLUSH) &&
 		store_large_entry(entry, buf))
 		return;
-	sf_pending_add(entry, buf->data + VARHDRSZ, buf->len - VARHDRSZ);
-	pend = sf_pending_lookup(entry->id, false);
+	pend = sf_pending_add(entry, buf->data + VARHDRSZ, buf->len - VARHDRSZ);
 	if (pend->bytes >= SF_PENDING_FLUSH)
 	{
 		sf_become_owner(&saved);

@@ -262,7 +262,8 @@ extern void sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 /* pending.c: the buffered journal */
 extern SfPending *sf_pending_lookup(int64 id, bool create);
 extern void sf_pending_reset(void);
-extern void sf_pending_add(SfCacheEntry *entry, const char *data, Size len);
+extern SfPending *sf_pending_add(SfCacheEntry *entry, const char *data,
+								 Size len);
 extern void sf_pending_write(SfPending *pend);
 extern void sf_pending_write_all(void);
 extern void sf_pending_supersede(int64 id);
