@@ -58,8 +58,22 @@ typedef struct SfStrEntry
 static inline bool
 string_equal(const SfString *a, const SfString *b)
 {
-	return a->hash == b->hash && a->len == b->len &&
-		memcmp(a->data, b->data, a->len) == 0;
+	if (a->hash != b->hash || a->len != b->len)
+		return false;
+	if (a->len >= 8 && a->len <= 16)
+	{
+		uint64		x1,
+					y1,
+					x2,
+					y2;
+
+		memcpy(&x1, a->data, 8);
+		memcpy(&y1, b->data, 8);
+		memcpy(&x2, a->data + a->len - 8, 8);
+		memcpy(&y2, b->data + b->len - 8, 8);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	return memcmp(a->data, b->data, a->len) == 0;
 }
 
 #define SH_PREFIX		sf_strtab
@@ -138,11 +152,27 @@ make_probe(SfProbeBuf *pb, const char *data, int len, uint32 hash)
 		s = palloc(offsetof(SfString, data) + len);
 	s->hash = hash;
 	s->len = len;
-	memcpy(s->data, data, len);
+	if (len >= 8 && len <= 16)
+	{
+		/* a short key (most are): two overlapping words, no libc call */
+		uint64		a,
+					b;
+
+		memcpy(&a, data, 8);
+		memcpy(&b, data + len - 8, 8);
+		memcpy(s->data, &a, 8);
+		memcpy(s->data + len - 8, &b, 8);
+	}
+	else
+		memcpy(s->data, data, len);
 	return s;
 }
 
 
+/*
+ * The interned copy of a key.  A lookup first: nearly every key is already
+ * interned, and simplehash's lookup is cheaper than its insert (issue 23).
+ */
 static SfString *
 intern_key_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
 {
@@ -151,6 +181,17 @@ intern_key_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
 	SfStrEntry *e;
 	bool		found;
 
+	/*
+	 * Not when the table is due to grow: the insert grows it even for a key
+	 * it holds, and the table's layout (its iteration order, hence the
+	 * order in which a collection frees keys) must stay what it was.
+	 */
+	if (likely(p->keys->members < p->keys->grow_threshold))
+	{
+		e = sf_strtab_lookup_hash(p->keys, probe, hash);
+		if (likely(e != NULL))
+			return e->str;
+	}
 	e = sf_strtab_insert_hash(p->keys, probe, hash, &found);
 	if (!found)
 	{
@@ -189,7 +230,7 @@ sf_intern_key(SfPipeline *p, const char *data, int len)
 void
 sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d, SfDeliveryHash *h)
 {
-	h->event_id = sf_hash_bytes(d->event_id, d->event_id_len);
+	h->event_id = sf_hash_event_id(d->event_id, d->event_id_len);
 	h->key = sf_hash_bytes(d->key, d->key_len);
 #ifdef __GNUC__
 	__builtin_prefetch(&p->keys->data[h->key & p->keys->sizemask]);
@@ -233,7 +274,7 @@ sf_identity_add(SfPipeline *p, const char *event_id, int event_id_len,
 				uint32 *handle)
 {
 	return identity_add_hashed(p, event_id, event_id_len,
-							   sf_hash_bytes(event_id, event_id_len),
+							   sf_hash_event_id(event_id, event_id_len),
 							   key, event_time, value, late, handle);
 }
 
@@ -568,7 +609,7 @@ sf_late_append_forgotten(SfPipeline *p, int partition, int64 offset,
 	uint32		handle;
 
 	event = sf_identity_new(p, event_id, event_id_len,
-							sf_hash_bytes(event_id, event_id_len), &handle);
+							sf_hash_event_id(event_id, event_id_len), &handle);
 	event->key = sf_intern_key(p, key, key_len);
 	event->event_time = event_time;
 	event->value = value;
@@ -671,16 +712,32 @@ partition_not_found(const SfPipeline *p, const char *name)
 					 partition_list(&p->def))));
 }
 
-/* sf_partition_index, inlined: every delivery looks up its partition */
+/*
+ * sf_partition_index, inlined: every delivery looks up its partition.  The
+ * pipeline remembers the addresses of the last names it found (4 slots by
+ * address bits); a name at a remembered address is confirmed with one
+ * strcmp (a freed name's address may hold another name later).
+ */
 static inline int
-lookup_partition(const SfPipeline *p, const char *name)
+lookup_partition(SfPipeline *p, const char *name)
 {
-	int			i = sf_name_index((const char *) p->def.partitions,
-								  sizeof(p->def.partitions[0]),
-								  p->def.npartitions, name);
+	int			h = (int) (((uintptr_t) name >> 4) & 3);
+	int			i;
 
+	if (p->part_hint_name[h] == name)
+	{
+		i = p->part_hint_index[h];
+		if (likely(i < p->def.npartitions &&
+				   strcmp(name, p->def.partitions[i]) == 0))
+			return i;
+	}
+	i = sf_name_index((const char *) p->def.partitions,
+					  sizeof(p->def.partitions[0]),
+					  p->def.npartitions, name);
 	if (unlikely(i < 0))
 		partition_not_found(p, name);
+	p->part_hint_name[h] = name;
+	p->part_hint_index[h] = i;
 	return i;
 }
 
@@ -740,7 +797,7 @@ sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
 {
 	SfDeliveryHash h;
 
-	h.event_id = sf_hash_bytes(d->event_id, d->event_id_len);
+	h.event_id = sf_hash_event_id(d->event_id, d->event_id_len);
 	h.key = sf_hash_bytes(d->key, d->key_len);
 	sf_engine_ingest_hashed(p, d, &h, out);
 }
@@ -912,7 +969,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 			k += n;
 		}
 	}
-	sf_op_finish(p, out);
+	sf_op_finish_quick(p, out);
 	/* tested here, inline: a pipeline without retention pays no call */
 	if (p->def.has_retention)
 		sf_retention_forget(p);	/* built-in progress: an advance after the accepted event (progress.c) */

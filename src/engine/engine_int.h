@@ -150,9 +150,48 @@ extern void sf_buckets_foreach(SfPipeline *p,
 							   void *arg);
 extern void sf_raise_out_of_range(const char *what, const char *window);
 
-/* window.c: the dirty set of an operation */
-extern void sf_op_begin(SfPipeline *p);
+/*
+ * window.c: the dirty set of an operation.  sf_op_begin starts one (inline:
+ * every event runs it).
+ */
+static inline void
+sf_op_begin(SfPipeline *p)
+{
+	p->busy = true;
+	p->mutations++;
+	p->epoch++;
+	if (unlikely(p->epoch == 0))
+	{
+		/* wrapped: epoch 0 is "never"; stale marks must not match */
+		p->epoch = 1;
+	}
+	p->ndirty = 0;
+}
 extern void sf_dirty_touch(SfPipeline *p, SfBucket *b);
+
+/*
+ * sf_op_finish for an operation that may have touched nothing: most
+ * ingests only add to pending buckets, so their dirty set is empty and,
+ * the watermark not having moved, nothing is due to finalize; then there
+ * is nothing to reconcile, sort or number (issue 23: the call, its loops
+ * and sorts cost about 45 instructions per event).  The test is
+ * finalize()'s first step in reconcile.c.
+ */
+static inline void
+sf_op_finish_quick(SfPipeline *p, SfChangeList *out)
+{
+	if (likely(p->ndirty == 0) &&
+		(!p->has_watermark || pairingheap_is_empty(&p->ready) ||
+		 !(p->watermark >
+		   pairingheap_container(SfBucket, hnode,
+								 pairingheap_first(&p->ready))->end +
+		   p->def.lateness)))
+	{
+		p->busy = false;
+		return;
+	}
+	sf_op_finish(p, out);
+}
 extern void sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b);
 
 #endif							/* SF_ENGINE_INT_H */

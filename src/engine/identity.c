@@ -258,6 +258,7 @@ table_resize(SfPipeline *p, uint64 newcap)
 	memset(t->tags, TAG_EMPTY, newcap);
 	t->cap = newcap;
 	t->tomb = 0;
+	t->hint_valid = false;
 	for (uint64 i = 0; i < oldcap; i++)
 	{
 		uint32		hash;
@@ -288,10 +289,17 @@ sf_idtable_init(SfPipeline *p)
 	p->idtable.tags = NULL;
 	p->idtable.cap = 0;
 	p->idtable.used = 0;
+	p->idtable.hint_valid = false;
 	table_resize(p, 1024);
 }
 
-/* The remembered identity of event_id, or NULL; its handle in *handle */
+/*
+ * The remembered identity of event_id, or NULL; its handle in *handle.
+ * When it is not there, the slot where it would go (the first free or
+ * deleted one on its probe path) is kept as the table's hint, for the
+ * sf_idtable_insert of the same hash that usually follows: one probe for a
+ * new event instead of two (issue 23).
+ */
 SfIdentity *
 sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 				  uint32 *handle)
@@ -299,13 +307,19 @@ sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 	SfIdTable  *t = &p->idtable;
 	uint64		i = home(hash, t->cap);
 	uint8		tag = hash_tag(hash);
+	uint64		free_slot = PG_UINT64_MAX;
 
 	for (;;)
 	{
 		uint8		c = t->tags[i];
 
 		if (c == TAG_EMPTY)
+		{
+			t->hint_slot = free_slot != PG_UINT64_MAX ? free_slot : i;
+			t->hint_hash = hash;
+			t->hint_valid = true;
 			return NULL;
+		}
 		if (c == tag)
 		{
 			SfIdentity *id = sf_id_ptr(p, t->slots[i]);
@@ -318,6 +332,8 @@ sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 				return id;
 			}
 		}
+		else if (c == TAG_TOMB && free_slot == PG_UINT64_MAX)
+			free_slot = i;
 		i = next_slot(i, t->cap);
 	}
 }
@@ -339,9 +355,16 @@ sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 				t->cap * 2 : t->cap + t->cap / 4;
 		table_resize(p, newcap);
 	}
-	i = home(hash, t->cap);
-	while (t->tags[i] >= 2)
-		i = next_slot(i, t->cap);
+	if (t->hint_valid && t->hint_hash == hash)
+		i = t->hint_slot;
+	else
+	{
+		i = home(hash, t->cap);
+		while (t->tags[i] >= 2)
+			i = next_slot(i, t->cap);
+	}
+	t->hint_valid = false;
+	Assert(t->tags[i] < 2);
 	if (t->tags[i] == TAG_TOMB)
 		t->tomb--;
 	t->slots[i] = handle;
@@ -370,6 +393,7 @@ idtable_delete(SfPipeline *p, SfIdentity *id)
 	t->tags[i] = TAG_TOMB;
 	t->used--;
 	t->tomb++;
+	t->hint_valid = false;
 }
 
 /* Start loading the table slot where event_id's search begins */

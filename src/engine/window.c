@@ -542,20 +542,6 @@ sf_buckets_foreach(SfPipeline *p, void (*fn) (SfPipeline *, SfBucket *, void *),
  * the buckets' dirty_epoch and dirty_index fields.
  */
 
-void
-sf_op_begin(SfPipeline *p)
-{
-	p->busy = true;
-	p->mutations++;
-	p->epoch++;
-	if (p->epoch == 0)
-	{
-		/* wrapped: epoch 0 is "never"; stale marks must not match */
-		p->epoch = 1;
-	}
-	p->ndirty = 0;
-}
-
 /*
  * Save b's pre-image for this operation, unless already saved.
  */
