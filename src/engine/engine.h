@@ -207,9 +207,16 @@ typedef struct SfIdStore
 } SfIdStore;
 
 /* The event_id table: open addressing over handles (identity.c) */
+/* A slot of the event_id table: the identity's handle and its hash */
+typedef struct SfIdSlot
+{
+	uint32		handle;
+	uint32		hash;			/* so that a rehash reads no identity */
+} SfIdSlot;
+
 typedef struct SfIdTable
 {
-	uint32	   *slots;			/* handles */
+	SfIdSlot   *slots;
 	uint8	   *tags;			/* per slot: 0 empty, 1 deleted, else hash bits */
 	uint64		cap;			/* at most 2^32 */
 	uint64		used;

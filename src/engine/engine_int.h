@@ -16,6 +16,8 @@
 #ifndef SF_ENGINE_INT_H
 #define SF_ENGINE_INT_H
 
+#include "common/hashfn.h"
+
 #include "engine/engine.h"
 
 /* Pre-image of a bucket touched by the current operation */
@@ -69,6 +71,12 @@ sf_name_index(const char *names, Size stride, int n, const char *name)
 
 /* clock.c: partition progress and the global watermark */
 extern bool sf_clock_update(SfPipeline *p);
+
+/* keys.c: interned keys; the fewest new keys that make a collection due */
+#define SF_KEYS_COLLECT_MIN		1024
+extern void sf_keys_init(SfPipeline *p, MemoryContext cxt);
+extern SfString *sf_intern_key_hashed(SfPipeline *p, const char *data, int len,
+									   uint32 hash);
 
 /* engine.c */
 extern SfIdentity *sf_partition_slot(const SfPipeline *p,
@@ -130,6 +138,19 @@ extern int	sf_window_max_buckets(const SfWindowDef *w);
 extern void sf_buckets_init(SfPipeline *p);
 extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
 								  int64 start, int64 end);
+/*
+ * The part of a live bucket's hash that its window and key give
+ * (window.c's bucket_hash): the same for every bucket an event enters in
+ * one window, so sf_bucket_get_hashed takes it computed once.
+ */
+static inline uint32
+sf_bucket_key_hash(int window, const SfString *key)
+{
+	return hash_combine(key->hash, murmurhash32(window));
+}
+extern SfBucket *sf_bucket_get_hashed(SfPipeline *p, int window, SfString *key,
+									  uint32 kwhash, int64 start, int64 end,
+									  bool *created);
 extern void sf_bucket_delete(SfPipeline *p, SfBucket *b);
 extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
 extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
