@@ -230,7 +230,7 @@ sf_identity_new(SfPipeline *p, const char *event_id, int len, uint32 hash,
 	id->late = false;
 	id->forgotten = false;
 	id->late_held = false;
-	memcpy(id->event_id, event_id, len);
+	sf_copy_bytes(id->event_id, event_id, len);
 	return id;
 }
 
@@ -328,7 +328,7 @@ sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 			SfIdentity *id = sf_id_ptr(p, t->slots[i].handle);
 
 			if (id->event_id_len == (uint32) len &&
-				memcmp(id->event_id, event_id, len) == 0)
+				sf_equal_bytes(id->event_id, event_id, len))
 			{
 				if (handle)
 					*handle = t->slots[i].handle;

@@ -44,22 +44,8 @@ typedef struct SfStrEntry
 static inline bool
 string_equal(const SfString *a, const SfString *b)
 {
-	if (a->hash != b->hash || a->len != b->len)
-		return false;
-	if (a->len >= 8 && a->len <= 16)
-	{
-		uint64		x1,
-					y1,
-					x2,
-					y2;
-
-		memcpy(&x1, a->data, 8);
-		memcpy(&y1, b->data, 8);
-		memcpy(&x2, a->data + a->len - 8, 8);
-		memcpy(&y2, b->data + b->len - 8, 8);
-		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
-	}
-	return memcmp(a->data, b->data, a->len) == 0;
+	return a->hash == b->hash && a->len == b->len &&
+		sf_equal_bytes(a->data, b->data, a->len);
 }
 
 #define SH_PREFIX		sf_strtab
@@ -138,19 +124,7 @@ make_probe(SfProbeBuf *pb, const char *data, int len, uint32 hash)
 		s = palloc(offsetof(SfString, data) + len);
 	s->hash = hash;
 	s->len = len;
-	if (len >= 8 && len <= 16)
-	{
-		/* a short key (most are): two overlapping words, no libc call */
-		uint64		a,
-					b;
-
-		memcpy(&a, data, 8);
-		memcpy(&b, data + len - 8, 8);
-		memcpy(s->data, &a, 8);
-		memcpy(s->data + len - 8, &b, 8);
-	}
-	else
-		memcpy(s->data, data, len);
+	sf_copy_bytes(s->data, data, len);
 	return s;
 }
 
