@@ -98,6 +98,7 @@
 #include "libpq/pqformat.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "utils/elog.h"
 
 #include "codec/codec.h"
@@ -204,9 +205,19 @@ static inline uint32
 key_slot_hash(const char *data, int len)
 {
 	uint32		h = 2166136261u;
+	const unsigned char *u = (const unsigned char *) data;
+	int			i = 0;
 
-	for (int i = 0; i < len; i++)
-		h = (h ^ (unsigned char) data[i]) * 16777619u;
+	/* four bytes a round: the same value, less loop overhead */
+	for (; i + 4 <= len; i += 4)
+	{
+		h = (h ^ u[i]) * 16777619u;
+		h = (h ^ u[i + 1]) * 16777619u;
+		h = (h ^ u[i + 2]) * 16777619u;
+		h = (h ^ u[i + 3]) * 16777619u;
+	}
+	for (; i < len; i++)
+		h = (h ^ u[i]) * 16777619u;
 	return h ^ (h >> 15);
 }
 
@@ -217,13 +228,121 @@ typedef struct KeySlot
 	int32		ref;
 } KeySlot;
 
+/* The partition names whose index the encoder remembers (by address) */
+#define SF_JOURNAL_PART_CACHE	8
+
+/*
+ * The bytes a and b of len have in common at their start.  A word at a
+ * time on little-endian machines (event ids of a batch share most of
+ * their bytes).
+ */
+static inline int
+shared_prefix(const char *a, const char *b, int len)
+{
+	int			i = 0;
+
+#ifndef WORDS_BIGENDIAN
+	for (; i + 8 <= len; i += 8)
+	{
+		uint64		x,
+					y;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return i + pg_rightmost_one_pos64(x ^ y) / 8;
+	}
+	if (i + 4 <= len)
+	{
+		uint32		x,
+					y;
+
+		memcpy(&x, a + i, 4);
+		memcpy(&y, b + i, 4);
+		if (x != y)
+			return i + pg_rightmost_one_pos32(x ^ y) / 8;
+		i += 4;
+	}
+#endif
+	for (; i < len; i++)
+		if (a[i] != b[i])
+			break;
+	return i;
+}
+
+/* a and b of len are the same bytes; short ones compared inline */
+static inline bool
+bytes_equal(const char *a, const char *b, int len)
+{
+	if (len >= 8 && len <= 16)
+	{
+		uint64		x1,
+					y1,
+					x2,
+					y2;
+
+		memcpy(&x1, a, 8);
+		memcpy(&y1, b, 8);
+		memcpy(&x2, a + len - 8, 8);
+		memcpy(&y2, b + len - 8, 8);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	if (len >= 4 && len < 8)
+	{
+		uint32		x1,
+					y1,
+					x2,
+					y2;
+
+		memcpy(&x1, a, 4);
+		memcpy(&y1, b, 4);
+		memcpy(&x2, a + len - 4, 4);
+		memcpy(&y2, b + len - 4, 4);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	return memcmp(a, b, len) == 0;
+}
+
+/* Copy len bytes to w and return the end; short ones inline */
+static inline char *
+put_bytes(char *w, const char *src, int len)
+{
+	if (len >= 8 && len <= 16)
+	{
+		uint64		x1,
+					x2;
+
+		memcpy(&x1, src, 8);
+		memcpy(&x2, src + len - 8, 8);
+		memcpy(w, &x1, 8);
+		memcpy(w + len - 8, &x2, 8);
+	}
+	else if (len >= 4 && len < 8)
+	{
+		uint32		x1,
+					x2;
+
+		memcpy(&x1, src, 4);
+		memcpy(&x2, src + len - 4, 4);
+		memcpy(w, &x1, 4);
+		memcpy(w + len - 4, &x2, 4);
+	}
+	else
+		memcpy(w, src, len);
+	return w + len;
+}
+
 /*
  * The entry of an ingest or ingest_batch call: the n deliveries, which the
  * engine has all accepted (as new events, duplicates or offset replays), in
  * the compact format.  Initializes buf (in CurrentMemoryContext) and encodes
  * into it after VARHDRSZ free bytes (codec.h); storing the entry is
- * persist's business (sf_persist_journal_ingest).  Space is reserved once
- * per delivery and the fields are written in place.
+ * persist's business (sf_persist_journal_ingest).  The space every
+ * delivery can take at most is reserved once for the whole entry, and the
+ * fields are written in place (issue 23: one enlargeStringInfo per
+ * delivery, libc calls for a few bytes each and a partition name lookup per
+ * change of partition cost about 150 instructions per delivery); the bytes
+ * are those of the per-delivery encoding.
  */
 void
 sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
@@ -231,6 +350,10 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 {
 	int64		last_offset[SF_JOURNAL_OFFSET_SLOTS];
 	int			slot_part[SF_JOURNAL_OFFSET_SLOTS];
+	const char *cached_name[SF_JOURNAL_PART_CACHE];
+	int			cached_index[SF_JOURNAL_PART_CACHE];
+	int			ncached = 0;
+	int			next_cached = 0;
 	KeySlot    *keys = NULL;
 	uint32		key_mask = 0;
 	int32		nkeys = 0;
@@ -239,6 +362,8 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 	const char *prev_id = NULL;
 	int			prev_id_len = 0;
 	int64		prev_time = 0;
+	Size		bound = 0;
+	bool		reserved;
 	char	   *w;
 	int			i;
 
@@ -262,22 +387,53 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 		memset(keys, 0xff, nslots * sizeof(KeySlot));
 		key_mask = nslots - 1;
 	}
+
+	/*
+	 * Reserve the whole entry's bound at once when it fits in a StringInfo;
+	 * else (a bound past 1 GB, whose entry may still fit) per delivery, as
+	 * before.
+	 */
+	for (i = 0; i < n; i++)
+		bound += SF_JOURNAL_COMPACT_BOUND + (Size) d[i].event_id_len +
+			(Size) d[i].key_len;
+	reserved = bound < MaxAllocSize - (Size) buf->len - 1;
+	if (reserved)
+		enlargeStringInfo(buf, (int) bound);
+
 	for (i = 0; i < n; i++)
 	{
 		const SfDelivery *di = &d[i];
 		int			s;
 		int			shared;
-		int			lim;
 
 		CHECK_FOR_INTERRUPTS();
-		enlargeStringInfo(buf, SF_JOURNAL_COMPACT_BOUND + di->event_id_len +
-						  di->key_len);
+		if (unlikely(!reserved))
+			enlargeStringInfo(buf, SF_JOURNAL_COMPACT_BOUND + di->event_id_len +
+							  di->key_len);
 		w = buf->data + buf->len;
 
-		/* partition: the names of a batch are shared copies (api/args.c) */
+		/*
+		 * partition: the names of a batch are shared copies (api/args.c), so
+		 * a name's address stands for it within the call
+		 */
 		if (di->partition != prev_part)
 		{
-			part = journal_partition_index(p, di->partition);
+			int			c;
+
+			for (c = 0; c < ncached; c++)
+				if (cached_name[c] == di->partition)
+					break;
+			if (c < ncached)
+				part = cached_index[c];
+			else
+			{
+				part = journal_partition_index(p, di->partition);
+				cached_name[next_cached] = di->partition;
+				cached_index[next_cached] = part;
+				next_cached = (next_cached + 1) % SF_JOURNAL_PART_CACHE;
+				if (ncached < SF_JOURNAL_PART_CACHE)
+					ncached++;
+			}
 			prev_part = di->partition;
 		}
 		w = put_varint(w, (uint32) part);
@@ -288,14 +444,11 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 		last_offset[s] = di->source_offset;
 
 		/* event_id: the prefix it shares with the previous one */
-		lim = Min(prev_id_len, di->event_id_len);
-		for (shared = 0; shared < lim; shared++)
-			if (prev_id[shared] != di->event_id[shared])
-				break;
+		shared = shared_prefix(prev_id, di->event_id,
+							   Min(prev_id_len, di->event_id_len));
 		w = put_varint(w, (uint32) shared);
 		w = put_varint(w, (uint32) (di->event_id_len - shared));
-		memcpy(w, di->event_id + shared, di->event_id_len - shared);
-		w += di->event_id_len - shared;
+		w = put_bytes(w, di->event_id + shared, di->event_id_len - shared);
 		prev_id = di->event_id;
 		prev_id_len = di->event_id_len;
 
@@ -305,14 +458,13 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 			KeySlot    *ks = &keys[key_slot_hash(di->key, di->key_len) & key_mask];
 
 			if (ks->delivery >= 0 && d[ks->delivery].key_len == di->key_len &&
-				memcmp(d[ks->delivery].key, di->key, di->key_len) == 0)
+				bytes_equal(d[ks->delivery].key, di->key, di->key_len))
 				w = put_varint(w, (uint32) ks->ref);
 			else
 			{
 				*w++ = 0;
 				w = put_varint(w, (uint32) di->key_len);
-				memcpy(w, di->key, di->key_len);
-				w += di->key_len;
+				w = put_bytes(w, di->key, di->key_len);
 				ks->delivery = i;
 				ks->ref = ++nkeys;
 			}
@@ -321,8 +473,7 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 		{
 			*w++ = 0;
 			w = put_varint(w, (uint32) di->key_len);
-			memcpy(w, di->key, di->key_len);
-			w += di->key_len;
+			w = put_bytes(w, di->key, di->key_len);
 		}
 
 		w = put_delta(w, di->event_time, prev_time);

@@ -558,7 +558,7 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 			CHECK_FOR_INTERRUPTS();
 		if (ki >= nkeys || len < 1 || len > MaxAllocSize || flags > 1)
 			snap_corrupt(r, "An identity is invalid");
-		if (sf_idtable_lookup(p, eid, (int) len, sf_hash_bytes(eid, (int) len),
+		if (sf_idtable_lookup(p, eid, (int) len, sf_hash_event_id(eid, (int) len),
 							  NULL) != NULL)
 			snap_corrupt(r, "An event_id has two identities");
 		(void) sf_identity_add(p, eid, (int) len, keys[ki], t, v, flags == 1,

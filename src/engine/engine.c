@@ -4,7 +4,8 @@
  *	  A pipeline's state and the three operations that change it: ingest,
  *	  advance and mark_idle.
  *
- * This file also creates and frees pipelines, interns keys, records
+ * This file also creates and frees pipelines (keys are interned in
+ * keys.c), records
  * deliveries and late rows, and has the functions a rebuild uses to put a
  * state together (sf_identity_add, sf_partition_append, sf_late_append and
  * the like: the codec's decoders, redefine.c, final_rows.c).  The layers
@@ -45,158 +46,9 @@
 #include "engine/engine_int.h"
 
 /* ----------------------------------------------------------------
- * Interned keys (a simplehash instance) and identities
+ * Identities (keys are interned in keys.c)
  * ----------------------------------------------------------------
  */
-typedef struct SfStrEntry
-{
-	SfString   *str;
-	char		status;
-	bool		marked;			/* sf_keys_collect: referenced */
-} SfStrEntry;
-
-static inline bool
-string_equal(const SfString *a, const SfString *b)
-{
-	return a->hash == b->hash && a->len == b->len &&
-		memcmp(a->data, b->data, a->len) == 0;
-}
-
-#define SH_PREFIX		sf_strtab
-#define SH_ELEMENT_TYPE	SfStrEntry
-#define SH_KEY_TYPE		SfString *
-#define SH_KEY			str
-#define SH_HASH_KEY(tb, key)	((key)->hash)
-#define SH_EQUAL(tb, a, b)		string_equal(a, b)
-#define SH_SCOPE		static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
-#define ARENA_BLOCK		(64 * 1024)
-
-uint32
-sf_hash_bytes(const char *data, int len)
-{
-	return hash_bytes((const unsigned char *) data, len);
-}
-
-/*
- * Memory that lives as long as the pipeline (the keys of a pipeline without
- * retention).  Large requests get their own chunk; small ones are carved
- * from 64 kB blocks without chunk headers.
- */
-static void *
-arena_alloc(SfPipeline *p, Size size)
-{
-	void	   *r;
-
-	size = MAXALIGN(size);
-	if (size > ARENA_BLOCK / 4)
-		return MemoryContextAllocHuge(p->cxt, size);
-	if (p->arena_left < size)
-	{
-		p->arena = MemoryContextAlloc(p->cxt, ARENA_BLOCK);
-		p->arena_left = ARENA_BLOCK;
-	}
-	r = p->arena;
-	p->arena += size;
-	p->arena_left -= size;
-	return r;
-}
-
-static SfString *
-string_copy_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
-{
-	SfString   *s = arena_alloc(p, offsetof(SfString, data) + len);
-
-	s->hash = hash;
-	s->len = len;
-	memcpy(s->data, data, len);
-	return s;
-}
-
-/*
- * A probe string for a lookup: on the stack when small, else palloc'd in
- * the caller's context.
- */
-#define PROBE_STACK		256
-typedef union SfProbeBuf
-{
-	SfString	s;
-	char		buf[offsetof(SfString, data) + PROBE_STACK];
-} SfProbeBuf;
-
-static SfString *
-make_probe(SfProbeBuf *pb, const char *data, int len, uint32 hash)
-{
-	SfString   *s;
-
-	if (len <= PROBE_STACK)
-		s = &pb->s;
-	else
-		s = palloc(offsetof(SfString, data) + len);
-	s->hash = hash;
-	s->len = len;
-	memcpy(s->data, data, len);
-	return s;
-}
-
-
-static SfString *
-intern_key_hashed(SfPipeline *p, const char *data, int len, uint32 hash)
-{
-	SfProbeBuf	pb;
-	SfString   *probe = make_probe(&pb, data, len, hash);
-	SfStrEntry *e;
-	bool		found;
-
-	e = sf_strtab_insert_hash(p->keys, probe, hash, &found);
-	if (!found)
-	{
-		if (p->keys_freeable)
-		{
-			SfString   *s = MemoryContextAlloc(p->cxt,
-											   offsetof(SfString, data) + len);
-
-			s->hash = hash;
-			s->len = len;
-			memcpy(s->data, data, len);
-			e->str = s;
-		}
-		else
-			e->str = string_copy_hashed(p, data, len, hash);
-		e->marked = false;
-		p->keys_new++;
-	}
-	return e->str;
-}
-
-SfString *
-sf_intern_key(SfPipeline *p, const char *data, int len)
-{
-	return intern_key_hashed(p, data, len, sf_hash_bytes(data, len));
-}
-
-
-/*
- * Hash a delivery's event_id and key and start loading the identity and
- * key table slots for them, so that the lookups a few deliveries later find
- * them in cache.  With a million remembered events, the identity slot is a
- * cache (and TLB) miss that otherwise costs more than the rest of the
- * ingest.  The hashes are for sf_engine_ingest_hashed().
- */
-void
-sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d, SfDeliveryHash *h)
-{
-	h->event_id = sf_hash_bytes(d->event_id, d->event_id_len);
-	h->key = sf_hash_bytes(d->key, d->key_len);
-#ifdef __GNUC__
-	__builtin_prefetch(&p->keys->data[h->key & p->keys->sizemask]);
-#endif
-	sf_idtable_prefetch(p, h->event_id);
-}
-
 static SfIdentity *
 identity_lookup_hashed(SfPipeline *p, const char *event_id, int len,
 					   uint32 hash, uint32 *handle)
@@ -233,7 +85,7 @@ sf_identity_add(SfPipeline *p, const char *event_id, int event_id_len,
 				uint32 *handle)
 {
 	return identity_add_hashed(p, event_id, event_id_len,
-							   sf_hash_bytes(event_id, event_id_len),
+							   sf_hash_event_id(event_id, event_id_len),
 							   key, event_time, value, late, handle);
 }
 
@@ -249,156 +101,6 @@ identity_cmp(const void *a, const void *b)
 		return c;
 	return (x->event_id_len > y->event_id_len) -
 		(x->event_id_len < y->event_id_len);
-}
-
-/* ----------------------------------------------------------------
- * Freeing the keys retention no longer needs (docs/semantics.md, Retention)
- *
- * With retention, buckets, identities and late rows come and go, and so do
- * the keys they use; a key that none of them refers to any more would cost
- * its bytes and its table slot forever (issue 21).  Keys carry no reference
- * count: the changes an operation returns and its dirty set refer to keys
- * too, and live until the SQL call has turned them into tuples.  Instead
- * sf_keys_collect, which persist.c calls when it hands the pipeline to a
- * new call (when nothing but the state refers to a key), marks the key of
- * every remembered identity, of every identity a delivery slot or late row
- * holds, and of every live bucket (session lists hold only keys of live
- * session buckets), then frees the unmarked ones.  It runs once keys_new
- * keys were interned since the last collection, at least
- * SF_KEYS_COLLECT_MIN and at least half of what that collection looked at,
- * so its cost is amortized O(1) per interned key and the dead keys never
- * exceed half of the live state plus SF_KEYS_COLLECT_MIN.  Keys are only
- * in memory: checkpoints and snapshots do not change.
- * ----------------------------------------------------------------
- */
-#define SF_KEYS_COLLECT_MIN		1024
-
-static inline void
-key_mark(SfPipeline *p, SfString *key)
-{
-	SfStrEntry *e = sf_strtab_lookup_hash(p->keys, key, key->hash);
-
-	if (e == NULL || e->str != key)
-		elog(ERROR, "streamforge: key not interned");
-	e->marked = true;
-}
-
-static void
-bucket_key_mark(SfPipeline *p, SfBucket *b, void *arg)
-{
-	key_mark(p, b->key);
-}
-
-/* sf_keys_collect (engine.h) once its inline test says it is due */
-void
-sf_keys_collect_due(SfPipeline *p)
-{
-	SfIdentity *id;
-	uint64		pos = 0;
-	int64		looked = 0;
-	int64		swept = 0;
-	sf_strtab_iterator it;
-	SfStrEntry *e;
-
-	/*
-	 * mark.  The loops check for interrupts: a cancel leaves marks that keep
-	 * a key one collection longer, or keys deleted that nothing used, and
-	 * the pipeline is sound either way.
-	 */
-	while ((id = sf_idtable_next(p, &pos)) != NULL)
-	{
-		if ((++looked & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		key_mark(p, id->key);
-	}
-	for (int i = 0; i < p->def.npartitions; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-
-		for (int64 o = part->base; o <= part->consumed; o++)
-		{
-			uint32		h = part->deliveries[part->head + (o - part->base)];
-
-			if ((o & 4095) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (h != 0)
-				key_mark(p, sf_id_ptr(p, h)->key);
-		}
-		looked += part->consumed + 1 - part->base;
-	}
-	for (int64 i = 0; i < p->nlate; i++)
-	{
-		if ((i & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		key_mark(p, p->late[i].event->key);
-	}
-	looked += p->nlate;
-	sf_buckets_foreach(p, bucket_key_mark, NULL);
-	looked += p->nbuckets;
-
-	/* sweep: iterating backwards, simplehash allows deleting the current */
-	looked += p->keys->members;
-	sf_strtab_start_iterate(p->keys, &it);
-	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
-	{
-		if ((++swept & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (e->marked)
-			e->marked = false;
-		else
-		{
-			SfString   *s = e->str;
-
-			sf_strtab_delete_item(p->keys, e);
-			pfree(s);
-		}
-	}
-
-	/* a table left mostly empty is rebuilt at a size for what remains */
-	if (p->keys->size > 1024 && p->keys->members < p->keys->size / 8)
-	{
-		struct sf_strtab_hash *old = p->keys;
-		struct sf_strtab_hash *keys;
-
-		keys = sf_strtab_create(p->cxt, Max(256, old->members * 2), NULL);
-		sf_strtab_start_iterate(old, &it);
-		while ((e = sf_strtab_iterate(old, &it)) != NULL)
-		{
-			bool		found;
-			SfStrEntry *ne = sf_strtab_insert_hash(keys, e->str,
-												   e->str->hash, &found);
-
-			ne->str = e->str;
-			ne->marked = false;
-		}
-		sf_strtab_destroy(old);
-		p->keys = keys;
-	}
-
-	p->keys_new = 0;
-	p->keys_threshold = Max(SF_KEYS_COLLECT_MIN, looked / 2);
-}
-
-/* Every interned key, in no order, palloc'd in CurrentMemoryContext */
-SfString  **
-sf_keys_array(SfPipeline *p, int64 *n)
-{
-	SfString  **arr;
-	sf_strtab_iterator it;
-	SfStrEntry *e;
-	int64		i = 0;
-
-	arr = palloc_extended(Max(p->keys->members, 1) * sizeof(SfString *),
-						  MCXT_ALLOC_HUGE);
-	sf_strtab_start_iterate(p->keys, &it);
-	while ((e = sf_strtab_iterate(p->keys, &it)) != NULL)
-	{
-		if ((i & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		arr[i++] = e->str;
-	}
-	*n = i;
-	return arr;
 }
 
 /* All identities sorted by event_id bytes, palloc'd in CurrentMemoryContext */
@@ -568,7 +270,7 @@ sf_late_append_forgotten(SfPipeline *p, int partition, int64 offset,
 	uint32		handle;
 
 	event = sf_identity_new(p, event_id, event_id_len,
-							sf_hash_bytes(event_id, event_id_len), &handle);
+							sf_hash_event_id(event_id, event_id_len), &handle);
 	event->key = sf_intern_key(p, key, key_len);
 	event->event_time = event_time;
 	event->value = value;
@@ -616,7 +318,7 @@ sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
 		p->partitions[i].consumed = -1;
 	}
 
-	p->keys = sf_strtab_create(cxt, 256, NULL);
+	sf_keys_init(p, cxt);
 	p->keys_freeable = def->has_retention;
 	p->keys_threshold = SF_KEYS_COLLECT_MIN;
 	sf_idtable_init(p);
@@ -671,16 +373,43 @@ partition_not_found(const SfPipeline *p, const char *name)
 					 partition_list(&p->def))));
 }
 
-/* sf_partition_index, inlined: every delivery looks up its partition */
+/*
+ * sf_partition_index, inlined: every delivery looks up its partition.  The
+ * pipeline remembers the addresses of the last names it found (4 slots by
+ * address bits); a name at a remembered address is confirmed with one
+ * strcmp (a freed name's address may hold another name later).
+ */
 static inline int
-lookup_partition(const SfPipeline *p, const char *name)
+lookup_partition(SfPipeline *p, const char *name)
 {
-	int			i = sf_name_index((const char *) p->def.partitions,
-								  sizeof(p->def.partitions[0]),
-								  p->def.npartitions, name);
+	int			h = (int) (((uintptr_t) name >> 4) & 3);
+	int			i;
 
+	if (p->part_hint_name[h] == name)
+	{
+		i = p->part_hint_index[h];
+		if (likely(i < p->def.npartitions))
+		{
+			/* strcmp inline: names are short, a call costs more */
+			const char *a = name;
+			const char *b = p->def.partitions[i];
+
+			while (*a == *b)
+			{
+				if (*a == '\0')
+					return i;
+				a++;
+				b++;
+			}
+		}
+	}
+	i = sf_name_index((const char *) p->def.partitions,
+					  sizeof(p->def.partitions[0]),
+					  p->def.npartitions, name);
 	if (unlikely(i < 0))
 		partition_not_found(p, name);
+	p->part_hint_name[h] = name;
+	p->part_hint_index[h] = i;
 	return i;
 }
 
@@ -740,7 +469,7 @@ sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
 {
 	SfDeliveryHash h;
 
-	h.event_id = sf_hash_bytes(d->event_id, d->event_id_len);
+	h.event_id = sf_hash_event_id(d->event_id, d->event_id_len);
 	h.key = sf_hash_bytes(d->key, d->key_len);
 	sf_engine_ingest_hashed(p, d, &h, out);
 }
@@ -862,7 +591,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 
 	/* mutate */
 	sf_op_begin(p);
-	key = intern_key_hashed(p, d->key, d->key_len, h->key);
+	key = sf_intern_key_hashed(p, d->key, d->key_len, h->key);
 	id = identity_add_hashed(p, d->event_id, d->event_id_len, h->event_id, key,
 							 d->event_time, d->value, late, &handle);
 	if (unlikely(mv != NULL))
@@ -888,14 +617,15 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 							   p->assign_ends[k], d->value);
 			else
 			{
+				uint32		kwhash = sf_bucket_key_hash(w, key);
+
 				for (j = 0; j < n; j++)
 				{
-					SfBucket   *b = sf_bucket_lookup(p, w, key,
-													 p->assign_starts[k + j]);
-
-					if (b == NULL)
-						b = sf_bucket_insert(p, w, key, p->assign_starts[k + j],
-											 p->assign_ends[k + j]);
+					bool		created;
+					SfBucket   *b = sf_bucket_get_hashed(p, w, key, kwhash,
+														 p->assign_starts[k + j],
+														 p->assign_ends[k + j],
+														 &created);
 
 					/*
 					 * Only a ready bucket can change what is visible: an
@@ -912,7 +642,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 			k += n;
 		}
 	}
-	sf_op_finish(p, out);
+	sf_op_finish_quick(p, out);
 	/* tested here, inline: a pipeline without retention pays no call */
 	if (p->def.has_retention)
 		sf_retention_forget(p);	/* built-in progress: an advance after the accepted event (progress.c) */

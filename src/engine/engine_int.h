@@ -16,6 +16,8 @@
 #ifndef SF_ENGINE_INT_H
 #define SF_ENGINE_INT_H
 
+#include "common/hashfn.h"
+
 #include "engine/engine.h"
 
 /* Pre-image of a bucket touched by the current operation */
@@ -69,6 +71,76 @@ sf_name_index(const char *names, Size stride, int n, const char *name)
 
 /* clock.c: partition progress and the global watermark */
 extern bool sf_clock_update(SfPipeline *p);
+
+/*
+ * Copy and compare a few bytes inline: keys and event ids are mostly 4 to
+ * 16 bytes, for which a libc call costs more than the work (issue 23).
+ * Overlapping loads and stores, never past either end.
+ */
+static inline void
+sf_copy_bytes(char *dst, const char *src, int len)
+{
+	if (len >= 8 && len <= 16)
+	{
+		uint64		a,
+					b;
+
+		memcpy(&a, src, 8);
+		memcpy(&b, src + len - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + len - 8, &b, 8);
+	}
+	else if (len >= 4 && len < 8)
+	{
+		uint32		a,
+					b;
+
+		memcpy(&a, src, 4);
+		memcpy(&b, src + len - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + len - 4, &b, 4);
+	}
+	else
+		memcpy(dst, src, len);
+}
+
+static inline bool
+sf_equal_bytes(const char *x, const char *y, int len)
+{
+	if (len >= 8 && len <= 16)
+	{
+		uint64		x1,
+					y1,
+					x2,
+					y2;
+
+		memcpy(&x1, x, 8);
+		memcpy(&y1, y, 8);
+		memcpy(&x2, x + len - 8, 8);
+		memcpy(&y2, y + len - 8, 8);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	if (len >= 4 && len < 8)
+	{
+		uint32		x1,
+					y1,
+					x2,
+					y2;
+
+		memcpy(&x1, x, 4);
+		memcpy(&y1, y, 4);
+		memcpy(&x2, x + len - 4, 4);
+		memcpy(&y2, y + len - 4, 4);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	return memcmp(x, y, len) == 0;
+}
+
+/* keys.c: interned keys; the fewest new keys that make a collection due */
+#define SF_KEYS_COLLECT_MIN		1024
+extern void sf_keys_init(SfPipeline *p, MemoryContext cxt);
+extern SfString *sf_intern_key_hashed(SfPipeline *p, const char *data, int len,
+									   uint32 hash);
 
 /* engine.c */
 extern SfIdentity *sf_partition_slot(const SfPipeline *p,
@@ -130,6 +202,19 @@ extern int	sf_window_max_buckets(const SfWindowDef *w);
 extern void sf_buckets_init(SfPipeline *p);
 extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
 								  int64 start, int64 end);
+/*
+ * The part of a live bucket's hash that its window and key give
+ * (window.c's bucket_hash): the same for every bucket an event enters in
+ * one window, so sf_bucket_get_hashed takes it computed once.
+ */
+static inline uint32
+sf_bucket_key_hash(int window, const SfString *key)
+{
+	return hash_combine(key->hash, murmurhash32(window));
+}
+extern SfBucket *sf_bucket_get_hashed(SfPipeline *p, int window, SfString *key,
+									  uint32 kwhash, int64 start, int64 end,
+									  bool *created);
 extern void sf_bucket_delete(SfPipeline *p, SfBucket *b);
 extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
 extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);
@@ -150,9 +235,48 @@ extern void sf_buckets_foreach(SfPipeline *p,
 							   void *arg);
 extern void sf_raise_out_of_range(const char *what, const char *window);
 
-/* window.c: the dirty set of an operation */
-extern void sf_op_begin(SfPipeline *p);
+/*
+ * window.c: the dirty set of an operation.  sf_op_begin starts one (inline:
+ * every event runs it).
+ */
+static inline void
+sf_op_begin(SfPipeline *p)
+{
+	p->busy = true;
+	p->mutations++;
+	p->epoch++;
+	if (unlikely(p->epoch == 0))
+	{
+		/* wrapped: epoch 0 is "never"; stale marks must not match */
+		p->epoch = 1;
+	}
+	p->ndirty = 0;
+}
 extern void sf_dirty_touch(SfPipeline *p, SfBucket *b);
+
+/*
+ * sf_op_finish for an operation that may have touched nothing: most
+ * ingests only add to pending buckets, so their dirty set is empty and,
+ * the watermark not having moved, nothing is due to finalize; then there
+ * is nothing to reconcile, sort or number (issue 23: the call, its loops
+ * and sorts cost about 45 instructions per event).  The test is
+ * finalize()'s first step in reconcile.c.
+ */
+static inline void
+sf_op_finish_quick(SfPipeline *p, SfChangeList *out)
+{
+	if (likely(p->ndirty == 0) &&
+		(!p->has_watermark || pairingheap_is_empty(&p->ready) ||
+		 !(p->watermark >
+		   pairingheap_container(SfBucket, hnode,
+								 pairingheap_first(&p->ready))->end +
+		   p->def.lateness)))
+	{
+		p->busy = false;
+		return;
+	}
+	sf_op_finish(p, out);
+}
 extern void sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b);
 
 #endif							/* SF_ENGINE_INT_H */

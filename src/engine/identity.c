@@ -17,20 +17,22 @@
  *	  (SfPartition.deliveries) and the hash table hold handles, 4 bytes
  *	  instead of 8;
  *	- the event_id table is open addressing with linear probing over
- *	  handles (the hash and the bytes are in the identity), at most 80%
- *	  full, with tombstones for the identities retention forgets.  It
- *	  doubles up to ID_TABLE_DOUBLE_MAX (2^20) slots and grows by a
- *	  quarter above: a rehash reads every identity at a random address to
- *	  recover its hash, so small tables, which a stream outgrows quickly,
- *	  rehash as seldom as doubling allows (issue 23:
- *	  growing by a quarter from the start cost about 140 instructions and
- *	  0.9 last-level cache misses per event), and only large ones trade
- *	  rehashes for memory.  Nothing persisted depends on the table's size
- *	  or order: every encoder sorts the identities by handle.  A
- *	  parallel byte per slot holds its state and 8 bits of the hash, so a
- *	  probe reads contiguous bytes and looks at an identity only when
- *	  those bits match (an unsuccessful search at 80% load probes about 13
- *	  slots).
+ *	  slots of a handle and the event_id's hash (8 bytes; the bytes are
+ *	  in the identity), at most 80% full, with tombstones for the
+ *	  identities retention forgets.  It doubles up to ID_TABLE_DOUBLE_MAX
+ *	  (2^20) slots and grows by a quarter above, so that only large tables
+ *	  trade rehashes for memory.  The hash in the slot costs 4 bytes a slot
+ *	  (about 5.6 per identity at the average load) and saves what a rehash
+ *	  cost before issue 23's last push: a read of every identity at a
+ *	  random address to recover its hash (a cache miss each, and at a
+ *	  million identities every growth by a quarter re-read them all).
+ *	  Nothing persisted depends on the table's size or order: every
+ *	  encoder sorts the identities by handle.  A parallel byte per slot
+ *	  holds its state and 8 bits of the hash, so a probe reads contiguous
+ *	  bytes and looks at a slot only when those bits match (an
+ *	  unsuccessful search at 80% load probes about 13 slots);
+ *	  an unsuccessful lookup leaves its insertion slot as a hint for the
+ *	  insert that follows (one probe per new event).
  *
  * A record larger than a quarter block gets a block of its own.  Without
  * retention nothing is ever freed (identities live as long as the
@@ -75,7 +77,9 @@
 static inline uint8
 hash_tag(uint32 hash)
 {
-	return (uint8) (2 + (hash & 0xFF) % 254);
+	uint8		t = (uint8) hash;
+
+	return t < 2 ? t + 2 : t;
 }
 
 /*
@@ -226,7 +230,7 @@ sf_identity_new(SfPipeline *p, const char *event_id, int len, uint32 hash,
 	id->late = false;
 	id->forgotten = false;
 	id->late_held = false;
-	memcpy(id->event_id, event_id, len);
+	sf_copy_bytes(id->event_id, event_id, len);
 	return id;
 }
 
@@ -249,26 +253,26 @@ static void
 table_resize(SfPipeline *p, uint64 newcap)
 {
 	SfIdTable  *t = &p->idtable;
-	uint32	   *old = t->slots;
+	SfIdSlot   *old = t->slots;
 	uint8	   *oldtags = t->tags;
 	uint64		oldcap = t->cap;
 
-	t->slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(uint32));
+	t->slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfIdSlot));
 	t->tags = MemoryContextAllocHuge(p->cxt, newcap);
 	memset(t->tags, TAG_EMPTY, newcap);
 	t->cap = newcap;
 	t->tomb = 0;
+	t->hint_valid = false;
+	/* the hashes are in the slots: the old table is read in order, no identity */
 	for (uint64 i = 0; i < oldcap; i++)
 	{
-		uint32		hash;
 		uint64		j;
 
 		if ((i & 65535) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (oldtags[i] < 2)
 			continue;
-		hash = sf_id_ptr(p, old[i])->hash;
-		j = home(hash, newcap);
+		j = home(old[i].hash, newcap);
 		while (t->tags[j] != TAG_EMPTY)
 			j = next_slot(j, newcap);
 		t->slots[j] = old[i];
@@ -288,10 +292,17 @@ sf_idtable_init(SfPipeline *p)
 	p->idtable.tags = NULL;
 	p->idtable.cap = 0;
 	p->idtable.used = 0;
+	p->idtable.hint_valid = false;
 	table_resize(p, 1024);
 }
 
-/* The remembered identity of event_id, or NULL; its handle in *handle */
+/*
+ * The remembered identity of event_id, or NULL; its handle in *handle.
+ * When it is not there, the slot where it would go (the first free or
+ * deleted one on its probe path) is kept as the table's hint, for the
+ * sf_idtable_insert of the same hash that usually follows: one probe for a
+ * new event instead of two (issue 23).
+ */
 SfIdentity *
 sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 				  uint32 *handle)
@@ -299,25 +310,33 @@ sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 	SfIdTable  *t = &p->idtable;
 	uint64		i = home(hash, t->cap);
 	uint8		tag = hash_tag(hash);
+	uint64		free_slot = PG_UINT64_MAX;
 
 	for (;;)
 	{
 		uint8		c = t->tags[i];
 
 		if (c == TAG_EMPTY)
-			return NULL;
-		if (c == tag)
 		{
-			SfIdentity *id = sf_id_ptr(p, t->slots[i]);
+			t->hint_slot = free_slot != PG_UINT64_MAX ? free_slot : i;
+			t->hint_hash = hash;
+			t->hint_valid = true;
+			return NULL;
+		}
+		if (c == tag && t->slots[i].hash == hash)
+		{
+			SfIdentity *id = sf_id_ptr(p, t->slots[i].handle);
 
-			if (id->hash == hash && id->event_id_len == (uint32) len &&
-				memcmp(id->event_id, event_id, len) == 0)
+			if (id->event_id_len == (uint32) len &&
+				sf_equal_bytes(id->event_id, event_id, len))
 			{
 				if (handle)
-					*handle = t->slots[i];
+					*handle = t->slots[i].handle;
 				return id;
 			}
 		}
+		else if (c == TAG_TOMB && free_slot == PG_UINT64_MAX)
+			free_slot = i;
 		i = next_slot(i, t->cap);
 	}
 }
@@ -339,12 +358,20 @@ sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 				t->cap * 2 : t->cap + t->cap / 4;
 		table_resize(p, newcap);
 	}
-	i = home(hash, t->cap);
-	while (t->tags[i] >= 2)
-		i = next_slot(i, t->cap);
+	if (t->hint_valid && t->hint_hash == hash)
+		i = t->hint_slot;
+	else
+	{
+		i = home(hash, t->cap);
+		while (t->tags[i] >= 2)
+			i = next_slot(i, t->cap);
+	}
+	t->hint_valid = false;
+	Assert(t->tags[i] < 2);
 	if (t->tags[i] == TAG_TOMB)
 		t->tomb--;
-	t->slots[i] = handle;
+	t->slots[i].handle = handle;
+	t->slots[i].hash = hash;
 	t->tags[i] = hash_tag(hash);
 	t->used++;
 }
@@ -363,13 +390,14 @@ idtable_delete(SfPipeline *p, SfIdentity *id)
 
 		if (c == TAG_EMPTY)
 			elog(ERROR, "streamforge: forgotten identity not in the table");
-		if (c == tag && sf_id_ptr(p, t->slots[i]) == id)
+		if (c == tag && sf_id_ptr(p, t->slots[i].handle) == id)
 			break;
 		i = next_slot(i, t->cap);
 	}
 	t->tags[i] = TAG_TOMB;
 	t->used--;
 	t->tomb++;
+	t->hint_valid = false;
 }
 
 /* Start loading the table slot where event_id's search begins */
@@ -395,7 +423,7 @@ sf_idtable_next(SfPipeline *p, uint64 *pos)
 		uint64		i = (*pos)++;
 
 		if (t->tags[i] >= 2)
-			return sf_id_ptr(p, t->slots[i]);
+			return sf_id_ptr(p, t->slots[i].handle);
 	}
 	return NULL;
 }
@@ -412,8 +440,8 @@ sf_idtable_next_handle(SfPipeline *p, uint64 *pos, uint32 *handle)
 
 		if (t->tags[i] >= 2)
 		{
-			*handle = t->slots[i];
-			return sf_id_ptr(p, t->slots[i]);
+			*handle = t->slots[i].handle;
+			return sf_id_ptr(p, t->slots[i].handle);
 		}
 	}
 	return NULL;

@@ -152,16 +152,13 @@ heap_unplace(SfPipeline *p, SfBucket *b)
 }
 
 /*
- * Create a live bucket with an empty aggregate.  The caller guarantees that
- * no live bucket has this (window, key, start).  The bucket goes into the
- * heap that the current watermark says.
+ * A new bucket with an empty aggregate, in the heap that the current
+ * watermark says, not yet in the live index.
  */
-SfBucket *
-sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
-				 int64 end)
+static SfBucket *
+bucket_new(SfPipeline *p, int window, SfString *key, int64 start, int64 end)
 {
 	SfBucket   *b;
-	bool		found;
 	int64	   *ext = NULL;
 
 	if (p->free_buckets)
@@ -195,12 +192,66 @@ sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
 			memset(ext, 0, p->def.measures->nwords * sizeof(int64));
 		b->agg.ext = ext;
 	}
+	heap_place(p, b);
+	p->nbuckets++;
+	return b;
+}
+
+/*
+ * Create a live bucket with an empty aggregate.  The caller guarantees that
+ * no live bucket has this (window, key, start).  The bucket goes into the
+ * heap that the current watermark says.
+ */
+SfBucket *
+sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
+				 int64 end)
+{
+	SfBucket   *b = bucket_new(p, window, key, start, end);
+	bool		found;
 
 	sf_buckettab_insert(p->buckets, b, &found);
 	if (found)
 		elog(ERROR, "streamforge: duplicate live bucket");
-	heap_place(p, b);
-	p->nbuckets++;
+	return b;
+}
+
+/*
+ * The live bucket at (window, key, start), created with end if there is
+ * none (*created says which): sf_bucket_lookup, then sf_bucket_insert, with
+ * the hash computed once, and its (window, key) part once per window of an
+ * event (kwhash is sf_bucket_key_hash(window, key)).  The same bucket and
+ * the same live index as those two calls give.  (A lookup-or-insert in one
+ * probe through simplehash's insert costs more: its Robin Hood insert is
+ * about as dear as a lookup and an insert together, for the buckets that
+ * exist, which most are.)
+ */
+SfBucket *
+sf_bucket_get_hashed(SfPipeline *p, int window, SfString *key, uint32 kwhash,
+					 int64 start, int64 end, bool *created)
+{
+	SfBucket	probe;
+	SfBucketEntry *e;
+	SfBucket   *b;
+	bool		found;
+	uint64		s = (uint64) start;
+	uint32		hash = hash_combine(kwhash,
+									murmurhash32((uint32) (s ^ (s >> 32))));
+
+	probe.window = window;
+	probe.key = key;
+	probe.start = start;
+	Assert(hash == bucket_hash(&probe));
+	e = sf_buckettab_lookup_hash(p->buckets, &probe, hash);
+	if (e != NULL)
+	{
+		*created = false;
+		return e->bucket;
+	}
+	b = bucket_new(p, window, key, start, end);
+	sf_buckettab_insert_hash(p->buckets, b, hash, &found);
+	if (found)
+		elog(ERROR, "streamforge: duplicate live bucket");
+	*created = true;
 	return b;
 }
 
@@ -541,20 +592,6 @@ sf_buckets_foreach(SfPipeline *p, void (*fn) (SfPipeline *, SfBucket *, void *),
  * touches (reconcile.c turns them into changes).  Here because it lives in
  * the buckets' dirty_epoch and dirty_index fields.
  */
-
-void
-sf_op_begin(SfPipeline *p)
-{
-	p->busy = true;
-	p->mutations++;
-	p->epoch++;
-	if (p->epoch == 0)
-	{
-		/* wrapped: epoch 0 is "never"; stale marks must not match */
-		p->epoch = 1;
-	}
-	p->ndirty = 0;
-}
 
 /*
  * Save b's pre-image for this operation, unless already saved.
