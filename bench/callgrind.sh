@@ -357,6 +357,9 @@ sf_say "writing bench/results/callgrind-$NAME.{json,md} ($(elapsed))"
 	--meta valgrind="$(valgrind --version)" \
 	--meta postgres="$("$PGBIN/postgres" --version)" \
 	"${RUNS[@]}"
-cp "$BENCH/results/callgrind-$NAME.json" "$BENCH/results/$LATEST.json"
-cp "$BENCH/results/callgrind-$NAME.md" "$BENCH/results/$LATEST.md"
+# (--latest callgrind-NAME: the results are their own copy)
+if [ "$LATEST" != "callgrind-$NAME" ]; then
+	cp "$BENCH/results/callgrind-$NAME.json" "$BENCH/results/$LATEST.json"
+	cp "$BENCH/results/callgrind-$NAME.md" "$BENCH/results/$LATEST.md"
+fi
 sf_say "done in $(elapsed)"
