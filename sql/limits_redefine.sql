@@ -234,9 +234,22 @@ SELECT count(*) FROM (SELECT streamforge.create_pipeline('lr_bulk_' || i, ARRAY[
 SELECT try($$SELECT streamforge.watermark('lr_ordrs')$$);
 SELECT try($$SELECT streamforge.watermark('LR_ORDERS')$$);
 SELECT try($$SELECT streamforge.watermark('lr_bulk_1001')$$);
+-- the lookup of the hint uses the index on lower(name) (whether as a bitmap
+-- or a plain index scan depends on the statistics autovacuum may have
+-- gathered by now: only the index is checked)
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT name FROM streamforge.pipeline
- WHERE pg_catalog.lower(name) OPERATOR(pg_catalog.=) pg_catalog.lower('LR_ORDERS'::text);
+DO $$
+DECLARE
+    l text;
+    found boolean := false;
+BEGIN
+    FOR l IN EXPLAIN (COSTS OFF) SELECT name FROM streamforge.pipeline
+        WHERE pg_catalog.lower(name) OPERATOR(pg_catalog.=) pg_catalog.lower('LR_ORDERS'::text)
+    LOOP
+        found := found OR l LIKE '%Index%Scan%pipeline_name_lower%';
+    END LOOP;
+    RAISE NOTICE 'the hint''s lookup uses pipeline_name_lower: %', found;
+END $$;
 RESET enable_seqscan;
 SELECT count(*) FROM (SELECT streamforge.drop_pipeline(name) FROM streamforge.pipeline
   WHERE name LIKE 'lr\_%') AS x;
