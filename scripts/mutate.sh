@@ -40,6 +40,8 @@
 #   --shard K/N  run only the mutants whose position in the lists is K
 #              modulo N (0 <= K < N): N campaigns in parallel, each with
 #              its own scratch directory
+#   --skip-equivalent  do not run the mutants marked equivalent (they
+#              cannot change the kill rate; each costs whole suites)
 #   --keep     keep the scratch directory
 # Environment: SF_MUTATE_TIMEOUT, seconds per suite run (default 900).
 set -uo pipefail
@@ -54,6 +56,7 @@ PRIOR=""
 RECORD=""
 SHARD_K=0
 SHARD_N=1
+SKIP_EQ=0
 WITH_TAP=0
 KEEP=0
 ONLY=""
@@ -62,6 +65,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--tap) WITH_TAP=1 ;;
 	--keep) KEEP=1 ;;
+	--skip-equivalent) SKIP_EQ=1 ;;
 	--only) ONLY=",$2,"; shift ;;
 	--list) LISTS+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift ;;
 	--prior) PRIOR=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
@@ -354,6 +358,7 @@ for l in "${LISTS[@]}"; do
 		case "$line" in '' | '#'*) continue ;; esac
 		id=${line%%$'\t'*}
 		[ -n "$ONLY" ] && [[ "$ONLY" != *",$id,"* ]] && continue
+		[ "$SKIP_EQ" -eq 1 ] && [[ $line == *$'\t'equivalent:* ]] && continue
 		[ $((pos % SHARD_N)) -eq "$SHARD_K" ] && MUTANTS+=("$line")
 		pos=$((pos + 1))
 	done <"$l"
