@@ -15,6 +15,9 @@ SELECT count(*) FROM streamforge.ingest('owned', 'p', 0, 'e0', 'k', 1, 1);
 SELECT current_user AS installer \gset
 ALTER TABLE streamforge.pipeline OWNER TO sf_ext_owner;
 ALTER TABLE streamforge.journal OWNER TO sf_ext_owner;
+-- (an ingest may store its partition's activity: at most once a second,
+-- so whether this one does depends on the machine's speed)
+ALTER TABLE streamforge.partition_activity OWNER TO sf_ext_owner;
 
 -- the new owner, no superuser, reads and writes a pipeline it was never
 -- granted anything on; a stranger may not
@@ -28,6 +31,7 @@ RESET ROLE;
 -- back to the installer: sf_ext_owner is nobody special any more
 ALTER TABLE streamforge.pipeline OWNER TO :"installer";
 ALTER TABLE streamforge.journal OWNER TO :"installer";
+ALTER TABLE streamforge.partition_activity OWNER TO :"installer";
 SET ROLE sf_ext_owner;
 SELECT consumed_offset FROM streamforge.partitions('owned');
 SELECT count(*) FROM streamforge.ingest('owned', 'p', 2, 'e2', 'k', 3, 1);
