@@ -3,9 +3,10 @@
 -- scale, as PostgreSQL's stddev_pop and stddev_samp give them, also where
 -- rounding numeric_sqrt's own result again is one unit off in the last
 -- digit (issue 24, the fourth round of scripts/mutants-0.3.tsv: mutant
--- stddev-no-correction; the values below were found by comparing
--- stddev_samp(x) with round(sqrt(var_samp(x)), scale(var_samp(x))) over
--- random sets in PostgreSQL 15).
+-- stddev-no-correction, and ingest-measures-empty-id at the end; the
+-- values below were found by comparing stddev_samp(x) with
+-- round(sqrt(var_samp(x)), scale(var_samp(x))) over random sets in
+-- PostgreSQL 15).
 SELECT streamforge.create_pipeline('s4a', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
     measures => ARRAY['a'],
     aggregates => ARRAY['var_pop(a)', 'stddev_pop(a)', 'var_samp(a)', 'stddev_samp(a)']);
@@ -36,3 +37,26 @@ SELECT l.key, l.aggregates ->> 'stddev_pop_a' AS stddev_pop_a,
  ORDER BY l.key;
 DROP TABLE s4a_in;
 SELECT streamforge.drop_pipeline('s4a');
+
+-- an empty event_id is refused (22023) by ingest_measures and
+-- ingest_measures_batch, as by ingest, and nothing is delivered (mutant
+-- ingest-measures-empty-id)
+SELECT streamforge.create_pipeline('s4e', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    measures => ARRAY['a'], aggregates => ARRAY['count']);
+CREATE FUNCTION s4e_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text;
+BEGIN
+    EXECUTE stmt;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+    RETURN st || ': ' || msg;
+END $$;
+SELECT s4e_try($$SELECT * FROM streamforge.ingest_measures('s4e', 'p', 0, '', 'k', 1, ARRAY[5])$$);
+SELECT s4e_try($$SELECT * FROM streamforge.ingest_measures_batch('s4e',
+    ARRAY[ROW('p', 0, '', 'k', 1, ARRAY[5])]::streamforge.measures_delivery[])$$);
+SELECT partition, consumed_offset FROM streamforge.partitions('s4e');
+SELECT count(*) FROM streamforge.live_aggregates('s4e');
+DROP FUNCTION s4e_try(text);
+SELECT streamforge.drop_pipeline('s4e');
