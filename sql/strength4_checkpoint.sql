@@ -5,7 +5,8 @@
 -- base, and numbers a change up to the largest seq exactly (issue 24, the
 -- fourth round of scripts/mutants-0.3.tsv: mutants ck-emit-unchecked,
 -- ck-ooo-value-unchecked, ck-emit-update-spelled, json-hex-upper,
--- first-unknown-base and seq-exhausted-boundary).  Documents are edited as
+-- first-unknown-base and seq-exhausted-boundary; json-verify-encoding at
+-- the end).  Documents are edited as
 -- checkpoint_invalid does and re-wrapped in a correct envelope.
 SET client_min_messages = warning;
 CREATE SCHEMA s4k;
@@ -154,6 +155,25 @@ SELECT * FROM streamforge.advance('s4k_seq', 'p', 20);
 \set VERBOSITY default
 SELECT * FROM streamforge.visible('s4k_seq');
 SELECT streamforge.drop_pipeline('s4k_seq');
+
+-- a string of the document that is not valid in the database encoding
+-- (UTF8: a lone byte 0xff for the key "k") is refused (mutant
+-- json-verify-encoding)
+SELECT streamforge.create_pipeline('s4k_enc', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
+SELECT count(*) FROM streamforge.ingest('s4k_enc', 'p', 0, 'e0', 'k', 1, 5);
+CREATE FUNCTION wrapb(payload bytea) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    hdr bytea := '\x5346434b50540d0a'::bytea || u16(1) || u16(0)
+                 || u32(length(payload)) || u32(length(payload));
+BEGIN
+    RETURN hdr || u32(crc32(hdr || payload)) || payload;
+END $$;
+SELECT getdatabaseencoding();
+SELECT try('s4k_enc', wrapb(overlay(convert_to(d, 'UTF8') PLACING '\xff'::bytea
+                                    FROM strpos(d, '"key":"k"') + 7 FOR 1))) AS invalid_utf8
+  FROM doc(streamforge.checkpoint('s4k_enc')) d;
+SELECT try('s4k_enc', wrapb(convert_to(doc(streamforge.checkpoint('s4k_enc')), 'UTF8'))) AS unedited;
+SELECT streamforge.drop_pipeline('s4k_enc');
 
 SET client_min_messages = warning;
 DROP SCHEMA s4k CASCADE;
