@@ -155,7 +155,9 @@ put_measures_rows(FunctionCallInfo fcinfo, SfPipeline *p,
 		{
 			values[0] = Int64GetDatum(changes->items[i].seq);
 			values[1] = CStringGetTextDatum(changes->items[i].op == SF_RETRACT ?
-											"retract" : "upsert");
+											"retract" :
+											changes->items[i].op == SF_UPSERT ?
+											"upsert" : "final");
 		}
 		values[off + 0] = CStringGetTextDatum(p->def.windows[r->addr.window].name);
 		values[off + 1] = sf_string_text(r->addr.key);

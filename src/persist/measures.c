@@ -378,8 +378,8 @@ datum_array(Datum *d, int n, Oid type, int len, bool byval, char align)
  * Fill the aggregates column of the changelog and results rows this call's
  * changes wrote (sink.c has written them; the caller is connected to SPI,
  * running as the owner).  Results rows are matched by address and the seq
- * of the change that wrote them, so only the last upsert of an address
- * applies.
+ * of the change that wrote them, so only the last upsert or final change
+ * of an address applies.
  */
 void
 sf_sink_measures(SfPipeline *p, Datum name, const SfChangeList *changes,
@@ -418,7 +418,8 @@ sf_sink_measures(SfPipeline *p, Datum name, const SfChangeList *changes,
 	{
 		const SfChange *c = &changes->items[i];
 
-		if (c->op != SF_UPSERT)
+		/* a final change writes its row too (emit 'final', 'update+final') */
+		if (c->op == SF_RETRACT)
 			continue;
 		seq[nup] = seq[i];
 		agg[nup] = agg[i];
