@@ -6,23 +6,26 @@
 -- buckets) notice the cancel even if the batch loop did not.  Here the
 -- engine stays quiet: partition q's progress holds the watermark at
 -- 1,000,000, below every bucket of the batch, so no bucket becomes visible
--- and there is no change to sort; and 3,400 late events delivered first
--- have grown the event_id table to 8,192 slots, so that it does not grow
--- (which checks for interrupts too) until 3,150 events later.  Each event
--- of the batch costs its 20,000 live sliding buckets (2 ms and more): a
--- batch loop without its own check would run for seconds after the cancel,
--- one with it stops at the next delivery after the 200 ms timeout (the
--- bound below is twenty times that).
+-- and there is no change to sort; and 6,600 late events delivered first
+-- have grown the event_id table to 16,384 slots, so that it does not grow
+-- (which checks for interrupts too) until 6,500 events later.  Each event
+-- of the batch costs its 100,000 live sliding buckets (a millisecond and
+-- more): a batch loop without its own check runs on for seconds after the
+-- cancel, until that growth or the journal's encoding notices it; one with
+-- it stops at the next delivery after the 200 ms timeout (the bound below
+-- is twenty times that).  (With 3,400 late events and 20,000 buckets an
+-- event, as this test had it first, the engine became fast enough to reach
+-- the growth within the bound, and mutant batch-no-cfi survived.)
 SELECT streamforge.create_pipeline('scancel', ARRAY['p', 'q'],
-    ARRAY[streamforge.sliding('s', 20000, 1)]);
+    ARRAY[streamforge.sliding('s', 100000, 1)]);
 SELECT count(*) FROM streamforge.advance('scancel', 'p', 1000000);
 SELECT count(*) FROM streamforge.advance('scancel', 'q', 1000000);
 SELECT count(*) FROM streamforge.ingest_batch('scancel',
     (SELECT array_agg(ROW('p', i, 'l' || i, 'k', 0, 1)::streamforge.delivery ORDER BY i)
-       FROM generate_series(0, 3399) AS i));
+       FROM generate_series(0, 6599) AS i));
 SELECT count(*) AS late FROM streamforge.late_events('scancel');
 CREATE TABLE sc_deliveries AS
-SELECT array_agg(ROW('p', 3400 + i, 'c' || i, 'k', 2000000 + i % 100, 1)::streamforge.delivery
+SELECT array_agg(ROW('p', 6600 + i, 'c' || i, 'k', 2000000 + i % 100, 1)::streamforge.delivery
                  ORDER BY i) AS a
   FROM generate_series(0, 19999) AS i;
 CREATE TABLE sc_events AS
