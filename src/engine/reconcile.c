@@ -188,7 +188,7 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 	{
 		SfDirty    *d = &p->dirty[i];
 		SfBucket   *b = d->bucket;
-		SfChange	c;
+		SfChange	c = {0};	/* every byte defined, padding included */
 
 		if (!d->was_visible)
 			continue;
@@ -207,7 +207,7 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 	{
 		SfDirty    *d = &p->dirty[i];
 		SfBucket   *b = d->bucket;
-		SfChange	c;
+		SfChange	c = {0};
 
 		if (b == NULL || !b->ready)
 			continue;
