@@ -135,7 +135,7 @@ sf_emit_redefined(SfPipeline *old, SfPipeline *p, const SfPipelineDef *names,
 
 		for (int64 i = 0; i < n; i++)
 		{
-			SfChange	c;
+			SfChange	c = {0};
 
 			CHECK_FOR_INTERRUPTS();
 			c.seq = 0;
@@ -157,7 +157,7 @@ sf_emit_redefined(SfPipeline *old, SfPipeline *p, const SfPipelineDef *names,
 		{
 			int			w = sf_window_index(&p->def,
 											old->def.windows[rows[i].addr.window].name);
-			SfChange	c;
+			SfChange	c = {0};
 
 			CHECK_FOR_INTERRUPTS();
 			if (w < 0 ||

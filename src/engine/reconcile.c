@@ -150,7 +150,7 @@ finalize(SfPipeline *p, SfChangeList *out)
 		CHECK_FOR_INTERRUPTS();
 		if (finals)
 		{
-			SfChange	c;
+			SfChange	c = {0};
 
 			c.seq = 0;
 			c.op = SF_FINAL;

@@ -701,7 +701,7 @@ redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
 		while (i < nrows || j < nnow)
 		{
 			int			c;
-			SfChange	ch;
+			SfChange	ch = {0};
 
 			CHECK_FOR_INTERRUPTS();
 			if (i >= nrows)
