@@ -225,8 +225,7 @@ sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(rowcxt);
 		values[0] = Int64GetDatum(c->seq);
-		values[1] = CStringGetTextDatum(c->op == SF_RETRACT ? "retract" :
-										c->op == SF_UPSERT ? "upsert" : "final");
+		values[1] = CStringGetTextDatum(sf_change_op_name(c->op));
 		nulls[0] = nulls[1] = false;
 		sf_row_values(p, &c->row, values + 2, nulls + 2);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

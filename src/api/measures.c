@@ -154,10 +154,7 @@ put_measures_rows(FunctionCallInfo fcinfo, SfPipeline *p,
 		if (changes)
 		{
 			values[0] = Int64GetDatum(changes->items[i].seq);
-			values[1] = CStringGetTextDatum(changes->items[i].op == SF_RETRACT ?
-											"retract" :
-											changes->items[i].op == SF_UPSERT ?
-											"upsert" : "final");
+			values[1] = CStringGetTextDatum(sf_change_op_name(changes->items[i].op));
 		}
 		values[off + 0] = CStringGetTextDatum(p->def.windows[r->addr.window].name);
 		values[off + 1] = sf_string_text(r->addr.key);

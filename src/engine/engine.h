@@ -345,6 +345,13 @@ typedef enum SfChangeOp
 	SF_FINAL = 2				/* the bucket's final values (emit.c) */
 } SfChangeOp;
 
+/* A change's op as the SQL functions and the outputs spell it */
+static inline const char *
+sf_change_op_name(SfChangeOp op)
+{
+	return op == SF_RETRACT ? "retract" : op == SF_UPSERT ? "upsert" : "final";
+}
+
 typedef struct SfChange
 {
 	int64		seq;
