@@ -88,7 +88,7 @@ sf_append(PG_FUNCTION_ARGS)
 
 	assign_offset(p, &d);
 	sf_engine_ingest(p, &d, &changes);
-	sf_persist_journal_ingest(p, &d, 1);
+	sf_persist_journal_ingest(p, &d, NULL, 1);
 	sf_finish_write(fcinfo, p, &changes, late_before);
 	return (Datum) 0;
 }
@@ -108,8 +108,11 @@ sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 					 SfDelivery *ds, const int *nullfield, int n)
 {
 	SfChangeList changes = {0};
+	SfDeliveryHash *hashes;		/* and interned keys, for the journal */
 	int			i;
 
+	hashes = palloc_extended(Max(n, 1) * sizeof(SfDeliveryHash),
+							 MCXT_ALLOC_HUGE);
 	/* An error aborts the call and with it everything applied so far */
 	for (i = 0; i < n; i++)
 	{
@@ -117,10 +120,11 @@ sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		sf_check_batch_nulls(nullfield, i, false);
 		sf_check_event_id(&ds[i], i);
 		assign_offset(p, &ds[i]);
-		sf_engine_ingest(p, &ds[i], &changes);
+		sf_delivery_prefetch(p, &ds[i], &hashes[i]);
+		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
 	}
 	if (n > 0)
-		sf_persist_journal_ingest(p, ds, n);
+		sf_persist_journal_ingest(p, ds, hashes, n);
 	sf_finish_write(fcinfo, p, &changes, late_before);
 }
 

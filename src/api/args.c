@@ -457,10 +457,10 @@ batch_name(BatchNames *names, const char *data, int len)
 	char	   *copy;
 
 	if (i < names->n && names->len[i] == len &&
-		memcmp(names->name[i], data, len) == 0)
+		sf_equal_bytes(names->name[i], data, len))
 		return names->name[i];
 	for (i = 0; i < names->n; i++)
-		if (names->len[i] == len && memcmp(names->name[i], data, len) == 0)
+		if (names->len[i] == len && sf_equal_bytes(names->name[i], data, len))
 		{
 			names->last = i;
 			return names->name[i];
@@ -563,7 +563,11 @@ sf_unpack_deliveries(ArrayType *arr, bool with_offset, int **nullfield_out,
 			nullfield[i] = -1;
 			continue;
 		}
-		th = DatumGetHeapTupleHeader(elem);
+		/* an element of an array is stored plain: no call to see that */
+		if (likely(!VARATT_IS_EXTENDED(DatumGetPointer(elem))))
+			th = (HeapTupleHeader) DatumGetPointer(elem);
+		else
+			th = DatumGetHeapTupleHeader(elem);
 		if (tupdesc == NULL)
 		{
 			tupdesc = lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(th),

@@ -60,7 +60,7 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 	sf_check_event_id(&d, -1);
 
 	sf_engine_ingest(p, &d, changes);
-	sf_persist_journal_ingest(p, &d, 1);
+	sf_persist_journal_ingest(p, &d, NULL, 1);
 	return p;
 }
 
@@ -134,7 +134,7 @@ sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
 	}
 	if (n > 0)
-		sf_persist_journal_ingest(p, ds, n);
+		sf_persist_journal_ingest(p, ds, hashes, n);
 	sf_finish_write(fcinfo, p, &changes, late_before);
 }
 

@@ -50,7 +50,8 @@ extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
  * header (SET_VARSIZE(buf->data, buf->len)) makes it a bytea in place.
  */
 extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
-									 const SfDelivery *d, int n);
+									 const SfDelivery *d,
+									 const SfDeliveryHash *h, int n);
 extern void sf_journal_encode_ingest_v1(StringInfo buf, SfPipeline *p,
 										const SfDelivery *d, int n);
 extern void sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,

@@ -200,31 +200,10 @@ put_delta(char *w, int64 cur, int64 prev)
 	return put_varint(w, ((uint64) d << 1) ^ (uint64) (d >> 63));
 }
 
-/* The encoder's slot of a key: FNV-1a of its bytes */
-static inline uint32
-key_slot_hash(const char *data, int len)
-{
-	uint32		h = 2166136261u;
-	const unsigned char *u = (const unsigned char *) data;
-	int			i = 0;
-
-	/* four bytes a round: the same value, less loop overhead */
-	for (; i + 4 <= len; i += 4)
-	{
-		h = (h ^ u[i]) * 16777619u;
-		h = (h ^ u[i + 1]) * 16777619u;
-		h = (h ^ u[i + 2]) * 16777619u;
-		h = (h ^ u[i + 3]) * 16777619u;
-	}
-	for (; i < len; i++)
-		h = (h ^ u[i]) * 16777619u;
-	return h ^ (h >> 15);
-}
-
-/* A slot of the encoder's key table: the delivery whose key it is, its ref */
+/* A slot of the encoder's key table: an interned key (engine.h), its ref */
 typedef struct KeySlot
 {
-	int32		delivery;		/* -1: empty */
+	const SfString *key;		/* NULL: empty */
 	int32		ref;
 } KeySlot;
 
@@ -270,65 +249,11 @@ shared_prefix(const char *a, const char *b, int len)
 	return i;
 }
 
-/* a and b of len are the same bytes; short ones compared inline */
-static inline bool
-bytes_equal(const char *a, const char *b, int len)
-{
-	if (len >= 8 && len <= 16)
-	{
-		uint64		x1,
-					y1,
-					x2,
-					y2;
-
-		memcpy(&x1, a, 8);
-		memcpy(&y1, b, 8);
-		memcpy(&x2, a + len - 8, 8);
-		memcpy(&y2, b + len - 8, 8);
-		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
-	}
-	if (len >= 4 && len < 8)
-	{
-		uint32		x1,
-					y1,
-					x2,
-					y2;
-
-		memcpy(&x1, a, 4);
-		memcpy(&y1, b, 4);
-		memcpy(&x2, a + len - 4, 4);
-		memcpy(&y2, b + len - 4, 4);
-		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
-	}
-	return memcmp(a, b, len) == 0;
-}
-
-/* Copy len bytes to w and return the end; short ones inline */
+/* Copy len bytes to w and return the end; short ones inline (engine.h) */
 static inline char *
 put_bytes(char *w, const char *src, int len)
 {
-	if (len >= 8 && len <= 16)
-	{
-		uint64		x1,
-					x2;
-
-		memcpy(&x1, src, 8);
-		memcpy(&x2, src + len - 8, 8);
-		memcpy(w, &x1, 8);
-		memcpy(w + len - 8, &x2, 8);
-	}
-	else if (len >= 4 && len < 8)
-	{
-		uint32		x1,
-					x2;
-
-		memcpy(&x1, src, 4);
-		memcpy(&x2, src + len - 4, 4);
-		memcpy(w, &x1, 4);
-		memcpy(w + len - 4, &x2, 4);
-	}
-	else
-		memcpy(w, src, len);
+	sf_copy_bytes(w, src, len);
 	return w + len;
 }
 
@@ -346,7 +271,7 @@ put_bytes(char *w, const char *src, int len)
  */
 void
 sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
-						 int n)
+						 const SfDeliveryHash *h, int n)
 {
 	int64		last_offset[SF_JOURNAL_OFFSET_SLOTS];
 	int			slot_part[SF_JOURNAL_OFFSET_SLOTS];
@@ -377,14 +302,13 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 	buf->len = w - buf->data;
 	for (i = 0; i < SF_JOURNAL_OFFSET_SLOTS; i++)
 		slot_part[i] = -1;
-	if (n > 1)
+	if (n > 1 && h != NULL)
 	{
 		uint32		nslots = 16;
 
 		while (nslots < SF_JOURNAL_KEY_SLOTS_MAX && nslots < 2 * (uint32) n)
 			nslots *= 2;
-		keys = palloc(nslots * sizeof(KeySlot));
-		memset(keys, 0xff, nslots * sizeof(KeySlot));
+		keys = palloc0(nslots * sizeof(KeySlot));
 		key_mask = nslots - 1;
 	}
 
@@ -452,20 +376,27 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 		prev_id = di->event_id;
 		prev_id_len = di->event_id_len;
 
-		/* key: a ref to an earlier new key of the entry, or a new one */
-		if (keys != NULL)
+		/*
+		 * key: a ref to an earlier new key of the entry, or a new one.  The
+		 * engine interned it (h[i].interned), so its address stands for its
+		 * bytes within the call: one slot read, no compare of bytes, no
+		 * earlier delivery read back.  Two keys of one slot, or a key at a
+		 * forgotten offset (no interned key), are written anew: any choice
+		 * of new keys and refs replays the same.
+		 */
+		if (keys != NULL && h[i].interned != NULL)
 		{
-			KeySlot    *ks = &keys[key_slot_hash(di->key, di->key_len) & key_mask];
+			const SfString *k = h[i].interned;
+			KeySlot    *ks = &keys[h[i].key & key_mask];	/* k's hash */
 
-			if (ks->delivery >= 0 && d[ks->delivery].key_len == di->key_len &&
-				bytes_equal(d[ks->delivery].key, di->key, di->key_len))
+			if (ks->key == k)
 				w = put_varint(w, (uint32) ks->ref);
 			else
 			{
 				*w++ = 0;
 				w = put_varint(w, (uint32) di->key_len);
 				w = put_bytes(w, di->key, di->key_len);
-				ks->delivery = i;
+				ks->key = k;
 				ks->ref = ++nkeys;
 			}
 		}

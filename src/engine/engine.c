@@ -331,6 +331,7 @@ sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
 	p->assign_starts = palloc(p->assign_cap * sizeof(int64));
 	p->assign_ends = palloc(p->assign_cap * sizeof(int64));
 	p->assign_counts = palloc(Max(def->nwindows, 1) * sizeof(int));
+	p->assign_hints = palloc0(Max(def->nwindows, 1) * sizeof(SfAssignHint));
 
 	MemoryContextSwitchTo(old);
 	return p;
@@ -480,7 +481,7 @@ sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
  */
 void
 sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
-						const SfDeliveryHash *h, SfChangeList *out)
+						SfDeliveryHash *h, SfChangeList *out)
 {
 	int			pi = lookup_partition(p, d->partition);
 	SfPartition *part = &p->partitions[pi];
@@ -520,6 +521,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 								p->def.name)));
 			p->offset_replays++;
 			p->mutations++;		/* of a counter only */
+			h->interned = (id == NULL || id->forgotten) ? NULL : id->key;
 			return;				/* a replay: no-op */
 		}
 		ereport(ERROR,
@@ -558,6 +560,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 					 first_delivery_hint(p, id)));
 		/* a duplicate: consumes the offset, changes nothing else */
 		sf_partition_append(p, pi, handle);
+		h->interned = id->key;
 		return;
 	}
 
@@ -578,11 +581,12 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		{
 			const SfWindowDef *wd = &p->def.windows[w];
 
-			nassigned[w] = sf_assign_windows(wd, d->event_time,
-											 p->def.lateness,
-											 p->assign_starts + total,
-											 p->assign_ends + total,
-											 p->assign_cap - total);
+			nassigned[w] = sf_assign_windows_hinted(wd, d->event_time,
+													p->def.lateness,
+													p->assign_starts + total,
+													p->assign_ends + total,
+													p->assign_cap - total,
+													&p->assign_hints[w]);
 			total += nassigned[w];
 		}
 		/* new buckets at most: refuse before anything changes */
@@ -592,6 +596,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	/* mutate */
 	sf_op_begin(p);
 	key = sf_intern_key_hashed(p, d->key, d->key_len, h->key);
+	h->interned = key;
 	id = identity_add_hashed(p, d->event_id, d->event_id_len, h->event_id, key,
 							 d->event_time, d->value, late, &handle);
 	if (unlikely(mv != NULL))

@@ -245,11 +245,19 @@ typedef struct SfDelivery
 	int64		value;
 } SfDelivery;
 
-/* The hashes of a delivery's event_id and key (sf_delivery_prefetch) */
+/*
+ * What the engine derives from a delivery: the hashes of its event_id and
+ * key (sf_delivery_prefetch), and, once sf_engine_ingest_hashed accepted
+ * it, its interned key (NULL at a forgotten offset, whose identity keeps no
+ * key).  An interned key stands for its bytes for as long as the call
+ * lasts (keys are collected only between calls, keys.c): the journal
+ * encoder tells repeated keys of an entry by it (codec/journal.c).
+ */
 typedef struct SfDeliveryHash
 {
 	uint32		event_id;
 	uint32		key;
+	const SfString *interned;
 } SfDeliveryHash;
 
 /*
@@ -312,14 +320,15 @@ typedef struct SfAgg
 typedef struct SfBucket
 {
 	pairingheap_node hnode;		/* in pending or ready heap */
+	/* what a lookup compares, together (window.c, bucket_key_equal) */
 	SfString   *key;
 	int64		start;
-	int64		end;
-	SfAgg		agg;
-	uint32		dirty_epoch;	/* == p->epoch when in this op's dirty set */
-	int32		dirty_index;	/* its entry in p->dirty, valid with epoch */
 	uint16		window;			/* index into def.windows */
 	bool		ready;			/* in the ready heap */
+	uint32		dirty_epoch;	/* == p->epoch when in this op's dirty set */
+	int32		dirty_index;	/* its entry in p->dirty, valid with epoch */
+	int64		end;
+	SfAgg		agg;
 } SfBucket;
 
 /* Address of a row: what the output orders and identifies rows by */
@@ -471,6 +480,7 @@ typedef struct SfPipeline
 	int64	   *assign_ends;
 	int			assign_cap;
 	int		   *assign_counts;	/* [def.nwindows] */
+	struct SfAssignHint *assign_hints;	/* [def.nwindows], engine_int.h */
 
 	/*
 	 * bump allocator for the keys of a pipeline without retention (engine.c;
@@ -679,7 +689,7 @@ extern void sf_pipeline_free(SfPipeline *p);
 extern void sf_engine_ingest(SfPipeline *p, const SfDelivery *d,
 							 SfChangeList *out);
 extern void sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
-									const SfDeliveryHash *h,
+									SfDeliveryHash *h,
 									SfChangeList *out);
 extern void sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d,
 								 SfDeliveryHash *h);
@@ -688,6 +698,82 @@ extern void sf_engine_advance(SfPipeline *p, const char *partition,
 extern void sf_engine_mark_idle(SfPipeline *p, const char *partition,
 								SfChangeList *out);
 extern void sf_get_stats(const SfPipeline *p, SfStats *stats);
+
+/*
+ * Copy and compare a few bytes inline: keys, event ids, their suffixes in
+ * the journal and partition names are mostly up to 16 bytes, for which a
+ * libc call costs more than the work (issue 23).  Overlapping loads and
+ * stores, never past either end.
+ */
+static inline void
+sf_copy_bytes(char *dst, const char *src, int len)
+{
+	if (len >= 8 && len <= 16)
+	{
+		uint64		a,
+					b;
+
+		memcpy(&a, src, 8);
+		memcpy(&b, src + len - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + len - 8, &b, 8);
+	}
+	else if (len >= 4 && len < 8)
+	{
+		uint32		a,
+					b;
+
+		memcpy(&a, src, 4);
+		memcpy(&b, src + len - 4, 4);
+		memcpy(dst, &a, 4);
+		memcpy(dst + len - 4, &b, 4);
+	}
+	else if (len > 0 && len < 4)
+	{
+		/* 1 to 3 bytes: first, middle and last (the same byte twice) */
+		dst[0] = src[0];
+		dst[len >> 1] = src[len >> 1];
+		dst[len - 1] = src[len - 1];
+	}
+	else if (len > 0)
+		memcpy(dst, src, len);
+}
+
+static inline bool
+sf_equal_bytes(const char *x, const char *y, int len)
+{
+	if (len >= 8 && len <= 16)
+	{
+		uint64		x1,
+					y1,
+					x2,
+					y2;
+
+		memcpy(&x1, x, 8);
+		memcpy(&y1, y, 8);
+		memcpy(&x2, x + len - 8, 8);
+		memcpy(&y2, y + len - 8, 8);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	if (len >= 4 && len < 8)
+	{
+		uint32		x1,
+					y1,
+					x2,
+					y2;
+
+		memcpy(&x1, x, 4);
+		memcpy(&y1, y, 4);
+		memcpy(&x2, x + len - 4, 4);
+		memcpy(&y2, y + len - 4, 4);
+		return ((x1 ^ y1) | (x2 ^ y2)) == 0;
+	}
+	if (len < 4)
+		return len <= 0 ||
+			(x[0] == y[0] && x[len >> 1] == y[len >> 1] &&
+			 x[len - 1] == y[len - 1]);
+	return memcmp(x, y, len) == 0;
+}
 
 /* engine.c: building state (the codec's decoders, redefine.c, final_rows.c) */
 extern uint32 sf_hash_bytes(const char *data, int len);
@@ -839,7 +925,7 @@ extern void sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i,
 						 SfAggValue *v);
 extern int64 *sf_id_measures(const SfPipeline *p, const SfIdentity *id);
 extern void sf_engine_ingest_measures(SfPipeline *p, const SfDelivery *d,
-									  const SfDeliveryHash *h,
+									  SfDeliveryHash *h,
 									  const int64 *measures,
 									  SfChangeList *out);
 extern void sf_measures_arity_error(const SfPipeline *p, int n)

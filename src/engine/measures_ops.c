@@ -30,7 +30,7 @@
  */
 void
 sf_engine_ingest_measures(SfPipeline *p, const SfDelivery *d,
-						  const SfDeliveryHash *h, const int64 *measures,
+						  SfDeliveryHash *h, const int64 *measures,
 						  SfChangeList *out)
 {
 	SfDeliveryHash hh;

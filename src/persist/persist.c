@@ -641,12 +641,13 @@ write_journal(SfPipeline *p, StringInfo buf)
  * the engine must have accepted the operation.
  */
 void
-sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d, int n)
+sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
+						  const SfDeliveryHash *h, int n)
 {
 	StringInfoData buf;
 
 	if (likely(sf_journal_compact_allowed()))
-		sf_journal_encode_ingest(&buf, p, d, n);
+		sf_journal_encode_ingest(&buf, p, d, h, n);
 	else
 		sf_journal_encode_ingest_v1(&buf, p, d, n);
 	write_journal(p, &buf);

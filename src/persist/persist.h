@@ -102,7 +102,7 @@ extern void sf_persist_create(const SfPipelineDef *def);
 extern void sf_persist_drop(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
 extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
-									  int n);
+									  const SfDeliveryHash *h, int n);
 extern void sf_persist_journal_ingest_measures(SfPipeline *p,
 											   const SfDelivery *d, int n,
 											   const int64 *measures);
