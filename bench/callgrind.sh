@@ -44,7 +44,19 @@
 #   row_fixed     one SELECT ... CROSS JOIN LATERAL streamforge.ingest(...)
 #                 over the first --rows deliveries, fixed window;
 #   count_fixed   streamforge.ingest_count in a PL/pgSQL loop over the same
-#                 deliveries (trees without ingest_count: blank).
+#                 deliveries (trees without ingest_count: blank);
+#   stmt_batch_fixed, stmt_floor
+#                 the whole SQL statement, not only the C function: the
+#                 PL/pgSQL loop of batch_fixed without its advances (SELECT
+#                 count(*) INTO c FROM streamforge.ingest_batch('cg', arr),
+#                 a COMMIT after each tick's batch), and the same loop over
+#                 bench/targets.sh's floor (SELECT count(*), sum(d.value)
+#                 FROM unnest(arr) d).  Counted inside
+#                 SPI_execute_plan_with_paramlist (every statement of the
+#                 loop body; streamforge's own SPI calls use SPI_execute_plan)
+#                 and sf_xact_callback: the instructions behind the time
+#                 ratio of targets.sh's "time over only unnesting" target.
+#                 Not in the default list.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -220,6 +232,30 @@ END
 
 EOF
 			;;
+		stmt_batch_fixed | stmt_floor)
+			local body="SELECT count(*) INTO c FROM streamforge.ingest_batch('cg', r.arr);"
+			[ "$w" = stmt_floor ] &&
+				body="SELECT count(*), sum(d.value) INTO c, sm FROM unnest(r.arr) d;"
+			cat <<EOF
+DO \$\$
+DECLARE
+    r record;
+    c bigint;
+    sm numeric;
+BEGIN
+    FOR s IN 0 .. $BATCHES - 1 LOOP
+        FOR r IN SELECT b.arr FROM bench.batches b
+                  WHERE b.batch_size = $BS AND b.seg = s
+                  ORDER BY b.batch_no LOOP
+            $body
+        END LOOP;
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+
+EOF
+			;;
 		row_fixed)
 			cat <<EOF
 SELECT count(*)
@@ -252,6 +288,7 @@ EOF
 
 entry_of() {
 	case "$1" in
+		stmt_*) echo SPI_execute_plan_with_paramlist ;;
 		batch_*) echo sf_ingest_batch ;;
 		row_*) echo sf_ingest ;;
 		count_*) echo sf_ingest_count ;;
@@ -310,7 +347,7 @@ EOF
 	for w in "${WLIST[@]}"; do
 		entry=$(entry_of "$w")
 		events=$row_events
-		case "$w" in batch_*) events=$batch_events ;; esac
+		case "$w" in batch_* | stmt_*) events=$batch_events ;; esac
 		if [ "$w" = count_fixed ] && [ "$has_count" = 0 ]; then
 			echo "    $label $w: no ingest_count in this tree"
 			RUNS+=("$label:${SHAS[$i]}:$w:$events:$entry:-")

@@ -244,6 +244,10 @@ WORKLOAD_TITLES = {
     "batch_fss": "ingest_batch, fixed + sliding + session",
     "row_fixed": "per-row ingest (LATERAL), fixed window",
     "count_fixed": "ingest_count in a PL/pgSQL loop, fixed window",
+    "stmt_batch_fixed": "the whole statement SELECT count(*) FROM "
+                        "ingest_batch(...), fixed window, no advances",
+    "stmt_floor": "the whole statement SELECT count(*), sum(value) FROM "
+                  "unnest(...) (the floor of bench/targets.sh)",
 }
 
 
