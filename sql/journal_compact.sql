@@ -174,8 +174,38 @@ SELECT sum(sum) FROM streamforge.live('jx');
 DROP FUNCTION jx_ids();
 DROP TABLE jx_long;
 
+-- 5. Keys the engine did not intern: a replay at a forgotten offset carries
+-- any key, and the entry writes it as a new key without remembering it.
+-- Every new key takes the next key ref, as the reader counts them, so a
+-- later ref to an earlier key of the same entry still names that key (a
+-- count one short named the key written before it instead: random_progress
+-- found it).  Offsets 0 and 1 are forgotten (watermark 20, H = 15); the
+-- batch replays them with keys 'x' and 'y' between the new keys 'k1' and
+-- 'k2', which it then refers to again.
+SELECT streamforge.create_pipeline('jr', ARRAY['p'],
+    ARRAY[streamforge.fixed('w', 10)], lateness => 2, retention => 3);
+SELECT count(*) FROM streamforge.ingest_batch('jr', ARRAY[
+    ROW('p', 0, 'a', 'ka', 1, 1), ROW('p', 1, 'b', 'kb', 2, 1)]::streamforge.delivery[]);
+SELECT count(*) FROM streamforge.advance('jr', 'p', 20);
+SELECT remembered_offsets, forgotten_offsets FROM streamforge.stats('jr');
+SELECT count(*) FROM streamforge.ingest_batch('jr', ARRAY[
+    ROW('p', 2, 'c', 'k1', 21, 1),
+    ROW('p', 0, 'zz', 'x', 5, 1),
+    ROW('p', 3, 'd', 'k2', 22, 2),
+    ROW('p', 1, 'zz', 'y', 5, 1),
+    ROW('p', 4, 'e', 'k1', 23, 4),
+    ROW('p', 5, 'f', 'k2', 24, 8)]::streamforge.delivery[]);
+CREATE TABLE jr_cp AS SELECT streamforge.checkpoint('jr') AS cp;
+SELECT key, window_start, count, sum FROM streamforge.live('jr') ORDER BY key;
+SELECT offset_replays, accepted FROM streamforge.stats('jr');
+-- a new backend replays the entry: the same buckets, the same checkpoint
+\c -
+SELECT key, window_start, count, sum FROM streamforge.live('jr') ORDER BY key;
+SELECT streamforge.checkpoint('jr') = (SELECT cp FROM jr_cp) AS same;
+DROP TABLE jr_cp;
+
 DROP FUNCTION jx_try(bytea);
 DROP FUNCTION jc_v1(int);
 DROP FUNCTION jc_create(text);
 DROP TABLE jc_d, jc_cp;
-SELECT streamforge.drop_pipeline(n) FROM unnest(ARRAY['jc', 'jc1', 'jx']) n;
+SELECT streamforge.drop_pipeline(n) FROM unnest(ARRAY['jc', 'jc1', 'jx', 'jr']) n;

@@ -382,7 +382,8 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 		 * bytes within the call: one slot read, no compare of bytes, no
 		 * earlier delivery read back.  Two keys of one slot, or a key at a
 		 * forgotten offset (no interned key), are written anew: any choice
-		 * of new keys and refs replays the same.
+		 * of new keys and refs replays the same, as long as every new key
+		 * takes the next ref, as the reader counts them (nkeys).
 		 */
 		if (keys != NULL && h[i].interned != NULL)
 		{
@@ -402,9 +403,11 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 		}
 		else
 		{
+			/* a new key all the same: the reader gives it ref nkeys + 1 */
 			*w++ = 0;
 			w = put_varint(w, (uint32) di->key_len);
 			w = put_bytes(w, di->key, di->key_len);
+			nkeys++;
 		}
 
 		w = put_delta(w, di->event_time, prev_time);
