@@ -179,9 +179,16 @@ sf_activity_note(const char *pipeline, const char *partition, bool report)
 void
 sf_activity_note_deliveries(const char *pipeline, const SfDelivery *d, int n)
 {
-	const char *seen[16] = {0};
+	const char *seen[16];
 	const char *last = NULL;
 
+	/* a per-row call: no table to clear */
+	if (n == 1)
+	{
+		sf_activity_note(pipeline, d[0].partition, false);
+		return;
+	}
+	memset(seen, 0, sizeof(seen));
 	for (int i = 0; i < n; i++)
 	{
 		const char *part = d[i].partition;
