@@ -69,6 +69,7 @@ sf_append(PG_FUNCTION_ARGS)
 	SfRowArgs  *args = sf_row_args(fcinfo);
 	SfPipeline *p;
 	SfDelivery	d;
+	SfDeliveryHash h;
 	SfChangeList changes = {0};
 	int64		late_before;
 
@@ -87,8 +88,9 @@ sf_append(PG_FUNCTION_ARGS)
 	sf_check_event_id(&d, -1);
 
 	assign_offset(p, &d);
-	sf_engine_ingest(p, &d, &changes);
-	sf_persist_journal_ingest(p, &d, NULL, 1);
+	sf_delivery_hash(&d, &h);
+	sf_engine_ingest_hashed(p, &d, &h, &changes);
+	sf_persist_journal_ingest(p, &d, &h, 1);
 	sf_finish_write(fcinfo, p, &changes, late_before);
 	return (Datum) 0;
 }

@@ -44,6 +44,7 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 	SfRowArgs  *args = sf_row_args(fcinfo);
 	SfPipeline *p = sf_arg_pipeline_row(fcinfo, args);
 	SfDelivery	d;
+	SfDeliveryHash h;
 
 	*late_before = p->nlate;
 	d.partition = sf_arg_partition_row(fcinfo, args, 1);
@@ -59,8 +60,9 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 	d.value = PG_GETARG_INT64(6);
 	sf_check_event_id(&d, -1);
 
-	sf_engine_ingest(p, &d, changes);
-	sf_persist_journal_ingest(p, &d, NULL, 1);
+	sf_delivery_hash(&d, &h);
+	sf_engine_ingest_hashed(p, &d, &h, changes);
+	sf_persist_journal_ingest(p, &d, &h, 1);
 	return p;
 }
 

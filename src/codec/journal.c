@@ -207,9 +207,6 @@ typedef struct KeySlot
 	int32		ref;
 } KeySlot;
 
-/* The partition names whose index the encoder remembers (by address) */
-#define SF_JOURNAL_PART_CACHE	8
-
 /*
  * The bytes a and b of len have in common at their start.  A word at a
  * time on little-endian machines (event ids of a batch share most of
@@ -260,7 +257,8 @@ put_bytes(char *w, const char *src, int len)
 /*
  * The entry of an ingest or ingest_batch call: the n deliveries, which the
  * engine has all accepted (as new events, duplicates or offset replays), in
- * the compact format.  Initializes buf (in CurrentMemoryContext) and encodes
+ * the compact format; h[i] is what the engine derived from d[i] (engine.h:
+ * its partition's index and its interned key).  Initializes buf (in CurrentMemoryContext) and encodes
  * into it after VARHDRSZ free bytes (codec.h); storing the entry is
  * persist's business (sf_persist_journal_ingest).  The space every
  * delivery can take at most is reserved once for the whole entry, and the
@@ -275,15 +273,10 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 {
 	int64		last_offset[SF_JOURNAL_OFFSET_SLOTS];
 	int			slot_part[SF_JOURNAL_OFFSET_SLOTS];
-	const char *cached_name[SF_JOURNAL_PART_CACHE];
-	int			cached_index[SF_JOURNAL_PART_CACHE];
-	int			ncached = 0;
-	int			next_cached = 0;
 	KeySlot    *keys = NULL;
 	uint32		key_mask = 0;
 	int32		nkeys = 0;
-	const char *prev_part = NULL;
-	int			part = 0;
+	int			part;
 	const char *prev_id = NULL;
 	int			prev_id_len = 0;
 	int64		prev_time = 0;
@@ -292,7 +285,7 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 	char	   *w;
 	int			i;
 
-	Assert(n >= 0);
+	Assert(n >= 0 && h != NULL);
 	initStringInfo(buf);
 	buf->len = VARHDRSZ;		/* initStringInfo gives 1 kB */
 	w = buf->data + buf->len;
@@ -302,7 +295,7 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 	buf->len = w - buf->data;
 	for (i = 0; i < SF_JOURNAL_OFFSET_SLOTS; i++)
 		slot_part[i] = -1;
-	if (n > 1 && h != NULL)
+	if (n > 1)
 	{
 		uint32		nslots = 16;
 
@@ -336,30 +329,9 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 							  di->key_len);
 		w = buf->data + buf->len;
 
-		/*
-		 * partition: the names of a batch are shared copies (api/args.c), so
-		 * a name's address stands for it within the call
-		 */
-		if (di->partition != prev_part)
-		{
-			int			c;
-
-			for (c = 0; c < ncached; c++)
-				if (cached_name[c] == di->partition)
-					break;
-			if (c < ncached)
-				part = cached_index[c];
-			else
-			{
-				part = journal_partition_index(p, di->partition);
-				cached_name[next_cached] = di->partition;
-				cached_index[next_cached] = part;
-				next_cached = (next_cached + 1) % SF_JOURNAL_PART_CACHE;
-				if (ncached < SF_JOURNAL_PART_CACHE)
-					ncached++;
-			}
-			prev_part = di->partition;
-		}
+		/* partition: the index the engine found (h[i].partition) */
+		part = h[i].partition;
+		Assert(part >= 0 && part < p->def.npartitions);
 		w = put_varint(w, (uint32) part);
 		s = part & (SF_JOURNAL_OFFSET_SLOTS - 1);
 		w = put_delta(w, di->source_offset,

@@ -470,9 +470,16 @@ sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
 {
 	SfDeliveryHash h;
 
-	h.event_id = sf_hash_event_id(d->event_id, d->event_id_len);
-	h.key = sf_hash_bytes(d->key, d->key_len);
+	sf_delivery_hash(d, &h);
 	sf_engine_ingest_hashed(p, d, &h, out);
+}
+
+/* The hashes of sf_delivery_prefetch, for one delivery: nothing to prefetch */
+void
+sf_delivery_hash(const SfDelivery *d, SfDeliveryHash *h)
+{
+	h->event_id = sf_hash_event_id(d->event_id, d->event_id_len);
+	h->key = sf_hash_bytes(d->key, d->key_len);
 }
 
 /*
@@ -494,6 +501,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	int			w;
 	const int64 *mv = NULL;
 
+	h->partition = pi;
 	/* a measures pipeline's delivery comes with its measures (aggregates.c) */
 	if (unlikely(p->def.measures != NULL))
 		mv = sf_take_measures(p);

@@ -247,9 +247,10 @@ typedef struct SfDelivery
 
 /*
  * What the engine derives from a delivery: the hashes of its event_id and
- * key (sf_delivery_prefetch), and, once sf_engine_ingest_hashed accepted
- * it, its interned key (NULL at a forgotten offset, whose identity keeps no
- * key).  An interned key stands for its bytes for as long as the call
+ * key (sf_delivery_prefetch, sf_delivery_hash), and, once
+ * sf_engine_ingest_hashed accepted it, the index of its partition in
+ * def.partitions and its interned key (NULL at a forgotten offset, whose
+ * identity keeps no key).  An interned key stands for its bytes for as long as the call
  * lasts (keys are collected only between calls, keys.c): the journal
  * encoder tells repeated keys of an entry by it (codec/journal.c).
  */
@@ -257,6 +258,7 @@ typedef struct SfDeliveryHash
 {
 	uint32		event_id;
 	uint32		key;
+	int32		partition;
 	const SfString *interned;
 } SfDeliveryHash;
 
@@ -693,6 +695,7 @@ extern void sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 									SfChangeList *out);
 extern void sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d,
 								 SfDeliveryHash *h);
+extern void sf_delivery_hash(const SfDelivery *d, SfDeliveryHash *h);
 extern void sf_engine_advance(SfPipeline *p, const char *partition,
 							  int64 progress, SfChangeList *out);
 extern void sf_engine_mark_idle(SfPipeline *p, const char *partition,

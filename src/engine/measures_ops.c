@@ -39,8 +39,7 @@ sf_engine_ingest_measures(SfPipeline *p, const SfDelivery *d,
 		sf_measures_arity_error(p, 0);
 	if (h == NULL)
 	{
-		hh.event_id = sf_hash_event_id(d->event_id, d->event_id_len);
-		hh.key = sf_hash_bytes(d->key, d->key_len);
+		sf_delivery_hash(d, &hh);
 		h = &hh;
 	}
 	p->cur_measures = measures;

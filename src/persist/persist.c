@@ -638,7 +638,8 @@ write_journal(SfPipeline *p, StringInfo buf)
 /*
  * Journal a write call: encode its inputs (journal.c) and store the entry.
  * Caller must have opened p for writing in this call (sf_persist_open), and
- * the engine must have accepted the operation.
+ * the engine must have accepted the operation.  For an ingest, h[i] is what
+ * sf_engine_ingest_hashed derived from d[i] (engine.h).
  */
 void
 sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
