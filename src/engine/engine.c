@@ -331,7 +331,6 @@ sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
 	p->assign_starts = palloc(p->assign_cap * sizeof(int64));
 	p->assign_ends = palloc(p->assign_cap * sizeof(int64));
 	p->assign_counts = palloc(Max(def->nwindows, 1) * sizeof(int));
-	p->assign_hints = palloc0(Max(def->nwindows, 1) * sizeof(SfAssignHint));
 
 	MemoryContextSwitchTo(old);
 	return p;
@@ -589,12 +588,11 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 		{
 			const SfWindowDef *wd = &p->def.windows[w];
 
-			nassigned[w] = sf_assign_windows_hinted(wd, d->event_time,
-													p->def.lateness,
-													p->assign_starts + total,
-													p->assign_ends + total,
-													p->assign_cap - total,
-													&p->assign_hints[w]);
+			nassigned[w] = sf_assign_windows(wd, d->event_time,
+											 p->def.lateness,
+											 p->assign_starts + total,
+											 p->assign_ends + total,
+											 p->assign_cap - total);
 			total += nassigned[w];
 		}
 		/* new buckets at most: refuse before anything changes */

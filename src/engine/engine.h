@@ -322,15 +322,14 @@ typedef struct SfAgg
 typedef struct SfBucket
 {
 	pairingheap_node hnode;		/* in pending or ready heap */
-	/* what a lookup compares, together (window.c, bucket_key_equal) */
 	SfString   *key;
 	int64		start;
-	uint16		window;			/* index into def.windows */
-	bool		ready;			/* in the ready heap */
-	uint32		dirty_epoch;	/* == p->epoch when in this op's dirty set */
-	int32		dirty_index;	/* its entry in p->dirty, valid with epoch */
 	int64		end;
 	SfAgg		agg;
+	uint32		dirty_epoch;	/* == p->epoch when in this op's dirty set */
+	int32		dirty_index;	/* its entry in p->dirty, valid with epoch */
+	uint16		window;			/* index into def.windows */
+	bool		ready;			/* in the ready heap */
 } SfBucket;
 
 /* Address of a row: what the output orders and identifies rows by */
@@ -482,7 +481,6 @@ typedef struct SfPipeline
 	int64	   *assign_ends;
 	int			assign_cap;
 	int		   *assign_counts;	/* [def.nwindows] */
-	struct SfAssignHint *assign_hints;	/* [def.nwindows], engine_int.h */
 
 	/*
 	 * bump allocator for the keys of a pipeline without retention (engine.c;

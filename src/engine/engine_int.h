@@ -135,23 +135,6 @@ extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
 							  int64 lateness, int64 *starts, int64 *ends,
 							  int max);
 
-/*
- * The last division sf_assign_windows_hinted made for a window: base is a
- * multiple of span (the window's size if fixed, its step if sliding), and
- * every event time in [base, base + span) divides to it.  A batch's event
- * times are nearly sorted, so most events skip the two 64-bit divisions
- * (about 40 cycles each).  span 0: none yet.
- */
-typedef struct SfAssignHint
-{
-	int64		base;
-	int64		span;
-} SfAssignHint;
-
-extern int	sf_assign_windows_hinted(const SfWindowDef *w, int64 event_time,
-									 int64 lateness, int64 *starts,
-									 int64 *ends, int max,
-									 SfAssignHint *hint);
 extern int	sf_window_max_buckets(const SfWindowDef *w);
 extern void sf_buckets_init(SfPipeline *p);
 extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,

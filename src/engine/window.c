@@ -397,19 +397,6 @@ int
 sf_assign_windows(const SfWindowDef *w, int64 event_time, int64 lateness,
 				  int64 *starts, int64 *ends, int max)
 {
-	return sf_assign_windows_hinted(w, event_time, lateness, starts, ends,
-									max, NULL);
-}
-
-/*
- * The same, remembering the last division in *hint (engine_int.h) when hint
- * is not NULL: the same buckets.
- */
-int
-sf_assign_windows_hinted(const SfWindowDef *w, int64 event_time,
-						 int64 lateness, int64 *starts, int64 *ends, int max,
-						 SfAssignHint *hint)
-{
 	int128		t = event_time;
 	int			n = 0;
 
@@ -428,23 +415,11 @@ sf_assign_windows_hinted(const SfWindowDef *w, int64 event_time,
 			case SF_WINDOW_FIXED:
 				if (w->size < SF_ASSIGN_SAFE)
 				{
-					/* both within (-2^61, 2^61): the difference fits */
-					if (hint != NULL && hint->span == w->size &&
-						(uint64) (event_time - hint->base) < (uint64) w->size)
-						starts[0] = hint->base;
-					else
-					{
-						int64		q = event_time / w->size;
+					int64		q = event_time / w->size;
 
-						if (event_time % w->size != 0 && event_time < 0)
-							q--;
-						starts[0] = q * w->size;
-						if (hint != NULL)
-						{
-							hint->base = starts[0];
-							hint->span = w->size;
-						}
-					}
+					if (event_time % w->size != 0 && event_time < 0)
+						q--;
+					starts[0] = q * w->size;
 					ends[0] = starts[0] + w->size;
 					return 1;
 				}
@@ -452,25 +427,13 @@ sf_assign_windows_hinted(const SfWindowDef *w, int64 event_time,
 			case SF_WINDOW_SLIDING:
 				if (w->size < SF_ASSIGN_SAFE && w->step < SF_ASSIGN_SAFE)
 				{
+					int64		q = event_time / w->step;
 					int64		start;
 
-					if (hint != NULL && hint->span == w->step &&
-						(uint64) (event_time - hint->base) < (uint64) w->step)
-						start = hint->base;
-					else
-					{
-						int64		q = event_time / w->step;
-
-						if (event_time % w->step != 0 && event_time < 0)
-							q--;
-						start = q * w->step;
-						if (hint != NULL)
-						{
-							hint->base = start;
-							hint->span = w->step;
-						}
-					}
-					for (; start + w->size > event_time; start -= w->step)
+					if (event_time % w->step != 0 && event_time < 0)
+						q--;
+					for (start = q * w->step; start + w->size > event_time;
+						 start -= w->step)
 					{
 						if (n >= max)
 							elog(ERROR, "streamforge: sliding assignment overflow");
