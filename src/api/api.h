@@ -131,11 +131,8 @@ sf_arg_text_kept(FunctionCallInfo fcinfo, int argno, const char *what,
 
 	sf_arg_not_null(fcinfo, argno, what);
 	sf_text_bytes(PG_GETARG_DATUM(argno), &data, &len);
-	/* the last byte first: names often differ only there (p0, p1 ...) */
 	for (int i = 0; i < *nkept; i++)
-		if (kept[i].len == len &&
-			(len == 0 || kept[i].str[len - 1] == data[len - 1]) &&
-			memcmp(kept[i].str, data, len) == 0)
+		if (kept[i].len == len && sf_equal_bytes(kept[i].str, data, len))
 			return kept[i].str;
 	return sf_kept_text_add(fcinfo, kept, nkept, max, data, len);
 }
@@ -158,15 +155,21 @@ extern Interval *sf_progress_args(FunctionCallInfo fcinfo,
 								  SfPipelineDef *def);
 
 static inline SfPipeline *
-sf_arg_pipeline(FunctionCallInfo fcinfo, bool for_write)
+sf_open_named(FunctionCallInfo fcinfo, const char *name, bool for_write)
 {
-	SfPipeline *p = sf_persist_open(sf_arg_text(fcinfo, 0, "pipeline"),
-									for_write);
+	SfPipeline *p = sf_persist_open(name, for_write);
 
 	/* idle_timeout: decisions due before this call (progress.c) */
 	if (for_write && unlikely(p->def.has_idle_timeout))
 		p = sf_idle_check(fcinfo, p);
 	return p;
+}
+
+static inline SfPipeline *
+sf_arg_pipeline(FunctionCallInfo fcinfo, bool for_write)
+{
+	return sf_open_named(fcinfo, sf_arg_text(fcinfo, 0, "pipeline"),
+						 for_write);
 }
 
 /*
@@ -176,18 +179,15 @@ sf_arg_pipeline(FunctionCallInfo fcinfo, bool for_write)
 static inline SfPipeline *
 sf_arg_pipeline_row(FunctionCallInfo fcinfo, SfRowArgs *args)
 {
-	SfPipeline *p;
-	char	   *name;
 	int			n;
 
 	if (args == NULL)
 		return sf_arg_pipeline(fcinfo, true);
 	n = args->pipeline.str != NULL;
-	name = sf_arg_text_kept(fcinfo, 0, "pipeline", &args->pipeline, &n, 1);
-	p = sf_persist_open(name, true);
-	if (unlikely(p->def.has_idle_timeout))
-		p = sf_idle_check(fcinfo, p);
-	return p;
+	return sf_open_named(fcinfo,
+						 sf_arg_text_kept(fcinfo, 0, "pipeline",
+										  &args->pipeline, &n, 1),
+						 true);
 }
 
 /* The partition argument argno of a per-row call site, as a C string */

@@ -354,18 +354,14 @@ char *
 sf_kept_text_add(FunctionCallInfo fcinfo, SfKeptText *kept, int *nkept,
 				 int max, const char *data, int len)
 {
+	MemoryContext old;
 	char	   *str;
 
 	if (*nkept >= max)
-	{
-		str = palloc(len + 1);
-		memcpy(str, data, len);
-		str[len] = '\0';
-		return str;
-	}
-	str = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, len + 1);
-	memcpy(str, data, len);
-	str[len] = '\0';
+		return pnstrdup(data, len);
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	str = pnstrdup(data, len);
+	MemoryContextSwitchTo(old);
 	kept[*nkept].len = len;
 	kept[*nkept].str = str;
 	(*nkept)++;
@@ -465,9 +461,7 @@ batch_name(BatchNames *names, const char *data, int len)
 			names->last = i;
 			return names->name[i];
 		}
-	copy = palloc(len + 1);
-	memcpy(copy, data, len);
-	copy[len] = '\0';
+	copy = pnstrdup(data, len);
 	if (names->n < SF_BATCH_NAMES)
 	{
 		names->len[names->n] = len;

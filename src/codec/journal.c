@@ -258,14 +258,14 @@ put_bytes(char *w, const char *src, int len)
  * The entry of an ingest or ingest_batch call: the n deliveries, which the
  * engine has all accepted (as new events, duplicates or offset replays), in
  * the compact format; h[i] is what the engine derived from d[i] (engine.h:
- * its partition's index and its interned key).  Initializes buf (in CurrentMemoryContext) and encodes
- * into it after VARHDRSZ free bytes (codec.h); storing the entry is
+ * its partition's index and its interned key).  Initializes buf (in
+ * CurrentMemoryContext) and encodes into it after VARHDRSZ free bytes
+ * (codec.h); storing the entry is
  * persist's business (sf_persist_journal_ingest).  The space every
  * delivery can take at most is reserved once for the whole entry, and the
  * fields are written in place (issue 23: one enlargeStringInfo per
  * delivery, libc calls for a few bytes each and a partition name lookup per
- * change of partition cost about 150 instructions per delivery); the bytes
- * are those of the per-delivery encoding.
+ * change of partition cost about 150 instructions per delivery).
  */
 void
 sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,

@@ -5,10 +5,10 @@
  *	  advance and mark_idle.
  *
  * This file also creates and frees pipelines (keys are interned in
- * keys.c), records
- * deliveries and late rows, and has the functions a rebuild uses to put a
- * state together (sf_identity_add, sf_partition_append, sf_late_append and
- * the like: the codec's decoders, redefine.c, final_rows.c).  The layers
+ * keys.c), records deliveries and late rows, and has the functions a
+ * rebuild uses to put a state together (sf_identity_add,
+ * sf_partition_append, sf_late_append and the like: the codec's decoders,
+ * redefine.c, final_rows.c).  The layers
  * above call it through engine.h; a pipeline is used by one backend at a
  * time (persist.c owns it), so nothing here locks.
  *
@@ -632,11 +632,9 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 
 				for (j = 0; j < n; j++)
 				{
-					bool		created;
 					SfBucket   *b = sf_bucket_get_hashed(p, w, key, kwhash,
 														 p->assign_starts[k + j],
-														 p->assign_ends[k + j],
-														 &created);
+														 p->assign_ends[k + j]);
 
 					/*
 					 * Only a ready bucket can change what is visible: an

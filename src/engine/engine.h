@@ -206,7 +206,6 @@ typedef struct SfIdStore
 	uint32	   *free;			/* retention: free list per 8-byte size class */
 } SfIdStore;
 
-/* The event_id table: open addressing over handles (identity.c) */
 /* A slot of the event_id table: the identity's handle and its hash */
 typedef struct SfIdSlot
 {
@@ -214,6 +213,7 @@ typedef struct SfIdSlot
 	uint32		hash;			/* so that a rehash reads no identity */
 } SfIdSlot;
 
+/* The event_id table: open addressing over slots (identity.c) */
 typedef struct SfIdTable
 {
 	SfIdSlot   *slots;
@@ -250,9 +250,11 @@ typedef struct SfDelivery
  * key (sf_delivery_prefetch, sf_delivery_hash), and, once
  * sf_engine_ingest_hashed accepted it, the index of its partition in
  * def.partitions and its interned key (NULL at a forgotten offset, whose
- * identity keeps no key).  An interned key stands for its bytes for as long as the call
- * lasts (keys are collected only between calls, keys.c): the journal
- * encoder tells repeated keys of an entry by it (codec/journal.c).
+ * identity keeps no key).  An interned key stands for its bytes for as
+ * long as the call lasts (keys are collected only between calls, keys.c):
+ * the journal encoder tells repeated keys of an entry by it
+ * (codec/journal.c), and the partition index saves the encoder and the
+ * activity notes (persist/activity.c) a lookup by name.
  */
 typedef struct SfDeliveryHash
 {

@@ -134,7 +134,6 @@ extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
 							  int64 lateness, int64 *starts, int64 *ends,
 							  int max);
-
 extern int	sf_window_max_buckets(const SfWindowDef *w);
 extern void sf_buckets_init(SfPipeline *p);
 extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
@@ -150,8 +149,7 @@ sf_bucket_key_hash(int window, const SfString *key)
 	return hash_combine(key->hash, murmurhash32(window));
 }
 extern SfBucket *sf_bucket_get_hashed(SfPipeline *p, int window, SfString *key,
-									  uint32 kwhash, int64 start, int64 end,
-									  bool *created);
+									  uint32 kwhash, int64 start, int64 end);
 extern void sf_bucket_delete(SfPipeline *p, SfBucket *b);
 extern void sf_bucket_set_end(SfPipeline *p, SfBucket *b, int64 end);
 extern void sf_bucket_set_start(SfPipeline *p, SfBucket *b, int64 start);

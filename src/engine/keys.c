@@ -190,8 +190,7 @@ sf_intern_key(SfPipeline *p, const char *data, int len)
 void
 sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d, SfDeliveryHash *h)
 {
-	h->event_id = sf_hash_event_id(d->event_id, d->event_id_len);
-	h->key = sf_hash_bytes(d->key, d->key_len);
+	sf_delivery_hash(d, h);
 #ifdef __GNUC__
 	__builtin_prefetch(&p->keys->data[h->key & p->keys->sizemask]);
 #endif

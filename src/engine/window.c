@@ -56,13 +56,19 @@ typedef struct SfBucketEntry
 	char		status;
 } SfBucketEntry;
 
+/* A bucket's hash from its (window, key) part (sf_bucket_key_hash) */
+static inline uint32
+bucket_start_hash(uint32 kwhash, int64 start)
+{
+	uint64		s = (uint64) start;
+
+	return hash_combine(kwhash, murmurhash32((uint32) (s ^ (s >> 32))));
+}
+
 static inline uint32
 bucket_hash(const SfBucket *b)
 {
-	uint64		s = (uint64) b->start;
-
-	return hash_combine(hash_combine(b->key->hash, murmurhash32(b->window)),
-						murmurhash32((uint32) (s ^ (s >> 32))));
+	return bucket_start_hash(sf_bucket_key_hash(b->window, b->key), b->start);
 }
 
 static inline bool
@@ -217,7 +223,7 @@ sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
 
 /*
  * The live bucket at (window, key, start), created with end if there is
- * none (*created says which): sf_bucket_lookup, then sf_bucket_insert, with
+ * none: sf_bucket_lookup, then sf_bucket_insert, with
  * the hash computed once, and its (window, key) part once per window of an
  * event (kwhash is sf_bucket_key_hash(window, key)).  The same bucket and
  * the same live index as those two calls give.  (A lookup-or-insert in one
@@ -227,15 +233,13 @@ sf_bucket_insert(SfPipeline *p, int window, SfString *key, int64 start,
  */
 SfBucket *
 sf_bucket_get_hashed(SfPipeline *p, int window, SfString *key, uint32 kwhash,
-					 int64 start, int64 end, bool *created)
+					 int64 start, int64 end)
 {
 	SfBucket	probe;
 	SfBucketEntry *e;
 	SfBucket   *b;
 	bool		found;
-	uint64		s = (uint64) start;
-	uint32		hash = hash_combine(kwhash,
-									murmurhash32((uint32) (s ^ (s >> 32))));
+	uint32		hash = bucket_start_hash(kwhash, start);
 
 	probe.window = window;
 	probe.key = key;
@@ -243,15 +247,11 @@ sf_bucket_get_hashed(SfPipeline *p, int window, SfString *key, uint32 kwhash,
 	Assert(hash == bucket_hash(&probe));
 	e = sf_buckettab_lookup_hash(p->buckets, &probe, hash);
 	if (e != NULL)
-	{
-		*created = false;
 		return e->bucket;
-	}
 	b = bucket_new(p, window, key, start, end);
 	sf_buckettab_insert_hash(p->buckets, b, hash, &found);
 	if (found)
 		elog(ERROR, "streamforge: duplicate live bucket");
-	*created = true;
 	return b;
 }
 

@@ -165,46 +165,41 @@ sf_activity_note(const char *pipeline, const char *partition, bool report)
 }
 
 /*
- * The deliveries of a call: one note per partition name.  A note has no
- * effect after the first of its partition in a transaction, so only the
- * first delivery of each name is noted; the unpacked deliveries of a batch
- * share one copy of each name (sf_unpack_deliveries), so a name is
- * recognised by its address, in a small table indexed by the address; a
- * run of one name in copies of their own (ingest_json) is noted once, as
- * before.  Names whose addresses share a slot are noted again when they
- * alternate, which costs a note and changes nothing (issue 23: one note
- * per run of a partition, 1.35 deliveries on the benchmark's batches, was
- * about 300 instructions per event; a scan of the names seen, about 30).
+ * The deliveries of a call on p: one note per partition delivered to.  A
+ * note has no effect after the first of its partition in a transaction, so
+ * each partition is noted once, found by the index that the engine resolved
+ * for every delivery (h[i].partition, engine.h): a bit per partition, no
+ * name compared (issue 23: one note per run of a partition was about 300
+ * instructions per event, one per name address about 30).
  */
 void
-sf_activity_note_deliveries(const char *pipeline, const SfDelivery *d, int n)
+sf_activity_note_deliveries(const SfPipeline *p, const SfDeliveryHash *h,
+							int n)
 {
-	const char *seen[16];
-	const char *last = NULL;
+	uint64		small[16];		/* 1024 partitions */
+	uint64	   *seen = small;
+	int			words = (p->def.npartitions + 63) / 64;
 
-	/* a per-row call: no table to clear */
 	if (n == 1)
 	{
-		sf_activity_note(pipeline, d[0].partition, false);
+		sf_activity_note(p->def.name, p->def.partitions[h[0].partition],
+						 false);
 		return;
 	}
-	memset(seen, 0, sizeof(seen));
+	if (words > (int) lengthof(small))
+		seen = palloc0(words * sizeof(uint64));
+	else
+		memset(small, 0, words * sizeof(uint64));
 	for (int i = 0; i < n; i++)
 	{
-		const char *part = d[i].partition;
-		const char **s = &seen[((uintptr_t) part >> 4) % lengthof(seen)];
+		int			pi = h[i].partition;
+		uint64		bit = UINT64CONST(1) << (pi & 63);
 
-		/*
-		 * By address first, in a table indexed by it: a batch's names are
-		 * shared, so nearly every delivery is one load and one compare
-		 */
-		if (*s == part)
+		Assert(pi >= 0 && pi < p->def.npartitions);
+		if (seen[pi >> 6] & bit)
 			continue;
-		if (last != NULL && strcmp(part, last) == 0)
-			continue;
-		*s = part;
-		last = part;
-		sf_activity_note(pipeline, part, false);
+		seen[pi >> 6] |= bit;
+		sf_activity_note(p->def.name, p->def.partitions[pi], false);
 	}
 }
 

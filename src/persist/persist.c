@@ -653,7 +653,7 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 		sf_journal_encode_ingest_v1(&buf, p, d, n);
 	write_journal(p, &buf);
 	pfree(buf.data);
-	sf_activity_note_deliveries(p->def.name, d, n);	/* activity.c */
+	sf_activity_note_deliveries(p, h, n);	/* activity.c */
 }
 
 /* The same for measures deliveries: measures[i * nmeasures ...] is d[i]'s */

@@ -132,8 +132,8 @@ extern int64 sf_progress_cache_loads(const char *name);
 /* activity.c: when partitions last received a delivery and a report */
 extern void sf_activity_note(const char *pipeline, const char *partition,
 							 bool report);
-extern void sf_activity_note_deliveries(const char *pipeline,
-										const SfDelivery *d, int n);
+extern void sf_activity_note_deliveries(const SfPipeline *p,
+										const SfDeliveryHash *h, int n);
 extern void sf_activity_get(const char *pipeline, int n,
 							char (*names)[SF_NAME_MAX + 1],
 							TimestampTz *delivery, TimestampTz *report,
