@@ -473,14 +473,6 @@ sf_engine_ingest(SfPipeline *p, const SfDelivery *d, SfChangeList *out)
 	sf_engine_ingest_hashed(p, d, &h, out);
 }
 
-/* The hashes of sf_delivery_prefetch, for one delivery: nothing to prefetch */
-void
-sf_delivery_hash(const SfDelivery *d, SfDeliveryHash *h)
-{
-	h->event_id = sf_hash_event_id(d->event_id, d->event_id_len);
-	h->key = sf_hash_bytes(d->key, d->key_len);
-}
-
 /*
  * The same, for a caller that already hashed the event_id
  * (sf_delivery_prefetch).

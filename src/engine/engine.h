@@ -695,7 +695,6 @@ extern void sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 									SfChangeList *out);
 extern void sf_delivery_prefetch(SfPipeline *p, const SfDelivery *d,
 								 SfDeliveryHash *h);
-extern void sf_delivery_hash(const SfDelivery *d, SfDeliveryHash *h);
 extern void sf_engine_advance(SfPipeline *p, const char *partition,
 							  int64 progress, SfChangeList *out);
 extern void sf_engine_mark_idle(SfPipeline *p, const char *partition,
@@ -831,6 +830,17 @@ sf_hash_event_id(const char *data, int len)
 	h *= UINT64CONST(0xC4CEB9FE1A85EC53);
 	h ^= h >> 33;
 	return (uint32) h ^ (uint32) (h >> 32);
+}
+
+/*
+ * The hashes of a delivery's event_id and key, as sf_engine_ingest_hashed
+ * takes them: sf_delivery_prefetch's, without the prefetch (per-row calls)
+ */
+static inline void
+sf_delivery_hash(const SfDelivery *d, SfDeliveryHash *h)
+{
+	h->event_id = sf_hash_event_id(d->event_id, d->event_id_len);
+	h->key = sf_hash_bytes(d->key, d->key_len);
 }
 extern SfString *sf_intern_key(SfPipeline *p, const char *data, int len);
 extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
