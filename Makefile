@@ -28,7 +28,8 @@ DATA = $(wildcard sql/upgrade/$(EXTENSION)--*--*.sql)
 # signatures of sql/install/*.sql; its released scripts are frozen files.
 PROXY_TEMPLATES = $(wildcard proxy/streamforge_proxy--*.sql.in)
 DATA_built += $(patsubst %.sql.in,%.sql,$(PROXY_TEMPLATES))
-DATA += proxy/streamforge_proxy.control proxy/streamforge_proxy--0.2.0.sql
+DATA += proxy/streamforge_proxy.control proxy/streamforge_proxy--0.2.0.sql \
+	proxy/streamforge_proxy--0.3.0.sql proxy/streamforge_proxy--0.2.0--0.3.0.sql
 
 # "make installcheck" runs REGRESS and ISOLATION against the running server
 # that PGHOST, PGPORT and PGUSER name (a superuser: the tests create roles),

@@ -159,18 +159,19 @@ sf_private_tree() {
 		sf_die "make install into $dest failed"
 }
 
-# The releases that upgrades start from, oldest first: 0.1.0 (tag v0.1.0)
-# and 0.2.0 (tag v0.2.0).  Each is named by its commit, since tags need not
+# The releases that upgrades start from, oldest first: 0.1.0 (tag v0.1.0),
+# 0.2.0 (tag v0.2.0) and 0.3.0 (the last commit of the 0.3.0 round).  Each is named by its commit, since tags need not
 # reach every clone (sf_release_commit).  SF_RELEASE_VERSION and
 # SF_RELEASE_COMMIT name the oldest, the one SF_RELEASE_INSTALL has always
 # meant (test/t/091_install_takeover.pl, 092_attach_upgrade.pl).
-SF_RELEASES=(0.1.0 0.2.0)
+SF_RELEASES=(0.1.0 0.2.0 0.3.0)
 
 # sf_release_commit VERSION: the commit of a release of SF_RELEASES.
 sf_release_commit() {
 	case "$1" in
 	0.1.0) echo 8f0744b0909e68aa064cf014a237424f615678ad ;;
 	0.2.0) echo 7c5f2d6eb17a53ab248922091dfd153ceb78ff47 ;;
+	0.3.0) echo 3cb303efad3bb447bb5847a73a55ee35bb7d1a2a ;;
 	*)
 		echo "unknown release \"$1\" (the releases are ${SF_RELEASES[*]})" >&2
 		return 1
@@ -205,6 +206,8 @@ sf_release_tree() {
 	# and for 0.2.0 (whose Makefile also installs its update script and
 	# streamforge_proxy)
 	#   git archive 7c5f2d6 -- src sql/install sql/upgrade proxy Makefile streamforge.control
+	# and for 0.3.0 (also streamforge_kafka)
+	#   git archive 3cb303e -- src sql/install sql/upgrade proxy kafka Makefile streamforge.control
 	# (each | gzip -n -9 > test/fixtures/streamforge-VERSION.tar.gz).
 	local fixture=$SF_ROOT/test/fixtures/streamforge-$version.tar.gz
 	rm -rf "$dir" && mkdir -p "$dir/src" || return 1

@@ -1,7 +1,7 @@
 -- install: the extension, its schema, its types and the signatures of
 -- the functions of docs/semantics.md "The interface", read from the catalogs.
 \set VERBOSITY sqlstate
--- installed in schema streamforge, version 0.3.0, not relocatable
+-- installed in schema streamforge, version 0.4.0, not relocatable
 SELECT e.extname, e.extversion, n.nspname AS schema, e.extrelocatable
   FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
  WHERE e.extname = 'streamforge';

@@ -26,7 +26,7 @@ SELECT * FROM streamforge.live('lv');
 UPDATE pg_catalog.pg_extension SET extversion = 'devel' WHERE extname = 'streamforge';
 DROP FUNCTION public.lv_touch();
 SELECT * FROM streamforge.live('lv');
-UPDATE pg_catalog.pg_extension SET extversion = '0.3.0' WHERE extname = 'streamforge';
+UPDATE pg_catalog.pg_extension SET extversion = '0.4.0' WHERE extname = 'streamforge';
 \c
 SELECT * FROM streamforge.ingest('lv', 'p', 1, 'e1', 'k', 2, 5);
 SELECT streamforge.drop_pipeline('lv');

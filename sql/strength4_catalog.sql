@@ -88,15 +88,15 @@ SELECT streamforge.drop_pipeline('s4m');
 
 -- the library refuses an installed extension newer than itself, version
 -- parts compared as numbers of any number of digits (library_version has
--- one digit each): 0.10.0 and 0.3.10 are newer than 0.3.0
+-- one digit each): 0.10.0 and 0.4.10 are newer than 0.4.0
 SELECT streamforge.create_pipeline('s4v', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
 UPDATE pg_catalog.pg_extension SET extversion = '0.10.0' WHERE extname = 'streamforge';
 \c -
 SELECT s4c_try($$SELECT streamforge.emit_mode('s4v')$$);
-UPDATE pg_catalog.pg_extension SET extversion = '0.3.10' WHERE extname = 'streamforge';
+UPDATE pg_catalog.pg_extension SET extversion = '0.4.10' WHERE extname = 'streamforge';
 \c -
 SELECT s4c_try($$SELECT streamforge.emit_mode('s4v')$$);
-UPDATE pg_catalog.pg_extension SET extversion = '0.3.0' WHERE extname = 'streamforge';
+UPDATE pg_catalog.pg_extension SET extversion = '0.4.0' WHERE extname = 'streamforge';
 \c -
 SELECT s4c_try($$SELECT streamforge.emit_mode('s4v')$$);
 SELECT streamforge.drop_pipeline('s4v');
