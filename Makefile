@@ -82,6 +82,9 @@ proxy/streamforge_proxy--%--$(EXTVERSION).sql: proxy/streamforge_proxy--%--$(EXT
 
 # PGXS tracks no header dependencies: rebuild everything when a header moves.
 $(OBJS): $(wildcard src/*/*.h)
+# The library's version comes from the control file (SF_LIBRARY_VERSION):
+# a version bump must not leave an object that reports the previous one.
+src/persist/version.o: $(EXTENSION).control
 
 # The Kafka source, streamforge_kafka (kafka/, docs/kafka.md), is a second
 # extension built on librdkafka: built and installed with this one when

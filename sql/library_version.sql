@@ -11,7 +11,7 @@ UPDATE pg_catalog.pg_extension SET extversion = '0.9.0' WHERE extname = 'streamf
 SELECT * FROM streamforge.live('lv');
 SELECT * FROM streamforge.ingest('lv', 'p', 1, 'e1', 'k', 2, 5);
 -- a newer patch release counts too
-UPDATE pg_catalog.pg_extension SET extversion = '0.3.1' WHERE extname = 'streamforge';
+UPDATE pg_catalog.pg_extension SET extversion = '0.4.1' WHERE extname = 'streamforge';
 SELECT * FROM streamforge.live('lv');
 -- older definitions than the library are served
 UPDATE pg_catalog.pg_extension SET extversion = '0.2.0' WHERE extname = 'streamforge';

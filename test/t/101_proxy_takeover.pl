@@ -195,7 +195,7 @@ is(extversion('upd'), '0.2.0', '... and the extension stays at 0.2.0');
 $node->safe_psql('upd', 'DROP FUNCTION streamforge.fixed(text, integer); REVOKE ALL ON SCHEMA streamforge FROM app');
 ($ret, $err) = run_sql('upd', 'ALTER EXTENSION streamforge_proxy UPDATE');
 is($ret, 0, '... and goes through once the look-alike is dropped') or diag($err);
-is(extversion('upd'), '0.3.0', '... to 0.3.0');
+is(extversion('upd'), '0.4.0', '... to 0.4.0, through 0.3.0');
 
 # captured: 0.2.0 was installed into the attacker's schema.
 as_app('captured', 'CREATE SCHEMA streamforge');
@@ -211,7 +211,7 @@ $node->safe_psql('fresh', 'CREATE EXTENSION streamforge_proxy');
 my $updated = $node->safe_psql('upd', catalog_query());
 my $fresh = $node->safe_psql('fresh', catalog_query());
 cmp_ok(scalar(split /\n/, $fresh), '>', 60, 'the catalog query sees the extension');
-is_lines($updated, $fresh, 'an updated 0.2.0 router has exactly the objects of a fresh 0.3.0 one');
+is_lines($updated, $fresh, 'an updated 0.2.0 router has exactly the objects of a fresh 0.4.0 one');
 like($fresh, qr/^function: streamforge\.px_ingest\(.* language plproxy .*$/m,
 	'... the PL/Proxy functions included');
 unlike($fresh, qr/^function: (?!streamforge\.(?:name_hash|shard_of|fixed|sliding|session)\().* config - /m,
