@@ -381,6 +381,7 @@ static void
 log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	char		cname[SFK_LOG_LINE_MAX + 1];
 	char		cfac[SFK_LOG_LINE_MAX + 1];
 	char		cbuf[SFK_LOG_LINE_MAX + 1];
 
@@ -397,10 +398,12 @@ log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 		return;
 	}
 	log_in_window++;
+	/* the handle's name holds client.id */
+	sanitize(cname, rk ? rd_kafka_name(rk) : "-");
 	sanitize(cfac, fac ? fac : "");
 	sanitize(cbuf, buf ? buf : "");
 	ereport(LOG,
-			(errmsg("streamforge_kafka: librdkafka %d %s: %s", level, cfac, cbuf)));
+			(errmsg("streamforge_kafka: librdkafka %s %d %s: %s", cname, level, cfac, cbuf)));
 }
 
 /*
