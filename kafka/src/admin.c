@@ -194,7 +194,7 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("out_of_orderness must not be negative")));
-	sfk_check_options(options, caller);
+	sfk_check_options(options, superuser());
 	sfk_check_brokers(brokers);
 	sfk_check_topic(topic);
 	if (VARSIZE(mapping) > SFK_MAPPING_MAX)
@@ -221,7 +221,7 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 		prefix = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 	}
 
-	n = sfk_topic_partition_count(brokers, topic, options, caller);
+	n = sfk_topic_partition_count(brokers, topic, options, superuser());
 	if (n > SFK_MAX_PARTITIONS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -35,16 +35,16 @@ conf_set(rd_kafka_conf_t *conf, const char *name, const char *value)
  * committed to Kafka: the pipeline holds them) and every option of
  * "options" (a JSON object of strings: librdkafka's names, such as
  * security.protocol or sasl.username), which may override the defaults,
- * after checking them against what role may set (options.c).  The log
+ * after checking them against what the role may set (options.c).  The log
  * (queued, through ereport) and the offset settings are set last.
  */
 rd_kafka_conf_t *
 sfk_make_conf(const char *brokers, Jsonb *options, const char *group_id,
-			  Oid role)
+			  bool superuser)
 {
 	rd_kafka_conf_t *conf;
 
-	sfk_check_options(options, role);
+	sfk_check_options(options, superuser);
 	conf = rd_kafka_conf_new();
 	conf_set(conf, "bootstrap.servers", brokers);
 	conf_set(conf, "enable.partition.eof", "false");
@@ -113,9 +113,9 @@ sfk_count_partitions(rd_kafka_t *rk, const char *topic, int timeout_ms,
  */
 int
 sfk_topic_partition_count(const char *brokers, const char *topic,
-						  Jsonb *options, Oid role)
+						  Jsonb *options, bool superuser)
 {
-	rd_kafka_conf_t *conf = sfk_make_conf(brokers, options, NULL, role);
+	rd_kafka_conf_t *conf = sfk_make_conf(brokers, options, NULL, superuser);
 	char		errstr[512];
 	rd_kafka_t *rk;
 	int			n;
@@ -158,5 +158,5 @@ sfk_topic_partitions(PG_FUNCTION_ARGS)
 	char	   *topic = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	Jsonb	   *options = PG_GETARG_JSONB_P(2);
 
-	PG_RETURN_INT32(sfk_topic_partition_count(brokers, topic, options, GetUserId()));
+	PG_RETURN_INT32(sfk_topic_partition_count(brokers, topic, options, superuser()));
 }

@@ -102,14 +102,14 @@ extern ArrayType *sfk_mk_array(Datum *d, bool *nulls, int n, Oid type);
 
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,
-									  const char *group_id, Oid role);
+									  const char *group_id, bool superuser);
 extern int	sfk_topic_partition_count(const char *brokers, const char *topic,
-									  Jsonb *options, Oid role);
+									  Jsonb *options, bool superuser);
 extern int	sfk_count_partitions(rd_kafka_t *rk, const char *topic,
 								 int timeout_ms, char *errbuf, size_t errlen);
 
 /* options.c */
-extern void sfk_check_options(Jsonb *options, Oid role);
+extern void sfk_check_options(Jsonb *options, bool superuser);
 extern void sfk_conf_set_log(rd_kafka_conf_t *conf);
 extern void sfk_serve_log(rd_kafka_t *rk);
 extern void sfk_log_flush(void);

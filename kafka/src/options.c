@@ -270,17 +270,17 @@ check_value(const SfkOpt *o, const char *value, int len)
 }
 
 /*
- * Checks the options (a JSON object of strings) against what role may
- * set: an error naming the first property refused.
+ * Checks the options (a JSON object of strings) against what a role may
+ * set (a superuser, or not: superuser_arg() is the caller's, in a
+ * transaction): an error naming the first property refused.
  */
 void
-sfk_check_options(Jsonb *options, Oid role)
+sfk_check_options(Jsonb *options, bool super)
 {
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
 	char	   *key = NULL;
-	bool		super = superuser_arg(role);
 
 	if (options == NULL)
 		return;

@@ -76,6 +76,7 @@ static struct
 {
 	int32		id;
 	Oid			role;
+	bool		superuser;		/* whether role was one at start */
 	char	   *pipeline;
 	char	   *brokers;
 	char	   *topic;
@@ -377,7 +378,7 @@ check_texts(const char *on_error)
 					 errmsg("unknown on_error \"%s\"", on_error)));
 		sfk_check_topic(sub.topic);
 		sfk_check_brokers(sub.brokers);
-		sfk_check_options(sub.options, sub.role);
+		sfk_check_options(sub.options, sub.superuser);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
@@ -477,6 +478,7 @@ load_subscription(void)
 	sub.stop_on_error = strcmp(on_error, "stop") == 0;
 	sub.options = get_jsonb(tup, desc, 12);
 	sub.retries = DatumGetInt32(SPI_getbinval(tup, desc, 14, &isnull));
+	sub.superuser = superuser_arg(sub.role);
 	if ((why = check_texts(on_error)) != NULL)
 	{
 		refuse_subscription(why);
@@ -575,7 +577,7 @@ create_consumer(void)
 	rd_kafka_conf_t *conf;
 
 	/* the options apply over the defaults, auto.offset.reset last */
-	conf = sfk_make_conf(sub.brokers, sub.options, group, sub.role);
+	conf = sfk_make_conf(sub.brokers, sub.options, group, sub.superuser);
 	if (rd_kafka_conf_set(conf, "auto.offset.reset", "error", errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
 		elog(ERROR, "auto.offset.reset: %s", errstr);
 	rd_kafka_conf_set_error_cb(conf, error_cb);
