@@ -325,6 +325,42 @@ is($node->safe_psql('upd', q{SELECT count(*) FROM pg_class c, aclexplode(c.relac
 is($node->safe_psql('upd', q{SELECT has_function_privilege('mallory', 'streamforge_kafka.topic_partitions(text, text, jsonb)', 'EXECUTE')}),
 	'f', '... and may not call topic_partitions');
 
+# docs/security.md's inventory of streamforge_kafka is the catalog's: every
+# PUBLIC grant on the schema and its relations, every function PUBLIC may
+# execute, every SECURITY DEFINER function.
+my @inventory;
+{
+	open my $fh, '<', "$FindBin::RealBin/../../docs/security.md" or die "docs/security.md: $!";
+	my $in = 0;
+	while (my $line = <$fh>)
+	{
+		if ($line =~ /^### Inventory: streamforge_kafka\s*$/) { $in = 1; next; }
+		last if $in && $line =~ /^#/;
+		next unless $in && $line =~ /^\| `([^`]+)` \| ([^|]+?) \| ([^|]+?) \|/;
+		push @inventory, "$1 | $3";
+	}
+	close $fh;
+}
+my $granted = $node->safe_psql('fresh', q{
+SELECT line FROM (
+    SELECT n.nspname || ' | ' || string_agg(a.privilege_type, ', ' ORDER BY a.privilege_type) || ' to PUBLIC' AS line
+      FROM pg_namespace n, aclexplode(n.nspacl) a
+     WHERE n.nspname = 'streamforge_kafka' AND a.grantee = 0 GROUP BY n.nspname
+    UNION ALL
+    SELECT c.oid::regclass || ' | ' || string_agg(a.privilege_type, ', ' ORDER BY a.privilege_type) || ' to PUBLIC'
+      FROM pg_class c, aclexplode(c.relacl) a
+     WHERE c.relnamespace = 'streamforge_kafka'::regnamespace AND a.grantee = 0 GROUP BY c.oid
+    UNION ALL
+    SELECT p.oid::regprocedure || ' | '
+           || CASE WHEN has_function_privilege('public', p.oid, 'EXECUTE') THEN 'EXECUTE to PUBLIC' ELSE 'SECURITY DEFINER' END
+      FROM pg_proc p
+     WHERE p.pronamespace = 'streamforge_kafka'::regnamespace
+       AND (p.prosecdef OR p.proacl IS NULL
+            OR EXISTS (SELECT FROM aclexplode(p.proacl) a WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'))
+) AS l ORDER BY 1});
+is_lines(join("\n", sort @inventory), join("\n", sort split /\n/, $granted),
+	'docs/security.md\'s inventory of streamforge_kafka lists every PUBLIC grant and PUBLIC-executable function');
+
 $node->stop('fast');
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC/, 'no process crashed');
 $kafka->stop;
