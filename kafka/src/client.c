@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -33,16 +34,19 @@ conf_set(rd_kafka_conf_t *conf, const char *name, const char *value)
  * A configuration: the brokers, the defaults a worker needs (no offsets
  * committed to Kafka: the pipeline holds them) and every option of
  * "options" (a JSON object of strings: librdkafka's names, such as
- * security.protocol or sasl.username), which may override the defaults.
+ * security.protocol or sasl.username), which may override the defaults,
+ * after checking them against what the role may set (options.c).  The log
+ * (queued, through ereport) and the offset settings are set last.
  */
 rd_kafka_conf_t *
-sfk_make_conf(const char *brokers, Jsonb *options, const char *group_id)
+sfk_make_conf(const char *brokers, Jsonb *options, const char *group_id,
+			  bool superuser)
 {
-	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	rd_kafka_conf_t *conf;
 
+	sfk_check_options(options, superuser);
+	conf = rd_kafka_conf_new();
 	conf_set(conf, "bootstrap.servers", brokers);
-	conf_set(conf, "enable.auto.commit", "false");
-	conf_set(conf, "enable.auto.offset.store", "false");
 	conf_set(conf, "enable.partition.eof", "false");
 	conf_set(conf, "reconnect.backoff.max.ms", "1000");
 	conf_set(conf, "log_level", "3");
@@ -55,31 +59,18 @@ sfk_make_conf(const char *brokers, Jsonb *options, const char *group_id)
 		JsonbIteratorToken tok;
 		char	   *key = NULL;
 
-		if (!JB_ROOT_IS_OBJECT(options) || JB_ROOT_IS_SCALAR(options))
-		{
-			rd_kafka_conf_destroy(conf);
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("options must be a JSON object of strings")));
-		}
 		it = JsonbIteratorInit(&options->root);
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 		{
 			if (tok == WJB_KEY)
 				key = pnstrdup(v.val.string.val, v.val.string.len);
 			else if (tok == WJB_VALUE)
-			{
-				if (v.type != jbvString)
-				{
-					rd_kafka_conf_destroy(conf);
-					ereport(ERROR,
-							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							 errmsg("option \"%s\" must be a string", key)));
-				}
 				conf_set(conf, key, pnstrdup(v.val.string.val, v.val.string.len));
-			}
 		}
 	}
+	conf_set(conf, "enable.auto.commit", "false");
+	conf_set(conf, "enable.auto.offset.store", "false");
+	sfk_conf_set_log(conf);
 	return conf;
 }
 
@@ -116,16 +107,15 @@ sfk_count_partitions(rd_kafka_t *rk, const char *topic, int timeout_ms,
 }
 
 /*
- * streamforge_kafka.topic_partitions(brokers, topic, options): asks the
- * cluster (10 seconds at most).
+ * The partition count of a topic, asked of the cluster (10 seconds at
+ * most) with the options role may set: 08006 when the cluster cannot be
+ * reached, 22023 when the topic does not exist.
  */
-Datum
-sfk_topic_partitions(PG_FUNCTION_ARGS)
+int
+sfk_topic_partition_count(const char *brokers, const char *topic,
+						  Jsonb *options, bool superuser)
 {
-	char	   *brokers = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *topic = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	Jsonb	   *options = PG_GETARG_JSONB_P(2);
-	rd_kafka_conf_t *conf = sfk_make_conf(brokers, options, NULL);
+	rd_kafka_conf_t *conf = sfk_make_conf(brokers, options, NULL, superuser);
 	char		errstr[512];
 	rd_kafka_t *rk;
 	int			n;
@@ -138,8 +128,12 @@ sfk_topic_partitions(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("could not create a Kafka client: %s", errstr)));
 	}
+	sfk_serve_log(rk);
 	n = sfk_count_partitions(rk, topic, 10000, errstr, sizeof(errstr));
+	/* the log lines queued meanwhile */
+	(void) rd_kafka_poll(rk, 0);
 	rd_kafka_destroy(rk);
+	sfk_log_flush();
 	if (n < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -149,5 +143,20 @@ sfk_topic_partitions(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("topic \"%s\" does not exist", topic)));
-	PG_RETURN_INT32(n);
+	return n;
+}
+
+/*
+ * streamforge_kafka.topic_partitions(brokers, topic, options): not
+ * EXECUTE-able by PUBLIC (a superuser's, or a role's it was granted to);
+ * the options are checked against the caller's privileges.
+ */
+Datum
+sfk_topic_partitions(PG_FUNCTION_ARGS)
+{
+	char	   *brokers = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *topic = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	Jsonb	   *options = PG_GETARG_JSONB_P(2);
+
+	PG_RETURN_INT32(sfk_topic_partition_count(brokers, topic, options, superuser()));
 }

@@ -9,6 +9,11 @@
  *   elems.c    the arrays of a batch's statement
  *   client.c   librdkafka handles from a subscription's brokers and
  *              options, topic metadata (topic_partitions)
+ *   options.c  the options a role may set (the allowlist), librdkafka's
+ *              log through ereport
+ *   admin.c    subscribe, unsubscribe, pause, resume, set_on_error: the
+ *              only writers of the subscriptions, and the checks of a
+ *              stored subscription the worker runs before using it
  */
 #ifndef SFK_KAFKA_H
 #define SFK_KAFKA_H
@@ -26,6 +31,20 @@ extern char *sfk_database;
 extern int	sfk_max_workers;
 extern int	sfk_restart_time;
 extern int	sfk_retry_max_ms;
+extern int	sfk_max_workers_per_role;
+
+/*
+ * Bounds of a subscription (subscribe() refuses more; a worker refuses a
+ * stored row beyond them before allocating anything for it).
+ */
+#define SFK_MAX_PARTITIONS 10000	/* Kafka partitions of one subscription */
+#define SFK_MAX_BATCH 100000		/* batch_size */
+#define SFK_MAX_WAIT 60000			/* max_wait, ms */
+#define SFK_TOPIC_MAX 249			/* Kafka's limit on a topic name */
+#define SFK_BROKERS_MAX 8192		/* bytes of brokers */
+#define SFK_PREFIX_MAX 63			/* bytes of partition_prefix (a partition name's limit) */
+#define SFK_MAPPING_MAX 65536		/* bytes of the mapping */
+#define SFK_OPTIONS_MAX (4 * 1048576)	/* bytes of the options */
 
 /* the advisory lock a worker holds on its subscription (class id) */
 #define SFK_LOCK_CLASS 0x5f4b
@@ -83,8 +102,28 @@ extern ArrayType *sfk_mk_array(Datum *d, bool *nulls, int n, Oid type);
 
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,
-									  const char *group_id);
+									  const char *group_id, bool superuser);
+extern int	sfk_topic_partition_count(const char *brokers, const char *topic,
+									  Jsonb *options, bool superuser);
 extern int	sfk_count_partitions(rd_kafka_t *rk, const char *topic,
 								 int timeout_ms, char *errbuf, size_t errlen);
+
+/* options.c */
+extern void sfk_check_options(Jsonb *options, bool superuser);
+extern void sfk_conf_set_log(rd_kafka_conf_t *conf);
+extern void sfk_serve_log(rd_kafka_t *rk);
+extern void sfk_log_flush(void);
+
+/* admin.c */
+typedef struct SfkSavedUser
+{
+	Oid			userid;
+	int			sec_context;
+} SfkSavedUser;
+
+extern void sfk_become_owner(SfkSavedUser *saved);
+extern void sfk_restore_user(SfkSavedUser *saved);
+extern void sfk_check_topic(const char *topic);
+extern void sfk_check_brokers(const char *brokers);
 
 #endif							/* SFK_KAFKA_H */

@@ -5,7 +5,9 @@
  * background worker, the launcher.  It connects to the database named by
  * streamforge_kafka.database and, once a second, starts a dynamic worker
  * (worker.c) for every subscription that is not paused and has none,
- * streamforge_kafka.max_workers at most.  The launcher keeps the handles
+ * streamforge_kafka.max_workers at most, and at most
+ * streamforge_kafka.max_workers_per_role for the subscriptions of one role
+ * (a superuser's are not counted), so that no role takes every slot.  The launcher keeps the handles
  * of the workers it started; a worker holds an advisory lock on its
  * subscription for as long as it runs, so a second worker for the same
  * subscription (after the launcher itself restarted) exits at once.
@@ -44,6 +46,7 @@ char	   *sfk_database = NULL;
 int			sfk_max_workers = 4;
 int			sfk_restart_time = 5;
 int			sfk_retry_max_ms = 10000;
+int			sfk_max_workers_per_role = 2;
 
 void		_PG_init(void);
 
@@ -66,6 +69,11 @@ _PG_init(void)
 							"Maximum number of subscription workers running at once.",
 							"Each takes one of max_worker_processes.",
 							&sfk_max_workers, 4, 0, 1000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge_kafka.max_workers_per_role",
+							"Maximum number of subscription workers of one role running at once.",
+							"The subscriptions of superusers are not counted.",
+							&sfk_max_workers_per_role, 2, 1, 1000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("streamforge_kafka.restart_time",
 							"Seconds before a failed worker is started again.",
@@ -94,6 +102,8 @@ _PG_init(void)
 typedef struct LaunchedWorker
 {
 	int32		subscription;	/* hash key */
+	Oid			role;			/* the role it runs as */
+	bool		counted;		/* counts toward max_workers_per_role */
 	BackgroundWorkerHandle *handle;
 } LaunchedWorker;
 
@@ -108,7 +118,7 @@ worker_alive(LaunchedWorker *lw)
 }
 
 static void
-start_worker(int32 subscription, Oid role)
+start_worker(int32 subscription, Oid role, bool counted)
 {
 	BackgroundWorker worker;
 	SfkWorkerArgs args;
@@ -146,6 +156,23 @@ start_worker(int32 subscription, Oid role)
 	}
 	lw = hash_search(launched, &subscription, HASH_ENTER, &found);
 	lw->handle = handle;
+	lw->role = role;
+	lw->counted = counted;
+}
+
+/* The running workers of role that count toward max_workers_per_role. */
+static int
+workers_of(Oid role)
+{
+	HASH_SEQ_STATUS seq;
+	LaunchedWorker *lw;
+	int			n = 0;
+
+	hash_seq_init(&seq, launched);
+	while ((lw = hash_seq_search(&seq)) != NULL)
+		if (lw->counted && lw->role == role)
+			n++;
+	return n;
 }
 
 /* One round: start the workers that are missing. */
@@ -180,22 +207,27 @@ launch_round(void)
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_extension");
 	if (SPI_processed > 0 &&
-		SPI_execute("SELECT s.id, s.role FROM streamforge_kafka.subscription AS s "
+		SPI_execute("SELECT s.id, s.role, COALESCE(a.rolsuper, false) "
+					"FROM streamforge_kafka.subscription AS s "
+					"LEFT JOIN pg_catalog.pg_authid AS a ON a.oid OPERATOR(pg_catalog.=) s.role "
 					"WHERE NOT s.paused ORDER BY s.id", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the subscriptions");
-	for (i = 0; i < SPI_processed; i++)
+	for (i = 0; i < SPI_processed && running < sfk_max_workers; i++)
 	{
 		bool		isnull;
 		int32		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
 													 SPI_tuptable->tupdesc, 1, &isnull));
 		Oid			role = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 														  SPI_tuptable->tupdesc, 2, &isnull));
+		bool		super = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i],
+													   SPI_tuptable->tupdesc, 3, &isnull));
 
 		if (hash_search(launched, &id, HASH_FIND, NULL) != NULL)
 			continue;
-		if (running >= sfk_max_workers)
-			break;
-		start_worker(id, role);
+		/* the role has its share: its other subscriptions wait */
+		if (!super && workers_of(role) >= sfk_max_workers_per_role)
+			continue;
+		start_worker(id, role, !super);
 		running++;
 	}
 	SPI_finish();

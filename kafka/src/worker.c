@@ -76,6 +76,7 @@ static struct
 {
 	int32		id;
 	Oid			role;
+	bool		superuser;		/* whether role was one at start */
 	char	   *pipeline;
 	char	   *brokers;
 	char	   *topic;
@@ -131,6 +132,24 @@ destroy_consumer(int code, Datum arg)
 /* Transactions and status                                            */
 /* ---------------------------------------------------------------- */
 
+/*
+ * Runs a statement on the extension's tables as their owner: the role a
+ * worker runs as has no privilege on them but SELECT (admin.c).  The
+ * statements are fixed and schema-qualified.
+ */
+static int
+spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
+			 const char *nulls, bool read_only, long count)
+{
+	SfkSavedUser saved;
+	int			ret;
+
+	sfk_become_owner(&saved);
+	ret = SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, count);
+	sfk_restore_user(&saved);
+	return ret;
+}
+
 static void
 begin_tx(const char *what)
 {
@@ -161,7 +180,7 @@ subscription_active(void)
 	Oid			type = INT4OID;
 	bool		isnull;
 
-	if (SPI_execute_with_args("SELECT s.paused FROM streamforge_kafka.subscription AS s "
+	if (spi_as_owner("SELECT s.paused FROM streamforge_kafka.subscription AS s "
 							  "WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE",
 							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read subscription %d", sub.id);
@@ -188,7 +207,7 @@ put_status(const char *state, const char *error, int retries, int backoff_ms)
 		args[5] = CStringGetTextDatum(error);
 	else
 		nulls[5] = 'n';
-	if (SPI_execute_with_args("INSERT INTO streamforge_kafka.worker_status AS w "
+	if (spi_as_owner("INSERT INTO streamforge_kafka.worker_status AS w "
 							  "(subscription, pid, state, retries, backoff_ms, last_error) "
 							  "SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT FROM "
 							  "streamforge_kafka.subscription AS s WHERE s.id OPERATOR(pg_catalog.=) $1) "
@@ -279,8 +298,129 @@ get_jsonb(HeapTuple tup, TupleDesc desc, int col)
 	return copy;
 }
 
-/* Reads the subscription and the pipeline's offsets; false if gone. */
-static bool
+static void stop_subscription(const char *error);
+
+/*
+ * What is wrong with the numbers and sizes of a stored subscription, or
+ * NULL: checked before anything is allocated for them.  subscribe()
+ * writes none of these; a row changed behind it (by a superuser, or
+ * inserted into a 0.3.0 installation by anyone) is refused.
+ */
+static char *
+check_numbers(HeapTuple tup, TupleDesc desc)
+{
+	bool		isnull;
+	int32		nparts = DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull));
+	int32		batch_size = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
+	int32		max_wait = DatumGetInt32(SPI_getbinval(tup, desc, 9, &isnull));
+	int64		ooo = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	Oid			role = DatumGetObjectId(SPI_getbinval(tup, desc, 15, &isnull));
+	int32		prefix_len = DatumGetInt32(SPI_getbinval(tup, desc, 16, &isnull));
+	int32		brokers_len = DatumGetInt32(SPI_getbinval(tup, desc, 17, &isnull));
+	int32		topic_len = DatumGetInt32(SPI_getbinval(tup, desc, 18, &isnull));
+	int32		mapping_size = DatumGetInt32(SPI_getbinval(tup, desc, 19, &isnull));
+	int32		options_size = DatumGetInt32(SPI_getbinval(tup, desc, 20, &isnull));
+
+	if (role != sub.role)
+		return psprintf("it records role %u, not the role %u its worker was started as",
+						role, sub.role);
+	if (nparts < 1 || nparts > SFK_MAX_PARTITIONS)
+		return psprintf("kafka_partitions %d is out of range (1 .. %d)",
+						nparts, SFK_MAX_PARTITIONS);
+	if (batch_size < 1 || batch_size > SFK_MAX_BATCH)
+		return psprintf("batch_size %d is out of range (1 .. %d)",
+						batch_size, SFK_MAX_BATCH);
+	if (max_wait < 0 || max_wait > SFK_MAX_WAIT)
+		return psprintf("max_wait %d is out of range (0 .. %d)", max_wait, SFK_MAX_WAIT);
+	if (ooo < 0)
+		return psprintf("out_of_orderness " INT64_FORMAT " is negative", ooo);
+	if (prefix_len > SFK_PREFIX_MAX)
+		return psprintf("partition_prefix is %d bytes long, more than %d",
+						prefix_len, SFK_PREFIX_MAX);
+	if (brokers_len > SFK_BROKERS_MAX)
+		return psprintf("brokers is %d bytes long, more than %d",
+						brokers_len, SFK_BROKERS_MAX);
+	if (topic_len > SFK_TOPIC_MAX)
+		return psprintf("topic is %d bytes long, more than %d", topic_len, SFK_TOPIC_MAX);
+	if (mapping_size > SFK_MAPPING_MAX)
+		return psprintf("the mapping takes %d bytes, more than %d",
+						mapping_size, SFK_MAPPING_MAX);
+	if (options_size > SFK_OPTIONS_MAX)
+		return psprintf("the options take %d bytes, more than %d",
+						options_size, SFK_OPTIONS_MAX);
+	return NULL;
+}
+
+/*
+ * Checks the texts of the subscription as subscribe() does: the format,
+ * on_error, the topic, the brokers and the options, these against the
+ * privileges of the role the subscription records.  NULL or the error.
+ */
+static char *
+check_texts(const char *on_error)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	char	   *volatile what = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		if (strcmp(sub.format, "json") != 0 && strcmp(sub.format, "csv") != 0 &&
+			strcmp(sub.format, "text") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown format \"%s\"", sub.format)));
+		if (strcmp(on_error, "skip") != 0 && strcmp(on_error, "stop") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown on_error \"%s\"", on_error)));
+		sfk_check_topic(sub.topic);
+		sfk_check_brokers(sub.brokers);
+		sfk_check_options(sub.options, sub.superuser);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+		what = psprintf("%s (%s)", edata->message, unpack_sql_state(edata->sqlerrcode));
+	}
+	PG_END_TRY();
+	return (char *) what;
+}
+
+/* The subscription refused: logged, and stopped with the reason. */
+static void
+refuse_subscription(const char *why)
+{
+	char	   *error = psprintf("subscription refused by its worker: %s", why);
+
+	ereport(LOG,
+			(errmsg("streamforge_kafka: subscription %d is refused: %s", sub.id, why),
+			 errdetail("The worker allocates nothing for it and does not start; the subscription is paused with the reason in its error."),
+			 errhint("Subscribe again with subscribe(), which checks what it stores.")));
+	stop_subscription(error);
+}
+
+typedef enum SubLoad
+{
+	SUB_GONE,					/* removed or paused */
+	SUB_LOADED,
+	SUB_REFUSED					/* invalid: stopped */
+} SubLoad;
+
+/* Reads the subscription and the pipeline's offsets. */
+static SubLoad
 load_subscription(void)
 {
 	Datum		arg = Int32GetDatum(sub.id);
@@ -293,27 +433,37 @@ load_subscription(void)
 	Oid			ptype = TEXTOID;
 	MemoryContext old;
 	char	   *sql;
+	char	   *why;
+	char	   *on_error;
 	Oid			argtypes[8] = {TEXTOID, TEXTARRAYOID, INT8ARRAYOID, BYTEAARRAYOID,
 	BYTEAARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID};
 	int			i;
 	uint64		r;
 
-	if (SPI_execute_with_args("SELECT s.pipeline, s.brokers, s.topic, s.format, s.mapping, "
-							  "s.partition_prefix, s.kafka_partitions, s.batch_size, s.max_wait, "
-							  "s.out_of_orderness, s.on_error, s.options, s.paused, "
-							  "COALESCE((SELECT w.retries FROM streamforge_kafka.worker_status AS w "
-							  "WHERE w.subscription OPERATOR(pg_catalog.=) s.id "
-							  "AND w.state OPERATOR(pg_catalog.=) 'failed'), 0) "
-							  "FROM streamforge_kafka.subscription AS s "
-							  "WHERE s.id OPERATOR(pg_catalog.=) $1",
-							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+	if (spi_as_owner("SELECT s.pipeline, s.brokers, s.topic, s.format, s.mapping, "
+					 "s.partition_prefix, s.kafka_partitions, s.batch_size, s.max_wait, "
+					 "s.out_of_orderness, s.on_error, s.options, s.paused, "
+					 "COALESCE((SELECT w.retries FROM streamforge_kafka.worker_status AS w "
+					 "WHERE w.subscription OPERATOR(pg_catalog.=) s.id "
+					 "AND w.state OPERATOR(pg_catalog.=) 'failed'), 0), s.role, "
+					 "pg_catalog.octet_length(s.partition_prefix), "
+					 "pg_catalog.octet_length(s.brokers), pg_catalog.octet_length(s.topic), "
+					 "pg_catalog.pg_column_size(s.mapping), pg_catalog.pg_column_size(s.options) "
+					 "FROM streamforge_kafka.subscription AS s "
+					 "WHERE s.id OPERATOR(pg_catalog.=) $1",
+					 1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read subscription %d", sub.id);
 	if (SPI_processed == 0)
-		return false;
+		return SUB_GONE;
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
 	if (DatumGetBool(SPI_getbinval(tup, desc, 13, &isnull)))
-		return false;
+		return SUB_GONE;
+	if ((why = check_numbers(tup, desc)) != NULL)
+	{
+		refuse_subscription(why);
+		return SUB_REFUSED;
+	}
 	sub.pipeline = get_text(tup, desc, 1);
 	sub.brokers = get_text(tup, desc, 2);
 	sub.topic = get_text(tup, desc, 3);
@@ -324,9 +474,16 @@ load_subscription(void)
 	sub.batch_size = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
 	sub.max_wait = DatumGetInt32(SPI_getbinval(tup, desc, 9, &isnull));
 	sub.ooo = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
-	sub.stop_on_error = strcmp(get_text(tup, desc, 11), "stop") == 0;
+	on_error = get_text(tup, desc, 11);
+	sub.stop_on_error = strcmp(on_error, "stop") == 0;
 	sub.options = get_jsonb(tup, desc, 12);
 	sub.retries = DatumGetInt32(SPI_getbinval(tup, desc, 14, &isnull));
+	sub.superuser = superuser_arg(sub.role);
+	if ((why = check_texts(on_error)) != NULL)
+	{
+		refuse_subscription(why);
+		return SUB_REFUSED;
+	}
 
 	/* the pipeline: its time unit, then where each partition stands */
 	parg = CStringGetTextDatum(sub.pipeline);
@@ -386,7 +543,7 @@ load_subscription(void)
 		elog(ERROR, "could not prepare the mapping of subscription %d: %s",
 			 sub.id, SPI_result_code_string(SPI_result));
 	SPI_keepplan(sub.plan);
-	return true;
+	return SUB_LOADED;
 }
 
 /* Assigns every partition at its consumed offset + 1 (and the pending). */
@@ -420,7 +577,7 @@ create_consumer(void)
 	rd_kafka_conf_t *conf;
 
 	/* the options apply over the defaults, auto.offset.reset last */
-	conf = sfk_make_conf(sub.brokers, sub.options, group);
+	conf = sfk_make_conf(sub.brokers, sub.options, group, sub.superuser);
 	if (rd_kafka_conf_set(conf, "auto.offset.reset", "error", errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
 		elog(ERROR, "auto.offset.reset: %s", errstr);
 	rd_kafka_conf_set_error_cb(conf, error_cb);
@@ -432,6 +589,7 @@ create_consumer(void)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("could not create a Kafka consumer: %s", errstr)));
 	}
+	sfk_serve_log(consumer);
 	rd_kafka_poll_set_consumer(consumer);
 	on_proc_exit(destroy_consumer, (Datum) 0);
 }
@@ -590,10 +748,18 @@ run_elems(Elems *e)
 		elog(ERROR, "the mapping statement of subscription %d failed", sub.id);
 }
 
+/*
+ * Whether an error of the mapping statement is the message's: a data
+ * exception (class 22, the JSON errors 2203x included), a program limit
+ * (class 54: 54001, the stack depth of a deeply nested message, 54000),
+ * an event id seen with other content (SF002).  Anything else (a revoked
+ * privilege, an offset gap, a dropped pipeline, a cancel) is not.
+ */
 static bool
 is_bad_message_error(ErrorData *edata)
 {
 	return ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ||
+		ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED ||
 		edata->sqlerrcode == SF_IDENTITY_CONFLICT ||
 		edata->sqlerrcode == ERRCODE_UNTRANSLATABLE_CHARACTER ||
 		edata->sqlerrcode == ERRCODE_CHARACTER_NOT_IN_REPERTOIRE;
@@ -655,7 +821,7 @@ reject(Msg *m, ErrorData *edata)
 	args[7] = Int64GetDatum(m->ts);
 	args[8] = CStringGetTextDatum(edata->message ? edata->message : "unknown error");
 	args[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-	if (SPI_execute_with_args("INSERT INTO streamforge_kafka.rejected AS r "
+	if (spi_as_owner("INSERT INTO streamforge_kafka.rejected AS r "
 							  "(subscription, pipeline, topic, partition, \"offset\", key, payload, "
 							  "kafka_timestamp, error, sqlstate, role) "
 							  "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, s.role "
@@ -681,7 +847,7 @@ stop_subscription(const char *error)
 
 	args[0] = Int32GetDatum(sub.id);
 	args[1] = CStringGetTextDatum(error);
-	if (SPI_execute_with_args("UPDATE streamforge_kafka.subscription AS s "
+	if (spi_as_owner("UPDATE streamforge_kafka.subscription AS s "
 							  "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
 							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not stop subscription %d", sub.id);
@@ -707,7 +873,7 @@ record_watermarks(void)
 		args[0] = Int32GetDatum(sub.id);
 		args[1] = Int32GetDatum(i);
 		args[2] = Int64GetDatum(hi);
-		if (SPI_execute_with_args("INSERT INTO streamforge_kafka.partition_status AS h "
+		if (spi_as_owner("INSERT INTO streamforge_kafka.partition_status AS h "
 								  "(subscription, kafka_partition, high_watermark) VALUES ($1, $2, $3) "
 								  "ON CONFLICT (subscription, kafka_partition) DO UPDATE "
 								  "SET high_watermark = EXCLUDED.high_watermark, "
@@ -893,13 +1059,21 @@ sfk_worker_main(Datum arg)
 			commit_tx();
 			proc_exit(0);
 		}
-		if (!load_subscription())
+		switch (load_subscription())
 		{
-			commit_tx();
-			ereport(LOG,
-					(errmsg("streamforge_kafka: subscription %d is gone or paused, its worker stops",
-							sub.id)));
-			proc_exit(0);
+			case SUB_GONE:
+				commit_tx();
+				ereport(LOG,
+						(errmsg("streamforge_kafka: subscription %d is gone or paused, its worker stops",
+								sub.id)));
+				proc_exit(0);
+				break;
+			case SUB_REFUSED:
+				commit_tx();
+				proc_exit(0);
+				break;
+			case SUB_LOADED:
+				break;
 		}
 		put_status("starting", NULL, sub.retries, 0);
 		commit_tx();
@@ -925,6 +1099,7 @@ sfk_worker_main(Datum arg)
 				ConfigReloadPending = false;
 				ProcessConfigFile(PGC_SIGHUP);
 			}
+			sfk_log_flush();
 			if (outage)
 				ride_out_outage();
 			MemoryContextReset(batchcxt);

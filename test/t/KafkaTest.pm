@@ -8,6 +8,7 @@
 #   $kafka->produce('ev', 0, $ts, $key, $payload);  # pipelined
 #   $kafka->flush;                        # every pipelined message is in
 #   my $node = KafkaTest::node('name');   # started, with both extensions
+#   KafkaTest::node('old', install_path => $dir)  # a release's binaries
 #   KafkaTest::wait_for($node, $sql)      # polls until $sql returns 't'
 package KafkaTest;
 
@@ -76,7 +77,8 @@ sub stop
 sub node
 {
 	my ($name, %opts) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		$opts{install_path} ? (install_path => $opts{install_path}) : ());
 	$node->init;
 	$node->append_conf('postgresql.conf', <<"EOC");
 shared_preload_libraries = 'streamforge_kafka'

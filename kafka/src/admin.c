@@ -1,0 +1,381 @@
+/*
+ * admin.c: the functions that write the subscriptions.
+ *
+ * No role but the extension's owner may write the tables of the schema
+ * streamforge_kafka (PUBLIC has SELECT, under row level security): a row
+ * of streamforge_kafka.subscription is what a worker runs, as the role it
+ * names, with the options and the numbers it holds, so it comes only from
+ * subscribe(), which checks every piece as the caller (the pipeline's
+ * ingest privilege, the options the caller may set, the mapping, the
+ * bounds, the topic's partitions as the cluster reports them) and then
+ * inserts the row as the owner.  unsubscribe(), pause(), resume() and
+ * set_on_error() change a row the caller may act for (its own role's, or
+ * one whose privileges it has: pg_has_role USAGE, as the row level
+ * security of the tables says) and nothing else.
+ *
+ * None of them is SECURITY DEFINER: they run as the caller, which is what
+ * the checks need, and switch to the owner (SECURITY_LOCAL_USERID_CHANGE,
+ * a security-restricted operation) for one fixed, schema-qualified
+ * statement.  An error restores the user: the transaction's abort does.
+ * The worker uses the same switch for its status, its dead letters and
+ * its stop (worker.c).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "kafka.h"
+
+PG_FUNCTION_INFO_V1(sfk_subscribe);
+PG_FUNCTION_INFO_V1(sfk_unsubscribe);
+PG_FUNCTION_INFO_V1(sfk_pause);
+PG_FUNCTION_INFO_V1(sfk_resume);
+PG_FUNCTION_INFO_V1(sfk_set_on_error);
+
+/* The owner of the extension's tables. */
+static Oid
+kafka_owner(void)
+{
+	Oid			nsp = get_namespace_oid("streamforge_kafka", false);
+	Oid			rel = get_relname_relid("subscription", nsp);
+	HeapTuple	tup;
+	Oid			owner;
+
+	if (!OidIsValid(rel))
+		elog(ERROR, "table streamforge_kafka.subscription is missing");
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", rel);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+void
+sfk_become_owner(SfkSavedUser *saved)
+{
+	Oid			owner = kafka_owner();
+
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(owner, saved->sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+void
+sfk_restore_user(SfkSavedUser *saved)
+{
+	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}
+
+/* A Kafka topic name: 1 to 249 of [a-zA-Z0-9._-] (22023). */
+void
+sfk_check_topic(const char *topic)
+{
+	const char *p;
+
+	for (p = topic; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-'))
+			break;
+	if (*p != '\0' || p == topic || p - topic > SFK_TOPIC_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid Kafka topic name"),
+				 errdetail("A topic name is 1 to %d of the characters a-z, A-Z, 0-9, \".\", \"_\" and \"-\".",
+						   SFK_TOPIC_MAX)));
+}
+
+/* Brokers: 1 to SFK_BROKERS_MAX bytes, no control character (22023). */
+void
+sfk_check_brokers(const char *brokers)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *) brokers; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("brokers must not contain control characters")));
+	if (p == (const unsigned char *) brokers || strlen(brokers) > SFK_BROKERS_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("brokers must be 1 to %d bytes long", SFK_BROKERS_MAX)));
+}
+
+/*
+ * streamforge_kafka.subscribe(pipeline, brokers, topic, format, mapping,
+ * batch_size, max_wait, options, on_error, out_of_orderness): the checks
+ * of 0.3.0's subscribe, in the same order with the same errors, then the
+ * options against the caller's privileges, then the row, inserted as the
+ * owner.  Returns the subscription's id.
+ */
+Datum
+sfk_subscribe(PG_FUNCTION_ARGS)
+{
+	char	   *pipeline;
+	char	   *brokers;
+	char	   *topic;
+	char	   *format;
+	Jsonb	   *mapping;
+	int32		batch_size;
+	int32		max_wait;
+	Jsonb	   *options;
+	char	   *on_error;
+	int64		ooo;
+	Oid			caller = GetUserId();
+	char	   *prefix;
+	int			n;
+	int		   *missing;
+	int			nmissing;
+	uint64		r;
+	int			i;
+	bool		isnull;
+	int32		id;
+	SfkSavedUser saved;
+
+	for (i = 0; i < 10; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("arguments of subscribe must not be null")));
+	pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	brokers = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	topic = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	format = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	mapping = PG_GETARG_JSONB_P(4);
+	batch_size = PG_GETARG_INT32(5);
+	max_wait = PG_GETARG_INT32(6);
+	options = PG_GETARG_JSONB_P(7);
+	on_error = text_to_cstring(PG_GETARG_TEXT_PP(8));
+	ooo = PG_GETARG_INT64(9);
+
+	SPI_connect();
+	{
+		Datum		arg = CStringGetTextDatum(pipeline);
+		Oid			type = TEXTOID;
+
+		if (SPI_execute_with_args("SELECT streamforge.require_privilege($1, 'ingest')",
+								  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not check the ingest privilege");
+	}
+	if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0 &&
+		strcmp(format, "text") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown format \"%s\"", format),
+				 errhint("The formats are json, csv and text.")));
+	if (strcmp(on_error, "skip") != 0 && strcmp(on_error, "stop") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown on_error \"%s\"", on_error),
+				 errhint("on_error is skip or stop.")));
+	if (batch_size < 1 || batch_size > SFK_MAX_BATCH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch_size %d is out of range", batch_size),
+				 errdetail("batch_size is between 1 and %d.", SFK_MAX_BATCH)));
+	if (max_wait < 0 || max_wait > SFK_MAX_WAIT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_wait %d is out of range", max_wait),
+				 errdetail("max_wait is between 0 and %d milliseconds.", SFK_MAX_WAIT)));
+	if (ooo < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("out_of_orderness must not be negative")));
+	sfk_check_options(options, superuser());
+	sfk_check_brokers(brokers);
+	sfk_check_topic(topic);
+	if (VARSIZE(mapping) > SFK_MAPPING_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the mapping is too large"),
+				 errdetail("It takes %zu bytes; the limit is %d.",
+						   (size_t) VARSIZE(mapping), SFK_MAPPING_MAX)));
+
+	/* checks the mapping; the prefix */
+	{
+		Datum		args[4];
+		Oid			types[4] = {TEXTOID, JSONBOID, TEXTOID, TEXTOID};
+
+		args[0] = CStringGetTextDatum(format);
+		args[1] = JsonbPGetDatum(mapping);
+		args[2] = CStringGetTextDatum(topic);
+		args[3] = CStringGetTextDatum(pipeline);
+		if (SPI_execute_with_args("SELECT streamforge_kafka.mapping_sql($1, $2, $3, streamforge.time_unit($4)) IS NOT NULL, "
+								  "COALESCE($2 OPERATOR(pg_catalog.->>) 'partition_prefix', "
+								  "$3 OPERATOR(pg_catalog.||) '-')",
+								  4, types, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not check the mapping");
+		prefix = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	}
+
+	n = sfk_topic_partition_count(brokers, topic, options, superuser());
+	if (n > SFK_MAX_PARTITIONS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("topic \"%s\" has %d partitions, more than a subscription can consume",
+						topic, n),
+				 errdetail("The limit is %d partitions.", SFK_MAX_PARTITIONS)));
+
+	/* the pipeline partitions that are missing, created (admin privilege) */
+	{
+		Datum		args[3];
+		Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
+
+		args[0] = CStringGetTextDatum(pipeline);
+		args[1] = CStringGetTextDatum(prefix);
+		args[2] = Int32GetDatum(n);
+		if (SPI_execute_with_args("SELECT g.i FROM pg_catalog.generate_series(0, $3 OPERATOR(pg_catalog.-) 1) AS g(i) "
+								  "WHERE NOT EXISTS (SELECT FROM streamforge.partitions($1) AS p "
+								  "WHERE p.partition OPERATOR(pg_catalog.=) "
+								  "($2 OPERATOR(pg_catalog.||) g.i::pg_catalog.text)) ORDER BY g.i",
+								  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the partitions");
+		nmissing = (int) SPI_processed;
+		missing = palloc(sizeof(int) * Max(nmissing, 1));
+		for (r = 0; r < SPI_processed; r++)
+			missing[r] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r],
+													 SPI_tuptable->tupdesc, 1, &isnull));
+		for (i = 0; i < nmissing; i++)
+		{
+			Datum		pargs[2];
+			Oid			ptypes[2] = {TEXTOID, TEXTOID};
+
+			pargs[0] = args[0];
+			pargs[1] = CStringGetTextDatum(psprintf("%s%d", prefix, missing[i]));
+			if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM streamforge.add_partition($1, $2)",
+									  2, ptypes, pargs, NULL, false, 0) != SPI_OK_SELECT)
+				elog(ERROR, "could not add a partition");
+		}
+	}
+
+	/* the row, as the owner */
+	{
+		Datum		args[13];
+		Oid			types[13] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID,
+		INT4OID, INT4OID, INT4OID, INT8OID, TEXTOID, JSONBOID, OIDOID};
+
+		args[0] = CStringGetTextDatum(pipeline);
+		args[1] = CStringGetTextDatum(brokers);
+		args[2] = CStringGetTextDatum(topic);
+		args[3] = CStringGetTextDatum(format);
+		args[4] = JsonbPGetDatum(mapping);
+		args[5] = CStringGetTextDatum(prefix);
+		args[6] = Int32GetDatum(n);
+		args[7] = Int32GetDatum(batch_size);
+		args[8] = Int32GetDatum(max_wait);
+		args[9] = Int64GetDatum(ooo);
+		args[10] = CStringGetTextDatum(on_error);
+		args[11] = JsonbPGetDatum(options);
+		args[12] = ObjectIdGetDatum(caller);
+		sfk_become_owner(&saved);
+		if (SPI_execute_with_args("INSERT INTO streamforge_kafka.subscription AS s "
+								  "(pipeline, brokers, topic, format, mapping, partition_prefix, "
+								  "kafka_partitions, batch_size, max_wait, out_of_orderness, on_error, "
+								  "options, role) "
+								  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
+								  "RETURNING s.id",
+								  13, types, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
+			elog(ERROR, "could not insert the subscription");
+		sfk_restore_user(&saved);
+		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	PG_RETURN_INT32(id);
+}
+
+/*
+ * Runs sql (an UPDATE or DELETE of the subscription of pipeline $1 and
+ * topic $2 the caller $3 may act for, $4 an extra argument) as the owner;
+ * 42704 when there is no such row.
+ */
+static void
+change_subscription(FunctionCallInfo fcinfo, const char *sql, int expect,
+					const char *extra)
+{
+	char	   *pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *topic = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	Datum		args[4];
+	Oid			types[4] = {TEXTOID, TEXTOID, OIDOID, TEXTOID};
+	SfkSavedUser saved;
+	int			ret;
+
+	args[0] = CStringGetTextDatum(pipeline);
+	args[1] = CStringGetTextDatum(topic);
+	args[2] = ObjectIdGetDatum(GetUserId());
+	args[3] = extra ? CStringGetTextDatum(extra) : (Datum) 0;
+	SPI_connect();
+	sfk_become_owner(&saved);
+	ret = SPI_execute_with_args(sql, extra ? 4 : 3, types, args, NULL, false, 0);
+	sfk_restore_user(&saved);
+	if (ret != expect)
+		elog(ERROR, "could not change the subscription");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pipeline \"%s\" has no subscription to topic \"%s\"",
+						pipeline, topic)));
+	SPI_finish();
+}
+
+#define SFK_MINE "s.pipeline OPERATOR(pg_catalog.=) $1 AND s.topic OPERATOR(pg_catalog.=) $2 " \
+	"AND pg_catalog.pg_has_role($3, s.role, 'USAGE')"
+
+/* streamforge_kafka.unsubscribe(pipeline, topic) */
+Datum
+sfk_unsubscribe(PG_FUNCTION_ARGS)
+{
+	change_subscription(fcinfo,
+						"DELETE FROM streamforge_kafka.subscription AS s WHERE " SFK_MINE,
+						SPI_OK_DELETE, NULL);
+	PG_RETURN_VOID();
+}
+
+/* streamforge_kafka.pause(pipeline, topic) */
+Datum
+sfk_pause(PG_FUNCTION_ARGS)
+{
+	change_subscription(fcinfo,
+						"UPDATE streamforge_kafka.subscription AS s SET paused = true WHERE " SFK_MINE,
+						SPI_OK_UPDATE, NULL);
+	PG_RETURN_VOID();
+}
+
+/* streamforge_kafka.resume(pipeline, topic): also clears the error */
+Datum
+sfk_resume(PG_FUNCTION_ARGS)
+{
+	change_subscription(fcinfo,
+						"UPDATE streamforge_kafka.subscription AS s SET paused = false, error = NULL WHERE " SFK_MINE,
+						SPI_OK_UPDATE, NULL);
+	PG_RETURN_VOID();
+}
+
+/* streamforge_kafka.set_on_error(pipeline, topic, on_error) */
+Datum
+sfk_set_on_error(PG_FUNCTION_ARGS)
+{
+	char	   *on_error = text_to_cstring(PG_GETARG_TEXT_PP(2));
+
+	if (strcmp(on_error, "skip") != 0 && strcmp(on_error, "stop") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown on_error \"%s\"", on_error),
+				 errhint("on_error is skip or stop.")));
+	change_subscription(fcinfo,
+						"UPDATE streamforge_kafka.subscription AS s SET on_error = $4 WHERE " SFK_MINE,
+						SPI_OK_UPDATE, on_error);
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,83 @@
+-- streamforge_kafka 0.3.0 -> 0.4.0 (ALTER EXTENSION streamforge_kafka
+-- UPDATE TO '0.4.0'): least privilege (issue 37).  After it the
+-- extension's objects are exactly those of a fresh 0.4.0 install
+-- (streamforge_kafka--0.4.0.sql; test/t/144_kafka_privileges.pl compares
+-- the catalogs), and the subscriptions, their workers' positions and the
+-- dead letters stay as they are.
+--
+-- - No role but the owner writes the tables any more: 0.3.0 granted
+--   INSERT, UPDATE and DELETE to PUBLIC, so a role could insert a
+--   subscription with any kafka_partitions and options (finding 3) and
+--   take the worker slots (finding 7).  The rows come from subscribe(),
+--   the changes from unsubscribe, pause, resume and the new set_on_error
+--   (C functions that check as the caller and write as the owner), the
+--   workers' writes as the owner too (dead letters whatever the
+--   subscriber's own privileges: finding 8).
+-- - topic_partitions is no longer PUBLIC (finding 2): subscribe asks the
+--   cluster itself, with the options the caller may set.
+-- - A row that an earlier version let anyone write is checked by its
+--   worker before use (numbers, sizes, options against the privileges of
+--   the role it records) and refused with a log line.
+
+\echo Use "ALTER EXTENSION streamforge_kafka UPDATE TO '0.4.0'" to load this file. \quit
+
+REVOKE INSERT, UPDATE, DELETE ON streamforge_kafka.subscription FROM PUBLIC;
+REVOKE INSERT, UPDATE, DELETE ON streamforge_kafka.worker_status FROM PUBLIC;
+REVOKE INSERT, UPDATE, DELETE ON streamforge_kafka.partition_status FROM PUBLIC;
+REVOKE INSERT, UPDATE, DELETE ON streamforge_kafka.rejected FROM PUBLIC;
+
+REVOKE EXECUTE ON FUNCTION streamforge_kafka.topic_partitions(text, text, jsonb) FROM PUBLIC;
+
+-- The functions that write the subscriptions, now in C (kafka/src/admin.c):
+-- the same signatures, defaults and comments as 0.3.0's.
+
+-- Subscribes a pipeline to a topic: Kafka partition n feeds the pipeline
+-- partition partition_prefix || n (topic || '-' || n unless the mapping
+-- names a prefix), which must exist or is created (add_partition, which
+-- needs the admin privilege).  The caller needs the ingest privilege, may
+-- set only the options of the allowlist (docs/kafka.md) unless a
+-- superuser, and the subscription's worker runs as the caller.
+CREATE OR REPLACE FUNCTION streamforge_kafka.subscribe(pipeline text, brokers text,
+    topic text, format text DEFAULT 'json', mapping jsonb DEFAULT '{}',
+    batch_size integer DEFAULT 1000, max_wait integer DEFAULT 100,
+    options jsonb DEFAULT '{}', on_error text DEFAULT 'stop',
+    out_of_orderness bigint DEFAULT 0)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sfk_subscribe'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Removes a subscription; its worker stops after its current batch (which
+-- commits or not, whole).  The dead letters stay.
+CREATE OR REPLACE FUNCTION streamforge_kafka.unsubscribe(pipeline text, topic text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_unsubscribe'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Pauses a subscription (its worker stops after its current batch).
+CREATE OR REPLACE FUNCTION streamforge_kafka.pause(pipeline text, topic text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_pause'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Resumes a paused or stopped subscription (clears its error): the
+-- launcher starts its worker within a second.
+CREATE OR REPLACE FUNCTION streamforge_kafka.resume(pipeline text, topic text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_resume'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- What a bad message does to the subscription from now on: 'stop' or
+-- 'skip' (docs/kafka.md, "Bad messages").
+CREATE FUNCTION streamforge_kafka.set_on_error(pipeline text, topic text,
+    on_error text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_set_on_error'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION streamforge_kafka.set_on_error(text, text, text) IS
+    'what a bad message does to the subscription: stop or skip';

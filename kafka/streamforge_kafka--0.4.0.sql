@@ -1,0 +1,257 @@
+-- streamforge_kafka 0.4.0: Kafka topics consumed into streamforge pipelines
+-- by background workers (docs/kafka.md).  What 0.3.0 installations get by
+-- streamforge_kafka--0.3.0--0.4.0.sql: keep the two in step (the TAP test
+-- 144_kafka_privileges.pl compares their catalogs).
+
+\echo Use "CREATE EXTENSION streamforge_kafka" to load this file. \quit
+
+-- ----------------------------------------------------------------
+-- Tables.  Every row belongs to a role (the subscribing role): row level
+-- security lets a role see the rows of the roles whose privileges it has,
+-- and nothing else.  No role but the owner writes them: a subscription
+-- comes only from subscribe(), and unsubscribe, pause, resume and
+-- set_on_error change only the rows the caller may act for (C functions
+-- that check as the caller, then write as the owner: kafka/src/admin.c).
+-- The workers run as the subscribing role and write their status, the
+-- high watermarks and the dead letters the same way.  The launcher,
+-- running as the bootstrap superuser, reads every subscription.
+-- ----------------------------------------------------------------
+
+-- One row per subscription: a topic consumed into a pipeline.
+CREATE TABLE streamforge_kafka.subscription (
+    id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    pipeline text NOT NULL,
+    brokers text NOT NULL,
+    topic text NOT NULL,
+    format text NOT NULL
+        CHECK (format OPERATOR(pg_catalog.=) ANY (ARRAY['json', 'csv', 'text'])),
+    mapping jsonb NOT NULL DEFAULT '{}',
+    partition_prefix text NOT NULL,
+    kafka_partitions integer NOT NULL
+        CHECK (kafka_partitions OPERATOR(pg_catalog.>) 0),
+    batch_size integer NOT NULL
+        CHECK (batch_size OPERATOR(pg_catalog.>) 0
+               AND batch_size OPERATOR(pg_catalog.<=) 100000),
+    max_wait integer NOT NULL
+        CHECK (max_wait OPERATOR(pg_catalog.>=) 0
+               AND max_wait OPERATOR(pg_catalog.<=) 60000),
+    out_of_orderness bigint NOT NULL DEFAULT 0
+        CHECK (out_of_orderness OPERATOR(pg_catalog.>=) 0),
+    on_error text NOT NULL DEFAULT 'stop'
+        CHECK (on_error OPERATOR(pg_catalog.=) ANY (ARRAY['skip', 'stop'])),
+    options jsonb NOT NULL DEFAULT '{}',
+    role oid NOT NULL,
+    paused boolean NOT NULL DEFAULT false,
+    error text,
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    UNIQUE (pipeline, topic)
+);
+
+-- The worker of a subscription: its state ('starting', 'running',
+-- 'retrying', 'stopped'), the retries of the current outage and the
+-- backoff before the next one, the last error.
+CREATE TABLE streamforge_kafka.worker_status (
+    subscription integer PRIMARY KEY
+        REFERENCES streamforge_kafka.subscription ON DELETE CASCADE,
+    pid integer,
+    state text NOT NULL,
+    retries integer NOT NULL DEFAULT 0,
+    backoff_ms integer NOT NULL DEFAULT 0,
+    last_error text,
+    updated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+
+-- The high watermark (the offset of the next message) of each Kafka
+-- partition as the worker last saw it, for the lag.
+CREATE TABLE streamforge_kafka.partition_status (
+    subscription integer NOT NULL
+        REFERENCES streamforge_kafka.subscription ON DELETE CASCADE,
+    kafka_partition integer NOT NULL,
+    high_watermark bigint NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (subscription, kafka_partition)
+);
+
+-- The dead-letter table: messages that could not be mapped or that the
+-- pipeline refused.  Kept after unsubscribe.
+CREATE TABLE streamforge_kafka.rejected (
+    subscription integer NOT NULL,
+    pipeline text NOT NULL,
+    topic text NOT NULL,
+    partition integer NOT NULL,
+    "offset" bigint NOT NULL,
+    key bytea,
+    payload bytea,
+    kafka_timestamp bigint,
+    error text NOT NULL,
+    sqlstate text NOT NULL,
+    role oid NOT NULL,
+    rejected_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (subscription, partition, "offset")
+);
+
+ALTER TABLE streamforge_kafka.subscription ENABLE ROW LEVEL SECURITY;
+ALTER TABLE streamforge_kafka.worker_status ENABLE ROW LEVEL SECURITY;
+ALTER TABLE streamforge_kafka.partition_status ENABLE ROW LEVEL SECURITY;
+ALTER TABLE streamforge_kafka.rejected ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY subscription_own ON streamforge_kafka.subscription
+    USING (pg_catalog.pg_has_role(role, 'USAGE'))
+    WITH CHECK (pg_catalog.pg_has_role(role, 'USAGE'));
+CREATE POLICY worker_status_own ON streamforge_kafka.worker_status
+    USING (EXISTS (SELECT FROM streamforge_kafka.subscription AS s
+                    WHERE s.id OPERATOR(pg_catalog.=) subscription))
+    WITH CHECK (EXISTS (SELECT FROM streamforge_kafka.subscription AS s
+                         WHERE s.id OPERATOR(pg_catalog.=) subscription));
+CREATE POLICY partition_status_own ON streamforge_kafka.partition_status
+    USING (EXISTS (SELECT FROM streamforge_kafka.subscription AS s
+                    WHERE s.id OPERATOR(pg_catalog.=) subscription))
+    WITH CHECK (EXISTS (SELECT FROM streamforge_kafka.subscription AS s
+                         WHERE s.id OPERATOR(pg_catalog.=) subscription));
+CREATE POLICY rejected_own ON streamforge_kafka.rejected
+    USING (pg_catalog.pg_has_role(role, 'USAGE'))
+    WITH CHECK (pg_catalog.pg_has_role(role, 'USAGE'));
+
+GRANT USAGE ON SCHEMA streamforge_kafka TO PUBLIC;
+GRANT SELECT ON streamforge_kafka.subscription TO PUBLIC;
+GRANT SELECT ON streamforge_kafka.worker_status TO PUBLIC;
+GRANT SELECT ON streamforge_kafka.partition_status TO PUBLIC;
+GRANT SELECT ON streamforge_kafka.rejected TO PUBLIC;
+
+-- ----------------------------------------------------------------
+-- C functions
+-- ----------------------------------------------------------------
+
+-- The number of partitions of a topic, asked of the cluster (22023 when
+-- the topic does not exist, 08006 when the cluster cannot be reached).
+-- It connects where the caller says with the options the caller may set:
+-- not PUBLIC (subscribe asks the cluster itself).
+CREATE FUNCTION streamforge_kafka.topic_partitions(brokers text, topic text,
+    options jsonb DEFAULT '{}')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sfk_topic_partitions'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+REVOKE EXECUTE ON FUNCTION streamforge_kafka.topic_partitions(text, text, jsonb) FROM PUBLIC;
+
+-- The statement a worker runs for a batch: the mapping of a subscription
+-- as SQL (checks the mapping; 22023 names what is wrong).
+CREATE FUNCTION streamforge_kafka.mapping_sql(format text, mapping jsonb,
+    topic text, time_unit interval)
+RETURNS text
+AS 'MODULE_PATHNAME', 'sfk_mapping_sql'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+-- The event time of a mapped field that is not a number, for a pipeline
+-- without a time unit: an error (the message is rejected).
+CREATE FUNCTION streamforge_kafka.no_time_unit(t text)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'event time "%" is not a number of units', t
+        USING ERRCODE = '22007',
+              DETAIL = 'The pipeline has no time unit to convert a timestamp with.';
+END
+$$;
+
+-- ----------------------------------------------------------------
+-- Subscriptions
+-- ----------------------------------------------------------------
+
+-- Subscribes a pipeline to a topic: Kafka partition n feeds the pipeline
+-- partition partition_prefix || n (topic || '-' || n unless the mapping
+-- names a prefix), which must exist or is created (add_partition, which
+-- needs the admin privilege).  The caller needs the ingest privilege, may
+-- set only the options of the allowlist (docs/kafka.md) unless a
+-- superuser, and the subscription's worker runs as the caller.
+CREATE FUNCTION streamforge_kafka.subscribe(pipeline text, brokers text,
+    topic text, format text DEFAULT 'json', mapping jsonb DEFAULT '{}',
+    batch_size integer DEFAULT 1000, max_wait integer DEFAULT 100,
+    options jsonb DEFAULT '{}', on_error text DEFAULT 'stop',
+    out_of_orderness bigint DEFAULT 0)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sfk_subscribe'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Removes a subscription; its worker stops after its current batch (which
+-- commits or not, whole).  The dead letters stay.
+CREATE FUNCTION streamforge_kafka.unsubscribe(pipeline text, topic text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_unsubscribe'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Pauses a subscription (its worker stops after its current batch).
+CREATE FUNCTION streamforge_kafka.pause(pipeline text, topic text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_pause'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Resumes a paused or stopped subscription (clears its error): the
+-- launcher starts its worker within a second.
+CREATE FUNCTION streamforge_kafka.resume(pipeline text, topic text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_resume'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- What a bad message does to the subscription from now on: 'stop' or
+-- 'skip' (docs/kafka.md, "Bad messages").
+CREATE FUNCTION streamforge_kafka.set_on_error(pipeline text, topic text,
+    on_error text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_set_on_error'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- One row per Kafka partition of each subscription the current user may
+-- see: the pipeline partition it feeds, its consumed offset (from the
+-- pipeline, the source of truth), the high watermark the worker last saw
+-- and the lag (high watermark - consumed offset - 1: the messages not yet
+-- in the pipeline), with the subscription's and the worker's state.
+CREATE VIEW streamforge_kafka.subscriptions WITH (security_barrier) AS
+SELECT s.id, s.pipeline, s.topic, k.n AS kafka_partition,
+       s.partition_prefix OPERATOR(pg_catalog.||) k.n::pg_catalog.text AS partition,
+       p.consumed_offset,
+       h.high_watermark,
+       GREATEST(h.high_watermark OPERATOR(pg_catalog.-) p.consumed_offset
+                OPERATOR(pg_catalog.-) 1, 0) AS lag,
+       s.paused, s.error, s.on_error,
+       w.state AS worker_state, w.pid AS worker_pid, w.retries,
+       w.backoff_ms, w.last_error, w.updated_at AS worker_updated_at,
+       s.role::pg_catalog.regrole AS role
+  FROM (SELECT t.* FROM streamforge_kafka.subscription AS t
+         WHERE pg_catalog.pg_has_role(t.role, 'USAGE') OFFSET 0) AS s
+ CROSS JOIN LATERAL pg_catalog.generate_series(0,
+            s.kafka_partitions OPERATOR(pg_catalog.-) 1) AS k(n)
+  LEFT JOIN LATERAL (SELECT q.consumed_offset
+                       FROM streamforge.partitions(s.pipeline) AS q
+                      WHERE q.partition OPERATOR(pg_catalog.=)
+                            (s.partition_prefix OPERATOR(pg_catalog.||) k.n::pg_catalog.text)) AS p
+         ON true
+  LEFT JOIN streamforge_kafka.partition_status AS h
+         ON h.subscription OPERATOR(pg_catalog.=) s.id
+        AND h.kafka_partition OPERATOR(pg_catalog.=) k.n
+  LEFT JOIN streamforge_kafka.worker_status AS w
+         ON w.subscription OPERATOR(pg_catalog.=) s.id;
+
+GRANT SELECT ON streamforge_kafka.subscriptions TO PUBLIC;
+
+COMMENT ON FUNCTION streamforge_kafka.subscribe(text, text, text, text, jsonb,
+    integer, integer, jsonb, text, bigint) IS
+    'consume a Kafka topic into a pipeline, exactly once (ingest privilege)';
+COMMENT ON FUNCTION streamforge_kafka.unsubscribe(text, text) IS
+    'remove a subscription; its worker stops after its current batch';
+COMMENT ON FUNCTION streamforge_kafka.pause(text, text) IS
+    'stop consuming a subscription until resume()';
+COMMENT ON FUNCTION streamforge_kafka.resume(text, text) IS
+    'consume a paused or stopped subscription again';
+COMMENT ON FUNCTION streamforge_kafka.set_on_error(text, text, text) IS
+    'what a bad message does to the subscription: stop or skip';
+COMMENT ON VIEW streamforge_kafka.subscriptions IS
+    'one row per Kafka partition of each subscription: offsets, lag, worker state';
+COMMENT ON TABLE streamforge_kafka.rejected IS
+    'dead letters: messages that could not be mapped or that the pipeline refused';
