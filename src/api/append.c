@@ -74,6 +74,7 @@ sf_append(PG_FUNCTION_ARGS)
 	int64		late_before;
 
 	p = sf_arg_pipeline_row(fcinfo, args);
+	sf_require_kind(p, false);
 	late_before = p->nlate;
 
 	d.partition = sf_arg_partition_row(fcinfo, args, 1);
@@ -146,6 +147,7 @@ sf_append_batch(PG_FUNCTION_ARGS)
 	int64		late_before;
 
 	p = sf_arg_pipeline(fcinfo, true);
+	sf_require_kind(p, false);
 	late_before = p->nlate;
 
 	sf_arg_not_null(fcinfo, 1, "events");

@@ -46,6 +46,7 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 	SfDelivery	d;
 	SfDeliveryHash h;
 
+	sf_require_kind(p, false);
 	*late_before = p->nlate;
 	d.partition = sf_arg_partition_row(fcinfo, args, 1);
 	sf_arg_not_null(fcinfo, 2, "source_offset");
@@ -150,6 +151,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	int		   *nullfield;
 	int			n;
 
+	sf_require_kind(p, false);
 	sf_arg_not_null(fcinfo, 1, "deliveries");
 	ds = sf_unpack_deliveries(PG_GETARG_ARRAYTYPE_P(1), true, &nullfield, &n);
 	sf_ingest_deliveries(fcinfo, p, late_before, ds, nullfield, n);
