@@ -200,9 +200,10 @@ sf_arg_pipeline_row(FunctionCallInfo fcinfo, SfRowArgs *args)
 /*
  * The write functions' check of the pipeline's kind (docs/ingestion.md):
  * the one-measure functions (value bigint) refuse a measures pipeline and
- * the measures functions a one-measure pipeline, with 22023, right after
- * the pipeline is opened and before any argument of a delivery is looked
- * at, so in every state of the pipeline and for an empty batch too.
+ * the measures functions a one-measure pipeline, with 22023, once the
+ * pipeline is opened and its arguments are not NULL, before anything of a
+ * delivery is looked at (event_id, partition, offset, identity): so in
+ * every state of the pipeline, and for an empty batch too.
  */
 static inline void
 sf_require_kind(const SfPipeline *p, bool measures)

@@ -46,7 +46,6 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 	SfDelivery	d;
 	SfDeliveryHash h;
 
-	sf_require_kind(p, false);
 	*late_before = p->nlate;
 	d.partition = sf_arg_partition_row(fcinfo, args, 1);
 	sf_arg_not_null(fcinfo, 2, "source_offset");
@@ -54,6 +53,7 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 	sf_arg_not_null(fcinfo, 4, "key");
 	sf_arg_not_null(fcinfo, 5, "event_time");
 	sf_arg_not_null(fcinfo, 6, "value");
+	sf_require_kind(p, false);
 	d.source_offset = PG_GETARG_INT64(2);
 	sf_text_bytes(PG_GETARG_DATUM(3), &d.event_id, &d.event_id_len);
 	sf_text_bytes(PG_GETARG_DATUM(4), &d.key, &d.key_len);
@@ -151,8 +151,8 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	int		   *nullfield;
 	int			n;
 
-	sf_require_kind(p, false);
 	sf_arg_not_null(fcinfo, 1, "deliveries");
+	sf_require_kind(p, false);
 	ds = sf_unpack_deliveries(PG_GETARG_ARRAYTYPE_P(1), true, &nullfield, &n);
 	sf_ingest_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;

@@ -424,10 +424,10 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 	p = sf_persist_open(call.pipeline, true);	/* privilege first */
 	if (unlikely(p->def.has_idle_timeout))
 		p = sf_idle_check(fcinfo, p);	/* progress.c */
-	sf_require_kind(p, false);
 	late_before = p->nlate;
 
 	sf_arg_not_null(fcinfo, 1, "deliveries");
+	sf_require_kind(p, false);
 	jb = PG_GETARG_JSONB_P(1);
 	if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
 	{

@@ -179,13 +179,13 @@ sf_ingest_measures(PG_FUNCTION_ARGS)
 	SfDelivery	d;
 	int64		mv[SF_MAX_MEASURES];
 
-	sf_require_kind(p, true);
 	d.partition = sf_arg_text(fcinfo, 1, "partition");
 	sf_arg_not_null(fcinfo, 2, "source_offset");
 	sf_arg_not_null(fcinfo, 3, "event_id");
 	sf_arg_not_null(fcinfo, 4, "key");
 	sf_arg_not_null(fcinfo, 5, "event_time");
 	sf_arg_not_null(fcinfo, 6, "measures");
+	sf_require_kind(p, true);
 	d.source_offset = PG_GETARG_INT64(2);
 	sf_text_bytes(PG_GETARG_DATUM(3), &d.event_id, &d.event_id_len);
 	sf_text_bytes(PG_GETARG_DATUM(4), &d.key, &d.key_len);
@@ -258,8 +258,8 @@ measures_batch(FunctionCallInfo fcinfo, bool append)
 		"measures"
 	};
 
-	sf_require_kind(p, true);
 	sf_arg_not_null(fcinfo, 1, "deliveries");
+	sf_require_kind(p, true);
 	nm = p->def.measures->nmeasures;
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	{
