@@ -543,8 +543,6 @@ sf_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_PREPARE:
 			/* the buffered journal entries commit with the transaction */
 			sf_pending_write_all();
-			/* and the notifications of its calls are queued (notify.c) */
-			sf_notify_flush();
 			return;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
@@ -560,7 +558,6 @@ sf_xact_callback(XactEvent event, void *arg)
 	}
 	subabort_discarded = false;
 	sf_pending_reset();
-	sf_notify_reset();
 	if (cache_hash != NULL && acl_changed)
 	{
 		/* subtransaction ids start again with the next transaction */
@@ -626,12 +623,8 @@ sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	SfCacheEntry *entry;
 
 	if (event == SUBXACT_EVENT_ABORT_SUB || event == SUBXACT_EVENT_COMMIT_SUB)
-	{
 		sf_pending_subxact_end(event == SUBXACT_EVENT_ABORT_SUB, mySubid,
 							   parentSubid);
-		sf_notify_subxact_end(event == SUBXACT_EVENT_ABORT_SUB, mySubid,
-							  parentSubid);
-	}
 
 	/*
 	 * An ACL changed in the ending subtransaction (or a child) is now the

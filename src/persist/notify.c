@@ -63,7 +63,7 @@ static int	maxkept = 0;
 /*
  * Keep the notification of a write call on pipeline name (open in this
  * backend's cache) with its outputs' epoch, last seq and last late_seq;
- * it is queued at commit (sf_notify_flush)
+ * it is queued at commit (sf_notify_xact_callback)
  */
 void
 sf_notify_changes(const char *name, int64 epoch, int64 seq, int64 late_seq)
@@ -116,13 +116,18 @@ sf_notify_forget_pipeline(const char *name)
  * The end of subtransaction mySubid: on abort, what it kept is dropped
  * and what it forgot comes back; on commit, both become its parent's.
  * Subtransaction ids grow, so those of mySubid and its children are all
- * >= mySubid (as in cache.c).
+ * >= mySubid (as in cache.c).  Registered by persist.c, as the transaction
+ * callback below.
  */
 void
-sf_notify_subxact_end(bool abort, SubTransactionId mySubid,
-					  SubTransactionId parentSubid)
+sf_notify_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						   SubTransactionId parentSubid, void *arg)
 {
+	bool		abort = event == SUBXACT_EVENT_ABORT_SUB;
 	int			n = 0;
+
+	if (!abort && event != SUBXACT_EVENT_COMMIT_SUB)
+		return;
 
 	for (int i = 0; i < nkept; i++)
 	{
@@ -143,11 +148,29 @@ sf_notify_subxact_end(bool abort, SubTransactionId mySubid,
 
 /*
  * Before commit or prepare: queue the kept notifications that no restore()
- * forgot, in the order of their calls, on both channels
+ * forgot, in the order of their calls, on both channels.  At the end of the
+ * transaction, forget them (TopTransactionContext goes).
  */
 void
-sf_notify_flush(void)
+sf_notify_xact_callback(XactEvent event, void *arg)
 {
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			kept = NULL;
+			nkept = 0;
+			maxkept = 0;
+			return;
+		default:
+			return;
+	}
 	for (int i = 0; i < nkept; i++)
 	{
 		char		channel[NAMEDATALEN];
@@ -160,15 +183,6 @@ sf_notify_flush(void)
 		Async_Notify(channel, kept[i].payload);
 	}
 	nkept = 0;
-}
-
-/* The end of the transaction: TopTransactionContext goes */
-void
-sf_notify_reset(void)
-{
-	kept = NULL;
-	nkept = 0;
-	maxkept = 0;
 }
 
 /*
