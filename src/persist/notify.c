@@ -16,6 +16,17 @@
  * payload is sent by resync_outputs (sql/install/45_emit.sql), which
  * restore() runs, so that a listener learns of the new epoch.
  *
+ * A write call's notification is not handed to PostgreSQL at once: it is
+ * kept, with the subtransaction that made it, and queued (Async_Notify)
+ * when the transaction commits (or prepares: then PostgreSQL refuses the
+ * PREPARE, as it always did).  A subtransaction's abort forgets what it
+ * kept, as PostgreSQL would; and a restore() of the pipeline later in the
+ * transaction (sf_notify_forget_pipeline) forgets the notifications of
+ * the calls it undid, whose seq numbers the restored pipeline emits again
+ * and whose changelog rows resync_outputs deletes: sent at commit, they
+ * told a listener of work that did not survive the transaction (issue 38).
+ * A restore() rolled back to a savepoint gives them back.
+ *
  * Copyright (c) 2026, the streamforge authors
  *
  * IDENTIFICATION
@@ -25,8 +36,10 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "commands/async.h"
 #include "lib/stringinfo.h"
+#include "utils/memutils.h"
 
 #include "engine/engine.h"
 #include "persist/persist.h"
@@ -34,29 +47,142 @@
 
 #define SF_NOTIFY_CHANNEL	"streamforge_changes"
 
+/* A kept notification, in TopTransactionContext */
+typedef struct SfKeptNotify
+{
+	int64		id;				/* the pipeline's */
+	SubTransactionId subid;		/* that made it */
+	SubTransactionId forgotten; /* by a restore() in it; Invalid: not */
+	char	   *payload;
+} SfKeptNotify;
+
+static SfKeptNotify *kept = NULL;
+static int	nkept = 0;
+static int	maxkept = 0;
+
 /*
- * Queue the notifications of pipeline name (open in this backend's cache)
- * with its outputs' epoch, last seq and last late_seq
+ * Keep the notification of a write call on pipeline name (open in this
+ * backend's cache) with its outputs' epoch, last seq and last late_seq;
+ * it is queued at commit (sf_notify_xact_callback)
  */
 void
 sf_notify_changes(const char *name, int64 epoch, int64 seq, int64 late_seq)
 {
 	SfCacheEntry *entry = sf_cache_lookup(name, false);
-	StringInfoData buf;
-	char		channel[NAMEDATALEN];
+	MemoryContext old;
+	SfKeptNotify *k;
 
 	if (entry == NULL)
 		elog(ERROR, "streamforge: pipeline \"%s\" is not open", name);
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"pipeline_id\": " INT64_FORMAT
-					 ", \"epoch\": " INT64_FORMAT ", \"seq\": " INT64_FORMAT
-					 ", \"late_seq\": " INT64_FORMAT "}",
-					 entry->id, epoch, seq, late_seq);
-	snprintf(channel, sizeof(channel), SF_NOTIFY_CHANNEL "_" INT64_FORMAT,
-			 entry->id);
-	Async_Notify(SF_NOTIFY_CHANNEL, buf.data);
-	Async_Notify(channel, buf.data);
-	pfree(buf.data);
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	if (nkept == maxkept)
+	{
+		maxkept = Max(16, maxkept * 2);
+		kept = kept == NULL
+			? palloc(maxkept * sizeof(SfKeptNotify))
+			: repalloc(kept, maxkept * sizeof(SfKeptNotify));
+	}
+	k = &kept[nkept];
+	k->id = entry->id;
+	k->subid = GetCurrentSubTransactionId();
+	k->forgotten = InvalidSubTransactionId;
+	k->payload = psprintf("{\"pipeline_id\": " INT64_FORMAT
+						  ", \"epoch\": " INT64_FORMAT ", \"seq\": " INT64_FORMAT
+						  ", \"late_seq\": " INT64_FORMAT "}",
+						  entry->id, epoch, seq, late_seq);
+	nkept++;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * restore() replaces pipeline name's state (open in this backend's cache):
+ * forget the kept notifications of its calls so far in this transaction
+ */
+void
+sf_notify_forget_pipeline(const char *name)
+{
+	SfCacheEntry *entry = sf_cache_lookup(name, false);
+	SubTransactionId subid = GetCurrentSubTransactionId();
+
+	if (entry == NULL)
+		return;
+	for (int i = 0; i < nkept; i++)
+		if (kept[i].id == entry->id &&
+			kept[i].forgotten == InvalidSubTransactionId)
+			kept[i].forgotten = subid;
+}
+
+/*
+ * The end of subtransaction mySubid: on abort, what it kept is dropped
+ * and what it forgot comes back; on commit, both become its parent's.
+ * Subtransaction ids grow, so those of mySubid and its children are all
+ * >= mySubid (as in cache.c).  Registered by persist.c, as the transaction
+ * callback below.
+ */
+void
+sf_notify_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						   SubTransactionId parentSubid, void *arg)
+{
+	bool		abort = event == SUBXACT_EVENT_ABORT_SUB;
+	int			n = 0;
+
+	if (!abort && event != SUBXACT_EVENT_COMMIT_SUB)
+		return;
+
+	for (int i = 0; i < nkept; i++)
+	{
+		SfKeptNotify *k = &kept[i];
+
+		if (k->forgotten != InvalidSubTransactionId && k->forgotten >= mySubid)
+			k->forgotten = abort ? InvalidSubTransactionId : parentSubid;
+		if (k->subid >= mySubid)
+		{
+			if (abort)
+				continue;
+			k->subid = parentSubid;
+		}
+		kept[n++] = *k;
+	}
+	nkept = n;
+}
+
+/*
+ * Before commit or prepare: queue the kept notifications that no restore()
+ * forgot, in the order of their calls, on both channels.  At the end of the
+ * transaction, forget them (TopTransactionContext goes).
+ */
+void
+sf_notify_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			kept = NULL;
+			nkept = 0;
+			maxkept = 0;
+			return;
+		default:
+			return;
+	}
+	for (int i = 0; i < nkept; i++)
+	{
+		char		channel[NAMEDATALEN];
+
+		if (kept[i].forgotten != InvalidSubTransactionId)
+			continue;
+		snprintf(channel, sizeof(channel), SF_NOTIFY_CHANNEL "_" INT64_FORMAT,
+				 kept[i].id);
+		Async_Notify(SF_NOTIFY_CHANNEL, kept[i].payload);
+		Async_Notify(channel, kept[i].payload);
+	}
+	nkept = 0;
 }
 
 /*

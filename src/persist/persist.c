@@ -155,6 +155,9 @@ sf_persist_init(void)
 							NULL, NULL, NULL);
 	RegisterXactCallback(sf_xact_callback, NULL);
 	RegisterSubXactCallback(sf_subxact_callback, NULL);
+	/* the write calls' notifications (notify.c, issue 38) */
+	RegisterXactCallback(sf_notify_xact_callback, NULL);
+	RegisterSubXactCallback(sf_notify_subxact_callback, NULL);
 }
 
 /*

@@ -206,6 +206,12 @@ extern Datum sf_ts_array(const int64 *times, int n, int64 unit_us,
 /* notify.c */
 extern void sf_notify_changes(const char *name, int64 epoch, int64 seq,
 							  int64 late_seq);
+extern void sf_notify_forget_pipeline(const char *name);
+extern void sf_notify_xact_callback(XactEvent event, void *arg);
+extern void sf_notify_subxact_callback(SubXactEvent event,
+									   SubTransactionId mySubid,
+									   SubTransactionId parentSubid,
+									   void *arg);
 
 /* emit_store.c */
 extern void sf_emit_load(const char *name, int64 id, SfPipelineDef *def);

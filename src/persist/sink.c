@@ -964,6 +964,8 @@ sf_sink_restore(const char *pipeline)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		arg = CStringGetTextDatum(pipeline);
 
+	/* the calls the restore undid notify nothing (notify.c) */
+	sf_notify_forget_pipeline(pipeline);
 	SPI_connect();
 	if (SPI_execute_with_args("SELECT streamforge.resync_outputs($1)",
 							  1, argtypes, &arg, NULL, false, 0) != SPI_OK_SELECT)
