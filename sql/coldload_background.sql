@@ -28,6 +28,8 @@ SELECT streamforge.create_pipeline('bgc', ARRAY['p', 'q'],
     ARRAY[streamforge.fixed('f', 10), streamforge.sliding('s', 20, 5),
           streamforge.session('g', 3)], lateness => 5);
 SHOW streamforge.background_compaction_ms;
+-- the metrics' estimate of a cold load: nothing to load yet
+SELECT estimated_load_ms FROM streamforge.metrics WHERE pipeline = 'bgc';
 -- small calls under the default budget (100 ms of replay): no worker
 SELECT count(*) FROM streamforge.ingest('bgc', 'p', 0, 'e0', 'k0', 0, 1);
 SELECT count(*) FROM streamforge.advance('bgc', 'p', 0);
@@ -39,7 +41,8 @@ SELECT count(*) FROM streamforge.ingest_batch('bgc',
     ARRAY(SELECT ROW(CASE WHEN i % 2 = 0 THEN 'p' ELSE 'q' END, i / 2, 'e' || i,
                      'k' || (i % 7), i, i)::streamforge.delivery
             FROM generate_series(1, 3000) AS i ORDER BY i));
-SELECT journal_rows FROM streamforge.metrics WHERE pipeline = 'bgc';
+SELECT journal_rows, estimated_load_ms > 0 AND estimated_load_ms < 1000 AS sane
+  FROM streamforge.metrics WHERE pipeline = 'bgc';
 SELECT bgc_wait('bgc', 3);
 SELECT * FROM bgc_side('bgc');
 RESET streamforge.background_compaction_ms;
@@ -59,7 +62,9 @@ SELECT count(*) FROM streamforge.ingest('bgc', 'q', 1500, 'x', 'k1', 3001, 5);
 UPDATE bgc_state SET ck = streamforge.checkpoint('bgc');
 \c -
 SELECT ck = streamforge.checkpoint('bgc') AS same_state FROM bgc_state;
-SELECT journal_rows FROM streamforge.metrics WHERE pipeline = 'bgc';
+-- the background snapshot is not a journal row
+SELECT journal_rows, estimated_load_ms > 0 AND estimated_load_ms < 1000 AS sane
+  FROM streamforge.metrics WHERE pipeline = 'bgc';
 -- a catching-up backend still finds every row after its own position
 SELECT count(*) FROM streamforge.ingest('bgc', 'q', 1501, 'y', 'k1', 3002, 5);
 UPDATE bgc_state SET ck = streamforge.checkpoint('bgc');
