@@ -57,22 +57,24 @@
 #include "persist/persist_int.h"
 
 /*
- * Per-unit cold-load costs (CPU), measured on this project's benchmark
- * machine (docs/performance.md, "Cold load"; bench/coldload.sh prints the
- * estimate next to the measure).  A binary snapshot decodes at about 5.5
- * ns a byte.  A replay costs what the engine does for the journal's calls
- * (issue 39): per delivery and window it places, per change it emits (the
- * changes are counted but no longer sorted), and per journal byte and row
- * decoded and fetched.  Until 0.3.0 the estimate was per journal byte
- * alone, which is right for one window and ten keys and an order of
+ * Per-unit cold-load costs (CPU), measured by bench/coldload.sh on this
+ * project's shared 2-core benchmark machine (docs/performance.md, "Cold
+ * loads without a job"; the script prints the estimate next to the
+ * measure).  A binary snapshot decodes at 5 ns a byte on a quiet machine
+ * and 20-25 ns under the usual load (re-allocating every identity is
+ * memory-bound): 10 ns is the middle.  A replay costs what the engine does for the journal's
+ * calls (issue 39): per delivery and window it places, per change it
+ * emits (the changes are counted but no longer sorted), and per journal
+ * byte and row decoded and fetched.  Until 0.3.0 the estimate was per
+ * journal byte alone, right for one window and ten keys and an order of
  * magnitude low for three windows with sessions.
  */
-#define SF_LOAD_NS_PER_SNAPSHOT_BYTE	5.5
+#define SF_LOAD_NS_PER_SNAPSHOT_BYTE	10.0
 #define SF_LOAD_NS_PER_JOURNAL_BYTE		10.0
 #define SF_LOAD_NS_PER_JOURNAL_ENTRY	500.0
-#define SF_LOAD_NS_PER_DELIVERY			100.0
-#define SF_LOAD_NS_PER_DELIVERY_WINDOW	50.0
-#define SF_LOAD_NS_PER_CHANGE			1600.0
+#define SF_LOAD_NS_PER_DELIVERY			200.0
+#define SF_LOAD_NS_PER_DELIVERY_WINDOW	65.0
+#define SF_LOAD_NS_PER_CHANGE			2000.0
 
 /* bytes of a binary snapshot per remembered identity, before the first one */
 #define SF_SNAPSHOT_BYTES_PER_IDENTITY	40
