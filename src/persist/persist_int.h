@@ -178,7 +178,13 @@ extern void sf_sink_measures(SfPipeline *p, Datum name,
 							 const SfChangeList *changes, bool changelog,
 							 bool results);
 
-/* compact.c: cold-load estimate and background snapshots (issue 39) */
+/* coldload.c: cold-load estimate and background snapshots (issue 39) */
+extern void sf_coldload_init(void);
+extern void sf_coldload_in_worker(void);
+extern void sf_coldload_estimate(const SfCacheEntry *entry, double *decode,
+								 double *replay);
+extern bytea *sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p,
+							const bytea *snap);
 extern void sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p,
 									 int64 len);
 extern void sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p);
