@@ -219,7 +219,7 @@ EOF
 		printf '%s\n\n' "SELECT streamforge.ingest_count('warm', 'p0', 2, 'warm-3', 'w', 2, 1);"
 	printf '%s\n\n' "SELECT pg_backend_pid();"
 	case "$w" in
-		batch_*)
+		batch_fixed | batch_fss)
 			cat <<EOF
 DO \$\$
 DECLARE
@@ -427,8 +427,9 @@ EOF
 			-c fsync=off -c jit=off -c autovacuum=off "$DB" \
 			<"$out.sql" >"$out.log" 2>&1 ||
 			{ tail -n 30 "$out.log"; sf_die "$label $w: the backend failed"; }
-		if grep -qE '^(ERROR|FATAL|PANIC):' "$out.log"; then
-			grep -E '^(ERROR|FATAL|PANIC):' "$out.log" | head -5
+		# (single-user mode prefixes its messages with a timestamp)
+		if grep -qE '(^|\] )(ERROR|FATAL|PANIC):' "$out.log"; then
+			grep -E '(^|\] )(ERROR|FATAL|PANIC):' "$out.log" | head -5
 			sf_die "$label $w: the workload failed ($out.log)"
 		fi
 		echo "    $label $w: $events events, $((SECONDS - t0)) s under callgrind"
