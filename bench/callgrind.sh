@@ -57,6 +57,19 @@
 #                 and sf_xact_callback: the instructions behind the time
 #                 ratio of targets.sh's "time over only unnesting" target.
 #                 Not in the default list.
+#   batch_measures the batches of batch_fixed as measures deliveries (two
+#                 measures, count, sum and avg), ingest_measures_batch.
+#
+# --replay (issue 39 item 1): what a cold load's journal replay costs
+# against the calls that wrote the journal.  Each workload (default
+# batch_fixed,batch_fss,row_fixed,batch_measures) runs with its entry
+# function, sf_advance, sf_mark_idle and sf_xact_callback counted (every
+# write call whose entry is replayed), then a second single-user backend on
+# the resulting cluster loads the pipeline (SELECT watermark, after a
+# warm-up read of another pipeline) with sf_persist_open counted: fetching
+# the rows, decoding and replaying every entry.  Writes
+# bench/results/callgrind-replay-NAME.md: instructions per event of both,
+# and their ratio.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -72,6 +85,7 @@ WORKLOADS=batch_fixed,batch_fss,row_fixed,count_fixed
 NAME=
 LATEST=callgrind-latest
 KEEP=
+REPLAY=
 REFS=()
 usage() { echo "usage: $0 [--batches N] [--rows N] [--workloads a,b] [--name NAME] [--latest NAME] [--keep] REF..." >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -82,7 +96,8 @@ while [ $# -gt 0 ]; do
 		--name) NAME=$2; shift ;;
 		--latest) LATEST=$2; shift ;;
 		--keep) KEEP=1 ;;
-		-h | --help) sed -n '2,47p' "$0"; exit 0 ;;
+		--replay) REPLAY=1 ;;
+		-h | --help) sed -n '2,60p' "$0"; exit 0 ;;
 		-*) usage ;;
 		*) REFS+=("$1") ;;
 	esac
@@ -187,7 +202,11 @@ script() {
 	cat <<EOF
 SELECT bench.fresh_pipeline('warm', 'fixed');
 
-SELECT bench.fresh_pipeline('cg', '$shape');
+$(if [ "$w" = batch_measures ]; then
+	echo "SELECT streamforge.create_pipeline('cg', ARRAY(SELECT DISTINCT partition FROM bench.staging WHERE arrival < 100000 ORDER BY 1), bench.windows('fixed'), bench.param('lateness'), measures => ARRAY['v', 'w'], aggregates => ARRAY['count', 'sum(v)', 'avg(w)']);"
+else
+	echo "SELECT bench.fresh_pipeline('cg', '$shape');"
+fi)
 
 $warmup_batch
 
@@ -200,7 +219,7 @@ EOF
 		printf '%s\n\n' "SELECT streamforge.ingest_count('warm', 'p0', 2, 'warm-3', 'w', 2, 1);"
 	printf '%s\n\n' "SELECT pg_backend_pid();"
 	case "$w" in
-		batch_*)
+		batch_fixed | batch_fss)
 			cat <<EOF
 DO \$\$
 DECLARE
@@ -256,6 +275,42 @@ END
 
 EOF
 			;;
+		batch_measures)
+			cat <<EOF
+DO \$\$
+DECLARE
+    r record;
+    c bigint;
+BEGIN
+    FOR s IN 0 .. $BATCHES - 1 LOOP
+        FOR r IN SELECT ARRAY(SELECT ROW(d.partition, d.source_offset, d.event_id,
+                                        d.key, d.event_time,
+                                        ARRAY[d.value, d.value % 7])::streamforge.measures_delivery
+                                FROM unnest(b.arr) AS d) AS arr
+                   FROM bench.batches b
+                  WHERE b.batch_size = $BS AND b.seg = s
+                  ORDER BY b.batch_no LOOP
+            SELECT count(*) INTO c FROM streamforge.ingest_measures_batch('cg', r.arr);
+        END LOOP;
+        FOR r IN SELECT * FROM bench.control
+                  WHERE after_arrival >= s * $TICK
+                    AND after_arrival < (s + 1) * $TICK
+                  ORDER BY seq LOOP
+            IF r.op = 'advance' THEN
+                SELECT count(*) INTO c
+                  FROM streamforge.advance('cg', r.partition, r.progress);
+            ELSE
+                SELECT count(*) INTO c
+                  FROM streamforge.mark_idle('cg', r.partition);
+            END IF;
+        END LOOP;
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+
+EOF
+			;;
 		row_fixed)
 			cat <<EOF
 SELECT count(*)
@@ -289,6 +344,7 @@ EOF
 entry_of() {
 	case "$1" in
 		stmt_*) echo SPI_execute_plan_with_paramlist ;;
+		batch_measures) echo sf_ingest_measures_batch ;;
 		batch_*) echo sf_ingest_batch ;;
 		row_*) echo sf_ingest ;;
 		count_*) echo sf_ingest_count ;;
@@ -296,6 +352,9 @@ entry_of() {
 }
 
 RUNS=()
+REPLAYS=()
+[ -n "$REPLAY" ] && [ "$WORKLOADS" = batch_fixed,batch_fss,row_fixed,count_fixed ] &&
+	WORKLOADS=batch_fixed,batch_fss,row_fixed,batch_measures
 IFS=, read -r -a WLIST <<<"$WORKLOADS"
 for w in "${WLIST[@]}"; do script "$w" >/dev/null; done	# unknown names fail here
 for i in "${!REFS[@]}"; do
@@ -348,6 +407,8 @@ EOF
 		entry=$(entry_of "$w")
 		events=$row_events
 		case "$w" in batch_* | stmt_*) events=$batch_events ;; esac
+		extra=()
+		[ -n "$REPLAY" ] && extra=(--toggle-collect=sf_advance --toggle-collect=sf_mark_idle)
 		if [ "$w" = count_fixed ] && [ "$has_count" = 0 ]; then
 			echo "    $label $w: no ingest_count in this tree"
 			RUNS+=("$label:${SHAS[$i]}:$w:$events:$entry:-")
@@ -360,18 +421,35 @@ EOF
 		sf_is_root && chown postgres:postgres "$out.sql"
 		t0=$SECONDS
 		as_server valgrind --tool=callgrind --callgrind-out-file="$out" \
-			--collect-atstart=no --toggle-collect="$entry" \
+			--collect-atstart=no --toggle-collect="$entry" "${extra[@]}" \
 			--toggle-collect=sf_xact_callback --zero-before=pg_backend_pid \
 			"$srvbin/postgres" --single -j -D "$SCRATCH/run" \
 			-c fsync=off -c jit=off -c autovacuum=off "$DB" \
 			<"$out.sql" >"$out.log" 2>&1 ||
 			{ tail -n 30 "$out.log"; sf_die "$label $w: the backend failed"; }
-		if grep -qE '^(ERROR|FATAL|PANIC):' "$out.log"; then
-			grep -E '^(ERROR|FATAL|PANIC):' "$out.log" | head -5
+		# (single-user mode prefixes its messages with a timestamp)
+		if grep -qE '(^|\] )(ERROR|FATAL|PANIC):' "$out.log"; then
+			grep -E '(^|\] )(ERROR|FATAL|PANIC):' "$out.log" | head -5
 			sf_die "$label $w: the workload failed ($out.log)"
 		fi
 		echo "    $label $w: $events events, $((SECONDS - t0)) s under callgrind"
 		RUNS+=("$label:${SHAS[$i]}:$w:$events:$entry:$out")
+		if [ -n "$REPLAY" ]; then
+			printf '%s\n\n' "SELECT streamforge.watermark('warm');" \
+				"SELECT pg_backend_pid();" "SELECT streamforge.watermark('cg');" \
+				>"$out.replay.sql"
+			sf_is_root && chown postgres:postgres "$out.replay.sql"
+			as_server valgrind --tool=callgrind --callgrind-out-file="$out.replay" \
+				--collect-atstart=no --toggle-collect=sf_persist_open \
+				--zero-before=pg_backend_pid \
+				"$srvbin/postgres" --single -j -D "$SCRATCH/run" \
+				-c fsync=off -c jit=off -c autovacuum=off "$DB" \
+				<"$out.replay.sql" >"$out.replay.log" 2>&1 ||
+				{ tail -n 30 "$out.replay.log"; sf_die "$label $w: the replay failed"; }
+			wi=$(awk '/^(summary|totals):/ { print $2; exit }' "$out")
+			ri=$(awk '/^(summary|totals):/ { print $2; exit }' "$out.replay")
+			REPLAYS+=("| $label | $w | $events | $((wi / events)) | $((ri / events)) | $(echo "scale=2; $ri / $wi" | bc) |")
+		fi
 		rm -rf "$SCRATCH/run"
 	done
 done
@@ -385,6 +463,18 @@ if [ -z "$NAME" ]; then
 	for l in "${LABELS[@]}"; do NAME+="-${l//[^A-Za-z0-9._-]/_}"; done
 fi
 mkdir -p "$BENCH/results"
+if [ -n "$REPLAY" ]; then
+	{
+		echo "# Journal replay against the calls that wrote it ($DATE)"
+		echo
+		echo "Instructions per event (callgrind): the write calls (entry function, advance, mark_idle, commit-time journal flush) and a new backend's load of the pipeline (sf_persist_open: fetch, decode and replay of the whole journal). bench/callgrind.sh --replay, $BATCHES batches of $BS, $ROWS rows."
+		echo
+		echo "| tree | workload | events | write calls | replay | replay / write |"
+		echo "|---|---|---|---|---|---|"
+		printf '%s\n' "${REPLAYS[@]}"
+	} | tee "$BENCH/results/callgrind-replay-$NAME.md"
+	exit 0
+fi
 sf_say "writing bench/results/callgrind-$NAME.{json,md} ($(elapsed))"
 "$PY" "$BENCH/callgrind_report.py" \
 	--out-json "$BENCH/results/callgrind-$NAME.json" \

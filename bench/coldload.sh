@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
-# bench/coldload.sh: the cold load of issue 26, item 5, on a throwaway
-# cluster of a private PostgreSQL tree (like bench/soak.sh).
+# bench/coldload.sh: the cold load of a new backend (issues 26 and 39), on a
+# throwaway cluster of a private PostgreSQL tree (like bench/soak.sh).
 #
-# 1,000,000 events fed as an application would: 20,000 batches of 50
-# events (event time = offset, ten keys), an advance after each, one
-# transaction each, no retention, into a fixed-window pipeline.  The journal stays below
-# the write path's compaction threshold (64 MB), so a new connection's first
-# call replays all of it.  Then streamforge.compact(), as pg_cron would run
-# it off the write path, and a new connection loads again.  Recorded each
-# time: the cold load (wall / CPU ms) and the memory per delivery of the
-# loading backend, and the journal and snapshot sizes.  compact() runs
-# without min_journal_bytes: the automatic decision (the estimated cold
-# load against streamforge.compact_target_load_ms) is recorded too.  Last,
-# the per-unit costs of that estimate (src/persist/compact.c): the journal's
-# per byte and per entry (separated by a second pipeline fed one event per
-# transaction, N / 50 of them) and the snapshot's per byte.
+# Default settings, no scheduled job.  A fixed(60) + sliding(300, 60) +
+# session(30) pipeline per feeding pattern, event time = offset, ten keys:
+#   big      ingest_batch of 10,000 events, an advance after each, one
+#            transaction each, to 5M events (the only 5M feed); every
+#            ingest_batch call is timed, for its p50 and p99;
+#   big_off  the same with streamforge.background_compaction_ms = -1 in the
+#            feeding session (what 0.3.0 did), to 1M;
+#   perrow   one LATERAL ingest per event, 1,000 per transaction, an
+#            advance after each, to 1M;
+#   small    ingest_batch of 50 events and an advance, one transaction
+#            each, to 1M;
+#   mixed    ingest_batch of 20,000 events over 4 partitions, an advance of
+#            each partition after it, one transaction each, to 1M.
+# At 0.1M, 1M and 5M deliveries: a new connection's first call (CPU and
+# wall ms of that backend) next to the metrics' estimated_load_ms (read in
+# another new connection), once the background workers are done; then the
+# same after streamforge.compact(p, 0).  On "mixed" at 1M, the time each
+# definition change holds the pipeline's lock (the call and its commit, one
+# transaction each).  The CPU time of every backend and worker of the
+# cluster is reported per feed (the postmaster's reaped children), so that
+# what the background snapshots cost shows.
 #
-#   ./bench/coldload.sh [--quick]     (--quick: 100,000 events)
+#   ./bench/coldload.sh [--quick] [--keep]   (--quick: 0.1M and 0.3M, no 5M)
 #
 # Writes bench/results/coldload-<date>-<shortsha>[-quick].md and prints it.
 set -euo pipefail
@@ -26,14 +34,14 @@ set -euo pipefail
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 PORT=5436						# names the socket file only: no TCP listener
 DB=coldload
-N=1000000
+SIZES="100000 1000000 5000000"
 SUFFIX=
 KEEP=
 while [ $# -gt 0 ]; do
 	case "$1" in
-		--quick) N=100000; SUFFIX=-quick ;;
+		--quick) SIZES="100000 300000"; SUFFIX=-quick ;;
 		--keep) KEEP=1 ;;
-		-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+		-h | --help) sed -n '2,28p' "$0"; exit 0 ;;
 		*) echo "usage: $0 [--quick] [--keep]" >&2; exit 2 ;;
 	esac
 	shift
@@ -82,6 +90,7 @@ unix_socket_directories = '$SCRATCH'
 unix_socket_permissions = 0700
 shared_buffers = 512MB
 max_wal_size = 16GB
+max_worker_processes = 16
 checkpoint_timeout = 1h
 synchronous_commit = off
 autovacuum = off
@@ -92,22 +101,43 @@ started=1
 as_server "$PGBIN/psql" -X -q -h "$SCRATCH" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB"
 psql_db <<'EOF'
 CREATE EXTENSION streamforge;
-CREATE FUNCTION pipeline_bytes() RETURNS bigint LANGUAGE sql AS $$
-    SELECT coalesce(sum(total_bytes), 0)::bigint FROM pg_backend_memory_contexts
-     WHERE name = 'streamforge pipeline' $$;
--- events f .. t - 1 (event time = offset, ten keys), then progress t - 1
-CREATE FUNCTION feed(pl text, f bigint, t bigint) RETURNS void
+-- events f .. t - 1 of pipeline pl (event time = offset, ten keys) in
+-- ingest_batch calls of b, over np partitions (offset i / np on partition
+-- p<i % np>), each call timed into call_ms, an advance of every partition
+-- after each, one transaction each
+CREATE TABLE call_ms (pl text, ms float8);
+CREATE PROCEDURE feed_batches(pl text, f bigint, t bigint, b int, np int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz;
+    lo bigint;
+    hi bigint;
+    arr streamforge.delivery[];
+BEGIN
+    FOR s IN 0 .. (t - f - 1) / b LOOP
+        lo := f + s * b;
+        hi := least(f + (s + 1) * b, t);
+        arr := ARRAY(SELECT ROW('p' || (i % np), i / np, 'e' || i,
+                                'k' || (i % 10), i, 1)::streamforge.delivery
+                       FROM generate_series(lo, hi - 1) AS i ORDER BY i);
+        t0 := clock_timestamp();
+        PERFORM count(*) FROM streamforge.ingest_batch(pl, arr);
+        INSERT INTO call_ms VALUES (pl, extract(epoch FROM clock_timestamp() - t0) * 1000);
+        FOR k IN 0 .. np - 1 LOOP
+            PERFORM count(*) FROM streamforge.advance(pl, 'p' || k, hi - 1);
+        END LOOP;
+        COMMIT;
+    END LOOP;
+END $$;
+CREATE PROCEDURE feed_rows(pl text, f bigint, t bigint, b int)
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM count(*) FROM streamforge.ingest_batch(pl,
-        ARRAY(SELECT ROW('p', i, 'e' || i, 'k' || (i % 10), i, 1)::streamforge.delivery
-                FROM generate_series(f, t - 1) AS i ORDER BY i));
-    PERFORM count(*) FROM streamforge.advance(pl, 'p', t - 1);
-END $$;
-CREATE PROCEDURE feed_to(pl text, f bigint, t bigint) LANGUAGE plpgsql AS $$
-BEGIN
-    FOR i IN 0 .. (t - f - 1) / 50 LOOP
-        PERFORM feed(pl, f + i * 50, least(f + (i + 1) * 50, t));
+    FOR s IN 0 .. (t - f - 1) / b LOOP
+        PERFORM count(*)
+           FROM generate_series(f + s * b, least(f + (s + 1) * b, t) - 1) AS i
+          CROSS JOIN LATERAL streamforge.ingest(pl, 'p0', i, 'e' || i,
+                                                'k' || (i % 10), i, 1);
+        PERFORM count(*) FROM streamforge.advance(pl, 'p0', least(f + (s + 1) * b, t) - 1);
         COMMIT;
     END LOOP;
 END $$;
@@ -116,102 +146,148 @@ CREATE FUNCTION cpu_ms() RETURNS numeric LANGUAGE sql AS $$
     SELECT (split_part(s, ' ', 12)::numeric + split_part(s, ' ', 13)::numeric) * 10
       FROM (SELECT substr(f, strpos(f, ') ') + 2) AS s
               FROM pg_read_file('/proc/self/stat') AS f) AS x $$;
--- the cold load of a pipeline in this (new) session: "wall ms/CPU ms"; the
--- machine may be shared, so the CPU time is the figure to compare
+-- the cold load of a pipeline in this (new) session: "wall ms / CPU ms";
+-- the machine may be shared, so the CPU time is the figure to compare
 CREATE FUNCTION load_ms(pl text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     t0 timestamptz := clock_timestamp();
     c0 numeric := cpu_ms();
 BEGIN
     PERFORM streamforge.watermark(pl);
-    RETURN round(extract(epoch FROM clock_timestamp() - t0)::numeric * 1000, 1)
+    RETURN round(extract(epoch FROM clock_timestamp() - t0)::numeric * 1000)
            || ' / ' || (cpu_ms() - c0);
 END $$;
 EOF
 
-psql_db -c "SELECT streamforge.create_pipeline('cold', ARRAY['p'], ARRAY[streamforge.fixed('per_minute', 60)])"
-t0=$(date +%s.%N)
-psql_db -c "CALL feed_to('cold', 0, $N)"
-t1=$(date +%s.%N)
-sizes() {
-	psql_val "SELECT journal_rows || ' rows, ' || pg_size_pretty(journal_bytes) || ' journal, '
-	                 || pg_size_pretty(snapshot_bytes) || ' snapshot'
-	            FROM streamforge.metrics WHERE pipeline = 'cold'"
-}
-load() {
-	psql_val "SELECT load_ms('cold') || ' ms, '
-	                 || round(pipeline_bytes()::numeric / $N, 1) || ' B/delivery'"
-}
-before_sizes=$(sizes)
-# rows, bytes and snapshot bytes of a pipeline's tables
-jsize() {
-	psql_val "SELECT journal_rows || ' ' || journal_bytes || ' ' || snapshot_bytes
-	            FROM streamforge.metrics WHERE pipeline = '$1'"
-}
-before_raw=$(jsize cold)
-before=$(load)
-before2=$(load)
-c0=$(date +%s.%N)
-compacted=$(psql_val "SELECT streamforge.compact('cold')")
-if [ "$compacted" != t ]; then
-	# below the target (--quick): compact anyway, to measure the snapshot
-	psql_val "SELECT streamforge.compact('cold', 0)" >/dev/null
-	compacted="f, then compact('cold', 0)"
-fi
-c1=$(date +%s.%N)
-after_sizes=$(sizes)
-after=$(load)
-after2=$(load)
+windows="ARRAY[streamforge.fixed('f', 60), streamforge.sliding('s', 300, 60), streamforge.session('g', 30)]"
+for pl in big big_off perrow small; do
+	psql_db -qc "SELECT streamforge.create_pipeline('$pl', ARRAY['p0'], $windows)"
+done
+psql_db -qc "SELECT streamforge.create_pipeline('mixed', ARRAY['p0', 'p1', 'p2', 'p3'], $windows)"
 
-# The per-unit costs of compact()'s estimate: the CPU ms of a cold load of
-# pipeline $1 in a new session, best of three
-cpu_load() {
-	local best='' v
-	for _ in 1 2 3; do
-		v=$(psql_val "SELECT split_part(load_ms('$1'), ' / ', 2)")
-		if [ -z "$best" ] || [ "$(echo "$v < $best" | bc)" = 1 ]; then best=$v; fi
-	done
-	echo "$best"
+# CPU ms of the cluster's exited backends and workers (the postmaster's
+# cutime + cstime: every psql connection of this script is one)
+pm_cpu() {
+	local pm
+	pm=$(head -1 "$SCRATCH/data/postmaster.pid")
+	awk '{print ($16 + $17) * 10}' "/proc/$pm/stat"
 }
-psql_db -c "SELECT streamforge.create_pipeline('cold_small', ARRAY['p'], ARRAY[streamforge.fixed('per_minute', 60)])"
-psql_db -c "SELECT streamforge.create_pipeline('cold_empty', ARRAY['p'], ARRAY[streamforge.fixed('per_minute', 60)])"
-psql_db -c "CREATE PROCEDURE feed_small(n bigint) LANGUAGE plpgsql AS \$\$
-BEGIN
-    FOR i IN 0 .. n - 1 LOOP
-        PERFORM count(*) FROM streamforge.ingest('cold_small', 'p', i, 'e' || i, 'k' || (i % 10), i, 1);
-        COMMIT;
-    END LOOP;
-END \$\$"
-psql_db -c "CALL feed_small($N / 50)"
-l0=$(cpu_load cold_empty)
-read -r r1 b1 _ <<<"$before_raw"
-l1=$(echo "$before" | sed 's|^[^/]*/ \([0-9.]*\) ms.*|\1|')
-read -r r2 b2 _ <<<"$(jsize cold_small)"
-l2=$(cpu_load cold_small)
-read -r _ _ s3 <<<"$(jsize cold)"
-l3=$(cpu_load cold)
-# two equations, load - empty = bytes x per_byte + rows x per_entry
-per_byte=$(echo "scale=3; (($l1 - $l0) * $r2 - ($l2 - $l0) * $r1) * 1000000 / ($b1 * $r2 - $b2 * $r1)" | bc)
-per_entry=$(echo "scale=3; (($l2 - $l0) * 1000000 - $per_byte * $b2) / $r2 / 1000" | bc)
-snap_byte=$(echo "scale=3; ($l3 - $l0) * 1000000 / $s3" | bc)
+# wait until no background snapshot worker runs
+idle() {
+	local i
+	for i in $(seq 1 1200); do
+		[ "$(psql_val "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'streamforge compaction'")" = 0 ] && return
+		sleep 0.5
+	done
+}
+ROWS=()
+measure() {	# pipeline deliveries label -> a row of the first table
+	local pl=$1 n=$2 what=$3 load est side
+	idle
+	load=$(psql_val "SELECT load_ms('$pl')")
+	est=$(psql_val "SELECT round(estimated_load_ms::numeric) || '|' || journal_rows || ' rows, '
+	                       || pg_size_pretty(journal_bytes) || ' journal, '
+	                       || pg_size_pretty(snapshot_bytes) || ' snapshot'
+	                  FROM streamforge.metrics WHERE pipeline = '$pl'")
+	side=$(psql_val "SELECT coalesce(pg_size_pretty(sum(octet_length(j.entry))::bigint), '-')
+	                   FROM streamforge.journal j JOIN streamforge.pipeline p ON p.id = j.pipeline_id
+	                  WHERE p.name = '$pl' AND j.pos < 0")
+	ROWS+=("| $pl | $n | $what | $load | ${est%%|*} | ${est#*|}, $side background snapshot |")
+}
+FEEDS=()
+feed() {	# pipeline from to sql [setting sql] -> fed, timed
+	local pl=$1 from=$2 to=$3 sql=$4 set=${5:-SELECT 1} c0 w0 c1 w1 own
+	c0=$(pm_cpu)
+	w0=$(date +%s.%N)
+	own=$(psql_db -At -c "$set" -c "$sql" -c "SELECT cpu_ms()" | tail -1)
+	w1=$(date +%s.%N)
+	idle
+	c1=$(pm_cpu)
+	FEEDS+=("| $pl | $from - $to | $(printf '%.1f' "$(echo "$w1 - $w0" | bc)") s | $own ms | $(echo "$c1 - $c0" | bc) ms |")
+}
+prev=0
+last=0
+for n in $SIZES; do
+	[ "$n" -gt 1000000 ] && continue
+	feed big $prev "$n" "CALL feed_batches('big', $prev, $n, 10000, 1)"
+	feed big_off $prev "$n" "CALL feed_batches('big_off', $prev, $n, 10000, 1)" \
+		"SET streamforge.background_compaction_ms = -1"
+	feed perrow $prev "$n" "CALL feed_rows('perrow', $prev, $n, 1000)"
+	feed small $prev "$n" "CALL feed_batches('small', $prev, $n, 50, 1)"
+	feed mixed $prev "$n" "CALL feed_batches('mixed', $prev, $n, 20000, 4)"
+	for pl in big big_off perrow small mixed; do measure $pl "$n" "default"; done
+	prev=$n
+	last=$n
+done
+for pl in big_off perrow small mixed; do
+	psql_val "SELECT streamforge.compact('$pl', 0)" >/dev/null
+	measure $pl "$last" "after compact(p, 0)"
+done
+
+# Definition changes on "mixed": the lock is held from the call to the
+# commit.  The changing backend has the pipeline loaded first, so that the
+# time is the change's, not a cold load's.
+LOCKS=()
+lock_time() {	# label sql
+	local out
+	out=$(psql_db -At <<EOS
+SELECT streamforge.watermark('mixed') IS NULL AS loaded \gset
+BEGIN;
+SELECT clock_timestamp() AS t0 \gset
+SELECT count(*) FROM ($2) AS x \gset
+COMMIT;
+SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric, 2);
+EOS
+)
+	LOCKS+=("| \`$1\` | $out s |")
+}
+lock_time "add_window(fixed 600), backfilled" "SELECT * FROM streamforge.add_window('mixed', streamforge.fixed('f600', 600))"
+lock_time "set_lateness(300) (raise)" "SELECT * FROM streamforge.set_lateness('mixed', 300)"
+lock_time "set_lateness(0) (lower)" "SELECT * FROM streamforge.set_lateness('mixed', 0)"
+lock_time "add_partition" "SELECT streamforge.add_partition('mixed', 'p9')"
+lock_time "set_retention(100000)" "SELECT streamforge.set_retention('mixed', 100000)"
+lock_time "set_emit('final')" "SELECT * FROM streamforge.set_emit('mixed', 'final')"
+
+# the big feed on to 5M
+for n in $SIZES; do
+	[ "$n" -le 1000000 ] && continue
+	feed big $prev "$n" "CALL feed_batches('big', $prev, $n, 10000, 1)"
+	measure big "$n" "default"
+	prev=$n
+done
+psql_val "SELECT streamforge.compact('big', 0)" >/dev/null
+measure big "$prev" "after compact(p, 0)"
+pct() {
+	psql_val "SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) || ' ms p50, '
+	                 || round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 1) || ' ms p99, '
+	                 || round(max(ms)::numeric, 1) || ' ms max over ' || count(*) || ' calls'
+	            FROM call_ms WHERE pl = '$1'"
+}
 
 {
-	echo "# Cold load at $N deliveries ($SHA, $(date -u +%Y-%m-%d))"
+	echo "# Cold loads without a job ($SHA, $(date -u +%Y-%m-%d))"
 	echo
-	echo "Feed: $N events in batches of 50, an advance after each, one transaction each, no retention: $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s."
+	echo "Pipelines fixed(60) + sliding(300, 60) + session(30), ten keys, event time = offset, default settings, no scheduled job (bench/coldload.sh; CPU in 10 ms ticks)."
 	echo
-	echo "| | state in the tables | cold load (wall / CPU ms), memory per delivery |"
-	echo "|---|---|---|"
-	echo "| before: write-path compaction only | $before_sizes | $before; again: $before2 |"
-	echo "| after \`streamforge.compact('cold')\` (returned $compacted; $(printf '%.2f' "$(echo "$c1 - $c0" | bc)") s, off the write path) | $after_sizes | $after; again: $after2 |"
+	echo "## First call of a new backend"
 	echo
-	echo "Per-unit cold-load costs (CPU, best of three loads, an empty pipeline's $l0 ms subtracted; src/persist/compact.c):"
+	echo "| pipeline | deliveries | state | first call: wall / CPU ms | estimated_load_ms | tables |"
+	echo "|---|---|---|---|---|---|"
+	printf '%s\n' "${ROWS[@]}"
 	echo
-	echo "| | journal rows | journal bytes | snapshot bytes | cold load, CPU ms |"
+	echo "## Feeds"
+	echo
+	echo "CPU of the feeding backend, and of every backend and worker of the cluster during the feed (background snapshots and the script's own connections included)."
+	echo
+	echo "| pipeline | deliveries | wall | feeding backend CPU | cluster CPU |"
 	echo "|---|---|---|---|---|"
-	echo "| cold, before compact() (first load) | $r1 | $b1 | 0 | $l1 |"
-	echo "| cold_small (one event per transaction) | $r2 | $b2 | 0 | $l2 |"
-	echo "| cold, after compact() | 0 | 0 | $s3 | $l3 |"
+	printf '%s\n' "${FEEDS[@]}"
 	echo
-	echo "Journal: $per_byte ns per byte + $per_entry us per entry; snapshot: $snap_byte ns per byte."
+	echo "ingest_batch of 10,000 events, the call alone (wall): big: $(pct big); big_off (no background snapshots): $(pct big_off)."
+	echo
+	echo "## Lock held by definition changes (mixed, $last deliveries; call and commit, wall)"
+	echo
+	echo "| change | lock held |"
+	echo "|---|---|"
+	printf '%s\n' "${LOCKS[@]}"
 } | tee "$OUT"

@@ -26,17 +26,17 @@ SELECT streamforge.compact('ca', 0);
 SELECT count(*) FROM streamforge.ingest('ca', 'p', 2001, 'x1', 'k', 2001, 1);
 SELECT streamforge.compact('ca');
 SELECT journal_rows FROM streamforge.metrics WHERE pipeline = 'ca';
--- as many events again in the journal: its replay costs more than a
+-- four times as many events in the journal: its replay costs more than a
 -- quarter of the decode, so it is compacted
 SELECT count(*) FROM streamforge.ingest_batch('ca',
     ARRAY(SELECT ROW('p', i, 'e' || i, 'k' || (i % 50), i, i)::streamforge.delivery
-            FROM generate_series(2002, 4001) AS i ORDER BY i));
+            FROM generate_series(2002, 10001) AS i ORDER BY i));
 CREATE TABLE ca_before AS SELECT streamforge.checkpoint('ca') AS ck;
 SELECT streamforge.compact('ca');
 SELECT journal_rows FROM streamforge.metrics WHERE pipeline = 'ca';
 SELECT ck = streamforge.checkpoint('ca') AS same_state FROM ca_before;
 -- -1: compact() never decides to compact by itself
-SELECT count(*) FROM streamforge.ingest('ca', 'p', 4002, 'x2', 'k', 4002, 1);
+SELECT count(*) FROM streamforge.ingest('ca', 'p', 10002, 'x2', 'k', 10002, 1);
 SET streamforge.compact_target_load_ms = -1;
 SELECT streamforge.compact('ca');
 SELECT streamforge.compact('ca', 1);

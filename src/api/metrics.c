@@ -34,6 +34,20 @@ sf_cache_loads(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(sf_progress_cache_loads(name));
 }
 
+/*
+ * streamforge_internal.estimated_load_ms(pipeline text): the estimated CPU
+ * time (ms) a new backend spends loading the pipeline (persist/compact.c;
+ * issue 39).  Opens the pipeline for reading, like stats().
+ */
+PG_FUNCTION_INFO_V1(sf_estimated_load_ms);
+Datum
+sf_estimated_load_ms(PG_FUNCTION_ARGS)
+{
+	char	   *name = sf_arg_text(fcinfo, 0, "pipeline");
+
+	PG_RETURN_FLOAT8(sf_persist_load_estimate(name));
+}
+
 /* The SfRedefineFn of compact: the same state, stored as a new snapshot */
 static SfPipeline *
 compact_build(SfPipeline *old, void *arg)

@@ -148,6 +148,12 @@ sf_cache_lookup(const char *name, bool create)
 		entry->snapshot_len = 0;
 		entry->last_pos = 0;
 		entry->journal_bytes = 0;
+		entry->load_pos = 0;
+		entry->load_len = 0;
+		entry->load_journal_bytes = 0;
+		entry->load_deliveries = 0;
+		entry->load_seq = 0;
+		entry->load_identities = 0;
 		entry->pipeline = NULL;
 		entry->acl.owner = InvalidOid;
 		entry->acl.ngrants = 0;
@@ -420,8 +426,11 @@ replay_journal(SfPipeline *p, int64 id, int64 from, int64 *bytes,
 }
 
 /*
- * Rebuild entry from the row: snapshot, then journal.  Caller must be
- * connected to SPI with a snapshot pushed.
+ * Rebuild entry from the row: the latest snapshot, then the journal after
+ * it.  The latest snapshot is the background snapshot of the row's journal
+ * epoch at the highest position if there is one (compact.c, issue 39),
+ * else the stored one.  Caller must be connected to SPI with a snapshot
+ * pushed.
  */
 static void
 rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
@@ -432,30 +441,42 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	bool		isnull;
 	Datum		snap;
 	int64		bytes = 0;
+	int64		from = 0;
+	int64		offset_replays = row->offset_replays_base;
+	int64		load_len = row->snapshot_len;
 	int64		last_pos;
 
 	sf_cache_invalidate(entry);
 	sf_load_def(name, row->id, &def);
 	sf_measures_load(name, row->id, &def);
 
-	sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
-	snap = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						 &isnull);
 	/* built under the transaction: an error cannot leak it */
-	if (isnull)
-		p = sf_pipeline_create(CurTransactionContext, &def);
-	else
+	p = sf_side_snapshot_load(CurTransactionContext, &def, row->id,
+							  row->snapshot_version, &from, &bytes,
+							  &offset_replays, &load_len);
+	if (p == NULL)
 	{
-		bytea	   *b = DatumGetByteaPP(snap);
+		sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
+		if (SPI_processed != 1)
+			elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
+		snap = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+							 &isnull);
+		if (isnull)
+			p = sf_pipeline_create(CurTransactionContext, &def);
+		else
+		{
+			bytea	   *b = DatumGetByteaPP(snap);
 
-		p = sf_snapshot_decode(CurTransactionContext, &def,
-							   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+			p = sf_snapshot_decode(CurTransactionContext, &def,
+								   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+		}
 	}
-	p->offset_replays = row->offset_replays_base;
-	last_pos = replay_journal(p, row->id, 0, &bytes,
-								 sf_pending_lookup(row->id, false));
+	p->offset_replays = offset_replays;
+	entry->last_pos = from;
+	entry->journal_bytes = bytes;
+	sf_compact_note_snapshot(entry, p, load_len);
+	last_pos = replay_journal(p, row->id, from, &bytes,
+							  sf_pending_lookup(row->id, false));
 
 	/* complete: the cache takes it over */
 	MemoryContextSetParent(p->cxt, cache_cxt);
@@ -467,6 +488,8 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	entry->last_pos = last_pos;
 	entry->journal_bytes = bytes;
 	entry->version = row->version;
+	/* a load that replayed too much: the next one need not (compact.c) */
+	sf_compact_after_write(entry, p);
 }
 
 /*
@@ -558,6 +581,7 @@ sf_xact_callback(XactEvent event, void *arg)
 	}
 	subabort_discarded = false;
 	sf_pending_reset();
+	sf_compact_at_xact_end(!discard);	/* background snapshots (compact.c) */
 	if (cache_hash != NULL && acl_changed)
 	{
 		/* subtransaction ids start again with the next transaction */

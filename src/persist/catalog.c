@@ -219,6 +219,36 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},
+
+	/*
+	 * 0.4.0, issue 39: background snapshots (compact.c), journal rows at
+	 * negative positions whose entry starts with a 16-byte header naming
+	 * the journal epoch ($2 of PLAN_SIDE_GET).  The latest of the epoch
+	 * is the one at the lowest position.
+	 */
+	[PLAN_SIDE_GET] = {
+		"SELECT pos, entry FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND pos OPERATOR(pg_catalog.<) 0 "
+		"AND pg_catalog.substr(entry, 1, 16) OPERATOR(pg_catalog.=) $2 "
+		"ORDER BY pos LIMIT 1",
+		2, {INT8OID, BYTEAOID}
+	},
+	[PLAN_SIDE_PUT] = {
+		"INSERT INTO streamforge.journal (pipeline_id, pos, entry) "
+		"SELECT $1, $2, $3 FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1 "
+		"AND snapshot_version OPERATOR(pg_catalog.=) $4 "
+		"ON CONFLICT DO NOTHING",
+		4, {INT8OID, INT8OID, BYTEAOID, INT8OID}
+	},
+	[PLAN_SIDE_PRUNE] = {
+		"DELETE FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND pos OPERATOR(pg_catalog.<) 0 "
+		"AND pos OPERATOR(pg_catalog.<>) $2",
+		2, {INT8OID, INT8OID}
+	},
 };
 
 static SPIPlanPtr catalog_plans[NUM_PLANS];

@@ -6,23 +6,19 @@
  *	  compact it: the estimated cold load against
  *	  streamforge.compact_target_load_ms.
  *
- * A backend that loads a pipeline decodes its snapshot and replays the
- * journal after it.  Both costs are linear, so the cold load is estimated
- * from the sizes the cache already knows, with per-unit costs measured by
- * bench/coldload.sh (docs/performance.md, "Cold load"):
+ * The estimate (coldload.c) is what a new backend's load costs: the decode
+ * of the latest snapshot and the replay of the journal after it.
+ * Compacting turns the journal's replay into the decode of a larger
+ * snapshot and writes the whole state once.  So the automatic decision
+ * compacts a journal when the estimated load exceeds the target, and only
+ * when its replay costs at least a quarter of the snapshot's decode: a
+ * state whose snapshot alone takes longer than the target is then not
+ * rewritten at every scheduled run for a few new entries.
  *
- *	 load = snapshot bytes x SF_LOAD_NS_PER_SNAPSHOT_BYTE
- *		  + journal bytes x SF_LOAD_NS_PER_JOURNAL_BYTE
- *		  + journal entries x SF_LOAD_NS_PER_JOURNAL_ENTRY
- *
- * Compacting turns the journal's replay into (about) the decode of a
- * larger snapshot, which costs about half as much per event, and writes the
- * whole state once.  So the automatic decision compacts a journal when the
- * estimated load exceeds the target, and only when its replay costs at
- * least a quarter of the snapshot's decode: a state whose snapshot alone
- * takes longer than the target is then not rewritten at every scheduled
- * run for a few new entries, and its cold load stays below 1.25 times the
- * snapshot's decode.
+ * Also the background snapshot worker (issue 39; coldload.c has the rest):
+ * a dynamic background worker that loads a pipeline's committed state and
+ * stores it as a journal row at a negative position, without the
+ * pipeline's lock.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -33,27 +29,33 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "catalog/pg_authid_d.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-/*
- * Per-unit cold-load costs (CPU), from bench/coldload.sh at 1M deliveries
- * (bench/results/coldload-2026-12-01-25d58a9.md): a binary snapshot
- * decodes at about 5.3 ns a byte; replaying the journal of ingest_batch
- * and advance calls (entry format 3, about 9 bytes an event) costs about
- * 40 ns a byte, and an entry's own cost (fetching and detoasting the row,
- * its header) is below the measurement's resolution: 20,000 one-event
- * entries replay in at most 10 ms, so 0.5 us an entry bounds it.
- */
-#define SF_LOAD_NS_PER_SNAPSHOT_BYTE	5.5
-#define SF_LOAD_NS_PER_JOURNAL_BYTE		40.0
-#define SF_LOAD_NS_PER_JOURNAL_ENTRY	500.0
-
 /* streamforge.compact_target_load_ms; -1: compact() decides never */
 static int	compact_target_load_ms = 500;
+
+/* The advisory lock that keeps one background snapshot per pipeline at a time */
+#define SIDE_LOCK_FIELD4	0x5346
 
 void
 sf_compact_init(void)
@@ -65,15 +67,34 @@ sf_compact_init(void)
 							500, -1, 3600 * 1000,
 							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	sf_coldload_init();
 }
 
 /* The estimated cold load of entry, split into decode and replay (ms) */
 static void
-load_estimate(const SfCacheEntry *entry, double *decode_ms, double *replay_ms)
+load_estimate(const SfCacheEntry *entry, double *decode, double *replay)
 {
-	*decode_ms = (double) entry->snapshot_len * SF_LOAD_NS_PER_SNAPSHOT_BYTE / 1e6;
-	*replay_ms = ((double) entry->journal_bytes * SF_LOAD_NS_PER_JOURNAL_BYTE +
-				  (double) entry->last_pos * SF_LOAD_NS_PER_JOURNAL_ENTRY) / 1e6;
+	sf_coldload_estimate(entry, decode, replay);
+}
+
+/*
+ * The estimated CPU time (ms) a new backend spends loading pipeline name:
+ * decoding the latest snapshot and replaying the journal after it.  Opens
+ * the pipeline for reading, like sf_persist_journal_bytes.
+ */
+double
+sf_persist_load_estimate(const char *name)
+{
+	SfCacheEntry *entry;
+	double		decode;
+	double		replay;
+
+	(void) sf_persist_open(name, false);
+	entry = sf_cache_lookup(name, false);
+	if (entry == NULL)
+		return 0.0;
+	load_estimate(entry, &decode, &replay);
+	return decode + replay;
 }
 
 /*
@@ -102,14 +123,105 @@ bool
 sf_persist_compact_due(const char *name)
 {
 	SfCacheEntry *entry;
-	double		decode_ms;
-	double		replay_ms;
+	double		decode;
+	double		replay;
 
 	(void) sf_persist_open(name, false);
 	entry = sf_cache_lookup(name, false);
 	if (entry == NULL || compact_target_load_ms < 0 || entry->last_pos == 0)
 		return false;
-	load_estimate(entry, &decode_ms, &replay_ms);
-	return decode_ms + replay_ms > (double) compact_target_load_ms &&
-		4.0 * replay_ms >= decode_ms;
+	load_estimate(entry, &decode, &replay);
+	return decode + replay > (double) compact_target_load_ms &&
+		4.0 * replay >= decode;
 }
+
+/*
+ * Store a background snapshot of pipeline name's committed state, unless
+ * one of its position exists already, another worker is at it, or the
+ * state is too large for a snapshot.  Runs in the worker's transaction.
+ */
+static void
+side_snapshot(const char *name)
+{
+	SfPipeline *p;
+	SfCacheEntry *entry;
+	LOCKTAG		tag;
+	bytea	   *snap;
+	bytea	   *row;
+	Size		len;
+	Datum		values[4];
+	SfSavedUser saved;
+
+	/*
+	 * One worker per pipeline at a time: a later one waits, then loads what
+	 * the earlier one stored (the lock goes with the transaction).  Keyed
+	 * by the name, since the id is not known before the load.
+	 */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
+						 hash_bytes((const unsigned char *) name, strlen(name)),
+						 0, SIDE_LOCK_FIELD4);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	/* a new transaction snapshot: what committed while we waited */
+	PopActiveSnapshot();
+	PushActiveSnapshot(GetTransactionSnapshot());
+
+	p = sf_persist_open(name, false);
+	entry = sf_cache_lookup(name, false);
+	if (p == NULL || entry == NULL || entry->last_pos <= entry->load_pos)
+		return;					/* nothing new since the latest snapshot */
+
+	snap = sf_snapshot_encode(p);
+	len = VARSIZE_ANY_EXHDR(snap);
+	row = sf_side_entry(entry, p, snap);
+	pfree(snap);
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	values[0] = Int64GetDatum(entry->id);
+	values[1] = Int64GetDatum(-entry->last_pos);
+	values[2] = PointerGetDatum(row);
+	values[3] = Int64GetDatum(entry->snapshot_version);
+	sf_exec(PLAN_SIDE_PUT, values, NULL, false, SPI_OK_INSERT);
+	if (SPI_processed == 1)
+	{
+		/* the older ones, and those of other epochs, are superseded */
+		CommandCounterIncrement();
+		sf_exec(PLAN_SIDE_PRUNE, values, NULL, false, SPI_OK_DELETE);
+		elog(DEBUG1, "streamforge: background snapshot of pipeline \"%s\" at position " INT64_FORMAT " (%zu bytes)",
+			 name, entry->last_pos, len);
+	}
+	PopActiveSnapshot();
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * The background worker's entry point: main_arg is the database's OID,
+ * bgw_extra the pipeline's name.
+ */
+void
+sf_compact_worker_main(Datum main_arg)
+{
+	char		name[SF_NAME_MAX + 1];
+
+	memcpy(name, MyBgworkerEntry->bgw_extra, SF_NAME_MAX);
+	name[SF_NAME_MAX] = '\0';
+	sf_coldload_in_worker();
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	/* the bootstrap superuser may read every pipeline; it writes as the owner */
+	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(main_arg),
+											  BOOTSTRAP_SUPERUSERID, 0);
+	pgstat_report_appname("streamforge compaction");
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, name);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	side_snapshot(name);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	proc_exit(0);
+}
+

@@ -496,6 +496,7 @@ store_snapshot(SfCacheEntry *entry, SfPipeline *p, bytea *snap)
 	/* a new journal epoch: its positions start again (see sf_cache_sync) */
 	entry->last_pos = 0;
 	entry->journal_bytes = 0;
+	sf_compact_note_snapshot(entry, p, entry->snapshot_len);
 	entry->compact_after = 0;
 	/* the snapshot holds what the buffered entries did */
 	sf_pending_supersede(entry->id);
@@ -628,6 +629,8 @@ write_journal(SfPipeline *p, StringInfo buf)
 		insert_entry(entry, buf);
 	entry->journal_pending = false;
 	sf_cache_account(entry);
+	/* a cold load past its budget: a background snapshot (compact.c) */
+	sf_compact_after_write(entry, p);
 
 	/*
 	 * The journal (its table, or the buffer) now holds this transaction's
@@ -764,6 +767,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry->snapshot_len = snap_len;
 	entry->last_pos = 0;
 	entry->journal_bytes = 0;
+	sf_compact_note_snapshot(entry, p, snap_len);
 	sf_cache_copy_acl(entry, &row.acl);
 	sf_mark_modified(entry, GetCurrentSubTransactionId());
 	entry->locked = true;
@@ -923,6 +927,7 @@ sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
 	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
 	entry->last_pos = 0;
 	entry->journal_bytes = 0;
+	sf_compact_note_snapshot(entry, p, entry->snapshot_len);
 	entry->journal_pending = false;
 	sf_pending_supersede(entry->id);
 	sf_cache_account(entry);

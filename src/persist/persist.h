@@ -89,6 +89,8 @@ extern Interval *sf_time_unit_get(const char *pipeline);
 
 /* compact.c: the journal since the snapshot, compact()'s decision */
 extern void sf_compact_init(void);
+extern double sf_persist_load_estimate(const char *name);
+extern PGDLLEXPORT void sf_compact_worker_main(Datum main_arg);
 extern int64 sf_persist_journal_bytes(const char *name);
 extern bool sf_persist_compact_due(const char *name);
 

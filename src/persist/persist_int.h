@@ -40,6 +40,20 @@ typedef struct SfCacheEntry
 	int64		snapshot_len;	/* bytes of the stored snapshot */
 	int64		last_pos;		/* last journal row included, 0: none */
 	int64		journal_bytes;	/* bytes of the journal rows included */
+
+	/*
+	 * What a cold load of the pipeline decodes and replays (issue 39,
+	 * compact.c): the snapshot it starts from (the stored one, or the
+	 * latest background snapshot of the epoch, at position load_pos), its
+	 * bytes, and the journal bytes, deliveries, changes and identities
+	 * the state had at that position.
+	 */
+	int64		load_pos;
+	int64		load_len;
+	int64		load_journal_bytes;
+	int64		load_deliveries;
+	int64		load_seq;
+	int64		load_identities;
 	SfPipeline *pipeline;		/* NULL: invalid */
 	SfAcl		acl;			/* owner and grants, as of the last read */
 
@@ -144,6 +158,9 @@ typedef enum SfPlanId
 	PLAN_SIMILAR_CASE,
 	PLAN_TIME_UNIT_PUT,
 	PLAN_TIME_UNIT_GET,
+	PLAN_SIDE_GET,
+	PLAN_SIDE_PUT,
+	PLAN_SIDE_PRUNE,
 	NUM_PLANS
 } SfPlanId;
 
@@ -160,6 +177,23 @@ extern void sf_measures_load(const char *name, int64 id, SfPipelineDef *def);
 extern void sf_sink_measures(SfPipeline *p, Datum name,
 							 const SfChangeList *changes, bool changelog,
 							 bool results);
+
+/* coldload.c: cold-load estimate and background snapshots (issue 39) */
+extern void sf_coldload_init(void);
+extern void sf_coldload_in_worker(void);
+extern void sf_coldload_estimate(const SfCacheEntry *entry, double *decode,
+								 double *replay);
+extern bytea *sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p,
+							const bytea *snap);
+extern void sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p,
+									 int64 len);
+extern void sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p);
+extern void sf_compact_at_xact_end(bool commit);
+extern SfPipeline *sf_side_snapshot_load(MemoryContext parent,
+										 const SfPipelineDef *def, int64 id,
+										 int64 epoch, int64 *pos,
+										 int64 *journal_bytes,
+										 int64 *offset_replays, int64 *len);
 
 /* acl.c */
 extern void sf_acl_copy(SfAcl *dst, const SfAcl *src, MemoryContext cxt);

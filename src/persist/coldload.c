@@ -1,0 +1,350 @@
+/*-------------------------------------------------------------------------
+ *
+ * coldload.c
+ *	  What a cold load of a pipeline costs, and the background snapshots
+ *	  that keep it short (issue 39): the estimate, the trigger a write call
+ *	  or a cold load checks, the entries' layout and their loading.  The
+ *	  worker that stores them, and compact(), are in compact.c; this file
+ *	  calls neither it nor cache.c or persist.c, which call it.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/coldload.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "utils/guc.h"
+
+#include "codec/codec.h"
+#include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
+
+/*
+ * Per-unit cold-load costs (CPU), measured by bench/coldload.sh on this
+ * project's shared 2-core benchmark machine (docs/performance.md, "Cold
+ * loads without a job"; the script prints the estimate next to the
+ * measure).  A binary snapshot decodes at 5 ns a byte on a quiet machine
+ * and 20-25 ns under the usual load (re-allocating every identity is
+ * memory-bound): 20 ns, the loaded machine's, since that is where
+ * cold loads hurt.  A replay costs what the engine does for the journal's
+ * calls (issue 39): per delivery and window it places, per change it
+ * emits (the changes are counted but no longer sorted), and per journal
+ * byte and row decoded and fetched.  Until 0.3.0 the estimate was per
+ * journal byte alone, right for one window and ten keys and an order of
+ * magnitude low for three windows with sessions.
+ */
+#define SF_LOAD_NS_PER_SNAPSHOT_BYTE	20.0
+#define SF_LOAD_NS_PER_JOURNAL_BYTE		10.0
+#define SF_LOAD_NS_PER_JOURNAL_ENTRY	500.0
+#define SF_LOAD_NS_PER_DELIVERY			200.0
+#define SF_LOAD_NS_PER_DELIVERY_WINDOW	65.0
+#define SF_LOAD_NS_PER_CHANGE			2000.0
+
+/* bytes of a binary snapshot per remembered identity, before the first one */
+#define SF_SNAPSHOT_BYTES_PER_IDENTITY	40
+
+/*
+ * streamforge.background_compaction_ms: a write call asks a background
+ * worker for a snapshot when the estimated replay since the last snapshot
+ * exceeds the larger of this and the estimated decode of the snapshot;
+ * -1: never.
+ */
+static int	background_compaction_ms = 100;
+
+/* The background snapshot's entry: header, then sf_snapshot_encode's bytes */
+#define SIDE_MAGIC		"SFSIDE1\n"
+#define SIDE_HEADER		32		/* magic, epoch, journal bytes, offset_replays */
+#define SIDE_KEY		16		/* magic, epoch: what PLAN_SIDE_GET matches */
+
+/* The pipelines the current transaction's write calls want a snapshot of */
+#define SIDE_MAX_WANTED		8
+static char wanted[SIDE_MAX_WANTED][SF_NAME_MAX + 1];
+static int	nwanted = 0;
+
+/* This process is such a worker: it asks for no other */
+static bool in_worker = false;
+
+/*
+ * Define streamforge.background_compaction_ms (from sf_compact_init, in
+ * _PG_init)
+ */
+void
+sf_coldload_init(void)
+{
+	DefineCustomIntVariable("streamforge.background_compaction_ms",
+							"Estimated journal replay above which a write call has a background worker snapshot the pipeline.",
+							"A write call starts a background worker that stores a snapshot of the pipeline, without its lock, when the estimated replay of the journal since the last snapshot exceeds the larger of this and the estimated decode of that snapshot; -1: never.",
+							&background_compaction_ms,
+							100, -1, 3600 * 1000,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+
+/* This process is a background snapshot worker (compact.c) */
+void
+sf_coldload_in_worker(void)
+{
+	in_worker = true;
+}
+
+/* The estimated decode of a snapshot of len bytes (ms) */
+static inline double
+decode_ms(int64 len)
+{
+	return (double) len * SF_LOAD_NS_PER_SNAPSHOT_BYTE / 1e6;
+}
+
+/*
+ * The estimated replay of entry's journal after the snapshot a cold load
+ * starts from (ms): what its calls did since then, as the state's counters
+ * tell.
+ */
+static double
+replay_ms(const SfCacheEntry *entry)
+{
+	const SfPipeline *p = entry->pipeline;
+	double		deliveries;
+	double		changes;
+	double		ns;
+
+	if (p == NULL || entry->last_pos <= entry->load_pos)
+		return 0.0;
+	deliveries = (double) Max(p->ndeliveries - entry->load_deliveries, 0);
+	changes = (double) Max(p->seq - entry->load_seq, 0);
+	ns = deliveries * (SF_LOAD_NS_PER_DELIVERY +
+					   p->def.nwindows * SF_LOAD_NS_PER_DELIVERY_WINDOW) +
+		changes * SF_LOAD_NS_PER_CHANGE +
+		(double) Max(entry->journal_bytes - entry->load_journal_bytes, 0) *
+		SF_LOAD_NS_PER_JOURNAL_BYTE +
+		(double) (entry->last_pos - entry->load_pos) *
+		SF_LOAD_NS_PER_JOURNAL_ENTRY;
+	return ns / 1e6;
+}
+
+/* The estimated cold load of entry, split into decode and replay (ms) */
+void
+sf_coldload_estimate(const SfCacheEntry *entry, double *decode, double *replay)
+{
+	*decode = decode_ms(entry->load_len);
+	*replay = replay_ms(entry);
+}
+
+/*
+ * A snapshot of entry's pipeline p, as it is now, is what a cold load
+ * starts from: the stored snapshot after a compaction, restore or
+ * definition change (entry->snapshot_len, entry->last_pos 0), or a
+ * background snapshot the caller asked for.
+ */
+void
+sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p, int64 len)
+{
+	entry->load_pos = entry->last_pos;
+	entry->load_len = len;
+	entry->load_journal_bytes = entry->journal_bytes;
+	entry->load_deliveries = p != NULL ? p->ndeliveries : 0;
+	entry->load_seq = p != NULL ? p->seq : 0;
+	entry->load_identities = p != NULL ? p->nidentities : 0;
+}
+
+/* ----------------------------------------------------------------
+ * Background snapshots (issue 39)
+ *
+ * A cold load costs the decode of the stored snapshot plus the replay of
+ * the journal since; without a scheduled compact() the journal grew until
+ * the write path's compaction_threshold (64 MB, millions of events), and
+ * every new backend paid seconds.  Compacting on the write path would
+ * stall the writer, and every writer behind its lock, for the whole
+ * state's encoding.  So a write call whose pipeline's estimated replay
+ * passes the larger of streamforge.background_compaction_ms and the
+ * estimated decode of its snapshot starts a background worker instead
+ * (dynamic: no shared_preload_libraries, no scheduler).  The worker loads
+ * the pipeline's committed state like any new backend and stores its
+ * snapshot as a journal row at the negative position -pos, pos being the
+ * last journal position the state includes, tagged with the journal epoch
+ * (the pipeline's snapshot_version).  It takes no lock a writer takes: it
+ * inserts a row no writer reads and deletes only such rows.  Writers keep
+ * appending at positive positions, and the rows the snapshot covers stay
+ * until the next compaction empties the journal, as before, so a backend
+ * that catches up from its own position still finds every row after it.
+ * A cold load (cache.c) starts from the latest background snapshot of the
+ * current epoch, if any, and replays only the rows after its position.
+ *
+ * Layout of the entry: "SFSIDE1\n", the epoch, the journal bytes up to pos
+ * and the offset_replays counter at pos (big-endian int64 each), then the
+ * snapshot as sf_snapshot_encode writes it.  0.3.0 libraries read only
+ * positive positions, and their compaction deletes these rows with the rest.
+ * ----------------------------------------------------------------
+ */
+
+static void
+put_be64(char *dst, int64 v)
+{
+	for (int i = 7; i >= 0; i--)
+	{
+		dst[i] = (char) (v & 0xFF);
+		v = (int64) ((uint64) v >> 8);
+	}
+}
+
+static int64
+get_be64(const char *src)
+{
+	uint64		v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | (unsigned char) src[i];
+	return (int64) v;
+}
+
+/* The first SIDE_KEY bytes of a background snapshot of journal epoch epoch */
+static bytea *
+side_key(int64 epoch)
+{
+	bytea	   *key = palloc(VARHDRSZ + SIDE_KEY);
+
+	SET_VARSIZE(key, VARHDRSZ + SIDE_KEY);
+	memcpy(VARDATA(key), SIDE_MAGIC, 8);
+	put_be64(VARDATA(key) + 8, epoch);
+	return key;
+}
+
+/*
+ * The latest background snapshot of pipeline id's journal epoch epoch:
+ * the state it holds (a child of parent, for definition def), with the
+ * journal position it includes in *pos, the journal bytes up to it in
+ * *journal_bytes, its offset_replays counter in *offset_replays and the
+ * snapshot's bytes in *len; NULL if there is none.  Caller must be
+ * connected to SPI with a snapshot pushed.
+ */
+SfPipeline *
+sf_side_snapshot_load(MemoryContext parent, const SfPipelineDef *def,
+					  int64 id, int64 epoch, int64 *pos,
+					  int64 *journal_bytes, int64 *offset_replays, int64 *len)
+{
+	Datum		args[2];
+	bool		isnull;
+	bytea	   *entry;
+	const char *data;
+	Size		n;
+
+	args[0] = Int64GetDatum(id);
+	args[1] = PointerGetDatum(side_key(epoch));
+	sf_exec(PLAN_SIDE_GET, args, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed != 1)
+		return NULL;
+	*pos = -DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	entry = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 2, &isnull));
+	data = VARDATA_ANY(entry);
+	n = VARSIZE_ANY_EXHDR(entry);
+	if (n < SIDE_HEADER || *pos <= 0)
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_CORRUPTED),
+				errmsg("corrupt journal entry for pipeline \"%s\"", def->name),
+				errdetail("A background snapshot is too short."));
+	*journal_bytes = get_be64(data + 16);
+	*offset_replays = get_be64(data + 24);
+	*len = (int64) (n - SIDE_HEADER);
+	return sf_snapshot_decode(parent, def, data + SIDE_HEADER, n - SIDE_HEADER);
+}
+
+/*
+ * The journal row of a background snapshot of entry's pipeline p, whose
+ * snapshot (sf_snapshot_encode) is snap
+ */
+bytea *
+sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p, const bytea *snap)
+{
+	Size		len = VARSIZE_ANY_EXHDR(snap);
+	bytea	   *row = palloc(VARHDRSZ + SIDE_HEADER + len);
+
+	SET_VARSIZE(row, VARHDRSZ + SIDE_HEADER + len);
+	memcpy(VARDATA(row), SIDE_MAGIC, 8);
+	put_be64(VARDATA(row) + 8, entry->snapshot_version);
+	put_be64(VARDATA(row) + 16, entry->journal_bytes);
+	put_be64(VARDATA(row) + 24, p->offset_replays);
+	memcpy(VARDATA(row) + SIDE_HEADER, VARDATA_ANY(snap), len);
+	return row;
+}
+
+/*
+ * After a write call on entry's pipeline p, or a cold load of it: if a cold load's replay is
+ * estimated above the larger of streamforge.background_compaction_ms and
+ * the estimated decode of its snapshot, start a background snapshot.  The
+ * entry then counts from the current state (a failed start is retried
+ * after as much journal again).  Costs a few comparisons otherwise.
+ */
+void
+sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
+{
+	double		replay;
+	double		decode;
+	int64		len;
+	int			i;
+
+	if (background_compaction_ms < 0 || in_worker || entry->pipeline != p ||
+		!IsUnderPostmaster)
+		return;
+	replay = replay_ms(entry);
+	if (replay < (double) background_compaction_ms)
+		return;
+	decode = decode_ms(entry->load_len);
+	if (replay < decode)
+		return;
+
+	/* started at commit, so that the worker finds what this call did */
+	for (i = 0; i < nwanted; i++)
+		if (strcmp(wanted[i], p->def.name) == 0)
+			break;
+	if (i == nwanted)
+	{
+		if (nwanted == SIDE_MAX_WANTED)
+			return;				/* retried by the next call */
+		strlcpy(wanted[nwanted++], p->def.name, SF_NAME_MAX + 1);
+	}
+
+	/* the snapshot the worker will store, of about this size */
+	len = entry->load_identities > 0 && entry->load_len > 0 ?
+		(int64) ((double) entry->load_len * p->nidentities /
+				 entry->load_identities) :
+		SF_SNAPSHOT_BYTES_PER_IDENTITY * p->nidentities;
+	sf_compact_note_snapshot(entry, p, len);
+}
+
+/*
+ * At the end of a transaction (cache.c's callback): on commit, start the
+ * background snapshots its write calls asked for; a worker that cannot be
+ * started (no free slot of max_worker_processes) is asked for again after
+ * as much journal again.  On abort, forget them.
+ */
+void
+sf_compact_at_xact_end(bool commit)
+{
+	BackgroundWorker worker;
+
+	for (int i = 0; commit && i < nwanted; i++)
+	{
+		memset(&worker, 0, sizeof(worker));
+		worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+			BGWORKER_BACKEND_DATABASE_CONNECTION;
+		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		worker.bgw_restart_time = BGW_NEVER_RESTART;
+		snprintf(worker.bgw_library_name, BGW_MAXLEN, "streamforge");
+		snprintf(worker.bgw_function_name, BGW_MAXLEN, "sf_compact_worker_main");
+		snprintf(worker.bgw_name, BGW_MAXLEN, "streamforge compaction");
+		snprintf(worker.bgw_type, BGW_MAXLEN, "streamforge compaction");
+		worker.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
+		strlcpy(worker.bgw_extra, wanted[i], Min(BGW_EXTRALEN, SF_NAME_MAX + 1));
+		worker.bgw_notify_pid = 0;
+		(void) RegisterDynamicBackgroundWorker(&worker, NULL);
+	}
+	nwanted = 0;
+}
