@@ -54,12 +54,14 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "common/int.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
@@ -83,6 +85,7 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -91,6 +94,32 @@
 /* the Unix epoch in PostgreSQL's microseconds since 2000-01-01 */
 #define SF_UNIX_EPOCH_US \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+/*
+ * Whether the views and the index may decode a key of type typ from text:
+ * a base type (whose input function a superuser declared) or an enum, or an
+ * array of one; never a domain (its CHECK runs the domain owner's code),
+ * composite or range type (whose input runs their parts' input).  The
+ * views and the index are the extension's owner's objects (issue 37).
+ */
+static bool
+aggregate_key_type_ok(Oid typ)
+{
+	HeapTuple	tp = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typ));
+	Form_pg_type t;
+	bool		result;
+
+	if (!HeapTupleIsValid(tp))
+		return false;
+	t = (Form_pg_type) GETSTRUCT(tp);
+	result = t->typisdefined &&
+		(t->typtype == TYPTYPE_ENUM ||
+		 (t->typtype == TYPTYPE_BASE &&
+		  (!OidIsValid(t->typelem) || !IsTrueArrayType(t) ||
+		   aggregate_key_type_ok(t->typelem))));
+	ReleaseSysCache(tp);
+	return result;
+}
 
 /* A refusal of a construct of the query */
 #define refuse(...) \
@@ -138,16 +167,90 @@ is_window_call(Node *node, const AggWalk *w)
 }
 
 /*
+ * A function of a temporary schema (pg_temp.f): the attachment's filter
+ * and mappings outlive the session that made them, and every inserting
+ * session would resolve pg_temp.f to a function of its own (issue 37).
+ */
+static bool
+temp_function_walker(Oid funcid, void *context)
+{
+	Oid			nsp = get_func_namespace(funcid);
+
+	if (OidIsValid(nsp) && isAnyTempNamespace(nsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("temporary function %s is not supported in %s",
+						format_procedure(funcid), (const char *) context),
+				 errdetail("The aggregate's filter and mappings are kept after the session ends, and every session has temporary functions of its own."),
+				 errhint("Create the function in a permanent schema.")));
+	return false;
+}
+
+/* The schema of a type or an operator, InvalidOid if there is none */
+static Oid
+object_namespace(int cacheid, Oid oid)
+{
+	HeapTuple	tp = SearchSysCache1(cacheid, ObjectIdGetDatum(oid));
+	Oid			result = InvalidOid;
+
+	if (HeapTupleIsValid(tp))
+	{
+		result = cacheid == TYPEOID ?
+			((Form_pg_type) GETSTRUCT(tp))->typnamespace :
+			((Form_pg_operator) GETSTRUCT(tp))->oprnamespace;
+		ReleaseSysCache(tp);
+	}
+	return result;
+}
+
+/* Refuses a temporary function, operator or type in the node itself */
+static void
+refuse_temp_objects(Node *node, AggWalk *w)
+{
+	Oid			opno = InvalidOid;
+	Oid			typ = InvalidOid;
+	Oid			nsp;
+
+	(void) check_functions_in_node(node, temp_function_walker, (void *) w->where);
+	if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr))
+		opno = ((OpExpr *) node)->opno;
+	else if (IsA(node, ScalarArrayOpExpr))
+		opno = ((ScalarArrayOpExpr *) node)->opno;
+	if (OidIsValid(opno) && OidIsValid(nsp = object_namespace(OPEROID, opno)) &&
+		isAnyTempNamespace(nsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("temporary operator %s is not supported in %s",
+						format_operator(opno), w->where),
+				 errhint("Create the operator in a permanent schema.")));
+	/* the nodes that name a type of their own */
+	if (IsA(node, Const) || IsA(node, FuncExpr) || IsA(node, OpExpr) ||
+		IsA(node, RelabelType) || IsA(node, CoerceViaIO) ||
+		IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain) ||
+		IsA(node, CaseExpr) || IsA(node, CoalesceExpr) || IsA(node, RowExpr) ||
+		IsA(node, ArrayExpr) || IsA(node, MinMaxExpr) || IsA(node, Var))
+		typ = exprType(node);
+	if (OidIsValid(typ) && OidIsValid(nsp = object_namespace(TYPEOID, typ)) &&
+		isAnyTempNamespace(nsp))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("temporary type %s is not supported in %s",
+						format_type_be(typ), w->where),
+				 errhint("Create the type in a permanent schema.")));
+}
+
+/*
  * Refuses what no expression of the query may contain: sublinks, volatile
- * functions, system columns, other relations' columns, window calls
- * outside the GROUP BY, aggregates where none belongs.  Returns false to
- * continue the walk.
+ * functions, temporary functions, operators and types, system columns,
+ * other relations' columns, window calls outside the GROUP BY, aggregates
+ * where none belongs.  Returns false to continue the walk.
  */
 static bool
 check_expr_walker(Node *node, AggWalk *w)
 {
 	if (node == NULL)
 		return false;
+	refuse_temp_objects(node, w);
 	if (IsA(node, Var))
 	{
 		Var		   *v = (Var *) node;
@@ -457,8 +560,8 @@ filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
 		(int64) DatumGetInt16(k_const->constvalue);
 }
 
-/* Describes the checked query as JSON into buf */
-static void
+/* Describes the checked query as JSON into buf; returns the table */
+static Oid
 describe(Query *q, StringInfo buf)
 {
 	AggWalk		w = {0};
@@ -551,6 +654,11 @@ describe(Query *q, StringInfo buf)
 			continue;
 		}
 		check_expr(e, &w, "GROUP BY");
+		/* a domain's CHECK must not run where the key is decoded (issue 37) */
+		typ = getBaseTypeAndTypmod(typ, &typmod);
+		if (!aggregate_key_type_ok(typ))
+			refuse("a GROUP BY expression of type %s is not supported",
+				   format_type_be(typ));
 		appendStringInfoString(&keys, first_key ? "{" : ", {");
 		json_str(&keys, "expr", deparse(e, w.relid), true);
 		json_str(&keys, "name", te->resjunk ? NULL : te->resname, false);
@@ -668,6 +776,7 @@ describe(Query *q, StringInfo buf)
 	json_str(buf, "where",
 			 q->jointree->quals ? deparse(q->jointree->quals, w.relid) : NULL, false);
 	appendStringInfoChar(buf, '}');
+	return w.relid;
 }
 
 /*
@@ -707,12 +816,9 @@ rename_session_calls(Node *node, void *context)
  * aggregate_plan(query text) returns jsonb: the query checked and
  * described (see the top of the file).
  */
-PG_FUNCTION_INFO_V1(sf_aggregate_plan);
-
-Datum
-sf_aggregate_plan(PG_FUNCTION_ARGS)
+static Datum
+plan_query(char *sql, Oid *relid)
 {
-	char	   *sql = sf_arg_text(fcinfo, 0, "query");
 	List	   *raw;
 	RawStmt    *stmt;
 	Query	   *q;
@@ -734,10 +840,109 @@ sf_aggregate_plan(PG_FUNCTION_ARGS)
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
 	initStringInfo(&buf);
-	describe(q, &buf);
+	*relid = describe(q, &buf);
 	AtEOXact_GUC(true, nest);
 
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+PG_FUNCTION_INFO_V1(sf_aggregate_plan);
+
+Datum
+sf_aggregate_plan(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+
+	PG_RETURN_DATUM(plan_query(sf_arg_text(fcinfo, 0, "query"), &relid));
+}
+
+/*
+ * create_aggregate(name, query, lateness, out_of_orderness, emit,
+ * event_id, partition, partitions, retention), as the caller: the query
+ * analyzed and described here (plan_query), mapped to a pipeline, its
+ * outputs and its attachment by aggregate_create (65_aggregates.sql, as
+ * the caller, through the public functions), then the views and the
+ * registry row by aggregate_register.  The helpers are closed to PUBLIC
+ * (issue 37: 0.3.0 let any role hand them a spec of its own); fmgr calls
+ * them here without the EXECUTE check, with what this call produced.
+ */
+PG_FUNCTION_INFO_V1(sf_create_aggregate);
+
+Datum
+sf_create_aggregate(PG_FUNCTION_ARGS)
+{
+	char	   *query = sf_arg_text(fcinfo, 1, "query");
+	Oid			relid;
+	Datum		args[11];
+	bool		nulls[11];
+	Datum		made;
+	bool		isnull;
+	List	   *path;
+	int			i;
+
+	args[2] = plan_query(query, &relid);
+	nulls[2] = false;
+	for (i = 0; i < 11; i++)
+	{
+		if (i == 2 || i == 3)
+			continue;
+		/* name, query, then the arguments after the query */
+		args[i] = i < 2 ? PG_GETARG_DATUM(i) : PG_GETARG_DATUM(i - 2);
+		nulls[i] = i < 2 ? PG_ARGISNULL(i) : PG_ARGISNULL(i - 2);
+	}
+	/* the views go in the caller's current schema (current_schema()) */
+	path = fetch_search_path(false);
+	nulls[3] = path == NIL;
+	args[3] = path == NIL ? (Datum) 0 :
+		CStringGetTextDatum(get_namespace_name(linitial_oid(path)));
+	made = sf_call_internal("streamforge_internal.aggregate_create("
+							"pg_catalog.text, pg_catalog.text, pg_catalog.jsonb, "
+							"pg_catalog.text, pg_catalog.interval, pg_catalog.interval, "
+							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
+							"pg_catalog.text[], pg_catalog.interval)",
+							11, args, nulls, &isnull);
+	if (isnull)
+		elog(ERROR, "streamforge: aggregate_create returned null");
+
+	/* pipeline, view schema, view name, source, query, unit_us, spec */
+	args[0] = PG_GETARG_DATUM(0);
+	args[1] = args[3];
+	args[2] = PG_GETARG_DATUM(0);
+	args[3] = ObjectIdGetDatum(relid);
+	args[4] = PG_GETARG_DATUM(1);
+	args[5] = DirectFunctionCall1(numeric_int8,
+								  DirectFunctionCall1(jsonb_numeric,
+													  DirectFunctionCall2(jsonb_object_field, made,
+																		  CStringGetTextDatum("unit_us"))));
+	args[6] = DirectFunctionCall2(jsonb_object_field, made,
+								  CStringGetTextDatum("spec"));
+	for (i = 0; i < 7; i++)
+		nulls[i] = false;
+	nulls[1] = path == NIL;
+	/* see the pipeline aggregate_create made, as its next statement would */
+	CommandCounterIncrement();
+	PushCopiedSnapshot(GetActiveSnapshot());
+	UpdateActiveSnapshotCommandId();
+	(void) sf_call_internal("streamforge_internal.aggregate_register("
+							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
+							"pg_catalog.regclass, pg_catalog.text, pg_catalog.int8, "
+							"pg_catalog.jsonb)", 7, args, nulls, &isnull);
+	PopActiveSnapshot();
+	PG_RETURN_VOID();
+}
+
+/*
+ * aggregate_type_ok(type): whether the views and the index of an aggregate
+ * may decode a key of the type (aggregate_key_type_ok); the check of
+ * aggregate_register_internal and of the index trigger, as the extension's
+ * owner, of every type a registry row names.
+ */
+PG_FUNCTION_INFO_V1(sf_aggregate_type_ok);
+
+Datum
+sf_aggregate_type_ok(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(aggregate_key_type_ok(PG_GETARG_OID(0)));
 }
 
 /*
@@ -797,11 +1002,21 @@ sf_aggregate_register(PG_FUNCTION_ARGS)
 {
 	char	   *schema = sf_arg_text(fcinfo, 1, "view schema");
 	Oid			nsp = get_namespace_oid(schema, false);
+	Oid			source;
 	AclResult	aclresult;
 
 	aclresult = pg_namespace_aclcheck(nsp, GetUserId(), ACL_CREATE);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_SCHEMA, schema);
+	/* the table: the caller's own, as for attach (issue 37) */
+	sf_arg_not_null(fcinfo, 3, "source");
+	source = PG_GETARG_OID(3);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(source)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", source)));
+	if (!pg_class_ownercheck(source, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(source));
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
 							"streamforge_internal.aggregate_register_internal("
 							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "

@@ -295,5 +295,8 @@ extern void sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def);
 /* privileges.c: calling internal functions as the extension's owner */
 extern Datum sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 							  const char *signature);
+extern Datum sf_call_internal(const char *signature, int nargs,
+							  const Datum *args, const bool *nulls,
+							  bool *isnull);
 
 #endif							/* SF_API_H */
