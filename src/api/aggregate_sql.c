@@ -179,8 +179,8 @@ temp_function_walker(Oid funcid, void *context)
 	if (OidIsValid(nsp) && isAnyTempNamespace(nsp))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("temporary function %s is not supported in %s",
-						format_procedure(funcid), (const char *) context),
+				 errmsg("temporary function pg_temp.%s() is not supported in %s",
+						get_func_name(funcid), (const char *) context),
 				 errdetail("The aggregate's filter and mappings are kept after the session ends, and every session has temporary functions of its own."),
 				 errhint("Create the function in a permanent schema.")));
 	return false;
@@ -220,8 +220,8 @@ refuse_temp_objects(Node *node, AggWalk *w)
 		isAnyTempNamespace(nsp))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("temporary operator %s is not supported in %s",
-						format_operator(opno), w->where),
+				 errmsg("temporary operator pg_temp.%s is not supported in %s",
+						get_opname(opno), w->where),
 				 errhint("Create the operator in a permanent schema.")));
 	/* the nodes that name a type of their own */
 	if (IsA(node, Const) || IsA(node, FuncExpr) || IsA(node, OpExpr) ||
@@ -530,6 +530,8 @@ filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
 
 	if (!IsA(filter, OpExpr) || list_length(((OpExpr *) filter)->args) != 2)
 		refuse("FILTER in aggregate count(*) is supported only as FILTER (WHERE expression op constant)");
+	/* as written, before eval_const_expressions inlines anything */
+	check_expr(filter, w, "the FILTER of an aggregate");
 	e = (OpExpr *) filter;
 	opname = get_opname(e->opno);
 	for (int i = 0; i < (int) lengthof(ops); i++)
