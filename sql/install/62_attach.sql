@@ -755,7 +755,7 @@ COMMENT ON FUNCTION streamforge_internal.drop_attachments(text) IS
 -- pg_trigger, like \d).  pipeline_id: the pipeline bound (NULL for an
 -- attachment of 0.2.0); an attachment whose pipeline_id is no pipeline's
 -- is bound to a dropped pipeline.
-CREATE OR REPLACE VIEW streamforge.attachments AS
+CREATE OR REPLACE VIEW streamforge.attachments WITH (security_barrier) AS
 SELECT t.tgrelid::pg_catalog.regclass AS source,
        a.args[1] AS pipeline,
        a.args[2] AS partition,
