@@ -61,7 +61,6 @@
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
-#include "catalog/pg_operator.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
@@ -94,32 +93,6 @@
 /* the Unix epoch in PostgreSQL's microseconds since 2000-01-01 */
 #define SF_UNIX_EPOCH_US \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
-
-/*
- * Whether the views and the index may decode a key of type typ from text:
- * a base type (whose input function a superuser declared) or an enum, or an
- * array of one; never a domain (its CHECK runs the domain owner's code),
- * composite or range type (whose input runs their parts' input).  The
- * views and the index are the extension's owner's objects (issue 37).
- */
-static bool
-aggregate_key_type_ok(Oid typ)
-{
-	HeapTuple	tp = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typ));
-	Form_pg_type t;
-	bool		result;
-
-	if (!HeapTupleIsValid(tp))
-		return false;
-	t = (Form_pg_type) GETSTRUCT(tp);
-	result = t->typisdefined &&
-		(t->typtype == TYPTYPE_ENUM ||
-		 (t->typtype == TYPTYPE_BASE &&
-		  (!OidIsValid(t->typelem) || !IsTrueArrayType(t) ||
-		   aggregate_key_type_ok(t->typelem))));
-	ReleaseSysCache(tp);
-	return result;
-}
 
 /* A refusal of a construct of the query */
 #define refuse(...) \
@@ -167,81 +140,9 @@ is_window_call(Node *node, const AggWalk *w)
 }
 
 /*
- * A function of a temporary schema (pg_temp.f): the attachment's filter
- * and mappings outlive the session that made them, and every inserting
- * session would resolve pg_temp.f to a function of its own (issue 37).
- */
-static bool
-temp_function_walker(Oid funcid, void *context)
-{
-	Oid			nsp = get_func_namespace(funcid);
-
-	if (OidIsValid(nsp) && isAnyTempNamespace(nsp))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("temporary function pg_temp.%s() is not supported in %s",
-						get_func_name(funcid), (const char *) context),
-				 errdetail("The aggregate's filter and mappings are kept after the session ends, and every session has temporary functions of its own."),
-				 errhint("Create the function in a permanent schema.")));
-	return false;
-}
-
-/* The schema of a type or an operator, InvalidOid if there is none */
-static Oid
-object_namespace(int cacheid, Oid oid)
-{
-	HeapTuple	tp = SearchSysCache1(cacheid, ObjectIdGetDatum(oid));
-	Oid			result = InvalidOid;
-
-	if (HeapTupleIsValid(tp))
-	{
-		result = cacheid == TYPEOID ?
-			((Form_pg_type) GETSTRUCT(tp))->typnamespace :
-			((Form_pg_operator) GETSTRUCT(tp))->oprnamespace;
-		ReleaseSysCache(tp);
-	}
-	return result;
-}
-
-/* Refuses a temporary function, operator or type in the node itself */
-static void
-refuse_temp_objects(Node *node, AggWalk *w)
-{
-	Oid			opno = InvalidOid;
-	Oid			typ = InvalidOid;
-	Oid			nsp;
-
-	(void) check_functions_in_node(node, temp_function_walker, (void *) w->where);
-	if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr))
-		opno = ((OpExpr *) node)->opno;
-	else if (IsA(node, ScalarArrayOpExpr))
-		opno = ((ScalarArrayOpExpr *) node)->opno;
-	if (OidIsValid(opno) && OidIsValid(nsp = object_namespace(OPEROID, opno)) &&
-		isAnyTempNamespace(nsp))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("temporary operator pg_temp.%s is not supported in %s",
-						get_opname(opno), w->where),
-				 errhint("Create the operator in a permanent schema.")));
-	/* the nodes that name a type of their own */
-	if (IsA(node, Const) || IsA(node, FuncExpr) || IsA(node, OpExpr) ||
-		IsA(node, RelabelType) || IsA(node, CoerceViaIO) ||
-		IsA(node, ArrayCoerceExpr) || IsA(node, CoerceToDomain) ||
-		IsA(node, CaseExpr) || IsA(node, CoalesceExpr) || IsA(node, RowExpr) ||
-		IsA(node, ArrayExpr) || IsA(node, MinMaxExpr) || IsA(node, Var))
-		typ = exprType(node);
-	if (OidIsValid(typ) && OidIsValid(nsp = object_namespace(TYPEOID, typ)) &&
-		isAnyTempNamespace(nsp))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("temporary type %s is not supported in %s",
-						format_type_be(typ), w->where),
-				 errhint("Create the type in a permanent schema.")));
-}
-
-/*
  * Refuses what no expression of the query may contain: sublinks, volatile
- * functions, temporary functions, operators and types, system columns,
+ * functions, temporary functions, operators and types
+ * (sf_aggregate_refuse_temp), system columns,
  * other relations' columns, window calls outside the GROUP BY, aggregates
  * where none belongs.  Returns false to continue the walk.
  */
@@ -250,7 +151,7 @@ check_expr_walker(Node *node, AggWalk *w)
 {
 	if (node == NULL)
 		return false;
-	refuse_temp_objects(node, w);
+	sf_aggregate_refuse_temp(node, w->where);
 	if (IsA(node, Var))
 	{
 		Var		   *v = (Var *) node;
@@ -658,7 +559,7 @@ describe(Query *q, StringInfo buf)
 		check_expr(e, &w, "GROUP BY");
 		/* a domain's CHECK must not run where the key is decoded (issue 37) */
 		typ = getBaseTypeAndTypmod(typ, &typmod);
-		if (!aggregate_key_type_ok(typ))
+		if (!sf_aggregate_key_type_ok(typ))
 			refuse("a GROUP BY expression of type %s is not supported",
 				   format_type_be(typ));
 		appendStringInfoString(&keys, first_key ? "{" : ", {");
@@ -858,6 +759,7 @@ sf_aggregate_plan(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(plan_query(sf_arg_text(fcinfo, 0, "query"), &relid));
 }
 
+
 /*
  * create_aggregate(name, query, lateness, out_of_orderness, emit,
  * event_id, partition, partitions, retention), as the caller: the query
@@ -934,20 +836,6 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 }
 
 /*
- * aggregate_type_ok(type): whether the views and the index of an aggregate
- * may decode a key of the type (aggregate_key_type_ok); the check of
- * aggregate_register_internal and of the index trigger, as the extension's
- * owner, of every type a registry row names.
- */
-PG_FUNCTION_INFO_V1(sf_aggregate_type_ok);
-
-Datum
-sf_aggregate_type_ok(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(aggregate_key_type_ok(PG_GETARG_OID(0)));
-}
-
-/*
  * The window markers: streamforge.tumble(ts, size) is the start of the
  * fixed window of ts (date_bin from the Unix epoch), so that the query
  * also runs as a plain query; hop() and session() have no single value
@@ -989,51 +877,6 @@ sf_window_marker(PG_FUNCTION_ARGS)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("streamforge.hop() and streamforge.session(ts, gap) can only be used in the GROUP BY of the query of streamforge.create_aggregate()")));
 	PG_RETURN_NULL();
-}
-
-/*
- * aggregate_register(pipeline, view_schema, ...): the views, the registry
- * row and its index, made by aggregate_register_internal as the
- * extension's owner (65_aggregates.sql) once the caller is known to have
- * admin on the pipeline and CREATE on the schema of the views.
- */
-PG_FUNCTION_INFO_V1(sf_aggregate_register);
-
-Datum
-sf_aggregate_register(PG_FUNCTION_ARGS)
-{
-	char	   *schema = sf_arg_text(fcinfo, 1, "view schema");
-	Oid			nsp = get_namespace_oid(schema, false);
-	Oid			source;
-	AclResult	aclresult;
-
-	aclresult = pg_namespace_aclcheck(nsp, GetUserId(), ACL_CREATE);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_SCHEMA, schema);
-	/* the table: the caller's own, as for attach (issue 37) */
-	sf_arg_not_null(fcinfo, 3, "source");
-	source = PG_GETARG_OID(3);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(source)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", source)));
-	if (!pg_class_ownercheck(source, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(source));
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.aggregate_register_internal("
-							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
-							"pg_catalog.regclass, pg_catalog.text, pg_catalog.int8, "
-							"pg_catalog.jsonb)");
-}
-
-/* aggregate_unregister(pipeline): admin; drops the views and the row */
-PG_FUNCTION_INFO_V1(sf_aggregate_unregister);
-
-Datum
-sf_aggregate_unregister(PG_FUNCTION_ARGS)
-{
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.aggregate_unregister_internal(pg_catalog.text)");
 }
 
 /*

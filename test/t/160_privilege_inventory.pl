@@ -19,8 +19,8 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use lib $ENV{TESTDIR} // '.';
-use lib 'test/t';
+use File::Basename qw(dirname);
+use lib dirname(__FILE__);
 use ReleaseUpgrade qw(release_upgrade);
 
 my $testdir = $ENV{TESTDIR} // '.';
