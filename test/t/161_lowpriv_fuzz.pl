@@ -11,7 +11,10 @@
 #     outside the data directory);
 #   - no backend crashed: the postmaster did not restart and the log has
 #     no "terminated by signal";
-#   - every refusal has a SQLSTATE other than XX000 (internal_error).
+#   - every refusal has a SQLSTATE other than XX000 (internal_error), but
+#     PL/Proxy's own errors in the router's internal px_* functions called
+#     directly (PL/Proxy reports everything as XX000; the public functions
+#     check the cluster first and answer 55000), which are counted apart.
 # Seeded: SF_FUZZ_SEED=<n> repeats a run; the seed is printed.  Bounded:
 # a fixed number of calls per function, statement_timeout 5s each.
 
@@ -45,17 +48,19 @@ CREATE EXTENSION streamforge;
 CREATE ROLE fuzz_victim;
 CREATE ROLE fuzz_role LOGIN;
 GRANT USAGE ON SCHEMA streamforge TO fuzz_victim, fuzz_role;
-CREATE TABLE public.victim_table (id bigserial PRIMARY KEY, page text NOT NULL,
-                                  amount integer NOT NULL, t timestamptz NOT NULL);
-ALTER TABLE public.victim_table OWNER TO fuzz_victim;
+CREATE SCHEMA victim AUTHORIZATION fuzz_victim;
 SET ROLE fuzz_victim;
+SET search_path = victim;
+CREATE TABLE victim.victim_table (id bigserial PRIMARY KEY, page text NOT NULL,
+                                  amount integer NOT NULL, t timestamptz NOT NULL);
 SELECT streamforge.create_pipeline('victim_pl', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
 SELECT count(*) FROM streamforge.ingest('victim_pl', 'p', 0, 'e', 'k', 5, 7);
 SELECT streamforge.configure_outputs('victim_pl', changelog => true, results => true);
 SELECT streamforge.create_aggregate('victim_agg', $$SELECT page, count(*) AS n, sum(amount) AS s
-  FROM public.victim_table GROUP BY page, streamforge.tumble(t, interval '1 minute')$$);
-INSERT INTO public.victim_table (page, amount, t) VALUES ('/v', 3, '2026-01-01 00:00:10+00');
+  FROM victim.victim_table GROUP BY page, streamforge.tumble(t, interval '1 minute')$$);
+INSERT INTO victim.victim_table (page, amount, t) VALUES ('/v', 3, '2026-01-01 00:00:10+00');
 RESET ROLE;
+RESET search_path;
 });
 $node->safe_psql('postgres', 'CREATE EXTENSION streamforge_kafka; GRANT USAGE ON SCHEMA streamforge_kafka TO fuzz_role')
   if $have_kafka;
@@ -111,7 +116,7 @@ my %values = (
 		qq{'[{"partition": "p", "offset": -1, "event_id": null}]'}, @kafka_options ],
 	'bytea' => [ 'NULL', "'\\x'", rand_bytes(64), "'\\x1f8b08000000000000ff'", rand_bytes(2000),
 		"convert_to('{\"format\": 1}', 'UTF8')" ],
-	'regclass' => [ "'streamforge.pipeline'", "'streamforge.journal'", "'public.victim_table'",
+	'regclass' => [ "'streamforge.pipeline'", "'streamforge.journal'", "'victim.victim_table'", "'streamforge.results'",
 		"'pg_authid'", 'NULL', "'pg_temp.fuzz_tab'" ],
 	'regtype' => [ "'pg_temp.fuzz_dom'", "'text'", 'NULL', "'pg_temp.fuzz_dom[]'" ],
 	'text[]' => [ "ARRAY['a', NULL]", "'{}'", 'NULL', "ARRAY['victim_pl']", "ARRAY[E'\\n', '''']" ],
@@ -181,10 +186,12 @@ BEGIN
 EXCEPTION WHEN insufficient_privilege THEN RETURN true;
 END $$;
 CREATE DOMAIN pg_temp.fuzz_dom AS text CHECK (pg_temp.fuzz_f(VALUE));
-\set VERBOSITY sqlstate
+\set VERBOSITY verbose
+\set SHOW_CONTEXT never
 };
 
 my %seen_state;
+my $plproxy_internal = 0;
 my @internal;
 my $ncalls = 0;
 for my $db_exts ([ 'postgres', 'streamforge', ($have_kafka ? 'streamforge_kafka' : ()) ],
@@ -210,12 +217,22 @@ for my $db_exts ([ 'postgres', 'streamforge', ($have_kafka ? 'streamforge_kafka'
 	$ncalls += @calls;
 	for my $l (split /\n/, $err)
 	{
-		if ($l =~ /^psql:<stdin>:(\d+): (?:ERROR|FATAL):\s+(\w{5})/)
+		if ($l =~ /^psql:<stdin>:(\d+): (?:ERROR|FATAL):\s+(\w{5}): (.*)/)
 		{
-			my ($line, $state) = ($1, $2);
+			my ($line, $state, $msg) = ($1, $2, $3);
+			my $call = $calls[ $line - $first_line - 1 ] // "line $line";
+			# PL/Proxy's own errors are XX000: the router's internal
+			# PL/Proxy functions (px_*), called directly, reach PL/Proxy
+			# without the checks of the public functions (55000 for a
+			# missing cluster); counted apart, and only from PL/Proxy
+			if ($state eq 'XX000' && $msg =~ /^(?:Pl\/Proxy|PL\/Proxy|plproxy)/i
+				&& $call =~ /streamforge\.px_\w+\(/)
+			{
+				$plproxy_internal++;
+				next;
+			}
 			$seen_state{$state}++;
-			push @internal, "$state at: " . ($calls[ $line - $first_line - 1 ] // "line $line")
-			  if $state eq 'XX000';
+			push @internal, "$state ($msg) at: $call" if $state eq 'XX000';
 		}
 		elsif ($l =~ /server closed the connection|terminated abnormally|connection to server was lost/)
 		{
@@ -223,6 +240,7 @@ for my $db_exts ([ 'postgres', 'streamforge', ($have_kafka ? 'streamforge_kafka'
 		}
 	}
 }
+note("$plproxy_internal calls of the router's internal PL/Proxy functions ended in PL/Proxy's own XX000");
 note("$ncalls calls; SQLSTATEs of the refusals: "
 	  . join(' ', map { "$_=$seen_state{$_}" } sort keys %seen_state));
 
