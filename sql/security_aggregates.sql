@@ -62,6 +62,14 @@ SELECT streamforge_internal.aggregate_register('regress_sf_agg_forged', 'regress
 SELECT streamforge_internal.aggregate_create('regress_sf_agg_forged2', 'q',
     '{"relid": 1, "window": {"kind": "tumble", "size_us": 60000000, "precision_us": 1, "time": "t"}, "keys": [{"expr": "page", "name": "k", "type": "regress_sf_agg_att.evil_text", "immutable_input": true}], "aggregates": [{"func": "count", "name": "n", "type": "bigint"}]}',
     'regress_sf_agg_att', '0', NULL, 'update', NULL, NULL, NULL, NULL);
+-- what made the attack work on 0.3.0: a results row of the forged
+-- pipeline, written by the sink as the extension's owner, went through
+-- the index whose expression casts the key to the domain
+SELECT streamforge.configure_outputs('regress_sf_agg_forged', results => true);
+SELECT count(*) FROM streamforge.ingest('regress_sf_agg_forged', 'default', 0, 'e1', '{x}', 1, 1);
+SELECT count(*) FROM streamforge.advance('regress_sf_agg_forged', 'default', 200000000);
+SELECT count(*) AS rows_written_as_others, bool_or(super) AS became_superuser
+  FROM log WHERE who <> 'regress_sf_agg_attacker';
 SELECT streamforge_internal.aggregate_plan('SELECT 1');
 SELECT streamforge_internal.aggregate_type_ok('text');
 -- through the entry point: a domain key comes out as its base type, so no
