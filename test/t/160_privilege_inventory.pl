@@ -37,10 +37,31 @@ my %doc;
 		if ($l =~ /^### Inventory: (\w+)\s*$/) { $ext = $1; $doc{$ext} //= {}; next; }
 		if ($l =~ /^#{1,3} /) { undef $ext; next; }
 		next unless defined $ext;
-		next unless $l =~ /^\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|\s*(.*?)\s*\|\s*$/;
-		my ($obj, $priv, $why) = ($1, $2, $3);
-		ok(0, "inventory line of $ext has a reason: $obj | $priv") if $why eq '' || $why eq 'TODO';
-		ok(0, "inventory line of $ext is listed once: $obj | $priv") if $doc{$ext}{"$obj | $priv"}++;
+		my @keys;
+		my $why;
+		# | `kind object` | privilege | why |, or the Kafka round's
+		# | `object` | kind | A, B to PUBLIC | why |
+		if ($l =~ /^\|\s*`([^`]+)`\s*\|\s*(schema|table|view|sequence|function|column)\s*\|\s*([^|]+?)\s*\|\s*(.*?)\s*\|\s*$/)
+		{
+			my ($obj, $kind, $privs) = ($1, $2, $3);
+			$why = $4;
+			if ($privs =~ /^(.*) to (\S+)$/)
+			{
+				my $grantee = $2;
+				push @keys, map { "$kind $obj | $_ to $grantee" } split /,\s*/, $1;
+			}
+			else { push @keys, "$kind $obj | $privs"; }
+		}
+		elsif ($l =~ /^\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|\s*(.*?)\s*\|\s*$/)
+		{
+			push @keys, "$1 | $2";
+			$why = $3;
+		}
+		for my $key (@keys)
+		{
+			ok(0, "inventory line of $ext has a reason: $key") if $why eq '' || $why eq 'TODO';
+			ok(0, "inventory line of $ext is listed once: $key") if $doc{$ext}{$key}++;
+		}
 	}
 	close $f;
 }
