@@ -138,17 +138,28 @@ $$;
 COMMENT ON FUNCTION streamforge_internal.attach_expr_type(regclass, text) IS
     'the type of a mapping expression over a table (internal helper)';
 
--- The id of the pipeline named pipeline, NULL if there is none.  Runs as
--- the extension's owner, which may read streamforge.pipeline; ids are not
--- secret (any role may try a name with streamforge.stats and read 42704).
-CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_id(pipeline text)
+-- The id of the pipeline named pipeline, NULL if there is none, 42501
+-- unless the current user may read it: the id names the pipeline's
+-- notification channel, which notify_channel tells only its readers (0.3.0
+-- told any role, issue 37).  C (src/api/privileges.c): checks read as the
+-- caller, then reads the id with pipeline_id_internal as the extension's
+-- owner, which may read streamforge.pipeline.
+CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_id_internal(pipeline text)
 RETURNS bigint
 LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 RETURN (SELECT p.id FROM streamforge.pipeline AS p
          WHERE p.name OPERATOR(pg_catalog.=) pipeline);
+REVOKE ALL ON FUNCTION streamforge_internal.pipeline_id_internal(text) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.pipeline_id_internal(text) IS
+    'the id of a pipeline, NULL if none, as the extension''s owner (internal helper of pipeline_id)';
+
+CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_id(pipeline text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_pipeline_id'
+LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION streamforge_internal.pipeline_id(text) IS
-    'the id of a pipeline, NULL if none (internal helper of attachments)';
+    'the id of a pipeline the current user may read, NULL if none (internal helper of attachments)';
 
 -- The names and types of the given columns of a table, in column order
 -- ('' for none): what an attachment's mappings read.
@@ -744,7 +755,7 @@ COMMENT ON FUNCTION streamforge_internal.drop_attachments(text) IS
 -- pg_trigger, like \d).  pipeline_id: the pipeline bound (NULL for an
 -- attachment of 0.2.0); an attachment whose pipeline_id is no pipeline's
 -- is bound to a dropped pipeline.
-CREATE OR REPLACE VIEW streamforge.attachments AS
+CREATE OR REPLACE VIEW streamforge.attachments WITH (security_barrier) AS
 SELECT t.tgrelid::pg_catalog.regclass AS source,
        a.args[1] AS pipeline,
        a.args[2] AS partition,

@@ -54,6 +54,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "common/int.h"
 #include "catalog/pg_aggregate.h"
@@ -83,6 +84,7 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -139,15 +141,17 @@ is_window_call(Node *node, const AggWalk *w)
 
 /*
  * Refuses what no expression of the query may contain: sublinks, volatile
- * functions, system columns, other relations' columns, window calls
- * outside the GROUP BY, aggregates where none belongs.  Returns false to
- * continue the walk.
+ * functions, temporary functions, operators and types
+ * (sf_aggregate_refuse_temp), system columns,
+ * other relations' columns, window calls outside the GROUP BY, aggregates
+ * where none belongs.  Returns false to continue the walk.
  */
 static bool
 check_expr_walker(Node *node, AggWalk *w)
 {
 	if (node == NULL)
 		return false;
+	sf_aggregate_refuse_temp(node, w->where);
 	if (IsA(node, Var))
 	{
 		Var		   *v = (Var *) node;
@@ -427,6 +431,8 @@ filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
 
 	if (!IsA(filter, OpExpr) || list_length(((OpExpr *) filter)->args) != 2)
 		refuse("FILTER in aggregate count(*) is supported only as FILTER (WHERE expression op constant)");
+	/* as written, before eval_const_expressions inlines anything */
+	check_expr(filter, w, "the FILTER of an aggregate");
 	e = (OpExpr *) filter;
 	opname = get_opname(e->opno);
 	for (int i = 0; i < (int) lengthof(ops); i++)
@@ -457,8 +463,8 @@ filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
 		(int64) DatumGetInt16(k_const->constvalue);
 }
 
-/* Describes the checked query as JSON into buf */
-static void
+/* Describes the checked query as JSON into buf; returns the table */
+static Oid
 describe(Query *q, StringInfo buf)
 {
 	AggWalk		w = {0};
@@ -551,6 +557,11 @@ describe(Query *q, StringInfo buf)
 			continue;
 		}
 		check_expr(e, &w, "GROUP BY");
+		/* a domain's CHECK must not run where the key is decoded (issue 37) */
+		typ = getBaseTypeAndTypmod(typ, &typmod);
+		if (!sf_aggregate_key_type_ok(typ))
+			refuse("a GROUP BY expression of type %s is not supported",
+				   format_type_be(typ));
 		appendStringInfoString(&keys, first_key ? "{" : ", {");
 		json_str(&keys, "expr", deparse(e, w.relid), true);
 		json_str(&keys, "name", te->resjunk ? NULL : te->resname, false);
@@ -668,6 +679,7 @@ describe(Query *q, StringInfo buf)
 	json_str(buf, "where",
 			 q->jointree->quals ? deparse(q->jointree->quals, w.relid) : NULL, false);
 	appendStringInfoChar(buf, '}');
+	return w.relid;
 }
 
 /*
@@ -707,12 +719,9 @@ rename_session_calls(Node *node, void *context)
  * aggregate_plan(query text) returns jsonb: the query checked and
  * described (see the top of the file).
  */
-PG_FUNCTION_INFO_V1(sf_aggregate_plan);
-
-Datum
-sf_aggregate_plan(PG_FUNCTION_ARGS)
+static Datum
+plan_query(char *sql, Oid *relid)
 {
-	char	   *sql = sf_arg_text(fcinfo, 0, "query");
 	List	   *raw;
 	RawStmt    *stmt;
 	Query	   *q;
@@ -734,10 +743,96 @@ sf_aggregate_plan(PG_FUNCTION_ARGS)
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
 	initStringInfo(&buf);
-	describe(q, &buf);
+	*relid = describe(q, &buf);
 	AtEOXact_GUC(true, nest);
 
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+PG_FUNCTION_INFO_V1(sf_aggregate_plan);
+
+Datum
+sf_aggregate_plan(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+
+	PG_RETURN_DATUM(plan_query(sf_arg_text(fcinfo, 0, "query"), &relid));
+}
+
+
+/*
+ * create_aggregate(name, query, lateness, out_of_orderness, emit,
+ * event_id, partition, partitions, retention), as the caller: the query
+ * analyzed and described here (plan_query), mapped to a pipeline, its
+ * outputs and its attachment by aggregate_create (65_aggregates.sql, as
+ * the caller, through the public functions), then the views and the
+ * registry row by aggregate_register.  The helpers are closed to PUBLIC
+ * (issue 37: 0.3.0 let any role hand them a spec of its own); fmgr calls
+ * them here without the EXECUTE check, with what this call produced.
+ */
+PG_FUNCTION_INFO_V1(sf_create_aggregate);
+
+Datum
+sf_create_aggregate(PG_FUNCTION_ARGS)
+{
+	char	   *query = sf_arg_text(fcinfo, 1, "query");
+	Oid			relid;
+	Datum		args[11];
+	bool		nulls[11];
+	Datum		made;
+	bool		isnull;
+	List	   *path;
+	int			i;
+
+	args[2] = plan_query(query, &relid);
+	nulls[2] = false;
+	for (i = 0; i < 11; i++)
+	{
+		if (i == 2 || i == 3)
+			continue;
+		/* name, query, then the arguments after the query */
+		args[i] = i < 2 ? PG_GETARG_DATUM(i) : PG_GETARG_DATUM(i - 2);
+		nulls[i] = i < 2 ? PG_ARGISNULL(i) : PG_ARGISNULL(i - 2);
+	}
+	/* the views go in the caller's current schema (current_schema()) */
+	path = fetch_search_path(false);
+	nulls[3] = path == NIL;
+	args[3] = path == NIL ? (Datum) 0 :
+		CStringGetTextDatum(get_namespace_name(linitial_oid(path)));
+	made = sf_call_internal("streamforge_internal.aggregate_create("
+							"pg_catalog.text, pg_catalog.text, pg_catalog.jsonb, "
+							"pg_catalog.text, pg_catalog.interval, pg_catalog.interval, "
+							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
+							"pg_catalog.text[], pg_catalog.interval)",
+							11, args, nulls, &isnull);
+	if (isnull)
+		elog(ERROR, "streamforge: aggregate_create returned null");
+
+	/* pipeline, view schema, view name, source, query, unit_us, spec */
+	args[0] = PG_GETARG_DATUM(0);
+	args[1] = args[3];
+	args[2] = PG_GETARG_DATUM(0);
+	args[3] = ObjectIdGetDatum(relid);
+	args[4] = PG_GETARG_DATUM(1);
+	args[5] = DirectFunctionCall1(numeric_int8,
+								  DirectFunctionCall1(jsonb_numeric,
+													  DirectFunctionCall2(jsonb_object_field, made,
+																		  CStringGetTextDatum("unit_us"))));
+	args[6] = DirectFunctionCall2(jsonb_object_field, made,
+								  CStringGetTextDatum("spec"));
+	for (i = 0; i < 7; i++)
+		nulls[i] = false;
+	nulls[1] = path == NIL;
+	/* see the pipeline aggregate_create made, as its next statement would */
+	CommandCounterIncrement();
+	PushCopiedSnapshot(GetActiveSnapshot());
+	UpdateActiveSnapshotCommandId();
+	(void) sf_call_internal("streamforge_internal.aggregate_register("
+							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
+							"pg_catalog.regclass, pg_catalog.text, pg_catalog.int8, "
+							"pg_catalog.jsonb)", 7, args, nulls, &isnull);
+	PopActiveSnapshot();
+	PG_RETURN_VOID();
 }
 
 /*
@@ -782,41 +877,6 @@ sf_window_marker(PG_FUNCTION_ARGS)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("streamforge.hop() and streamforge.session(ts, gap) can only be used in the GROUP BY of the query of streamforge.create_aggregate()")));
 	PG_RETURN_NULL();
-}
-
-/*
- * aggregate_register(pipeline, view_schema, ...): the views, the registry
- * row and its index, made by aggregate_register_internal as the
- * extension's owner (65_aggregates.sql) once the caller is known to have
- * admin on the pipeline and CREATE on the schema of the views.
- */
-PG_FUNCTION_INFO_V1(sf_aggregate_register);
-
-Datum
-sf_aggregate_register(PG_FUNCTION_ARGS)
-{
-	char	   *schema = sf_arg_text(fcinfo, 1, "view schema");
-	Oid			nsp = get_namespace_oid(schema, false);
-	AclResult	aclresult;
-
-	aclresult = pg_namespace_aclcheck(nsp, GetUserId(), ACL_CREATE);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_SCHEMA, schema);
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.aggregate_register_internal("
-							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
-							"pg_catalog.regclass, pg_catalog.text, pg_catalog.int8, "
-							"pg_catalog.jsonb)");
-}
-
-/* aggregate_unregister(pipeline): admin; drops the views and the row */
-PG_FUNCTION_INFO_V1(sf_aggregate_unregister);
-
-Datum
-sf_aggregate_unregister(PG_FUNCTION_ARGS)
-{
-	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.aggregate_unregister_internal(pg_catalog.text)");
 }
 
 /*

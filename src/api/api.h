@@ -310,5 +310,11 @@ extern void sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def);
 /* privileges.c: calling internal functions as the extension's owner */
 extern Datum sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 							  const char *signature);
+/* aggregate_sql.c, aggregate_owner.c: create_aggregate */
+extern bool sf_aggregate_key_type_ok(Oid typ);
+extern void sf_aggregate_refuse_temp(Node *node, const char *where);
+extern Datum sf_call_internal(const char *signature, int nargs,
+							  const Datum *args, const bool *nulls,
+							  bool *isnull);
 
 #endif							/* SF_API_H */

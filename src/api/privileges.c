@@ -277,6 +277,68 @@ sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 	return result;
 }
 
+/*
+ * Call the extension's function signature with the given arguments as the
+ * current user (not the owner): for C entry points whose helpers are
+ * closed to PUBLIC (create_aggregate).  fmgr does not check EXECUTE, so the
+ * caller reaches the helper only through the entry point that calls it.
+ */
+Datum
+sf_call_internal(const char *signature, int nargs, const Datum *args,
+				 const bool *nulls, bool *isnull)
+{
+	Oid			fn = internal_function(signature);
+	FmgrInfo	flinfo;
+	Datum		result;
+	int			i;
+
+	LOCAL_FCINFO(inner, FUNC_MAX_ARGS);
+
+	Assert(nargs <= FUNC_MAX_ARGS);
+	fmgr_info(fn, &flinfo);
+	InitFunctionCallInfoData(*inner, &flinfo, nargs, InvalidOid, NULL, NULL);
+	for (i = 0; i < nargs; i++)
+	{
+		inner->args[i].value = args[i];
+		inner->args[i].isnull = nulls[i];
+	}
+	result = FunctionCallInvoke(inner);
+	*isnull = inner->isnull;
+	return result;
+}
+
+/*
+ * pipeline_id(pipeline): the id of a pipeline (which names its
+ * notification channel), NULL if there is none, 42501 unless the current
+ * user may read it (0.3.0 told any role; issue 37).  The id is read by
+ * pipeline_id_internal, as the extension's owner, once the privilege is
+ * checked.
+ */
+PG_FUNCTION_INFO_V1(sf_pipeline_id);
+Datum
+sf_pipeline_id(PG_FUNCTION_ARGS)
+{
+	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
+	SfAcl		acl;
+	Datum		arg = PG_GETARG_DATUM(0);
+	bool		argnull = false;
+	bool		isnull;
+	Datum		result;
+	SfSavedUser saved;
+
+	if (!sf_persist_exists(pipeline))
+		PG_RETURN_NULL();
+	sf_persist_get_acl(pipeline, false, &acl);
+	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_READ);
+	sf_become_owner(&saved);
+	result = sf_call_internal("streamforge_internal.pipeline_id_internal(pg_catalog.text)",
+							  1, &arg, &argnull, &isnull);
+	sf_restore_user(&saved);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
 #define SF_INTERNAL_SCHEMA	"streamforge_internal."
 
 /*

@@ -1,0 +1,463 @@
+-- streamforge install script, part 6c': what create_aggregate runs, and
+-- what runs as the extension's owner for it (issue 37; the rest of the
+-- aggregates is 65_aggregates.sql).  A piece of its own so that the update
+-- from 0.3.0 includes it whole: every definition here is CREATE OR
+-- REPLACE, but aggregate_create, whose result changed (0.3.0: void), which
+-- the update drops first.
+--
+-- Security (docs/security.md, "What runs as the extension's owner"):
+-- 0.3.0 let any role with USAGE call aggregate_create and
+-- aggregate_register with a plan or spec of its own; a key "type" naming a
+-- domain whose CHECK called the role's function went into an index of
+-- streamforge.results, where the CHECK ran as the extension's owner.  Now
+--   - create_aggregate is C: it analyzes the query, calls aggregate_create
+--     (as the caller) and aggregate_register (admin on the pipeline, CREATE
+--     on the schema, ownership of the table, as the caller; then
+--     aggregate_register_internal as the owner) through fmgr; none of them
+--     is EXECUTE-able by PUBLIC;
+--   - the planner describes a domain key by its base type, and refuses a
+--     key type whose text input could run anybody's code (composite,
+--     range, array of a domain);
+--   - aggregate_register_internal and the index trigger check every type
+--     the row names again, as the owner (aggregate_type_ok; aggregates:
+--     only the integer and numeric types create_aggregate makes; index
+--     keys: a fixed list of built-in types, whatever the row says);
+--   - the views are security barriers (finding 4): a reader's function in
+--     WHERE never sees a row before the view's pipeline filter.
+
+-- Whether an aggregate's views and index may decode a key of the type: a
+-- base type or an enum, or an array of one; never a domain, whose CHECK
+-- would run as the extension's owner (issue 37).  The check, as the
+-- extension's owner, of every type a registry row names.
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_type_ok(typ regtype)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'sf_aggregate_type_ok'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_type_ok(regtype) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.aggregate_type_ok(regtype) IS
+    'whether an aggregate''s views and index may decode a key of the type: never a domain (internal helper)';
+
+-- The row trigger of streamforge.aggregate: the aggregate's index on
+-- streamforge.results, made with the row (create_aggregate, pg_restore),
+-- dropped with it (drop_aggregate, drop_pipeline's cascade).
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_index()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cols text := '';
+    k jsonb;
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        EXECUTE format('DROP INDEX IF EXISTS streamforge.%I',
+                       streamforge_internal.aggregate_index_name(OLD.name));
+        RETURN NULL;
+    END IF;
+    -- the leading keys whose type's text input is immutable, decided here
+    -- from the type, not from the row (a forged "indexable" must not put
+    -- a domain's CHECK into an index of the owner's table: issue 37)
+    FOR k IN SELECT e.value FROM jsonb_array_elements(NEW.spec -> 'keys') WITH ORDINALITY AS e
+              ORDER BY e.ordinality
+    LOOP
+        EXIT WHEN NOT COALESCE((k ->> 'indexable')::boolean, false)
+               OR (k ->> 'type')::regtype <> ALL (ARRAY['text', 'character varying', 'character',
+                      'name', 'smallint', 'integer', 'bigint', 'boolean', 'uuid',
+                      'numeric']::regtype[]);
+        cols := cols || format('((streamforge_internal.aggregate_key_part(key, %s))::%s%s), ',
+                               (k ->> 'part')::integer, (k ->> 'type')::regtype,
+                               CASE WHEN k ->> 'collation' IS NULL THEN ''
+                                    ELSE format(' COLLATE %s', (k ->> 'collation')::regcollation) END);
+    END LOOP;
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON streamforge.results '
+                   '(%sstreamforge_internal.aggregate_time(window_start, %s)) '
+                   'WHERE pipeline OPERATOR(pg_catalog.=) %L AND window_name OPERATOR(pg_catalog.=) %L',
+                   streamforge_internal.aggregate_index_name(NEW.name), cols,
+                   NEW.unit_us, NEW.name, NEW.spec ->> 'window');
+    RETURN NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_index() FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.aggregate_index() IS
+    'trigger of streamforge.aggregate: makes and drops an aggregate''s index on streamforge.results';
+
+CREATE OR REPLACE TRIGGER aggregate_index
+    AFTER INSERT OR DELETE ON streamforge.aggregate
+    FOR EACH ROW EXECUTE FUNCTION streamforge_internal.aggregate_index();
+
+-- Builds every statement from checked pieces only: names through %I,
+-- types through regtype, functions from a fixed list, numbers as numbers;
+-- the caller's spec cannot inject SQL.  The views' columns:
+--   keys (typed), window_start, window_end, the aggregates, final.
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_register_internal(pipeline text,
+    view_schema text, view_name text, source regclass, query text,
+    unit_us bigint, spec jsonb)
+RETURNS void
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w text := spec ->> 'window';
+    k jsonb;
+    a jsonb;
+    keys_r text := '';
+    keys_l text := '';
+    keys_e text := '';
+    aggs_r text := '';
+    aggs_l text := '';
+    col text;
+    coll text;
+    typ regtype;
+    f text;
+    measures boolean := COALESCE((spec ->> 'measures')::boolean, false);
+BEGIN
+    IF w IS NULL OR w <> ALL (ARRAY['tumble', 'hop', 'session']) OR unit_us IS NULL
+       OR unit_us <= 0 OR view_schema IS NULL OR view_name IS NULL OR query IS NULL
+       OR source IS NULL THEN
+        RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
+    END IF;
+    FOR k IN SELECT e.value FROM jsonb_array_elements(spec -> 'keys') WITH ORDINALITY AS e
+              ORDER BY e.ordinality
+    LOOP
+        typ := (k ->> 'type')::regtype;
+        -- never a domain: the views and the index are the owner's (issue 37)
+        IF NOT streamforge_internal.aggregate_type_ok(typ) THEN
+            RAISE EXCEPTION 'invalid aggregate definition'
+                USING ERRCODE = '22023',
+                      DETAIL = format('A key of type %s cannot be decoded by the views.', typ);
+        END IF;
+        col := format('%I', k ->> 'name');
+        coll := CASE WHEN k ->> 'collation' IS NULL THEN ''
+                     ELSE format(' COLLATE %s', (k ->> 'collation')::regcollation) END;
+        keys_r := keys_r || format('(streamforge_internal.aggregate_key_part(r.key, %s))::%s%s AS %s, ',
+                                   (k ->> 'part')::integer, typ, coll, col);
+        keys_l := keys_l || format('(streamforge_internal.aggregate_key_part(l.key, %s))::%s%s AS %s, ',
+                                   (k ->> 'part')::integer, typ, coll, col);
+        keys_e := keys_e || format('(streamforge_internal.aggregate_key_part(e.key, %s))::%s%s AS %s, ',
+                                   (k ->> 'part')::integer, typ, coll, col);
+    END LOOP;
+    FOR a IN SELECT e.value FROM jsonb_array_elements(spec -> 'aggregates') WITH ORDINALITY AS e
+              ORDER BY e.ordinality
+    LOOP
+        f := a ->> 'func';
+        typ := (a ->> 'type')::regtype;
+        -- the SQL types of the supported aggregates of integers
+        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric']::regtype[]) THEN
+            RAISE EXCEPTION 'invalid aggregate definition'
+                USING ERRCODE = '22023',
+                      DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);
+        END IF;
+        IF measures THEN
+            -- a measures pipeline: the member of the aggregates jsonb
+            IF a ->> 'member' IS NULL OR a ->> 'member' !~ '^a[0-9]{1,2}$' THEN
+                RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
+            END IF;
+            aggs_r := aggs_r || format('(r.aggregates OPERATOR(pg_catalog.->>) %L)::%s AS %I, ',
+                                       a ->> 'member', typ, a ->> 'name');
+            aggs_l := aggs_l || format('(l.aggregates OPERATOR(pg_catalog.->>) %L)::%s AS %I, ',
+                                       a ->> 'member', typ, a ->> 'name');
+        ELSIF f = 'count' THEN
+            aggs_r := aggs_r || format('r.count AS %I, ', a ->> 'name');
+            aggs_l := aggs_l || format('l.count AS %I, ', a ->> 'name');
+        ELSIF f = ANY (ARRAY['sum', 'min', 'max']) THEN
+            aggs_r := aggs_r || format('(r.%s)::%s AS %I, ', f, typ, a ->> 'name');
+            aggs_l := aggs_l || format('(l.%s)::%s AS %I, ', f, typ, a ->> 'name');
+        ELSIF f = 'avg' THEN
+            aggs_r := aggs_r || format('(r.avg)::%s AS %I, ', typ, a ->> 'name');
+            aggs_l := aggs_l || format('(l.sum OPERATOR(pg_catalog./) l.count::pg_catalog.numeric)::%s AS %I, ',
+                                       typ, a ->> 'name');
+        ELSE
+            RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
+        END IF;
+    END LOOP;
+
+    INSERT INTO streamforge.aggregate (name, query, source, view_schema, view_name, unit_us, spec)
+    VALUES (pipeline, query, source, view_schema, view_name, unit_us, spec);
+
+    -- the durable results; "final" is the results row's own flag (in
+    -- emit => 'final' mode every row is final).
+    EXECUTE format(
+        'CREATE VIEW %I.%I WITH (security_barrier) AS SELECT %s'
+        'streamforge_internal.aggregate_time(r.window_start, %s) AS window_start, '
+        'streamforge_internal.aggregate_time(r.window_end, %s) AS window_end, %s'
+        'r.final AS final '
+        'FROM streamforge.results AS r '
+        'WHERE r.pipeline OPERATOR(pg_catalog.=) %L AND r.window_name OPERATOR(pg_catalog.=) %L '
+        'AND streamforge_internal.aggregate_readable(%L)',
+        view_schema, view_name, keys_r, unit_us, unit_us, aggs_r,
+        pipeline, w, pipeline);
+    -- the live buckets, emitted or not
+    EXECUTE format(
+        'CREATE VIEW %I.%I WITH (security_barrier) AS SELECT %s'
+        'streamforge_internal.aggregate_time(l.window_start, %s) AS window_start, '
+        'streamforge_internal.aggregate_time(l.window_end, %s) AS window_end, %s'
+        'false AS final '
+        'FROM streamforge.%s(%L) AS l WHERE l.window_name OPERATOR(pg_catalog.=) %L',
+        view_schema, view_name || '_live', keys_l, unit_us, unit_us, aggs_l,
+        CASE WHEN measures THEN 'live_aggregates' ELSE 'live' END, pipeline, w);
+    -- the late events
+    EXECUTE format(
+        'CREATE VIEW %I.%I WITH (security_barrier) AS SELECT e.late_seq, %s'
+        'streamforge_internal.aggregate_time(e.event_time, %s) AS event_time, '
+        'e.value, streamforge_internal.aggregate_time(e.watermark, %s) AS watermark, '
+        'e.event_id, e.partition, e.source_offset '
+        'FROM streamforge.late_events(%L) AS e',
+        view_schema, view_name || '_late', keys_e, unit_us, unit_us, pipeline);
+    EXECUTE format('GRANT SELECT ON %I.%I, %I.%I, %I.%I TO PUBLIC',
+                   view_schema, view_name, view_schema, view_name || '_live',
+                   view_schema, view_name || '_late');
+    EXECUTE format('COMMENT ON VIEW %I.%I IS %L', view_schema, view_name,
+                   format('results of streamforge aggregate "%s" (streamforge.create_aggregate)', pipeline));
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_register_internal(text, text, text,
+    regclass, text, bigint, jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.aggregate_register_internal(text, text, text,
+    regclass, text, bigint, jsonb) IS
+    'records an aggregate and creates its views, as the extension''s owner (internal helper)';
+
+-- create_aggregate(name, query, ...): C (src/api/aggregate_sql.c), as the
+-- caller: the query is analyzed in the caller's search_path
+-- (aggregate_plan), mapped by aggregate_create, registered by
+-- aggregate_register; those helpers are closed to PUBLIC (issue 37), the C
+-- function calls them with what it produced itself.  The views go in the
+-- caller's current schema.
+CREATE OR REPLACE FUNCTION streamforge.create_aggregate(name text, query text,
+    lateness interval DEFAULT '00:00:00', out_of_orderness interval DEFAULT NULL,
+    emit text DEFAULT 'update', event_id text DEFAULT NULL,
+    partition text DEFAULT NULL, partitions text[] DEFAULT NULL,
+    retention interval DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_create_aggregate'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION streamforge.create_aggregate(text, text, interval, interval,
+    text, text, text, text[], interval) IS
+    'creates a pipeline, its attachment and its views from a GROUP BY query over a table';
+
+-- The mapping of an analyzed query to a pipeline, as the caller (called by
+-- create_aggregate only).
+CREATE FUNCTION streamforge_internal.aggregate_create(name text, query text,
+    plan jsonb, view_schema text, lateness interval, out_of_orderness interval,
+    emit text, event_id text, partition text, partitions text[],
+    retention interval)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    win jsonb := plan -> 'window';
+    kind text := plan -> 'window' ->> 'kind';
+    source regclass := (plan ->> 'relid')::oid::regclass;
+    size_us bigint := (win ->> 'size_us')::bigint;
+    slide_us bigint := (win ->> 'slide_us')::bigint;
+    lateness_us bigint;
+    retention_us bigint;
+    ooo_us bigint;
+    unit_us bigint;
+    unit interval;
+    wdef streamforge.window_def;
+    measure text;
+    exprs text[] := '{}';
+    nullable text[] := '{}';
+    use_measures boolean := false;
+    measure_names text[];
+    engine_aggs text[] := '{}';
+    has_count_star boolean := false;
+    a jsonb;
+    k jsonb;
+    i integer := 0;
+    key_expr text;
+    shown jsonb := '[]';
+    aggs jsonb := '[]';
+    filter text := plan ->> 'where';
+    pk text[];
+    parts text[];
+BEGIN
+    IF emit IS NULL THEN
+        RAISE EXCEPTION 'emit must not be null' USING ERRCODE = '22004';
+    ELSIF emit <> ALL (ARRAY['update', 'final']) THEN
+        RAISE EXCEPTION 'emit must be ''update'' or ''final'', not "%"', emit USING ERRCODE = '22023';
+    END IF;
+    IF lateness IS NULL THEN
+        RAISE EXCEPTION 'lateness must not be null' USING ERRCODE = '22004';
+    END IF;
+    IF octet_length(name) > 58 THEN
+        RAISE EXCEPTION 'aggregate name "%" is too long', name
+            USING ERRCODE = '22023',
+                  DETAIL = 'An aggregate''s name is at most 58 bytes, so that its views "<name>_live" and "<name>_late" fit in 63.';
+    END IF;
+
+    -- the time unit: the largest that divides every interval and the time
+    -- column's precision, so that every event time is a whole number of it
+    lateness_us := streamforge_internal.interval_us(lateness);
+    IF lateness_us < 0 THEN
+        RAISE EXCEPTION 'lateness must not be negative' USING ERRCODE = '22023';
+    END IF;
+    IF size_us <= 0 OR slide_us <= 0 THEN
+        RAISE EXCEPTION 'the % of the window must be greater than zero',
+                        CASE WHEN kind = 'session' THEN 'gap' WHEN size_us <= 0 THEN 'size' ELSE 'slide' END
+            USING ERRCODE = '22023';
+    END IF;
+    unit_us := gcd(gcd(size_us, COALESCE(slide_us, size_us)),
+                   gcd(lateness_us, (win ->> 'precision_us')::bigint));
+    IF retention IS NOT NULL THEN
+        retention_us := streamforge_internal.interval_us(retention);
+        IF retention_us < 0 THEN
+            RAISE EXCEPTION 'retention must not be negative' USING ERRCODE = '22023';
+        END IF;
+        unit_us := gcd(unit_us, retention_us);
+    END IF;
+    IF out_of_orderness IS NOT NULL THEN
+        ooo_us := streamforge_internal.interval_us(out_of_orderness);
+        IF ooo_us < 0 THEN
+            RAISE EXCEPTION 'out_of_orderness must not be negative' USING ERRCODE = '22023';
+        END IF;
+        unit_us := gcd(unit_us, ooo_us);
+    END IF;
+    unit := make_interval(secs => unit_us / 1000000.0);
+
+    -- the measures: the distinct argument expressions, in order.  One
+    -- expression and the aggregates of 0.2.0 (count, sum, min, max, avg):
+    -- a one-measure pipeline, its value the expression (as before issue
+    -- 27).  Several expressions, a variance or standard deviation, or
+    -- count(*) FILTER (WHERE x op c) (count_if over the measure x): a
+    -- measures pipeline (docs/aggregates.md) with measures m1, m2, ... and
+    -- its aggregates named a1, a2, ... (the aliases need not be valid
+    -- engine names), which the views read from the aggregates jsonb.
+    FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
+              ORDER BY e.ordinality
+    LOOP
+        IF a ->> 'arg' IS NULL THEN
+            has_count_star := true;
+        ELSIF a ->> 'arg' <> ALL (exprs) THEN
+            exprs := exprs || (a ->> 'arg');
+            IF (a ->> 'arg_type')::regtype <> ALL (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
+                RAISE EXCEPTION 'aggregates over an expression of type % are not supported', (a ->> 'arg_type')::regtype
+                    USING ERRCODE = '0A000',
+                          DETAIL = format('The expression %s is of type %s; the engine aggregates integers.', a ->> 'arg', (a ->> 'arg_type')::regtype),
+                          HINT = 'Aggregate an integer expression, for example the amount in cents.';
+            END IF;
+            IF NOT (a ->> 'arg_not_null')::boolean THEN
+                nullable := nullable || (a ->> 'arg');
+            END IF;
+        END IF;
+        IF a ->> 'func' <> ALL (ARRAY['count', 'sum', 'min', 'max', 'avg']) THEN
+            use_measures := true;
+        END IF;
+    END LOOP;
+    use_measures := use_measures OR cardinality(exprs) > 1;
+    IF use_measures THEN
+        IF cardinality(nullable) > 0 THEN
+            RAISE EXCEPTION 'aggregates over the nullable expression % are not supported here', nullable[1]
+                USING ERRCODE = '0A000',
+                      DETAIL = 'A measures pipeline (several expressions, a variance, a FILTER) takes one non-NULL integer per measure from every row.',
+                      HINT = format('Aggregate a NOT NULL column, or COALESCE(%s, ...).', nullable[1]);
+        END IF;
+        i := 0;
+        FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
+                  ORDER BY e.ordinality
+        LOOP
+            i := i + 1;
+            engine_aggs := engine_aggs || CASE
+                WHEN a ->> 'func' = 'count' THEN format('count AS a%s', i)
+                WHEN a ->> 'func' = 'count_if'
+                THEN format('count_if(m%s %s %s) AS a%s', array_position(exprs, a ->> 'arg'),
+                            a ->> 'filter_op', (a ->> 'filter_value')::bigint, i)
+                ELSE format('%s(m%s) AS a%s', a ->> 'func', array_position(exprs, a ->> 'arg'), i) END;
+            aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
+                                               'type', a ->> 'type', 'member', format('a%s', i));
+        END LOOP;
+        measure_names := ARRAY(SELECT format('m%s', n) FROM generate_series(1, cardinality(exprs)) AS n);
+    ELSE
+        measure := exprs[1];
+        FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
+                  ORDER BY e.ordinality
+        LOOP
+            aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
+                                               'type', a ->> 'type');
+        END LOOP;
+        IF cardinality(nullable) > 0 THEN
+            IF has_count_star THEN
+                RAISE EXCEPTION 'count(*) together with an aggregate of the nullable expression % is not supported', measure
+                    USING ERRCODE = '0A000',
+                          HINT = format('Use count(%s), a NOT NULL column, or COALESCE in the expression.', measure);
+            END IF;
+            IF kind = 'session' THEN
+                RAISE EXCEPTION 'session windows over the nullable expression % are not supported', measure
+                    USING ERRCODE = '0A000',
+                          DETAIL = 'A row whose expression is NULL would still extend its session in SQL, but it is no event of the pipeline.',
+                          HINT = format('Aggregate a NOT NULL column, or COALESCE(%s, ...).', measure);
+            END IF;
+            filter := CASE WHEN filter IS NULL THEN '' ELSE '(' || filter || ') AND ' END
+                      || format('((%s) IS NOT NULL)', measure);
+        END IF;
+    END IF;
+    i := 0;
+
+    -- the key: every GROUP BY expression but the window
+    FOR k IN SELECT e.value FROM jsonb_array_elements(plan -> 'keys') WITH ORDINALITY AS e
+              ORDER BY e.ordinality
+    LOOP
+        i := i + 1;
+        key_expr := CASE WHEN i = 1 THEN '' ELSE key_expr || ', ' END
+                    || format('(%s)::pg_catalog.text', k ->> 'expr');
+        IF k ->> 'name' IS NOT NULL THEN
+            shown := shown || jsonb_build_object('part', i, 'name', k ->> 'name',
+                                                 'type', k ->> 'type',
+                                                 'collation', k ->> 'collation',
+                                                 'indexable', k -> 'immutable_input');
+        END IF;
+    END LOOP;
+    key_expr := CASE WHEN i = 0 THEN '''{}''' ELSE format('ARRAY[%s]', key_expr) END;
+
+    -- the event id: the named expression, or the primary key
+    IF event_id IS NULL THEN
+        SELECT array_agg(quote_ident(att.attname) ORDER BY x.n) INTO pk
+          FROM pg_constraint AS c,
+               unnest(c.conkey) WITH ORDINALITY AS x(attnum, n),
+               pg_attribute AS att
+         WHERE c.conrelid = source AND c.contype = 'p'
+           AND att.attrelid = source AND att.attnum = x.attnum;
+        IF pk IS NULL THEN
+            RAISE EXCEPTION 'table % has no primary key', source
+                USING ERRCODE = '22023',
+                      HINT = 'Name a column that identifies each row: event_id => ''id''.';
+        END IF;
+        event_id := CASE WHEN cardinality(pk) = 1 THEN pk[1]
+                         ELSE format('ARRAY[%s]', array_to_string(ARRAY(
+                                  SELECT format('(%s)::pg_catalog.text', c) FROM unnest(pk) AS c), ', ')) END;
+    END IF;
+    parts := COALESCE(partitions, ARRAY['default']);
+    IF partition IS NULL AND cardinality(parts) <> 1 THEN
+        RAISE EXCEPTION 'an aggregate with % partitions needs partition => an expression', cardinality(parts)
+            USING ERRCODE = '22023';
+    END IF;
+
+    wdef := CASE kind
+                WHEN 'tumble' THEN streamforge.fixed('tumble', size_us / unit_us)
+                WHEN 'hop' THEN streamforge.sliding('hop', size_us / unit_us, slide_us / unit_us)
+                ELSE streamforge.session('session', size_us / unit_us) END;
+    PERFORM streamforge.create_pipeline(name, parts, ARRAY[wdef],
+        lateness => lateness_us / unit_us, retention => retention_us / unit_us,
+        time_unit => unit, emit => emit, out_of_orderness => ooo_us / unit_us,
+        measures => measure_names, aggregates => CASE WHEN use_measures THEN engine_aggs END);
+    PERFORM streamforge.configure_outputs(name, changelog => false, results => true,
+                                          late => false, notify => false);
+    PERFORM streamforge.attach(name, source, event_id => event_id, key => key_expr,
+        event_time => win ->> 'time', value => COALESCE(measure, '1'),
+        partition => CASE WHEN partition IS NULL THEN NULL ELSE format('(%s)::pg_catalog.text', partition) END,
+        filter => filter, measures => CASE WHEN use_measures THEN exprs END);
+    -- the views and the registry row: aggregate_register, called by
+    -- create_aggregate (C) with this spec
+    RETURN jsonb_build_object('unit_us', unit_us, 'spec',
+        CASE WHEN use_measures
+             THEN jsonb_build_object('window', kind, 'keys', shown, 'aggregates', aggs, 'measures', true)
+             ELSE jsonb_build_object('window', kind, 'keys', shown, 'aggregates', aggs) END);
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
+    interval, interval, text, text, text, text[], interval) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
+    interval, interval, text, text, text, text[], interval) IS
+    'creates the pipeline and attachment of an aggregate, returns its time unit and the spec of its views (internal helper of create_aggregate)';
+
