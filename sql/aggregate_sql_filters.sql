@@ -30,7 +30,6 @@ SELECT streamforge.create_aggregate('bid_stats', $$
 $$, out_of_orderness => interval '0 seconds');
 -- one measure per distinct expression, count_if for every FILTER
 SELECT name, func, measure FROM streamforge.aggregate_columns('bid_stats') ORDER BY ordinality;
-SELECT measures FROM streamforge.attachments WHERE pipeline = 'bid_stats';
 INSERT INTO bids VALUES
     (1, 'a', 20000, 1, true, '2026-11-30 12:00:01+00'),
     (2, 'a', NULL, 3, NULL, '2026-11-30 12:00:02+00'),
