@@ -74,7 +74,8 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_make_indexes(text, bigint, js
 
 -- The row trigger of streamforge.aggregate: the aggregate's indexes on
 -- streamforge.results, made with the row (create_aggregate, pg_restore),
--- dropped with it (drop_aggregate, drop_pipeline's cascade).
+-- dropped with it (drop_aggregate, drop_pipeline's cascade); on a restore,
+-- the results view made again in this version's form.
 CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_index()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -88,6 +89,14 @@ BEGIN
         RETURN NULL;
     END IF;
     PERFORM streamforge_internal.aggregate_make_indexes(NEW.name, NEW.unit_us, NEW.spec);
+    -- pg_restore: the view it made is the dumped one, maybe of 0.3.0 (one
+    -- branch, which the partial indexes cannot serve): made again in this
+    -- version's form.  (create_aggregate inserts the row before it makes
+    -- the views.)
+    IF pg_catalog.to_regclass(format('%I.%I', NEW.view_schema, NEW.view_name)) IS NOT NULL THEN
+        PERFORM streamforge_internal.aggregate_results_view(NEW.name, NEW.view_schema, NEW.view_name,
+                                                            NEW.unit_us, NEW.spec, true);
+    END IF;
     RETURN NULL;
 END
 $$;
