@@ -89,6 +89,48 @@ SELECT streamforge.create_aggregate('bid_refused', $$
     SELECT auction, var_pop(CASE WHEN qty > 1 THEN qty END) AS s FROM bids
      GROUP BY auction, streamforge.tumble(at, interval '1 minute')$$);
 
+-- session windows: a row that bridges two sessions merges them, and the
+-- merged state is the FILTERs' over both (compared with a gaps-and-islands
+-- GROUP BY: a session starts at a row more than 30 seconds after the
+-- previous one of its auction)
+CREATE TABLE sbids (id integer PRIMARY KEY, auction text NOT NULL, price bigint, qty integer NOT NULL,
+                    at timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('sbid_stats', $$
+    SELECT auction, count(*) AS n,
+           count(*) FILTER (WHERE price >= 10000 AND price < 1000000) AS mid,
+           count(*) FILTER (WHERE price IS NULL OR qty > 2) AS odd,
+           sum(COALESCE(price, 0)) AS total
+      FROM sbids
+     GROUP BY auction, streamforge.session(at, interval '30 seconds')
+$$, out_of_orderness => interval '10 minutes');
+INSERT INTO sbids VALUES
+    (1, 'a', 20000, 1, '2026-11-30 12:00:00+00'),
+    (2, 'a', NULL, 3, '2026-11-30 12:00:50+00'),
+    (3, 'b', 5, 1, '2026-11-30 12:00:10+00');
+SELECT auction, window_start, n, mid, odd, total FROM sbid_stats_live ORDER BY auction, window_start;
+INSERT INTO sbids VALUES
+    (4, 'a', 500000, 4, '2026-11-30 12:00:25+00'),   -- bridges a's two sessions
+    (5, 'b', NULL, 1, '2026-11-30 12:00:35+00'),
+    (6, 'b', 30000, 9, '2026-11-30 12:02:00+00');
+CREATE VIEW sbid_expected AS
+    SELECT auction, min(at) AS window_start, count(*) AS n,
+           count(*) FILTER (WHERE price >= 10000 AND price < 1000000) AS mid,
+           count(*) FILTER (WHERE price IS NULL OR qty > 2) AS odd,
+           sum(COALESCE(price, 0)) AS total
+      FROM (SELECT *, sum(CASE WHEN at - prev > interval '30 seconds' THEN 1 ELSE 0 END)
+                          OVER (PARTITION BY auction ORDER BY at) AS session
+              FROM (SELECT *, lag(at) OVER (PARTITION BY auction ORDER BY at) AS prev FROM sbids) AS l) AS s
+     GROUP BY auction, session;
+SELECT auction, window_start, n, mid, odd, total FROM sbid_stats_live ORDER BY auction, window_start;
+SELECT auction, window_start, n, mid, odd, total FROM sbid_expected ORDER BY auction, window_start;
+SELECT NOT EXISTS ((SELECT auction, window_start, n, mid, odd, total FROM sbid_stats_live)
+                   EXCEPT (SELECT * FROM sbid_expected))
+   AND NOT EXISTS ((SELECT * FROM sbid_expected)
+                   EXCEPT (SELECT auction, window_start, n, mid, odd, total FROM sbid_stats_live)) AS same;
+SELECT streamforge.drop_aggregate('sbid_stats');
+DROP VIEW sbid_expected;
+DROP TABLE sbids;
+
 SELECT streamforge.drop_aggregate('bid_stats');
 DROP VIEW bid_expected;
 DROP TABLE bids;
