@@ -126,11 +126,15 @@ SELECT count(*) FROM streamforge.advance_ts('page_stats', 'default', '2026-11-30
 is( $node->safe_psql('postgres',
 		q{SELECT octet_length(page), n, total_ms FROM page_ms WHERE window_start >= '2026-11-30 12:06:00+00' ORDER BY 1}),
 	"2|1|4\n10240|1|3", 'a 10 kB key is emitted, and so is the next window');
-is($node->safe_psql('postgres', $view), $node->safe_psql('postgres', $oracle),
+# (rows 6 and 7, at 12:00, came after page_ms's watermark passed 12:05:
+# late for it)
+is( $node->safe_psql('postgres', $view),
+	$node->safe_psql('postgres', q{SELECT page, date_bin('1 minute', at, '1970-01-01+00'), count(*), sum(ms)
+	  FROM visits WHERE ok AND id > 2 AND id NOT IN (6, 7) GROUP BY 1, 2 ORDER BY 1, 2}),
 	'the updated aggregate equals a GROUP BY over the rows since its creation');
 like(
 	$node->safe_psql(
-		'postgres', q{EXPLAIN (COSTS OFF) SELECT * FROM page_ms WHERE page = '/a'}),
+		'postgres', q{SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT * FROM page_ms WHERE page = '/a'}),
 	qr/Index Scan using results_aggregate_[0-9a-f]+ on results.*Index Scan using results_aggregate_long_/s,
 	'the updated view reads both indexes');
 
