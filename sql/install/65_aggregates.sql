@@ -17,7 +17,8 @@
 -- aggregate in streamforge.aggregate and creates three views, owned by the
 -- extension's owner:
 --   <name>       the durable results, typed: GROUP BY columns, window_start,
---                window_end (timestamptz), the aggregates, final;
+--                window_end (timestamptz), the aggregates, final (a UNION
+--                ALL of two branches, one per index: 66_aggregates_views.sql);
 --   <name>_live  the live buckets (streamforge.live()), typed alike;
 --   <name>_late  the late events (streamforge.late_events()).
 --
@@ -34,12 +35,13 @@
 -- as "page = '/home' AND window_start >= now() - interval '1 hour'" is an
 -- index condition of the aggregate's own index (below).
 --
--- The index: each row of streamforge.aggregate has a partial expression
--- index on streamforge.results (its leading key columns whose text input is
--- immutable, then window_start), made and dropped by the row trigger
--- aggregate_index.  An index on an extension's table is not dumped by
--- pg_dump; the trigger fires when pg_restore loads streamforge.aggregate's
--- rows, so a restore makes the index again.
+-- The indexes (66_aggregates_views.sql): each row of streamforge.aggregate
+-- has two partial indexes on streamforge.results, for keys of at most 2000
+-- bytes (their leading key columns whose text input is immutable, then
+-- window_start) and for longer ones (window_start), made and dropped by
+-- the row trigger aggregate_index.  An index on an extension's table is
+-- not dumped by pg_dump; the trigger fires when pg_restore loads
+-- streamforge.aggregate's rows, so a restore makes the indexes again.
 --
 -- Keys: the GROUP BY expressions (but the window call) are one engine key,
 -- the text of ARRAY[e1::text, e2::text, ...] (computed under the
@@ -151,6 +153,9 @@ REVOKE ALL ON FUNCTION streamforge_internal.aggregate_index_name(text) FROM PUBL
 COMMENT ON FUNCTION streamforge_internal.aggregate_index_name(text) IS
     'the name of the index of an aggregate on streamforge.results (internal helper)';
 
+-- The indexes (aggregate_make_indexes) and the row trigger that makes
+-- them: 66_aggregates_views.sql.
+
 -- The aggregates the current user may read (those of the pipelines it may
 -- read), with their defining query.  Runs as its owner, which may read
 -- streamforge.aggregate; security_barrier keeps a caller's functions from
@@ -193,6 +198,8 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION streamforge_internal.aggregate_register(text, text, text, regclass, text, bigint, jsonb) FROM PUBLIC;
 COMMENT ON FUNCTION streamforge_internal.aggregate_register(text, text, text, regclass, text, bigint, jsonb) IS
     'records an aggregate and creates its views (called by create_aggregate; needs admin on the pipeline, CREATE on the schema and ownership of the table)';
+
+-- aggregate_register_internal, the views and the indexes: 66_aggregates_views.sql
 
 CREATE FUNCTION streamforge_internal.aggregate_unregister(pipeline text)
 RETURNS void

@@ -19,8 +19,12 @@
  *   - a select list of GROUP BY expressions, the window call and
  *     aggregates of the supported set (count(*), count(x), sum, min, max,
  *     avg, var_pop, var_samp, variance, stddev_pop, stddev_samp, stddev)
- *     over expressions of the table, and count(*) FILTER (WHERE x op c)
- *     (described as count_if over x);
+ *     over expressions of the table, and count(*) FILTER (WHERE f)
+ *     (described as count_if over x for f = "x op c", x NOT NULL, and as
+ *     count_if(= 1) over CASE WHEN f THEN 1 ELSE 0 END for any other f);
+ *   - GROUP BY expressions of the types whose equality a text form gives
+ *     (aggregate_keys.c: numeric and floats are normalized, the others
+ *     are refused);
  *   - an optional WHERE; no volatile function anywhere.
  *
  * Anything else is 0A000 with a message naming the construct.  The caller
@@ -300,9 +304,13 @@ column_not_null(Oid relid, AttrNumber attnum)
 
 /*
  * Whether an expression over the table is never NULL: a constant, a NOT
- * NULL column, or an operator or cast of pg_catalog's, strict, over such
- * expressions (amount * 2, a + b, x::bigint).  Anything else (a function
- * call, CASE, COALESCE) is taken as nullable.
+ * NULL column, an operator or cast of pg_catalog's, strict, over such
+ * expressions (amount * 2, a + b, x::bigint, a >= 10), AND, OR and NOT of
+ * such expressions, IS [NOT] NULL and IS [NOT] TRUE tests (never NULL),
+ * COALESCE, GREATEST and LEAST with one such argument, and a CASE whose
+ * results and ELSE all are (a NULL condition is not true: the ELSE).
+ * Anything else (a function call, NULLIF, a CASE without ELSE) is taken as
+ * nullable.
  */
 static bool
 expr_not_null(Node *node, Oid relid)
@@ -317,6 +325,35 @@ expr_not_null(Node *node, Oid relid)
 		return column_not_null(relid, ((Var *) node)->varattno);
 	if (IsA(node, RelabelType))
 		return expr_not_null((Node *) ((RelabelType *) node)->arg, relid);
+	if (IsA(node, NullTest) || IsA(node, BooleanTest))
+		return true;
+	if (IsA(node, BoolExpr))
+	{
+		foreach(lc, ((BoolExpr *) node)->args)
+			if (!expr_not_null((Node *) lfirst(lc), relid))
+				return false;
+		return true;
+	}
+	if (IsA(node, CoalesceExpr) || IsA(node, MinMaxExpr))
+	{
+		args = IsA(node, CoalesceExpr) ? ((CoalesceExpr *) node)->args :
+			((MinMaxExpr *) node)->args;
+		foreach(lc, args)
+			if (expr_not_null((Node *) lfirst(lc), relid))
+				return true;
+		return false;
+	}
+	if (IsA(node, CaseExpr))
+	{
+		CaseExpr   *c = (CaseExpr *) node;
+
+		if (c->defresult == NULL || !expr_not_null((Node *) c->defresult, relid))
+			return false;
+		foreach(lc, c->args)
+			if (!expr_not_null((Node *) lfirst_node(CaseWhen, lc)->result, relid))
+				return false;
+		return true;
+	}
 	if (IsA(node, OpExpr))
 	{
 		funcid = get_opcode(((OpExpr *) node)->opno);
@@ -411,12 +448,13 @@ is_integer_type(Oid typ)
 }
 
 /*
- * count(*) FILTER (WHERE x op c), x an integer expression of the table,
- * op one of pg_catalog's integer comparisons =, <>, <, <=, >, >= and c an
- * integer constant (c op x is turned around): the engine's count_if.
- * Sets *x, *op and *c; anything else is refused.
+ * count(*) FILTER (WHERE x op c), x a NOT NULL integer expression of the
+ * table, op one of pg_catalog's integer comparisons =, <>, <, <=, >, >=
+ * and c a non-NULL integer constant (c op x is turned around): the
+ * engine's count_if over x, as in 0.3.0.  Sets *x, *op and *c and returns
+ * true; false for any other filter (see filter_indicator).
  */
-static void
+static bool
 filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
 {
 	static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">="};
@@ -429,10 +467,10 @@ filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
 	bool		flip = false;
 	Const	   *k_const;
 
-	if (!IsA(filter, OpExpr) || list_length(((OpExpr *) filter)->args) != 2)
-		refuse("FILTER in aggregate count(*) is supported only as FILTER (WHERE expression op constant)");
 	/* as written, before eval_const_expressions inlines anything */
 	check_expr(filter, w, "the FILTER of an aggregate");
+	if (!IsA(filter, OpExpr) || list_length(((OpExpr *) filter)->args) != 2)
+		return false;
 	e = (OpExpr *) filter;
 	opname = get_opname(e->opno);
 	for (int i = 0; i < (int) lengthof(ops); i++)
@@ -450,17 +488,43 @@ filter_comparison(Node *filter, AggWalk *w, Node **x, const char **op, int64 *c)
 	}
 	if (k < 0 || get_func_namespace(get_opcode(e->opno)) != PG_CATALOG_NAMESPACE ||
 		!is_integer_type(exprType(l)) || !IsA(r, Const) ||
-		!is_integer_type(exprType(r)))
-		refuse("FILTER in aggregate count(*) is supported only as FILTER (WHERE expression op constant), comparing integers with =, <>, <, <=, > or >=");
+		!is_integer_type(exprType(r)) || ((Const *) r)->constisnull ||
+		!expr_not_null(l, w->relid))
+		return false;
 	k_const = (Const *) r;
-	if (k_const->constisnull)
-		refuse("FILTER (WHERE expression op NULL) in aggregate count(*) is not supported");
 	check_expr(l, w, "the FILTER of an aggregate");
 	*x = l;
 	*op = flip ? flipped[k] : ops[k];
 	*c = k_const->consttype == INT8OID ? DatumGetInt64(k_const->constvalue) :
 		k_const->consttype == INT4OID ? (int64) DatumGetInt32(k_const->constvalue) :
 		(int64) DatumGetInt16(k_const->constvalue);
+	return true;
+}
+
+/*
+ * Any other FILTER (WHERE f) of count(*): CASE WHEN f THEN 1 ELSE 0 END, a
+ * NOT NULL integer measure whose count_if(= 1) is the count.  A NULL f is
+ * not true, so the row is not counted: FILTER's own rule.
+ */
+static Node *
+filter_indicator(Node *filter, AggWalk *w)
+{
+	CaseExpr   *c = makeNode(CaseExpr);
+	CaseWhen   *when = makeNode(CaseWhen);
+
+	check_expr(filter, w, "the FILTER of an aggregate");
+	when->expr = (Expr *) filter;
+	when->result = (Expr *) makeConst(INT4OID, -1, InvalidOid, 4,
+									  Int32GetDatum(1), false, true);
+	when->location = -1;
+	c->casetype = INT4OID;
+	c->casecollid = InvalidOid;
+	c->arg = NULL;
+	c->args = list_make1(when);
+	c->defresult = (Expr *) makeConst(INT4OID, -1, InvalidOid, 4,
+									  Int32GetDatum(0), false, true);
+	c->location = -1;
+	return (Node *) c;
 }
 
 /* Describes the checked query as JSON into buf; returns the table */
@@ -563,7 +627,8 @@ describe(Query *q, StringInfo buf)
 			refuse("a GROUP BY expression of type %s is not supported",
 				   format_type_be(typ));
 		appendStringInfoString(&keys, first_key ? "{" : ", {");
-		json_str(&keys, "expr", deparse(e, w.relid), true);
+		/* the engine key: the text of canonical_key(e) */
+		json_str(&keys, "expr", deparse((Node *) sf_aggregate_canonical_key(e), w.relid), true);
 		json_str(&keys, "name", te->resjunk ? NULL : te->resname, false);
 		json_str(&keys, "type", format_type_with_typemod(typ, typmod), false);
 		json_str(&keys, "collation",
@@ -615,8 +680,16 @@ describe(Query *q, StringInfo buf)
 		arg = aggregate_argument(a, &w, name);
 		if (a->aggfilter != NULL)
 		{
-			/* count(*) FILTER (WHERE x op c): count_if over x */
-			filter_comparison((Node *) a->aggfilter, &w, &arg, &filter_op, &filter_c);
+			/*
+			 * count(*) FILTER (WHERE x op c): count_if over x; any other
+			 * filter f: count_if(= 1) over CASE WHEN f THEN 1 ELSE 0 END
+			 */
+			if (!filter_comparison((Node *) a->aggfilter, &w, &arg, &filter_op, &filter_c))
+			{
+				arg = filter_indicator((Node *) a->aggfilter, &w);
+				filter_op = "=";
+				filter_c = 1;
+			}
 			name = "count_if";
 		}
 		else

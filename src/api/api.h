@@ -307,6 +307,9 @@ extern uint8 sf_emit_arg(FunctionCallInfo fcinfo);
 /* measures.c: create_pipeline's measures and aggregates */
 extern void sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def);
 
+/* aggregate_keys.c: the engine key of a GROUP BY expression */
+extern struct Node *sf_aggregate_canonical_key(struct Node *e);
+
 /* privileges.c: calling internal functions as the extension's owner */
 extern Datum sf_call_as_owner(FunctionCallInfo fcinfo, SfPrivilege privilege,
 							  const char *signature);

@@ -6,7 +6,8 @@
 # attachment of 0.2.0 goes on ingesting, and create_aggregate over the same
 # table adds a second attachment, with its filter, whose views equal a plain
 # GROUP BY; a dump of the updated database restores the aggregate with its
-# index.  Without SF_RELEASE_INSTALL the test fails with the reason: it
+# index.  Then the update to 0.4.0 gives the aggregates their long keys'
+# index and view (issue 38).  Without SF_RELEASE_INSTALL the test fails with the reason: it
 # never skips.
 use strict;
 use warnings;
@@ -104,6 +105,38 @@ like(
 		'restored', q{EXPLAIN (COSTS OFF) SELECT * FROM page_ms WHERE page = '/a'}),
 	qr/Index Scan using results_aggregate_/,
 	'and its index');
+
+# 0.3.0 -> 0.4.0 (issue 38): the aggregates of 0.3.0 get the two partial
+# indexes (keys up to 2000 bytes, longer keys) and the two-branch view, and
+# a 10 kB GROUP BY value no longer stops their emissions
+$node->safe_psql('postgres', "ALTER EXTENSION streamforge UPDATE TO '0.4.0'");
+is( $node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_index AS i WHERE i.indrelid = 'streamforge.results'::regclass
+		    AND pg_get_indexdef(i.indexrelid) LIKE '%octet_length(key)%'}),
+	'4', 'after the update to 0.4.0 each aggregate has its two partial indexes');
+$node->safe_psql(
+	'postgres', q{
+INSERT INTO visits (page, ok, ms, at)
+SELECT string_agg(md5(i::text), '' ORDER BY i), true, 3, '2026-11-30 12:06:10+00'
+  FROM generate_series(1, 320) AS i;
+INSERT INTO visits (page, ok, ms, at) VALUES ('/c', true, 4, '2026-11-30 12:07:10+00');
+SELECT count(*) FROM streamforge.advance_ts('page_ms', 'default', '2026-11-30 12:10:00+00');
+SELECT count(*) FROM streamforge.advance_ts('page_stats', 'default', '2026-11-30 12:10:00+00');
+});
+is( $node->safe_psql('postgres',
+		q{SELECT octet_length(page), n, total_ms FROM page_ms WHERE window_start >= '2026-11-30 12:06:00+00' ORDER BY 1}),
+	"2|1|4\n10240|1|3", 'a 10 kB key is emitted, and so is the next window');
+# (rows 6 and 7, at 12:00, came after page_ms's watermark passed 12:05:
+# late for it)
+is( $node->safe_psql('postgres', $view),
+	$node->safe_psql('postgres', q{SELECT page, date_bin('1 minute', at, '1970-01-01+00'), count(*), sum(ms)
+	  FROM visits WHERE ok AND id > 2 AND id NOT IN (6, 7) GROUP BY 1, 2 ORDER BY 1, 2}),
+	'the updated aggregate equals a GROUP BY over the rows since its creation');
+like(
+	$node->safe_psql(
+		'postgres', q{SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT * FROM page_ms WHERE page = '/a'}),
+	qr/Index Scan using results_aggregate_[0-9a-f]+ on results.*Index Scan using results_aggregate_long_/s,
+	'the updated view reads both indexes');
 
 $node->stop;
 done_testing();

@@ -1,0 +1,129 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggregate_keys.c
+ *	  The engine key of a GROUP BY expression of create_aggregate's query
+ *	  (aggregate_sql.c): the engine groups events by the text of their
+ *	  key, so the key is an expression whose text is equal exactly for
+ *	  values equal under the type's equality, the one GROUP BY uses
+ *	  (issue 38).  Types without such a form are refused.
+ *
+ * Memory: the expression returned is palloc'd in the caller's context.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/aggregate_keys.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+
+#include "api/api.h"
+
+/*
+ * Whether equal values of a type (PostgreSQL's equality, the one GROUP BY
+ * uses) always have the same text, under the attachment's fixed settings,
+ * and different values different texts: then the text of the value is the
+ * engine key as it stands.  Integers, boolean, uuid, dates and times,
+ * bytea, enums (a label per value), and character types (whose equality,
+ * with a deterministic collation, is that of the bytes: the caller checks
+ * the collation; bpchar's text drops the trailing spaces its equality
+ * ignores); arrays of these but bpchar (whose elements keep their spaces).
+ */
+static bool
+text_is_canonical(Oid typ, bool element)
+{
+	Oid			elem;
+
+	typ = getBaseType(typ);
+	switch (typ)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case BOOLOID:
+		case UUIDOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMETZOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case BYTEAOID:
+		case TEXTOID:
+		case VARCHAROID:
+		case NAMEOID:
+		case CHAROID:
+			return true;
+		case BPCHAROID:
+			return !element;
+		default:
+			break;
+	}
+	if (type_is_enum(typ))
+		return true;
+	elem = get_element_type(typ);
+	if (!element && OidIsValid(elem))
+		return text_is_canonical(elem, true);
+	return false;
+}
+
+/*
+ * The engine key of a GROUP BY expression: an expression whose text is
+ * the same for values equal under the type's equality, and different for
+ * others, so that the engine, which groups by text, groups as GROUP BY
+ * would.  Most types' text already is (text_is_canonical); numeric's
+ * equality ignores the scale (1.0 = 1.00 = 1): trim_scale() gives the
+ * shortest form (not needed, and not applied, when the expression has a
+ * typmod: all its values have the typmod's scale); float's makes -0 equal 0: adding +0 turns -0 into 0
+ * (IEEE 754, round to nearest) and keeps every other value, NaN
+ * included (every NaN prints NaN, and the fixed extra_float_digits = 1
+ * prints the shortest exact text).  Any other type, and a collation that
+ * is not deterministic (whose equality no text form gives), is refused:
+ * 0A000 with a hint.
+ */
+Node *
+sf_aggregate_canonical_key(Node *e)
+{
+	Oid			typ = exprType(e);
+	Oid			base = getBaseType(typ);
+	Oid			coll = exprCollation(e);
+
+	if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("GROUP BY an expression with the nondeterministic collation \"%s\" is not supported",
+						get_collation_name(coll)),
+				 errdetail("The engine groups keys by their text; values equal under a nondeterministic collation can have different texts."),
+				 errhint("Group by the expression under a deterministic collation (expr COLLATE \"C\"), or by a normalized form such as lower(expr).")));
+	if (base == NUMERICOID && exprTypmod(e) < 0)
+		return (Node *) makeFuncExpr(F_TRIM_SCALE, NUMERICOID, list_make1(e),
+									 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	if (base == NUMERICOID)
+		return e;
+	if (base == FLOAT8OID || base == FLOAT4OID)
+	{
+		bool		f8 = base == FLOAT8OID;
+		Const	   *zero = makeConst(base, -1, InvalidOid, f8 ? 8 : 4,
+									 f8 ? Float8GetDatum(0.0) : Float4GetDatum(0.0f),
+									 false, FLOAT8PASSBYVAL || !f8);
+
+		return (Node *) makeFuncExpr(f8 ? F_FLOAT8PL : F_FLOAT4PL, base,
+									 list_make2(e, zero), InvalidOid, InvalidOid,
+									 COERCE_EXPLICIT_CALL);
+	}
+	if (!text_is_canonical(typ, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("GROUP BY an expression of type %s is not supported",
+						format_type_be(typ)),
+				 errdetail("The engine groups keys by their text, and equal values of type %s can have different texts.",
+						   format_type_be(typ)),
+				 errhint("Group by an expression of an integer, numeric, floating-point, character, boolean, uuid, date, time, timestamp, bytea or enum type, or an array of one of these but numeric and floating-point.")));
+	return e;
+}
