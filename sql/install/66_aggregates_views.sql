@@ -28,6 +28,7 @@ RETURNS name
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 RETURN ('results_aggregate_long_' OPERATOR(pg_catalog.||) pg_catalog.left(pg_catalog.md5(name), 16))::pg_catalog.name;
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_long_key_index_name(text) FROM PUBLIC;
 COMMENT ON FUNCTION streamforge_internal.aggregate_long_key_index_name(text) IS
     'the name of the index of an aggregate''s long keys on streamforge.results (internal helper)';
 
@@ -183,19 +184,28 @@ BEGIN
             RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
         END IF;
     END LOOP;
-    -- op: <= for the first branch, > for the second
-    branch := 'SELECT %1$s'
-        'streamforge_internal.aggregate_time(r.window_start, %2$s) AS window_start, '
-        'streamforge_internal.aggregate_time(r.window_end, %2$s) AS window_end, %3$s'
-        'r.final AS final '
-        'FROM streamforge.results AS r '
-        'WHERE r.pipeline OPERATOR(pg_catalog.=) %4$L AND r.window_name OPERATOR(pg_catalog.=) %5$L '
-        'AND pg_catalog.octet_length(r.key) OPERATOR(pg_catalog.%6$s) 2000 '
-        'AND streamforge_internal.aggregate_readable(%4$L)';
-    EXECUTE format('CREATE %sVIEW %I.%I WITH (security_barrier) AS %s UNION ALL %s',
+    -- The two branches read the rows of short and of long keys (one per
+    -- index of aggregate_make_indexes, each with its index's length
+    -- predicate); the pipeline's filter and the read gate are the view's
+    -- own quals, OUTSIDE the UNION ALL: PostgreSQL flattens a UNION ALL
+    -- into an append relation whose branches are no security barriers, so
+    -- a filter inside them would be ordered by cost with a reader's leaky
+    -- function (issue 37, finding 4).  Leakproof conditions on the key
+    -- columns and window_start still reach the branches as index
+    -- conditions.
+    branch := 'SELECT r.* FROM streamforge.results AS r '
+        'WHERE pg_catalog.octet_length(r.key) OPERATOR(pg_catalog.%s) 2000';
+    EXECUTE format('CREATE %sVIEW %I.%I WITH (security_barrier) AS SELECT %s'
+                   'streamforge_internal.aggregate_time(r.window_start, %s) AS window_start, '
+                   'streamforge_internal.aggregate_time(r.window_end, %s) AS window_end, %s'
+                   'r.final AS final '
+                   'FROM (%s UNION ALL %s) AS r '
+                   'WHERE r.pipeline OPERATOR(pg_catalog.=) %L AND r.window_name OPERATOR(pg_catalog.=) %L '
+                   'AND streamforge_internal.aggregate_readable(%L)',
                    CASE WHEN or_replace THEN 'OR REPLACE ' ELSE '' END, view_schema, view_name,
-                   format(branch, keys_r, unit_us, aggs_r, pipeline, w, '<='),
-                   format(branch, keys_r, unit_us, aggs_r, pipeline, w, '>'));
+                   keys_r, unit_us, unit_us, aggs_r,
+                   format(branch, '<='), format(branch, '>'),
+                   pipeline, w, pipeline);
 END
 $$;
 REVOKE ALL ON FUNCTION streamforge_internal.aggregate_results_view(text, text, text, bigint,
