@@ -7,7 +7,7 @@
 -- the entry point is in src/api/outputs.c), for the addresses
 -- resync_outputs_internal cannot rebuild from the changelog.
 -- Internal: run by resync_outputs_internal as the extension's owner.
-CREATE FUNCTION streamforge_internal.final_rows(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.final_rows(pipeline text,
     window_name text[], key text[], window_start bigint[],
     window_end bigint[])
 RETURNS SETOF streamforge.result
@@ -199,6 +199,9 @@ BEGIN
         PERFORM streamforge_internal.outputs_fill_ts(resync_outputs_internal.pipeline);
         -- (issue 27) a measures pipeline's aggregates, 86_outputs_aggregates.sql
         PERFORM streamforge_internal.outputs_fill_aggregates(resync_outputs_internal.pipeline);
+        -- (0.4.0, issue 38) final rows 0.3.0 wrote with another bucket's
+        -- aggregates, 87_outputs_repair.sql
+        PERFORM streamforge_internal.outputs_repair_final_aggregates(resync_outputs_internal.pipeline);
     END IF;
     -- (0.3.0) one notification of the new epoch
     IF coalesce(cfg.notify, false) THEN

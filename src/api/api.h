@@ -197,6 +197,21 @@ sf_arg_pipeline_row(FunctionCallInfo fcinfo, SfRowArgs *args)
 						 true);
 }
 
+/*
+ * The write functions' check of the pipeline's kind (docs/ingestion.md):
+ * the one-measure functions (value bigint) refuse a measures pipeline and
+ * the measures functions a one-measure pipeline, with 22023, once the
+ * pipeline is opened and its arguments are not NULL, before anything of a
+ * delivery is looked at (event_id, partition, offset, identity): so in
+ * every state of the pipeline, and for an empty batch too.
+ */
+static inline void
+sf_require_kind(const SfPipeline *p, bool measures)
+{
+	if (unlikely((p->def.measures != NULL) != measures))
+		sf_measures_arity_error(p, measures ? 0 : -1);
+}
+
 /* The partition argument argno of a per-row call site, as a C string */
 static inline char *
 sf_arg_partition_row(FunctionCallInfo fcinfo, SfRowArgs *args, int argno)

@@ -81,6 +81,7 @@ sf_append(PG_FUNCTION_ARGS)
 	sf_arg_not_null(fcinfo, 3, "key");
 	sf_arg_not_null(fcinfo, 4, "event_time");
 	sf_arg_not_null(fcinfo, 5, "value");
+	sf_require_kind(p, false);
 	sf_text_bytes(PG_GETARG_DATUM(2), &d.event_id, &d.event_id_len);
 	sf_text_bytes(PG_GETARG_DATUM(3), &d.key, &d.key_len);
 	d.event_time = PG_GETARG_INT64(4);
@@ -149,6 +150,7 @@ sf_append_batch(PG_FUNCTION_ARGS)
 	late_before = p->nlate;
 
 	sf_arg_not_null(fcinfo, 1, "events");
+	sf_require_kind(p, false);
 	ds = sf_unpack_deliveries(PG_GETARG_ARRAYTYPE_P(1), false, &nullfield, &n);
 	sf_append_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;

@@ -53,6 +53,7 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 	sf_arg_not_null(fcinfo, 4, "key");
 	sf_arg_not_null(fcinfo, 5, "event_time");
 	sf_arg_not_null(fcinfo, 6, "value");
+	sf_require_kind(p, false);
 	d.source_offset = PG_GETARG_INT64(2);
 	sf_text_bytes(PG_GETARG_DATUM(3), &d.event_id, &d.event_id_len);
 	sf_text_bytes(PG_GETARG_DATUM(4), &d.key, &d.key_len);
@@ -151,6 +152,7 @@ sf_ingest_batch(PG_FUNCTION_ARGS)
 	int			n;
 
 	sf_arg_not_null(fcinfo, 1, "deliveries");
+	sf_require_kind(p, false);
 	ds = sf_unpack_deliveries(PG_GETARG_ARRAYTYPE_P(1), true, &nullfield, &n);
 	sf_ingest_deliveries(fcinfo, p, late_before, ds, nullfield, n);
 	return (Datum) 0;

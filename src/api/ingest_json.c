@@ -427,6 +427,7 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 	late_before = p->nlate;
 
 	sf_arg_not_null(fcinfo, 1, "deliveries");
+	sf_require_kind(p, false);
 	jb = PG_GETARG_JSONB_P(1);
 	if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
 	{

@@ -185,6 +185,7 @@ sf_ingest_measures(PG_FUNCTION_ARGS)
 	sf_arg_not_null(fcinfo, 4, "key");
 	sf_arg_not_null(fcinfo, 5, "event_time");
 	sf_arg_not_null(fcinfo, 6, "measures");
+	sf_require_kind(p, true);
 	d.source_offset = PG_GETARG_INT64(2);
 	sf_text_bytes(PG_GETARG_DATUM(3), &d.event_id, &d.event_id_len);
 	sf_text_bytes(PG_GETARG_DATUM(4), &d.key, &d.key_len);
@@ -258,8 +259,7 @@ measures_batch(FunctionCallInfo fcinfo, bool append)
 	};
 
 	sf_arg_not_null(fcinfo, 1, "deliveries");
-	if (p->def.measures == NULL)
-		sf_measures_arity_error(p, 0);
+	sf_require_kind(p, true);
 	nm = p->def.measures->nmeasures;
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	{
@@ -391,7 +391,7 @@ static void
 return_measures_rows(FunctionCallInfo fcinfo, bool visible_only)
 {
 	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
-	SfRow	   *rows;
+	SfRow	   *rows = NULL;
 	int64		n;
 
 	if (p->def.measures == NULL)
@@ -399,7 +399,11 @@ return_measures_rows(FunctionCallInfo fcinfo, bool visible_only)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("pipeline \"%s\" has one unnamed measure", p->def.name),
 				 errhint("Read it with streamforge.live() or visible().")));
-	n = sf_collect_rows(p, visible_only, &rows);
+	/* as visible(): 'final' emits no row that can still change */
+	if (visible_only && p->def.emit == SF_EMIT_FINAL)
+		n = 0;
+	else
+		n = sf_collect_rows(p, visible_only, &rows);
 	put_measures_rows(fcinfo, p, NULL, rows, n);
 }
 

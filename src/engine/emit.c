@@ -170,6 +170,10 @@ sf_emit_redefined(SfPipeline *old, SfPipeline *p, const SfPipelineDef *names,
 			/* old is freed once p replaces it: p's copy of the key */
 			c.row.addr.key = sf_intern_key(p, rows[i].addr.key->data,
 										   rows[i].addr.key->len);
+			/* and of the measures' state */
+			if (unlikely(rows[i].agg.ext != NULL))
+				c.row.agg.ext = sf_magg_copy(old->def.measures,
+											 rows[i].agg.ext);
 			sf_changes_append(out, &c);
 			p->finalized++;
 		}

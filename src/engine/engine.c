@@ -481,8 +481,6 @@ void
 sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 						SfDeliveryHash *h, SfChangeList *out)
 {
-	int			pi = lookup_partition(p, d->partition);
-	SfPartition *part = &p->partitions[pi];
 	SfIdentity *id;
 	uint32		handle;
 	SfString   *key;
@@ -491,11 +489,20 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	int			total = 0;
 	int			w;
 	const int64 *mv = NULL;
+	int			pi;
+	SfPartition *part;
 
-	h->partition = pi;
-	/* a measures pipeline's delivery comes with its measures (aggregates.c) */
+	/*
+	 * A measures pipeline's delivery comes with its measures (aggregates.c),
+	 * taken before anything can raise an error: measures left behind by a
+	 * refused delivery (an unknown partition) would be taken by the next
+	 * delivery, of a one-measure function too (issue 38).
+	 */
 	if (unlikely(p->def.measures != NULL))
 		mv = sf_take_measures(p);
+	pi = lookup_partition(p, d->partition);
+	part = &p->partitions[pi];
+	h->partition = pi;
 
 	/* offsets */
 	if (d->source_offset < 0)

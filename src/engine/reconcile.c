@@ -159,6 +159,14 @@ finalize(SfPipeline *p, SfChangeList *out)
 			c.row.addr.start = b->start;
 			c.row.addr.end = b->end;
 			c.row.agg = b->agg;
+
+			/*
+			 * The bucket is recycled just below, its ext words with it, and
+			 * a later bucket of the same call may take them before the
+			 * change is written: the change owns a copy, as an upsert does.
+			 */
+			if (unlikely(b->agg.ext != NULL))
+				c.row.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
 			sf_changes_append(out, &c);
 		}
 		p->finalized++;
