@@ -392,9 +392,11 @@ DECLARE
     cf sfr.cfg;
     st sfr.st;
     vtxt text;
+    bk sfr.b[];
 BEGIN
     SELECT * INTO cf FROM sfr.cfg;
     SELECT * INTO st FROM sfr.st;
+    bk := ARRAY(SELECT ROW(x.*)::sfr.b FROM sfr.m_buckets() x);
     IF streamforge.watermark(cf.pl) IS DISTINCT FROM st.wm THEN
         RAISE EXCEPTION 'model mismatch: watermark()' USING ERRCODE = 'SFM01',
             DETAIL = format('engine %s, model %s', streamforge.watermark(cf.pl), st.wm);
@@ -420,7 +422,7 @@ BEGIN
         ARRAY(SELECT x::text FROM streamforge.live(cf.pl) x
                ORDER BY x.window_name COLLATE "C", x.key COLLATE "C", x.window_start, x.window_end),
         ARRAY(SELECT ROW(wname, key, ws, we, cnt, sm, mn, mx)::streamforge.result::text
-                FROM sfr.m_buckets()
+                FROM unnest(bk)
                ORDER BY wname COLLATE "C", key COLLATE "C", ws, we));
     PERFORM sfr.same('visible()',
         ARRAY(SELECT x::text FROM streamforge.visible(cf.pl) x
@@ -434,7 +436,7 @@ BEGIN
                              x.aggregates::text)::text
                     FROM streamforge.live_aggregates(cf.pl) x
                    ORDER BY x.window_name COLLATE "C", x.key COLLATE "C", x.window_start, x.window_end),
-            ARRAY(SELECT ROW(wname, key, ws, we, cnt, ag)::text FROM sfr.m_buckets()
+            ARRAY(SELECT ROW(wname, key, ws, we, cnt, ag)::text FROM unnest(bk)
                    ORDER BY wname COLLATE "C", key COLLATE "C", ws, we));
         PERFORM sfr.same('visible_aggregates()',
             ARRAY(SELECT ROW(x.window_name, x.key, x.window_start, x.window_end, x.count,
@@ -461,7 +463,7 @@ BEGIN
                              ORDER BY ARRAY[k]::text COLLATE "C", window_start, window_end)
               FROM %I $q$, cf.pl || '_live') INTO vtxt;
         PERFORM sfr.same('the aggregate''s _live view', vtxt::text[],
-            ARRAY(SELECT ROW(key, ws, we, ag, false)::text FROM sfr.m_buckets()
+            ARRAY(SELECT ROW(key, ws, we, ag, false)::text FROM unnest(bk)
                    ORDER BY key COLLATE "C", ws, we));
         EXECUTE format($q$
             SELECT array_agg(ROW(ARRAY[k]::text, extract(epoch FROM window_start)::bigint,
@@ -536,8 +538,11 @@ BEGIN
     DROP TABLE IF EXISTS public.rm2_src;
     PERFORM streamforge.drop_pipeline(p.name) FROM streamforge.pipelines p
       WHERE p.name IN ('rm2', 'rm2a');
-    TRUNCATE sfr.cfg, sfr.win, sfr.st, sfr.part, sfr.deliv, sfr.ident, sfr.ev,
-             sfr.late, sfr.emitted, sfr.fin, sfr.res, sfr.clog, sfr.out, sfr.b;
+    DELETE FROM sfr.cfg; DELETE FROM sfr.win; DELETE FROM sfr.st;
+    DELETE FROM sfr.part; DELETE FROM sfr.deliv; DELETE FROM sfr.ident;
+    DELETE FROM sfr.ev; DELETE FROM sfr.late; DELETE FROM sfr.emitted;
+    DELETE FROM sfr.fin; DELETE FROM sfr.res; DELETE FROM sfr.clog;
+    DELETE FROM sfr.out; DELETE FROM sfr.b;
 
     kind := coalesce(p_kind, (ARRAY['classic', 'measures', 'measures', 'agg'])[sfr.rint(1, 4)]);
     mode := (ARRAY['update', 'update+final', 'final'])[sfr.rint(1, 3)];
@@ -793,8 +798,13 @@ BEGIN
     notes := '{}';
     IF wrap = 'savepoint' THEN
         BEGIN
-            SELECT s.clk, s.neid, s.what, s.n INTO clk, neid, what, n
-              FROM sfr.one_call('local', clk, neid) s;
+            -- one to three calls in a block that is rolled back
+            what := '';
+            FOR i IN 1..sfr.rint(1, 3) LOOP
+                SELECT s.clk, s.neid, s.what, s.n INTO clk, neid, w2, n
+                  FROM sfr.one_call('local', clk, neid) s;
+                what := what || CASE WHEN i > 1 THEN '; ' ELSE '' END || w2;
+            END LOOP;
             RAISE EXCEPTION 'roll back' USING ERRCODE = 'SFM02';
         EXCEPTION WHEN SQLSTATE 'SFM02' THEN
             NULL;
@@ -978,14 +988,20 @@ BEGIN
     n := sfr.call(what, q, via, model);
 END $$;
 
--- Notifications the listener got on the trace's channel since the last look.
+-- Notifications the listener got for the trace's pipeline since the last
+-- look (it listens on streamforge_changes, every pipeline's channel, and
+-- keeps those naming this pipeline's id).  The listener runs a statement
+-- first: a backend sends the notifications it has received before it
+-- answers.
 CREATE FUNCTION sfr.notes_got() RETURNS text[] LANGUAGE plpgsql AS $$
 DECLARE
-    ch text := (SELECT channel FROM sfr.cfg);
+    id bigint := (SELECT pid FROM sfr.cfg);
 BEGIN
     PERFORM dblink_exec('sfr_lsn', 'SET application_name = sfr_listener');
-    RETURN coalesce((SELECT array_agg(DISTINCT x.extra::jsonb::text ORDER BY x.extra::jsonb::text)
-                       FROM dblink_get_notify('sfr_lsn') x WHERE x.notify_name = ch), '{}');
+    RETURN coalesce((SELECT array_agg(x.extra::jsonb::text ORDER BY x.extra::jsonb::text)
+                       FROM dblink_get_notify('sfr_lsn') x
+                      WHERE x.notify_name = 'streamforge_changes'
+                        AND (x.extra::jsonb ->> 'pipeline_id')::bigint = id), '{}');
 END $$;
 
 -- Run the traces of seeds lo..hi.  Each trace: a pipeline of a random
@@ -1005,11 +1021,14 @@ DECLARE
     detail text;
     r float8;
     cf sfr.cfg;
+    allnotes text[];
+    every_step_notes boolean := current_setting('sfr.every_step_notes', true) = 'on';
 BEGIN
     IF NOT ('sfr_lsn' = ANY (coalesce(dblink_get_connections(), '{}'))) THEN
         PERFORM dblink_connect('sfr_lsn', sfr.connstr());
         PERFORM dblink_connect('sfr_b2', sfr.connstr());
         PERFORM dblink_exec('sfr_b2', 'SET lock_timeout = ''20s''');
+        PERFORM dblink_exec('sfr_lsn', 'LISTEN streamforge_changes');
     END IF;
     FOR sd IN lo..hi LOOP
         err := NULL;
@@ -1022,16 +1041,14 @@ BEGIN
             CONTINUE;
         END;
         SELECT * INTO cf FROM sfr.cfg;
-        PERFORM dblink_exec('sfr_lsn', 'UNLISTEN *');
-        PERFORM dblink_exec('sfr_lsn', format('LISTEN %I', cf.channel));
         COMMIT;
-        PERFORM sfr.notes_got();
+        allnotes := '{}';
         clk := sfr.rint(-10, 10);
         neid := 0;
         FOR s IN 1..nsteps LOOP
             r := random();
-            wrap := CASE WHEN r < 0.58 THEN 'commit' WHEN r < 0.72 THEN 'savepoint'
-                         WHEN r < 0.80 THEN 'rollback' WHEN r < 0.93 THEN 'remote'
+            wrap := CASE WHEN r < 0.60 THEN 'commit' WHEN r < 0.75 THEN 'savepoint'
+                         WHEN r < 0.83 THEN 'rollback' WHEN r < 0.96 THEN 'remote'
                          ELSE 'cold' END;
             what := NULL;
             BEGIN
@@ -1050,9 +1067,14 @@ BEGIN
             IF err IS NULL THEN
                 BEGIN
                     PERFORM sfr.check_state();
-                    got := sfr.notes_got();
-                    PERFORM sfr.same('notifications', got,
-                        ARRAY(SELECT DISTINCT x::jsonb::text FROM unnest(notes) x ORDER BY 1));
+                    -- the notifications of a transaction: one per distinct payload
+                    allnotes := allnotes || ARRAY(SELECT DISTINCT x::jsonb::text FROM unnest(notes) x);
+                    IF s = nsteps OR every_step_notes THEN
+                        got := sfr.notes_got();
+                        PERFORM sfr.same('notifications (sorted)', got,
+                            ARRAY(SELECT x FROM unnest(allnotes) x ORDER BY 1));
+                        allnotes := '{}';
+                    END IF;
                 EXCEPTION WHEN OTHERS THEN
                     GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
                     detail := coalesce(detail, '') || E'\nafter: ' || wrap || ' ' || coalesce(what, '');
