@@ -1047,8 +1047,8 @@ BEGIN
         neid := 0;
         FOR s IN 1..nsteps LOOP
             r := random();
-            wrap := CASE WHEN r < 0.60 THEN 'commit' WHEN r < 0.75 THEN 'savepoint'
-                         WHEN r < 0.83 THEN 'rollback' WHEN r < 0.96 THEN 'remote'
+            wrap := CASE WHEN r < 0.62 THEN 'commit' WHEN r < 0.79 THEN 'savepoint'
+                         WHEN r < 0.88 THEN 'rollback' WHEN r < 0.975 THEN 'remote'
                          ELSE 'cold' END;
             what := NULL;
             BEGIN
