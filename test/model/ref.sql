@@ -850,9 +850,6 @@ BEGIN
     SELECT * INTO st FROM sfr.st;
     SELECT jsonb_object_agg(part, consumed + 1) INTO nxt FROM sfr.part;
     p := cf.parts[sfr.rint(1, cardinality(cf.parts))];
-    IF via <> 'local' AND r >= 0.70 THEN
-        r := r - 0.70;          -- remote and cold: ingests and advances
-    END IF;
     IF r < 0.50 THEN
         -- deliveries: one or several
         k := CASE WHEN random() < 0.4 THEN 1 ELSE sfr.rint(2, 7)::int END;
