@@ -796,7 +796,12 @@ DECLARE
 BEGIN
     SELECT * INTO cf FROM sfr.cfg;
     notes := '{}';
-    IF wrap = 'savepoint' THEN
+    IF wrap = 'end' THEN
+        what := 'restore(checkpoint()) at the end of the trace';
+        PERFORM sfr.call(what, format('SELECT streamforge.restore(%L, streamforge.checkpoint(%L))::text, 0::bigint',
+                                      cf.pl, cf.pl), 'local', 'SELECT 1');
+        notes := ARRAY[sfr.payload()];
+    ELSIF wrap = 'savepoint' THEN
         BEGIN
             -- one to three calls in a block that is rolled back
             what := '';
@@ -1042,11 +1047,13 @@ BEGIN
         allnotes := '{}';
         clk := sfr.rint(-10, 10);
         neid := 0;
-        FOR s IN 1..nsteps LOOP
+        FOR s IN 1..nsteps + 1 LOOP
             r := random();
-            wrap := CASE WHEN r < 0.62 THEN 'commit' WHEN r < 0.79 THEN 'savepoint'
+            -- the last step restores the pipeline's own checkpoint, which
+            -- must restore and change nothing but the outputs' epoch
+            wrap := CASE WHEN s > nsteps THEN 'end' ELSE CASE WHEN r < 0.62 THEN 'commit' WHEN r < 0.79 THEN 'savepoint'
                          WHEN r < 0.88 THEN 'rollback' WHEN r < 0.975 THEN 'remote'
-                         ELSE 'cold' END;
+                         ELSE 'cold' END END;
             what := NULL;
             BEGIN
                 SELECT x.clk, x.neid, x.notes, x.what INTO clk, neid, notes, what
@@ -1066,7 +1073,7 @@ BEGIN
                     PERFORM sfr.check_state();
                     -- the notifications of a transaction: one per distinct payload
                     allnotes := allnotes || ARRAY(SELECT DISTINCT x::jsonb::text FROM unnest(notes) x);
-                    IF s = nsteps OR every_step_notes THEN
+                    IF s > nsteps OR every_step_notes THEN
                         got := sfr.notes_got();
                         PERFORM sfr.same('notifications (sorted)', got,
                             ARRAY(SELECT x FROM unnest(allnotes) x ORDER BY 1));
