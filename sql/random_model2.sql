@@ -15,9 +15,12 @@
 -- the first seed (default 1), SF_MODEL_STEPS the calls per trace (default
 -- 3).  A failing trace prints its seed; CALL sfr.run(seed, seed, steps)
 -- replays it alone (the trace is a function of the seed and the steps).
+-- SF_MODEL_ENABLE=set_emit_measures turns on the calls left out while
+-- they crash the backend (docs/testing.md, "What it found").
 \getenv sf_model_traces SF_MODEL_TRACES
 \getenv sf_model_seed SF_MODEL_SEED
 \getenv sf_model_steps SF_MODEL_STEPS
+\getenv sf_model_enable SF_MODEL_ENABLE
 \if :{?sf_model_traces}
 \else
 \set sf_model_traces 2000
@@ -30,6 +33,11 @@
 \else
 \set sf_model_steps 3
 \endif
+\if :{?sf_model_enable}
+\else
+\set sf_model_enable ''
+\endif
+SELECT set_config('sfr.enable', :'sf_model_enable', false) IS NOT NULL AS enable_set;
 \i test/model/ref.sql
 SET synchronous_commit = off;
 CALL sfr.run(:sf_model_seed, :sf_model_seed + :sf_model_traces - 1, :sf_model_steps);
