@@ -37,7 +37,7 @@ SELECT seq, op, window_start, window_end, count, sum
   FROM streamforge.changelog WHERE pipeline = 's5i' ORDER BY seq;
 SELECT window_start, window_end, count, sum, seq
   FROM streamforge.results WHERE pipeline = 's5i' ORDER BY window_start;
--- 2b. a decision at the start of a write call reaches the outputs too
+-- 1b. a decision at the start of a write call reaches the outputs too
 SELECT count(*) FROM streamforge.advance('s5i', 'a', 30);
 SELECT count(*) FROM streamforge.ingest('s5i', 'b', 2, 'e3', 'k', 33, 1);
 SELECT count(*) FROM streamforge.advance('s5i', 'b', 50);

@@ -31,8 +31,8 @@ SELECT streamforge.create_aggregate('s5_clicks', $$
      GROUP BY page, streamforge.tumble(at, interval '1 minute')$$) IS NOT NULL AS created;
 SELECT c.relname, n.nspname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
  WHERE c.relname LIKE 's5_clicks%' ORDER BY 1;
--- and the search_path that is current counts, not the first schema of
--- the path that exists (a path starting with a missing schema)
+-- a path that starts with a missing schema: the current schema is the
+-- first that exists (s5_theirs), still without CREATE: refused
 SELECT streamforge.drop_aggregate('s5_clicks');
 RESET ROLE;
 REVOKE CREATE ON SCHEMA s5_theirs FROM regress_s5_agg;
