@@ -478,6 +478,10 @@ for l in "${LISTS[@]}"; do
 	while IFS= read -r line; do
 		case "$line" in '' | '#'*) continue ;; esac
 		id=${line%%$'\t'*}
+		# five non-empty fields: read's tab splitting drops empty ones, so
+		# an empty replacement would shift the description into its place
+		[[ $line =~ ^[^$'\t']+$'\t'[^$'\t']+$'\t'[^$'\t']+$'\t'[^$'\t']+$'\t'[^$'\t']+$ ]] ||
+			sf_die "mutant $id of $l: not five non-empty tab-separated fields (an empty replacement is written \\t; or similar)"
 		[ -n "$ONLY" ] && [[ "$ONLY" != *",$id,"* ]] && continue
 		[ "$SKIP_EQ" -eq 1 ] && [[ $line == *$'\t'equivalent:* ]] && continue
 		[ $((pos % SHARD_N)) -eq "$SHARD_K" ] && MUTANTS+=("$line")

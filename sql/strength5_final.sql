@@ -4,7 +4,7 @@
 --
 -- 4. docs/semantics.md: an event is late when event_time + lateness <
 --    watermark, a bucket is finalized when watermark > end + lateness; so
---    with lateness 4 an event at 8 is late at watermark 13 although
+--    with lateness 4 an event at 1 is late at watermark 13 although
 --    [0,10) is finalized only at 15.  It is never counted (late_events()
 --    has it), and the rows that resync_outputs, restore and
 --    configure_outputs(backfill => true) rebuild from the remembered
@@ -20,18 +20,18 @@ SELECT count(*) FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p,
   streamforge.ingest_batch(p, ARRAY[
     ROW('p', 0, 'e0', 'k', 1, 1), ROW('p', 1, 'e1', 'k', 6, 2)]::streamforge.delivery[]);
 SELECT count(*) FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p, streamforge.advance(p, 'p', 13);
--- late, no change; [0,10) (and the session [6,9) and the sliding [5,15))
--- are still live
+-- late, no change; [0,10) (and the session [6,9) and the sliding [0,10)
+-- and [5,15)) are still live
 SELECT count(*) FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p,
-  streamforge.ingest(p, 'p', 2, 'late', 'k', 8, 100);
+  streamforge.ingest(p, 'p', 2, 'late', 'k', 1, 100);
 SELECT p, event_id, event_time FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p,
   streamforge.late_events(p) ORDER BY 1;
 SELECT window_name, window_start, window_end, count, sum
   FROM streamforge.live('s5r_on') ORDER BY 1, 2;
 SELECT count(*) FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p,
   streamforge.ingest(p, 'p', 3, 'e3', 'k', 30, 4);
--- every bucket of the late event's time is finalized now
-SELECT count(*) FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p, streamforge.advance(p, 'p', 40);
+-- every bucket of the late event's time is finalized now (20 > 10 + 4)
+SELECT count(*) FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p, streamforge.advance(p, 'p', 20);
 CREATE TABLE res_on AS
 SELECT window_name, key, window_start, window_end, count, sum, min, max, final
   FROM streamforge.results WHERE pipeline = 's5r_on';
@@ -55,7 +55,6 @@ SELECT diff('s5r_bf') AS differences;
 -- remembered events
 CREATE TABLE cp AS SELECT streamforge.checkpoint('s5r_on') AS c;
 SELECT streamforge.trim_changelog('s5r_on', 1000) AS trimmed;
-SELECT streamforge.trim_results('s5r_on') > 0 AS results_trimmed;
 SELECT streamforge.resync_outputs('s5r_on');
 SELECT diff('s5r_on') AS differences;
 SELECT window_name, window_start, window_end, count, sum, final
@@ -71,6 +70,23 @@ SELECT diff('s5r_on') AS differences;
 \c -
 SELECT streamforge.resync_outputs('s5r_on');
 SELECT diff('s5r_on') AS differences;
+-- (d) the row of [0,10) itself rebuilt: a lateness raise to 11 (the most
+-- the late event allows: 1 + 11 < 13) brings it back, an event changes
+-- it, the lower lateness finalizes it again; once those changes are
+-- trimmed, the restore derives [0,10)'s row (and the sliding and session
+-- rows around it) from the remembered events, the late one left out
+SELECT count(*) FROM streamforge.set_lateness('s5r_on', 12);
+SELECT count(*) FROM streamforge.set_lateness('s5r_on', 11);
+SELECT op, window_name, window_start, count, sum
+  FROM streamforge.ingest('s5r_on', 'p', 4, 'e4', 'k', 9, 9) ORDER BY seq;
+SELECT count(*) FROM streamforge.set_lateness('s5r_on', 4);
+SELECT window_name, window_start, window_end, count, sum, final
+  FROM streamforge.results WHERE pipeline = 's5r_on' AND window_start < 20 ORDER BY 1, 3;
+SELECT streamforge.trim_changelog('s5r_on', 1000) > 0 AS trimmed;
+SELECT streamforge.restore('s5r_on', (SELECT c FROM cp));
+SELECT diff('s5r_on') AS differences;
+SELECT window_name, window_start, window_end, count, sum, final
+  FROM streamforge.results WHERE pipeline = 's5r_on' AND window_start < 20 ORDER BY 1, 3;
 SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p;
 
 -- 9. docs/semantics.md (emit modes): a final change "is numbered by seq
