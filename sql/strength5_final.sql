@@ -94,48 +94,49 @@ SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['s5r_on', 's5r_bf']) AS p;
 -- set_out_of_orderness, drop_window, add_partition, set_idle_timeout) in
 -- 'final' and 'update+final' mode: the seqs the calls return, the
 -- changelog's and changes_emitted run on 1..n, none skipped or reused.
+-- A twin in 'update' mode (s5d) runs the same calls.
 CREATE TABLE got (pipeline text, step text, seq bigint, op text);
 SELECT streamforge.create_pipeline(p, ARRAY['a', 'b'],
     ARRAY[streamforge.fixed('w', 10), streamforge.session('s', 3)], lateness => 5,
     emit => m)
-  FROM (VALUES ('s5f', 'final'), ('s5u', 'update+final')) AS v(p, m);
-SELECT streamforge.configure_outputs(p) FROM unnest(ARRAY['s5f', 's5u']) AS p;
-INSERT INTO got SELECT p, '1 ingest', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u']) AS p,
+  FROM (VALUES ('s5f', 'final'), ('s5u', 'update+final'), ('s5d', 'update')) AS v(p, m);
+SELECT streamforge.configure_outputs(p) FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p;
+INSERT INTO got SELECT p, '1 ingest', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   streamforge.ingest_batch(p, ARRAY(SELECT ROW(CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END,
       i / 2, 'e' || i, 'k' || (i % 2), i * 3, i)::streamforge.delivery
     FROM generate_series(0, 9) AS i)) AS c;
-INSERT INTO got SELECT p, '2 advance', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u']) AS p,
+INSERT INTO got SELECT p, '2 advance', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   LATERAL (SELECT * FROM streamforge.advance(p, 'a', 22) UNION ALL
            SELECT * FROM streamforge.advance(p, 'b', 22)) AS c;
-INSERT INTO got SELECT p, '3 set_lateness', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u']) AS p,
+INSERT INTO got SELECT p, '3 set_lateness', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   streamforge.set_lateness(p, 2) AS c;
 \c -
-INSERT INTO got SELECT p, '4 after set_lateness', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u']) AS p,
+INSERT INTO got SELECT p, '4 after set_lateness', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   LATERAL (SELECT * FROM streamforge.advance(p, 'a', 35) UNION ALL
            SELECT * FROM streamforge.advance(p, 'b', 35)) AS c;
-INSERT INTO got SELECT p, '5 add_window', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u']) AS p,
+INSERT INTO got SELECT p, '5 add_window', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   streamforge.add_window(p, streamforge.fixed('w2', 20)) AS c;
-INSERT INTO got SELECT p, '6 after add_window', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u']) AS p,
+INSERT INTO got SELECT p, '6 after add_window', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   LATERAL (SELECT * FROM streamforge.ingest(p, 'a', 5, 'x1', 'k0', 40, 1) UNION ALL
            SELECT * FROM streamforge.advance(p, 'a', 60) UNION ALL
            SELECT * FROM streamforge.advance(p, 'b', 60)) AS c;
-SELECT count(*) FROM unnest(ARRAY['s5f', 's5u']) AS p,
+SELECT count(*) FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   streamforge.set_out_of_orderness(p, 1);
 INSERT INTO got SELECT p, '7 after set_out_of_orderness', c.seq, c.op
-  FROM unnest(ARRAY['s5f', 's5u']) AS p,
+  FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   LATERAL (SELECT * FROM streamforge.ingest(p, 'a', 6, 'x2', 'k0', 70, 1) UNION ALL
            SELECT * FROM streamforge.ingest(p, 'b', 5, 'x3', 'k1', 75, 1) UNION ALL
            SELECT * FROM streamforge.advance(p, 'a', 90) UNION ALL
            SELECT * FROM streamforge.advance(p, 'b', 90)) AS c;
-INSERT INTO got SELECT p, '8 drop_window', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u']) AS p,
+INSERT INTO got SELECT p, '8 drop_window', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   streamforge.drop_window(p, 'w2') AS c;
-INSERT INTO got SELECT p, '9 add_partition', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u']) AS p,
+INSERT INTO got SELECT p, '9 add_partition', c.seq, c.op FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   streamforge.add_partition(p, 'c') AS c;
-SELECT count(*) FROM unnest(ARRAY['s5f', 's5u']) AS p,
+SELECT count(*) FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   streamforge.set_idle_timeout(p, interval '1 day');
 \c -
 INSERT INTO got SELECT p, '10 after the last changes', c.seq, c.op
-  FROM unnest(ARRAY['s5f', 's5u']) AS p,
+  FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p,
   LATERAL (SELECT * FROM streamforge.ingest(p, 'a', 7, 'x4', 'k0', 95, 1) UNION ALL
            SELECT * FROM streamforge.advance(p, 'a', 120) UNION ALL
            SELECT * FROM streamforge.advance(p, 'b', 120) UNION ALL
@@ -148,13 +149,13 @@ SELECT pipeline, count(*) AS changes, count(DISTINCT seq) AS distinct_seqs,
        min(seq), max(seq) FROM got GROUP BY 1 ORDER BY 1;
 SELECT pipeline, count(*) AS changes, count(DISTINCT seq) AS distinct_seqs,
        min(seq), max(seq) FROM streamforge.changelog
- WHERE pipeline IN ('s5f', 's5u') GROUP BY 1 ORDER BY 1;
+ WHERE pipeline IN ('s5f', 's5u', 's5d') GROUP BY 1 ORDER BY 1;
 SELECT count(*) AS mismatched FROM got g
   FULL JOIN (SELECT pipeline, seq, op FROM streamforge.changelog
-              WHERE pipeline IN ('s5f', 's5u')) AS c USING (pipeline, seq)
+              WHERE pipeline IN ('s5f', 's5u', 's5d')) AS c USING (pipeline, seq)
  WHERE g.op IS DISTINCT FROM c.op;
 SELECT name, changes_emitted FROM streamforge.pipeline_info
- WHERE name IN ('s5f', 's5u') ORDER BY 1;
-SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['s5f', 's5u']) AS p;
+ WHERE name IN ('s5f', 's5u', 's5d') ORDER BY 1;
+SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['s5f', 's5u', 's5d']) AS p;
 DROP TABLE got, res_on, cp;
 DROP FUNCTION diff(text);
