@@ -77,6 +77,38 @@ SELECT count(*) FROM streamforge.tick('s5t');
 SELECT partition, progress, idle FROM streamforge.partitions('s5t') ORDER BY 1;
 SELECT streamforge.drop_pipeline('s5t');
 
+-- 2b. "no delivery and no report for that long": exactly idle_timeout
+-- since the last activity is idle, a microsecond less is not (the clock
+-- of the check is its transaction's start: the activity is set from it
+-- in the same transaction; a new session forgets when a check is due)
+SELECT streamforge.create_pipeline('s5x', ARRAY['a', 'b'],
+    ARRAY[streamforge.fixed('w', 10)], idle_timeout => interval '1 hour');
+SELECT count(*) FROM streamforge.advance('s5x', 'a', 10);
+SELECT count(*) FROM streamforge.advance('s5x', 'b', 20);
+\c -
+BEGIN;
+UPDATE streamforge.partition_activity
+   SET last_delivery = transaction_timestamp() - interval '1 hour' + interval '1 microsecond',
+       last_report = transaction_timestamp() - interval '1 hour' + interval '1 microsecond',
+       since = transaction_timestamp() - interval '1 hour' + interval '1 microsecond'
+ WHERE partition = 'a'
+   AND pipeline_id = (SELECT id FROM streamforge.pipeline WHERE name = 's5x');
+SELECT count(*) FROM streamforge.tick('s5x');
+SELECT partition, idle FROM streamforge.partitions('s5x') ORDER BY 1;
+ROLLBACK;
+\c -
+BEGIN;
+UPDATE streamforge.partition_activity
+   SET last_delivery = transaction_timestamp() - interval '1 hour',
+       last_report = transaction_timestamp() - interval '1 hour',
+       since = transaction_timestamp() - interval '1 hour'
+ WHERE partition = 'a'
+   AND pipeline_id = (SELECT id FROM streamforge.pipeline WHERE name = 's5x');
+SELECT count(*) FROM streamforge.tick('s5x');
+SELECT partition, idle FROM streamforge.partitions('s5x') ORDER BY 1;
+COMMIT;
+SELECT streamforge.drop_pipeline('s5x');
+
 -- 3. who holds the watermark: idle partitions never do
 SELECT streamforge.create_pipeline('s5h', ARRAY['a', 'b', 'c', 'd'],
     ARRAY[streamforge.fixed('w', 10)]);
