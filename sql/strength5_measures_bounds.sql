@@ -170,6 +170,46 @@ SELECT count(*) AS differ FROM (
     EXCEPT SELECT window_name, key, window_start, count, aggregates FROM streamforge.live_aggregates('s5b_batch')) AS d;
 SELECT streamforge.drop_pipeline(p)
   FROM unnest(ARRAY['s5b_one', 's5b_batch', 's5b_restored']) AS p;
+
+-- Each aggregate alone (its state then starts at word 0 of the bucket),
+-- and count_if with every operator at the edges, over the keys edge and
+-- carry64 in one fixed window, against PostgreSQL's
+CREATE FUNCTION s5b_alone(spec text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    r text;
+BEGIN
+    PERFORM streamforge.create_pipeline('s5b_alone', ARRAY['p'],
+        ARRAY[streamforge.fixed('w', 1000)], measures => ARRAY['a'],
+        aggregates => ARRAY[spec || ' AS x']);
+    PERFORM count(*) FROM streamforge.ingest_measures_batch('s5b_alone', ARRAY(
+        SELECT ROW('p', row_number() OVER (ORDER BY id) - 1, 'e' || id, 'k', t, ARRAY[a])::streamforge.measures_delivery
+          FROM s5b_v WHERE k IN ('edge', 'carry64') ORDER BY id));
+    SELECT aggregates ->> 'x' INTO r FROM streamforge.live_aggregates('s5b_alone');
+    PERFORM streamforge.drop_pipeline('s5b_alone');
+    RETURN r;
+END $$;
+CREATE VIEW s5b_edge AS SELECT * FROM s5b_v WHERE k IN ('edge', 'carry64');
+SELECT spec, got AS streamforge, postgres, got IS NOT DISTINCT FROM postgres AS same
+  FROM (VALUES
+    ('sum(a)', (SELECT sum(a)::text FROM s5b_edge)),
+    ('min(a)', (SELECT min(a)::text FROM s5b_edge)),
+    ('max(a)', (SELECT max(a)::text FROM s5b_edge)),
+    ('first(a)', (SELECT (array_agg(a ORDER BY t, id))[1]::text FROM s5b_edge)),
+    ('last(a)', (SELECT (array_agg(a ORDER BY t DESC, id DESC))[1]::text FROM s5b_edge)),
+    ('var_pop(a)', (SELECT var_pop(a)::text FROM s5b_edge)),
+    ('count_if(a = 0)', (SELECT count(*) FILTER (WHERE a = 0)::text FROM s5b_edge)),
+    ('count_if(a <> 0)', (SELECT count(*) FILTER (WHERE a <> 0)::text FROM s5b_edge)),
+    ('count_if(a < -9223372036854775807)', (SELECT count(*) FILTER (WHERE a < -9223372036854775807)::text FROM s5b_edge)),
+    ('count_if(a <= -9223372036854775808)', (SELECT count(*) FILTER (WHERE a <= -9223372036854775808)::text FROM s5b_edge)),
+    ('count_if(a > 9223372036854775806)', (SELECT count(*) FILTER (WHERE a > 9223372036854775806)::text FROM s5b_edge)),
+    ('count_if(a >= 9223372036854775807)', (SELECT count(*) FILTER (WHERE a >= 9223372036854775807)::text FROM s5b_edge)),
+    ('count_if(a >= 4294967296)', (SELECT count(*) FILTER (WHERE a >= 4294967296)::text FROM s5b_edge)),
+    ('count_if(a > 4294967296)', (SELECT count(*) FILTER (WHERE a > 4294967296)::text FROM s5b_edge)),
+    ('count_if(a <= -1)', (SELECT count(*) FILTER (WHERE a <= -1)::text FROM s5b_edge))
+  ) AS v(spec, postgres), LATERAL (SELECT s5b_alone(spec) AS got) AS g
+ ORDER BY spec;
+DROP VIEW s5b_edge;
+DROP FUNCTION s5b_alone(text);
 DROP FUNCTION s5b_diff(text);
 DROP FUNCTION s5b_ingest(text, int, int);
 DROP FUNCTION s5b_got(text);
