@@ -173,39 +173,45 @@ SELECT streamforge.drop_pipeline(p)
 
 -- Each aggregate alone (its state then starts at word 0 of the bucket),
 -- and count_if with every operator at the edges, over the keys edge and
--- carry64 in one fixed window, against PostgreSQL's
+-- carry64, in a fixed window and in sessions merged out of order (one
+-- per key in the end), against PostgreSQL's
 CREATE FUNCTION s5b_alone(spec text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     r text;
 BEGIN
+    -- a fixed window, and sessions of gap 3 built out of order (the times
+    -- divisible by 4 first: separate sessions, then the others merge them)
     PERFORM streamforge.create_pipeline('s5b_alone', ARRAY['p'],
-        ARRAY[streamforge.fixed('w', 1000)], measures => ARRAY['a'],
-        aggregates => ARRAY[spec || ' AS x']);
+        ARRAY[streamforge.fixed('w', 1000), streamforge.session('s', 3)],
+        lateness => 1000, measures => ARRAY['a'], aggregates => ARRAY[spec || ' AS x']);
     PERFORM count(*) FROM streamforge.ingest_measures_batch('s5b_alone', ARRAY(
-        SELECT ROW('p', row_number() OVER (ORDER BY id) - 1, 'e' || id, 'k', t, ARRAY[a])::streamforge.measures_delivery
-          FROM s5b_v WHERE k IN ('edge', 'carry64') ORDER BY id));
-    SELECT aggregates ->> 'x' INTO r FROM streamforge.live_aggregates('s5b_alone');
+        SELECT ROW('p', row_number() OVER (ORDER BY t % 4 <> 0, id) - 1, 'e' || id, k, t,
+                   ARRAY[a])::streamforge.measures_delivery
+          FROM s5b_v WHERE k IN ('edge', 'carry64') ORDER BY t % 4 <> 0, id));
+    SELECT string_agg(window_name || ':' || key || ':' || (aggregates ->> 'x'), ' '
+                      ORDER BY window_name, key)
+      INTO r FROM streamforge.live_aggregates('s5b_alone');
     PERFORM streamforge.drop_pipeline('s5b_alone');
     RETURN r;
 END $$;
 CREATE VIEW s5b_edge AS SELECT * FROM s5b_v WHERE k IN ('edge', 'carry64');
 SELECT spec, got AS streamforge, postgres, got IS NOT DISTINCT FROM postgres AS same
   FROM (VALUES
-    ('sum(a)', (SELECT sum(a)::text FROM s5b_edge)),
-    ('min(a)', (SELECT min(a)::text FROM s5b_edge)),
-    ('max(a)', (SELECT max(a)::text FROM s5b_edge)),
-    ('first(a)', (SELECT (array_agg(a ORDER BY t, id))[1]::text FROM s5b_edge)),
-    ('last(a)', (SELECT (array_agg(a ORDER BY t DESC, id DESC))[1]::text FROM s5b_edge)),
-    ('var_pop(a)', (SELECT var_pop(a)::text FROM s5b_edge)),
-    ('count_if(a = 0)', (SELECT count(*) FILTER (WHERE a = 0)::text FROM s5b_edge)),
-    ('count_if(a <> 0)', (SELECT count(*) FILTER (WHERE a <> 0)::text FROM s5b_edge)),
-    ('count_if(a < -9223372036854775807)', (SELECT count(*) FILTER (WHERE a < -9223372036854775807)::text FROM s5b_edge)),
-    ('count_if(a <= -9223372036854775808)', (SELECT count(*) FILTER (WHERE a <= -9223372036854775808)::text FROM s5b_edge)),
-    ('count_if(a > 9223372036854775806)', (SELECT count(*) FILTER (WHERE a > 9223372036854775806)::text FROM s5b_edge)),
-    ('count_if(a >= 9223372036854775807)', (SELECT count(*) FILTER (WHERE a >= 9223372036854775807)::text FROM s5b_edge)),
-    ('count_if(a >= 4294967296)', (SELECT count(*) FILTER (WHERE a >= 4294967296)::text FROM s5b_edge)),
-    ('count_if(a > 4294967296)', (SELECT count(*) FILTER (WHERE a > 4294967296)::text FROM s5b_edge)),
-    ('count_if(a <= -1)', (SELECT count(*) FILTER (WHERE a <= -1)::text FROM s5b_edge))
+    ('sum(a)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, sum(a)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('min(a)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, min(a)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('max(a)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, max(a)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('first(a)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, (array_agg(a ORDER BY t, id))[1]::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('last(a)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, (array_agg(a ORDER BY t DESC, id DESC))[1]::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('var_pop(a)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, var_pop(a)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a = 0)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a = 0)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a <> 0)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a <> 0)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a < -9223372036854775807)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a < -9223372036854775807)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a <= -9223372036854775808)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a <= -9223372036854775808)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a > 9223372036854775806)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a > 9223372036854775806)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a >= 9223372036854775807)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a >= 9223372036854775807)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a >= 4294967296)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a >= 4294967296)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a > 4294967296)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a > 4294967296)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w)),
+    ('count_if(a <= -1)', (SELECT string_agg(w || ':' || k || ':' || v, ' ' ORDER BY w, k) FROM (SELECT k, count(*) FILTER (WHERE a <= -1)::text AS v FROM s5b_edge GROUP BY k) AS g, unnest(ARRAY['s', 'w']) AS w))
   ) AS v(spec, postgres), LATERAL (SELECT s5b_alone(spec) AS got) AS g
  ORDER BY spec;
 DROP VIEW s5b_edge;
