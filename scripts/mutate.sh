@@ -43,6 +43,24 @@
 #   --skip-equivalent  do not run the mutants marked equivalent (they
 #              cannot change the kill rate; each costs whole suites)
 #   --keep     keep the scratch directory
+#   --tests SUITE:NAME,...  run only these tests (SUITE regress or isolation;
+#              a NAME may be a glob, as strength5_*; given more than once,
+#              the selections add up): the unmutated tree and every mutant
+#              run those, each suite only if it has a selected test
+#
+#        scripts/mutate.sh hunt RANGE [--kinds K,...] [--max N] [--tests ...]
+#                          [other options above] [-- PATH[:A-B]...]
+#   hunt mode: the mutants are not read from a list but written by
+#   scripts/hunt.py over the lines of src/*.c that the git RANGE (A..B, or
+#   A: A to the working tree) added or changed, or only over the PATHs
+#   (FILE:A-B: its lines A to B): comparison flips, off-by-ones at bounds,
+#   dropped carries and accumulations, skipped frees, swapped SQLSTATEs
+#   (--kinds cmp,off1,carry,free,state; --max N keeps N of them, spread
+#   over the list).  Without --tests, the tests are those the range added
+#   or changed (sql/*.sql, test/specs/*.spec), or the whole suites if it
+#   changed none.  The report is the same table and kill rate; the list
+#   is kept as hunt.tsv in the scratch directory (with --keep) and, with
+#   --record, the record names each mutant.
 # Environment: SF_MUTATE_TIMEOUT, seconds per suite run (default 900).
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
@@ -61,8 +79,42 @@ WITH_TAP=0
 KEEP=0
 ONLY=""
 TIMEOUT=${SF_MUTATE_TIMEOUT:-900}
+HUNT=""
+HUNT_ARGS=()
+HUNT_PATHS=()
+TESTS_GIVEN=0
+SEL_REGRESS=()
+SEL_ISO=()
+if [ "${1:-}" = hunt ]; then
+	[ $# -ge 2 ] || sf_die "hunt needs a git range (scripts/mutate.sh hunt A..B)"
+	HUNT=$2
+	shift 2
+fi
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--kinds | --max)
+		[ -n "$HUNT" ] || sf_die "$1 is an option of the hunt mode"
+		HUNT_ARGS+=("$1" "$2")
+		shift
+		;;
+	--tests)
+		TESTS_GIVEN=1
+		[[ $2 =~ ^(regress|isolation):([A-Za-z0-9_*?,]+)$ ]] ||
+			sf_die "--tests expects regress:NAME,... or isolation:NAME,..., not \"$2\""
+		IFS=, read -r -a names <<<"${BASH_REMATCH[2]}"
+		if [ "${BASH_REMATCH[1]}" = regress ]; then
+			SEL_REGRESS+=("${names[@]}")
+		else
+			SEL_ISO+=("${names[@]}")
+		fi
+		shift
+		;;
+	--)
+		[ -n "$HUNT" ] || sf_die "paths after -- are for the hunt mode"
+		shift
+		HUNT_PATHS=("$@")
+		break
+		;;
 	--tap) WITH_TAP=1 ;;
 	--keep) KEEP=1 ;;
 	--skip-equivalent) SKIP_EQ=1 ;;
@@ -81,6 +133,26 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+if [ -n "$HUNT" ]; then
+	[ ${#LISTS[@]} -eq 0 ] || sf_die "hunt mode writes its own list: no --list"
+	git -C "$ROOT" rev-parse --verify -q "${HUNT%%..*}^{commit}" >/dev/null ||
+		sf_die "hunt: \"${HUNT%%..*}\" is not a commit of $ROOT"
+	HUNT_LIST=$(mktemp /tmp/streamforge-hunt.XXXXXX.tsv)
+	python3 "$ROOT/scripts/hunt.py" "${HUNT_ARGS[@]}" "$ROOT" "$HUNT" -- "${HUNT_PATHS[@]}" \
+		>"$HUNT_LIST" || sf_die "hunt: scripts/hunt.py failed"
+	sf_say "hunt over $HUNT: $(grep -vc '^#' "$HUNT_LIST") mutants"
+	LISTS=("$HUNT_LIST")
+	if [ $TESTS_GIVEN -eq 0 ]; then
+		# the tests the range added or changed
+		while IFS= read -r f; do
+			case "$f" in
+			sql/*.sql) n=${f#sql/}; SEL_REGRESS+=("${n%.sql}") ;;
+			test/specs/*.spec) n=${f#test/specs/}; SEL_ISO+=("${n%.spec}") ;;
+			esac
+		done < <(git -C "$ROOT" diff --name-only --diff-filter=AM "$HUNT" -- 'sql/*.sql' 'test/specs/*.spec')
+		[ $((${#SEL_REGRESS[@]} + ${#SEL_ISO[@]})) -eq 0 ] || TESTS_GIVEN=1
+	fi
+fi
 [ ${#LISTS[@]} -gt 0 ] || LISTS=("$ROOT/scripts/mutants.tsv")
 for l in "${LISTS[@]}"; do
 	[ -f "$l" ] || sf_die "no mutant list $l"
@@ -174,6 +246,11 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+if [ -n "$HUNT" ]; then
+	mv "$HUNT_LIST" "$WORK/hunt.tsv"
+	HUNT_LIST=$WORK/hunt.tsv
+	LISTS=("$HUNT_LIST")
+fi
 sf_say "copying the tree to $TREE"
 mkdir -p "$TREE" "$PRISTINE"
 tar -C "$ROOT" --exclude=./.git --exclude=./.demo --exclude='./tmp_check*' \
@@ -209,6 +286,46 @@ read -r -a REGRESS_OPTS <<<"$(sf_make_var "$TREE" REGRESS_OPTS)"
 read -r -a ISO_TESTS <<<"$(sf_make_var "$TREE" ISOLATION)"
 read -r -a ISO_OPTS <<<"$(sf_make_var "$TREE" ISOLATION_OPTS)"
 read -r -a TAP_TESTS <<<"$(sf_make_var "$TREE" PROVE_TESTS)"
+
+# select_tests ALL-NAME SELECTED...: the tests of array ALL-NAME that match
+# one of the SELECTED globs, in ALL's order (dies if a glob matches none)
+select_tests() {
+	local -n all=$1
+	local g t hit out=()
+	shift
+	for g in "$@"; do
+		hit=0
+		for t in "${all[@]}"; do
+			# shellcheck disable=SC2053
+			[[ $t == $g ]] && hit=1
+		done
+		[ $hit -eq 1 ] || sf_die "--tests: no test matches \"$g\""
+	done
+	for t in "${all[@]}"; do
+		for g in "$@"; do
+			# shellcheck disable=SC2053
+			if [[ $t == $g ]]; then
+				out+=("$t")
+				break
+			fi
+		done
+	done
+	printf '%s\n' "${out[@]}"
+}
+if [ $TESTS_GIVEN -eq 1 ]; then
+	if [ ${#SEL_REGRESS[@]} -gt 0 ]; then
+		mapfile -t REGRESS_TESTS < <(select_tests REGRESS_TESTS "${SEL_REGRESS[@]}")
+	else
+		REGRESS_TESTS=()
+	fi
+	if [ ${#SEL_ISO[@]} -gt 0 ]; then
+		mapfile -t ISO_TESTS < <(select_tests ISO_TESTS "${SEL_ISO[@]}")
+	else
+		ISO_TESTS=()
+	fi
+	[ "$WITH_TAP" -eq 0 ] || sf_die "--tests selects regress and isolation tests; no --tap with it"
+	sf_say "tests: regress ${REGRESS_TESTS[*]:-(none)}; isolation ${ISO_TESTS[*]:-(none)}"
+fi
 
 # The tests a pg_regress log reports as failed, comma-separated
 failed_tests() {
@@ -258,25 +375,29 @@ run_suites() {
 	FAILED_BY=
 	run_as_server rm -rf "$TREE/tmp_regress" "$TREE/tmp_iso" "$TREE/results" \
 		"$TREE/output_iso" "$TREE/tmp_check"
-	run_suite "$WORK/regress.log" "$PGXS_DIR/src/test/regress/pg_regress" \
-		--bindir="$PRIVBIN" --no-locale --encoding=UTF8 \
-		--temp-instance="$TREE/tmp_regress" "${REGRESS_OPTS[@]}" \
-		"${REGRESS_TESTS[@]}"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		[ $rc -eq 124 ] && FAILED_BY="regress(timeout)" ||
-			FAILED_BY="regress:$(failed_tests "$WORK/regress.log")"
-		return
+	if [ ${#REGRESS_TESTS[@]} -gt 0 ]; then
+		run_suite "$WORK/regress.log" "$PGXS_DIR/src/test/regress/pg_regress" \
+			--bindir="$PRIVBIN" --no-locale --encoding=UTF8 \
+			--temp-instance="$TREE/tmp_regress" "${REGRESS_OPTS[@]}" \
+			"${REGRESS_TESTS[@]}"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			[ $rc -eq 124 ] && FAILED_BY="regress(timeout)" ||
+				FAILED_BY="regress:$(failed_tests "$WORK/regress.log")"
+			return
+		fi
 	fi
-	run_suite "$WORK/isolation.log" "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
-		--bindir="$PRIVBIN" --no-locale --encoding=UTF8 \
-		--temp-instance="$TREE/tmp_iso" --outputdir=output_iso "${ISO_OPTS[@]}" \
-		"${ISO_TESTS[@]}"
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		[ $rc -eq 124 ] && FAILED_BY="isolation(timeout)" ||
-			FAILED_BY="isolation:$(failed_tests "$WORK/isolation.log")"
-		return
+	if [ ${#ISO_TESTS[@]} -gt 0 ]; then
+		run_suite "$WORK/isolation.log" "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
+			--bindir="$PRIVBIN" --no-locale --encoding=UTF8 \
+			--temp-instance="$TREE/tmp_iso" --outputdir=output_iso "${ISO_OPTS[@]}" \
+			"${ISO_TESTS[@]}"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			[ $rc -eq 124 ] && FAILED_BY="isolation(timeout)" ||
+				FAILED_BY="isolation:$(failed_tests "$WORK/isolation.log")"
+			return
+		fi
 	fi
 	[ "$WITH_TAP" -eq 1 ] || return
 	local t
@@ -338,7 +459,7 @@ restore_sources() {
 	done < <(find "$PRISTINE/src" -type f -print0)
 }
 
-sf_say "running the unmutated tree (regress, isolation$([ $WITH_TAP -eq 1 ] && echo ', tap'))"
+sf_say "running the unmutated tree"
 start=$(date +%s)
 run_suites
 base=$FAILED_BY
@@ -357,6 +478,10 @@ for l in "${LISTS[@]}"; do
 	while IFS= read -r line; do
 		case "$line" in '' | '#'*) continue ;; esac
 		id=${line%%$'\t'*}
+		# five non-empty fields: read's tab splitting drops empty ones, so
+		# an empty replacement would shift the description into its place
+		[[ $line =~ ^[^$'\t']+$'\t'[^$'\t']+$'\t'[^$'\t']+$'\t'[^$'\t']+$'\t'[^$'\t']+$ ]] ||
+			sf_die "mutant $id of $l: not five non-empty tab-separated fields (an empty replacement is written \\t; or similar)"
 		[ -n "$ONLY" ] && [[ "$ONLY" != *",$id,"* ]] && continue
 		[ "$SKIP_EQ" -eq 1 ] && [[ $line == *$'\t'equivalent:* ]] && continue
 		[ $((pos % SHARD_N)) -eq "$SHARD_K" ] && MUTANTS+=("$line")
@@ -466,7 +591,13 @@ done
 restore_sources
 
 echo
-sf_say "mutation campaign: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), suites: regress, isolation$([ $WITH_TAP -eq 1 ] && echo ', tap')"
+sf_say "mutation campaign: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')${HUNT:+, hunt over $HUNT}, suites: $(
+	if [ $TESTS_GIVEN -eq 1 ]; then
+		echo "regress ${REGRESS_TESTS[*]:-(none)}; isolation ${ISO_TESTS[*]:-(none)}"
+	else
+		echo "regress, isolation$([ $WITH_TAP -eq 1 ] && echo ', tap')"
+	fi
+)"
 printf '    %-26s %-24s %-3s %s\n' mutant file eq result
 for line in "${table[@]}"; do
 	echo "    $line"
