@@ -80,8 +80,11 @@ SELECT partition, consumed_offset FROM streamforge.partitions('s5m');
 SET streamforge.compact_target_load_ms = -1;
 SELECT streamforge.compact('s5m') AS compacted;
 SELECT streamforge.compact('s5m', min_journal_bytes => 0) AS compacted_anyway;
-SELECT count(*) FROM streamforge.ingest_measures_batch('s5m', ARRAY[
-    ROW('p', 2, 'e2', 'k', 3, ARRAY[5, 6])]::streamforge.measures_delivery[]);
+-- (a journal whose replay is at least a quarter of the snapshot's decode:
+-- docs/monitoring.md, compact())
+SELECT count(*) FROM streamforge.ingest_measures_batch('s5m', ARRAY(
+    SELECT ROW('p', i, 'e' || i, 'k' || (i % 7), i, ARRAY[5, 6])::streamforge.measures_delivery
+      FROM generate_series(2, 201) AS i));
 SELECT streamforge.compact('s5m') AS compacted;
 -- the same journal compacts with a target of 0 ms
 SET streamforge.compact_target_load_ms = 0;
