@@ -774,9 +774,10 @@ redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
  * has must have the same definition in both (the caller checked, with the
  * user-facing errors).  The changes the new definition causes are appended
  * to out; their window indexes refer to *names, the union of both
- * definitions' windows (set here, in the current memory context), since a
- * retraction may name a dropped window; their keys are p's, so they stay
- * valid once old is freed.  old is not changed.
+ * definitions' windows (set here, in the current memory context, and
+ * otherwise a copy of p's definition: its partitions and measures are p's),
+ * since a retraction may name a dropped window; their keys are p's, so they
+ * stay valid once old is freed.  old is not changed.
  */
 SfPipeline *
 sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
