@@ -15,8 +15,9 @@
 -- the first seed (default 1), SF_MODEL_STEPS the calls per trace (default
 -- 3).  A failing trace prints its seed; CALL sfr.run(seed, seed, steps)
 -- replays it alone (the trace is a function of the seed and the steps).
--- SF_MODEL_ENABLE=set_emit_measures turns on the calls left out while
--- they crash the backend (docs/testing.md, "What it found").
+-- SF_MODEL_ENABLE sets sfr.enable, which names calls left out by default
+-- while they crash the backend; none is now (set_emit from 'final' on a
+-- measures pipeline, docs/testing.md, "What it found", is fixed and on).
 \getenv sf_model_traces SF_MODEL_TRACES
 \getenv sf_model_seed SF_MODEL_SEED
 \getenv sf_model_steps SF_MODEL_STEPS

@@ -664,7 +664,8 @@ redefine_derive(SfPipeline *p, const SfPipeline *old,
 /*
  * The changes of a definition change, appended to out: old's visible rows
  * against p's, by window name.  Their window indexes refer to *names, the
- * union of both definitions' windows (def is p's), set here.
+ * union of both definitions' windows (def is p's), set here from p's
+ * definition, so its pointers (partitions, measures) live as long as p.
  */
 static void
 redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
@@ -683,7 +684,13 @@ redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
 
 	umap_old = palloc(Max(old->def.nwindows, 1) * sizeof(int));
 	umap_new = palloc(Max(def->nwindows, 1) * sizeof(int));
-	union_windows(&old->def, def, names, umap_old, umap_new);
+	/*
+	 * names is a copy of p's definition, not of def: def may be the
+	 * caller's, pointing at old's partitions and measures (set_emit copies
+	 * old->def), which are freed with old while the outputs still read
+	 * names.
+	 */
+	union_windows(&old->def, &p->def, names, umap_old, umap_new);
 
 	nrows = sf_collect_rows(old, true, &rows);
 	nnow = sf_collect_rows(p, true, &now);
@@ -767,9 +774,10 @@ redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
  * has must have the same definition in both (the caller checked, with the
  * user-facing errors).  The changes the new definition causes are appended
  * to out; their window indexes refer to *names, the union of both
- * definitions' windows (set here, in the current memory context), since a
- * retraction may name a dropped window; their keys are p's, so they stay
- * valid once old is freed.  old is not changed.
+ * definitions' windows (set here, in the current memory context, and
+ * otherwise a copy of p's definition: its partitions and measures are p's),
+ * since a retraction may name a dropped window; their keys are p's, so they
+ * stay valid once old is freed.  old is not changed.
  */
 SfPipeline *
 sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,

@@ -922,13 +922,8 @@ BEGIN
     ELSIF r < 0.79 THEN
         mode := (ARRAY['update', 'update+final', 'final'])[sfr.rint(1, 3)];
         -- set_emit from 'final' to an update mode on a measures pipeline
-        -- with outputs on and two ready rows crashes the backend (0.3.0
-        -- and fix-c: docs/testing.md, "What it found"); off unless
-        -- sfr.enable names set_emit_measures
-        IF cf.kind <> 'classic' AND st.mode = 'final' AND mode <> 'final'
-           AND NOT coalesce(current_setting('sfr.enable', true), '') LIKE '%set_emit_measures%' THEN
-            mode := 'final';
-        END IF;
+        -- with outputs on and two ready rows crashed the backend (0.3.0:
+        -- docs/testing.md, "What it found"); fixed, so on by default
         q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.set_emit(%L, %L) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                     cf.pl, mode);
         model := format('SELECT sfr.m_set_emit(%L)', mode);
