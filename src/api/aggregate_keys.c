@@ -6,6 +6,8 @@
  *	  key, so the key is an expression whose text is equal exactly for
  *	  values equal under the type's equality, the one GROUP BY uses
  *	  (issue 38).  Types without such a form are refused.
+ *	  Also the decoders the aggregates' views call on a stored row:
+ *	  aggregate_key_part (a part of the key) and aggregate_time.
  *
  * Memory: the expression returned is palloc'd in the caller's context.
  *
@@ -19,10 +21,14 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "api/api.h"
 
@@ -126,4 +132,70 @@ sf_aggregate_canonical_key(Node *e)
 						   format_type_be(typ)),
 				 errhint("Group by an expression of an integer, numeric, floating-point, character, boolean, uuid, date, time, timestamp, bytea or enum type, or an array of one of these but numeric and floating-point.")));
 	return e;
+}
+
+/*
+ * aggregate_key_part(key, i): part i (1-based) of a key made by an
+ * aggregate's attachment, the text of a text[] (ARRAY[e1::text, ...]);
+ * NULL for a NULL part.  Immutable (text[]'s input of text elements is),
+ * so that the views' key columns can be indexed.
+ */
+PG_FUNCTION_INFO_V1(sf_aggregate_key_part);
+
+Datum
+sf_aggregate_key_part(PG_FUNCTION_ARGS)
+{
+	char	   *key = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		i = PG_GETARG_INT32(1);
+	ArrayType  *a;
+	FmgrInfo   *in;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	in = (FmgrInfo *) fcinfo->flinfo->fn_extra;
+	/* text[]'s input function, looked up once per call site */
+	if (in == NULL)
+	{
+		in = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FmgrInfo));
+		fmgr_info_cxt(F_ARRAY_IN, in, fcinfo->flinfo->fn_mcxt);
+		fcinfo->flinfo->fn_extra = in;
+	}
+	a = DatumGetArrayTypeP(InputFunctionCall(in, key, TEXTOID, -1));
+	if (ARR_NDIM(a) > 1)
+		PG_RETURN_NULL();
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (i < 1 || i > n || nulls[i - 1])
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(elems[i - 1]);
+}
+
+/*
+ * aggregate_time(t, unit_us): units since the Unix epoch as a timestamptz,
+ * immutable and exact (22008 for a time timestamptz cannot hold), for the
+ * views' window_start and window_end and their index.
+ */
+PG_FUNCTION_INFO_V1(sf_aggregate_time);
+
+Datum
+sf_aggregate_time(PG_FUNCTION_ARGS)
+{
+	int64		t = PG_GETARG_INT64(0);
+	int64		unit_us = PG_GETARG_INT64(1);
+	int64		us;
+	TimestampTz result;
+
+	if (unit_us <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time unit must be greater than zero")));
+	if (pg_mul_s64_overflow(t, unit_us, &us) ||
+		pg_sub_s64_overflow(us, SF_UNIX_EPOCH_US, &result) ||
+		!IS_VALID_TIMESTAMP(result))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range"),
+				 errdetail("Time " INT64_FORMAT " in units of " INT64_FORMAT " microseconds is outside the range of timestamptz.",
+						   t, unit_us)));
+	PG_RETURN_TIMESTAMPTZ(result);
 }

@@ -320,4 +320,8 @@ extern Datum sf_call_internal(const char *signature, int nargs,
 							  const Datum *args, const bool *nulls,
 							  bool *isnull);
 
+/* the Unix epoch in PostgreSQL's microseconds since 2000-01-01 (needs utils/timestamp.h) */
+#define SF_UNIX_EPOCH_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
 #endif							/* SF_API_H */
