@@ -8,7 +8,7 @@
 --
 -- The query is parsed and analyzed by PostgreSQL's parser and checked in C
 -- (src/api/aggregate_sql.c, streamforge_internal.aggregate_plan), which
--- describes it as jsonb.  aggregate_create below maps that description to
+-- describes it as jsonb.  aggregate_create (66_aggregates_owner.sql) maps that description to
 -- the engine, as the caller: a pipeline (create_pipeline), its durable
 -- results (configure_outputs), an attachment of the table with the WHERE as
 -- its filter (attach, 62_attach.sql).  Then aggregate_register (C: admin on
