@@ -1,11 +1,20 @@
--- examples/demo.sql: a small streamforge pipeline, step by step.
+-- examples/demo.sql: streamforge in two parts, step by step.
 --
 -- Run by ./scripts/demo.sh in a throwaway cluster; it also runs in any
--- database with psql -f (it creates the extension if needed and replaces a
--- pipeline named "demo").
+-- database with psql -f (it creates the extension if needed and replaces
+-- the table demo_clicks, the aggregate clicks_per_minute and the pipeline
+-- demo).  docs/demo.md explains the output; test/t/080_docs.pl runs this
+-- file and checks that docs/demo.md shows what it prints.
 --
--- The pipeline has two partitions (p0, p1), allowed lateness 5, and three
--- windows over the same events:
+-- Part 1: an aggregate defined by a query over a table with timestamps
+-- (create_aggregate): clicks per page per minute, with 30 seconds of
+-- allowed lateness; the watermark follows the clicks, 5 seconds behind the
+-- latest.  Rows are INSERTed in several statements, one of them late but
+-- in time to correct its minute, one too late, one that finalizes a
+-- minute.  It ends with the typed view, the late rows and the changelog.
+--
+-- Part 2: the pipeline API underneath, with bigint times: two partitions
+-- (p0, p1), allowed lateness 5, and three windows over the same events:
 --   hop     sliding, size 10, step 5  (every event lands in two buckets)
 --   tumble  fixed, size 10
 --   visit   session, gap 4            (events closer than 4 merge)
@@ -15,8 +24,17 @@
 \set ON_ERROR_STOP 1
 \pset null (null)
 SET client_min_messages TO warning;
+SET TimeZone TO 'UTC';
 CREATE EXTENSION IF NOT EXISTS streamforge;
 
+DO $$
+BEGIN
+	PERFORM streamforge.drop_aggregate('clicks_per_minute');
+EXCEPTION WHEN undefined_object THEN
+	NULL;
+END
+$$;
+DROP TABLE IF EXISTS demo_clicks;
 DO $$
 BEGIN
 	PERFORM streamforge.drop_pipeline('demo');
@@ -26,6 +44,82 @@ END
 $$;
 RESET client_min_messages;
 
+\echo '######## Part 1: an aggregate defined by a query, over timestamps ########'
+\echo
+\echo '== 1. A table of clicks, and the aggregate: clicks per page per minute.'
+\echo '==    Every INSERT into demo_clicks feeds it, in the inserting transaction.'
+CREATE TABLE demo_clicks (id bigserial PRIMARY KEY, page text NOT NULL,
+                          clicked_at timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('clicks_per_minute', $$
+    SELECT page, count(*) AS clicks
+      FROM demo_clicks
+     GROUP BY page, streamforge.tumble(clicked_at, interval '1 minute')
+$$, lateness => interval '30 seconds', out_of_orderness => interval '5 seconds');
+-- keep the changelog and the late output too (the view needs only results)
+SELECT streamforge.configure_outputs('clicks_per_minute');
+
+\echo
+\echo '== 2. Three clicks in the minute 12:00.  The watermark is 5 seconds'
+\echo '==    behind the latest click, 12:00:36: the minute is still open, so it'
+\echo '==    is only in clicks_per_minute_live, not in the view.'
+INSERT INTO demo_clicks (page, clicked_at) VALUES
+    ('/home', '2026-12-01 12:00:05+00'),
+    ('/docs', '2026-12-01 12:00:20+00'),
+    ('/home', '2026-12-01 12:00:41+00');
+SELECT streamforge.watermark_ts('clicks_per_minute') AS watermark;
+SELECT page, window_start, clicks FROM clicks_per_minute_live ORDER BY window_start, page;
+
+\echo
+\echo '== 3. A click at 12:01:20 moves the watermark to 12:01:15, past the end'
+\echo '==    of the minute 12:00: its rows are emitted into the view.'
+INSERT INTO demo_clicks (page, clicked_at) VALUES ('/home', '2026-12-01 12:01:20+00');
+SELECT page, window_start, clicks, final FROM clicks_per_minute ORDER BY window_start, page;
+
+\echo
+\echo '== 4. A late click: 12:00:59 arrives after the watermark passed 12:01,'
+\echo '==    but within the 30 seconds of lateness (12:00:59 + 30 s >= 12:01:15).'
+\echo '==    It corrects /home at 12:00 from 2 to 3 clicks.'
+INSERT INTO demo_clicks (page, clicked_at) VALUES ('/home', '2026-12-01 12:00:59+00');
+SELECT page, window_start, clicks, final FROM clicks_per_minute ORDER BY window_start, page;
+
+\echo
+\echo '== 5. A click at 12:02:40: the watermark, 12:02:35, passes 12:01 + 30 s,'
+\echo '==    so the minute 12:00 is final (no more corrections), and the minute'
+\echo '==    12:01 ends before it, so that one is emitted (and final too).'
+INSERT INTO demo_clicks (page, clicked_at) VALUES ('/docs', '2026-12-01 12:02:40+00');
+SELECT page, window_start, clicks, final FROM clicks_per_minute ORDER BY window_start, page;
+
+\echo
+\echo '== 6. A click at 11:59:50 is too late (11:59:50 + 30 s < 12:02:35): it'
+\echo '==    changes no window and is set aside in clicks_per_minute_late.'
+INSERT INTO demo_clicks (page, clicked_at) VALUES ('/home', '2026-12-01 11:59:50+00');
+
+\echo
+\echo '======== What the aggregate holds ========'
+\echo
+\echo '== The typed view clicks_per_minute: one row per page and minute, with'
+\echo '==    window_start and window_end as timestamptz and clicks as bigint.'
+SELECT * FROM clicks_per_minute ORDER BY window_start, page;
+
+\echo
+\echo '== The late rows, clicks_per_minute_late: the click of step 6 and the'
+\echo '==    watermark it missed.'
+SELECT late_seq, page, event_time, watermark FROM clicks_per_minute_late ORDER BY late_seq;
+
+\echo
+\echo '== The changelog of the aggregate (streamforge.changelog): every change'
+\echo '==    in seq order; the late click of step 4 is a retraction of the old'
+\echo '==    row and an upsert of the new one (seq 3 and 4).'
+SELECT seq, op, (key::text[])[1] AS page,
+       to_char(window_start_ts, 'HH24:MI') || '-' || to_char(window_end_ts, 'HH24:MI') AS minute,
+       count AS clicks
+  FROM streamforge.changelog
+ WHERE pipeline = 'clicks_per_minute'
+ ORDER BY seq;
+
+\echo
+\echo '######## Part 2: the pipeline API underneath, with bigint times ########'
+\echo
 \echo '== 0. The pipeline: partitions p0 and p1, three windows, lateness 5.'
 SELECT streamforge.create_pipeline('demo',
 	ARRAY['p0', 'p1'],

@@ -144,13 +144,16 @@ run_demo() {
 	cat <<EOF
 
 What to try next
-  ./scripts/demo.sh psql      psql on the demo database, where pipeline "demo" is; try
+  ./scripts/demo.sh psql      psql on the demo database; try
+                                INSERT INTO demo_clicks (page, clicked_at)
+                                    VALUES ('/docs', '2026-12-01 12:03:30+00');
+                                SELECT * FROM clicks_per_minute;
+                                SELECT * FROM clicks_per_minute_live;
                                 SELECT * FROM streamforge.visible('demo');
-                                SELECT * FROM streamforge.ingest('demo', 'p0', 4, 'e7', 'a', 24, 1);
-                                SELECT * FROM streamforge.advance('demo', 'p0', 40);
                               (or: psql -h $d/run -p $DEMO_PORT -U postgres $DEMO_DB)
-  README.md                   "What the demo prints" explains the output above; "Getting
-                              Started" and "Getting data in" do the same with your tables
+  docs/demo.md                what the output above shows, step by step
+  README.md                   the example, the guarantees and where each doc is;
+                              docs/sql-aggregates.md for aggregates over your tables
   docs/semantics.md           what windows, watermarks, lateness and the changes mean
   ./scripts/demo.sh stop      stop the throwaway cluster and delete it
 EOF

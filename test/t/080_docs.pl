@@ -129,6 +129,31 @@ like($cout, qr/rebuilt in epoch \d+\n.*applied 4 changes.*rebuilt in epoch/s,
 	'... rebuilds after the restore');
 $node->safe_psql('postgres', 'DROP DATABASE docs_consumer');
 
+# The demo (issue 45): examples/demo.sql runs, a query-defined aggregate
+# over timestamps first, and docs/demo.md shows exactly what it prints (as
+# ./scripts/demo.sh runs it: psql -q, aligned; its NOTICE goes to stderr).
+$node->safe_psql('postgres', 'CREATE DATABASE docs_demo');
+$node->safe_psql('docs_demo', 'CREATE EXTENSION streamforge');
+my ($dret, $dout, $derr) = $node->psql('docs_demo', slurp("$top/examples/demo.sql"),
+	on_error_stop => 1, extra_params => [ '-P', 'format=aligned', '-P', 'tuples_only=off' ]);
+is($dret, 0, 'examples/demo.sql runs') or diag($derr);
+like($dout, qr/Part 1: an aggregate defined by a query.*create_aggregate.*Part 2: the pipeline API/s,
+	'... the query-defined aggregate first, the bigint API second');
+like($derr, qr/refused with SQLSTATE SF001/, '... and shows an offset conflict refused');
+my ($shown) = slurp("$top/docs/demo.md") =~ /^<!-- demo-output:[^\n]*-->\n```text\n(.*?)^```$/ms;
+$shown = join('', grep { !/^NOTICE:/ } split /^/m, $shown // '');
+$shown =~ s/\n+\z//;
+(my $printed = $dout) =~ s/\n+\z//;
+if (!is($shown, $printed, 'docs/demo.md shows what examples/demo.sql prints'))
+{
+	my @s = split /\n/, $shown;
+	my @p = split /\n/, $printed;
+	my ($first) = grep { ($s[$_] // '') ne ($p[$_] // '') } 0 .. ($#s > $#p ? $#s : $#p);
+	diag("first difference at line " . ($first + 1) . ":\ndocs/demo.md: " . ($s[$first] // '(none)')
+		  . "\nthe demo:     " . ($p[$first] // '(none)'));
+}
+$node->safe_psql('postgres', 'DROP DATABASE docs_demo');
+
 # ------------------------------------------------------------------
 # What the docs say about the code, checked against it (issue 31).
 # ------------------------------------------------------------------
@@ -194,10 +219,10 @@ for my $name (sort keys %text)
 }
 is(join("\n", @broken), '', 'every link to a heading finds it');
 
-# The router's functions: the lists in the README and docs/scale-out.md
-# (after a "router-functions" marker) are exactly the public functions of
-# the current proxy script that streamforge also has; the README's table
-# of router functions lists the others.
+# The router's functions: the lists in docs/reference.md and
+# docs/scale-out.md (after a "router-functions" marker) are exactly the
+# public functions of the current proxy script that streamforge also has;
+# docs/reference.md's table of router functions lists the others.
 my ($proxy_version) = slurp("$top/proxy/streamforge_proxy.control") =~ /^default_version\s*=\s*'([^']+)'/m;
 my $proxy_sql = slurp("$top/proxy/streamforge_proxy--$proxy_version.sql");
 my %router = map { $_ => 1 } grep { !/^px_/ } $proxy_sql =~ /^CREATE FUNCTION streamforge\.(\w+)\(/mg;
@@ -208,7 +233,7 @@ my %core = map { $_ => 1 } split /\n/, $node->safe_psql('docs_catalog',
 my @routed = sort grep { $core{$_} } keys %router;
 my @router_only = sort grep { !$core{$_} } keys %router;
 cmp_ok(scalar @routed, '>=', 10, "proxy/streamforge_proxy--$proxy_version.sql routes streamforge's functions");
-for my $name ('README.md', 'docs/scale-out.md')
+for my $name ('docs/reference.md', 'docs/scale-out.md')
 {
 	my ($list) = $text{$name} =~ /^<!-- router-functions:[^\n]*-->\n([^\n]+)\n/m;
 	is( join(', ', sort(($list // '') =~ /`(\w+)`/g)),
@@ -217,10 +242,10 @@ for my $name ('README.md', 'docs/scale-out.md')
 	  or diag("the list, in the script's order:\n"
 		  . join(', ', map { "`$_`" } grep { $core{$_} } grep { !/^px_/ } $proxy_sql =~ /^CREATE FUNCTION streamforge\.(\w+)\(/mg));
 }
-my ($router_section) = $text{'README.md'} =~ /^### Router functions[^\n]*\n(.*?)^### /ms;
+my ($router_section) = $text{'docs/reference.md'} =~ /^## Router functions[^\n]*\n(.*?)^## /ms;
 is( join(', ', sort(($router_section // '') =~ /^\| `(\w+)\(/mg)),
 	join(', ', @router_only),
-	"the README's table of router functions lists those streamforge lacks");
+	"docs/reference.md's table of router functions lists those streamforge lacks");
 
 # The Settings table: every setting the library defines, with its default
 # and who may set it.
@@ -229,7 +254,7 @@ LOAD 'streamforge';
 SELECT name || ' ' || current_setting(name) || ' '
        || CASE context WHEN 'user' THEN 'any role' WHEN 'superuser' THEN 'superusers' ELSE context END
   FROM pg_settings WHERE name LIKE 'streamforge.%' ORDER BY name});
-my ($settings_section) = $text{'README.md'} =~ /^### Settings\n(.*?)^## /ms;
+my ($settings_section) = $text{'docs/reference.md'} =~ /^## Settings\n(.*?)(?:^## |\z)/ms;
 my @documented;
 while (($settings_section // '') =~ /^\| `(streamforge\.\w+)` \| `([^`]*)` \| ([^|]*?) \|/mg)
 {
@@ -237,7 +262,36 @@ while (($settings_section // '') =~ /^\| `(streamforge\.\w+)` \| `([^`]*)` \| ([
 }
 cmp_ok(scalar(split /\n/, $settings), '>=', 4, 'the library defines its settings');
 is(join("\n", sort @documented), $settings,
-	"the README's Settings table has every setting, its default and who may set it");
+	"docs/reference.md's Settings table has every setting, its default and who may set it");
+
+# The function reference (issue 45): every function of the schema
+# streamforge has a comment (sql/install/98_comments.sql), and the
+# generated part of docs/reference.md is exactly what scripts/reference.sql
+# makes of the catalog (./scripts/reference.sh rewrites it).
+my $uncommented = $node->safe_psql('docs_catalog', q{
+SELECT string_agg(p.oid::regprocedure::text, ', ' ORDER BY p.oid::regprocedure::text)
+  FROM pg_proc AS p
+ WHERE p.pronamespace = 'streamforge'::regnamespace
+   AND obj_description(p.oid, 'pg_proc') IS NULL});
+is($uncommented, '',
+	'every function of the schema streamforge has a comment (add the missing ones to sql/install/98_comments.sql)');
+my ($rret, $generated, $rerr) = $node->psql('docs_catalog', slurp("$top/scripts/reference.sql"), on_error_stop => 1);
+is($rret, 0, 'scripts/reference.sql runs') or diag($rerr);
+$generated =~ s/\n+\z//;
+my ($documented_ref) = $text{'docs/reference.md'} =~
+  /^(<!-- reference: generated .*?^<!-- reference: end of the generated part -->)$/ms;
+cmp_ok(scalar(() = $generated =~ /^\| `\w+\(/mg), '>=', 80, '... and lists the functions');
+unlike($generated, qr/Other functions/, '... every one of them in a group of scripts/reference.sql');
+if (!is($documented_ref // '', $generated,
+	'docs/reference.md is what the catalog generates (run ./scripts/reference.sh)'))
+{
+	my @d = split /\n/, $documented_ref // '';
+	my @g = split /\n/, $generated;
+	my ($first) = grep { ($d[$_] // '') ne ($g[$_] // '') } 0 .. ($#d > $#g ? $#d : $#g);
+	diag("first difference at line " . ($first + 1) . " of the generated part:\n"
+		  . "docs/reference.md: " . ($d[$first] // '(none)') . "\n"
+		  . "the catalog:       " . ($g[$first] // '(none)'));
+}
 $node->safe_psql('postgres', 'DROP DATABASE docs_catalog');
 
 # Role names: the docs' examples run in one cluster, so no two files may
@@ -264,10 +318,10 @@ cmp_ok(scalar(keys %made_by), '>=', 3, '... among the roles they create');
 # stay behind when a database is restored elsewhere.
 like($text{'docs/outputs.md'}, qr/^<!-- docs-test: pg_cron -->\n```sql\n(?:[^`]*\n)?GRANT USAGE ON SCHEMA cron TO /m,
 	'docs/outputs.md grants USAGE on the schema cron in a block that runs');
-like($text{'README.md'}, qr/GRANT USAGE ON SCHEMA cron/, '... and the README says so');
+like($text{'docs/guide.md'}, qr/GRANT USAGE ON SCHEMA cron/, '... and docs/guide.md says so');
 like($text{'docs/outputs.md'}, qr/^### Restoring a database elsewhere$/m,
 	'docs/outputs.md says what to do with the jobs of a database restored elsewhere');
-like($text{'README.md'}, qr/restored elsewhere/, '... and the README points there');
+like($text{'docs/guide.md'}, qr/restored elsewhere/, '... and docs/guide.md points there');
 # A session on the library of before a package upgrade: the upgrade
 # section says what the old library's "corrupt journal entry" means, and
 # what 0.3.0's own check prints (sql/library_version pins the message).
@@ -281,6 +335,17 @@ my @recipe = read_blocks("$top/docs/recipe-clicks-per-minute.md");
 my ($late_click) = grep { $recipe[$_]{sql} =~ /click-1006/ } 0 .. $#recipe;
 ok(defined $late_click && $late_click > 0 && $recipe[ $late_click - 1 ]{sql} =~ /pg_sleep/,
 	"the recipe's step 6 waits for the job before the late click");
+
+# The README is the landing page (issue 45): short, with the two commands
+# (CI's .ci/run runs the test command) and its example runs above.
+my $readme_lines = () = $text{'README.md'} =~ /\n/g;
+cmp_ok($readme_lines, '<=', 250, 'README.md is at most 250 lines');
+like($text{'README.md'}, qr/^\| \*\*1\. the demo\*\* \| `\.\/scripts\/demo\.sh` \|/m, '... with the demo command');
+like($text{'README.md'}, qr/^\| \*\*2\. the tests\*\* \| `\.\/scripts\/test\.sh` \|/m, '... and the test command');
+like(slurp("$top/.ci/run"), qr/^\.\/scripts\/test\.sh$/m, "... which is what CI runs");
+like((grep { $_->{mode} eq '' } read_blocks("$top/README.md"))[0]{sql} // '',
+	qr/streamforge\.create_aggregate\(.*streamforge\.tumble\(\w+, interval/s,
+	"... and its example is a query-defined aggregate over timestamps");
 
 $node->stop;
 done_testing();

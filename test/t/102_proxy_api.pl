@@ -103,10 +103,10 @@ is( join(',', sort map { fname($_) } @router_only),
 	join(',', sort grep { $kind{$_} eq 'router' } keys %kind),
 	"the router's own functions are exactly those declared \"router\"");
 # the docs' lists of what is not routed are api.tsv's "node" lines
-my ($readme_not) = slurp_file("$top/README.md") =~ /^Not routed \([^\n]*?\): ([^\n]*?)\. `change`/m;
+my ($readme_not) = slurp_file("$top/docs/reference.md") =~ /^Not routed \([^\n]*?\): ([^\n]*?)\. `change`/m;
 is(join(',', sort(($readme_not // '') =~ /`(\w+)`/g)),
 	join(',', sort grep { $kind{$_} eq 'node' } keys %kind),
-	"README.md's list of functions not routed is proxy/api.tsv's \"node\" lines");
+	"docs/reference.md's list of functions not routed is proxy/api.tsv's \"node\" lines");
 my ($docs_not) = slurp_file("$top/docs/scale-out.md") =~ /^Deliberately not routed (.*?)\n\n/ms;
 is(join(',', sort(($docs_not // '') =~ /`(\w+)`/g)),
 	join(',', sort grep { $kind{$_} eq 'node' } keys %kind),
