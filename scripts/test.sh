@@ -91,7 +91,7 @@ declare -A suite_jobs=()
 
 # Wall-clock phases ("name seconds"), for the timing block.
 run_started=$EPOCHREALTIME
-phase_started=$EPOCHREALTIME
+phase_started=$run_started
 declare -a phases=()
 # phase NAME: the time since the previous phase ended is NAME's
 phase() {
@@ -526,7 +526,7 @@ add_regress_suite() {
 		k=$(($(name_hash "$t") % shards))
 		shard[k]+=" $t"
 	done
-	add_heading "$suite" "$suite: ${#tests[@]} tests in $shards shards, each on its own temporary instance"
+	add_heading "$suite" "$suite: ${#tests[@]} tests in ${#shard[@]} shards, each on its own temporary instance"
 	for ((k = 0; k < shards; k++)); do
 		[ -n "${shard[k]:-}" ] || continue
 		read -r -a t <<<"${shard[k]}"
@@ -652,7 +652,6 @@ if [ "$SF_TEST_JOBS" -eq 1 ]; then
 fi
 echo
 sf_say "running ${#start_order[@]} jobs, up to $SF_TEST_JOBS at a time ($ncpu processors)"
-phase_started=$EPOCHREALTIME
 run_jobs
 phase tests
 
