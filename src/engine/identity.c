@@ -412,6 +412,29 @@ sf_idtable_prefetch(SfPipeline *p, uint32 hash)
 #endif
 }
 
+/* The same, for the layers above (a decoder's bulk insert) */
+void
+sf_idtable_prefetch_hash(SfPipeline *p, uint32 hash)
+{
+	sf_idtable_prefetch(p, hash);
+}
+
+/*
+ * Make room for n more identities in one resize (a decoder that knows how
+ * many it will add), at about two thirds full, so that neither the load
+ * nor the ingests that follow it rehash the table soon.
+ */
+void
+sf_idtable_reserve(SfPipeline *p, uint64 n)
+{
+	SfIdTable  *t = &p->idtable;
+	uint64		want = t->used + n;
+
+	if ((want + 1) * 5 <= t->cap * 4)
+		return;
+	table_resize(p, Max(want + want / 2, t->cap));
+}
+
 /* Iterate: *pos starts at 0; returns NULL at the end */
 SfIdentity *
 sf_idtable_next(SfPipeline *p, uint64 *pos)
