@@ -204,6 +204,8 @@ typedef struct SfIdStore
 	Size		used;
 	Size		left;
 	uint32	   *free;			/* retention: free list per 8-byte size class */
+	char	   *slab;			/* blocks carved from one allocation (large stores) */
+	uint32		slab_left;		/* blocks left in it */
 } SfIdStore;
 
 /* A slot of the event_id table: the identity's handle and its hash */
@@ -883,6 +885,7 @@ extern SfIdentity *sf_idtable_lookup(SfPipeline *p, const char *event_id,
 extern SfIdentity *sf_idtable_next_handle(SfPipeline *p, uint64 *pos,
 										  uint32 *handle);
 extern void sf_idtable_reserve(SfPipeline *p, uint64 n);
+extern void sf_mem_prefault(void *ptr, Size len);
 extern void sf_idtable_prefetch_hash(SfPipeline *p, uint32 hash);
 
 /* window.c: the live index, aggregates, rows */
