@@ -17,9 +17,12 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
+#include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "utils/guc.h"
+#include "utils/syscache.h"
 
 #include "codec/codec.h"
 #include "engine/engine.h"
@@ -71,6 +74,9 @@ static int	background_compaction_ms = 100;
 #define SIDE_MAX_WANTED		8
 static char wanted[SIDE_MAX_WANTED][SF_NAME_MAX + 1];
 static int	nwanted = 0;
+static Oid	wanted_role = InvalidOid;	/* the workers connect as this role */
+
+static Oid	worker_role(void);
 
 /* This process is such a worker: it asks for no other */
 static bool in_worker = false;
@@ -314,6 +320,7 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 		if (nwanted == SIDE_MAX_WANTED)
 			return;				/* retried by the next call */
 		strlcpy(wanted[nwanted++], p->def.name, SF_NAME_MAX + 1);
+		wanted_role = worker_role();
 	}
 
 	/* the snapshot the worker will store, of about this size */
@@ -322,6 +329,33 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 				 entry->load_identities) :
 		SF_SNAPSHOT_BYTES_PER_IDENTITY * p->nidentities;
 	sf_compact_note_snapshot(entry, p, len);
+}
+
+/*
+ * The role a background snapshot worker connects as: the extension's owner
+ * (the role every statement of the extension runs as, sf_become_owner),
+ * which may read every pipeline; the bootstrap superuser only when that
+ * role could not connect (NOLOGIN, or a connection limit: PostgreSQL 15
+ * checks both for a background worker too, and the worker would then
+ * fail instead of storing the snapshot).  Looked up in the write call's
+ * transaction, since the worker is started after its commit.
+ */
+static Oid
+worker_role(void)
+{
+	Oid			owner = sf_extension_owner();
+	HeapTuple	tup;
+	bool		can = false;
+
+	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(owner));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_authid a = (Form_pg_authid) GETSTRUCT(tup);
+
+		can = a->rolcanlogin && a->rolconnlimit < 0;
+		ReleaseSysCache(tup);
+	}
+	return can ? owner : BOOTSTRAP_SUPERUSERID;
 }
 
 /*
@@ -348,6 +382,9 @@ sf_compact_at_xact_end(bool commit)
 		snprintf(worker.bgw_type, BGW_MAXLEN, "streamforge compaction");
 		worker.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
 		strlcpy(worker.bgw_extra, wanted[i], Min(BGW_EXTRALEN, SF_NAME_MAX + 1));
+		StaticAssertStmt(SF_NAME_MAX + 1 + sizeof(Oid) <= BGW_EXTRALEN,
+						 "bgw_extra holds a name and a role");
+		memcpy(worker.bgw_extra + SF_NAME_MAX + 1, &wanted_role, sizeof(Oid));
 		worker.bgw_notify_pid = 0;
 		(void) RegisterDynamicBackgroundWorker(&worker, NULL);
 	}
