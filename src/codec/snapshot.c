@@ -27,12 +27,21 @@
  * checkpoint), so nothing needs converting.
  *
  * Format (integers little-endian):
- *	magic "SFSNAPB\n", uint32 version (1), uint32 CRC-32 of the payload,
- *	uint64 payload length, then the payload:
+ *	magic "SFSNAPB\n", uint32 version (2; 1 still loads), uint32 CRC-32 of
+ *	the payload, uint64 payload length, then the payload:
  *	  definition (compared with the pipeline's: equivalent or refused),
- *	  clock, seq, late_forgotten, interned keys, identities in handle order
- *	  (handle, key index, time, value, flags, event_id), each partition's
- *	  delivery handles, late rows, live buckets.
+ *	  clock, seq, late_forgotten, interned keys, identities in handle order,
+ *	  each partition's delivery handles, late rows, live buckets.
+ *	Version 1 (0.2.0 - 0.3.0) stores an identity as fixed-width fields
+ *	(uint32 handle and key index, int64 time and value, uint8 flags, a
+ *	uint32-prefixed event_id) and the delivery handles as uint32 arrays.
+ *	Version 2 (issue 39: a third of the bytes, and the cold load is mostly
+ *	the fetch of the row and the identities' re-allocation) stores an
+ *	identity as LEB128 varints: handle minus the previous handle, key
+ *	index, time minus the previous time and value (both zigzag),
+ *	length << 1 | late, then the event_id; and each delivery as the
+ *	zigzag difference from the previous handle.  The other sections are
+ *	the same in both.
  * Identities are re-allocated in handle order into an empty store, which
  * gives each the handle it had (the store's layout is a function of the
  * allocation sequence); the decoder checks that it does, so the delivery
