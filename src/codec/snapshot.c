@@ -27,12 +27,21 @@
  * checkpoint), so nothing needs converting.
  *
  * Format (integers little-endian):
- *	magic "SFSNAPB\n", uint32 version (1), uint32 CRC-32 of the payload,
- *	uint64 payload length, then the payload:
+ *	magic "SFSNAPB\n", uint32 version (2; 1 still loads), uint32 CRC-32 of
+ *	the payload, uint64 payload length, then the payload:
  *	  definition (compared with the pipeline's: equivalent or refused),
- *	  clock, seq, late_forgotten, interned keys, identities in handle order
- *	  (handle, key index, time, value, flags, event_id), each partition's
- *	  delivery handles, late rows, live buckets.
+ *	  clock, seq, late_forgotten, interned keys, identities in handle order,
+ *	  each partition's delivery handles, late rows, live buckets.
+ *	Version 1 (0.2.0 - 0.3.0) stores an identity as fixed-width fields
+ *	(uint32 handle and key index, int64 time and value, uint8 flags, a
+ *	uint32-prefixed event_id) and the delivery handles as uint32 arrays.
+ *	Version 2 (issue 39: a third of the bytes, and the cold load is mostly
+ *	the fetch of the row and the identities' re-allocation) stores an
+ *	identity as LEB128 varints: handle minus the previous handle, key
+ *	index, time minus the previous time and value (both zigzag),
+ *	length << 1 | late, then the event_id; and each delivery as the
+ *	zigzag difference from the previous handle.  The other sections are
+ *	the same in both.
  * Identities are re-allocated in handle order into an empty store, which
  * gives each the handle it had (the store's layout is a function of the
  * allocation sequence); the decoder checks that it does, so the delivery
@@ -66,7 +75,7 @@
 #include "engine/engine.h"
 
 #define SNAP_MAGIC		"SFSNAPB\n"
-#define SNAP_VERSION	1
+#define SNAP_VERSION	2		/* written; 1 (0.2.0 - 0.3.0) still loads */
 #define SNAP_HEADER		24
 
 /* ----------------------------------------------------------------
@@ -118,6 +127,39 @@ put_u64(StringInfo b, uint64 v)
 {
 	v = to_le64(v);
 	appendBinaryStringInfo(b, (char *) &v, 8);
+}
+
+/* LEB128: 7 bits a byte, low first, the high bit set on all but the last */
+static inline void
+put_varint(StringInfo b, uint64 v)
+{
+	char	   *d;
+	int			n = 0;
+
+	if (b->maxlen - b->len <= 10)
+		enlargeStringInfo(b, 10);
+	d = b->data + b->len;
+	while (v >= 0x80)
+	{
+		d[n++] = (char) (v | 0x80);
+		v >>= 7;
+	}
+	d[n++] = (char) v;
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+/* A signed difference, zigzagged so that a small one of either sign is short */
+static inline uint64
+zigzag(int64 v)
+{
+	return ((uint64) v << 1) ^ (uint64) (v >> 63);
+}
+
+static inline int64
+unzigzag(uint64 v)
+{
+	return (int64) (v >> 1) ^ -(int64) (v & 1);
 }
 
 static inline void
@@ -248,35 +290,50 @@ snapshot_encode_binary(SfPipeline *p)
 	if (nids > 1)
 		qsort(handles, nids, sizeof(uint32), u32_cmp);
 	put_u64(&b, (uint64) nids);
-	for (int64 k = 0; k < nids; k++)
 	{
-		id = sf_id_ptr(p, handles[k]);
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		put_u32(&b, handles[k]);
-		put_u32(&b, key_index(keys, nkeys, id->key));
-		put_u64(&b, (uint64) id->event_time);
-		put_u64(&b, (uint64) id->value);
-		put_u8(&b, id->late ? 1 : 0);
-		put_bytes(&b, id->event_id, id->event_id_len);
+		uint32		prev_h = 0;
+		int64		prev_t = 0;
+		uint32		prev_key = 0;
+		const SfString *prev_keyp = NULL;
+
+		for (int64 k = 0; k < nids; k++)
+		{
+			id = sf_id_ptr(p, handles[k]);
+			if ((k & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
+			/* the key's index: one search per run of the same key */
+			if (id->key != prev_keyp)
+			{
+				prev_key = key_index(keys, nkeys, id->key);
+				prev_keyp = id->key;
+			}
+			put_varint(&b, handles[k] - prev_h);
+			put_varint(&b, prev_key);
+			put_varint(&b, zigzag((int64) ((uint64) id->event_time - (uint64) prev_t)));
+			put_varint(&b, zigzag(id->value));
+			put_varint(&b, ((uint64) id->event_id_len << 1) | (id->late ? 1 : 0));
+			appendBinaryStringInfo(&b, id->event_id, id->event_id_len);
+			prev_h = handles[k];
+			prev_t = id->event_time;
+		}
 	}
 	pfree(handles);
 
-	/* delivery history */
+	/* delivery history: each handle as the difference from the one before */
 	for (int i = 0; i < def->npartitions; i++)
 	{
 		const SfPartition *part = &p->partitions[i];
 		int64		n = part->consumed + 1;
+		int64		prev = 0;
 
 		put_u64(&b, (uint64) n);
-#ifdef WORDS_BIGENDIAN
 		for (int64 o = 0; o < n; o++)
-			put_u32(&b, part->deliveries[o]);
-#else
-		if (n > 0)
-			appendBinaryStringInfo(&b, (char *) part->deliveries,
-								   n * sizeof(uint32));
-#endif
+		{
+			if ((o & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
+			put_varint(&b, zigzag((int64) part->deliveries[o] - prev));
+			prev = part->deliveries[o];
+		}
 	}
 
 	/* late output */
@@ -445,6 +502,25 @@ get_bytes(SnapReader *r, uint32 *len)
 	return get_raw(r, *len);
 }
 
+static inline uint64
+get_varint(SnapReader *r)
+{
+	const uint8 *d = (const uint8 *) r->s + r->pos;
+	Size		left = Min(r->len - r->pos, 10);
+	uint64		v = 0;
+
+	for (Size i = 0; i < left; i++)
+	{
+		v |= (uint64) (d[i] & 0x7F) << (7 * i);
+		if ((d[i] & 0x80) == 0)
+		{
+			r->pos += i + 1;
+			return v;
+		}
+	}
+	snap_corrupt(r, "A number is cut short or too long");
+}
+
 /* A count of items of at least minsize bytes each that the rest can hold */
 static int64
 get_count(SnapReader *r, Size minsize)
@@ -468,8 +544,204 @@ read_name(SnapReader *r, char *dst)
 	dst[len] = '\0';
 }
 
+/* The bitmap of the valid identity handles */
+typedef struct HandleSet
+{
+	uint8	   *bits;
+	Size		nbytes;
+} HandleSet;
+
+static inline void
+handle_set_add(HandleSet *v, uint32 h)
+{
+	if ((Size) (h >> 3) >= v->nbytes)
+	{
+		Size		newn = Max((Size) (h >> 3) + 1, v->nbytes * 2);
+
+		v->bits = v->bits ? repalloc_huge(v->bits, newn) :
+			palloc_extended(newn, MCXT_ALLOC_HUGE);
+		memset(v->bits + v->nbytes, 0, newn - v->nbytes);
+		v->nbytes = newn;
+	}
+	v->bits[h >> 3] |= 1 << (h & 7);
+}
+
+static inline bool
+handle_set_has(const HandleSet *v, uint32 h)
+{
+	return (Size) (h >> 3) < v->nbytes && (v->bits[h >> 3] & (1 << (h & 7)));
+}
+
+/*
+ * Version 1 identities: fixed-width fields, each with its handle; the
+ * delivery history as arrays of uint32 handles.
+ */
+static void
+decode_identities_v1(SnapReader *r, SfPipeline *p, SfString **keys,
+					 int64 nkeys, HandleSet *valid)
+{
+	int64		n = get_count(r, 29);
+
+	for (int64 k = 0; k < n; k++)
+	{
+		uint32		h = get_u32(r);
+		uint32		ki = get_u32(r);
+		int64		t = (int64) get_u64(r);
+		int64		v = (int64) get_u64(r);
+		uint8		flags = get_u8(r);
+		uint32		len;
+		const char *eid = get_bytes(r, &len);
+		uint32		got;
+
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (ki >= nkeys || len < 1 || len > MaxAllocSize || flags > 1)
+			snap_corrupt(r, "An identity is invalid");
+		if (sf_idtable_lookup(p, eid, (int) len, sf_hash_event_id(eid, (int) len),
+							  NULL) != NULL)
+			snap_corrupt(r, "An event_id has two identities");
+		(void) sf_identity_add(p, eid, (int) len, keys[ki], t, v, flags == 1,
+							   &got);
+		if (got != h)
+			snap_corrupt(r, "An identity does not get its handle back");
+		handle_set_add(valid, h);
+	}
+}
+
+static void
+decode_deliveries_v1(SnapReader *r, SfPipeline *p, const HandleSet *valid)
+{
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		SfPartition *part = &p->partitions[i];
+		const char *raw;
+		int64		n = get_count(r, 4);
+
+		if (n == 0)
+			continue;
+		raw = get_raw(r, n * sizeof(uint32));
+		part->deliveries = MemoryContextAllocHuge(p->cxt, n * sizeof(uint32));
+		part->capacity = n;
+		memcpy(part->deliveries, raw, n * sizeof(uint32));
+		for (int64 o = 0; o < n; o++)
+		{
+			uint32		h = to_le32(part->deliveries[o]);
+
+			if ((o & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (!handle_set_has(valid, h))
+				snap_corrupt(r, "A delivery names no identity");
+			part->deliveries[o] = h;
+		}
+		part->consumed = n - 1;
+		p->ndeliveries += n;
+	}
+}
+
+/*
+ * Version 2 identities: varints (handle, time and value as differences),
+ * read ahead in groups so that the table slot of each is prefetched before
+ * it is inserted; the table is sized once for all of them.
+ */
+#define ID_GROUP	16
+
+typedef struct PendingId
+{
+	const char *eid;
+	uint32		len;
+	uint32		hash;
+	uint32		h;
+	uint32		ki;
+	bool		late;
+	int64		t;
+	int64		v;
+} PendingId;
+
+static void
+decode_identities_v2(SnapReader *r, SfPipeline *p, SfString **keys,
+					 int64 nkeys, HandleSet *valid)
+{
+	/* at least 6 bytes each: five varints and an event_id byte */
+	int64		n = get_count(r, 6);
+	uint64		h = 0;
+	int64		t = 0;
+	PendingId	g[ID_GROUP];
+
+	sf_idtable_reserve(p, (uint64) n);
+	for (int64 k = 0; k < n;)
+	{
+		int			m = (int) Min(n - k, ID_GROUP);
+
+		CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < m; j++)
+		{
+			PendingId  *e = &g[j];
+			uint64		lenflags;
+			uint64		ki;
+
+			h += get_varint(r);
+			ki = get_varint(r);
+			t = (int64) ((uint64) t + (uint64) unzigzag(get_varint(r)));
+			e->v = unzigzag(get_varint(r));
+			lenflags = get_varint(r);
+			if (h > PG_UINT32_MAX || ki >= (uint64) nkeys ||
+				(lenflags >> 1) < 1 || (lenflags >> 1) > MaxAllocSize)
+				snap_corrupt(r, "An identity is invalid");
+			e->h = (uint32) h;
+			e->ki = (uint32) ki;
+			e->t = t;
+			e->late = (lenflags & 1) != 0;
+			e->len = (uint32) (lenflags >> 1);
+			e->eid = get_raw(r, e->len);
+			e->hash = sf_hash_event_id(e->eid, (int) e->len);
+			sf_idtable_prefetch_hash(p, e->hash);
+		}
+		for (int j = 0; j < m; j++)
+		{
+			PendingId  *e = &g[j];
+			uint32		got;
+
+			if (sf_idtable_lookup(p, e->eid, (int) e->len, e->hash, NULL) != NULL)
+				snap_corrupt(r, "An event_id has two identities");
+			(void) sf_identity_add_hash(p, e->eid, (int) e->len, e->hash,
+										keys[e->ki], e->t, e->v, e->late, &got);
+			if (got != e->h)
+				snap_corrupt(r, "An identity does not get its handle back");
+			handle_set_add(valid, e->h);
+		}
+		k += m;
+	}
+}
+
+static void
+decode_deliveries_v2(SnapReader *r, SfPipeline *p, const HandleSet *valid)
+{
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		SfPartition *part = &p->partitions[i];
+		int64		n = get_count(r, 1);
+		int64		h = 0;
+
+		if (n == 0)
+			continue;
+		part->deliveries = MemoryContextAllocHuge(p->cxt, n * sizeof(uint32));
+		part->capacity = n;
+		for (int64 o = 0; o < n; o++)
+		{
+			if ((o & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
+			h = (int64) ((uint64) h + (uint64) unzigzag(get_varint(r)));
+			if (h < 0 || h > PG_UINT32_MAX || !handle_set_has(valid, (uint32) h))
+				snap_corrupt(r, "A delivery names no identity");
+			part->deliveries[o] = (uint32) h;
+		}
+		part->consumed = n - 1;
+		p->ndeliveries += n;
+	}
+}
+
 static pg_noinline void
-snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
+snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target,
 					  MemoryContext parent, SfPipeline *volatile *result)
 {
 	SfPipelineDef def;
@@ -477,8 +749,7 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 	SfString  **keys;
 	int64		nkeys;
 	int64		n;
-	uint8	   *valid;			/* bitmap of the identity handles */
-	Size		nvalid;
+	HandleSet	valid = {NULL, 0};
 
 	/* definition: must be equivalent to the pipeline's */
 	memset(&def, 0, sizeof(def));
@@ -540,67 +811,15 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 	}
 
 	/* identities, re-allocated in handle order: each gets its handle back */
-	n = get_count(r, 29);
-	nvalid = 0;
-	valid = NULL;
-	for (int64 k = 0; k < n; k++)
+	if (version == 1)
 	{
-		uint32		h = get_u32(r);
-		uint32		ki = get_u32(r);
-		int64		t = (int64) get_u64(r);
-		int64		v = (int64) get_u64(r);
-		uint8		flags = get_u8(r);
-		uint32		len;
-		const char *eid = get_bytes(r, &len);
-		uint32		got;
-
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (ki >= nkeys || len < 1 || len > MaxAllocSize || flags > 1)
-			snap_corrupt(r, "An identity is invalid");
-		if (sf_idtable_lookup(p, eid, (int) len, sf_hash_event_id(eid, (int) len),
-							  NULL) != NULL)
-			snap_corrupt(r, "An event_id has two identities");
-		(void) sf_identity_add(p, eid, (int) len, keys[ki], t, v, flags == 1,
-							   &got);
-		if (got != h)
-			snap_corrupt(r, "An identity does not get its handle back");
-		if ((Size) (h >> 3) >= nvalid)
-		{
-			Size		newn = Max((Size) (h >> 3) + 1, nvalid * 2);
-
-			valid = valid ? repalloc_huge(valid, newn) : palloc_extended(newn, MCXT_ALLOC_HUGE);
-			memset(valid + nvalid, 0, newn - nvalid);
-			nvalid = newn;
-		}
-		valid[h >> 3] |= 1 << (h & 7);
+		decode_identities_v1(r, p, keys, nkeys, &valid);
+		decode_deliveries_v1(r, p, &valid);
 	}
-
-	/* delivery history: the handles as they are, once checked */
-	for (int i = 0; i < target->npartitions; i++)
+	else
 	{
-		SfPartition *part = &p->partitions[i];
-		const char *raw;
-
-		n = get_count(r, 4);
-		if (n == 0)
-			continue;
-		raw = get_raw(r, n * sizeof(uint32));
-		part->deliveries = MemoryContextAllocHuge(p->cxt, n * sizeof(uint32));
-		part->capacity = n;
-		memcpy(part->deliveries, raw, n * sizeof(uint32));
-		for (int64 o = 0; o < n; o++)
-		{
-			uint32		h = to_le32(part->deliveries[o]);
-
-			if ((o & 65535) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if ((Size) (h >> 3) >= nvalid || !(valid[h >> 3] & (1 << (h & 7))))
-				snap_corrupt(r, "A delivery names no identity");
-			part->deliveries[o] = h;
-		}
-		part->consumed = n - 1;
-		p->ndeliveries += n;
+		decode_identities_v2(r, p, keys, nkeys, &valid);
+		decode_deliveries_v2(r, p, &valid);
 	}
 
 	/* late output */
@@ -615,8 +834,7 @@ snapshot_decode_steps(SnapReader *r, const SfPipelineDef *target,
 		if ((k & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (pi >= (uint32) target->npartitions || off < 0 ||
-			off > p->partitions[pi].consumed ||
-			(Size) (h >> 3) >= nvalid || !(valid[h >> 3] & (1 << (h & 7))))
+			off > p->partitions[pi].consumed || !handle_set_has(&valid, h))
 			snap_corrupt(r, "A late event is invalid");
 		sf_late_append(p, (int) pi, off, sf_id_ptr(p, h), wm);
 	}
@@ -668,6 +886,7 @@ sf_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
 	uint32		crc,
 				want;
 	uint64		plen;
+	uint32		version;
 
 	if (len < SNAP_HEADER || memcmp(data, SNAP_MAGIC, 8) != 0)
 		return sf_checkpoint_decode(parent, def, data, len);
@@ -676,7 +895,8 @@ sf_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
 	r.s = data;
 	r.len = len;
 	r.pos = 8;
-	if (get_u32(&r) != SNAP_VERSION)
+	version = get_u32(&r);
+	if (version != 1 && version != SNAP_VERSION)
 		snap_corrupt(&r, "Its version is unknown");
 	want = get_u32(&r);
 	plen = get_u64(&r);
@@ -695,7 +915,7 @@ sf_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
 
 	PG_TRY();
 	{
-		snapshot_decode_steps(&r, def, parent, &p);
+		snapshot_decode_steps(&r, version, def, parent, &p);
 	}
 	PG_CATCH();
 	{

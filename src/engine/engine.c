@@ -89,6 +89,16 @@ sf_identity_add(SfPipeline *p, const char *event_id, int event_id_len,
 							   key, event_time, value, late, handle);
 }
 
+/* The same, for a caller that has event_id's sf_hash_event_id already */
+SfIdentity *
+sf_identity_add_hash(SfPipeline *p, const char *event_id, int event_id_len,
+					 uint32 hash, SfString *key, int64 event_time,
+					 int64 value, bool late, uint32 *handle)
+{
+	return identity_add_hashed(p, event_id, event_id_len, hash, key,
+							   event_time, value, late, handle);
+}
+
 static int
 identity_cmp(const void *a, const void *b)
 {

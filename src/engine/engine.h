@@ -204,6 +204,8 @@ typedef struct SfIdStore
 	Size		used;
 	Size		left;
 	uint32	   *free;			/* retention: free list per 8-byte size class */
+	char	   *slab;			/* blocks carved from one allocation (large stores) */
+	uint32		slab_left;		/* blocks left in it */
 } SfIdStore;
 
 /* A slot of the event_id table: the identity's handle and its hash */
@@ -847,6 +849,11 @@ extern SfIdentity *sf_identity_add(SfPipeline *p, const char *event_id,
 								   int event_id_len, SfString *key,
 								   int64 event_time, int64 value, bool late,
 								   uint32 *handle);
+extern SfIdentity *sf_identity_add_hash(SfPipeline *p, const char *event_id,
+										int event_id_len, uint32 hash,
+										SfString *key, int64 event_time,
+										int64 value, bool late,
+										uint32 *handle);
 extern void sf_partition_append(SfPipeline *p, int partition, uint32 event);
 extern void sf_partition_set_base(SfPipeline *p, int partition, int64 base);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
@@ -877,6 +884,9 @@ extern SfIdentity *sf_idtable_lookup(SfPipeline *p, const char *event_id,
 									 int len, uint32 hash, uint32 *handle);
 extern SfIdentity *sf_idtable_next_handle(SfPipeline *p, uint64 *pos,
 										  uint32 *handle);
+extern void sf_idtable_reserve(SfPipeline *p, uint64 n);
+extern void sf_mem_prefault(void *ptr, Size len);
+extern void sf_idtable_prefetch_hash(SfPipeline *p, uint32 hash);
 
 /* window.c: the live index, aggregates, rows */
 extern SfBucket *sf_bucket_lookup(SfPipeline *p, int window, SfString *key,

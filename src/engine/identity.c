@@ -57,6 +57,8 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+
 #include "miscadmin.h"
 
 #include "engine/engine.h"
@@ -100,6 +102,61 @@ next_slot(uint64 i, uint64 cap)
 }
 #define ID_NCLASSES		(ID_BIG / 8 + 1)
 
+/*
+ * Ask the kernel to back a large new allocation with huge pages where it
+ * can, and to map all of it now: one call instead of a page fault per 4 kB
+ * page as it is first written (a cold load writes hundreds of megabytes of
+ * identities in a row; on a virtual machine a fault costs microseconds).
+ * Only the whole pages inside [ptr, ptr + len) are touched; errors (an old
+ * kernel, no transparent huge pages) are ignored: the memory is faulted in
+ * as it is used, as before.  The caller writes the memory soon anyway.
+ */
+void
+sf_mem_prefault(void *ptr, Size len)
+{
+#if defined(MADV_POPULATE_WRITE) || defined(MADV_HUGEPAGE)
+	uintptr_t	page = 4096;
+	uintptr_t	start = ((uintptr_t) ptr + page - 1) & ~(page - 1);
+	uintptr_t	end = ((uintptr_t) ptr + len) & ~(page - 1);
+
+	if (len < 1024 * 1024 || end <= start)
+		return;
+#ifdef MADV_HUGEPAGE
+	(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+	(void) madvise((void *) start, end - start, MADV_POPULATE_WRITE);
+#endif
+#endif
+}
+
+/*
+ * A new 64 kB block for a large store: carved from a slab of several,
+ * allocated (and prefaulted) at once, a quarter of the store's size at a
+ * time (32 to 512 blocks), so that the slack is bounded by a quarter.
+ */
+#define ID_SLAB_FROM	32
+
+static char *
+store_slab_block(SfPipeline *p)
+{
+	SfIdStore  *s = &p->idstore;
+	char	   *block;
+
+	if (s->slab_left == 0)
+	{
+		uint32		n = Min(Max(s->nblocks / 4, ID_SLAB_FROM), 512);
+
+		s->slab = MemoryContextAllocHuge(p->cxt, (Size) n * ID_BLOCK);
+		sf_mem_prefault(s->slab, (Size) n * ID_BLOCK);
+		s->slab_left = n;
+	}
+	block = s->slab;
+	s->slab += ID_BLOCK;
+	s->slab_left--;
+	return block;
+}
+
 static char *
 store_new_block(SfPipeline *p, Size size, uint32 *index)
 {
@@ -121,7 +178,10 @@ store_new_block(SfPipeline *p, Size size, uint32 *index)
 			s->blocks = repalloc_huge(s->blocks, (Size) newcap * sizeof(char *));
 		s->blocks_cap = newcap;
 	}
-	block = MemoryContextAllocHuge(p->cxt, size);
+	if (size == ID_BLOCK && s->nblocks >= ID_SLAB_FROM)
+		block = store_slab_block(p);
+	else
+		block = MemoryContextAllocHuge(p->cxt, size);
 	*index = s->nblocks;
 	s->blocks[s->nblocks++] = block;
 	return block;
@@ -259,6 +319,7 @@ table_resize(SfPipeline *p, uint64 newcap)
 
 	t->slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfIdSlot));
 	t->tags = MemoryContextAllocHuge(p->cxt, newcap);
+	sf_mem_prefault(t->slots, newcap * sizeof(SfIdSlot));
 	memset(t->tags, TAG_EMPTY, newcap);
 	t->cap = newcap;
 	t->tomb = 0;
@@ -410,6 +471,29 @@ sf_idtable_prefetch(SfPipeline *p, uint32 hash)
 	__builtin_prefetch(&p->idtable.tags[i]);
 	__builtin_prefetch(&p->idtable.slots[i]);
 #endif
+}
+
+/* The same, for the layers above (a decoder's bulk insert) */
+void
+sf_idtable_prefetch_hash(SfPipeline *p, uint32 hash)
+{
+	sf_idtable_prefetch(p, hash);
+}
+
+/*
+ * Make room for n more identities in one resize (a decoder that knows how
+ * many it will add), at about two thirds full, so that neither the load
+ * nor the ingests that follow it rehash the table soon.
+ */
+void
+sf_idtable_reserve(SfPipeline *p, uint64 n)
+{
+	SfIdTable  *t = &p->idtable;
+	uint64		want = t->used + n;
+
+	if ((want + 1) * 5 <= t->cap * 4)
+		return;
+	table_resize(p, Max(want + want / 2, t->cap));
 }
 
 /* Iterate: *pos starts at 0; returns NULL at the end */

@@ -182,6 +182,13 @@ sf_become_owner(SfSavedUser *saved)
 						   saved->sec_context | SECURITY_LOCAL_USERID_CHANGE);
 }
 
+/* The role sf_become_owner() switches to (the background worker's) */
+Oid
+sf_extension_owner(void)
+{
+	return extension_owner();
+}
+
 void
 sf_restore_user(const SfSavedUser *saved)
 {

@@ -17,9 +17,12 @@
 #include "postgres.h"
 
 #include "executor/spi.h"
+#include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "utils/guc.h"
+#include "utils/syscache.h"
 
 #include "codec/codec.h"
 #include "engine/engine.h"
@@ -30,17 +33,21 @@
  * Per-unit cold-load costs (CPU), measured by bench/coldload.sh on this
  * project's shared 2-core benchmark machine (docs/performance.md, "Cold
  * loads without a job"; the script prints the estimate next to the
- * measure).  A binary snapshot decodes at 5 ns a byte on a quiet machine
- * and 20-25 ns under the usual load (re-allocating every identity is
- * memory-bound): 20 ns, the loaded machine's, since that is where
- * cold loads hurt.  A replay costs what the engine does for the journal's
+ * measure).  A snapshot's decode costs per byte fetched (detoasting the
+ * row: about 7 ns) and per identity re-allocated and hashed into the
+ * event_id table (memory-bound: about 380 ns under the machine's usual
+ * load, where cold loads hurt), from perf profiles and cold loads of
+ * snapshot formats 1 and 2 at 1M and 5M deliveries (issue 39; format 1
+ * takes 40 bytes an identity at ten keys, format 2 13, so a cost per
+ * byte alone was off by 3x for one of them).  A replay costs what the engine does for the journal's
  * calls (issue 39): per delivery and window it places, per change it
  * emits (the changes are counted but no longer sorted), and per journal
  * byte and row decoded and fetched.  Until 0.3.0 the estimate was per
  * journal byte alone, right for one window and ten keys and an order of
  * magnitude low for three windows with sessions.
  */
-#define SF_LOAD_NS_PER_SNAPSHOT_BYTE	20.0
+#define SF_LOAD_NS_PER_SNAPSHOT_BYTE	7.0
+#define SF_LOAD_NS_PER_SNAPSHOT_IDENTITY	380.0
 #define SF_LOAD_NS_PER_JOURNAL_BYTE		10.0
 #define SF_LOAD_NS_PER_JOURNAL_ENTRY	500.0
 #define SF_LOAD_NS_PER_DELIVERY			200.0
@@ -48,7 +55,7 @@
 #define SF_LOAD_NS_PER_CHANGE			2000.0
 
 /* bytes of a binary snapshot per remembered identity, before the first one */
-#define SF_SNAPSHOT_BYTES_PER_IDENTITY	40
+#define SF_SNAPSHOT_BYTES_PER_IDENTITY	14
 
 /*
  * streamforge.background_compaction_ms: a write call asks a background
@@ -67,6 +74,9 @@ static int	background_compaction_ms = 100;
 #define SIDE_MAX_WANTED		8
 static char wanted[SIDE_MAX_WANTED][SF_NAME_MAX + 1];
 static int	nwanted = 0;
+static Oid	wanted_role = InvalidOid;	/* the workers connect as this role */
+
+static Oid	worker_role(void);
 
 /* This process is such a worker: it asks for no other */
 static bool in_worker = false;
@@ -94,11 +104,12 @@ sf_coldload_in_worker(void)
 	in_worker = true;
 }
 
-/* The estimated decode of a snapshot of len bytes (ms) */
+/* The estimated decode of the snapshot a cold load of entry starts from (ms) */
 static inline double
-decode_ms(int64 len)
+decode_ms(const SfCacheEntry *entry)
 {
-	return (double) len * SF_LOAD_NS_PER_SNAPSHOT_BYTE / 1e6;
+	return ((double) entry->load_len * SF_LOAD_NS_PER_SNAPSHOT_BYTE +
+			(double) entry->load_identities * SF_LOAD_NS_PER_SNAPSHOT_IDENTITY) / 1e6;
 }
 
 /*
@@ -132,7 +143,7 @@ replay_ms(const SfCacheEntry *entry)
 void
 sf_coldload_estimate(const SfCacheEntry *entry, double *decode, double *replay)
 {
-	*decode = decode_ms(entry->load_len);
+	*decode = decode_ms(entry);
 	*replay = replay_ms(entry);
 }
 
@@ -296,7 +307,7 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 	replay = replay_ms(entry);
 	if (replay < (double) background_compaction_ms)
 		return;
-	decode = decode_ms(entry->load_len);
+	decode = decode_ms(entry);
 	if (replay < decode)
 		return;
 
@@ -309,6 +320,7 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 		if (nwanted == SIDE_MAX_WANTED)
 			return;				/* retried by the next call */
 		strlcpy(wanted[nwanted++], p->def.name, SF_NAME_MAX + 1);
+		wanted_role = worker_role();
 	}
 
 	/* the snapshot the worker will store, of about this size */
@@ -317,6 +329,33 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 				 entry->load_identities) :
 		SF_SNAPSHOT_BYTES_PER_IDENTITY * p->nidentities;
 	sf_compact_note_snapshot(entry, p, len);
+}
+
+/*
+ * The role a background snapshot worker connects as: the extension's owner
+ * (the role every statement of the extension runs as, sf_become_owner),
+ * which may read every pipeline; the bootstrap superuser only when that
+ * role could not connect (NOLOGIN, or a connection limit: PostgreSQL 15
+ * checks both for a background worker too, and the worker would then
+ * fail instead of storing the snapshot).  Looked up in the write call's
+ * transaction, since the worker is started after its commit.
+ */
+static Oid
+worker_role(void)
+{
+	Oid			owner = sf_extension_owner();
+	HeapTuple	tup;
+	bool		can = false;
+
+	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(owner));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_authid a = (Form_pg_authid) GETSTRUCT(tup);
+
+		can = a->rolcanlogin && a->rolconnlimit < 0;
+		ReleaseSysCache(tup);
+	}
+	return can ? owner : BOOTSTRAP_SUPERUSERID;
 }
 
 /*
@@ -343,6 +382,9 @@ sf_compact_at_xact_end(bool commit)
 		snprintf(worker.bgw_type, BGW_MAXLEN, "streamforge compaction");
 		worker.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
 		strlcpy(worker.bgw_extra, wanted[i], Min(BGW_EXTRALEN, SF_NAME_MAX + 1));
+		StaticAssertStmt(SF_NAME_MAX + 1 + sizeof(Oid) <= BGW_EXTRALEN,
+						 "bgw_extra holds a name and a role");
+		memcpy(worker.bgw_extra + SF_NAME_MAX + 1, &wanted_role, sizeof(Oid));
 		worker.bgw_notify_pid = 0;
 		(void) RegisterDynamicBackgroundWorker(&worker, NULL);
 	}

@@ -188,8 +188,9 @@ side_snapshot(const char *name)
 		/* the older ones, and those of other epochs, are superseded */
 		CommandCounterIncrement();
 		sf_exec(PLAN_SIDE_PRUNE, values, NULL, false, SPI_OK_DELETE);
-		elog(DEBUG1, "streamforge: background snapshot of pipeline \"%s\" at position " INT64_FORMAT " (%zu bytes)",
-			 name, entry->last_pos, len);
+		elog(DEBUG1, "streamforge: background snapshot of pipeline \"%s\" at position " INT64_FORMAT " (%zu bytes), connected as role \"%s\"",
+			 name, entry->last_pos, len,
+			 GetUserNameFromId(GetSessionUserId(), false));
 	}
 	PopActiveSnapshot();
 	SPI_finish();
@@ -198,21 +199,29 @@ side_snapshot(const char *name)
 
 /*
  * The background worker's entry point: main_arg is the database's OID,
- * bgw_extra the pipeline's name.
+ * bgw_extra the pipeline's name and, after SF_NAME_MAX + 1 bytes, the OID
+ * of the role to connect as.
  */
 void
 sf_compact_worker_main(Datum main_arg)
 {
 	char		name[SF_NAME_MAX + 1];
+	Oid			role;
 
 	memcpy(name, MyBgworkerEntry->bgw_extra, SF_NAME_MAX);
+	memcpy(&role, MyBgworkerEntry->bgw_extra + SF_NAME_MAX + 1, sizeof(Oid));
+	if (!OidIsValid(role))
+		role = BOOTSTRAP_SUPERUSERID;
 	name[SF_NAME_MAX] = '\0';
 	sf_coldload_in_worker();
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
-	/* the bootstrap superuser may read every pipeline; it writes as the owner */
+	/*
+	 * As the extension's owner, who may read every pipeline and writes the
+	 * tables (coldload.c, worker_role)
+	 */
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(main_arg),
-											  BOOTSTRAP_SUPERUSERID, 0);
+											  role, 0);
 	pgstat_report_appname("streamforge compaction");
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();

@@ -73,6 +73,7 @@ typedef SfPipeline *(*SfRedefineFn) (SfPipeline *old, void *arg);
 
 /* acl.c: privileges on pipelines, running queries as the extension's owner */
 extern void sf_become_owner(SfSavedUser *saved);
+extern Oid	sf_extension_owner(void);
 extern void sf_restore_user(const SfSavedUser *saved);
 extern void sf_acl_from_datums(SfAcl *acl, Datum owner, Datum readers,
 							   Datum ingesters, Datum admins);
