@@ -85,16 +85,24 @@ build_checked(SfPipeline *old, SfRedefineFn build, void *arg, bytea **snap)
 	return p;
 }
 
+/* The committed state a build started from: the row and its version */
+typedef struct BuiltFrom
+{
+	Oid			relid;
+	int64		id;
+	int64		version;
+} BuiltFrom;
+
 /*
  * The new state built from the latest committed state without the lock,
- * and the committed version it was built from (*version); NULL when this
- * transaction has written the pipeline already, or when writers kept
+ * and the row and committed version it was built from (*from); NULL when
+ * this transaction has written the pipeline already, or when writers kept
  * committing while it was built.  Checks the admin privilege (42501)
  * first, on the row as the caller's snapshot sees it.
  */
 static SfPipeline *
 build_unlocked(const char *name, SfRedefineFn build, void *arg,
-			   int64 *version, bytea **snap)
+			   BuiltFrom *from, bytea **snap)
 {
 	SfAcl		acl;
 	SfPipeline *p = NULL;
@@ -113,7 +121,8 @@ build_unlocked(const char *name, SfRedefineFn build, void *arg,
 		if (entry == NULL || old == NULL || entry->locked ||
 			entry->modified_subid != InvalidSubTransactionId)
 			break;
-		if (p != NULL && entry->version == *version)
+		if (p != NULL && entry->version == from->version &&
+			entry->id == from->id && entry->relid == from->relid)
 			return p;			/* nobody committed while it was built */
 		if (p != NULL)
 		{
@@ -123,7 +132,9 @@ build_unlocked(const char *name, SfRedefineFn build, void *arg,
 		}
 		if (attempt == SF_REDEFINE_ATTEMPTS)
 			break;
-		*version = entry->version;
+		from->relid = entry->relid;
+		from->id = entry->id;
+		from->version = entry->version;
 		p = build_checked(old, build, arg, snap);
 	}
 	if (p != NULL)
@@ -165,14 +176,14 @@ redefine(const char *name, SfRedefineFn build, void *arg, bool concurrently)
 	SfCacheEntry *entry;
 	const SfPipelineDef *def;
 	bytea	   *snap = NULL;
-	int64		built_version = -1;
+	BuiltFrom	from = {0};
 	Datum		values[11];
 	char		nulls[11];
 	SfSavedUser saved;
 
 	sf_check_lookup_name(name);
 	if (concurrently && redefine_concurrently)
-		p = build_unlocked(name, build, arg, &built_version, &snap);
+		p = build_unlocked(name, build, arg, &from, &snap);
 
 	sf_persist_get_acl(name, true, &acl);
 	sf_acl_check(&acl, name, GetUserId(), SF_PRIV_ADMIN);
@@ -182,10 +193,12 @@ redefine(const char *name, SfRedefineFn build, void *arg, bool concurrently)
 		elog(ERROR, "streamforge: pipeline \"%s\" was not opened for writing", name);
 
 	/*
-	 * The locked open bumped the committed version: built_version + 1
-	 * means that the committed state is the one p was built from.
+	 * The locked open bumped the committed version: from.version + 1 in the
+	 * same row means that the committed state is the one p was built from
+	 * (a pipeline dropped and created again has another id).
 	 */
-	if (p != NULL && entry->version != built_version + 1)
+	if (p != NULL && (entry->version != from.version + 1 ||
+					  entry->id != from.id || entry->relid != from.relid))
 	{
 		sf_pipeline_free(p);
 		pfree(snap);
