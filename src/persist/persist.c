@@ -153,8 +153,6 @@ sf_persist_init(void)
 							128 * 1024, -1, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
-	/* streamforge.redefine_concurrently (redefine.c) */
-	sf_redefine_init();
 	RegisterXactCallback(sf_xact_callback, NULL);
 	RegisterSubXactCallback(sf_subxact_callback, NULL);
 	/* the write calls' notifications (notify.c, issue 38) */

@@ -119,6 +119,7 @@ extern void sf_persist_get_acl(const char *name, bool for_update,
 extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
 
 /* redefine.c: definition changes stored */
+extern void sf_redefine_init(void);
 extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
 									   void *arg);
 extern SfPipeline *sf_persist_redefine_concurrently(const char *name,

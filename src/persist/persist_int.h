@@ -299,9 +299,6 @@ extern void sf_xact_callback(XactEvent event, void *arg);
 extern void sf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 								SubTransactionId parentSubid, void *arg);
 
-/* redefine.c: definition changes stored */
-extern void sf_redefine_init(void);
-
 /* pending.c: the buffered journal */
 extern SfPending *sf_pending_lookup(int64 id, bool create);
 extern void sf_pending_reset(void);

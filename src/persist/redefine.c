@@ -53,7 +53,7 @@
 static bool redefine_concurrently = true;
 
 /*
- * Define streamforge.redefine_concurrently.  Called by sf_persist_init.
+ * Define streamforge.redefine_concurrently.  Called from _PG_init.
  */
 void
 sf_redefine_init(void)
