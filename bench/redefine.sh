@@ -20,7 +20,10 @@
 # read of a new session after it (a cold load of the stored snapshot).
 # --concurrently sets streamforge.redefine_concurrently (default on: the
 # change builds its state before it takes the lock, docs/management.md);
-# --out appends the table to FILE.
+# --out appends the table to FILE.  --writer-ms MS adds a writer session
+# that commits an advance() of partition p0 every MS ms during each change
+# (each write bumps the pipeline's version: a change whose build takes
+# longer than MS then builds under the lock).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -30,13 +33,15 @@ EVENTS=1000000
 KEEP=
 CONCURRENTLY=on
 OUT=
+WRITER_MS=
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--events) EVENTS=$2; shift ;;
 		--keep) KEEP=1 ;;
 		--concurrently) CONCURRENTLY=$2; shift ;;
 		--out) OUT=$(realpath "$2"); shift ;;
-		*) echo "usage: $0 [--events N] [--concurrently on|off] [--out FILE] [--keep]" >&2; exit 2 ;;
+		--writer-ms) WRITER_MS=$2; shift ;;
+		*) echo "usage: $0 [--events N] [--concurrently on|off] [--writer-ms MS] [--out FILE] [--keep]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -143,11 +148,28 @@ BEGIN
     INSERT INTO probe_wait VALUES (mx);
 END \$\$" >/dev/null &
 	PROBE=$!
+	WRITER=
+	if [ -n "$WRITER_MS" ]; then
+		psql_db -c "
+DO \$\$
+BEGIN
+    PERFORM streamforge.watermark('b');		-- loaded without the lock
+    COMMIT;
+    LOOP
+        PERFORM pg_catalog.count(*) FROM streamforge.advance('b', 'p0', $EVENTS / 100);
+        COMMIT;
+        EXIT WHEN EXISTS (SELECT 1 FROM probe_stop);
+        PERFORM pg_catalog.pg_sleep($WRITER_MS / 1000.0);
+    END LOOP;
+END \$\$" >/dev/null &
+		WRITER=$!
+	fi
 	sleep 0.3
 }
 probe_stop() {
 	psql_db -c "INSERT INTO probe_stop VALUES (1)" >/dev/null
 	wait "$PROBE"
+	[ -z "$WRITER" ] || wait "$WRITER"
 	psql_db -At -c "SELECT round(max(ms)::numeric / 1000, 2) FROM probe_wait"
 }
 
@@ -180,7 +202,7 @@ SELECT CASE WHEN pg_catalog.substr(snapshot, 1, 8) = pg_catalog.convert_to(E'SFS
 
 ROWS=()
 sf_say "cold load before any change: $(printf '%.2f' "$(time_cold)") s"
-sf_say "definition changes at $EVENTS events, one transaction each (streamforge.redefine_concurrently = $CONCURRENTLY)"
+sf_say "definition changes at $EVENTS events, one transaction each (streamforge.redefine_concurrently = $CONCURRENTLY${WRITER_MS:+, a writer every $WRITER_MS ms})"
 change add_partition "streamforge.add_partition('b', 'p4')"
 change "add_window (backfill)" "streamforge.add_window('b', streamforge.fixed('h', 600))"
 change "set_lateness raise" "streamforge.set_lateness('b', 200)"
@@ -191,7 +213,7 @@ change drop_window "streamforge.drop_window('b', 'h')"
 
 if [ -n "$OUT" ]; then
 	{
-		echo "| change ($EVENTS events, redefine_concurrently = $CONCURRENTLY) | call and commit | lock held | cold load after |"
+		echo "| change ($EVENTS events, redefine_concurrently = $CONCURRENTLY${WRITER_MS:+, a writer every $WRITER_MS ms}) | call and commit | lock held | cold load after |"
 		echo "|---|---|---|---|"
 		printf '%s\n' "${ROWS[@]}"
 		echo
