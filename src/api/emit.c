@@ -4,8 +4,9 @@
  *	  Emit modes from SQL: create_pipeline's emit argument and set_emit
  *	  (docs/semantics.md, Emit modes; the modes are engine/emit.c's).
  *
- * set_emit is a definition change like set_lateness (manage.c): persist.c
- * locks the pipeline and checks admin (sf_persist_redefine), the engine
+ * set_emit is a definition change like set_lateness (manage.c):
+ * persist/redefine.c checks admin and locks the pipeline, building the new
+ * state first when it can (sf_persist_redefine_concurrently), the engine
  * carries the state over to the new mode and says what the change emits
  * (sf_emit_redefined: switching from 'final' upserts the rows a consumer
  * has not seen yet), and the new mode is stored in the pipeline's row.
@@ -68,7 +69,10 @@ typedef struct EmitOp
 	SfChangeList changes;		/* in cxt */
 } EmitOp;
 
-/* The SfRedefineFn of set_emit: old's state in the new mode */
+/*
+ * The SfRedefineFn of set_emit: old's state in the new mode.  It may run
+ * more than once, before the lock is taken (persist/redefine.c).
+ */
 static SfPipeline *
 emit_build(SfPipeline *old, void *arg)
 {
@@ -77,6 +81,7 @@ emit_build(SfPipeline *old, void *arg)
 	SfPipelineDef def = old->def;
 	SfPipeline *p;
 
+	op->changes.n = 0;			/* a build before may have left some */
 	def.emit = op->emit;
 	p = sf_pipeline_redefine(CurTransactionContext, old, &def, &op->changes,
 							 &op->names);
@@ -100,7 +105,7 @@ sf_set_emit(PG_FUNCTION_ARGS)
 	sf_arg_not_null(fcinfo, 1, "emit");
 	op.emit = emit_mode(PG_GETARG_DATUM(1));
 	op.cxt = CurrentMemoryContext;
-	p = sf_persist_redefine(pipeline, emit_build, &op);
+	p = sf_persist_redefine_concurrently(pipeline, emit_build, &op);
 	sf_persist_set_emit(pipeline, op.emit);
 
 	named = *p;

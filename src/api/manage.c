@@ -5,20 +5,23 @@
  *	  add_partition, add_window, drop_window, set_lateness and
  *	  set_retention.
  *
- * Each is SQL glue: it checks its arguments, lets persist.c lock the
- * pipeline and check the admin privilege (sf_persist_redefine), checks the
- * change against the current definition, builds the new state
- * (engine/redefine.c), and returns the changes the definition change
- * caused, which the outputs (persist/sink.c) receive too.  Each is one call
- * in the caller's transaction: an error or a rollback undoes it.  See
+ * Each is SQL glue: it checks its arguments, lets persist/redefine.c check
+ * the admin privilege and lock the pipeline
+ * (sf_persist_redefine_concurrently), checks the change against the
+ * current definition, builds the new state (engine/redefine.c), and
+ * returns the changes the definition change caused, which the outputs
+ * (persist/sink.c) receive too.  The build may run before the lock is
+ * taken, and more than once, if writers commit meanwhile
+ * (persist/redefine.c): manage_build starts afresh each time.  Each is
+ * one call in the caller's transaction: an error or a rollback undoes it.  See
  * docs/management.md.  The internal-function lookup (sf_call_as_owner) and
  * the did-you-mean hint of an unknown pipeline live elsewhere
  * (privileges.c; persist/catalog.c).
  *
  * Memory: the new state is built in CurTransactionContext, where
- * persist.c's cache adopts it (sf_persist_redefine); the change list and
- * the combined window names (ManageOp.names) are built in the SQL
- * function's context, and live until the changes are returned.
+ * persist.c's cache adopts it (sf_persist_redefine_concurrently); the
+ * change list and the combined window names (ManageOp.names) are built in
+ * the SQL function's context, and live until the changes are returned.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -138,9 +141,11 @@ manage_args(ManageOp *op, const char *pipeline)
 }
 
 /*
- * The SfRedefineFn of every change: the pipeline is locked and the caller
- * is known to be an admin; check the change against the current definition
- * and build the new state.
+ * The SfRedefineFn of every change: the caller is known to be an admin;
+ * check the change against the current definition and build the new
+ * state.  The pipeline is locked, or old is its latest committed state,
+ * read without the lock: a build whose state is not the committed one
+ * when the lock is taken is thrown away, and this runs again.
  */
 static SfPipeline *
 manage_build(SfPipeline *old, void *arg)
@@ -151,6 +156,7 @@ manage_build(SfPipeline *old, void *arg)
 	SfPipeline *p;
 	int			i;
 
+	op->changes.n = 0;			/* a build before may have left some */
 	manage_args(op, old->def.name);
 
 	/*
@@ -241,7 +247,7 @@ manage_run(FunctionCallInfo fcinfo, ManageOp *op)
 
 	op->cxt = CurrentMemoryContext;
 	op->fcinfo = fcinfo;
-	p = sf_persist_redefine(pipeline, manage_build, op);
+	p = sf_persist_redefine_concurrently(pipeline, manage_build, op);
 
 	/*
 	 * The changes name windows of both definitions (a retraction may name a

@@ -3,8 +3,8 @@
  * persist.c
  *	  The entry points of persistence: pipelines stored in the extension's
  *	  tables and cached per backend (create, exists, drop, open, the
- *	  journal write of a call, restore, definition changes, owner and
- *	  grants), and the storage settings.
+ *	  journal write of a call, restore, owner and grants), and the
+ *	  storage settings.  Definition changes are stored by redefine.c.
  *
  * Callers: api/ (through persist/persist.h).  Every function runs in the
  * caller's transaction, switches to the extension's owner for its
@@ -831,105 +831,4 @@ sf_persist_set_acl(const char *name, const SfAcl *acl)
 	sf_restore_user(&saved);
 
 	sf_cache_set_acl(name, acl);
-}
-
-/* ----------------------------------------------------------------
- * Definition changes (add_partition, add_window, drop_window,
- * set_lateness, set_retention; api/manage.c)
- * ----------------------------------------------------------------
- */
-
-/*
- * sf_persist_redefine
- *		Change the definition of the pipeline named name.
- *
- * Checks the admin privilege (42501) on the locked row first, then opens
- * the pipeline for writing and calls build(old, arg), which must return a
- * new pipeline (a child of CurTransactionContext) for the new definition,
- * without changing old.  The new definition and a snapshot of the new state
- * replace the row's, and the journal is emptied, all in the caller's
- * transaction; the cache follows at once, and other backends rebuild from
- * the new snapshot (its snapshot_version changed), stored in the form a
- * compaction stores (binary without retention).  Returns the new
- * pipeline, owned by the cache like sf_persist_open's result.
- *
- * A checkpoint taken before the change has the old definition, so
- * restoring it afterwards fails the equivalence check (SF003).
- */
-SfPipeline *
-sf_persist_redefine(const char *name, SfRedefineFn build, void *arg)
-{
-	SfAcl		acl;
-	SfPipeline *old;
-	SfPipeline *p;
-	SfCacheEntry *entry;
-	const SfPipelineDef *def;
-	bytea	   *snap;
-	Datum		values[11];
-	char		nulls[11];
-	SfSavedUser saved;
-
-	sf_check_lookup_name(name);
-	sf_persist_get_acl(name, true, &acl);
-	sf_acl_check(&acl, name, GetUserId(), SF_PRIV_ADMIN);
-
-	old = sf_persist_open(name, true);
-	p = build(old, arg);
-	def = &p->def;
-
-	/*
-	 * The snapshot compaction writes (sf_snapshot_encode): binary without
-	 * retention, so that a cold load after a definition change costs what
-	 * it costs after a compaction, not a checkpoint's full decode (issue
-	 * 21).  Every load decodes the snapshot: make sure this one loads now,
-	 * so that a mistake can only fail this call, never commit a state that
-	 * no backend can load.  (A checkpoint snapshot, with retention, is fully
-	 * validated by that decode, SF003.)
-	 */
-	snap = sf_snapshot_encode(p);
-	sf_pipeline_free(sf_snapshot_decode(CurrentMemoryContext, def,
-										VARDATA_ANY(snap),
-										VARSIZE_ANY_EXHDR(snap)));
-
-	memset(nulls, ' ', sizeof(nulls));
-	entry = sf_cache_lookup(name, false);
-	if (entry == NULL || entry->pipeline != old || !entry->locked)
-		elog(ERROR, "streamforge: pipeline \"%s\" was not opened for writing", name);
-	values[0] = Int64GetDatum(entry->id);
-	sf_def_datums(def, values + 1);
-	values[7] = Int64GetDatum(def->lateness);
-	values[8] = PointerGetDatum(snap);
-	values[9] = Int64GetDatum(p->offset_replays);
-	values[10] = Int64GetDatum(def->retention);
-	if (!def->has_retention)
-		nulls[10] = 'n';
-
-	sf_become_owner(&saved);
-	SPI_connect();
-	sf_exec(PLAN_REDEFINE, values, nulls, false, SPI_OK_UPDATE_RETURNING);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
-	values[0] = Int64GetDatum(entry->id);
-	sf_exec(PLAN_JOURNAL_CLEAR, values, NULL, false, SPI_OK_DELETE);
-	SPI_finish();
-	sf_restore_user(&saved);
-
-	/*
-	 * The cache takes the new state over.  A new journal epoch: positions
-	 * start again at 1, as in every backend that loads the new snapshot
-	 * (see sf_cache_sync), and the snapshot holds what the transaction's
-	 * buffered entries did.
-	 */
-	sf_cache_adopt(entry, p);
-	sf_pipeline_free(old);
-	entry->clean_valid = false;
-	entry->snapshot_version = entry->version;
-	entry->snapshot_len = VARSIZE_ANY_EXHDR(snap);
-	entry->last_pos = 0;
-	entry->journal_bytes = 0;
-	sf_compact_note_snapshot(entry, p, entry->snapshot_len);
-	entry->journal_pending = false;
-	sf_pending_supersede(entry->id);
-	sf_cache_account(entry);
-	return p;
 }

@@ -118,8 +118,14 @@ extern bool sf_persist_exists(const char *name);
 extern void sf_persist_get_acl(const char *name, bool for_update,
 							   SfAcl *acl);
 extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
+
+/* redefine.c: definition changes stored */
+extern void sf_redefine_init(void);
 extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
 									   void *arg);
+extern SfPipeline *sf_persist_redefine_concurrently(const char *name,
+													SfRedefineFn build,
+													void *arg);
 
 /* emit_store.c: the emit mode's column */
 extern void sf_persist_set_emit(const char *name, uint8 emit);
