@@ -10,9 +10,14 @@
  * measures after the event_id (sf_id_measures), and per bucket, next to
  * the count/sum/min/max of the first measure that every pipeline keeps,
  * ext: nwords int64 words holding what the declared aggregates need, each
- * part at most once per measure (SfMeasureSlots): a 128-bit sum, a 192-bit
- * sum of squares, min, max, first and last (event_time, arrival, value),
- * and one counter per count_if.  Events are only ever added to a bucket
+ * part at most once per measure (SfMeasureSlots): for a nullable measure
+ * (declared "name NULL", 0.4.0) the count of its non-NULL values, a
+ * 128-bit sum, a 192-bit sum of squares, min, max, first and last
+ * (event_time, arrival, value), and one counter per count_if.  A NULL
+ * value changes none of its measure's parts, which stay zero while the
+ * count is zero (so that the state of a bucket is a function of its
+ * events, as sf_magg_check needs); an identity's NULL mask follows its
+ * measures (sf_id_measures).  Events are only ever added to a bucket
  * (a correction adds an event; a session merge adds a whole bucket), so
  * every part is exact and needs no retraction.
  *
