@@ -746,7 +746,7 @@ journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind)
 					if (d.event_id_len == 0)
 						journal_corrupt(r, "A delivery has an empty event_id.");
 					if (!sf_measures_valid(p->def.measures, mv))
-						journal_corrupt(r, "A delivery's NULL mask is not one of the pipeline's nullable measures.");
+						journal_corrupt(r, "A delivery's NULL mask names a measure that is not nullable, or a NULL measure has a value.");
 					changes.n = 0;
 					sf_engine_ingest_measures(p, &d, NULL, mv, &changes);
 				}
