@@ -120,3 +120,16 @@ SELECT c = streamforge.checkpoint('n') AS cold_load_same
 SELECT dblink_disconnect('nl_cold');
 SELECT streamforge.drop_pipeline(n) FROM unnest(ARRAY['n']) AS n;
 DROP EXTENSION dblink;
+-- the durable outputs carry the NULLs: changelog and results rows of a
+-- bucket whose x is NULL only (b) and of one with a value (a)
+SELECT streamforge.create_pipeline('no', ARRAY['p0'], ARRAY[streamforge.fixed('w', 10)],
+    measures => ARRAY['one', 'x NULL'], aggregates => ARRAY['count', 'count(x)', 'avg(x)', 'last(x)']);
+SELECT streamforge.configure_outputs('no', changelog => true, results => true);
+SELECT count(*) FROM streamforge.ingest_measures_batch('no', ARRAY[
+    ROW('p0', 0, 'a1', 'a', 1, ARRAY[1, 4])::streamforge.measures_delivery,
+    ROW('p0', 1, 'a2', 'a', 2, ARRAY[1, NULL])::streamforge.measures_delivery,
+    ROW('p0', 2, 'b1', 'b', 3, ARRAY[1, NULL])::streamforge.measures_delivery]);
+SELECT count(*) FROM streamforge.advance('no', 'p0', 10);
+SELECT op, key, count, aggregates FROM streamforge.changelog WHERE pipeline = 'no' ORDER BY seq;
+SELECT key, count, aggregates FROM streamforge.results WHERE pipeline = 'no' ORDER BY key;
+SELECT streamforge.drop_pipeline('no');
