@@ -188,17 +188,21 @@ parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 		bad_aggregate(spec, psprintf("\"%s\" is not an aggregate function streamforge computes.", func));
 	a->func = (SfAggFunc) f;
 	s = skip_spaces(s);
-	if (a->func == SF_AGG_COUNT && *s == '(' && *skip_spaces(s + 1) == '*')
+	if (a->func == SF_AGG_COUNT && *s != '(')
 	{
+		/* count: the events */
+	}
+	else if (a->func == SF_AGG_COUNT && *skip_spaces(s + 1) == '*')
+	{
+		/* count(*): the events */
 		s = skip_spaces(skip_spaces(s + 1) + 1);
 		if (*s != ')')
 			bad_aggregate(spec, "A closing parenthesis is missing.");
 		s = skip_spaces(s + 1);
 	}
-	else if (a->func == SF_AGG_COUNT && *s != '(')
-		;						/* count: the events */
 	else
 	{
+		/* func(measure), count(measure) (0.4.0): its non-NULL values */
 		if (*s != '(')
 			bad_aggregate(spec, "The measure in parentheses is missing.");
 		s = skip_spaces(s + 1);
