@@ -160,6 +160,24 @@ scan_identifier(const char **s, char *out)
 	return n;
 }
 
+/* Whether s (len bytes) ends with " NULL", in any case */
+static bool
+ends_with_null(const char *s, int len)
+{
+	static const char null_word[] = " null";
+
+	for (int i = 0; i < 5; i++)
+	{
+		char		c = s[len - 5 + i];
+
+		if (c >= 'A' && c <= 'Z')
+			c += 'a' - 'A';
+		if (c != null_word[i])
+			return false;
+	}
+	return true;
+}
+
 static int
 measure_index(const SfMeasuresDef *md, const char *name)
 {
@@ -349,7 +367,7 @@ sf_measures_def_build(char **measures, int nmeasures, char **aggs, int naggs)
 		int			len = strlen(measures[i]);
 
 		/* "name NULL": a nullable measure (docs/aggregates.md) */
-		if (len > 5 && pg_strcasecmp(measures[i] + len - 5, " null") == 0)
+		if (len > 5 && ends_with_null(measures[i], len))
 		{
 			len -= 5;
 			while (len > 0 && measures[i][len - 1] == ' ')
