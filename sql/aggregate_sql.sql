@@ -132,7 +132,8 @@ SELECT streamforge.drop_aggregate('orders_ooo');
 DROP TABLE orders;
 
 -- hop and session windows, keys that are expressions or integers, no key,
--- count(x) of a nullable expression (its NULL rows are filtered out), an
+-- count(x) of a nullable expression (since 0.4.0 a nullable measure of a
+-- measures pipeline; 0.3.0 filtered its NULL rows out), an
 -- event id and a partition named by the caller, a timestamp column
 CREATE TABLE readings (sensor integer NOT NULL, site text NOT NULL,
                        serial text NOT NULL, v integer, gw text NOT NULL,

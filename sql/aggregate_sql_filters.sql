@@ -75,19 +75,26 @@ SELECT auction, window_start, n, mid, low, many, flagged, other, cased, negated,
   FROM bid_stats ORDER BY window_start, auction;
 SELECT * FROM bid_expected WHERE window_start < '2026-11-30 12:02+00' ORDER BY window_start, auction;
 
--- still refused: an aggregate of a nullable expression in a measures
--- pipeline (that needs a count of non-NULL values per measure), and FILTER
--- on another aggregate than count(*)
-SELECT streamforge.create_aggregate('bid_refused', $$
+-- accepted since the rest of defect 5 (nullable measures; refused with
+-- 0A000 before): an aggregate of a nullable expression in a measures
+-- pipeline, FILTER on another aggregate than count(*), a CASE without ELSE
+-- (aggregate_sql_nullable and random_aggregate_sql_nullable check their
+-- values); the measures they get
+SELECT streamforge.create_aggregate('bid_nullable', $$
     SELECT auction, count(*) FILTER (WHERE qty > 1) AS n, sum(price) AS s FROM bids
      GROUP BY auction, streamforge.tumble(at, interval '1 minute')$$);
-SELECT streamforge.create_aggregate('bid_refused', $$
+SELECT measures, aggregates FROM streamforge.pipeline WHERE name = 'bid_nullable';
+SELECT streamforge.drop_aggregate('bid_nullable');
+SELECT streamforge.create_aggregate('bid_nullable', $$
     SELECT auction, sum(qty) FILTER (WHERE price > 1) AS s FROM bids
      GROUP BY auction, streamforge.tumble(at, interval '1 minute')$$);
--- a CASE without ELSE can be NULL
-SELECT streamforge.create_aggregate('bid_refused', $$
+SELECT measures, aggregates FROM streamforge.pipeline WHERE name = 'bid_nullable';
+SELECT streamforge.drop_aggregate('bid_nullable');
+SELECT streamforge.create_aggregate('bid_nullable', $$
     SELECT auction, var_pop(CASE WHEN qty > 1 THEN qty END) AS s FROM bids
      GROUP BY auction, streamforge.tumble(at, interval '1 minute')$$);
+SELECT measures, aggregates FROM streamforge.pipeline WHERE name = 'bid_nullable';
+SELECT streamforge.drop_aggregate('bid_nullable');
 
 -- session windows: a row that bridges two sessions merges them, and the
 -- merged state is the FILTERs' over both (compared with a gaps-and-islands

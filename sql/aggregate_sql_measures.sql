@@ -155,22 +155,25 @@ SELECT streamforge.drop_aggregate('m_bad');
 -- the refusals that remain
 \set VERBOSITY default
 \set SHOW_CONTEXT never
--- a nullable expression with another one
+-- accepted since 0.4.0 (issue 38, defect 5; nullable measures): a
+-- nullable expression with another one, under a variance, FILTER on sum
 SELECT streamforge.create_aggregate('m_bad', $$
     SELECT g, sum(i) AS s, sum(n) AS sn FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
 $$);
--- a nullable expression under a variance
+SELECT streamforge.drop_aggregate('m_bad');
 SELECT streamforge.create_aggregate('m_bad', $$
     SELECT g, var_pop(n) AS v FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
 $$);
+SELECT streamforge.drop_aggregate('m_bad');
+SELECT streamforge.create_aggregate('m_bad', $$
+    SELECT g, sum(i) FILTER (WHERE i > 10) AS big FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
+$$);
+SELECT streamforge.drop_aggregate('m_bad');
 -- a second expression that is no integer
 SELECT streamforge.create_aggregate('m_bad', $$
     SELECT g, sum(i) AS s, avg(i::numeric / 2) AS a FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
 $$);
--- FILTER on another aggregate than count(*), DISTINCT, other aggregates
-SELECT streamforge.create_aggregate('m_bad', $$
-    SELECT g, sum(i) FILTER (WHERE i > 10) AS big FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
-$$);
+-- DISTINCT, other aggregates
 SELECT streamforge.create_aggregate('m_bad', $$
     SELECT g, var_pop(DISTINCT i) AS v FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
 $$);

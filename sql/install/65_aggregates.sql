@@ -48,14 +48,14 @@
 -- attachment's fixed settings), decoded by aggregate_key_part(key, i) and a
 -- cast back to the column's type.
 --
--- Measures: when all the aggregates but count(*) take the same integer
--- expression and are count, sum, min, max or avg, the pipeline has one
--- measure, the attachment's value (a nullable one is filtered out: its rows
--- count for no aggregate, unless count(*) needs them).  Otherwise (several
--- expressions, a variance or a standard deviation, count(*) FILTER (WHERE
--- x op c), which is the engine's count_if over x) it is a measures
--- pipeline (docs/aggregates.md): one measure m1, m2, ... per distinct
--- expression, each NOT NULL, attached with attach(..., measures =>), and
+-- Measures: when all the aggregates but count(*) take the same NOT NULL
+-- integer expression and are count, sum, min, max or avg, the pipeline has
+-- one measure, the attachment's value.  Otherwise (several expressions, a
+-- nullable expression, a variance or a standard deviation, a FILTER) it is
+-- a measures pipeline (docs/aggregates.md): one measure m1, m2, ... per
+-- distinct expression, "mN NULL" for a nullable one (agg(x) FILTER (WHERE
+-- f) is agg over CASE WHEN f THEN x END; count(*) FILTER is count_if),
+-- attached with attach(..., measures =>), and
 -- aggregates a1, a2, ... which the views read as
 -- (aggregates ->> 'aN')::<PostgreSQL's type of the aggregate>.
 

@@ -172,13 +172,15 @@ BEGIN
             use_measures := true;
         END IF;
     END LOOP;
-    use_measures := use_measures OR cardinality(exprs) > 1;
+    -- a nullable expression (a nullable column, agg(x) FILTER (WHERE f)
+    -- described as agg over CASE WHEN f THEN x END): a nullable measure
+    -- "mN NULL" of a measures pipeline, whose aggregates ignore its NULLs
+    -- as SQL's do (issue 38, defect 5).  The first measure is never
+    -- nullable (the engine's rule): 1 goes first if it would be.
+    use_measures := use_measures OR cardinality(exprs) > 1 OR cardinality(nullable) > 0;
     IF use_measures THEN
-        IF cardinality(nullable) > 0 THEN
-            RAISE EXCEPTION 'aggregates over the nullable expression % are not supported here', nullable[1]
-                USING ERRCODE = '0A000',
-                      DETAIL = 'A measures pipeline (several expressions, a variance, a FILTER) takes one non-NULL integer per measure from every row.',
-                      HINT = format('Aggregate a NOT NULL column, or COALESCE(%s, ...).', nullable[1]);
+        IF cardinality(nullable) > 0 AND exprs[1] = ANY (nullable) THEN
+            exprs := ARRAY['1'] || exprs;
         END IF;
         i := 0;
         FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
@@ -186,6 +188,8 @@ BEGIN
         LOOP
             i := i + 1;
             engine_aggs := engine_aggs || CASE
+                WHEN a ->> 'func' = 'count' AND a ->> 'arg' = ANY (nullable)
+                THEN format('count(m%s) AS a%s', array_position(exprs, a ->> 'arg'), i)
                 WHEN a ->> 'func' = 'count' THEN format('count AS a%s', i)
                 WHEN a ->> 'func' = 'count_if'
                 THEN format('count_if(m%s %s %s) AS a%s', array_position(exprs, a ->> 'arg'),
@@ -194,7 +198,9 @@ BEGIN
             aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
                                                'type', a ->> 'type', 'member', format('a%s', i));
         END LOOP;
-        measure_names := ARRAY(SELECT format('m%s', n) FROM generate_series(1, cardinality(exprs)) AS n);
+        measure_names := ARRAY(SELECT format('m%s', n)
+                                      || CASE WHEN exprs[n] = ANY (nullable) THEN ' NULL' ELSE '' END
+                                 FROM generate_series(1, cardinality(exprs)) AS n);
     ELSE
         measure := exprs[1];
         FOR a IN SELECT e.value FROM jsonb_array_elements(plan -> 'aggregates') WITH ORDINALITY AS e
@@ -203,21 +209,6 @@ BEGIN
             aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
                                                'type', a ->> 'type');
         END LOOP;
-        IF cardinality(nullable) > 0 THEN
-            IF has_count_star THEN
-                RAISE EXCEPTION 'count(*) together with an aggregate of the nullable expression % is not supported', measure
-                    USING ERRCODE = '0A000',
-                          HINT = format('Use count(%s), a NOT NULL column, or COALESCE in the expression.', measure);
-            END IF;
-            IF kind = 'session' THEN
-                RAISE EXCEPTION 'session windows over the nullable expression % are not supported', measure
-                    USING ERRCODE = '0A000',
-                          DETAIL = 'A row whose expression is NULL would still extend its session in SQL, but it is no event of the pipeline.',
-                          HINT = format('Aggregate a NOT NULL column, or COALESCE(%s, ...).', measure);
-            END IF;
-            filter := CASE WHEN filter IS NULL THEN '' ELSE '(' || filter || ') AND ' END
-                      || format('((%s) IS NOT NULL)', measure);
-        END IF;
     END IF;
     i := 0;
 

@@ -19,9 +19,11 @@
  *   - a select list of GROUP BY expressions, the window call and
  *     aggregates of the supported set (count(*), count(x), sum, min, max,
  *     avg, var_pop, var_samp, variance, stddev_pop, stddev_samp, stddev)
- *     over expressions of the table, and count(*) FILTER (WHERE f)
- *     (described as count_if over x for f = "x op c", x NOT NULL, and as
- *     count_if(= 1) over CASE WHEN f THEN 1 ELSE 0 END for any other f);
+ *     over expressions of the table, nullable or not (arg_not_null), and
+ *     count(*) FILTER (WHERE f) (described as count_if over x for f = "x
+ *     op c", x NOT NULL, and as count_if(= 1) over CASE WHEN f THEN 1
+ *     ELSE 0 END for any other f); agg(x) FILTER (WHERE f) is agg over
+ *     CASE WHEN f THEN x END, a nullable argument;
  *   - GROUP BY expressions of the types whose equality a text form gives
  *     (aggregate_keys.c: numeric and floats are normalized, the others
  *     are refused);
@@ -423,8 +425,6 @@ aggregate_argument(Aggref *a, AggWalk *w, const char *name)
 		refuse("DISTINCT in aggregate %s() is not supported", name);
 	if (a->aggorder != NIL)
 		refuse("ORDER BY in aggregate %s() is not supported", name);
-	if (a->aggfilter != NULL && !(a->aggstar && strcmp(name, "count") == 0))
-		refuse("FILTER in aggregate %s() is not supported", name);
 	if (a->aggkind != AGGKIND_NORMAL || a->aggdirectargs != NIL)
 		refuse("ordered-set aggregate %s() is not supported", name);
 	if (a->aggstar)
@@ -519,6 +519,31 @@ filter_indicator(Node *filter, AggWalk *w)
 	c->args = list_make1(when);
 	c->defresult = (Expr *) makeConst(INT4OID, -1, InvalidOid, 4,
 									  Int32GetDatum(0), false, true);
+	c->location = -1;
+	return (Node *) c;
+}
+
+/*
+ * agg(x) FILTER (WHERE f) of any other aggregate: agg over CASE WHEN f
+ * THEN x END, which is NULL where f is not true, and every aggregate
+ * ignores NULLs (SQL's own equivalence; a nullable measure).
+ */
+static Node *
+filter_argument(Node *filter, Node *arg, AggWalk *w)
+{
+	CaseExpr   *c = makeNode(CaseExpr);
+	CaseWhen   *when = makeNode(CaseWhen);
+
+	check_expr(filter, w, "the FILTER of an aggregate");
+	when->expr = (Expr *) filter;
+	when->result = (Expr *) arg;
+	when->location = -1;
+	c->casetype = exprType(arg);
+	c->casecollid = exprCollation(arg);
+	c->arg = NULL;
+	c->args = list_make1(when);
+	c->defresult = (Expr *) makeNullConst(exprType(arg), exprTypmod(arg),
+										  exprCollation(arg));
 	c->location = -1;
 	return (Node *) c;
 }
@@ -674,7 +699,12 @@ describe(Query *q, StringInfo buf)
 			refuse("aggregate %s is not supported",
 				   format_procedure(a->aggfnoid));
 		arg = aggregate_argument(a, &w, name);
-		if (a->aggfilter != NULL)
+		if (a->aggfilter != NULL && arg != NULL)
+		{
+			arg = filter_argument((Node *) a->aggfilter, arg, &w);
+			filter_op = NULL;
+		}
+		else if (a->aggfilter != NULL)
 		{
 			/*
 			 * count(*) FILTER (WHERE x op c): count_if over x; any other

@@ -94,10 +94,17 @@ sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def)
 	def->measures = sf_measures_def_build(measures, nm, aggs, na);
 }
 
-/* A measures bigint[] as nmeasures values into out; errors name what */
+/*
+ * A measures bigint[] as the delivery's width words into out: the
+ * measures, then with nullable measures the NULL mask (a NULL element of
+ * a measure declared NULL is 0 with its bit set; of any other measure
+ * 22004).  index: the delivery's in a batch, -1 for ingest_measures.
+ */
 static void
 measures_values(SfPipeline *p, ArrayType *arr, int64 *out, int index)
 {
+	uint64		mask = 0;
+
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -114,6 +121,12 @@ measures_values(SfPipeline *p, ArrayType *arr, int64 *out, int index)
 		sf_measures_arity_error(p, n);
 	for (int i = 0; i < n; i++)
 	{
+		if (nulls[i] && (p->def.measures->nullable & (1U << i)) != 0)
+		{
+			mask |= (uint64) 1 << i;
+			out[i] = 0;
+			continue;
+		}
 		if (nulls[i])
 		{
 			if (index < 0)
@@ -128,6 +141,8 @@ measures_values(SfPipeline *p, ArrayType *arr, int64 *out, int index)
 		}
 		out[i] = DatumGetInt64(elems[i]);
 	}
+	if (p->def.measures->nullable != 0)
+		out[n] = (int64) mask;
 }
 
 /* Materialize changes (or rows, with changes NULL) with their aggregates */
@@ -177,7 +192,7 @@ sf_ingest_measures(PG_FUNCTION_ARGS)
 	int64		late_before = p->nlate;
 	SfChangeList changes = {0};
 	SfDelivery	d;
-	int64		mv[SF_MAX_MEASURES];
+	int64		mv[SF_MAX_MEASURE_WORDS];
 
 	d.partition = sf_arg_text(fcinfo, 1, "partition");
 	sf_arg_not_null(fcinfo, 2, "source_offset");
@@ -202,20 +217,47 @@ sf_ingest_measures(PG_FUNCTION_ARGS)
 }
 
 /*
- * The measures of delivery index's measures array into out, without
- * deconstructing it: true if it is a one-dimensional array of exactly
- * nmeasures non-NULL bigints, else false (the caller raises the error with
+ * The measures of delivery index's measures array into out (md->width
+ * words), without deconstructing it: true if it is a one-dimensional
+ * array of exactly nmeasures bigints, NULL only where a measure is
+ * declared NULL, else false (the caller raises the error with
  * measures_values, when the delivery's turn comes).
  */
 static inline bool
-measures_fast(Datum d, int nm, int64 *out)
+measures_fast(Datum d, const SfMeasuresDef *md, int64 *out)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(d);
+	int			nm = md->nmeasures;
 
-	if (ARR_NDIM(arr) != 1 || ARR_DIMS(arr)[0] != nm || ARR_HASNULL(arr) ||
+	if (ARR_NDIM(arr) != 1 || ARR_DIMS(arr)[0] != nm ||
 		ARR_ELEMTYPE(arr) != INT8OID)
 		return false;
-	memcpy(out, ARR_DATA_PTR(arr), nm * sizeof(int64));
+	if (ARR_HASNULL(arr))
+	{
+		bits8	   *bitmap = ARR_NULLBITMAP(arr);
+		const int64 *data = (const int64 *) ARR_DATA_PTR(arr);
+		uint64		mask = 0;
+
+		for (int i = 0; i < nm; i++)
+		{
+			if ((bitmap[i / 8] & (1 << (i % 8))) == 0)
+			{
+				if ((md->nullable & (1U << i)) == 0)
+					return false;
+				mask |= (uint64) 1 << i;
+				out[i] = 0;
+			}
+			else
+				out[i] = *data++;
+		}
+		out[nm] = (int64) mask;
+	}
+	else
+	{
+		memcpy(out, ARR_DATA_PTR(arr), nm * sizeof(int64));
+		if (md->nullable != 0)
+			out[nm] = 0;
+	}
 	if ((Pointer) arr != DatumGetPointer(d))
 		pfree(arr);
 	return true;
@@ -260,7 +302,7 @@ measures_batch(FunctionCallInfo fcinfo, bool append)
 
 	sf_arg_not_null(fcinfo, 1, "deliveries");
 	sf_require_kind(p, true);
-	nm = p->def.measures->nmeasures;
+	nm = p->def.measures->width;	/* the words of a delivery's measures */
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	{
 		int16		typlen;
@@ -316,7 +358,7 @@ measures_batch(FunctionCallInfo fcinfo, bool append)
 		sf_text_bytes(values[2], &d->event_id, &d->event_id_len);
 		sf_text_bytes(values[3], &d->key, &d->key_len);
 		d->event_time = DatumGetInt64(values[4]);
-		if (!measures_fast(values[5], nm, mv + (Size) i * nm))
+		if (!measures_fast(values[5], p->def.measures, mv + (Size) i * nm))
 		{
 			bad[i] = 6;
 			d->value = values[5];	/* the array, for the error */

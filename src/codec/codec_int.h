@@ -131,6 +131,7 @@ typedef struct CkIdentity
 	int64		arrival;
 	int64	   *measures;
 	int			nmeasures;
+	uint64		nulls;			/* bit m: measure m is null (0.4.0) */
 } CkIdentity;
 
 /* A delivery whose offset record is forgotten (retention: null) */

@@ -71,9 +71,12 @@ ck_write_def_measures(StringInfo buf, const SfMeasuresDef *md)
 	appendStringInfoCharMacro(buf, '[');
 	for (int i = 0; i < md->nmeasures; i++)
 	{
+		char	   *s = sf_measure_spelling(md, i);
+
 		if (i > 0)
 			appendStringInfoCharMacro(buf, ',');
-		sf_json_write_string(buf, md->names[i], strlen(md->names[i]));
+		sf_json_write_string(buf, s, strlen(s));
+		pfree(s);
 	}
 	appendStringInfoCharMacro(buf, ']');
 }
@@ -90,9 +93,22 @@ ck_write_id_arrival(StringInfo buf, const SfPipeline *p, const SfIdentity *id)
 void
 ck_write_id_measures(StringInfo buf, const SfPipeline *p, const SfIdentity *id)
 {
+	const SfMeasuresDef *md = p->def.measures;
+	const int64 *m = sf_id_measures(p, id) + 1;
+	uint64		nulls = md->nullable ? (uint64) m[md->nmeasures] : 0;
+
 	sf_json_write_key(buf, "measures", false);
-	write_int64_array(buf, sf_id_measures(p, id) + 1,
-					  p->def.measures->nmeasures);
+	appendStringInfoCharMacro(buf, '[');
+	for (int i = 0; i < md->nmeasures; i++)
+	{
+		if (i > 0)
+			appendStringInfoCharMacro(buf, ',');
+		if (nulls & ((uint64) 1 << i))
+			appendStringInfoString(buf, "null");	/* a nullable measure's */
+		else
+			sf_json_write_int64(buf, m[i]);
+	}
+	appendStringInfoCharMacro(buf, ']');
 }
 
 /* A row's "state" (between "min" and "sum") */
@@ -207,12 +223,40 @@ ck_read_id_arrival(SfJsonReader *r, CkIdentity *id)
 	id->arrival = sf_json_int64(r, "arrival");
 }
 
-/* An identity's "measures" (version 2); value is the first */
+/*
+ * An identity's "measures" (version 2); value is the first.  A null
+ * element (a nullable measure's, 0.4.0) is 0 with its bit in id->nulls;
+ * ck_check_measures checks that its measure is nullable.
+ */
 void
 ck_read_id_measures(SfJsonReader *r, CkIdentity *id)
 {
+	int64	   *v = NULL;
+	int64		cap = 0;
+	int64		k = 0;
+
 	sf_json_key(r, "measures", false);
-	id->measures = read_int64_array(r, "measures", &id->nmeasures);
+	id->nulls = 0;
+	if (sf_json_array_begin(r, "measures"))
+	{
+		do
+		{
+			if (k >= SF_MAX_MEASURES)
+				ck_error(CK_STATE, "The identity \"%s\" has more than %d measures.",
+						 sf_msg_str(id->event_id.data, id->event_id.len),
+						 SF_MAX_MEASURES);
+			v = grow(v, &cap, k, sizeof(int64));
+			if (sf_json_literal(r, "null"))
+			{
+				id->nulls |= (uint64) 1 << k;
+				v[k++] = 0;
+			}
+			else
+				v[k++] = sf_json_int64(r, "measures");
+		} while (sf_json_array_next(r));
+	}
+	id->measures = v;
+	id->nmeasures = (int) k;
 	id->value = id->nmeasures > 0 ? id->measures[0] : 0;
 }
 
@@ -280,6 +324,10 @@ ck_check_measures(CkDoc *doc, int version)
 					 "The identity \"%s\" has %d measures, the definition %d.",
 					 sf_msg_str(id->event_id.data, id->event_id.len),
 					 id->nmeasures, md->nmeasures);
+		if ((id->nulls & ~(uint64) md->nullable) != 0)
+			ck_error(CK_STATE,
+					 "The identity \"%s\" has a null measure the definition does not declare nullable.",
+					 sf_msg_str(id->event_id.data, id->event_id.len));
 		if (id->arrival < 1 || id->arrival > doc->arrivals)
 			ck_error(CK_STATE,
 					 "The identity \"%s\" has arrival " INT64_FORMAT ", outside 1 .. " INT64_FORMAT ".",
@@ -305,6 +353,8 @@ ck_build_identity(SfPipeline *p, const CkIdentity *id, SfIdentity *built)
 
 	m[0] = id->arrival;
 	memcpy(m + 1, id->measures, id->nmeasures * sizeof(int64));
+	if (p->def.measures->nullable != 0)
+		m[1 + id->nmeasures] = (int64) id->nulls;
 }
 
 /*

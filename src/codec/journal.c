@@ -34,7 +34,10 @@
  *		'M':	uint16 partition
  *		'V':	(0.3.0, measures pipelines: ingest_measures, ingest_measures_batch)
  *				uint32 n, uint16 nmeasures, then n deliveries as for 'I'
- *				with nmeasures int64 measures in place of value
+ *				with nmeasures int64 measures in place of value; a
+ *				pipeline with nullable measures (0.4.0) writes one word
+ *				more, nmeasures + 1, the last the delivery's NULL mask
+ *				(bit m: measure m is NULL, its word 0)
  *
  * Since 0.3.0 an ingest entry is written in the compact format 3 instead
  * (format 1 entries of 0.1.0 and 0.2.0, and advance and mark_idle entries,
@@ -432,7 +435,7 @@ sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
 								  const SfDelivery *d, int n,
 								  const int64 *measures)
 {
-	int			nm = p->def.measures->nmeasures;
+	int			nm = p->def.measures->width;
 
 	journal_begin(buf, SF_JOURNAL_INGEST_MEASURES);
 	pq_sendint32(buf, (uint32) n);
@@ -721,9 +724,9 @@ journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind)
 				uint32		n = journal_read_uint32(r);
 				const unsigned char *b = journal_read(r, 2);
 				int			nm = ((int) b[0] << 8) | (int) b[1];
-				int64		mv[SF_MAX_MEASURES];
+				int64		mv[SF_MAX_MEASURE_WORDS];
 
-				if (p->def.measures == NULL || nm != p->def.measures->nmeasures)
+				if (p->def.measures == NULL || nm != p->def.measures->width)
 					journal_corrupt(r, "The entry's measures do not match the pipeline's.");
 				if (n > (r->len - r->pos) / SF_JOURNAL_MIN_DELIVERY)
 					journal_corrupt(r, "The delivery count exceeds the entry.");
@@ -742,6 +745,8 @@ journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind)
 					d.value = mv[0];
 					if (d.event_id_len == 0)
 						journal_corrupt(r, "A delivery has an empty event_id.");
+					if (!sf_measures_valid(p->def.measures, mv))
+						journal_corrupt(r, "A delivery's NULL mask names a measure that is not nullable, or a NULL measure has a value.");
 					changes.n = 0;
 					sf_engine_ingest_measures(p, &d, NULL, mv, &changes);
 				}

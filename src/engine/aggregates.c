@@ -10,9 +10,14 @@
  * measures after the event_id (sf_id_measures), and per bucket, next to
  * the count/sum/min/max of the first measure that every pipeline keeps,
  * ext: nwords int64 words holding what the declared aggregates need, each
- * part at most once per measure (SfMeasureSlots): a 128-bit sum, a 192-bit
- * sum of squares, min, max, first and last (event_time, arrival, value),
- * and one counter per count_if.  Events are only ever added to a bucket
+ * part at most once per measure (SfMeasureSlots): for a nullable measure
+ * (declared "name NULL", 0.4.0) the count of its non-NULL values, a
+ * 128-bit sum, a 192-bit sum of squares, min, max, first and last
+ * (event_time, arrival, value), and one counter per count_if.  A NULL
+ * value changes none of its measure's parts, which stay zero while the
+ * count is zero (so that the state of a bucket is a function of its
+ * events, as sf_magg_check needs); an identity's NULL mask follows its
+ * measures (sf_id_measures).  Events are only ever added to a bucket
  * (a correction adds an event; a session merge adds a whole bucket), so
  * every part is exact and needs no retraction.
  *
@@ -155,6 +160,24 @@ scan_identifier(const char **s, char *out)
 	return n;
 }
 
+/* Whether s (len bytes) ends with " NULL", in any case */
+static bool
+ends_with_null(const char *s, int len)
+{
+	static const char null_word[] = " null";
+
+	for (int i = 0; i < 5; i++)
+	{
+		char		c = s[len - 5 + i];
+
+		if (c >= 'A' && c <= 'Z')
+			c += 'a' - 'A';
+		if (c != null_word[i])
+			return false;
+	}
+	return true;
+}
+
 static int
 measure_index(const SfMeasuresDef *md, const char *name)
 {
@@ -183,21 +206,21 @@ parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 		bad_aggregate(spec, psprintf("\"%s\" is not an aggregate function streamforge computes.", func));
 	a->func = (SfAggFunc) f;
 	s = skip_spaces(s);
-	if (a->func == SF_AGG_COUNT)
+	if (a->func == SF_AGG_COUNT && *s != '(')
 	{
-		if (*s == '(')
-		{
-			s = skip_spaces(s + 1);
-			if (*s != '*')
-				bad_aggregate(spec, "count takes no measure: write count or count(*).");
-			s = skip_spaces(s + 1);
-			if (*s != ')')
-				bad_aggregate(spec, "A closing parenthesis is missing.");
-			s = skip_spaces(s + 1);
-		}
+		/* count: the events */
+	}
+	else if (a->func == SF_AGG_COUNT && *skip_spaces(s + 1) == '*')
+	{
+		/* count(*): the events */
+		s = skip_spaces(skip_spaces(s + 1) + 1);
+		if (*s != ')')
+			bad_aggregate(spec, "A closing parenthesis is missing.");
+		s = skip_spaces(s + 1);
 	}
 	else
 	{
+		/* func(measure), count(measure) (0.4.0): its non-NULL values */
 		if (*s != '(')
 			bad_aggregate(spec, "The measure in parentheses is missing.");
 		s = skip_spaces(s + 1);
@@ -241,7 +264,7 @@ parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 	/* the name */
 	if (*s == '\0')
 	{
-		if (a->func == SF_AGG_COUNT)
+		if (a->measure < 0)
 			strlcpy(a->name, "count", sizeof(a->name));
 		else
 		{
@@ -266,13 +289,17 @@ parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 static void
 layout(SfMeasuresDef *md)
 {
-	bool		need[SF_MAX_MEASURES][6] = {{false}};
+	bool		need[SF_MAX_MEASURES][7] = {{false}};
 	int			w = 0;
 
 	for (int i = 0; i < md->naggs; i++)
 	{
 		const SfAggDef *a = &md->aggs[i];
 
+		/* a nullable measure's aggregates count its non-NULL values */
+		if (a->measure >= 0 && (md->nullable & (1U << a->measure)) != 0 &&
+			a->func != SF_AGG_COUNT_IF)
+			need[a->measure][6] = true;
 		switch (a->func)
 		{
 			case SF_AGG_SUM:
@@ -306,6 +333,7 @@ layout(SfMeasuresDef *md)
 	{
 		SfMeasureSlots *s = &md->slots[m];
 
+		s->nn = need[m][6] ? w++ : -1;
 		s->sum = need[m][0] ? (w += 2) - 2 : -1;
 		s->sumsq = need[m][1] ? (w += 3) - 3 : -1;
 		s->min = need[m][2] ? w++ : -1;
@@ -336,18 +364,37 @@ sf_measures_def_build(char **measures, int nmeasures, char **aggs, int naggs)
 	md->names = palloc0(nmeasures * sizeof(md->names[0]));
 	for (int i = 0; i < nmeasures; i++)
 	{
-		if (!is_identifier(measures[i], strlen(measures[i])))
+		int			len = strlen(measures[i]);
+
+		/* "name NULL": a nullable measure (docs/aggregates.md) */
+		if (len > 5 && ends_with_null(measures[i], len))
+		{
+			len -= 5;
+			while (len > 0 && measures[i][len - 1] == ' ')
+				len--;
+			if (i == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("the first measure \"%s\" must not be nullable",
+								clip(measures[i])),
+						 errdetail("The first measure is the value of the count, sum, min and max columns and of late rows."),
+						 errhint("Declare a NOT NULL measure first.")));
+			md->nullable |= 1U << i;
+		}
+		if (!is_identifier(measures[i], len))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("invalid measure name \"%s\"", clip(measures[i])),
-					 errdetail("A measure name is a lower-case identifier ([a-z_][a-z0-9_]*) of at most 63 bytes.")));
-		strlcpy(md->names[i], measures[i], sizeof(md->names[i]));
-		if (measure_index(md, measures[i]) != i)
+					 errdetail("A measure is a lower-case identifier ([a-z_][a-z0-9_]*) of at most 63 bytes, followed by NULL if its values may be NULL.")));
+		memcpy(md->names[i], measures[i], len);
+		md->names[i][len] = '\0';
+		if (measure_index(md, md->names[i]) != i)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("measure \"%s\" is declared more than once",
-							measures[i])));
+							md->names[i])));
 	}
+	md->width = nmeasures + (md->nullable != 0 ? 1 : 0);
 	if (naggs < 0)
 	{
 		md->naggs = 1 + 3 * nmeasures;
@@ -393,7 +440,7 @@ sf_agg_spelling(const SfAggDef *a, const SfMeasuresDef *md)
 	char	   *dflt;
 
 	initStringInfo(&b);
-	if (a->func == SF_AGG_COUNT)
+	if (a->measure < 0)
 	{
 		appendStringInfoString(&b, "count");
 		dflt = "count";
@@ -412,6 +459,15 @@ sf_agg_spelling(const SfAggDef *a, const SfMeasuresDef *md)
 	if (strcmp(a->name, dflt) != 0)
 		appendStringInfo(&b, " AS %s", a->name);
 	return b.data;
+}
+
+/* A measure as declared: its name, and " NULL" if nullable; palloc'd */
+char *
+sf_measure_spelling(const SfMeasuresDef *md, int m)
+{
+	if (md->nullable & (1U << m))
+		return psprintf("%s NULL", md->names[m]);
+	return pstrdup(md->names[m]);
 }
 
 SfMeasuresDef *
@@ -437,7 +493,8 @@ sf_measures_def_equal(const SfMeasuresDef *a, const SfMeasuresDef *b)
 {
 	if (a == NULL || b == NULL)
 		return a == b;
-	if (a->nmeasures != b->nmeasures || a->naggs != b->naggs)
+	if (a->nmeasures != b->nmeasures || a->naggs != b->naggs ||
+		a->nullable != b->nullable)
 		return false;
 	for (int i = 0; i < a->nmeasures; i++)
 		if (strcmp(a->names[i], b->names[i]) != 0)
@@ -463,7 +520,9 @@ sf_measures_def_equal(const SfMeasuresDef *a, const SfMeasuresDef *b)
 
 /*
  * The arrival number and measures of an identity of a measures pipeline:
- * [0] is the arrival, [1 .. nmeasures] the measures.
+ * [0] is the arrival, [1 .. nmeasures] the measures, and with nullable
+ * measures [nmeasures + 1] the NULL mask (bit m: measure m is NULL, its
+ * word 0): 1 + width words.
  */
 int64 *
 sf_id_measures(const SfPipeline *p, const SfIdentity *id)
@@ -516,7 +575,7 @@ sf_measures_match(const SfPipeline *p, const SfIdentity *id,
 				  const int64 *measures)
 {
 	return memcmp(sf_id_measures(p, id) + 1, measures,
-				  p->def.measures->nmeasures * sizeof(int64)) == 0;
+				  p->def.measures->width * sizeof(int64)) == 0;
 }
 
 /* Store a new identity's measures and give it the next arrival number */
@@ -526,7 +585,28 @@ sf_id_set_measures(SfPipeline *p, SfIdentity *id, const int64 *measures)
 	int64	   *m = sf_id_measures(p, id);
 
 	m[0] = ++p->arrivals;
-	memcpy(m + 1, measures, p->def.measures->nmeasures * sizeof(int64));
+	memcpy(m + 1, measures, p->def.measures->width * sizeof(int64));
+}
+
+/*
+ * Whether a delivery's measures words are canonical: with nullable
+ * measures, a NULL mask of nullable measures only, each NULL measure's
+ * word 0 (a journal entry's or a checkpoint's are checked with it).
+ */
+bool
+sf_measures_valid(const SfMeasuresDef *md, const int64 *mv)
+{
+	uint64		mask;
+
+	if (md->nullable == 0)
+		return true;
+	mask = (uint64) mv[md->nmeasures];
+	if ((mask & ~(uint64) md->nullable) != 0)
+		return false;
+	for (int m = 0; m < md->nmeasures; m++)
+		if ((mask & ((uint64) 1 << m)) != 0 && mv[m] != 0)
+			return false;
+	return true;
 }
 
 /* ----------------------------------------------------------------
@@ -597,17 +677,26 @@ earlier(int64 t, int64 a, int64 t2, int64 a2)
 }
 
 /*
- * Add one event (event_time t, arrival, measures vals) to ext words that
- * held prev events before.
+ * Add one event (event_time t, arrival, measures vals: width words) to ext
+ * words that held nprev events before (a nullable measure: x[nn] values).
  */
 static void
-words_add(const SfMeasuresDef *md, int64 *x, int64 prev, int64 t,
+words_add(const SfMeasuresDef *md, int64 *x, int64 nprev, int64 t,
 		  int64 arrival, const int64 *vals)
 {
+	uint32		nulls = md->nullable ? (uint32) vals[md->nmeasures] : 0;
+
 	for (int m = 0; m < md->nmeasures; m++)
 	{
 		const SfMeasureSlots *s = &md->slots[m];
 		int64		v = vals[m];
+		int64		prev = nprev;
+
+		/* a NULL value changes none of its measure's parts (SQL's rule) */
+		if (unlikely(nulls & (1U << m)))
+			continue;
+		if (s->nn >= 0)
+			prev = x[s->nn]++;
 
 		if (s->sum >= 0)
 			put128(x + s->sum, get128(x + s->sum) + v);
@@ -642,6 +731,7 @@ words_add(const SfMeasuresDef *md, int64 *x, int64 prev, int64 t,
 		const SfAggDef *a = &md->aggs[i];
 
 		if (a->func == SF_AGG_COUNT_IF &&
+			(nulls & (1U << a->measure)) == 0 &&
 			cmp_holds(a->op, vals[a->measure], a->constant))
 			x[a->slot]++;
 	}
@@ -681,6 +771,30 @@ sf_magg_merge(const SfMeasuresDef *md, SfAgg *into, const SfAgg *from)
 	{
 		const SfMeasureSlots *s = &md->slots[m];
 
+		if (s->nn >= 0)
+		{
+			/* a nullable measure: its parts are zero while it has no value */
+			if (y[s->nn] == 0)
+				continue;
+			if (x[s->nn] == 0)
+			{
+				x[s->nn] = y[s->nn];
+				if (s->sum >= 0)
+					memcpy(x + s->sum, y + s->sum, 2 * sizeof(int64));
+				if (s->sumsq >= 0)
+					memcpy(x + s->sumsq, y + s->sumsq, 3 * sizeof(int64));
+				if (s->min >= 0)
+					x[s->min] = y[s->min];
+				if (s->max >= 0)
+					x[s->max] = y[s->max];
+				if (s->first >= 0)
+					memcpy(x + s->first, y + s->first, 3 * sizeof(int64));
+				if (s->last >= 0)
+					memcpy(x + s->last, y + s->last, 3 * sizeof(int64));
+				continue;
+			}
+			x[s->nn] += y[s->nn];
+		}
 		if (s->sum >= 0)
 			put128(x + s->sum, get128(x + s->sum) + get128(y + s->sum));
 		if (s->sumsq >= 0)
@@ -741,13 +855,14 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 
 	memset(v, 0, sizeof(*v));
 	v->func = a->func;
-	v->count = agg->count;
-	v->isnull = agg->count == 0 && a->func != SF_AGG_COUNT &&
+	/* the values the aggregate sees: a nullable measure's non-NULL ones */
+	v->count = s != NULL && s->nn >= 0 ? x[s->nn] : agg->count;
+	v->isnull = v->count == 0 && a->func != SF_AGG_COUNT &&
 		a->func != SF_AGG_COUNT_IF;
 	switch (a->func)
 	{
 		case SF_AGG_COUNT:
-			v->i64 = agg->count;
+			v->i64 = v->count;
 			break;
 		case SF_AGG_COUNT_IF:
 			v->i64 = x[a->slot];
@@ -776,7 +891,7 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 			for (int k = 0; k < 3; k++)
 				v->sumsq[k] = (uint64) x[s->sumsq + k];
 			if ((a->func == SF_AGG_VAR_SAMP || a->func == SF_AGG_STDDEV_SAMP) &&
-				agg->count < 2)
+				v->count < 2)
 				v->isnull = true;
 			break;
 	}

@@ -544,6 +544,8 @@ sf_id_ptr(const SfPipeline *p, uint32 handle)
  */
 #define SF_MAX_MEASURES		32
 #define SF_MAX_AGGREGATES	64
+/* the int64 words of one delivery's measures: the measures, a NULL mask */
+#define SF_MAX_MEASURE_WORDS (SF_MAX_MEASURES + 1)
 
 typedef enum SfAggFunc
 {
@@ -575,7 +577,7 @@ typedef struct SfAggDef
 {
 	char		name[SF_NAME_MAX + 1];
 	SfAggFunc	func;
-	int			measure;		/* -1 for count */
+	int			measure;		/* -1 for count (count(*)) */
 	SfCmpOp		op;				/* count_if */
 	int64		constant;		/* count_if */
 	int			slot;			/* count_if: its word in ext */
@@ -584,6 +586,7 @@ typedef struct SfAggDef
 /* Per measure: the first word of each state part in ext, -1 if none */
 typedef struct SfMeasureSlots
 {
+	int			nn;				/* nullable measures: its non-NULL values */
 	int			sum;			/* 2 words: int128 */
 	int			sumsq;			/* 3 words: 192-bit unsigned */
 	int			min;
@@ -600,6 +603,9 @@ typedef struct SfMeasuresDef
 	SfAggDef   *aggs;
 	SfMeasureSlots *slots;		/* [nmeasures] */
 	int			nwords;			/* of ext */
+	uint32		nullable;		/* bit m: measure m is declared NULL */
+	int			width;			/* words of a delivery's measures: nmeasures,
+								 * and the NULL mask if nullable != 0 */
 } SfMeasuresDef;
 
 /* The value of one aggregate of a row, before conversion to SQL */
@@ -942,6 +948,8 @@ extern SfMeasuresDef *sf_measures_def_copy(MemoryContext cxt,
 extern bool sf_measures_def_equal(const SfMeasuresDef *a,
 								  const SfMeasuresDef *b);
 extern char *sf_agg_spelling(const SfAggDef *a, const SfMeasuresDef *md);
+extern char *sf_measure_spelling(const SfMeasuresDef *md, int m);
+extern bool sf_measures_valid(const SfMeasuresDef *md, const int64 *mv);
 extern const char *sf_agg_func_name(SfAggFunc f);
 extern const char *sf_agg_sql_type(SfAggFunc f);
 extern void sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i,

@@ -257,7 +257,7 @@ identity_size(const SfPipeline *p, int len)
 	if (unlikely(p->def.measures != NULL))
 		return (p->def.has_retention ? sizeof(SfIdPrefix) : 0) +
 			MAXALIGN(offsetof(SfIdentity, event_id) + len) +
-			(1 + p->def.measures->nmeasures) * sizeof(int64);
+			(1 + p->def.measures->width) * sizeof(int64);
 	return (p->def.has_retention ? sizeof(SfIdPrefix) : 0) +
 		offsetof(SfIdentity, event_id) + len;
 }

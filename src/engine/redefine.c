@@ -368,7 +368,7 @@ copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
 							  id->event_time, id->value, id->late, &handle);
 		if (p->def.measures != NULL)
 			memcpy(sf_id_measures(p, nid), sf_id_measures(old, id),
-				   (1 + p->def.measures->nmeasures) * sizeof(int64));
+				   (1 + p->def.measures->width) * sizeof(int64));
 	}
 
 	/* deliveries, offset by offset */

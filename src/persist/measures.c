@@ -87,7 +87,7 @@ sf_measures_store(const char *pipeline, const SfMeasuresDef *md)
 	char	  **names = palloc(md->nmeasures * sizeof(char *));
 
 	for (int i = 0; i < md->nmeasures; i++)
-		names[i] = md->names[i];
+		names[i] = sf_measure_spelling(md, i);	/* "name NULL": nullable */
 	for (int i = 0; i < md->naggs; i++)
 		aggs[i] = sf_agg_spelling(&md->aggs[i], md);
 	args[0] = CStringGetTextDatum(pipeline);
