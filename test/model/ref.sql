@@ -50,6 +50,7 @@ CREATE TABLE sfr.cfg (
     pid         bigint,                 -- pipeline id (notifications)
     channel     text,
     idle        boolean NOT NULL DEFAULT false,  -- has an idle_timeout
+    tu          boolean NOT NULL DEFAULT false,  -- time_unit 1 second (_ts calls)
     ret         bigint                  -- retention (NULL: none)
 );
 
@@ -486,6 +487,21 @@ BEGIN
         RAISE EXCEPTION 'model mismatch: watermark()' USING ERRCODE = 'SFM01',
             DETAIL = format('engine %s, model %s', streamforge.watermark(cf.pl), st.wm);
     END IF;
+    IF cf.tu THEN
+        PERFORM sfr.same('watermark_ts()', ARRAY[streamforge.watermark_ts(cf.pl)::text],
+                         ARRAY[to_timestamp(st.wm)::text]);
+        PERFORM sfr.same('live_ts()',
+            ARRAY(SELECT x::text FROM streamforge.live_ts(cf.pl) x
+                   ORDER BY x.window_name COLLATE "C", x.key COLLATE "C", x.window_start, x.window_end),
+            ARRAY(SELECT ROW(wname, key, to_timestamp(ws), to_timestamp(we), cnt, sm, mn, mx)::text
+                    FROM unnest(bk) ORDER BY wname COLLATE "C", key COLLATE "C", ws, we));
+        PERFORM sfr.same('visible_ts()',
+            ARRAY(SELECT x::text FROM streamforge.visible_ts(cf.pl) x
+                   ORDER BY x.window_name COLLATE "C", x.key COLLATE "C", x.window_start, x.window_end),
+            ARRAY(SELECT ROW(wname, key, to_timestamp(ws), to_timestamp(we), cnt, sm, mn, mx)::text
+                    FROM sfr.emitted WHERE st.mode <> 'final'
+                   ORDER BY wname COLLATE "C", key COLLATE "C", ws, we));
+    END IF;
     PERFORM sfr.same('partitions()',
         ARRAY(SELECT ROW(x.partition, x.consumed_offset, x.progress, x.idle)::text
                 FROM streamforge.partitions(cf.pl) x),
@@ -674,7 +690,8 @@ BEGIN
         -- an idle_timeout (the driver moves the clock: sfr.jump) and a
         -- retention, each now and then
         UPDATE sfr.cfg SET idle = random() < 0.3,
-                           ret = CASE WHEN random() < 0.25 THEN sfr.rint(0, 6) END;
+                           ret = CASE WHEN random() < 0.25 THEN sfr.rint(0, 6) END,
+                           tu = random() < 0.3;
         PERFORM streamforge.create_pipeline(pname, (SELECT parts FROM sfr.cfg),
             ARRAY(SELECT CASE w.kind WHEN 'fixed' THEN streamforge.fixed(w.name, w.size)
                       WHEN 'sliding' THEN streamforge.sliding(w.name, w.size, w.step)
@@ -683,6 +700,7 @@ BEGIN
             lateness => lat, emit => mode, out_of_orderness => ooo,
             idle_timeout => CASE WHEN (SELECT idle FROM sfr.cfg) THEN interval '1 hour' END,
             retention => (SELECT ret FROM sfr.cfg),
+            time_unit => CASE WHEN (SELECT tu FROM sfr.cfg) THEN interval '1 second' END,
             measures => CASE WHEN kind = 'measures' THEN ARRAY['m1', 'm2'] END,
             aggregates => CASE WHEN kind = 'measures' THEN ARRAY['count', 'sum(m1)',
                 'avg(m2)', 'min(m1)', 'max(m2)', 'var_pop(m1)', 'var_samp(m2)',
@@ -996,6 +1014,11 @@ BEGIN
                             cf.pl, d.part, d.eid, d.key, d.t, d.m[1]);
                 model := format('SELECT sfr.m_decide(); SELECT sfr.m_append(%L, %L, %L, %s, %L::bigint[])',
                                 d.part, d.eid, d.key, d.t, d.m);
+            ELSIF k = 1 AND cf.tu AND random() < 0.5 THEN
+                -- ingest_ts: the event time as a timestamp, in seconds
+                d := dls[1];
+                q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.ingest_ts(%L, %L, %s, %L, %L, to_timestamp(%s), %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
+                            cf.pl, d.part, d.off, d.eid, d.key, d.t, d.m[1]);
             ELSIF k = 1 THEN
                 d := dls[1];
                 q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.ingest(%L, %L, %s, %L, %L, %s, %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
@@ -1033,6 +1056,10 @@ BEGIN
         k := (clk + cf.base - sfr.rint(0, 6) + sfr.rint(0, 3))::int;
         q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.advance(%L, %L, %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                     cf.pl, p, k);
+        IF cf.tu AND random() < 0.5 THEN
+            q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.advance_ts(%L, %L, to_timestamp(%s)) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
+                        cf.pl, p, k);
+        END IF;
         model := format('SELECT sfr.m_decide(); SELECT sfr.m_advance(%L, %s)', p, k);
         what := format('advance(%s, %s)', p, k);
     ELSIF r < 0.68 THEN
@@ -1251,6 +1278,9 @@ BEGIN
                 INSERT INTO sfr.failure VALUES (sd, s, err, detail);
                 COMMIT;
                 EXIT;
+            END IF;
+            IF current_setting('sfr.debug', true) = 'on' THEN
+                RAISE NOTICE 'seed % step %: % %, jump %', sd, s, wrap, what, (SELECT jump FROM sfr.st);
             END IF;
             IF jumped AND NOT (SELECT jump FROM sfr.st) THEN
                 -- the decisions were made and committed: the clock comes
