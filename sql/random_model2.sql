@@ -19,8 +19,9 @@
 -- SF_MODEL_ENABLE (comma-separated) turns on what is left out by default
 -- because it fails on a known difference (docs/testing.md, "What it
 -- found"): retention_batch (multi-row calls on pipelines with a
--- retention), idle_savepoint (a call after a rolled-back block, after a
--- jump of the clock).
+-- retention: a late event the call's own horizon forgets is missing from
+-- late_output), idle_measures (the clock's jumps on measures pipelines:
+-- ingest_measures does not return the changes of its idle decisions).
 \getenv sf_model_traces SF_MODEL_TRACES
 \getenv sf_model_seed SF_MODEL_SEED
 \getenv sf_model_steps SF_MODEL_STEPS
