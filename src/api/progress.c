@@ -326,6 +326,7 @@ sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p)
 	d->timeout = p->def.idle_timeout_us;
 	if (sf_idle_out.changes.n > 0)
 	{
+		sf_idle_out.notify_from = sf_notify_kept();
 		sf_sink_emit(p, &sf_idle_out.changes, p->nlate);
 		sf_idle_out.fcinfo = fcinfo;
 	}
@@ -353,6 +354,8 @@ sf_return_with_idle(FunctionCallInfo fcinfo, SfPipeline *p,
 	if (changes->n > 0)
 		memcpy(all.items + sf_idle_out.changes.n, changes->items,
 			   changes->n * sizeof(SfChange));
+	/* the call's outputs are written: one notification for both */
+	sf_notify_coalesce(sf_idle_out.notify_from);
 	memset(&sf_idle_out, 0, sizeof(sf_idle_out));
 	sf_return_changes(fcinfo, p, &all);
 }
