@@ -289,7 +289,9 @@ BEGIN
     IF nactive > 0 AND nrep = nactive THEN
         UPDATE sfr.st SET wm = greatest(wm, lo);
     END IF;
-    PERFORM sfr.m_forget();
+    IF (SELECT ret FROM sfr.cfg) IS NOT NULL THEN
+        PERFORM sfr.m_forget();
+    END IF;
 END $$;
 
 -- Retention (docs/semantics.md, "Retention"): the horizon only rises (the
@@ -965,9 +967,12 @@ DECLARE
     mode text;
     ok boolean[];
     vals text;
+    dec text;
 BEGIN
     SELECT * INTO cf FROM sfr.cfg;
     SELECT * INTO st FROM sfr.st;
+    -- the model's idle decisions, before a write call's own work
+    dec := CASE WHEN cf.idle THEN 'SELECT sfr.m_decide(); ' ELSE '' END;
     SELECT jsonb_object_agg(part, consumed + 1) INTO nxt FROM sfr.part;
     p := cf.parts[sfr.rint(1, cardinality(cf.parts))];
     IF r < 0.50 THEN
@@ -984,7 +989,7 @@ BEGIN
         clk := clk + sfr.rint(0, 3);
         SELECT g.dls, g.clk2, g.nxt2, g.neid2 INTO dls, clk, nxt, neid
           FROM sfr.gen_dl(k, clk, nxt, neid) g;
-        model := format('SELECT sfr.m_decide(); SELECT sfr.m_deliver_all(%L::sfr.dl[])', dls);
+        model := format(dec || 'SELECT sfr.m_deliver_all(%L::sfr.dl[])', dls);
         IF cf.kind = 'agg' THEN
             -- INSERT of the rows into the aggregate's table; some filtered
             -- out by its WHERE (neither ingested nor remembered)
@@ -1010,7 +1015,7 @@ BEGIN
                 d := dls[1];
                 q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.append(%L, %L, %L, %L, %s, %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                             cf.pl, d.part, d.eid, d.key, d.t, d.m[1]);
-                model := format('SELECT sfr.m_decide(); SELECT sfr.m_append(%L, %L, %L, %s, %L::bigint[])',
+                model := format(dec || 'SELECT sfr.m_append(%L, %L, %L, %s, %L::bigint[])',
                                 d.part, d.eid, d.key, d.t, d.m);
             ELSIF k = 1 AND cf.tu AND random() < 0.5 THEN
                 -- ingest_ts: the event time as a timestamp, in seconds
@@ -1058,12 +1063,12 @@ BEGIN
             q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.advance_ts(%L, %L, to_timestamp(%s)) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                         cf.pl, p, k);
         END IF;
-        model := format('SELECT sfr.m_decide(); SELECT sfr.m_advance(%L, %s)', p, k);
+        model := format(dec || 'SELECT sfr.m_advance(%L, %s)', p, k);
         what := format('advance(%s, %s)', p, k);
     ELSIF r < 0.68 THEN
         q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.mark_idle(%L, %L) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                     cf.pl, p);
-        model := format('SELECT sfr.m_decide(); SELECT sfr.m_idle(%L)', p);
+        model := format(dec || 'SELECT sfr.m_idle(%L)', p);
         what := format('mark_idle(%s)', p);
     ELSIF r < 0.74 THEN
         mode := (ARRAY['update', 'update+final', 'final'])[sfr.rint(1, 3)];
