@@ -694,7 +694,7 @@ BEGIN
         -- an idle_timeout (the driver moves the clock: sfr.jump) and a
         -- retention, each now and then
         UPDATE sfr.cfg SET idle = random() < 0.3,
-                           ret = CASE WHEN random() < 0.25 THEN sfr.rint(0, 6) END,
+                           ret = CASE WHEN random() < 0.3 THEN sfr.rint(0, 4) END,
                            tu = random() < 0.3;
         PERFORM streamforge.create_pipeline(pname, (SELECT parts FROM sfr.cfg),
             ARRAY(SELECT CASE w.kind WHEN 'fixed' THEN streamforge.fixed(w.name, w.size)
@@ -737,17 +737,23 @@ DECLARE
     r float8;
     o bigint;
     old sfr.deliv;
+    prep float8;
+    pdup float8;
 BEGIN
     SELECT * INTO cf FROM sfr.cfg;
+    prep := CASE WHEN cf.ret IS NOT NULL THEN 0.12 ELSE 0.05 END;
+    pdup := CASE WHEN cf.ret IS NOT NULL THEN 0.25 ELSE 0.10 END;
     dls := '{}';
     FOR i IN 1..n LOOP
         d.part := cf.parts[sfr.rint(1, cardinality(cf.parts))];
         o := (nxt ->> d.part)::bigint;
         r := random();
-        IF r < 0.05 AND o > 0 AND cf.kind <> 'agg' THEN
-            -- a replay of a consumed offset
-            SELECT * INTO old FROM sfr.deliv WHERE part = d.part ORDER BY off
-             OFFSET sfr.rint(0, o - 1) LIMIT 1;
+        IF r < prep AND o > 0 AND cf.kind <> 'agg' THEN
+            -- a replay of a consumed offset (with a retention, the
+            -- oldest ones now and then: those the horizon forgets first)
+            SELECT * INTO old FROM sfr.deliv WHERE part = d.part
+             ORDER BY CASE WHEN cf.ret IS NOT NULL THEN sfr.deliv.t END, sfr.deliv.off
+             OFFSET (sfr.rint(0, o - 1) / CASE WHEN cf.ret IS NOT NULL THEN 4 ELSE 1 END) LIMIT 1;
             IF FOUND THEN
                 d := ROW(old.part, old.off, old.eid, old.key, old.t, old.m);
                 IF cf.ret IS NOT NULL AND random() < 0.5 THEN
@@ -761,10 +767,14 @@ BEGIN
         END IF;
         d.off := o;
         nxt := jsonb_set(nxt, ARRAY[d.part], to_jsonb(o + 1));
-        IF r < 0.10 AND cf.kind <> 'agg' AND EXISTS (SELECT 1 FROM sfr.ident) THEN
-            -- a duplicate: a known identity at a new offset
+        IF r < pdup AND cf.kind <> 'agg' AND EXISTS (SELECT 1 FROM sfr.ident) THEN
+            -- a duplicate: a known identity at a new offset (with a
+            -- retention, mostly one of the oldest: forgotten, it is a new
+            -- event, maybe late; remembered, a duplicate)
             SELECT x.eid, x.key, x.t, x.m INTO d.eid, d.key, d.t, d.m FROM sfr.ident x
-             ORDER BY x.eid OFFSET sfr.rint(0, (SELECT count(*) - 1 FROM sfr.ident)) LIMIT 1;
+             ORDER BY CASE WHEN cf.ret IS NOT NULL THEN x.t END, x.eid
+             OFFSET (sfr.rint(0, (SELECT count(*) - 1 FROM sfr.ident))
+                     / CASE WHEN cf.ret IS NOT NULL THEN 3 ELSE 1 END) LIMIT 1;
             dls := dls || d;
             CONTINUE;
         END IF;
@@ -979,7 +989,7 @@ BEGIN
         -- deliveries: one or several
         k := CASE WHEN random() < 0.4 THEN 1 ELSE sfr.rint(2, 7)::int END;
         IF cf.ret IS NOT NULL
-           AND NOT 'retention_batch' = ANY (string_to_array(current_setting('sfr.enable', true), ',')) THEN
+           AND NOT 'retention_batch' = ANY (string_to_array(coalesce(current_setting('sfr.enable', true), ''), ',')) THEN
             -- a late event that the horizon forgets in the call that
             -- recorded it, or a batch that forgets one and records
             -- another, is missing from late_output (docs/testing.md:
@@ -1235,7 +1245,7 @@ BEGIN
                -- the changes of the decisions they make (docs/testing.md,
                -- "What it found"): measures pipelines only on demand
                AND (cf.kind = 'classic'
-                    OR 'idle_measures' = ANY (string_to_array(current_setting('sfr.enable', true), ','))) THEN
+                    OR 'idle_measures' = ANY (string_to_array(coalesce(current_setting('sfr.enable', true), ''), ','))) THEN
                 -- idle_timeout: the clock jumps two hours (every
                 -- partition's activity moves back; set_idle_timeout, to
                 -- another timeout of about an hour, makes every backend
