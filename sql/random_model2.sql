@@ -51,7 +51,8 @@ CALL sfr.run(:sf_model_seed, :sf_model_seed + :sf_model_traces - 1, :sf_model_st
 SELECT count(*) >= least(:sf_model_traces, 2000) AS traces_ran,
        count(*) FILTER (WHERE kind = 'classic') > 0 AS classic,
        count(*) FILTER (WHERE kind = 'measures') > 0 AS measures,
-       count(*) FILTER (WHERE kind = 'agg') > 0 AS aggregates
+       count(*) FILTER (WHERE kind = 'agg') > 0 AS aggregates,
+       sum(jumps) > 0 AS idle_decisions
   FROM sfr.ran;
 SELECT seed, step, what, detail FROM sfr.failure ORDER BY seed LIMIT 20;
 

@@ -635,6 +635,7 @@ DECLARE
     b bigint;
     q text;
     pname text;
+    pidle float8;
 BEGIN
     PERFORM setseed(((seed::bigint * 7919) % 1000003)::float8 / 1000003);
     IF to_regclass('public.rm2a') IS NOT NULL THEN
@@ -693,7 +694,8 @@ BEGIN
         END IF;
         -- an idle_timeout (the driver moves the clock: sfr.jump) and a
         -- retention, each now and then
-        UPDATE sfr.cfg SET idle = random() < 0.3,
+        pidle := CASE WHEN kind = 'classic' THEN 0.5 ELSE 0.3 END;
+        UPDATE sfr.cfg SET idle = random() < pidle,
                            ret = CASE WHEN random() < 0.3 THEN sfr.rint(0, 4) END,
                            tu = random() < 0.3;
         PERFORM streamforge.create_pipeline(pname, (SELECT parts FROM sfr.cfg),
@@ -1240,7 +1242,7 @@ BEGIN
                          WHEN r < 0.88 THEN 'rollback' WHEN r < 0.975 THEN 'remote'
                          ELSE 'cold' END END;
             what := NULL;
-            IF cf.idle AND s <= nsteps AND NOT jumped AND random() < 0.35
+            IF cf.idle AND s <= nsteps AND NOT jumped AND random() < 0.45
                -- ingest_measures and ingest_measures_batch do not return
                -- the changes of the decisions they make (docs/testing.md,
                -- "What it found"): measures pipelines only on demand
