@@ -153,6 +153,7 @@ typedef struct SfIdleOut
 {
 	FunctionCallInfo fcinfo;	/* the call whose idle decisions these are */
 	SfChangeList changes;		/* in TopTransactionContext */
+	int			notify_from;	/* its first kept notification (notify.c) */
 } SfIdleOut;
 extern SfIdleOut sf_idle_out;
 extern SfPipeline *sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p);

@@ -204,6 +204,24 @@ typedef struct IdleDue
 
 static HTAB *idle_due;
 
+/*
+ * An abort undoes the decisions it made, and the partitions they marked
+ * idle are due again at once: forget every due time computed since (all of
+ * them: a due time is only a bound below which nothing is looked at).
+ */
+static void
+idle_forget_due(void)
+{
+	HASH_SEQ_STATUS it;
+	IdleDue    *d;
+
+	if (idle_due == NULL)
+		return;
+	hash_seq_init(&it, idle_due);
+	while ((d = hash_seq_search(&it)) != NULL)
+		d->due = DT_NOBEGIN;
+}
+
 /* Forget the idle changes of a call that failed */
 static void
 idle_xact_callback(XactEvent event, void *arg)
@@ -211,6 +229,8 @@ idle_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_COMMIT ||
 		event == XACT_EVENT_PREPARE)
 		memset(&sf_idle_out, 0, sizeof(sf_idle_out));
+	if (event == XACT_EVENT_ABORT)
+		idle_forget_due();
 }
 
 static void
@@ -218,7 +238,10 @@ idle_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					  SubTransactionId parentSubid, void *arg)
 {
 	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
 		memset(&sf_idle_out, 0, sizeof(sf_idle_out));
+		idle_forget_due();
+	}
 }
 
 /*
@@ -303,6 +326,7 @@ sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p)
 	d->timeout = p->def.idle_timeout_us;
 	if (sf_idle_out.changes.n > 0)
 	{
+		sf_idle_out.notify_from = sf_notify_kept();
 		sf_sink_emit(p, &sf_idle_out.changes, p->nlate);
 		sf_idle_out.fcinfo = fcinfo;
 	}
@@ -330,6 +354,8 @@ sf_return_with_idle(FunctionCallInfo fcinfo, SfPipeline *p,
 	if (changes->n > 0)
 		memcpy(all.items + sf_idle_out.changes.n, changes->items,
 			   changes->n * sizeof(SfChange));
+	/* the call's outputs are written: one notification for both */
+	sf_notify_coalesce(sf_idle_out.notify_from);
 	memset(&sf_idle_out, 0, sizeof(sf_idle_out));
 	sf_return_changes(fcinfo, p, &all);
 }

@@ -52,6 +52,8 @@ typedef struct ActSlot
 	TimestampTz stored_report;
 	bool		delivery;		/* noted in this transaction */
 	bool		report;
+	SubTransactionId delivery_subid;	/* the subtransaction that noted it */
+	SubTransactionId report_subid;
 } ActSlot;
 
 typedef struct ActEntry
@@ -77,6 +79,8 @@ static SPIPlanPtr act_put_plan;
 static SPIPlanPtr act_get_plan;
 
 static void act_xact_callback(XactEvent event, void *arg);
+static void act_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								 SubTransactionId parentSubid, void *arg);
 
 static ActEntry *
 act_entry(const char *pipeline)
@@ -99,6 +103,7 @@ act_entry(const char *pipeline)
 	if (!act_callback)
 	{
 		RegisterXactCallback(act_xact_callback, NULL);
+		RegisterSubXactCallback(act_subxact_callback, NULL);
 		act_callback = true;
 	}
 	e = hash_search(act_hash, pipeline, HASH_ENTER, &found);
@@ -151,6 +156,7 @@ sf_activity_note(const char *pipeline, const char *partition, bool report)
 			 now - s->stored_report < SF_ACTIVITY_RESOLUTION))
 			return;
 		s->report = true;
+		s->report_subid = GetCurrentSubTransactionId();
 	}
 	else
 	{
@@ -159,6 +165,7 @@ sf_activity_note(const char *pipeline, const char *partition, bool report)
 			 now - s->stored_delivery < SF_ACTIVITY_RESOLUTION))
 			return;
 		s->delivery = true;
+		s->delivery_subid = GetCurrentSubTransactionId();
 	}
 	e->pending = true;
 	act_pending = true;
@@ -366,6 +373,51 @@ act_xact_callback(XactEvent event, void *arg)
 			break;
 		default:
 			break;
+	}
+}
+
+/*
+ * The end of subtransaction mySubid: on abort, the deliveries and reports
+ * it noted did not happen (a PL/pgSQL exception block or a savepoint rolled
+ * back: its calls are undone, so is their activity, or an idle decision
+ * would come late by up to the idle_timeout); on commit they become its
+ * parent's.  Subtransaction ids grow, so those of mySubid and its children
+ * are all >= mySubid.
+ */
+static void
+act_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	bool		abort = event == SUBXACT_EVENT_ABORT_SUB;
+	HASH_SEQ_STATUS it;
+	ActEntry   *e;
+
+	if (!act_pending || (!abort && event != SUBXACT_EVENT_COMMIT_SUB))
+		return;
+	hash_seq_init(&it, act_hash);
+	while ((e = hash_seq_search(&it)) != NULL)
+	{
+		if (!e->pending)
+			continue;
+		for (int i = 0; i < e->nslots; i++)
+		{
+			ActSlot    *s = &e->slots[i];
+
+			if (s->delivery && s->delivery_subid >= mySubid)
+			{
+				if (abort)
+					s->delivery = false;
+				else
+					s->delivery_subid = parentSubid;
+			}
+			if (s->report && s->report_subid >= mySubid)
+			{
+				if (abort)
+					s->report = false;
+				else
+					s->report_subid = parentSubid;
+			}
+		}
 	}
 }
 

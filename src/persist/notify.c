@@ -95,6 +95,32 @@ sf_notify_changes(const char *name, int64 epoch, int64 seq, int64 late_seq)
 }
 
 /*
+ * The number of notifications kept so far in this transaction: where those
+ * of the call about to write start (sf_notify_coalesce)
+ */
+int
+sf_notify_kept(void)
+{
+	return nkept;
+}
+
+/*
+ * A write call kept kept[from ..]: the notification of its idle decisions
+ * (api/progress.c, which writes their changes to the outputs before the
+ * call's own work) and its own.  Keep only the last, which has the call's
+ * last seq and late_seq: one notification per call (docs/outputs.md),
+ * where two told a listener of the same call, one with an older seq.
+ */
+void
+sf_notify_coalesce(int from)
+{
+	if (from < 0 || nkept - from < 2)
+		return;
+	kept[from] = kept[nkept - 1];
+	nkept = from + 1;
+}
+
+/*
  * restore() replaces pipeline name's state (open in this backend's cache):
  * forget the kept notifications of its calls so far in this transaction
  */

@@ -130,8 +130,10 @@ extern SfPipeline *sf_persist_redefine_concurrently(const char *name,
 /* emit_store.c: the emit mode's column */
 extern void sf_persist_set_emit(const char *name, uint8 emit);
 
-/* notify.c: the notifications' pipeline id */
+/* notify.c: the notifications' pipeline id; one notification per call */
 extern int64 sf_persist_pipeline_id(const char *name);
+extern int	sf_notify_kept(void);
+extern void sf_notify_coalesce(int from);
 /* progress.c: the columns of built-in progress (docs/progress.md) */
 extern void sf_progress_store(const char *pipeline,
 							  const SfPipelineDef *def, bool set_idle,

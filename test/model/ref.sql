@@ -48,7 +48,10 @@ CREATE TABLE sfr.cfg (
     base        bigint NOT NULL,        -- agg: event time offset (seconds)
     parts       text[] NOT NULL,
     pid         bigint,                 -- pipeline id (notifications)
-    channel     text
+    channel     text,
+    idle        boolean NOT NULL DEFAULT false,  -- has an idle_timeout
+    tu          boolean NOT NULL DEFAULT false,  -- time_unit 1 second (_ts calls)
+    ret         bigint                  -- retention (NULL: none)
 );
 
 CREATE TABLE sfr.win (
@@ -63,7 +66,14 @@ CREATE TABLE sfr.st (
     arr         bigint NOT NULL DEFAULT 0,
     mode        text NOT NULL,
     agg_off     bigint NOT NULL DEFAULT -1,  -- agg: last consumed offset
-    agg_id      int NOT NULL DEFAULT 0       -- agg: last row id used
+    agg_id      int NOT NULL DEFAULT 0,      -- agg: last row id used
+    -- idle_timeout: the driver moved every partition's last delivery,
+    -- report and watch two hours back (the timeout is about one hour),
+    -- so the next write call or tick marks every active partition idle
+    jump        boolean NOT NULL DEFAULT false,
+    -- retention: the highest horizon watermark - lateness - retention
+    -- reached so far (what is below it is forgotten for good)
+    hz          bigint
 );
 
 CREATE TABLE sfr.part (
@@ -121,7 +131,7 @@ CREATE TABLE sfr.failure (seed int PRIMARY KEY, step int, what text, detail text
 CREATE TABLE sfr.ran (seed int PRIMARY KEY, kind text, mode text, steps int,
                       calls int, changes int, finals int, lates int,
                       rollbacks int, remote int, cold int, restores int,
-                      multi_final int);
+                      multi_final int, jumps int NOT NULL DEFAULT 0);
 
 CREATE FUNCTION sfr.floordiv(a bigint, b bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
@@ -279,6 +289,35 @@ BEGIN
     IF nactive > 0 AND nrep = nactive THEN
         UPDATE sfr.st SET wm = greatest(wm, lo);
     END IF;
+    IF (SELECT ret FROM sfr.cfg) IS NOT NULL THEN
+        PERFORM sfr.m_forget();
+    END IF;
+END $$;
+
+-- Retention (docs/semantics.md, "Retention"): the horizon only rises (the
+-- watermark never decreases; a lower lateness raises it, and what was
+-- forgotten stays forgotten when a higher one lowers it).
+CREATE FUNCTION sfr.m_forget() RETURNS void LANGUAGE sql AS $$
+    UPDATE sfr.st s SET hz = greatest(s.hz, s.wm - c.lateness - c.ret)
+      FROM sfr.cfg c WHERE c.ret IS NOT NULL AND s.wm IS NOT NULL
+$$;
+
+-- idle_timeout (docs/progress.md): a write call or tick after a jump of
+-- the clock marks idle, before its own work, every active partition (in
+-- the order of the definition), as explicit mark_idle calls would.
+CREATE FUNCTION sfr.m_decide() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    p text;
+BEGIN
+    IF NOT (SELECT jump FROM sfr.st) THEN
+        RETURN;
+    END IF;
+    FOREACH p IN ARRAY (SELECT parts FROM sfr.cfg) LOOP
+        IF NOT (SELECT idle FROM sfr.part WHERE part = p) THEN
+            PERFORM sfr.m_idle(p);
+        END IF;
+    END LOOP;
+    UPDATE sfr.st SET jump = false;
 END $$;
 
 CREATE FUNCTION sfr.m_advance(p text, t bigint) RETURNS void LANGUAGE plpgsql AS $$
@@ -314,13 +353,16 @@ BEGIN
     END IF;
     IF o <= c THEN
         SELECT * INTO d FROM sfr.deliv WHERE part = p AND off = o;
-        IF (d.eid, d.key, d.t, d.m) = (id, k, t, m) THEN
+        SELECT * INTO st FROM sfr.st;
+        -- a replay, or a forgotten offset record: a no-op whatever it carries
+        IF (d.eid, d.key, d.t, d.m) = (id, k, t, m) OR d.t < st.hz THEN
             RETURN 'replay';
         END IF;
         RAISE EXCEPTION 'model: offset conflict' USING ERRCODE = 'SF001';
     END IF;
     SELECT * INTO idn FROM sfr.ident WHERE eid = id;
-    known := FOUND;
+    -- a forgotten identity (event time below the horizon) is unknown
+    known := FOUND AND NOT coalesce(idn.t < (SELECT hz FROM sfr.st), false);
     IF known AND (idn.key, idn.t, idn.m) IS DISTINCT FROM (k, t, m) THEN
         RAISE EXCEPTION 'model: identity conflict' USING ERRCODE = 'SF002';
     END IF;
@@ -329,7 +371,8 @@ BEGIN
     IF known THEN
         RETURN 'dup';
     END IF;
-    INSERT INTO sfr.ident VALUES (id, k, t, m);
+    INSERT INTO sfr.ident VALUES (id, k, t, m)
+        ON CONFLICT (eid) DO UPDATE SET key = excluded.key, t = excluded.t, m = excluded.m;
     SELECT * INTO st FROM sfr.st;
     IF st.wm IS NOT NULL AND t + cf.lateness < st.wm THEN
         UPDATE sfr.st SET late_seq = late_seq + 1;
@@ -359,6 +402,53 @@ BEGIN
             PERFORM sfr.m_out('upsert', r);
         END LOOP;
     END IF;
+END $$;
+
+-- set_lateness (docs/management.md, "Change the lateness"): lower, the
+-- buckets it puts past their lateness are finalized at once; higher, the
+-- finalized buckets it keeps live come back and the ready ones are
+-- upserted (refused with 55000 in the modes with final changes once there
+-- is a watermark, and with 22023 if a remembered late event would not
+-- have been late).
+CREATE FUNCTION sfr.m_set_lateness(newlat bigint) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    st sfr.st;
+    lat bigint := (SELECT lateness FROM sfr.cfg);
+BEGIN
+    SELECT * INTO st FROM sfr.st;
+    IF newlat > lat THEN
+        -- (the late events first, as the engine checks them: the pages
+        -- give no order)
+        IF EXISTS (SELECT 1 FROM sfr.late l WHERE NOT coalesce(l.wm < st.hz, false)
+                      AND l.t + newlat >= l.wm) THEN
+            PERFORM sfr.m_fail('22023');
+        END IF;
+        IF st.mode <> 'update' AND st.wm IS NOT NULL THEN
+            PERFORM sfr.m_fail('55000');
+        END IF;
+        IF st.wm IS NOT NULL THEN
+            DELETE FROM sfr.fin f WHERE st.wm <= f.we + newlat;
+        END IF;
+    END IF;
+    UPDATE sfr.cfg SET lateness = newlat;
+    PERFORM sfr.m_emit();
+    PERFORM sfr.m_forget();
+END $$;
+
+-- set_retention: what the new horizon covers is forgotten at once
+-- (the driver only lowers it or sets one where there was none: raising
+-- or removing one is refused once something is forgotten).
+CREATE FUNCTION sfr.m_set_retention(r bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE sfr.cfg SET ret = r;
+    PERFORM sfr.m_forget();
+END $$;
+
+-- append: a delivery at the partition's next offset
+CREATE FUNCTION sfr.m_append(p text, id text, k text, t bigint, m bigint[])
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM sfr.m_deliver(p, (SELECT consumed + 1 FROM sfr.part WHERE part = p), id, k, t, m);
 END $$;
 
 -- ----------------------------------------------------------------
@@ -401,6 +491,21 @@ BEGIN
         RAISE EXCEPTION 'model mismatch: watermark()' USING ERRCODE = 'SFM01',
             DETAIL = format('engine %s, model %s', streamforge.watermark(cf.pl), st.wm);
     END IF;
+    IF cf.tu THEN
+        PERFORM sfr.same('watermark_ts()', ARRAY[streamforge.watermark_ts(cf.pl)::text],
+                         ARRAY[to_timestamp(st.wm)::text]);
+        PERFORM sfr.same('live_ts()',
+            ARRAY(SELECT x::text FROM streamforge.live_ts(cf.pl) x
+                   ORDER BY x.window_name COLLATE "C", x.key COLLATE "C", x.window_start, x.window_end),
+            ARRAY(SELECT ROW(wname, key, to_timestamp(ws), to_timestamp(we), cnt, sm, mn, mx)::text
+                    FROM unnest(bk) ORDER BY wname COLLATE "C", key COLLATE "C", ws, we));
+        PERFORM sfr.same('visible_ts()',
+            ARRAY(SELECT x::text FROM streamforge.visible_ts(cf.pl) x
+                   ORDER BY x.window_name COLLATE "C", x.key COLLATE "C", x.window_start, x.window_end),
+            ARRAY(SELECT ROW(wname, key, to_timestamp(ws), to_timestamp(we), cnt, sm, mn, mx)::text
+                    FROM sfr.emitted WHERE st.mode <> 'final'
+                   ORDER BY wname COLLATE "C", key COLLATE "C", ws, we));
+    END IF;
     PERFORM sfr.same('partitions()',
         ARRAY(SELECT ROW(x.partition, x.consumed_offset, x.progress, x.idle)::text
                 FROM streamforge.partitions(cf.pl) x),
@@ -409,7 +514,7 @@ BEGIN
     PERFORM sfr.same('late_events()',
         ARRAY(SELECT x::text FROM streamforge.late_events(cf.pl) x ORDER BY x.late_seq),
         ARRAY(SELECT ROW(late_seq, part, off, eid, key, t, v, wm)::streamforge.late_event::text
-                FROM sfr.late ORDER BY late_seq));
+                FROM sfr.late WHERE NOT coalesce(wm < st.hz, false) ORDER BY late_seq));
     PERFORM sfr.same('late_output',
         ARRAY(SELECT ROW(x.late_seq, x.partition, x.source_offset, x.event_id,
                          x.key, x.event_time, x.value, x.watermark)::text
@@ -530,6 +635,7 @@ DECLARE
     b bigint;
     q text;
     pname text;
+    pidle float8;
 BEGIN
     PERFORM setseed(((seed::bigint * 7919) % 1000003)::float8 / 1000003);
     IF to_regclass('public.rm2a') IS NOT NULL THEN
@@ -586,13 +692,21 @@ BEGIN
         IF random() < 0.3 THEN
             INSERT INTO sfr.win VALUES (2, 'f', 'fixed', sfr.rint(3, 9), NULL, NULL);
         END IF;
+        -- an idle_timeout (the driver moves the clock: sfr.jump) and a
+        -- retention, each now and then
+        pidle := CASE WHEN kind = 'classic' THEN 0.5 ELSE 0.3 END;
+        UPDATE sfr.cfg SET idle = random() < pidle,
+                           ret = CASE WHEN random() < 0.3 THEN sfr.rint(0, 4) END,
+                           tu = random() < 0.3;
         PERFORM streamforge.create_pipeline(pname, (SELECT parts FROM sfr.cfg),
             ARRAY(SELECT CASE w.kind WHEN 'fixed' THEN streamforge.fixed(w.name, w.size)
                       WHEN 'sliding' THEN streamforge.sliding(w.name, w.size, w.step)
                       ELSE streamforge.session(w.name, w.gap) END
                     FROM sfr.win w ORDER BY w.pos),
             lateness => lat, emit => mode, out_of_orderness => ooo,
-            idle_timeout => CASE WHEN random() < 0.3 THEN interval '1 hour' END,
+            idle_timeout => CASE WHEN (SELECT idle FROM sfr.cfg) THEN interval '1 hour' END,
+            retention => (SELECT ret FROM sfr.cfg),
+            time_unit => CASE WHEN (SELECT tu FROM sfr.cfg) THEN interval '1 second' END,
             measures => CASE WHEN kind = 'measures' THEN ARRAY['m1', 'm2'] END,
             aggregates => CASE WHEN kind = 'measures' THEN ARRAY['count', 'sum(m1)',
                 'avg(m2)', 'min(m1)', 'max(m2)', 'var_pop(m1)', 'var_samp(m2)',
@@ -625,29 +739,44 @@ DECLARE
     r float8;
     o bigint;
     old sfr.deliv;
+    prep float8;
+    pdup float8;
 BEGIN
     SELECT * INTO cf FROM sfr.cfg;
+    prep := CASE WHEN cf.ret IS NOT NULL THEN 0.12 ELSE 0.05 END;
+    pdup := CASE WHEN cf.ret IS NOT NULL THEN 0.25 ELSE 0.10 END;
     dls := '{}';
     FOR i IN 1..n LOOP
         d.part := cf.parts[sfr.rint(1, cardinality(cf.parts))];
         o := (nxt ->> d.part)::bigint;
         r := random();
-        IF r < 0.05 AND o > 0 AND cf.kind <> 'agg' THEN
-            -- a replay of a consumed offset
-            SELECT * INTO old FROM sfr.deliv WHERE part = d.part ORDER BY off
-             OFFSET sfr.rint(0, o - 1) LIMIT 1;
+        IF r < prep AND o > 0 AND cf.kind <> 'agg' THEN
+            -- a replay of a consumed offset (with a retention, the
+            -- oldest ones now and then: those the horizon forgets first)
+            SELECT * INTO old FROM sfr.deliv WHERE part = d.part
+             ORDER BY CASE WHEN cf.ret IS NOT NULL THEN sfr.deliv.t END, sfr.deliv.off
+             OFFSET (sfr.rint(0, o - 1) / CASE WHEN cf.ret IS NOT NULL THEN 4 ELSE 1 END) LIMIT 1;
             IF FOUND THEN
                 d := ROW(old.part, old.off, old.eid, old.key, old.t, old.m);
+                IF cf.ret IS NOT NULL AND random() < 0.5 THEN
+                    -- another delivery at a consumed offset: SF001, or a
+                    -- no-op if the horizon forgot the offset's record
+                    d.m[1] := d.m[1] + 1;
+                END IF;
                 dls := dls || d;
                 CONTINUE;
             END IF;
         END IF;
         d.off := o;
         nxt := jsonb_set(nxt, ARRAY[d.part], to_jsonb(o + 1));
-        IF r < 0.10 AND cf.kind <> 'agg' AND EXISTS (SELECT 1 FROM sfr.ident) THEN
-            -- a duplicate: a known identity at a new offset
+        IF r < pdup AND cf.kind <> 'agg' AND EXISTS (SELECT 1 FROM sfr.ident) THEN
+            -- a duplicate: a known identity at a new offset (with a
+            -- retention, mostly one of the oldest: forgotten, it is a new
+            -- event, maybe late; remembered, a duplicate)
             SELECT x.eid, x.key, x.t, x.m INTO d.eid, d.key, d.t, d.m FROM sfr.ident x
-             ORDER BY x.eid OFFSET sfr.rint(0, (SELECT count(*) - 1 FROM sfr.ident)) LIMIT 1;
+             ORDER BY CASE WHEN cf.ret IS NOT NULL THEN x.t END, x.eid
+             OFFSET (sfr.rint(0, (SELECT count(*) - 1 FROM sfr.ident))
+                     / CASE WHEN cf.ret IS NOT NULL THEN 3 ELSE 1 END) LIMIT 1;
             dls := dls || d;
             CONTINUE;
         END IF;
@@ -754,7 +883,7 @@ BEGIN
         END IF;
         -- keep the model's state: leave the block normally
     EXCEPTION WHEN SQLSTATE 'SF001' OR SQLSTATE 'SF002' OR SQLSTATE '22004'
-                   OR SQLSTATE '22023' THEN
+                   OR SQLSTATE '22023' OR SQLSTATE '55000' THEN
         eerr := SQLSTATE;
     END;
     BEGIN
@@ -850,18 +979,29 @@ DECLARE
     mode text;
     ok boolean[];
     vals text;
+    dec text;
 BEGIN
     SELECT * INTO cf FROM sfr.cfg;
     SELECT * INTO st FROM sfr.st;
+    -- the model's idle decisions, before a write call's own work
+    dec := CASE WHEN cf.idle THEN 'SELECT sfr.m_decide(); ' ELSE '' END;
     SELECT jsonb_object_agg(part, consumed + 1) INTO nxt FROM sfr.part;
     p := cf.parts[sfr.rint(1, cardinality(cf.parts))];
     IF r < 0.50 THEN
         -- deliveries: one or several
         k := CASE WHEN random() < 0.4 THEN 1 ELSE sfr.rint(2, 7)::int END;
+        IF cf.ret IS NOT NULL
+           AND NOT 'retention_batch' = ANY (string_to_array(coalesce(current_setting('sfr.enable', true), ''), ',')) THEN
+            -- a late event that the horizon forgets in the call that
+            -- recorded it, or a batch that forgets one and records
+            -- another, is missing from late_output (docs/testing.md:
+            -- left out unless SF_MODEL_ENABLE names retention_batch)
+            k := 1;
+        END IF;
         clk := clk + sfr.rint(0, 3);
         SELECT g.dls, g.clk2, g.nxt2, g.neid2 INTO dls, clk, nxt, neid
           FROM sfr.gen_dl(k, clk, nxt, neid) g;
-        model := format('SELECT sfr.m_deliver_all(%L::sfr.dl[])', dls);
+        model := format(dec || 'SELECT sfr.m_deliver_all(%L::sfr.dl[])', dls);
         IF cf.kind = 'agg' THEN
             -- INSERT of the rows into the aggregate's table; some filtered
             -- out by its WHERE (neither ingested nor remembered)
@@ -882,10 +1022,29 @@ BEGIN
             q := format('INSERT INTO public.rm2_src VALUES %s', vals);
             what := format('INSERT of %s rows %s', cardinality(dls), vals);
         ELSIF cf.kind = 'classic' THEN
-            IF k = 1 THEN
+            IF k = 1 AND random() < 0.3 THEN
+                -- append: the partition's next offset, whatever d.off says
+                d := dls[1];
+                q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.append(%L, %L, %L, %L, %s, %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
+                            cf.pl, d.part, d.eid, d.key, d.t, d.m[1]);
+                model := format(dec || 'SELECT sfr.m_append(%L, %L, %L, %s, %L::bigint[])',
+                                d.part, d.eid, d.key, d.t, d.m);
+            ELSIF k = 1 AND cf.tu AND random() < 0.5 THEN
+                -- ingest_ts: the event time as a timestamp, in seconds
+                d := dls[1];
+                q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.ingest_ts(%L, %L, %s, %L, %L, to_timestamp(%s), %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
+                            cf.pl, d.part, d.off, d.eid, d.key, d.t, d.m[1]);
+            ELSIF k = 1 THEN
                 d := dls[1];
                 q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.ingest(%L, %L, %s, %L, %L, %s, %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                             cf.pl, d.part, d.off, d.eid, d.key, d.t, d.m[1]);
+            ELSIF random() < 0.25 THEN
+                -- ingest_json, with offsets: as ingest_batch
+                q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.ingest_json(%L, %L::jsonb) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
+                            cf.pl, (SELECT jsonb_agg(jsonb_build_object('partition', x.part,
+                                        'source_offset', x.off, 'event_id', x.eid, 'key', x.key,
+                                        'event_time', x.t, 'value', x.m[1]) ORDER BY x.i)
+                                      FROM unnest(dls) WITH ORDINALITY x(part, off, eid, key, t, m, i)));
             ELSE
                 q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.ingest_batch(%L, %L::streamforge.delivery[]) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                             cf.pl, ARRAY(SELECT ROW(x.part, x.off, x.eid, x.key, x.t, x.m[1])::streamforge.delivery
@@ -907,19 +1066,23 @@ BEGIN
         n := sfr.call(what, q, via, model, cf.kind = 'measures');
         RETURN;
     END IF;
-    IF r < 0.66 THEN
+    IF r < 0.63 THEN
         -- advance: mostly forward, sometimes below
         k := (clk + cf.base - sfr.rint(0, 6) + sfr.rint(0, 3))::int;
         q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.advance(%L, %L, %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                     cf.pl, p, k);
-        model := format('SELECT sfr.m_advance(%L, %s)', p, k);
+        IF cf.tu AND random() < 0.5 THEN
+            q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.advance_ts(%L, %L, to_timestamp(%s)) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
+                        cf.pl, p, k);
+        END IF;
+        model := format(dec || 'SELECT sfr.m_advance(%L, %s)', p, k);
         what := format('advance(%s, %s)', p, k);
-    ELSIF r < 0.72 THEN
+    ELSIF r < 0.68 THEN
         q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.mark_idle(%L, %L) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                     cf.pl, p);
-        model := format('SELECT sfr.m_idle(%L)', p);
+        model := format(dec || 'SELECT sfr.m_idle(%L)', p);
         what := format('mark_idle(%s)', p);
-    ELSIF r < 0.79 THEN
+    ELSIF r < 0.74 THEN
         mode := (ARRAY['update', 'update+final', 'final'])[sfr.rint(1, 3)];
         -- set_emit from 'final' to an update mode on a measures pipeline
         -- with outputs on and two ready rows crashed the backend (0.3.0:
@@ -928,7 +1091,7 @@ BEGIN
                     cf.pl, mode);
         model := format('SELECT sfr.m_set_emit(%L)', mode);
         what := format('set_emit(%s) from %s', mode, st.mode);
-    ELSIF r < 0.89 THEN
+    ELSIF r < 0.82 THEN
         -- restore of the pipeline's own checkpoint: nothing changes but the
         -- outputs' epoch; one notification
         what := 'restore(checkpoint())';
@@ -937,15 +1100,33 @@ BEGIN
         PERFORM sfr.call(what, q, via, 'SELECT 1');
         n := sfr.payload();
         RETURN;
-    ELSIF r < 0.93 THEN
+    ELSIF r < 0.85 THEN
         what := 'compact()';
         q := format('SELECT streamforge.compact(%L, 0)::text, 0::bigint', cf.pl);
         model := 'SELECT 1';
-    ELSIF r < 0.945 THEN
+    ELSIF r < 0.88 OR cf.kind = 'agg' AND r < 0.925 THEN
         what := 'tick()';
         q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.tick(%L) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
                     cf.pl);
-        model := 'SELECT 1';
+        model := 'SELECT sfr.m_decide()';
+    ELSIF r < 0.91 THEN
+        -- set_lateness, up or down (not up with a retention: the buckets
+        -- a raise brings back are rebuilt from the remembered events only)
+        k := sfr.rint(0, 6)::int;
+        IF cf.ret IS NOT NULL THEN
+            k := least(k, cf.lateness);
+        END IF;
+        q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.set_lateness(%L, %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
+                    cf.pl, k);
+        model := format('SELECT sfr.m_set_lateness(%s)', k);
+        what := format('set_lateness(%s) from %s', k, cf.lateness);
+    ELSIF r < 0.925 THEN
+        -- set_retention: lower, or one where there was none
+        k := sfr.rint(0, coalesce(cf.ret, 6))::int;
+        q := format('SELECT ROW(c.seq, c.op, c.w, c.k, c.s, c.e, c.n, c.su, c.mi, c.ma)::streamforge.change::text, o FROM streamforge.set_retention(%L, %s) WITH ORDINALITY c(seq, op, w, k, s, e, n, su, mi, ma, o)',
+                    cf.pl, k);
+        model := format('SELECT sfr.m_set_retention(%s)', k);
+        what := format('set_retention(%s) from %s', k, cf.ret);
     ELSE
         -- refused calls: nothing changes
         k := sfr.rint(1, 4)::int;
@@ -1027,6 +1208,8 @@ DECLARE
     r float8;
     cf sfr.cfg;
     allnotes text[];
+    jumped boolean;
+    decided boolean := false;
     every_step_notes boolean := current_setting('sfr.every_step_notes', true) = 'on';
 BEGIN
     IF NOT ('sfr_lsn' = ANY (coalesce(dblink_get_connections(), '{}'))) THEN
@@ -1048,6 +1231,7 @@ BEGIN
         SELECT * INTO cf FROM sfr.cfg;
         COMMIT;
         allnotes := '{}';
+        jumped := false;
         clk := sfr.rint(-10, 10);
         neid := 0;
         FOR s IN 1..nsteps + 1 LOOP
@@ -1058,6 +1242,29 @@ BEGIN
                          WHEN r < 0.88 THEN 'rollback' WHEN r < 0.975 THEN 'remote'
                          ELSE 'cold' END END;
             what := NULL;
+            IF cf.idle AND s <= nsteps AND NOT jumped AND random() < 0.45
+               -- ingest_measures and ingest_measures_batch do not return
+               -- the changes of the decisions they make (docs/testing.md,
+               -- "What it found"): measures pipelines only on demand
+               AND (cf.kind = 'classic'
+                    OR 'idle_measures' = ANY (string_to_array(coalesce(current_setting('sfr.enable', true), ''), ','))) THEN
+                -- idle_timeout: the clock jumps two hours (every
+                -- partition's activity moves back; set_idle_timeout, to
+                -- another timeout of about an hour, makes every backend
+                -- look again: they cache when the next decision can come)
+                -- (a timeout of this seed and step alone: a backend's
+                -- cache outlives a pipeline of the same name)
+                PERFORM streamforge.set_idle_timeout(cf.pl,
+                    interval '1 hour' + make_interval(secs => (sd::bigint * 1000 + s) / 1000000.0));
+                UPDATE streamforge.partition_activity a
+                   SET last_delivery = a.last_delivery - interval '2 hours',
+                       last_report = a.last_report - interval '2 hours',
+                       since = a.since - interval '2 hours'
+                 WHERE a.pipeline_id = cf.pid;
+                UPDATE sfr.st SET jump = true;
+                jumped := true;
+                COMMIT;
+            END IF;
             BEGIN
                 SELECT x.clk, x.neid, x.notes, x.what INTO clk, neid, notes, what
                   FROM sfr.step(wrap, clk, neid) x;
@@ -1092,10 +1299,31 @@ BEGIN
                 COMMIT;
                 EXIT;
             END IF;
+            IF current_setting('sfr.debug', true) = 'on' THEN
+                RAISE NOTICE 'seed % step %: % %, jump %', sd, s, wrap, what, (SELECT jump FROM sfr.st);
+            END IF;
+            IF jumped AND NOT (SELECT jump FROM sfr.st) THEN
+                -- the decisions were made and committed: the clock comes
+                -- back (what was written since stays)
+                UPDATE streamforge.partition_activity a
+                   SET last_delivery = CASE WHEN a.last_delivery < now() - interval '90 minutes'
+                                            THEN a.last_delivery + interval '2 hours' ELSE a.last_delivery END,
+                       last_report = CASE WHEN a.last_report < now() - interval '90 minutes'
+                                          THEN a.last_report + interval '2 hours' ELSE a.last_report END,
+                       since = CASE WHEN a.since < now() - interval '90 minutes'
+                                    THEN a.since + interval '2 hours' ELSE a.since END
+                 WHERE a.pipeline_id = cf.pid;
+                jumped := false;
+                decided := true;
+            END IF;
             UPDATE sfr.ran x SET steps = x.steps + 1 WHERE x.seed = sd;
             IF NOT FOUND THEN
                 INSERT INTO sfr.ran (seed, kind, mode, steps)
                 SELECT sd, c.kind, (SELECT mode FROM sfr.st), 1 FROM sfr.cfg c;
+            END IF;
+            IF decided THEN
+                UPDATE sfr.ran x SET jumps = x.jumps + 1 WHERE x.seed = sd;
+                decided := false;
             END IF;
             COMMIT;
         END LOOP;
