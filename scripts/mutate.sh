@@ -43,12 +43,19 @@
 #   --skip-equivalent  do not run the mutants marked equivalent (they
 #              cannot change the kill rate; each costs whole suites)
 #   --keep     keep the scratch directory
+#   --asan     build the extension with AddressSanitizer and UBSan and run
+#              every server under them (scripts/memcheck.sh, as
+#              scripts/test.sh --asan): a mutant whose out-of-bounds access
+#              or undefined behaviour a test reaches is caught (the
+#              sanitizer ends the backend); slower, so use it with --only
+#              or --tests
 #   --tests SUITE:NAME,...  run only these tests (SUITE regress or isolation;
 #              a NAME may be a glob, as strength5_*; given more than once,
 #              the selections add up): the unmutated tree and every mutant
 #              run those, each suite only if it has a selected test
 #
-#        scripts/mutate.sh hunt RANGE [--kinds K,...] [--max N] [--tests ...]
+#        scripts/mutate.sh hunt RANGE [--kinds K,...] [--max N] [--equivalent FILE]
+#                          [--tests ...]
 #                          [other options above] [-- PATH[:A-B]...]
 #   hunt mode: the mutants are not read from a list but written by
 #   scripts/hunt.py over the lines of src/*.c that the git RANGE (A..B, or
@@ -60,11 +67,15 @@
 #   or changed (sql/*.sql, test/specs/*.spec), or the whole suites if it
 #   changed none.  The report is the same table and kill rate; the list
 #   is kept as hunt.tsv in the scratch directory (with --keep) and, with
-#   --record, the record names each mutant.
+#   --record, the record names each mutant.  A mutant listed in
+#   scripts/hunt-equivalent.tsv (or --equivalent FILE) is marked
+#   equivalent, as argued in docs/mutation.md.
 # Environment: SF_MUTATE_TIMEOUT, seconds per suite run (default 900).
 set -uo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/memcheck.sh
+. "$(dirname "${BASH_SOURCE[0]}")/memcheck.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 
@@ -77,6 +88,7 @@ SHARD_N=1
 SKIP_EQ=0
 WITH_TAP=0
 KEEP=0
+ASAN=0
 ONLY=""
 TIMEOUT=${SF_MUTATE_TIMEOUT:-900}
 HUNT=""
@@ -92,7 +104,7 @@ if [ "${1:-}" = hunt ]; then
 fi
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--kinds | --max)
+	--kinds | --max | --equivalent)
 		[ -n "$HUNT" ] || sf_die "$1 is an option of the hunt mode"
 		HUNT_ARGS+=("$1" "$2")
 		shift
@@ -117,6 +129,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--tap) WITH_TAP=1 ;;
 	--keep) KEEP=1 ;;
+	--asan) ASAN=1 ;;
 	--skip-equivalent) SKIP_EQ=1 ;;
 	--only) ONLY=",$2,"; shift ;;
 	--list) LISTS+=("$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift ;;
@@ -258,19 +271,45 @@ tar -C "$ROOT" --exclude=./.git --exclude=./.demo --exclude='./tmp_check*' \
 	--exclude='*.bc' -cf - . | tar -C "$TREE" -xf -
 cp -a "$TREE/src" "$PRISTINE/src"
 
-# PG_CFLAGS without -Werror: a mutant that leaves a variable unused builds
+# PG_CFLAGS without -Werror: a mutant that leaves a variable unused builds.
+# --asan: every object with the sanitizers (COPT, as scripts/memcheck.sh)
+COPT_ARGS=()
+[ "$ASAN" -eq 0 ] || COPT_ARGS=(COPT="$SF_ASAN_CFLAGS")
 build() {
 	make -C "$TREE" -s -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PG_CONFIG" \
-		PG_CFLAGS=-Wno-unused-parameter "$@" >"$WORK/build.log" 2>&1 </dev/null
+		PG_CFLAGS=-Wno-unused-parameter "${COPT_ARGS[@]}" "$@" >"$WORK/build.log" 2>&1 </dev/null
 }
-sf_say "building the unmutated tree"
-build || { cat "$WORK/build.log"; sf_die "the unmutated tree does not build"; }
+if [ "$ASAN" -eq 1 ]; then
+	sf_mc_asan_build "$TREE"
+else
+	sf_say "building the unmutated tree"
+	build || { cat "$WORK/build.log"; sf_die "the unmutated tree does not build"; }
+fi
 sf_say "installing into a private copy of the PostgreSQL tree in $WORK/pg"
 (SF_ROOT=$TREE sf_private_tree "$WORK/pg") || sf_die "private install failed"
 PRIVBIN=$WORK/pg$PGBIN
 install_build() {
 	make -C "$TREE" -s PG_CONFIG="$PG_CONFIG" PG_CFLAGS=-Wno-unused-parameter \
-		DESTDIR="$WORK/pg" install >>"$WORK/build.log" 2>&1 </dev/null
+		"${COPT_ARGS[@]}" DESTDIR="$WORK/pg" install >>"$WORK/build.log" 2>&1 </dev/null
+}
+ASAN_LOGS=$WORK/asan
+if [ "$ASAN" -eq 1 ]; then
+	mkdir -p "$ASAN_LOGS"
+	sf_mc_wrap_server "$PRIVBIN" asan "$ASAN_LOGS"
+	export PGCTLTIMEOUT=${PGCTLTIMEOUT:-900}
+	sf_say "asan: every server of this run is under the sanitizers; reports in $ASAN_LOGS"
+fi
+# The sanitizer reports since the last call (--asan), moved aside: "asan"
+# if there were any
+asan_reports() {
+	local f n=0
+	[ "$ASAN" -eq 1 ] || return 0
+	for f in "$ASAN_LOGS"/asan.* "$ASAN_LOGS"/ubsan.*; do
+		[ -s "$f" ] || continue
+		n=$((n + 1))
+		mv "$f" "$ASAN_LOGS/seen.$(basename "$f").$n"
+	done
+	[ $n -eq 0 ] || echo asan
 }
 if sf_is_root; then
 	chown -R postgres:postgres "$WORK"
@@ -468,6 +507,11 @@ if [ -n "$base" ]; then
 	KEEP=1
 	exit 2
 fi
+if [ -n "$(asan_reports)" ]; then
+	sf_say "the unmutated tree has sanitizer reports ($ASAN_LOGS); logs in $WORK"
+	KEEP=1
+	exit 2
+fi
 sf_say "unmutated tree passes ($(($(date +%s) - start)) s per run)"
 
 # The mutants this run takes: id, file, pattern, replacement, what (one
@@ -563,6 +607,11 @@ for line in "${MUTANTS[@]}"; do
 		fi
 		[ -n "$FAILED_BY" ] || run_suites
 		failed_by=$FAILED_BY
+		# a sanitizer report names the mutant's fault (it ended a backend,
+		# so a test failed too)
+		if [ -n "$(asan_reports)" ]; then
+			failed_by="${failed_by:+$failed_by, }asan report"
+		fi
 		secs=$(($(date +%s) - t0))
 		if [ -n "$failed_by" ]; then
 			result="caught by $failed_by"
@@ -597,7 +646,7 @@ sf_say "mutation campaign: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$ROOT" re
 	else
 		echo "regress, isolation$([ $WITH_TAP -eq 1 ] && echo ', tap')"
 	fi
-)"
+)$([ "$ASAN" -eq 0 ] || echo ', under ASan/UBSan')"
 printf '    %-26s %-24s %-3s %s\n' mutant file eq result
 for line in "${table[@]}"; do
 	echo "    $line"
