@@ -421,6 +421,9 @@ print_ready() {
 			sf_say "${J_HEAD[$i]} ($(elapsed "${J_T0[$i]}" "${J_T1[$i]}") s)"
 		fi
 		cat "$(job_log "$i")"
+		if [ "${J_SUITE[$i]}" = hooks ] && [ "${J_RC[$i]}" -ne 0 ]; then
+			echo "hook ${J_NAME[$i]} FAILED"
+		fi
 	done
 }
 
@@ -692,7 +695,6 @@ if [ ${#hook_jobs[@]} -gt 0 ]; then
 		else
 			hook_bad=$((hook_bad + 1))
 			hook_failed+=("${J_NAME[$i]}")
-			echo "hook ${J_NAME[$i]} FAILED"
 		fi
 	done
 	passed=$((passed + hook_ok))
