@@ -78,14 +78,17 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/memcheck.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
-SUITE_TIMEOUT=900				# a hang guard per job, not a measurement
+# A hang guard per job, not a measurement: a job shares the processors
+# with the others, and on a machine shared with other work a regress shard
+# has taken more than 900 s.
+SUITE_TIMEOUT=1800
 
 passed=0
 failed=0
 declare -a failures=()
 declare -a summary=()
 declare -a tap_failed=()
-declare -a J_NAME=() J_SUITE=() J_CMD=() J_DEPS=() J_STATE=() J_PID=() J_T0=() J_T1=() J_RC=() J_HEAD=()
+declare -a J_NAME=() J_SUITE=() J_CMD=() J_DEPS=() J_STATE=() J_PID=() J_T0=() J_T1=() J_RC=() J_HEAD=() J_TESTS=()
 declare -a start_order=() tap_jobs=() release_jobs=() hook_jobs=()
 declare -A suite_jobs=()
 
@@ -192,28 +195,38 @@ filter_expected() {
 	done
 }
 
-# A pg_regress result line: "test name ... ok  123 ms" (or " name ..." in a
-# parallel group), "FAILED", "failed (ignored)".
-PG_REGRESS_LINE='^ *(test +)?[^ ]+ +\.\.\. +'
-
 # Count the "... ok" / "... FAILED" result lines of the pg_regress logs of a
-# suite (one per shard): count_pg_regress SUITE "LOG RC" ...  A run that
-# failed without any failed test line (initdb, install, crash of the
-# driver) counts as one failure.  The failed tests are named in the
-# summary's "failed:" line as SUITE(name ...).
+# suite's jobs (one per shard): count_pg_regress SUITE JOB...  A test of a
+# job without a result line (the run was stopped by the hang guard, or its
+# driver died) counts as failed, "(not run)"; a run that failed with every
+# test passed (initdb, install, shutdown) counts as one failure, named by
+# its job.  The failed tests are named in the summary's "failed:" line as
+# SUITE(name ...).
 count_pg_regress() {
-	local suite=$1 ok=0 bad=0 log rc o b pair
-	local -a names=()
+	local suite=$1 ok=0 bad=0 i log t
+	local -a names=() done_names=()
 	shift
-	for pair in "$@"; do
-		log=${pair% *}
-		rc=${pair##* }
-		o=$(grep -cE "${PG_REGRESS_LINE}ok( |$)" "$log")
-		b=$(grep -cE "${PG_REGRESS_LINE}FAILED( |$)" "$log")
-		mapfile -t -O "${#names[@]}" names < <(sed -nE 's/^ *(test +)?([^ ]+) +\.\.\. +FAILED( .*|$)/\2/p' "$log")
-		if [ "$rc" -ne 0 ] && [ "$b" -eq 0 ]; then
+	for i in "$@"; do
+		log=$(job_log "$i")
+		mapfile -t done_names < <(sed -nE 's/^ *(test +)?([^ ]+) +\.\.\. +(ok|FAILED)( .*|$)/\2 \3/p' "$log")
+		local o=0 b=0
+		for t in "${done_names[@]}"; do
+			if [ "${t##* }" = ok ]; then
+				o=$((o + 1))
+			else
+				b=$((b + 1))
+				names+=("${t% *}")
+			fi
+		done
+		for t in ${J_TESTS[$i]}; do
+			if ! printf '%s\n' "${done_names[@]%% *}" | grep -qxF -- "$t"; then
+				b=$((b + 1))
+				names+=("$t(not run)")
+			fi
+		done
+		if [ "${J_RC[$i]}" -ne 0 ] && [ "$b" -eq 0 ]; then
 			b=1
-			names+=("$(basename "$log" .log)")
+			names+=("${J_NAME[$i]}")
 		fi
 		ok=$((ok + o))
 		bad=$((bad + b))
@@ -374,7 +387,9 @@ start_job() {
 	J_T0[i]=$EPOCHREALTIME
 	(
 		eval "${J_CMD[$i]}"
-		echo $? >"$JOBDIR/$i.rc"
+		rc=$?
+		[ "$rc" -eq 124 ] && printf '\n(stopped by the hang guard after %s s)\n' "$SUITE_TIMEOUT"
+		echo "$rc" >"$JOBDIR/$i.rc"
 	) >"$(job_log "$i")" 2>&1 </dev/null &
 	J_PID[i]=$!
 }
@@ -421,6 +436,9 @@ print_ready() {
 			sf_say "${J_HEAD[$i]} ($(elapsed "${J_T0[$i]}" "${J_T1[$i]}") s)"
 		fi
 		cat "$(job_log "$i")"
+		if [ "${J_SUITE[$i]}" = hooks ] && [ "${J_RC[$i]}" -ne 0 ]; then
+			echo "hook ${J_NAME[$i]} FAILED"
+		fi
 	done
 }
 
@@ -480,9 +498,15 @@ regress_job() {
 	local driver=$1 outdir=$2 instance=$3
 	shift 3
 	run_in_scratch mkdir -p "$SCRATCH/$outdir"
+	local rc=0
 	run_in_scratch timeout "$SUITE_TIMEOUT" "$driver" --bindir="$PGBIN" \
 		--no-locale --encoding=UTF8 --temp-instance="$SCRATCH/$instance" \
-		--outputdir="$outdir" "${mc_driver_opts[@]}" "$@" 2>&1
+		--outputdir="$outdir" "${mc_driver_opts[@]}" "$@" 2>&1 || rc=$?
+	# a driver stopped by the hang guard leaves its server running
+	if [ -f "$SCRATCH/$instance/data/postmaster.pid" ]; then
+		run_in_scratch "$PGBIN/pg_ctl" -D "$SCRATCH/$instance/data" stop -m immediate >/dev/null 2>&1
+	fi
+	return "$rc"
 }
 
 # Small stable hash of a name (FNV-1a, 31 bits), for the shards.
@@ -517,6 +541,7 @@ add_regress_suite() {
 	if [ "$shards" -eq 1 ]; then
 		add_job "$suite" "$suite" "$suite: ${#tests[@]} tests" "" \
 			regress_job "$driver" "$outdir" "tmp_$outdir" "${opts[@]}" "${tests[@]}"
+		J_TESTS[new_job]="${tests[*]}"
 		start_order+=("$new_job")
 		suite_jobs[$suite]=$new_job
 		return
@@ -533,6 +558,7 @@ add_regress_suite() {
 		add_job "$suite" "$suite-$((k + 1))" \
 			"$suite shard $((k + 1))/$shards: ${#t[@]} tests" "" \
 			regress_job "$driver" "$outdir-$((k + 1))" "tmp_$outdir-$((k + 1))" "${opts[@]}" "${t[@]}"
+		J_TESTS[new_job]="${t[*]}"
 		start_order+=("$new_job")
 		suite_jobs[$suite]+=" $new_job"
 	done
@@ -562,7 +588,7 @@ release_job() {
 }
 
 tap_job() {
-	local t=$1 v rc
+	local file=$1 v
 	local -a release_env=(SF_RELEASES="${SF_RELEASES[*]}" SF_RELEASE_VERSION="$SF_RELEASE_VERSION")
 	for v in "${SF_RELEASES[@]}"; do
 		[ -e "$JOBDIR/release-$v.install" ] || [ -e "$JOBDIR/release-$v.error" ] || continue
@@ -584,7 +610,7 @@ tap_job() {
 		PG_REGRESS="$PGXS_DIR/src/test/regress/pg_regress" \
 		PERL5LIB="$PGXS_DIR/src/test/perl:$SCRATCH${PERL5LIB:+:$PERL5LIB}" \
 		timeout "$SUITE_TIMEOUT" \
-		prove -I "$PGXS_DIR/src/test/perl/" -I "$SCRATCH" "$t"
+		prove -I "$PGXS_DIR/src/test/perl/" -I "$SCRATCH" "$file"
 }
 
 read -r -a tap_tests <<<"$(make_var PROVE_TESTS)"
@@ -660,11 +686,8 @@ phase tests
 # ------------------------------------------------------------------
 for suite in regress isolation; do
 	[ -n "${suite_jobs[$suite]:-}" ] || continue
-	pairs=()
-	for i in ${suite_jobs[$suite]}; do
-		pairs+=("$(job_log "$i") ${J_RC[$i]}")
-	done
-	count_pg_regress "$suite" "${pairs[@]}"
+	# shellcheck disable=SC2086
+	count_pg_regress "$suite" ${suite_jobs[$suite]}
 done
 if [ ${#tap_jobs[@]} -gt 0 ]; then
 	tap_ok=0
@@ -692,7 +715,6 @@ if [ ${#hook_jobs[@]} -gt 0 ]; then
 		else
 			hook_bad=$((hook_bad + 1))
 			hook_failed+=("${J_NAME[$i]}")
-			echo "hook ${J_NAME[$i]} FAILED"
 		fi
 	done
 	passed=$((passed + hook_ok))

@@ -38,7 +38,14 @@ SELECT NOT EXISTS (
 -- the index
 SELECT window_start, n, s FROM lk_agg WHERE k = long_text('a') ORDER BY window_start;
 SELECT window_start, n, s FROM lk_agg WHERE k = 'short' ORDER BY window_start;
+-- (scans of the whole table off: with the few rows of this database the
+-- planner's choice depended on what the tests before this one left in
+-- streamforge.results)
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT n FROM lk_agg WHERE k = 'short' AND window_start >= '2026-11-30 12:00+00';
+RESET enable_seqscan;
+RESET enable_bitmapscan;
 -- a key of exactly 2000 bytes and one of 2001 (the key is the text of the
 -- array: braces around the value)
 INSERT INTO lk VALUES (7, repeat('x', 1998), 1, '2026-11-30 12:04:10+00'),
