@@ -17,7 +17,10 @@
  *	   every slot of a forgotten identity (all deliveries of an identity
  *	   carry its event_time), so a delivery there is a replay no-op;
  *	3. every late row with watermark < H.  Row watermarks never decrease in
- *	   late_seq order, so these are a prefix of p->late.
+ *	   late_seq order, so these are a prefix of p->late.  The rows the
+ *	   running write call recorded (sf_late_keep) move to p->late_kept
+ *	   instead, their identities held, until the call's outputs have them
+ *	   (sf_late_release, from persist/sink.c).
  *
  * H never decreases, so neither does what is forgotten.  The operation is
  * deterministic (a function of the state and H), so a journal replay
