@@ -16,12 +16,9 @@
 -- the first seed (default 1), SF_MODEL_STEPS the calls per trace (default
 -- 3).  A failing trace prints its seed; CALL sfr.run(seed, seed, steps)
 -- replays it alone (the trace is a function of the seed and the steps).
--- SF_MODEL_ENABLE (comma-separated) turns on what is left out by default
--- because it fails on a known difference (docs/testing.md, "What it
--- found"): retention_batch (multi-row calls on pipelines with a
--- retention: a late event the call's own horizon forgets is missing from
--- late_output), idle_measures (the clock's jumps on measures pipelines:
--- ingest_measures does not return the changes of its idle decisions).
+-- SF_MODEL_ENABLE (comma-separated, the setting sfr.enable) turns on what
+-- is left out by default because it fails on a known difference
+-- (docs/testing.md, "What it found"); nothing is left out now.
 \getenv sf_model_traces SF_MODEL_TRACES
 \getenv sf_model_seed SF_MODEL_SEED
 \getenv sf_model_steps SF_MODEL_STEPS

@@ -157,8 +157,7 @@ typedef struct SfIdleOut
 } SfIdleOut;
 extern SfIdleOut sf_idle_out;
 extern SfPipeline *sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p);
-extern void sf_return_with_idle(FunctionCallInfo fcinfo, SfPipeline *p,
-								const SfChangeList *changes);
+extern const SfChangeList *sf_with_idle(const SfChangeList *changes);
 extern Interval *sf_progress_args(FunctionCallInfo fcinfo,
 								  SfPipelineDef *def);
 
@@ -236,7 +235,8 @@ extern void sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
 
 /*
  * The tail of every write call: hand the changes to the durable outputs
- * (late rows from late_before on; persist/sink.c), then return them as the
+ * (late rows from late_seq late_before on, late_before taken from
+ * sf_late_keep before the engine ran; persist/sink.c), then return them as the
  * call's rows.  Caller has run the engine operation and journalled it.
  * Inline, so that a per-row call makes the two calls it always made.
  */
@@ -246,9 +246,8 @@ sf_finish_write(FunctionCallInfo fcinfo, SfPipeline *p,
 {
 	sf_sink_emit(p, changes, late_before);
 	if (unlikely(sf_idle_out.fcinfo == fcinfo))
-		sf_return_with_idle(fcinfo, p, changes);
-	else
-		sf_return_changes(fcinfo, p, changes);
+		changes = sf_with_idle(changes);
+	sf_return_changes(fcinfo, p, changes);
 }
 
 extern void sf_validate_window(const SfWindowDef *w);

@@ -74,7 +74,7 @@ sf_append(PG_FUNCTION_ARGS)
 	int64		late_before;
 
 	p = sf_arg_pipeline_row(fcinfo, args);
-	late_before = p->nlate;
+	late_before = sf_late_keep(p);
 
 	d.partition = sf_arg_partition_row(fcinfo, args, 1);
 	sf_arg_not_null(fcinfo, 2, "event_id");
@@ -100,7 +100,7 @@ sf_append(PG_FUNCTION_ARGS)
  * Append n unpacked events in array order, all or none, and return their
  * changes as the rows of fcinfo's set-returning call: the second half of
  * append_batch, shared with ingest_json (ingest_json.c).  Caller has opened
- * p for writing (sf_persist_open) and read late_before = p->nlate then.
+ * p for writing (sf_persist_open) and read late_before = sf_late_keep(p) then.
  * nullfield[i] (NULL: every event is complete) is -2 for a complete event,
  * -1 for a NULL one, else the index of its first NULL field: the first
  * failing event in array order decides the error.  The source_offset of
@@ -147,7 +147,7 @@ sf_append_batch(PG_FUNCTION_ARGS)
 	int64		late_before;
 
 	p = sf_arg_pipeline(fcinfo, true);
-	late_before = p->nlate;
+	late_before = sf_late_keep(p);
 
 	sf_arg_not_null(fcinfo, 1, "events");
 	sf_require_kind(p, false);

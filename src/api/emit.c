@@ -111,7 +111,7 @@ sf_set_emit(PG_FUNCTION_ARGS)
 	named = *p;
 	named.def = op.names;
 	named.def.emit = op.emit;
-	sf_finish_write(fcinfo, &named, &op.changes, p->nlate);
+	sf_finish_write(fcinfo, &named, &op.changes, sf_late_keep(p));
 	p->finalized_synced = named.finalized_synced;
 	return (Datum) 0;
 }

@@ -34,8 +34,8 @@
 /*
  * Apply the one delivery in fcinfo's arguments (those of ingest and
  * ingest_count), journal it, and collect its changes into *changes,
- * allocated in the caller's context; *late_before is the pipeline's
- * p->nlate before.  The caller hands the changes to the outputs and
+ * allocated in the caller's context; *late_before is the first late_seq it
+ * may record (sf_late_keep, engine.h).  The caller hands the changes to the outputs and
  * chooses how to return them.  Returns the pipeline, opened for writing.
  */
 static SfPipeline *
@@ -46,7 +46,7 @@ ingest_one(FunctionCallInfo fcinfo, SfChangeList *changes, int64 *late_before)
 	SfDelivery	d;
 	SfDeliveryHash h;
 
-	*late_before = p->nlate;
+	*late_before = sf_late_keep(p);
 	d.partition = sf_arg_partition_row(fcinfo, args, 1);
 	sf_arg_not_null(fcinfo, 2, "source_offset");
 	sf_arg_not_null(fcinfo, 3, "event_id");
@@ -105,8 +105,8 @@ sf_ingest_count(PG_FUNCTION_ARGS)
  * Apply n unpacked deliveries in array order, all or none, and return
  * their changes as the rows of fcinfo's set-returning call: the second half
  * of ingest_batch, shared with ingest_json (ingest_json.c).  Caller has
- * opened p for writing (sf_persist_open) and read late_before = p->nlate
- * then.  nullfield[i] (NULL: every delivery is complete) is -2 for a
+ * opened p for writing (sf_persist_open) and taken late_before =
+ * sf_late_keep(p) then.  nullfield[i] (NULL: every delivery is complete) is -2 for a
  * complete delivery, -1 for a NULL one, else the index of its first NULL
  * field: the first failing delivery in array order decides the error, and
  * an earlier delivery may fail in the engine.
@@ -146,7 +146,7 @@ Datum
 sf_ingest_batch(PG_FUNCTION_ARGS)
 {
 	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
-	int64		late_before = p->nlate;
+	int64		late_before = sf_late_keep(p);
 	SfDelivery *ds;
 	int		   *nullfield;
 	int			n;
@@ -171,7 +171,7 @@ sf_advance(PG_FUNCTION_ARGS)
 	progress = PG_GETARG_INT64(2);
 	sf_engine_advance(p, partition, progress, &changes);
 	sf_persist_journal_advance(p, partition, progress);
-	sf_finish_write(fcinfo, p, &changes, p->nlate);
+	sf_finish_write(fcinfo, p, &changes, sf_late_keep(p));
 	return (Datum) 0;
 }
 
@@ -185,6 +185,6 @@ sf_mark_idle(PG_FUNCTION_ARGS)
 
 	sf_engine_mark_idle(p, partition, &changes);
 	sf_persist_journal_mark_idle(p, partition);
-	sf_finish_write(fcinfo, p, &changes, p->nlate);
+	sf_finish_write(fcinfo, p, &changes, sf_late_keep(p));
 	return (Datum) 0;
 }

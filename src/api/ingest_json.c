@@ -424,7 +424,7 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 	p = sf_persist_open(call.pipeline, true);	/* privilege first */
 	if (unlikely(p->def.has_idle_timeout))
 		p = sf_idle_check(fcinfo, p);	/* progress.c */
-	late_before = p->nlate;
+	late_before = sf_late_keep(p);
 
 	sf_arg_not_null(fcinfo, 1, "deliveries");
 	sf_require_kind(p, false);

@@ -258,7 +258,7 @@ manage_run(FunctionCallInfo fcinfo, ManageOp *op)
 	named.def = op->names;
 	/* the measures of p, not of the old definition, freed with old */
 	named.def.measures = p->def.measures;
-	sf_finish_write(fcinfo, &named, &op->changes, p->nlate);
+	sf_finish_write(fcinfo, &named, &op->changes, sf_late_keep(p));
 	return (Datum) 0;
 }
 

@@ -184,12 +184,26 @@ put_measures_rows(FunctionCallInfo fcinfo, SfPipeline *p,
 	MemoryContextDelete(rowcxt);
 }
 
+/*
+ * The tail of a measures write call, as sf_finish_write (api.h): the
+ * outputs, then the rows, its idle decisions' first, with their aggregates.
+ */
+static void
+finish_measures_write(FunctionCallInfo fcinfo, SfPipeline *p,
+					  const SfChangeList *changes, int64 late_before)
+{
+	sf_sink_emit(p, changes, late_before);
+	if (unlikely(sf_idle_out.fcinfo == fcinfo))
+		changes = sf_with_idle(changes);
+	put_measures_rows(fcinfo, p, changes, NULL, changes->n);
+}
+
 PG_FUNCTION_INFO_V1(sf_ingest_measures);
 Datum
 sf_ingest_measures(PG_FUNCTION_ARGS)
 {
 	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
-	int64		late_before = p->nlate;
+	int64		late_before = sf_late_keep(p);
 	SfChangeList changes = {0};
 	SfDelivery	d;
 	int64		mv[SF_MAX_MEASURE_WORDS];
@@ -211,8 +225,7 @@ sf_ingest_measures(PG_FUNCTION_ARGS)
 
 	sf_engine_ingest_measures(p, &d, NULL, mv, &changes);
 	sf_persist_journal_ingest_measures(p, &d, 1, mv);
-	sf_sink_emit(p, &changes, late_before);
-	put_measures_rows(fcinfo, p, &changes, NULL, changes.n);
+	finish_measures_write(fcinfo, p, &changes, late_before);
 	return (Datum) 0;
 }
 
@@ -283,7 +296,7 @@ static void
 measures_batch(FunctionCallInfo fcinfo, bool append)
 {
 	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
-	int64		late_before = p->nlate;
+	int64		late_before = sf_late_keep(p);
 	SfChangeList changes = {0};
 	ArrayType  *arr;
 	Datum	   *elems;
@@ -405,8 +418,7 @@ measures_batch(FunctionCallInfo fcinfo, bool append)
 	}
 	if (n > 0)
 		sf_persist_journal_ingest_measures(p, ds, n, mv);
-	sf_sink_emit(p, &changes, late_before);
-	put_measures_rows(fcinfo, p, &changes, NULL, changes.n);
+	finish_measures_write(fcinfo, p, &changes, late_before);
 }
 
 PG_FUNCTION_INFO_V1(sf_ingest_measures_batch);

@@ -327,7 +327,7 @@ sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p)
 	if (sf_idle_out.changes.n > 0)
 	{
 		sf_idle_out.notify_from = sf_notify_kept();
-		sf_sink_emit(p, &sf_idle_out.changes, p->nlate);
+		sf_sink_emit(p, &sf_idle_out.changes, sf_late_keep(p));
 		sf_idle_out.fcinfo = fcinfo;
 	}
 	pfree(deliv);
@@ -337,27 +337,28 @@ sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p)
 }
 
 /*
- * The call's rows when idle decisions came first: theirs, then the call's
- * (the outputs have both already).
+ * The changes a write call returns when idle decisions came first (the
+ * caller checked sf_idle_out.fcinfo == fcinfo): theirs, then the call's,
+ * in a new list (the outputs have both already).  Keeps one notification
+ * for both and forgets the decisions.
  */
-void
-sf_return_with_idle(FunctionCallInfo fcinfo, SfPipeline *p,
-					const SfChangeList *changes)
+const SfChangeList *
+sf_with_idle(const SfChangeList *changes)
 {
-	SfChangeList all = {0};
+	SfChangeList *all = palloc0(sizeof(SfChangeList));
 
-	all.n = sf_idle_out.changes.n + changes->n;
-	all.cap = all.n;
-	all.items = palloc(Max(all.n, 1) * sizeof(SfChange));
-	memcpy(all.items, sf_idle_out.changes.items,
+	all->n = sf_idle_out.changes.n + changes->n;
+	all->cap = all->n;
+	all->items = palloc(Max(all->n, 1) * sizeof(SfChange));
+	memcpy(all->items, sf_idle_out.changes.items,
 		   sf_idle_out.changes.n * sizeof(SfChange));
 	if (changes->n > 0)
-		memcpy(all.items + sf_idle_out.changes.n, changes->items,
+		memcpy(all->items + sf_idle_out.changes.n, changes->items,
 			   changes->n * sizeof(SfChange));
 	/* the call's outputs are written: one notification for both */
 	sf_notify_coalesce(sf_idle_out.notify_from);
 	memset(&sf_idle_out, 0, sizeof(sf_idle_out));
-	sf_return_changes(fcinfo, p, &all);
+	return all;
 }
 
 /*
@@ -372,7 +373,7 @@ sf_tick(PG_FUNCTION_ARGS)
 	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
 	SfChangeList none = {0};
 
-	sf_finish_write(fcinfo, p, &none, p->nlate);
+	sf_finish_write(fcinfo, p, &none, sf_late_keep(p));
 	return (Datum) 0;
 }
 

@@ -450,6 +450,18 @@ typedef struct SfPipeline
 	int64		late_forgotten; /* rows forgotten (retention) */
 
 	/*
+	 * The late rows of the running write call (sf_late_keep): rows from
+	 * late_seq late_keep_from on (0: none) that the retention forgets
+	 * during the call move to late_kept (contiguous in late_seq order,
+	 * their identities still held), so that the call's outputs get them;
+	 * sf_late_release lets them go.
+	 */
+	int64		late_keep_from;
+	SfLateEvent *late_kept;
+	int64		nlate_kept;
+	int64		late_kept_cap;
+
+	/*
 	 * retention (retention.c): the horizon of the last forgetting, and the
 	 * remembered identities in a min-heap by event_time, so that forgetting
 	 * costs what it forgets.
@@ -916,6 +928,9 @@ extern void sf_progress_holders(const SfPipeline *p, bool *holds,
 extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,
 					   int64 watermark, int64 *horizon);
 extern void sf_retention_forget(SfPipeline *p);
+extern int64 sf_late_keep(SfPipeline *p);
+extern const SfLateEvent *sf_late_row(const SfPipeline *p, int64 late_seq);
+extern void sf_late_release(SfPipeline *p);
 
 /* final_rows.c: finalized rows rebuilt from the remembered events */
 extern int64 sf_derive_final_rows(SfPipeline *p, SfWanted *wanted, int n,

@@ -17,7 +17,10 @@
  *	   every slot of a forgotten identity (all deliveries of an identity
  *	   carry its event_time), so a delivery there is a replay no-op;
  *	3. every late row with watermark < H.  Row watermarks never decrease in
- *	   late_seq order, so these are a prefix of p->late.
+ *	   late_seq order, so these are a prefix of p->late.  The rows the
+ *	   running write call recorded (sf_late_keep) move to p->late_kept
+ *	   instead, their identities held, until the call's outputs have them
+ *	   (sf_late_release, from persist/sink.c).
  *
  * H never decreases, so neither does what is forgotten.  The operation is
  * deterministic (a function of the state and H), so a journal replay
@@ -174,6 +177,75 @@ forget_identity(SfPipeline *p, SfIdentity *id)
 	p->forgotten_offsets += sf_id_prefix(id)->nslots;
 }
 
+/* A late row of the running call forgotten: kept until sf_late_release */
+static void
+keep_late(SfPipeline *p, const SfLateEvent *l)
+{
+	if (p->nlate_kept >= p->late_kept_cap)
+	{
+		int64		newcap = p->late_kept_cap ? p->late_kept_cap * 2 : 16;
+
+		if (p->late_kept == NULL)
+			p->late_kept = MemoryContextAllocHuge(p->cxt,
+												  newcap * sizeof(SfLateEvent));
+		else
+			p->late_kept = repalloc_huge(p->late_kept,
+										 newcap * sizeof(SfLateEvent));
+		p->late_kept_cap = newcap;
+	}
+	Assert(l->late_seq == p->late_keep_from + p->nlate_kept);
+	p->late_kept[p->nlate_kept++] = *l;
+}
+
+/*
+ * A write call begins: the late rows it records (from the late_seq
+ * returned on) stay readable by sf_late_row until sf_late_release, even
+ * if the retention forgets them meanwhile (its outputs are written after
+ * the engine ran, persist/sink.c).  What the state remembers is not
+ * changed: a kept row is forgotten like any other.
+ */
+int64
+sf_late_keep(SfPipeline *p)
+{
+	sf_late_release(p);
+	p->late_keep_from = p->late_forgotten + p->nlate + 1;
+	return p->late_keep_from;
+}
+
+/*
+ * The late row late_seq, remembered or kept (sf_late_keep); NULL if it
+ * is neither.
+ */
+const SfLateEvent *
+sf_late_row(const SfPipeline *p, int64 late_seq)
+{
+	if (late_seq > p->late_forgotten)
+	{
+		if (late_seq > p->late_forgotten + p->nlate)
+			return NULL;
+		return &p->late[late_seq - p->late_forgotten - 1];
+	}
+	if (p->late_keep_from > 0 && late_seq >= p->late_keep_from &&
+		late_seq < p->late_keep_from + p->nlate_kept)
+		return &p->late_kept[late_seq - p->late_keep_from];
+	return NULL;
+}
+
+/* The call's outputs are written: let go of its kept late rows */
+void
+sf_late_release(SfPipeline *p)
+{
+	for (int64 i = 0; i < p->nlate_kept; i++)
+	{
+		SfIdentity *id = p->late_kept[i].event;
+
+		id->late_held = false;
+		maybe_free(p, id);
+	}
+	p->nlate_kept = 0;
+	p->late_keep_from = 0;
+}
+
 /*
  * Forget what the current horizon no longer covers (see the file header).
  * Called after every operation; costs what it forgets plus one look at
@@ -242,8 +314,13 @@ sf_retention_forget(SfPipeline *p)
 
 		if ((++n & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		id->late_held = false;
-		maybe_free(p, id);
+		if (p->late_keep_from > 0 && p->late[0].late_seq >= p->late_keep_from)
+			keep_late(p, &p->late[0]);	/* the call's: held until its outputs */
+		else
+		{
+			id->late_held = false;
+			maybe_free(p, id);
+		}
 		p->late++;
 		p->nlate--;
 		p->late_forgotten++;

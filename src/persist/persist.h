@@ -158,7 +158,7 @@ extern Datum sf_agg_datum(const SfAggValue *v, bool *isnull);
 extern Datum sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg);
 
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
-						 int64 late_before);
+						 int64 late_from);
 extern void sf_sink_drop(const char *pipeline);
 extern void sf_sink_restore(const char *pipeline);
 

@@ -750,7 +750,7 @@ sink_mark_final(SfPipeline *p, Datum name)
 	sink_exec(PLAN_RESULTS_FINALIZE, values, SPI_OK_UPDATE);
 }
 
-/* Append late events [from, from + n) of p->late to the late output */
+/* Append the late events late_seq [from, from + n) to the late output */
 static void
 sink_late(SfPipeline *p, const SfSinkConfig *cfg, Datum name, int64 from, int n)
 {
@@ -763,7 +763,11 @@ sink_late(SfPipeline *p, const SfSinkConfig *cfg, Datum name, int64 from, int n)
 
 	for (i = 0; i < n; i++)
 	{
-		const SfLateEvent *l = &p->late[from + i];
+		const SfLateEvent *l = sf_late_row(p, from + i);
+
+		if (l == NULL)
+			elog(ERROR, "streamforge: late event " INT64_FORMAT " of pipeline \"%s\" is gone",
+				 from + i, p->def.name);
 
 		cols[0][i] = Int64GetDatum(l->late_seq);
 		cols[1][i] = CStringGetTextDatum(p->def.partitions[l->partition]);
@@ -822,17 +826,12 @@ sink_notify(SfPipeline *p, const SfSinkConfig *cfg)
  * ----------------------------------------------------------------
  */
 
-/*
- * Write the outputs of one successful write call on p: its changes, and
- * the late events p->late[late_before .. p->nlate - 1] it appended.  Caller
- * holds p's row lock and has journaled the call; an error here aborts the
- * call like any other.
- */
-void
-sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
+/* sf_sink_emit's work (below) */
+static void
+sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 {
 	SfSinkConfig *cfg;
-	int64		nlate = p->nlate - late_before;
+	int64		nlate = p->late_forgotten + p->nlate + 1 - late_from;
 	MemoryContext chunk_cxt;
 	MemoryContext old;
 	Datum		name;
@@ -906,7 +905,7 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 		{
 			CHECK_FOR_INTERRUPTS();
 			old = MemoryContextSwitchTo(chunk_cxt);
-			sink_late(p, cfg, name, late_before + from,
+			sink_late(p, cfg, name, late_from + from,
 					  (int) Min(SF_SINK_CHUNK, nlate - from));
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(chunk_cxt);
@@ -921,6 +920,21 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_before)
 
 	if (cfg->notify && (changes->n > 0 || nlate > 0))
 		sink_notify(p, cfg);
+}
+
+/*
+ * Write the outputs of one successful write call on p: its changes, and
+ * the late events it recorded, late_seq late_from onwards (late_from is
+ * what sf_late_keep returned when the call began: the rows the retention
+ * forgot during the call are still there).  Caller holds p's row lock and
+ * has journaled the call; an error here aborts the call like any other.
+ * Then lets go of the call's kept late rows.
+ */
+void
+sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
+{
+	sink_emit(p, changes, late_from);
+	sf_late_release(p);
 }
 
 /*

@@ -990,14 +990,6 @@ BEGIN
     IF r < 0.50 THEN
         -- deliveries: one or several
         k := CASE WHEN random() < 0.4 THEN 1 ELSE sfr.rint(2, 7)::int END;
-        IF cf.ret IS NOT NULL
-           AND NOT 'retention_batch' = ANY (string_to_array(coalesce(current_setting('sfr.enable', true), ''), ',')) THEN
-            -- a late event that the horizon forgets in the call that
-            -- recorded it, or a batch that forgets one and records
-            -- another, is missing from late_output (docs/testing.md:
-            -- left out unless SF_MODEL_ENABLE names retention_batch)
-            k := 1;
-        END IF;
         clk := clk + sfr.rint(0, 3);
         SELECT g.dls, g.clk2, g.nxt2, g.neid2 INTO dls, clk, nxt, neid
           FROM sfr.gen_dl(k, clk, nxt, neid) g;
@@ -1242,12 +1234,7 @@ BEGIN
                          WHEN r < 0.88 THEN 'rollback' WHEN r < 0.975 THEN 'remote'
                          ELSE 'cold' END END;
             what := NULL;
-            IF cf.idle AND s <= nsteps AND NOT jumped AND random() < 0.45
-               -- ingest_measures and ingest_measures_batch do not return
-               -- the changes of the decisions they make (docs/testing.md,
-               -- "What it found"): measures pipelines only on demand
-               AND (cf.kind = 'classic'
-                    OR 'idle_measures' = ANY (string_to_array(coalesce(current_setting('sfr.enable', true), ''), ','))) THEN
+            IF cf.idle AND s <= nsteps AND NOT jumped AND random() < 0.45 THEN
                 -- idle_timeout: the clock jumps two hours (every
                 -- partition's activity moves back; set_idle_timeout, to
                 -- another timeout of about an hour, makes every backend
