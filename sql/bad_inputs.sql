@@ -236,7 +236,7 @@ INSERT INTO catalogue VALUES
 (312, 'create_pipeline: empty aggregates', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => '{}')$$, '22023'),
 (313, 'create_pipeline: NULL aggregate', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY[NULL::text])$$, '22004'),
 (314, 'create_pipeline: measures as a two-dimensional array', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY[ARRAY['a'], ARRAY['b']])$$, '22023'),
-(315, 'create_pipeline: count over a measure', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['count(a)'])$$, '22023'),
+(315, 'create_pipeline: count over an undeclared measure', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['count(b)'])$$, '22023'),
 (316, 'create_pipeline: AS with an upper-case name', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['sum(a) AS Total'])$$, '22023'),
 (317, 'ingest_measures: a one-measure pipeline', $$SELECT * FROM streamforge.ingest_measures('bad', 'p', 2, 'x', 'k', 1, ARRAY[1])$$, '22023'),
 (318, 'ingest_measures: NULL measures', $$SELECT * FROM streamforge.ingest_measures('bad', 'p', 2, 'x', 'k', 1, NULL)$$, '22004'),
