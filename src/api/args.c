@@ -236,42 +236,19 @@ sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
 #undef SF_CHANGE_COLS
 }
 
-static void
-check_positive(int64 v, const char *what, const char *window)
-{
-	if (v <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s of window \"%s\" must be greater than zero", what,
-						window),
-				 errdetail("The %s given is " INT64_FORMAT ".", what, v)));
-}
-
 /* Validate a window definition; shared by the constructors and create */
 void
 sf_validate_window(const SfWindowDef *w)
 {
+	char	   *msg;
+	char	   *detail;
+
 	sf_validate_name("window", w->name);
-	switch (w->kind)
-	{
-		case SF_WINDOW_FIXED:
-			check_positive(w->size, "size", w->name);
-			break;
-		case SF_WINDOW_SLIDING:
-			check_positive(w->size, "size", w->name);
-			check_positive(w->step, "step", w->name);
-			if (((int128) w->size + w->step - 1) / w->step > SF_MAX_SLIDING_BUCKETS)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("sliding window \"%s\" puts each event into too many buckets",
-								w->name),
-						 errdetail("size / step must be at most %d.",
-								   SF_MAX_SLIDING_BUCKETS)));
-			break;
-		case SF_WINDOW_SESSION:
-			check_positive(w->gap, "gap", w->name);
-			break;
-	}
+	if (!sf_window_check(w, &msg, &detail))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s", msg),
+				 errdetail("%s", detail)));
 }
 
 /* A window_def row (possibly hand-built) as an SfWindowDef; NULLs are 22004 */
@@ -283,7 +260,7 @@ window_from_datum(Datum d, SfWindowDef *w)
 	bool		nulls[5];
 	char	   *name;
 	char	   *kind;
-	static const char *const params[] = {NULL, NULL, "size", "step", "gap"};
+	const SfWindowOps *o;
 	bool		needed[5] = {true, true, false, false, false};
 	int			i;
 
@@ -302,35 +279,28 @@ window_from_datum(Datum d, SfWindowDef *w)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("kind of window \"%s\" must not be null", w->name)));
 	kind = TextDatumGetCString(values[1]);
-	if (!sf_window_kind_parse(kind, &w->kind))
+	o = sf_window_ops_by_name(kind);
+	if (o == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("window \"%s\" has unknown kind \"%s\"", w->name, sf_msg_cstr(kind)),
-				 errhint("Use streamforge.fixed(), streamforge.sliding() or streamforge.session().")));
-	switch (w->kind)
-	{
-		case SF_WINDOW_FIXED:
-			needed[2] = true;
-			break;
-		case SF_WINDOW_SLIDING:
-			needed[2] = needed[3] = true;
-			break;
-		case SF_WINDOW_SESSION:
-			needed[4] = true;
-			break;
-	}
+				 errhint("Use %s.", sf_window_ctor_hint())));
+	w->kind = o->kind;
+	/* size, step, gap: columns 2 to 4, params bits 0 to 2 */
+	for (i = 0; i < SF_WPARAM_NBITS; i++)
+		needed[2 + i] = (o->params & (1 << i)) != 0;
 	for (i = 2; i < 5; i++)
 	{
 		if (needed[i] && nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s of window \"%s\" must not be null", params[i],
-							w->name)));
+					 errmsg("%s of window \"%s\" must not be null",
+							sf_window_param_name(1 << (i - 2)), w->name)));
 		if (!needed[i] && !nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s window \"%s\" takes no %s", kind, w->name,
-							params[i])));
+							sf_window_param_name(1 << (i - 2)))));
 	}
 	w->size = nulls[2] ? 0 : DatumGetInt64(values[2]);
 	w->step = nulls[3] ? 0 : DatumGetInt64(values[3]);

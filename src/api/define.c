@@ -35,82 +35,86 @@ window_datum(FunctionCallInfo fcinfo, const SfWindowDef *w)
 	TupleDesc	tupdesc;
 	Datum		values[5];
 	bool		nulls[5] = {false, false, true, true, true};
+	uint8		params = sf_window_ops(w->kind)->params;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "streamforge: return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 	values[0] = CStringGetTextDatum(w->name);
 	values[1] = CStringGetTextDatum(sf_window_kind_name(w->kind));
-	switch (w->kind)
+	/* size, step, gap: columns 2 to 4; a param the kind does not take is NULL */
+	for (int i = 0; i < SF_WPARAM_NBITS; i++)
 	{
-		case SF_WINDOW_FIXED:
-			values[2] = Int64GetDatum(w->size);
-			nulls[2] = false;
-			break;
-		case SF_WINDOW_SLIDING:
-			values[2] = Int64GetDatum(w->size);
-			values[3] = Int64GetDatum(w->step);
-			nulls[2] = nulls[3] = false;
-			break;
-		case SF_WINDOW_SESSION:
-			values[4] = Int64GetDatum(w->gap);
-			nulls[4] = false;
-			break;
+		if (!(params & (1 << i)))
+			continue;
+		values[2 + i] = Int64GetDatum(sf_window_param(w, 1 << i));
+		nulls[2 + i] = false;
 	}
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }
 
-static void
-window_name_arg(FunctionCallInfo fcinfo, SfWindowDef *w)
+/*
+ * The window constructors: streamforge.<kind>(name, <the kind's params in
+ * order>).  The kind is the SQL function's name (sf_fixed and its siblings
+ * are the symbols installed 0.1.0 - 0.3.0 scripts name).
+ */
+static Datum
+window_ctor(FunctionCallInfo fcinfo)
 {
-	char	   *name = sf_arg_text(fcinfo, 0, "window name");
+	SfWindowDef w = {0};
+	char	   *fname = get_func_name(fcinfo->flinfo->fn_oid);
+	const SfWindowOps *o = fname ? sf_window_ops_by_name(fname) : NULL;
+	char	   *name;
+	int			arg = 1;
 
+	if (o == NULL)
+		elog(ERROR, "streamforge: %s is not a window constructor",
+			 fname ? fname : "?");
+	name = sf_arg_text(fcinfo, 0, "window name");
 	sf_validate_name("window", name);
-	strlcpy(w->name, name, sizeof(w->name));
+	strlcpy(w.name, name, sizeof(w.name));
+	w.kind = o->kind;
+	for (int i = 0; i < SF_WPARAM_NBITS; i++)
+	{
+		uint8		p = 1 << i;
+
+		if (!(o->params & p))
+			continue;
+		sf_arg_not_null(fcinfo, arg, sf_window_param_name(p));
+		sf_window_set_param(&w, p, PG_GETARG_INT64(arg));
+		arg++;
+	}
+	sf_validate_window(&w);
+	return window_datum(fcinfo, &w);
 }
 
+PG_FUNCTION_INFO_V1(sf_window_ctor);
+Datum
+sf_window_ctor(PG_FUNCTION_ARGS)
+{
+	return window_ctor(fcinfo);
+}
+
+/* the symbols of the 0.1.0 - 0.3.0 install scripts */
 PG_FUNCTION_INFO_V1(sf_fixed);
 Datum
 sf_fixed(PG_FUNCTION_ARGS)
 {
-	SfWindowDef w = {0};
-
-	window_name_arg(fcinfo, &w);
-	sf_arg_not_null(fcinfo, 1, "size");
-	w.kind = SF_WINDOW_FIXED;
-	w.size = PG_GETARG_INT64(1);
-	sf_validate_window(&w);
-	PG_RETURN_DATUM(window_datum(fcinfo, &w));
+	return window_ctor(fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(sf_sliding);
 Datum
 sf_sliding(PG_FUNCTION_ARGS)
 {
-	SfWindowDef w = {0};
-
-	window_name_arg(fcinfo, &w);
-	sf_arg_not_null(fcinfo, 1, "size");
-	sf_arg_not_null(fcinfo, 2, "step");
-	w.kind = SF_WINDOW_SLIDING;
-	w.size = PG_GETARG_INT64(1);
-	w.step = PG_GETARG_INT64(2);
-	sf_validate_window(&w);
-	PG_RETURN_DATUM(window_datum(fcinfo, &w));
+	return window_ctor(fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(sf_session);
 Datum
 sf_session(PG_FUNCTION_ARGS)
 {
-	SfWindowDef w = {0};
-
-	window_name_arg(fcinfo, &w);
-	sf_arg_not_null(fcinfo, 1, "gap");
-	w.kind = SF_WINDOW_SESSION;
-	w.gap = PG_GETARG_INT64(1);
-	sf_validate_window(&w);
-	PG_RETURN_DATUM(window_datum(fcinfo, &w));
+	return window_ctor(fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(sf_create_pipeline);

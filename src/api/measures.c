@@ -487,44 +487,26 @@ sf_aggregate_columns(PG_FUNCTION_ARGS)
 {
 	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	const SfMeasuresDef *md = p->def.measures;
-	static const char *const classic[][3] = {
-		{"count", "bigint", "count"}, {"sum", "numeric", "sum"},
-		{"min", "bigint", "min"}, {"max", "bigint", "max"}
-	};
-	int			n = md ? md->naggs : 4;
+	const SfMeasuresDef *md = p->def.measures ? p->def.measures :
+		sf_measures_def_classic();
 
 	InitMaterializedSRF(fcinfo, 0);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < md->naggs; i++)
 	{
+		const SfAggDef *a = &md->aggs[i];
+		const SfAggOps *o = sf_agg_ops(a->func);
 		Datum		values[5];
 		bool		nulls[5] = {0};
-		const char *type;
 
 		values[0] = Int32GetDatum(i + 1);
-		if (md)
-		{
-			const SfAggDef *a = &md->aggs[i];
-
-			values[1] = CStringGetTextDatum(a->name);
-			type = sf_agg_sql_type(a->func);
-			values[3] = CStringGetTextDatum(sf_agg_func_name(a->func));
-			if (a->measure >= 0)
-				values[4] = CStringGetTextDatum(md->names[a->measure]);
-			else
-				nulls[4] = true;
-		}
+		values[1] = CStringGetTextDatum(a->name);
+		values[2] = ObjectIdGetDatum(strcmp(o->sql_type, "bigint") == 0 ?
+									 INT8OID : NUMERICOID);
+		values[3] = CStringGetTextDatum(o->name);
+		if (a->measure >= 0)
+			values[4] = CStringGetTextDatum(md->names[a->measure]);
 		else
-		{
-			values[1] = CStringGetTextDatum(classic[i][0]);
-			type = classic[i][1];
-			values[3] = CStringGetTextDatum(classic[i][2]);
-			if (i == 0)
-				nulls[4] = true;
-			else
-				values[4] = CStringGetTextDatum("value");
-		}
-		values[2] = ObjectIdGetDatum(strcmp(type, "bigint") == 0 ? INT8OID : NUMERICOID);
+			nulls[4] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

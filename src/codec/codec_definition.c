@@ -23,41 +23,34 @@
 #include "codec/codec_int.h"
 #include "engine/engine.h"
 
-/* One element of "definition"."windows": keys in byte order per kind */
+/*
+ * One element of "definition"."windows": keys in byte order ("gap" < "kind"
+ * < "name" < "size" < "step"), the kind's params only
+ */
 static void
 ck_write_window_def(StringInfo buf, const SfWindowDef *w)
 {
-	const char *kind = sf_window_kind_name(w->kind);
+	const SfWindowOps *o = sf_window_ops(w->kind);
 
 	appendStringInfoCharMacro(buf, '{');
-	switch (w->kind)
+	if (o->params & SF_WPARAM_GAP)
 	{
-		case SF_WINDOW_FIXED:
-			sf_json_write_key(buf, "kind", true);
-			sf_json_write_string(buf, kind, strlen(kind));
-			sf_json_write_key(buf, "name", false);
-			sf_json_write_string(buf, w->name, strlen(w->name));
-			sf_json_write_key(buf, "size", false);
-			sf_json_write_int64(buf, w->size);
-			break;
-		case SF_WINDOW_SLIDING:
-			sf_json_write_key(buf, "kind", true);
-			sf_json_write_string(buf, kind, strlen(kind));
-			sf_json_write_key(buf, "name", false);
-			sf_json_write_string(buf, w->name, strlen(w->name));
-			sf_json_write_key(buf, "size", false);
-			sf_json_write_int64(buf, w->size);
-			sf_json_write_key(buf, "step", false);
-			sf_json_write_int64(buf, w->step);
-			break;
-		case SF_WINDOW_SESSION:
-			sf_json_write_key(buf, "gap", true);
-			sf_json_write_int64(buf, w->gap);
-			sf_json_write_key(buf, "kind", false);
-			sf_json_write_string(buf, kind, strlen(kind));
-			sf_json_write_key(buf, "name", false);
-			sf_json_write_string(buf, w->name, strlen(w->name));
-			break;
+		sf_json_write_key(buf, "gap", true);
+		sf_json_write_int64(buf, w->gap);
+	}
+	sf_json_write_key(buf, "kind", !(o->params & SF_WPARAM_GAP));
+	sf_json_write_string(buf, o->name, strlen(o->name));
+	sf_json_write_key(buf, "name", false);
+	sf_json_write_string(buf, w->name, strlen(w->name));
+	if (o->params & SF_WPARAM_SIZE)
+	{
+		sf_json_write_key(buf, "size", false);
+		sf_json_write_int64(buf, w->size);
+	}
+	if (o->params & SF_WPARAM_STEP)
+	{
+		sf_json_write_key(buf, "step", false);
+		sf_json_write_int64(buf, w->step);
 	}
 	appendStringInfoCharMacro(buf, '}');
 }
@@ -134,10 +127,11 @@ static void
 rd_window_def(SfJsonReader *r, SfWindowDef *w)
 {
 	SfJsonStr	kind;
+	const SfWindowOps *o;
 
 	memset(w, 0, sizeof(SfWindowDef));
 	sf_json_char(r, '{');
-	/* "gap" sorts before "kind", so a session starts differently */
+	/* "gap" sorts before "kind", so a gap-based kind starts differently */
 	if (sf_json_peek(r, '"') && r->len - r->pos > 4 &&
 		memcmp(r->s + r->pos, "\"gap\"", 5) == 0)
 	{
@@ -145,13 +139,19 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		w->gap = sf_json_int64(r, "gap");
 		sf_json_key(r, "kind", false);
 		sf_json_string(r, "kind", &kind);
-		if (!sf_window_kind_parse(kind.data, &w->kind) ||
-			w->kind != SF_WINDOW_SESSION)
+		o = sf_window_ops_by_name(kind.data);
+		if (o == NULL || !(o->params & SF_WPARAM_GAP))
 			ck_error(CK_DOCUMENT,
-					 "A window with a \"gap\" must be of kind \"session\", not \"%s\".",
+					 "A window with a \"gap\" must be of kind %s, not \"%s\".",
+					 sf_window_kinds_with(SF_WPARAM_GAP),
 					 sf_msg_str(kind.data, kind.len));
 		sf_json_key(r, "name", false);
 		rd_name(r, "window", w->name);
+		if (o->params & SF_WPARAM_SIZE)
+		{
+			sf_json_key(r, "size", false);
+			w->size = sf_json_int64(r, "size");
+		}
 	}
 	else
 	{
@@ -161,16 +161,19 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 		rd_name(r, "window", w->name);
 		sf_json_key(r, "size", false);
 		w->size = sf_json_int64(r, "size");
-		if (!sf_window_kind_parse(kind.data, &w->kind) ||
-			w->kind == SF_WINDOW_SESSION)
+		o = sf_window_ops_by_name(kind.data);
+		if (o == NULL || !(o->params & SF_WPARAM_SIZE) ||
+			(o->params & SF_WPARAM_GAP))
 			ck_error(CK_DOCUMENT,
-					 "Window \"%s\" has kind \"%s\"; a window with a \"size\" is \"fixed\" or \"sliding\".",
-					 w->name, sf_msg_str(kind.data, kind.len));
-		if (w->kind == SF_WINDOW_SLIDING)
-		{
-			sf_json_key(r, "step", false);
-			w->step = sf_json_int64(r, "step");
-		}
+					 "Window \"%s\" has kind \"%s\"; a window with a \"size\" is %s.",
+					 w->name, sf_msg_str(kind.data, kind.len),
+					 sf_window_kinds_with(SF_WPARAM_SIZE));
+	}
+	w->kind = o->kind;
+	if (o->params & SF_WPARAM_STEP)
+	{
+		sf_json_key(r, "step", false);
+		w->step = sf_json_int64(r, "step");
 	}
 	sf_json_char(r, '}');
 }

@@ -44,39 +44,6 @@
  * ----------------------------------------------------------------
  */
 
-static char *
-ck_window_desc(const SfWindowDef *w)
-{
-	switch (w->kind)
-	{
-		case SF_WINDOW_FIXED:
-			return psprintf("fixed(size " INT64_FORMAT ")", w->size);
-		case SF_WINDOW_SLIDING:
-			return psprintf("sliding(size " INT64_FORMAT ", step " INT64_FORMAT ")",
-							w->size, w->step);
-		case SF_WINDOW_SESSION:
-			return psprintf("session(gap " INT64_FORMAT ")", w->gap);
-	}
-	return pstrdup("unknown");
-}
-
-static bool
-ck_window_def_equal(const SfWindowDef *a, const SfWindowDef *b)
-{
-	if (a->kind != b->kind || strcmp(a->name, b->name) != 0)
-		return false;
-	switch (a->kind)
-	{
-		case SF_WINDOW_FIXED:
-			return a->size == b->size;
-		case SF_WINDOW_SLIDING:
-			return a->size == b->size && a->step == b->step;
-		case SF_WINDOW_SESSION:
-			return a->gap == b->gap;
-	}
-	return false;
-}
-
 /*
  * The checkpoint's own definition must be valid (as create_pipeline would
  * accept it) and, when restoring, equivalent to the target's (docs/semantics.md, Exact rules, 9).
@@ -88,6 +55,8 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 	const SfPipelineDef *def = &doc->def;
 	int			i,
 				j;
+	char	   *msg;
+	char	   *detail;
 
 	if (def->npartitions < 1)
 		ck_error(CK_DEFINITION, "The definition has no partition.");
@@ -115,13 +84,9 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 			ck_error(CK_DEFINITION,
 					 "The windows of the definition are not unique and in byte order at \"%s\".",
 					 w->name);
-		if ((w->kind != SF_WINDOW_SESSION && w->size <= 0) ||
-			(w->kind == SF_WINDOW_SLIDING && w->step <= 0) ||
-			(w->kind == SF_WINDOW_SESSION && w->gap <= 0) ||
-			(w->kind == SF_WINDOW_SLIDING &&
-			 ((int128) w->size + w->step - 1) / w->step > SF_MAX_SLIDING_BUCKETS))
+		if (!sf_window_check(w, &msg, &detail))
 			ck_error(CK_DEFINITION, "Window \"%s\" has an invalid definition %s.",
-					 w->name, ck_window_desc(w));
+					 w->name, sf_window_describe(w));
 	}
 
 	if (target == NULL)
@@ -166,11 +131,11 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 			ck_error(CK_DEFINITION,
 					 "The pipeline has window \"%s\", the checkpoint has not.",
 					 target->windows[j].name);
-		if (!ck_window_def_equal(&def->windows[i], &target->windows[j]))
+		if (!sf_window_def_same(&def->windows[i], &target->windows[j]))
 			ck_error(CK_DEFINITION,
 					 "Window \"%s\" is %s in the checkpoint and %s in the pipeline.",
-					 def->windows[i].name, ck_window_desc(&def->windows[i]),
-					 ck_window_desc(&target->windows[j]));
+					 def->windows[i].name, sf_window_describe(&def->windows[i]),
+					 sf_window_describe(&target->windows[j]));
 		i++, j++;
 	}
 	if (def->lateness != target->lateness)
@@ -581,32 +546,32 @@ ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n)
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		ck_check_agg(row, "live bucket");
-		switch (w->kind)
+		if (sf_window_ops(w->kind)->period != NULL)
 		{
-			case SF_WINDOW_FIXED:
-			case SF_WINDOW_SLIDING:
-				{
-					int64		step = (w->kind == SF_WINDOW_FIXED) ? w->size : w->step;
+			int64		size,
+						step;
 
-					if (row->start % step != 0 || width != w->size)
-						ck_error(CK_STATE,
-								 "The live bucket %s is not aligned to window \"%s\", %s.",
-								 ck_row_desc(row), w->name, ck_window_desc(w));
-					break;
-				}
-			case SF_WINDOW_SESSION:
-				if (width < w->gap || width > (int128) row->agg.count * w->gap)
-					ck_error(CK_STATE,
-							 "The live session %s is %s wide, outside [gap, count * gap] = [" INT64_FORMAT ", %s].",
-							 ck_row_desc(row), sf_int128_out(width), w->gap,
-							 sf_int128_out((int128) row->agg.count * w->gap));
-				if (i > 0 && rows[i - 1].window == row->window &&
-					ck_str_cmp(&rows[i - 1].key, &row->key) == 0 &&
-					rows[i - 1].end >= row->start)
-					ck_error(CK_STATE,
-							 "The live sessions %s and [" INT64_FORMAT ", " INT64_FORMAT ") touch or overlap; they would have merged.",
-							 ck_row_desc(&rows[i - 1]), row->start, row->end);
-				break;
+			sf_window_ops(w->kind)->period(w, &size, &step);
+			if (row->start % step != 0 || width != size)
+				ck_error(CK_STATE,
+						 "The live bucket %s is not aligned to window \"%s\", %s.",
+						 ck_row_desc(row), w->name, sf_window_describe(w));
+		}
+		else
+		{
+			/* a merging kind: [t, t + gap) merged with what it touched */
+			Assert(sf_window_merges(w));
+			if (width < w->gap || width > (int128) row->agg.count * w->gap)
+				ck_error(CK_STATE,
+						 "The live session %s is %s wide, outside [gap, count * gap] = [" INT64_FORMAT ", %s].",
+						 ck_row_desc(row), sf_int128_out(width), w->gap,
+						 sf_int128_out((int128) row->agg.count * w->gap));
+			if (i > 0 && rows[i - 1].window == row->window &&
+				ck_str_cmp(&rows[i - 1].key, &row->key) == 0 &&
+				rows[i - 1].end >= row->start)
+				ck_error(CK_STATE,
+						 "The live sessions %s and [" INT64_FORMAT ", " INT64_FORMAT ") touch or overlap; they would have merged.",
+						 ck_row_desc(&rows[i - 1]), row->start, row->end);
 		}
 		if ((int128) row->end + def->lateness > PG_INT64_MAX)
 			ck_error(CK_STATE,

@@ -632,7 +632,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 			int			n = nassigned[w];
 			int			j;
 
-			if (wd->kind == SF_WINDOW_SESSION)
+			if (sf_window_merges(wd))
 				sf_session_add(p, w, key, p->assign_starts[k],
 							   p->assign_ends[k], d->value);
 			else

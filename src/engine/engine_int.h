@@ -130,11 +130,7 @@ extern void sf_session_add(SfPipeline *p, int window, SfString *key,
 						   int64 event_time, int64 end, int64 value);
 extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 
-/* window.c: assignment of events to fixed and sliding buckets, live index */
-extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
-							  int64 lateness, int64 *starts, int64 *ends,
-							  int max);
-extern int	sf_window_max_buckets(const SfWindowDef *w);
+/* window.c: the live index (the assignment: window_ops.h) */
 extern void sf_buckets_init(SfPipeline *p);
 extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
 								  int64 start, int64 end);

@@ -259,7 +259,7 @@ sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
 			elog(ERROR, "streamforge: restored bucket without aggregates");
 		memcpy(ext, agg->ext, p->def.measures->nwords * sizeof(int64));
 	}
-	return p->def.windows[window].kind != SF_WINDOW_SESSION ||
+	return !sf_window_merges(&p->def.windows[window]) ||
 		session_insert_bucket(p, b);
 }
 

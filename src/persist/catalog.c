@@ -594,9 +594,10 @@ sf_def_datums(const SfPipelineDef *def, Datum *values)
 		wd[2][i] = Int64GetDatum(w->size);
 		wd[3][i] = Int64GetDatum(w->step);
 		wd[4][i] = Int64GetDatum(w->gap);
-		wn[0][i] = w->kind == SF_WINDOW_SESSION;
-		wn[1][i] = w->kind != SF_WINDOW_SLIDING;
-		wn[2][i] = w->kind != SF_WINDOW_SESSION;
+		/* a param the kind does not take is NULL */
+		wn[0][i] = !(sf_window_ops(w->kind)->params & SF_WPARAM_SIZE);
+		wn[1][i] = !(sf_window_ops(w->kind)->params & SF_WPARAM_STEP);
+		wn[2][i] = !(sf_window_ops(w->kind)->params & SF_WPARAM_GAP);
 	}
 	values[0] = PointerGetDatum(construct_array(parts, def->npartitions,
 												TEXTOID, -1, false,
@@ -744,13 +745,16 @@ sf_load_def(const char *name, int64 id, SfPipelineDef *def)
 		SfWindowDef *w = &def->windows[i];
 		char	   *wname = SPI_getvalue(tup, desc, 1);
 		char	   *kind = SPI_getvalue(tup, desc, 2);
+		const SfWindowOps *o;
 		Datum		d;
 
 		if (wname == NULL || kind == NULL)
 			corrupt_definition(name, "A window has a null name or kind.");
 		copy_name(name, w->name, wname);
-		if (!sf_window_kind_parse(kind, &w->kind))
+		o = sf_window_ops_by_name(kind);
+		if (o == NULL)
 			corrupt_definition(name, "A window has an unknown kind.");
+		w->kind = o->kind;
 		d = SPI_getbinval(tup, desc, 3, &isnull);
 		w->size = isnull ? 0 : DatumGetInt64(d);
 		d = SPI_getbinval(tup, desc, 4, &isnull);

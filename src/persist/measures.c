@@ -281,23 +281,21 @@ sf_agg_datum(const SfAggValue *v, bool *isnull)
 	*isnull = v->isnull;
 	if (v->isnull)
 		return (Datum) 0;
-	switch (v->func)
+	switch (v->ops->result)
 	{
-		case SF_AGG_SUM:
+		case SF_AGGRES_SUM:
 			return sf_int128_numeric(v->sum);
-		case SF_AGG_AVG:
+		case SF_AGGRES_AVG:
 			return DirectFunctionCall2(numeric_div, sf_int128_numeric(v->sum),
 									   NumericGetDatum(int64_to_numeric(v->count)));
-		case SF_AGG_VAR_POP:
-			return variance(v, false);
-		case SF_AGG_VAR_SAMP:
-			return variance(v, true);
-		case SF_AGG_STDDEV_POP:
-		case SF_AGG_STDDEV_SAMP:
-			return sqrt_at_scale(variance(v, v->func == SF_AGG_STDDEV_SAMP));
-		default:
-			return Int64GetDatum(v->i64);
+		case SF_AGGRES_VARIANCE:
+			return variance(v, v->ops->sample);
+		case SF_AGGRES_STDDEV:
+			return sqrt_at_scale(variance(v, v->ops->sample));
+		case SF_AGGRES_INT64:
+			break;
 	}
+	return Int64GetDatum(v->i64);
 }
 
 /* The declared aggregates of a row of a measures pipeline, as jsonb */
@@ -327,7 +325,7 @@ sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg)
 		else
 		{
 			v.type = jbvNumeric;
-			if (strcmp(sf_agg_sql_type(av.func), "bigint") == 0)
+			if (av.ops->result == SF_AGGRES_INT64)
 				v.val.numeric = int64_to_numeric(DatumGetInt64(d));
 			else
 				v.val.numeric = DatumGetNumeric(d);

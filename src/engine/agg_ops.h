@@ -1,0 +1,201 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_ops.h
+ *	  The aggregate functions of measures pipelines (issue 41, item 1): one
+ *	  operations table per function, registered in one array
+ *	  (engine/agg_funcs.c).  Public: reached through engine/engine.h, which
+ *	  includes it.
+ *
+ * The aggregate module is agg_ops.h, agg_funcs.c (the table, parsing and
+ * spelling of definitions, the SQL-facing facts) and aggregates.c (the
+ * bucket state: layout, add, merge, copy, equal, value).  Nothing else in
+ * src/ names an SF_AGG_* function constant or an aggregate's name
+ * (test/run.d/layers.sh, rule "kinds"): the other layers read the table's
+ * facts (name, sql_type, result, sample, classic, pg_names).
+ *
+ * State.  A bucket's ext holds md->nwords int64 words, laid out exactly as
+ * in 0.3.0 (checkpoints stay byte-identical): per measure, in measure
+ * order, the shared parts the declared aggregates read (nn, sum, sumsq,
+ * min, max, first, last, in that order, each at most once), then the own
+ * words of each aggregate that has some (count_if: 1), in aggregate
+ * order.  An aggregate says which shared parts it reads (parts), how many
+ * own words it needs (own_words) and whether it counts the non-NULL values
+ * of a nullable measure (nonnull_count); the layout reads only these.
+ *
+ * Cost: add and merge stay inline loops over the measure parts in
+ * aggregates.c, with a switch on the function inside the module for own
+ * words and values; nothing per event goes through a pointer.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/agg_ops.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SF_AGG_OPS_H
+#define SF_AGG_OPS_H
+
+#define SF_MAX_MEASURES		32
+#define SF_MAX_AGGREGATES	64
+/* the int64 words of one delivery's measures: the measures, a NULL mask */
+#define SF_MAX_MEASURE_WORDS (SF_MAX_MEASURES + 1)
+
+/*
+ * The functions.  The value is never persisted (the checkpoint and the
+ * catalog spell an aggregate by name); sf_agg_funcs[f].func == f.
+ */
+typedef enum SfAggFunc
+{
+	SF_AGG_COUNT = 0,
+	SF_AGG_SUM,
+	SF_AGG_MIN,
+	SF_AGG_MAX,
+	SF_AGG_AVG,
+	SF_AGG_VAR_POP,
+	SF_AGG_VAR_SAMP,
+	SF_AGG_STDDEV_POP,
+	SF_AGG_STDDEV_SAMP,
+	SF_AGG_FIRST,
+	SF_AGG_LAST,
+	SF_AGG_COUNT_IF
+} SfAggFunc;
+
+#define SF_AGG_NFUNCS 12
+
+typedef enum SfCmpOp
+{
+	SF_CMP_EQ = 0,
+	SF_CMP_NE,
+	SF_CMP_LT,
+	SF_CMP_LE,
+	SF_CMP_GT,
+	SF_CMP_GE
+} SfCmpOp;
+
+/* The shared per-measure parts of ext (SfMeasureSlots), as bits */
+#define SF_APART_SUM	0x01	/* 2 words: int128 */
+#define SF_APART_SUMSQ	0x02	/* 3 words: 192-bit unsigned */
+#define SF_APART_MIN	0x04
+#define SF_APART_MAX	0x08
+#define SF_APART_FIRST	0x10	/* 3 words: event_time, arrival, value */
+#define SF_APART_LAST	0x20	/* 3 words */
+
+/* What an aggregate takes, as parse and spelling read it */
+typedef enum SfAggArgForm
+{
+	SF_AGGARG_MEASURE = 0,		/* func(m) */
+	SF_AGGARG_COUNT,			/* count, count(*), count(m) */
+	SF_AGGARG_COMPARISON		/* count_if(m op constant) */
+} SfAggArgForm;
+
+/*
+ * The shape of a value, which is all persist/measures.c's sf_agg_datum
+ * (numeric arithmetic, fmgr) needs: it switches on this, not on the
+ * function.
+ */
+typedef enum SfAggResult
+{
+	SF_AGGRES_INT64 = 0,		/* v->i64, bigint */
+	SF_AGGRES_SUM,				/* v->sum, numeric */
+	SF_AGGRES_AVG,				/* v->sum / v->count, numeric */
+	SF_AGGRES_VARIANCE,			/* v->count, sum, sumsq; sample or not */
+	SF_AGGRES_STDDEV			/* the same, square root at its scale */
+} SfAggResult;
+
+typedef struct SfAggOps
+{
+	SfAggFunc	func;
+	const char *name;			/* "var_samp": aggregates =>, the checkpoint's
+								 * spelling, aggregate_columns, create_aggregate's
+								 * spec "func" */
+	SfAggArgForm arg;
+	const char *sql_type;		/* "bigint" or "numeric" */
+	SfAggResult result;
+	bool		sample;			/* NULL below 2 values (var_samp, stddev_samp) */
+	uint8		parts;			/* SF_APART_*: shared parts it reads */
+	uint8		own_words;		/* words of its own (count_if: 1) */
+	bool		nonnull_count;	/* on a nullable measure, reads nn (all but
+								 * count_if) */
+
+	/* create_aggregate (api/aggregate_sql.c, 66_aggregates_*.sql) */
+	bool		classic;		/* computable from a one-measure pipeline's
+								 * count/sum/min/max: count sum min max avg */
+	const char *const *pg_names;	/* pg_catalog aggregates mapped onto it,
+									 * NULL-terminated; NULL: none */
+	bool		pg_distinct;	/* the mapping is agg(DISTINCT x) */
+	bool		from_filter;	/* count(*) FILTER (WHERE x op c) maps onto it */
+} SfAggOps;
+
+/* engine/agg_funcs.c: the registry */
+extern PGDLLIMPORT const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS];
+
+static inline const SfAggOps *
+sf_agg_ops(SfAggFunc f)
+{
+	Assert((int) f >= 0 && (int) f < SF_AGG_NFUNCS);
+	return &sf_agg_funcs[f];
+}
+
+/* By name ("var_samp"), by pg_catalog aggregate ("variance"): NULL if none */
+extern const SfAggOps *sf_agg_ops_by_name(const char *name);
+extern const SfAggOps *sf_agg_ops_by_pg_name(const char *pg_name,
+											 bool distinct);
+/* The function count(*) FILTER (WHERE x op c) maps onto */
+extern const SfAggOps *sf_agg_ops_from_filter(void);
+
+/* One declared aggregate */
+typedef struct SfAggDef
+{
+	char		name[SF_NAME_MAX + 1];
+	SfAggFunc	func;
+	int			measure;		/* -1 for count (count(*)) */
+	SfCmpOp		op;				/* SF_AGGARG_COMPARISON */
+	int64		constant;		/* SF_AGGARG_COMPARISON */
+	int			slot;			/* own words: the first in ext; else -1 */
+} SfAggDef;
+
+/* Per measure: the first word of each state part in ext, -1 if none */
+typedef struct SfMeasureSlots
+{
+	int			nn;				/* nullable measures: its non-NULL values */
+	int			sum;			/* 2 words: int128 */
+	int			sumsq;			/* 3 words: 192-bit unsigned */
+	int			min;
+	int			max;
+	int			first;			/* 3 words: event_time, arrival, value */
+	int			last;			/* 3 words */
+} SfMeasureSlots;
+
+typedef struct SfMeasuresDef
+{
+	int			nmeasures;
+	char		(*names)[SF_NAME_MAX + 1];
+	int			naggs;
+	SfAggDef   *aggs;
+	SfMeasureSlots *slots;		/* [nmeasures] */
+	int			nwords;			/* of ext */
+	uint32		nullable;		/* bit m: measure m is declared NULL */
+	int			width;			/* words of a delivery's measures: nmeasures,
+								 * and the NULL mask if nullable != 0 */
+} SfMeasuresDef;
+
+/* The value of one aggregate of a row, before conversion to SQL */
+typedef struct SfAggValue
+{
+	bool		isnull;
+	const SfAggOps *ops;		/* the function: persist reads result, sample */
+	int64		count;			/* the values it saw */
+	int64		i64;			/* SF_AGGRES_INT64 */
+	int128		sum;			/* sum, avg, variances */
+	uint64		sumsq[3];		/* variances, little-endian words */
+} SfAggValue;
+
+/*
+ * A one-measure pipeline's implied aggregates: count, sum(value) AS sum,
+ * min(value) AS min, max(value) AS max (the columns of live(); allocated
+ * once per backend)
+ */
+extern const SfMeasuresDef *sf_measures_def_classic(void);
+
+#endif							/* SF_AGG_OPS_H */
