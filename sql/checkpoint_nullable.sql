@@ -98,7 +98,7 @@ SELECT streamforge.checkpoint('cnl') = wrap2(doc) AS unchanged FROM d;
 -- cold load) refuses a mask of a measure not declared nullable, a value
 -- under a NULL bit, a mask past the measures and the width of 0.3.0
 -- (XX001, corrupt).  Written behind the extension's back, as
--- strength2_journal does.  Entry: format 1, 'V', one delivery (partition
+-- the journal_compact test does.  Entry: format 1, 'V', one delivery (partition
 -- 0, offset 3, event_id, key, event_time 4), then width measures words.
 CREATE FUNCTION cnl.ventry(nm integer, w bigint[]) RETURNS bytea LANGUAGE sql AS $$
   SELECT '\x0156'::bytea || int4send(1) || int2send(nm::int2) || int2send(0::int2)
