@@ -6,59 +6,8 @@ SET client_min_messages = warning;
 CREATE SCHEMA ck_bad;
 SET search_path = ck_bad, public;
 
--- zlib's CRC-32 (reflected polynomial 0xEDB88320), table-driven
-CREATE FUNCTION crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-
-CREATE FUNCTION u16(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 4, '0'), 'hex') $$;
-CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
-
--- An envelope with a correct checksum around any payload and header values.
-CREATE FUNCTION envelope(payload bytea, version int DEFAULT 1, flags int DEFAULT 0,
-                         doclen bigint DEFAULT NULL) RETURNS bytea
-LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    hdr bytea := '\x5346434b50540d0a'::bytea || u16(version) || u16(flags)
-                 || u32(length(payload)) || u32(coalesce(doclen, length(payload)));
-BEGIN
-    RETURN hdr || u32(crc32(hdr || payload)) || payload;
-END $$;
-
-CREATE FUNCTION wrap(doc text) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT envelope(convert_to(doc, getdatabaseencoding())) $$;
-CREATE FUNCTION doc(cp bytea) RETURNS text LANGUAGE sql IMMUTABLE AS
-$$ SELECT convert_from(substring(cp FROM 25), getdatabaseencoding()) $$;
-
--- Replace the single occurrence of "from" (an edit must hit exactly once).
-CREATE FUNCTION edit(doc text, "from" text, "to" text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    n int := (length(doc) - length(replace(doc, "from", ''))) / length("from");
-BEGIN
-    IF n <> 1 THEN
-        RAISE EXCEPTION 'edit: % occurrences of %', n, "from";
-    END IF;
-    RETURN replace(doc, "from", "to");
-END $$;
+-- crc32, u16, u32, envelope, wrap, doc and edit
+\i test/sql/checkpoint_forge.sql
 
 -- Restore a checkpoint into ckx: 'accepted', or SQLSTATE, message, detail.
 CREATE FUNCTION try(cp bytea) RETURNS text LANGUAGE plpgsql AS $$
@@ -329,42 +278,15 @@ DROP SCHEMA ck_bad CASCADE;
 -- session ends elsewhere than its accepted events say, even where the
 -- width alone would be plausible (issue 24: mutant
 -- derive-session-end-unchecked of scripts/mutants-0.3.tsv).
--- checkpoint_invalid moves the end of a one-event session, which the
+-- The first part of this file moves the end of a one-event session, which the
 -- width checks (gap <= width <= count * gap) refuse already; here two
 -- events at 16 and 17 (gap 3) form [16,20), and an end of 19 (width 3)
 -- passes those checks: only the re-derivation of the session from its
 -- events (src/codec/codec_derive.c) can refuse it.
 \c -
-CREATE FUNCTION scs_crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-CREATE FUNCTION scs_u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
--- the checkpoint envelope (docs/checkpoint-format.md) around a document
-CREATE FUNCTION scs_wrap(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    payload bytea := convert_to(doc, 'UTF8');
-    hdr bytea := '\x5346434b50540d0a00010000'::bytea || scs_u32(length(payload))
-                 || scs_u32(length(payload));
-BEGIN
-    RETURN hdr || scs_u32(scs_crc32(hdr || payload)) || payload;
-END $$;
+CREATE SCHEMA scs;
+SET search_path = scs, public;
+\i test/sql/checkpoint_forge.sql
 SELECT streamforge.create_pipeline(name, ARRAY['p'], ARRAY[streamforge.session('g', 3)])
   FROM unnest(ARRAY['scs', 'scs_into']) AS name;
 SELECT count(*) FROM streamforge.ingest('scs', 'p', 0, 'e1', 'k', 16, 1);
@@ -375,17 +297,21 @@ SELECT convert_from(substring(streamforge.checkpoint('scs') FROM 25), 'UTF8') AS
 SELECT position('"window_end":20,"window_name":"g","window_start":16' IN doc) > 0 AS has_row
   FROM scs_doc;
 -- the document as it is, in a new envelope: restores
-SELECT streamforge.restore('scs_into', scs_wrap(doc)) FROM scs_doc;
+SELECT streamforge.restore('scs_into', wrap(doc)) FROM scs_doc;
 SELECT window_start, window_end, count FROM streamforge.live('scs_into');
 -- the session ending at 19: refused
 SELECT streamforge.restore('scs_into',
-    scs_wrap(replace(doc, '"window_end":20,"window_name":"g","window_start":16',
+    wrap(replace(doc, '"window_end":20,"window_name":"g","window_start":16',
                           '"window_end":19,"window_name":"g","window_start":16')))
   FROM scs_doc;
 SELECT window_start, window_end, count FROM streamforge.live('scs_into');
 
 -- clean up
 SELECT count(streamforge.drop_pipeline(name)) FROM unnest(ARRAY['scs', 'scs_into']) AS name;
+RESET search_path;
+SET client_min_messages = warning;
+DROP SCHEMA scs CASCADE;
+RESET client_min_messages;
 
 -- ------------------------------------------------------------------------
 -- Emit mode, out_of_orderness, escapes, offsets and seqs of a checkpoint
@@ -404,50 +330,7 @@ SELECT count(streamforge.drop_pipeline(name)) FROM unnest(ARRAY['scs', 'scs_into
 SET client_min_messages = warning;
 CREATE SCHEMA s4k;
 SET search_path = s4k, public;
-CREATE FUNCTION crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-CREATE FUNCTION u16(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 4, '0'), 'hex') $$;
-CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
-CREATE FUNCTION wrap(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    payload bytea := convert_to(doc, getdatabaseencoding());
-    hdr bytea := '\x5346434b50540d0a'::bytea || u16(1) || u16(0)
-                 || u32(length(payload)) || u32(length(payload));
-BEGIN
-    RETURN hdr || u32(crc32(hdr || payload)) || payload;
-END $$;
-CREATE FUNCTION doc(cp bytea) RETURNS text LANGUAGE sql IMMUTABLE AS
-$$ SELECT convert_from(substring(cp FROM 25), getdatabaseencoding()) $$;
--- Replace the single occurrence of "from" (an edit must hit exactly once)
-CREATE FUNCTION edit(doc text, "from" text, "to" text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    n int := (length(doc) - length(replace(doc, "from", ''))) / length("from");
-BEGIN
-    IF n <> 1 THEN
-        RAISE EXCEPTION 'edit: % occurrences of %', n, "from";
-    END IF;
-    RETURN replace(doc, "from", "to");
-END $$;
+\i test/sql/checkpoint_forge.sql
 -- Restore cp into pipeline p: 'restored', or SQLSTATE, message, detail
 CREATE FUNCTION try(p text, cp bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE

@@ -7,37 +7,7 @@
 SET client_min_messages = warning;
 CREATE SCHEMA s3m;
 SET search_path = s3m, public;
-CREATE FUNCTION crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-CREATE FUNCTION u16(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 4, '0'), 'hex') $$;
-CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
-CREATE FUNCTION wrap2(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    payload bytea := convert_to(doc, getdatabaseencoding());
-    hdr bytea := '\x5346434b50540d0a'::bytea || u16(2) || u16(0)
-                 || u32(length(payload)) || u32(length(payload));
-BEGIN
-    RETURN hdr || u32(crc32(hdr || payload)) || payload;
-END $$;
+\i test/sql/checkpoint_forge.sql
 CREATE FUNCTION try(cp bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     st text; msg text; det text;
@@ -96,37 +66,7 @@ DROP SCHEMA s3m CASCADE;
 SET client_min_messages = warning;
 CREATE SCHEMA s4w;
 SET search_path = s4w, public;
-CREATE FUNCTION crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-CREATE FUNCTION u16(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 4, '0'), 'hex') $$;
-CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
-CREATE FUNCTION wrap2(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    payload bytea := convert_to(doc, getdatabaseencoding());
-    hdr bytea := '\x5346434b50540d0a'::bytea || u16(2) || u16(0)
-                 || u32(length(payload)) || u32(length(payload));
-BEGIN
-    RETURN hdr || u32(crc32(hdr || payload)) || payload;
-END $$;
+\i test/sql/checkpoint_forge.sql
 CREATE FUNCTION try(cp bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     st text; msg text; det text;
@@ -181,37 +121,7 @@ RESET client_min_messages;
 SET client_min_messages = warning;
 CREATE SCHEMA s5c;
 SET search_path = s5c, public;
-CREATE FUNCTION crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-CREATE FUNCTION u16(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 4, '0'), 'hex') $$;
-CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
-CREATE FUNCTION wrap2(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    payload bytea := convert_to(doc, getdatabaseencoding());
-    hdr bytea := '\x5346434b50540d0a'::bytea || u16(2) || u16(0)
-                 || u32(length(payload)) || u32(length(payload));
-BEGIN
-    RETURN hdr || u32(crc32(hdr || payload)) || payload;
-END $$;
+\i test/sql/checkpoint_forge.sql
 CREATE FUNCTION try(cp bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     st text; msg text; det text;
