@@ -243,9 +243,8 @@ DROP ROLE regress_sf_agg_other;
 -- tumble() before 1970
 -- ------------------------------------------------------------------------
 \c -
-\set VERBOSITY default
 \set VERBOSITY sqlstate
--- 11. docs/sql-aggregates.md: streamforge.tumble(ts, size) is the start of
+-- docs/sql-aggregates.md (issue 40 item 11): streamforge.tumble(ts, size) is the start of
 -- the window of size from the epoch that holds ts: date_bin(size, ts,
 -- epoch), before 1970 too (where a truncating division would round up)
 SELECT t, streamforge.tumble(t, i) AS tumble, date_bin(i, t, timestamptz 'epoch') AS date_bin

@@ -120,7 +120,7 @@ SELECT streamforge.drop_pipeline('s4e');
 -- ------------------------------------------------------------------------
 \c -
 \set VERBOSITY sqlstate
--- 7. docs/aggregates.md: ingest_measures_batch's deliveries carry a
+-- docs/aggregates.md (issue 40 item 7): ingest_measures_batch's deliveries carry a
 -- source_offset; a NULL one is refused (22004) and consumes nothing,
 -- alone or after good deliveries; append_measures_batch ignores it
 SELECT streamforge.create_pipeline('s5m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
@@ -144,7 +144,7 @@ SELECT count(*) FROM streamforge.append_measures_batch('s5m', ARRAY[
     ROW('p', NULL, 'e1', 'k', 2, ARRAY[3, 4])]::streamforge.measures_delivery[]);
 SELECT partition, consumed_offset FROM streamforge.partitions('s5m');
 
--- 10. docs/monitoring.md: compact_target_load_ms = -1 means compact(p)
+-- docs/monitoring.md (issue 40 item 10): compact_target_load_ms = -1 means compact(p)
 -- never compacts by itself; min_journal_bytes => 0 still does
 SET streamforge.compact_target_load_ms = -1;
 SELECT streamforge.compact('s5m') AS compacted;
@@ -166,9 +166,8 @@ SELECT streamforge.drop_pipeline('s5m');
 -- A default aggregate name of exactly 63 bytes
 -- ------------------------------------------------------------------------
 \c -
-\set VERBOSITY default
 \set VERBOSITY sqlstate
--- 12. docs/aggregates.md: the default name is func_measure, a name of 1 to
+-- docs/aggregates.md (issue 40 item 12): the default name is func_measure, a name of 1 to
 -- 63 bytes: exactly 63 is accepted (and 64 refused)
 SELECT streamforge.create_pipeline('s5n', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
     measures => ARRAY[repeat('m', 51)],

@@ -45,7 +45,7 @@ SELECT streamforge.drop_pipeline(n) FROM unnest(ARRAY['rl', 'rl2']) n;
 -- ------------------------------------------------------------------------
 \c -
 \set VERBOSITY sqlstate
--- 13. docs/retention.md: "A late row outlives its identity: it keeps its
+-- docs/retention.md (issue 40 item 13): "A late row outlives its identity: it keeps its
 -- event's key, time and value until its own watermark falls below the
 -- horizon", and a key collection frees only the keys nothing uses, late
 -- rows included.  The late event's identity is forgotten at once (time

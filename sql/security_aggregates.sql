@@ -233,7 +233,7 @@ DROP ROLE regress_sf_agg_attacker;
 \set VERBOSITY default
 \set SHOW_CONTEXT errors
 \set VERBOSITY sqlstate
--- 6. docs/sql-aggregates.md, Privileges: creating an aggregate needs CREATE
+-- docs/sql-aggregates.md, Privileges (issue 40 item 6): creating an aggregate needs CREATE
 -- on the current schema (the views go there).  The role owns its table in
 -- a schema where it may create, but its current schema is one where it
 -- may not: refused (42501), and nothing is left behind.
