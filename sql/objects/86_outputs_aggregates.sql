@@ -12,7 +12,7 @@
 -- The finalized rows at the given addresses with their aggregates
 -- (src/api/outputs_aggregates.c; final_rows with the aggregates jsonb).
 -- Internal: run by outputs_fill_aggregates as the extension's owner.
-CREATE FUNCTION streamforge_internal.final_rows_aggregates(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.final_rows_aggregates(pipeline text,
     window_name text[], key text[], window_start bigint[],
     window_end bigint[])
 RETURNS SETOF streamforge.measures_result
@@ -33,7 +33,7 @@ COMMENT ON FUNCTION streamforge_internal.final_rows_aggregates(text, text[],
 -- starts below the retention horizon (its events are forgotten).  Run as
 -- the extension's owner by configure_outputs_backfill and
 -- resync_outputs_internal, after they wrote the rows.
-CREATE FUNCTION streamforge_internal.outputs_fill_aggregates(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.outputs_fill_aggregates(pipeline text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp

@@ -4,9 +4,8 @@
 -- When the pipeline's snapshot was last written (a compaction, a restore
 -- or a definition change), set by a trigger that only the statements that
 -- write snapshot_version fire: the per-transaction version bump does not.
-ALTER TABLE streamforge.pipeline ADD COLUMN compacted_at timestamptz;
 
-CREATE FUNCTION streamforge_internal.pipeline_compacted()
+CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_compacted()
 RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -18,7 +17,7 @@ END
 $$;
 REVOKE ALL ON FUNCTION streamforge_internal.pipeline_compacted() FROM PUBLIC;
 
-CREATE TRIGGER pipeline_compacted
+CREATE OR REPLACE TRIGGER pipeline_compacted
     BEFORE UPDATE OF snapshot_version ON streamforge.pipeline
     FOR EACH ROW EXECUTE FUNCTION streamforge_internal.pipeline_compacted();
 
@@ -89,7 +88,7 @@ COMMENT ON VIEW streamforge.pipeline_info IS
     'the pipelines the current user may read: definition, outputs, watermark, idle partitions, counters';
 
 
-CREATE FUNCTION streamforge_internal.cache_loads(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.cache_loads(pipeline text)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sf_cache_loads'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
@@ -112,7 +111,7 @@ COMMENT ON TABLE streamforge.partition_activity IS
 -- (The default is written as a quoted literal: the parser folds -1 into a
 -- constant anyway, but test/run.d/sql-qualified.sh reads a bare "-" as an
 -- operator.)
-CREATE FUNCTION streamforge.compact(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge.compact(pipeline text,
     min_journal_bytes bigint DEFAULT '-1'::pg_catalog.int8)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'sf_compact'

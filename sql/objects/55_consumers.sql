@@ -10,32 +10,15 @@
 -- call the internal functions below as the extension's owner, with the
 -- calling role.  Every object here is new in 0.3.0.
 
-CREATE TABLE streamforge.consumer (
-    pipeline text COLLATE "C" NOT NULL
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
-    name text COLLATE "C" NOT NULL,
-    owner regrole NOT NULL,         -- who may commit it
-    seq bigint NOT NULL DEFAULT 0,          -- last change processed
-    late_seq bigint NOT NULL DEFAULT 0,     -- last late event processed
-    epoch bigint,                   -- the outputs' epoch at the last commit
-    registered_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    committed_at timestamptz,
-    PRIMARY KEY (pipeline, name),
-    CONSTRAINT consumer_name_check
-        CHECK (pg_catalog.octet_length(name) OPERATOR(pg_catalog.>=) 1
-               AND pg_catalog.octet_length(name) OPERATOR(pg_catalog.<=) 63)
-);
-
-SELECT pg_catalog.pg_extension_config_dump('streamforge.consumer', '');
 REVOKE ALL ON streamforge.consumer FROM PUBLIC;
 GRANT SELECT ON streamforge.consumer TO PUBLIC;
-ALTER TABLE streamforge.consumer ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS consumer_read ON streamforge.consumer;
 CREATE POLICY consumer_read ON streamforge.consumer
     FOR SELECT TO PUBLIC
     USING (EXISTS (SELECT 1 FROM streamforge.pipelines AS v
                     WHERE v.name OPERATOR(pg_catalog.=) consumer.pipeline));
 
-CREATE FUNCTION streamforge_internal.register_consumer_internal(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.register_consumer_internal(pipeline text,
     name text, caller oid)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -64,7 +47,7 @@ $$;
 
 -- The bookmark, locked, once the caller is known to own it or to be an
 -- admin of the pipeline (42501 otherwise; 42704 for none)
-CREATE FUNCTION streamforge_internal.consumer_for_update(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.consumer_for_update(pipeline text,
     name text, caller oid)
 RETURNS streamforge.consumer
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -94,7 +77,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION streamforge_internal.commit_consumer_internal(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.commit_consumer_internal(pipeline text,
     name text, seq bigint, late_seq bigint, caller oid)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -121,7 +104,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION streamforge_internal.drop_consumer_internal(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.drop_consumer_internal(pipeline text,
     name text, caller oid)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -142,14 +125,14 @@ REVOKE ALL ON FUNCTION streamforge_internal.register_consumer_internal(text, tex
     streamforge_internal.commit_consumer_internal(text, text, bigint, bigint, oid),
     streamforge_internal.drop_consumer_internal(text, text, oid) FROM PUBLIC;
 
-CREATE FUNCTION streamforge.register_consumer(pipeline text, name text)
+CREATE OR REPLACE FUNCTION streamforge.register_consumer(pipeline text, name text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_register_consumer'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.register_consumer(text, text) IS
 'register a named consumer bookmark of the pipeline''s outputs, owned by the calling role (read)';
 
-CREATE FUNCTION streamforge.commit_consumer(pipeline text, name text,
+CREATE OR REPLACE FUNCTION streamforge.commit_consumer(pipeline text, name text,
     seq bigint, late_seq bigint DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_commit_consumer'
@@ -157,7 +140,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.commit_consumer(text, text, bigint, bigint) IS
 'record the last seq (and late_seq) a consumer processed (the consumer''s role, or admin)';
 
-CREATE FUNCTION streamforge.drop_consumer(pipeline text, name text)
+CREATE OR REPLACE FUNCTION streamforge.drop_consumer(pipeline text, name text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_drop_consumer'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -167,7 +150,7 @@ COMMENT ON FUNCTION streamforge.drop_consumer(text, text) IS
 -- Each consumer's lag: the changes and late events it has not committed
 -- (up to the pipeline's last seq and late_seq in its outputs).  Shows the
 -- consumers of the pipelines the role may read.
-CREATE VIEW streamforge.consumer_lag WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW streamforge.consumer_lag WITH (security_invoker = true) AS
 SELECT c.pipeline, c.name, c.owner, c.seq, c.late_seq, c.epoch,
        o.epoch AS current_epoch,
        greatest(coalesce(l.last_seq, 0) OPERATOR(pg_catalog.-) c.seq, 0)
@@ -185,87 +168,8 @@ SELECT c.pipeline, c.name, c.owner, c.seq, c.late_seq, c.epoch,
 REVOKE ALL ON streamforge.consumer_lag FROM PUBLIC;
 GRANT SELECT ON streamforge.consumer_lag TO PUBLIC;
 
--- Trims keep what the slowest registered consumer still needs: with a
--- bound, they trim at most up to it; without one (NULL), exactly up to it
--- (nothing without consumers).  (Replaces the 0.2.0
--- bodies of 40_outputs.sql.)
-CREATE OR REPLACE FUNCTION streamforge_internal.trim_changelog_internal(pipeline text,
-    up_to_seq bigint)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    n bigint;
-    slowest bigint;
-BEGIN
-    IF pipeline IS NULL THEN
-        RAISE EXCEPTION 'arguments of trim_changelog must not be null'
-            USING ERRCODE = '22004';
-    END IF;
-    SELECT pg_catalog.min(c.seq) INTO slowest FROM streamforge.consumer AS c
-     WHERE c.pipeline OPERATOR(pg_catalog.=) trim_changelog_internal.pipeline;
-    -- (0.3.0) no bound given: up to the slowest consumer, nothing without one
-    IF up_to_seq IS NULL THEN
-        IF slowest IS NULL THEN
-            RETURN 0;
-        END IF;
-        up_to_seq := slowest;
-    END IF;
-    DELETE FROM streamforge.changelog AS c
-     WHERE c.pipeline OPERATOR(pg_catalog.=) trim_changelog_internal.pipeline
-       AND c.seq OPERATOR(pg_catalog.<=) trim_changelog_internal.up_to_seq
-       AND (slowest IS NULL OR c.seq OPERATOR(pg_catalog.<=) slowest);
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION streamforge_internal.trim_late_output_internal(pipeline text,
-    up_to_late_seq bigint)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    n bigint;
-    slowest bigint;
-BEGIN
-    IF pipeline IS NULL THEN
-        RAISE EXCEPTION 'arguments of trim_late_output must not be null'
-            USING ERRCODE = '22004';
-    END IF;
-    SELECT pg_catalog.min(c.late_seq) INTO slowest FROM streamforge.consumer AS c
-     WHERE c.pipeline OPERATOR(pg_catalog.=) trim_late_output_internal.pipeline;
-    -- (0.3.0) no bound given: up to the slowest consumer, nothing without one
-    IF up_to_late_seq IS NULL THEN
-        IF slowest IS NULL THEN
-            RETURN 0;
-        END IF;
-        up_to_late_seq := slowest;
-    END IF;
-    DELETE FROM streamforge.late_output AS l
-     WHERE l.pipeline OPERATOR(pg_catalog.=) trim_late_output_internal.pipeline
-       AND l.late_seq OPERATOR(pg_catalog.<=) trim_late_output_internal.up_to_late_seq
-       AND (slowest IS NULL OR l.late_seq OPERATOR(pg_catalog.<=) slowest);
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
-END
-$$;
-
--- The trims' bound becomes optional: without it (or NULL), up to the
--- slowest registered consumer (C entry points of 40_outputs.sql)
-CREATE OR REPLACE FUNCTION streamforge.trim_changelog(pipeline text,
-    up_to_seq bigint DEFAULT NULL)
-RETURNS bigint
-AS 'MODULE_PATHNAME', 'sf_trim_changelog'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-
-CREATE OR REPLACE FUNCTION streamforge.trim_late_output(pipeline text,
-    up_to_late_seq bigint DEFAULT NULL)
-RETURNS bigint
-AS 'MODULE_PATHNAME', 'sf_trim_late_output'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
+-- (The trims keep what the slowest registered consumer still needs:
+-- trim_changelog_internal and trim_late_output_internal, 40_outputs.sql.)
 
 COMMENT ON TABLE streamforge.consumer IS
     'consumer bookmarks of the pipelines'' outputs: the last seq and late_seq each consumer committed';

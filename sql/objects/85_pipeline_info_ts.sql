@@ -6,7 +6,7 @@
 -- timestamptz: window sizes, steps and gaps, lateness, retention, the
 -- watermark.  A view of its own (pipeline_info shows them in units).
 -- Runs as its owner, filtered like pipeline_info.
-CREATE VIEW streamforge.pipeline_info_ts WITH (security_barrier) AS
+CREATE OR REPLACE VIEW streamforge.pipeline_info_ts WITH (security_barrier) AS
 SELECT v.name, v.time_unit,
        ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
                     w.kind OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||)

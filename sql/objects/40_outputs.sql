@@ -12,108 +12,18 @@
 -- owner once the caller's privilege on the pipeline is checked.  Other
 -- roles may read the rows of the pipelines they may read.
 
--- Which outputs each pipeline has.  A pipeline without a row has none.
--- Backends cache this table; the trigger below tells them when it changes.
-CREATE TABLE streamforge.output_config (
-    pipeline text COLLATE "C" PRIMARY KEY
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
-    changelog boolean NOT NULL,
-    results boolean NOT NULL,
-    late boolean NOT NULL,
-    notify boolean NOT NULL,
-    configured_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    -- drop final results rows older than the retention horizon (0.2.0)
-    results_retention boolean NOT NULL DEFAULT false
-);
-
--- The outbox: every change, in seq order.  seq is the pipeline's own,
--- consecutive and written in the transaction that made the change, so a
--- reader polling "seq > last seen" after commit sees no gap and no
--- duplicate while the changelog is enabled.
-CREATE TABLE streamforge.changelog (
-    pipeline text COLLATE "C" NOT NULL
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
-    seq bigint NOT NULL,
-    op text NOT NULL CONSTRAINT changelog_op_check
-        CHECK (op OPERATOR(pg_catalog.=) ANY
-               (ARRAY['retract'::pg_catalog.text, 'upsert'::pg_catalog.text])),
-    window_name text COLLATE "C" NOT NULL,
-    key text COLLATE "C" NOT NULL,
-    window_start bigint NOT NULL,
-    window_end bigint NOT NULL,
-    count bigint NOT NULL,
-    sum numeric NOT NULL,
-    min bigint NOT NULL,
-    max bigint NOT NULL,
-    PRIMARY KEY (pipeline, seq)
-);
-
--- The durable results: the changelog applied (upserts written, retractions
--- deleted).  Finalization does not delete, so rows stay here after
--- visible() has forgotten them.  seq is the change that wrote the row, NULL
--- for a row copied from visible() when the output was enabled.
---
--- At most one row per address (pipeline, window_name, key, window_start,
--- window_end): sink.c deletes an address before it writes it.  The index
--- holds md5(key) instead of the key so that keys of any length fit; the
--- key itself is always compared exactly.
-CREATE TABLE streamforge.results (
-    pipeline text COLLATE "C" NOT NULL
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
-    window_name text COLLATE "C" NOT NULL,
-    key text COLLATE "C" NOT NULL,
-    window_start bigint NOT NULL,
-    window_end bigint NOT NULL,
-    count bigint NOT NULL,
-    sum numeric NOT NULL,
-    min bigint NOT NULL,
-    max bigint NOT NULL,
-    seq bigint,
-    -- the exact mean, sum / count (0.2.0; last, where ALTER TABLE puts it
-    -- on the table of 0.1.0)
-    -- (0.3.0: CASE instead of NULLIF, whose "=" is not qualified)
-    avg numeric GENERATED ALWAYS AS
-        (sum OPERATOR(pg_catalog./)
-         (CASE WHEN count OPERATOR(pg_catalog.=) 0 THEN NULL
-               ELSE count END)::pg_catalog.numeric) STORED
-);
-
-CREATE INDEX results_address ON streamforge.results
-    (pipeline, window_name, window_start, pg_catalog.md5(key));
-
--- The late output: every late event, in late_seq order.
-CREATE TABLE streamforge.late_output (
-    pipeline text COLLATE "C" NOT NULL
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
-    late_seq bigint NOT NULL,
-    partition text COLLATE "C" NOT NULL,
-    source_offset bigint NOT NULL,
-    event_id text COLLATE "C" NOT NULL,
-    key text COLLATE "C" NOT NULL,
-    event_time bigint NOT NULL,
-    value bigint NOT NULL,
-    watermark bigint NOT NULL,
-    PRIMARY KEY (pipeline, late_seq)
-);
-
-SELECT pg_catalog.pg_extension_config_dump('streamforge.output_config', '');
-SELECT pg_catalog.pg_extension_config_dump('streamforge.changelog', '');
-SELECT pg_catalog.pg_extension_config_dump('streamforge.results', '');
-SELECT pg_catalog.pg_extension_config_dump('streamforge.late_output', '');
-
-REVOKE ALL ON streamforge.output_config, streamforge.changelog,
-    streamforge.results, streamforge.late_output FROM PUBLIC;
-GRANT SELECT ON streamforge.output_config, streamforge.changelog,
-    streamforge.results, streamforge.late_output TO PUBLIC;
+-- The tables (output_config, changelog, results, late_output) are in
+-- sql/schema/20_tables.sql; their privileges and policies in
+-- 50_security.sql.
 
 -- Any change to output_config (including the cascade from a dropped
 -- pipeline) invalidates every backend's cached copy at commit.
-CREATE FUNCTION streamforge_internal.output_config_changed()
+CREATE OR REPLACE FUNCTION streamforge_internal.output_config_changed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'sf_output_config_changed'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE TRIGGER output_config_changed
+CREATE OR REPLACE TRIGGER output_config_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON streamforge.output_config
     FOR EACH STATEMENT EXECUTE FUNCTION streamforge_internal.output_config_changed();
 
@@ -134,7 +44,7 @@ CREATE TRIGGER output_config_changed
 -- as the caller and then runs configure_outputs_internal() as the
 -- extension's owner (src/persist/acl.c), which may write the tables; nobody else
 -- may call the internal function.
-CREATE FUNCTION streamforge_internal.configure_outputs_internal(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.configure_outputs_internal(pipeline text,
     changelog boolean, results boolean, late boolean, notify boolean,
     results_retention boolean)
 RETURNS void
@@ -200,23 +110,25 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION streamforge.configure_outputs(pipeline text,
+-- backfill (0.3.0): add the rows finalized before, from the remembered
+-- events (configure_outputs_backfill, 45_emit.sql).
+CREATE OR REPLACE FUNCTION streamforge.configure_outputs(pipeline text,
     changelog boolean DEFAULT true, results boolean DEFAULT true,
     late boolean DEFAULT true, notify boolean DEFAULT true,
-    results_retention boolean DEFAULT false)
+    results_retention boolean DEFAULT false, backfill boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_configure_outputs'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION streamforge.configure_outputs(text, boolean, boolean,
-    boolean, boolean, boolean) IS
-'Turn the pipeline''s durable outputs (changelog, results, late output, notifications) on or off; results_retention drops final results rows older than the retention horizon. Needs admin.';
+    boolean, boolean, boolean, boolean) IS
+'Turn the pipeline''s durable outputs (changelog, results, late output, notifications) on or off; results_retention drops final results rows older than the retention horizon; backfill adds the rows finalized before, from the remembered events. Needs admin.';
 
 REVOKE ALL ON FUNCTION streamforge_internal.configure_outputs_internal(text, boolean,
     boolean, boolean, boolean, boolean) FROM PUBLIC;
 
 -- All outputs off: configure_outputs with every switch false.
-CREATE FUNCTION streamforge.disable_outputs(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.disable_outputs(pipeline text)
 RETURNS void
 LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -230,7 +142,7 @@ COMMENT ON FUNCTION streamforge.disable_outputs(text) IS
 -- resync_outputs_internal, the body of resync_outputs(), is in
 -- 41_outputs_resync.sql (0.3.0: the 0.2.0 -> 0.3.0 update replaces it).
 
-CREATE FUNCTION streamforge.resync_outputs(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.resync_outputs(pipeline text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_resync_outputs'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -249,7 +161,10 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- write calls append only new numbers, and resync_outputs (so restore)
 -- only deletes from these two tables.  The internal functions run as the
 -- extension's owner once the C wrappers (src/api/outputs.c) checked admin.
-CREATE FUNCTION streamforge_internal.trim_changelog_internal(pipeline text,
+-- Trims keep what the slowest registered consumer still needs: with a
+-- bound, they trim at most up to it; without one (NULL), exactly up to it
+-- (nothing without consumers; 0.3.0, 55_consumers.sql).
+CREATE OR REPLACE FUNCTION streamforge_internal.trim_changelog_internal(pipeline text,
     up_to_seq bigint)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -257,20 +172,31 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     n bigint;
+    slowest bigint;
 BEGIN
-    IF pipeline IS NULL OR up_to_seq IS NULL THEN
+    IF pipeline IS NULL THEN
         RAISE EXCEPTION 'arguments of trim_changelog must not be null'
             USING ERRCODE = '22004';
     END IF;
+    SELECT pg_catalog.min(c.seq) INTO slowest FROM streamforge.consumer AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) trim_changelog_internal.pipeline;
+    -- (0.3.0) no bound given: up to the slowest consumer, nothing without one
+    IF up_to_seq IS NULL THEN
+        IF slowest IS NULL THEN
+            RETURN 0;
+        END IF;
+        up_to_seq := slowest;
+    END IF;
     DELETE FROM streamforge.changelog AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) trim_changelog_internal.pipeline
-       AND c.seq OPERATOR(pg_catalog.<=) trim_changelog_internal.up_to_seq;
+       AND c.seq OPERATOR(pg_catalog.<=) trim_changelog_internal.up_to_seq
+       AND (slowest IS NULL OR c.seq OPERATOR(pg_catalog.<=) slowest);
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END
 $$;
 
-CREATE FUNCTION streamforge_internal.trim_late_output_internal(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.trim_late_output_internal(pipeline text,
     up_to_late_seq bigint)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -278,14 +204,25 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     n bigint;
+    slowest bigint;
 BEGIN
-    IF pipeline IS NULL OR up_to_late_seq IS NULL THEN
+    IF pipeline IS NULL THEN
         RAISE EXCEPTION 'arguments of trim_late_output must not be null'
             USING ERRCODE = '22004';
     END IF;
+    SELECT pg_catalog.min(c.late_seq) INTO slowest FROM streamforge.consumer AS c
+     WHERE c.pipeline OPERATOR(pg_catalog.=) trim_late_output_internal.pipeline;
+    -- (0.3.0) no bound given: up to the slowest consumer, nothing without one
+    IF up_to_late_seq IS NULL THEN
+        IF slowest IS NULL THEN
+            RETURN 0;
+        END IF;
+        up_to_late_seq := slowest;
+    END IF;
     DELETE FROM streamforge.late_output AS l
      WHERE l.pipeline OPERATOR(pg_catalog.=) trim_late_output_internal.pipeline
-       AND l.late_seq OPERATOR(pg_catalog.<=) trim_late_output_internal.up_to_late_seq;
+       AND l.late_seq OPERATOR(pg_catalog.<=) trim_late_output_internal.up_to_late_seq
+       AND (slowest IS NULL OR l.late_seq OPERATOR(pg_catalog.<=) slowest);
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END
@@ -294,9 +231,9 @@ $$;
 -- The retention horizon H = watermark - lateness - retention of a pipeline
 -- (docs/outputs.md, "Results retention"), computed exactly: NULL when the pipeline
 -- has no retention, no watermark, or H is below the bigint range.  The
--- retention is the column of 70_retention.sql (reading the row as JSON
+-- retention is a column of streamforge.pipeline (reading the row as JSON
 -- would detoast the pipeline's whole snapshot on every call).
-CREATE FUNCTION streamforge_internal.retention_horizon_internal(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.retention_horizon_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -335,7 +272,7 @@ $$;
 -- results_retention is off or there is no horizon).  The sink runs it
 -- after each write call that wrote results (src/persist/sink.c); one index range
 -- per window, so it costs what it deletes.
-CREATE FUNCTION streamforge_internal.trim_results_internal(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.trim_results_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -376,7 +313,10 @@ REVOKE ALL ON FUNCTION streamforge_internal.trim_changelog_internal(text, bigint
     streamforge_internal.retention_horizon_internal(text),
     streamforge_internal.trim_results_internal(text) FROM PUBLIC;
 
-CREATE FUNCTION streamforge.trim_changelog(pipeline text, up_to_seq bigint)
+-- The bound is optional (0.3.0): without it (or NULL), up to the slowest
+-- registered consumer.
+CREATE OR REPLACE FUNCTION streamforge.trim_changelog(pipeline text,
+    up_to_seq bigint DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sf_trim_changelog'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -384,8 +324,8 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.trim_changelog(text, bigint) IS
 'Delete the pipeline''s changelog rows with seq <= up_to_seq (consumed by every consumer); returns the number deleted. Needs admin.';
 
-CREATE FUNCTION streamforge.trim_late_output(pipeline text,
-    up_to_late_seq bigint)
+CREATE OR REPLACE FUNCTION streamforge.trim_late_output(pipeline text,
+    up_to_late_seq bigint DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sf_trim_late_output'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -393,7 +333,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.trim_late_output(text, bigint) IS
 'Delete the pipeline''s late output rows with late_seq <= up_to_late_seq; returns the number deleted. Needs admin.';
 
-CREATE FUNCTION streamforge.trim_results(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.trim_results(pipeline text)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sf_trim_results'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -407,7 +347,7 @@ COMMENT ON FUNCTION streamforge.trim_results(text) IS
 
 -- clock_timestamp() as a count of units since the Unix epoch, rounded down.
 -- unit: 'us', 'ms', 's' or 'min'.
-CREATE FUNCTION streamforge.clock_now(unit text DEFAULT 'ms')
+CREATE OR REPLACE FUNCTION streamforge.clock_now(unit text DEFAULT 'ms')
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -435,7 +375,7 @@ $$;
 -- Report progress clock_now(unit) - delay for a partition: the call an
 -- application (or a pg_cron job) makes when event times are wall-clock
 -- times and no event is expected more than delay units behind the clock.
-CREATE FUNCTION streamforge.advance_to_now(pipeline text, partition text,
+CREATE OR REPLACE FUNCTION streamforge.advance_to_now(pipeline text, partition text,
     delay bigint DEFAULT 0, unit text DEFAULT 'ms')
 RETURNS SETOF streamforge.change
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -466,7 +406,7 @@ $$;
 -- The pg_cron job name of a partition's scheduled advance:
 -- 'streamforge.advance ["pipeline", "partition"]'.  JSON quoting keeps it
 -- unambiguous whatever the names contain.
-CREATE FUNCTION streamforge.advance_job_name(pipeline text, partition text)
+CREATE OR REPLACE FUNCTION streamforge.advance_job_name(pipeline text, partition text)
 RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -474,7 +414,7 @@ RETURN 'streamforge.advance '
        OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_array(pipeline, partition)::text;
 
 -- Raises a clear error when pg_cron is not installed in this database.
-CREATE FUNCTION streamforge.require_pg_cron()
+CREATE OR REPLACE FUNCTION streamforge.require_pg_cron()
 RETURNS void
 LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -499,7 +439,7 @@ $$;
 -- 1.5 on).  Scheduling the same partition again replaces its schedule.
 -- Returns the pg_cron job id.  The job runs as the calling role (so it
 -- needs the ingest privilege when it runs); scheduling needs admin.
-CREATE FUNCTION streamforge.schedule_advance(pipeline text, partition text,
+CREATE OR REPLACE FUNCTION streamforge.schedule_advance(pipeline text, partition text,
     schedule text, delay bigint DEFAULT 0, unit text DEFAULT 'ms')
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -543,7 +483,7 @@ $$;
 -- Remove a partition's scheduled advance.  Returns false when there was
 -- none (for the calling role).  Needs the admin privilege; a role that lost
 -- it can still remove its own job with cron.unschedule().
-CREATE FUNCTION streamforge.unschedule_advance(pipeline text, partition text)
+CREATE OR REPLACE FUNCTION streamforge.unschedule_advance(pipeline text, partition text)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -570,7 +510,7 @@ $$;
 
 -- The scheduled advances the calling role can see (pg_cron shows a role
 -- its own jobs).  Empty when pg_cron is not installed.
-CREATE FUNCTION streamforge.scheduled_advances()
+CREATE OR REPLACE FUNCTION streamforge.scheduled_advances()
 RETURNS TABLE (pipeline text, partition text, jobid bigint, schedule text,
                command text, active boolean)
 LANGUAGE plpgsql STABLE PARALLEL SAFE

@@ -11,27 +11,13 @@
 -- Emit modes
 -- ----------------------------------------------------------------
 
--- (The emit mode's column of streamforge.pipeline is in 75_emit_column.sql.)
-
--- create_pipeline gains emit (after time_unit, so that every call of 0.2.0
--- means what it meant)
-DROP FUNCTION streamforge.create_pipeline(text, text[],
-    streamforge.window_def[], bigint, bigint, interval);
-CREATE FUNCTION streamforge.create_pipeline(name text, partitions text[],
-    windows streamforge.window_def[], lateness bigint DEFAULT 0,
-    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL,
-    emit text DEFAULT 'update')
-RETURNS void
-AS 'MODULE_PATHNAME', 'sf_create_pipeline'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-
-COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
-    streamforge.window_def[], bigint, bigint, interval, text) IS
-'create a pipeline with its partitions, windows and allowed lateness';
+-- (The emit mode's column of streamforge.pipeline is in
+-- sql/schema/20_tables.sql; create_pipeline's emit argument in
+-- 30_functions.sql.)
 
 -- Change the emit mode; returns what the change emits (switching from
 -- 'final' upserts the rows not reported yet).  Admin.
-CREATE FUNCTION streamforge.set_emit(pipeline text, emit text)
+CREATE OR REPLACE FUNCTION streamforge.set_emit(pipeline text, emit text)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_set_emit'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -39,7 +25,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.set_emit(text, text) IS
 'change the pipeline''s emit mode (update, update+final, final); returns the changes it causes (admin)';
 
-CREATE FUNCTION streamforge.emit_mode(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.emit_mode(pipeline text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'sf_emit_mode'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
@@ -47,41 +33,18 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION streamforge.emit_mode(text) IS
 'the pipeline''s emit mode: update, update+final or final (read)';
 
--- The changelog carries final changes, and results know which rows are
--- final.  results_open finds the rows 'update' mode has to mark final
--- after a call that finalized buckets (src/persist/sink.c).
-ALTER TABLE streamforge.changelog DROP CONSTRAINT changelog_op_check;
-ALTER TABLE streamforge.changelog ADD CONSTRAINT changelog_op_check
-    CHECK (op OPERATOR(pg_catalog.=) ANY
-           (ARRAY['retract'::pg_catalog.text, 'upsert'::pg_catalog.text,
-                  'final'::pg_catalog.text]));
-
-ALTER TABLE streamforge.results ADD COLUMN final boolean NOT NULL DEFAULT false;
-
-CREATE INDEX results_open ON streamforge.results (pipeline, window_end)
-    WHERE NOT final;
+-- (The changelog carries final changes, and results know which rows are
+-- final: changelog_op_check, results.final and the index results_open are
+-- in sql/schema/20_tables.sql.)
 
 -- ----------------------------------------------------------------
 -- Epochs
 -- ----------------------------------------------------------------
 
--- The outputs' epoch: a new one is taken by resync_outputs (so by
--- restore), which may rewind the changelog's seq numbers, and when a
--- pipeline's outputs are turned on (again: what happened while they were
--- off is not in them).  It is carried by every changelog and results row
--- written and by every notification, so that a consumer that sees an
--- epoch other than its own knows to rebuild (docs/outputs.md, Epochs).
--- Epochs come from one sequence, so a pipeline's epochs only grow and
--- never repeat; 1 is the epoch of the outputs of 0.2.0.
-CREATE SEQUENCE streamforge.output_epoch_seq START WITH 2;
-SELECT pg_catalog.pg_extension_config_dump('streamforge.output_epoch_seq', '');
-REVOKE ALL ON SEQUENCE streamforge.output_epoch_seq FROM PUBLIC;
+-- (The outputs' epoch: output_epoch_seq and the epoch columns are in
+-- sql/schema/20_tables.sql.)
 
-ALTER TABLE streamforge.output_config ADD COLUMN epoch bigint NOT NULL DEFAULT 1;
-ALTER TABLE streamforge.changelog ADD COLUMN epoch bigint NOT NULL DEFAULT 1;
-ALTER TABLE streamforge.results ADD COLUMN epoch bigint NOT NULL DEFAULT 1;
-
-CREATE FUNCTION streamforge_internal.output_config_epoch()
+CREATE OR REPLACE FUNCTION streamforge_internal.output_config_epoch()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -94,14 +57,14 @@ $$;
 
 REVOKE ALL ON FUNCTION streamforge_internal.output_config_epoch() FROM PUBLIC;
 
-CREATE TRIGGER output_config_epoch
+CREATE OR REPLACE TRIGGER output_config_epoch
     BEFORE INSERT ON streamforge.output_config
     FOR EACH ROW EXECUTE FUNCTION streamforge_internal.output_config_epoch();
 
 -- The results rows configure_outputs copies from visible() when it turns
 -- results on are written in the outputs' epoch too (it copies them before
 -- it writes the configuration row that has the epoch)
-CREATE FUNCTION streamforge_internal.output_config_results_epoch()
+CREATE OR REPLACE FUNCTION streamforge_internal.output_config_results_epoch()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -117,12 +80,12 @@ $$;
 
 REVOKE ALL ON FUNCTION streamforge_internal.output_config_results_epoch() FROM PUBLIC;
 
-CREATE TRIGGER output_config_results_epoch
+CREATE OR REPLACE TRIGGER output_config_results_epoch
     AFTER INSERT OR UPDATE OF results ON streamforge.output_config
     FOR EACH ROW EXECUTE FUNCTION streamforge_internal.output_config_results_epoch();
 
 -- The notification payload (src/persist/notify.c), for resync_outputs
-CREATE FUNCTION streamforge_internal.notify_changes(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.notify_changes(pipeline text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -155,7 +118,7 @@ REVOKE ALL ON FUNCTION streamforge_internal.notify_changes(text) FROM PUBLIC;
 -- The channel of a pipeline's own notifications and its id (the
 -- payloads name pipelines by id); needs the read privilege, so a role
 -- that may not read a pipeline cannot tell which id is whose.
-CREATE FUNCTION streamforge.notify_channel(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge.notify_channel(pipeline text,
     OUT channel text, OUT pipeline_id bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'sf_notify_channel'
@@ -170,7 +133,7 @@ COMMENT ON FUNCTION streamforge.notify_channel(text) IS
 
 -- Every finalized row the pipeline's remembered events still give
 -- (src/engine/final_rows.c, sf_derive_all_final_rows).  Internal.
-CREATE FUNCTION streamforge_internal.final_rows_all(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.final_rows_all(pipeline text)
 RETURNS SETOF streamforge.result
 AS 'MODULE_PATHNAME', 'sf_final_rows_all'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -181,7 +144,7 @@ REVOKE ALL ON FUNCTION streamforge_internal.final_rows_all(text) FROM PUBLIC;
 -- remembered events (final, seq NULL), besides the visible() rows the
 -- configuration copies.  Run as the extension's owner by
 -- configure_outputs (src/api/outputs.c) once it checked admin.
-CREATE FUNCTION streamforge_internal.configure_outputs_backfill(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.configure_outputs_backfill(pipeline text,
     changelog boolean, results boolean, late boolean, notify boolean,
     results_retention boolean, backfill boolean)
 RETURNS void
@@ -224,29 +187,4 @@ $$;
 REVOKE ALL ON FUNCTION streamforge_internal.configure_outputs_backfill(text,
     boolean, boolean, boolean, boolean, boolean, boolean) FROM PUBLIC;
 
-DROP FUNCTION streamforge.disable_outputs(text);
-DROP FUNCTION streamforge.configure_outputs(text, boolean, boolean, boolean,
-    boolean, boolean);
-CREATE FUNCTION streamforge.configure_outputs(pipeline text,
-    changelog boolean DEFAULT true, results boolean DEFAULT true,
-    late boolean DEFAULT true, notify boolean DEFAULT true,
-    results_retention boolean DEFAULT false, backfill boolean DEFAULT false)
-RETURNS void
-AS 'MODULE_PATHNAME', 'sf_configure_outputs'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-
-COMMENT ON FUNCTION streamforge.configure_outputs(text, boolean, boolean,
-    boolean, boolean, boolean, boolean) IS
-'Turn the pipeline''s durable outputs (changelog, results, late output, notifications) on or off; results_retention drops final results rows older than the retention horizon; backfill adds the rows finalized before, from the remembered events. Needs admin.';
-
--- All outputs off: configure_outputs with every switch false.
-CREATE FUNCTION streamforge.disable_outputs(pipeline text)
-RETURNS void
-LANGUAGE sql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-    SELECT streamforge.configure_outputs(pipeline, false, false, false, false, false);
-END;
-
-COMMENT ON FUNCTION streamforge.disable_outputs(text) IS
-'Turn every output of the pipeline off (configure_outputs with every switch false). Needs admin.';
+-- (configure_outputs' backfill argument: 40_outputs.sql.)

@@ -7,7 +7,7 @@
 -- The estimated CPU time (ms) a new backend spends loading the pipeline:
 -- decoding its latest snapshot and replaying the journal after it
 -- (src/persist/compact.c).  Loads the pipeline into this backend's cache.
-CREATE FUNCTION streamforge_internal.estimated_load_ms(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.estimated_load_ms(pipeline text)
 RETURNS double precision
 AS 'MODULE_PATHNAME', 'sf_estimated_load_ms'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;

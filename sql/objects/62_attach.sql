@@ -73,20 +73,6 @@
 -- insert maps to the same events whatever the inserting session's settings.
 -- Not timezone_abbreviations: setting it reads its file, at every call.
 
--- attach() and attach_create_triggers() gained a filter in 0.3.0: the
--- update from 0.2.0 drops their old signatures (nothing depends on them),
--- so that a call with the old arguments is not ambiguous.
-DO $drop_old$
-BEGIN
-    IF pg_catalog.to_regprocedure('streamforge.attach(text, pg_catalog.regclass, text, text, text, text, text)') IS NOT NULL THEN
-        DROP FUNCTION streamforge.attach(text, pg_catalog.regclass, text, text, text, text, text);
-    END IF;
-    IF pg_catalog.to_regprocedure('streamforge_internal.attach_create_triggers(text, bigint, pg_catalog.regclass, text, text, text, text, text)') IS NOT NULL THEN
-        DROP FUNCTION streamforge_internal.attach_create_triggers(text, bigint, pg_catalog.regclass, text, text, text, text, text);
-    END IF;
-END
-$drop_old$;
-
 -- The trigger name of an attachment of pipeline to a table.
 CREATE OR REPLACE FUNCTION streamforge_internal.attach_trigger_name(pipeline text)
 RETURNS name

@@ -8,7 +8,7 @@
 -- attachment made with attach(..., measures => ARRAY[...]) calls it
 -- (62_attach.sql).
 
-CREATE FUNCTION streamforge.append_measures_batch(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge.append_measures_batch(pipeline text,
     deliveries streamforge.measures_delivery[])
 RETURNS SETOF streamforge.measures_change
 AS 'MODULE_PATHNAME', 'sf_append_measures_batch'
@@ -20,7 +20,7 @@ COMMENT ON FUNCTION streamforge.append_measures_batch(text, streamforge.measures
 -- one-measure pipeline or none: attach() checks its measures against it.
 -- Runs as the extension's owner, which may read streamforge.pipeline; like
 -- ids (pipeline_id, 62_attach.sql), a count of measures is no secret.
-CREATE FUNCTION streamforge_internal.pipeline_nmeasures(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_nmeasures(pipeline text)
 RETURNS integer
 LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

@@ -63,7 +63,7 @@ COMMENT ON FUNCTION streamforge.create_aggregate(text, text, interval, interval,
 
 -- The mapping of an analyzed query to a pipeline, as the caller (called by
 -- create_aggregate only).
-CREATE FUNCTION streamforge_internal.aggregate_create(name text, query text,
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_create(name text, query text,
     plan jsonb, view_schema text, lateness interval, out_of_orderness interval,
     emit text, event_id text, partition text, partitions text[],
     retention interval)

@@ -23,7 +23,7 @@
 -- window_start always fit.  Rows of longer keys are indexed by time only
 -- (the second index below) and the view reads them through a second branch
 -- (aggregate_results_view).
-CREATE FUNCTION streamforge_internal.aggregate_long_key_index_name(name text)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_long_key_index_name(name text)
 RETURNS name
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -37,7 +37,7 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_long_key_index_name(text) IS
 -- then window_start; rows of longer keys by window_start.  Both partial,
 -- restricted to the aggregate's pipeline and window; the view's two
 -- branches repeat the predicates, so that the planner uses them.
-CREATE FUNCTION streamforge_internal.aggregate_make_indexes(name text, unit_us bigint, spec jsonb)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_make_indexes(name text, unit_us bigint, spec jsonb)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -125,7 +125,7 @@ CREATE OR REPLACE TRIGGER aggregate_index
 -- rows of the time range only.  Every read is gated by
 -- aggregate_readable(pipeline).  or_replace: the update from 0.3.0, whose
 -- views had one branch (same columns).
-CREATE FUNCTION streamforge_internal.aggregate_results_view(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_results_view(pipeline text,
     view_schema text, view_name text, unit_us bigint, spec jsonb, or_replace boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE

@@ -10,29 +10,29 @@
 
 -- Each needs the admin privilege, runs in the caller's transaction, and
 -- returns the changes it caused (which the outputs receive as well).
-CREATE FUNCTION streamforge.add_partition(pipeline text, partition text)
+CREATE OR REPLACE FUNCTION streamforge.add_partition(pipeline text, partition text)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_add_partition'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION streamforge.add_window(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge.add_window(pipeline text,
     definition streamforge.window_def)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_add_window'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION streamforge.drop_window(pipeline text, window_name text)
+CREATE OR REPLACE FUNCTION streamforge.drop_window(pipeline text, window_name text)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_drop_window'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION streamforge.set_lateness(pipeline text, lateness bigint)
+CREATE OR REPLACE FUNCTION streamforge.set_lateness(pipeline text, lateness bigint)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_set_lateness'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- NULL retention keeps everything.  Not STRICT: NULL is a value here.
-CREATE FUNCTION streamforge.set_retention(pipeline text, retention bigint)
+CREATE OR REPLACE FUNCTION streamforge.set_retention(pipeline text, retention bigint)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_set_retention'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -40,13 +40,13 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- ----------------------------------------------------------------
 -- Names that work unqualified (GRANT and REVOKE are reserved words)
 -- ----------------------------------------------------------------
-CREATE FUNCTION streamforge.grant_privilege(pipeline text, role name,
+CREATE OR REPLACE FUNCTION streamforge.grant_privilege(pipeline text, role name,
     privilege text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_grant'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION streamforge.revoke_privilege(pipeline text, role name,
+CREATE OR REPLACE FUNCTION streamforge.revoke_privilege(pipeline text, role name,
     privilege text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_revoke'
@@ -59,7 +59,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- live() and visible() with avg = sum / count, an exact numeric quotient
 -- rounded as numeric division rounds (at least 16 significant digits).
 -- The change and result types stay as the contract defines them.
-CREATE FUNCTION streamforge.live_avg(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.live_avg(pipeline text)
 RETURNS TABLE (window_name text, key text, window_start bigint,
                window_end bigint, count bigint, sum numeric, min bigint,
                max bigint, avg numeric)
@@ -72,7 +72,7 @@ BEGIN ATOMIC
       FROM streamforge.live(pipeline) AS r;
 END;
 
-CREATE FUNCTION streamforge.visible_avg(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.visible_avg(pipeline text)
 RETURNS TABLE (window_name text, key text, window_start bigint,
                window_end bigint, count bigint, sum numeric, min bigint,
                max bigint, avg numeric)

@@ -65,7 +65,7 @@
 
 -- tumble(ts, size): the start of ts's fixed window, aligned to the Unix
 -- epoch (so that the query also runs as a plain query).
-CREATE FUNCTION streamforge.tumble(ts timestamptz, size interval)
+CREATE OR REPLACE FUNCTION streamforge.tumble(ts timestamptz, size interval)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'sf_tumble'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -73,7 +73,7 @@ COMMENT ON FUNCTION streamforge.tumble(timestamptz, interval) IS
     'in the query of create_aggregate: fixed windows of size; elsewhere: the window start of ts';
 
 -- hop(ts, size, slide): only in create_aggregate's query
-CREATE FUNCTION streamforge.hop(ts timestamptz, size interval, slide interval)
+CREATE OR REPLACE FUNCTION streamforge.hop(ts timestamptz, size interval, slide interval)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'sf_window_marker'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -84,7 +84,7 @@ COMMENT ON FUNCTION streamforge.hop(timestamptz, interval, interval) IS
 -- streamforge.session(name, gap) already has the name, and the extension
 -- keeps one function per name (session('g', NULL) would be ambiguous), so
 -- aggregate_plan renames the call to this marker before analysis.
-CREATE FUNCTION streamforge_internal.session_window(ts timestamptz, gap interval)
+CREATE OR REPLACE FUNCTION streamforge_internal.session_window(ts timestamptz, gap interval)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'sf_window_marker'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -96,7 +96,7 @@ COMMENT ON FUNCTION streamforge_internal.session_window(timestamptz, interval) I
 -- Helpers (C, src/api/aggregate_sql.c)
 -- ----------------------------------------------------------------
 
-CREATE FUNCTION streamforge_internal.aggregate_plan(query text)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_plan(query text)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'sf_aggregate_plan'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -104,14 +104,14 @@ REVOKE ALL ON FUNCTION streamforge_internal.aggregate_plan(text) FROM PUBLIC;
 COMMENT ON FUNCTION streamforge_internal.aggregate_plan(text) IS
     'the query of create_aggregate, analyzed, checked and described (internal helper)';
 
-CREATE FUNCTION streamforge_internal.aggregate_key_part(key text, i integer)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_key_part(key text, i integer)
 RETURNS text
 AS 'MODULE_PATHNAME', 'sf_aggregate_key_part'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge_internal.aggregate_key_part(text, integer) IS
     'part i of the key of an aggregate (internal helper)';
 
-CREATE FUNCTION streamforge_internal.aggregate_time(t bigint, unit_us bigint)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_time(t bigint, unit_us bigint)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'sf_aggregate_time'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -122,29 +122,13 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_time(bigint, bigint) IS
 -- The registry
 -- ----------------------------------------------------------------
 
--- One row per aggregate: its pipeline (the same name), the query as given,
--- the table, the views' schema and name, the time unit, and the shape of
--- the views (spec: window, keys, aggregates; written by
--- aggregate_register_internal only).  A configuration table: pg_dump
--- carries it over; dropping the pipeline drops the row (and its index).
-CREATE TABLE streamforge.aggregate (
-    name text COLLATE "C" PRIMARY KEY
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
-    query text NOT NULL,
-    source regclass NOT NULL,
-    view_schema text NOT NULL,
-    view_name text NOT NULL,
-    unit_us bigint NOT NULL,
-    spec jsonb NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
-);
+-- (The table streamforge.aggregate is in sql/schema/20_tables.sql.)
 COMMENT ON TABLE streamforge.aggregate IS
     'the aggregates made by create_aggregate: query, table, views, time unit (read them through streamforge.aggregates)';
-SELECT pg_catalog.pg_extension_config_dump('streamforge.aggregate', '');
 REVOKE ALL ON streamforge.aggregate FROM PUBLIC;
 
 -- The name of an aggregate's index on streamforge.results.
-CREATE FUNCTION streamforge_internal.aggregate_index_name(name text)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_index_name(name text)
 RETURNS name
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -160,7 +144,7 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_index_name(text) IS
 -- read), with their defining query.  Runs as its owner, which may read
 -- streamforge.aggregate; security_barrier keeps a caller's functions from
 -- seeing rows before the privilege filter.
-CREATE VIEW streamforge.aggregates WITH (security_barrier) AS
+CREATE OR REPLACE VIEW streamforge.aggregates WITH (security_barrier) AS
 SELECT a.name, a.source, a.view_schema, a.view_name, a.query, a.created_at
   FROM streamforge.aggregate AS a
  WHERE EXISTS (SELECT 1 FROM streamforge.pipelines AS v
@@ -173,7 +157,7 @@ COMMENT ON VIEW streamforge.aggregates IS
 -- The gate of an aggregate's view: true, or 42704/42501 unless the current
 -- user may read the pipeline.  Stable, so that a call with a constant is a
 -- one-time filter, evaluated before the view's scan.
-CREATE FUNCTION streamforge_internal.aggregate_readable(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_readable(pipeline text)
 RETURNS boolean
 LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
@@ -190,7 +174,7 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_readable(text) IS
 -- Registering: the row and the views, as the extension's owner
 -- ----------------------------------------------------------------
 
-CREATE FUNCTION streamforge_internal.aggregate_register(pipeline text, view_schema text,
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_register(pipeline text, view_schema text,
     view_name text, source regclass, query text, unit_us bigint, spec jsonb)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_aggregate_register'
@@ -201,14 +185,14 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_register(text, text, text, re
 
 -- aggregate_register_internal, the views and the indexes: 66_aggregates_views.sql
 
-CREATE FUNCTION streamforge_internal.aggregate_unregister(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_unregister(pipeline text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_aggregate_unregister'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge_internal.aggregate_unregister(text) IS
     'drops the views and the record of an aggregate, not its pipeline (called by drop_aggregate; admin)';
 
-CREATE FUNCTION streamforge_internal.aggregate_unregister_internal(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_unregister_internal(pipeline text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -239,7 +223,7 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_unregister_internal(text) IS
 
 -- drop_aggregate(name): the views, the record, then the pipeline (which
 -- detaches the table).  Admin.
-CREATE FUNCTION streamforge.drop_aggregate(name text)
+CREATE OR REPLACE FUNCTION streamforge.drop_aggregate(name text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -258,7 +242,7 @@ COMMENT ON FUNCTION streamforge.drop_aggregate(text) IS
 -- alter_aggregate(name, lateness, emit, retention): NULL leaves a setting
 -- as it is.  The intervals must be whole numbers of the aggregate's time
 -- unit (streamforge.time_unit(name)).  Admin (set_lateness, set_retention).
-CREATE FUNCTION streamforge.alter_aggregate(name text,
+CREATE OR REPLACE FUNCTION streamforge.alter_aggregate(name text,
     lateness interval DEFAULT NULL, emit text DEFAULT NULL,
     retention interval DEFAULT NULL)
 RETURNS void

@@ -4,56 +4,18 @@
 -- aggregates; the functions here deliver to and read such pipelines.
 -- Everything is new in 0.3.0, so the update script includes this piece.
 
--- The definition: measure names in declaration order, and the aggregates
--- in their normalized spelling (NULL for a one-measure pipeline).
-ALTER TABLE streamforge.pipeline ADD COLUMN measures text[];
-ALTER TABLE streamforge.pipeline ADD COLUMN aggregates text[];
-
--- The durable outputs carry a measures pipeline's declared aggregates
--- (NULL for a one-measure pipeline, and for rows not written by a change,
--- such as those copied from visible() when results are enabled).
-ALTER TABLE streamforge.changelog ADD COLUMN aggregates jsonb;
-ALTER TABLE streamforge.results ADD COLUMN aggregates jsonb;
-
--- A delivery of a measures pipeline, for ingest_measures_batch.
-CREATE TYPE streamforge.measures_delivery AS (
-    partition text,
-    source_offset bigint,
-    event_id text,
-    key text,
-    event_time bigint,
-    measures bigint[]
-);
+-- The storage (the measures and aggregates columns of streamforge.pipeline,
+-- the aggregates column of the outputs) is in sql/schema/20_tables.sql, the
+-- types measures_delivery, measures_change and measures_result in
+-- sql/schema/10_types.sql.
 COMMENT ON TYPE streamforge.measures_delivery IS
     'a delivery of a measures pipeline (one bigint per measure), for streamforge.ingest_measures_batch';
-
--- A change of a measures pipeline: the declared aggregates by name.
-CREATE TYPE streamforge.measures_change AS (
-    seq bigint,
-    op text,            -- 'retract' | 'upsert'
-    window_name text,
-    key text,
-    window_start bigint,
-    window_end bigint,
-    count bigint,
-    aggregates jsonb
-);
 COMMENT ON TYPE streamforge.measures_change IS
     'a change of a measures pipeline: the address, the count and the declared aggregates by name';
-
--- A row of live_aggregates() and visible_aggregates().
-CREATE TYPE streamforge.measures_result AS (
-    window_name text,
-    key text,
-    window_start bigint,
-    window_end bigint,
-    count bigint,
-    aggregates jsonb
-);
 COMMENT ON TYPE streamforge.measures_result IS
     'a row of a measures pipeline: the address, the count and the declared aggregates by name';
 
-CREATE FUNCTION streamforge.ingest_measures(pipeline text, partition text,
+CREATE OR REPLACE FUNCTION streamforge.ingest_measures(pipeline text, partition text,
     source_offset bigint, event_id text, key text, event_time bigint,
     measures bigint[])
 RETURNS SETOF streamforge.measures_change
@@ -62,7 +24,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 2;
 COMMENT ON FUNCTION streamforge.ingest_measures(text, text, bigint, text, text, bigint, bigint[]) IS
     'delivers one event of a measures pipeline (one bigint per measure) at a source offset';
 
-CREATE FUNCTION streamforge.ingest_measures_batch(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge.ingest_measures_batch(pipeline text,
     deliveries streamforge.measures_delivery[])
 RETURNS SETOF streamforge.measures_change
 AS 'MODULE_PATHNAME', 'sf_ingest_measures_batch'
@@ -70,21 +32,21 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.ingest_measures_batch(text, streamforge.measures_delivery[]) IS
     'delivers the events of a measures pipeline in array order, all or none';
 
-CREATE FUNCTION streamforge.live_aggregates(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.live_aggregates(pipeline text)
 RETURNS SETOF streamforge.measures_result
 AS 'MODULE_PATHNAME', 'sf_live_aggregates'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION streamforge.live_aggregates(text) IS
     'every live bucket of a measures pipeline with its declared aggregates, like live()';
 
-CREATE FUNCTION streamforge.visible_aggregates(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.visible_aggregates(pipeline text)
 RETURNS SETOF streamforge.measures_result
 AS 'MODULE_PATHNAME', 'sf_visible_aggregates'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION streamforge.visible_aggregates(text) IS
     'the visible rows of a measures pipeline with its declared aggregates, like visible()';
 
-CREATE FUNCTION streamforge.aggregate_columns(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.aggregate_columns(pipeline text)
 RETURNS TABLE (ordinality integer, name text, type regtype, func text,
                measure text)
 AS 'MODULE_PATHNAME', 'sf_aggregate_columns'

@@ -13,27 +13,14 @@
 -- cannot redirect anything; every name is schema-qualified anyway.
 
 -- ----------------------------------------------------------------
--- Storage: the time unit of a pipeline (NULL: none, as for 0.1.0)
--- ----------------------------------------------------------------
-
-ALTER TABLE streamforge.pipeline ADD COLUMN time_unit interval;
-
--- ----------------------------------------------------------------
 -- Sources without offsets
 -- ----------------------------------------------------------------
 
--- An event without a source offset, for append_batch.
-CREATE TYPE streamforge.event AS (
-    partition text,
-    event_id text,
-    key text,
-    event_time bigint,
-    value bigint
-);
+-- An event without a source offset, for append_batch (sql/schema/10_types.sql).
 COMMENT ON TYPE streamforge.event IS
     'an event without a source offset, for streamforge.append_batch';
 
-CREATE FUNCTION streamforge.append(pipeline text, partition text,
+CREATE OR REPLACE FUNCTION streamforge.append(pipeline text, partition text,
     event_id text, key text, event_time bigint, value bigint)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_append'
@@ -41,7 +28,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 2;
 COMMENT ON FUNCTION streamforge.append(text, text, text, text, bigint, bigint) IS
     'delivers one event at the partition''s next offset, assigned under the pipeline''s lock';
 
-CREATE FUNCTION streamforge.append_batch(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge.append_batch(pipeline text,
     events streamforge.event[])
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_append_batch'
@@ -53,7 +40,7 @@ COMMENT ON FUNCTION streamforge.append_batch(text, streamforge.event[]) IS
 -- Time units: exact conversions between timestamptz/interval and units
 -- ----------------------------------------------------------------
 
-CREATE FUNCTION streamforge.time_unit(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.time_unit(pipeline text)
 RETURNS interval
 AS 'MODULE_PATHNAME', 'sf_time_unit'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
@@ -63,7 +50,7 @@ COMMENT ON FUNCTION streamforge.time_unit(text) IS
 -- An interval as microseconds.  Months and years have no fixed length and
 -- are refused; a day is 86,400 seconds (windows are aligned to the Unix
 -- epoch, in UTC, whatever the session's time zone).
-CREATE FUNCTION streamforge_internal.interval_us(i interval)
+CREATE OR REPLACE FUNCTION streamforge_internal.interval_us(i interval)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -85,7 +72,7 @@ COMMENT ON FUNCTION streamforge_internal.interval_us(interval) IS
 
 -- A positive time unit as microseconds; NULL raises 22023 naming the
 -- pipeline (a pipeline without a time unit).
-CREATE FUNCTION streamforge_internal.unit_us(unit interval, pipeline text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION streamforge_internal.unit_us(unit interval, pipeline text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -117,7 +104,7 @@ COMMENT ON FUNCTION streamforge_internal.unit_us(interval, text) IS
 -- routine as ingest_json's event_time strings (src/api/timeunit.c); not
 -- strict: a NULL is an error (22004).  STABLE, not IMMUTABLE: the setting
 -- streamforge.round_event_times turns the 22023 into rounding down.
-CREATE FUNCTION streamforge.time_to_units(t timestamptz, unit interval)
+CREATE OR REPLACE FUNCTION streamforge.time_to_units(t timestamptz, unit interval)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sf_time_to_units_sql'
 LANGUAGE C STABLE PARALLEL SAFE;
@@ -125,7 +112,7 @@ COMMENT ON FUNCTION streamforge.time_to_units(timestamptz, interval) IS
     'a timestamp as a whole number of units since the Unix epoch, exactly';
 
 -- interval -> units, exactly.
-CREATE FUNCTION streamforge.interval_to_units(i interval, unit interval)
+CREATE OR REPLACE FUNCTION streamforge.interval_to_units(i interval, unit interval)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -150,7 +137,7 @@ COMMENT ON FUNCTION streamforge.interval_to_units(interval, interval) IS
 -- hours in two halves, each of which fits make_interval's integer.  A time
 -- that timestamptz cannot hold is 22008, as PostgreSQL's own "timestamp out
 -- of range" (docs/ingestion.md).
-CREATE FUNCTION streamforge.units_to_time(t bigint, unit interval)
+CREATE OR REPLACE FUNCTION streamforge.units_to_time(t bigint, unit interval)
 RETURNS timestamptz
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -191,7 +178,7 @@ COMMENT ON FUNCTION streamforge.units_to_time(bigint, interval) IS
 -- Window constructors taking intervals.  The sizes are kept in
 -- microseconds, with the kind marked "/us"; create_pipeline converts them
 -- to the pipeline's time unit (and refuses them without one).
-CREATE FUNCTION streamforge.fixed_interval(name text, size interval)
+CREATE OR REPLACE FUNCTION streamforge.fixed_interval(name text, size interval)
 RETURNS streamforge.window_def
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -210,7 +197,7 @@ $$;
 COMMENT ON FUNCTION streamforge.fixed_interval(text, interval) IS
     'a fixed (tumbling) window whose size is an interval (needs a pipeline time unit)';
 
-CREATE FUNCTION streamforge.sliding_interval(name text, size interval, step interval)
+CREATE OR REPLACE FUNCTION streamforge.sliding_interval(name text, size interval, step interval)
 RETURNS streamforge.window_def
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -232,7 +219,7 @@ $$;
 COMMENT ON FUNCTION streamforge.sliding_interval(text, interval, interval) IS
     'a sliding (hopping) window whose size and step are intervals (needs a pipeline time unit)';
 
-CREATE FUNCTION streamforge.session_interval(name text, gap interval)
+CREATE OR REPLACE FUNCTION streamforge.session_interval(name text, gap interval)
 RETURNS streamforge.window_def
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -252,7 +239,7 @@ COMMENT ON FUNCTION streamforge.session_interval(text, interval) IS
     'a session window whose gap is an interval (needs a pipeline time unit)';
 
 -- Write calls taking timestamptz: converted with the pipeline's unit.
-CREATE FUNCTION streamforge.ingest_ts(pipeline text, partition text,
+CREATE OR REPLACE FUNCTION streamforge.ingest_ts(pipeline text, partition text,
     source_offset bigint, event_id text, key text, event_time timestamptz,
     value bigint)
 RETURNS SETOF streamforge.change
@@ -271,7 +258,7 @@ $$;
 COMMENT ON FUNCTION streamforge.ingest_ts(text, text, bigint, text, text, timestamptz, bigint) IS
     'delivers one event whose time is a timestamp (the pipeline needs a time unit)';
 
-CREATE FUNCTION streamforge.append_ts(pipeline text, partition text,
+CREATE OR REPLACE FUNCTION streamforge.append_ts(pipeline text, partition text,
     event_id text, key text, event_time timestamptz, value bigint)
 RETURNS SETOF streamforge.change
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 2
@@ -288,7 +275,7 @@ $$;
 COMMENT ON FUNCTION streamforge.append_ts(text, text, text, text, timestamptz, bigint) IS
     'delivers one event whose time is a timestamp at the partition''s next offset';
 
-CREATE FUNCTION streamforge.advance_ts(pipeline text, partition text,
+CREATE OR REPLACE FUNCTION streamforge.advance_ts(pipeline text, partition text,
     progress timestamptz)
 RETURNS SETOF streamforge.change
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -306,7 +293,7 @@ COMMENT ON FUNCTION streamforge.advance_ts(text, text, timestamptz) IS
     'reports a partition''s progress as a timestamp (the pipeline needs a time unit)';
 
 -- Results with timestamptz bounds.
-CREATE FUNCTION streamforge.visible_ts(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.visible_ts(pipeline text)
 RETURNS TABLE (window_name text, key text, window_start timestamptz,
                window_end timestamptz, count bigint, sum numeric, min bigint,
                max bigint)
@@ -327,7 +314,7 @@ $$;
 COMMENT ON FUNCTION streamforge.visible_ts(text) IS
     'visible() with timestamp window bounds (the pipeline needs a time unit)';
 
-CREATE FUNCTION streamforge.live_ts(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.live_ts(pipeline text)
 RETURNS TABLE (window_name text, key text, window_start timestamptz,
                window_end timestamptz, count bigint, sum numeric, min bigint,
                max bigint)
@@ -348,7 +335,7 @@ $$;
 COMMENT ON FUNCTION streamforge.live_ts(text) IS
     'live() with timestamp window bounds (the pipeline needs a time unit)';
 
-CREATE FUNCTION streamforge.watermark_ts(pipeline text)
+CREATE OR REPLACE FUNCTION streamforge.watermark_ts(pipeline text)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
@@ -365,28 +352,59 @@ COMMENT ON FUNCTION streamforge.watermark_ts(text) IS
 
 -- The durable results (streamforge.results, row-level security applies)
 -- with timestamp bounds.
-CREATE FUNCTION streamforge.results_ts(pipeline text)
+-- A key and a time range, and the final and epoch columns (0.3.0, issue
+-- 25 item 6; docs/outputs.md, Reading the results).  window_from and window_to bound window_start from below and
+-- window_end from above, inclusive; they must be whole units of the
+-- pipeline's time unit (time_to_units).
+CREATE OR REPLACE FUNCTION streamforge.results_ts(pipeline text, for_key text DEFAULT NULL,
+    window_from timestamptz DEFAULT NULL, window_to timestamptz DEFAULT NULL)
 RETURNS TABLE (window_name text, key text, window_start timestamptz,
                window_end timestamptz, count bigint, sum numeric, min bigint,
-               max bigint, seq bigint)
+               max bigint, seq bigint, final boolean, epoch bigint)
 LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     unit interval := streamforge.time_unit(pipeline);
+    lo bigint;
+    hi bigint;
 BEGIN
     PERFORM streamforge_internal.unit_us(unit, pipeline);
-    RETURN QUERY SELECT r.window_name::text, r.key::text,
-        streamforge.units_to_time(r.window_start, unit),
-        streamforge.units_to_time(r.window_end, unit),
-        r.count, r.sum, r.min, r.max, r.seq
-      FROM streamforge.results AS r
-     WHERE r.pipeline OPERATOR(pg_catalog.=) results_ts.pipeline
-     ORDER BY r.window_name, r.key, r.window_start, r.window_end;
+    lo := -9223372036854775807 OPERATOR(pg_catalog.-) 1;
+    hi := 9223372036854775807;
+    IF window_from IS NOT NULL THEN
+        lo := streamforge.time_to_units(window_from, unit);
+    END IF;
+    IF window_to IS NOT NULL THEN
+        hi := streamforge.time_to_units(window_to, unit);
+    END IF;
+    IF results_ts.for_key IS NULL THEN
+        RETURN QUERY SELECT r.window_name::text, r.key::text,
+            streamforge.units_to_time(r.window_start, unit),
+            streamforge.units_to_time(r.window_end, unit),
+            r.count, r.sum, r.min, r.max, r.seq, r.final, r.epoch
+          FROM streamforge.results AS r
+         WHERE r.pipeline OPERATOR(pg_catalog.=) results_ts.pipeline
+           AND r.window_start OPERATOR(pg_catalog.>=) lo
+           AND r.window_end OPERATOR(pg_catalog.<=) hi
+         ORDER BY r.window_name, r.key, r.window_start, r.window_end;
+    ELSE
+        -- by the hash index results_key, also in a generic plan
+        RETURN QUERY SELECT r.window_name::text, r.key::text,
+            streamforge.units_to_time(r.window_start, unit),
+            streamforge.units_to_time(r.window_end, unit),
+            r.count, r.sum, r.min, r.max, r.seq, r.final, r.epoch
+          FROM streamforge.results AS r
+         WHERE r.key OPERATOR(pg_catalog.=) results_ts.for_key
+           AND r.pipeline OPERATOR(pg_catalog.=) results_ts.pipeline
+           AND r.window_start OPERATOR(pg_catalog.>=) lo
+           AND r.window_end OPERATOR(pg_catalog.<=) hi
+         ORDER BY r.window_name, r.key, r.window_start, r.window_end;
+    END IF;
 END
 $$;
-COMMENT ON FUNCTION streamforge.results_ts(text) IS
-    'the pipeline''s rows of streamforge.results with timestamp bounds';
+COMMENT ON FUNCTION streamforge.results_ts(text, text, timestamptz, timestamptz) IS
+    'the pipeline''s rows of streamforge.results with timestamp bounds, optionally of one key and within a time range';
 
 -- ----------------------------------------------------------------
 -- JSON
@@ -399,7 +417,7 @@ COMMENT ON FUNCTION streamforge.results_ts(text) IS
 -- event_time may be a timestamp string.  All or none.  In C
 -- (src/api/ingest_json.c): it checks the caller's ingest privilege first, like
 -- the other write calls.
-CREATE FUNCTION streamforge.ingest_json(pipeline text, deliveries jsonb)
+CREATE OR REPLACE FUNCTION streamforge.ingest_json(pipeline text, deliveries jsonb)
 RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_ingest_json'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -415,7 +433,7 @@ COMMENT ON FUNCTION streamforge.ingest_json(text, jsonb) IS
 -- outputs), returning the number of changes instead of the rows.  Not
 -- set-returning, so PL/pgSQL runs `n := streamforge.ingest_count(...)`
 -- without starting the executor per call.
-CREATE FUNCTION streamforge.ingest_count(pipeline text, partition text,
+CREATE OR REPLACE FUNCTION streamforge.ingest_count(pipeline text, partition text,
     source_offset bigint, event_id text, key text, event_time bigint,
     value bigint)
 RETURNS integer

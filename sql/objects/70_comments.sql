@@ -23,28 +23,6 @@ COMMENT ON FUNCTION streamforge.session(text, bigint) IS
     'session window: events closer than gap units merge into one session';
 COMMENT ON FUNCTION streamforge.drop_pipeline(text) IS
     'drop a pipeline, its state and its outputs (admin)';
--- create_pipeline and ingest change their arguments in 0.2.0 (retention,
--- time units): comment them whatever their signature
-DO $$
-DECLARE
-    f pg_catalog.regprocedure;
-BEGIN
-    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
-              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'streamforge'::pg_catalog.regnamespace
-                AND p.proname OPERATOR(pg_catalog.=) 'create_pipeline'
-    LOOP
-        EXECUTE pg_catalog.format('COMMENT ON FUNCTION %s IS %L', f,
-            'create a pipeline with its partitions, windows and allowed lateness');
-    END LOOP;
-    FOR f IN SELECT p.oid FROM pg_catalog.pg_proc AS p
-              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'streamforge'::pg_catalog.regnamespace
-                AND p.proname OPERATOR(pg_catalog.=) 'ingest'
-    LOOP
-        EXECUTE pg_catalog.format('COMMENT ON FUNCTION %s IS %L', f,
-            'deliver one event; returns the changes it caused');
-    END LOOP;
-END
-$$;
 COMMENT ON FUNCTION streamforge.ingest_batch(text, streamforge.delivery[]) IS
     'deliver events in array order, all or none; returns their changes';
 COMMENT ON FUNCTION streamforge.advance(text, text, bigint) IS

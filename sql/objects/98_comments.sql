@@ -131,7 +131,7 @@ BEGIN
             n := n OPERATOR(pg_catalog.+) 1;
         END LOOP;
         IF n OPERATOR(pg_catalog.=) 0 THEN
-            RAISE EXCEPTION 'sql/install/98_comments.sql comments function streamforge.%, which does not exist', c.name;
+            RAISE EXCEPTION 'sql/objects/98_comments.sql comments function streamforge.%, which does not exist', c.name;
         END IF;
     END LOOP;
 END

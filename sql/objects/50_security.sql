@@ -6,24 +6,24 @@
 -- own queries as the extension's owner, so the tables themselves stay
 -- closed to everybody else.  See docs/security.md and src/persist/acl.c.
 
-CREATE FUNCTION streamforge.grant(pipeline text, role name, privilege text)
+CREATE OR REPLACE FUNCTION streamforge.grant(pipeline text, role name, privilege text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_grant'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION streamforge.revoke(pipeline text, role name, privilege text)
+CREATE OR REPLACE FUNCTION streamforge.revoke(pipeline text, role name, privilege text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_revoke'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION streamforge.set_owner(pipeline text, new_owner name)
+CREATE OR REPLACE FUNCTION streamforge.set_owner(pipeline text, new_owner name)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_set_owner'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- Like has_table_privilege: whether role (by default the current user) has
 -- the privilege on the pipeline.  An unknown pipeline is an error (42704).
-CREATE FUNCTION streamforge.has_pipeline_privilege(pipeline text,
+CREATE OR REPLACE FUNCTION streamforge.has_pipeline_privilege(pipeline text,
     privilege text, role name DEFAULT CURRENT_USER)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'sf_has_pipeline_privilege'
@@ -31,7 +31,7 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 -- Raises 42704 (no such pipeline) or 42501 (permission denied) unless the
 -- current user has the privilege; for functions built on streamforge's.
-CREATE FUNCTION streamforge.require_privilege(pipeline text, privilege text)
+CREATE OR REPLACE FUNCTION streamforge.require_privilege(pipeline text, privilege text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_require_privilege'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
@@ -39,7 +39,7 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 -- The privilege such an owner and grants give the current user: 'admin',
 -- 'ingest', 'read', or NULL.  A pure function of its arguments and the
 -- current user's role memberships (no SECURITY DEFINER, no table access).
-CREATE FUNCTION streamforge.effective_privilege(owner regrole,
+CREATE OR REPLACE FUNCTION streamforge.effective_privilege(owner regrole,
     readers regrole[], ingesters regrole[], admins regrole[])
 RETURNS text
 AS 'MODULE_PATHNAME', 'sf_effective_privilege'
@@ -49,7 +49,7 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 -- The view runs as its owner (the extension's owner), which may read
 -- streamforge.pipeline; security_barrier keeps a caller's functions from
 -- seeing rows before the privilege filter has removed them.
-CREATE VIEW streamforge.pipelines WITH (security_barrier) AS
+CREATE OR REPLACE VIEW streamforge.pipelines WITH (security_barrier) AS
 SELECT p.name, p.owner, a.privilege, p.readers, p.ingesters, p.admins
   FROM streamforge.pipeline AS p,
        LATERAL (SELECT streamforge.effective_privilege(p.owner, p.readers,
@@ -64,23 +64,24 @@ GRANT SELECT ON streamforge.pipelines TO PUBLIC;
 -- read.  Their owner (the extension's owner, as which src/persist/sink.c writes
 -- them) and superusers are not subject to the policies.  Nobody else may
 -- write them.
-ALTER TABLE streamforge.output_config ENABLE ROW LEVEL SECURITY;
-ALTER TABLE streamforge.changelog ENABLE ROW LEVEL SECURITY;
-ALTER TABLE streamforge.results ENABLE ROW LEVEL SECURITY;
-ALTER TABLE streamforge.late_output ENABLE ROW LEVEL SECURITY;
+-- (ENABLE ROW LEVEL SECURITY: sql/schema/20_tables.sql.)
 
+DROP POLICY IF EXISTS output_config_read ON streamforge.output_config;
 CREATE POLICY output_config_read ON streamforge.output_config
     FOR SELECT TO PUBLIC
     USING (EXISTS (SELECT 1 FROM streamforge.pipelines AS v
                     WHERE v.name OPERATOR(pg_catalog.=) output_config.pipeline));
+DROP POLICY IF EXISTS changelog_read ON streamforge.changelog;
 CREATE POLICY changelog_read ON streamforge.changelog
     FOR SELECT TO PUBLIC
     USING (EXISTS (SELECT 1 FROM streamforge.pipelines AS v
                     WHERE v.name OPERATOR(pg_catalog.=) changelog.pipeline));
+DROP POLICY IF EXISTS results_read ON streamforge.results;
 CREATE POLICY results_read ON streamforge.results
     FOR SELECT TO PUBLIC
     USING (EXISTS (SELECT 1 FROM streamforge.pipelines AS v
                     WHERE v.name OPERATOR(pg_catalog.=) results.pipeline));
+DROP POLICY IF EXISTS late_output_read ON streamforge.late_output;
 CREATE POLICY late_output_read ON streamforge.late_output
     FOR SELECT TO PUBLIC
     USING (EXISTS (SELECT 1 FROM streamforge.pipelines AS v
@@ -91,7 +92,7 @@ REVOKE ALL ON streamforge.output_config, streamforge.changelog,
 GRANT SELECT ON streamforge.output_config, streamforge.changelog,
     streamforge.results, streamforge.late_output TO PUBLIC;
 REVOKE ALL ON streamforge.pipeline, streamforge.journal FROM PUBLIC;
-REVOKE ALL ON SEQUENCE streamforge.pipeline_id_seq FROM PUBLIC;
+REVOKE ALL ON SEQUENCE streamforge.pipeline_id_seq, streamforge.output_epoch_seq FROM PUBLIC;
 
 -- Called only as a trigger; nobody needs to call it directly.
 REVOKE ALL ON FUNCTION streamforge_internal.output_config_changed() FROM PUBLIC;
