@@ -6,7 +6,7 @@
 #    streamforge with the same arguments (names, types, defaults) and
 #    result, except those proxy/api.tsv declares "node" (deliberately not
 #    routed); the router's other public functions are exactly those it
-#    declares "router".  A function added to sql/install/*.sql without a
+#    declares "router".  A function added to sql/objects/*.sql without a
 #    line in proxy/api.tsv already fails the build (proxy/gen.pl); this
 #    checks the installed catalogs.
 # 2. Every generated routing kind works on a placed and on a sharded

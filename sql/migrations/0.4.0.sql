@@ -1,0 +1,55 @@
+-- streamforge 0.4.0: what changed in storage and in signatures since 0.3.0.
+--
+-- Runs in the update from 0.3.0 only (sql/build.sh), after the guard and
+-- before sql/objects/, which then (re)creates every function, view,
+-- policy, trigger, privilege and comment in its 0.4.0 form.  Released
+-- with 0.4.0, then frozen.  In this order (src/README.md, "Where SQL
+-- goes"):
+--   1. DROPs of the signatures 0.4.0 removes or changes (CREATE OR
+--      REPLACE cannot change a result type, argument names or remove a
+--      default; a changed argument list would leave an overload), in
+--      dependency order, never CASCADE;
+--   2. DROPs of the views whose columns change other than by appending;
+--   3. table and type DDL, the same change as sql/schema/ (columns only
+--      appended);
+--   4. data moves in plain SQL (fixes that need the extension's functions
+--      go into 0.4.0-post.sql).
+
+-- ----------------------------------------------------------------
+-- 1. Signatures
+-- ----------------------------------------------------------------
+
+-- Issue 37 (security round 4): create_aggregate is C, and the result of
+-- its internal helper aggregate_create changes.  0.3.0's create_aggregate
+-- is a BEGIN ATOMIC body that depends on aggregate_create, and users' code
+-- may depend on create_aggregate, so it is not dropped: it becomes the C
+-- function first (objects/66_aggregates_owner.sql states it again), which
+-- frees the old helper.
+CREATE OR REPLACE FUNCTION streamforge.create_aggregate(name text, query text,
+    lateness interval DEFAULT '00:00:00', out_of_orderness interval DEFAULT NULL,
+    emit text DEFAULT 'update', event_id text DEFAULT NULL,
+    partition text DEFAULT NULL, partitions text[] DEFAULT NULL,
+    retention interval DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_create_aggregate'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+DROP FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
+    interval, interval, text, text, text, text[], interval);
+
+-- ----------------------------------------------------------------
+-- 2. Views
+-- ----------------------------------------------------------------
+
+-- (none: the metrics view of issue 39 only appends estimated_load_ms)
+
+-- ----------------------------------------------------------------
+-- 3. Tables and types
+-- ----------------------------------------------------------------
+
+-- (none yet)
+
+-- ----------------------------------------------------------------
+-- 4. Data
+-- ----------------------------------------------------------------
+
+-- (none yet)

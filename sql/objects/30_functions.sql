@@ -1,0 +1,134 @@
+-- streamforge install script, part 3: the SQL interface of docs/semantics.md "The interface".
+--
+-- Every function is implemented in C (src/api/).  Write functions are
+-- VOLATILE and PARALLEL UNSAFE: they lock the pipeline's row and append to
+-- its journal.  Readers are VOLATILE too, because what they return depends
+-- on other sessions' commits, and PARALLEL RESTRICTED since they use the
+-- backend's pipeline cache.
+
+CREATE OR REPLACE FUNCTION streamforge.fixed(name text, size bigint)
+RETURNS streamforge.window_def
+AS 'MODULE_PATHNAME', 'sf_fixed'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE OR REPLACE FUNCTION streamforge.sliding(name text, size bigint, step bigint)
+RETURNS streamforge.window_def
+AS 'MODULE_PATHNAME', 'sf_sliding'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE OR REPLACE FUNCTION streamforge.session(name text, gap bigint)
+RETURNS streamforge.window_def
+AS 'MODULE_PATHNAME', 'sf_session'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- retention (NULL: keep everything) bounds its state to the horizon
+-- watermark - lateness - retention (docs/retention.md); time_unit (0.2.0,
+-- 60_ingest.sql) is what one unit of the pipeline's bigint times is (NULL:
+-- none, times are only bigint); emit is the emit mode (0.3.0, 45_emit.sql);
+-- out_of_orderness (bigint, in the time unit) and idle_timeout the built-in
+-- progress (0.3.0, 72_progress.sql); measures and aggregates make a
+-- measures pipeline (0.3.0, 85_measures.sql, docs/aggregates.md; NULL: one
+-- unnamed value).  Arguments are only ever appended, so that every call of
+-- an older release means what it meant.
+-- (An interval form of create_pipeline would make a positional NULL
+-- lateness ambiguous, and the API has one function per name: with a time
+-- unit, pass streamforge.interval_to_units(interval, time_unit).)
+CREATE OR REPLACE FUNCTION streamforge.create_pipeline(name text, partitions text[],
+    windows streamforge.window_def[], lateness bigint DEFAULT 0,
+    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL,
+    emit text DEFAULT 'update',
+    out_of_orderness bigint DEFAULT NULL, idle_timeout interval DEFAULT NULL,
+    measures text[] DEFAULT NULL, aggregates text[] DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_create_pipeline'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
+    streamforge.window_def[], bigint, bigint, interval, text, bigint, interval,
+    text[], text[]) IS
+    'create a pipeline with its partitions, windows and allowed lateness';
+
+CREATE OR REPLACE FUNCTION streamforge.drop_pipeline(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_drop_pipeline'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION streamforge.ingest(pipeline text, partition text,
+    source_offset bigint, event_id text, key text, event_time bigint,
+    value bigint)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_ingest'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 2;
+
+CREATE OR REPLACE FUNCTION streamforge.ingest_batch(pipeline text,
+    deliveries streamforge.delivery[])
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_ingest_batch'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION streamforge.advance(pipeline text, partition text,
+    progress bigint)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_advance'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION streamforge.mark_idle(pipeline text, partition text)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_mark_idle'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION streamforge.checkpoint(pipeline text)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'sf_checkpoint'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION streamforge.restore(pipeline text, checkpoint bytea)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_restore'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION streamforge.inspect_checkpoint(checkpoint bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'sf_inspect_checkpoint'
+LANGUAGE C IMMUTABLE PARALLEL SAFE STRICT;
+
+CREATE OR REPLACE FUNCTION streamforge.watermark(pipeline text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_watermark'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION streamforge.live(pipeline text)
+RETURNS SETOF streamforge.result
+AS 'MODULE_PATHNAME', 'sf_live'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION streamforge.visible(pipeline text)
+RETURNS SETOF streamforge.result
+AS 'MODULE_PATHNAME', 'sf_visible'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION streamforge.late_events(pipeline text)
+RETURNS SETOF streamforge.late_event
+AS 'MODULE_PATHNAME', 'sf_late_events'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION streamforge.partitions(pipeline text)
+RETURNS TABLE (partition text, consumed_offset bigint, progress bigint,
+               idle boolean)
+AS 'MODULE_PATHNAME', 'sf_partitions'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE OR REPLACE FUNCTION streamforge.stats(pipeline text,
+    OUT deliveries bigint, OUT accepted bigint, OUT duplicate_ids bigint,
+    OUT late_events bigint, OUT offset_replays bigint,
+    OUT changes_emitted bigint, OUT live_buckets bigint,
+    OUT visible_rows bigint, OUT partitions integer,
+    OUT idle_partitions integer, OUT remembered_identities bigint,
+    OUT remembered_offsets bigint, OUT remembered_late_events bigint,
+    OUT forgotten_offsets bigint, OUT forgotten_late_events bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'sf_stats'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION streamforge.stats(text) IS
+'counters of a pipeline, and how much of its history it remembers and has forgotten (retention)';
