@@ -122,7 +122,8 @@ BEGIN
     END IF;
     IF size_us <= 0 OR slide_us <= 0 THEN
         RAISE EXCEPTION 'the % of the window must be greater than zero',
-                        CASE WHEN kind = 'session' THEN 'gap' WHEN size_us <= 0 THEN 'size' ELSE 'slide' END
+                        (SELECT k.marker_args[CASE WHEN size_us <= 0 THEN 1 ELSE 2 END]
+                           FROM streamforge_internal.window_kinds() AS k WHERE k.marker = kind)
             USING ERRCODE = '22023';
     END IF;
     unit_us := gcd(gcd(size_us, COALESCE(slide_us, size_us)),
@@ -168,7 +169,8 @@ BEGIN
                 nullable := nullable || (a ->> 'arg');
             END IF;
         END IF;
-        IF a ->> 'func' <> ALL (ARRAY['count', 'sum', 'min', 'max', 'avg']) THEN
+        IF NOT EXISTS (SELECT FROM streamforge_internal.aggregate_functions() AS f
+                        WHERE f.name = a ->> 'func' AND f.classic) THEN
             use_measures := true;
         END IF;
     END LOOP;
@@ -251,10 +253,9 @@ BEGIN
             USING ERRCODE = '22023';
     END IF;
 
-    wdef := CASE kind
-                WHEN 'tumble' THEN streamforge.fixed('tumble', size_us / unit_us)
-                WHEN 'hop' THEN streamforge.sliding('hop', size_us / unit_us, slide_us / unit_us)
-                ELSE streamforge.session('session', size_us / unit_us) END;
+    -- the window is named after its marker; its params in units, in order
+    wdef := streamforge_internal.window_from_marker(kind, kind,
+                ARRAY[size_us / unit_us, slide_us / unit_us]);
     PERFORM streamforge.create_pipeline(name, parts, ARRAY[wdef],
         lateness => lateness_us / unit_us, retention => retention_us / unit_us,
         time_unit => unit, emit => emit, out_of_orderness => ooo_us / unit_us,

@@ -38,13 +38,9 @@ CREATE OR REPLACE VIEW streamforge.pipeline_info WITH (security_barrier) AS
 SELECT v.name, v.owner, v.privilege, v.partitions,
        ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
                     w.kind OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||)
-                    CASE WHEN w.kind OPERATOR(pg_catalog.=) 'sliding'
-                         THEN w.size::pg_catalog.text OPERATOR(pg_catalog.||)
-                              ', ' OPERATOR(pg_catalog.||) w.step::pg_catalog.text
-                         WHEN w.kind OPERATOR(pg_catalog.=) 'session'
-                         THEN w.gap::pg_catalog.text
-                         ELSE w.size::pg_catalog.text
-                    END OPERATOR(pg_catalog.||) ')'
+                    pg_catalog.array_to_string(streamforge_internal.window_params(
+                        w.kind, w.size, w.step, w.gap), ', ')
+                    OPERATOR(pg_catalog.||) ')'
                FROM pg_catalog.unnest(v.windows) WITH ORDINALITY
                     AS w(name, kind, size, step, gap, i)
               ORDER BY w.i) AS windows,

@@ -10,14 +10,12 @@ CREATE OR REPLACE VIEW streamforge.pipeline_info_ts WITH (security_barrier) AS
 SELECT v.name, v.time_unit,
        ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
                     w.kind OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||)
-                    CASE WHEN w.kind OPERATOR(pg_catalog.=) 'sliding'
-                         THEN (w.size OPERATOR(pg_catalog.*) v.time_unit)::pg_catalog.text
-                              OPERATOR(pg_catalog.||) ', ' OPERATOR(pg_catalog.||)
-                              (w.step OPERATOR(pg_catalog.*) v.time_unit)::pg_catalog.text
-                         WHEN w.kind OPERATOR(pg_catalog.=) 'session'
-                         THEN (w.gap OPERATOR(pg_catalog.*) v.time_unit)::pg_catalog.text
-                         ELSE (w.size OPERATOR(pg_catalog.*) v.time_unit)::pg_catalog.text
-                    END OPERATOR(pg_catalog.||) ')'
+                    pg_catalog.array_to_string(ARRAY(
+                        SELECT (u.x OPERATOR(pg_catalog.*) v.time_unit)::pg_catalog.text
+                          FROM pg_catalog.unnest(streamforge_internal.window_params(
+                                   w.kind, w.size, w.step, w.gap)) WITH ORDINALITY AS u(x, o)
+                         ORDER BY u.o), ', ')
+                    OPERATOR(pg_catalog.||) ')'
                FROM pg_catalog.unnest(v.windows) WITH ORDINALITY
                     AS w(name, kind, size, step, gap, i)
               ORDER BY w.i) AS windows,

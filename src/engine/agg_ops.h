@@ -22,6 +22,14 @@
  * own words it needs (own_words) and whether it counts the non-NULL values
  * of a nullable measure (nonnull_count); the layout reads only these.
  *
+ * Variable-size state (a distinct count, a sketch) is not in 0.4.0.  Its
+ * place: a `var` operations struct in SfAggOps (init, add, merge, copy,
+ * equal, free, serialize, deserialize, value), a pointer word per such
+ * aggregate after the nwords fixed words, a per-pipeline memory context,
+ * sf_magg_reset/_restore/_copy/_equal (every copy of ext already goes
+ * through aggregates.c) freeing and copying the states, and a checkpoint
+ * "state_var" beside "state" in a format version 3 written only then.
+ *
  * Cost: add and merge stay inline loops over the measure parts in
  * aggregates.c, with a switch on the function inside the module for own
  * words and values; nothing per event goes through a pointer.

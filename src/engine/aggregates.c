@@ -369,6 +369,13 @@ sf_magg_equal(const SfMeasuresDef *md, const SfAgg *a, const SfAgg *b)
 	return memcmp(a->ext, b->ext, md->nwords * sizeof(int64)) == 0;
 }
 
+/* A bucket's ext words restored from a copy (session.c, a checkpoint's row) */
+void
+sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from)
+{
+	memcpy(ext, from, p->def.measures->nwords * sizeof(int64));
+}
+
 /* ext words for a new bucket of p, zeroed */
 int64 *
 sf_magg_alloc(SfPipeline *p)

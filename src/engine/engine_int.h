@@ -161,6 +161,18 @@ extern void sf_id_set_measures(SfPipeline *p, SfIdentity *id,
 extern void sf_magg_merge(const SfMeasuresDef *md, SfAgg *into,
 						  const SfAgg *from);
 extern int64 *sf_magg_alloc(SfPipeline *p);
+extern void sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from);
+
+/*
+ * A recycled bucket's ext words, emptied (window.c's bucket_new; inline:
+ * per new bucket).  Every copy or reset of ext goes through aggregates.c's
+ * sf_magg_* (agg_ops.h, "State").
+ */
+static inline void
+sf_magg_reset(SfPipeline *p, int64 *ext)
+{
+	memset(ext, 0, p->def.measures->nwords * sizeof(int64));
+}
 extern void sf_buckets_foreach(SfPipeline *p,
 							   void (*fn) (SfPipeline *, SfBucket *, void *),
 							   void *arg);

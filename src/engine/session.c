@@ -257,7 +257,7 @@ sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
 	{
 		if (agg->ext == NULL)
 			elog(ERROR, "streamforge: restored bucket without aggregates");
-		memcpy(ext, agg->ext, p->def.measures->nwords * sizeof(int64));
+		sf_magg_restore(p, ext, agg->ext);
 	}
 	return !sf_window_merges(&p->def.windows[window]) ||
 		session_insert_bucket(p, b);

@@ -195,7 +195,7 @@ bucket_new(SfPipeline *p, int window, SfString *key, int64 start, int64 end)
 		if (ext == NULL)
 			ext = sf_magg_alloc(p);
 		else
-			memset(ext, 0, p->def.measures->nwords * sizeof(int64));
+			sf_magg_reset(p, ext);
 		b->agg.ext = ext;
 	}
 	heap_place(p, b);
