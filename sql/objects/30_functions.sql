@@ -6,19 +6,23 @@
 -- on other sessions' commits, and PARALLEL RESTRICTED since they use the
 -- backend's pipeline cache.
 
+-- The window constructors: one C entry point for every kind, which reads
+-- the kind from the function's name and its params in order (src/api/
+-- define.c; the kinds: src/engine/window_kinds.c).  sf_fixed, sf_sliding
+-- and sf_session stay in the library for the 0.1.0 - 0.3.0 scripts.
 CREATE OR REPLACE FUNCTION streamforge.fixed(name text, size bigint)
 RETURNS streamforge.window_def
-AS 'MODULE_PATHNAME', 'sf_fixed'
+AS 'MODULE_PATHNAME', 'sf_window_ctor'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 CREATE OR REPLACE FUNCTION streamforge.sliding(name text, size bigint, step bigint)
 RETURNS streamforge.window_def
-AS 'MODULE_PATHNAME', 'sf_sliding'
+AS 'MODULE_PATHNAME', 'sf_window_ctor'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 CREATE OR REPLACE FUNCTION streamforge.session(name text, gap bigint)
 RETURNS streamforge.window_def
-AS 'MODULE_PATHNAME', 'sf_session'
+AS 'MODULE_PATHNAME', 'sf_window_ctor'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 -- retention (NULL: keep everything) bounds its state to the horizon

@@ -122,8 +122,10 @@ BEGIN
     END IF;
     IF size_us <= 0 OR slide_us <= 0 THEN
         RAISE EXCEPTION 'the % of the window must be greater than zero',
-                        (SELECT k.marker_args[CASE WHEN size_us <= 0 THEN 1 ELSE 2 END]
-                           FROM streamforge_internal.window_kinds() AS k WHERE k.marker = kind)
+                        (SELECT k.args[CASE WHEN size_us <= 0 THEN 1 ELSE 2 END]
+                           FROM streamforge_internal.window_kinds() AS k(k_kind, k_params,
+                                    k_merging, k_marker, k_proc, args)
+                          WHERE k.k_marker = kind)
             USING ERRCODE = '22023';
     END IF;
     unit_us := gcd(gcd(size_us, COALESCE(slide_us, size_us)),

@@ -237,8 +237,8 @@ DECLARE
     f text;
     measures boolean := COALESCE((spec ->> 'measures')::boolean, false);
 BEGIN
-    IF w IS NULL OR NOT EXISTS (SELECT FROM streamforge_internal.window_kinds() AS k
-                                WHERE k.marker = w) OR unit_us IS NULL
+    IF w IS NULL OR NOT EXISTS (SELECT FROM streamforge_internal.window_kinds() AS wk
+                                WHERE wk.marker = w) OR unit_us IS NULL
        OR unit_us <= 0 OR view_schema IS NULL OR view_name IS NULL OR query IS NULL
        OR source IS NULL THEN
         RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
