@@ -657,10 +657,7 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 {
 	StringInfoData buf;
 
-	if (likely(sf_journal_compact_allowed()))
-		sf_journal_encode_ingest(&buf, p, d, h, n);
-	else
-		sf_journal_encode_ingest_v1(&buf, p, d, n);
+	sf_journal_encode_ingest(&buf, p, d, h, n);
 	write_journal(p, &buf);
 	pfree(buf.data);
 	sf_activity_note_deliveries(p, h, n);	/* activity.c */
