@@ -2,7 +2,14 @@
 EXTENSION = streamforge
 EXTVERSION = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
 
-MODULE_big = streamforge
+# Each version has its own library, streamforge-<version>.so: the install
+# and update scripts bind their C functions to it (sql/build.sh -l), so a
+# library serves the SQL of its own version only (src/README.md, "Where SQL
+# goes"; docs/packaging.md, "The libraries").  The control file's
+# module_pathname, $libdir/streamforge, is what the frozen update scripts
+# (0.1.0 -> 0.2.0 -> 0.3.0) use: release 0.3.0's library, built below.
+SF_LIBRARY = $(EXTENSION)-$(EXTVERSION)
+MODULE_big = $(SF_LIBRARY)
 # One wildcard per layer, lowest first (src/README.md): engine < codec <
 # persist < api.
 OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/engine/*.c))) \
@@ -54,24 +61,26 @@ ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 # is given.
 PROVE_TESTS = $(sort $(wildcard test/t/*.pl))
 
-PG_CPPFLAGS = -I$(srcdir)/src -DSF_LIBRARY_VERSION='"$(EXTVERSION)"'
+PG_CPPFLAGS = -I$(srcdir)/src -DSF_LIBRARY_VERSION='"$(EXTVERSION)"' -DSF_LIBRARY_NAME='"$(SF_LIBRARY)"'
 # -fno-semantic-interposition: calls between the module's own exported
 # functions go direct (and may inline) instead of through the PLT; nothing
 # interposes them (issue 23).
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -fno-semantic-interposition
-SHLIB_LINK = -lz
+# -Bsymbolic: a backend may hold two streamforge libraries during an update
+# (api/module.c); each one's calls between its own files bind to itself.
+SHLIB_LINK = -lz -Wl,-Bsymbolic
 
-EXTRA_CLEAN = $(DATA_built) tmp_check/
+EXTRA_CLEAN = $(DATA_built) tmp_check/ $(COMPAT_DIR)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES) $(EXTENSION).control
-	sh sql/build.sh install > $@.tmp && mv $@.tmp $@
+$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PIECES) $(EXTENSION).control Makefile
+	sh sql/build.sh -l $(SF_LIBRARY) install > $@.tmp && mv $@.tmp $@
 
-$(EXTENSION)--%--$(EXTVERSION).sql: $(SQL_PIECES) $(EXTENSION).control
-	sh sql/build.sh update $* > $@.tmp && mv $@.tmp $@
+$(EXTENSION)--%--$(EXTVERSION).sql: $(SQL_PIECES) $(EXTENSION).control Makefile
+	sh sql/build.sh -l $(SF_LIBRARY) update $* > $@.tmp && mv $@.tmp $@
 
 # gen.pl fails when a function of sql/schema/*.sql or sql/objects/*.sql has
 # no line in proxy/api.tsv: a new function cannot be forgotten by the router.
@@ -87,7 +96,26 @@ proxy/streamforge_proxy--%--$(EXTVERSION).sql: proxy/streamforge_proxy--%--$(EXT
 $(OBJS): $(wildcard src/*/*.h)
 # The library's version comes from the control file (SF_LIBRARY_VERSION):
 # a version bump must not leave an object that reports the previous one.
-src/persist/version.o: $(EXTENSION).control
+src/persist/version.o src/persist/coldload.o: $(EXTENSION).control
+
+# The compat library, $libdir/streamforge.so: release 0.3.0's, built from the
+# fixture the upgrade tests use (a package build has no .git).  It serves
+# databases still at 0.1.0, 0.2.0 or 0.3.0 between the package upgrade and
+# ALTER EXTENSION UPDATE, and the frozen update scripts, exactly as 0.3.0
+# did; 0.3.0 is the last release bound to $libdir/streamforge, so this never
+# changes.  Only its library is built (not its scripts, proxy or Kafka
+# source), linked with -Bsymbolic as this version's is.
+COMPAT_VERSION = 0.3.0
+COMPAT_DIR = compat-$(COMPAT_VERSION)
+all: $(COMPAT_DIR)/$(EXTENSION)$(DLSUFFIX)
+$(COMPAT_DIR)/$(EXTENSION)$(DLSUFFIX): test/fixtures/$(EXTENSION)-$(COMPAT_VERSION).tar.gz
+	rm -rf $(COMPAT_DIR) && mkdir -p $(COMPAT_DIR) && tar -C $(COMPAT_DIR) -xzf $<
+	$(MAKE) -C $(COMPAT_DIR) PG_CONFIG=$(PG_CONFIG) WITH_KAFKA=no \
+		SHLIB_LINK='-lz -Wl,-Bsymbolic' with_llvm=no $(EXTENSION)$(DLSUFFIX)
+install: install-compat
+.PHONY: install-compat
+install-compat: $(COMPAT_DIR)/$(EXTENSION)$(DLSUFFIX) installdirs
+	$(INSTALL_SHLIB) $< '$(DESTDIR)$(pkglibdir)/$(EXTENSION)$(DLSUFFIX)'
 
 # The Kafka source, streamforge_kafka (kafka/, docs/kafka.md), is a second
 # extension built on librdkafka: built and installed with this one when

@@ -1,4 +1,4 @@
--- streamforge install script, part 3: the SQL interface of docs/semantics.md "The interface".
+-- streamforge objects: the SQL interface of docs/semantics.md "The interface".
 --
 -- Every function is implemented in C (src/api/).  Write functions are
 -- VOLATILE and PARALLEL UNSAFE: they lock the pipeline's row and append to

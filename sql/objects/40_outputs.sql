@@ -1,4 +1,4 @@
--- streamforge install script, part 4: durable outputs and scheduling.
+-- streamforge objects: durable outputs and scheduling.
 --
 -- Outputs are opt-in per pipeline (configure_outputs).  src/persist/sink.c writes
 -- them in the transaction of every write call (ingest, ingest_batch,
@@ -140,7 +140,7 @@ COMMENT ON FUNCTION streamforge.disable_outputs(text) IS
 'Turn every output of the pipeline off (configure_outputs with every switch false). Needs admin.';
 
 -- resync_outputs_internal, the body of resync_outputs(), is in
--- 41_outputs_resync.sql (0.3.0: the 0.2.0 -> 0.3.0 update replaces it).
+-- 41_outputs_resync.sql.
 
 CREATE OR REPLACE FUNCTION streamforge.resync_outputs(pipeline text)
 RETURNS void

@@ -1,11 +1,10 @@
--- streamforge install script: emit modes, final rows, output epochs and
+-- streamforge objects: emit modes, final rows, output epochs and
 -- notifications without pipeline names (0.3.0, issue 25).
 --
 -- docs/semantics.md (Emit modes) and docs/outputs.md (Epochs, Notifications)
--- describe them.  Every object here is new in 0.3.0, so the 0.2.0 -> 0.3.0
--- update includes this file whole; the ALTER TABLEs fill the new columns of
--- existing rows with their defaults (every existing pipeline is in 'update'
--- mode, every existing output in epoch 1).
+-- describe them.  (The columns, their defaults and the sequence are in
+-- sql/schema/20_tables.sql: every pipeline of 0.2.0 is in 'update' mode,
+-- every output of 0.2.0 in epoch 1.)
 
 -- ----------------------------------------------------------------
 -- Emit modes

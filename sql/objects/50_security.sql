@@ -1,4 +1,4 @@
--- streamforge install script, part 5: privileges on pipelines.
+-- streamforge objects: privileges on pipelines.
 --
 -- A pipeline belongs to the role that created it; other roles use it
 -- through grants of read, ingest or admin (each includes the ones before

@@ -1,4 +1,4 @@
--- streamforge install script: consumer bookmarks (0.3.0, issue 25 item 4;
+-- streamforge objects: consumer bookmarks (0.3.0, issue 25 item 4;
 -- docs/outputs.md, Consumer bookmarks).
 --
 -- A consumer registers a named bookmark on a pipeline's outputs and

@@ -1,4 +1,4 @@
--- streamforge install script, part 6: getting data in (0.2.0).
+-- streamforge objects: getting data in (0.2.0).
 --
 -- Sources without offsets (append, append_batch: src/api/append.c), pipelines
 -- with a time unit (the *_ts and *_interval functions: src/api/timeunit.c and
@@ -424,7 +424,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.ingest_json(text, jsonb) IS
     'delivers a JSON array of deliveries (or of events without offsets), all or none';
 
--- Tables attached to a pipeline (attach, detach): sql/install/62_attach.sql.
+-- Tables attached to a pipeline (attach, detach): 62_attach.sql.
 
 -- ----------------------------------------------------------------
 -- Per-row ingestion returning a count (issue 14, item 1; src/api/ingest.c)

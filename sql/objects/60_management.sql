@@ -1,4 +1,4 @@
--- streamforge install script, part 6: managing pipelines (docs/management.md).
+-- streamforge objects: managing pipelines (docs/management.md).
 --
 -- Definition changes of a running pipeline; averages next to live() and
 -- visible(); names for grant and revoke that work unqualified.  The view of

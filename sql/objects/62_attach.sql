@@ -1,11 +1,9 @@
--- streamforge install script, part 6b: tables attached to a pipeline
+-- streamforge objects: tables attached to a pipeline
 -- (attach, detach; 0.2.0, bound to the pipeline's identity in 0.3.0).
 -- docs/ingestion.md describes them.
 --
--- Every statement here is CREATE OR REPLACE (or can run twice), so that
--- the update script from 0.2.0 includes this file whole
--- (sql/upgrade/streamforge--0.2.0--0.3.0.sql.in), then migrates the
--- attachments of 0.2.0.
+-- The trigger functions attached tables call (attached_insert,
+-- attached_update) keep their signatures: users' triggers name them.
 --
 -- attach() creates two triggers on the table, named after the pipeline:
 -- a statement-level AFTER INSERT trigger with a transition table, which

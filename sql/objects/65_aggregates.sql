@@ -1,4 +1,4 @@
--- streamforge install script, part 6c: pipelines defined by a query
+-- streamforge objects: pipelines defined by a query
 -- (0.3.0, issue 29; docs/aggregates-sql.md).
 --
 --   SELECT streamforge.create_aggregate('clicks_per_minute', $$

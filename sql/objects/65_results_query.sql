@@ -1,4 +1,4 @@
--- streamforge install script: results you can query (0.3.0, issue 25
+-- streamforge objects: results you can query (0.3.0, issue 25
 -- item 6; docs/outputs.md, Reading the results).
 --
 -- results_address serves the sink's lookups of one address (its md5(key)

@@ -1,9 +1,7 @@
--- streamforge install script, part 6c': what create_aggregate runs, and
+-- streamforge objects: what create_aggregate runs, and
 -- what runs as the extension's owner for it (issue 37; the rest of the
--- aggregates is 65_aggregates.sql).  A piece of its own so that the update
--- from 0.3.0 includes it whole: every definition here is CREATE OR
--- REPLACE, but aggregate_create, whose result changed (0.3.0: void), which
--- the update drops first.
+-- aggregates is 65_aggregates.sql).  aggregate_create's result changed
+-- (0.3.0: void): sql/migrations/0.4.0.sql drops the old one first.
 --
 -- Security (docs/security.md, "What runs as the extension's owner"):
 -- 0.3.0 let any role with USAGE call aggregate_create and

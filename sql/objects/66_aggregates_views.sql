@@ -1,11 +1,9 @@
--- streamforge install script, part 6c': an aggregate's views and its
+-- streamforge objects: an aggregate's views and its
 -- indexes on streamforge.results (0.3.0, issue 29; long keys: 0.4.0,
 -- issue 38; docs/sql-aggregates.md).
 --
--- A piece of its own, without tables, so that the update from 0.3.0
--- includes it whole: aggregate_index() and aggregate_register_internal()
--- replace 0.3.0's (hence CREATE OR REPLACE), and the update then remakes
--- the indexes and views of the aggregates that exist.
+-- The update from 0.3.0 remakes the indexes and views of the aggregates
+-- that exist (sql/migrations/0.4.0-post.sql).
 --
 -- Long keys (issue 38): an index entry must fit in a third of a btree
 -- page.  0.3.0 indexed every key, so one GROUP BY value of a few kB made

@@ -1,7 +1,7 @@
--- streamforge install script, part 7: comments, shown by \df+, \dT+, \dv+.
+-- streamforge objects: comments, shown by \df+, \dT+, \dv+.
 --
 -- Every public function, type and view has one (sql/comments.sql fails for
--- any that has none).  sql/install/98_comments.sql, run last, sets the
+-- any that has none).  98_comments.sql, run last, sets the
 -- comment of every function; docs/reference.md is generated from them.
 
 COMMENT ON TYPE streamforge.window_def IS

@@ -1,4 +1,4 @@
--- streamforge install script, part 7b: built-in progress (0.3.0, issue 26;
+-- streamforge objects: built-in progress (0.3.0, issue 26;
 -- docs/progress.md).
 --
 -- out_of_orderness: NULL (the default) keeps the contract of 0.1.0 (events

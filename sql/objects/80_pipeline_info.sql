@@ -1,4 +1,4 @@
--- streamforge install script, part 8: the defining query of a pipeline
+-- streamforge objects: the defining query of a pipeline
 -- for the view of every pipeline (docs/management.md, 85_metrics.sql).
 
 -- ----------------------------------------------------------------

@@ -1,8 +1,7 @@
--- streamforge install script: measures pipelines (0.3.0, issue 27,
+-- streamforge objects: measures pipelines (0.3.0, issue 27,
 -- docs/aggregates.md).  A pipeline created with measures carries one
 -- bigint per named measure per event and computes its declared
 -- aggregates; the functions here deliver to and read such pipelines.
--- Everything is new in 0.3.0, so the update script includes this piece.
 
 -- The storage (the measures and aggregates columns of streamforge.pipeline,
 -- the aggregates column of the outputs) is in sql/schema/20_tables.sql, the

@@ -1,4 +1,4 @@
--- streamforge install script, part 8b: the metrics view (0.3.0, issue 26;
+-- streamforge objects: the metrics view (0.3.0, issue 26;
 -- docs/monitoring.md).
 
 -- When the pipeline's snapshot was last written (a compaction, a restore

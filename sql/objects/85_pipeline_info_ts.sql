@@ -1,4 +1,4 @@
--- streamforge install script: the times of a pipeline with a time unit
+-- streamforge objects: the times of a pipeline with a time unit
 -- as intervals and timestamptz (0.3.0, issue 25 item 5; docs/outputs.md).
 -- After 70_retention.sql, whose column it shows.
 

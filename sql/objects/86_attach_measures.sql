@@ -1,6 +1,5 @@
--- streamforge install script: attached tables feeding a measures pipeline
--- (0.3.0, issue 29; docs/ingestion.md, docs/sql-aggregates.md).  New in
--- 0.3.0, so the update script includes this piece.
+-- streamforge objects: attached tables feeding a measures pipeline
+-- (0.3.0, issue 29; docs/ingestion.md, docs/sql-aggregates.md).
 --
 -- append_measures_batch is to ingest_measures_batch what append_batch is
 -- to ingest_batch: each delivery takes its partition's next offset (its

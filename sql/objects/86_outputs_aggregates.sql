@@ -1,4 +1,4 @@
--- streamforge install script: the aggregates of the results rows that the
+-- streamforge objects: the aggregates of the results rows that the
 -- outputs' SQL writes for a measures pipeline (0.3.0, issue 27 item 3;
 -- docs/aggregates.md, Outputs).
 --

@@ -1,8 +1,7 @@
--- streamforge install script, part 8c: the metrics view (0.3.0, issue 26;
+-- streamforge objects: the metrics view (0.3.0, issue 26;
 -- 0.4.0, issue 39: estimated_load_ms, and the journal columns count the
 -- journal's rows, not the background snapshots at negative positions;
--- docs/monitoring.md, docs/persistence.md).  CREATE OR REPLACE: the update
--- from 0.3.0 includes this file to replace the view it has.
+-- docs/monitoring.md, docs/persistence.md).
 
 -- The estimated CPU time (ms) a new backend spends loading the pipeline:
 -- decoding its latest snapshot and replaying the journal after it

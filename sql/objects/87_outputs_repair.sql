@@ -1,4 +1,4 @@
--- streamforge install script: repairing the final rows of a measures
+-- streamforge objects: repairing the final rows of a measures
 -- pipeline that 0.3.0 wrote with another bucket's aggregates (0.4.0,
 -- issue 38 defect 1; docs/outputs.md, "restore() and the outputs").
 --
@@ -10,9 +10,7 @@
 -- contract's columns, were right).  Nothing in the catalog tells such a
 -- row from a right one, so resync_outputs (41_outputs_resync.sql) checks
 -- every final row of a measures pipeline against the row its remembered
--- events give, and rewrites the aggregates of those that differ.  Every
--- object here is new in 0.4.0; the piece holds functions only, so the
--- update script includes it whole.
+-- events give, and rewrites the aggregates of those that differ.
 
 -- The final rows of pipeline (results rows marked final, changelog rows
 -- of op 'final') whose aggregates are not those final_rows_aggregates

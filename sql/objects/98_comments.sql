@@ -1,10 +1,9 @@
--- streamforge install script: the comment of every function of the schema
+-- streamforge objects: the comment of every function of the schema
 -- streamforge, one line of purpose each (issue 45).  They are what \df+
 -- shows, and docs/reference.md is generated from them
 -- (scripts/reference.sh; test/t/080_docs.pl fails when a function of the
 -- schema has no comment or when docs/reference.md differs from what the
--- catalog generates).  The piece comes last, after every function exists;
--- the update template includes it at its end, and COMMENT is idempotent.
+-- catalog generates).  The piece comes last, after every function exists.
 --
 -- Each line names a function, not a signature: every overload of it gets
 -- the comment, so a signature that changes keeps its comment.  A name that

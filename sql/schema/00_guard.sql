@@ -1,4 +1,4 @@
--- streamforge install script, part 0: the schemas are the extension's.
+-- streamforge schema, the guard: the schemas are the extension's.
 --
 -- Runs first in CREATE EXTENSION and in every ALTER EXTENSION UPDATE (the
 -- update scripts include or copy this piece before anything else), before

@@ -1,4 +1,4 @@
--- streamforge install script, part 1b: the schema of internal helpers.
+-- streamforge schema: the schema of internal helpers.
 --
 -- Functions nobody calls directly (trigger functions, and the bodies that
 -- the outputs functions run as the extension's owner: src/api/privileges.c looks them

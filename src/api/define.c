@@ -249,26 +249,13 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
  * first, before the pipeline's row is locked, so that an insert running
  * meanwhile finishes (or waits) instead of deadlocking with the drop.  The
  * tables may belong to other roles: the SQL runs as the extension's owner,
- * once sf_call_as_owner has checked the caller's admin privilege.  The SQL
- * of 0.2.0, still in place between a package upgrade and ALTER EXTENSION
- * UPDATE, has no drop_attachments: nothing to do then.
+ * once sf_call_as_owner has checked the caller's admin privilege.
  */
 static void
 drop_attachments(FunctionCallInfo fcinfo)
 {
-	static const char *const signature =
-		"streamforge_internal.drop_attachments(pg_catalog.text)";
-	Datum		fn;
-
-	LOCAL_FCINFO(lookup, 1);
-
-	InitFunctionCallInfoData(*lookup, NULL, 1, InvalidOid, NULL, NULL);
-	lookup->args[0].value = CStringGetTextDatum(signature);
-	lookup->args[0].isnull = false;
-	fn = to_regprocedure(lookup);
-	if (lookup->isnull || !OidIsValid(DatumGetObjectId(fn)))
-		return;
-	(void) sf_call_as_owner(fcinfo, SF_PRIV_ADMIN, signature);
+	(void) sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.drop_attachments(pg_catalog.text)");
 }
 
 PG_FUNCTION_INFO_V1(sf_drop_pipeline);

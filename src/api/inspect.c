@@ -159,7 +159,6 @@ Datum
 sf_stats(PG_FUNCTION_ARGS)
 {
 #define SF_STATS_COLS 15
-#define SF_STATS_COLS_010 10	/* the columns of 0.1.0's stats() */
 	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	SfStats		s;
 	TupleDesc	tupdesc;
@@ -168,7 +167,7 @@ sf_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "streamforge: return type must be a row type");
-	if (tupdesc->natts != SF_STATS_COLS && tupdesc->natts != SF_STATS_COLS_010)
+	if (tupdesc->natts != SF_STATS_COLS)
 		elog(ERROR, "streamforge: stats() has an unexpected row type");
 	sf_get_stats(p, &s);
 	values[0] = Int64GetDatum(s.deliveries);
@@ -189,5 +188,4 @@ sf_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 #undef SF_STATS_COLS
-#undef SF_STATS_COLS_010
 }

@@ -52,8 +52,6 @@ extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
 extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
 									 const SfDelivery *d,
 									 const SfDeliveryHash *h, int n);
-extern void sf_journal_encode_ingest_v1(StringInfo buf, SfPipeline *p,
-										const SfDelivery *d, int n);
 extern void sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
 											  const SfDelivery *d, int n,
 											  const int64 *measures);

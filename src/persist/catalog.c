@@ -158,7 +158,7 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},
-	/* 0.2.0: the retention column (absent until ALTER EXTENSION UPDATE) */
+	/* 0.2.0: the retention column */
 	[PLAN_DEF_RETENTION] = {
 		"SELECT retention FROM streamforge.pipeline "
 		"WHERE id OPERATOR(pg_catalog.=) $1",
@@ -174,10 +174,8 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 	 * A definition change (sf_persist_redefine).  The windows are passed as
 	 * parallel arrays (NULL where a kind takes no parameter), as in
 	 * PLAN_CREATE (sf_def_datums).  The whole definition is written
-	 * (partitions, windows, lateness, retention: NULL keeps everything);
-	 * the retention column is 0.2.0's, and only 0.2.0's SQL calls the
-	 * definition changes, so the statement is prepared only then.  The
-	 * windows come last in the SET list: test/run.d/sql-qualified.sh reads
+	 * (partitions, windows, lateness, retention: NULL keeps everything).
+	 * The windows come last in the SET list: test/run.d/sql-qualified.sh reads
 	 * the assignments up to the first FROM.
 	 */
 	[PLAN_REDEFINE] = {
@@ -627,49 +625,6 @@ copy_name(const char *pipeline, char *dst, const char *src)
 	memcpy(dst, src, len + 1);
 }
 
-/*
- * Whether streamforge.pipeline has the retention column of 0.2.0.  Between
- * a package upgrade and ALTER EXTENSION UPDATE the library runs on 0.1.0's
- * tables, whose pipelines all keep everything.  A syscache lookup, only
- * when a definition is loaded.
- */
-static bool
-has_retention_column(void)
-{
-	Oid			nsp = get_namespace_oid("streamforge", true);
-	Oid			rel;
-
-	if (!OidIsValid(nsp))
-		return false;
-	rel = get_relname_relid("pipeline", nsp);
-	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
-}
-
-/*
- * Whether journal entries of ingest calls may be written in the compact
- * format 3 (codec/journal.c): not while the database still has the SQL
- * definitions of 0.1.0 or 0.2.0 (after a package upgrade, before ALTER
- * EXTENSION UPDATE), when sessions that loaded their library before the
- * upgrade may still read the journal (docs/packaging.md).  Read from
- * pg_extension once per backend: a backend that found an old version keeps
- * writing format 1, which every version replays, until it ends.
- */
-bool
-sf_journal_compact_allowed(void)
-{
-	static int	allowed = -1;
-
-	if (allowed < 0)
-	{
-		char	   *version = sf_installed_version();
-		bool		old = version != NULL &&
-			(strcmp(version, "0.1.0") == 0 || strcmp(version, "0.2.0") == 0);
-
-		allowed = old ? 0 : 1;
-	}
-	return allowed == 1;
-}
-
 /* The retention of pipeline id (docs/semantics.md, Retention); NULL keeps everything */
 static void
 load_retention(const char *name, int64 id, SfPipelineDef *def)
@@ -679,8 +634,6 @@ load_retention(const char *name, int64 id, SfPipelineDef *def)
 
 	def->has_retention = false;
 	def->retention = 0;
-	if (!has_retention_column())
-		return;
 	sf_exec(PLAN_DEF_RETENTION, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);

@@ -3,14 +3,12 @@
  * emit_store.c
  *	  A pipeline's emit mode in streamforge.pipeline.emit (0.3.0).
  *
- * The column (sql/install/45_emit.sql) is NULL for the default mode,
+ * The column (sql/schema/20_tables.sql) is NULL for the default mode,
  * 'update', so that a pipeline that does not use emit modes has the row it
  * had in 0.2.0; any other mode is stored by its name (engine/emit.c).  Its
  * definition loader (sf_load_def, catalog.c) reads it with
  * sf_emit_load; create_pipeline and set_emit write it with
- * sf_persist_set_emit.  Between a package upgrade and ALTER EXTENSION
- * UPDATE the column is missing: every pipeline is in 'update' mode then,
- * and the mode cannot be set.
+ * sf_persist_set_emit.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -21,12 +19,10 @@
  */
 #include "postgres.h"
 
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 
 #include "engine/engine.h"
 #include "persist/persist.h"
@@ -41,19 +37,6 @@
 #define EMIT_STORE_SQL \
 	"UPDATE streamforge.pipeline SET emit = $2 WHERE name OPERATOR(pg_catalog.=) $1"
 
-/* Whether streamforge.pipeline has the emit column (a syscache lookup) */
-static bool
-has_emit_column(void)
-{
-	Oid			nsp = get_namespace_oid("streamforge", true);
-	Oid			rel;
-
-	if (!OidIsValid(nsp))
-		return false;
-	rel = get_relname_relid("pipeline", nsp);
-	return OidIsValid(rel) && get_attnum(rel, "emit") != InvalidAttrNumber;
-}
-
 /*
  * def->emit of pipeline id from its row.  Caller is in SPI with a snapshot
  * pushed, as the extension's owner (sf_load_def).
@@ -66,8 +49,6 @@ sf_emit_load(const char *name, int64 id, SfPipelineDef *def)
 	char	   *emit;
 
 	def->emit = SF_EMIT_UPDATE;
-	if (!has_emit_column())
-		return;
 	if (SPI_execute_with_args(EMIT_LOAD_SQL, 1, &argtype, &arg, NULL, true,
 							  0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
@@ -93,15 +74,6 @@ sf_persist_set_emit(const char *name, uint8 emit)
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	SfSavedUser saved;
 
-	if (!has_emit_column())
-	{
-		if (emit == SF_EMIT_UPDATE)
-			return;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("emit modes need the SQL definitions of streamforge 0.3.0"),
-				 errhint("Run ALTER EXTENSION streamforge UPDATE.")));
-	}
 	values[0] = CStringGetTextDatum(name);
 	values[1] = (Datum) 0;
 	if (emit == SF_EMIT_UPDATE)

@@ -21,14 +21,12 @@
  */
 #include "postgres.h"
 
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
-#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
 #include "codec/codec.h"
@@ -49,19 +47,6 @@ static const SfPlanText store_text = {
 	3, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID}
 };
 static SPIPlanPtr store_plan;
-
-/* Whether streamforge.pipeline has 0.3.0's measures column yet */
-static bool
-has_measures_column(void)
-{
-	Oid			nsp = get_namespace_oid("streamforge", true);
-	Oid			rel;
-
-	if (!OidIsValid(nsp))
-		return false;
-	rel = get_relname_relid("pipeline", nsp);
-	return OidIsValid(rel) && get_attnum(rel, "measures") != InvalidAttrNumber;
-}
 
 static Datum
 text_array(char **items, int n)
@@ -151,8 +136,6 @@ sf_measures_load(const char *name, int64 id, SfPipelineDef *def)
 	MemoryContext old;
 
 	def->measures = NULL;
-	if (!has_measures_column())
-		return;
 	sf_run_plan(&load_plan, &load_text, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);

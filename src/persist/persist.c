@@ -134,11 +134,20 @@ check_acl_unlocked(const char *name, Datum *arg, Oid user,
  */
 
 /*
- * Register the transaction callbacks and settings.  Called from _PG_init.
+ * Register the transaction callbacks and, with define_gucs, the settings.
+ * Called from _PG_init; without define_gucs (another streamforge library
+ * defined them, module.c) the variables keep their boot values.
  */
 void
-sf_persist_init(void)
+sf_persist_init(bool define_gucs)
 {
+	RegisterXactCallback(sf_xact_callback, NULL);
+	RegisterSubXactCallback(sf_subxact_callback, NULL);
+	/* the write calls' notifications (notify.c, issue 38) */
+	RegisterXactCallback(sf_notify_xact_callback, NULL);
+	RegisterSubXactCallback(sf_notify_subxact_callback, NULL);
+	if (!define_gucs)
+		return;
 	DefineCustomIntVariable("streamforge.compaction_threshold",
 							"Journal size above which a pipeline's state is compacted into a new snapshot.",
 							"The journal since the last snapshot is compacted once it exceeds the larger of this and four times the snapshot's size; -1 disables compaction.",
@@ -153,11 +162,6 @@ sf_persist_init(void)
 							128 * 1024, -1, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
-	RegisterXactCallback(sf_xact_callback, NULL);
-	RegisterSubXactCallback(sf_subxact_callback, NULL);
-	/* the write calls' notifications (notify.c, issue 38) */
-	RegisterXactCallback(sf_notify_xact_callback, NULL);
-	RegisterSubXactCallback(sf_notify_subxact_callback, NULL);
 }
 
 /*
@@ -653,10 +657,7 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 {
 	StringInfoData buf;
 
-	if (likely(sf_journal_compact_allowed()))
-		sf_journal_encode_ingest(&buf, p, d, h, n);
-	else
-		sf_journal_encode_ingest_v1(&buf, p, d, n);
+	sf_journal_encode_ingest(&buf, p, d, h, n);
 	write_journal(p, &buf);
 	pfree(buf.data);
 	sf_activity_note_deliveries(p, h, n);	/* activity.c */

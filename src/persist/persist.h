@@ -100,7 +100,7 @@ extern Datum sf_int128_numeric(int128 v);
 extern Datum sf_string_text(const SfString *s);
 
 /* persist.c: pipelines stored in the extension's tables, cached per backend */
-extern void sf_persist_init(void);
+extern void sf_persist_init(bool define_gucs);
 extern void sf_persist_create(const SfPipelineDef *def);
 extern void sf_persist_drop(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
@@ -118,6 +118,13 @@ extern bool sf_persist_exists(const char *name);
 extern void sf_persist_get_acl(const char *name, bool for_update,
 							   SfAcl *acl);
 extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
+
+/*
+ * version.c: the library against the installed extension, and against the
+ * other streamforge library a backend may have loaded (module.c)
+ */
+extern bool sf_foreign_library;
+extern void sf_foreign_library_error(void) pg_attribute_noreturn();
 
 /* redefine.c: definition changes stored */
 extern void sf_redefine_init(void);

@@ -231,7 +231,6 @@ sf_check_lookup_name(const char *name)
 }
 
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
-extern bool sf_journal_compact_allowed(void);
 
 /* sink_ts.c */
 extern Datum sf_ts_array(const int64 *times, int n, int64 unit_us,

@@ -5,9 +5,6 @@
  *	  out_of_orderness and idle_timeout, loaded with its definition and
  *	  stored by create_pipeline, set_out_of_orderness and set_idle_timeout.
  *
- * The column is 0.3.0's: between a package upgrade and ALTER EXTENSION
- * UPDATE the library runs on older tables, whose pipelines have none.
- *
  * Copyright (c) 2026, the streamforge authors
  *
  * IDENTIFICATION
@@ -17,13 +14,11 @@
  */
 #include "postgres.h"
 
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "common/int.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -68,20 +63,6 @@ run(SPIPlanPtr *slot, const char *sql, int nargs, Oid *types,
 			 sql, SPI_result_code_string(rc));
 }
 
-/* Whether streamforge.pipeline has the column (a syscache lookup) */
-static bool
-has_progress_column(void)
-{
-	Oid			nsp = get_namespace_oid("streamforge", true);
-	Oid			rel;
-
-	if (!OidIsValid(nsp))
-		return false;
-	rel = get_relname_relid("pipeline", nsp);
-	return OidIsValid(rel) &&
-		get_attnum(rel, "out_of_orderness") != InvalidAttrNumber;
-}
-
 /*
  * The out_of_orderness of pipeline id into def (sf_load_def).  Caller is
  * connected to SPI with a snapshot pushed.
@@ -115,8 +96,6 @@ sf_progress_load_def(const char *name, int64 id, SfPipelineDef *def)
 	def->out_of_orderness = 0;
 	def->has_idle_timeout = false;
 	def->idle_timeout_us = 0;
-	if (!has_progress_column())
-		return;
 
 	run(&load_plan,
 		"SELECT out_of_orderness, idle_timeout "

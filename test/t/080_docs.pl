@@ -248,9 +248,11 @@ is( join(', ', sort(($router_section // '') =~ /^\| `(\w+)\(/mg)),
 	"docs/reference.md's table of router functions lists those streamforge lacks");
 
 # The Settings table: every setting the library defines, with its default
-# and who may set it.
-my $settings = $node->safe_psql('docs_catalog', q{
-LOAD 'streamforge';
+# and who may set it.  The library of this version is streamforge-<version>
+# ('streamforge' is the compat library, release 0.3.0's: docs/packaging.md).
+my ($core_version) = slurp("$top/streamforge.control") =~ /^default_version\s*=\s*'([^']+)'/m;
+my $settings = $node->safe_psql('docs_catalog', qq{
+LOAD 'streamforge-$core_version';
 SELECT name || ' ' || current_setting(name) || ' '
        || CASE context WHEN 'user' THEN 'any role' WHEN 'superuser' THEN 'superusers' ELSE context END
   FROM pg_settings WHERE name LIKE 'streamforge.%' ORDER BY name});

@@ -15,9 +15,10 @@
 # dpkg does it with the server running: the new library and scripts
 # replace the old ones by rename, the files the new version no longer ships
 # disappear.  A session opened before it (with the release's library
-# loaded) keeps ingesting; new sessions run the new library under the
-# release's SQL definitions (every C entry point those declare must be in
-# the new library) and keep ingesting, reading and restoring; then ALTER
+# loaded) keeps ingesting; new sessions run the compat library
+# (streamforge.so, release 0.3.0's: the release's SQL is bound to it, the
+# new version's to streamforge-<version>.so; docs/packaging.md) under the
+# release's SQL definitions and keep ingesting, reading and restoring; then ALTER
 # EXTENSION streamforge UPDATE (0.1.0 through 0.2.0), and ingestion goes
 # on, the attached table's too, bound to its pipeline's id.
 #
