@@ -79,6 +79,29 @@ COMMENT ON FUNCTION streamforge.definition_of(text, text[],
     text[], text[]) IS
     'the definition document create_pipeline would store for these arguments (creates nothing)';
 
+-- create_pipeline's arguments are only ever appended (src/codec/
+-- options.def): on an update that adds one, the CREATE OR REPLACE above
+-- made a new overload of create_pipeline and definition_of; the older
+-- ones go here, so that a new option needs no DROP in a migration (no
+-- CASCADE: a user's object that calls an old one stops the update).  A
+-- no-op on a fresh install.
+DO $sf$
+DECLARE
+    f pg_catalog.regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::pg_catalog.regprocedure FROM pg_catalog.pg_proc AS p
+              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'streamforge'::pg_catalog.regnamespace
+                AND p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['create_pipeline', 'definition_of'])
+                AND p.pronargs OPERATOR(pg_catalog.<>)
+                    (SELECT pg_catalog.max(q.pronargs) FROM pg_catalog.pg_proc AS q
+                      WHERE q.pronamespace OPERATOR(pg_catalog.=) p.pronamespace
+                        AND q.proname OPERATOR(pg_catalog.=) p.proname)
+    LOOP
+        EXECUTE pg_catalog.format('DROP FUNCTION %s', f);
+    END LOOP;
+END
+$sf$;
+
 -- The table of options (src/codec/options.def), in create_pipeline's
 -- argument order; the regress test "definition" checks the signatures
 -- above and pipeline_info's columns against it.

@@ -122,10 +122,15 @@ write_measures(StringInfo buf, const SfPipelineDef *def, bool first)
 	ck_write_def_measures(buf, def->measures);
 }
 
-static const SfOptHooks sf_opt_partitions = {has_partitions, write_partitions};
-static const SfOptHooks sf_opt_windows = {has_partitions, write_windows};
-static const SfOptHooks sf_opt_measures = {has_measures, write_measures};
-static const SfOptHooks sf_opt_aggregates = {has_measures, write_aggregates};
+static bool read_partitions(SfJsonReader *r, CkDoc *doc, bool first);
+static bool read_windows(SfJsonReader *r, CkDoc *doc, bool first);
+static bool read_measures(SfJsonReader *r, CkDoc *doc, bool first);
+static bool read_aggregates(SfJsonReader *r, CkDoc *doc, bool first);
+
+static const SfOptHooks sf_opt_partitions = {has_partitions, write_partitions, read_partitions};
+static const SfOptHooks sf_opt_windows = {has_partitions, write_windows, read_windows};
+static const SfOptHooks sf_opt_measures = {has_measures, write_measures, read_measures};
+static const SfOptHooks sf_opt_aggregates = {has_measures, write_aggregates, read_aggregates};
 static const SfOptEnum sf_opt_emit = {
 	sf_emit_mode_parse, sf_emit_mode_name, SF_EMIT_UPDATE, "emit mode",
 	"The emit modes are \"update\", \"update+final\" and \"final\"."
@@ -173,6 +178,9 @@ sf_options_init(void)
 		if ((o->flags & SF_OPT_CK) && o->since > SF_V(0, 1, 0) &&
 			!(o->flags & SF_OPT_OMIT))
 			elog(ERROR, "streamforge: option \"%s\" is checkpointed but not omitted at its default",
+				 o->name);
+		if ((o->flags & SF_OPT_CK) && o->kind == SF_OPT_KIND_INTERVAL)
+			elog(ERROR, "streamforge: option \"%s\": an interval cannot be checkpointed",
 				 o->name);
 		by_key[i] = o;
 	}
@@ -308,37 +316,13 @@ rd_window_def(SfJsonReader *r, SfWindowDef *w)
 	sf_json_char(r, '}');
 }
 
-/* "definition": into doc->def, whose arrays are scratch */
-void
-ck_read_definition(SfJsonReader *r, CkDoc *doc)
+/* "partitions" (every version) */
+static bool
+read_partitions(SfJsonReader *r, CkDoc *doc, bool first)
 {
 	int64		cap = 0;
 
-	sf_json_char(r, '{');
-	if (r->version >= 2)
-		ck_read_def_aggregates(r, doc);
-	/* "emit" (0.3.0) sorts after "aggregates", and only a mode other than 'update' has it */
-	if (sf_json_literal(r, r->version >= 2 ? ",\"emit\":" : "\"emit\":"))
-	{
-		char		emit[SF_NAME_MAX + 1];
-
-		rd_name(r, "emit mode", emit);
-		if (!sf_emit_mode_parse(emit, &doc->def.emit) ||
-			doc->def.emit == SF_EMIT_UPDATE)
-			ck_error(CK_DEFINITION, "The definition has an invalid emit mode.");
-	}
-	sf_json_key(r, "lateness",
-				r->version < 2 && doc->def.emit == SF_EMIT_UPDATE);
-	doc->def.lateness = sf_json_int64(r, "lateness");
-	if (r->version >= 2)
-		ck_read_def_measures(r, doc);
-	/* "out_of_orderness" sorts between "measures" and "partitions" */
-	if (sf_json_literal(r, ",\"out_of_orderness\":"))
-	{
-		doc->def.has_out_of_orderness = true;
-		doc->def.out_of_orderness = sf_json_int64(r, "out_of_orderness");
-	}
-	sf_json_key(r, "partitions", false);
+	sf_json_key(r, "partitions", first);
 	if (sf_json_array_begin(r, "partitions"))
 	{
 		do
@@ -352,14 +336,16 @@ ck_read_definition(SfJsonReader *r, CkDoc *doc)
 					doc->def.partitions[doc->ndefpartitions++]);
 		} while (sf_json_array_next(r));
 	}
-	/* "retention" sorts between "partitions" and "windows" (docs/semantics.md, Retention) */
-	if (sf_json_literal(r, ",\"retention\":"))
-	{
-		doc->def.has_retention = true;
-		doc->def.retention = sf_json_int64(r, "retention");
-	}
-	sf_json_key(r, "windows", false);
-	cap = 0;
+	return true;
+}
+
+/* "windows" (every version) */
+static bool
+read_windows(SfJsonReader *r, CkDoc *doc, bool first)
+{
+	int64		cap = 0;
+
+	sf_json_key(r, "windows", first);
 	if (sf_json_array_begin(r, "windows"))
 	{
 		do
@@ -371,6 +357,90 @@ ck_read_definition(SfJsonReader *r, CkDoc *doc)
 									   doc->ndefwindows, sizeof(SfWindowDef));
 			rd_window_def(r, &doc->def.windows[doc->ndefwindows++]);
 		} while (sf_json_array_next(r));
+	}
+	return true;
+}
+
+/* "aggregates" and "measures": in every version 2 document, in no other */
+static bool
+read_aggregates(SfJsonReader *r, CkDoc *doc, bool first)
+{
+	if (r->version < 2)
+		return false;
+	Assert(first);
+	ck_read_def_aggregates(r, doc);
+	return true;
+}
+
+static bool
+read_measures(SfJsonReader *r, CkDoc *doc, bool first)
+{
+	if (r->version < 2)
+		return false;
+	Assert(!first);
+	ck_read_def_measures(r, doc);
+	return true;
+}
+
+/*
+ * "definition": into doc->def, whose arrays are scratch.  The checkpointed
+ * options (SF_OPT_CK) in key order, each by its kind: a NOTNULL scalar
+ * must be there, an OMIT one may be absent (then unset); an ENUM at its
+ * default is never written, so reading it is an error.
+ */
+void
+ck_read_definition(SfJsonReader *r, CkDoc *doc)
+{
+	bool		first = true;
+
+	sf_options_init();
+	sf_json_char(r, '{');
+	for (int i = 0; i < sf_noptions; i++)
+	{
+		const SfOption *o = by_key[i];
+		bool		present = true;
+
+		if (!(o->flags & SF_OPT_CK))
+			continue;
+		if (o->kind == SF_OPT_KIND_CUSTOM)
+			present = ((const SfOptHooks *) o->ext)->read(r, doc, first);
+		else if (o->flags & SF_OPT_OMIT)
+		{
+			char		lit[NAMEDATALEN + 4];
+
+			snprintf(lit, sizeof(lit), "%s\"%s\":", first ? "" : ",", o->name);
+			present = sf_json_literal(r, lit);
+		}
+		else
+			sf_json_key(r, o->name, first);
+		if (!present)
+			continue;
+		switch (o->kind)
+		{
+			case SF_OPT_KIND_INT64:
+				sf_opt_set_int64(&doc->def, o, sf_json_int64(r, o->name));
+				break;
+			case SF_OPT_KIND_ENUM:
+				{
+					const SfOptEnum *e = (const SfOptEnum *) o->ext;
+					char		name[SF_NAME_MAX + 1];
+					uint8		v;
+
+					rd_name(r, e->noun, name);
+					if (!e->parse(name, &v) || v == e->dflt)
+						ck_error(CK_DEFINITION, "The definition has an invalid %s.",
+								 e->noun);
+					sf_opt_set_enum(&doc->def, o, v);
+				}
+				break;
+			case SF_OPT_KIND_INTERVAL:
+				/* stored only: never SF_OPT_CK (sf_options_init) */
+				Assert(false);
+				break;
+			case SF_OPT_KIND_CUSTOM:
+				break;
+		}
+		first = false;
 	}
 	sf_json_char(r, '}');
 	doc->def.npartitions = (int) doc->ndefpartitions;

@@ -74,12 +74,17 @@ typedef struct SfOptEnum
 	const char *hint;			/* of that error */
 } SfOptEnum;
 
+struct SfJsonReader;
+struct CkDoc;
+
 typedef struct SfOptHooks
 {
 	/* whether def has the member */
 	bool		(*present) (const SfPipelineDef *def);
 	/* write "key":value (first: no comma before) */
 	void		(*write) (StringInfo buf, const SfPipelineDef *def, bool first);
+	/* read it from a checkpoint if there; returns whether it was there */
+	bool		(*read) (struct SfJsonReader *r, struct CkDoc *doc, bool first);
 } SfOptHooks;
 
 struct SfOption
