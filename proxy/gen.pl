@@ -4,7 +4,7 @@
 #
 #   perl proxy/gen.pl [--replace] TEMPLATE > SCRIPT      (from the top directory)
 #
-# Template lines:
+# Template lines (and the @create_...@ tokens below, inside any line):
 #   -- @include FILE          the text of FILE (itself expanded)
 #   -- @types                 every type of the data node (sql/schema/*.sql)
 #                             that the routed API uses, and window_def;
@@ -580,6 +580,62 @@ sub types_sql
 	return $s;
 }
 
+# --- create_pipeline's arguments, for the hand-written create_* wrappers
+# of proxy/router.sql.in (issue 41: the options of src/codec/options.def
+# reach the router through the node's signature).  Tokens, inside any line:
+#   @create_params@   its arguments after "name", with their defaults
+#   @create_args@     their names, comma-separated
+#   @create_types@    their types (for COMMENT ON FUNCTION)
+#   @create_args_from:EXPR@   each argument read from the definition
+#                     document EXPR by its name and SQL type (absent:
+#                     NULL, or the argument's default)
+my @create_args;
+{
+	my @ids = keys %{ $funcs{create_pipeline} // {} };
+	die "gen.pl: the data node must define exactly one streamforge.create_pipeline\n"
+	  unless @ids == 1;
+	my @a = in_args($funcs{create_pipeline}{ $ids[0] });
+	die "gen.pl: create_pipeline's first argument must be name text\n"
+	  unless $a[0]{name} eq 'name' && $a[0]{type} eq 'text';
+	@create_args = @a[ 1 .. $#a ];
+}
+
+sub arg_from_document
+{
+	my ($a, $d) = @_;
+	my $k = "'$a->{name}'";
+	my $e;
+	if ($a->{type} eq 'streamforge.window_def[]')
+	{
+		$e = "ARRAY(SELECT pg_catalog.jsonb_populate_record(NULL::streamforge.window_def, px_w) "
+		  . "FROM pg_catalog.jsonb_array_elements($d OPERATOR(pg_catalog.->) $k) px_w)";
+	}
+	elsif ($a->{type} =~ /^(\w+)\[\]$/)
+	{
+		$e = "CASE WHEN $d OPERATOR(pg_catalog.?) $k THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text("
+		  . "$d OPERATOR(pg_catalog.->) $k)::pg_catalog.$1) END";
+	}
+	else
+	{
+		my %pg = (bigint => 'int8', text => 'text', interval => 'interval', integer => 'int4', boolean => 'bool');
+		my $t = $pg{ $a->{type} } or die "gen.pl: create_pipeline's argument $a->{name} has a type the router cannot read from a document: $a->{type}\n";
+		$e = "($d OPERATOR(pg_catalog.->>) $k)::pg_catalog.$t";
+	}
+	$e = "COALESCE($e, $a->{default})"
+	  if defined $a->{default} && $a->{default} !~ /^NULL$/i;
+	return $e;
+}
+
+sub create_token
+{
+	my ($what, $expr) = @_;
+	return join(', ', map { "$_->{name} $_->{type}" . (defined $_->{default} ? " DEFAULT $_->{default}" : '') } @create_args)
+	  if $what eq 'params';
+	return join(', ', map { $_->{name} } @create_args) if $what eq 'args';
+	return join(', ', map { $_->{type} } @create_args) if $what eq 'types';
+	return join(",\n        ", map { arg_from_document($_, $expr) } @create_args);
+}
+
 my %hand_defined;
 
 sub expand
@@ -607,6 +663,8 @@ sub expand
 		}
 		else
 		{
+			$line =~ s/\@create_(params|args|types)\@/create_token($1)/ge;
+			$line =~ s/\@create_args_from:([^@]+)\@/create_token('from', $1)/ge;
 			$hand_defined{$1} = 1 if $line =~ /^CREATE FUNCTION streamforge\.(\w+)\(/;
 			$out .= $line;
 		}
@@ -618,5 +676,32 @@ my $script = expand($template, 0);
 my @undefined = grep { $decl{$_}{kind} =~ /^(hand|router)$/ && !$hand_defined{$_} } @decl_order;
 die "gen.pl: proxy/api.tsv declares as hand functions that $template does not define: @undefined\n"
   if @undefined;
-$script =~ s/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /mg if $replace;
+if ($replace)
+{
+	$script =~ s/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /mg;
+	# create_pipeline's arguments are only ever appended (src/codec/
+	# options.def): an update that adds one has created the wrappers that
+	# take them as new overloads; the older ones go (no CASCADE: a user's
+	# object that calls one stops the update)
+	my $n = 1 + @create_args;
+	$script .= <<"EOS";
+
+-- The create_* wrappers of an older create_pipeline (proxy/gen.pl)
+DO \$px\$
+DECLARE
+    f pg_catalog.regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::pg_catalog.regprocedure FROM pg_catalog.pg_proc p
+              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'streamforge'::pg_catalog.regnamespace
+                AND ((p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['create_pipeline', 'create_sharded_pipeline', 'definition_of', 'px_definition_of'])
+                      AND p.pronargs OPERATOR(pg_catalog.<>) $n)
+                     OR (p.proname OPERATOR(pg_catalog.=) 'px_create'
+                         AND p.pronargs OPERATOR(pg_catalog.<>) ${\($n + 1)}))
+    LOOP
+        EXECUTE pg_catalog.format('DROP FUNCTION %s', f);
+    END LOOP;
+END
+\$px\$;
+EOS
+}
 print $script;

@@ -52,6 +52,73 @@ COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
     text[], text[]) IS
     'create a pipeline with its partitions, windows and allowed lateness';
 
+-- The definition as one document (docs/management.md, "A pipeline's
+-- definition"): the members and their spelling are those of the table of
+-- options (src/codec/options.def), the checkpoint's "definition" plus
+-- time_unit and idle_timeout when set.  definition_of takes
+-- create_pipeline's arguments and returns the document create_pipeline
+-- would store, after all its checks but the pipeline's existence; it
+-- creates nothing (the router compares it with the shards',
+-- create_sharded_pipeline).
+CREATE OR REPLACE FUNCTION streamforge.definition(pipeline text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'sf_definition'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION streamforge.definition(text) IS
+    'the definition of a pipeline as one document: partitions, windows and every option set';
+
+CREATE OR REPLACE FUNCTION streamforge.definition_of(name text, partitions text[],
+    windows streamforge.window_def[], lateness bigint DEFAULT 0,
+    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL,
+    emit text DEFAULT 'update',
+    out_of_orderness bigint DEFAULT NULL, idle_timeout interval DEFAULT NULL,
+    measures text[] DEFAULT NULL, aggregates text[] DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'sf_definition_of'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION streamforge.definition_of(text, text[],
+    streamforge.window_def[], bigint, bigint, interval, text, bigint, interval,
+    text[], text[]) IS
+    'the definition document create_pipeline would store for these arguments (creates nothing)';
+
+-- create_pipeline's arguments are only ever appended (src/codec/
+-- options.def): on an update that adds one, the CREATE OR REPLACE above
+-- made a new overload of create_pipeline and definition_of; the older
+-- ones go here, so that a new option needs no DROP in a migration (no
+-- CASCADE: a user's object that calls an old one stops the update).  A
+-- no-op on a fresh install.
+DO $sf$
+DECLARE
+    f pg_catalog.regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::pg_catalog.regprocedure FROM pg_catalog.pg_proc AS p
+              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'streamforge'::pg_catalog.regnamespace
+                AND p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['create_pipeline', 'definition_of'])
+                AND p.pronargs OPERATOR(pg_catalog.<>)
+                    (SELECT pg_catalog.max(q.pronargs) FROM pg_catalog.pg_proc AS q
+                      WHERE q.pronamespace OPERATOR(pg_catalog.=) p.pronamespace
+                        AND q.proname OPERATOR(pg_catalog.=) p.proname)
+    LOOP
+        EXECUTE pg_catalog.format('DROP FUNCTION %s', f);
+    END LOOP;
+END
+$sf$;
+
+-- The table of options (src/codec/options.def), in create_pipeline's
+-- argument order; the regress test "definition" checks the signatures
+-- above and pipeline_info's columns against it.
+CREATE OR REPLACE FUNCTION streamforge_internal.options(OUT name text,
+    OUT sql_type text, OUT sql_default text, OUT since text,
+    OUT checkpointed boolean, OUT omitted_at_default boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'sf_options_list'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION streamforge_internal.options() IS
+    'the options of a pipeline definition, in create_pipeline''s argument order (internal)';
+
 CREATE OR REPLACE FUNCTION streamforge.drop_pipeline(name text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_drop_pipeline'

@@ -33,7 +33,9 @@ CREATE OR REPLACE TRIGGER pipeline_compacted
 -- 80_pipeline_info.sql), and (issue 26, docs/progress.md) which partitions
 -- hold the watermark, the largest lag behind the fastest partition, the
 -- latest delivery and report, after the columns of 0.2.0's view (which the
--- update replaces: a view can gain columns only at its end).
+-- update replaces: a view can gain columns only at its end).  0.4.0
+-- (issue 41): the definition document, then the options of 0.3.0 it
+-- lacked (emit, out_of_orderness, idle_timeout, measures, aggregates).
 CREATE OR REPLACE VIEW streamforge.pipeline_info WITH (security_barrier) AS
 SELECT v.name, v.owner, v.privilege, v.partitions,
        ARRAY(SELECT w.name OPERATOR(pg_catalog.||) ': ' OPERATOR(pg_catalog.||)
@@ -55,7 +57,21 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
        s.deliveries, s.accepted, s.duplicate_ids, s.late_events,
        s.offset_replays, s.changes_emitted, s.live_buckets, s.visible_rows,
        streamforge_internal.pipeline_query(v.name) AS query,
-       g.holding_watermark, g.lag, g.last_delivery, g.last_report
+       g.holding_watermark, g.lag, g.last_delivery, g.last_report,
+       d.definition,
+       COALESCE(d.definition OPERATOR(pg_catalog.->>) 'emit', 'update') AS emit,
+       (d.definition OPERATOR(pg_catalog.->>) 'out_of_orderness')::pg_catalog.int8
+           AS out_of_orderness,
+       (d.definition OPERATOR(pg_catalog.->>) 'idle_timeout')::pg_catalog.interval
+           AS idle_timeout,
+       CASE WHEN d.definition OPERATOR(pg_catalog.?) 'measures'
+            THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
+                                  d.definition OPERATOR(pg_catalog.->) 'measures'))
+       END AS measures,
+       CASE WHEN d.definition OPERATOR(pg_catalog.?) 'aggregates'
+            THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
+                                  d.definition OPERATOR(pg_catalog.->) 'aggregates'))
+       END AS aggregates
   FROM (SELECT p.name, p.owner, a.privilege, p.partitions, p.windows,
                p.lateness, p.retention, p.time_unit
           FROM streamforge.pipeline AS p,
@@ -75,7 +91,10 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
               pg_catalog.max(t.lag) AS lag,
               pg_catalog.max(t.last_delivery) AS last_delivery,
               pg_catalog.max(t.last_report) AS last_report
-         FROM streamforge.partition_progress(v.name) AS t) AS g;
+         FROM streamforge.partition_progress(v.name) AS t) AS g
+ -- 0.4.0 (issue 41, docs/management.md): the definition as one document
+ -- (src/codec/options.def), and the options 0.3.0 added, read from it
+ CROSS JOIN LATERAL (SELECT streamforge.definition(v.name) AS definition) AS d;
 
 REVOKE ALL ON streamforge.pipeline_info FROM PUBLIC;
 GRANT SELECT ON streamforge.pipeline_info TO PUBLIC;

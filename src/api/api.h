@@ -158,8 +158,6 @@ typedef struct SfIdleOut
 extern SfIdleOut sf_idle_out;
 extern SfPipeline *sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p);
 extern const SfChangeList *sf_with_idle(const SfChangeList *changes);
-extern Interval *sf_progress_args(FunctionCallInfo fcinfo,
-								  SfPipelineDef *def);
 
 static inline SfPipeline *
 sf_open_named(FunctionCallInfo fcinfo, const char *name, bool for_write)
@@ -222,8 +220,6 @@ sf_arg_partition_row(FunctionCallInfo fcinfo, SfRowArgs *args, int argno)
 							&args->npartitions, SF_ROW_PARTITIONS);
 }
 
-extern int	sf_arg_by_name(FunctionCallInfo fcinfo, const char *name,
-						   Oid typeoid);
 extern TupleDesc sf_deform_composite(Datum d, int natts, const char *type,
 									 Datum *values, bool *nulls);
 extern void sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
@@ -292,20 +288,19 @@ extern void sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
 								 int64 late_before, SfDelivery *ds,
 								 const int *nullfield, int n);
 
-/* timeunit.c: create_pipeline's time_unit argument, and converting */
-extern bool sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us,
-							 Interval **unit);
+/* timeunit.c: converting interval windows to the time unit */
 extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
 									  int64 unit_us);
 extern Datum sf_window_to_units(Datum window, const char *pipeline);
 extern int64 sf_time_to_units(TimestampTz t, const Interval *unit);
 extern bool sf_round_event_times;
 
-/* emit.c: create_pipeline's emit argument */
-extern uint8 sf_emit_arg(FunctionCallInfo fcinfo);
+/* define.c: an ENUM option's argument (codec/options.def) */
+extern uint8 sf_option_enum_arg(const SfOption *o, Datum d);
 
 /* measures.c: create_pipeline's measures and aggregates */
-extern void sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def);
+extern void sf_measures_arg(FunctionCallInfo fcinfo, int m, int a,
+							SfPipelineDef *def);
 
 /* aggregate_keys.c: the engine key of a GROUP BY expression */
 extern struct Node *sf_aggregate_canonical_key(struct Node *e);

@@ -4,7 +4,7 @@
  *	  Argument and result helpers shared by the SQL functions of api/:
  *	  the one "X must not be null" error and the pipeline argument
  *	  (sf_arg_not_null, sf_arg_text, sf_arg_pipeline, inline in api.h),
- *	  arguments found by name (sf_arg_by_name), composite arguments
+ *	  composite arguments
  *	  (sf_deform_composite, the window_def and delivery[] arguments), the
  *	  errors of a batch's deliveries, and the rows and changes the calls
  *	  return (sf_return_changes; sf_finish_write in api.h).
@@ -51,39 +51,6 @@ sf_arg_null_error(const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 			 errmsg("%s must not be null", what)));
-}
-
-/*
- * The position of the argument called name, of type typeoid, in the SQL
- * definition this call came through, or -1 (also for a call without one,
- * such as DirectFunctionCall).  The definitions of 0.1.0, 0.2.0 and 0.3.0
- * differ, and the library must serve each of them between a package
- * upgrade and ALTER EXTENSION UPDATE.  One syscache lookup: for arguments
- * read once per call, not per row.
- */
-int
-sf_arg_by_name(FunctionCallInfo fcinfo, const char *name, Oid typeoid)
-{
-	HeapTuple	tup;
-	Oid		   *argtypes;
-	char	  **argnames;
-	char	   *argmodes;
-	int			nargs;
-	int			found = -1;
-
-	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
-		return -1;
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "streamforge: cache lookup failed for function %u",
-			 fcinfo->flinfo->fn_oid);
-	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
-	for (int i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
-		if (argnames[i] != NULL && strcmp(argnames[i], name) == 0 &&
-			argtypes[i] == typeoid)
-			found = i;
-	ReleaseSysCache(tup);
-	return found;
 }
 
 /* Fill values from a composite tuple's header, as heap_deform_tuple does */

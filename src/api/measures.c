@@ -62,15 +62,13 @@ text_array_arg(ArrayType *arr, const char *what, int *n)
 }
 
 /*
- * create_pipeline's measures and aggregates (0.3.0's SQL definition; the
- * older ones have neither): def->measures, or NULL for a one-measure
- * pipeline.
+ * create_pipeline's measures and aggregates, arguments m and a (-1: the
+ * SQL definition has none, as before 0.3.0): def->measures, or NULL for a
+ * one-measure pipeline.
  */
 void
-sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def)
+sf_measures_arg(FunctionCallInfo fcinfo, int m, int a, SfPipelineDef *def)
 {
-	int			m = sf_arg_by_name(fcinfo, "measures", TEXTARRAYOID);
-	int			a = sf_arg_by_name(fcinfo, "aggregates", TEXTARRAYOID);
 	bool		has_m = m >= 0 && !PG_ARGISNULL(m);
 	bool		has_a = a >= 0 && !PG_ARGISNULL(a);
 	char	  **measures;

@@ -74,6 +74,7 @@ _PG_init(void)
 	sf_persist_init(true);
 	sf_compact_init();			/* 0.3.0, issue 26: persist/compact.c */
 	sf_redefine_init();			/* 0.4.0, issue 39: persist/redefine.c */
+	sf_options_init();			/* 0.4.0, issue 41: codec/codec_definition.c */
 	DefineCustomIntVariable("streamforge.max_live_buckets",
 							"Most live buckets a pipeline may hold.",
 							"An event that could take a pipeline past it is refused; 0 means no limit.",

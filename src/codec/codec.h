@@ -24,6 +24,7 @@
 #define SF_CODEC_H
 
 #include "engine/engine.h"
+#include "codec/options.h"
 
 /* codec.c: checkpoint bytes <-> state */
 extern int	sf_max_checkpoint_size;

@@ -62,15 +62,17 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 		ck_error(CK_DEFINITION, "The definition has no partition.");
 	if (def->nwindows < 1)
 		ck_error(CK_DEFINITION, "The definition has no window.");
-	if (def->lateness < 0)
-		ck_error(CK_DEFINITION, "The definition has a negative lateness " INT64_FORMAT ".",
-				 def->lateness);
-	if (def->has_retention && def->retention < 0)
-		ck_error(CK_DEFINITION, "The definition has a negative retention " INT64_FORMAT ".",
-				 def->retention);
-	if (def->has_out_of_orderness && def->out_of_orderness < 0)
-		ck_error(CK_DEFINITION, "The definition has a negative out_of_orderness " INT64_FORMAT ".",
-				 def->out_of_orderness);
+	/* the scalar options' validators (codec/options.def), in table order */
+	for (i = 0; i < sf_noptions; i++)
+	{
+		const SfOption *o = &sf_options[i];
+
+		if ((o->flags & SF_OPT_CK) && o->kind == SF_OPT_KIND_INT64 &&
+			o->check != NULL && sf_opt_is_set(def, o) &&
+			o->check(def, o) == SF_OPT_NEGATIVE)
+			ck_error(CK_DEFINITION, "The definition has a negative %s " INT64_FORMAT ".",
+					 o->name, sf_opt_int64(def, o));
+	}
 	for (i = 1; i < def->npartitions; i++)
 		if (strcmp(def->partitions[i - 1], def->partitions[i]) >= 0)
 			ck_error(CK_DEFINITION,
@@ -138,35 +140,39 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 					 sf_window_describe(&target->windows[j]));
 		i++, j++;
 	}
-	if (def->lateness != target->lateness)
-		ck_error(CK_DEFINITION,
-				 "The checkpoint has lateness " INT64_FORMAT ", the pipeline " INT64_FORMAT ".",
-				 def->lateness, target->lateness);
-	/* docs/semantics.md, Emit modes: the checkpoint's mode is the pipeline's */
-	if (def->emit != target->emit)
-		ck_error(CK_DEFINITION,
-				 "The checkpoint has emit mode \"%s\", the pipeline \"%s\".",
-				 sf_emit_mode_name(def->emit), sf_emit_mode_name(target->emit));
-	/* docs/semantics.md, Retention: equivalence includes the retention */
-	if (def->has_retention != target->has_retention ||
-		(def->has_retention && def->retention != target->retention))
+	/*
+	 * The scalar options (codec/options.def) in table order: lateness,
+	 * retention (docs/semantics.md, Retention), emit (Emit modes: the
+	 * checkpoint's mode is the pipeline's), out_of_orderness
+	 * (docs/progress.md)
+	 */
+	for (i = 0; i < sf_noptions; i++)
 	{
-		char	   *a = def->has_retention ? psprintf(INT64_FORMAT, def->retention) : "none";
-		char	   *b = target->has_retention ? psprintf(INT64_FORMAT, target->retention) : "none";
+		const SfOption *o = &sf_options[i];
 
-		ck_error(CK_DEFINITION,
-				 "The checkpoint has retention %s, the pipeline %s.", a, b);
-	}
-	/* docs/progress.md: equivalence includes the built-in progress rule */
-	if (def->has_out_of_orderness != target->has_out_of_orderness ||
-		(def->has_out_of_orderness &&
-		 def->out_of_orderness != target->out_of_orderness))
-	{
-		char	   *a = def->has_out_of_orderness ? psprintf(INT64_FORMAT, def->out_of_orderness) : "none";
-		char	   *b = target->has_out_of_orderness ? psprintf(INT64_FORMAT, target->out_of_orderness) : "none";
+		if (!(o->flags & SF_OPT_CK))
+			continue;
+		if (o->kind == SF_OPT_KIND_INT64)
+		{
+			bool		a_set = sf_opt_is_set(def, o);
+			bool		b_set = sf_opt_is_set(target, o);
 
-		ck_error(CK_DEFINITION,
-				 "The checkpoint has out_of_orderness %s, the pipeline %s.", a, b);
+			if (a_set != b_set ||
+				(a_set && sf_opt_int64(def, o) != sf_opt_int64(target, o)))
+				ck_error(CK_DEFINITION,
+						 "The checkpoint has %s %s, the pipeline %s.", o->name,
+						 a_set ? psprintf(INT64_FORMAT, sf_opt_int64(def, o)) : "none",
+						 b_set ? psprintf(INT64_FORMAT, sf_opt_int64(target, o)) : "none");
+		}
+		else if (o->kind == SF_OPT_KIND_ENUM &&
+				 sf_opt_enum(def, o) != sf_opt_enum(target, o))
+		{
+			const SfOptEnum *e = (const SfOptEnum *) o->ext;
+
+			ck_error(CK_DEFINITION,
+					 "The checkpoint has %s \"%s\", the pipeline \"%s\".", e->noun,
+					 e->name(sf_opt_enum(def, o)), e->name(sf_opt_enum(target, o)));
+		}
 	}
 	/* measures pipelines (docs/aggregates.md): the same measures and aggregates */
 	if (!sf_measures_def_equal(def->measures, target->measures))

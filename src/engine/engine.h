@@ -55,6 +55,7 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "lib/pairingheap.h"
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
@@ -129,6 +130,11 @@ typedef struct SfPipelineDef
 	/* idle detection by time (api/progress.c); the engine never reads it */
 	bool		has_idle_timeout;
 	int64		idle_timeout_us;	/* > 0, with has_idle_timeout */
+	Interval	idle_timeout;	/* as given, with has_idle_timeout (the
+								 * stored document spells it) */
+	/* the time unit of interval windows (api/timeunit.c); engine never reads it */
+	bool		has_time_unit;
+	Interval	time_unit;		/* as given, with has_time_unit */
 	struct SfMeasuresDef *measures;	/* NULL: one unnamed value (aggregates.c) */
 } SfPipelineDef;
 

@@ -50,6 +50,7 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
 #include "persist/persist.h"
 #include "persist/persist_int.h"
@@ -160,7 +161,7 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 	},
 	/* 0.2.0: the retention column */
 	[PLAN_DEF_RETENTION] = {
-		"SELECT retention FROM streamforge.pipeline "
+		"SELECT retention, time_unit FROM streamforge.pipeline "
 		"WHERE id OPERATOR(pg_catalog.=) $1",
 		1, {INT8OID}
 	},
@@ -625,7 +626,10 @@ copy_name(const char *pipeline, char *dst, const char *src)
 	memcpy(dst, src, len + 1);
 }
 
-/* The retention of pipeline id (docs/semantics.md, Retention); NULL keeps everything */
+/*
+ * The retention of pipeline id (docs/semantics.md, Retention; NULL keeps
+ * everything) and its time unit
+ */
 static void
 load_retention(const char *name, int64 id, SfPipelineDef *def)
 {
@@ -639,8 +643,16 @@ load_retention(const char *name, int64 id, SfPipelineDef *def)
 		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 	def->retention = sf_getint64(1, &isnull);
 	def->has_retention = !isnull;
-	if (def->has_retention && def->retention < 0)
-		corrupt_definition(name, "The retention is negative.");
+	sf_option_check(def, sf_option_find("retention"), SF_OPT_STORED, name);
+	/* the time unit (0.2.0, like retention): for the stored document only */
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 2, &isnull);
+
+		def->has_time_unit = !isnull;
+		if (!isnull)
+			memcpy(&def->time_unit, DatumGetIntervalP(d), sizeof(Interval));
+	}
 }
 
 /*

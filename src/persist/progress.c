@@ -22,6 +22,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
 #include "persist/persist.h"
 #include "persist/persist_int.h"
@@ -111,25 +112,13 @@ sf_progress_load_def(const char *name, int64 id, SfPipelineDef *def)
 	def->has_idle_timeout = !isnull;
 	if (!isnull)
 	{
-		Interval   *iv = DatumGetIntervalP(d);
-
-		if (iv->month != 0 ||
-			pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY,
-								&def->idle_timeout_us) ||
-			pg_add_s64_overflow(def->idle_timeout_us, iv->time,
-								&def->idle_timeout_us))
-			def->idle_timeout_us = 0;
+		memcpy(&def->idle_timeout, DatumGetIntervalP(d), sizeof(Interval));
+		sf_option_check(def, sf_option_find("idle_timeout"), SF_OPT_STORED,
+						name);
+		(void) sf_interval_us(&def->idle_timeout, &def->idle_timeout_us);
 	}
-	if (def->has_idle_timeout && def->idle_timeout_us <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("corrupt definition of pipeline \"%s\"", name),
-				 errdetail("The idle_timeout is not positive.")));
-	if (def->has_out_of_orderness && def->out_of_orderness < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("corrupt definition of pipeline \"%s\"", name),
-				 errdetail("The out_of_orderness is negative.")));
+	sf_option_check(def, sf_option_find("out_of_orderness"), SF_OPT_STORED,
+					name);
 }
 
 /*

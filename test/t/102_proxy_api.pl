@@ -222,6 +222,47 @@ is( $node->safe_psql('sf0', "SELECT count(*) FROM streamforge.partitions('sh') W
 	  . $node->safe_psql('sf1', "SELECT count(*) FROM streamforge.partitions('sh') WHERE partition = 'p9'"),
 	'11', 'sharded: add_partition reached every shard');
 
+# --- create_sharded_pipeline takes every option of create_pipeline (issue
+# 41: 0.3.0's lacked emit, out_of_orderness, idle_timeout, measures and
+# aggregates), and compares the shards' definition documents
+is(router("SELECT pg_get_function_arguments('streamforge.create_sharded_pipeline'::regproc)"),
+	single("SELECT pg_get_function_arguments('streamforge.create_pipeline'::regproc)"),
+	'create_sharded_pipeline has the arguments and defaults of the node\'s create_pipeline');
+is(router("SELECT pg_get_function_arguments('streamforge.definition_of'::regproc)"),
+	single("SELECT pg_get_function_arguments('streamforge.create_pipeline'::regproc)"),
+	'the router\'s definition_of has them too');
+my $opts = "2, emit => 'final', out_of_orderness => 3, idle_timeout => '1 hour', "
+  . "measures => ARRAY['a', 'b NULL'], aggregates => ARRAY['sum(a)', 'max(b)']";
+router("SELECT streamforge.create_sharded_pipeline('shm', $parts_sql, $windows, $opts)");
+single("SELECT streamforge.create_pipeline('shm', $parts_sql, $windows, $opts)");
+my $want = single("SELECT streamforge.definition('shm')");
+like($want, qr/"emit": "final".*"measures": \["a", "b NULL"\].*"aggregates": \["sum\(a\)", "max\(b\)"\].*"idle_timeout": "P0DT3600S", "out_of_orderness": 3/,
+	'the reference has every option');
+for my $s (0, 1)
+{
+	is($node->safe_psql("sf$s", "SELECT streamforge.definition('shm')"), $want,
+		"create_sharded_pipeline: shard $s has every option");
+}
+is(router("SELECT streamforge.definition('shm')"), $want, 'definition() through the router');
+is(router("SELECT streamforge.definition_of('x', $parts_sql, $windows, $opts)"), $want,
+	'definition_of() through the router');
+# a create the router forgot (half-made): the same call finishes it, a call
+# with another option finds the shards' other definition
+router("DELETE FROM streamforge.sharded_pipelines WHERE pipeline = 'shm'");
+router("SELECT streamforge.create_sharded_pipeline('shm', $parts_sql, $windows, $opts)");
+is(router("SELECT count(*) FROM streamforge.sharded_pipelines WHERE pipeline = 'shm'"), '1',
+	'create_sharded_pipeline again with the same options finishes a half-made create');
+router("DELETE FROM streamforge.sharded_pipelines WHERE pipeline = 'shm'");
+like(router_fails("SELECT streamforge.create_sharded_pipeline('shm', $parts_sql, $windows, 2, emit => 'final', out_of_orderness => 4, idle_timeout => '1 hour', measures => ARRAY['a', 'b NULL'], aggregates => ARRAY['sum(a)', 'max(b)'])"),
+	qr/42710: pipeline "shm" already exists on shard 0.*DETAIL:  It has another definition/s,
+	'another out_of_orderness is another definition: 42710');
+# the node's checks of the options come before anything is created
+like(router_fails("SELECT streamforge.create_sharded_pipeline('shx', $parts_sql, $windows, emit => 'often')"),
+	qr/22023: .*unknown emit mode "often"/, 'a bad emit mode: 22023 from the node');
+is(router("SELECT count(*) FROM streamforge.sharded_pipelines WHERE pipeline = 'shx'")
+	  . $node->safe_psql('sf0', "SELECT count(*) FROM streamforge.pipeline_info WHERE name = 'shx'"),
+	'00', 'and nothing is created');
+
 # the stateless functions run on any shard
 for my $c (
 	"SELECT streamforge.sliding_interval('w', interval '1 s', interval '100 ms')",
