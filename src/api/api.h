@@ -9,7 +9,10 @@
  * check and convert arguments, call the engine, the codec and
  * persistence through their public headers, and return rows.  C names of
  * SQL functions equal the SQL names with an sf_ prefix (sf_grant and
- * sf_revoke also serve grant_privilege and revoke_privilege).
+ * sf_revoke also serve grant_privilege and revoke_privilege).  The
+ * functions that deliver events are forms of one write core (write.c,
+ * write_array.c, ingest_json.c), those that read a pipeline's rows forms
+ * of one read core (inspect.c read_rows); their rows come from rows.c.
  *
  * Copyright (c) 2026, the streamforge authors
  *
