@@ -30,8 +30,8 @@
 # background snapshots would do anyway).  The CPU time of every backend
 # and worker of the cluster is reported per feed (the postmaster's reaped
 # children), so that what the background snapshots cost shows.  The
-# report is rewritten after each size, so an interrupted run keeps what it
-# measured.
+# report is rewritten after each pattern and size, so an interrupted run
+# keeps what it measured.
 #
 # The time each definition change holds the pipeline's lock is measured by
 # bench/redefine.sh (a probe session on the pipeline's row lock), not here.
@@ -221,7 +221,7 @@ measure() {	# pipeline deliveries state -> a row of the detail table, a cell
 	c1=${l1#* / }
 	c2=${l2#* / }
 	cmin=$(( c1 < c2 ? c1 : c2 ))
-	ratio=$(echo "scale=2; ${est%%|*} / ($cmin + 0.001)" | bc)
+	ratio=$(printf '%.2f' "$(echo "scale=3; ${est%%|*} / ($cmin + 0.001)" | bc)")
 	ROWS+=("| $pl | $n | $what | $la | $l1 | $l2 | ${est%%|*} | $ratio | ${est#*|}, $side background snapshot |")
 	CELL[$pl,$n,$what]="$c1, $c2 ($est_prefix${est%%|*}; ${ratio}x)"
 }
