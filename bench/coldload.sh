@@ -197,8 +197,8 @@ pm_cpu() {
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 # wait until no background snapshot worker runs
 idle() {
-	local i
-	for i in $(seq 1 1200); do
+	local _
+	for _ in $(seq 1 1200); do
 		[ "$(psql_val "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'streamforge compaction'")" = 0 ] && return
 		sleep 0.5
 	done
