@@ -90,9 +90,17 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE p.id OPERATOR(pg_catalog.=) $1 ORDER BY w.i",
 		1, {INT8OID}
 	},
+	/*
+	 * The snapshot is the row's, or, when the row's is NULL, the one a
+	 * definition change stored beside it for its snapshot_version
+	 * (redefine.c); NULL for the empty initial state.
+	 */
 	[PLAN_SNAPSHOT_GET] = {
-		"SELECT snapshot FROM streamforge.pipeline "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
+		"SELECT COALESCE(p.snapshot, "
+		"(SELECT s.snapshot FROM streamforge.stored_snapshot s "
+		"WHERE s.pipeline_id OPERATOR(pg_catalog.=) p.id "
+		"AND s.snapshot_version OPERATOR(pg_catalog.=) p.snapshot_version)) "
+		"FROM streamforge.pipeline p WHERE p.id OPERATOR(pg_catalog.=) $1",
 		1, {INT8OID}
 	},
 	[PLAN_JOURNAL_GET] = {
@@ -248,6 +256,34 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"AND pos OPERATOR(pg_catalog.<) 0 "
 		"AND pos OPERATOR(pg_catalog.<>) $2",
 		2, {INT8OID, INT8OID}
+	},
+
+	/*
+	 * 0.4.0, issue 39: the snapshot a definition change stores before it
+	 * takes the pipeline's lock ($2: the snapshot_version it is for), and
+	 * the stale ones it deletes first (redefine.c).  Nothing but a
+	 * definition change and drop_pipeline deletes them, and none of those
+	 * statements locks the pipeline's row (no foreign key: its KEY SHARE
+	 * lock would make two concurrent changes deadlock on their FOR UPDATE).
+	 */
+	[PLAN_STORED_PUT] = {
+		"INSERT INTO streamforge.stored_snapshot "
+		"(pipeline_id, snapshot_version, snapshot) "
+		"SELECT $1, $2, $3 FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1 "
+		"ON CONFLICT DO NOTHING",
+		3, {INT8OID, INT8OID, BYTEAOID}
+	},
+	[PLAN_STORED_PRUNE] = {
+		"DELETE FROM streamforge.stored_snapshot "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND snapshot_version OPERATOR(pg_catalog.<) $2",
+		2, {INT8OID, INT8OID}
+	},
+	[PLAN_STORED_DROP] = {
+		"DELETE FROM streamforge.stored_snapshot "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
 	},
 };
 
