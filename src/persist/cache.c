@@ -457,7 +457,8 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 							  &offset_replays, &load_len);
 	if (p == NULL)
 	{
-		sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
+		sf_exec(sf_has_stored_snapshot() ? PLAN_SNAPSHOT_GET_STORED :
+				PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
 		if (SPI_processed != 1)
 			elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 		snap = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,

@@ -90,12 +90,18 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE p.id OPERATOR(pg_catalog.=) $1 ORDER BY w.i",
 		1, {INT8OID}
 	},
+	[PLAN_SNAPSHOT_GET] = {
+		"SELECT snapshot FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
 	/*
-	 * The snapshot is the row's, or, when the row's is NULL, the one a
+	 * With streamforge.stored_snapshot (sf_has_stored_snapshot): the
+	 * snapshot is the row's, or, when the row's is NULL, the one a
 	 * definition change stored beside it for its snapshot_version
 	 * (redefine.c); NULL for the empty initial state.
 	 */
-	[PLAN_SNAPSHOT_GET] = {
+	[PLAN_SNAPSHOT_GET_STORED] = {
 		"SELECT COALESCE(p.snapshot, "
 		"(SELECT s.snapshot FROM streamforge.stored_snapshot s "
 		"WHERE s.pipeline_id OPERATOR(pg_catalog.=) p.id "
@@ -678,6 +684,21 @@ has_retention_column(void)
 		return false;
 	rel = get_relname_relid("pipeline", nsp);
 	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
+}
+
+/*
+ * Whether the database has streamforge.stored_snapshot (0.4.0, issue 39):
+ * not while it still has the SQL definitions of 0.1.0-0.3.0 (after a
+ * package upgrade, before ALTER EXTENSION UPDATE), when every snapshot is
+ * in the pipeline's row and definition changes write it there.
+ */
+bool
+sf_has_stored_snapshot(void)
+{
+	Oid			nsp = get_namespace_oid("streamforge", true);
+
+	return OidIsValid(nsp) &&
+		OidIsValid(get_relname_relid("stored_snapshot", nsp));
 }
 
 /*

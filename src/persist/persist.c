@@ -253,7 +253,8 @@ sf_persist_drop(const char *name)
 	id = Int64GetDatum(sf_getint64(1, &isnull));
 	sf_pending_supersede(DatumGetInt64(id));
 	/* and the snapshots definition changes stored beside its row */
-	sf_exec(PLAN_STORED_DROP, &id, NULL, false, SPI_OK_DELETE);
+	if (sf_has_stored_snapshot())
+		sf_exec(PLAN_STORED_DROP, &id, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
 	sf_restore_user(&saved);
 

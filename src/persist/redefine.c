@@ -234,7 +234,8 @@ redefine(const char *name, SfRedefineFn build, void *arg, bool concurrently)
 	if (concurrently && redefine_concurrently)
 	{
 		p = build_unlocked(name, build, arg, &from, &snap);
-		if (p != NULL && VARSIZE_ANY_EXHDR(snap) > SF_REDEFINE_INLINE_MAX)
+		if (p != NULL && VARSIZE_ANY_EXHDR(snap) > SF_REDEFINE_INLINE_MAX &&
+			sf_has_stored_snapshot())
 			aside = store_aside(from.id, from.version + 1, snap);
 	}
 
