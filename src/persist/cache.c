@@ -444,6 +444,7 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	int64		from = 0;
 	int64		offset_replays = row->offset_replays_base;
 	int64		load_len = row->snapshot_len;
+	int64		snapshot_len = row->snapshot_len;
 	int64		last_pos;
 
 	sf_cache_invalidate(entry);
@@ -456,7 +457,8 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 							  &offset_replays, &load_len);
 	if (p == NULL)
 	{
-		sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
+		sf_exec(sf_has_stored_snapshot() ? PLAN_SNAPSHOT_GET_STORED :
+				PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
 		if (SPI_processed != 1)
 			elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 		snap = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
@@ -467,6 +469,8 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 		{
 			bytea	   *b = DatumGetByteaPP(snap);
 
+			/* the row's or, after a definition change, the stored one's */
+			snapshot_len = load_len = VARSIZE_ANY_EXHDR(b);
 			p = sf_snapshot_decode(CurTransactionContext, &def,
 								   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 		}
@@ -484,7 +488,7 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	entry->relid = row->relid;
 	entry->id = row->id;
 	entry->snapshot_version = row->snapshot_version;
-	entry->snapshot_len = row->snapshot_len;
+	entry->snapshot_len = snapshot_len;
 	entry->last_pos = last_pos;
 	entry->journal_bytes = bytes;
 	entry->version = row->version;

@@ -95,6 +95,20 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE id OPERATOR(pg_catalog.=) $1",
 		1, {INT8OID}
 	},
+	/*
+	 * With streamforge.stored_snapshot (sf_has_stored_snapshot): the
+	 * snapshot is the row's, or, when the row's is NULL, the one a
+	 * definition change stored beside it for its snapshot_version
+	 * (redefine.c); NULL for the empty initial state.
+	 */
+	[PLAN_SNAPSHOT_GET_STORED] = {
+		"SELECT COALESCE(p.snapshot, "
+		"(SELECT s.snapshot FROM streamforge.stored_snapshot s "
+		"WHERE s.pipeline_id OPERATOR(pg_catalog.=) p.id "
+		"AND s.snapshot_version OPERATOR(pg_catalog.=) p.snapshot_version)) "
+		"FROM streamforge.pipeline p WHERE p.id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
 	[PLAN_JOURNAL_GET] = {
 		"SELECT pos, entry FROM streamforge.journal "
 		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
@@ -248,6 +262,34 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"AND pos OPERATOR(pg_catalog.<) 0 "
 		"AND pos OPERATOR(pg_catalog.<>) $2",
 		2, {INT8OID, INT8OID}
+	},
+
+	/*
+	 * 0.4.0, issue 39: the snapshot a definition change stores before it
+	 * takes the pipeline's lock ($2: the snapshot_version it is for), and
+	 * the stale ones it deletes first (redefine.c).  Nothing but a
+	 * definition change and drop_pipeline deletes them, and none of those
+	 * statements locks the pipeline's row (no foreign key: its KEY SHARE
+	 * lock would make two concurrent changes deadlock on their FOR UPDATE).
+	 */
+	[PLAN_STORED_PUT] = {
+		"INSERT INTO streamforge.stored_snapshot "
+		"(pipeline_id, snapshot_version, snapshot) "
+		"SELECT $1, $2, $3 FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1 "
+		"ON CONFLICT DO NOTHING",
+		3, {INT8OID, INT8OID, BYTEAOID}
+	},
+	[PLAN_STORED_PRUNE] = {
+		"DELETE FROM streamforge.stored_snapshot "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND snapshot_version OPERATOR(pg_catalog.<) $2",
+		2, {INT8OID, INT8OID}
+	},
+	[PLAN_STORED_DROP] = {
+		"DELETE FROM streamforge.stored_snapshot "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
 	},
 };
 
@@ -642,6 +684,21 @@ has_retention_column(void)
 		return false;
 	rel = get_relname_relid("pipeline", nsp);
 	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
+}
+
+/*
+ * Whether the database has streamforge.stored_snapshot (0.4.0, issue 39):
+ * not while it still has the SQL definitions of 0.1.0-0.3.0 (after a
+ * package upgrade, before ALTER EXTENSION UPDATE), when every snapshot is
+ * in the pipeline's row and definition changes write it there.
+ */
+bool
+sf_has_stored_snapshot(void)
+{
+	Oid			nsp = get_namespace_oid("streamforge", true);
+
+	return OidIsValid(nsp) &&
+		OidIsValid(get_relname_relid("stored_snapshot", nsp));
 }
 
 /*

@@ -235,6 +235,7 @@ sf_persist_drop(const char *name)
 	SfSavedUser saved;
 	SfAcl		acl;
 	bool		isnull;
+	Datum		id;
 
 	sf_check_lookup_name(name);
 	sf_become_owner(&saved);
@@ -249,7 +250,11 @@ sf_persist_drop(const char *name)
 				CurrentMemoryContext);
 	sf_acl_check(&acl, name, saved.userid, SF_PRIV_ADMIN);
 	/* buffered entries must not be stored for a deleted pipeline */
-	sf_pending_supersede(sf_getint64(1, &isnull));
+	id = Int64GetDatum(sf_getint64(1, &isnull));
+	sf_pending_supersede(DatumGetInt64(id));
+	/* and the snapshots definition changes stored beside its row */
+	if (sf_has_stored_snapshot())
+		sf_exec(PLAN_STORED_DROP, &id, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
 	sf_restore_user(&saved);
 

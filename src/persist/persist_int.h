@@ -141,6 +141,7 @@ typedef enum SfPlanId
 	PLAN_DEF,
 	PLAN_DEF_WINDOWS,
 	PLAN_SNAPSHOT_GET,
+	PLAN_SNAPSHOT_GET_STORED,
 	PLAN_JOURNAL_GET,
 	PLAN_JOURNAL_PUT,
 	PLAN_JOURNAL_CLEAR,
@@ -161,6 +162,9 @@ typedef enum SfPlanId
 	PLAN_SIDE_GET,
 	PLAN_SIDE_PUT,
 	PLAN_SIDE_PRUNE,
+	PLAN_STORED_PUT,
+	PLAN_STORED_PRUNE,
+	PLAN_STORED_DROP,
 	NUM_PLANS
 } SfPlanId;
 
@@ -232,6 +236,7 @@ sf_check_lookup_name(const char *name)
 
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
 extern bool sf_journal_compact_allowed(void);
+extern bool sf_has_stored_snapshot(void);
 
 /* sink_ts.c */
 extern Datum sf_ts_array(const int64 *times, int n, int64 unit_us,
