@@ -182,8 +182,9 @@ sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p, int64 len)
  * snapshot as a journal row at the negative position -pos, pos being the
  * last journal position the state includes, tagged with the journal epoch
  * (the pipeline's snapshot_version).  It takes no lock a writer takes: it
- * inserts a row no writer reads and deletes only such rows.  Writers keep
- * appending at positive positions, and the rows the snapshot covers stay
+ * inserts a row no writer reads, and deletes only such rows and the
+ * journal rows no cached state needs any more (below).  Writers keep
+ * appending at positive positions meanwhile.
  * A cold load (cache.c) starts from the latest background snapshot of the
  * current epoch, if any, and replays only the rows after its position.
  *
