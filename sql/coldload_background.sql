@@ -48,7 +48,8 @@ SELECT * FROM bgc_side('bgc');
 RESET streamforge.background_compaction_ms;
 CREATE TABLE bgc_state AS SELECT streamforge.checkpoint('bgc') AS ck;
 -- the rows the background snapshot covers are no longer needed for a load
--- (deleted here only to show it: they stay until the next compaction)
+-- (deleted here only to show it: the next background snapshot deletes
+-- them, coldload_truncate)
 DELETE FROM streamforge.journal j USING streamforge.pipeline p
  WHERE p.id = j.pipeline_id AND p.name = 'bgc' AND j.pos BETWEEN 1 AND 3;
 \c -

@@ -529,10 +529,14 @@ sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 	 * of a new snapshot, which starts a new epoch at position 1 (in the
 	 * writer's entry too).  So an entry with the row's snapshot_version
 	 * holds exactly the rows of the current journal up to last_pos, and the
-	 * rows it lacks are those after it.
+	 * rows it lacks are those after it.  (Since issue 39 a background
+	 * worker may also delete the rows a background snapshot covers; an
+	 * entry behind that truncation is rebuilt, coldload.c.)
 	 */
 	if (same && entry->snapshot_version == row->snapshot_version &&
-		entry->version < current_version)
+		entry->version < current_version &&
+		!sf_side_truncated_past(row->id, row->snapshot_version,
+								entry->last_pos))
 	{
 		int64		from = entry->last_pos;
 

@@ -256,11 +256,20 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"ON CONFLICT DO NOTHING",
 		4, {INT8OID, INT8OID, BYTEAOID, INT8OID}
 	},
+	/*
+	 * The worker deletes only rows no other transaction has locked (SKIP
+	 * LOCKED): a compaction, restore or definition change deleting the
+	 * whole journal meanwhile may wait for it, but it never waits for them,
+	 * so the two cannot deadlock.
+	 */
 	[PLAN_SIDE_PRUNE] = {
 		"DELETE FROM streamforge.journal "
+		"WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+		"SELECT ctid FROM streamforge.journal "
 		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
 		"AND pos OPERATOR(pg_catalog.<) 0 "
-		"AND pos OPERATOR(pg_catalog.<>) $2",
+		"AND pos OPERATOR(pg_catalog.<>) $2 "
+		"FOR UPDATE SKIP LOCKED))",
 		2, {INT8OID, INT8OID}
 	},
 
@@ -290,6 +299,50 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"DELETE FROM streamforge.stored_snapshot "
 		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1",
 		1, {INT8OID}
+	},
+
+	/*
+	 * 0.4.0, issue 39: the journal rows of epoch $3 a background snapshot
+	 * makes unneeded, at positions up to $2 (compact.c); only while $3 is
+	 * the current epoch in the statement's snapshot, since a compaction
+	 * that committed meanwhile starts its positions at 1 again.
+	 */
+	[PLAN_SIDE_TRUNCATE] = {
+		"DELETE FROM streamforge.journal "
+		"WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+		"SELECT j.ctid FROM streamforge.journal j "
+		"WHERE j.pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND j.pos OPERATOR(pg_catalog.>) 0 "
+		"AND j.pos OPERATOR(pg_catalog.<=) $2 "
+		"AND EXISTS (SELECT FROM streamforge.pipeline p "
+		"WHERE p.id OPERATOR(pg_catalog.=) $1 "
+		"AND p.snapshot_version OPERATOR(pg_catalog.=) $3) "
+		"FOR UPDATE OF j SKIP LOCKED))",
+		3, {INT8OID, INT8OID, INT8OID}
+	},
+	/*
+	 * Whether a background snapshot of the epoch ($2: its key) had the
+	 * journal truncated past position $3 (the big-endian bytes of the
+	 * position through which it was: bytea order is numeric order here)
+	 */
+	[PLAN_SIDE_PAST] = {
+		"SELECT FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND pos OPERATOR(pg_catalog.<) 0 "
+		"AND pg_catalog.substr(entry, 1, 16) OPERATOR(pg_catalog.=) $2 "
+		"AND pg_catalog.substr(entry, 33, 8) OPERATOR(pg_catalog.>) $3 "
+		"LIMIT 1",
+		3, {INT8OID, BYTEAOID, BYTEAOID}
+	},
+	/* The latest background snapshot of the epoch: its header and size */
+	[PLAN_SIDE_HEAD] = {
+		"SELECT pos, pg_catalog.substr(entry, 1, 40), "
+		"pg_catalog.octet_length(entry) FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND pos OPERATOR(pg_catalog.<) 0 "
+		"AND pg_catalog.substr(entry, 1, 16) OPERATOR(pg_catalog.=) $2 "
+		"ORDER BY pos LIMIT 1",
+		2, {INT8OID, BYTEAOID}
 	},
 };
 

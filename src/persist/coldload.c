@@ -22,6 +22,7 @@
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "utils/guc.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "codec/codec.h"
@@ -66,8 +67,9 @@
 static int	background_compaction_ms = 100;
 
 /* The background snapshot's entry: header, then sf_snapshot_encode's bytes */
-#define SIDE_MAGIC		"SFSIDE1\n"
-#define SIDE_HEADER		32		/* magic, epoch, journal bytes, offset_replays */
+#define SIDE_MAGIC		"SFSIDE2\n"
+#define SIDE_HEADER		40		/* magic, epoch, journal bytes, offset_replays,
+								 * truncated through */
 #define SIDE_KEY		16		/* magic, epoch: what PLAN_SIDE_GET matches */
 
 /* The pipelines the current transaction's write calls want a snapshot of */
@@ -180,17 +182,38 @@ sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p, int64 len)
  * snapshot as a journal row at the negative position -pos, pos being the
  * last journal position the state includes, tagged with the journal epoch
  * (the pipeline's snapshot_version).  It takes no lock a writer takes: it
- * inserts a row no writer reads and deletes only such rows.  Writers keep
- * appending at positive positions, and the rows the snapshot covers stay
- * until the next compaction empties the journal, as before, so a backend
- * that catches up from its own position still finds every row after it.
+ * inserts a row no writer reads, and deletes only such rows and the
+ * journal rows no cached state needs any more (below).  Writers keep
+ * appending at positive positions meanwhile.
  * A cold load (cache.c) starts from the latest background snapshot of the
  * current epoch, if any, and replays only the rows after its position.
  *
- * Layout of the entry: "SFSIDE1\n", the epoch, the journal bytes up to pos
- * and the offset_replays counter at pos (big-endian int64 each), then the
- * snapshot as sf_snapshot_encode writes it.  0.3.0 libraries read only
- * positive positions, and their compaction deletes these rows with the rest.
+ * Truncation.  The worker also deletes, in the same transaction, the
+ * journal rows of the epoch up to the position of the background snapshot
+ * it started from (the previous one, not its own): the journal then keeps
+ * about two workers' worth of rows instead of growing to the write path's
+ * compaction_threshold, and the write path, finding a background snapshot
+ * that covers all but a small journal (sf_compact_side_covers), does not
+ * compact in the writer's call.  Keeping the rows after the previous
+ * snapshot lets a backend whose cached state is a little behind still
+ * catch up from its own position; one further behind finds the
+ * truncation (sf_side_truncated_past: the entry records the position it
+ * truncated through) and rebuilds from the latest background snapshot
+ * instead.  The rows are deleted only while the epoch is current, and
+ * with SKIP LOCKED, so that a compaction deleting the whole journal
+ * meanwhile and the worker never wait for each other both ways.  Crash
+ * safety is the transaction's: the snapshot, the truncation and the prune
+ * of older snapshots commit together or not at all.  Without a worker
+ * (streamforge.background_compaction_ms = -1, no free worker slot) no
+ * background snapshot exists, and the write path compacts as in 0.3.0.
+ *
+ * Layout of the entry: "SFSIDE2\n", the epoch, the journal bytes up to
+ * pos, the offset_replays counter at pos and the position through which
+ * the journal was truncated (big-endian int64 each), then the snapshot as
+ * sf_snapshot_encode writes it.  ("SFSIDE1\n" entries, of development
+ * builds before the truncation, are ignored and pruned.)  0.3.0 libraries
+ * read only positive positions, and their compaction deletes these rows
+ * with the rest.
  * ----------------------------------------------------------------
  */
 
@@ -269,10 +292,12 @@ sf_side_snapshot_load(MemoryContext parent, const SfPipelineDef *def,
 
 /*
  * The journal row of a background snapshot of entry's pipeline p, whose
- * snapshot (sf_snapshot_encode) is snap
+ * snapshot (sf_snapshot_encode) is snap, stored with the truncation of
+ * the journal through position truncated
  */
 bytea *
-sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p, const bytea *snap)
+sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p,
+			  const bytea *snap, int64 truncated)
 {
 	Size		len = VARSIZE_ANY_EXHDR(snap);
 	bytea	   *row = palloc(VARHDRSZ + SIDE_HEADER + len);
@@ -282,8 +307,84 @@ sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p, const bytea *snap)
 	put_be64(VARDATA(row) + 8, entry->snapshot_version);
 	put_be64(VARDATA(row) + 16, entry->journal_bytes);
 	put_be64(VARDATA(row) + 24, p->offset_replays);
+	put_be64(VARDATA(row) + 32, truncated);
 	memcpy(VARDATA(row) + SIDE_HEADER, VARDATA_ANY(snap), len);
 	return row;
+}
+
+/*
+ * Whether the journal of pipeline id's epoch epoch was truncated past
+ * last_pos by a background snapshot: a cached state at last_pos cannot
+ * then catch up from the journal, and must be rebuilt.  Caller must be
+ * connected to SPI with a snapshot pushed.
+ */
+bool
+sf_side_truncated_past(int64 id, int64 epoch, int64 last_pos)
+{
+	Datum		args[3];
+	bytea	   *pos = palloc(VARHDRSZ + 8);
+
+	SET_VARSIZE(pos, VARHDRSZ + 8);
+	put_be64(VARDATA(pos), Max(last_pos, 0));
+	args[0] = Int64GetDatum(id);
+	args[1] = PointerGetDatum(side_key(epoch));
+	args[2] = PointerGetDatum(pos);
+	sf_exec(PLAN_SIDE_PAST, args, NULL, true, SPI_OK_SELECT);
+	return SPI_processed > 0;
+}
+
+/*
+ * The write path is about to compact entry's pipeline, whose journal since
+ * the stored snapshot would reach bytes, above limit: whether the latest
+ * background snapshot of the epoch covers all of it but less than the
+ * larger of limit and four times that snapshot's size, so that the
+ * compaction is not needed (the worker truncates the journal behind it).
+ * If so, the next check is when as much journal again has been written.
+ * One indexed query, on the rare calls that pass the limit; its snapshot
+ * sees the workers' commits under READ COMMITTED (under REPEATABLE READ
+ * only those before the transaction began, then the writer compacts as
+ * before).
+ */
+bool
+sf_compact_side_covers(SfCacheEntry *entry, int64 bytes, int64 limit)
+{
+	Datum		args[2];
+	bool		isnull;
+	bool		covers = false;
+	SfSavedUser saved;
+
+	if (!IsUnderPostmaster)
+		return false;
+	sf_become_owner(&saved);
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	args[0] = Int64GetDatum(entry->id);
+	args[1] = PointerGetDatum(side_key(entry->snapshot_version));
+	sf_exec(PLAN_SIDE_HEAD, args, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bytea	   *head = DatumGetByteaPP(SPI_getbinval(tup, desc, 2, &isnull));
+		int64		len = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
+		int64		covered;
+		int64		room;
+
+		if (VARSIZE_ANY_EXHDR(head) >= SIDE_HEADER)
+		{
+			covered = get_be64(VARDATA_ANY(head) + 16);
+			room = Max(limit, 4 * (len - SIDE_HEADER));
+			if (covered > 0 && covered <= bytes && bytes - covered <= room)
+			{
+				covers = true;
+				entry->compact_after = covered + room;
+			}
+		}
+	}
+	PopActiveSnapshot();
+	SPI_finish();
+	sf_restore_user(&saved);
+	return covers;
 }
 
 /*
