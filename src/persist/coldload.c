@@ -34,21 +34,35 @@
  * Per-unit cold-load costs (CPU), measured by bench/coldload.sh on this
  * project's shared 2-core benchmark machine (docs/performance.md, "Cold
  * loads without a job"; the script prints the estimate next to the
- * measure).  A snapshot's decode costs per byte fetched (detoasting the
- * row: about 7 ns) and per identity re-allocated and hashed into the
+ * measure).  A binary snapshot's decode costs per byte fetched (detoasting
+ * the row: about 7 ns) and per identity re-allocated and hashed into the
  * event_id table (memory-bound: about 380 ns under the machine's usual
  * load, where cold loads hurt), from perf profiles and cold loads of
  * snapshot formats 1 and 2 at 1M and 5M deliveries (issue 39; format 1
  * takes 40 bytes an identity at ten keys, format 2 13, so a cost per
- * byte alone was off by 3x for one of them).  A replay costs what the engine does for the journal's
- * calls (issue 39): per delivery and window it places, per change it
- * emits (the changes are counted but no longer sorted), and per journal
- * byte and row decoded and fetched.  Until 0.3.0 the estimate was per
- * journal byte alone, right for one window and ten keys and an order of
- * magnitude low for three windows with sessions.
+ * byte alone was off by 3x for one of them).  A snapshot that is the
+ * canonical checkpoint (retention, measures: sf_snapshot_encode) costs an
+ * order of magnitude more per identity: the decoder inflates and parses
+ * the JSON, sorts the identities to check their order and every window's
+ * derivation, and re-encodes the state (a perf profile: a fifth in
+ * memcmp under qsort, a fifth in the parse of identities and sources, a
+ * tenth in page faults).  Cold loads of compacted pipelines at 100,000 to
+ * 300,000 identities (issue 39, under load 17-24): about 5 us an identity
+ * with retention at one or three windows (the window count hardly
+ * matters), 7.5 us with one measure, 8 with two, 10 with four; so 5 us
+ * an identity plus 1 us per measure word.  (Until then every snapshot
+ * was priced as binary: 43 ms for the benchmark's retention pipeline,
+ * whose cold load is 460-590 ms.)  A replay costs what the engine does
+ * for the journal's calls (issue 39): per delivery and window it places,
+ * per change it emits (the changes are counted but no longer sorted),
+ * and per journal byte and row decoded and fetched.  Until 0.3.0 the
+ * estimate was per journal byte alone, right for one window and ten keys
+ * and an order of magnitude low for three windows with sessions.
  */
 #define SF_LOAD_NS_PER_SNAPSHOT_BYTE	7.0
 #define SF_LOAD_NS_PER_SNAPSHOT_IDENTITY	380.0
+#define SF_LOAD_NS_PER_CHECKPOINT_IDENTITY	5000.0
+#define SF_LOAD_NS_PER_CHECKPOINT_MEASURE	1000.0
 #define SF_LOAD_NS_PER_JOURNAL_BYTE		10.0
 #define SF_LOAD_NS_PER_JOURNAL_ENTRY	500.0
 #define SF_LOAD_NS_PER_DELIVERY			200.0
@@ -106,12 +120,40 @@ sf_coldload_in_worker(void)
 	in_worker = true;
 }
 
-/* The estimated decode of the snapshot a cold load of entry starts from (ms) */
-static inline double
+/*
+ * Whether the snapshot of pipeline p is the canonical checkpoint, as
+ * sf_snapshot_encode decides: with retention or measures, or partitions
+ * that no longer start at offset 0.  Every snapshot is written by it, and
+ * a definition change that would change the answer stores a new one.
+ */
+static bool
+snapshot_is_checkpoint(const SfPipeline *p)
+{
+	if (p->def.has_retention || p->def.measures != NULL)
+		return true;
+	for (int i = 0; i < p->def.npartitions; i++)
+		if (p->partitions[i].base != 0 || p->partitions[i].head != 0)
+			return true;
+	return false;
+}
+
+/*
+ * The estimated decode of the snapshot a cold load of entry starts from
+ * (ms): a binary image, or a checkpoint (several times dearer per
+ * identity, and more with measures)
+ */
+static double
 decode_ms(const SfCacheEntry *entry)
 {
+	const SfPipeline *p = entry->pipeline;
+	double		per_identity = SF_LOAD_NS_PER_SNAPSHOT_IDENTITY;
+
+	if (p != NULL && snapshot_is_checkpoint(p))
+		per_identity = SF_LOAD_NS_PER_CHECKPOINT_IDENTITY +
+			(p->def.measures != NULL ?
+			 p->def.measures->width * SF_LOAD_NS_PER_CHECKPOINT_MEASURE : 0.0);
 	return ((double) entry->load_len * SF_LOAD_NS_PER_SNAPSHOT_BYTE +
-			(double) entry->load_identities * SF_LOAD_NS_PER_SNAPSHOT_IDENTITY) / 1e6;
+			(double) entry->load_identities * per_identity) / 1e6;
 }
 
 /*
