@@ -75,7 +75,8 @@
 /*
  * streamforge.background_compaction_ms: a write call asks a background
  * worker for a snapshot when the estimated replay since the last snapshot
- * exceeds the larger of this and the estimated decode of the snapshot;
+ * exceeds this and half the estimated decode of the snapshot (or the
+ * journal since is twice the snapshot's size: sf_compact_after_write);
  * -1: never.
  */
 static int	background_compaction_ms = 100;
@@ -106,7 +107,7 @@ sf_coldload_init(void)
 {
 	DefineCustomIntVariable("streamforge.background_compaction_ms",
 							"Estimated journal replay above which a write call has a background worker snapshot the pipeline.",
-							"A write call starts a background worker that stores a snapshot of the pipeline, without its lock, when the estimated replay of the journal since the last snapshot exceeds the larger of this and the estimated decode of that snapshot; -1: never.",
+							"A write call starts a background worker that stores a snapshot of the pipeline, without its lock, when the estimated replay of the journal since the last snapshot exceeds this and half the estimated decode of that snapshot; -1: never.",
 							&background_compaction_ms,
 							100, -1, 3600 * 1000,
 							PGC_USERSET, GUC_UNIT_MS,
@@ -217,8 +218,9 @@ sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p, int64 len)
  * every new backend paid seconds.  Compacting on the write path would
  * stall the writer, and every writer behind its lock, for the whole
  * state's encoding.  So a write call whose pipeline's estimated replay
- * passes the larger of streamforge.background_compaction_ms and the
- * estimated decode of its snapshot starts a background worker instead
+ * passes streamforge.background_compaction_ms and half the estimated
+ * decode of its snapshot (sf_compact_after_write) starts a background
+ * worker instead
  * (dynamic: no shared_preload_libraries, no scheduler).  The worker loads
  * the pipeline's committed state like any new backend and stores its
  * snapshot as a journal row at the negative position -pos, pos being the
@@ -430,11 +432,23 @@ sf_compact_side_covers(SfCacheEntry *entry, int64 bytes, int64 limit)
 }
 
 /*
- * After a write call on entry's pipeline p, or a cold load of it: if a cold load's replay is
- * estimated above the larger of streamforge.background_compaction_ms and
- * the estimated decode of its snapshot, start a background snapshot.  The
- * entry then counts from the current state (a failed start is retried
+ * After a write call on entry's pipeline p, or a cold load of it: if a
+ * cold load's replay is estimated above streamforge.background_compaction_ms
+ * and above half the estimated decode of its snapshot, or the journal
+ * since that snapshot is twice its size, start a background snapshot.
+ * The entry then counts from the current state (a failed start is retried
  * after as much journal again).  Costs a few comparisons otherwise.
+ *
+ * Half the decode (issue 39): a cold load then costs at most about 1.5
+ * times the decode, where waiting for the whole decode let the many small
+ * transactions of one pattern reach 0.77 s at 1M deliveries; the worker
+ * runs twice as often, each run a decode, a replay of the half and an
+ * encode.  Twice the snapshot's size: a checkpoint snapshot (retention,
+ * measures) decodes about 5 us an identity, so half of it is a journal
+ * longer than the write path's compaction of a retention pipeline allows
+ * (four times the snapshot, persist.c); the worker must store its
+ * snapshot well before, or the writer compacts in its own call
+ * (sf_compact_side_covers finds no snapshot covering the journal).
  */
 void
 sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
@@ -451,7 +465,8 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 	if (replay < (double) background_compaction_ms)
 		return;
 	decode = decode_ms(entry);
-	if (replay < decode)
+	if (replay < decode / 2 &&
+		entry->journal_bytes - entry->load_journal_bytes < 2 * entry->load_len)
 		return;
 
 	/* started at commit, so that the worker finds what this call did */
