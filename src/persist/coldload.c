@@ -19,8 +19,11 @@
 #include "executor/spi.h"
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -378,6 +381,53 @@ sf_side_truncated_past(int64 id, int64 epoch, int64 last_pos)
 }
 
 /*
+ * The advisory lock a background snapshot worker of pipeline name holds
+ * for its transaction: one worker per pipeline at a time (a later one
+ * waits, then loads what the earlier one stored).  Keyed by the name,
+ * since the id is not known before the load.
+ */
+#define SIDE_LOCK_FIELD4	0x5346
+
+static void
+side_lock_tag(LOCKTAG *tag, const char *name)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId,
+						 hash_bytes((const unsigned char *) name, strlen(name)),
+						 0, SIDE_LOCK_FIELD4);
+}
+
+/* Take it (the worker, compact.c) */
+void
+sf_side_lock(const char *name)
+{
+	LOCKTAG		tag;
+
+	side_lock_tag(&tag, name);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * Whether a background snapshot of pipeline name is on its way: asked for
+ * by this transaction (started at its commit), or a worker holds the lock
+ * above.  Probed without waiting; the lock, if we got it, is released at
+ * once.
+ */
+static bool
+side_in_flight(const char *name)
+{
+	LOCKTAG		tag;
+
+	for (int i = 0; i < nwanted; i++)
+		if (strcmp(wanted[i], name) == 0)
+			return true;
+	side_lock_tag(&tag, name);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&tag, ExclusiveLock, false);
+	return false;
+}
+
+/*
  * The write path is about to compact entry's pipeline, whose journal since
  * the stored snapshot would reach bytes, above limit: whether the latest
  * background snapshot of the epoch covers all of it but less than the
@@ -428,6 +478,22 @@ sf_compact_side_covers(SfCacheEntry *entry, int64 bytes, int64 limit)
 	PopActiveSnapshot();
 	SPI_finish();
 	sf_restore_user(&saved);
+
+	/*
+	 * No snapshot covers it yet, but a worker is storing one: the writer
+	 * need not pay the compaction the worker is about to make needless.
+	 * This matters with retention, whose write-path limit is four times a
+	 * small snapshot (persist.c): a worker asked for at twice the snapshot
+	 * (sf_compact_after_write) loads and encodes a checkpoint, seconds of
+	 * wall time on a loaded machine, while the writers pass the limit.
+	 * Checked again after a quarter of the limit more; bounded at 16
+	 * times the limit, in case workers keep failing.
+	 */
+	if (!covers && bytes <= 16 * limit && side_in_flight(entry->name))
+	{
+		covers = true;
+		entry->compact_after = bytes + Max(limit / 4, 1);
+	}
 	return covers;
 }
 
