@@ -500,8 +500,9 @@ sf_compact_side_covers(SfCacheEntry *entry, int64 bytes, int64 limit)
 /*
  * After a write call on entry's pipeline p, or a cold load of it: if a
  * cold load's replay is estimated above streamforge.background_compaction_ms
- * and above half the estimated decode of its snapshot, or the journal
- * since that snapshot is twice its size, start a background snapshot.
+ * and above half the estimated decode of its snapshot, or (with retention)
+ * the journal since that snapshot is twice its size, start a background
+ * snapshot.
  * The entry then counts from the current state (a failed start is retried
  * after as much journal again).  Costs a few comparisons otherwise.
  *
@@ -509,12 +510,15 @@ sf_compact_side_covers(SfCacheEntry *entry, int64 bytes, int64 limit)
  * times the decode, where waiting for the whole decode let the many small
  * transactions of one pattern reach 0.77 s at 1M deliveries; the worker
  * runs twice as often, each run a decode, a replay of the half and an
- * encode.  Twice the snapshot's size: a checkpoint snapshot (retention,
- * measures) decodes about 5 us an identity, so half of it is a journal
+ * encode.  Twice the snapshot's size, with retention: a checkpoint
+ * snapshot decodes about 5 us an identity, so half of it is a journal
  * longer than the write path's compaction of a retention pipeline allows
  * (four times the snapshot, persist.c); the worker must store its
  * snapshot well before, or the writer compacts in its own call
- * (sf_compact_side_covers finds no snapshot covering the journal).
+ * (sf_compact_side_covers).  Not without retention (a measures pipeline's
+ * checkpoint snapshot): the write path's limit is then the threshold
+ * (64 MB), and a journal twice the snapshot would start a worker, which
+ * decodes the whole checkpoint, every few hundred thousand events.
  */
 void
 sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
@@ -532,7 +536,8 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 		return;
 	decode = decode_ms(entry);
 	if (replay < decode / 2 &&
-		entry->journal_bytes - entry->load_journal_bytes < 2 * entry->load_len)
+		(!p->def.has_retention ||
+		 entry->journal_bytes - entry->load_journal_bytes < 2 * entry->load_len))
 		return;
 
 	/* started at commit, so that the worker finds what this call did */
