@@ -16,6 +16,9 @@
 #   ret      as big, on a pipeline created with retention => 100000 (the
 #            state keeps the last 100,000 units of event time): its cold
 #            load should stay flat as the history grows;
+#   meas     as big, with ingest_measures_batch, on a measures pipeline
+#            (measures a and b, aggregates count, sum(a), avg(b)): its
+#            snapshot is the checkpoint, like ret's, at every identity;
 #   big_off  as big with streamforge.background_compaction_ms = -1 in the
 #            feeding session (what 0.3.0 did), to 1M only, compacted only
 #            at its last size (a baseline).
@@ -40,6 +43,7 @@
 #     --quick: 0.1M and 0.3M, no 5M
 #     --five:  the patterns fed to 5M (default: all but big_off)
 #     --sizes: other sizes, e.g. "20000 50000" (a smoke run)
+#     --only:  these patterns only, e.g. "ret meas" (default: all)
 #
 # Writes bench/results/coldload-<date>-<shortsha>[-quick].md and prints it.
 set -euo pipefail
@@ -52,24 +56,25 @@ DB=coldload
 SIZES="100000 1000000 5000000"
 SUFFIX=
 KEEP=
-FIVE="ret big mixed perrow small"
+ONLY=
+FIVE="ret meas big mixed perrow small"
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) SIZES="100000 300000"; SUFFIX=-quick ;;
 		--keep) KEEP=1 ;;
 		--five) FIVE=$2; shift ;;
 		--sizes) SIZES=$2; SUFFIX=-sizes; shift ;;
-		-h | --help) sed -n '2,44p' "$0"; exit 0 ;;
+		--only) ONLY=$2; shift ;;
+		-h | --help) sed -n '2,48p' "$0"; exit 0 ;;
 		*) echo "usage: $0 [--quick] [--keep] [--five \"PATTERNS\"]" >&2; exit 2 ;;
 	esac
 	shift
 done
-ONLY=
 
 sf_check_server_user
 make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "build failed"
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
-OUT=$SF_ROOT/bench/results/coldload-$(date -u +%Y-%m-%d)-$SHA${ONLY:+-$ONLY}$SUFFIX.md
+OUT=$SF_ROOT/bench/results/coldload-$(date -u +%Y-%m-%d)-$SHA${ONLY:+-${ONLY// /-}}$SUFFIX.md
 
 SCRATCH=$(mktemp -d /tmp/streamforge-coldload.XXXXXX)
 chmod 755 "$SCRATCH"
@@ -148,6 +153,27 @@ BEGIN
         COMMIT;
     END LOOP;
 END $$;
+CREATE PROCEDURE feed_measures(pl text, f bigint, t bigint, b int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz;
+    lo bigint;
+    hi bigint;
+    arr streamforge.measures_delivery[];
+BEGIN
+    FOR s IN 0 .. (t - f - 1) / b LOOP
+        lo := f + s * b;
+        hi := least(f + (s + 1) * b, t);
+        arr := ARRAY(SELECT ROW('p0', i, 'e' || i, 'k' || (i % 10), i,
+                                ARRAY[i % 1000, i % 7])::streamforge.measures_delivery
+                       FROM generate_series(lo, hi - 1) AS i ORDER BY i);
+        t0 := clock_timestamp();
+        PERFORM count(*) FROM streamforge.ingest_measures_batch(pl, arr);
+        INSERT INTO call_ms VALUES (pl, extract(epoch FROM clock_timestamp() - t0) * 1000);
+        PERFORM count(*) FROM streamforge.advance(pl, 'p0', hi - 1);
+        COMMIT;
+    END LOOP;
+END $$;
 CREATE PROCEDURE feed_rows(pl text, f bigint, t bigint, b int)
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -179,13 +205,20 @@ END $$;
 EOF
 
 windows="ARRAY[streamforge.fixed('f', 60), streamforge.sliding('s', 300, 60), streamforge.session('g', 30)]"
-PATTERNS="ret big mixed perrow small big_off"
+PATTERNS="ret meas big mixed perrow small big_off"
+if [ -n "$ONLY" ]; then
+	for pl in $ONLY; do
+		[[ " $PATTERNS " == *" $pl "* ]] || sf_die "unknown pattern $pl (the patterns: $PATTERNS)"
+	done
+	PATTERNS=$ONLY
+fi
 RETENTION=100000
 for pl in big big_off perrow small; do
 	psql_db -qc "SELECT streamforge.create_pipeline('$pl', ARRAY['p0'], $windows)"
 done
 psql_db -qc "SELECT streamforge.create_pipeline('mixed', ARRAY['p0', 'p1', 'p2', 'p3'], $windows)"
 psql_db -qc "SELECT streamforge.create_pipeline('ret', ARRAY['p0'], $windows, retention => $RETENTION)"
+psql_db -qc "SELECT streamforge.create_pipeline('meas', ARRAY['p0'], $windows, measures => ARRAY['a', 'b'], aggregates => ARRAY['count', 'sum(a)', 'avg(b)'])"
 
 # CPU ms of the cluster's exited backends and workers (the postmaster's
 # cutime + cstime: every psql connection of this script is one)
@@ -241,6 +274,7 @@ feed() {	# pipeline from to sql [setting sql] -> fed, timed
 feed_sql() {	# pattern from to -> the CALL that feeds it
 	case $1 in
 		big | big_off | ret) echo "CALL feed_batches('$1', $2, $3, 10000, 1)" ;;
+		meas) echo "CALL feed_measures('meas', $2, $3, 10000)" ;;
 		perrow) echo "CALL feed_rows('perrow', $2, $3, 1000)" ;;
 		small) echo "CALL feed_batches('small', $2, $3, 50, 1)" ;;
 		mixed) echo "CALL feed_batches('mixed', $2, $3, 20000, 4)" ;;
@@ -298,7 +332,7 @@ report() {
 		echo "|---|---|---|---|---|---|"
 		printf '%s\n' "${FEEDS[@]}"
 		echo
-		echo "ingest_batch of 10,000 events, the call alone (wall): big: $(pct big); ret: $(pct ret); big_off (no background snapshots): $(pct big_off)."
+		echo "ingest_batch of 10,000 events, the call alone (wall): big: $(pct big); ret: $(pct ret); meas: $(pct meas); big_off (no background snapshots): $(pct big_off)."
 		echo
 		echo "## Lock held by definition changes"
 		echo

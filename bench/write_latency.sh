@@ -14,7 +14,11 @@
 #              39's second step, the journal truncation behind them);
 #   noworker   streamforge.background_compaction_ms = -1 in the feeding
 #              session: no background worker, the write path's compaction
-#              (streamforge.compaction_threshold, 64 MB) as in 0.3.0.
+#              (streamforge.compaction_threshold, 64 MB) as in 0.3.0;
+#   ret        (only with --only) as worker, on a pipeline created with
+#              retention => 100000: its snapshot is the checkpoint, and
+#              the write path compacts it at four times the snapshot's
+#              size unless a background snapshot covers the journal.
 # Printed per pipeline: p50, p90, p99 and max of wall and CPU, the calls
 # above 2x the median (which ones, and how long), the journal and
 # snapshot sizes at the end, and the CPU of the whole cluster during the
@@ -25,6 +29,7 @@
 # events, at about 2M and 4M, instead of at about 8M with the default 64MB).
 #
 #   ./bench/write_latency.sh [--events N] [--threshold SIZE] [--keep]
+#                            [--only "worker noworker ret"]
 #
 # Writes bench/results/write_latency-<date>-<shortsha>.md and prints it.
 set -euo pipefail
@@ -44,8 +49,8 @@ while [ $# -gt 0 ]; do
 		--only) PIPES=$2; shift ;;
 		--threshold) THRESHOLD=$2; shift ;;
 		--keep) KEEP=1 ;;
-		-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
-		*) echo "usage: $0 [--events N] [--only worker|noworker] [--keep]" >&2; exit 2 ;;
+		-h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+		*) echo "usage: $0 [--events N] [--only \"worker noworker ret\"] [--threshold SIZE] [--keep]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -53,7 +58,9 @@ done
 sf_check_server_user
 make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "build failed"
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
-OUT=$SF_ROOT/bench/results/write_latency-$(date -u +%Y-%m-%d)-$SHA.md
+SUFFIX=
+[ "$PIPES" = "worker noworker" ] || SUFFIX=-${PIPES// /-}
+OUT=$SF_ROOT/bench/results/write_latency-$(date -u +%Y-%m-%d)-$SHA$SUFFIX.md
 
 SCRATCH=$(mktemp -d /tmp/streamforge-latency.XXXXXX)
 chmod 755 "$SCRATCH"
@@ -158,7 +165,9 @@ for pl in $PIPES; do
 	[ "$pl" = noworker ] && set="SET streamforge.background_compaction_ms = -1"
 	th="SELECT 1"
 	[ -n "$THRESHOLD" ] && th="SET streamforge.compaction_threshold = '$THRESHOLD'"
-	psql_db -qc "SELECT streamforge.create_pipeline('$pl', ARRAY['p0'], $windows)"
+	opts=
+	[ "$pl" = ret ] && opts=", retention => 100000"
+	psql_db -qc "SELECT streamforge.create_pipeline('$pl', ARRAY['p0'], $windows$opts)"
 	c0=$(pm_cpu)
 	w0=$(date +%s.%N)
 	psql_db -c "$set" -c "$th" -c "CALL feed('$pl', 0, $EVENTS, 10000)" >/dev/null
@@ -183,7 +192,8 @@ for pl in $PIPES; do
 	tables=$(psql_val "SELECT count(*) FILTER (WHERE j.pos > 0) || ' rows, '
 	      || pg_size_pretty(coalesce(sum(octet_length(j.entry)) FILTER (WHERE j.pos > 0), 0)::bigint) || ' journal, '
 	      || pg_size_pretty(coalesce(sum(octet_length(j.entry)) FILTER (WHERE j.pos < 0), 0)::bigint) || ' background snapshot, '
-	      || pg_size_pretty(coalesce(max(octet_length(p.snapshot)), 0)::bigint) || ' snapshot'
+	      || pg_size_pretty(coalesce(max(octet_length(p.snapshot)), 0)::bigint) || ' snapshot, snapshot_version '
+	      || max(p.snapshot_version)
 	      FROM streamforge.pipeline p LEFT JOIN streamforge.journal j ON j.pipeline_id = p.id
 	      WHERE p.name = '$pl'")
 	REPORT+=("| $pl | $stats | $(printf '%.0f' "$(echo "$w1 - $w0" | bc)") s / $(echo "($c1 - $c0) / 1000" | bc) s | $tables |")

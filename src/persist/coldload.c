@@ -19,8 +19,11 @@
 #include "executor/spi.h"
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -34,21 +37,35 @@
  * Per-unit cold-load costs (CPU), measured by bench/coldload.sh on this
  * project's shared 2-core benchmark machine (docs/performance.md, "Cold
  * loads without a job"; the script prints the estimate next to the
- * measure).  A snapshot's decode costs per byte fetched (detoasting the
- * row: about 7 ns) and per identity re-allocated and hashed into the
+ * measure).  A binary snapshot's decode costs per byte fetched (detoasting
+ * the row: about 7 ns) and per identity re-allocated and hashed into the
  * event_id table (memory-bound: about 380 ns under the machine's usual
  * load, where cold loads hurt), from perf profiles and cold loads of
  * snapshot formats 1 and 2 at 1M and 5M deliveries (issue 39; format 1
  * takes 40 bytes an identity at ten keys, format 2 13, so a cost per
- * byte alone was off by 3x for one of them).  A replay costs what the engine does for the journal's
- * calls (issue 39): per delivery and window it places, per change it
- * emits (the changes are counted but no longer sorted), and per journal
- * byte and row decoded and fetched.  Until 0.3.0 the estimate was per
- * journal byte alone, right for one window and ten keys and an order of
- * magnitude low for three windows with sessions.
+ * byte alone was off by 3x for one of them).  A snapshot that is the
+ * canonical checkpoint (retention, measures: sf_snapshot_encode) costs an
+ * order of magnitude more per identity: the decoder inflates and parses
+ * the JSON, sorts the identities to check their order and every window's
+ * derivation, and re-encodes the state (a perf profile: a fifth in
+ * memcmp under qsort, a fifth in the parse of identities and sources, a
+ * tenth in page faults).  Cold loads of compacted pipelines at 100,000 to
+ * 300,000 identities (issue 39, under load 17-24): about 5 us an identity
+ * with retention at one or three windows (the window count hardly
+ * matters), 7.5 us with one measure, 8 with two, 10 with four; so 5 us
+ * an identity plus 1 us per measure word.  (Until then every snapshot
+ * was priced as binary: 43 ms for the benchmark's retention pipeline,
+ * whose cold load is 460-590 ms.)  A replay costs what the engine does
+ * for the journal's calls (issue 39): per delivery and window it places,
+ * per change it emits (the changes are counted but no longer sorted),
+ * and per journal byte and row decoded and fetched.  Until 0.3.0 the
+ * estimate was per journal byte alone, right for one window and ten keys
+ * and an order of magnitude low for three windows with sessions.
  */
 #define SF_LOAD_NS_PER_SNAPSHOT_BYTE	7.0
 #define SF_LOAD_NS_PER_SNAPSHOT_IDENTITY	380.0
+#define SF_LOAD_NS_PER_CHECKPOINT_IDENTITY	5000.0
+#define SF_LOAD_NS_PER_CHECKPOINT_MEASURE	1000.0
 #define SF_LOAD_NS_PER_JOURNAL_BYTE		10.0
 #define SF_LOAD_NS_PER_JOURNAL_ENTRY	500.0
 #define SF_LOAD_NS_PER_DELIVERY			200.0
@@ -61,7 +78,8 @@
 /*
  * streamforge.background_compaction_ms: a write call asks a background
  * worker for a snapshot when the estimated replay since the last snapshot
- * exceeds the larger of this and the estimated decode of the snapshot;
+ * exceeds this and half the estimated decode of the snapshot (or the
+ * journal since is twice the snapshot's size: sf_compact_after_write);
  * -1: never.
  */
 static int	background_compaction_ms = 100;
@@ -92,7 +110,7 @@ sf_coldload_init(void)
 {
 	DefineCustomIntVariable("streamforge.background_compaction_ms",
 							"Estimated journal replay above which a write call has a background worker snapshot the pipeline.",
-							"A write call starts a background worker that stores a snapshot of the pipeline, without its lock, when the estimated replay of the journal since the last snapshot exceeds the larger of this and the estimated decode of that snapshot; -1: never.",
+							"A write call starts a background worker that stores a snapshot of the pipeline, without its lock, when the estimated replay of the journal since the last snapshot exceeds this and half the estimated decode of that snapshot; -1: never.",
 							&background_compaction_ms,
 							100, -1, 3600 * 1000,
 							PGC_USERSET, GUC_UNIT_MS,
@@ -106,12 +124,40 @@ sf_coldload_in_worker(void)
 	in_worker = true;
 }
 
-/* The estimated decode of the snapshot a cold load of entry starts from (ms) */
-static inline double
+/*
+ * Whether the snapshot of pipeline p is the canonical checkpoint, as
+ * sf_snapshot_encode decides: with retention or measures, or partitions
+ * that no longer start at offset 0.  Every snapshot is written by it, and
+ * a definition change that would change the answer stores a new one.
+ */
+static bool
+snapshot_is_checkpoint(const SfPipeline *p)
+{
+	if (p->def.has_retention || p->def.measures != NULL)
+		return true;
+	for (int i = 0; i < p->def.npartitions; i++)
+		if (p->partitions[i].base != 0 || p->partitions[i].head != 0)
+			return true;
+	return false;
+}
+
+/*
+ * The estimated decode of the snapshot a cold load of entry starts from
+ * (ms): a binary image, or a checkpoint (several times dearer per
+ * identity, and more with measures)
+ */
+static double
 decode_ms(const SfCacheEntry *entry)
 {
+	const SfPipeline *p = entry->pipeline;
+	double		per_identity = SF_LOAD_NS_PER_SNAPSHOT_IDENTITY;
+
+	if (p != NULL && snapshot_is_checkpoint(p))
+		per_identity = SF_LOAD_NS_PER_CHECKPOINT_IDENTITY +
+			(p->def.measures != NULL ?
+			 p->def.measures->width * SF_LOAD_NS_PER_CHECKPOINT_MEASURE : 0.0);
 	return ((double) entry->load_len * SF_LOAD_NS_PER_SNAPSHOT_BYTE +
-			(double) entry->load_identities * SF_LOAD_NS_PER_SNAPSHOT_IDENTITY) / 1e6;
+			(double) entry->load_identities * per_identity) / 1e6;
 }
 
 /*
@@ -175,8 +221,9 @@ sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p, int64 len)
  * every new backend paid seconds.  Compacting on the write path would
  * stall the writer, and every writer behind its lock, for the whole
  * state's encoding.  So a write call whose pipeline's estimated replay
- * passes the larger of streamforge.background_compaction_ms and the
- * estimated decode of its snapshot starts a background worker instead
+ * passes streamforge.background_compaction_ms and half the estimated
+ * decode of its snapshot (sf_compact_after_write) starts a background
+ * worker instead
  * (dynamic: no shared_preload_libraries, no scheduler).  The worker loads
  * the pipeline's committed state like any new backend and stores its
  * snapshot as a journal row at the negative position -pos, pos being the
@@ -334,6 +381,53 @@ sf_side_truncated_past(int64 id, int64 epoch, int64 last_pos)
 }
 
 /*
+ * The advisory lock a background snapshot worker of pipeline name holds
+ * for its transaction: one worker per pipeline at a time (a later one
+ * waits, then loads what the earlier one stored).  Keyed by the name,
+ * since the id is not known before the load.
+ */
+#define SIDE_LOCK_FIELD4	0x5346
+
+static void
+side_lock_tag(LOCKTAG *tag, const char *name)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId,
+						 hash_bytes((const unsigned char *) name, strlen(name)),
+						 0, SIDE_LOCK_FIELD4);
+}
+
+/* Take it (the worker, compact.c) */
+void
+sf_side_lock(const char *name)
+{
+	LOCKTAG		tag;
+
+	side_lock_tag(&tag, name);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * Whether a background snapshot of pipeline name is on its way: asked for
+ * by this transaction (started at its commit), or a worker holds the lock
+ * above.  Probed without waiting; the lock, if we got it, is released at
+ * once.
+ */
+static bool
+side_in_flight(const char *name)
+{
+	LOCKTAG		tag;
+
+	for (int i = 0; i < nwanted; i++)
+		if (strcmp(wanted[i], name) == 0)
+			return true;
+	side_lock_tag(&tag, name);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&tag, ExclusiveLock, false);
+	return false;
+}
+
+/*
  * The write path is about to compact entry's pipeline, whose journal since
  * the stored snapshot would reach bytes, above limit: whether the latest
  * background snapshot of the epoch covers all of it but less than the
@@ -384,15 +478,47 @@ sf_compact_side_covers(SfCacheEntry *entry, int64 bytes, int64 limit)
 	PopActiveSnapshot();
 	SPI_finish();
 	sf_restore_user(&saved);
+
+	/*
+	 * No snapshot covers it yet, but a worker is storing one: the writer
+	 * need not pay the compaction the worker is about to make needless.
+	 * This matters with retention, whose write-path limit is four times a
+	 * small snapshot (persist.c): a worker asked for at twice the snapshot
+	 * (sf_compact_after_write) loads and encodes a checkpoint, seconds of
+	 * wall time on a loaded machine, while the writers pass the limit.
+	 * Checked again after a quarter of the limit more; bounded at 16
+	 * times the limit, in case workers keep failing.
+	 */
+	if (!covers && bytes <= 16 * limit && side_in_flight(entry->name))
+	{
+		covers = true;
+		entry->compact_after = bytes + Max(limit / 4, 1);
+	}
 	return covers;
 }
 
 /*
- * After a write call on entry's pipeline p, or a cold load of it: if a cold load's replay is
- * estimated above the larger of streamforge.background_compaction_ms and
- * the estimated decode of its snapshot, start a background snapshot.  The
- * entry then counts from the current state (a failed start is retried
+ * After a write call on entry's pipeline p, or a cold load of it: if a
+ * cold load's replay is estimated above streamforge.background_compaction_ms
+ * and above half the estimated decode of its snapshot, or (with retention)
+ * the journal since that snapshot is twice its size, start a background
+ * snapshot.
+ * The entry then counts from the current state (a failed start is retried
  * after as much journal again).  Costs a few comparisons otherwise.
+ *
+ * Half the decode (issue 39): a cold load then costs at most about 1.5
+ * times the decode, where waiting for the whole decode let the many small
+ * transactions of one pattern reach 0.77 s at 1M deliveries; the worker
+ * runs twice as often, each run a decode, a replay of the half and an
+ * encode.  Twice the snapshot's size, with retention: a checkpoint
+ * snapshot decodes about 5 us an identity, so half of it is a journal
+ * longer than the write path's compaction of a retention pipeline allows
+ * (four times the snapshot, persist.c); the worker must store its
+ * snapshot well before, or the writer compacts in its own call
+ * (sf_compact_side_covers).  Not without retention (a measures pipeline's
+ * checkpoint snapshot): the write path's limit is then the threshold
+ * (64 MB), and a journal twice the snapshot would start a worker, which
+ * decodes the whole checkpoint, every few hundred thousand events.
  */
 void
 sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
@@ -409,7 +535,9 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 	if (replay < (double) background_compaction_ms)
 		return;
 	decode = decode_ms(entry);
-	if (replay < decode)
+	if (replay < decode / 2 &&
+		(!p->def.has_retention ||
+		 entry->journal_bytes - entry->load_journal_bytes < 2 * entry->load_len))
 		return;
 
 	/* started at commit, so that the worker finds what this call did */

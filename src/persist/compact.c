@@ -57,7 +57,6 @@
 static int	compact_target_load_ms = 500;
 
 /* The advisory lock that keeps one background snapshot per pipeline at a time */
-#define SIDE_LOCK_FIELD4	0x5346
 
 void
 sf_compact_init(void)
@@ -147,7 +146,6 @@ side_snapshot(const char *name)
 {
 	SfPipeline *p;
 	SfCacheEntry *entry;
-	LOCKTAG		tag;
 	bytea	   *snap;
 	bytea	   *row;
 	Size		len;
@@ -160,10 +158,7 @@ side_snapshot(const char *name)
 	 * the earlier one stored (the lock goes with the transaction).  Keyed
 	 * by the name, since the id is not known before the load.
 	 */
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
-						 hash_bytes((const unsigned char *) name, strlen(name)),
-						 0, SIDE_LOCK_FIELD4);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	sf_side_lock(name);
 	/* a new transaction snapshot: what committed while we waited */
 	PopActiveSnapshot();
 	PushActiveSnapshot(GetTransactionSnapshot());

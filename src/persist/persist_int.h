@@ -193,6 +193,7 @@ extern void sf_coldload_estimate(const SfCacheEntry *entry, double *decode,
 extern bytea *sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p,
 							const bytea *snap, int64 truncated);
 extern bool sf_side_truncated_past(int64 id, int64 epoch, int64 last_pos);
+extern void sf_side_lock(const char *name);
 extern bool sf_compact_side_covers(SfCacheEntry *entry, int64 bytes,
 								   int64 limit);
 extern void sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p,
