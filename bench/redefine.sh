@@ -125,10 +125,13 @@ time_cold() {
 }
 
 # The lock probe: a session that takes and releases the pipeline's row
-# lock (SELECT ... FOR UPDATE, the lock every write call takes first) every
-# 10 ms, one transaction each, and records the longest wait: what a writer
-# of the pipeline would have waited.  It changes nothing (no version bump),
-# so a change building without the lock does not see it as a writer.
+# lock (SELECT ... FOR NO KEY UPDATE: the lock every write call takes
+# first, with its UPDATE of the row's version) every 10 ms, one
+# transaction each, and records the longest wait: what a writer of the
+# pipeline would have waited.  It changes nothing (no version bump), so a
+# change building without the lock does not see it as a writer.  (Until
+# issue 39 it took FOR UPDATE, which also waits for the KEY SHARE lock an
+# insert referencing the row takes, and which no write call takes.)
 psql_db -c "CREATE TABLE probe_stop (x int); CREATE TABLE probe_wait (ms float8)"
 probe_start() {
 	psql_db -c "TRUNCATE probe_stop, probe_wait" >/dev/null
@@ -141,7 +144,7 @@ DECLARE
 BEGIN
     LOOP
         t0 := clock_timestamp();
-        PERFORM 1 FROM streamforge.pipeline WHERE name = 'b' FOR UPDATE;
+        PERFORM 1 FROM streamforge.pipeline WHERE name = 'b' FOR NO KEY UPDATE;
         w := extract(epoch FROM clock_timestamp() - t0) * 1000;
         COMMIT;
         mx := greatest(mx, w);
@@ -192,11 +195,18 @@ SELECT round(extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)::numeric
 EOS
 )
 	wait=$(probe_stop)
+	# the row's snapshot, or the one a change stored beside it (issue 39)
 	fmt=$(psql_db -At -c "
-SELECT CASE WHEN pg_catalog.substr(snapshot, 1, 8) = pg_catalog.convert_to(E'SFSNAPB\n', 'UTF8')
+SELECT CASE WHEN pg_catalog.substr(s, 1, 8) = pg_catalog.convert_to(E'SFSNAPB\n', 'UTF8')
             THEN 'binary' ELSE 'checkpoint' END || ' ' ||
-       pg_catalog.pg_size_pretty(pg_catalog.octet_length(snapshot)::bigint)
-  FROM streamforge.pipeline WHERE name = 'b'")
+       pg_catalog.pg_size_pretty(pg_catalog.octet_length(s)::bigint) ||
+       CASE WHEN p.snapshot IS NULL THEN ' (stored)' ELSE ' (row)' END
+  FROM streamforge.pipeline AS p,
+       LATERAL (SELECT COALESCE(p.snapshot,
+                  (SELECT x.snapshot FROM streamforge.stored_snapshot AS x
+                    WHERE x.pipeline_id = p.id
+                      AND x.snapshot_version = p.snapshot_version)) AS s) AS v
+ WHERE p.name = 'b'")
 	t1=$(time_cold)
 	printf '    %-22s call %6.2f s   lock held %6.2f s   cold load after %5.2f s   snapshot %s\n' \
 		"$name" "$t0" "$wait" "$t1" "$fmt"

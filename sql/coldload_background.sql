@@ -48,7 +48,8 @@ SELECT * FROM bgc_side('bgc');
 RESET streamforge.background_compaction_ms;
 CREATE TABLE bgc_state AS SELECT streamforge.checkpoint('bgc') AS ck;
 -- the rows the background snapshot covers are no longer needed for a load
--- (deleted here only to show it: they stay until the next compaction)
+-- (deleted here only to show it: the next background snapshot deletes
+-- them, coldload_truncate)
 DELETE FROM streamforge.journal j USING streamforge.pipeline p
  WHERE p.id = j.pipeline_id AND p.name = 'bgc' AND j.pos BETWEEN 1 AND 3;
 \c -
@@ -110,6 +111,52 @@ SELECT streamforge.watermark('bgc');
 DELETE FROM streamforge.journal j USING streamforge.pipeline p
  WHERE p.id = j.pipeline_id AND p.name = 'bgc' AND j.pos < 0;
 SELECT ck = streamforge.checkpoint('bgc') AS same_state FROM bgc_state;
+-- the estimate prices the snapshot a cold load decodes by its kind: a
+-- binary image (about 0.4 us an identity) or, with retention or measures,
+-- the canonical checkpoint, whose decode parses, sorts and re-encodes
+-- (about 5 us an identity, more per measure); the same 20,000 identities
+-- in each pipeline (retention far behind them), no background snapshot
+SET streamforge.background_compaction_ms = -1;
+SELECT streamforge.create_pipeline('est_bin', ARRAY['p'],
+    ARRAY[streamforge.fixed('f', 10)]);
+SELECT streamforge.create_pipeline('est_ret', ARRAY['p'],
+    ARRAY[streamforge.fixed('f', 10)], retention => 1000000);
+SELECT streamforge.create_pipeline('est_mes', ARRAY['p'],
+    ARRAY[streamforge.fixed('f', 10)], measures => ARRAY['a'],
+    aggregates => ARRAY['count', 'sum(a)']);
+CREATE FUNCTION est_feed(f int, t int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM count(*) FROM unnest(ARRAY['est_bin', 'est_ret']) AS pl,
+        LATERAL streamforge.ingest_batch(pl,
+            ARRAY(SELECT ROW('p', i, 'e' || i, 'k' || (i % 10), i, 1)::streamforge.delivery
+                    FROM generate_series(f, t - 1) AS i ORDER BY i));
+    PERFORM count(*) FROM streamforge.ingest_measures_batch('est_mes',
+        ARRAY(SELECT ROW('p', i, 'e' || i, 'k' || (i % 10), i, ARRAY[i])::streamforge.measures_delivery
+                FROM generate_series(f, t - 1) AS i ORDER BY i));
+END $$;
+SELECT est_feed(0, 20000);
+SELECT streamforge.compact(pl, 0) FROM unnest(ARRAY['est_bin', 'est_ret', 'est_mes']) AS pl;
+SELECT pipeline, remembered_identities, journal_rows,
+       estimated_load_ms BETWEEN 2 AND 40 AS binary_priced,
+       estimated_load_ms > 60 AS checkpoint_priced
+  FROM streamforge.metrics WHERE pipeline LIKE 'est%' ORDER BY pipeline;
+SELECT (SELECT estimated_load_ms FROM streamforge.metrics WHERE pipeline = 'est_ret') /
+       (SELECT estimated_load_ms FROM streamforge.metrics WHERE pipeline = 'est_bin') > 5
+       AS retention_dearer,
+       (SELECT estimated_load_ms FROM streamforge.metrics WHERE pipeline = 'est_mes') >
+       (SELECT estimated_load_ms FROM streamforge.metrics WHERE pipeline = 'est_ret')
+       AS measures_dearer;
+-- compact()'s default decision follows: 20,000 more events journal a
+-- replay above a quarter of the binary snapshot's decode, below a quarter
+-- of the checkpoint's; so only the binary one is worth compacting
+SELECT est_feed(20000, 40000);
+SET streamforge.compact_target_load_ms = 1;
+SELECT pl, streamforge.compact(pl) FROM unnest(ARRAY['est_bin', 'est_ret', 'est_mes']) AS pl;
+RESET streamforge.compact_target_load_ms;
+SELECT pipeline, journal_rows FROM streamforge.metrics WHERE pipeline LIKE 'est%' ORDER BY pipeline;
+RESET streamforge.background_compaction_ms;
+SELECT streamforge.drop_pipeline(pl) FROM unnest(ARRAY['est_bin', 'est_ret', 'est_mes']) AS pl;
+DROP FUNCTION est_feed(int, int);
 -- the setting
 SET streamforge.background_compaction_ms = -2;
 SET streamforge.background_compaction_ms = '1s';

@@ -105,6 +105,8 @@ COMMENT ON TABLE streamforge.pipeline IS
     'storage: one row per pipeline (definition, snapshot, privileges); internal';
 COMMENT ON TABLE streamforge.journal IS
     'storage: the write calls since a pipeline''s snapshot; internal';
+COMMENT ON TABLE streamforge.stored_snapshot IS
+    'storage: snapshots a definition change stored beside its pipeline''s row; internal';
 COMMENT ON TABLE streamforge.output_config IS
     'which outputs each pipeline has (configure_outputs)';
 COMMENT ON TABLE streamforge.changelog IS

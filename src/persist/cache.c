@@ -444,6 +444,7 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	int64		from = 0;
 	int64		offset_replays = row->offset_replays_base;
 	int64		load_len = row->snapshot_len;
+	int64		snapshot_len = row->snapshot_len;
 	int64		last_pos;
 
 	sf_cache_invalidate(entry);
@@ -467,6 +468,8 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 		{
 			bytea	   *b = DatumGetByteaPP(snap);
 
+			/* the row's or, after a definition change, the stored one's */
+			snapshot_len = load_len = VARSIZE_ANY_EXHDR(b);
 			p = sf_snapshot_decode(CurTransactionContext, &def,
 								   VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 		}
@@ -484,7 +487,7 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	entry->relid = row->relid;
 	entry->id = row->id;
 	entry->snapshot_version = row->snapshot_version;
-	entry->snapshot_len = row->snapshot_len;
+	entry->snapshot_len = snapshot_len;
 	entry->last_pos = last_pos;
 	entry->journal_bytes = bytes;
 	entry->version = row->version;
@@ -525,10 +528,14 @@ sf_cache_sync(SfCacheEntry *entry, const char *name, const SfRowInfo *row,
 	 * of a new snapshot, which starts a new epoch at position 1 (in the
 	 * writer's entry too).  So an entry with the row's snapshot_version
 	 * holds exactly the rows of the current journal up to last_pos, and the
-	 * rows it lacks are those after it.
+	 * rows it lacks are those after it.  (Since issue 39 a background
+	 * worker may also delete the rows a background snapshot covers; an
+	 * entry behind that truncation is rebuilt, coldload.c.)
 	 */
 	if (same && entry->snapshot_version == row->snapshot_version &&
-		entry->version < current_version)
+		entry->version < current_version &&
+		!sf_side_truncated_past(row->id, row->snapshot_version,
+								entry->last_pos))
 	{
 		int64		from = entry->last_pos;
 

@@ -91,9 +91,18 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE p.id OPERATOR(pg_catalog.=) $1 ORDER BY w.i",
 		1, {INT8OID}
 	},
+	/*
+	 * The snapshot is the row's, or, when the row's is NULL, the one a
+	 * definition change stored beside it for its snapshot_version
+	 * (redefine.c, streamforge.stored_snapshot); NULL for the empty initial
+	 * state.
+	 */
 	[PLAN_SNAPSHOT_GET] = {
-		"SELECT snapshot FROM streamforge.pipeline "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
+		"SELECT COALESCE(p.snapshot, "
+		"(SELECT s.snapshot FROM streamforge.stored_snapshot s "
+		"WHERE s.pipeline_id OPERATOR(pg_catalog.=) p.id "
+		"AND s.snapshot_version OPERATOR(pg_catalog.=) p.snapshot_version)) "
+		"FROM streamforge.pipeline p WHERE p.id OPERATOR(pg_catalog.=) $1",
 		1, {INT8OID}
 	},
 	[PLAN_JOURNAL_GET] = {
@@ -241,12 +250,93 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"ON CONFLICT DO NOTHING",
 		4, {INT8OID, INT8OID, BYTEAOID, INT8OID}
 	},
+	/*
+	 * The worker deletes only rows no other transaction has locked (SKIP
+	 * LOCKED): a compaction, restore or definition change deleting the
+	 * whole journal meanwhile may wait for it, but it never waits for them,
+	 * so the two cannot deadlock.
+	 */
 	[PLAN_SIDE_PRUNE] = {
 		"DELETE FROM streamforge.journal "
+		"WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+		"SELECT ctid FROM streamforge.journal "
 		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
 		"AND pos OPERATOR(pg_catalog.<) 0 "
-		"AND pos OPERATOR(pg_catalog.<>) $2",
+		"AND pos OPERATOR(pg_catalog.<>) $2 "
+		"FOR UPDATE SKIP LOCKED))",
 		2, {INT8OID, INT8OID}
+	},
+
+	/*
+	 * 0.4.0, issue 39: the snapshot a definition change stores before it
+	 * takes the pipeline's lock ($2: the snapshot_version it is for), and
+	 * the stale ones it deletes first (redefine.c).  Nothing but a
+	 * definition change and drop_pipeline deletes them, and none of those
+	 * statements locks the pipeline's row (no foreign key: its KEY SHARE
+	 * lock would make two concurrent changes deadlock on their FOR UPDATE).
+	 */
+	[PLAN_STORED_PUT] = {
+		"INSERT INTO streamforge.stored_snapshot "
+		"(pipeline_id, snapshot_version, snapshot) "
+		"SELECT $1, $2, $3 FROM streamforge.pipeline "
+		"WHERE id OPERATOR(pg_catalog.=) $1 "
+		"ON CONFLICT DO NOTHING",
+		3, {INT8OID, INT8OID, BYTEAOID}
+	},
+	[PLAN_STORED_PRUNE] = {
+		"DELETE FROM streamforge.stored_snapshot "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND snapshot_version OPERATOR(pg_catalog.<) $2",
+		2, {INT8OID, INT8OID}
+	},
+	[PLAN_STORED_DROP] = {
+		"DELETE FROM streamforge.stored_snapshot "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1",
+		1, {INT8OID}
+	},
+
+	/*
+	 * 0.4.0, issue 39: the journal rows of epoch $3 a background snapshot
+	 * makes unneeded, at positions up to $2 (compact.c); only while $3 is
+	 * the current epoch in the statement's snapshot, since a compaction
+	 * that committed meanwhile starts its positions at 1 again.
+	 */
+	[PLAN_SIDE_TRUNCATE] = {
+		"DELETE FROM streamforge.journal "
+		"WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+		"SELECT j.ctid FROM streamforge.journal j "
+		"WHERE j.pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND j.pos OPERATOR(pg_catalog.>) 0 "
+		"AND j.pos OPERATOR(pg_catalog.<=) $2 "
+		"AND EXISTS (SELECT FROM streamforge.pipeline p "
+		"WHERE p.id OPERATOR(pg_catalog.=) $1 "
+		"AND p.snapshot_version OPERATOR(pg_catalog.=) $3) "
+		"FOR UPDATE OF j SKIP LOCKED))",
+		3, {INT8OID, INT8OID, INT8OID}
+	},
+	/*
+	 * Whether a background snapshot of the epoch ($2: its key) had the
+	 * journal truncated past position $3 (the big-endian bytes of the
+	 * position through which it was: bytea order is numeric order here)
+	 */
+	[PLAN_SIDE_PAST] = {
+		"SELECT FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND pos OPERATOR(pg_catalog.<) 0 "
+		"AND pg_catalog.substr(entry, 1, 16) OPERATOR(pg_catalog.=) $2 "
+		"AND pg_catalog.substr(entry, 33, 8) OPERATOR(pg_catalog.>) $3 "
+		"LIMIT 1",
+		3, {INT8OID, BYTEAOID, BYTEAOID}
+	},
+	/* The latest background snapshot of the epoch: its header and size */
+	[PLAN_SIDE_HEAD] = {
+		"SELECT pos, pg_catalog.substr(entry, 1, 40), "
+		"pg_catalog.octet_length(entry) FROM streamforge.journal "
+		"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+		"AND pos OPERATOR(pg_catalog.<) 0 "
+		"AND pg_catalog.substr(entry, 1, 16) OPERATOR(pg_catalog.=) $2 "
+		"ORDER BY pos LIMIT 1",
+		2, {INT8OID, BYTEAOID}
 	},
 };
 

@@ -19,9 +19,13 @@
 #include "executor/spi.h"
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "utils/guc.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "codec/codec.h"
@@ -33,21 +37,35 @@
  * Per-unit cold-load costs (CPU), measured by bench/coldload.sh on this
  * project's shared 2-core benchmark machine (docs/performance.md, "Cold
  * loads without a job"; the script prints the estimate next to the
- * measure).  A snapshot's decode costs per byte fetched (detoasting the
- * row: about 7 ns) and per identity re-allocated and hashed into the
+ * measure).  A binary snapshot's decode costs per byte fetched (detoasting
+ * the row: about 7 ns) and per identity re-allocated and hashed into the
  * event_id table (memory-bound: about 380 ns under the machine's usual
  * load, where cold loads hurt), from perf profiles and cold loads of
  * snapshot formats 1 and 2 at 1M and 5M deliveries (issue 39; format 1
  * takes 40 bytes an identity at ten keys, format 2 13, so a cost per
- * byte alone was off by 3x for one of them).  A replay costs what the engine does for the journal's
- * calls (issue 39): per delivery and window it places, per change it
- * emits (the changes are counted but no longer sorted), and per journal
- * byte and row decoded and fetched.  Until 0.3.0 the estimate was per
- * journal byte alone, right for one window and ten keys and an order of
- * magnitude low for three windows with sessions.
+ * byte alone was off by 3x for one of them).  A snapshot that is the
+ * canonical checkpoint (retention, measures: sf_snapshot_encode) costs an
+ * order of magnitude more per identity: the decoder inflates and parses
+ * the JSON, sorts the identities to check their order and every window's
+ * derivation, and re-encodes the state (a perf profile: a fifth in
+ * memcmp under qsort, a fifth in the parse of identities and sources, a
+ * tenth in page faults).  Cold loads of compacted pipelines at 100,000 to
+ * 300,000 identities (issue 39, under load 17-24): about 5 us an identity
+ * with retention at one or three windows (the window count hardly
+ * matters), 7.5 us with one measure, 8 with two, 10 with four; so 5 us
+ * an identity plus 1 us per measure word.  (Until then every snapshot
+ * was priced as binary: 43 ms for the benchmark's retention pipeline,
+ * whose cold load is 460-590 ms.)  A replay costs what the engine does
+ * for the journal's calls (issue 39): per delivery and window it places,
+ * per change it emits (the changes are counted but no longer sorted),
+ * and per journal byte and row decoded and fetched.  Until 0.3.0 the
+ * estimate was per journal byte alone, right for one window and ten keys
+ * and an order of magnitude low for three windows with sessions.
  */
 #define SF_LOAD_NS_PER_SNAPSHOT_BYTE	7.0
 #define SF_LOAD_NS_PER_SNAPSHOT_IDENTITY	380.0
+#define SF_LOAD_NS_PER_CHECKPOINT_IDENTITY	5000.0
+#define SF_LOAD_NS_PER_CHECKPOINT_MEASURE	1000.0
 #define SF_LOAD_NS_PER_JOURNAL_BYTE		10.0
 #define SF_LOAD_NS_PER_JOURNAL_ENTRY	500.0
 #define SF_LOAD_NS_PER_DELIVERY			200.0
@@ -60,14 +78,16 @@
 /*
  * streamforge.background_compaction_ms: a write call asks a background
  * worker for a snapshot when the estimated replay since the last snapshot
- * exceeds the larger of this and the estimated decode of the snapshot;
+ * exceeds this and half the estimated decode of the snapshot (or the
+ * journal since is twice the snapshot's size: sf_compact_after_write);
  * -1: never.
  */
 static int	background_compaction_ms = 100;
 
 /* The background snapshot's entry: header, then sf_snapshot_encode's bytes */
-#define SIDE_MAGIC		"SFSIDE1\n"
-#define SIDE_HEADER		32		/* magic, epoch, journal bytes, offset_replays */
+#define SIDE_MAGIC		"SFSIDE2\n"
+#define SIDE_HEADER		40		/* magic, epoch, journal bytes, offset_replays,
+								 * truncated through */
 #define SIDE_KEY		16		/* magic, epoch: what PLAN_SIDE_GET matches */
 
 /* The pipelines the current transaction's write calls want a snapshot of */
@@ -90,7 +110,7 @@ sf_coldload_init(void)
 {
 	DefineCustomIntVariable("streamforge.background_compaction_ms",
 							"Estimated journal replay above which a write call has a background worker snapshot the pipeline.",
-							"A write call starts a background worker that stores a snapshot of the pipeline, without its lock, when the estimated replay of the journal since the last snapshot exceeds the larger of this and the estimated decode of that snapshot; -1: never.",
+							"A write call starts a background worker that stores a snapshot of the pipeline, without its lock, when the estimated replay of the journal since the last snapshot exceeds this and half the estimated decode of that snapshot; -1: never.",
 							&background_compaction_ms,
 							100, -1, 3600 * 1000,
 							PGC_USERSET, GUC_UNIT_MS,
@@ -104,12 +124,40 @@ sf_coldload_in_worker(void)
 	in_worker = true;
 }
 
-/* The estimated decode of the snapshot a cold load of entry starts from (ms) */
-static inline double
+/*
+ * Whether the snapshot of pipeline p is the canonical checkpoint, as
+ * sf_snapshot_encode decides: with retention or measures, or partitions
+ * that no longer start at offset 0.  Every snapshot is written by it, and
+ * a definition change that would change the answer stores a new one.
+ */
+static bool
+snapshot_is_checkpoint(const SfPipeline *p)
+{
+	if (p->def.has_retention || p->def.measures != NULL)
+		return true;
+	for (int i = 0; i < p->def.npartitions; i++)
+		if (p->partitions[i].base != 0 || p->partitions[i].head != 0)
+			return true;
+	return false;
+}
+
+/*
+ * The estimated decode of the snapshot a cold load of entry starts from
+ * (ms): a binary image, or a checkpoint (several times dearer per
+ * identity, and more with measures)
+ */
+static double
 decode_ms(const SfCacheEntry *entry)
 {
+	const SfPipeline *p = entry->pipeline;
+	double		per_identity = SF_LOAD_NS_PER_SNAPSHOT_IDENTITY;
+
+	if (p != NULL && snapshot_is_checkpoint(p))
+		per_identity = SF_LOAD_NS_PER_CHECKPOINT_IDENTITY +
+			(p->def.measures != NULL ?
+			 p->def.measures->width * SF_LOAD_NS_PER_CHECKPOINT_MEASURE : 0.0);
 	return ((double) entry->load_len * SF_LOAD_NS_PER_SNAPSHOT_BYTE +
-			(double) entry->load_identities * SF_LOAD_NS_PER_SNAPSHOT_IDENTITY) / 1e6;
+			(double) entry->load_identities * per_identity) / 1e6;
 }
 
 /*
@@ -173,24 +221,46 @@ sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p, int64 len)
  * every new backend paid seconds.  Compacting on the write path would
  * stall the writer, and every writer behind its lock, for the whole
  * state's encoding.  So a write call whose pipeline's estimated replay
- * passes the larger of streamforge.background_compaction_ms and the
- * estimated decode of its snapshot starts a background worker instead
+ * passes streamforge.background_compaction_ms and half the estimated
+ * decode of its snapshot (sf_compact_after_write) starts a background
+ * worker instead
  * (dynamic: no shared_preload_libraries, no scheduler).  The worker loads
  * the pipeline's committed state like any new backend and stores its
  * snapshot as a journal row at the negative position -pos, pos being the
  * last journal position the state includes, tagged with the journal epoch
  * (the pipeline's snapshot_version).  It takes no lock a writer takes: it
- * inserts a row no writer reads and deletes only such rows.  Writers keep
- * appending at positive positions, and the rows the snapshot covers stay
- * until the next compaction empties the journal, as before, so a backend
- * that catches up from its own position still finds every row after it.
+ * inserts a row no writer reads, and deletes only such rows and the
+ * journal rows no cached state needs any more (below).  Writers keep
+ * appending at positive positions meanwhile.
  * A cold load (cache.c) starts from the latest background snapshot of the
  * current epoch, if any, and replays only the rows after its position.
  *
- * Layout of the entry: "SFSIDE1\n", the epoch, the journal bytes up to pos
- * and the offset_replays counter at pos (big-endian int64 each), then the
- * snapshot as sf_snapshot_encode writes it.  0.3.0 libraries read only
- * positive positions, and their compaction deletes these rows with the rest.
+ * Truncation.  The worker also deletes, in the same transaction, the
+ * journal rows of the epoch up to the position of the background snapshot
+ * it started from (the previous one, not its own): the journal then keeps
+ * about two workers' worth of rows instead of growing to the write path's
+ * compaction_threshold, and the write path, finding a background snapshot
+ * that covers all but a small journal (sf_compact_side_covers), does not
+ * compact in the writer's call.  Keeping the rows after the previous
+ * snapshot lets a backend whose cached state is a little behind still
+ * catch up from its own position; one further behind finds the
+ * truncation (sf_side_truncated_past: the entry records the position it
+ * truncated through) and rebuilds from the latest background snapshot
+ * instead.  The rows are deleted only while the epoch is current, and
+ * with SKIP LOCKED, so that a compaction deleting the whole journal
+ * meanwhile and the worker never wait for each other both ways.  Crash
+ * safety is the transaction's: the snapshot, the truncation and the prune
+ * of older snapshots commit together or not at all.  Without a worker
+ * (streamforge.background_compaction_ms = -1, no free worker slot) no
+ * background snapshot exists, and the write path compacts as in 0.3.0.
+ *
+ * Layout of the entry: "SFSIDE2\n", the epoch, the journal bytes up to
+ * pos, the offset_replays counter at pos and the position through which
+ * the journal was truncated (big-endian int64 each), then the snapshot as
+ * sf_snapshot_encode writes it.  ("SFSIDE1\n" entries, of development
+ * builds before the truncation, are ignored and pruned.)  0.3.0 libraries
+ * read only positive positions, and their compaction deletes these rows
+ * with the rest.
  * ----------------------------------------------------------------
  */
 
@@ -269,10 +339,12 @@ sf_side_snapshot_load(MemoryContext parent, const SfPipelineDef *def,
 
 /*
  * The journal row of a background snapshot of entry's pipeline p, whose
- * snapshot (sf_snapshot_encode) is snap
+ * snapshot (sf_snapshot_encode) is snap, stored with the truncation of
+ * the journal through position truncated
  */
 bytea *
-sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p, const bytea *snap)
+sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p,
+			  const bytea *snap, int64 truncated)
 {
 	Size		len = VARSIZE_ANY_EXHDR(snap);
 	bytea	   *row = palloc(VARHDRSZ + SIDE_HEADER + len);
@@ -282,16 +354,171 @@ sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p, const bytea *snap)
 	put_be64(VARDATA(row) + 8, entry->snapshot_version);
 	put_be64(VARDATA(row) + 16, entry->journal_bytes);
 	put_be64(VARDATA(row) + 24, p->offset_replays);
+	put_be64(VARDATA(row) + 32, truncated);
 	memcpy(VARDATA(row) + SIDE_HEADER, VARDATA_ANY(snap), len);
 	return row;
 }
 
 /*
- * After a write call on entry's pipeline p, or a cold load of it: if a cold load's replay is
- * estimated above the larger of streamforge.background_compaction_ms and
- * the estimated decode of its snapshot, start a background snapshot.  The
- * entry then counts from the current state (a failed start is retried
+ * Whether the journal of pipeline id's epoch epoch was truncated past
+ * last_pos by a background snapshot: a cached state at last_pos cannot
+ * then catch up from the journal, and must be rebuilt.  Caller must be
+ * connected to SPI with a snapshot pushed.
+ */
+bool
+sf_side_truncated_past(int64 id, int64 epoch, int64 last_pos)
+{
+	Datum		args[3];
+	bytea	   *pos = palloc(VARHDRSZ + 8);
+
+	SET_VARSIZE(pos, VARHDRSZ + 8);
+	put_be64(VARDATA(pos), Max(last_pos, 0));
+	args[0] = Int64GetDatum(id);
+	args[1] = PointerGetDatum(side_key(epoch));
+	args[2] = PointerGetDatum(pos);
+	sf_exec(PLAN_SIDE_PAST, args, NULL, true, SPI_OK_SELECT);
+	return SPI_processed > 0;
+}
+
+/*
+ * The advisory lock a background snapshot worker of pipeline name holds
+ * for its transaction: one worker per pipeline at a time (a later one
+ * waits, then loads what the earlier one stored).  Keyed by the name,
+ * since the id is not known before the load.
+ */
+#define SIDE_LOCK_FIELD4	0x5346
+
+static void
+side_lock_tag(LOCKTAG *tag, const char *name)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId,
+						 hash_bytes((const unsigned char *) name, strlen(name)),
+						 0, SIDE_LOCK_FIELD4);
+}
+
+/* Take it (the worker, compact.c) */
+void
+sf_side_lock(const char *name)
+{
+	LOCKTAG		tag;
+
+	side_lock_tag(&tag, name);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * Whether a background snapshot of pipeline name is on its way: asked for
+ * by this transaction (started at its commit), or a worker holds the lock
+ * above.  Probed without waiting; the lock, if we got it, is released at
+ * once.
+ */
+static bool
+side_in_flight(const char *name)
+{
+	LOCKTAG		tag;
+
+	for (int i = 0; i < nwanted; i++)
+		if (strcmp(wanted[i], name) == 0)
+			return true;
+	side_lock_tag(&tag, name);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&tag, ExclusiveLock, false);
+	return false;
+}
+
+/*
+ * The write path is about to compact entry's pipeline, whose journal since
+ * the stored snapshot would reach bytes, above limit: whether the latest
+ * background snapshot of the epoch covers all of it but less than the
+ * larger of limit and four times that snapshot's size, so that the
+ * compaction is not needed (the worker truncates the journal behind it).
+ * If so, the next check is when as much journal again has been written.
+ * One indexed query, on the rare calls that pass the limit; its snapshot
+ * sees the workers' commits under READ COMMITTED (under REPEATABLE READ
+ * only those before the transaction began, then the writer compacts as
+ * before).
+ */
+bool
+sf_compact_side_covers(SfCacheEntry *entry, int64 bytes, int64 limit)
+{
+	Datum		args[2];
+	bool		isnull;
+	bool		covers = false;
+	SfSavedUser saved;
+
+	if (!IsUnderPostmaster)
+		return false;
+	sf_become_owner(&saved);
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	args[0] = Int64GetDatum(entry->id);
+	args[1] = PointerGetDatum(side_key(entry->snapshot_version));
+	sf_exec(PLAN_SIDE_HEAD, args, NULL, true, SPI_OK_SELECT);
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bytea	   *head = DatumGetByteaPP(SPI_getbinval(tup, desc, 2, &isnull));
+		int64		len = DatumGetInt32(SPI_getbinval(tup, desc, 3, &isnull));
+		int64		covered;
+		int64		room;
+
+		if (VARSIZE_ANY_EXHDR(head) >= SIDE_HEADER)
+		{
+			covered = get_be64(VARDATA_ANY(head) + 16);
+			room = Max(limit, 4 * (len - SIDE_HEADER));
+			if (covered > 0 && covered <= bytes && bytes - covered <= room)
+			{
+				covers = true;
+				entry->compact_after = covered + room;
+			}
+		}
+	}
+	PopActiveSnapshot();
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	/*
+	 * No snapshot covers it yet, but a worker is storing one: the writer
+	 * need not pay the compaction the worker is about to make needless.
+	 * This matters with retention, whose write-path limit is four times a
+	 * small snapshot (persist.c): a worker asked for at twice the snapshot
+	 * (sf_compact_after_write) loads and encodes a checkpoint, seconds of
+	 * wall time on a loaded machine, while the writers pass the limit.
+	 * Checked again after a quarter of the limit more; bounded at 16
+	 * times the limit, in case workers keep failing.
+	 */
+	if (!covers && bytes <= 16 * limit && side_in_flight(entry->name))
+	{
+		covers = true;
+		entry->compact_after = bytes + Max(limit / 4, 1);
+	}
+	return covers;
+}
+
+/*
+ * After a write call on entry's pipeline p, or a cold load of it: if a
+ * cold load's replay is estimated above streamforge.background_compaction_ms
+ * and above half the estimated decode of its snapshot, or (with retention)
+ * the journal since that snapshot is twice its size, start a background
+ * snapshot.
+ * The entry then counts from the current state (a failed start is retried
  * after as much journal again).  Costs a few comparisons otherwise.
+ *
+ * Half the decode (issue 39): a cold load then costs at most about 1.5
+ * times the decode, where waiting for the whole decode let the many small
+ * transactions of one pattern reach 0.77 s at 1M deliveries; the worker
+ * runs twice as often, each run a decode, a replay of the half and an
+ * encode.  Twice the snapshot's size, with retention: a checkpoint
+ * snapshot decodes about 5 us an identity, so half of it is a journal
+ * longer than the write path's compaction of a retention pipeline allows
+ * (four times the snapshot, persist.c); the worker must store its
+ * snapshot well before, or the writer compacts in its own call
+ * (sf_compact_side_covers).  Not without retention (a measures pipeline's
+ * checkpoint snapshot): the write path's limit is then the threshold
+ * (64 MB), and a journal twice the snapshot would start a worker, which
+ * decodes the whole checkpoint, every few hundred thousand events.
  */
 void
 sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
@@ -308,7 +535,9 @@ sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
 	if (replay < (double) background_compaction_ms)
 		return;
 	decode = decode_ms(entry);
-	if (replay < decode)
+	if (replay < decode / 2 &&
+		(!p->def.has_retention ||
+		 entry->journal_bytes - entry->load_journal_bytes < 2 * entry->load_len))
 		return;
 
 	/* started at commit, so that the worker finds what this call did */

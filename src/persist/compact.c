@@ -18,7 +18,9 @@
  * Also the background snapshot worker (issue 39; coldload.c has the rest):
  * a dynamic background worker that loads a pipeline's committed state and
  * stores it as a journal row at a negative position, without the
- * pipeline's lock.
+ * pipeline's lock, and deletes the journal rows up to the background
+ * snapshot it started from, so that the write path's compaction need not
+ * run in a writer's call.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -55,7 +57,6 @@
 static int	compact_target_load_ms = 500;
 
 /* The advisory lock that keeps one background snapshot per pipeline at a time */
-#define SIDE_LOCK_FIELD4	0x5346
 
 void
 sf_compact_init(void)
@@ -145,11 +146,11 @@ side_snapshot(const char *name)
 {
 	SfPipeline *p;
 	SfCacheEntry *entry;
-	LOCKTAG		tag;
 	bytea	   *snap;
 	bytea	   *row;
 	Size		len;
 	Datum		values[4];
+	int64		truncated;
 	SfSavedUser saved;
 
 	/*
@@ -157,10 +158,7 @@ side_snapshot(const char *name)
 	 * the earlier one stored (the lock goes with the transaction).  Keyed
 	 * by the name, since the id is not known before the load.
 	 */
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
-						 hash_bytes((const unsigned char *) name, strlen(name)),
-						 0, SIDE_LOCK_FIELD4);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	sf_side_lock(name);
 	/* a new transaction snapshot: what committed while we waited */
 	PopActiveSnapshot();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -172,7 +170,9 @@ side_snapshot(const char *name)
 
 	snap = sf_snapshot_encode(p);
 	len = VARSIZE_ANY_EXHDR(snap);
-	row = sf_side_entry(entry, p, snap);
+	/* the journal up to the snapshot we started from can go (coldload.c) */
+	truncated = entry->load_pos;
+	row = sf_side_entry(entry, p, snap, truncated);
 	pfree(snap);
 
 	sf_become_owner(&saved);
@@ -191,6 +191,17 @@ side_snapshot(const char *name)
 		elog(DEBUG1, "streamforge: background snapshot of pipeline \"%s\" at position " INT64_FORMAT " (%zu bytes), connected as role \"%s\"",
 			 name, entry->last_pos, len,
 			 GetUserNameFromId(GetSessionUserId(), false));
+		if (truncated > 0)
+		{
+			Datum		args[3];
+
+			args[0] = Int64GetDatum(entry->id);
+			args[1] = Int64GetDatum(truncated);
+			args[2] = Int64GetDatum(entry->snapshot_version);
+			sf_exec(PLAN_SIDE_TRUNCATE, args, NULL, false, SPI_OK_DELETE);
+			elog(DEBUG1, "streamforge: journal of pipeline \"%s\" truncated through position " INT64_FORMAT " (" UINT64_FORMAT " rows)",
+				 name, truncated, SPI_processed);
+		}
 	}
 	PopActiveSnapshot();
 	SPI_finish();

@@ -49,7 +49,10 @@
  *	   see pending.c), or, when the journal since the snapshot would
  *	   exceed max(streamforge.compaction_threshold, 4 x snapshot size),
  *	   replaces the snapshot by the current state and
- *	   deletes the journal (amortized cost linear in the work done).
+ *	   deletes the journal (amortized cost linear in the work done), unless
+ *	   a background snapshot covers all but a small part of it (the
+ *	   background worker truncates the journal instead, coldload.c; a
+ *	   threshold of 0 still compacts at every call).
  * State is flushed to the tables at phase 3 of every call, inside the
  * caller's transaction: COMMIT makes it durable with the rest of the
  * transaction, and a commit costs what the calls delivered, not what the
@@ -239,6 +242,7 @@ sf_persist_drop(const char *name)
 	SfSavedUser saved;
 	SfAcl		acl;
 	bool		isnull;
+	Datum		id;
 
 	sf_check_lookup_name(name);
 	sf_become_owner(&saved);
@@ -253,7 +257,10 @@ sf_persist_drop(const char *name)
 				CurrentMemoryContext);
 	sf_acl_check(&acl, name, saved.userid, SF_PRIV_ADMIN);
 	/* buffered entries must not be stored for a deleted pipeline */
-	sf_pending_supersede(sf_getint64(1, &isnull));
+	id = Int64GetDatum(sf_getint64(1, &isnull));
+	sf_pending_supersede(DatumGetInt64(id));
+	/* and the snapshots definition changes stored beside its row */
+	sf_exec(PLAN_STORED_DROP, &id, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
 	sf_restore_user(&saved);
 
@@ -620,6 +627,9 @@ write_journal(SfPipeline *p, StringInfo buf)
 	limit = compaction_limit(entry, p);
 	if (limit >= 0 && entry->journal_bytes + (int64) len > limit &&
 		entry->journal_bytes + (int64) len > entry->compact_after &&
+		(compaction_threshold == 0 ||
+		 !sf_compact_side_covers(entry, entry->journal_bytes + (int64) len,
+								 limit)) &&
 		(snap = try_snapshot(p)) == NULL)
 	{
 		/* too large: journal, and retry once the journal has doubled */

@@ -161,6 +161,12 @@ typedef enum SfPlanId
 	PLAN_SIDE_GET,
 	PLAN_SIDE_PUT,
 	PLAN_SIDE_PRUNE,
+	PLAN_STORED_PUT,
+	PLAN_STORED_PRUNE,
+	PLAN_STORED_DROP,
+	PLAN_SIDE_TRUNCATE,
+	PLAN_SIDE_PAST,
+	PLAN_SIDE_HEAD,
 	NUM_PLANS
 } SfPlanId;
 
@@ -184,7 +190,11 @@ extern void sf_coldload_in_worker(void);
 extern void sf_coldload_estimate(const SfCacheEntry *entry, double *decode,
 								 double *replay);
 extern bytea *sf_side_entry(const SfCacheEntry *entry, const SfPipeline *p,
-							const bytea *snap);
+							const bytea *snap, int64 truncated);
+extern bool sf_side_truncated_past(int64 id, int64 epoch, int64 last_pos);
+extern void sf_side_lock(const char *name);
+extern bool sf_compact_side_covers(SfCacheEntry *entry, int64 bytes,
+								   int64 limit);
 extern void sf_compact_note_snapshot(SfCacheEntry *entry, const SfPipeline *p,
 									 int64 len);
 extern void sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p);

@@ -2,7 +2,8 @@
 # add_window, add_partition, drop_window or set_lateness survives an
 # immediate stop and a killed backend, an uncommitted one leaves no trace,
 # and processing goes on from the new definition exactly as in a pipeline
-# that never crashed.
+# that never crashed.  The same for a large change, whose snapshot is
+# stored beside the pipeline's row before the lock (issue 39).
 
 use strict;
 use warnings;
@@ -105,6 +106,72 @@ is($crash, $ref, 'the interrupted pipeline ends exactly like the reference');
 # and a restart rebuilds it from storage alone
 $node->restart;
 is(state_of('crash'), $ref, 'after a restart the state is rebuilt identically');
+
+# A change whose snapshot is large (over 256 kB) writes it to
+# streamforge.stored_snapshot before it takes the lock (issue 39): the
+# same guarantees.  'where' says where the committed snapshot is, and how
+# many stored snapshots the pipeline has.
+my $where_sql = q{
+	SELECT CASE WHEN p.snapshot IS NOT NULL THEN 'row'
+	            WHEN EXISTS (SELECT 1 FROM streamforge.stored_snapshot AS s
+	                          WHERE s.pipeline_id = p.id
+	                            AND s.snapshot_version = p.snapshot_version)
+	            THEN 'stored' ELSE 'none' END
+	       || ' ' || (SELECT count(*) FROM streamforge.stored_snapshot AS s
+	                   WHERE s.pipeline_id = p.id)
+	  FROM streamforge.pipeline AS p WHERE p.name = 'big'};
+my $big_state = q{SELECT md5(streamforge.checkpoint('big')), streamforge.watermark('big')};
+$node->safe_psql('postgres', q{
+SELECT streamforge.create_pipeline('big', ARRAY['p', 'q'],
+    ARRAY[streamforge.fixed('m', 60), streamforge.session('v', 30)], 100);
+SELECT count(*) FROM streamforge.ingest_batch('big', ARRAY(
+    SELECT ROW(CASE WHEN i % 2 = 0 THEN 'p' ELSE 'q' END, i / 2, 'e' || i,
+               'k' || (i * 7919 % 1000), i / 100 + (i * 31 % 50), i % 97)::streamforge.delivery
+      FROM generate_series(0, 39999) AS i));
+SELECT count(*) FROM streamforge.advance('big', 'p', 300);
+SELECT count(*) FROM streamforge.advance('big', 'q', 300);
+SELECT count(*) FROM streamforge.add_window('big', streamforge.fixed('h', 600));
+});
+is($node->safe_psql('postgres', $where_sql), 'stored 1',
+	'a large change stores its snapshot beside the row');
+$before = $node->safe_psql('postgres', $big_state);
+
+# uncommitted (its snapshot is written, the lock taken) when the backend is
+# killed, then when the server stops in immediate mode
+$s = $node->background_psql('postgres');
+$pid = $s->query_safe('SELECT pg_backend_pid()');
+$s->query_safe('BEGIN');
+$s->query_safe("SELECT count(*) FROM streamforge.set_lateness('big', 200)");
+kill 'KILL', $pid;
+eval { $s->quit };
+$node->poll_query_until('postgres', 'SELECT true')
+  or die 'the server did not recover after SIGKILL';
+is($node->safe_psql('postgres', $big_state), $before,
+	'after SIGKILL the uncommitted large change left the state as it was');
+is($node->safe_psql('postgres', $where_sql), 'stored 1',
+	'and the snapshot it stored is gone');
+$s = $node->background_psql('postgres');
+$s->query_safe('BEGIN');
+$s->query_safe("SELECT count(*) FROM streamforge.set_lateness('big', 200)");
+$node->stop('immediate');
+eval { $s->quit };
+$node->start;
+is($node->safe_psql('postgres', $big_state), $before,
+	'after an immediate stop too');
+
+# committed right before an immediate stop: durable, and loaded by a new
+# backend as the backend that made it had it
+$s = $node->background_psql('postgres');
+$s->query_safe("SELECT count(*) FROM streamforge.set_lateness('big', 200)");
+my $after = $s->query_safe($big_state);
+$node->stop('immediate');
+eval { $s->quit };
+$node->start;
+isnt($after, $before, 'the large change changed the state');
+is($node->safe_psql('postgres', $big_state), $after,
+	'a large change committed just before an immediate stop is durable');
+is($node->safe_psql('postgres', $where_sql), 'stored 1',
+	'from the snapshot it stored, which replaced the one before');
 
 $node->stop;
 done_testing();
