@@ -10,12 +10,16 @@
 #                             that the routed API uses, and window_def;
 #                             change and late_event get a last column shard
 #   -- @types-except T ...    the same, but the types named
-#   -- @generated             the wrappers of proxy/api.tsv's routed functions
+#   -- @generated             the wrappers of proxy/api.tsv's routed functions,
+#                             and the window constructors (functions of the
+#                             data node bound to sf_window_ctor: kind window)
 # --replace makes every CREATE FUNCTION a CREATE OR REPLACE FUNCTION (the
 # update script).  The signatures are the data node's, read from
 # sql/schema/*.sql and sql/objects/*.sql (the current state: each function
 # is defined once).  Fails when a function is defined twice, when a function
-# of the data node has no line in proxy/api.tsv, a line names no function,
+# of the data node has no line in proxy/api.tsv (but those returning a
+# window_def: window constructors and their interval forms), a line names
+# no function,
 # a "hand" function is not in the template, or a signature cannot be routed.
 use strict;
 use warnings;
@@ -143,14 +147,17 @@ while ($install =~ /CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+streamforge\.(\w+)\s
 		$ret->{setof} = 1 if $ret->{type} =~ s/^SETOF\s+//i;
 	}
 	my $identity = join(', ', map { $_->{type} } grep { $_->{mode} ne 'OUT' } @args);
+	# the C symbol of a LANGUAGE C function (before any body or the end of
+	# the statement)
+	my ($symbol) = $rest =~ /\A[^;\$]*?\bAS\s+'MODULE_PATHNAME'\s*,\s*'(\w+)'/i;
 	pos($install) = $pos;
 	next if ($dropped{$name}{$identity} // -1) > $created_at;
 	# sql/objects/ holds the current state: a second definition would
 	# be replaced by the first on every update, or add an overload
 	die "gen.pl: streamforge.$name($identity) is defined twice in sql/objects/ (keep one: src/README.md, \"Where SQL goes\")\n"
-	  if $funcs{$name}{$identity};
+	  if $funcs{$name} && $funcs{$name}{$identity};    # (no autovivification)
 	push @func_order, $name unless $funcs{$name};
-	$funcs{$name}{$identity} = { name => $name, args => \@args, returns => $ret };
+	$funcs{$name}{$identity} = { name => $name, args => \@args, returns => $ret, symbol => $symbol };
 }
 
 # the data node's comment of each function (of its last overload)
@@ -163,6 +170,41 @@ my %comment;
 	}
 }
 
+# --- the window constructors ---------------------------------------------
+# A function of the data node bound to the C entry point sf_window_ctor is
+# a window constructor: streamforge.<kind>(name, <the kind's params>), the
+# kind being the function's name (src/api/define.c; the kinds are the
+# operations table src/engine/window_kinds.c, and the regress test
+# ops_registry checks that these functions are exactly its kinds).  The
+# router builds the same row locally (kind "window", below): the data node
+# checks it where it arrives (create_pipeline, create_sharded_pipeline's
+# definition_of, add_window), with the constructor's messages.  Its
+# arguments must be "name" and columns of window_def.
+my %is_window_ctor;
+for my $name (@func_order)
+{
+	for my $f (values %{ $funcs{$name} })
+	{
+		next unless ($f->{symbol} // '') eq 'sf_window_ctor';
+		my @in = in_args($f);
+		die "gen.pl: window constructor $name must return streamforge.window_def\n"
+		  unless ($f->{returns}{type} // '') eq 'streamforge.window_def' && !$f->{returns}{setof};
+		die "gen.pl: window constructor $name must take \"name text\" first\n"
+		  unless @in && $in[0]{name} eq 'name' && $in[0]{type} eq 'text';
+		my %col = map { $_->[0] => $_->[1] } @{ $types{window_def} // [] };
+		for my $a (@in[ 1 .. $#in ])
+		{
+			die "gen.pl: window constructor $name: its argument $a->{name} is not a column of streamforge.window_def\n"
+			  unless $col{ $a->{name} } && $a->{name} !~ /^(name|kind)$/;
+			die "gen.pl: window constructor $name: its argument $a->{name} is $a->{type}, the column is $col{ $a->{name} }\n"
+			  unless $col{ $a->{name} } eq $a->{type};
+			die "gen.pl: window constructor $name: its argument $a->{name} has a default\n"
+			  if defined $a->{default};
+		}
+		$is_window_ctor{$name} = 1;
+	}
+}
+
 # --- the declaration ------------------------------------------------------
 my (%decl, @decl_order);
 for my $line (split /\n/, slurp('proxy/api.tsv'))
@@ -170,7 +212,9 @@ for my $line (split /\n/, slurp('proxy/api.tsv'))
 	next if $line =~ /^\s*(#|$)/;
 	my ($name, $kind, $merge) = split /\s+/, $line;
 	die "gen.pl: proxy/api.tsv: \"$line\": unknown kind\n"
-	  unless defined $kind && $kind =~ /^(pipeline|partition|split|one|any|hand|node|router)$/;
+	  unless defined $kind && $kind =~ /^(pipeline|partition|split|one|any|hand|node|router|window)$/;
+	die "gen.pl: proxy/api.tsv: $name is declared window, but the data node does not bind it to sf_window_ctor\n"
+	  if $kind eq 'window' && !$is_window_ctor{$name};
 	die "gen.pl: proxy/api.tsv: $name is declared twice\n" if $decl{$name};
 	$merge = '-' unless defined $merge;
 	my %opt = map { $_ => 1 } grep { $_ ne '-' } split /,/, $merge;
@@ -182,6 +226,22 @@ for my $line (split /\n/, slurp('proxy/api.tsv'))
 	my ($m) = grep { $_ ne 'noretry' } sort keys %opt;
 	$decl{$name} = { kind => $kind, merge => $m // '-', retry => !$opt{noretry} };
 	push @decl_order, $name;
+}
+# A function returning a window_def (and no set) needs no line: a window
+# constructor is of kind window, any other (the interval forms) of kind any.
+# A line, if any, says otherwise.
+{
+	my @implicit;
+	for my $name (@func_order)
+	{
+		next if $decl{$name};
+		my @r = map { $_->{returns} } values %{ $funcs{$name} };
+		next if grep { ($_->{type} // '') ne 'streamforge.window_def' || $_->{setof} } @r;
+		$decl{$name} = { kind => ($is_window_ctor{$name} ? 'window' : 'any'), merge => '-', retry => 1,
+			implicit => 1 };
+		push @implicit, $name;
+	}
+	unshift @decl_order, @implicit;
 }
 my @missing = grep { !$decl{$_} } @func_order;
 die "gen.pl: functions of sql/objects/*.sql without a line in proxy/api.tsv (add one: docs/scale-out.md): @missing\n"
@@ -254,10 +314,41 @@ sub shard_tagged
 	return $r->{setof} && $r->{type} =~ /^streamforge\.(change|late_event)$/;
 }
 
+# A window constructor (kind window): the row the data node's constructor
+# returns for valid arguments, built here without a remote call, so that it
+# stays IMMUTABLE and works while a shard is down.  Its checks are the data
+# node's, made where the row arrives (docs/scale-out.md, "Window
+# constructors"); nothing here knows a kind.
+sub gen_window
+{
+	my ($f) = @_;
+	my $name = $f->{name};
+	my @in = in_args($f);
+	my %argpos = map { $in[$_]{name} => $_ + 1 } 0 .. $#in;
+	my @row = map {
+		my $c = $_->[0];
+		$c eq 'kind' ? "'$name'" : $argpos{$c} ? "\$$argpos{$c}" : 'NULL'
+	} @{ $types{window_def} };
+	my $ident = join(', ', map { $_->{type} } @in);
+	note_types($f);
+	return <<"EOT";
+-- $name: kind window (a window constructor of the data node; its row,
+-- checked by the shard that receives it)
+CREATE FUNCTION streamforge.$name(${\ arg_list($f, 1)})
+RETURNS streamforge.window_def
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS \$\$ SELECT ROW(${\ join(', ', @row)})::streamforge.window_def \$\$;
+COMMENT ON FUNCTION streamforge.$name($ident) IS
+    '${\ ($comment{$name} // $name)} (checked by the shard at create_pipeline or add_window)';
+
+EOT
+}
+
 sub gen_function
 {
 	my ($f, $kind, $merge, $retry) = @_;
 	my $name = $f->{name};
+	return gen_window($f) if $kind eq 'window';
 	my @in = in_args($f);
 	my $r = $f->{returns};
 	note_types($f);
@@ -269,7 +360,8 @@ sub gen_function
 	my $ident = join(', ', map { $_->{type} } @in);
 	my $setof = $r->{setof} || $r->{table};
 	my $void = !$setof && $r->{type} eq 'void';
-	my $out = "-- $name: kind $kind (proxy/api.tsv)\n";
+	my $out = "-- $name: kind $kind ("
+	  . ($decl{$name}{implicit} ? 'it returns a window_def: no line in proxy/api.tsv' : 'proxy/api.tsv') . ")\n";
 
 	if ($kind eq 'any')
 	{

@@ -22,6 +22,7 @@ SELECT k.kind, 'constructor' AS missing
                                        || repeat(', bigint', cardinality(k.params)) || ')')
            AND p.prorettype = 'streamforge.window_def'::regtype
            AND p.proargnames = ARRAY['name'] || k.params
+           AND p.prosrc = 'sf_window_ctor'
            AND obj_description(p.oid, 'pg_proc') IS NOT NULL)
 UNION ALL
 SELECT k.kind, 'interval constructor'
@@ -41,6 +42,17 @@ SELECT k.kind, 'marker'
          WHERE p.oid = to_regprocedure(k.marker_proc || '(timestamptz'
                                        || repeat(', interval', cardinality(k.params)) || ')')
            AND cardinality(k.marker_args) = cardinality(k.params));
+-- and the functions bound to the constructors' entry point are exactly
+-- those: proxy/gen.pl generates the router's window constructors from
+-- them (kind window), so the router's kinds are the registry's
+-- (test/t/102_proxy_api.pl compares an installed router with a node)
+SELECT p.oid::regprocedure AS not_a_kind
+  FROM pg_proc p
+ WHERE p.prosrc = 'sf_window_ctor'
+   AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')
+   AND (p.pronamespace <> 'streamforge'::regnamespace
+        OR NOT EXISTS (SELECT FROM streamforge_internal.window_kinds() AS k
+                        WHERE k.kind = p.proname));
 
 -- each kind's window from its marker (its params from 20, 5 in order),
 -- and the values window_params reads back

@@ -214,8 +214,12 @@ cmp_ok(scalar(split /\n/, $fresh), '>', 60, 'the catalog query sees the extensio
 is_lines($updated, $fresh, 'an updated 0.2.0 router has exactly the objects of a fresh 0.4.0 one');
 like($fresh, qr/^function: streamforge\.px_ingest\(.* language plproxy .*$/m,
 	'... the PL/Proxy functions included');
-unlike($fresh, qr/^function: (?!streamforge\.(?:name_hash|shard_of|fixed|sliding|session)\().* config - /m,
+# (the window constructors, generated for every kind of the node: proxy/gen.pl)
+unlike($fresh,
+	qr/^function: (?!streamforge\.(?:name_hash|shard_of)\()(?!\S+ args \(name text,[^)]*\) returns streamforge\.window_def kind f volatility i .* config - .* language sql ).* config - /m,
 	'every function but the qualified SQL ones pins its search_path');
+like($fresh, qr/^function: streamforge\.fixed\(text,bigint\) .* config - .* language sql /m,
+	'... which include the window constructors');
 
 # A data node behind the updated router: the PL/Proxy functions with their
 # SET search_path work.

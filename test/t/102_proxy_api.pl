@@ -114,6 +114,51 @@ is(join(',', sort(($docs_not // '') =~ /`(\w+)`/g)),
 cmp_ok(scalar(grep { $on_router{$_} } keys %on_node), '>=', 55,
 	'the router routes the data node\'s API (at least 55 functions)');
 
+# --- the window constructors ------------------------------------------------
+# proxy/gen.pl generates them (kind window) from the node's functions bound
+# to sf_window_ctor, which the regress test ops_registry ties to the node's
+# operations table: the router's are exactly the kinds of
+# streamforge_internal.window_kinds(), with its params; each builds the row
+# the node's builds, and the shard that receives a bad one refuses it with
+# the node constructor's SQLSTATE, message and detail.
+sub single_fails
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $node->psql('single', "\\set VERBOSITY verbose\n$sql");
+	return $ret != 0 ? $err : "succeeded unexpectedly: $out";
+}
+my @kinds = split /\n/,
+  single("SELECT kind || ':' || array_to_string(params, ',') FROM streamforge_internal.window_kinds() ORDER BY kind");
+cmp_ok(scalar(@kinds), '>=', 3, 'the node has window kinds (' . join(' ', @kinds) . ')');
+is( router(q{SELECT string_agg(p.proname || ':' || array_to_string(p.proargnames[2:], ','), E'\n' ORDER BY p.proname)
+  FROM pg_proc p
+ WHERE p.pronamespace = 'streamforge'::regnamespace AND p.prorettype = 'streamforge.window_def'::regtype
+   AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'sql')}),
+	join("\n", @kinds),
+	"the router's window constructors are the node's window kinds, with their params");
+for my $k (@kinds)
+{
+	my ($kind, $params) = split /:/, $k;
+	my @names = split /,/, $params;
+	my @vals = (20, 5, 3)[ 0 .. $#names ];
+	my $ctor = "streamforge.$kind('w', " . join(', ', @vals) . ')';
+	is(router("SELECT $ctor"), single("SELECT $ctor"), "$kind: the router's row is the node's");
+	for my $i (0 .. $#names)
+	{
+		my @bad = @vals;
+		$bad[$i] = 0;
+		my $bad = "streamforge.$kind('w', " . join(', ', @bad) . ')';
+		my ($state, $msg, $detail) =
+		  single_fails("SELECT $bad") =~ /ERROR:  (\w{5}): ([^\n]*)\n(?:DETAIL:  ([^\n]*))?/;
+		my $want = "ERROR:  \Q$state\E: .*\Q$msg\E\n";
+		$want .= "(?:.*\n)*?DETAIL:  .*\Q$detail\E" if defined $detail;
+		like(
+			router_fails("SELECT streamforge.create_pipeline('badw', ARRAY['p0'], ARRAY[$bad])"),
+			qr/$want/,
+			"$kind, $names[$i] 0: create_pipeline through the router refuses it with the node constructor's $state: $msg");
+	}
+}
+
 # --- 2. every routing kind, placed and sharded -------------------------------
 
 my $windows = "ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)]";
