@@ -66,10 +66,11 @@ typedef enum SfAggFunc
 	SF_AGG_STDDEV_SAMP,
 	SF_AGG_FIRST,
 	SF_AGG_LAST,
-	SF_AGG_COUNT_IF
+	SF_AGG_COUNT_IF,
+	SF_AGG_COUNT_DISTINCT
 } SfAggFunc;
 
-#define SF_AGG_NFUNCS 12
+#define SF_AGG_NFUNCS 13
 
 typedef enum SfCmpOp
 {
@@ -111,6 +112,51 @@ typedef enum SfAggResult
 	SF_AGGRES_STDDEV			/* the same, square root at its scale */
 } SfAggResult;
 
+/*
+ * A variable-size state's operations (agg_ops.h, "Variable-size state").
+ * A state is an opaque pointer; NULL is the empty state (no value added),
+ * which every operation but add accepts, so that a bucket allocates one
+ * only when its first value comes.  States live in the memory context they
+ * were made in (init, copy): a bucket's in the pipeline's var_cxt, a
+ * copy's in the caller's.  None of these may fail but for out of memory,
+ * deserialize apart.
+ */
+struct SfAggValue;
+
+typedef struct SfAggVarOps
+{
+	/* a new empty state in cxt */
+	void	   *(*init) (MemoryContext cxt);
+	/* add one non-NULL value */
+	void		(*add) (void *state, int64 v);
+	/* add from's values to into (from may be NULL) */
+	void		(*merge) (void *into, const void *from);
+	/* a copy of state in cxt (state not NULL) */
+	void	   *(*copy) (MemoryContext cxt, const void *state);
+	/* the same values (either may be NULL: empty) */
+	bool		(*equal) (const void *a, const void *b);
+	/* free state and what it holds (state not NULL) */
+	void		(*free) (void *state);
+
+	/*
+	 * The checkpoint's words of state (NULL: empty), canonical: the same
+	 * values always give the same words.  palloc'd in CurrentMemoryContext;
+	 * returns their number.
+	 */
+	int64		(*serialize) (const void *state, int64 **words);
+
+	/*
+	 * Add the values of n checkpoint words to the empty state; false, with
+	 * *detail set, if they are not the canonical words of a state.
+	 */
+	bool		(*deserialize) (void *state, const int64 *words, int64 n,
+								const char **detail);
+	/* the value (v->i64 for SF_AGGRES_INT64); state may be NULL */
+	void		(*value) (const void *state, struct SfAggValue *v);
+	/* bytes state holds (state not NULL): docs/aggregates.md */
+	Size		(*mem) (const void *state);
+} SfAggVarOps;
+
 typedef struct SfAggOps
 {
 	SfAggFunc	func;
@@ -124,7 +170,9 @@ typedef struct SfAggOps
 	uint8		parts;			/* SF_APART_*: shared parts it reads */
 	uint8		own_words;		/* words of its own (count_if: 1) */
 	bool		nonnull_count;	/* on a nullable measure, reads nn (all but
-								 * count_if) */
+								 * count_if, count_distinct) */
+	const SfAggVarOps *var;		/* a variable-size state: a pointer word after
+								 * the fixed words; NULL: none */
 
 	/* create_aggregate (api/aggregate_sql.c, 66_aggregates_*.sql) */
 	bool		classic;		/* computable from a one-measure pipeline's
@@ -134,6 +182,9 @@ typedef struct SfAggOps
 	bool		pg_distinct;	/* the mapping is agg(DISTINCT x) */
 	bool		from_filter;	/* count(*) FILTER (WHERE x op c) maps onto it */
 } SfAggOps;
+
+/* engine/agg_distinct.c: count_distinct's state, a set of int64 */
+extern PGDLLIMPORT const SfAggVarOps sf_agg_distinct_var;
 
 /* engine/agg_funcs.c: the registry */
 extern PGDLLIMPORT const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS];
@@ -161,6 +212,8 @@ typedef struct SfAggDef
 	SfCmpOp		op;				/* SF_AGGARG_COMPARISON */
 	int64		constant;		/* SF_AGGARG_COMPARISON */
 	int			slot;			/* own words: the first in ext; else -1 */
+	int			varslot;		/* a variable-size state: its pointer word is
+								 * ext[nwords + varslot]; else -1 */
 } SfAggDef;
 
 /* Per measure: the first word of each state part in ext, -1 if none */
@@ -182,7 +235,10 @@ typedef struct SfMeasuresDef
 	int			naggs;
 	SfAggDef   *aggs;
 	SfMeasureSlots *slots;		/* [nmeasures] */
-	int			nwords;			/* of ext */
+	int			nwords;			/* fixed words of ext (the checkpoint's
+								 * "state") */
+	int			nvar;			/* variable-size states: pointer words of ext
+								 * after the nwords fixed ones */
 	uint32		nullable;		/* bit m: measure m is declared NULL */
 	int			width;			/* words of a delivery's measures: nmeasures,
 								 * and the NULL mask if nullable != 0 */
