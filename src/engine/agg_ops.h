@@ -7,8 +7,9 @@
  *	  includes it.
  *
  * The aggregate module is agg_ops.h, agg_funcs.c (the table, parsing and
- * spelling of definitions, the SQL-facing facts) and aggregates.c (the
- * bucket state: layout, add, merge, copy, equal, value).  Nothing else in
+ * spelling of definitions, the SQL-facing facts), aggregates.c (the
+ * bucket state: layout, add, merge, copy, equal, value) and the files of
+ * the variable-size states' operations (agg_distinct.c).  Nothing else in
  * src/ names an SF_AGG_* function constant or an aggregate's name
  * (test/run.d/layers.sh, rule "kinds"): the other layers read the table's
  * facts (name, sql_type, result, sample, classic, pg_names).
@@ -22,17 +23,31 @@
  * own words it needs (own_words) and whether it counts the non-NULL values
  * of a nullable measure (nonnull_count); the layout reads only these.
  *
- * Variable-size state (a distinct count, a sketch) is not in 0.4.0.  Its
- * place: a `var` operations struct in SfAggOps (init, add, merge, copy,
- * equal, free, serialize, deserialize, value), a pointer word per such
- * aggregate after the nwords fixed words, a per-pipeline memory context,
- * sf_magg_reset/_restore/_copy/_equal (every copy of ext already goes
- * through aggregates.c) freeing and copying the states, and a checkpoint
- * "state_var" beside "state" in a format version 3 written only then.
+ * Variable-size state (0.4.0; count_distinct is the first).  An aggregate
+ * with a `var` operations struct (SfAggVarOps: init, add, merge, copy,
+ * equal, free, serialize, deserialize, value, mem) has a pointer word in
+ * ext after the nwords fixed words (md->nvar of them, SfAggDef.varslot),
+ * NULL while its state is empty.  States live in the pipeline's var_cxt
+ * ("streamforge aggregate states", a child of its context, made only
+ * when nvar > 0); a copy's (sf_magg_copy: the before-images of changes)
+ * in CurrentMemoryContext.  aggregates.c's sf_magg_add, _merge, _copy,
+ * _equal, _restore and _release are the only code that reads the pointer
+ * words: a session merge takes the union (merge), a deleted bucket
+ * (finalized, merged away) frees its states (sf_magg_forget, from
+ * window.c's sf_bucket_delete), a recycled one starts empty
+ * (sf_magg_reset).  A NULL measure value is not added.  Checkpoints of
+ * such a pipeline are format version 3 (codec/codec_measures.c): each
+ * row's "state_var" holds every state's serialize words, which
+ * deserialize checks (a bad one: SF003); every other pipeline's
+ * checkpoints, snapshots and journals keep their bytes.  A new
+ * variable-size aggregate is its row in agg_funcs.c with .var, its value in
+ * the enum, and its SfAggVarOps in a file of its own.
  *
  * Cost: add and merge stay inline loops over the measure parts in
  * aggregates.c, with a switch on the function inside the module for own
- * words and values; nothing per event goes through a pointer.
+ * words and values; nothing per event goes through a pointer for a
+ * fixed-word aggregate (a pipeline without variable-size states tests
+ * md->nvar once per event added and once per bucket deleted).
  *
  * Copyright (c) 2026, the streamforge authors
  *
