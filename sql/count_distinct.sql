@@ -158,6 +158,34 @@ SELECT streamforge.create_pipeline('bad', ARRAY['p0'], ARRAY[streamforge.fixed('
 -- the aggregates of a pipeline cannot be changed by restoring another's
 SELECT streamforge.restore('cd3', (SELECT c FROM cd.ck));
 
+-- create_aggregate maps count(DISTINCT x) of an integer onto count_distinct
+SET TimeZone = 'UTC';
+CREATE TABLE cd.visits (id bigserial PRIMARY KEY, page text NOT NULL,
+                        user_id integer, at timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('cd_visitors', $$
+    SELECT page, count(*) AS visits, count(DISTINCT user_id) AS visitors
+      FROM cd.visits
+     GROUP BY page, streamforge.tumble(at, interval '1 minute')
+$$, lateness => interval '1 minute');
+SELECT ordinality, name, type, func, measure
+  FROM streamforge.aggregate_columns('cd_visitors');
+INSERT INTO cd.visits (page, user_id, at) VALUES
+    ('/a', 1, '2026-11-30 12:00:05+00'), ('/a', 1, '2026-11-30 12:00:10+00'),
+    ('/a', 2, '2026-11-30 12:00:20+00'), ('/a', NULL, '2026-11-30 12:00:30+00'),
+    ('/b', 3, '2026-11-30 12:00:40+00'), ('/a', 5, '2026-11-30 12:01:10+00'),
+    ('/a', 1, '2026-11-30 12:00:50+00');
+-- /a [12:00, 12:01): 5 visits, users {1, 2}; /b: 1, {3}; /a [12:01): 1, {5}
+SELECT * FROM cd_visitors_live ORDER BY page, window_start;
+-- the same as the query
+SELECT page, streamforge.tumble(at, interval '1 minute') AS window_start,
+       count(*) AS visits, count(DISTINCT user_id) AS visitors
+  FROM cd.visits GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT streamforge.drop_aggregate('cd_visitors');
+-- count(DISTINCT x) of a text is refused
+SELECT streamforge.create_aggregate('cd_pages', $$
+    SELECT count(DISTINCT page) AS pages FROM cd.visits
+     GROUP BY streamforge.tumble(at, interval '1 minute') $$);
+
 -- memory: a set lives in the pipeline's context "streamforge aggregate
 -- states" (this backend's cache); 20000 distinct values in one bucket
 -- take a 32768-entry table (512 kB), freed when the bucket is finalized
