@@ -31,14 +31,16 @@ SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 4, 'e1', 'k', 1, AR
 SELECT window_name, key, window_start, window_end, count, aggregates
 FROM streamforge.live_aggregates('cd') ORDER BY window_name, key, window_start;
 
--- sessions: users 3 at t=20 and t=30 (two sessions), then user 5 at t=25
--- touches both: one session [20,35) of 3 events, users {3,5} = 2
+-- sessions: user 3 at t=20, users 3 and 4 at t=30 and 31 (two sessions),
+-- then user 5 at t=25 touches both: one session [20,36) of 4 events, users
+-- {3} + {3,4} + {5} = 3 (3 counted once)
 SELECT count(*) FROM streamforge.ingest_measures_batch('cd', ARRAY[
     ROW('p0', 5, 'e5', 'k', 20, ARRAY[1, 3])::streamforge.measures_delivery,
-    ROW('p0', 6, 'e6', 'k', 30, ARRAY[1, 3])::streamforge.measures_delivery]);
+    ROW('p0', 6, 'e6', 'k', 30, ARRAY[1, 3])::streamforge.measures_delivery,
+    ROW('p0', 7, 'e6b', 'k', 31, ARRAY[1, 4])::streamforge.measures_delivery]);
 SELECT window_start, window_end, count, aggregates
 FROM streamforge.live_aggregates('cd') WHERE window_name = 'g' ORDER BY window_start;
-SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 7, 'e7', 'k', 25, ARRAY[2, 5]);
+SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 8, 'e7', 'k', 25, ARRAY[2, 5]);
 SELECT window_start, window_end, count, aggregates
 FROM streamforge.live_aggregates('cd') WHERE window_name = 'g' ORDER BY window_start;
 
@@ -47,8 +49,8 @@ FROM streamforge.live_aggregates('cd') WHERE window_name = 'g' ORDER BY window_s
 -- 5), one of user 7 makes it 3: each a retraction and an upsert
 SELECT streamforge.configure_outputs('cd', changelog => true);
 SELECT count(*) FROM streamforge.advance('cd', 'p0', 12);
-SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 8, 'e8', 'k', 5, ARRAY[10, 2]);
-SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 9, 'e9', 'k', 6, ARRAY[40, 7]);
+SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 9, 'e8', 'k', 5, ARRAY[10, 2]);
+SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 10, 'e9', 'k', 6, ARRAY[40, 7]);
 SELECT seq, op, window_start, window_end, count, aggregates FROM streamforge.changelog
 WHERE pipeline = 'cd' AND window_name = 'f' ORDER BY seq;
 -- the session [1,9) took t=5 and t=6 too: [1,11), users {1,2,7}
@@ -57,7 +59,7 @@ WHERE pipeline = 'cd' AND window_name = 'g' ORDER BY seq;
 
 -- a rollback leaves the sets as they were
 BEGIN;
-SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 10, 'e10', 'k', 7, ARRAY[50, 8]);
+SELECT count(*) FROM streamforge.ingest_measures('cd', 'p0', 11, 'e10', 'k', 7, ARRAY[50, 8]);
 SELECT aggregates FROM streamforge.live_aggregates('cd')
 WHERE window_name = 'f' AND window_start = 0;
 ROLLBACK;
@@ -79,8 +81,8 @@ SELECT count(*) AS differing FROM (
     UNION ALL
     (SELECT * FROM cd.before EXCEPT SELECT * FROM streamforge.live_aggregates('cd'))) x;
 SELECT count(*) FROM streamforge.ingest_measures_batch('cd', ARRAY[
-    ROW('p0', 10, 'e11', 'k', 8, ARRAY[10, 2])::streamforge.measures_delivery,
-    ROW('p0', 11, 'e12', 'k', 9, ARRAY[10, 9])::streamforge.measures_delivery]);
+    ROW('p0', 11, 'e11', 'k', 8, ARRAY[10, 2])::streamforge.measures_delivery,
+    ROW('p0', 12, 'e12', 'k', 9, ARRAY[10, 9])::streamforge.measures_delivery]);
 SELECT window_name, window_start, count, aggregates FROM streamforge.live_aggregates('cd')
 WHERE window_start = 0 ORDER BY window_name;
 
