@@ -137,6 +137,27 @@ SET search_path = public;
 -- the pipeline kept its state through the refusals
 SELECT count(*) AS live FROM streamforge.live_aggregates('cd');
 
+-- a definition change rebuilds the sets from the remembered events: a
+-- copy of cd restored from cd.ck gets a new window f2 of 20, backfilled;
+-- f's sets stay as they were
+SELECT streamforge.create_pipeline('cd4', ARRAY['p0'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.sliding('s', 10, 5),
+          streamforge.session('g', 5)],
+    lateness => 20,
+    measures => ARRAY['amount', 'user_id NULL'],
+    aggregates => ARRAY['count', 'count_distinct(user_id) AS users',
+                        'count_distinct(amount)', 'count(user_id)']);
+SELECT streamforge.restore('cd4', (SELECT c FROM cd.ck));
+SELECT count(*) FROM streamforge.add_window('cd4', streamforge.fixed('f2', 20));
+-- f2 [0,20): t = 1..6: users {1,2,7}, amounts {10,20,30,40};
+-- [20,40): t = 20, 25, 30, 31: users {3,5,4}, amounts {1,2}
+SELECT window_name, window_start, count, aggregates FROM streamforge.live_aggregates('cd4')
+WHERE window_name IN ('f', 'f2') ORDER BY window_name, window_start;
+SELECT count(*) FROM streamforge.set_lateness('cd4', 25);
+CREATE TABLE cd.ck4 AS SELECT streamforge.checkpoint('cd4') AS c;
+SELECT streamforge.restore('cd4', (SELECT c FROM cd.ck4));
+SELECT streamforge.checkpoint('cd4') = (SELECT c FROM cd.ck4) AS same_bytes;
+
 -- a measures pipeline without count_distinct keeps format version 2
 SELECT streamforge.create_pipeline('cd2', ARRAY['p0'], ARRAY[streamforge.fixed('f', 10)],
     measures => ARRAY['amount'], aggregates => ARRAY['count', 'sum(amount)']);
@@ -202,5 +223,5 @@ SELECT count(*) AS live FROM streamforge.live_aggregates('cd3');
 SELECT sum(total_bytes) < 64 * 1024 AS freed FROM pg_backend_memory_contexts
 WHERE name = 'streamforge aggregate states';
 
-SELECT streamforge.drop_pipeline(n) FROM unnest(ARRAY['cd', 'cd2', 'cd3']) AS n;
+SELECT streamforge.drop_pipeline(n) FROM unnest(ARRAY['cd', 'cd2', 'cd3', 'cd4']) AS n;
 DROP SCHEMA cd CASCADE;
