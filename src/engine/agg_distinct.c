@@ -184,14 +184,6 @@ distinct_value(const void *state, SfAggValue *v)
 	v->i64 = (int64) members(state);
 }
 
-static Size
-distinct_mem(const void *state)
-{
-	const sf_distinct_hash *x = (const sf_distinct_hash *) state;
-
-	return sizeof(sf_distinct_hash) + x->size * sizeof(SfDistinctEntry);
-}
-
 const SfAggVarOps sf_agg_distinct_var = {
 	.init = distinct_init,
 	.add = distinct_add,
@@ -202,5 +194,4 @@ const SfAggVarOps sf_agg_distinct_var = {
 	.serialize = distinct_serialize,
 	.deserialize = distinct_deserialize,
 	.value = distinct_value,
-	.mem = distinct_mem,
 };

@@ -25,11 +25,13 @@
  *
  * Variable-size state (0.4.0; count_distinct is the first).  An aggregate
  * with a `var` operations struct (SfAggVarOps: init, add, merge, copy,
- * equal, free, serialize, deserialize, value, mem) has a pointer word in
+ * equal, free, serialize, deserialize, value) has a pointer word in
  * ext after the nwords fixed words (md->nvar of them, SfAggDef.varslot),
  * NULL while its state is empty.  States live in the pipeline's var_cxt
  * ("streamforge aggregate states", a child of its context, made only
- * when nvar > 0); a copy's (sf_magg_copy: the before-images of changes)
+ * when nvar > 0, so that streamforge.cache_size counts them: persist/
+ * cache.c measures a pipeline's context with its children, and a state
+ * needs no accounting of its own); a copy's (sf_magg_copy: the before-images of changes)
  * in CurrentMemoryContext.  aggregates.c's sf_magg_add, _merge, _copy,
  * _equal, _restore and _release are the only code that reads the pointer
  * words: a session merge takes the union (merge), a deleted bucket
@@ -168,8 +170,6 @@ typedef struct SfAggVarOps
 								const char **detail);
 	/* the value (v->i64 for SF_AGGRES_INT64); state may be NULL */
 	void		(*value) (const void *state, struct SfAggValue *v);
-	/* bytes state holds (state not NULL): docs/aggregates.md */
-	Size		(*mem) (const void *state);
 } SfAggVarOps;
 
 typedef struct SfAggOps

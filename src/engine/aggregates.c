@@ -27,8 +27,10 @@
  * operations built on the rest of the engine.
  *
  * Memory: a definition lives where its caller allocates it; a bucket's ext
- * in the pipeline's context, recycled with the bucket; the copies of
- * sf_magg_copy (the before-images of changes) in CurrentMemoryContext.
+ * in the pipeline's context, recycled with the bucket, and its
+ * variable-size states (agg_ops.h) in the pipeline's var_cxt, freed when
+ * the bucket is deleted; the copies of sf_magg_copy (the before-images of
+ * changes), states included, in CurrentMemoryContext.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -349,26 +351,6 @@ sf_magg_var_load(const SfMeasuresDef *md, int64 *ext, int k,
 	}
 	elog(ERROR, "streamforge: no variable-size state %d", k);
 	return false;				/* keep compiler quiet */
-}
-
-/* The bytes ext's variable-size states hold (docs/aggregates.md) */
-Size
-sf_magg_var_mem(const SfMeasuresDef *md, const int64 *ext)
-{
-	Size		total = 0;
-
-	for (int i = 0; i < md->naggs; i++)
-	{
-		const SfAggDef *a = &md->aggs[i];
-		void	   *st;
-
-		if (a->varslot < 0)
-			continue;
-		st = var_get(md, ext, a->varslot);
-		if (st != NULL)
-			total += sf_agg_ops(a->func)->var->mem(st);
-	}
-	return total;
 }
 
 /*

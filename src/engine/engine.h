@@ -907,7 +907,6 @@ extern int64 sf_magg_var_words(const SfMeasuresDef *md, const int64 *ext,
 extern bool sf_magg_var_load(const SfMeasuresDef *md, int64 *ext, int k,
 							 const int64 *words, int64 n,
 							 const char **detail);
-extern Size sf_magg_var_mem(const SfMeasuresDef *md, const int64 *ext);
 extern bool sf_magg_check(SfPipeline *p, SfAddress *bad);
 
 /* limits.c: limits every part shares */
