@@ -12,7 +12,7 @@
  * Memory: an entry is 16 bytes (the value and simplehash's status byte,
  * padded) and the table doubles when 90% full, so a set of n values holds
  * 16 * 2^ceil(log2(n / 0.9)) bytes, 18 to 36 bytes per value, plus the
- * table's header (docs/aggregates.md).
+ * table's header; a new set has 4 slots (docs/aggregates.md).
  *
  * Checkpoint words: the values in ascending order, each once, which is
  * what deserialize accepts (and nothing else).
@@ -62,7 +62,8 @@ distinct_hash(int64 v)
 static void *
 distinct_init(MemoryContext cxt)
 {
-	return sf_distinct_create(cxt, 8, NULL);
+	/* 4 slots: most buckets of a sliding or session window hold few */
+	return sf_distinct_create(cxt, 4, NULL);
 }
 
 static void
