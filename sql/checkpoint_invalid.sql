@@ -190,7 +190,7 @@ SELECT streamforge.checkpoint('ckx') = cp AS unchanged FROM base;
 SELECT 'short' AS "case", try(substring(cp FROM 1 FOR 10)) FROM base
 UNION ALL SELECT 'magic', try(overlay(cp PLACING '\x54'::bytea FROM 1)) FROM base
 UNION ALL SELECT 'version 2', try(envelope(substring(cp FROM 25), version => 2)) FROM base
-UNION ALL SELECT 'version 3', try(envelope(substring(cp FROM 25), version => 3)) FROM base
+UNION ALL SELECT 'version 4', try(envelope(substring(cp FROM 25), version => 4)) FROM base
 UNION ALL SELECT 'version 0', try(envelope(substring(cp FROM 25), version => 0)) FROM base
 UNION ALL SELECT 'truncated payload', try(substring(cp FROM 1 FOR length(cp) - 1)) FROM base
 UNION ALL SELECT 'trailing byte', try(cp || '\x00'::bytea) FROM base

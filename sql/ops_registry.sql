@@ -85,14 +85,15 @@ SELECT f.name, 'aggregate_columns' AS mismatch
                       AND c.type = f.sql_type);
 SELECT streamforge.drop_pipeline('ops_reg');
 
--- pg_names are pg_catalog aggregates, each mapped onto one function
+-- pg_names are pg_catalog aggregates, each mapped onto one function (a
+-- name once plain and once as agg(DISTINCT x): count, count_distinct)
 SELECT f.name, n AS not_a_pg_aggregate
   FROM streamforge_internal.aggregate_functions() AS f, unnest(f.pg_names) AS n
  WHERE NOT EXISTS (SELECT FROM pg_proc p WHERE p.proname = n AND p.prokind = 'a'
                       AND p.pronamespace = 'pg_catalog'::regnamespace);
-SELECT n, count(*) AS mapped_twice
+SELECT n, f.pg_distinct, count(*) AS mapped_twice
   FROM streamforge_internal.aggregate_functions() AS f, unnest(f.pg_names) AS n
- GROUP BY n HAVING count(*) > 1;
+ GROUP BY n, f.pg_distinct HAVING count(*) > 1;
 -- one function counts a filter (count(*) FILTER (WHERE x op c))
 SELECT count(*) AS from_filter FROM streamforge_internal.aggregate_functions() WHERE from_filter;
 

@@ -16,12 +16,12 @@ COMMENT ON FUNCTION streamforge_internal.window_kinds() IS
 
 CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_functions(
     OUT name text, OUT arg text, OUT sql_type regtype, OUT classic boolean,
-    OUT pg_names text[], OUT from_filter boolean)
+    OUT pg_names text[], OUT from_filter boolean, OUT pg_distinct boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sf_aggregate_functions_srf'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge_internal.aggregate_functions() IS
-    'the aggregate functions of measures pipelines: argument form, SQL type, whether a one-measure pipeline computes it, the pg_catalog aggregates create_aggregate maps onto it';
+    'the aggregate functions of measures pipelines: argument form, SQL type, whether a one-measure pipeline computes it, the pg_catalog aggregates create_aggregate maps onto it (as agg(DISTINCT x) if pg_distinct)';
 
 CREATE OR REPLACE FUNCTION streamforge_internal.window_params(kind text,
     size bigint, step bigint, gap bigint)

@@ -92,13 +92,13 @@ sf_window_kinds_srf(PG_FUNCTION_ARGS)
 
 /*
  * streamforge_internal.aggregate_functions(): one row per function:
- * (name, arg, sql_type, classic, pg_names, from_filter).
+ * (name, arg, sql_type, classic, pg_names, from_filter, pg_distinct).
  */
 PG_FUNCTION_INFO_V1(sf_aggregate_functions_srf);
 Datum
 sf_aggregate_functions_srf(PG_FUNCTION_ARGS)
 {
-#define REGISTRY_FUNCS_COLS 6
+#define REGISTRY_FUNCS_COLS 7
 	static const char *const arg_forms[] = {
 		[SF_AGGARG_MEASURE] = "measure",
 		[SF_AGGARG_COUNT] = "optional_measure",
@@ -124,6 +124,7 @@ sf_aggregate_functions_srf(PG_FUNCTION_ARGS)
 		values[i++] = BoolGetDatum(o->classic);
 		values[i++] = text_array(o->pg_names, npg);
 		values[i++] = BoolGetDatum(o->from_filter);
+		values[i++] = BoolGetDatum(o->pg_distinct);
 		Assert(i == REGISTRY_FUNCS_COLS);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

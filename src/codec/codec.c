@@ -86,6 +86,7 @@
 
 #define CK_FORMAT_VERSION	1
 #define CK_FORMAT_MEASURES	2	/* measures pipelines (codec_measures.c) */
+#define CK_FORMAT_VAR		3	/* with variable-size aggregate states */
 #define CK_FLAG_ZLIB		0x0001
 #define CK_KNOWN_FLAGS		CK_FLAG_ZLIB
 
@@ -281,7 +282,9 @@ sf_checkpoint_encode(SfPipeline *p)
 	initStringInfo(&json);
 	ck_write_document(p, &json);
 	result = ck_wrap(json.data, json.len,
-					 p->def.measures ? CK_FORMAT_MEASURES : CK_FORMAT_VERSION);
+					 p->def.measures == NULL ? CK_FORMAT_VERSION :
+					 p->def.measures->nvar > 0 ? CK_FORMAT_VAR :
+					 CK_FORMAT_MEASURES);
 	pfree(json.data);
 	return result;
 }
@@ -315,10 +318,11 @@ ck_unwrap(const char *data, Size len, Size *jsonlen, int *version_out)
 		ck_error(CK_ENVELOPE,
 				 "The checkpoint does not start with the streamforge magic bytes.");
 	version = ck_get16(data + CK_OFF_VERSION);
-	if (version != CK_FORMAT_VERSION && version != CK_FORMAT_MEASURES)
+	if (version != CK_FORMAT_VERSION && version != CK_FORMAT_MEASURES &&
+		version != CK_FORMAT_VAR)
 		ck_error(CK_ENVELOPE,
-				 "The checkpoint has format version %u, this build reads versions %d and %d.",
-				 version, CK_FORMAT_VERSION, CK_FORMAT_MEASURES);
+				 "The checkpoint has format version %u, this build reads versions %d to %d.",
+				 version, CK_FORMAT_VERSION, CK_FORMAT_VAR);
 	*version_out = version;
 	payloadlen = ck_get32(data + CK_OFF_PAYLOAD_LEN);
 	if ((Size) payloadlen != len - CK_HEADER_LEN)

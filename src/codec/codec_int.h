@@ -106,6 +106,10 @@ typedef struct CkRow
 	SfAgg		agg;			/* version 2: ext is the row's "state" */
 	SfAgg		derived;		/* ck_check_derivation: from the identities */
 	int			nstate;			/* version 2: words in agg.ext */
+	/* version 3: "state_var", each variable-size state's words */
+	int			nvar;
+	int64	  **var_words;
+	int64	   *var_n;
 } CkRow;
 
 typedef struct CkClock

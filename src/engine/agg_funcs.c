@@ -27,7 +27,9 @@
 
 /*
  * The registry (agg_ops.h).  A new function is a row here, its value in
- * agg_ops.h, and its cases in aggregates.c (add, merge and value).
+ * agg_ops.h, and its cases in aggregates.c (add, merge and value); or, for
+ * a variable-size state, its SfAggVarOps in a file of its own
+ * (agg_distinct.c) and nothing in aggregates.c.
  */
 static const char *const pg_count[] = {"count", NULL};
 static const char *const pg_sum[] = {"sum", NULL};
@@ -108,6 +110,14 @@ const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS] = {
 		.func = SF_AGG_COUNT_IF, .name = "count_if", .arg = SF_AGGARG_COMPARISON,
 		.sql_type = "bigint", .result = SF_AGGRES_INT64,
 		.own_words = 1, .from_filter = true,
+	},
+	/* 0.4.0: the first variable-size state (agg_distinct.c) */
+	[SF_AGG_COUNT_DISTINCT] = {
+		.func = SF_AGG_COUNT_DISTINCT, .name = "count_distinct",
+		.arg = SF_AGGARG_MEASURE,
+		.sql_type = "bigint", .result = SF_AGGRES_INT64,
+		.var = &sf_agg_distinct_var,
+		.pg_names = pg_count, .pg_distinct = true,
 	},
 };
 
@@ -392,6 +402,11 @@ layout(SfMeasuresDef *md)
 		md->aggs[i].slot = own > 0 ? (w += own) - own : -1;
 	}
 	md->nwords = w;
+	/* the variable-size states' pointer words, after the fixed ones */
+	md->nvar = 0;
+	for (int i = 0; i < md->naggs; i++)
+		md->aggs[i].varslot = sf_agg_ops(md->aggs[i].func)->var != NULL ?
+			md->nvar++ : -1;
 }
 
 /*

@@ -7,8 +7,9 @@
  *	  includes it.
  *
  * The aggregate module is agg_ops.h, agg_funcs.c (the table, parsing and
- * spelling of definitions, the SQL-facing facts) and aggregates.c (the
- * bucket state: layout, add, merge, copy, equal, value).  Nothing else in
+ * spelling of definitions, the SQL-facing facts), aggregates.c (the
+ * bucket state: layout, add, merge, copy, equal, value) and the files of
+ * the variable-size states' operations (agg_distinct.c).  Nothing else in
  * src/ names an SF_AGG_* function constant or an aggregate's name
  * (test/run.d/layers.sh, rule "kinds"): the other layers read the table's
  * facts (name, sql_type, result, sample, classic, pg_names).
@@ -22,17 +23,33 @@
  * own words it needs (own_words) and whether it counts the non-NULL values
  * of a nullable measure (nonnull_count); the layout reads only these.
  *
- * Variable-size state (a distinct count, a sketch) is not in 0.4.0.  Its
- * place: a `var` operations struct in SfAggOps (init, add, merge, copy,
- * equal, free, serialize, deserialize, value), a pointer word per such
- * aggregate after the nwords fixed words, a per-pipeline memory context,
- * sf_magg_reset/_restore/_copy/_equal (every copy of ext already goes
- * through aggregates.c) freeing and copying the states, and a checkpoint
- * "state_var" beside "state" in a format version 3 written only then.
+ * Variable-size state (0.4.0; count_distinct is the first).  An aggregate
+ * with a `var` operations struct (SfAggVarOps: init, add, merge, copy,
+ * equal, free, serialize, deserialize, value) has a pointer word in
+ * ext after the nwords fixed words (md->nvar of them, SfAggDef.varslot),
+ * NULL while its state is empty.  States live in the pipeline's var_cxt
+ * ("streamforge aggregate states", a child of its context, made only
+ * when nvar > 0, so that streamforge.cache_size counts them: persist/
+ * cache.c measures a pipeline's context with its children, and a state
+ * needs no accounting of its own); a copy's (sf_magg_copy: the before-images of changes)
+ * in CurrentMemoryContext.  aggregates.c's sf_magg_add, _merge, _copy,
+ * _equal, _restore and _release are the only code that reads the pointer
+ * words: a session merge takes the union (merge), a deleted bucket
+ * (finalized, merged away) frees its states (sf_magg_forget, from
+ * window.c's sf_bucket_delete), a recycled one starts empty
+ * (sf_magg_reset).  A NULL measure value is not added.  Checkpoints of
+ * such a pipeline are format version 3 (codec/codec_measures.c): each
+ * row's "state_var" holds every state's serialize words, which
+ * deserialize checks (a bad one: SF003); every other pipeline's
+ * checkpoints, snapshots and journals keep their bytes.  A new
+ * variable-size aggregate is its row in agg_funcs.c with .var, its value in
+ * the enum, and its SfAggVarOps in a file of its own.
  *
  * Cost: add and merge stay inline loops over the measure parts in
  * aggregates.c, with a switch on the function inside the module for own
- * words and values; nothing per event goes through a pointer.
+ * words and values; nothing per event goes through a pointer for a
+ * fixed-word aggregate (a pipeline without variable-size states tests
+ * md->nvar once per event added and once per bucket deleted).
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -66,10 +83,11 @@ typedef enum SfAggFunc
 	SF_AGG_STDDEV_SAMP,
 	SF_AGG_FIRST,
 	SF_AGG_LAST,
-	SF_AGG_COUNT_IF
+	SF_AGG_COUNT_IF,
+	SF_AGG_COUNT_DISTINCT
 } SfAggFunc;
 
-#define SF_AGG_NFUNCS 12
+#define SF_AGG_NFUNCS 13
 
 typedef enum SfCmpOp
 {
@@ -111,6 +129,49 @@ typedef enum SfAggResult
 	SF_AGGRES_STDDEV			/* the same, square root at its scale */
 } SfAggResult;
 
+/*
+ * A variable-size state's operations (agg_ops.h, "Variable-size state").
+ * A state is an opaque pointer; NULL is the empty state (no value added),
+ * which every operation but add accepts, so that a bucket allocates one
+ * only when its first value comes.  States live in the memory context they
+ * were made in (init, copy): a bucket's in the pipeline's var_cxt, a
+ * copy's in the caller's.  None of these may fail but for out of memory,
+ * deserialize apart.
+ */
+struct SfAggValue;
+
+typedef struct SfAggVarOps
+{
+	/* a new empty state in cxt */
+	void	   *(*init) (MemoryContext cxt);
+	/* add one non-NULL value */
+	void		(*add) (void *state, int64 v);
+	/* add from's values to into (from may be NULL) */
+	void		(*merge) (void *into, const void *from);
+	/* a copy of state in cxt (state not NULL) */
+	void	   *(*copy) (MemoryContext cxt, const void *state);
+	/* the same values (either may be NULL: empty) */
+	bool		(*equal) (const void *a, const void *b);
+	/* free state and what it holds (state not NULL) */
+	void		(*free) (void *state);
+
+	/*
+	 * The checkpoint's words of state (NULL: empty), canonical: the same
+	 * values always give the same words.  palloc'd in CurrentMemoryContext;
+	 * returns their number.
+	 */
+	int64		(*serialize) (const void *state, int64 **words);
+
+	/*
+	 * Add the values of n checkpoint words to the empty state; false, with
+	 * *detail set, if they are not the canonical words of a state.
+	 */
+	bool		(*deserialize) (void *state, const int64 *words, int64 n,
+								const char **detail);
+	/* the value (v->i64 for SF_AGGRES_INT64); state may be NULL */
+	void		(*value) (const void *state, struct SfAggValue *v);
+} SfAggVarOps;
+
 typedef struct SfAggOps
 {
 	SfAggFunc	func;
@@ -124,7 +185,9 @@ typedef struct SfAggOps
 	uint8		parts;			/* SF_APART_*: shared parts it reads */
 	uint8		own_words;		/* words of its own (count_if: 1) */
 	bool		nonnull_count;	/* on a nullable measure, reads nn (all but
-								 * count_if) */
+								 * count_if, count_distinct) */
+	const SfAggVarOps *var;		/* a variable-size state: a pointer word after
+								 * the fixed words; NULL: none */
 
 	/* create_aggregate (api/aggregate_sql.c, 66_aggregates_*.sql) */
 	bool		classic;		/* computable from a one-measure pipeline's
@@ -134,6 +197,9 @@ typedef struct SfAggOps
 	bool		pg_distinct;	/* the mapping is agg(DISTINCT x) */
 	bool		from_filter;	/* count(*) FILTER (WHERE x op c) maps onto it */
 } SfAggOps;
+
+/* engine/agg_distinct.c: count_distinct's state, a set of int64 */
+extern PGDLLIMPORT const SfAggVarOps sf_agg_distinct_var;
 
 /* engine/agg_funcs.c: the registry */
 extern PGDLLIMPORT const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS];
@@ -161,6 +227,8 @@ typedef struct SfAggDef
 	SfCmpOp		op;				/* SF_AGGARG_COMPARISON */
 	int64		constant;		/* SF_AGGARG_COMPARISON */
 	int			slot;			/* own words: the first in ext; else -1 */
+	int			varslot;		/* a variable-size state: its pointer word is
+								 * ext[nwords + varslot]; else -1 */
 } SfAggDef;
 
 /* Per measure: the first word of each state part in ext, -1 if none */
@@ -182,7 +250,10 @@ typedef struct SfMeasuresDef
 	int			naggs;
 	SfAggDef   *aggs;
 	SfMeasureSlots *slots;		/* [nmeasures] */
-	int			nwords;			/* of ext */
+	int			nwords;			/* fixed words of ext (the checkpoint's
+								 * "state") */
+	int			nvar;			/* variable-size states: pointer words of ext
+								 * after the nwords fixed ones */
 	uint32		nullable;		/* bit m: measure m is declared NULL */
 	int			width;			/* words of a delivery's measures: nmeasures,
 								 * and the NULL mask if nullable != 0 */

@@ -27,8 +27,10 @@
  * operations built on the rest of the engine.
  *
  * Memory: a definition lives where its caller allocates it; a bucket's ext
- * in the pipeline's context, recycled with the bucket; the copies of
- * sf_magg_copy (the before-images of changes) in CurrentMemoryContext.
+ * in the pipeline's context, recycled with the bucket, and its
+ * variable-size states (agg_ops.h) in the pipeline's var_cxt, freed when
+ * the bucket is deleted; the copies of sf_magg_copy (the before-images of
+ * changes), states included, in CurrentMemoryContext.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -209,6 +211,149 @@ earlier(int64 t, int64 a, int64 t2, int64 a2)
 }
 
 /*
+ * Variable-size states (agg_ops.h): aggregate i's state is the pointer in
+ * ext word nwords + varslot, NULL while empty.  Only the sf_magg_*
+ * functions below read or write these words.
+ */
+StaticAssertDecl(sizeof(void *) <= sizeof(int64),
+				 "a state pointer fits an ext word");
+
+static inline void *
+var_get(const SfMeasuresDef *md, const int64 *ext, int k)
+{
+	void	   *s;
+
+	memcpy(&s, ext + md->nwords + k, sizeof(s));
+	return s;
+}
+
+static inline void
+var_set(const SfMeasuresDef *md, int64 *ext, int k, void *s)
+{
+	ext[md->nwords + k] = 0;
+	memcpy(ext + md->nwords + k, &s, sizeof(s));
+}
+
+/* Add one event's measures vals to ext's variable-size states */
+static pg_noinline void
+vars_add(SfPipeline *p, int64 *ext, const int64 *vals)
+{
+	const SfMeasuresDef *md = p->def.measures;
+	uint32		nulls = md->nullable ? (uint32) vals[md->nmeasures] : 0;
+
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggDef *a = &md->aggs[i];
+		const SfAggVarOps *var;
+		void	   *st;
+
+		/* a NULL value is not added, as SQL's aggregates skip it */
+		if (a->varslot < 0 || (nulls & (1U << a->measure)) != 0)
+			continue;
+		var = sf_agg_ops(a->func)->var;
+		st = var_get(md, ext, a->varslot);
+		if (st == NULL)
+		{
+			st = var->init(p->var_cxt);
+			var_set(md, ext, a->varslot, st);
+		}
+		var->add(st, vals[a->measure]);
+	}
+}
+
+/*
+ * Free ext's variable-size states, leaving them empty (a bucket deleted:
+ * finalized, or merged into another session; a bucket's ext restored)
+ */
+void
+sf_magg_release(const SfMeasuresDef *md, int64 *ext)
+{
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggDef *a = &md->aggs[i];
+		void	   *st;
+
+		if (a->varslot < 0)
+			continue;
+		st = var_get(md, ext, a->varslot);
+		if (st != NULL)
+			sf_agg_ops(a->func)->var->free(st);
+		var_set(md, ext, a->varslot, NULL);
+	}
+}
+
+/*
+ * Copy from's variable-size states into ext's (empty ones), in cxt; into
+ * the states ext has, if merge.
+ */
+static void
+vars_copy(const SfMeasuresDef *md, MemoryContext cxt, int64 *ext,
+		  const int64 *from, bool merge)
+{
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggDef *a = &md->aggs[i];
+		const SfAggVarOps *var;
+		void	   *y;
+		void	   *x;
+
+		if (a->varslot < 0)
+			continue;
+		var = sf_agg_ops(a->func)->var;
+		y = var_get(md, from, a->varslot);
+		x = merge ? var_get(md, ext, a->varslot) : NULL;
+		if (y == NULL)
+			continue;
+		if (x == NULL)
+			var_set(md, ext, a->varslot, var->copy(cxt, y));
+		else
+			var->merge(x, y);
+	}
+}
+
+/*
+ * The checkpoint words of variable-size state k of ext (codec: "state_var"),
+ * palloc'd; returns their number.
+ */
+int64
+sf_magg_var_words(const SfMeasuresDef *md, const int64 *ext, int k,
+				  int64 **words)
+{
+	for (int i = 0; i < md->naggs; i++)
+		if (md->aggs[i].varslot == k)
+			return sf_agg_ops(md->aggs[i].func)->var->serialize(var_get(md, ext, k),
+																 words);
+	elog(ERROR, "streamforge: no variable-size state %d", k);
+	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * Load variable-size state k of ext (empty) from checkpoint words, in
+ * CurrentMemoryContext; false, with *detail, if they are not a state's.
+ */
+bool
+sf_magg_var_load(const SfMeasuresDef *md, int64 *ext, int k,
+				 const int64 *words, int64 n, const char **detail)
+{
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggVarOps *var = sf_agg_ops(md->aggs[i].func)->var;
+		void	   *st;
+
+		if (md->aggs[i].varslot != k)
+			continue;
+		Assert(var_get(md, ext, k) == NULL);
+		if (n == 0)
+			return true;		/* empty: NULL */
+		st = var->init(CurrentMemoryContext);
+		var_set(md, ext, k, st);
+		return var->deserialize(st, words, n, detail);
+	}
+	elog(ERROR, "streamforge: no variable-size state %d", k);
+	return false;				/* keep compiler quiet */
+}
+
+/*
  * Add one event (event_time t, arrival, measures vals: width words) to ext
  * words that held nprev events before (a nullable measure: x[nn] values).
  */
@@ -280,20 +425,37 @@ sf_magg_add(SfPipeline *p, SfAgg *agg, const SfIdentity *id)
 
 	words_add(p->def.measures, agg->ext, agg->count - 1, id->event_time,
 			  m[0], m + 1);
+	if (unlikely(p->def.measures->nvar > 0))
+		vars_add(p, agg->ext, m + 1);
 }
+
+static void words_merge(const SfMeasuresDef *md, SfAgg *into,
+						const SfAgg *from);
 
 /*
  * Merge from's ext into into's (a session merge).  Runs before
  * sf_agg_merge, while both counts are those before the merge.
  */
 void
-sf_magg_merge(const SfMeasuresDef *md, SfAgg *into, const SfAgg *from)
+sf_magg_merge(SfPipeline *p, SfAgg *into, const SfAgg *from)
+{
+	const SfMeasuresDef *md = p->def.measures;
+
+	if (from->count == 0)
+		return;
+	words_merge(md, into, from);
+	/* variable-size states: the union (from is deleted afterwards) */
+	if (unlikely(md->nvar > 0))
+		vars_copy(md, p->var_cxt, into->ext, from->ext, true);
+}
+
+/* sf_magg_merge's fixed words */
+static void
+words_merge(const SfMeasuresDef *md, SfAgg *into, const SfAgg *from)
 {
 	int64	   *x = into->ext;
 	const int64 *y = from->ext;
 
-	if (from->count == 0)
-		return;
 	if (into->count == 0)
 	{
 		memcpy(x, y, md->nwords * sizeof(int64));
@@ -351,13 +513,21 @@ sf_magg_merge(const SfMeasuresDef *md, SfAgg *into, const SfAgg *from)
 			x[md->aggs[i].slot] += y[md->aggs[i].slot];
 }
 
-/* A copy of ext words, in CurrentMemoryContext */
+/*
+ * A copy of ext words, in CurrentMemoryContext: its variable-size states
+ * too (a deep copy, freed with the context)
+ */
 int64 *
 sf_magg_copy(const SfMeasuresDef *md, const int64 *ext)
 {
-	int64	   *c = palloc(Max(md->nwords, 1) * sizeof(int64));
+	int64	   *c = palloc(Max(md->nwords + md->nvar, 1) * sizeof(int64));
 
 	memcpy(c, ext, md->nwords * sizeof(int64));
+	if (unlikely(md->nvar > 0))
+	{
+		memset(c + md->nwords, 0, md->nvar * sizeof(int64));
+		vars_copy(md, CurrentMemoryContext, c, ext, false);
+	}
 	return c;
 }
 
@@ -366,22 +536,45 @@ sf_magg_equal(const SfMeasuresDef *md, const SfAgg *a, const SfAgg *b)
 {
 	if (a->ext == NULL || b->ext == NULL)
 		return a->ext == b->ext;
-	return memcmp(a->ext, b->ext, md->nwords * sizeof(int64)) == 0;
+	if (memcmp(a->ext, b->ext, md->nwords * sizeof(int64)) != 0)
+		return false;
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggDef *d = &md->aggs[i];
+
+		if (d->varslot >= 0 &&
+			!sf_agg_ops(d->func)->var->equal(var_get(md, a->ext, d->varslot),
+											 var_get(md, b->ext, d->varslot)))
+			return false;
+	}
+	return true;
 }
 
-/* A bucket's ext words restored from a copy (session.c, a checkpoint's row) */
+/*
+ * A bucket's ext words restored from a copy (session.c, a checkpoint's
+ * row): variable-size states copied into the pipeline's var_cxt
+ */
 void
 sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from)
 {
-	memcpy(ext, from, p->def.measures->nwords * sizeof(int64));
+	const SfMeasuresDef *md = p->def.measures;
+
+	memcpy(ext, from, md->nwords * sizeof(int64));
+	if (unlikely(md->nvar > 0))
+	{
+		sf_magg_release(md, ext);
+		vars_copy(md, p->var_cxt, ext, from, false);
+	}
 }
 
-/* ext words for a new bucket of p, zeroed */
+/* ext words for a new bucket of p, zeroed (variable-size states: empty) */
 int64 *
 sf_magg_alloc(SfPipeline *p)
 {
+	const SfMeasuresDef *md = p->def.measures;
+
 	return MemoryContextAllocZero(p->cxt,
-								  Max(p->def.measures->nwords, 1) * sizeof(int64));
+								  Max(md->nwords + md->nvar, 1) * sizeof(int64));
 }
 
 /* The value of aggregate i of a row's agg */
@@ -394,6 +587,13 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 
 	memset(v, 0, sizeof(*v));
 	v->ops = sf_agg_ops(a->func);
+	if (a->varslot >= 0)
+	{
+		/* a variable-size state gives its value itself */
+		v->count = agg->count;
+		v->ops->var->value(var_get(md, x, a->varslot), v);
+		return;
+	}
 	/* the values the aggregate sees: a nullable measure's non-NULL ones */
 	v->count = s != NULL && s->nn >= 0 ? x[s->nn] : agg->count;
 	v->isnull = v->count == 0 && a->func != SF_AGG_COUNT &&
@@ -406,6 +606,8 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 		case SF_AGG_COUNT_IF:
 			v->i64 = x[a->slot];
 			break;
+		case SF_AGG_COUNT_DISTINCT:
+			break;				/* variable-size: above */
 		case SF_AGG_MIN:
 			v->i64 = x[s->min];
 			break;

@@ -531,6 +531,12 @@ typedef struct SfPipeline
 	 */
 	int64		arrivals;
 	const int64 *cur_measures;
+
+	/*
+	 * The variable-size states of the buckets' aggregates (agg_ops.h), a
+	 * child of cxt; NULL unless an aggregate has one.
+	 */
+	MemoryContext var_cxt;
 	const SfIdentity *cur_event;	/* the event being added to windows */
 } SfPipeline;
 
@@ -895,6 +901,12 @@ extern bool sf_magg_equal(const SfMeasuresDef *md, const SfAgg *a,
 						  const SfAgg *b);
 extern void sf_magg_add(SfPipeline *p, SfAgg *agg, const SfIdentity *id);
 extern int64 *sf_magg_copy(const SfMeasuresDef *md, const int64 *ext);
+extern void sf_magg_release(const SfMeasuresDef *md, int64 *ext);
+extern int64 sf_magg_var_words(const SfMeasuresDef *md, const int64 *ext,
+							   int k, int64 **words);
+extern bool sf_magg_var_load(const SfMeasuresDef *md, int64 *ext, int k,
+							 const int64 *words, int64 n,
+							 const char **detail);
 extern bool sf_magg_check(SfPipeline *p, SfAddress *bad);
 
 /* limits.c: limits every part shares */

@@ -158,8 +158,7 @@ extern bool sf_measures_match(const SfPipeline *p, const SfIdentity *id,
 							  const int64 *measures);
 extern void sf_id_set_measures(SfPipeline *p, SfIdentity *id,
 							   const int64 *measures);
-extern void sf_magg_merge(const SfMeasuresDef *md, SfAgg *into,
-						  const SfAgg *from);
+extern void sf_magg_merge(SfPipeline *p, SfAgg *into, const SfAgg *from);
 extern int64 *sf_magg_alloc(SfPipeline *p);
 extern void sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from);
 
@@ -171,7 +170,21 @@ extern void sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from);
 static inline void
 sf_magg_reset(SfPipeline *p, int64 *ext)
 {
-	memset(ext, 0, p->def.measures->nwords * sizeof(int64));
+	const SfMeasuresDef *md = p->def.measures;
+
+	/* a variable-size state was freed when its bucket was deleted */
+	memset(ext, 0, (md->nwords + md->nvar) * sizeof(int64));
+}
+
+/*
+ * A bucket about to be deleted (recycled): its variable-size states freed
+ * (window.c's sf_bucket_delete; inline: per finalized bucket)
+ */
+static inline void
+sf_magg_forget(SfPipeline *p, SfBucket *b)
+{
+	if (unlikely(p->var_cxt != NULL) && b->agg.ext != NULL)
+		sf_magg_release(p->def.measures, b->agg.ext);
 }
 extern void sf_buckets_foreach(SfPipeline *p,
 							   void (*fn) (SfPipeline *, SfBucket *, void *),

@@ -203,7 +203,7 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 		if (b->ready)
 			sf_dirty_touch(p, b);
 		if (unlikely(b->agg.ext != NULL))
-			sf_magg_merge(p->def.measures, &survivor->agg, &b->agg);
+			sf_magg_merge(p, &survivor->agg, &b->agg);
 		sf_agg_merge(&survivor->agg, &b->agg);
 		sf_dirty_forget_bucket(p, b);
 		sf_bucket_delete(p, b);

@@ -266,6 +266,7 @@ sf_bucket_delete(SfPipeline *p, SfBucket *b)
 	if (!sf_buckettab_delete(p->buckets, b))
 		elog(ERROR, "streamforge: bucket missing from live index");
 	heap_unplace(p, b);
+	sf_magg_forget(p, b);
 	p->nbuckets--;
 	b->key = NULL;
 	b->hnode.first_child = (pairingheap_node *) p->free_buckets;
