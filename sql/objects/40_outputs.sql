@@ -244,8 +244,8 @@ DECLARE
     watermark bigint;
     h numeric;
 BEGIN
-    SELECT p.lateness,
-           p.retention
+    SELECT (p.definition OPERATOR(pg_catalog.->>) 'lateness')::pg_catalog.int8,
+           (p.definition OPERATOR(pg_catalog.->>) 'retention')::pg_catalog.int8
       INTO lateness, retention
       FROM streamforge.pipeline AS p
      WHERE p.name OPERATOR(pg_catalog.=) retention_horizon_internal.pipeline;
@@ -295,8 +295,9 @@ BEGIN
     IF h IS NULL THEN
         RETURN 0;
     END IF;
-    SELECT pg_catalog.array_agg((w).name) INTO names
-      FROM streamforge.pipeline AS p, pg_catalog.unnest(p.windows) AS w
+    SELECT pg_catalog.array_agg(w.e OPERATOR(pg_catalog.->>) 'name') INTO names
+      FROM streamforge.pipeline AS p,
+           pg_catalog.jsonb_array_elements(p.definition OPERATOR(pg_catalog.->) 'windows') AS w(e)
      WHERE p.name OPERATOR(pg_catalog.=) trim_results_internal.pipeline;
     DELETE FROM streamforge.results AS r
      WHERE r.pipeline OPERATOR(pg_catalog.=) trim_results_internal.pipeline

@@ -72,8 +72,16 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
             THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
                                   d.definition OPERATOR(pg_catalog.->) 'aggregates'))
        END AS aggregates
-  FROM (SELECT p.name, p.owner, a.privilege, p.partitions, p.windows,
-               p.lateness, p.retention, p.time_unit
+  FROM (SELECT p.name, p.owner, a.privilege,
+               ARRAY(SELECT x.e FROM pg_catalog.jsonb_array_elements_text(p.definition OPERATOR(pg_catalog.->) 'partitions')
+                             WITH ORDINALITY AS x(e, i) ORDER BY x.i) AS partitions,
+               ARRAY(SELECT pg_catalog.jsonb_populate_record(NULL::streamforge.window_def, x.e)
+                        FROM pg_catalog.jsonb_array_elements(p.definition OPERATOR(pg_catalog.->) 'windows')
+                             WITH ORDINALITY AS x(e, i)
+                       ORDER BY x.i) AS windows,
+               (p.definition OPERATOR(pg_catalog.->>) 'lateness')::pg_catalog.int8 AS lateness,
+               (p.definition OPERATOR(pg_catalog.->>) 'retention')::pg_catalog.int8 AS retention,
+               (p.definition OPERATOR(pg_catalog.->>) 'time_unit')::pg_catalog.interval AS time_unit
           FROM streamforge.pipeline AS p,
                LATERAL (SELECT streamforge.effective_privilege(p.owner,
                                p.readers, p.ingesters, p.admins)

@@ -34,6 +34,9 @@
 
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
 
 #include "codec/codec.h"
 #include "codec/codec_int.h"
@@ -469,3 +472,135 @@ sf_json_string(SfJsonReader *r, const char *field, SfJsonStr *out)
 				 field, r->pos);
 }
 
+
+/* ----------------------------------------------------------------
+ * jsonb in canonical JSON
+ * ----------------------------------------------------------------
+ */
+
+typedef struct CanonPair
+{
+	JsonbValue	key;
+	JsonbValue	value;
+} CanonPair;
+
+static int
+canon_pair_cmp(const void *a, const void *b)
+{
+	const JsonbValue *ka = &((const CanonPair *) a)->key;
+	const JsonbValue *kb = &((const CanonPair *) b)->key;
+	int			c = memcmp(ka->val.string.val, kb->val.string.val,
+						   Min(ka->val.string.len, kb->val.string.len));
+
+	if (c != 0)
+		return c;
+	return (ka->val.string.len > kb->val.string.len) -
+		(ka->val.string.len < kb->val.string.len);
+}
+
+static void canon_container(StringInfo buf, JsonbContainer *jc);
+
+static void
+canon_value(StringInfo buf, JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvNull:
+			appendStringInfoString(buf, "null");
+			break;
+		case jbvBool:
+			appendStringInfoString(buf, v->val.boolean ? "true" : "false");
+			break;
+		case jbvNumeric:
+			/* verbatim: the strict reader refuses "5.0" */
+			appendStringInfoString(buf,
+								   DatumGetCString(DirectFunctionCall1(numeric_out,
+																	   NumericGetDatum(v->val.numeric))));
+			break;
+		case jbvString:
+			sf_json_write_string(buf, v->val.string.val, v->val.string.len);
+			break;
+		case jbvBinary:
+			canon_container(buf, v->val.binary.data);
+			break;
+		default:
+			elog(ERROR, "streamforge: unexpected jsonb value type %d", (int) v->type);
+	}
+}
+
+static void
+canon_container(StringInfo buf, JsonbContainer *jc)
+{
+	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
+	if (JsonContainerIsScalar(jc))
+	{
+		JsonbValue	v;
+
+		if (!JsonbExtractScalar(jc, &v))
+			elog(ERROR, "streamforge: invalid jsonb scalar");
+		canon_value(buf, &v);
+	}
+	else if (JsonContainerIsArray(jc))
+	{
+		uint32		n = JsonContainerSize(jc);
+
+		appendStringInfoCharMacro(buf, '[');
+		for (uint32 i = 0; i < n; i++)
+		{
+			JsonbValue *v = getIthJsonbValueFromContainer(jc, i);
+
+			if (i > 0)
+				appendStringInfoCharMacro(buf, ',');
+			canon_value(buf, v);
+			pfree(v);
+		}
+		appendStringInfoCharMacro(buf, ']');
+	}
+	else
+	{
+		uint32		n = JsonContainerSize(jc);
+		CanonPair  *pairs = palloc(Max(n, 1) * sizeof(CanonPair));
+		uint32		np = 0;
+		JsonbIterator *it = JsonbIteratorInit(jc);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			if (tok == WJB_KEY)
+			{
+				if (np >= n)
+					elog(ERROR, "streamforge: invalid jsonb object");
+				pairs[np].key = v;
+			}
+			else if (tok == WJB_VALUE)
+				pairs[np++].value = v;
+		}
+		qsort(pairs, np, sizeof(CanonPair), canon_pair_cmp);
+		appendStringInfoCharMacro(buf, '{');
+		for (uint32 i = 0; i < np; i++)
+		{
+			if (i > 0)
+				appendStringInfoCharMacro(buf, ',');
+			sf_json_write_string(buf, pairs[i].key.val.string.val,
+								 pairs[i].key.val.string.len);
+			appendStringInfoCharMacro(buf, ':');
+			canon_value(buf, &pairs[i].value);
+		}
+		appendStringInfoCharMacro(buf, '}');
+		pfree(pairs);
+	}
+}
+
+/*
+ * The jsonb value jc in canonical JSON: keys in byte order (jsonb orders
+ * them by length first), strings as sf_json_write_string writes them,
+ * numbers verbatim (numeric_out), no whitespace.  For the stored
+ * definition (persist/definition.c), which the strict reader then reads.
+ */
+void
+sf_jsonb_canonical(StringInfo buf, JsonbContainer *jc)
+{
+	canon_container(buf, jc);
+}
