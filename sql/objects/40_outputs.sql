@@ -231,8 +231,9 @@ $$;
 -- The retention horizon H = watermark - lateness - retention of a pipeline
 -- (docs/outputs.md, "Results retention"), computed exactly: NULL when the pipeline
 -- has no retention, no watermark, or H is below the bigint range.  The
--- retention is a column of streamforge.pipeline (reading the row as JSON
--- would detoast the pipeline's whole snapshot on every call).
+-- lateness and retention are read from the pipeline's definition document
+-- (streamforge.pipeline.definition; reading the whole row as JSON would
+-- detoast the pipeline's snapshot on every call).
 CREATE OR REPLACE FUNCTION streamforge_internal.retention_horizon_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE

@@ -156,8 +156,9 @@ option_key_cmp(const void *a, const void *b)
 
 /*
  * Sort the options by key and check the table's rules: unique names, and
- * every checkpointed option after 0.1.0 absent at its default (the
- * checkpoints of pipelines not using it stay byte-identical).
+ * every option after 0.1.0 absent at its default (the checkpoints of
+ * pipelines not using it stay byte-identical, and the documents stored
+ * before it existed load).
  */
 void
 sf_options_init(void)
@@ -168,9 +169,13 @@ sf_options_init(void)
 	{
 		const SfOption *o = &sf_options[i];
 
-		if ((o->flags & SF_OPT_CK) && o->since > SF_V(0, 1, 0) &&
-			!(o->flags & SF_OPT_OMIT))
-			elog(ERROR, "streamforge: option \"%s\" is checkpointed but not omitted at its default",
+		/*
+		 * After 0.1.0, absent at its default: the checkpoints of pipelines
+		 * not using it stay byte-identical, and the stored documents of
+		 * the pipelines created before it still load
+		 */
+		if (o->since > SF_V(0, 1, 0) && !(o->flags & SF_OPT_OMIT))
+			elog(ERROR, "streamforge: option \"%s\" is not omitted at its default",
 				 o->name);
 		if ((o->flags & SF_OPT_CK) && o->kind == SF_OPT_KIND_INTERVAL)
 			elog(ERROR, "streamforge: option \"%s\": an interval cannot be checkpointed",
@@ -480,6 +485,17 @@ read_definition(SfJsonReader *r, CkDoc *doc, SfOptContext ctx)
 
 		if (ctx == SF_OPT_CHECKPOINT && !(o->flags & SF_OPT_CK))
 			continue;
+		if (o->kind == SF_OPT_KIND_CUSTOM && ctx == SF_OPT_STORED &&
+			(o->flags & SF_OPT_OMIT))
+		{
+			/* a stored document has what is set only */
+			char		lit[NAMEDATALEN + 4];
+			int			n = snprintf(lit, sizeof(lit), "%s\"%s\":",
+									 first ? "" : ",", o->name);
+
+			if (r->len - r->pos < n || memcmp(r->s + r->pos, lit, n) != 0)
+				continue;
+		}
 		if (o->kind == SF_OPT_KIND_CUSTOM)
 			present = ((const SfOptHooks *) o->ext)->read(r, doc, first);
 		else if (o->flags & SF_OPT_OMIT)
@@ -573,4 +589,14 @@ sf_definition_read(const char *s, int len, SfPipelineDef *def)
 	if (def->has_idle_timeout &&
 		!sf_interval_us(&def->idle_timeout, &def->idle_timeout_us))
 		ck_error(CK_DEFINITION, "The idle_timeout is out of range.");
+	/* the one spelling: what the writer gives for it, byte for byte */
+	{
+		StringInfoData again;
+
+		initStringInfo(&again);
+		sf_definition_write(&again, def, SF_OPT_STORED);
+		if (again.len != len || memcmp(again.data, s, len) != 0)
+			ck_error(CK_DEFINITION, "The definition is not spelled as create_pipeline writes it.");
+		pfree(again.data);
+	}
 }
