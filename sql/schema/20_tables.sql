@@ -32,6 +32,17 @@ CREATE TABLE streamforge.pipeline (
     id bigint PRIMARY KEY
         DEFAULT pg_catalog.nextval('streamforge.pipeline_id_seq'::pg_catalog.regclass),
     name text COLLATE "C" NOT NULL UNIQUE,
+    -- The definition's columns of 0.1.0-0.3.0 (partitions to lateness here,
+    -- time_unit to aggregates below), NULL in every row since 0.4.0: the
+    -- definition is the one document in "definition" (last column).  They
+    -- stay, without their NOT NULL and CHECKs, only so that a dump of a
+    -- database at 0.1.0-0.3.0 (pg_dump lists them in its COPY) restores
+    -- into 0.4.0: the trigger pipeline_legacy_definition
+    -- (sql/objects/27_definition_legacy.sql) moves what such a row brings
+    -- into "definition" and sets them to NULL again.  Nothing reads them.
+    partitions text[],
+    windows streamforge.window_def[],
+    lateness bigint,
     version bigint NOT NULL DEFAULT 0,      -- bumped by each writing transaction
     snapshot_version bigint NOT NULL DEFAULT 0,     -- version the snapshot was taken in
     snapshot bytea,                         -- NULL: the empty initial state
@@ -44,6 +55,14 @@ CREATE TABLE streamforge.pipeline (
     readers regrole[] NOT NULL DEFAULT '{}',
     ingesters regrole[] NOT NULL DEFAULT '{}',
     admins regrole[] NOT NULL DEFAULT '{}',
+    -- (0.2.0-0.3.0, NULL since 0.4.0: see partitions above)
+    time_unit interval,
+    retention bigint,
+    out_of_orderness bigint,
+    idle_timeout interval,
+    emit text COLLATE "C",
+    measures text[],
+    aggregates text[],
     -- when the snapshot was last written (a compaction, a restore or a
     -- definition change; 0.3.0, docs/monitoring.md), set by the trigger
     -- pipeline_compacted (sql/objects/85_metrics.sql)

@@ -148,9 +148,11 @@ extern void sf_definition_write(StringInfo buf, const SfPipelineDef *def,
  */
 extern void sf_definition_read(const char *s, int len, SfPipelineDef *def);
 
-/* A jsonb value in canonical JSON (canonjson.c): keys in byte order */
-struct JsonbContainer;
-extern void sf_jsonb_canonical(StringInfo buf, struct JsonbContainer *jc);
+/*
+ * A string in canonical JSON (canonjson.c), for the canonical spelling of
+ * a stored document (persist/definition.c)
+ */
+extern void sf_json_write_string(StringInfo buf, const char *s, int len);
 
 /* An interval as the document spells it: "P<days>DT<seconds>S" */
 extern void sf_interval_write(StringInfo buf, const Interval *iv);
