@@ -292,7 +292,10 @@ SELECT streamforge.create_pipeline('sd_tu', ARRAY['p'],
     ARRAY[streamforge.fixed_interval('m', interval '1 minute')],
     time_unit => interval '1 microsecond');
 SELECT streamforge.time_unit('sd_tu'), w.name, w.size
-  FROM streamforge.pipeline p, unnest(p.windows) w WHERE p.name = 'sd_tu';
+  FROM streamforge.pipeline p,
+       unnest(ARRAY(SELECT jsonb_populate_record(NULL::streamforge.window_def, e)
+                      FROM jsonb_array_elements(p.definition -> 'windows') AS e)) w
+ WHERE p.name = 'sd_tu';
 
 -- clean up
 SELECT count(streamforge.drop_pipeline(name)) FROM unnest(ARRAY['sd', 'sd_r', 'sd_tu']) AS name;

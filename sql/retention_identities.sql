@@ -14,7 +14,7 @@ SELECT streamforge.create_pipeline('ri_bad', ARRAY['p'],
     ARRAY[streamforge.fixed('w', 10)], 0, -1);
 SELECT streamforge.create_pipeline('ri_all', ARRAY['p'],
     ARRAY[streamforge.fixed('w', 10)]);
-SELECT name, lateness, retention FROM streamforge.pipeline
+SELECT name, lateness, retention FROM streamforge.pipeline_info
  WHERE name LIKE 'ri%' ORDER BY name;
 
 -- no watermark, no horizon: everything is remembered

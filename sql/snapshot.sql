@@ -267,9 +267,14 @@ SELECT streamforge.restore('ssd', streamforge.checkpoint('ssd'));
 SELECT convert_from(substring(snapshot FROM 1 FOR 7), 'UTF8') AS magic,
        (SELECT count(*) FROM streamforge.journal j WHERE j.pipeline_id = p.id) AS journal_rows
   FROM streamforge.pipeline p WHERE name = 'ssd';
-CREATE TABLE ssd_row AS SELECT windows, lateness FROM streamforge.pipeline WHERE name = 'ssd';
+CREATE TABLE ssd_row AS SELECT definition FROM streamforge.pipeline WHERE name = 'ssd';
 CREATE FUNCTION ssd_set(w streamforge.window_def[], l bigint) RETURNS void LANGUAGE sql AS $$
-  UPDATE streamforge.pipeline SET windows = w, lateness = l, version = version + 1
+  UPDATE streamforge.pipeline
+     SET definition = jsonb_set(jsonb_set(definition, '{windows}',
+             (SELECT jsonb_agg(jsonb_strip_nulls(to_jsonb(w[i])) ORDER BY i)
+                FROM generate_subscripts(w, 1) AS i)),
+             '{lateness}', to_jsonb(l)),
+         version = version + 1
    WHERE name = 'ssd' $$;
 -- the row as it is: loads
 \c -
@@ -284,11 +289,11 @@ SELECT ssd_set(ARRAY[ROW('g', 'session', NULL, NULL, 6), ROW('s', 'sliding', 20,
 \c -
 SELECT count(*) FROM streamforge.live('ssd');
 -- another lateness
-SELECT ssd_set(windows, 3) FROM ssd_row;
+SELECT ssd_set(ARRAY(SELECT jsonb_populate_record(NULL::streamforge.window_def, e) FROM jsonb_array_elements(definition -> 'windows') AS e), 3) FROM ssd_row;
 \c -
 SELECT count(*) FROM streamforge.live('ssd');
 -- the row as it was: loads again
-SELECT ssd_set(windows, lateness) FROM ssd_row;
+SELECT ssd_set(ARRAY(SELECT jsonb_populate_record(NULL::streamforge.window_def, e) FROM jsonb_array_elements(definition -> 'windows') AS e), (definition ->> 'lateness')::bigint) FROM ssd_row;
 \c -
 SELECT count(*) FROM streamforge.live('ssd');
 

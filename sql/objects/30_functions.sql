@@ -37,20 +37,27 @@ LANGUAGE C IMMUTABLE PARALLEL SAFE;
 -- (An interval form of create_pipeline would make a positional NULL
 -- lateness ambiguous, and the API has one function per name: with a time
 -- unit, pass streamforge.interval_to_units(interval, time_unit).)
-CREATE OR REPLACE FUNCTION streamforge.create_pipeline(name text, partitions text[],
-    windows streamforge.window_def[], lateness bigint DEFAULT 0,
-    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL,
+-- @options create_pipeline begin (scripts/options.pl writes this from src/codec/options.def)
+CREATE OR REPLACE FUNCTION streamforge.create_pipeline(name text,
+    partitions text[],
+    windows streamforge.window_def[],
+    lateness bigint DEFAULT 0,
+    retention bigint DEFAULT NULL,
+    time_unit interval DEFAULT NULL,
     emit text DEFAULT 'update',
-    out_of_orderness bigint DEFAULT NULL, idle_timeout interval DEFAULT NULL,
-    measures text[] DEFAULT NULL, aggregates text[] DEFAULT NULL)
+    out_of_orderness bigint DEFAULT NULL,
+    idle_timeout interval DEFAULT NULL,
+    measures text[] DEFAULT NULL,
+    aggregates text[] DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_create_pipeline'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION streamforge.create_pipeline(text, text[],
-    streamforge.window_def[], bigint, bigint, interval, text, bigint, interval,
-    text[], text[]) IS
+COMMENT ON FUNCTION streamforge.create_pipeline(
+    text, text[], streamforge.window_def[], bigint, bigint, interval, text,
+    bigint, interval, text[], text[]) IS
     'create a pipeline with its partitions, windows and allowed lateness';
+-- @options end
 
 -- The definition as one document (docs/management.md, "A pipeline's
 -- definition"): the members and their spelling are those of the table of
@@ -68,20 +75,27 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION streamforge.definition(text) IS
     'the definition of a pipeline as one document: partitions, windows and every option set';
 
-CREATE OR REPLACE FUNCTION streamforge.definition_of(name text, partitions text[],
-    windows streamforge.window_def[], lateness bigint DEFAULT 0,
-    retention bigint DEFAULT NULL, time_unit interval DEFAULT NULL,
+-- @options definition_of begin (scripts/options.pl writes this from src/codec/options.def)
+CREATE OR REPLACE FUNCTION streamforge.definition_of(name text,
+    partitions text[],
+    windows streamforge.window_def[],
+    lateness bigint DEFAULT 0,
+    retention bigint DEFAULT NULL,
+    time_unit interval DEFAULT NULL,
     emit text DEFAULT 'update',
-    out_of_orderness bigint DEFAULT NULL, idle_timeout interval DEFAULT NULL,
-    measures text[] DEFAULT NULL, aggregates text[] DEFAULT NULL)
+    out_of_orderness bigint DEFAULT NULL,
+    idle_timeout interval DEFAULT NULL,
+    measures text[] DEFAULT NULL,
+    aggregates text[] DEFAULT NULL)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'sf_definition_of'
 LANGUAGE C STABLE PARALLEL SAFE;
 
-COMMENT ON FUNCTION streamforge.definition_of(text, text[],
-    streamforge.window_def[], bigint, bigint, interval, text, bigint, interval,
-    text[], text[]) IS
+COMMENT ON FUNCTION streamforge.definition_of(
+    text, text[], streamforge.window_def[], bigint, bigint, interval, text,
+    bigint, interval, text[], text[]) IS
     'the definition document create_pipeline would store for these arguments (creates nothing)';
+-- @options end
 
 -- create_pipeline's arguments are only ever appended (src/codec/
 -- options.def): on an update that adds one, the CREATE OR REPLACE above

@@ -231,8 +231,9 @@ $$;
 -- The retention horizon H = watermark - lateness - retention of a pipeline
 -- (docs/outputs.md, "Results retention"), computed exactly: NULL when the pipeline
 -- has no retention, no watermark, or H is below the bigint range.  The
--- retention is a column of streamforge.pipeline (reading the row as JSON
--- would detoast the pipeline's whole snapshot on every call).
+-- lateness and retention are read from the pipeline's definition document
+-- (streamforge.pipeline.definition; reading the whole row as JSON would
+-- detoast the pipeline's snapshot on every call).
 CREATE OR REPLACE FUNCTION streamforge_internal.retention_horizon_internal(pipeline text)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -244,8 +245,8 @@ DECLARE
     watermark bigint;
     h numeric;
 BEGIN
-    SELECT p.lateness,
-           p.retention
+    SELECT (p.definition OPERATOR(pg_catalog.->>) 'lateness')::pg_catalog.int8,
+           (p.definition OPERATOR(pg_catalog.->>) 'retention')::pg_catalog.int8
       INTO lateness, retention
       FROM streamforge.pipeline AS p
      WHERE p.name OPERATOR(pg_catalog.=) retention_horizon_internal.pipeline;
@@ -295,8 +296,9 @@ BEGIN
     IF h IS NULL THEN
         RETURN 0;
     END IF;
-    SELECT pg_catalog.array_agg((w).name) INTO names
-      FROM streamforge.pipeline AS p, pg_catalog.unnest(p.windows) AS w
+    SELECT pg_catalog.array_agg(w.e OPERATOR(pg_catalog.->>) 'name') INTO names
+      FROM streamforge.pipeline AS p,
+           pg_catalog.jsonb_array_elements(p.definition OPERATOR(pg_catalog.->) 'windows') AS w(e)
      WHERE p.name OPERATOR(pg_catalog.=) trim_results_internal.pipeline;
     DELETE FROM streamforge.results AS r
      WHERE r.pipeline OPERATOR(pg_catalog.=) trim_results_internal.pipeline

@@ -181,7 +181,7 @@ BEGIN
            AND r.final
            AND (streamforge.watermark(resync_outputs_internal.pipeline) IS NULL
                 OR r.window_end::pg_catalog.numeric OPERATOR(pg_catalog.+)
-                   (SELECT p.lateness FROM streamforge.pipeline AS p
+                   (SELECT (p.definition OPERATOR(pg_catalog.->>) 'lateness')::pg_catalog.int8 FROM streamforge.pipeline AS p
                      WHERE p.name OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline)
                    OPERATOR(pg_catalog.>=) streamforge.watermark(resync_outputs_internal.pipeline));
         -- (0.3.0) the rows the restored state has finalized are final
@@ -189,7 +189,7 @@ BEGIN
          WHERE r.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline
            AND NOT r.final
            AND r.window_end::pg_catalog.numeric OPERATOR(pg_catalog.+)
-               (SELECT p.lateness FROM streamforge.pipeline AS p
+               (SELECT (p.definition OPERATOR(pg_catalog.->>) 'lateness')::pg_catalog.int8 FROM streamforge.pipeline AS p
                  WHERE p.name OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline)
                OPERATOR(pg_catalog.<) streamforge.watermark(resync_outputs_internal.pipeline);
     END IF;

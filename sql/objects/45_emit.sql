@@ -10,9 +10,9 @@
 -- Emit modes
 -- ----------------------------------------------------------------
 
--- (The emit mode's column of streamforge.pipeline is in
--- sql/schema/20_tables.sql; create_pipeline's emit argument in
--- 30_functions.sql.)
+-- (The emit mode is a member of the pipeline's definition document,
+-- streamforge.pipeline.definition in sql/schema/20_tables.sql;
+-- create_pipeline's emit argument in 30_functions.sql.)
 
 -- Change the emit mode; returns what the change emits (switching from
 -- 'final' upserts the rows not reported yet).  Admin.

@@ -47,7 +47,8 @@ AS $$
 DECLARE
     unit interval;
 BEGIN
-    SELECT p.time_unit INTO unit FROM streamforge.pipeline AS p
+    SELECT (p.definition OPERATOR(pg_catalog.->>) 'time_unit')::pg_catalog.interval INTO unit
+      FROM streamforge.pipeline AS p
      WHERE p.name OPERATOR(pg_catalog.=) outputs_fill_ts.pipeline;
     IF unit IS NULL THEN
         RETURN;

@@ -7,8 +7,9 @@
 -- idle_timeout: NULL (the default) never marks a partition idle by
 -- itself; an interval marks an active partition idle once it has had no
 -- delivery and no report for that long, by the transaction clock
--- (api/progress.c), as a journaled mark_idle.  The columns and the table
--- partition_activity are in sql/schema/20_tables.sql.
+-- (api/progress.c), as a journaled mark_idle.  Both are members of the
+-- pipeline's definition document; it and the table partition_activity
+-- are in sql/schema/20_tables.sql.
 
 REVOKE ALL ON streamforge.partition_activity FROM PUBLIC;
 

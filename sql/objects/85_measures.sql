@@ -3,8 +3,9 @@
 -- bigint per named measure per event and computes its declared
 -- aggregates; the functions here deliver to and read such pipelines.
 
--- The storage (the measures and aggregates columns of streamforge.pipeline,
--- the aggregates column of the outputs) is in sql/schema/20_tables.sql, the
+-- The storage (the measures and aggregates of the pipeline's definition
+-- document, the aggregates column of the outputs) is in
+-- sql/schema/20_tables.sql, the
 -- types measures_delivery, measures_change and measures_result in
 -- sql/schema/10_types.sql.
 COMMENT ON TYPE streamforge.measures_delivery IS

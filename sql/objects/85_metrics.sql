@@ -59,11 +59,10 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
        streamforge_internal.pipeline_query(v.name) AS query,
        g.holding_watermark, g.lag, g.last_delivery, g.last_report,
        d.definition,
+-- @options pipeline_info begin (scripts/options.pl: a column per option since 0.3.0, from src/codec/options.def)
        COALESCE(d.definition OPERATOR(pg_catalog.->>) 'emit', 'update') AS emit,
-       (d.definition OPERATOR(pg_catalog.->>) 'out_of_orderness')::pg_catalog.int8
-           AS out_of_orderness,
-       (d.definition OPERATOR(pg_catalog.->>) 'idle_timeout')::pg_catalog.interval
-           AS idle_timeout,
+       (d.definition OPERATOR(pg_catalog.->>) 'out_of_orderness')::pg_catalog.int8 AS out_of_orderness,
+       (d.definition OPERATOR(pg_catalog.->>) 'idle_timeout')::pg_catalog.interval AS idle_timeout,
        CASE WHEN d.definition OPERATOR(pg_catalog.?) 'measures'
             THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
                                   d.definition OPERATOR(pg_catalog.->) 'measures'))
@@ -72,8 +71,17 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
             THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
                                   d.definition OPERATOR(pg_catalog.->) 'aggregates'))
        END AS aggregates
-  FROM (SELECT p.name, p.owner, a.privilege, p.partitions, p.windows,
-               p.lateness, p.retention, p.time_unit
+-- @options end
+  FROM (SELECT p.name, p.owner, a.privilege,
+               ARRAY(SELECT x.e FROM pg_catalog.jsonb_array_elements_text(p.definition OPERATOR(pg_catalog.->) 'partitions')
+                             WITH ORDINALITY AS x(e, i) ORDER BY x.i) AS partitions,
+               ARRAY(SELECT pg_catalog.jsonb_populate_record(NULL::streamforge.window_def, x.e)
+                        FROM pg_catalog.jsonb_array_elements(p.definition OPERATOR(pg_catalog.->) 'windows')
+                             WITH ORDINALITY AS x(e, i)
+                       ORDER BY x.i) AS windows,
+               (p.definition OPERATOR(pg_catalog.->>) 'lateness')::pg_catalog.int8 AS lateness,
+               (p.definition OPERATOR(pg_catalog.->>) 'retention')::pg_catalog.int8 AS retention,
+               (p.definition OPERATOR(pg_catalog.->>) 'time_unit')::pg_catalog.interval AS time_unit
           FROM streamforge.pipeline AS p,
                LATERAL (SELECT streamforge.effective_privilege(p.owner,
                                p.readers, p.ingesters, p.admins)

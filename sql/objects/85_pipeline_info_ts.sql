@@ -22,12 +22,20 @@ SELECT v.name, v.time_unit,
        v.lateness OPERATOR(pg_catalog.*) v.time_unit AS lateness,
        v.retention OPERATOR(pg_catalog.*) v.time_unit AS retention,
        streamforge.watermark_ts(v.name) AS watermark
-  FROM (SELECT p.name, p.windows, p.lateness, p.retention, p.time_unit
+  FROM (SELECT p.name,
+               ARRAY(SELECT pg_catalog.jsonb_populate_record(NULL::streamforge.window_def, x.e)
+                        FROM pg_catalog.jsonb_array_elements(p.definition OPERATOR(pg_catalog.->) 'windows')
+                             WITH ORDINALITY AS x(e, i)
+                       ORDER BY x.i) AS windows,
+               (p.definition OPERATOR(pg_catalog.->>) 'lateness')::pg_catalog.int8 AS lateness,
+               (p.definition OPERATOR(pg_catalog.->>) 'retention')::pg_catalog.int8 AS retention,
+               (p.definition OPERATOR(pg_catalog.->>) 'time_unit')::pg_catalog.interval AS time_unit
           FROM streamforge.pipeline AS p,
                LATERAL (SELECT streamforge.effective_privilege(p.owner,
                                p.readers, p.ingesters, p.admins)
                                AS privilege) AS a
-         WHERE a.privilege IS NOT NULL AND p.time_unit IS NOT NULL
+         WHERE a.privilege IS NOT NULL
+           AND p.definition OPERATOR(pg_catalog.?) 'time_unit'
         OFFSET 0) AS v;
 
 REVOKE ALL ON streamforge.pipeline_info_ts FROM PUBLIC;

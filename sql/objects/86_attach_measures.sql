@@ -23,7 +23,8 @@ CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_nmeasures(pipeline text
 RETURNS integer
 LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-RETURN (SELECT pg_catalog.cardinality(p.measures) FROM streamforge.pipeline AS p
+RETURN (SELECT pg_catalog.jsonb_array_length(p.definition OPERATOR(pg_catalog.->) 'measures')::pg_catalog.int4
+          FROM streamforge.pipeline AS p
          WHERE p.name OPERATOR(pg_catalog.=) pipeline);
 COMMENT ON FUNCTION streamforge_internal.pipeline_nmeasures(text) IS
     'the number of measures of a pipeline, NULL for a one-measure pipeline (internal helper of attachments)';

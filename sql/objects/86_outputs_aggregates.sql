@@ -46,7 +46,7 @@ DECLARE
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM streamforge.pipeline AS p
                     WHERE p.name OPERATOR(pg_catalog.=) outputs_fill_aggregates.pipeline
-                      AND p.measures IS NOT NULL)
+                      AND p.definition OPERATOR(pg_catalog.?) 'measures')
        OR NOT EXISTS (SELECT 1 FROM streamforge.results AS r
                        WHERE r.pipeline OPERATOR(pg_catalog.=) outputs_fill_aggregates.pipeline
                          AND r.aggregates IS NULL) THEN

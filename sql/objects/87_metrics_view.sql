@@ -38,7 +38,9 @@ SELECT v.name AS pipeline,
        streamforge_internal.cache_loads(v.name) AS cache_loads,
        k.consumers, k.max_change_lag, k.max_late_lag,
        streamforge_internal.estimated_load_ms(v.name) AS estimated_load_ms
-  FROM (SELECT p.id, p.name, p.time_unit, p.snapshot, p.compacted_at
+  FROM (SELECT p.id, p.name,
+               (p.definition OPERATOR(pg_catalog.->>) 'time_unit')::pg_catalog.interval AS time_unit,
+               p.snapshot, p.compacted_at
           FROM streamforge.pipeline AS p
          WHERE streamforge.effective_privilege(p.owner, p.readers,
                    p.ingesters, p.admins) IS NOT NULL

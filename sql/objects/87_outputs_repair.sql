@@ -33,7 +33,7 @@ DECLARE
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM streamforge.pipeline AS p
                     WHERE p.name OPERATOR(pg_catalog.=) outputs_repair_final_aggregates.pipeline
-                      AND p.measures IS NOT NULL) THEN
+                      AND p.definition OPERATOR(pg_catalog.?) 'measures') THEN
         RETURN 0;
     END IF;
     SELECT pg_catalog.array_agg(a.window_name), pg_catalog.array_agg(a.key),

@@ -32,9 +32,17 @@ CREATE TABLE streamforge.pipeline (
     id bigint PRIMARY KEY
         DEFAULT pg_catalog.nextval('streamforge.pipeline_id_seq'::pg_catalog.regclass),
     name text COLLATE "C" NOT NULL UNIQUE,
-    partitions text[] NOT NULL,             -- sorted by name (byte order)
-    windows streamforge.window_def[] NOT NULL,  -- sorted by name
-    lateness bigint NOT NULL,
+    -- The definition's columns of 0.1.0-0.3.0 (partitions to lateness here,
+    -- time_unit to aggregates below), NULL in every row since 0.4.0: the
+    -- definition is the one document in "definition" (last column).  They
+    -- stay, without their NOT NULL and CHECKs, only so that a dump of a
+    -- database at 0.1.0-0.3.0 (pg_dump lists them in its COPY) restores
+    -- into 0.4.0: the trigger pipeline_legacy_definition
+    -- (sql/objects/27_definition_legacy.sql) moves what such a row brings
+    -- into "definition" and sets them to NULL again.  Nothing reads them.
+    partitions text[],
+    windows streamforge.window_def[],
+    lateness bigint,
     version bigint NOT NULL DEFAULT 0,      -- bumped by each writing transaction
     snapshot_version bigint NOT NULL DEFAULT 0,     -- version the snapshot was taken in
     snapshot bytea,                         -- NULL: the empty initial state
@@ -47,35 +55,25 @@ CREATE TABLE streamforge.pipeline (
     readers regrole[] NOT NULL DEFAULT '{}',
     ingesters regrole[] NOT NULL DEFAULT '{}',
     admins regrole[] NOT NULL DEFAULT '{}',
-    -- the time unit (0.2.0; NULL: none, as for 0.1.0)
+    -- (0.2.0-0.3.0, NULL since 0.4.0: see partitions above)
     time_unit interval,
-    -- the retention (0.2.0, docs/retention.md; NULL keeps everything)
-    retention bigint CONSTRAINT pipeline_retention_check
-        CHECK (retention OPERATOR(pg_catalog.>=) 0),
-    -- built-in progress (0.3.0, docs/progress.md): out_of_orderness NULL
-    -- keeps the contract of 0.1.0 (events never move progress); N makes
-    -- each accepted event on a partition report event_time - N for it.
-    out_of_orderness bigint CONSTRAINT pipeline_out_of_orderness_check
-        CHECK (out_of_orderness OPERATOR(pg_catalog.>=) 0),
-    -- NULL never marks a partition idle by itself; an interval marks an
-    -- active partition idle once it has had no delivery and no report for
-    -- that long, by the transaction clock (api/progress.c).
+    retention bigint,
+    out_of_orderness bigint,
     idle_timeout interval,
-    -- the emit mode (0.3.0, src/persist/emit_store.c): NULL for 'update'
-    -- (the default, so that the row of a pipeline that does not use emit
-    -- modes is that of 0.2.0), else 'update+final' or 'final'
-    emit text COLLATE "C" CONSTRAINT pipeline_emit_check
-        CHECK (emit OPERATOR(pg_catalog.=) ANY
-               (ARRAY['update+final'::pg_catalog.text, 'final'::pg_catalog.text])),
-    -- a measures pipeline (0.3.0, docs/aggregates.md): measure names in
-    -- declaration order, and the aggregates in their normalized spelling
-    -- (NULL for a one-measure pipeline)
+    emit text COLLATE "C",
     measures text[],
     aggregates text[],
     -- when the snapshot was last written (a compaction, a restore or a
     -- definition change; 0.3.0, docs/monitoring.md), set by the trigger
     -- pipeline_compacted (sql/objects/85_metrics.sql)
     compacted_at timestamptz,
+    -- the definition (0.4.0, issue 41; src/codec/options.def): the one
+    -- document streamforge.definition() shows, written whole by
+    -- create_pipeline and every definition change, read by the strict
+    -- reader of src/persist/definition.c (which refuses a corrupt one with
+    -- XX001); no CHECK, the loader validates.  Last, where the update's
+    -- ADD COLUMN puts it.
+    definition jsonb NOT NULL,
     -- (every function, operator and cast of a definition is qualified:
     -- the script's search_path starts with the extension's schema)
     CONSTRAINT pipeline_name_check

@@ -315,17 +315,8 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 
 	define_from_args(fcinfo, &def, true);
 	sf_persist_create(&def);
-	if (def.emit != SF_EMIT_UPDATE)
-		sf_persist_set_emit(def.name, def.emit);
-	if (def.has_out_of_orderness || def.has_idle_timeout)
-		sf_progress_store(def.name, &def, true,
-						  def.has_idle_timeout ? &def.idle_timeout : NULL);
 	if (def.has_idle_timeout)
 		sf_activity_watch(def.name);
-	if (def.has_time_unit)
-		sf_time_unit_store(def.name, &def.time_unit);
-	if (def.measures != NULL)
-		sf_measures_store(def.name, def.measures);
 	PG_RETURN_VOID();
 }
 

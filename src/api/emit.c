@@ -80,7 +80,6 @@ sf_set_emit(PG_FUNCTION_ARGS)
 	op.emit = emit_mode(PG_GETARG_DATUM(1));
 	op.cxt = CurrentMemoryContext;
 	p = sf_persist_redefine_concurrently(pipeline, emit_build, &op);
-	sf_persist_set_emit(pipeline, op.emit);
 
 	named = *p;
 	named.def = op.names;

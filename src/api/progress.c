@@ -107,7 +107,6 @@ sf_set_out_of_orderness(PG_FUNCTION_ARGS)
 {
 	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	ProgressChange c = {.idle = false};
-	SfPipeline *p;
 
 	c.has = !PG_ARGISNULL(1);
 	c.value = c.has ? PG_GETARG_INT64(1) : 0;
@@ -117,8 +116,7 @@ sf_set_out_of_orderness(PG_FUNCTION_ARGS)
 				 errmsg("out_of_orderness must not be negative"),
 				 errdetail("The out_of_orderness given is " INT64_FORMAT ".",
 						   c.value)));
-	p = sf_persist_redefine(pipeline, progress_build, &c);
-	sf_progress_store(pipeline, &p->def, false, NULL);
+	(void) sf_persist_redefine(pipeline, progress_build, &c);
 	PG_RETURN_VOID();
 }
 
@@ -134,14 +132,12 @@ sf_set_idle_timeout(PG_FUNCTION_ARGS)
 	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	ProgressChange c = {.idle = true};
 	Interval   *iv = PG_ARGISNULL(1) ? NULL : PG_GETARG_INTERVAL_P(1);
-	SfPipeline *p;
 
 	c.has = iv != NULL;
 	c.value = c.has ? idle_timeout_us(iv) : 0;
 	if (c.has)
 		c.iv = *iv;
-	p = sf_persist_redefine(pipeline, progress_build, &c);
-	sf_progress_store(pipeline, &p->def, true, iv);
+	(void) sf_persist_redefine(pipeline, progress_build, &c);
 	if (c.has)
 		sf_activity_watch(pipeline);
 	PG_RETURN_VOID();

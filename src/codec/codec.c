@@ -783,3 +783,55 @@ sf_check_checkpoint_size(const char *data, Size len)
 						   declared, sf_max_checkpoint_size),
 				 errhint("A superuser can raise streamforge.max_checkpoint_size.")));
 }
+
+/* ----------------------------------------------------------------
+ * The stored definition (persist/definition.c)
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A stored document (streamforge.pipeline.definition, in the canonical
+ * spelling: persist/definition.c) into def, allocated in the current memory
+ * context: every option, in the one spelling sf_definition_write gives,
+ * the definition valid as a checkpoint's must be and each option by its
+ * validator.  Anything else raises SF003; the caller (persist) re-raises
+ * it as the pipeline's corruption.
+ */
+void
+sf_definition_read(const char *s, int len, SfPipelineDef *def)
+{
+	SfJsonReader r = {s, len, 0, 2};
+	CkDoc	   *doc = palloc0(sizeof(CkDoc));
+
+	ck_read_stored_definition(&r, doc);
+	if (r.pos != r.len)
+		ck_error(CK_DOCUMENT, "The definition has trailing bytes at byte %d.",
+				 (int) r.pos);
+	ck_check_definition(doc, NULL);
+	for (int i = 0; i < sf_noptions; i++)
+	{
+		const SfOption *o = &sf_options[i];
+		SfOptProblem problem;
+
+		if (o->check == NULL || !sf_opt_is_set(&doc->def, o))
+			continue;
+		problem = o->check(&doc->def, o);
+		if (problem != SF_OPT_OK)
+			ck_error(CK_DEFINITION, "The %s is %s.", o->name,
+					 problem == SF_OPT_NEGATIVE ? "negative" : "not positive");
+	}
+	*def = doc->def;
+	if (def->has_idle_timeout &&
+		!sf_interval_us(&def->idle_timeout, &def->idle_timeout_us))
+		ck_error(CK_DEFINITION, "The idle_timeout is out of range.");
+	/* the one spelling: what the writer gives for it, byte for byte */
+	{
+		StringInfoData again;
+
+		initStringInfo(&again);
+		sf_definition_write(&again, def, SF_OPT_STORED);
+		if (again.len != len || memcmp(again.data, s, len) != 0)
+			ck_error(CK_DEFINITION, "The definition is not spelled as create_pipeline writes it.");
+		pfree(again.data);
+	}
+}

@@ -156,8 +156,9 @@ option_key_cmp(const void *a, const void *b)
 
 /*
  * Sort the options by key and check the table's rules: unique names, and
- * every checkpointed option after 0.1.0 absent at its default (the
- * checkpoints of pipelines not using it stay byte-identical).
+ * every option after 0.1.0 absent at its default (the checkpoints of
+ * pipelines not using it stay byte-identical, and the documents stored
+ * before it existed load).
  */
 void
 sf_options_init(void)
@@ -168,9 +169,13 @@ sf_options_init(void)
 	{
 		const SfOption *o = &sf_options[i];
 
-		if ((o->flags & SF_OPT_CK) && o->since > SF_V(0, 1, 0) &&
-			!(o->flags & SF_OPT_OMIT))
-			elog(ERROR, "streamforge: option \"%s\" is checkpointed but not omitted at its default",
+		/*
+		 * After 0.1.0, absent at its default: the checkpoints of pipelines
+		 * not using it stay byte-identical, and the stored documents of
+		 * the pipelines created before it still load
+		 */
+		if (o->since > SF_V(0, 1, 0) && !(o->flags & SF_OPT_OMIT))
+			elog(ERROR, "streamforge: option \"%s\" is not omitted at its default",
 				 o->name);
 		if ((o->flags & SF_OPT_CK) && o->kind == SF_OPT_KIND_INTERVAL)
 			elog(ERROR, "streamforge: option \"%s\": an interval cannot be checkpointed",
@@ -386,13 +391,88 @@ read_measures(SfJsonReader *r, CkDoc *doc, bool first)
 }
 
 /*
- * "definition": into doc->def, whose arrays are scratch.  The checkpointed
- * options (SF_OPT_CK) in key order, each by its kind: a NOTNULL scalar
+ * An interval as the document spells it (sf_interval_write), and nothing
+ * else: parsed, then written again and compared.
+ */
+static void
+rd_interval(SfJsonReader *r, const char *field, Interval *iv)
+{
+	SfJsonStr	s;
+	const char *c;
+	char	   *end;
+	long		day;
+	bool		neg = false;
+	uint64		secs = 0;
+	uint64		frac = 0;
+	int			nfrac = 0;
+	StringInfoData again;
+
+	sf_json_string(r, field, &s);
+	c = s.data;
+	if (*c++ != 'P')
+		goto bad;
+	errno = 0;
+	day = strtol(c, &end, 10);
+	if (errno != 0 || end == c || day < PG_INT32_MIN || day > PG_INT32_MAX ||
+		end[0] != 'D' || end[1] != 'T')
+		goto bad;
+	c = end + 2;
+	if (*c == '-')
+	{
+		neg = true;
+		c++;
+	}
+	if (!isdigit((unsigned char) *c))
+		goto bad;
+	while (isdigit((unsigned char) *c))
+	{
+		if (secs > (uint64) PG_INT64_MAX / USECS_PER_SEC)
+			goto bad;
+		secs = secs * 10 + (*c++ - '0');
+	}
+	if (*c == '.')
+	{
+		c++;
+		while (isdigit((unsigned char) *c) && nfrac < 6)
+		{
+			frac = frac * 10 + (*c++ - '0');
+			nfrac++;
+		}
+		if (nfrac == 0)
+			goto bad;
+	}
+	if (c[0] != 'S' || c[1] != '\0')
+		goto bad;
+	while (nfrac++ < 6)
+		frac *= 10;
+	iv->month = 0;
+	iv->day = (int32) day;
+	iv->time = (int64) (secs * USECS_PER_SEC + frac);
+	if (iv->time < 0)
+		goto bad;
+	if (neg)
+		iv->time = -iv->time;
+	initStringInfo(&again);
+	sf_interval_write(&again, iv);
+	if (again.len != s.len + 2 || memcmp(again.data + 1, s.data, s.len) != 0)
+		goto bad;
+	pfree(again.data);
+	pfree(s.data);
+	return;
+bad:
+	ck_error(CK_DEFINITION, "The %s \"%s\" is not an interval spelled \"P<days>DT<seconds>S\".",
+			 field, sf_msg_str(s.data, s.len));
+}
+
+/*
+ * A definition document into doc->def, whose arrays are scratch: the
+ * options of ctx's document (SF_OPT_CHECKPOINT: the checkpointed ones,
+ * SF_OPT_STORED: all) in key order, each by its kind: a NOTNULL scalar
  * must be there, an OMIT one may be absent (then unset); an ENUM at its
  * default is never written, so reading it is an error.
  */
-void
-ck_read_definition(SfJsonReader *r, CkDoc *doc)
+static void
+read_definition(SfJsonReader *r, CkDoc *doc, SfOptContext ctx)
 {
 	bool		first = true;
 
@@ -403,8 +483,19 @@ ck_read_definition(SfJsonReader *r, CkDoc *doc)
 		const SfOption *o = by_key[i];
 		bool		present = true;
 
-		if (!(o->flags & SF_OPT_CK))
+		if (ctx == SF_OPT_CHECKPOINT && !(o->flags & SF_OPT_CK))
 			continue;
+		if (o->kind == SF_OPT_KIND_CUSTOM && ctx == SF_OPT_STORED &&
+			(o->flags & SF_OPT_OMIT))
+		{
+			/* a stored document has what is set only */
+			char		lit[NAMEDATALEN + 4];
+			int			n = snprintf(lit, sizeof(lit), "%s\"%s\":",
+									 first ? "" : ",", o->name);
+
+			if (r->len - r->pos < n || memcmp(r->s + r->pos, lit, n) != 0)
+				continue;
+		}
 		if (o->kind == SF_OPT_KIND_CUSTOM)
 			present = ((const SfOptHooks *) o->ext)->read(r, doc, first);
 		else if (o->flags & SF_OPT_OMIT)
@@ -437,8 +528,14 @@ ck_read_definition(SfJsonReader *r, CkDoc *doc)
 				}
 				break;
 			case SF_OPT_KIND_INTERVAL:
-				/* stored only: never SF_OPT_CK (sf_options_init) */
-				Assert(false);
+				{
+					Interval	iv;
+
+					/* stored only: never SF_OPT_CK (sf_options_init) */
+					Assert(ctx == SF_OPT_STORED);
+					rd_interval(r, o->name, &iv);
+					sf_opt_set_interval(&doc->def, o, &iv);
+				}
 				break;
 			case SF_OPT_KIND_CUSTOM:
 				break;
@@ -448,4 +545,18 @@ ck_read_definition(SfJsonReader *r, CkDoc *doc)
 	sf_json_char(r, '}');
 	doc->def.npartitions = (int) doc->ndefpartitions;
 	doc->def.nwindows = (int) doc->ndefwindows;
+}
+
+/* "definition" of a checkpoint */
+void
+ck_read_definition(SfJsonReader *r, CkDoc *doc)
+{
+	read_definition(r, doc, SF_OPT_CHECKPOINT);
+}
+
+/* "definition" of a stored document (sf_definition_read): every option */
+void
+ck_read_stored_definition(SfJsonReader *r, CkDoc *doc)
+{
+	read_definition(r, doc, SF_OPT_STORED);
 }

@@ -315,6 +315,7 @@ extern void ck_check_built_aggregates(SfPipeline *p);
 /* codec_definition.c: the "definition" part, written and read */
 extern void ck_write_definition(StringInfo buf, const SfPipelineDef *def);
 extern void ck_read_definition(SfJsonReader *r, CkDoc *doc);
+extern void ck_read_stored_definition(SfJsonReader *r, CkDoc *doc);
 
 /* codec_derive.c: phase 3, last: the live buckets from the identities */
 extern void ck_check_derivation(CkDoc *doc);

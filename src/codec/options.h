@@ -142,6 +142,18 @@ extern void sf_option_check(const SfPipelineDef *def, const SfOption *o,
 extern void sf_definition_write(StringInfo buf, const SfPipelineDef *def,
 								SfOptContext ctx);
 
+/*
+ * A stored document, in its canonical spelling, into def (codec_definition.c):
+ * SF003 for anything sf_definition_write would not have written
+ */
+extern void sf_definition_read(const char *s, int len, SfPipelineDef *def);
+
+/*
+ * A string in canonical JSON (canonjson.c), for the canonical spelling of
+ * a stored document (persist/definition.c)
+ */
+extern void sf_json_write_string(StringInfo buf, const char *s, int len);
+
 /* An interval as the document spells it: "P<days>DT<seconds>S" */
 extern void sf_interval_write(StringInfo buf, const Interval *iv);
 

@@ -518,7 +518,8 @@ sf_activity_watch(const char *pipeline)
 	rc = SPI_execute_with_args(
 		"INSERT INTO streamforge.partition_activity AS a (pipeline_id, partition, since) "
 		"SELECT p.id, u.partition, pg_catalog.transaction_timestamp() "
-		"FROM streamforge.pipeline AS p, pg_catalog.unnest(p.partitions) AS u(partition) "
+		"FROM streamforge.pipeline AS p, pg_catalog.jsonb_array_elements_text("
+		"p.definition OPERATOR(pg_catalog.->) 'partitions') AS u(partition) "
 		"WHERE p.name OPERATOR(pg_catalog.=) $1 "
 		"ON CONFLICT (pipeline_id, partition) DO UPDATE SET since = EXCLUDED.since",
 		1, types, &arg, NULL, false, 0);

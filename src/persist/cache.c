@@ -449,7 +449,6 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 
 	sf_cache_invalidate(entry);
 	sf_load_def(name, row->id, &def);
-	sf_measures_load(name, row->id, &def);
 
 	/* built under the transaction: an error cannot leak it */
 	p = sf_side_snapshot_load(CurTransactionContext, &def, row->id,

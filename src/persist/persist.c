@@ -175,35 +175,20 @@ sf_persist_init(bool define_gucs)
 void
 sf_persist_create(const SfPipelineDef *def)
 {
-	Datum		values[9];
-	char		nulls[9];
-	Oid			owner = GetUserId();
+	Datum		values[3];
 	SfSavedUser saved;
 
 	sf_persist_check_writable(def->name);
+	values[0] = CStringGetTextDatum(def->name);
+	values[1] = sf_definition_text(def);
+	values[2] = ObjectIdGetDatum(GetUserId());
 	sf_become_owner(&saved);
 	SPI_connect();
-
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(def->name);
-	sf_def_datums(def, values + 1);
-	values[7] = Int64GetDatum(def->lateness);
-	values[8] = ObjectIdGetDatum(owner);
-
-	sf_exec(PLAN_CREATE, values, nulls, false, SPI_OK_INSERT_RETURNING);
+	sf_exec(PLAN_CREATE, values, NULL, false, SPI_OK_INSERT_RETURNING);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				errcode(ERRCODE_DUPLICATE_OBJECT),
 				errmsg("pipeline \"%s\" already exists", def->name));
-	if (def->has_retention)
-	{
-		bool		isnull;
-		Datum		args[2];
-
-		args[0] = Int64GetDatum(sf_getint64(1, &isnull));
-		args[1] = Int64GetDatum(def->retention);
-		sf_exec(PLAN_SET_RETENTION, args, NULL, false, SPI_OK_UPDATE);
-	}
 	SPI_finish();
 	sf_restore_user(&saved);
 }
@@ -744,7 +729,6 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	sf_load_def(name, row.id, &def);
-	sf_measures_load(name, row.id, &def);
 	PopActiveSnapshot();
 
 	p = sf_checkpoint_restore(CurTransactionContext, &def, data, len);

@@ -221,9 +221,10 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	},
 	/* the time units of the pipelines with outputs */
 	[PLAN_CONFIG_UNITS] = {
-		"SELECT c.pipeline, p.time_unit FROM streamforge.output_config AS c "
+		"SELECT c.pipeline, (p.definition OPERATOR(pg_catalog.->>) 'time_unit')"
+		"::pg_catalog.interval FROM streamforge.output_config AS c "
 		"JOIN streamforge.pipeline AS p ON p.name OPERATOR(pg_catalog.=) c.pipeline "
-		"WHERE p.time_unit IS NOT NULL",
+		"WHERE p.definition OPERATOR(pg_catalog.?) 'time_unit'",
 		0, {InvalidOid}
 	},
 	[PLAN_LATE_PUT_TS] = {

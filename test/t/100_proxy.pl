@@ -465,10 +465,10 @@ router("SELECT streamforge.create_pipeline('tr', ARRAY['a'], $windows, 3, 50)");
 router("SELECT streamforge.create_sharded_pipeline('trs', ARRAY['a'], $windows, retention => 70)");
 my $tr_shard = router("SELECT streamforge.shard_of('tr')");
 is($shard_node{$tr_shard}->safe_psql("sf$tr_shard",
-		"SELECT lateness || '/' || retention FROM streamforge.pipeline WHERE name = 'tr'"),
+		"SELECT (definition ->> 'lateness') || '/' || (definition ->> 'retention') FROM streamforge.pipeline WHERE name = 'tr'"),
 	'3/50', 'a placed pipeline gets its lateness and retention');
 is(join(',', map { $shard_node{$_}->safe_psql("sf$_",
-		"SELECT retention FROM streamforge.pipeline WHERE name = 'trs'") } 0 .. 3),
+		"SELECT definition ->> 'retention' FROM streamforge.pipeline WHERE name = 'trs'") } 0 .. 3),
 	join(',', ('70') x 4), 'a sharded pipeline gets its retention on every shard');
 
 # --- errors keep streamforge's SQLSTATEs through the router -------------
