@@ -552,13 +552,9 @@ ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n)
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		ck_check_agg(row, "live bucket");
-		if (sf_window_ops(w->kind)->period != NULL)
+		if (!sf_window_merges(w))
 		{
-			int64		size,
-						step;
-
-			sf_window_ops(w->kind)->period(w, &size, &step);
-			if (row->start % step != 0 || width != size)
+			if (!sf_window_ops(w->kind)->bucket_ok(w, row->start, row->end))
 				ck_error(CK_STATE,
 						 "The live bucket %s is not aligned to window \"%s\", %s.",
 						 ck_row_desc(row), w->name, sf_window_describe(w));

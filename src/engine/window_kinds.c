@@ -62,6 +62,7 @@ const SfWindowOps sf_window_kinds[SF_WINDOW_NKINDS] = {
 		.marker_proc = "streamforge.tumble",
 		.marker_args = {"size"},
 		.period = fixed_period,
+		.bucket_ok = sf_window_aligned_bucket_ok,
 	},
 	[SF_WINDOW_SLIDING] = {
 		.kind = SF_WINDOW_SLIDING,
@@ -72,6 +73,7 @@ const SfWindowOps sf_window_kinds[SF_WINDOW_NKINDS] = {
 		.marker_proc = "streamforge.hop",
 		.marker_args = {"size", "slide"},
 		.period = sliding_period,
+		.bucket_ok = sf_window_aligned_bucket_ok,
 		.check = sliding_check,
 	},
 	[SF_WINDOW_SESSION] = {
@@ -106,12 +108,23 @@ check_registry(void)
 		/* a merging kind is gap-based; an assigned one is aligned */
 		Assert(o->merge != SF_WINDOW_MERGING || o->params == SF_WPARAM_GAP);
 		Assert(o->merge != SF_WINDOW_ASSIGNED || o->period != NULL);
+		Assert((o->merge == SF_WINDOW_ASSIGNED) == (o->bucket_ok != NULL));
 	}
 	checked = true;
 }
 #else
 #define check_registry() ((void) 0)
 #endif
+
+bool
+sf_window_aligned_bucket_ok(const SfWindowDef *w, int64 start, int64 end)
+{
+	int64		size,
+				step;
+
+	sf_window_ops(w->kind)->period(w, &size, &step);
+	return start % step == 0 && (int128) end - start == size;
+}
 
 const SfWindowOps *
 sf_window_ops_by_name(const char *name)

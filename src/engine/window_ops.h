@@ -96,11 +96,19 @@ typedef struct SfWindowOps
 	/*
 	 * Aligned kinds: every bucket is [k * step, k * step + size) for the
 	 * returned size and step (fixed: size, size; sliding: size, step).  The
-	 * checkpoint's derivation and validation (codec) and the redefinition's
-	 * count (redefine.c) rely on it.  Every ASSIGNED kind has it today; a
+	 * checkpoint's derivation (codec_derive.c) and the redefinition's count
+	 * (redefine.c) rely on it.  Every ASSIGNED kind has it today; a
 	 * kind without it needs those callers to assign event by event.
 	 */
 	void		(*period) (const SfWindowDef *w, int64 *size, int64 *step);
+
+	/*
+	 * Assigned kinds: whether [start, end) is one of w's buckets (the
+	 * checkpoint's validation of live buckets, codec_validate.c).  An
+	 * aligned kind uses sf_window_aligned_bucket_ok; NULL for a merging
+	 * kind, whose buckets the codec checks by session's rule.
+	 */
+	bool		(*bucket_ok) (const SfWindowDef *w, int64 start, int64 end);
 
 	/*
 	 * A kind's own validity beyond its params being positive (sliding: the
@@ -143,6 +151,10 @@ extern void sf_window_set_param(SfWindowDef *w, uint8 p, int64 v);
  * wraps them in its own).
  */
 extern bool sf_window_check(const SfWindowDef *w, char **msg, char **detail);
+
+/* The bucket_ok of aligned kinds: start a multiple of step, end - start = size */
+extern bool sf_window_aligned_bucket_ok(const SfWindowDef *w, int64 start,
+										int64 end);
 
 /* "fixed(size 10)", "sliding(size 20, step 5)", "session(gap 5)" */
 extern char *sf_window_describe(const SfWindowDef *w);
