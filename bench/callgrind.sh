@@ -176,9 +176,14 @@ for i in "${!REFS[@]}"; do
 		>"$SCRATCH/t$i/build.log" 2>&1 ||
 		{ tail -n 20 "$SCRATCH/t$i/build.log"; sf_die "building $ref failed"; }
 	(sf_private_tree "$SCRATCH/t$i/pg" "$src")
-	nm -D --defined-only "$src/streamforge.so" | awk '{print $3}' >"$SCRATCH/t$i/exports.txt"
+	# the library: streamforge-<version>.so since 0.4.0 (bound per version)
+	lib=$src/streamforge.so
+	for l in "$src"/streamforge-*.so; do
+		[ -e "$l" ] && lib=$l
+	done
+	nm -D --defined-only "$lib" | awk '{print $3}' >"$SCRATCH/t$i/exports.txt"
 	grep -qx sf_ingest_batch "$SCRATCH/t$i/exports.txt" ||
-		sf_die "$ref: streamforge.so exports no sf_ingest_batch"
+		sf_die "$ref: $(basename "$lib") exports no sf_ingest_batch"
 done
 
 # ------------------------------------------------------------------

@@ -90,6 +90,13 @@ COMPONENTS = {
 # sf_pipeline_arg and sf_text_arg).  Their own instructions count as other.
 ENTRY_GLUE = ["sf_ingest_batch", "sf_ingest", "sf_ingest_count",
               "sf_ingest_deliveries", "sf_append_deliveries", "ingest_one",
+              # the write core (0.4.0, issue 41): the entry points above are
+              # its aliases; write_call and write_row are inlined into them
+              "sf_write_array", "sf_write_batch", "ingest_loop", "append_loop",
+              "measures_loop", "unpack_measures", "sf_write_json",
+              "sf_ingest_measures_batch", "measures_batch",
+              # api.h's per-row helper, out of line once six forms use it
+              "sf_arg_pipeline_row",
               "pipeline_arg", "sf_pipeline_arg", "text_arg", "sf_text_arg",
               "check_not_null", "sf_check_not_null"]
 COMMIT_FN = "sf_xact_callback"

@@ -148,7 +148,7 @@ cp -a "$($PG_CONFIG --sharedir)" "$PRIV$($PG_CONFIG --sharedir)"
 make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$PRIV" install >/dev/null ||
 	sf_die "make install into $PRIV failed"
 SRVBIN=$PRIV$PGBIN
-SO_SUM=$(md5sum "$PRIV$($PG_CONFIG --pkglibdir)/streamforge.so" | cut -d' ' -f1)
+SO_SUM=$(md5sum "$PRIV$($PG_CONFIG --pkglibdir)/$(sf_make_var "$SF_ROOT" MODULE_big).so" | cut -d' ' -f1)
 
 cp -r "$BENCH/sql" "$BENCH/latency.pgbench" "$BENCH/commit_floor.pgbench" \
 	"$BENCH/gen_workload.py" "$SCRATCH/"

@@ -4,18 +4,22 @@
 #
 #   perl proxy/gen.pl [--replace] TEMPLATE > SCRIPT      (from the top directory)
 #
-# Template lines:
+# Template lines (and the @create_...@ tokens below, inside any line):
 #   -- @include FILE          the text of FILE (itself expanded)
-#   -- @types                 every type of the data node (sql/install/*.sql)
+#   -- @types                 every type of the data node (sql/schema/*.sql)
 #                             that the routed API uses, and window_def;
 #                             change and late_event get a last column shard
 #   -- @types-except T ...    the same, but the types named
-#   -- @generated             the wrappers of proxy/api.tsv's routed functions
+#   -- @generated             the wrappers of proxy/api.tsv's routed functions,
+#                             and the window constructors (functions of the
+#                             data node bound to sf_window_ctor: kind window)
 # --replace makes every CREATE FUNCTION a CREATE OR REPLACE FUNCTION (the
 # update script).  The signatures are the data node's, read from
-# sql/install/*.sql in name order (the order the Makefile concatenates them
-# in; a later definition of the same function wins).  Fails when a function
-# of the data node has no line in proxy/api.tsv, a line names no function,
+# sql/schema/*.sql and sql/objects/*.sql (the current state: each function
+# is defined once).  Fails when a function is defined twice, when a function
+# of the data node has no line in proxy/api.tsv (but those returning a
+# window_def: window constructors and their interval forms), a line names
+# no function,
 # a "hand" function is not in the template, or a signature cannot be routed.
 use strict;
 use warnings;
@@ -40,8 +44,8 @@ sub slurp
 }
 
 # --- the data node's API ------------------------------------------------
-my @pieces = sort glob('sql/install/*.sql');
-die "gen.pl: no sql/install/*.sql (run from the top directory)\n" unless @pieces;
+my @pieces = ((sort glob('sql/schema/*.sql')), (sort glob('sql/objects/*.sql')));
+die "gen.pl: no sql/objects/*.sql (run from the top directory)\n" unless @pieces;
 my $install = join("\n", map { slurp($_) } @pieces);
 $install =~ s/--[^\n]*//g;    # comments (no "--" inside the literals we read)
 
@@ -143,10 +147,17 @@ while ($install =~ /CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+streamforge\.(\w+)\s
 		$ret->{setof} = 1 if $ret->{type} =~ s/^SETOF\s+//i;
 	}
 	my $identity = join(', ', map { $_->{type} } grep { $_->{mode} ne 'OUT' } @args);
+	# the C symbol of a LANGUAGE C function (before any body or the end of
+	# the statement)
+	my ($symbol) = $rest =~ /\A[^;\$]*?\bAS\s+'MODULE_PATHNAME'\s*,\s*'(\w+)'/i;
 	pos($install) = $pos;
 	next if ($dropped{$name}{$identity} // -1) > $created_at;
+	# sql/objects/ holds the current state: a second definition would
+	# be replaced by the first on every update, or add an overload
+	die "gen.pl: streamforge.$name($identity) is defined twice in sql/objects/ (keep one: src/README.md, \"Where SQL goes\")\n"
+	  if $funcs{$name} && $funcs{$name}{$identity};    # (no autovivification)
 	push @func_order, $name unless $funcs{$name};
-	$funcs{$name}{$identity} = { name => $name, args => \@args, returns => $ret };
+	$funcs{$name}{$identity} = { name => $name, args => \@args, returns => $ret, symbol => $symbol };
 }
 
 # the data node's comment of each function (of its last overload)
@@ -159,6 +170,41 @@ my %comment;
 	}
 }
 
+# --- the window constructors ---------------------------------------------
+# A function of the data node bound to the C entry point sf_window_ctor is
+# a window constructor: streamforge.<kind>(name, <the kind's params>), the
+# kind being the function's name (src/api/define.c; the kinds are the
+# operations table src/engine/window_kinds.c, and the regress test
+# ops_registry checks that these functions are exactly its kinds).  The
+# router builds the same row locally (kind "window", below): the data node
+# checks it where it arrives (create_pipeline, create_sharded_pipeline's
+# definition_of, add_window), with the constructor's messages.  Its
+# arguments must be "name" and columns of window_def.
+my %is_window_ctor;
+for my $name (@func_order)
+{
+	for my $f (values %{ $funcs{$name} })
+	{
+		next unless ($f->{symbol} // '') eq 'sf_window_ctor';
+		my @in = in_args($f);
+		die "gen.pl: window constructor $name must return streamforge.window_def\n"
+		  unless ($f->{returns}{type} // '') eq 'streamforge.window_def' && !$f->{returns}{setof};
+		die "gen.pl: window constructor $name must take \"name text\" first\n"
+		  unless @in && $in[0]{name} eq 'name' && $in[0]{type} eq 'text';
+		my %col = map { $_->[0] => $_->[1] } @{ $types{window_def} // [] };
+		for my $a (@in[ 1 .. $#in ])
+		{
+			die "gen.pl: window constructor $name: its argument $a->{name} is not a column of streamforge.window_def\n"
+			  unless $col{ $a->{name} } && $a->{name} !~ /^(name|kind)$/;
+			die "gen.pl: window constructor $name: its argument $a->{name} is $a->{type}, the column is $col{ $a->{name} }\n"
+			  unless $col{ $a->{name} } eq $a->{type};
+			die "gen.pl: window constructor $name: its argument $a->{name} has a default\n"
+			  if defined $a->{default};
+		}
+		$is_window_ctor{$name} = 1;
+	}
+}
+
 # --- the declaration ------------------------------------------------------
 my (%decl, @decl_order);
 for my $line (split /\n/, slurp('proxy/api.tsv'))
@@ -166,7 +212,9 @@ for my $line (split /\n/, slurp('proxy/api.tsv'))
 	next if $line =~ /^\s*(#|$)/;
 	my ($name, $kind, $merge) = split /\s+/, $line;
 	die "gen.pl: proxy/api.tsv: \"$line\": unknown kind\n"
-	  unless defined $kind && $kind =~ /^(pipeline|partition|split|one|any|hand|node|router)$/;
+	  unless defined $kind && $kind =~ /^(pipeline|partition|split|one|any|hand|node|router|window)$/;
+	die "gen.pl: proxy/api.tsv: $name is declared window, but the data node does not bind it to sf_window_ctor\n"
+	  if $kind eq 'window' && !$is_window_ctor{$name};
 	die "gen.pl: proxy/api.tsv: $name is declared twice\n" if $decl{$name};
 	$merge = '-' unless defined $merge;
 	my %opt = map { $_ => 1 } grep { $_ ne '-' } split /,/, $merge;
@@ -179,13 +227,29 @@ for my $line (split /\n/, slurp('proxy/api.tsv'))
 	$decl{$name} = { kind => $kind, merge => $m // '-', retry => !$opt{noretry} };
 	push @decl_order, $name;
 }
+# A function returning a window_def (and no set) needs no line: a window
+# constructor is of kind window, any other (the interval forms) of kind any.
+# A line, if any, says otherwise.
+{
+	my @implicit;
+	for my $name (@func_order)
+	{
+		next if $decl{$name};
+		my @r = map { $_->{returns} } values %{ $funcs{$name} };
+		next if grep { ($_->{type} // '') ne 'streamforge.window_def' || $_->{setof} } @r;
+		$decl{$name} = { kind => ($is_window_ctor{$name} ? 'window' : 'any'), merge => '-', retry => 1,
+			implicit => 1 };
+		push @implicit, $name;
+	}
+	unshift @decl_order, @implicit;
+}
 my @missing = grep { !$decl{$_} } @func_order;
-die "gen.pl: functions of sql/install/*.sql without a line in proxy/api.tsv (add one: docs/scale-out.md): @missing\n"
+die "gen.pl: functions of sql/objects/*.sql without a line in proxy/api.tsv (add one: docs/scale-out.md): @missing\n"
   if @missing;
 my @stale = grep { !$funcs{$_} && $decl{$_}{kind} ne 'router' } @decl_order;
 my @clash = grep { $funcs{$_} && $decl{$_}{kind} eq 'router' } @decl_order;
 die "gen.pl: proxy/api.tsv declares as the router's own functions that the data node has: @clash\n" if @clash;
-die "gen.pl: proxy/api.tsv names functions that sql/install/*.sql lacks: @stale\n" if @stale;
+die "gen.pl: proxy/api.tsv names functions that sql/objects/*.sql lacks: @stale\n" if @stale;
 
 # --- generation -------------------------------------------------------------
 my $SP = "SET search_path = pg_catalog, pg_temp";
@@ -250,10 +314,41 @@ sub shard_tagged
 	return $r->{setof} && $r->{type} =~ /^streamforge\.(change|late_event)$/;
 }
 
+# A window constructor (kind window): the row the data node's constructor
+# returns for valid arguments, built here without a remote call, so that it
+# stays IMMUTABLE and works while a shard is down.  Its checks are the data
+# node's, made where the row arrives (docs/scale-out.md, "Window
+# constructors"); nothing here knows a kind.
+sub gen_window
+{
+	my ($f) = @_;
+	my $name = $f->{name};
+	my @in = in_args($f);
+	my %argpos = map { $in[$_]{name} => $_ + 1 } 0 .. $#in;
+	my @row = map {
+		my $c = $_->[0];
+		$c eq 'kind' ? "'$name'" : $argpos{$c} ? "\$$argpos{$c}" : 'NULL'
+	} @{ $types{window_def} };
+	my $ident = join(', ', map { $_->{type} } @in);
+	note_types($f);
+	return <<"EOT";
+-- $name: kind window (a window constructor of the data node; its row,
+-- checked by the shard that receives it)
+CREATE FUNCTION streamforge.$name(${\ arg_list($f, 1)})
+RETURNS streamforge.window_def
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS \$\$ SELECT ROW(${\ join(', ', @row)})::streamforge.window_def \$\$;
+COMMENT ON FUNCTION streamforge.$name($ident) IS
+    '${\ ($comment{$name} // $name)} (checked by the shard at create_pipeline or add_window)';
+
+EOT
+}
+
 sub gen_function
 {
 	my ($f, $kind, $merge, $retry) = @_;
 	my $name = $f->{name};
+	return gen_window($f) if $kind eq 'window';
 	my @in = in_args($f);
 	my $r = $f->{returns};
 	note_types($f);
@@ -265,7 +360,8 @@ sub gen_function
 	my $ident = join(', ', map { $_->{type} } @in);
 	my $setof = $r->{setof} || $r->{table};
 	my $void = !$setof && $r->{type} eq 'void';
-	my $out = "-- $name: kind $kind (proxy/api.tsv)\n";
+	my $out = "-- $name: kind $kind ("
+	  . ($decl{$name}{implicit} ? 'it returns a window_def: no line in proxy/api.tsv' : 'proxy/api.tsv') . ")\n";
 
 	if ($kind eq 'any')
 	{
@@ -542,7 +638,7 @@ EOT
 
 my $generated = "-- ------------------------------------------------------------------\n"
   . "-- Generated by proxy/gen.pl from proxy/api.tsv and the signatures of\n"
-  . "-- sql/install/*.sql: do not edit here.\n"
+  . "-- sql/objects/*.sql: do not edit here.\n"
   . "-- ------------------------------------------------------------------\n";
 for my $name (@decl_order)
 {
@@ -565,7 +661,7 @@ sub types_sql
 	for my $t (sort { ($a eq 'window_def' ? 0 : 1) <=> ($b eq 'window_def' ? 0 : 1) || $a cmp $b } keys %types_used)
 	{
 		next if $except{$t};
-		die "gen.pl: the API uses the type streamforge.$t, which sql/install/*.sql does not create\n"
+		die "gen.pl: the API uses the type streamforge.$t, which sql/schema/*.sql does not create\n"
 		  unless $types{$t};
 		my @cols = map { "    $_->[0] $_->[1]" } @{ $types{$t} };
 		push @cols, '    shard integer       -- router only: the shard that numbered the row'
@@ -574,6 +670,62 @@ sub types_sql
 	}
 	$s =~ s/\n+$/\n/;
 	return $s;
+}
+
+# --- create_pipeline's arguments, for the hand-written create_* wrappers
+# of proxy/router.sql.in (issue 41: the options of src/codec/options.def
+# reach the router through the node's signature).  Tokens, inside any line:
+#   @create_params@   its arguments after "name", with their defaults
+#   @create_args@     their names, comma-separated
+#   @create_types@    their types (for COMMENT ON FUNCTION)
+#   @create_args_from:EXPR@   each argument read from the definition
+#                     document EXPR by its name and SQL type (absent:
+#                     NULL, or the argument's default)
+my @create_args;
+{
+	my @ids = keys %{ $funcs{create_pipeline} // {} };
+	die "gen.pl: the data node must define exactly one streamforge.create_pipeline\n"
+	  unless @ids == 1;
+	my @a = in_args($funcs{create_pipeline}{ $ids[0] });
+	die "gen.pl: create_pipeline's first argument must be name text\n"
+	  unless $a[0]{name} eq 'name' && $a[0]{type} eq 'text';
+	@create_args = @a[ 1 .. $#a ];
+}
+
+sub arg_from_document
+{
+	my ($a, $d) = @_;
+	my $k = "'$a->{name}'";
+	my $e;
+	if ($a->{type} eq 'streamforge.window_def[]')
+	{
+		$e = "ARRAY(SELECT pg_catalog.jsonb_populate_record(NULL::streamforge.window_def, px_w) "
+		  . "FROM pg_catalog.jsonb_array_elements($d OPERATOR(pg_catalog.->) $k) px_w)";
+	}
+	elsif ($a->{type} =~ /^(\w+)\[\]$/)
+	{
+		$e = "CASE WHEN $d OPERATOR(pg_catalog.?) $k THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text("
+		  . "$d OPERATOR(pg_catalog.->) $k)::pg_catalog.$1) END";
+	}
+	else
+	{
+		my %pg = (bigint => 'int8', text => 'text', interval => 'interval', integer => 'int4', boolean => 'bool');
+		my $t = $pg{ $a->{type} } or die "gen.pl: create_pipeline's argument $a->{name} has a type the router cannot read from a document: $a->{type}\n";
+		$e = "($d OPERATOR(pg_catalog.->>) $k)::pg_catalog.$t";
+	}
+	$e = "COALESCE($e, $a->{default})"
+	  if defined $a->{default} && $a->{default} !~ /^NULL$/i;
+	return $e;
+}
+
+sub create_token
+{
+	my ($what, $expr) = @_;
+	return join(', ', map { "$_->{name} $_->{type}" . (defined $_->{default} ? " DEFAULT $_->{default}" : '') } @create_args)
+	  if $what eq 'params';
+	return join(', ', map { $_->{name} } @create_args) if $what eq 'args';
+	return join(', ', map { $_->{type} } @create_args) if $what eq 'types';
+	return join(",\n        ", map { arg_from_document($_, $expr) } @create_args);
 }
 
 my %hand_defined;
@@ -603,6 +755,8 @@ sub expand
 		}
 		else
 		{
+			$line =~ s/\@create_(params|args|types)\@/create_token($1)/ge;
+			$line =~ s/\@create_args_from:([^@]+)\@/create_token('from', $1)/ge;
 			$hand_defined{$1} = 1 if $line =~ /^CREATE FUNCTION streamforge\.(\w+)\(/;
 			$out .= $line;
 		}
@@ -614,5 +768,32 @@ my $script = expand($template, 0);
 my @undefined = grep { $decl{$_}{kind} =~ /^(hand|router)$/ && !$hand_defined{$_} } @decl_order;
 die "gen.pl: proxy/api.tsv declares as hand functions that $template does not define: @undefined\n"
   if @undefined;
-$script =~ s/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /mg if $replace;
+if ($replace)
+{
+	$script =~ s/^CREATE FUNCTION /CREATE OR REPLACE FUNCTION /mg;
+	# create_pipeline's arguments are only ever appended (src/codec/
+	# options.def): an update that adds one has created the wrappers that
+	# take them as new overloads; the older ones go (no CASCADE: a user's
+	# object that calls one stops the update)
+	my $n = 1 + @create_args;
+	$script .= <<"EOS";
+
+-- The create_* wrappers of an older create_pipeline (proxy/gen.pl)
+DO \$px\$
+DECLARE
+    f pg_catalog.regprocedure;
+BEGIN
+    FOR f IN SELECT p.oid::pg_catalog.regprocedure FROM pg_catalog.pg_proc p
+              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'streamforge'::pg_catalog.regnamespace
+                AND ((p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['create_pipeline', 'create_sharded_pipeline', 'definition_of', 'px_definition_of'])
+                      AND p.pronargs OPERATOR(pg_catalog.<>) $n)
+                     OR (p.proname OPERATOR(pg_catalog.=) 'px_create'
+                         AND p.pronargs OPERATOR(pg_catalog.<>) ${\($n + 1)}))
+    LOOP
+        EXECUTE pg_catalog.format('DROP FUNCTION %s', f);
+    END LOOP;
+END
+\$px\$;
+EOS
+}
 print $script;

@@ -1,6 +1,6 @@
 -- ------------------------------------------------------------------
 -- The schema is the extension's (issue 21 for streamforge; the same check,
--- sql/install/05_schemas.sql, adapted).  Runs first, in CREATE EXTENSION
+-- sql/schema/00_guard.sql, adapted).  Runs first, in CREATE EXTENSION
 -- and in every ALTER EXTENSION UPDATE, before any object is created or
 -- replaced.  The control file's "schema = streamforge" makes CREATE
 -- EXTENSION use an existing schema of that name whoever made it: a role

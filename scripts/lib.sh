@@ -114,7 +114,12 @@ sf_build_and_install() {
 	# Nothing to do when the installed files are these ones (this lets a
 	# user without root rights rerun after an install by root).
 	local uptodate=1
-	cmp -s "$SF_ROOT/$ext.so" "$libdir/$ext.so" || uptodate=0
+	# this version's library (streamforge-<version>.so) and the compat
+	# library of the older versions' SQL (streamforge.so, release 0.3.0's)
+	local module
+	module=$(sf_make_var "$SF_ROOT" MODULE_big)
+	cmp -s "$SF_ROOT/$module.so" "$libdir/$module.so" || uptodate=0
+	cmp -s "$SF_ROOT/$(sf_make_var "$SF_ROOT" COMPAT_DIR)/$ext.so" "$libdir/$ext.so" || uptodate=0
 	for f in "$ext.control" $(sf_make_var "$SF_ROOT" DATA_built) $(sf_make_var "$SF_ROOT" DATA); do
 		cmp -s "$SF_ROOT/$f" "$extdir/$(basename "$f")" || uptodate=0
 	done
@@ -154,7 +159,7 @@ sf_private_tree() {
 	# Only this build's files: none of another version installed into the
 	# system tree.
 	rm -f "$dest$sharedir"/extension/"$(sf_make_var "$src" EXTENSION | cut -d' ' -f1)"* \
-		"$dest$($PG_CONFIG --pkglibdir)/$(sf_make_var "$src" EXTENSION | cut -d' ' -f1)".so
+		"$dest$($PG_CONFIG --pkglibdir)/$(sf_make_var "$src" EXTENSION | cut -d' ' -f1)"*.so
 	make -C "$src" PG_CONFIG="$PG_CONFIG" DESTDIR="$dest" install >/dev/null ||
 		sf_die "make install into $dest failed"
 }

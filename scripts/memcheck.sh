@@ -61,8 +61,10 @@ sf_mc_asan_build() {
 		tail -n 40 "$dir/asan-build.log"
 		sf_die "the sanitizer build failed ($dir/asan-build.log)"
 	}
-	[ "$(nm -D "$dir/streamforge.so" | grep -c " U __asan_init$")" -eq 1 ] ||
-		sf_die "$dir/streamforge.so is not instrumented (no __asan_init)"
+	local module
+	module=$(sf_make_var "$dir" MODULE_big).so
+	[ "$(nm -D "$dir/$module" | grep -c " U __asan_init$")" -eq 1 ] ||
+		sf_die "$dir/$module is not instrumented (no __asan_init)"
 	# preloaded after the runtime: test/asan/preload.c says why
 	$cc -shared -fPIC -O1 -o "$dir/test/asan/libsfpreload.so" "$dir/test/asan/preload.c" ||
 		sf_die "building test/asan/preload.c failed"
@@ -122,7 +124,8 @@ sf_mc_scan() {
 
 # A frame of streamforge reads "fn (/build/dir/src/file.c:line)" with its
 # debug information (--fullpath-after= gives the whole path) or
-# "(in .../streamforge.so)" without.
+# "(in .../streamforge-<version>.so)" without (or streamforge.so, the
+# compat library of the older versions' SQL).
 sf_mc_scan_valgrind() {
 	local logdir=$1 build=$2 logs files
 	mapfile -t files < <(find "$logdir" -name '*.log' | sort)
@@ -134,7 +137,7 @@ sf_mc_scan_valgrind() {
 		/VALGRINDERROR-BEGIN/ { inblk = 1; blk = ""; next }
 		/VALGRINDERROR-END/ {
 			inblk = 0
-			if (blk ~ /streamforge\.so/ || index(blk, src) > 0) {
+			if (blk ~ /streamforge(-[0-9.]+)?\.so/ || index(blk, src) > 0) {
 				nf++; print "==== " file > findings; print blk > findings
 			} else {
 				no++; print "==== " file > others; print blk > others

@@ -50,7 +50,7 @@
 #              sanitizer ends the backend); slower, so use it with --only
 #              or --tests
 #   --tests SUITE:NAME,...  run only these tests (SUITE regress or isolation;
-#              a NAME may be a glob, as strength5_*; given more than once,
+#              a NAME may be a glob, as random_*; given more than once,
 #              the selections add up): the unmutated tree and every mutant
 #              run those, each suite only if it has a selected test
 #

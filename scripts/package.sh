@@ -83,7 +83,7 @@ else
 	sf_say "copying the working tree to $src"
 	tar -C "$SF_ROOT" --exclude=./.git --exclude=./dist --exclude=./.demo \
 		--exclude='./tmp_check*' --exclude=./results --exclude=./output_iso \
-		--exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./bench/work \
+		--exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./bench/work --exclude='./compat-*' \
 		--exclude="./streamforge--$extversion.sql" -cf - . | tar -C "$src" -xf -
 fi
 

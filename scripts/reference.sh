@@ -13,7 +13,7 @@
 # and replaces the lines of docs/reference.md from the "reference:
 # generated" marker to the "reference: end" marker with its output.
 # It refuses when a function of the schema streamforge has no comment,
-# naming it: add one to sql/install/98_comments.sql.  test/t/080_docs.pl
+# naming it: add one to sql/objects/98_comments.sql.  test/t/080_docs.pl
 # runs the same query and fails when docs/reference.md differs.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -41,7 +41,7 @@ missing=$(psql_ref -d "$db" -A -t -c "SELECT string_agg(p.oid::regprocedure::tex
   FROM pg_proc AS p
  WHERE p.pronamespace = 'streamforge'::regnamespace
    AND obj_description(p.oid, 'pg_proc') IS NULL")
-[ -z "$missing" ] || sf_die "functions without a comment (add them to sql/install/98_comments.sql): $missing"
+[ -z "$missing" ] || sf_die "functions without a comment (add them to sql/objects/98_comments.sql): $missing"
 
 gen=$(mktemp)
 trap 'rm -f "$gen"; psql_ref -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true' EXIT

@@ -238,3 +238,28 @@ REVOKE USAGE ON SCHEMA streamforge FROM regress_sf_agg_owner, regress_sf_agg_rea
 DROP ROLE regress_sf_agg_owner;
 DROP ROLE regress_sf_agg_reader;
 DROP ROLE regress_sf_agg_other;
+
+-- ------------------------------------------------------------------------
+-- tumble() before 1970
+-- ------------------------------------------------------------------------
+\c -
+\set VERBOSITY sqlstate
+-- docs/sql-aggregates.md (issue 40 item 11): streamforge.tumble(ts, size) is the start of
+-- the window of size from the epoch that holds ts: date_bin(size, ts,
+-- epoch), before 1970 too (where a truncating division would round up)
+SELECT t, streamforge.tumble(t, i) AS tumble, date_bin(i, t, timestamptz 'epoch') AS date_bin
+  FROM (VALUES (timestamptz '1969-12-31 23:59:59.5+00', interval '1 minute'),
+               (timestamptz '1969-12-31 23:59:00+00', interval '1 minute'),
+               (timestamptz '1969-12-31 23:58:59.999999+00', interval '1 minute'),
+               (timestamptz '1900-03-04 05:06:07+00', interval '1 hour'),
+               (timestamptz '1969-12-31 23:59:59.999999+00', interval '1 day'),
+               (timestamptz '1970-01-01 00:00:00+00', interval '1 day')) AS v(t, i);
+SELECT count(*) AS compared,
+       count(*) FILTER (WHERE streamforge.tumble(t, i) <> date_bin(i, t, timestamptz 'epoch'))
+           AS differ
+  FROM generate_series(timestamptz '1969-12-31 22:00:00+00', timestamptz '1970-01-01 02:00:00+00',
+                       interval '7 minutes 13.000001 seconds') AS t,
+       unnest(ARRAY[interval '1 second', interval '7 seconds', interval '1 minute',
+                    interval '90 seconds', interval '1 hour', interval '1 day',
+                    interval '1 microsecond', interval '3 microseconds']) AS i;
+

@@ -83,17 +83,17 @@ SELECT * FROM bid_expected WHERE window_start < '2026-11-30 12:02+00' ORDER BY w
 SELECT streamforge.create_aggregate('bid_nullable', $$
     SELECT auction, count(*) FILTER (WHERE qty > 1) AS n, sum(price) AS s FROM bids
      GROUP BY auction, streamforge.tumble(at, interval '1 minute')$$);
-SELECT measures, aggregates FROM streamforge.pipeline WHERE name = 'bid_nullable';
+SELECT measures, aggregates FROM streamforge.pipeline_info WHERE name = 'bid_nullable';
 SELECT streamforge.drop_aggregate('bid_nullable');
 SELECT streamforge.create_aggregate('bid_nullable', $$
     SELECT auction, sum(qty) FILTER (WHERE price > 1) AS s FROM bids
      GROUP BY auction, streamforge.tumble(at, interval '1 minute')$$);
-SELECT measures, aggregates FROM streamforge.pipeline WHERE name = 'bid_nullable';
+SELECT measures, aggregates FROM streamforge.pipeline_info WHERE name = 'bid_nullable';
 SELECT streamforge.drop_aggregate('bid_nullable');
 SELECT streamforge.create_aggregate('bid_nullable', $$
     SELECT auction, var_pop(CASE WHEN qty > 1 THEN qty END) AS s FROM bids
      GROUP BY auction, streamforge.tumble(at, interval '1 minute')$$);
-SELECT measures, aggregates FROM streamforge.pipeline WHERE name = 'bid_nullable';
+SELECT measures, aggregates FROM streamforge.pipeline_info WHERE name = 'bid_nullable';
 SELECT streamforge.drop_aggregate('bid_nullable');
 
 -- session windows: a row that bridges two sessions merges them, and the

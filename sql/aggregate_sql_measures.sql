@@ -109,7 +109,7 @@ SELECT streamforge.create_aggregate('m_if', $$
       FROM mtab GROUP BY g, streamforge.tumble(at, interval '1 hour')
 $$);
 SELECT ordinality, name, type, func, measure FROM streamforge.aggregate_columns('m_if');
-SELECT pg_catalog.array_to_string(p.aggregates, ' | ') FROM streamforge.pipeline AS p WHERE p.name = 'm_if';
+SELECT pg_catalog.array_to_string(p.aggregates, ' | ') FROM streamforge.pipeline_info AS p WHERE p.name = 'm_if';
 INSERT INTO mtab VALUES
     (5, 'x', 3, 10, 2, NULL, '2026-11-30 12:00:00+00'),
     (6, 'x', -7, 11, 9223372036854775807, 1, '2026-11-30 12:10:00+00'),

@@ -22,7 +22,7 @@ $$, out_of_orderness => interval '10 seconds');
 -- a measures pipeline: 1 first (the first measure is never nullable), then
 -- one nullable measure per distinct nullable expression; count(amount) is
 -- count(m2), a count of its non-NULL values
-SELECT measures, aggregates FROM streamforge.pipeline WHERE name = 'pay_stats';
+SELECT measures, aggregates FROM streamforge.pipeline_info WHERE name = 'pay_stats';
 INSERT INTO pay VALUES
     -- x@12:00: amounts 10, NULL, 30; tips NULL, 5, 7; ok t, NULL, f
     (1, 'x', 10, NULL, true, '2026-11-30 12:00:01+00'),

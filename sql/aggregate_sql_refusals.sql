@@ -64,7 +64,7 @@ SELECT construct, pg_temp.try(q) AS outcome
     ('column neither grouped nor aggregated', $$SELECT page, n, count(*) FROM ev GROUP BY page, streamforge.tumble(at, '1 minute')$$),
     ('expression over grouped columns', $$SELECT upper(page), count(*) FROM ev GROUP BY page, streamforge.tumble(at, '1 minute')$$),
     ('unsupported aggregate', $$SELECT string_agg(page, ',') FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
-    ('DISTINCT in an aggregate', $$SELECT count(DISTINCT page) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
+    ('DISTINCT in an aggregate', $$SELECT sum(DISTINCT n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('ORDER BY in an aggregate', $$SELECT sum(n ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('FILTER', $$SELECT sum(n) FILTER (WHERE n > 1) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('ordered-set aggregate', $$SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),

@@ -245,7 +245,17 @@ INSERT INTO catalogue VALUES
 (321, 'ingest_measures_batch: a one-measure pipeline', $$SELECT * FROM streamforge.ingest_measures_batch('bad', ARRAY[ROW('p', 2, 'x', 'k', 1, ARRAY[1])::streamforge.measures_delivery])$$, '22023'),
 (322, 'live_aggregates: a one-measure pipeline', $$SELECT * FROM streamforge.live_aggregates('bad')$$, '22023'),
 (323, 'visible_aggregates: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates('nope')$$, '42704'),
-(324, 'aggregate_columns: a one-measure pipeline (count, sum, min, max; accepted)', $$SELECT * FROM streamforge.aggregate_columns('bad')$$, '00000');
+(324, 'aggregate_columns: a one-measure pipeline (count, sum, min, max; accepted)', $$SELECT * FROM streamforge.aggregate_columns('bad')$$, '00000'),
+(471, 'append_measures: a one-measure pipeline', $$SELECT * FROM streamforge.append_measures('bad', 'p', 'x', 'k', 1, ARRAY[1])$$, '22023'),
+(472, 'append_measures: NULL measures', $$SELECT * FROM streamforge.append_measures('bad', 'p', 'x', 'k', 1, NULL)$$, '22004'),
+(473, 'ingest_measures_count: a one-measure pipeline', $$SELECT streamforge.ingest_measures_count('bad', 'p', 2, 'x', 'k', 1, ARRAY[1])$$, '22023'),
+(474, 'ingest_measures_count: NULL event_id', $$SELECT streamforge.ingest_measures_count('bad', 'p', 2, NULL, 'k', 1, ARRAY[1])$$, '22004'),
+(475, 'ingest_measures_json: a one-measure pipeline', $$SELECT * FROM streamforge.ingest_measures_json('bad', '[{"partition": "p", "event_id": "x", "key": "k", "event_time": 1, "measures": [1]}]')$$, '22023'),
+(476, 'ingest_measures_json: NULL deliveries', $$SELECT * FROM streamforge.ingest_measures_json('bad', NULL)$$, '22004'),
+(477, 'ingest_measures_ts: pipeline without a time unit', $$SELECT * FROM streamforge.ingest_measures_ts('bad', 'p', 2, 'x', 'k', now(), ARRAY[1])$$, '22023'),
+(478, 'append_measures_ts: unknown pipeline', $$SELECT * FROM streamforge.append_measures_ts('nope', 'p', 'x', 'k', now(), ARRAY[1])$$, '42704'),
+(479, 'live_aggregates_ts: pipeline without a time unit', $$SELECT * FROM streamforge.live_aggregates_ts('bad')$$, '22023'),
+(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

@@ -7,37 +7,7 @@
 SET client_min_messages = warning;
 CREATE SCHEMA cnl;
 SET search_path = cnl, public;
-CREATE FUNCTION crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-CREATE FUNCTION u16(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 4, '0'), 'hex') $$;
-CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
-CREATE FUNCTION wrap2(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    payload bytea := convert_to(doc, getdatabaseencoding());
-    hdr bytea := '\x5346434b50540d0a'::bytea || u16(2) || u16(0)
-                 || u32(length(payload)) || u32(length(payload));
-BEGIN
-    RETURN hdr || u32(crc32(hdr || payload)) || payload;
-END $$;
+\i test/sql/checkpoint_forge.sql
 CREATE FUNCTION try(cp bytea) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     st text; msg text; det text;
@@ -98,7 +68,7 @@ SELECT streamforge.checkpoint('cnl') = wrap2(doc) AS unchanged FROM d;
 -- cold load) refuses a mask of a measure not declared nullable, a value
 -- under a NULL bit, a mask past the measures and the width of 0.3.0
 -- (XX001, corrupt).  Written behind the extension's back, as
--- strength2_journal does.  Entry: format 1, 'V', one delivery (partition
+-- the journal_compact test does.  Entry: format 1, 'V', one delivery (partition
 -- 0, offset 3, event_id, key, event_time 4), then width measures words.
 CREATE FUNCTION cnl.ventry(nm integer, w bigint[]) RETURNS bytea LANGUAGE sql AS $$
   SELECT '\x0156'::bytea || int4send(1) || int2send(nm::int2) || int2send(0::int2)

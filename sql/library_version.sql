@@ -29,4 +29,16 @@ SELECT * FROM streamforge.live('lv');
 UPDATE pg_catalog.pg_extension SET extversion = '0.4.0' WHERE extname = 'streamforge';
 \c
 SELECT * FROM streamforge.ingest('lv', 'p', 1, 'e1', 'k', 2, 5);
+-- Each version has its own library, streamforge-<version> (docs/packaging.md,
+-- "The libraries"); "streamforge" is the compat library that serves the SQL
+-- of 0.1.0 to 0.3.0 (release 0.3.0's).  A session that loaded it, here by
+-- LOAD, as a server that preloads "streamforge" would, cannot use this
+-- version's library: told to reconnect (55000), on every call, and not
+-- "attempt to redefine parameter".
+\c
+LOAD 'streamforge';
+SELECT streamforge.watermark('lv');
+SELECT * FROM streamforge.live('lv');
+\c
+SELECT streamforge.watermark('lv');
 SELECT streamforge.drop_pipeline('lv');

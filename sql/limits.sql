@@ -5,46 +5,8 @@ CREATE SCHEMA lim;
 SET search_path = lim, public;
 
 -- helpers to edit a small (uncompressed) checkpoint document and wrap it
--- in a correct envelope again (as in checkpoint_invalid.sql)
-CREATE FUNCTION crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
-CREATE FUNCTION wrap(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    payload bytea := convert_to(doc, getdatabaseencoding());
-    hdr bytea := '\x5346434b50540d0a00010000'::bytea || u32(length(payload))
-                 || u32(length(payload));
-BEGIN
-    RETURN hdr || u32(crc32(hdr || payload)) || payload;
-END $$;
-CREATE FUNCTION doc(cp bytea) RETURNS text LANGUAGE sql IMMUTABLE AS
-$$ SELECT convert_from(substring(cp FROM 25), getdatabaseencoding()) $$;
-CREATE FUNCTION edit(doc text, "from" text, "to" text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE AS $$
-BEGIN
-    IF position("from" IN doc) = 0 THEN
-        RAISE EXCEPTION 'edit: % not found', "from";
-    END IF;
-    RETURN replace(doc, "from", "to");
-END $$;
+-- in a correct envelope again (shared with the other checkpoint tests)
+\i test/sql/checkpoint_forge.sql
 -- 'ok', or SQLSTATE: message (detail)
 CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE

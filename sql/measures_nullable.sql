@@ -13,7 +13,7 @@ SELECT streamforge.create_pipeline('n', ARRAY['p0'],
         'sum(y)', 'count(one)']);
 SELECT * FROM streamforge.aggregate_columns('n');
 -- the declaration is normalized to 'name NULL' in the catalog
-SELECT measures FROM streamforge.pipeline WHERE name = 'n';
+SELECT measures FROM streamforge.pipeline_info WHERE name = 'n';
 -- key k: x = NULL, 10, NULL, 20; y always NULL
 SELECT seq, window_name, window_start, count, aggregates
   FROM streamforge.ingest_measures('n', 'p0', 0, 'e0', 'k', 1, ARRAY[1, NULL, NULL]);

@@ -109,7 +109,8 @@ SELECT window_name, window_start, window_end, count FROM streamforge.results
 -- have).  retention 20, lateness 5, watermark 50: H = 25.
 BEGIN;
 UPDATE streamforge.pipeline
-   SET retention = 20, version = version + 1, snapshot_version = version + 1
+   SET definition = jsonb_set(definition, '{retention}', '20'),
+       version = version + 1, snapshot_version = version + 1
  WHERE name = 'trr';
 -- a reader may not trim; an admin may, and it drops windows ending <= 25
 SAVEPOINT s;
@@ -149,10 +150,10 @@ SELECT window_name, window_start, window_end, count FROM streamforge.results
  WHERE pipeline = 'trr' ORDER BY 1, 2;
 -- a horizon before every window (H = 95 - 9223372036854775807), or none
 -- (retention NULL): nothing is dropped
-UPDATE streamforge.pipeline SET retention = 9223372036854775807 WHERE name = 'trr';
+UPDATE streamforge.pipeline SET definition = jsonb_set(definition, '{retention}', '9223372036854775807') WHERE name = 'trr';
 SELECT streamforge.configure_outputs('trr', results_retention => true);
 SELECT streamforge.trim_results('trr');
-UPDATE streamforge.pipeline SET retention = NULL WHERE name = 'trr';
+UPDATE streamforge.pipeline SET definition = definition - 'retention' WHERE name = 'trr';
 SELECT streamforge.trim_results('trr');
 SELECT count(*) AS results_rows FROM streamforge.results WHERE pipeline = 'trr';
 ROLLBACK;

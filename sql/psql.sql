@@ -58,7 +58,9 @@ SELECT p.proname, p.provolatile, p.proparallel
        'drop_aggregate', 'alter_aggregate',
        'set_emit', 'register_consumer', 'commit_consumer', 'drop_consumer',
        'set_out_of_orderness', 'set_idle_timeout', 'tick', 'compact',
-       'ingest_measures', 'ingest_measures_batch', 'append_measures_batch')
+       'ingest_measures', 'ingest_measures_batch', 'append_measures_batch',
+       'append_measures', 'append_measures_ts', 'ingest_measures_count',
+       'ingest_measures_json', 'ingest_measures_ts')
  ORDER BY 1;
 
 -- unqualified use

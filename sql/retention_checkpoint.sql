@@ -63,35 +63,7 @@ SELECT streamforge.restore('rcn', streamforge.checkpoint('rc'));
 
 -- 3. Crafted checkpoints: one edit of rc's document each, with a correct
 -- envelope (CRC-32 computed here), so that the rule itself rejects it.
-CREATE FUNCTION crc32(data bytea) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    tab bigint[];
-    c bigint;
-    crc bigint := 4294967295;
-BEGIN
-    FOR n IN 0 .. 255 LOOP
-        c := n;
-        FOR k IN 1 .. 8 LOOP
-            IF (c & 1) = 1 THEN c := (c >> 1) # 3988292384; ELSE c := c >> 1; END IF;
-        END LOOP;
-        tab[n] := c;
-    END LOOP;
-    FOR i IN 0 .. length(data) - 1 LOOP
-        crc := tab[(crc # get_byte(data, i)) & 255] # (crc >> 8);
-    END LOOP;
-    RETURN crc # 4294967295;
-END $$;
-CREATE FUNCTION u32(n bigint) RETURNS bytea LANGUAGE sql IMMUTABLE AS
-$$ SELECT decode(lpad(to_hex(n), 8, '0'), 'hex') $$;
-CREATE FUNCTION wrap(doc text) RETURNS bytea LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    payload bytea := convert_to(doc, 'UTF8');
-    hdr bytea := '\x5346434b50540d0a00010000'::bytea || u32(length(payload))
-                 || u32(length(payload));
-BEGIN
-    RETURN hdr || u32(crc32(hdr || payload)) || payload;
-END $$;
+\i test/sql/checkpoint_forge.sql
 -- rc's document with "from" (which must occur exactly once) replaced
 CREATE FUNCTION edited("from" text, "to" text) RETURNS bytea
 LANGUAGE plpgsql AS $$

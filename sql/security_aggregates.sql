@@ -225,3 +225,58 @@ DROP SCHEMA regress_sf_agg_victim CASCADE;
 REVOKE USAGE ON SCHEMA streamforge FROM regress_sf_agg_victim, regress_sf_agg_attacker;
 DROP ROLE regress_sf_agg_victim;
 DROP ROLE regress_sf_agg_attacker;
+
+-- ------------------------------------------------------------------------
+-- create_aggregate needs CREATE on the current schema
+-- ------------------------------------------------------------------------
+\c -
+\set VERBOSITY default
+\set SHOW_CONTEXT errors
+\set VERBOSITY sqlstate
+-- docs/sql-aggregates.md, Privileges (issue 40 item 6): creating an aggregate needs CREATE
+-- on the current schema (the views go there).  The role owns its table in
+-- a schema where it may create, but its current schema is one where it
+-- may not: refused (42501), and nothing is left behind.
+CREATE ROLE regress_s5_agg;
+CREATE SCHEMA s5_mine AUTHORIZATION regress_s5_agg;
+CREATE SCHEMA s5_theirs;
+GRANT USAGE ON SCHEMA s5_theirs TO regress_s5_agg;
+GRANT USAGE ON SCHEMA streamforge TO regress_s5_agg;
+SET ROLE regress_s5_agg;
+CREATE TABLE s5_mine.clicks (id bigint PRIMARY KEY, page text NOT NULL,
+                             at timestamptz NOT NULL);
+SET search_path = s5_theirs, public;
+SELECT streamforge.create_aggregate('s5_clicks', $$
+    SELECT page, count(*) AS n FROM s5_mine.clicks
+     GROUP BY page, streamforge.tumble(at, interval '1 minute')$$);
+RESET ROLE;
+SELECT count(*) AS pipelines FROM streamforge.pipeline WHERE name = 's5_clicks';
+SELECT count(*) AS relations FROM pg_class WHERE relname LIKE 's5_clicks%';
+-- with CREATE on it, the same call makes the three views there
+GRANT CREATE ON SCHEMA s5_theirs TO regress_s5_agg;
+SET ROLE regress_s5_agg;
+SELECT streamforge.create_aggregate('s5_clicks', $$
+    SELECT page, count(*) AS n FROM s5_mine.clicks
+     GROUP BY page, streamforge.tumble(at, interval '1 minute')$$) IS NOT NULL AS created;
+SELECT c.relname, n.nspname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relname LIKE 's5_clicks%' ORDER BY 1;
+-- a path that starts with a missing schema: the current schema is the
+-- first that exists (s5_theirs), still without CREATE: refused
+SELECT streamforge.drop_aggregate('s5_clicks');
+RESET ROLE;
+REVOKE CREATE ON SCHEMA s5_theirs FROM regress_s5_agg;
+SET ROLE regress_s5_agg;
+SET search_path = s5_missing, s5_theirs, public;
+SELECT streamforge.create_aggregate('s5_clicks', $$
+    SELECT page, count(*) AS n FROM s5_mine.clicks
+     GROUP BY page, streamforge.tumble(at, interval '1 minute')$$);
+RESET ROLE;
+RESET search_path;
+SELECT count(*) AS pipelines FROM streamforge.pipeline WHERE name = 's5_clicks';
+SET client_min_messages = warning;
+DROP SCHEMA s5_mine CASCADE;
+RESET client_min_messages;
+DROP SCHEMA s5_theirs;
+REVOKE USAGE ON SCHEMA streamforge FROM regress_s5_agg;
+DROP ROLE regress_s5_agg;
+

@@ -106,39 +106,51 @@
 typedef struct AggWalk
 {
 	Oid			relid;
-	Oid			tumble_oid;
-	Oid			hop_oid;
-	Oid			session_oid;
+	Oid			marker[SF_WINDOW_NKINDS];	/* each kind's marker function */
 	const char *where;			/* what is being walked, for messages */
 } AggWalk;
 
-/* The oid of <schema>.<name>(argtypes), InvalidOid if none */
+/*
+ * The oid of a kind's marker function, "<schema>.<name>"(timestamptz, one
+ * interval per param), InvalidOid if none
+ */
 static Oid
-marker_oid(const char *schema, const char *name, int nargs, Oid *argtypes)
+marker_oid(const SfWindowOps *o)
 {
-	List	   *names = list_make2(makeString(pstrdup(schema)), makeString(pstrdup(name)));
+	Oid			argtypes[1 + SF_WPARAM_NBITS];
+	int			nargs = 1;
+	char	   *schema;
+	char	   *dot;
 
-	return LookupFuncName(names, nargs, argtypes, true);
+	if (o->marker_proc == NULL)
+		return InvalidOid;
+	schema = pstrdup(o->marker_proc);
+	dot = strchr(schema, '.');
+	Assert(dot != NULL);
+	*dot = '\0';
+	argtypes[0] = TIMESTAMPTZOID;
+	for (int i = 0; i < SF_WPARAM_NBITS; i++)
+		if (o->params & (1 << i))
+			argtypes[nargs++] = INTERVALOID;
+	return LookupFuncName(list_make2(makeString(schema), makeString(dot + 1)),
+						  nargs, argtypes, true);
 }
 
-/* The kind of a window call: tumble, hop or session */
-static const char *
-window_kind(Oid funcid, const AggWalk *w)
+/* The kind whose marker funcid is, NULL if none */
+static const SfWindowOps *
+window_ops_of(Oid funcid, const AggWalk *w)
 {
-	return funcid == w->tumble_oid ? "tumble" :
-		funcid == w->hop_oid ? "hop" : "session";
+	for (int k = 0; k < SF_WINDOW_NKINDS; k++)
+		if (OidIsValid(w->marker[k]) && funcid == w->marker[k])
+			return sf_window_ops((SfWindowKind) k);
+	return NULL;
 }
 
 static bool
 is_window_call(Node *node, const AggWalk *w)
 {
-	FuncExpr   *f;
-
-	if (node == NULL || !IsA(node, FuncExpr))
-		return false;
-	f = (FuncExpr *) node;
-	return f->funcid == w->tumble_oid || f->funcid == w->hop_oid ||
-		f->funcid == w->session_oid;
+	return node != NULL && IsA(node, FuncExpr) &&
+		window_ops_of(((FuncExpr *) node)->funcid, w) != NULL;
 }
 
 /*
@@ -176,7 +188,7 @@ check_expr_walker(Node *node, AggWalk *w)
 		refuse("sequence values are not supported in %s", w->where);
 	if (is_window_call(node, w))
 		refuse("streamforge.%s() is supported only as an item of GROUP BY",
-			   window_kind(((FuncExpr *) node)->funcid, w));
+			   window_ops_of(((FuncExpr *) node)->funcid, w)->marker);
 	return expression_tree_walker(node, check_expr_walker, (void *) w);
 }
 
@@ -399,20 +411,15 @@ supported_aggregate(Aggref *a)
 	char	   *name = get_func_name(a->aggfnoid);
 	Oid			nsp = get_func_namespace(a->aggfnoid);
 
+	const SfAggOps *o;
+
 	if (nsp != PG_CATALOG_NAMESPACE || name == NULL)
 		return NULL;
-	if (strcmp(name, "count") == 0 || strcmp(name, "sum") == 0 ||
-		strcmp(name, "min") == 0 || strcmp(name, "max") == 0 ||
-		strcmp(name, "avg") == 0 || strcmp(name, "var_pop") == 0 ||
-		strcmp(name, "var_samp") == 0 || strcmp(name, "stddev_pop") == 0 ||
-		strcmp(name, "stddev_samp") == 0)
-		return name;
-	/* PostgreSQL's historical spellings of the sample forms */
-	if (strcmp(name, "variance") == 0)
-		return "var_samp";
-	if (strcmp(name, "stddev") == 0)
-		return "stddev_samp";
-	return NULL;
+	/* the registry's pg_names (agg_ops.h); agg(DISTINCT x) maps apart */
+	o = sf_agg_ops_by_pg_name(name, a->aggdistinct != NIL);
+	if (o == NULL && a->aggdistinct != NIL)
+		o = sf_agg_ops_by_pg_name(name, false); /* DISTINCT is refused */
+	return o ? o->name : NULL;
 }
 
 /* The aggregate's argument, checked; NULL for count(*) */
@@ -421,7 +428,7 @@ aggregate_argument(Aggref *a, AggWalk *w, const char *name)
 {
 	TargetEntry *arg;
 
-	if (a->aggdistinct != NIL)
+	if (a->aggdistinct != NIL && !sf_agg_ops_by_name(name)->pg_distinct)
 		refuse("DISTINCT in aggregate %s() is not supported", name);
 	if (a->aggorder != NIL)
 		refuse("ORDER BY in aggregate %s() is not supported", name);
@@ -561,11 +568,9 @@ describe(Query *q, StringInfo buf)
 	StringInfoData aggs;
 	bool		first_key = true;
 	bool		first_agg = true;
-	Oid			tz_iv[3] = {TIMESTAMPTZOID, INTERVALOID, INTERVALOID};
 
-	w.tumble_oid = marker_oid("streamforge", "tumble", 2, tz_iv);
-	w.hop_oid = marker_oid("streamforge", "hop", 3, tz_iv);
-	w.session_oid = marker_oid("streamforge_internal", "session_window", 2, tz_iv);
+	for (int k = 0; k < SF_WINDOW_NKINDS; k++)
+		w.marker[k] = marker_oid(sf_window_ops((SfWindowKind) k));
 
 	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL)
 		refuse("only a SELECT query is supported");
@@ -716,7 +721,7 @@ describe(Query *q, StringInfo buf)
 				filter_op = "=";
 				filter_c = 1;
 			}
-			name = "count_if";
+			name = sf_agg_ops_from_filter()->name;
 		}
 		else
 			filter_op = NULL;
@@ -758,17 +763,20 @@ describe(Query *q, StringInfo buf)
 	{
 		FuncExpr   *f = (FuncExpr *) window;
 		Node	   *ts = linitial(f->args);
+		const SfWindowOps *o = window_ops_of(f->funcid, &w);
 
 		check_expr(ts, &w, "the time argument of the window");
 		appendStringInfoChar(buf, '{');
-		json_str(buf, "kind", window_kind(f->funcid, &w), true);
+		json_str(buf, "kind", o->marker, true);
 		json_str(buf, "time", deparse(ts, w.relid), false);
 		json_int(buf, "precision_us", time_precision_us(ts), false);
+		/* the interval arguments: positional keys, named as the kind names them */
 		json_int(buf, "size_us", const_interval_us(lsecond(f->args),
-												   f->funcid == w.session_oid ? "gap" : "size"),
+												   o->marker_args[0]),
 				 false);
-		if (f->funcid == w.hop_oid)
-			json_int(buf, "slide_us", const_interval_us(lthird(f->args), "slide"), false);
+		if (list_length(f->args) > 2)
+			json_int(buf, "slide_us", const_interval_us(lthird(f->args),
+														o->marker_args[1]), false);
 		appendStringInfoChar(buf, '}');
 	}
 	json_key(buf, "keys", false);

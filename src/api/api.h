@@ -9,7 +9,10 @@
  * check and convert arguments, call the engine, the codec and
  * persistence through their public headers, and return rows.  C names of
  * SQL functions equal the SQL names with an sf_ prefix (sf_grant and
- * sf_revoke also serve grant_privilege and revoke_privilege).
+ * sf_revoke also serve grant_privilege and revoke_privilege).  The
+ * functions that deliver events are forms of one write core (write.c,
+ * write_array.c, ingest_json.c), those that read a pipeline's rows forms
+ * of one read core (inspect.c read_rows); their rows come from rows.c.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -158,8 +161,6 @@ typedef struct SfIdleOut
 extern SfIdleOut sf_idle_out;
 extern SfPipeline *sf_idle_check(FunctionCallInfo fcinfo, SfPipeline *p);
 extern const SfChangeList *sf_with_idle(const SfChangeList *changes);
-extern Interval *sf_progress_args(FunctionCallInfo fcinfo,
-								  SfPipelineDef *def);
 
 static inline SfPipeline *
 sf_open_named(FunctionCallInfo fcinfo, const char *name, bool for_write)
@@ -222,16 +223,19 @@ sf_arg_partition_row(FunctionCallInfo fcinfo, SfRowArgs *args, int argno)
 							&args->npartitions, SF_ROW_PARTITIONS);
 }
 
-extern int	sf_arg_by_name(FunctionCallInfo fcinfo, const char *name,
-						   Oid typeoid);
 extern TupleDesc sf_deform_composite(Datum d, int natts, const char *type,
 									 Datum *values, bool *nulls);
+
+/* rows.c: the rows of the read and write calls, in their two layouts */
 extern void sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
 						  bool *nulls);
 extern void sf_put_rows(FunctionCallInfo fcinfo, const SfPipeline *p,
 						const SfRow *rows, int64 n);
+extern void sf_put_aggregate_rows(FunctionCallInfo fcinfo, const SfPipeline *p,
+								  const SfChangeList *changes,
+								  const SfRow *rows, int64 n);
 extern void sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
-							  const SfChangeList *changes);
+							  const SfChangeList *changes, bool aggregates);
 
 /*
  * The tail of every write call: hand the changes to the durable outputs
@@ -239,15 +243,26 @@ extern void sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
  * sf_late_keep before the engine ran; persist/sink.c), then return them as the
  * call's rows.  Caller has run the engine operation and journalled it.
  * Inline, so that a per-row call makes the two calls it always made.
+ * aggregates: as streamforge.measures_change rows (the measures forms),
+ * else as streamforge.change rows.
  */
 static inline void
-sf_finish_write(FunctionCallInfo fcinfo, SfPipeline *p,
-				const SfChangeList *changes, int64 late_before)
+sf_finish_write_as(FunctionCallInfo fcinfo, SfPipeline *p,
+				   const SfChangeList *changes, int64 late_before,
+				   bool aggregates)
 {
 	sf_sink_emit(p, changes, late_before);
 	if (unlikely(sf_idle_out.fcinfo == fcinfo))
 		changes = sf_with_idle(changes);
-	sf_return_changes(fcinfo, p, changes);
+	sf_return_changes(fcinfo, p, changes, aggregates);
+}
+
+/* sf_finish_write_as returning streamforge.change rows */
+static inline void
+sf_finish_write(FunctionCallInfo fcinfo, SfPipeline *p,
+				const SfChangeList *changes, int64 late_before)
+{
+	sf_finish_write_as(fcinfo, p, changes, late_before, false);
 }
 
 extern void sf_validate_window(const SfWindowDef *w);
@@ -282,30 +297,90 @@ sf_check_event_id(const SfDelivery *d, int index)
 		sf_empty_event_id_error(index);
 }
 
-/* ingest.c: apply unpacked deliveries (ingest_batch; ingest_json) */
-extern void sf_ingest_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
-								 int64 late_before, SfDelivery *ds,
-								 const int *nullfield, int n);
+/*
+ * The write core (write.c, write_array.c; docs/ingestion.md): every SQL
+ * function that delivers events is one form of one write, named by the
+ * four axes below.  Its C entry point (sf_ + the SQL name, in write.c) is
+ * a one-line alias that hands its constant form to the core, which the
+ * compiler folds: each alias compiles to the specialized code it had
+ * before the core existed, so an alias costs nothing per call.
+ */
+typedef enum SfWriteSource
+{
+	SF_SRC_ROW,					/* one event in the arguments */
+	SF_SRC_ARRAY,				/* an array of composite deliveries */
+	SF_SRC_JSON					/* a jsonb array (ingest_json.c) */
+} SfWriteSource;
 
-/* append.c: append unpacked events (append_batch; ingest_json) */
-extern void sf_append_deliveries(FunctionCallInfo fcinfo, SfPipeline *p,
-								 int64 late_before, SfDelivery *ds,
-								 const int *nullfield, int n);
+typedef struct SfWriteForm
+{
+	const char *name;			/* the SQL function */
+	SfWriteSource source;
+	bool		measures;		/* payload measures bigint[], rows with
+								 * aggregates (else value bigint, change) */
+	bool		assign;			/* offsets assigned (append forms; JSON:
+								 * decided by element 1) */
+	bool		count;			/* returns the number of changes */
+} SfWriteForm;
 
-/* timeunit.c: create_pipeline's time_unit argument, and converting */
-extern bool sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us,
-							 Interval **unit);
+/*
+ * Unpacked deliveries, applied all or none by sf_write_batch.  bad (NULL:
+ * every delivery is complete) per delivery: -2 complete, -1 a NULL
+ * delivery, SF_BAD_MEASURES a bad measures array (in ds[i].value, as a
+ * Datum, for its error), else the index of its first NULL field (of
+ * streamforge.delivery, streamforge.event or measures_delivery).  The
+ * errors' words are those of the 0.3.0 function each loop served:
+ * "event %d" for classic events without offsets (append_batch,
+ * ingest_json), else "delivery %d".
+ */
+#define SF_BAD_MEASURES 6
+typedef struct SfWriteBatch
+{
+	SfDelivery *ds;
+	int			n;
+	const int  *bad;
+	int64	   *mv;				/* measures: n * width words; NULL: value */
+	bool		assign;			/* each takes its partition's next offset */
+} SfWriteBatch;
+
+/*
+ * Give d the next offset of its partition (the append forms).  Caller
+ * holds the pipeline open for writing (its row locked), and must ingest d
+ * before it assigns the next one.  An unknown partition gets offset 0: the
+ * engine then raises the unknown-partition error, which comes before
+ * offsets.
+ */
+static inline void
+sf_assign_offset(const SfPipeline *p, SfDelivery *d)
+{
+	int			i = sf_partition_index(&p->def, d->partition);
+
+	d->source_offset = (i < 0) ? 0 : p->partitions[i].consumed + 1;
+}
+
+/* write_array.c */
+extern void sf_write_array(FunctionCallInfo fcinfo, const SfWriteForm *form);
+extern void sf_write_batch(FunctionCallInfo fcinfo, SfPipeline *p,
+						   int64 late_before, const SfWriteBatch *b);
+extern void sf_measures_values(const SfPipeline *p, ArrayType *arr,
+							   int64 *out, int index);
+
+/* ingest_json.c */
+extern void sf_write_json(FunctionCallInfo fcinfo, const SfWriteForm *form);
+
+/* timeunit.c: converting interval windows to the time unit */
 extern ArrayType *sf_windows_to_units(ArrayType *wins, bool has_unit,
 									  int64 unit_us);
 extern Datum sf_window_to_units(Datum window, const char *pipeline);
 extern int64 sf_time_to_units(TimestampTz t, const Interval *unit);
 extern bool sf_round_event_times;
 
-/* emit.c: create_pipeline's emit argument */
-extern uint8 sf_emit_arg(FunctionCallInfo fcinfo);
+/* define.c: an ENUM option's argument (codec/options.def) */
+extern uint8 sf_option_enum_arg(const SfOption *o, Datum d);
 
 /* measures.c: create_pipeline's measures and aggregates */
-extern void sf_measures_arg(FunctionCallInfo fcinfo, SfPipelineDef *def);
+extern void sf_measures_arg(FunctionCallInfo fcinfo, int m, int a,
+							SfPipelineDef *def);
 
 /* aggregate_keys.c: the engine key of a GROUP BY expression */
 extern struct Node *sf_aggregate_canonical_key(struct Node *e);

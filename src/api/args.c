@@ -4,7 +4,7 @@
  *	  Argument and result helpers shared by the SQL functions of api/:
  *	  the one "X must not be null" error and the pipeline argument
  *	  (sf_arg_not_null, sf_arg_text, sf_arg_pipeline, inline in api.h),
- *	  arguments found by name (sf_arg_by_name), composite arguments
+ *	  composite arguments
  *	  (sf_deform_composite, the window_def and delivery[] arguments), the
  *	  errors of a batch's deliveries, and the rows and changes the calls
  *	  return (sf_return_changes; sf_finish_write in api.h).
@@ -53,39 +53,6 @@ sf_arg_null_error(const char *what)
 			 errmsg("%s must not be null", what)));
 }
 
-/*
- * The position of the argument called name, of type typeoid, in the SQL
- * definition this call came through, or -1 (also for a call without one,
- * such as DirectFunctionCall).  The definitions of 0.1.0, 0.2.0 and 0.3.0
- * differ, and the library must serve each of them between a package
- * upgrade and ALTER EXTENSION UPDATE.  One syscache lookup: for arguments
- * read once per call, not per row.
- */
-int
-sf_arg_by_name(FunctionCallInfo fcinfo, const char *name, Oid typeoid)
-{
-	HeapTuple	tup;
-	Oid		   *argtypes;
-	char	  **argnames;
-	char	   *argmodes;
-	int			nargs;
-	int			found = -1;
-
-	if (fcinfo->flinfo == NULL || !OidIsValid(fcinfo->flinfo->fn_oid))
-		return -1;
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "streamforge: cache lookup failed for function %u",
-			 fcinfo->flinfo->fn_oid);
-	nargs = get_func_arg_info(tup, &argtypes, &argnames, &argmodes);
-	for (int i = 0; argnames != NULL && i < nargs && i < PG_NARGS(); i++)
-		if (argnames[i] != NULL && strcmp(argnames[i], name) == 0 &&
-			argtypes[i] == typeoid)
-			found = i;
-	ReleaseSysCache(tup);
-	return found;
-}
-
 /* Fill values from a composite tuple's header, as heap_deform_tuple does */
 static inline void
 deform_header(HeapTupleHeader th, TupleDesc tupdesc, Datum *values,
@@ -122,156 +89,19 @@ sf_deform_composite(Datum d, int natts, const char *type, Datum *values,
 	return tupdesc;
 }
 
-/*
- * Fill values[0..7] and nulls[0..7] with a row, the columns window_name ..
- * max of streamforge.result (and of streamforge.change after its seq and
- * op: sf_return_changes passes values + 2).
- */
-void
-sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
-			  bool *nulls)
-{
-	values[0] = CStringGetTextDatum(p->def.windows[r->addr.window].name);
-	values[1] = sf_string_text(r->addr.key);
-	values[2] = Int64GetDatum(r->addr.start);
-	values[3] = Int64GetDatum(r->addr.end);
-	values[4] = Int64GetDatum(r->agg.count);
-	values[5] = sf_int128_numeric(r->agg.sum);
-	values[6] = Int64GetDatum(r->agg.min);
-	values[7] = Int64GetDatum(r->agg.max);
-	memset(nulls, 0, 8 * sizeof(bool));
-}
-
-/*
- * Materialize rows[0..n) of p as a set of streamforge.result rows (the
- * caller has called InitMaterializedSRF): one per-row context reset after
- * each row, an interrupt check per row (the pg_walinspect pattern).
- */
-void
-sf_put_rows(FunctionCallInfo fcinfo, const SfPipeline *p, const SfRow *rows,
-			int64 n)
-{
-#define SF_PUT_ROWS_COLS 8
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext rowcxt;
-
-	Assert(rsinfo->setDesc->natts == SF_PUT_ROWS_COLS);
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
-								   ALLOCSET_SMALL_SIZES);
-	for (int64 i = 0; i < n; i++)
-	{
-		Datum		values[SF_PUT_ROWS_COLS];
-		bool		nulls[SF_PUT_ROWS_COLS];
-		MemoryContext old;
-
-		CHECK_FOR_INTERRUPTS();
-		old = MemoryContextSwitchTo(rowcxt);
-		sf_row_values(p, &rows[i], values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(rowcxt);
-	}
-	MemoryContextDelete(rowcxt);
-#undef SF_PUT_ROWS_COLS
-}
-
-/*
- * Materialize a change list as SETOF streamforge.change.
- *
- * Most per-row write calls change nothing visible (an event into a window
- * that stays open), and a per-row caller pays this once per event: for an
- * empty list, only the caller's context is checked and no tuplestore, tuple
- * descriptor or memory context is made.  A materialize-mode function that
- * leaves setResult NULL returns the empty set (execSRF.c, for both FROM and
- * the target list), so the result is the same as an empty tuplestore's.
- */
-void
-sf_return_changes(FunctionCallInfo fcinfo, const SfPipeline *p,
-				  const SfChangeList *changes)
-{
-#define SF_CHANGE_COLS 10
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext rowcxt;
-	MemoryContext old;
-	int			i;
-
-	if (changes->n == 0)
-	{
-		/* the checks of InitMaterializedSRF, with the same errors */
-		if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("set-valued function called in context that cannot accept a set")));
-		if (!(rsinfo->allowedModes & SFRM_Materialize))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("materialize mode required, but it is not allowed in this context")));
-		rsinfo->returnMode = SFRM_Materialize;
-		rsinfo->setResult = NULL;
-		rsinfo->setDesc = NULL;
-		return;
-	}
-
-	InitMaterializedSRF(fcinfo, 0);
-	Assert(rsinfo->setDesc->natts == SF_CHANGE_COLS);
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
-								   ALLOCSET_SMALL_SIZES);
-	for (i = 0; i < changes->n; i++)
-	{
-		const SfChange *c = &changes->items[i];
-		Datum		values[SF_CHANGE_COLS];
-		bool		nulls[SF_CHANGE_COLS];
-
-		CHECK_FOR_INTERRUPTS();
-		old = MemoryContextSwitchTo(rowcxt);
-		values[0] = Int64GetDatum(c->seq);
-		values[1] = CStringGetTextDatum(sf_change_op_name(c->op));
-		nulls[0] = nulls[1] = false;
-		sf_row_values(p, &c->row, values + 2, nulls + 2);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(rowcxt);
-	}
-	MemoryContextDelete(rowcxt);
-#undef SF_CHANGE_COLS
-}
-
-static void
-check_positive(int64 v, const char *what, const char *window)
-{
-	if (v <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s of window \"%s\" must be greater than zero", what,
-						window),
-				 errdetail("The %s given is " INT64_FORMAT ".", what, v)));
-}
-
 /* Validate a window definition; shared by the constructors and create */
 void
 sf_validate_window(const SfWindowDef *w)
 {
+	char	   *msg;
+	char	   *detail;
+
 	sf_validate_name("window", w->name);
-	switch (w->kind)
-	{
-		case SF_WINDOW_FIXED:
-			check_positive(w->size, "size", w->name);
-			break;
-		case SF_WINDOW_SLIDING:
-			check_positive(w->size, "size", w->name);
-			check_positive(w->step, "step", w->name);
-			if (((int128) w->size + w->step - 1) / w->step > SF_MAX_SLIDING_BUCKETS)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("sliding window \"%s\" puts each event into too many buckets",
-								w->name),
-						 errdetail("size / step must be at most %d.",
-								   SF_MAX_SLIDING_BUCKETS)));
-			break;
-		case SF_WINDOW_SESSION:
-			check_positive(w->gap, "gap", w->name);
-			break;
-	}
+	if (!sf_window_check(w, &msg, &detail))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s", msg),
+				 errdetail("%s", detail)));
 }
 
 /* A window_def row (possibly hand-built) as an SfWindowDef; NULLs are 22004 */
@@ -283,7 +113,7 @@ window_from_datum(Datum d, SfWindowDef *w)
 	bool		nulls[5];
 	char	   *name;
 	char	   *kind;
-	static const char *const params[] = {NULL, NULL, "size", "step", "gap"};
+	const SfWindowOps *o;
 	bool		needed[5] = {true, true, false, false, false};
 	int			i;
 
@@ -302,35 +132,28 @@ window_from_datum(Datum d, SfWindowDef *w)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("kind of window \"%s\" must not be null", w->name)));
 	kind = TextDatumGetCString(values[1]);
-	if (!sf_window_kind_parse(kind, &w->kind))
+	o = sf_window_ops_by_name(kind);
+	if (o == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("window \"%s\" has unknown kind \"%s\"", w->name, sf_msg_cstr(kind)),
-				 errhint("Use streamforge.fixed(), streamforge.sliding() or streamforge.session().")));
-	switch (w->kind)
-	{
-		case SF_WINDOW_FIXED:
-			needed[2] = true;
-			break;
-		case SF_WINDOW_SLIDING:
-			needed[2] = needed[3] = true;
-			break;
-		case SF_WINDOW_SESSION:
-			needed[4] = true;
-			break;
-	}
+				 errhint("Use %s.", sf_window_ctor_hint())));
+	w->kind = o->kind;
+	/* size, step, gap: columns 2 to 4, params bits 0 to 2 */
+	for (i = 0; i < SF_WPARAM_NBITS; i++)
+		needed[2 + i] = (o->params & (1 << i)) != 0;
 	for (i = 2; i < 5; i++)
 	{
 		if (needed[i] && nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s of window \"%s\" must not be null", params[i],
-							w->name)));
+					 errmsg("%s of window \"%s\" must not be null",
+							sf_window_param_name(1 << (i - 2)), w->name)));
 		if (!needed[i] && !nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s window \"%s\" takes no %s", kind, w->name,
-							params[i])));
+							sf_window_param_name(1 << (i - 2)))));
 	}
 	w->size = nulls[2] ? 0 : DatumGetInt64(values[2]);
 	w->step = nulls[3] ? 0 : DatumGetInt64(values[3]);

@@ -25,7 +25,9 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "api/api.h"
 
@@ -35,107 +37,186 @@ window_datum(FunctionCallInfo fcinfo, const SfWindowDef *w)
 	TupleDesc	tupdesc;
 	Datum		values[5];
 	bool		nulls[5] = {false, false, true, true, true};
+	uint8		params = sf_window_ops(w->kind)->params;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "streamforge: return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 	values[0] = CStringGetTextDatum(w->name);
 	values[1] = CStringGetTextDatum(sf_window_kind_name(w->kind));
-	switch (w->kind)
+	/* size, step, gap: columns 2 to 4; a param the kind does not take is NULL */
+	for (int i = 0; i < SF_WPARAM_NBITS; i++)
 	{
-		case SF_WINDOW_FIXED:
-			values[2] = Int64GetDatum(w->size);
-			nulls[2] = false;
-			break;
-		case SF_WINDOW_SLIDING:
-			values[2] = Int64GetDatum(w->size);
-			values[3] = Int64GetDatum(w->step);
-			nulls[2] = nulls[3] = false;
-			break;
-		case SF_WINDOW_SESSION:
-			values[4] = Int64GetDatum(w->gap);
-			nulls[4] = false;
-			break;
+		if (!(params & (1 << i)))
+			continue;
+		values[2 + i] = Int64GetDatum(sf_window_param(w, 1 << i));
+		nulls[2 + i] = false;
 	}
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }
 
-static void
-window_name_arg(FunctionCallInfo fcinfo, SfWindowDef *w)
+/*
+ * The window constructors: streamforge.<kind>(name, <the kind's params in
+ * order>).  The kind is the SQL function's name (sf_fixed and its siblings
+ * are the symbols installed 0.1.0 - 0.3.0 scripts name).
+ */
+static Datum
+window_ctor(FunctionCallInfo fcinfo)
 {
-	char	   *name = sf_arg_text(fcinfo, 0, "window name");
+	SfWindowDef w = {0};
+	char	   *fname = get_func_name(fcinfo->flinfo->fn_oid);
+	const SfWindowOps *o = fname ? sf_window_ops_by_name(fname) : NULL;
+	char	   *name;
+	int			arg = 1;
 
+	if (o == NULL)
+		elog(ERROR, "streamforge: %s is not a window constructor",
+			 fname ? fname : "?");
+	name = sf_arg_text(fcinfo, 0, "window name");
 	sf_validate_name("window", name);
-	strlcpy(w->name, name, sizeof(w->name));
+	strlcpy(w.name, name, sizeof(w.name));
+	w.kind = o->kind;
+	for (int i = 0; i < SF_WPARAM_NBITS; i++)
+	{
+		uint8		p = 1 << i;
+
+		if (!(o->params & p))
+			continue;
+		sf_arg_not_null(fcinfo, arg, sf_window_param_name(p));
+		sf_window_set_param(&w, p, PG_GETARG_INT64(arg));
+		arg++;
+	}
+	sf_validate_window(&w);
+	return window_datum(fcinfo, &w);
 }
 
+PG_FUNCTION_INFO_V1(sf_window_ctor);
+Datum
+sf_window_ctor(PG_FUNCTION_ARGS)
+{
+	return window_ctor(fcinfo);
+}
+
+/* the symbols of the 0.1.0 - 0.3.0 install scripts */
 PG_FUNCTION_INFO_V1(sf_fixed);
 Datum
 sf_fixed(PG_FUNCTION_ARGS)
 {
-	SfWindowDef w = {0};
-
-	window_name_arg(fcinfo, &w);
-	sf_arg_not_null(fcinfo, 1, "size");
-	w.kind = SF_WINDOW_FIXED;
-	w.size = PG_GETARG_INT64(1);
-	sf_validate_window(&w);
-	PG_RETURN_DATUM(window_datum(fcinfo, &w));
+	return window_ctor(fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(sf_sliding);
 Datum
 sf_sliding(PG_FUNCTION_ARGS)
 {
-	SfWindowDef w = {0};
-
-	window_name_arg(fcinfo, &w);
-	sf_arg_not_null(fcinfo, 1, "size");
-	sf_arg_not_null(fcinfo, 2, "step");
-	w.kind = SF_WINDOW_SLIDING;
-	w.size = PG_GETARG_INT64(1);
-	w.step = PG_GETARG_INT64(2);
-	sf_validate_window(&w);
-	PG_RETURN_DATUM(window_datum(fcinfo, &w));
+	return window_ctor(fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(sf_session);
 Datum
 sf_session(PG_FUNCTION_ARGS)
 {
-	SfWindowDef w = {0};
-
-	window_name_arg(fcinfo, &w);
-	sf_arg_not_null(fcinfo, 1, "gap");
-	w.kind = SF_WINDOW_SESSION;
-	w.gap = PG_GETARG_INT64(1);
-	sf_validate_window(&w);
-	PG_RETURN_DATUM(window_datum(fcinfo, &w));
+	return window_ctor(fcinfo);
 }
 
-PG_FUNCTION_INFO_V1(sf_create_pipeline);
-Datum
-sf_create_pipeline(PG_FUNCTION_ARGS)
+/*
+ * The position of option o's argument in this call, or -1 when the SQL
+ * definition the call came through ends before it.  create_pipeline's
+ * signatures of 0.1.0, 0.2.0 and 0.3.0 are prefixes of today's
+ * (codec/options.def: a new option goes last), so the library serves each
+ * of them, between a package upgrade and ALTER EXTENSION UPDATE, without
+ * looking arguments up by name.  definition_of has the same arguments.
+ */
+static int
+option_arg(FunctionCallInfo fcinfo, const SfOption *o)
 {
-	SfPipelineDef def = {0};
+	int			i = 1 + (int) (o - sf_options);
+
+	return i < PG_NARGS() ? i : -1;
+}
+
+/* The value of an ENUM option named by text d; 22023 if there is none */
+uint8
+sf_option_enum_arg(const SfOption *o, Datum d)
+{
+	const SfOptEnum *e = (const SfOptEnum *) o->ext;
+	char	   *name = TextDatumGetCString(d);
+	uint8		v;
+
+	if (!e->parse(name, &v))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown %s \"%s\"", e->noun, sf_msg_cstr(name)),
+				 errhint("%s", e->hint)));
+	return v;
+}
+
+/*
+ * Option o's argument into def (INT64, ENUM, INTERVAL): unset (its
+ * default) when the call has no such argument or, unless it is NOTNULL
+ * (22004), when it is NULL; then its validator, in today's wording.
+ */
+static void
+option_from_arg(FunctionCallInfo fcinfo, const SfOption *o, SfPipelineDef *def)
+{
+	int			i = option_arg(fcinfo, o);
+
+	sf_opt_unset(def, o);
+	if (i < 0)
+		return;
+	if (PG_ARGISNULL(i))
+	{
+		if (o->flags & SF_OPT_NOTNULL)
+			sf_arg_null_error(o->name);
+		return;
+	}
+	switch (o->kind)
+	{
+		case SF_OPT_KIND_INT64:
+			sf_opt_set_int64(def, o, PG_GETARG_INT64(i));
+			break;
+		case SF_OPT_KIND_ENUM:
+			sf_opt_set_enum(def, o, sf_option_enum_arg(o, PG_GETARG_DATUM(i)));
+			break;
+		case SF_OPT_KIND_INTERVAL:
+			sf_opt_set_interval(def, o, PG_GETARG_INTERVAL_P(i));
+			break;
+		case SF_OPT_KIND_CUSTOM:
+			Assert(false);
+			break;
+	}
+	sf_option_check(def, o, SF_OPT_ARG, NULL);
+}
+
+/*
+ * The definition create_pipeline's (and definition_of's) arguments give,
+ * checked and normalized, in the current memory context.  With create,
+ * 42710 first if the pipeline exists.  The checks run in the order of
+ * 0.3.0, so that a call with several bad arguments reports the same
+ * first error: name, partitions, windows and lateness not null, the time
+ * unit (the windows need it), partitions, windows, limits, then the scalar
+ * options in table order, then measures.
+ */
+static void
+define_from_args(FunctionCallInfo fcinfo, SfPipelineDef *def, bool create)
+{
 	char	   *name = sf_arg_text(fcinfo, 0, "pipeline name");
+	const SfOption *time_unit = sf_option_find("time_unit");
 	ArrayType  *parts;
 	ArrayType  *wins;
-	bool		has_unit;
 	int64		unit_us = 0;
-	Interval   *unit = NULL;
-	Interval   *idle;
 	Datum	   *elems;
 	bool	   *elemnulls;
 	int			n;
 	int			i;
 
+	memset(def, 0, sizeof(*def));
 	sf_validate_name("pipeline", name);
-	if (sf_persist_exists(name))
+	if (create && sf_persist_exists(name))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("pipeline \"%s\" already exists", name)));
-	strlcpy(def.name, name, sizeof(def.name));
+	strlcpy(def->name, name, sizeof(def->name));
 
 	sf_arg_not_null(fcinfo, 1, "partitions");
 	sf_arg_not_null(fcinfo, 2, "windows");
@@ -143,8 +224,10 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 	parts = PG_GETARG_ARRAYTYPE_P(1);
 	wins = PG_GETARG_ARRAYTYPE_P(2);
 	/* interval windows to the time unit (timeunit.c) */
-	has_unit = sf_time_unit_arg(fcinfo, &unit_us, &unit);
-	wins = sf_windows_to_units(wins, has_unit, unit_us);
+	option_from_arg(fcinfo, time_unit, def);
+	if (def->has_time_unit)
+		(void) sf_interval_us(&def->time_unit, &unit_us);
+	wins = sf_windows_to_units(wins, def->has_time_unit, unit_us);
 	if (array_contains_nulls(parts))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -161,14 +244,14 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a pipeline needs at least one partition")));
-	def.npartitions = n;
-	def.partitions = palloc(n * sizeof(def.partitions[0]));
+	def->npartitions = n;
+	def->partitions = palloc(n * sizeof(def->partitions[0]));
 	for (i = 0; i < n; i++)
 	{
 		char	   *pname = TextDatumGetCString(elems[i]);
 
 		sf_validate_name("partition", pname);
-		strlcpy(def.partitions[i], pname, SF_NAME_MAX + 1);
+		strlcpy(def->partitions[i], pname, SF_NAME_MAX + 1);
 	}
 
 	/* windows */
@@ -190,52 +273,121 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("a pipeline can have at most %d windows", PG_UINT16_MAX)));
-	def.nwindows = n;
-	def.windows = palloc0(n * sizeof(SfWindowDef));
+	def->nwindows = n;
+	def->windows = palloc0(n * sizeof(SfWindowDef));
 	for (i = 0; i < n; i++)
 	{
-		sf_window_def_arg(elems[i], &def.windows[i]);
+		sf_window_def_arg(elems[i], &def->windows[i]);
 	}
 
-	sf_check_def_limits(&def);
-	sf_def_normalize(&def);
+	sf_check_def_limits(def);
+	sf_def_normalize(def);
 
-	def.lateness = PG_GETARG_INT64(3);
-	if (def.lateness < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lateness must not be negative"),
-				 errdetail("The lateness given is " INT64_FORMAT ".", def.lateness)));
-
-	/* docs/semantics.md, Retention; 0.1.0's SQL definition passes no retention */
+	/*
+	 * The scalar options (codec/options.def), in table order: lateness,
+	 * retention (docs/semantics.md, Retention), emit (Emit modes),
+	 * out_of_orderness and idle_timeout (docs/progress.md).
+	 */
+	for (i = 0; i < sf_noptions; i++)
 	{
-		int			r = sf_arg_by_name(fcinfo, "retention", INT8OID);
+		const SfOption *o = &sf_options[i];
 
-		def.has_retention = r >= 0 && !PG_ARGISNULL(r);
-		def.retention = def.has_retention ? PG_GETARG_INT64(r) : 0;
+		if (o->kind != SF_OPT_KIND_CUSTOM && o != time_unit)
+			option_from_arg(fcinfo, o, def);
 	}
-	if (def.retention < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("retention must not be negative"),
-				 errdetail("The retention given is " INT64_FORMAT ".", def.retention)));
+	if (def->has_idle_timeout)
+		(void) sf_interval_us(&def->idle_timeout, &def->idle_timeout_us);
 
-	def.emit = sf_emit_arg(fcinfo);	/* docs/semantics.md, Emit modes */
-	idle = sf_progress_args(fcinfo, &def);	/* progress.c */
+	/* measures and aggregates (api/measures.c) */
+	{
+		int			m = option_arg(fcinfo, sf_option_find("measures"));
+		int			a = option_arg(fcinfo, sf_option_find("aggregates"));
 
-	sf_measures_arg(fcinfo, &def);
+		sf_measures_arg(fcinfo, m, a, def);
+	}
+}
+
+PG_FUNCTION_INFO_V1(sf_create_pipeline);
+Datum
+sf_create_pipeline(PG_FUNCTION_ARGS)
+{
+	SfPipelineDef def;
+
+	define_from_args(fcinfo, &def, true);
 	sf_persist_create(&def);
-	if (def.emit != SF_EMIT_UPDATE)
-		sf_persist_set_emit(def.name, def.emit);
-	if (def.has_out_of_orderness || idle != NULL)
-		sf_progress_store(def.name, &def, true, idle);
-	if (idle != NULL)
+	if (def.has_idle_timeout)
 		sf_activity_watch(def.name);
-	if (has_unit)
-		sf_time_unit_store(def.name, unit);
-	if (def.measures != NULL)
-		sf_measures_store(def.name, def.measures);
 	PG_RETURN_VOID();
+}
+
+/*
+ * streamforge.definition_of(<create_pipeline's arguments>): the document
+ * create_pipeline would store for them (codec/options.def), after all its
+ * checks but the pipeline's existence; creates nothing.  The router
+ * compares it with the shards' (create_sharded_pipeline).
+ */
+PG_FUNCTION_INFO_V1(sf_definition_of);
+Datum
+sf_definition_of(PG_FUNCTION_ARGS)
+{
+	SfPipelineDef def;
+	StringInfoData buf;
+
+	define_from_args(fcinfo, &def, false);
+	initStringInfo(&buf);
+	sf_definition_write(&buf, &def, SF_OPT_STORED);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/*
+ * streamforge.definition(pipeline text): the pipeline's definition as one
+ * document (read).  The members and their spelling are the table's
+ * (codec/options.def): the checkpoint's "definition", plus time_unit and
+ * idle_timeout when set.
+ */
+PG_FUNCTION_INFO_V1(sf_definition);
+Datum
+sf_definition(PG_FUNCTION_ARGS)
+{
+	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	sf_definition_write(&buf, &p->def, SF_OPT_STORED);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/*
+ * streamforge_internal.options(): the table of options (codec/options.def),
+ * in argument order; the regress test "definition" checks the SQL
+ * signatures and pipeline_info's columns against it.
+ */
+PG_FUNCTION_INFO_V1(sf_options_list);
+Datum
+sf_options_list(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < sf_noptions; i++)
+	{
+		const SfOption *o = &sf_options[i];
+		Datum		values[6];
+		bool		nulls[6] = {false};
+		char		since[32];
+
+		snprintf(since, sizeof(since), "%d.%d.%d", o->since / 10000,
+				 o->since / 100 % 100, o->since % 100);
+		values[0] = CStringGetTextDatum(o->name);
+		values[1] = CStringGetTextDatum(o->sql_type);
+		nulls[2] = o->sql_default == NULL;
+		values[2] = nulls[2] ? (Datum) 0 : CStringGetTextDatum(o->sql_default);
+		values[3] = CStringGetTextDatum(since);
+		values[4] = BoolGetDatum((o->flags & SF_OPT_CK) != 0);
+		values[5] = BoolGetDatum((o->flags & SF_OPT_OMIT) != 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }
 
 /*
@@ -245,26 +397,13 @@ sf_create_pipeline(PG_FUNCTION_ARGS)
  * first, before the pipeline's row is locked, so that an insert running
  * meanwhile finishes (or waits) instead of deadlocking with the drop.  The
  * tables may belong to other roles: the SQL runs as the extension's owner,
- * once sf_call_as_owner has checked the caller's admin privilege.  The SQL
- * of 0.2.0, still in place between a package upgrade and ALTER EXTENSION
- * UPDATE, has no drop_attachments: nothing to do then.
+ * once sf_call_as_owner has checked the caller's admin privilege.
  */
 static void
 drop_attachments(FunctionCallInfo fcinfo)
 {
-	static const char *const signature =
-		"streamforge_internal.drop_attachments(pg_catalog.text)";
-	Datum		fn;
-
-	LOCAL_FCINFO(lookup, 1);
-
-	InitFunctionCallInfoData(*lookup, NULL, 1, InvalidOid, NULL, NULL);
-	lookup->args[0].value = CStringGetTextDatum(signature);
-	lookup->args[0].isnull = false;
-	fn = to_regprocedure(lookup);
-	if (lookup->isnull || !OidIsValid(DatumGetObjectId(fn)))
-		return;
-	(void) sf_call_as_owner(fcinfo, SF_PRIV_ADMIN, signature);
+	(void) sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.drop_attachments(pg_catalog.text)");
 }
 
 PG_FUNCTION_INFO_V1(sf_drop_pipeline);

@@ -28,37 +28,11 @@
 
 #include "api/api.h"
 
-/* The emit mode named by text d; 22023 if there is none */
+/* The emit mode named by text d; 22023 if there is none (define.c) */
 static uint8
 emit_mode(Datum d)
 {
-	char	   *name = TextDatumGetCString(d);
-	uint8		emit;
-
-	if (!sf_emit_mode_parse(name, &emit))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown emit mode \"%s\"", sf_msg_cstr(name)),
-				 errhint("The emit modes are \"update\", \"update+final\" and \"final\".")));
-	return emit;
-}
-
-/*
- * create_pipeline's emit argument (0.3.0; the SQL of 0.2.0 has none):
- * 'update' when absent
- */
-uint8
-sf_emit_arg(FunctionCallInfo fcinfo)
-{
-	int			i = sf_arg_by_name(fcinfo, "emit", TEXTOID);
-
-	if (i < 0)
-		return SF_EMIT_UPDATE;
-	if (PG_ARGISNULL(i))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("emit must not be null")));
-	return emit_mode(PG_GETARG_DATUM(i));
+	return sf_option_enum_arg(sf_option_find("emit"), d);
 }
 
 typedef struct EmitOp
@@ -106,7 +80,6 @@ sf_set_emit(PG_FUNCTION_ARGS)
 	op.emit = emit_mode(PG_GETARG_DATUM(1));
 	op.cxt = CurrentMemoryContext;
 	p = sf_persist_redefine_concurrently(pipeline, emit_build, &op);
-	sf_persist_set_emit(pipeline, op.emit);
 
 	named = *p;
 	named.def = op.names;

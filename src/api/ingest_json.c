@@ -1,14 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * ingest_json.c
- *	  streamforge.ingest_json(pipeline, deliveries jsonb): a JSON array of
- *	  deliveries, or of events without offsets, applied all or none.
+ *	  The JSON forms of the write core (write.c):
+ *	  streamforge.ingest_json(pipeline, deliveries jsonb) and
+ *	  ingest_measures_json: a JSON array of deliveries, or of events
+ *	  without offsets, applied all or none.
  *
  * SQL glue only: this file turns the array into SfDelivery structs and
- * hands them to the code behind ingest_batch (sf_ingest_deliveries) or,
- * when the first element has no "source_offset", append_batch
- * (sf_append_deliveries), so the engine, journal, sink and error order are
- * theirs.  The caller's privilege is checked first, when the pipeline is
+ * hands them to sf_write_batch (write_array.c), ingest_batch's loop, or,
+ * when the first element has no "source_offset", append_batch's (for
+ * ingest_measures_json: ingest_measures_batch's, offsets given or
+ * assigned), so the engine, journal, sink and error order are theirs.
+ * ingest_measures_json's elements carry "measures", an array of one
+ * integral number per measure (null only for a measure declared NULL),
+ * instead of "value".  The caller's privilege is checked first, when the pipeline is
  * opened for writing, as every write call does.
  *
  * Phases of a call, which fix the order of the errors:
@@ -62,12 +67,18 @@ static const char *const json_fields[JF_NFIELDS] = {
 	"partition", "source_offset", "event_id", "key", "event_time", "value"
 };
 
+/* The name of field f in the elements of call's form */
+#define JSON_FIELD(call, f) \
+	((f) == JF_VALUE && (call)->p->def.measures != NULL ? "measures" : json_fields[f])
+
 #define SF_OFFSET_HINT "Give source_offset in every element, or in none: the extension then assigns the offsets."
 
 /* What one call knows: the pipeline, and its time unit once looked up */
 typedef struct JsonCall
 {
 	const char *pipeline;
+	const SfPipeline *p;		/* measures: a measures form (ingest_measures_json) */
+	int64	   *mv;				/* its measures, width words per element */
 	bool		with_offset;	/* from the first element */
 	bool		unit_known;		/* unit looked up */
 	Interval   *unit;			/* NULL: no time unit */
@@ -129,8 +140,8 @@ json_field_known(const JsonCall *call, const char *key, int len)
 	{
 		if (f == JF_OFFSET && !call->with_offset)
 			continue;
-		if ((int) strlen(json_fields[f]) == len &&
-			memcmp(json_fields[f], key, len) == 0)
+		if ((int) strlen(JSON_FIELD(call, f)) == len &&
+			memcmp(JSON_FIELD(call, f), key, len) == 0)
 			return true;
 	}
 	return false;
@@ -174,7 +185,8 @@ json_unknown_field(const JsonCall *call, JsonbContainer *obj, int ord)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("element %d has an unknown field \"%s\"",
 					ord, sf_msg_str(least, least_len)),
-			 errhint("The fields are partition, source_offset, event_id, key, event_time and value.")));
+			 errhint("The fields are partition, source_offset, event_id, key, event_time and %s.",
+					 JSON_FIELD(call, JF_VALUE))));
 }
 
 /* A JSON number as it prints, at most SF_MSG_MAX bytes of it */
@@ -189,7 +201,7 @@ json_number_str(Numeric num)
 
 /* Field f of element ord (1-based), a JSON number, as a bigint */
 static int64
-json_int8(JsonCall *call, Numeric num, int f, int ord)
+json_int8(JsonCall *call, Numeric num, const char *field, int ord)
 {
 	Datum		n = NumericGetDatum(num);
 
@@ -202,7 +214,7 @@ json_int8(JsonCall *call, Numeric num, int f, int ord)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("field \"%s\" of element %d must be an integer",
-							json_fields[f], ord),
+							field, ord),
 					 errdetail("Found %s.", json_number_str(num))));
 		n = t;
 	}
@@ -218,9 +230,69 @@ json_int8(JsonCall *call, Numeric num, int f, int ord)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("field \"%s\" of element %d is out of range for type bigint",
-						json_fields[f], ord),
+						field, ord),
 				 errdetail("Found %s.", json_number_str(num))));
 	return DatumGetInt64(DirectFunctionCall1(numeric_int8, n));
+}
+
+/*
+ * The field "measures" of element ord (1-based) of a measures form, a JSON
+ * array of one integral number per measure in declaration order (null
+ * only for a measure declared NULL), as the delivery's width words into
+ * out (sf_measures_values' layout: the measures, then the NULL mask).
+ */
+static void
+json_measures(JsonCall *call, JsonbValue *v, int ord, int64 *out)
+{
+	const SfMeasuresDef *md = call->p->def.measures;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	e;
+	uint64		mask = 0;
+	int			n;
+	int			i = 0;
+
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data) ||
+		JsonContainerIsScalar(v->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("field \"measures\" of element %d must be an array",
+						ord),
+				 errdetail("Found a JSON %s.", json_type_name(v))));
+	n = JsonContainerSize(v->val.binary.data);
+	if (n != md->nmeasures)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("field \"measures\" of element %d has %d elements, pipeline \"%s\" has %d measures",
+						ord, n, call->p->def.name, md->nmeasures),
+				 errhint("measures must have exactly one element per measure, in declaration order.")));
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		if (e.type == jbvNull)
+		{
+			if ((md->nullable & (1U << i)) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("measure \"%s\" of element %d must not be null",
+								md->names[i], ord)));
+			mask |= (uint64) 1 << i;
+			out[i++] = 0;
+			continue;
+		}
+		if (e.type != jbvNumeric)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("measure \"%s\" of element %d must be a number",
+							md->names[i], ord),
+					 errdetail("Found a JSON %s.", json_type_name(&e))));
+		out[i++] = json_int8(call, e.val.numeric, "measures", ord);
+	}
+	Assert(i == n);
+	if (md->nullable != 0)
+		out[n] = (int64) mask;
 }
 
 /*
@@ -251,8 +323,8 @@ json_element(JsonCall *call, JsonbValue *elem, int ord, SfDelivery *d,
 		found[f] = false;
 		if (f == JF_OFFSET && !call->with_offset)
 			continue;
-		found[f] = getKeyJsonValueFromContainer(obj, json_fields[f],
-												strlen(json_fields[f]),
+		found[f] = getKeyJsonValueFromContainer(obj, JSON_FIELD(call, f),
+												strlen(JSON_FIELD(call, f)),
 												&vals[f]) != NULL;
 		if (found[f])
 			nfound++;
@@ -276,13 +348,13 @@ json_element(JsonCall *call, JsonbValue *elem, int ord, SfDelivery *d,
 						 errhint(SF_OFFSET_HINT)));
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("element %d has no field \"%s\"", ord, json_fields[f])));
+					 errmsg("element %d has no field \"%s\"", ord, JSON_FIELD(call, f))));
 		}
 		if (v->type == jbvNull)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("field \"%s\" of element %d must not be null",
-							json_fields[f], ord)));
+							JSON_FIELD(call, f), ord)));
 		switch (f)
 		{
 			case JF_PARTITION:
@@ -307,6 +379,15 @@ json_element(JsonCall *call, JsonbValue *elem, int ord, SfDelivery *d,
 					d->key_len = v->val.string.len;
 				}
 				break;
+			case JF_VALUE:
+				if (call->p->def.measures != NULL)
+				{
+					json_measures(call, v, ord, call->mv +
+								  (Size) (ord - 1) * call->p->def.measures->width);
+					d->value = call->mv[(Size) (ord - 1) * call->p->def.measures->width];
+					break;
+				}
+				/* FALLTHROUGH */
 			default:
 				if (f == JF_TIME && v->type == jbvString && json_has_unit(call))
 				{
@@ -321,16 +402,16 @@ json_element(JsonCall *call, JsonbValue *elem, int ord, SfDelivery *d,
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							 errmsg("field \"%s\" of element %d must be %s",
-									json_fields[f], ord,
+									JSON_FIELD(call, f), ord,
 									(f == JF_TIME && json_has_unit(call))
 									? "a number or a timestamp string" : "a number"),
 							 errdetail("Found a JSON %s.", json_type_name(v))));
 				if (f == JF_OFFSET)
-					d->source_offset = json_int8(call, v->val.numeric, f, ord);
+					d->source_offset = json_int8(call, v->val.numeric, json_fields[f], ord);
 				else if (f == JF_TIME)
-					d->event_time = json_int8(call, v->val.numeric, f, ord);
+					d->event_time = json_int8(call, v->val.numeric, json_fields[f], ord);
 				else
-					d->value = json_int8(call, v->val.numeric, f, ord);
+					d->value = json_int8(call, v->val.numeric, json_fields[f], ord);
 				break;
 		}
 	}
@@ -400,11 +481,11 @@ json_time(JsonCall *call, const JsonTime *t)
 }
 
 /*
- * ingest_json(pipeline, deliveries jsonb): see the file header.
+ * The JSON forms of the write core (write.c): ingest_json(pipeline,
+ * deliveries jsonb) and ingest_measures_json; see the file header.
  */
-PG_FUNCTION_INFO_V1(sf_ingest_json);
-Datum
-sf_ingest_json(PG_FUNCTION_ARGS)
+void
+sf_write_json(FunctionCallInfo fcinfo, const SfWriteForm *form)
 {
 	JsonCall	call = {0};
 	SfPipeline *p;
@@ -419,6 +500,7 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 	int			maxtimes = 0;
 	int			n;
 	int			i;
+	SfWriteBatch b = {0};
 
 	call.pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	p = sf_persist_open(call.pipeline, true);	/* privilege first */
@@ -427,7 +509,8 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 	late_before = sf_late_keep(p);
 
 	sf_arg_not_null(fcinfo, 1, "deliveries");
-	sf_require_kind(p, false);
+	sf_require_kind(p, form->measures);
+	call.p = p;
 	jb = PG_GETARG_JSONB_P(1);
 	if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
 	{
@@ -449,6 +532,9 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 	/* Phase 1: check and unpack every element */
 	n = JsonContainerSize(&jb->root);
 	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery), MCXT_ALLOC_HUGE);
+	if (form->measures)
+		call.mv = palloc_extended(Max(n, 1) * (Size) p->def.measures->width *
+								  sizeof(int64), MCXT_ALLOC_HUGE);
 	it = JsonbIteratorInit(&jb->root);
 	tok = JsonbIteratorNext(&it, &v, true);
 	Assert(tok == WJB_BEGIN_ARRAY);
@@ -485,10 +571,10 @@ sf_ingest_json(PG_FUNCTION_ARGS)
 		ds[times[i].index].event_time = json_time(&call, &times[i]);
 	}
 
-	/* Phase 3: ingest_batch's or append_batch's own path */
-	if (call.with_offset)
-		sf_ingest_deliveries(fcinfo, p, late_before, ds, NULL, n);
-	else
-		sf_append_deliveries(fcinfo, p, late_before, ds, NULL, n);
-	return (Datum) 0;
+	/* Phase 3: the batch's own path (ingest_batch's, append_batch's, ...) */
+	b.ds = ds;
+	b.n = n;
+	b.mv = call.mv;
+	b.assign = !call.with_offset;
+	sf_write_batch(fcinfo, p, late_before, &b);
 }

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * inspect.c
- *	  Reading a pipeline: watermark, live, visible, late_events,
+ *	  Reading a pipeline: watermark, live, visible, live_aggregates,
+ *	  visible_aggregates (the read core, read_rows), late_events,
  *	  partitions and stats.  Each opens the pipeline for reading (read
  *	  privilege) and materializes its rows in one call.
  *
@@ -40,26 +41,42 @@ sf_watermark(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(p->watermark);
 }
 
-static void
-return_rows(FunctionCallInfo fcinfo, bool visible_only)
+/*
+ * The read core: a pipeline's rows, every bucket (live) or only what its
+ * emit mode shows (visible), in the contract layout (streamforge.result:
+ * live, visible) or with the declared aggregates (measures_result:
+ * live_aggregates, visible_aggregates, which need a measures pipeline).
+ * Its entry points below are one-line aliases with constant flags, folded
+ * by the compiler.  The order: the pipeline (read privilege), the kind,
+ * then 'final' shows no row that can still change (docs/semantics.md).
+ */
+static pg_attribute_always_inline void
+read_rows(FunctionCallInfo fcinfo, bool visible_only, bool aggregates)
 {
 	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	SfRow	   *rows;
 	int64		n;
 
+	if (aggregates && p->def.measures == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pipeline \"%s\" has one unnamed measure", p->def.name),
+				 errhint("Read it with streamforge.live() or visible().")));
 	InitMaterializedSRF(fcinfo, 0);
-	/* 'final' emits no row that can still change (docs/semantics.md) */
 	if (visible_only && p->def.emit == SF_EMIT_FINAL)
 		return;
 	n = sf_collect_rows(p, visible_only, &rows);
-	sf_put_rows(fcinfo, p, rows, n);
+	if (aggregates)
+		sf_put_aggregate_rows(fcinfo, p, NULL, rows, n);
+	else
+		sf_put_rows(fcinfo, p, rows, n);
 }
 
 PG_FUNCTION_INFO_V1(sf_live);
 Datum
 sf_live(PG_FUNCTION_ARGS)
 {
-	return_rows(fcinfo, false);
+	read_rows(fcinfo, false, false);
 	return (Datum) 0;
 }
 
@@ -67,7 +84,23 @@ PG_FUNCTION_INFO_V1(sf_visible);
 Datum
 sf_visible(PG_FUNCTION_ARGS)
 {
-	return_rows(fcinfo, true);
+	read_rows(fcinfo, true, false);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(sf_live_aggregates);
+Datum
+sf_live_aggregates(PG_FUNCTION_ARGS)
+{
+	read_rows(fcinfo, false, true);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(sf_visible_aggregates);
+Datum
+sf_visible_aggregates(PG_FUNCTION_ARGS)
+{
+	read_rows(fcinfo, true, true);
 	return (Datum) 0;
 }
 
@@ -159,7 +192,6 @@ Datum
 sf_stats(PG_FUNCTION_ARGS)
 {
 #define SF_STATS_COLS 15
-#define SF_STATS_COLS_010 10	/* the columns of 0.1.0's stats() */
 	SfPipeline *p = sf_arg_pipeline(fcinfo, false);
 	SfStats		s;
 	TupleDesc	tupdesc;
@@ -168,7 +200,7 @@ sf_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "streamforge: return type must be a row type");
-	if (tupdesc->natts != SF_STATS_COLS && tupdesc->natts != SF_STATS_COLS_010)
+	if (tupdesc->natts != SF_STATS_COLS)
 		elog(ERROR, "streamforge: stats() has an unexpected row type");
 	sf_get_stats(p, &s);
 	values[0] = Int64GetDatum(s.deliveries);
@@ -189,5 +221,4 @@ sf_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
 													  values, nulls)));
 #undef SF_STATS_COLS
-#undef SF_STATS_COLS_010
 }

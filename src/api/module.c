@@ -12,6 +12,7 @@
  * defines streamforge.compaction_threshold and streamforge.cache_size and
  * registers the transaction callbacks.  Then the streamforge. prefix is
  * reserved, so that a misspelt streamforge.* setting is an error.
+ * Next to another streamforge library (an update script), none is defined.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -24,6 +25,7 @@
 
 #include <limits.h>
 
+#include "commands/extension.h"
 #include "fmgr.h"
 #include "utils/guc.h"
 
@@ -31,12 +33,48 @@
 
 PG_MODULE_MAGIC;
 
+/*
+ * Whether another streamforge library is loaded in this backend: every
+ * version defines streamforge.max_live_buckets (a placeholder, from a SET
+ * before any library was loaded, does not count).
+ */
+static bool
+other_library_loaded(void)
+{
+	return GetConfigOption("streamforge.max_live_buckets", true, false) != NULL &&
+		(GetConfigOptionFlags("streamforge.max_live_buckets", true) &
+		 GUC_CUSTOM_PLACEHOLDER) == 0;
+}
+
 void
 _PG_init(void)
 {
-	sf_persist_init();
+	/*
+	 * Each version has its own library (streamforge-<version>; the release
+	 * 0.3.0's serves older databases as "streamforge", docs/packaging.md).
+	 * Two meet in one backend in the update script that moves a database
+	 * from the one to the other (the frozen steps of an update from 0.1.0
+	 * or 0.2.0 run the older one), and when a session that used the old one
+	 * calls a function after ALTER EXTENSION UPDATE.  Both would define the
+	 * same settings (an error).  Inside the update script this one defines
+	 * none (its variables keep their boot values) and registers its
+	 * callbacks; anywhere else it refuses: the session must reconnect.  The
+	 * library is linked with -Bsymbolic, so that its calls never reach the
+	 * other library's functions of the same names.  If this errors, dfmgr
+	 * does not record the library, so every later call errors the same way.
+	 */
+	if (other_library_loaded())
+	{
+		if (!creating_extension)
+			sf_foreign_library_error();
+		sf_foreign_library = true;
+		sf_persist_init(false);
+		return;
+	}
+	sf_persist_init(true);
 	sf_compact_init();			/* 0.3.0, issue 26: persist/compact.c */
 	sf_redefine_init();			/* 0.4.0, issue 39: persist/redefine.c */
+	sf_options_init();			/* 0.4.0, issue 41: codec/codec_definition.c */
 	DefineCustomIntVariable("streamforge.max_live_buckets",
 							"Most live buckets a pipeline may hold.",
 							"An event that could take a pipeline past it is refused; 0 means no limit.",

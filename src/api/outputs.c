@@ -37,28 +37,17 @@
 
 /*
  * configure_outputs(pipeline, changelog, results, late, notify,
- * results_retention): admin.  Five arguments: the SQL definition of 0.1.0,
- * still in place between a package upgrade and ALTER EXTENSION UPDATE.
+ * results_retention, backfill): admin
  */
 PG_FUNCTION_INFO_V1(sf_configure_outputs);
 Datum
 sf_configure_outputs(PG_FUNCTION_ARGS)
 {
-	if (PG_NARGS() == 5)
-		return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-								"streamforge.configure_outputs_internal("
-								"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
-								"pg_catalog.bool, pg_catalog.bool)");
-	if (PG_NARGS() == 7)		/* 0.3.0: backfill */
-		return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-								"streamforge_internal.configure_outputs_backfill("
-								"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
-								"pg_catalog.bool, pg_catalog.bool, pg_catalog.bool, "
-								"pg_catalog.bool)");
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.configure_outputs_internal("
+							"streamforge_internal.configure_outputs_backfill("
 							"pg_catalog.text, pg_catalog.bool, pg_catalog.bool, "
-							"pg_catalog.bool, pg_catalog.bool, pg_catalog.bool)");
+							"pg_catalog.bool, pg_catalog.bool, pg_catalog.bool, "
+							"pg_catalog.bool)");
 }
 
 /* resync_outputs(pipeline): admin */

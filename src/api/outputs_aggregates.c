@@ -78,7 +78,6 @@ PG_FUNCTION_INFO_V1(sf_final_rows_aggregates);
 Datum
 sf_final_rows_aggregates(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	SfPipeline *p;
 	Datum	   *wn,
 			   *keys,
@@ -89,7 +88,6 @@ sf_final_rows_aggregates(PG_FUNCTION_ARGS)
 	SfRow	   *rows;
 	int64		nrows = 0;
 	SfPipeline *q = NULL;
-	MemoryContext rowcxt;
 
 	sf_arg_not_null(fcinfo, 0, "pipeline");
 	n = address_array(fcinfo, 1, TEXTOID, &wn);
@@ -119,28 +117,7 @@ sf_final_rows_aggregates(PG_FUNCTION_ARGS)
 	}
 	nrows = sf_derive_final_rows(p, wanted, n, &rows, &q);
 
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge row",
-								   ALLOCSET_SMALL_SIZES);
-	for (int64 i = 0; i < nrows; i++)
-	{
-		const SfRow *r = &rows[i];
-		Datum		values[6];
-		bool		nulls[6] = {0};
-		MemoryContext old;
-
-		CHECK_FOR_INTERRUPTS();
-		old = MemoryContextSwitchTo(rowcxt);
-		values[0] = CStringGetTextDatum(p->def.windows[r->addr.window].name);
-		values[1] = sf_string_text(r->addr.key);
-		values[2] = Int64GetDatum(r->addr.start);
-		values[3] = Int64GetDatum(r->addr.end);
-		values[4] = Int64GetDatum(r->agg.count);
-		values[5] = sf_aggregates_jsonb(p->def.measures, &r->agg);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(rowcxt);
-	}
-	MemoryContextDelete(rowcxt);
+	sf_put_aggregate_rows(fcinfo, p, NULL, rows, nrows);
 	if (q != NULL)
 		sf_pipeline_free(q);
 	return (Datum) 0;

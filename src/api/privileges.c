@@ -339,20 +339,12 @@ sf_pipeline_id(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-#define SF_INTERNAL_SCHEMA	"streamforge_internal."
-
-/*
- * The OID of an internal function, given its signature in the schema
- * streamforge_internal (0.2.0).  Between a package upgrade and ALTER
- * EXTENSION streamforge UPDATE the 0.1.0 definitions are still installed,
- * with the internal functions in schema streamforge: look there too.
- */
+/* The OID of an internal function, given its qualified signature */
 static Oid
 internal_function(const char *signature)
 {
 	Datum		fn;
 	Oid			result;
-	const char *rest;
 	SfSavedUser saved;
 
 	LOCAL_FCINFO(lookup, 1);
@@ -365,17 +357,9 @@ internal_function(const char *signature)
 	lookup->args[0].value = CStringGetTextDatum(signature);
 	lookup->args[0].isnull = false;
 	fn = to_regprocedure(lookup);
-	if (!lookup->isnull && DatumGetObjectId(fn) != InvalidOid)
-		result = DatumGetObjectId(fn);
-	else
-	{
-		if (strncmp(signature, SF_INTERNAL_SCHEMA,
-					strlen(SF_INTERNAL_SCHEMA)) != 0)
-			elog(ERROR, "streamforge: function %s does not exist", signature);
-		rest = signature + strlen(SF_INTERNAL_SCHEMA);
-		result = DatumGetObjectId(DirectFunctionCall1(regprocedurein,
-													  CStringGetDatum(psprintf("streamforge.%s", rest))));
-	}
+	if (lookup->isnull || DatumGetObjectId(fn) == InvalidOid)
+		elog(ERROR, "streamforge: function %s does not exist", signature);
+	result = DatumGetObjectId(fn);
 	sf_restore_user(&saved);
 	return result;
 }

@@ -60,40 +60,12 @@ idle_timeout_us(const Interval *iv)
 	return us;
 }
 
-/*
- * create_pipeline's out_of_orderness and idle_timeout arguments into def,
- * found by name (the SQL definitions of 0.1.0 and 0.2.0 have neither);
- * returns the idle_timeout, or NULL.
- */
-Interval *
-sf_progress_args(FunctionCallInfo fcinfo, SfPipelineDef *def)
-{
-	int			i = sf_arg_by_name(fcinfo, "out_of_orderness", INT8OID);
-	int			t = sf_arg_by_name(fcinfo, "idle_timeout", INTERVALOID);
-	Interval   *idle = NULL;
-
-	def->has_out_of_orderness = i >= 0 && !PG_ARGISNULL(i);
-	def->out_of_orderness = def->has_out_of_orderness ? PG_GETARG_INT64(i) : 0;
-	if (def->out_of_orderness < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("out_of_orderness must not be negative"),
-				 errdetail("The out_of_orderness given is " INT64_FORMAT ".",
-						   def->out_of_orderness)));
-	def->has_idle_timeout = t >= 0 && !PG_ARGISNULL(t);
-	if (def->has_idle_timeout)
-	{
-		idle = PG_GETARG_INTERVAL_P(t);
-		def->idle_timeout_us = idle_timeout_us(idle);
-	}
-	return idle;
-}
-
 typedef struct ProgressChange
 {
 	bool		idle;			/* false: out_of_orderness, true: idle_timeout */
 	bool		has;
 	int64		value;
+	Interval	iv;				/* idle_timeout as given, with has */
 } ProgressChange;
 
 /*
@@ -114,6 +86,7 @@ progress_build(SfPipeline *old, void *arg)
 	{
 		p->def.has_idle_timeout = c->has;
 		p->def.idle_timeout_us = c->has ? c->value : 0;
+		p->def.idle_timeout = c->iv;
 	}
 	else
 	{
@@ -134,7 +107,6 @@ sf_set_out_of_orderness(PG_FUNCTION_ARGS)
 {
 	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	ProgressChange c = {.idle = false};
-	SfPipeline *p;
 
 	c.has = !PG_ARGISNULL(1);
 	c.value = c.has ? PG_GETARG_INT64(1) : 0;
@@ -144,8 +116,7 @@ sf_set_out_of_orderness(PG_FUNCTION_ARGS)
 				 errmsg("out_of_orderness must not be negative"),
 				 errdetail("The out_of_orderness given is " INT64_FORMAT ".",
 						   c.value)));
-	p = sf_persist_redefine(pipeline, progress_build, &c);
-	sf_progress_store(pipeline, &p->def, false, NULL);
+	(void) sf_persist_redefine(pipeline, progress_build, &c);
 	PG_RETURN_VOID();
 }
 
@@ -161,12 +132,12 @@ sf_set_idle_timeout(PG_FUNCTION_ARGS)
 	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	ProgressChange c = {.idle = true};
 	Interval   *iv = PG_ARGISNULL(1) ? NULL : PG_GETARG_INTERVAL_P(1);
-	SfPipeline *p;
 
 	c.has = iv != NULL;
 	c.value = c.has ? idle_timeout_us(iv) : 0;
-	p = sf_persist_redefine(pipeline, progress_build, &c);
-	sf_progress_store(pipeline, &p->def, true, iv);
+	if (c.has)
+		c.iv = *iv;
+	(void) sf_persist_redefine(pipeline, progress_build, &c);
 	if (c.has)
 		sf_activity_watch(pipeline);
 	PG_RETURN_VOID();

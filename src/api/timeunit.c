@@ -70,26 +70,6 @@ interval_us(const Interval *iv, const char *what)
 	return us;
 }
 
-/*
- * The time_unit argument of create_pipeline, found by its name so that its
- * position does not matter (0.1.0's create_pipeline has none: false).
- */
-bool
-sf_time_unit_arg(FunctionCallInfo fcinfo, int64 *unit_us, Interval **unit)
-{
-	int			found = sf_arg_by_name(fcinfo, "time_unit", INTERVALOID);
-
-	if (found < 0 || PG_ARGISNULL(found))
-		return false;
-	*unit = PG_GETARG_INTERVAL_P(found);
-	*unit_us = interval_us(*unit, "time_unit");
-	if (*unit_us <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("time_unit must be greater than zero")));
-	return true;
-}
-
 /* size (in microseconds) of a window as a whole number of units */
 static Datum
 to_units(Datum us, int64 unit_us, const char *what, const char *window)

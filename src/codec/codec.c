@@ -86,6 +86,7 @@
 
 #define CK_FORMAT_VERSION	1
 #define CK_FORMAT_MEASURES	2	/* measures pipelines (codec_measures.c) */
+#define CK_FORMAT_VAR		3	/* with variable-size aggregate states */
 #define CK_FLAG_ZLIB		0x0001
 #define CK_KNOWN_FLAGS		CK_FLAG_ZLIB
 
@@ -281,7 +282,9 @@ sf_checkpoint_encode(SfPipeline *p)
 	initStringInfo(&json);
 	ck_write_document(p, &json);
 	result = ck_wrap(json.data, json.len,
-					 p->def.measures ? CK_FORMAT_MEASURES : CK_FORMAT_VERSION);
+					 p->def.measures == NULL ? CK_FORMAT_VERSION :
+					 p->def.measures->nvar > 0 ? CK_FORMAT_VAR :
+					 CK_FORMAT_MEASURES);
 	pfree(json.data);
 	return result;
 }
@@ -315,10 +318,11 @@ ck_unwrap(const char *data, Size len, Size *jsonlen, int *version_out)
 		ck_error(CK_ENVELOPE,
 				 "The checkpoint does not start with the streamforge magic bytes.");
 	version = ck_get16(data + CK_OFF_VERSION);
-	if (version != CK_FORMAT_VERSION && version != CK_FORMAT_MEASURES)
+	if (version != CK_FORMAT_VERSION && version != CK_FORMAT_MEASURES &&
+		version != CK_FORMAT_VAR)
 		ck_error(CK_ENVELOPE,
-				 "The checkpoint has format version %u, this build reads versions %d and %d.",
-				 version, CK_FORMAT_VERSION, CK_FORMAT_MEASURES);
+				 "The checkpoint has format version %u, this build reads versions %d to %d.",
+				 version, CK_FORMAT_VERSION, CK_FORMAT_VAR);
 	*version_out = version;
 	payloadlen = ck_get32(data + CK_OFF_PAYLOAD_LEN);
 	if ((Size) payloadlen != len - CK_HEADER_LEN)
@@ -778,4 +782,56 @@ sf_check_checkpoint_size(const char *data, Size len)
 				 errdetail("The checkpoint holds a document of %zu bytes, the limit is %d kB.",
 						   declared, sf_max_checkpoint_size),
 				 errhint("A superuser can raise streamforge.max_checkpoint_size.")));
+}
+
+/* ----------------------------------------------------------------
+ * The stored definition (persist/definition.c)
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A stored document (streamforge.pipeline.definition, in the canonical
+ * spelling: persist/definition.c) into def, allocated in the current memory
+ * context: every option, in the one spelling sf_definition_write gives,
+ * the definition valid as a checkpoint's must be and each option by its
+ * validator.  Anything else raises SF003; the caller (persist) re-raises
+ * it as the pipeline's corruption.
+ */
+void
+sf_definition_read(const char *s, int len, SfPipelineDef *def)
+{
+	SfJsonReader r = {s, len, 0, 2};
+	CkDoc	   *doc = palloc0(sizeof(CkDoc));
+
+	ck_read_stored_definition(&r, doc);
+	if (r.pos != r.len)
+		ck_error(CK_DOCUMENT, "The definition has trailing bytes at byte %d.",
+				 (int) r.pos);
+	ck_check_definition(doc, NULL);
+	for (int i = 0; i < sf_noptions; i++)
+	{
+		const SfOption *o = &sf_options[i];
+		SfOptProblem problem;
+
+		if (o->check == NULL || !sf_opt_is_set(&doc->def, o))
+			continue;
+		problem = o->check(&doc->def, o);
+		if (problem != SF_OPT_OK)
+			ck_error(CK_DEFINITION, "The %s is %s.", o->name,
+					 problem == SF_OPT_NEGATIVE ? "negative" : "not positive");
+	}
+	*def = doc->def;
+	if (def->has_idle_timeout &&
+		!sf_interval_us(&def->idle_timeout, &def->idle_timeout_us))
+		ck_error(CK_DEFINITION, "The idle_timeout is out of range.");
+	/* the one spelling: what the writer gives for it, byte for byte */
+	{
+		StringInfoData again;
+
+		initStringInfo(&again);
+		sf_definition_write(&again, def, SF_OPT_STORED);
+		if (again.len != len || memcmp(again.data, s, len) != 0)
+			ck_error(CK_DEFINITION, "The definition is not spelled as create_pipeline writes it.");
+		pfree(again.data);
+	}
 }

@@ -24,6 +24,7 @@
 #define SF_CODEC_H
 
 #include "engine/engine.h"
+#include "codec/options.h"
 
 /* codec.c: checkpoint bytes <-> state */
 extern int	sf_max_checkpoint_size;
@@ -52,8 +53,6 @@ extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
 extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
 									 const SfDelivery *d,
 									 const SfDeliveryHash *h, int n);
-extern void sf_journal_encode_ingest_v1(StringInfo buf, SfPipeline *p,
-										const SfDelivery *d, int n);
 extern void sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
 											  const SfDelivery *d, int n,
 											  const int64 *measures);

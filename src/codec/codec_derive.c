@@ -145,7 +145,8 @@ ck_derive_buckets(CkDoc *doc, int wi, const int64 *order, int64 nacc,
 	const SfPipelineDef *def = &doc->def;
 	const SfWindowDef *w = &def->windows[wi];
 	int64		lateness = def->lateness;
-	int64		step = (w->kind == SF_WINDOW_FIXED) ? w->size : w->step;
+	int64		size,
+				step;
 	int128	   *a = palloc(sizeof(int128) * Max(nacc, 1));
 	int128	   *b = palloc(sizeof(int128) * Max(nacc, 1));
 	int64	   *ev = palloc(sizeof(int64) * Max(nacc, 1));
@@ -154,6 +155,7 @@ ck_derive_buckets(CkDoc *doc, int wi, const int64 *order, int64 nacc,
 	int64		e = 0;
 	int64		r = wlo;
 
+	sf_window_ops(w->kind)->period(w, &size, &step);
 	while (e < nacc)
 	{
 		const SfJsonStr *key = &doc->ids[order[e]].key;
@@ -181,7 +183,7 @@ ck_derive_buckets(CkDoc *doc, int wi, const int64 *order, int64 nacc,
 			const CkIdentity *id = &doc->ids[order[i]];
 			int128		t = id->event_time;
 			int128		top = sf_floor_div(t, step) * step;
-			int128		lowest = t - w->size + 1;
+			int128		lowest = t - size + 1;
 			int128		first;
 
 			if ((++*ops & 1023) == 0)
@@ -189,7 +191,7 @@ ck_derive_buckets(CkDoc *doc, int wi, const int64 *order, int64 nacc,
 			if (top < lowest)
 				continue;		/* sliding with size < step: in no window */
 			first = top - ((top - lowest) / step) * step;
-			if (first < PG_INT64_MIN || top + w->size + lateness > PG_INT64_MAX)
+			if (first < PG_INT64_MIN || top + size + lateness > PG_INT64_MAX)
 				ck_error(CK_STATE,
 						 "Identity \"%s\" (event_time " INT64_FORMAT ") is accepted, but a bucket of window \"%s\" for it overflows bigint; such an event is rejected.",
 						 sf_msg_str(id->event_id.data, id->event_id.len),
@@ -197,7 +199,7 @@ ck_derive_buckets(CkDoc *doc, int wi, const int64 *order, int64 nacc,
 			/* live: watermark <= start + size + lateness */
 			if (doc->has_watermark)
 			{
-				int128		minlive = (int128) doc->watermark - w->size - lateness;
+				int128		minlive = (int128) doc->watermark - size - lateness;
 
 				if (first < minlive)
 					first += ((minlive - first + step - 1) / step) * step;
@@ -306,7 +308,7 @@ ck_derive_buckets(CkDoc *doc, int wi, const int64 *order, int64 nacc,
 						 "Identity \"%s\" (key \"%s\", event_time " INT64_FORMAT ") belongs to bucket [" INT64_FORMAT ", " INT64_FORMAT ") of window \"%s\", which is neither live nor finalized.",
 						 sf_msg_str(id->event_id.data, id->event_id.len),
 						 sf_msg_str(id->key.data, id->key.len),
-						 id->event_time, (int64) s, (int64) (s + w->size),
+						 id->event_time, (int64) s, (int64) (s + size),
 						 w->name);
 			}
 		}
@@ -378,13 +380,13 @@ ck_check_derivation(CkDoc *doc)
 	/* fixed and sliding windows: one sweep per window over (key, time) */
 	qsort_arg(order, nacc, sizeof(int64), ck_identity_order_cmp, doc);
 	for (int wi = 0; wi < def->nwindows; wi++)
-		if (def->windows[wi].kind != SF_WINDOW_SESSION)
+		if (!sf_window_merges(&def->windows[wi]))
 			ck_derive_buckets(doc, wi, order, nacc, wlo[wi], whi[wi], &ops);
 	for (int64 k = 0; k < doc->nrows; k++)
 	{
 		const CkRow *row = &doc->rows[k];
 
-		if (def->windows[row->window].kind == SF_WINDOW_SESSION)
+		if (sf_window_merges(&def->windows[row->window]))
 			continue;
 		if (doc->has_horizon && row->start < doc->horizon)
 			continue;			/* may hold forgotten events */
@@ -404,7 +406,7 @@ ck_check_derivation(CkDoc *doc)
 		const SfWindowDef *w = &def->windows[wi];
 		int64		a = 0;
 
-		if (w->kind != SF_WINDOW_SESSION)
+		if (!sf_window_merges(w))
 			continue;
 		while (a < nacc)
 		{
@@ -466,7 +468,7 @@ ck_check_derivation(CkDoc *doc)
 	{
 		const CkRow *row = &doc->rows[k];
 
-		if (def->windows[row->window].kind == SF_WINDOW_SESSION &&
+		if (sf_window_merges(&def->windows[row->window]) &&
 			row->derived.count == 0 &&
 			!(doc->has_horizon && row->start < doc->horizon))
 			ck_error(CK_STATE,

@@ -106,6 +106,10 @@ typedef struct CkRow
 	SfAgg		agg;			/* version 2: ext is the row's "state" */
 	SfAgg		derived;		/* ck_check_derivation: from the identities */
 	int			nstate;			/* version 2: words in agg.ext */
+	/* version 3: "state_var", each variable-size state's words */
+	int			nvar;
+	int64	  **var_words;
+	int64	   *var_n;
 } CkRow;
 
 typedef struct CkClock
@@ -311,6 +315,7 @@ extern void ck_check_built_aggregates(SfPipeline *p);
 /* codec_definition.c: the "definition" part, written and read */
 extern void ck_write_definition(StringInfo buf, const SfPipelineDef *def);
 extern void ck_read_definition(SfJsonReader *r, CkDoc *doc);
+extern void ck_read_stored_definition(SfJsonReader *r, CkDoc *doc);
 
 /* codec_derive.c: phase 3, last: the live buckets from the identities */
 extern void ck_check_derivation(CkDoc *doc);

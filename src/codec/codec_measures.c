@@ -111,12 +111,40 @@ ck_write_id_measures(StringInfo buf, const SfPipeline *p, const SfIdentity *id)
 	appendStringInfoCharMacro(buf, ']');
 }
 
-/* A row's "state" (between "min" and "sum") */
+/*
+ * A row's "state" (between "min" and "sum"), and with variable-size
+ * aggregate states (version 3) its "state_var": each state's words, in
+ * aggregate order
+ */
 void
 ck_write_row_state(StringInfo buf, const SfPipeline *p, const SfAgg *agg)
 {
+	const SfMeasuresDef *md = p->def.measures;
+
 	sf_json_write_key(buf, "state", false);
-	write_int64_array(buf, agg->ext, p->def.measures->nwords);
+	write_int64_array(buf, agg->ext, md->nwords);
+	if (md->nvar == 0)
+		return;
+	sf_json_write_key(buf, "state_var", false);
+	appendStringInfoCharMacro(buf, '[');
+	for (int k = 0; k < md->nvar; k++)
+	{
+		int64	   *words;
+		int64		n = sf_magg_var_words(md, agg->ext, k, &words);
+
+		if (k > 0)
+			appendStringInfoCharMacro(buf, ',');
+		appendStringInfoCharMacro(buf, '[');
+		for (int64 i = 0; i < n; i++)
+		{
+			if (i > 0)
+				appendStringInfoCharMacro(buf, ',');
+			sf_json_write_int64(buf, words[i]);
+		}
+		appendStringInfoCharMacro(buf, ']');
+		pfree(words);
+	}
+	appendStringInfoCharMacro(buf, ']');
 }
 
 /* ----------------------------------------------------------------
@@ -260,14 +288,58 @@ ck_read_id_measures(SfJsonReader *r, CkIdentity *id)
 	id->value = id->nmeasures > 0 ? id->measures[0] : 0;
 }
 
-/* A row's "state" (version 2) */
+/*
+ * A row's "state" (version 2), and "state_var" (version 3): kept as words
+ * until the definition is known (ck_check_measures loads them)
+ */
 void
 ck_read_row_state(SfJsonReader *r, CkRow *row)
 {
+	int64		cap = 0;
+
 	sf_json_key(r, "state", false);
 	row->agg.ext = read_int64_array(r, "state", &row->nstate);
 	if (row->agg.ext == NULL)
 		row->agg.ext = palloc0(sizeof(int64));
+	if (r->version < 3)
+		return;
+	sf_json_key(r, "state_var", false);
+	if (!sf_json_array_begin(r, "state_var"))
+		return;
+	do
+	{
+		int64	   *v = NULL;
+		int64		vcap = 0;
+		int64		n = 0;
+
+		if (row->nvar >= SF_MAX_AGGREGATES)
+			ck_error(CK_STATE, "A row of key \"%s\" has more than %d variable-size states.",
+					 sf_msg_str(row->key.data, row->key.len), SF_MAX_AGGREGATES);
+		if (sf_json_array_begin(r, "state_var"))
+		{
+			do
+			{
+				/* a state holds at most one word per event of its bucket */
+				if (n >= row->agg.count)
+					ck_error(CK_STATE,
+							 "A row of key \"%s\" has a variable-size state of more values than its " INT64_FORMAT " events.",
+							 sf_msg_str(row->key.data, row->key.len),
+							 row->agg.count);
+				v = grow(v, &vcap, n, sizeof(int64));
+				v[n++] = sf_json_int64(r, "state_var");
+			} while (sf_json_array_next(r));
+		}
+		if (row->nvar >= cap)
+		{
+			int64		c = cap;
+
+			row->var_words = grow(row->var_words, &c, row->nvar, sizeof(int64 *));
+			row->var_n = grow(row->var_n, &cap, row->nvar, sizeof(int64));
+		}
+		row->var_words[row->nvar] = v;
+		row->var_n[row->nvar] = n;
+		row->nvar++;
+	} while (sf_json_array_next(r));
 }
 
 /* ----------------------------------------------------------------
@@ -283,14 +355,41 @@ int64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * Every row's state of the definition's size, and its variable-size
+ * states (version 3) loaded into its ext, after the fixed words
+ */
 static void
-check_rows(const SfMeasuresDef *md, const CkRow *rows, int64 n)
+check_rows(const SfMeasuresDef *md, CkRow *rows, int64 n)
 {
 	for (int64 i = 0; i < n; i++)
-		if (rows[i].nstate != md->nwords)
+	{
+		CkRow	   *row = &rows[i];
+
+		if (row->nstate != md->nwords)
 			ck_error(CK_STATE,
 					 "The row %s has a state of %d words, its aggregates need %d.",
-					 ck_row_desc(&rows[i]), rows[i].nstate, md->nwords);
+					 ck_row_desc(row), row->nstate, md->nwords);
+		if (md->nvar == 0)
+			continue;
+		if (row->nvar != md->nvar)
+			ck_error(CK_STATE,
+					 "The row %s has %d variable-size states, its aggregates need %d.",
+					 ck_row_desc(row), row->nvar, md->nvar);
+		row->agg.ext = repalloc(row->agg.ext,
+								Max(md->nwords + md->nvar, 1) * sizeof(int64));
+		memset(row->agg.ext + md->nwords, 0, md->nvar * sizeof(int64));
+		for (int k = 0; k < md->nvar; k++)
+		{
+			const char *detail = NULL;
+
+			if (!sf_magg_var_load(md, row->agg.ext, k, row->var_words[k],
+								  row->var_n[k], &detail))
+				ck_error(CK_STATE,
+						 "The row %s has an invalid variable-size state %d: %s.",
+						 ck_row_desc(row), k + 1, detail);
+		}
+	}
 }
 
 /*
@@ -310,7 +409,17 @@ ck_check_measures(CkDoc *doc, int version)
 	if (version == 1)
 		return;
 	if (md == NULL)
-		ck_error(CK_DEFINITION, "A version 2 checkpoint needs measures.");
+		ck_error(CK_DEFINITION, "A version %d checkpoint needs measures.",
+				 version);
+	/* version 3 exactly when an aggregate has a variable-size state */
+	if (md->nvar > 0 && version < 3)
+		ck_error(CK_DEFINITION,
+				 "The aggregates have variable-size states, which a version %d checkpoint cannot hold.",
+				 version);
+	if (md->nvar == 0 && version >= 3)
+		ck_error(CK_DEFINITION,
+				 "A version %d checkpoint needs an aggregate with a variable-size state.",
+				 version);
 	if (doc->arrivals < 0)
 		ck_error(CK_STATE, "The arrivals counter " INT64_FORMAT " is negative.",
 				 doc->arrivals);

@@ -44,39 +44,6 @@
  * ----------------------------------------------------------------
  */
 
-static char *
-ck_window_desc(const SfWindowDef *w)
-{
-	switch (w->kind)
-	{
-		case SF_WINDOW_FIXED:
-			return psprintf("fixed(size " INT64_FORMAT ")", w->size);
-		case SF_WINDOW_SLIDING:
-			return psprintf("sliding(size " INT64_FORMAT ", step " INT64_FORMAT ")",
-							w->size, w->step);
-		case SF_WINDOW_SESSION:
-			return psprintf("session(gap " INT64_FORMAT ")", w->gap);
-	}
-	return pstrdup("unknown");
-}
-
-static bool
-ck_window_def_equal(const SfWindowDef *a, const SfWindowDef *b)
-{
-	if (a->kind != b->kind || strcmp(a->name, b->name) != 0)
-		return false;
-	switch (a->kind)
-	{
-		case SF_WINDOW_FIXED:
-			return a->size == b->size;
-		case SF_WINDOW_SLIDING:
-			return a->size == b->size && a->step == b->step;
-		case SF_WINDOW_SESSION:
-			return a->gap == b->gap;
-	}
-	return false;
-}
-
 /*
  * The checkpoint's own definition must be valid (as create_pipeline would
  * accept it) and, when restoring, equivalent to the target's (docs/semantics.md, Exact rules, 9).
@@ -88,20 +55,24 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 	const SfPipelineDef *def = &doc->def;
 	int			i,
 				j;
+	char	   *msg;
+	char	   *detail;
 
 	if (def->npartitions < 1)
 		ck_error(CK_DEFINITION, "The definition has no partition.");
 	if (def->nwindows < 1)
 		ck_error(CK_DEFINITION, "The definition has no window.");
-	if (def->lateness < 0)
-		ck_error(CK_DEFINITION, "The definition has a negative lateness " INT64_FORMAT ".",
-				 def->lateness);
-	if (def->has_retention && def->retention < 0)
-		ck_error(CK_DEFINITION, "The definition has a negative retention " INT64_FORMAT ".",
-				 def->retention);
-	if (def->has_out_of_orderness && def->out_of_orderness < 0)
-		ck_error(CK_DEFINITION, "The definition has a negative out_of_orderness " INT64_FORMAT ".",
-				 def->out_of_orderness);
+	/* the scalar options' validators (codec/options.def), in table order */
+	for (i = 0; i < sf_noptions; i++)
+	{
+		const SfOption *o = &sf_options[i];
+
+		if ((o->flags & SF_OPT_CK) && o->kind == SF_OPT_KIND_INT64 &&
+			o->check != NULL && sf_opt_is_set(def, o) &&
+			o->check(def, o) == SF_OPT_NEGATIVE)
+			ck_error(CK_DEFINITION, "The definition has a negative %s " INT64_FORMAT ".",
+					 o->name, sf_opt_int64(def, o));
+	}
 	for (i = 1; i < def->npartitions; i++)
 		if (strcmp(def->partitions[i - 1], def->partitions[i]) >= 0)
 			ck_error(CK_DEFINITION,
@@ -115,13 +86,9 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 			ck_error(CK_DEFINITION,
 					 "The windows of the definition are not unique and in byte order at \"%s\".",
 					 w->name);
-		if ((w->kind != SF_WINDOW_SESSION && w->size <= 0) ||
-			(w->kind == SF_WINDOW_SLIDING && w->step <= 0) ||
-			(w->kind == SF_WINDOW_SESSION && w->gap <= 0) ||
-			(w->kind == SF_WINDOW_SLIDING &&
-			 ((int128) w->size + w->step - 1) / w->step > SF_MAX_SLIDING_BUCKETS))
+		if (!sf_window_check(w, &msg, &detail))
 			ck_error(CK_DEFINITION, "Window \"%s\" has an invalid definition %s.",
-					 w->name, ck_window_desc(w));
+					 w->name, sf_window_describe(w));
 	}
 
 	if (target == NULL)
@@ -166,42 +133,46 @@ ck_check_definition(const CkDoc *doc, const SfPipelineDef *target)
 			ck_error(CK_DEFINITION,
 					 "The pipeline has window \"%s\", the checkpoint has not.",
 					 target->windows[j].name);
-		if (!ck_window_def_equal(&def->windows[i], &target->windows[j]))
+		if (!sf_window_def_same(&def->windows[i], &target->windows[j]))
 			ck_error(CK_DEFINITION,
 					 "Window \"%s\" is %s in the checkpoint and %s in the pipeline.",
-					 def->windows[i].name, ck_window_desc(&def->windows[i]),
-					 ck_window_desc(&target->windows[j]));
+					 def->windows[i].name, sf_window_describe(&def->windows[i]),
+					 sf_window_describe(&target->windows[j]));
 		i++, j++;
 	}
-	if (def->lateness != target->lateness)
-		ck_error(CK_DEFINITION,
-				 "The checkpoint has lateness " INT64_FORMAT ", the pipeline " INT64_FORMAT ".",
-				 def->lateness, target->lateness);
-	/* docs/semantics.md, Emit modes: the checkpoint's mode is the pipeline's */
-	if (def->emit != target->emit)
-		ck_error(CK_DEFINITION,
-				 "The checkpoint has emit mode \"%s\", the pipeline \"%s\".",
-				 sf_emit_mode_name(def->emit), sf_emit_mode_name(target->emit));
-	/* docs/semantics.md, Retention: equivalence includes the retention */
-	if (def->has_retention != target->has_retention ||
-		(def->has_retention && def->retention != target->retention))
+	/*
+	 * The scalar options (codec/options.def) in table order: lateness,
+	 * retention (docs/semantics.md, Retention), emit (Emit modes: the
+	 * checkpoint's mode is the pipeline's), out_of_orderness
+	 * (docs/progress.md)
+	 */
+	for (i = 0; i < sf_noptions; i++)
 	{
-		char	   *a = def->has_retention ? psprintf(INT64_FORMAT, def->retention) : "none";
-		char	   *b = target->has_retention ? psprintf(INT64_FORMAT, target->retention) : "none";
+		const SfOption *o = &sf_options[i];
 
-		ck_error(CK_DEFINITION,
-				 "The checkpoint has retention %s, the pipeline %s.", a, b);
-	}
-	/* docs/progress.md: equivalence includes the built-in progress rule */
-	if (def->has_out_of_orderness != target->has_out_of_orderness ||
-		(def->has_out_of_orderness &&
-		 def->out_of_orderness != target->out_of_orderness))
-	{
-		char	   *a = def->has_out_of_orderness ? psprintf(INT64_FORMAT, def->out_of_orderness) : "none";
-		char	   *b = target->has_out_of_orderness ? psprintf(INT64_FORMAT, target->out_of_orderness) : "none";
+		if (!(o->flags & SF_OPT_CK))
+			continue;
+		if (o->kind == SF_OPT_KIND_INT64)
+		{
+			bool		a_set = sf_opt_is_set(def, o);
+			bool		b_set = sf_opt_is_set(target, o);
 
-		ck_error(CK_DEFINITION,
-				 "The checkpoint has out_of_orderness %s, the pipeline %s.", a, b);
+			if (a_set != b_set ||
+				(a_set && sf_opt_int64(def, o) != sf_opt_int64(target, o)))
+				ck_error(CK_DEFINITION,
+						 "The checkpoint has %s %s, the pipeline %s.", o->name,
+						 a_set ? psprintf(INT64_FORMAT, sf_opt_int64(def, o)) : "none",
+						 b_set ? psprintf(INT64_FORMAT, sf_opt_int64(target, o)) : "none");
+		}
+		else if (o->kind == SF_OPT_KIND_ENUM &&
+				 sf_opt_enum(def, o) != sf_opt_enum(target, o))
+		{
+			const SfOptEnum *e = (const SfOptEnum *) o->ext;
+
+			ck_error(CK_DEFINITION,
+					 "The checkpoint has %s \"%s\", the pipeline \"%s\".", e->noun,
+					 e->name(sf_opt_enum(def, o)), e->name(sf_opt_enum(target, o)));
+		}
 	}
 	/* measures pipelines (docs/aggregates.md): the same measures and aggregates */
 	if (!sf_measures_def_equal(def->measures, target->measures))
@@ -581,32 +552,28 @@ ck_window_index_decode(const CkDoc *doc, CkRow *rows, int64 n)
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		ck_check_agg(row, "live bucket");
-		switch (w->kind)
+		if (!sf_window_merges(w))
 		{
-			case SF_WINDOW_FIXED:
-			case SF_WINDOW_SLIDING:
-				{
-					int64		step = (w->kind == SF_WINDOW_FIXED) ? w->size : w->step;
-
-					if (row->start % step != 0 || width != w->size)
-						ck_error(CK_STATE,
-								 "The live bucket %s is not aligned to window \"%s\", %s.",
-								 ck_row_desc(row), w->name, ck_window_desc(w));
-					break;
-				}
-			case SF_WINDOW_SESSION:
-				if (width < w->gap || width > (int128) row->agg.count * w->gap)
-					ck_error(CK_STATE,
-							 "The live session %s is %s wide, outside [gap, count * gap] = [" INT64_FORMAT ", %s].",
-							 ck_row_desc(row), sf_int128_out(width), w->gap,
-							 sf_int128_out((int128) row->agg.count * w->gap));
-				if (i > 0 && rows[i - 1].window == row->window &&
-					ck_str_cmp(&rows[i - 1].key, &row->key) == 0 &&
-					rows[i - 1].end >= row->start)
-					ck_error(CK_STATE,
-							 "The live sessions %s and [" INT64_FORMAT ", " INT64_FORMAT ") touch or overlap; they would have merged.",
-							 ck_row_desc(&rows[i - 1]), row->start, row->end);
-				break;
+			if (!sf_window_ops(w->kind)->bucket_ok(w, row->start, row->end))
+				ck_error(CK_STATE,
+						 "The live bucket %s is not aligned to window \"%s\", %s.",
+						 ck_row_desc(row), w->name, sf_window_describe(w));
+		}
+		else
+		{
+			/* a merging kind: [t, t + gap) merged with what it touched */
+			Assert(sf_window_merges(w));
+			if (width < w->gap || width > (int128) row->agg.count * w->gap)
+				ck_error(CK_STATE,
+						 "The live session %s is %s wide, outside [gap, count * gap] = [" INT64_FORMAT ", %s].",
+						 ck_row_desc(row), sf_int128_out(width), w->gap,
+						 sf_int128_out((int128) row->agg.count * w->gap));
+			if (i > 0 && rows[i - 1].window == row->window &&
+				ck_str_cmp(&rows[i - 1].key, &row->key) == 0 &&
+				rows[i - 1].end >= row->start)
+				ck_error(CK_STATE,
+						 "The live sessions %s and [" INT64_FORMAT ", " INT64_FORMAT ") touch or overlap; they would have merged.",
+						 ck_row_desc(&rows[i - 1]), row->start, row->end);
 		}
 		if ((int128) row->end + def->lateness > PG_INT64_MAX)
 			ck_error(CK_STATE,

@@ -41,9 +41,9 @@
  *
  * Since 0.3.0 an ingest entry is written in the compact format 3 instead
  * (format 1 entries of 0.1.0 and 0.2.0, and advance and mark_idle entries,
- * which stay format 1, replay as before; while the database still has the
- * SQL definitions of 0.1.0 or 0.2.0, persist writes format 1, which their
- * libraries read):
+ * which stay format 1, replay as before; a database still at 0.1.0 or
+ * 0.2.0 runs the compat library, release 0.3.0's, which writes format 1
+ * for it, docs/packaging.md):
  *
  *		uint8	format			SF_JOURNAL_FORMAT_COMPACT
  *		uint8	kind			'I'
@@ -393,37 +393,6 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 	buf->data[buf->len] = '\0';
 	if (keys != NULL)
 		pfree(keys);
-}
-
-/*
- * The entry of an ingest or ingest_batch call in format 1, as 0.1.0 and
- * 0.2.0 wrote it: what persist writes while the database still has the SQL
- * definitions of one of them (between a package upgrade and ALTER
- * EXTENSION UPDATE), so that sessions still running their library can
- * read the journal (docs/packaging.md).  Initializes buf as
- * sf_journal_encode_ingest does.
- */
-void
-sf_journal_encode_ingest_v1(StringInfo buf, SfPipeline *p, const SfDelivery *d,
-							int n)
-{
-	int			i;
-
-	Assert(n >= 0);
-	journal_begin(buf, SF_JOURNAL_INGEST);
-	pq_sendint32(buf, (uint32) n);
-	for (i = 0; i < n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		pq_sendint16(buf, (uint16) journal_partition_index(p, d[i].partition));
-		pq_sendint64(buf, d[i].source_offset);
-		pq_sendint32(buf, (uint32) d[i].event_id_len);
-		appendBinaryStringInfo(buf, d[i].event_id, d[i].event_id_len);
-		pq_sendint32(buf, (uint32) d[i].key_len);
-		appendBinaryStringInfo(buf, d[i].key, d[i].key_len);
-		pq_sendint64(buf, d[i].event_time);
-		pq_sendint64(buf, d[i].value);
-	}
 }
 
 /*

@@ -2,7 +2,8 @@
  *
  * aggregates.c
  *	  Measures pipelines: named bigint measures per event and the declared
- *	  aggregates over them (docs/aggregates.md).
+ *	  aggregates' state in a bucket (docs/aggregates.md; the functions and
+ *	  the parsing of definitions: agg_funcs.c, agg_ops.h).
  *
  * A one-measure pipeline (def.measures NULL) never reaches this file: its
  * buckets' agg.ext is NULL and its identities have no measures.  A
@@ -21,12 +22,15 @@
  * (a correction adds an event; a session merge adds a whole bucket), so
  * every part is exact and needs no retraction.
  *
- * This file calls no other file of the engine (the bucket code calls it);
- * measures_ops.c holds the operations built on the rest of the engine.
+ * This file calls no other file of the engine but for the registry of
+ * agg_funcs.c (the bucket code calls it); measures_ops.c holds the
+ * operations built on the rest of the engine.
  *
  * Memory: a definition lives where its caller allocates it; a bucket's ext
- * in the pipeline's context, recycled with the bucket; the copies of
- * sf_magg_copy (the before-images of changes) in CurrentMemoryContext.
+ * in the pipeline's context, recycled with the bucket, and its
+ * variable-size states (agg_ops.h) in the pipeline's var_cxt, freed when
+ * the bucket is deleted; the copies of sf_magg_copy (the before-images of
+ * changes), states included, in CurrentMemoryContext.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -42,476 +46,6 @@
 
 #include "engine/engine.h"
 #include "engine/engine_int.h"
-
-static const char *const agg_func_names[] = {
-	[SF_AGG_COUNT] = "count",
-	[SF_AGG_SUM] = "sum",
-	[SF_AGG_MIN] = "min",
-	[SF_AGG_MAX] = "max",
-	[SF_AGG_AVG] = "avg",
-	[SF_AGG_VAR_POP] = "var_pop",
-	[SF_AGG_VAR_SAMP] = "var_samp",
-	[SF_AGG_STDDEV_POP] = "stddev_pop",
-	[SF_AGG_STDDEV_SAMP] = "stddev_samp",
-	[SF_AGG_FIRST] = "first",
-	[SF_AGG_LAST] = "last",
-	[SF_AGG_COUNT_IF] = "count_if",
-};
-
-static const char *const cmp_op_names[] = {
-	[SF_CMP_EQ] = "=",
-	[SF_CMP_NE] = "<>",
-	[SF_CMP_LT] = "<",
-	[SF_CMP_LE] = "<=",
-	[SF_CMP_GT] = ">",
-	[SF_CMP_GE] = ">=",
-};
-
-const char *
-sf_agg_func_name(SfAggFunc f)
-{
-	return agg_func_names[f];
-}
-
-/* The SQL type of an aggregate's column */
-const char *
-sf_agg_sql_type(SfAggFunc f)
-{
-	switch (f)
-	{
-		case SF_AGG_COUNT:
-		case SF_AGG_MIN:
-		case SF_AGG_MAX:
-		case SF_AGG_FIRST:
-		case SF_AGG_LAST:
-		case SF_AGG_COUNT_IF:
-			return "bigint";
-		default:
-			return "numeric";
-	}
-}
-
-/* ----------------------------------------------------------------
- * Definitions
- * ----------------------------------------------------------------
- */
-/*
- * Input repeated in a message, cut to SF_MSG_MAX bytes (as limits.c's
- * sf_msg_cstr does; not called, so that this file calls no other file of
- * the engine: the bucket code calls it)
- */
-static const char *
-clip(const char *s)
-{
-	int			len = strlen(s);
-
-	if (len <= SF_MSG_MAX)
-		return s;
-	return psprintf("%s...", pnstrdup(s, pg_mbcliplen(s, len, SF_MSG_MAX)));
-}
-
-static pg_attribute_noreturn() void
-bad_aggregate(const char *spec, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid aggregate \"%s\"", clip(spec)),
-			 errdetail("%s", detail),
-			 errhint("Write func(measure), count, or count_if(measure op constant), optionally followed by AS name; see docs/aggregates.md.")));
-}
-
-static bool
-is_identifier(const char *s, int len)
-{
-	if (len < 1 || len > SF_NAME_MAX)
-		return false;
-	if (!((s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
-		return false;
-	for (int i = 1; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-			  s[i] == '_'))
-			return false;
-	return true;
-}
-
-static const char *
-skip_spaces(const char *s)
-{
-	while (*s == ' ')
-		s++;
-	return s;
-}
-
-/* An identifier at *s, advancing *s; its length (0: none) */
-static int
-scan_identifier(const char **s, char *out)
-{
-	const char *p = *s;
-	int			n = 0;
-
-	while ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9') ||
-		   p[n] == '_')
-		n++;
-	if (n == 0 || n > SF_NAME_MAX || !is_identifier(p, n))
-		return 0;
-	memcpy(out, p, n);
-	out[n] = '\0';
-	*s = p + n;
-	return n;
-}
-
-/* Whether s (len bytes) ends with " NULL", in any case */
-static bool
-ends_with_null(const char *s, int len)
-{
-	static const char null_word[] = " null";
-
-	for (int i = 0; i < 5; i++)
-	{
-		char		c = s[len - 5 + i];
-
-		if (c >= 'A' && c <= 'Z')
-			c += 'a' - 'A';
-		if (c != null_word[i])
-			return false;
-	}
-	return true;
-}
-
-static int
-measure_index(const SfMeasuresDef *md, const char *name)
-{
-	for (int i = 0; i < md->nmeasures; i++)
-		if (strcmp(md->names[i], name) == 0)
-			return i;
-	return -1;
-}
-
-static void
-parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
-{
-	const char *s = skip_spaces(spec);
-	char		func[SF_NAME_MAX + 1];
-	char		arg[SF_NAME_MAX + 1];
-	int			f = -1;
-
-	memset(a, 0, sizeof(*a));
-	a->measure = -1;
-	if (scan_identifier(&s, func) == 0)
-		bad_aggregate(spec, "It does not start with the name of an aggregate function.");
-	for (int i = 0; i < lengthof(agg_func_names); i++)
-		if (strcmp(func, agg_func_names[i]) == 0)
-			f = i;
-	if (f < 0)
-		bad_aggregate(spec, psprintf("\"%s\" is not an aggregate function streamforge computes.", func));
-	a->func = (SfAggFunc) f;
-	s = skip_spaces(s);
-	if (a->func == SF_AGG_COUNT && *s != '(')
-	{
-		/* count: the events */
-	}
-	else if (a->func == SF_AGG_COUNT && *skip_spaces(s + 1) == '*')
-	{
-		/* count(*): the events */
-		s = skip_spaces(skip_spaces(s + 1) + 1);
-		if (*s != ')')
-			bad_aggregate(spec, "A closing parenthesis is missing.");
-		s = skip_spaces(s + 1);
-	}
-	else
-	{
-		/* func(measure), count(measure) (0.4.0): its non-NULL values */
-		if (*s != '(')
-			bad_aggregate(spec, "The measure in parentheses is missing.");
-		s = skip_spaces(s + 1);
-		if (scan_identifier(&s, arg) == 0)
-			bad_aggregate(spec, "The measure in parentheses is missing.");
-		a->measure = measure_index(md, arg);
-		if (a->measure < 0)
-			bad_aggregate(spec, psprintf("The pipeline has no measure \"%s\".", arg));
-		s = skip_spaces(s);
-		if (a->func == SF_AGG_COUNT_IF)
-		{
-			int			op = -1;
-			char	   *end;
-			long long	c;
-
-			for (int i = lengthof(cmp_op_names) - 1; i >= 0; i--)
-			{
-				int			l = strlen(cmp_op_names[i]);
-
-				if (strncmp(s, cmp_op_names[i], l) == 0 &&
-					(op < 0 || l > (int) strlen(cmp_op_names[op])))
-					op = i;
-			}
-			if (op < 0)
-				bad_aggregate(spec, "count_if needs a comparison: =, <>, <, <=, > or >=.");
-			a->op = (SfCmpOp) op;
-			s = skip_spaces(s + strlen(cmp_op_names[op]));
-			if (!((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
-				bad_aggregate(spec, "count_if compares with a bigint constant.");
-			errno = 0;
-			c = strtoll(s, &end, 10);
-			if (errno == ERANGE)
-				bad_aggregate(spec, "The constant is out of range for type bigint.");
-			a->constant = (int64) c;
-			s = skip_spaces(end);
-		}
-		if (*s != ')')
-			bad_aggregate(spec, "A closing parenthesis is missing.");
-		s = skip_spaces(s + 1);
-	}
-	/* the name */
-	if (*s == '\0')
-	{
-		if (a->measure < 0)
-			strlcpy(a->name, "count", sizeof(a->name));
-		else
-		{
-			char	   *n = psprintf("%s_%s", agg_func_names[a->func],
-									 md->names[a->measure]);
-
-			if (strlen(n) > SF_NAME_MAX)
-				bad_aggregate(spec, "Its default name is longer than 63 bytes; name it with AS.");
-			strlcpy(a->name, n, sizeof(a->name));
-		}
-		return;
-	}
-	if (!((s[0] == 'A' || s[0] == 'a') && (s[1] == 'S' || s[1] == 's') &&
-		  s[2] == ' '))
-		bad_aggregate(spec, "Only AS name may follow the aggregate.");
-	s = skip_spaces(s + 3);
-	if (scan_identifier(&s, a->name) == 0 || *skip_spaces(s) != '\0')
-		bad_aggregate(spec, "The name after AS must be a lower-case identifier of at most 63 bytes.");
-}
-
-/* Compute where each aggregate's state lives */
-static void
-layout(SfMeasuresDef *md)
-{
-	bool		need[SF_MAX_MEASURES][7] = {{false}};
-	int			w = 0;
-
-	for (int i = 0; i < md->naggs; i++)
-	{
-		const SfAggDef *a = &md->aggs[i];
-
-		/* a nullable measure's aggregates count its non-NULL values */
-		if (a->measure >= 0 && (md->nullable & (1U << a->measure)) != 0 &&
-			a->func != SF_AGG_COUNT_IF)
-			need[a->measure][6] = true;
-		switch (a->func)
-		{
-			case SF_AGG_SUM:
-			case SF_AGG_AVG:
-				need[a->measure][0] = true;
-				break;
-			case SF_AGG_VAR_POP:
-			case SF_AGG_VAR_SAMP:
-			case SF_AGG_STDDEV_POP:
-			case SF_AGG_STDDEV_SAMP:
-				need[a->measure][0] = true;
-				need[a->measure][1] = true;
-				break;
-			case SF_AGG_MIN:
-				need[a->measure][2] = true;
-				break;
-			case SF_AGG_MAX:
-				need[a->measure][3] = true;
-				break;
-			case SF_AGG_FIRST:
-				need[a->measure][4] = true;
-				break;
-			case SF_AGG_LAST:
-				need[a->measure][5] = true;
-				break;
-			default:
-				break;
-		}
-	}
-	for (int m = 0; m < md->nmeasures; m++)
-	{
-		SfMeasureSlots *s = &md->slots[m];
-
-		s->nn = need[m][6] ? w++ : -1;
-		s->sum = need[m][0] ? (w += 2) - 2 : -1;
-		s->sumsq = need[m][1] ? (w += 3) - 3 : -1;
-		s->min = need[m][2] ? w++ : -1;
-		s->max = need[m][3] ? w++ : -1;
-		s->first = need[m][4] ? (w += 3) - 3 : -1;
-		s->last = need[m][5] ? (w += 3) - 3 : -1;
-	}
-	for (int i = 0; i < md->naggs; i++)
-		md->aggs[i].slot = md->aggs[i].func == SF_AGG_COUNT_IF ? w++ : -1;
-	md->nwords = w;
-}
-
-/*
- * A measures definition from create_pipeline's measures and aggregates
- * (naggs < 0: the default aggregates), validated, in CurrentMemoryContext.
- */
-SfMeasuresDef *
-sf_measures_def_build(char **measures, int nmeasures, char **aggs, int naggs)
-{
-	SfMeasuresDef *md = palloc0(sizeof(SfMeasuresDef));
-
-	if (nmeasures < 1 || nmeasures > SF_MAX_MEASURES)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a pipeline has 1 to %d measures, not %d",
-						SF_MAX_MEASURES, nmeasures)));
-	md->nmeasures = nmeasures;
-	md->names = palloc0(nmeasures * sizeof(md->names[0]));
-	for (int i = 0; i < nmeasures; i++)
-	{
-		int			len = strlen(measures[i]);
-
-		/* "name NULL": a nullable measure (docs/aggregates.md) */
-		if (len > 5 && ends_with_null(measures[i], len))
-		{
-			len -= 5;
-			while (len > 0 && measures[i][len - 1] == ' ')
-				len--;
-			if (i == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("the first measure \"%s\" must not be nullable",
-								clip(measures[i])),
-						 errdetail("The first measure is the value of the count, sum, min and max columns and of late rows."),
-						 errhint("Declare a NOT NULL measure first.")));
-			md->nullable |= 1U << i;
-		}
-		if (!is_identifier(measures[i], len))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid measure name \"%s\"", clip(measures[i])),
-					 errdetail("A measure is a lower-case identifier ([a-z_][a-z0-9_]*) of at most 63 bytes, followed by NULL if its values may be NULL.")));
-		memcpy(md->names[i], measures[i], len);
-		md->names[i][len] = '\0';
-		if (measure_index(md, md->names[i]) != i)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("measure \"%s\" is declared more than once",
-							md->names[i])));
-	}
-	md->width = nmeasures + (md->nullable != 0 ? 1 : 0);
-	if (naggs < 0)
-	{
-		md->naggs = 1 + 3 * nmeasures;
-		md->aggs = palloc0(md->naggs * sizeof(SfAggDef));
-		parse_aggregate(md, "count", &md->aggs[0]);
-		for (int m = 0; m < nmeasures; m++)
-		{
-			parse_aggregate(md, psprintf("sum(%s)", md->names[m]), &md->aggs[1 + 3 * m]);
-			parse_aggregate(md, psprintf("min(%s)", md->names[m]), &md->aggs[2 + 3 * m]);
-			parse_aggregate(md, psprintf("max(%s)", md->names[m]), &md->aggs[3 + 3 * m]);
-		}
-	}
-	else
-	{
-		if (naggs < 1 || naggs > SF_MAX_AGGREGATES)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a pipeline has 1 to %d aggregates, not %d",
-							SF_MAX_AGGREGATES, naggs)));
-		md->naggs = naggs;
-		md->aggs = palloc0(naggs * sizeof(SfAggDef));
-		for (int i = 0; i < naggs; i++)
-			parse_aggregate(md, aggs[i], &md->aggs[i]);
-	}
-	for (int i = 0; i < md->naggs; i++)
-		for (int j = 0; j < i; j++)
-			if (strcmp(md->aggs[i].name, md->aggs[j].name) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("aggregate name \"%s\" is used more than once",
-								md->aggs[i].name),
-						 errhint("Name one of them with AS.")));
-	md->slots = palloc0(nmeasures * sizeof(SfMeasureSlots));
-	layout(md);
-	return md;
-}
-
-/* The normalized spelling of an aggregate (docs/aggregates.md), palloc'd */
-char *
-sf_agg_spelling(const SfAggDef *a, const SfMeasuresDef *md)
-{
-	StringInfoData b;
-	char	   *dflt;
-
-	initStringInfo(&b);
-	if (a->measure < 0)
-	{
-		appendStringInfoString(&b, "count");
-		dflt = "count";
-	}
-	else
-	{
-		appendStringInfo(&b, "%s(%s", agg_func_names[a->func],
-						 md->names[a->measure]);
-		if (a->func == SF_AGG_COUNT_IF)
-			appendStringInfo(&b, " %s " INT64_FORMAT, cmp_op_names[a->op],
-							 a->constant);
-		appendStringInfoChar(&b, ')');
-		dflt = psprintf("%s_%s", agg_func_names[a->func],
-						md->names[a->measure]);
-	}
-	if (strcmp(a->name, dflt) != 0)
-		appendStringInfo(&b, " AS %s", a->name);
-	return b.data;
-}
-
-/* A measure as declared: its name, and " NULL" if nullable; palloc'd */
-char *
-sf_measure_spelling(const SfMeasuresDef *md, int m)
-{
-	if (md->nullable & (1U << m))
-		return psprintf("%s NULL", md->names[m]);
-	return pstrdup(md->names[m]);
-}
-
-SfMeasuresDef *
-sf_measures_def_copy(MemoryContext cxt, const SfMeasuresDef *md)
-{
-	SfMeasuresDef *c;
-
-	if (md == NULL)
-		return NULL;
-	c = MemoryContextAlloc(cxt, sizeof(SfMeasuresDef));
-	*c = *md;
-	c->names = MemoryContextAlloc(cxt, md->nmeasures * sizeof(md->names[0]));
-	memcpy(c->names, md->names, md->nmeasures * sizeof(md->names[0]));
-	c->aggs = MemoryContextAlloc(cxt, md->naggs * sizeof(SfAggDef));
-	memcpy(c->aggs, md->aggs, md->naggs * sizeof(SfAggDef));
-	c->slots = MemoryContextAlloc(cxt, md->nmeasures * sizeof(SfMeasureSlots));
-	memcpy(c->slots, md->slots, md->nmeasures * sizeof(SfMeasureSlots));
-	return c;
-}
-
-bool
-sf_measures_def_equal(const SfMeasuresDef *a, const SfMeasuresDef *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	if (a->nmeasures != b->nmeasures || a->naggs != b->naggs ||
-		a->nullable != b->nullable)
-		return false;
-	for (int i = 0; i < a->nmeasures; i++)
-		if (strcmp(a->names[i], b->names[i]) != 0)
-			return false;
-	for (int i = 0; i < a->naggs; i++)
-	{
-		const SfAggDef *x = &a->aggs[i];
-		const SfAggDef *y = &b->aggs[i];
-
-		if (strcmp(x->name, y->name) != 0 || x->func != y->func ||
-			x->measure != y->measure ||
-			(x->func == SF_AGG_COUNT_IF &&
-			 (x->op != y->op || x->constant != y->constant)))
-			return false;
-	}
-	return true;
-}
 
 /* ----------------------------------------------------------------
  * Identities
@@ -677,6 +211,149 @@ earlier(int64 t, int64 a, int64 t2, int64 a2)
 }
 
 /*
+ * Variable-size states (agg_ops.h): aggregate i's state is the pointer in
+ * ext word nwords + varslot, NULL while empty.  Only the sf_magg_*
+ * functions below read or write these words.
+ */
+StaticAssertDecl(sizeof(void *) <= sizeof(int64),
+				 "a state pointer fits an ext word");
+
+static inline void *
+var_get(const SfMeasuresDef *md, const int64 *ext, int k)
+{
+	void	   *s;
+
+	memcpy(&s, ext + md->nwords + k, sizeof(s));
+	return s;
+}
+
+static inline void
+var_set(const SfMeasuresDef *md, int64 *ext, int k, void *s)
+{
+	ext[md->nwords + k] = 0;
+	memcpy(ext + md->nwords + k, &s, sizeof(s));
+}
+
+/* Add one event's measures vals to ext's variable-size states */
+static pg_noinline void
+vars_add(SfPipeline *p, int64 *ext, const int64 *vals)
+{
+	const SfMeasuresDef *md = p->def.measures;
+	uint32		nulls = md->nullable ? (uint32) vals[md->nmeasures] : 0;
+
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggDef *a = &md->aggs[i];
+		const SfAggVarOps *var;
+		void	   *st;
+
+		/* a NULL value is not added, as SQL's aggregates skip it */
+		if (a->varslot < 0 || (nulls & (1U << a->measure)) != 0)
+			continue;
+		var = sf_agg_ops(a->func)->var;
+		st = var_get(md, ext, a->varslot);
+		if (st == NULL)
+		{
+			st = var->init(p->var_cxt);
+			var_set(md, ext, a->varslot, st);
+		}
+		var->add(st, vals[a->measure]);
+	}
+}
+
+/*
+ * Free ext's variable-size states, leaving them empty (a bucket deleted:
+ * finalized, or merged into another session; a bucket's ext restored)
+ */
+void
+sf_magg_release(const SfMeasuresDef *md, int64 *ext)
+{
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggDef *a = &md->aggs[i];
+		void	   *st;
+
+		if (a->varslot < 0)
+			continue;
+		st = var_get(md, ext, a->varslot);
+		if (st != NULL)
+			sf_agg_ops(a->func)->var->free(st);
+		var_set(md, ext, a->varslot, NULL);
+	}
+}
+
+/*
+ * Copy from's variable-size states into ext's (empty ones), in cxt; into
+ * the states ext has, if merge.
+ */
+static void
+vars_copy(const SfMeasuresDef *md, MemoryContext cxt, int64 *ext,
+		  const int64 *from, bool merge)
+{
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggDef *a = &md->aggs[i];
+		const SfAggVarOps *var;
+		void	   *y;
+		void	   *x;
+
+		if (a->varslot < 0)
+			continue;
+		var = sf_agg_ops(a->func)->var;
+		y = var_get(md, from, a->varslot);
+		x = merge ? var_get(md, ext, a->varslot) : NULL;
+		if (y == NULL)
+			continue;
+		if (x == NULL)
+			var_set(md, ext, a->varslot, var->copy(cxt, y));
+		else
+			var->merge(x, y);
+	}
+}
+
+/*
+ * The checkpoint words of variable-size state k of ext (codec: "state_var"),
+ * palloc'd; returns their number.
+ */
+int64
+sf_magg_var_words(const SfMeasuresDef *md, const int64 *ext, int k,
+				  int64 **words)
+{
+	for (int i = 0; i < md->naggs; i++)
+		if (md->aggs[i].varslot == k)
+			return sf_agg_ops(md->aggs[i].func)->var->serialize(var_get(md, ext, k),
+																 words);
+	elog(ERROR, "streamforge: no variable-size state %d", k);
+	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * Load variable-size state k of ext (empty) from checkpoint words, in
+ * CurrentMemoryContext; false, with *detail, if they are not a state's.
+ */
+bool
+sf_magg_var_load(const SfMeasuresDef *md, int64 *ext, int k,
+				 const int64 *words, int64 n, const char **detail)
+{
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggVarOps *var = sf_agg_ops(md->aggs[i].func)->var;
+		void	   *st;
+
+		if (md->aggs[i].varslot != k)
+			continue;
+		Assert(var_get(md, ext, k) == NULL);
+		if (n == 0)
+			return true;		/* empty: NULL */
+		st = var->init(CurrentMemoryContext);
+		var_set(md, ext, k, st);
+		return var->deserialize(st, words, n, detail);
+	}
+	elog(ERROR, "streamforge: no variable-size state %d", k);
+	return false;				/* keep compiler quiet */
+}
+
+/*
  * Add one event (event_time t, arrival, measures vals: width words) to ext
  * words that held nprev events before (a nullable measure: x[nn] values).
  */
@@ -748,20 +425,37 @@ sf_magg_add(SfPipeline *p, SfAgg *agg, const SfIdentity *id)
 
 	words_add(p->def.measures, agg->ext, agg->count - 1, id->event_time,
 			  m[0], m + 1);
+	if (unlikely(p->def.measures->nvar > 0))
+		vars_add(p, agg->ext, m + 1);
 }
+
+static void words_merge(const SfMeasuresDef *md, SfAgg *into,
+						const SfAgg *from);
 
 /*
  * Merge from's ext into into's (a session merge).  Runs before
  * sf_agg_merge, while both counts are those before the merge.
  */
 void
-sf_magg_merge(const SfMeasuresDef *md, SfAgg *into, const SfAgg *from)
+sf_magg_merge(SfPipeline *p, SfAgg *into, const SfAgg *from)
+{
+	const SfMeasuresDef *md = p->def.measures;
+
+	if (from->count == 0)
+		return;
+	words_merge(md, into, from);
+	/* variable-size states: the union (from is deleted afterwards) */
+	if (unlikely(md->nvar > 0))
+		vars_copy(md, p->var_cxt, into->ext, from->ext, true);
+}
+
+/* sf_magg_merge's fixed words */
+static void
+words_merge(const SfMeasuresDef *md, SfAgg *into, const SfAgg *from)
 {
 	int64	   *x = into->ext;
 	const int64 *y = from->ext;
 
-	if (from->count == 0)
-		return;
 	if (into->count == 0)
 	{
 		memcpy(x, y, md->nwords * sizeof(int64));
@@ -819,13 +513,21 @@ sf_magg_merge(const SfMeasuresDef *md, SfAgg *into, const SfAgg *from)
 			x[md->aggs[i].slot] += y[md->aggs[i].slot];
 }
 
-/* A copy of ext words, in CurrentMemoryContext */
+/*
+ * A copy of ext words, in CurrentMemoryContext: its variable-size states
+ * too (a deep copy, freed with the context)
+ */
 int64 *
 sf_magg_copy(const SfMeasuresDef *md, const int64 *ext)
 {
-	int64	   *c = palloc(Max(md->nwords, 1) * sizeof(int64));
+	int64	   *c = palloc(Max(md->nwords + md->nvar, 1) * sizeof(int64));
 
 	memcpy(c, ext, md->nwords * sizeof(int64));
+	if (unlikely(md->nvar > 0))
+	{
+		memset(c + md->nwords, 0, md->nvar * sizeof(int64));
+		vars_copy(md, CurrentMemoryContext, c, ext, false);
+	}
 	return c;
 }
 
@@ -834,15 +536,45 @@ sf_magg_equal(const SfMeasuresDef *md, const SfAgg *a, const SfAgg *b)
 {
 	if (a->ext == NULL || b->ext == NULL)
 		return a->ext == b->ext;
-	return memcmp(a->ext, b->ext, md->nwords * sizeof(int64)) == 0;
+	if (memcmp(a->ext, b->ext, md->nwords * sizeof(int64)) != 0)
+		return false;
+	for (int i = 0; i < md->naggs; i++)
+	{
+		const SfAggDef *d = &md->aggs[i];
+
+		if (d->varslot >= 0 &&
+			!sf_agg_ops(d->func)->var->equal(var_get(md, a->ext, d->varslot),
+											 var_get(md, b->ext, d->varslot)))
+			return false;
+	}
+	return true;
 }
 
-/* ext words for a new bucket of p, zeroed */
+/*
+ * A bucket's ext words restored from a copy (session.c, a checkpoint's
+ * row): variable-size states copied into the pipeline's var_cxt
+ */
+void
+sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from)
+{
+	const SfMeasuresDef *md = p->def.measures;
+
+	memcpy(ext, from, md->nwords * sizeof(int64));
+	if (unlikely(md->nvar > 0))
+	{
+		sf_magg_release(md, ext);
+		vars_copy(md, p->var_cxt, ext, from, false);
+	}
+}
+
+/* ext words for a new bucket of p, zeroed (variable-size states: empty) */
 int64 *
 sf_magg_alloc(SfPipeline *p)
 {
+	const SfMeasuresDef *md = p->def.measures;
+
 	return MemoryContextAllocZero(p->cxt,
-								  Max(p->def.measures->nwords, 1) * sizeof(int64));
+								  Max(md->nwords + md->nvar, 1) * sizeof(int64));
 }
 
 /* The value of aggregate i of a row's agg */
@@ -854,7 +586,14 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 	const SfMeasureSlots *s = a->measure >= 0 ? &md->slots[a->measure] : NULL;
 
 	memset(v, 0, sizeof(*v));
-	v->func = a->func;
+	v->ops = sf_agg_ops(a->func);
+	if (a->varslot >= 0)
+	{
+		/* a variable-size state gives its value itself */
+		v->count = agg->count;
+		v->ops->var->value(var_get(md, x, a->varslot), v);
+		return;
+	}
 	/* the values the aggregate sees: a nullable measure's non-NULL ones */
 	v->count = s != NULL && s->nn >= 0 ? x[s->nn] : agg->count;
 	v->isnull = v->count == 0 && a->func != SF_AGG_COUNT &&
@@ -867,6 +606,8 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 		case SF_AGG_COUNT_IF:
 			v->i64 = x[a->slot];
 			break;
+		case SF_AGG_COUNT_DISTINCT:
+			break;				/* variable-size: above */
 		case SF_AGG_MIN:
 			v->i64 = x[s->min];
 			break;

@@ -2,7 +2,7 @@
  *
  * definition.c
  *	  Pipeline definitions: names, normalization, equivalence, the index
- *	  of a partition or window by name, and the names of the window kinds.
+ *	  of a partition or window by name (the window kinds: window_kinds.c).
  *
  * A normalized definition keeps its partitions and windows sorted by name
  * (byte order), so that an index is a rank in address order and a lookup
@@ -104,23 +104,8 @@ sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
 		const SfWindowDef *x = &a->windows[i];
 		const SfWindowDef *y = &b->windows[i];
 
-		if (strcmp(x->name, y->name) != 0 || x->kind != y->kind)
+		if (!sf_window_def_same(x, y))
 			return false;
-		switch (x->kind)
-		{
-			case SF_WINDOW_FIXED:
-				if (x->size != y->size)
-					return false;
-				break;
-			case SF_WINDOW_SLIDING:
-				if (x->size != y->size || x->step != y->step)
-					return false;
-				break;
-			case SF_WINDOW_SESSION:
-				if (x->gap != y->gap)
-					return false;
-				break;
-		}
 	}
 	return true;
 }
@@ -142,46 +127,4 @@ sf_window_index(const SfPipelineDef *def, const char *name)
 	return sf_name_index((const char *) def->windows +
 					  offsetof(SfWindowDef, name),
 					  sizeof(SfWindowDef), def->nwindows, name);
-}
-
-/* ----------------------------------------------------------------
- * Window kinds
- * ----------------------------------------------------------------
- */
-
-/*
- * The name of each window kind, as SQL (streamforge.fixed() and the
- * window_def type), the pipeline_window table and the checkpoint format
- * spell it
- */
-static const char *const window_kind_names[] = {
-	[SF_WINDOW_FIXED] = "fixed",
-	[SF_WINDOW_SLIDING] = "sliding",
-	[SF_WINDOW_SESSION] = "session",
-};
-
-const char *
-sf_window_kind_name(SfWindowKind kind)
-{
-	if ((unsigned int) kind >= lengthof(window_kind_names))
-		elog(ERROR, "streamforge: unknown window kind %d", (int) kind);
-	return window_kind_names[kind];
-}
-
-/*
- * The kind a name spells, in *kind; false, leaving *kind alone, if it
- * spells none (each caller raises its own error).
- */
-bool
-sf_window_kind_parse(const char *name, SfWindowKind *kind)
-{
-	for (int i = 0; i < lengthof(window_kind_names); i++)
-	{
-		if (strcmp(name, window_kind_names[i]) == 0)
-		{
-			*kind = (SfWindowKind) i;
-			return true;
-		}
-	}
-	return false;
 }

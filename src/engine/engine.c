@@ -320,6 +320,9 @@ sf_pipeline_create(MemoryContext parent, const SfPipelineDef *def)
 	p->def.windows = palloc(Max(def->nwindows, 1) * sizeof(SfWindowDef));
 	memcpy(p->def.windows, def->windows, def->nwindows * sizeof(SfWindowDef));
 	p->def.measures = sf_measures_def_copy(cxt, def->measures);
+	if (p->def.measures != NULL && p->def.measures->nvar > 0)
+		p->var_cxt = AllocSetContextCreate(cxt, "streamforge aggregate states",
+										   ALLOCSET_DEFAULT_SIZES);
 
 	p->partitions = palloc0(Max(def->npartitions, 1) * sizeof(SfPartition));
 	for (i = 0; i < def->npartitions; i++)
@@ -632,7 +635,7 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 			int			n = nassigned[w];
 			int			j;
 
-			if (wd->kind == SF_WINDOW_SESSION)
+			if (sf_window_merges(wd))
 				sf_session_add(p, w, key, p->assign_starts[k],
 							   p->assign_ends[k], d->value);
 			else

@@ -55,6 +55,7 @@
 
 #include "postgres.h"
 
+#include "datatype/timestamp.h"
 #include "lib/pairingheap.h"
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
@@ -90,12 +91,8 @@
  * Pipeline definition
  * ----------------------------------------------------------------
  */
-typedef enum SfWindowKind
-{
-	SF_WINDOW_FIXED = 0,
-	SF_WINDOW_SLIDING = 1,
-	SF_WINDOW_SESSION = 2
-} SfWindowKind;
+/* the window kinds and SfWindowDef: the window module's public header */
+#include "engine/window_ops.h"
 
 /*
  * When a pipeline emits (docs/semantics.md, Emit modes; emit.c): 'update'
@@ -109,15 +106,6 @@ typedef enum SfEmitMode
 	SF_EMIT_UPDATE_FINAL = 1,
 	SF_EMIT_FINAL = 2
 } SfEmitMode;
-
-typedef struct SfWindowDef
-{
-	char		name[SF_NAME_MAX + 1];
-	SfWindowKind kind;
-	int64		size;			/* fixed, sliding */
-	int64		step;			/* sliding */
-	int64		gap;			/* session */
-} SfWindowDef;
 
 /*
  * A pipeline definition.  Partitions and windows are kept sorted by name
@@ -142,6 +130,11 @@ typedef struct SfPipelineDef
 	/* idle detection by time (api/progress.c); the engine never reads it */
 	bool		has_idle_timeout;
 	int64		idle_timeout_us;	/* > 0, with has_idle_timeout */
+	Interval	idle_timeout;	/* as given, with has_idle_timeout (the
+								 * stored document spells it) */
+	/* the time unit of interval windows (api/timeunit.c); engine never reads it */
+	bool		has_time_unit;
+	Interval	time_unit;		/* as given, with has_time_unit */
 	struct SfMeasuresDef *measures;	/* NULL: one unnamed value (aggregates.c) */
 } SfPipelineDef;
 
@@ -538,6 +531,12 @@ typedef struct SfPipeline
 	 */
 	int64		arrivals;
 	const int64 *cur_measures;
+
+	/*
+	 * The variable-size states of the buckets' aggregates (agg_ops.h), a
+	 * child of cxt; NULL unless an aggregate has one.
+	 */
+	MemoryContext var_cxt;
 	const SfIdentity *cur_event;	/* the event being added to windows */
 } SfPipeline;
 
@@ -554,82 +553,8 @@ sf_id_ptr(const SfPipeline *p, uint32 handle)
  * aggregates, and where each aggregate's state lives in a bucket's ext
  * words.
  */
-#define SF_MAX_MEASURES		32
-#define SF_MAX_AGGREGATES	64
-/* the int64 words of one delivery's measures: the measures, a NULL mask */
-#define SF_MAX_MEASURE_WORDS (SF_MAX_MEASURES + 1)
-
-typedef enum SfAggFunc
-{
-	SF_AGG_COUNT = 0,
-	SF_AGG_SUM,
-	SF_AGG_MIN,
-	SF_AGG_MAX,
-	SF_AGG_AVG,
-	SF_AGG_VAR_POP,
-	SF_AGG_VAR_SAMP,
-	SF_AGG_STDDEV_POP,
-	SF_AGG_STDDEV_SAMP,
-	SF_AGG_FIRST,
-	SF_AGG_LAST,
-	SF_AGG_COUNT_IF
-} SfAggFunc;
-
-typedef enum SfCmpOp
-{
-	SF_CMP_EQ = 0,
-	SF_CMP_NE,
-	SF_CMP_LT,
-	SF_CMP_LE,
-	SF_CMP_GT,
-	SF_CMP_GE
-} SfCmpOp;
-
-typedef struct SfAggDef
-{
-	char		name[SF_NAME_MAX + 1];
-	SfAggFunc	func;
-	int			measure;		/* -1 for count (count(*)) */
-	SfCmpOp		op;				/* count_if */
-	int64		constant;		/* count_if */
-	int			slot;			/* count_if: its word in ext */
-} SfAggDef;
-
-/* Per measure: the first word of each state part in ext, -1 if none */
-typedef struct SfMeasureSlots
-{
-	int			nn;				/* nullable measures: its non-NULL values */
-	int			sum;			/* 2 words: int128 */
-	int			sumsq;			/* 3 words: 192-bit unsigned */
-	int			min;
-	int			max;
-	int			first;			/* 3 words: event_time, arrival, value */
-	int			last;			/* 3 words */
-} SfMeasureSlots;
-
-typedef struct SfMeasuresDef
-{
-	int			nmeasures;
-	char		(*names)[SF_NAME_MAX + 1];
-	int			naggs;
-	SfAggDef   *aggs;
-	SfMeasureSlots *slots;		/* [nmeasures] */
-	int			nwords;			/* of ext */
-	uint32		nullable;		/* bit m: measure m is declared NULL */
-	int			width;			/* words of a delivery's measures: nmeasures,
-								 * and the NULL mask if nullable != 0 */
-} SfMeasuresDef;
-
-/* The value of one aggregate of a row, before conversion to SQL */
-typedef struct SfAggValue
-{
-	bool		isnull;
-	SfAggFunc	func;
-	int64		count;			/* the bucket's */
-	int64		i64;			/* count, min, max, first, last, count_if */
-	int128		sum;			/* sum, avg, variances */
-	uint64		sumsq[3];		/* variances, little-endian words */
-} SfAggValue;
+/* the aggregate functions, SfAggDef, SfMeasuresDef: the aggregate module's */
+#include "engine/agg_ops.h"
 
 /* Counters for streamforge.stats() */
 typedef struct SfStats
@@ -695,14 +620,12 @@ sf_address_order(const SfAddress *a, const SfAddress *b)
  * ----------------------------------------------------------------
  */
 
-/* definition.c: names, normalization, lookup by name, window kinds */
+/* definition.c: names, normalization, lookup by name */
 extern void sf_validate_name(const char *what, const char *name);
 extern void sf_def_normalize(SfPipelineDef *def);
 extern bool sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b);
 extern int	sf_partition_index(const SfPipelineDef *def, const char *name);
 extern int	sf_window_index(const SfPipelineDef *def, const char *name);
-extern const char *sf_window_kind_name(SfWindowKind kind);
-extern bool sf_window_kind_parse(const char *name, SfWindowKind *kind);
 
 /* engine.c: pipeline lifecycle and the three operations */
 extern SfPipeline *sf_pipeline_create(MemoryContext parent,
@@ -955,7 +878,7 @@ extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
 											  bool has_retention,
 											  int64 retention);
 
-/* aggregates.c, measures_ops.c: measures and declared aggregates (docs/aggregates.md) */
+/* agg_funcs.c, aggregates.c, measures_ops.c: measures and declared aggregates (docs/aggregates.md) */
 extern SfMeasuresDef *sf_measures_def_build(char **measures, int nmeasures,
 											char **aggs, int naggs);
 extern SfMeasuresDef *sf_measures_def_copy(MemoryContext cxt,
@@ -965,8 +888,6 @@ extern bool sf_measures_def_equal(const SfMeasuresDef *a,
 extern char *sf_agg_spelling(const SfAggDef *a, const SfMeasuresDef *md);
 extern char *sf_measure_spelling(const SfMeasuresDef *md, int m);
 extern bool sf_measures_valid(const SfMeasuresDef *md, const int64 *mv);
-extern const char *sf_agg_func_name(SfAggFunc f);
-extern const char *sf_agg_sql_type(SfAggFunc f);
 extern void sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i,
 						 SfAggValue *v);
 extern int64 *sf_id_measures(const SfPipeline *p, const SfIdentity *id);
@@ -980,6 +901,12 @@ extern bool sf_magg_equal(const SfMeasuresDef *md, const SfAgg *a,
 						  const SfAgg *b);
 extern void sf_magg_add(SfPipeline *p, SfAgg *agg, const SfIdentity *id);
 extern int64 *sf_magg_copy(const SfMeasuresDef *md, const int64 *ext);
+extern void sf_magg_release(const SfMeasuresDef *md, int64 *ext);
+extern int64 sf_magg_var_words(const SfMeasuresDef *md, const int64 *ext,
+							   int k, int64 **words);
+extern bool sf_magg_var_load(const SfMeasuresDef *md, int64 *ext, int k,
+							 const int64 *words, int64 n,
+							 const char **detail);
 extern bool sf_magg_check(SfPipeline *p, SfAddress *bad);
 
 /* limits.c: limits every part shares */

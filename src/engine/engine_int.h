@@ -130,11 +130,7 @@ extern void sf_session_add(SfPipeline *p, int window, SfString *key,
 						   int64 event_time, int64 end, int64 value);
 extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 
-/* window.c: assignment of events to fixed and sliding buckets, live index */
-extern int	sf_assign_windows(const SfWindowDef *w, int64 event_time,
-							  int64 lateness, int64 *starts, int64 *ends,
-							  int max);
-extern int	sf_window_max_buckets(const SfWindowDef *w);
+/* window.c: the live index (the assignment: window_ops.h) */
 extern void sf_buckets_init(SfPipeline *p);
 extern SfBucket *sf_bucket_insert(SfPipeline *p, int window, SfString *key,
 								  int64 start, int64 end);
@@ -162,9 +158,34 @@ extern bool sf_measures_match(const SfPipeline *p, const SfIdentity *id,
 							  const int64 *measures);
 extern void sf_id_set_measures(SfPipeline *p, SfIdentity *id,
 							   const int64 *measures);
-extern void sf_magg_merge(const SfMeasuresDef *md, SfAgg *into,
-						  const SfAgg *from);
+extern void sf_magg_merge(SfPipeline *p, SfAgg *into, const SfAgg *from);
 extern int64 *sf_magg_alloc(SfPipeline *p);
+extern void sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from);
+
+/*
+ * A recycled bucket's ext words, emptied (window.c's bucket_new; inline:
+ * per new bucket).  Every copy or reset of ext goes through aggregates.c's
+ * sf_magg_* (agg_ops.h, "State").
+ */
+static inline void
+sf_magg_reset(SfPipeline *p, int64 *ext)
+{
+	const SfMeasuresDef *md = p->def.measures;
+
+	/* a variable-size state was freed when its bucket was deleted */
+	memset(ext, 0, (md->nwords + md->nvar) * sizeof(int64));
+}
+
+/*
+ * A bucket about to be deleted (recycled): its variable-size states freed
+ * (window.c's sf_bucket_delete; inline: per finalized bucket)
+ */
+static inline void
+sf_magg_forget(SfPipeline *p, SfBucket *b)
+{
+	if (unlikely(p->var_cxt != NULL) && b->agg.ext != NULL)
+		sf_magg_release(p->def.measures, b->agg.ext);
+}
 extern void sf_buckets_foreach(SfPipeline *p,
 							   void (*fn) (SfPipeline *, SfBucket *, void *),
 							   void *arg);

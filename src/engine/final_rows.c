@@ -115,7 +115,7 @@ wanted_first(const SfWanted *w, int n, const SfString *key, int window)
 static bool
 row_wanted(const SfPipeline *p, const SfWanted *w, int n, const SfRow *r)
 {
-	bool		session = p->def.windows[r->addr.window].kind == SF_WINDOW_SESSION;
+	bool		session = sf_window_merges(&p->def.windows[r->addr.window]);
 	int			i;
 
 	for (i = wanted_first(w, n, r->addr.key, r->addr.window);
@@ -256,7 +256,7 @@ sf_derive_all_final_rows(SfPipeline *p, SfRow **rows, SfPipeline **scratchp)
 				continue;
 			key = sf_intern_key(q, id->key->data, id->key->len);
 			for (int w = 0; w < q->def.nwindows; w++)
-				if ((q->def.windows[w].kind == SF_WINDOW_SESSION) == (pass == 1))
+				if (sf_window_merges(&q->def.windows[w]) == (pass == 1))
 					sf_derive_event(q, w, id, key, 0, 0);
 		}
 	sf_op_finish(q, &scratch);

@@ -103,7 +103,7 @@ sf_magg_check(SfPipeline *p, SfAddress *bad)
 							 r->addr.start);
 		if (b == NULL || b->end != r->addr.end ||
 			b->agg.count != r->agg.count ||
-			memcmp(b->agg.ext, r->agg.ext, md->nwords * sizeof(int64)) != 0)
+			!sf_magg_equal(md, &b->agg, &r->agg))
 		{
 			*bad = r->addr;
 			ok = false;

@@ -170,7 +170,7 @@ finalize(SfPipeline *p, SfChangeList *out)
 			sf_changes_append(out, &c);
 		}
 		p->finalized++;
-		if (p->def.windows[b->window].kind == SF_WINDOW_SESSION)
+		if (sf_window_merges(&p->def.windows[b->window]))
 			sf_session_remove_bucket(p, b);
 		sf_bucket_delete(p, b);
 	}

@@ -163,7 +163,7 @@ count_derived_buckets(const SfPipeline *old, const SfPipelineDef *def,
 		if (!derive[w])
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		if (wd->kind == SF_WINDOW_SESSION)
+		if (sf_window_merges(wd))
 		{
 			int128		end = 0;
 
@@ -188,12 +188,18 @@ count_derived_buckets(const SfPipeline *old, const SfPipelineDef *def,
 		}
 		else
 		{
-			int128		step = wd->kind == SF_WINDOW_FIXED ? wd->size : wd->step;
-			int128		size = wd->size;
-			/* first start (in steps) not finalized: start + size + lateness >= wm */
-			int128		kmin = has_wm ?
-				-sf_floor_div(-(wm - size - def->lateness), step) : 0;
+			int64		psize,
+						pstep;
+			int128		step,
+						size,
+						kmin;
 			int128		prev_hi = 0;
+
+			sf_window_ops(wd->kind)->period(wd, &psize, &pstep);
+			step = pstep;
+			size = psize;
+			/* first start (in steps) not finalized: start + size + lateness >= wm */
+			kmin = has_wm ? -sf_floor_div(-(wm - size - def->lateness), step) : 0;
 
 			for (int64 i = 0; i < n && total <= limit; i++)
 			{
@@ -240,7 +246,7 @@ sf_derive_event(SfPipeline *p, int w, const SfIdentity *id, SfString *key,
 	n = sf_assign_windows(wd, id->event_time, p->def.lateness,
 						  p->assign_starts, p->assign_ends, p->assign_cap);
 	p->cur_event = id;
-	if (wd->kind == SF_WINDOW_SESSION)
+	if (sf_window_merges(wd))
 	{
 		sf_session_add(p, w, key, p->assign_starts[0], p->assign_ends[0],
 					   id->value);
@@ -492,10 +498,7 @@ redefine_check(SfPipeline *old, const SfPipelineDef *def, RedefinePlan *plan)
 		const SfWindowDef *w = &old->def.windows[i];
 		int			k = sf_window_index(def, w->name);
 
-		if (k >= 0 && (def->windows[k].kind != w->kind ||
-					   def->windows[k].size != w->size ||
-					   def->windows[k].step != w->step ||
-					   def->windows[k].gap != w->gap))
+		if (k >= 0 && !sf_window_def_same(&def->windows[k], w))
 			elog(ERROR, "streamforge: window \"%s\" changed its definition",
 				 w->name);
 		plan->wmap[i] = k;
@@ -650,7 +653,7 @@ redefine_derive(SfPipeline *p, const SfPipeline *old,
 			key = sf_intern_key(p, id->key->data, id->key->len);
 			for (w = 0; w < def->nwindows; w++)
 				if (plan->derive[w] &&
-					(def->windows[w].kind == SF_WINDOW_SESSION) == (pass == 1))
+					sf_window_merges(&def->windows[w]) == (pass == 1))
 					sf_derive_event(p, w, id, key, plan->limit, old->nbuckets);
 		}
 	}

@@ -203,7 +203,7 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 		if (b->ready)
 			sf_dirty_touch(p, b);
 		if (unlikely(b->agg.ext != NULL))
-			sf_magg_merge(p->def.measures, &survivor->agg, &b->agg);
+			sf_magg_merge(p, &survivor->agg, &b->agg);
 		sf_agg_merge(&survivor->agg, &b->agg);
 		sf_dirty_forget_bucket(p, b);
 		sf_bucket_delete(p, b);
@@ -257,9 +257,9 @@ sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
 	{
 		if (agg->ext == NULL)
 			elog(ERROR, "streamforge: restored bucket without aggregates");
-		memcpy(ext, agg->ext, p->def.measures->nwords * sizeof(int64));
+		sf_magg_restore(p, ext, agg->ext);
 	}
-	return p->def.windows[window].kind != SF_WINDOW_SESSION ||
+	return !sf_window_merges(&p->def.windows[window]) ||
 		session_insert_bucket(p, b);
 }
 

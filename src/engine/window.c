@@ -195,7 +195,7 @@ bucket_new(SfPipeline *p, int window, SfString *key, int64 start, int64 end)
 		if (ext == NULL)
 			ext = sf_magg_alloc(p);
 		else
-			memset(ext, 0, p->def.measures->nwords * sizeof(int64));
+			sf_magg_reset(p, ext);
 		b->agg.ext = ext;
 	}
 	heap_place(p, b);
@@ -266,6 +266,7 @@ sf_bucket_delete(SfPipeline *p, SfBucket *b)
 	if (!sf_buckettab_delete(p->buckets, b))
 		elog(ERROR, "streamforge: bucket missing from live index");
 	heap_unplace(p, b);
+	sf_magg_forget(p, b);
 	p->nbuckets--;
 	b->key = NULL;
 	b->hnode.first_child = (pairingheap_node *) p->free_buckets;

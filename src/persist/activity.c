@@ -278,9 +278,9 @@ act_store(ActEntry *e, TimestampTz now)
 }
 
 /*
- * Whether streamforge.partition_activity exists (0.3.0's): between a
- * package upgrade and ALTER EXTENSION UPDATE it does not, and nothing is
- * stored.
+ * Whether streamforge.partition_activity exists: at commit, not if the
+ * transaction dropped the extension after its writes (as
+ * sf_pending_write_all checks the pipeline table).
  */
 static bool
 act_table_exists(void)
@@ -443,8 +443,6 @@ sf_activity_get(const char *pipeline, int n, char (*names)[SF_NAME_MAX + 1],
 	memset(delivery, 0, n * sizeof(TimestampTz));
 	memset(report, 0, n * sizeof(TimestampTz));
 	memset(since, 0, n * sizeof(TimestampTz));
-	if (!act_table_exists())
-		return;
 	sf_become_owner(&saved);
 	SPI_connect();
 	if (act_get_plan == NULL)
@@ -515,14 +513,13 @@ sf_activity_watch(const char *pipeline)
 	Oid			types[1] = {TEXTOID};
 	int			rc;
 
-	if (!act_table_exists())
-		return;
 	sf_become_owner(&saved);
 	SPI_connect();
 	rc = SPI_execute_with_args(
 		"INSERT INTO streamforge.partition_activity AS a (pipeline_id, partition, since) "
 		"SELECT p.id, u.partition, pg_catalog.transaction_timestamp() "
-		"FROM streamforge.pipeline AS p, pg_catalog.unnest(p.partitions) AS u(partition) "
+		"FROM streamforge.pipeline AS p, pg_catalog.jsonb_array_elements_text("
+		"p.definition OPERATOR(pg_catalog.->) 'partitions') AS u(partition) "
 		"WHERE p.name OPERATOR(pg_catalog.=) $1 "
 		"ON CONFLICT (pipeline_id, partition) DO UPDATE SET since = EXCLUDED.since",
 		1, types, &arg, NULL, false, 0);

@@ -449,7 +449,6 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 
 	sf_cache_invalidate(entry);
 	sf_load_def(name, row->id, &def);
-	sf_measures_load(name, row->id, &def);
 
 	/* built under the transaction: an error cannot leak it */
 	p = sf_side_snapshot_load(CurTransactionContext, &def, row->id,
@@ -457,8 +456,7 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 							  &offset_replays, &load_len);
 	if (p == NULL)
 	{
-		sf_exec(sf_has_stored_snapshot() ? PLAN_SNAPSHOT_GET_STORED :
-				PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
+		sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
 		if (SPI_processed != 1)
 			elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
 		snap = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,

@@ -50,6 +50,7 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
+#include "codec/codec.h"
 #include "engine/engine.h"
 #include "persist/persist.h"
 #include "persist/persist_int.h"
@@ -77,31 +78,19 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},
+	/* the definition (definition.c): the one statement that loads it */
 	[PLAN_DEF] = {
-		"SELECT partitions, lateness FROM streamforge.pipeline "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
-		1, {INT8OID}
-	},
-	[PLAN_DEF_WINDOWS] = {
-		"SELECT w.name, w.kind, w.size, w.step, w.gap "
-		"FROM streamforge.pipeline p, "
-		"pg_catalog.unnest(p.windows) WITH ORDINALITY "
-		"AS w(name, kind, size, step, gap, i) "
-		"WHERE p.id OPERATOR(pg_catalog.=) $1 ORDER BY w.i",
-		1, {INT8OID}
-	},
-	[PLAN_SNAPSHOT_GET] = {
-		"SELECT snapshot FROM streamforge.pipeline "
+		"SELECT definition FROM streamforge.pipeline "
 		"WHERE id OPERATOR(pg_catalog.=) $1",
 		1, {INT8OID}
 	},
 	/*
-	 * With streamforge.stored_snapshot (sf_has_stored_snapshot): the
-	 * snapshot is the row's, or, when the row's is NULL, the one a
+	 * The snapshot is the row's, or, when the row's is NULL, the one a
 	 * definition change stored beside it for its snapshot_version
-	 * (redefine.c); NULL for the empty initial state.
+	 * (redefine.c, streamforge.stored_snapshot); NULL for the empty initial
+	 * state.
 	 */
-	[PLAN_SNAPSHOT_GET_STORED] = {
+	[PLAN_SNAPSHOT_GET] = {
 		"SELECT COALESCE(p.snapshot, "
 		"(SELECT s.snapshot FROM streamforge.stored_snapshot s "
 		"WHERE s.pipeline_id OPERATOR(pg_catalog.=) p.id "
@@ -131,19 +120,12 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version",
 		3, {INT8OID, BYTEAOID, INT8OID}
 	},
+	/* a new pipeline: its whole definition (definition.c) */
 	[PLAN_CREATE] = {
-		"INSERT INTO streamforge.pipeline (name, partitions, windows, lateness, "
-		"owner) "
-		"SELECT $1, $2, "
-		"pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)"
-		"::streamforge.window_def ORDER BY u.i), $8, $9 "
-		"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), "
-		"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) "
-		"WITH ORDINALITY "
-		"AS u(n, k, s, st, g, i) "
+		"INSERT INTO streamforge.pipeline (name, definition, owner) "
+		"VALUES ($1, $2::pg_catalog.jsonb, $3) "
 		"ON CONFLICT (name) DO NOTHING RETURNING id",
-		9, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-		INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8OID, REGROLEOID}
+		3, {TEXTOID, TEXTOID, REGROLEOID}
 	},
 	[PLAN_DROP] = {
 		"DELETE FROM streamforge.pipeline "
@@ -172,41 +154,17 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},
-	/* 0.2.0: the retention column (absent until ALTER EXTENSION UPDATE) */
-	[PLAN_DEF_RETENTION] = {
-		"SELECT retention FROM streamforge.pipeline "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
-		1, {INT8OID}
-	},
-	[PLAN_SET_RETENTION] = {
-		"UPDATE streamforge.pipeline SET retention = $2 "
-		"WHERE id OPERATOR(pg_catalog.=) $1",
-		2, {INT8OID, INT8OID}
-	},
 
 	/*
-	 * A definition change (sf_persist_redefine).  The windows are passed as
-	 * parallel arrays (NULL where a kind takes no parameter), as in
-	 * PLAN_CREATE (sf_def_datums).  The whole definition is written
-	 * (partitions, windows, lateness, retention: NULL keeps everything);
-	 * the retention column is 0.2.0's, and only 0.2.0's SQL calls the
-	 * definition changes, so the statement is prepared only then.  The
-	 * windows come last in the SET list: test/run.d/sql-qualified.sh reads
-	 * the assignments up to the first FROM.
+	 * A definition change (sf_persist_redefine): the whole document of the
+	 * new definition (definition.c), and the snapshot
 	 */
 	[PLAN_REDEFINE] = {
-		"UPDATE streamforge.pipeline SET partitions = $2, "
-		"lateness = $8, snapshot = $9, snapshot_version = version, "
-		"offset_replays_base = $10, retention = $11, "
-		"windows = (SELECT pg_catalog.array_agg(ROW(u.n, u.k, u.s, u.st, u.g)"
-		"::streamforge.window_def ORDER BY u.i) "
-		"FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), "
-		"pg_catalog.unnest($5), pg_catalog.unnest($6), pg_catalog.unnest($7)) "
-		"WITH ORDINALITY AS u(n, k, s, st, g, i)) "
+		"UPDATE streamforge.pipeline SET definition = $2::pg_catalog.jsonb, "
+		"snapshot = $3, snapshot_version = version, "
+		"offset_replays_base = $4 "
 		"WHERE id OPERATOR(pg_catalog.=) $1 RETURNING version",
-		11, {INT8OID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID,
-			INT8ARRAYOID, INT8ARRAYOID, INT8OID, BYTEAOID, INT8OID,
-		INT8OID}
+		4, {INT8OID, TEXTOID, BYTEAOID, INT8OID}
 	},
 	/* the "did you mean" hint (similar_pipelines) */
 	[PLAN_SIMILAR_ALL] = {
@@ -221,15 +179,10 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		"ORDER BY name LIMIT 100",
 		1, {TEXTOID}
 	},
-	/* the time unit (sf_time_unit_store, sf_time_unit_get) */
-	[PLAN_TIME_UNIT_PUT] = {
-		"UPDATE streamforge.pipeline "
-		"SET time_unit = $2 "
-		"WHERE name OPERATOR(pg_catalog.=) $1",
-		2, {TEXTOID, INTERVALOID}
-	},
+	/* the time unit (sf_time_unit_get) */
 	[PLAN_TIME_UNIT_GET] = {
-		"SELECT time_unit FROM streamforge.pipeline "
+		"SELECT (definition OPERATOR(pg_catalog.->>) 'time_unit')"
+		"::pg_catalog.interval FROM streamforge.pipeline "
 		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},
@@ -639,238 +592,6 @@ sf_persist_check_writable(const char *name)
 					   sf_msg_cstr(name)));
 }
 
-static pg_attribute_noreturn() void
-corrupt_definition(const char *name, const char *detail);
-
-static void
-corrupt_definition(const char *name, const char *detail)
-{
-	ereport(ERROR,
-			errcode(ERRCODE_DATA_CORRUPTED),
-			errmsg("corrupt definition of pipeline \"%s\"", name),
-			errdetail("%s", detail));
-}
-
-/* ----------------------------------------------------------------
- * Loading
- * ----------------------------------------------------------------
- */
-
-/*
- * The partitions and windows of def as the parallel arrays the statements
- * that store a definition take (PLAN_CREATE and PLAN_REDEFINE, $2 to $7):
- * values[0] text[] of partitions, then the windows' names (text[]), kinds
- * (text[]), sizes, steps and gaps (int8[], NULL where the kind takes no
- * such parameter).  In the current memory context.
- */
-void
-sf_def_datums(const SfPipelineDef *def, Datum *values)
-{
-	Datum	   *parts;
-	Datum	   *wd[5];
-	bool	   *wn[3];
-	int			dims[1];
-	int			lbs[1] = {1};
-	int			i;
-
-	parts = palloc(def->npartitions * sizeof(Datum));
-	for (i = 0; i < def->npartitions; i++)
-		parts[i] = CStringGetTextDatum(def->partitions[i]);
-	for (i = 0; i < 5; i++)
-		wd[i] = palloc(def->nwindows * sizeof(Datum));
-	for (i = 0; i < 3; i++)
-		wn[i] = palloc(def->nwindows * sizeof(bool));
-	for (i = 0; i < def->nwindows; i++)
-	{
-		const SfWindowDef *w = &def->windows[i];
-
-		wd[0][i] = CStringGetTextDatum(w->name);
-		wd[1][i] = CStringGetTextDatum(sf_window_kind_name(w->kind));
-		wd[2][i] = Int64GetDatum(w->size);
-		wd[3][i] = Int64GetDatum(w->step);
-		wd[4][i] = Int64GetDatum(w->gap);
-		wn[0][i] = w->kind == SF_WINDOW_SESSION;
-		wn[1][i] = w->kind != SF_WINDOW_SLIDING;
-		wn[2][i] = w->kind != SF_WINDOW_SESSION;
-	}
-	values[0] = PointerGetDatum(construct_array(parts, def->npartitions,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	dims[0] = def->nwindows;
-	values[1] = PointerGetDatum(construct_array(wd[0], def->nwindows,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	values[2] = PointerGetDatum(construct_array(wd[1], def->nwindows,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	for (i = 0; i < 3; i++)
-		values[3 + i] = PointerGetDatum(construct_md_array(wd[2 + i], wn[i],
-														   1, dims, lbs,
-														   INT8OID, 8,
-														   FLOAT8PASSBYVAL,
-														   TYPALIGN_DOUBLE));
-}
-
-static void
-copy_name(const char *pipeline, char *dst, const char *src)
-{
-	size_t		len = strlen(src);
-
-	if (len == 0 || len > SF_NAME_MAX)
-		corrupt_definition(pipeline, "A partition or window name is empty or too long.");
-	memcpy(dst, src, len + 1);
-}
-
-/*
- * Whether streamforge.pipeline has the retention column of 0.2.0.  Between
- * a package upgrade and ALTER EXTENSION UPDATE the library runs on 0.1.0's
- * tables, whose pipelines all keep everything.  A syscache lookup, only
- * when a definition is loaded.
- */
-static bool
-has_retention_column(void)
-{
-	Oid			nsp = get_namespace_oid("streamforge", true);
-	Oid			rel;
-
-	if (!OidIsValid(nsp))
-		return false;
-	rel = get_relname_relid("pipeline", nsp);
-	return OidIsValid(rel) && get_attnum(rel, "retention") != InvalidAttrNumber;
-}
-
-/*
- * Whether the database has streamforge.stored_snapshot (0.4.0, issue 39):
- * not while it still has the SQL definitions of 0.1.0-0.3.0 (after a
- * package upgrade, before ALTER EXTENSION UPDATE), when every snapshot is
- * in the pipeline's row and definition changes write it there.
- */
-bool
-sf_has_stored_snapshot(void)
-{
-	Oid			nsp = get_namespace_oid("streamforge", true);
-
-	return OidIsValid(nsp) &&
-		OidIsValid(get_relname_relid("stored_snapshot", nsp));
-}
-
-/*
- * Whether journal entries of ingest calls may be written in the compact
- * format 3 (codec/journal.c): not while the database still has the SQL
- * definitions of 0.1.0 or 0.2.0 (after a package upgrade, before ALTER
- * EXTENSION UPDATE), when sessions that loaded their library before the
- * upgrade may still read the journal (docs/packaging.md).  Read from
- * pg_extension once per backend: a backend that found an old version keeps
- * writing format 1, which every version replays, until it ends.
- */
-bool
-sf_journal_compact_allowed(void)
-{
-	static int	allowed = -1;
-
-	if (allowed < 0)
-	{
-		char	   *version = sf_installed_version();
-		bool		old = version != NULL &&
-			(strcmp(version, "0.1.0") == 0 || strcmp(version, "0.2.0") == 0);
-
-		allowed = old ? 0 : 1;
-	}
-	return allowed == 1;
-}
-
-/* The retention of pipeline id (docs/semantics.md, Retention); NULL keeps everything */
-static void
-load_retention(const char *name, int64 id, SfPipelineDef *def)
-{
-	Datum		arg = Int64GetDatum(id);
-	bool		isnull;
-
-	def->has_retention = false;
-	def->retention = 0;
-	if (!has_retention_column())
-		return;
-	sf_exec(PLAN_DEF_RETENTION, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
-	def->retention = sf_getint64(1, &isnull);
-	def->has_retention = !isnull;
-	if (def->has_retention && def->retention < 0)
-		corrupt_definition(name, "The retention is negative.");
-}
-
-/*
- * Load the definition of pipeline id from its row, in the current memory
- * context.  Caller must be connected to SPI with a snapshot pushed.
- */
-void
-sf_load_def(const char *name, int64 id, SfPipelineDef *def)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		arg = Int64GetDatum(id);
-	bool		isnull;
-	ArrayType  *arr;
-	Datum	   *elems;
-	bool	   *elemnulls;
-	int			n;
-	uint64		i;
-
-	memset(def, 0, sizeof(*def));
-	strlcpy(def->name, name, sizeof(def->name));
-
-	sf_exec(PLAN_DEF, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
-	arr = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0],
-										   SPI_tuptable->tupdesc, 1, &isnull));
-	def->lateness = sf_getint64(2, &isnull);
-	load_retention(name, id, def);
-	sf_emit_load(name, id, def);
-	sf_progress_load_def(name, id, def);
-	if (ARR_NDIM(arr) > 1)
-		corrupt_definition(name, "The partitions are not a list.");
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &elemnulls, &n);
-	if (n < 1 || n > PG_UINT16_MAX)
-		corrupt_definition(name, "The number of partitions is out of range.");
-	def->npartitions = n;
-	def->partitions = MemoryContextAllocZero(cxt, n * sizeof(*def->partitions));
-	for (i = 0; i < n; i++)
-	{
-		if (elemnulls[i])
-			corrupt_definition(name, "A partition name is null.");
-		copy_name(name, def->partitions[i], TextDatumGetCString(elems[i]));
-	}
-
-	sf_exec(PLAN_DEF_WINDOWS, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed < 1 || SPI_processed > PG_UINT16_MAX)
-		corrupt_definition(name, "The number of windows is out of range.");
-	def->nwindows = (int) SPI_processed;
-	def->windows = MemoryContextAllocZero(cxt, SPI_processed * sizeof(SfWindowDef));
-	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		SfWindowDef *w = &def->windows[i];
-		char	   *wname = SPI_getvalue(tup, desc, 1);
-		char	   *kind = SPI_getvalue(tup, desc, 2);
-		Datum		d;
-
-		if (wname == NULL || kind == NULL)
-			corrupt_definition(name, "A window has a null name or kind.");
-		copy_name(name, w->name, wname);
-		if (!sf_window_kind_parse(kind, &w->kind))
-			corrupt_definition(name, "A window has an unknown kind.");
-		d = SPI_getbinval(tup, desc, 3, &isnull);
-		w->size = isnull ? 0 : DatumGetInt64(d);
-		d = SPI_getbinval(tup, desc, 4, &isnull);
-		w->step = isnull ? 0 : DatumGetInt64(d);
-		d = SPI_getbinval(tup, desc, 5, &isnull);
-		w->gap = isnull ? 0 : DatumGetInt64(d);
-	}
-	sf_def_normalize(def);
-}
-
 /* regrole[] of the grants of acl with exactly the given privilege */
 Datum
 sf_acl_array(const SfAcl *acl, SfPrivilege privilege)
@@ -890,30 +611,6 @@ sf_acl_array(const SfAcl *acl, SfPrivilege privilege)
  * Time units (api/timeunit.c)
  * ----------------------------------------------------------------
  */
-
-/*
- * Store the time unit of a pipeline created in this transaction.  Caller
- * has created it (create_pipeline), so the row exists and nobody else sees
- * it yet.
- */
-void
-sf_time_unit_store(const char *pipeline, Interval *unit)
-{
-	SfSavedUser saved;
-	Datum		args[2];
-	int			rc;
-
-	args[0] = CStringGetTextDatum(pipeline);
-	args[1] = IntervalPGetDatum(unit);
-	sf_become_owner(&saved);
-	SPI_connect();
-	rc = SPI_execute_plan(sf_plan(PLAN_TIME_UNIT_PUT), args, NULL, false, 0);
-	if (rc != SPI_OK_UPDATE || SPI_processed != 1)
-		elog(ERROR, "streamforge: could not store the time unit of pipeline \"%s\"",
-			 pipeline);
-	SPI_finish();
-	sf_restore_user(&saved);
-}
 
 /*
  * The time unit of a pipeline, NULL if it has none.  Caller has checked

@@ -605,7 +605,7 @@ sf_compact_at_xact_end(bool commit)
 			BGWORKER_BACKEND_DATABASE_CONNECTION;
 		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 		worker.bgw_restart_time = BGW_NEVER_RESTART;
-		snprintf(worker.bgw_library_name, BGW_MAXLEN, "streamforge");
+		snprintf(worker.bgw_library_name, BGW_MAXLEN, "%s", SF_LIBRARY_NAME);
 		snprintf(worker.bgw_function_name, BGW_MAXLEN, "sf_compact_worker_main");
 		snprintf(worker.bgw_name, BGW_MAXLEN, "streamforge compaction");
 		snprintf(worker.bgw_type, BGW_MAXLEN, "streamforge compaction");

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * measures.c
- *	  Measures pipelines in the catalog and as SQL values: the measures
- *	  and aggregates columns of streamforge.pipeline, and a row's declared
- *	  aggregates as jsonb (docs/aggregates.md).
+ *	  Measures pipelines as SQL values: a row's declared aggregates as
+ *	  jsonb (docs/aggregates.md).  Their definition is in the pipeline's
+ *	  document (definition.c).
  *
  * The numeric results follow PostgreSQL's own rules: avg is
  * numeric_div(sum, count) as avg(bigint) computes it, a variance
@@ -21,151 +21,18 @@
  */
 #include "postgres.h"
 
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
-#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 
 #include "codec/codec.h"
 #include "engine/engine.h"
 #include "persist/persist.h"
 #include "persist/persist_int.h"
-
-static const SfPlanText load_text = {
-	"SELECT measures, aggregates FROM streamforge.pipeline "
-	"WHERE id OPERATOR(pg_catalog.=) $1",
-	1, {INT8OID}
-};
-static SPIPlanPtr load_plan;
-
-static const SfPlanText store_text = {
-	"UPDATE streamforge.pipeline SET measures = $2, aggregates = $3 "
-	"WHERE name OPERATOR(pg_catalog.=) $1",
-	3, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID}
-};
-static SPIPlanPtr store_plan;
-
-/* Whether streamforge.pipeline has 0.3.0's measures column yet */
-static bool
-has_measures_column(void)
-{
-	Oid			nsp = get_namespace_oid("streamforge", true);
-	Oid			rel;
-
-	if (!OidIsValid(nsp))
-		return false;
-	rel = get_relname_relid("pipeline", nsp);
-	return OidIsValid(rel) && get_attnum(rel, "measures") != InvalidAttrNumber;
-}
-
-static Datum
-text_array(char **items, int n)
-{
-	Datum	   *d = palloc(Max(n, 1) * sizeof(Datum));
-
-	for (int i = 0; i < n; i++)
-		d[i] = CStringGetTextDatum(items[i]);
-	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false,
-										   TYPALIGN_INT));
-}
-
-/*
- * Store the measures definition of a pipeline created in this transaction
- * (create_pipeline, after sf_persist_create).
- */
-void
-sf_measures_store(const char *pipeline, const SfMeasuresDef *md)
-{
-	SfSavedUser saved;
-	Datum		args[3];
-	char	  **aggs = palloc(md->naggs * sizeof(char *));
-	char	  **names = palloc(md->nmeasures * sizeof(char *));
-
-	for (int i = 0; i < md->nmeasures; i++)
-		names[i] = sf_measure_spelling(md, i);	/* "name NULL": nullable */
-	for (int i = 0; i < md->naggs; i++)
-		aggs[i] = sf_agg_spelling(&md->aggs[i], md);
-	args[0] = CStringGetTextDatum(pipeline);
-	args[1] = text_array(names, md->nmeasures);
-	args[2] = text_array(aggs, md->naggs);
-	sf_become_owner(&saved);
-	SPI_connect();
-	sf_run_plan(&store_plan, &store_text, args, NULL, false, SPI_OK_UPDATE);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: could not store the measures of pipeline \"%s\"",
-			 pipeline);
-	SPI_finish();
-	sf_restore_user(&saved);
-}
-
-static char **
-text_items(const char *name, Datum d, int *n)
-{
-	ArrayType  *arr = DatumGetArrayTypeP(d);
-	Datum	   *elems;
-	bool	   *nulls;
-	char	  **out;
-
-	if (ARR_NDIM(arr) > 1)
-		goto corrupt;
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, n);
-	out = palloc(Max(*n, 1) * sizeof(char *));
-	for (int i = 0; i < *n; i++)
-	{
-		if (nulls[i])
-			goto corrupt;
-		out[i] = TextDatumGetCString(elems[i]);
-	}
-	return out;
-corrupt:
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("the definition of pipeline \"%s\" is corrupt", name),
-			 errdetail("Its measures or aggregates are not a list of names.")));
-	return NULL;				/* keep compiler quiet */
-}
-
-/*
- * Load the measures definition of pipeline id into def (NULL: one
- * measure), in the current memory context.  Caller is connected to SPI
- * with a snapshot pushed (sf_load_def).
- */
-void
-sf_measures_load(const char *name, int64 id, SfPipelineDef *def)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		arg = Int64GetDatum(id);
-	bool		mnull,
-				anull;
-	Datum		m,
-				a;
-	char	  **measures;
-	char	  **aggs;
-	int			nm,
-				na;
-	MemoryContext old;
-
-	def->measures = NULL;
-	if (!has_measures_column())
-		return;
-	sf_run_plan(&load_plan, &load_text, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: pipeline \"%s\" vanished", name);
-	m = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &mnull);
-	a = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &anull);
-	if (mnull)
-		return;
-	old = MemoryContextSwitchTo(cxt);
-	measures = text_items(name, m, &nm);
-	aggs = anull ? NULL : text_items(name, a, &na);
-	def->measures = sf_measures_def_build(measures, nm, aggs, anull ? -1 : na);
-	MemoryContextSwitchTo(old);
-}
 
 /* ----------------------------------------------------------------
  * Aggregates as SQL values
@@ -281,23 +148,21 @@ sf_agg_datum(const SfAggValue *v, bool *isnull)
 	*isnull = v->isnull;
 	if (v->isnull)
 		return (Datum) 0;
-	switch (v->func)
+	switch (v->ops->result)
 	{
-		case SF_AGG_SUM:
+		case SF_AGGRES_SUM:
 			return sf_int128_numeric(v->sum);
-		case SF_AGG_AVG:
+		case SF_AGGRES_AVG:
 			return DirectFunctionCall2(numeric_div, sf_int128_numeric(v->sum),
 									   NumericGetDatum(int64_to_numeric(v->count)));
-		case SF_AGG_VAR_POP:
-			return variance(v, false);
-		case SF_AGG_VAR_SAMP:
-			return variance(v, true);
-		case SF_AGG_STDDEV_POP:
-		case SF_AGG_STDDEV_SAMP:
-			return sqrt_at_scale(variance(v, v->func == SF_AGG_STDDEV_SAMP));
-		default:
-			return Int64GetDatum(v->i64);
+		case SF_AGGRES_VARIANCE:
+			return variance(v, v->ops->sample);
+		case SF_AGGRES_STDDEV:
+			return sqrt_at_scale(variance(v, v->ops->sample));
+		case SF_AGGRES_INT64:
+			break;
 	}
+	return Int64GetDatum(v->i64);
 }
 
 /* The declared aggregates of a row of a measures pipeline, as jsonb */
@@ -327,7 +192,7 @@ sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg)
 		else
 		{
 			v.type = jbvNumeric;
-			if (strcmp(sf_agg_sql_type(av.func), "bigint") == 0)
+			if (av.ops->result == SF_AGGRES_INT64)
 				v.val.numeric = int64_to_numeric(DatumGetInt64(d));
 			else
 				v.val.numeric = DatumGetNumeric(d);

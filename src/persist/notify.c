@@ -13,7 +13,7 @@
  * sent on channel "streamforge_changes" (every pipeline) and on
  * "streamforge_changes_17" (this one); streamforge.notify_channel(name)
  * tells a role that may read the pipeline its channel and id.  The same
- * payload is sent by resync_outputs (sql/install/45_emit.sql), which
+ * payload is sent by resync_outputs (sql/objects/45_emit.sql), which
  * restore() runs, so that a listener learns of the new epoch.
  *
  * A write call's notification is not handed to PostgreSQL at once: it is

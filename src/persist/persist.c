@@ -137,11 +137,20 @@ check_acl_unlocked(const char *name, Datum *arg, Oid user,
  */
 
 /*
- * Register the transaction callbacks and settings.  Called from _PG_init.
+ * Register the transaction callbacks and, with define_gucs, the settings.
+ * Called from _PG_init; without define_gucs (another streamforge library
+ * defined them, module.c) the variables keep their boot values.
  */
 void
-sf_persist_init(void)
+sf_persist_init(bool define_gucs)
 {
+	RegisterXactCallback(sf_xact_callback, NULL);
+	RegisterSubXactCallback(sf_subxact_callback, NULL);
+	/* the write calls' notifications (notify.c, issue 38) */
+	RegisterXactCallback(sf_notify_xact_callback, NULL);
+	RegisterSubXactCallback(sf_notify_subxact_callback, NULL);
+	if (!define_gucs)
+		return;
 	DefineCustomIntVariable("streamforge.compaction_threshold",
 							"Journal size above which a pipeline's state is compacted into a new snapshot.",
 							"The journal since the last snapshot is compacted once it exceeds the larger of this and four times the snapshot's size; -1 disables compaction.",
@@ -156,11 +165,6 @@ sf_persist_init(void)
 							128 * 1024, -1, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
-	RegisterXactCallback(sf_xact_callback, NULL);
-	RegisterSubXactCallback(sf_subxact_callback, NULL);
-	/* the write calls' notifications (notify.c, issue 38) */
-	RegisterXactCallback(sf_notify_xact_callback, NULL);
-	RegisterSubXactCallback(sf_notify_subxact_callback, NULL);
 }
 
 /*
@@ -171,35 +175,20 @@ sf_persist_init(void)
 void
 sf_persist_create(const SfPipelineDef *def)
 {
-	Datum		values[9];
-	char		nulls[9];
-	Oid			owner = GetUserId();
+	Datum		values[3];
 	SfSavedUser saved;
 
 	sf_persist_check_writable(def->name);
+	values[0] = CStringGetTextDatum(def->name);
+	values[1] = sf_definition_text(def);
+	values[2] = ObjectIdGetDatum(GetUserId());
 	sf_become_owner(&saved);
 	SPI_connect();
-
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(def->name);
-	sf_def_datums(def, values + 1);
-	values[7] = Int64GetDatum(def->lateness);
-	values[8] = ObjectIdGetDatum(owner);
-
-	sf_exec(PLAN_CREATE, values, nulls, false, SPI_OK_INSERT_RETURNING);
+	sf_exec(PLAN_CREATE, values, NULL, false, SPI_OK_INSERT_RETURNING);
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				errcode(ERRCODE_DUPLICATE_OBJECT),
 				errmsg("pipeline \"%s\" already exists", def->name));
-	if (def->has_retention)
-	{
-		bool		isnull;
-		Datum		args[2];
-
-		args[0] = Int64GetDatum(sf_getint64(1, &isnull));
-		args[1] = Int64GetDatum(def->retention);
-		sf_exec(PLAN_SET_RETENTION, args, NULL, false, SPI_OK_UPDATE);
-	}
 	SPI_finish();
 	sf_restore_user(&saved);
 }
@@ -256,8 +245,7 @@ sf_persist_drop(const char *name)
 	id = Int64GetDatum(sf_getint64(1, &isnull));
 	sf_pending_supersede(DatumGetInt64(id));
 	/* and the snapshots definition changes stored beside its row */
-	if (sf_has_stored_snapshot())
-		sf_exec(PLAN_STORED_DROP, &id, NULL, false, SPI_OK_DELETE);
+	sf_exec(PLAN_STORED_DROP, &id, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
 	sf_restore_user(&saved);
 
@@ -664,10 +652,7 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 {
 	StringInfoData buf;
 
-	if (likely(sf_journal_compact_allowed()))
-		sf_journal_encode_ingest(&buf, p, d, h, n);
-	else
-		sf_journal_encode_ingest_v1(&buf, p, d, n);
+	sf_journal_encode_ingest(&buf, p, d, h, n);
 	write_journal(p, &buf);
 	pfree(buf.data);
 	sf_activity_note_deliveries(p, h, n);	/* activity.c */
@@ -744,7 +729,6 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	sf_load_def(name, row.id, &def);
-	sf_measures_load(name, row.id, &def);
 	PopActiveSnapshot();
 
 	p = sf_checkpoint_restore(CurTransactionContext, &def, data, len);

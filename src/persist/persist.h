@@ -85,7 +85,6 @@ extern SfPrivilege sf_privilege_parse(const char *s);
 
 /* catalog.c: the read-only check of a write, a pipeline's time unit */
 extern void sf_persist_check_writable(const char *name);
-extern void sf_time_unit_store(const char *pipeline, Interval *unit);
 extern Interval *sf_time_unit_get(const char *pipeline);
 
 /* compact.c: the journal since the snapshot, compact()'s decision */
@@ -100,7 +99,7 @@ extern Datum sf_int128_numeric(int128 v);
 extern Datum sf_string_text(const SfString *s);
 
 /* persist.c: pipelines stored in the extension's tables, cached per backend */
-extern void sf_persist_init(void);
+extern void sf_persist_init(bool define_gucs);
 extern void sf_persist_create(const SfPipelineDef *def);
 extern void sf_persist_drop(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
@@ -119,6 +118,13 @@ extern void sf_persist_get_acl(const char *name, bool for_update,
 							   SfAcl *acl);
 extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
 
+/*
+ * version.c: the library against the installed extension, and against the
+ * other streamforge library a backend may have loaded (module.c)
+ */
+extern bool sf_foreign_library;
+extern void sf_foreign_library_error(void) pg_attribute_noreturn();
+
 /* redefine.c: definition changes stored */
 extern void sf_redefine_init(void);
 extern SfPipeline *sf_persist_redefine(const char *name, SfRedefineFn build,
@@ -127,17 +133,11 @@ extern SfPipeline *sf_persist_redefine_concurrently(const char *name,
 													SfRedefineFn build,
 													void *arg);
 
-/* emit_store.c: the emit mode's column */
-extern void sf_persist_set_emit(const char *name, uint8 emit);
-
 /* notify.c: the notifications' pipeline id; one notification per call */
 extern int64 sf_persist_pipeline_id(const char *name);
 extern int	sf_notify_kept(void);
 extern void sf_notify_coalesce(int from);
-/* progress.c: the columns of built-in progress (docs/progress.md) */
-extern void sf_progress_store(const char *pipeline,
-							  const SfPipelineDef *def, bool set_idle,
-							  Interval *idle_timeout);
+/* definition.c: how often this backend loaded a pipeline's definition */
 extern int64 sf_progress_cache_loads(const char *name);
 
 /* activity.c: when partitions last received a delivery and a report */
@@ -153,7 +153,6 @@ extern void sf_activity_watch(const char *pipeline);
 
 /* sink.c: durable outputs (changelog, results, late events) and NOTIFY */
 /* measures.c: measures pipelines (docs/aggregates.md) */
-extern void sf_measures_store(const char *pipeline, const SfMeasuresDef *md);
 extern Datum sf_agg_datum(const SfAggValue *v, bool *isnull);
 extern Datum sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg);
 

@@ -139,9 +139,7 @@ typedef enum SfPlanId
 	PLAN_OPEN_WRITE,
 	PLAN_OPEN_READ,
 	PLAN_DEF,
-	PLAN_DEF_WINDOWS,
 	PLAN_SNAPSHOT_GET,
-	PLAN_SNAPSHOT_GET_STORED,
 	PLAN_JOURNAL_GET,
 	PLAN_JOURNAL_PUT,
 	PLAN_JOURNAL_CLEAR,
@@ -152,12 +150,9 @@ typedef enum SfPlanId
 	PLAN_ACL_LOCK,
 	PLAN_ACL_PUT,
 	PLAN_EXISTS,
-	PLAN_DEF_RETENTION,
-	PLAN_SET_RETENTION,
 	PLAN_REDEFINE,
 	PLAN_SIMILAR_ALL,
 	PLAN_SIMILAR_CASE,
-	PLAN_TIME_UNIT_PUT,
 	PLAN_TIME_UNIT_GET,
 	PLAN_SIDE_GET,
 	PLAN_SIDE_PUT,
@@ -180,7 +175,6 @@ typedef struct SfPlanText
 } SfPlanText;
 
 /* measures.c */
-extern void sf_measures_load(const char *name, int64 id, SfPipelineDef *def);
 extern void sf_sink_measures(SfPipeline *p, Datum name,
 							 const SfChangeList *changes, bool changelog,
 							 bool results);
@@ -241,9 +235,9 @@ sf_check_lookup_name(const char *name)
 		sf_unknown_pipeline(name);
 }
 
+/* definition.c: the definition's column */
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
-extern bool sf_journal_compact_allowed(void);
-extern bool sf_has_stored_snapshot(void);
+extern Datum sf_definition_text(const SfPipelineDef *def);
 
 /* sink_ts.c */
 extern Datum sf_ts_array(const int64 *times, int n, int64 unit_us,
@@ -259,11 +253,6 @@ extern void sf_notify_subxact_callback(SubXactEvent event,
 									   SubTransactionId parentSubid,
 									   void *arg);
 
-/* emit_store.c */
-extern void sf_emit_load(const char *name, int64 id, SfPipelineDef *def);
-extern void sf_progress_load_def(const char *name, int64 id,
-								 SfPipelineDef *def);
-extern void sf_def_datums(const SfPipelineDef *def, Datum *values);
 extern Datum sf_acl_array(const SfAcl *acl, SfPrivilege privilege);
 
 /* cache.c: the per-backend cache of pipelines */

@@ -226,16 +226,15 @@ redefine(const char *name, SfRedefineFn build, void *arg, bool concurrently)
 	bytea	   *snap = NULL;
 	BuiltFrom	from = {0};
 	bool		aside = false;
-	Datum		values[11];
-	char		nulls[11];
+	Datum		values[4];
+	char		nulls[4];
 	SfSavedUser saved;
 
 	sf_check_lookup_name(name);
 	if (concurrently && redefine_concurrently)
 	{
 		p = build_unlocked(name, build, arg, &from, &snap);
-		if (p != NULL && VARSIZE_ANY_EXHDR(snap) > SF_REDEFINE_INLINE_MAX &&
-			sf_has_stored_snapshot())
+		if (p != NULL && VARSIZE_ANY_EXHDR(snap) > SF_REDEFINE_INLINE_MAX)
 			aside = store_aside(from.id, from.version + 1, snap);
 	}
 
@@ -265,15 +264,11 @@ redefine(const char *name, SfRedefineFn build, void *arg, bool concurrently)
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(entry->id);
-	sf_def_datums(def, values + 1);
-	values[7] = Int64GetDatum(def->lateness);
-	values[8] = PointerGetDatum(snap);
+	values[1] = sf_definition_text(def);
+	values[2] = PointerGetDatum(snap);
 	if (aside)
-		nulls[8] = 'n';			/* the one stored for this version */
-	values[9] = Int64GetDatum(p->offset_replays);
-	values[10] = Int64GetDatum(def->retention);
-	if (!def->has_retention)
-		nulls[10] = 'n';
+		nulls[2] = 'n';			/* the one stored for this version */
+	values[3] = Int64GetDatum(p->offset_replays);
 
 	sf_become_owner(&saved);
 	SPI_connect();

@@ -5,7 +5,7 @@
  *	  written in the caller's transaction, and NOTIFY on commit.
  *
  * Which outputs a pipeline has is kept in streamforge.output_config
- * (sql/install/40_outputs.sql).  The SQL glue calls sf_sink_emit() after
+ * (sql/schema/20_tables.sql).  The SQL glue calls sf_sink_emit() after
  * every successful write call, once the call's journal entry is written;
  * for a pipeline with outputs it appends the call's changes to
  * streamforge.changelog, applies them to streamforge.results and appends the
@@ -49,11 +49,10 @@
  * no planner estimate can make it scan the table (sink_plan_text).
  *
  * Trimming (results_retention, trim_*): the SQL functions of
- * 40_outputs.sql do the work as the extension's owner; their entry points
+ * sql/objects/40_outputs.sql do the work as the extension's owner; their entry points
  * (api/outputs.c) check admin first (sf_call_as_owner, api/privileges.c).
  * With results_retention on, sf_sink_emit runs trim_results_internal after
- * writing the results; the switch is read through to_jsonb so that this
- * library also runs under the SQL definitions of 0.1.0, which lack it.
+ * writing the results.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -67,7 +66,6 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
-#include "commands/async.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -79,7 +77,6 @@
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
-#include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -88,9 +85,6 @@
 #include "engine/engine.h"
 #include "persist/persist.h"
 #include "persist/persist_int.h"
-
-/* The channel of the notifications; payload documented in docs/outputs.md */
-#define SF_NOTIFY_CHANNEL	"streamforge_changes"
 
 /* Rows per statement: bounds the arrays built for one statement */
 #define SF_SINK_CHUNK		8192
@@ -104,7 +98,6 @@ typedef struct SfSinkConfig
 	bool		late;
 	bool		notify;
 	bool		results_retention;	/* trim results older than the horizon */
-	bool		has_epoch;		/* 0.3.0's tables: epochs, final rows */
 	int64		epoch;			/* the outputs' epoch (docs/outputs.md) */
 	int64		unit_us;		/* the pipeline's time unit, 0: none */
 	TransactionId xmin;			/* of the row version read */
@@ -121,10 +114,7 @@ typedef enum SfSinkPlanId
 {
 	PLAN_CONFIG_LOAD,
 	PLAN_CONFIG_XMIN,
-	PLAN_CHANGELOG_PUT,
 	PLAN_RESULTS_DELETE,
-	PLAN_RESULTS_PUT,
-	PLAN_LATE_PUT,
 	PLAN_RESULTS_TRIM,
 	PLAN_CRON_UNSCHEDULE,
 	PLAN_CHANGELOG_PUT_EPOCH,
@@ -142,10 +132,7 @@ typedef enum SfSinkPlanId
 static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CONFIG_LOAD] = {
 		"SELECT c.pipeline, c.changelog, c.results, c.late, c.notify, c.xmin, "
-		"(pg_catalog.to_jsonb(c) OPERATOR(pg_catalog.->>) 'results_retention')"
-		"::pg_catalog.bool, "
-		"(pg_catalog.to_jsonb(c) OPERATOR(pg_catalog.->>) 'epoch')"
-		"::pg_catalog.int8 "
+		"c.results_retention, c.epoch "
 		"FROM streamforge.output_config AS c",
 		0, {InvalidOid}
 	},
@@ -153,18 +140,6 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"SELECT c.xmin FROM streamforge.output_config AS c "
 		"WHERE c.pipeline OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
-	},
-	[PLAN_CHANGELOG_PUT] = {
-		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
-		"key, window_start, window_end, count, sum, min, max) "
-		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
-		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
-		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
-		"pg_catalog.unnest($11)) AS u",
-		11, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-			INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, NUMERICARRAYOID,
-		INT8ARRAYOID, INT8ARRAYOID}
 	},
 	/*
 	 * The rows to delete are found by one index lookup per address (the
@@ -192,27 +167,6 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"AND f.window_end OPERATOR(pg_catalog.=) a.e OFFSET 0) AS x))",
 		5, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
 	},
-	[PLAN_RESULTS_PUT] = {
-		"INSERT INTO streamforge.results (pipeline, window_name, key, "
-		"window_start, window_end, count, sum, min, max, seq) "
-		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
-		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
-		"pg_catalog.unnest($9), pg_catalog.unnest($10)) AS u",
-		10, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-			INT8ARRAYOID, NUMERICARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-		INT8ARRAYOID}
-	},
-	[PLAN_LATE_PUT] = {
-		"INSERT INTO streamforge.late_output (pipeline, late_seq, partition, "
-		"source_offset, event_id, key, event_time, value, watermark) "
-		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
-		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
-		"pg_catalog.unnest($9)) AS u",
-		9, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
-		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
-	},
 	[PLAN_RESULTS_TRIM] = {
 		"SELECT streamforge_internal.trim_results_internal($1)",
 		1, {TEXTOID}
@@ -224,7 +178,7 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"OPERATOR(pg_catalog.->>) 0) OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},
-	/* 0.3.0 (issue 25): with the epoch, and the final flag of results */
+	/* with the epoch (0.3.0, issue 25), and the final flag of results */
 	[PLAN_CHANGELOG_PUT_EPOCH] = {
 		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
 		"key, window_start, window_end, count, sum, min, max, window_start_ts, "
@@ -265,11 +219,12 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"AND r.window_end OPERATOR(pg_catalog.<) $2",
 		2, {TEXTOID, INT8OID}
 	},
-	/* 0.3.0: the time units of the pipelines with outputs */
+	/* the time units of the pipelines with outputs */
 	[PLAN_CONFIG_UNITS] = {
-		"SELECT c.pipeline, p.time_unit FROM streamforge.output_config AS c "
+		"SELECT c.pipeline, (p.definition OPERATOR(pg_catalog.->>) 'time_unit')"
+		"::pg_catalog.interval FROM streamforge.output_config AS c "
 		"JOIN streamforge.pipeline AS p ON p.name OPERATOR(pg_catalog.=) c.pipeline "
-		"WHERE p.time_unit IS NOT NULL",
+		"WHERE p.definition OPERATOR(pg_catalog.?) 'time_unit'",
 		0, {InvalidOid}
 	},
 	[PLAN_LATE_PUT_TS] = {
@@ -436,7 +391,6 @@ static void
 sink_config_load(void)
 {
 	uint64		start = sink_inval_count;
-	bool		new_tables = false;
 	Oid			nsp;
 	HASHCTL		ctl;
 	uint64		i;
@@ -488,20 +442,12 @@ sink_config_load(void)
 		cfg->late = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
 		cfg->notify = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
 		cfg->xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 6, &isnull));
-		/* NULL under the SQL definitions of 0.1.0, which lack the column */
 		cfg->results_retention = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
-		if (isnull)
-			cfg->results_retention = false;
-		/* NULL under the SQL definitions before 0.3.0 */
 		cfg->epoch = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
-		cfg->has_epoch = !isnull;
-		if (isnull)
-			cfg->epoch = 0;
-		new_tables |= cfg->has_epoch;
 		cfg->unit_us = 0;
 	}
-	/* 0.3.0's tables: the time units, for the timestamp columns */
-	if (new_tables)
+	/* the time units, for the timestamp columns */
+	if (hash_get_num_entries(sink_config) > 0)
 	{
 		if (SPI_execute_snapshot(sink_plan(PLAN_CONFIG_UNITS), NULL, NULL,
 								 GetLatestSnapshot(), InvalidSnapshot,
@@ -608,12 +554,9 @@ sink_changelog(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 	values[3 + SINK_CHANGELOG_NCOLS] = sf_ts_array(ends, n, cfg->unit_us, &isnull);
 	if (isnull)
 		nulls[3 + SINK_CHANGELOG_NCOLS] = 'n';
-	if (cfg->has_epoch)
-		sf_run_plan(&sink_plans[PLAN_CHANGELOG_PUT_EPOCH],
-					&sink_plan_text[PLAN_CHANGELOG_PUT_EPOCH], values, nulls,
-					false, SPI_OK_INSERT);
-	else
-		sink_exec(PLAN_CHANGELOG_PUT, values, SPI_OK_INSERT);
+	sf_run_plan(&sink_plans[PLAN_CHANGELOG_PUT_EPOCH],
+				&sink_plan_text[PLAN_CHANGELOG_PUT_EPOCH], values, nulls,
+				false, SPI_OK_INSERT);
 }
 
 /* Order of changes for the results fold: address, then seq */
@@ -703,7 +646,6 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 		if (nput == 0)
 			continue;
 		sink_arrays(values + 1, cols, results_types, SINK_RESULTS_NCOLS, nput);
-		if (cfg->has_epoch)
 		{
 			Datum	   *fd = palloc(nput * sizeof(Datum));
 
@@ -712,27 +654,25 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 			values[1 + SINK_RESULTS_NCOLS] =
 				PointerGetDatum(construct_array(fd, nput, BOOLOID, 1, true,
 												TYPALIGN_CHAR));
-			values[2 + SINK_RESULTS_NCOLS] = Int64GetDatum(cfg->epoch);
-			memset(nulls, ' ', sizeof(nulls));
-			values[3 + SINK_RESULTS_NCOLS] = sf_ts_array(starts, nput, cfg->unit_us, &isnull);
-			if (isnull)
-				nulls[3 + SINK_RESULTS_NCOLS] = 'n';
-			values[4 + SINK_RESULTS_NCOLS] = sf_ts_array(ends, nput, cfg->unit_us, &isnull);
-			if (isnull)
-				nulls[4 + SINK_RESULTS_NCOLS] = 'n';
-			sf_run_plan(&sink_plans[PLAN_RESULTS_PUT_EPOCH],
-						&sink_plan_text[PLAN_RESULTS_PUT_EPOCH], values, nulls,
-						false, SPI_OK_INSERT);
 		}
-		else
-			sink_exec(PLAN_RESULTS_PUT, values, SPI_OK_INSERT);
+		values[2 + SINK_RESULTS_NCOLS] = Int64GetDatum(cfg->epoch);
+		memset(nulls, ' ', sizeof(nulls));
+		values[3 + SINK_RESULTS_NCOLS] = sf_ts_array(starts, nput, cfg->unit_us, &isnull);
+		if (isnull)
+			nulls[3 + SINK_RESULTS_NCOLS] = 'n';
+		values[4 + SINK_RESULTS_NCOLS] = sf_ts_array(ends, nput, cfg->unit_us, &isnull);
+		if (isnull)
+			nulls[4 + SINK_RESULTS_NCOLS] = 'n';
+		sf_run_plan(&sink_plans[PLAN_RESULTS_PUT_EPOCH],
+					&sink_plan_text[PLAN_RESULTS_PUT_EPOCH], values, nulls,
+					false, SPI_OK_INSERT);
 	}
 }
 
 /*
  * Mark final the results rows of p that it finalized: those whose
  * watermark > end + lateness.  Only 'update' mode needs it (the other
- * modes' final changes write final rows), and only with 0.3.0's tables.
+ * modes' final changes write final rows).
  */
 static void
 sink_mark_final(SfPipeline *p, Datum name)
@@ -782,11 +722,6 @@ sink_late(SfPipeline *p, const SfSinkConfig *cfg, Datum name, int64 from, int n)
 	}
 	values[0] = name;
 	sink_arrays(values + 1, cols, late_types, SINK_LATE_NCOLS, n);
-	if (!cfg->has_epoch)
-	{
-		sink_exec(PLAN_LATE_PUT, values, SPI_OK_INSERT);
-		return;
-	}
 	memset(nulls, ' ', sizeof(nulls));
 	values[1 + SINK_LATE_NCOLS] = sf_ts_array(times, n, cfg->unit_us, &isnull);
 	if (isnull)
@@ -802,23 +737,8 @@ sink_late(SfPipeline *p, const SfSinkConfig *cfg, Datum name, int64 from, int n)
 static void
 sink_notify(SfPipeline *p, const SfSinkConfig *cfg)
 {
-	StringInfoData buf;
-
-	if (cfg->has_epoch)
-	{
-		sf_notify_changes(p->def.name, cfg->epoch, p->seq,
-						  p->late_forgotten + p->nlate);
-		return;
-	}
-	/* the payload of 0.2.0, under its SQL definitions */
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"pipeline\": ");
-	escape_json(&buf, p->def.name);
-	appendStringInfo(&buf, ", \"seq\": " INT64_FORMAT ", \"late_seq\": " INT64_FORMAT "}",
-					 p->seq,
-					 p->late_forgotten + p->nlate);
-	Async_Notify(SF_NOTIFY_CHANNEL, buf.data);
-	pfree(buf.data);
+	sf_notify_changes(p->def.name, cfg->epoch, p->seq,
+					  p->late_forgotten + p->nlate);
 }
 
 /* ----------------------------------------------------------------
@@ -851,7 +771,7 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 		cfg = NULL;
 	else
 		cfg = hash_search(sink_config, p->def.name, HASH_FIND, NULL);
-	if (cfg == NULL || !cfg->results || !cfg->has_epoch)
+	if (cfg == NULL || !cfg->results)
 		p->finalized_synced = p->finalized;		/* nothing to mark final */
 	if (cfg == NULL ||
 		(changes->n == 0 && nlate == 0 && p->finalized == p->finalized_synced))

@@ -47,6 +47,15 @@
 #ifndef SF_LIBRARY_VERSION
 #error "SF_LIBRARY_VERSION must be defined (the Makefile passes the control file's default_version)"
 #endif
+#ifndef SF_LIBRARY_NAME
+#error "SF_LIBRARY_NAME must be defined (the Makefile passes MODULE_big)"
+#endif
+
+/*
+ * This library was loaded next to another streamforge library (module.c's
+ * _PG_init), which is allowed only inside CREATE or ALTER EXTENSION.
+ */
+bool		sf_foreign_library = false;
 
 static bool version_checked = false;
 static bool version_callback_registered = false;
@@ -121,8 +130,26 @@ sf_installed_version(void)
 }
 
 /*
+ * The error of a library loaded next to another streamforge library: each
+ * version has its own (docs/packaging.md, "The libraries"), and a backend
+ * that used one cannot use the other, except in the update script that
+ * moves the database from the one to the other.
+ */
+void
+sf_foreign_library_error(void)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			errmsg("this session has loaded another version of the streamforge library"),
+			errdetail("Library \"%s\" cannot be used next to it.", SF_LIBRARY_NAME),
+			errhint("Reconnect.  If the server preloads \"streamforge\", remove it from "
+					"shared_preload_libraries or session_preload_libraries."));
+}
+
+/*
  * Refuse to go on if the database's streamforge is newer than this
- * backend's library (see the header comment).
+ * backend's library (see the header comment), or if this library was
+ * loaded next to another one outside an extension script.
  */
 void
 sf_check_library_version(void)
@@ -131,6 +158,8 @@ sf_check_library_version(void)
 	int			lib[3];
 	int			ext[3];
 
+	if (unlikely(sf_foreign_library) && !creating_extension)
+		sf_foreign_library_error();
 	if (version_checked)
 		return;
 	if (!version_callback_registered)

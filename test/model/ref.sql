@@ -186,13 +186,15 @@ SELECT b.name, b.key, b.s, b.en, count(*), sum(b.m[1]), min(b.m[1]), max(b.m[1])
             'stddev_samp_m1', stddev_samp(b.m[1]),
             'first_m1', (array_agg(b.m[1] ORDER BY b.t, b.arr))[1],
             'last_m2', (array_agg(b.m[2] ORDER BY b.t DESC, b.arr DESC))[1],
-            'big', count(*) FILTER (WHERE b.m[1] >= 3))::text
+            'big', count(*) FILTER (WHERE b.m[1] >= 3),
+            'count_distinct_m2', count(DISTINCT b.m[2]))::text
        WHEN 'agg' THEN ROW(count(*), sum(b.m[1]::int), avg(b.m[2]::int),
             min(b.m[1]::int), max(b.m[2]::int), var_pop(b.m[1]::int),
             var_samp(b.m[2]::int), stddev_pop(b.m[1]::int),
             stddev_samp(b.m[2]::int), stddev(b.m[1]::int),
             variance(b.m[2]::int),
-            count(*) FILTER (WHERE b.m[1]::int >= 3))::text
+            count(*) FILTER (WHERE b.m[1]::int >= 3),
+            count(DISTINCT b.m[2]::int))::text
        END
   FROM memb b
  WHERE NOT EXISTS (SELECT 1 FROM sfr.fin f WHERE f.wname = b.name
@@ -563,7 +565,7 @@ BEGIN
         EXECUTE format($q$
             SELECT array_agg(ROW(ARRAY[k]::text, extract(epoch FROM window_start)::bigint,
                                  extract(epoch FROM window_end)::bigint,
-                                 ROW(n, sa, ab, mi, mx, vp, vs, sp, ss, sd, vr, big)::text,
+                                 ROW(n, sa, ab, mi, mx, vp, vs, sp, ss, sd, vr, big, db)::text,
                                  final)::text
                              ORDER BY ARRAY[k]::text COLLATE "C", window_start, window_end)
               FROM %I $q$, cf.pl || '_live') INTO vtxt;
@@ -573,7 +575,7 @@ BEGIN
         EXECUTE format($q$
             SELECT array_agg(ROW(ARRAY[k]::text, extract(epoch FROM window_start)::bigint,
                                  extract(epoch FROM window_end)::bigint,
-                                 ROW(n, sa, ab, mi, mx, vp, vs, sp, ss, sd, vr, big)::text,
+                                 ROW(n, sa, ab, mi, mx, vp, vs, sp, ss, sd, vr, big, db)::text,
                                  final)::text
                              ORDER BY ARRAY[k]::text COLLATE "C", window_start, window_end)
               FROM %I $q$, cf.pl) INTO vtxt;
@@ -672,7 +674,7 @@ BEGIN
         q := format($q$SELECT k, count(*) AS n, sum(a) AS sa, avg(b) AS ab, min(a) AS mi,
                    max(b) AS mx, var_pop(a) AS vp, var_samp(b) AS vs, stddev_pop(a) AS sp,
                    stddev_samp(b) AS ss, stddev(a) AS sd, variance(b) AS vr,
-                   count(*) FILTER (WHERE a >= 3) AS big
+                   count(*) FILTER (WHERE a >= 3) AS big, count(DISTINCT b) AS db
               FROM public.rm2_src WHERE ok GROUP BY k, %s$q$,
             CASE wk WHEN 'fixed' THEN format('streamforge.tumble(ts, interval %L)', a || ' seconds')
                     WHEN 'sliding' THEN format('streamforge.hop(ts, interval %L, interval %L)',
@@ -711,7 +713,7 @@ BEGIN
             aggregates => CASE WHEN kind = 'measures' THEN ARRAY['count', 'sum(m1)',
                 'avg(m2)', 'min(m1)', 'max(m2)', 'var_pop(m1)', 'var_samp(m2)',
                 'stddev_pop(m2)', 'stddev_samp(m1)', 'first(m1)', 'last(m2)',
-                'count_if(m1 >= 3) AS big'] END);
+                'count_if(m1 >= 3) AS big', 'count_distinct(m2)'] END);
     END IF;
     PERFORM streamforge.configure_outputs(pname, changelog => true, results => true,
                                           late => true, notify => true);

@@ -19,8 +19,28 @@
 #   - a call against the layer order, and any file-level call cycle: read
 #     from the built objects (nm), an undefined symbol of one object that
 #     another object defines is an edge between their files.  make brings
-#     the objects up to date first.
+#     the objects up to date first;
+#   - rule "kinds" (issue 41): outside the window module (engine/
+#     window_ops.h, window_kinds.c, window.c, session.c), an SF_WINDOW_*
+#     kind constant or a comparison of a window's kind; outside the
+#     aggregate module (engine/agg_ops.h, agg_funcs.c, aggregates.c), an
+#     SF_AGG_* function constant or a comparison of an aggregate's func;
+#     outside both, a string literal equal to a registry name or marker
+#     (read from the tables' .name and .marker initializers), but for the
+#     NAME_LITERAL_EXCEPTIONS below.  A new kind or function then needs no
+#     edit outside its module for the code to find it.
 #
+# file:literal pairs the "kinds" rule allows, each with its reason:
+#   codec/codec_parse.c, codec_write.c "count" "max" "min" "sum": the keys
+#     of every checkpoint row's classic aggregate (docs/checkpoint-format.md),
+#     a format's spelling, not the functions';
+#   api/aggregate_sql.c "session": the SQL name streamforge.session of the
+#     constructor, renamed to the session marker in the raw parse tree.
+NAME_LITERAL_EXCEPTIONS="codec/codec_parse.c:count codec/codec_parse.c:max
+codec/codec_parse.c:min codec/codec_parse.c:sum codec/codec_write.c:count
+codec/codec_write.c:max codec/codec_write.c:min codec/codec_write.c:sum
+api/aggregate_sql.c:session"
+
 # Usage: test/run.d/layers.sh [SRC_DIR]   (default: $SF_ROOT/src or ./src)
 # Exit status 1 on any finding.
 set -euo pipefail
@@ -65,11 +85,11 @@ if command -v "$PG_CONFIG" >/dev/null 2>&1; then
 	command -v "$cc" >/dev/null 2>&1 || cc=""
 fi
 
-exec python3 - "$src" "$SIZE_EXCEPTIONS" "$objs" "$cc" "$incdir" <<'EOF'
+exec python3 - "$src" "$SIZE_EXCEPTIONS" "$objs" "$cc" "$incdir" "$NAME_LITERAL_EXCEPTIONS" <<'EOF'
 import os, re, subprocess, sys
 from collections import defaultdict
 
-src, size_exceptions, objs, cc, incdir = sys.argv[1:6]
+src, size_exceptions, objs, cc, incdir, name_exceptions = sys.argv[1:7]
 LAYERS = ['engine', 'codec', 'persist', 'api']
 RANK = {l: i for i, l in enumerate(LAYERS)}
 PURE = ('engine', 'codec')
@@ -123,12 +143,78 @@ def strip_comments(text):
             i += 1
     return ''.join(out)
 
+def strip_comments_only(text):
+    """Comments blanked, string and char literals kept, newlines kept."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r'[^\n]', ' ', text[i:j]))
+            i = j
+        elif text.startswith('//', i):
+            j = text.find('\n', i)
+            j = n if j < 0 else j
+            out.append(' ' * (j - i))
+            i = j
+        elif c in '"\'':
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == '\\' else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return ''.join(out)
+
+# rule "kinds": the modules, and the registry's names read from its tables
+WINDOW_MODULE = {'engine/window_ops.h', 'engine/window_kinds.c', 'engine/window.c', 'engine/session.c'}
+AGG_MODULE = {'engine/agg_ops.h', 'engine/agg_funcs.c', 'engine/aggregates.c'}
+WINDOW_ALLOWED = {'SF_WINDOW_NKINDS', 'SF_WINDOW_ASSIGNED', 'SF_WINDOW_MERGING'}
+AGG_ALLOWED = {'SF_AGG_NFUNCS'}
+registry_names = set()
+for reg in ('engine/window_kinds.c', 'engine/agg_funcs.c'):
+    if not os.path.exists(os.path.join(src, reg)):
+        report('%s: missing: the "kinds" rule reads the registry from it' % reg)
+        continue
+    regtext = open(os.path.join(src, reg), encoding='utf-8', errors='replace').read()
+    found_names = re.findall(r'\.(?:name|marker)\s*=\s*"([a-z_]+)"', regtext)
+    if not found_names:
+        report('%s: no .name = "..." initializer found' % reg)
+    registry_names.update(found_names)
+literal_exceptions = set(name_exceptions.split())
+
+def check_kinds(f, code, code_strings):
+    def line(pos):
+        return code.count('\n', 0, pos) + 1
+    if f not in WINDOW_MODULE:
+        for m in re.finditer(r'\bSF_WINDOW_[A-Z_]+\b', code):
+            if m.group(0) not in WINDOW_ALLOWED:
+                report('%s:%d: %s: window kinds are named in the window module only (window_ops.h)' % (f, line(m.start()), m.group(0)))
+        for m in re.finditer(r'(?:\b(?:w|wd|x|y|a|b)->kind|windows\[[^]]*\]\.kind)\s*[!=]=', code):
+            report('%s:%d: %s: compare window kinds in the window module (sf_window_merges, sf_window_def_same, the ops\' facts)' % (f, line(m.start()), m.group(0).strip()))
+    if f not in AGG_MODULE:
+        for m in re.finditer(r'\bSF_AGG_[A-Z_]+\b', code):
+            if m.group(0) not in AGG_ALLOWED:
+                report('%s:%d: %s: aggregate functions are named in the aggregate module only (agg_ops.h)' % (f, line(m.start()), m.group(0)))
+        for m in re.finditer(r'(?:->|\.)func\s*[!=]=', code):
+            report('%s:%d: %s: compare aggregate functions in the aggregate module (the ops\' facts)' % (f, line(m.start()), m.group(0).strip()))
+    if f not in WINDOW_MODULE and f not in AGG_MODULE:
+        for m in re.finditer(r'"([a-z_]+)"', code_strings):
+            lit = m.group(1)
+            if lit in registry_names and '%s:%s' % (f, lit) not in literal_exceptions:
+                report('%s:%d: "%s": a window kind or aggregate function name outside its module (use the registry; or list it in NAME_LITERAL_EXCEPTIONS with its reason)' % (f, line(m.start()), lit))
+
 for f in files:
     own = f.split('/')[0]
     path = os.path.join(src, f)
     text = open(path, encoding='utf-8', errors='replace').read()
     nlines = text.count('\n')
     code = strip_comments(text)
+    check_kinds(f, code, strip_comments_only(text))
 
     # size
     if nlines > MAX_LINES:

@@ -2,7 +2,8 @@
 # test/run.d/memcheck-scan.sh: the classification of scripts/memcheck.sh
 # (scripts/test.sh --valgrind, --asan) on made-up logs, so that a change
 # to it cannot silently turn findings into passes.  Valgrind: an error with
-# a frame in the extension's sources, or in streamforge.so, or a process
+# a frame in the extension's sources, or in its library (streamforge-<version>.so,
+# or streamforge.so, the compat library), or a process
 # killed by SIGSEGV is a finding; an error inside PostgreSQL alone is not.
 # ASan: a report file, or a UBSan "runtime error:" line in a server log, is
 # a finding.  Runs from the repository's top directory.
@@ -65,6 +66,10 @@ cat >"$work/vg-origin/9.log" <<'LOG'
 ==9== VALGRINDERROR-END
 LOG
 expect "valgrind, origin in streamforge.so" 1 valgrind "$work/vg-origin"
+
+mkdir "$work/vg-origin-versioned"
+sed 's|/streamforge\.so|/streamforge-0.4.0.so|' "$work/vg-origin/9.log" >"$work/vg-origin-versioned/9.log"
+expect "valgrind, origin in streamforge-0.4.0.so" 1 valgrind "$work/vg-origin-versioned"
 
 mkdir "$work/vg-segv"
 printf '%s\n' '==10== Process terminating with default action of signal 11 (SIGSEGV)' \

@@ -6,7 +6,7 @@
 #   - every SQL statement string of src/*/*.c and kafka/src/*.c: a sequence of adjacent C string
 #     literals (with the string macros #defined in the same file expanded)
 #     whose text starts with SELECT, INSERT, UPDATE, DELETE or WITH;
-#   - every function body of sql/install/*.sql and sql/upgrade/*.sql(.in),
+#   - every function body of sql/schema, sql/objects, sql/migrations and sql/upgrade,
 #     of the Kafka source's kafka/*.sql, and of the router extension's
 #     scripts proxy/*.sql (but the frozen
 #     released proxy/streamforge_proxy--0.2.0.sql, which predates the rule
@@ -40,7 +40,7 @@
 set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 if [ $# -eq 0 ]; then
-	set -- "$root"/src/*/*.c "$root"/sql/install/*.sql "$root"/sql/upgrade/*.sql.in "$root"/sql/upgrade/*.sql
+	set -- "$root"/src/*/*.c "$root"/sql/schema/*.sql "$root"/sql/objects/*.sql "$root"/sql/migrations/*.sql "$root"/sql/upgrade/*.sql
 	# the Kafka source extension (issue 28)
 	set -- "$@" "$root"/kafka/src/*.c "$root"/kafka/*.sql
 	for f in "$root"/proxy/*.sql; do

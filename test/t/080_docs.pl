@@ -248,9 +248,11 @@ is( join(', ', sort(($router_section // '') =~ /^\| `(\w+)\(/mg)),
 	"docs/reference.md's table of router functions lists those streamforge lacks");
 
 # The Settings table: every setting the library defines, with its default
-# and who may set it.
-my $settings = $node->safe_psql('docs_catalog', q{
-LOAD 'streamforge';
+# and who may set it.  The library of this version is streamforge-<version>
+# ('streamforge' is the compat library, release 0.3.0's: docs/packaging.md).
+my ($core_version) = slurp("$top/streamforge.control") =~ /^default_version\s*=\s*'([^']+)'/m;
+my $settings = $node->safe_psql('docs_catalog', qq{
+LOAD 'streamforge-$core_version';
 SELECT name || ' ' || current_setting(name) || ' '
        || CASE context WHEN 'user' THEN 'any role' WHEN 'superuser' THEN 'superusers' ELSE context END
   FROM pg_settings WHERE name LIKE 'streamforge.%' ORDER BY name});
@@ -265,7 +267,7 @@ is(join("\n", sort @documented), $settings,
 	"docs/reference.md's Settings table has every setting, its default and who may set it");
 
 # The function reference (issue 45): every function of the schema
-# streamforge has a comment (sql/install/98_comments.sql), and the
+# streamforge has a comment (sql/objects/98_comments.sql), and the
 # generated part of docs/reference.md is exactly what scripts/reference.sql
 # makes of the catalog (./scripts/reference.sh rewrites it).
 my $uncommented = $node->safe_psql('docs_catalog', q{
@@ -274,7 +276,7 @@ SELECT string_agg(p.oid::regprocedure::text, ', ' ORDER BY p.oid::regprocedure::
  WHERE p.pronamespace = 'streamforge'::regnamespace
    AND obj_description(p.oid, 'pg_proc') IS NULL});
 is($uncommented, '',
-	'every function of the schema streamforge has a comment (add the missing ones to sql/install/98_comments.sql)');
+	'every function of the schema streamforge has a comment (add the missing ones to sql/objects/98_comments.sql)');
 my ($rret, $generated, $rerr) = $node->psql('docs_catalog', slurp("$top/scripts/reference.sql"), on_error_stop => 1);
 is($rret, 0, 'scripts/reference.sql runs') or diag($rerr);
 $generated =~ s/\n+\z//;

@@ -15,9 +15,10 @@
 # dpkg does it with the server running: the new library and scripts
 # replace the old ones by rename, the files the new version no longer ships
 # disappear.  A session opened before it (with the release's library
-# loaded) keeps ingesting; new sessions run the new library under the
-# release's SQL definitions (every C entry point those declare must be in
-# the new library) and keep ingesting, reading and restoring; then ALTER
+# loaded) keeps ingesting; new sessions run the compat library
+# (streamforge.so, release 0.3.0's: the release's SQL is bound to it, the
+# new version's to streamforge-<version>.so; docs/packaging.md) under the
+# release's SQL definitions and keep ingesting, reading and restoring; then ALTER
 # EXTENSION streamforge UPDATE (0.1.0 through 0.2.0), and ingestion goes
 # on, the attached table's too, bound to its pipeline's id.
 #
@@ -356,7 +357,11 @@ SELECT 'checkpoint now', p, md5(streamforge.checkpoint(p)) FROM unnest($pipes) p
 SELECT 'remembered', p, s.remembered_identities, s.remembered_offsets, s.remembered_late_events,
        s.forgotten_offsets, s.forgotten_late_events
   FROM unnest($pipes) p, streamforge.stats(p) s;
-SELECT 'definition', name, lateness, retention, time_unit FROM streamforge.pipeline ORDER BY name;
+SELECT 'definition', p.name, (d ->> 'lateness')::bigint, (d ->> 'retention')::bigint,
+       (d ->> 'time_unit')::interval
+  FROM streamforge.pipeline p,
+       LATERAL (SELECT COALESCE(to_jsonb(p) -> 'definition', to_jsonb(p)) AS d) AS j
+ ORDER BY p.name;
 SELECT 'outputs retention', pipeline, results_retention FROM streamforge.output_config ORDER BY pipeline;
 SELECT 'avg', pipeline, window_name, key, window_start, avg FROM streamforge.results ORDER BY 2, 3, 4, 5;
 SELECT 'time', streamforge.time_unit('timed'), streamforge.watermark_ts('timed');
@@ -435,10 +440,20 @@ INSERT INTO saved SELECT '$label', p, streamforge.checkpoint(p)
 	# (named $prefix<pipeline>) and print what becomes of them.
 	my $restore_saved = sub {
 		my ($node, $prefix, @labels) = @_;
-		my $more = $f2 ? ', p.retention, p.time_unit' : '';
+		# (the row of 0.1.0-0.3.0 has a column per option, that of 0.4.0
+		# one document: both read as JSON)
+		my $more = $f2
+		  ? ", (d ->> 'retention')::bigint, (d ->> 'time_unit')::interval"
+		  : '';
 		$node->safe_psql('postgres', qq{
-SELECT streamforge.create_pipeline('$prefix' || p.name, p.partitions, p.windows, p.lateness$more)
-  FROM streamforge.pipeline p WHERE p.name = ANY ($pipes) ORDER BY p.name;
+SELECT streamforge.create_pipeline('$prefix' || p.name,
+           ARRAY(SELECT jsonb_array_elements_text(d -> 'partitions')),
+           ARRAY(SELECT jsonb_populate_record(NULL::streamforge.window_def, e)
+                   FROM jsonb_array_elements(d -> 'windows') AS e),
+           (d ->> 'lateness')::bigint$more)
+  FROM streamforge.pipeline p,
+       LATERAL (SELECT COALESCE(to_jsonb(p) -> 'definition', to_jsonb(p)) AS d) AS j
+ WHERE p.name = ANY ($pipes) ORDER BY p.name;
 });
 		my $out = '';
 		for my $label (@labels)
@@ -600,15 +615,15 @@ SELECT pg_catalog.fmgr_c_validator(p.oid), p.oid::regprocedure
 			# its pipelines finalized are final, everything is in epoch 1
 			is( $node->safe_psql('postgres', qq{
 SELECT count(*) FILTER (WHERE r.final IS DISTINCT FROM
-                              (r.window_end::numeric + p.lateness < streamforge.watermark(p.name)))
+                              (r.window_end::numeric + (p.definition ->> 'lateness')::bigint < streamforge.watermark(p.name)))
        || '|' || count(*) FILTER (WHERE r.final) || '|' || count(*) FILTER (WHERE r.epoch <> 1 AND $old_epochs)
        || '|' || (SELECT count(*) FROM streamforge.changelog WHERE epoch <> 1 AND $old_epochs)
        || '|' || (SELECT count(*) FROM streamforge.output_config WHERE epoch <> 1 AND $old_epochs)
-       || '|' || count(*) FILTER (WHERE p.time_unit IS NOT NULL AND (r.window_start_ts IS NULL
-                    OR r.window_start_ts <> streamforge.units_to_time(r.window_start, p.time_unit)))
+       || '|' || count(*) FILTER (WHERE p.definition ? 'time_unit' AND (r.window_start_ts IS NULL
+                    OR r.window_start_ts <> streamforge.units_to_time(r.window_start, (p.definition ->> 'time_unit')::interval)))
        || '|' || (SELECT count(*) FROM streamforge.changelog c JOIN streamforge.pipeline q ON q.name = c.pipeline
-                   WHERE q.time_unit IS NOT NULL AND c.window_end_ts IS DISTINCT FROM
-                         streamforge.units_to_time(c.window_end, q.time_unit))
+                   WHERE q.definition ? 'time_unit' AND c.window_end_ts IS DISTINCT FROM
+                         streamforge.units_to_time(c.window_end, (q.definition ->> 'time_unit')::interval))
   FROM streamforge.results r JOIN streamforge.pipeline p ON p.name = r.pipeline}) =~ s/\|[1-9]\d*\|/|some|/r,
 				'0|some|0|0|0|0|0',
 				"the update from $release marks the finalized results rows final, " . ($release lt "0.3.0" ? "puts the outputs in epoch 1" : "keeps their epochs") . " and fills their timestamps");

@@ -1,5 +1,5 @@
 # Installing and updating into schemas someone else prepared (issue 21,
-# item 1; sql/install/05_schemas.sql, docs/security.md "Threat model").
+# item 1; sql/schema/00_guard.sql, docs/security.md "Threat model").
 #
 # The attack: a role with CREATE on the database (here its owner, not a
 # superuser) creates the schema streamforge before the extension is

@@ -465,10 +465,10 @@ router("SELECT streamforge.create_pipeline('tr', ARRAY['a'], $windows, 3, 50)");
 router("SELECT streamforge.create_sharded_pipeline('trs', ARRAY['a'], $windows, retention => 70)");
 my $tr_shard = router("SELECT streamforge.shard_of('tr')");
 is($shard_node{$tr_shard}->safe_psql("sf$tr_shard",
-		"SELECT lateness || '/' || retention FROM streamforge.pipeline WHERE name = 'tr'"),
+		"SELECT (definition ->> 'lateness') || '/' || (definition ->> 'retention') FROM streamforge.pipeline WHERE name = 'tr'"),
 	'3/50', 'a placed pipeline gets its lateness and retention');
 is(join(',', map { $shard_node{$_}->safe_psql("sf$_",
-		"SELECT retention FROM streamforge.pipeline WHERE name = 'trs'") } 0 .. 3),
+		"SELECT definition ->> 'retention' FROM streamforge.pipeline WHERE name = 'trs'") } 0 .. 3),
 	join(',', ('70') x 4), 'a sharded pipeline gets its retention on every shard');
 
 # --- errors keep streamforge's SQLSTATEs through the router -------------
@@ -476,8 +476,26 @@ like(router_fails("SELECT * FROM streamforge.ingest(NULL, 'a', 0, 'x', 'k', 1, 1
 	qr/22004: pipeline must not be null/, 'a NULL pipeline is 22004');
 like(router_fails("SELECT * FROM streamforge.ingest('shp', NULL, 0, 'x', 'k', 1, 1)"),
 	qr/22004: partition must not be null/, 'a NULL partition of a sharded pipeline is 22004');
-like(router_fails("SELECT streamforge.fixed('f', 0)"),
-	qr/22023: size of window "f" must be greater than zero/, 'the constructors check like streamforge');
+# The window constructors build their row in the router (generated from the
+# node's, proxy/gen.pl); the shard that receives a window checks it, with
+# streamforge's SQLSTATE, message and detail (0.3.0 checked it a second
+# time in the router, in PL/pgSQL)
+is(router("SELECT streamforge.fixed('f', 0)"), '(f,fixed,0,,)',
+	'a window constructor builds its row in the router');
+like(router_fails("SELECT streamforge.create_pipeline('badw', ARRAY['a'], ARRAY[streamforge.fixed('f', 0)])"),
+	qr/22023: .*size of window "f" must be greater than zero\n.*DETAIL:  (?:Remote detail: )?The size given is 0\./,
+	'create_pipeline: the shard checks the window like streamforge');
+like(router_fails("SELECT streamforge.create_sharded_pipeline('badw', ARRAY['a'], ARRAY[streamforge.sliding('s', 10, 0)])"),
+	qr/22023: .*step of window "s" must be greater than zero/, '... create_sharded_pipeline');
+like(router_fails("SELECT streamforge.add_window('pa0', streamforge.session('g', -1))"),
+	qr/22023: .*gap of window "g" must be greater than zero/, '... add_window');
+like(router_fails("SELECT streamforge.create_pipeline('badw', ARRAY['a'], ARRAY[streamforge.sliding('s', 1000000, 1)])"),
+	qr/22023: .*sliding window "s" puts each event into too many buckets/, '... its limits too');
+like(router_fails("SELECT streamforge.create_pipeline('badw', ARRAY['a'], ARRAY[streamforge.fixed(NULL, 10)])"),
+	qr/22004: .*window name must not be null/, '... and its NULLs');
+is(router("SELECT count(*) FROM streamforge.sharded_pipelines WHERE pipeline = 'badw'")
+	  . join('', map { $shard_node{$_}->safe_psql("sf$_", "SELECT count(*) FROM streamforge.pipeline_info WHERE name = 'badw'") } 0 .. 3),
+	'00000', '... and nothing is created');
 like(router_fails("SELECT streamforge.watermark('nosuch')"),
 	qr/42704: .*pipeline "nosuch" does not exist/, 'an unknown pipeline is 42704');
 like(router_fails("SELECT streamforge.create_pipeline('pa0', ARRAY['a'], $windows)"),

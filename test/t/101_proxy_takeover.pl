@@ -212,10 +212,32 @@ my $updated = $node->safe_psql('upd', catalog_query());
 my $fresh = $node->safe_psql('fresh', catalog_query());
 cmp_ok(scalar(split /\n/, $fresh), '>', 60, 'the catalog query sees the extension');
 is_lines($updated, $fresh, 'an updated 0.2.0 router has exactly the objects of a fresh 0.4.0 one');
+
+# ALTER EXTENSION streamforge_proxy UPDATE from 0.3.0 (issue 41: the
+# window constructors generated from the data node's, px_check_window
+# dropped); the router's table keeps its rows
+$node->safe_psql('postgres', 'CREATE DATABASE upd030');
+$node->safe_psql('upd030', "CREATE EXTENSION plproxy; CREATE EXTENSION streamforge_proxy VERSION '0.3.0'");
+$node->safe_psql('upd030', "INSERT INTO streamforge.sharded_pipelines VALUES ('kept', 2)");
+is($node->safe_psql('upd030', "SELECT count(*) FROM pg_proc WHERE proname = 'px_check_window'"), '1',
+	'0.3.0 checks windows in the router (px_check_window)');
+($ret, $err) = run_sql('upd030', 'ALTER EXTENSION streamforge_proxy UPDATE');
+is($ret, 0, 'the update from 0.3.0 goes through') or diag($err);
+is(extversion('upd030'), '0.4.0', '... to 0.4.0');
+is_lines($node->safe_psql('upd030', catalog_query()), $fresh,
+	'an updated 0.3.0 router has exactly the objects of a fresh 0.4.0 one (px_check_window gone)');
+is($node->safe_psql('upd030', 'SELECT pipeline || shards FROM streamforge.sharded_pipelines'), 'kept2',
+	'... and keeps its sharded pipelines');
+is($node->safe_psql('upd030', "SELECT streamforge.sliding('w', 10, 0)"), '(w,sliding,10,0,)',
+	"... and the generated constructors (the shard checks the window)");
 like($fresh, qr/^function: streamforge\.px_ingest\(.* language plproxy .*$/m,
 	'... the PL/Proxy functions included');
-unlike($fresh, qr/^function: (?!streamforge\.(?:name_hash|shard_of|fixed|sliding|session)\().* config - /m,
+# (the window constructors, generated for every kind of the node: proxy/gen.pl)
+unlike($fresh,
+	qr/^function: (?!streamforge\.(?:name_hash|shard_of)\()(?!\S+ args \(name text,[^)]*\) returns streamforge\.window_def kind f volatility i .* config - .* language sql ).* config - /m,
 	'every function but the qualified SQL ones pins its search_path');
+like($fresh, qr/^function: streamforge\.fixed\(text,bigint\) .* config - .* language sql /m,
+	'... which include the window constructors');
 
 # A data node behind the updated router: the PL/Proxy functions with their
 # SET search_path work.

@@ -6,7 +6,7 @@
 #    streamforge with the same arguments (names, types, defaults) and
 #    result, except those proxy/api.tsv declares "node" (deliberately not
 #    routed); the router's other public functions are exactly those it
-#    declares "router".  A function added to sql/install/*.sql without a
+#    declares "router".  A function added to sql/objects/*.sql without a
 #    line in proxy/api.tsv already fails the build (proxy/gen.pl); this
 #    checks the installed catalogs.
 # 2. Every generated routing kind works on a placed and on a sharded
@@ -113,6 +113,51 @@ is(join(',', sort(($docs_not // '') =~ /`(\w+)`/g)),
 	"docs/scale-out.md's list of functions not routed is proxy/api.tsv's \"node\" lines");
 cmp_ok(scalar(grep { $on_router{$_} } keys %on_node), '>=', 55,
 	'the router routes the data node\'s API (at least 55 functions)');
+
+# --- the window constructors ------------------------------------------------
+# proxy/gen.pl generates them (kind window) from the node's functions bound
+# to sf_window_ctor, which the regress test ops_registry ties to the node's
+# operations table: the router's are exactly the kinds of
+# streamforge_internal.window_kinds(), with its params; each builds the row
+# the node's builds, and the shard that receives a bad one refuses it with
+# the node constructor's SQLSTATE, message and detail.
+sub single_fails
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $node->psql('single', "\\set VERBOSITY verbose\n$sql");
+	return $ret != 0 ? $err : "succeeded unexpectedly: $out";
+}
+my @kinds = split /\n/,
+  single("SELECT kind || ':' || array_to_string(params, ',') FROM streamforge_internal.window_kinds() ORDER BY kind");
+cmp_ok(scalar(@kinds), '>=', 3, 'the node has window kinds (' . join(' ', @kinds) . ')');
+is( router(q{SELECT string_agg(p.proname || ':' || array_to_string(p.proargnames[2:], ','), E'\n' ORDER BY p.proname)
+  FROM pg_proc p
+ WHERE p.pronamespace = 'streamforge'::regnamespace AND p.prorettype = 'streamforge.window_def'::regtype
+   AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'sql')}),
+	join("\n", @kinds),
+	"the router's window constructors are the node's window kinds, with their params");
+for my $k (@kinds)
+{
+	my ($kind, $params) = split /:/, $k;
+	my @names = split /,/, $params;
+	my @vals = (20, 5, 3)[ 0 .. $#names ];
+	my $ctor = "streamforge.$kind('w', " . join(', ', @vals) . ')';
+	is(router("SELECT $ctor"), single("SELECT $ctor"), "$kind: the router's row is the node's");
+	for my $i (0 .. $#names)
+	{
+		my @bad = @vals;
+		$bad[$i] = 0;
+		my $bad = "streamforge.$kind('w', " . join(', ', @bad) . ')';
+		my ($state, $msg, $detail) =
+		  single_fails("SELECT $bad") =~ /ERROR:  (\w{5}): ([^\n]*)\n(?:DETAIL:  ([^\n]*))?/;
+		my $want = "ERROR:  \Q$state\E: .*\Q$msg\E\n";
+		$want .= "(?:.*\n)*?DETAIL:  .*\Q$detail\E" if defined $detail;
+		like(
+			router_fails("SELECT streamforge.create_pipeline('badw', ARRAY['p0'], ARRAY[$bad])"),
+			qr/$want/,
+			"$kind, $names[$i] 0: create_pipeline through the router refuses it with the node constructor's $state: $msg");
+	}
+}
 
 # --- 2. every routing kind, placed and sharded -------------------------------
 
@@ -221,6 +266,47 @@ for my $s (0, 1)
 is( $node->safe_psql('sf0', "SELECT count(*) FROM streamforge.partitions('sh') WHERE partition = 'p9'")
 	  . $node->safe_psql('sf1', "SELECT count(*) FROM streamforge.partitions('sh') WHERE partition = 'p9'"),
 	'11', 'sharded: add_partition reached every shard');
+
+# --- create_sharded_pipeline takes every option of create_pipeline (issue
+# 41: 0.3.0's lacked emit, out_of_orderness, idle_timeout, measures and
+# aggregates), and compares the shards' definition documents
+is(router("SELECT pg_get_function_arguments('streamforge.create_sharded_pipeline'::regproc)"),
+	single("SELECT pg_get_function_arguments('streamforge.create_pipeline'::regproc)"),
+	'create_sharded_pipeline has the arguments and defaults of the node\'s create_pipeline');
+is(router("SELECT pg_get_function_arguments('streamforge.definition_of'::regproc)"),
+	single("SELECT pg_get_function_arguments('streamforge.create_pipeline'::regproc)"),
+	'the router\'s definition_of has them too');
+my $opts = "2, emit => 'final', out_of_orderness => 3, idle_timeout => '1 hour', "
+  . "measures => ARRAY['a', 'b NULL'], aggregates => ARRAY['sum(a)', 'max(b)']";
+router("SELECT streamforge.create_sharded_pipeline('shm', $parts_sql, $windows, $opts)");
+single("SELECT streamforge.create_pipeline('shm', $parts_sql, $windows, $opts)");
+my $want = single("SELECT streamforge.definition('shm')");
+like($want, qr/"emit": "final".*"measures": \["a", "b NULL"\].*"aggregates": \["sum\(a\)", "max\(b\)"\].*"idle_timeout": "P0DT3600S", "out_of_orderness": 3/,
+	'the reference has every option');
+for my $s (0, 1)
+{
+	is($node->safe_psql("sf$s", "SELECT streamforge.definition('shm')"), $want,
+		"create_sharded_pipeline: shard $s has every option");
+}
+is(router("SELECT streamforge.definition('shm')"), $want, 'definition() through the router');
+is(router("SELECT streamforge.definition_of('x', $parts_sql, $windows, $opts)"), $want,
+	'definition_of() through the router');
+# a create the router forgot (half-made): the same call finishes it, a call
+# with another option finds the shards' other definition
+router("DELETE FROM streamforge.sharded_pipelines WHERE pipeline = 'shm'");
+router("SELECT streamforge.create_sharded_pipeline('shm', $parts_sql, $windows, $opts)");
+is(router("SELECT count(*) FROM streamforge.sharded_pipelines WHERE pipeline = 'shm'"), '1',
+	'create_sharded_pipeline again with the same options finishes a half-made create');
+router("DELETE FROM streamforge.sharded_pipelines WHERE pipeline = 'shm'");
+like(router_fails("SELECT streamforge.create_sharded_pipeline('shm', $parts_sql, $windows, 2, emit => 'final', out_of_orderness => 4, idle_timeout => '1 hour', measures => ARRAY['a', 'b NULL'], aggregates => ARRAY['sum(a)', 'max(b)'])"),
+	qr/42710: pipeline "shm" already exists on shard 0.*DETAIL:  It has another definition/s,
+	'another out_of_orderness is another definition: 42710');
+# the node's checks of the options come before anything is created
+like(router_fails("SELECT streamforge.create_sharded_pipeline('shx', $parts_sql, $windows, emit => 'often')"),
+	qr/22023: .*unknown emit mode "often"/, 'a bad emit mode: 22023 from the node');
+is(router("SELECT count(*) FROM streamforge.sharded_pipelines WHERE pipeline = 'shx'")
+	  . $node->safe_psql('sf0', "SELECT count(*) FROM streamforge.pipeline_info WHERE name = 'shx'"),
+	'00', 'and nothing is created');
 
 # the stateless functions run on any shard
 for my $c (

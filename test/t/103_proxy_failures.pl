@@ -307,7 +307,7 @@ router("SELECT streamforge.create_sharded_pipeline('r', $parts_sql, $windows, 7,
 $shard_node{$_}->safe_psql("sf$_", "SELECT streamforge.drop_pipeline('r')") for 1, 2;
 is(router("SELECT string_agg(shard || ':' || action, ',' ORDER BY shard) FROM streamforge.repair_sharded_pipeline('r')"),
 	'0:present,1:created,2:created,3:present', 'repair_sharded_pipeline creates the missing shards');
-is(join(',', map { $shard_node{$_}->safe_psql("sf$_", "SELECT lateness || '/' || retention FROM streamforge.pipeline WHERE name = 'r'") } 0 .. 3),
+is(join(',', map { $shard_node{$_}->safe_psql("sf$_", "SELECT (definition ->> 'lateness') || '/' || (definition ->> 'retention') FROM streamforge.pipeline WHERE name = 'r'") } 0 .. 3),
 	'7/50,7/50,7/50,7/50', '... with the definition of the others');
 for my $s (1, 3)
 {

@@ -61,7 +61,7 @@ is( $node->safe_psql(
 my $state_sql = "
 SELECT name, streamforge.checkpoint(name), s.*
   FROM streamforge.pipeline, streamforge.stats(name) s ORDER BY name;
-SELECT name, measures, aggregates FROM streamforge.pipeline ORDER BY name;
+SELECT name, definition -> 'measures', definition -> 'aggregates' FROM streamforge.pipeline ORDER BY name;
 SELECT * FROM streamforge.live_aggregates('snap');
 SELECT * FROM streamforge.live_aggregates('jour');
 SELECT seq, aggregates FROM streamforge.changelog ORDER BY pipeline, seq;

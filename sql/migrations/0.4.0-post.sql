@@ -1,0 +1,70 @@
+-- streamforge 0.4.0: data fixes that need the extension's 0.4.0 functions.
+--
+-- Runs in the update from 0.3.0 only, after sql/objects/ (sql/build.sh).
+-- Released with 0.4.0, then frozen.
+
+-- Issue 37 (security round 4): the aggregates made by 0.3.0.  Their views
+-- become security barriers; an index whose spec names a key type the check
+-- now refuses (a domain, as the attack of finding 1 left behind) is
+-- dropped, with a warning, so that no insert into streamforge.results runs
+-- its CHECK as the owner again.
+DO $$
+DECLARE
+    a record;
+    k jsonb;
+BEGIN
+    FOR a IN SELECT g.name, g.view_schema, g.view_name, g.spec
+               FROM streamforge.aggregate AS g ORDER BY g.name
+    LOOP
+        FOR k IN SELECT e.value FROM pg_catalog.jsonb_array_elements(a.spec OPERATOR(pg_catalog.->) 'keys') AS e
+        LOOP
+            IF pg_catalog.to_regtype(k OPERATOR(pg_catalog.->>) 'type') IS NULL
+               OR NOT streamforge_internal.aggregate_type_ok(pg_catalog.to_regtype(k OPERATOR(pg_catalog.->>) 'type')) THEN
+                EXECUTE pg_catalog.format('DROP INDEX IF EXISTS streamforge.%I',
+                                          streamforge_internal.aggregate_index_name(a.name));
+                RAISE WARNING 'dropped the index of aggregate "%": its key type % is not allowed',
+                              a.name, k OPERATOR(pg_catalog.->>) 'type'
+                    USING HINT = 'Drop the aggregate and create it again (streamforge.drop_aggregate, create_aggregate).';
+                EXIT;
+            END IF;
+        END LOOP;
+        IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', a.view_schema, a.view_name)) IS NOT NULL THEN
+            EXECUTE pg_catalog.format('ALTER VIEW %I.%I SET (security_barrier)', a.view_schema, a.view_name);
+        END IF;
+        IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', a.view_schema, a.view_name OPERATOR(pg_catalog.||) '_live')) IS NOT NULL THEN
+            EXECUTE pg_catalog.format('ALTER VIEW %I.%I SET (security_barrier)', a.view_schema, a.view_name OPERATOR(pg_catalog.||) '_live');
+        END IF;
+        IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', a.view_schema, a.view_name OPERATOR(pg_catalog.||) '_late')) IS NOT NULL THEN
+            EXECUTE pg_catalog.format('ALTER VIEW %I.%I SET (security_barrier)', a.view_schema, a.view_name OPERATOR(pg_catalog.||) '_late');
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- Issue 38 (defect 4): long GROUP BY values.  An aggregate's index on
+-- streamforge.results holds keys of at most 2000 bytes, a second index the
+-- longer ones, and the results view reads both
+-- (objects/66_aggregates_views.sql); the aggregates of 0.3.0 get the new
+-- indexes and views (same columns).
+DO $$
+DECLARE
+    a record;
+BEGIN
+    FOR a IN SELECT g.name, g.view_schema, g.view_name, g.unit_us, g.spec
+               FROM streamforge.aggregate AS g ORDER BY g.name
+    LOOP
+        EXECUTE pg_catalog.format('DROP INDEX IF EXISTS streamforge.%I',
+                       streamforge_internal.aggregate_index_name(a.name));
+        PERFORM streamforge_internal.aggregate_make_indexes(a.name, a.unit_us, a.spec);
+        -- the view is not the extension's (pg_dump writes it), and an
+        -- extension's script may replace only its own objects: it is the
+        -- extension's for the time of the replacement
+        IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', a.view_schema, a.view_name)) IS NOT NULL THEN
+            EXECUTE pg_catalog.format('ALTER EXTENSION streamforge ADD VIEW %I.%I', a.view_schema, a.view_name);
+            PERFORM streamforge_internal.aggregate_results_view(a.name, a.view_schema, a.view_name,
+                                                                a.unit_us, a.spec, true);
+            EXECUTE pg_catalog.format('ALTER EXTENSION streamforge DROP VIEW %I.%I', a.view_schema, a.view_name);
+        END IF;
+    END LOOP;
+END
+$$;

@@ -1,0 +1,136 @@
+-- streamforge 0.4.0: what changed in storage and in signatures since 0.3.0.
+--
+-- Runs in the update from 0.3.0 only (sql/build.sh), after the guard and
+-- before sql/objects/, which then (re)creates every function, view,
+-- policy, trigger, privilege and comment in its 0.4.0 form.  Released
+-- with 0.4.0, then frozen.  In this order (src/README.md, "Where SQL
+-- goes"):
+--   1. DROPs of the signatures 0.4.0 removes or changes (CREATE OR
+--      REPLACE cannot change a result type, argument names or remove a
+--      default; a changed argument list would leave an overload), in
+--      dependency order, never CASCADE;
+--   2. DROPs of the views whose columns change other than by appending;
+--   3. table and type DDL, the same change as sql/schema/ (columns only
+--      appended);
+--   4. data moves in plain SQL (fixes that need the extension's functions
+--      go into 0.4.0-post.sql).
+
+-- ----------------------------------------------------------------
+-- 1. Signatures
+-- ----------------------------------------------------------------
+
+-- Issue 37 (security round 4): create_aggregate is C, and the result of
+-- its internal helper aggregate_create changes.  0.3.0's create_aggregate
+-- is a BEGIN ATOMIC body that depends on aggregate_create, and users' code
+-- may depend on create_aggregate, so it is not dropped: it becomes the C
+-- function first (objects/66_aggregates_owner.sql states it again), which
+-- frees the old helper.
+CREATE OR REPLACE FUNCTION streamforge.create_aggregate(name text, query text,
+    lateness interval DEFAULT '00:00:00', out_of_orderness interval DEFAULT NULL,
+    emit text DEFAULT 'update', event_id text DEFAULT NULL,
+    partition text DEFAULT NULL, partitions text[] DEFAULT NULL,
+    retention interval DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_create_aggregate'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+DROP FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
+    interval, interval, text, text, text, text[], interval);
+
+-- ----------------------------------------------------------------
+-- 2. Views
+-- ----------------------------------------------------------------
+
+-- (none: the metrics view of issue 39 only appends estimated_load_ms;
+-- issue 41's views read the definition document with the same columns)
+
+-- ----------------------------------------------------------------
+-- 3. Tables and types
+-- ----------------------------------------------------------------
+
+-- Issue 39 (item 4): definition changes that do not stop the world.
+-- Rows of 0.1.0-0.3.0 hold their snapshot in the row and keep loading
+-- from there.
+-- Snapshots stored beside the pipeline's row (0.4.0, issue 39).  A
+-- definition change (add_window, set_lateness, add_partition, ...) of a
+-- pipeline whose new snapshot is large builds that snapshot and writes it
+-- here BEFORE it takes the pipeline's row lock (src/persist/redefine.c);
+-- under the lock it only sets the row's snapshot to NULL and its
+-- snapshot_version to the version this row was stored for, so that
+-- writers wait for a small UPDATE instead of the multi-megabyte write of
+-- the snapshot (docs/management.md, "The lock a change holds").  A row's
+-- snapshot is the pipeline's when pipeline.snapshot is NULL and
+-- pipeline.snapshot_version equals this row's snapshot_version; a later
+-- compaction or restore writes the snapshot into the pipeline's row again
+-- (with a new snapshot_version), which makes this row stale: the next
+-- definition change that stores one here deletes it, as does dropping the
+-- pipeline.  Only src/persist/ writes this table; see docs/persistence.md.
+CREATE TABLE streamforge.stored_snapshot (
+    pipeline_id bigint NOT NULL
+        REFERENCES streamforge.pipeline (id) ON DELETE CASCADE,
+    snapshot_version bigint NOT NULL,
+    snapshot bytea NOT NULL,
+    PRIMARY KEY (pipeline_id, snapshot_version)
+);
+
+-- zlib-compressed already (see streamforge.pipeline's snapshot)
+ALTER TABLE streamforge.stored_snapshot ALTER COLUMN snapshot SET STORAGE EXTERNAL;
+
+SELECT pg_catalog.pg_extension_config_dump('streamforge.stored_snapshot', '');
+
+-- Issue 41 (item 2): a pipeline's definition is one document, the one
+-- streamforge.definition() shows (src/codec/options.def), in one column
+-- that src/persist/definition.c reads with the strict reader; the ten
+-- option columns lose their CHECKs and their values.  The document is
+-- built from the old columns here: jsonb_strip_nulls drops
+-- the unset options (a NULL emit is 'update', absent from the document)
+-- and each window's parameters its kind does not take, which is exactly
+-- the codec's spelling; an interval as the codec spells it,
+-- "P<days>DT<seconds>S" (OPERATOR() binds all alike, left to right: the
+-- parentheses are needed).  Checkpoints stay byte-identical: the loaded
+-- definition is the same.
+ALTER TABLE streamforge.pipeline ADD COLUMN definition jsonb;
+UPDATE streamforge.pipeline AS p
+   SET definition = pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+       'aggregates', pg_catalog.to_jsonb(p.aggregates),
+       'emit', p.emit,
+       'idle_timeout', CASE WHEN p.idle_timeout IS NOT NULL THEN
+           pg_catalog.format('P%sDT%sS',
+               pg_catalog.date_part('day', p.idle_timeout)::pg_catalog.int4,
+               pg_catalog.trim_scale(pg_catalog."extract"('epoch', p.idle_timeout)
+                   OPERATOR(pg_catalog.-) (pg_catalog."extract"('day', p.idle_timeout)
+                                           OPERATOR(pg_catalog.*) 86400))) END,
+       'lateness', p.lateness,
+       'measures', pg_catalog.to_jsonb(p.measures),
+       'out_of_orderness', p.out_of_orderness,
+       'partitions', pg_catalog.to_jsonb(p.partitions),
+       'retention', p.retention,
+       'time_unit', CASE WHEN p.time_unit IS NOT NULL THEN
+           pg_catalog.format('P%sDT%sS',
+               pg_catalog.date_part('day', p.time_unit)::pg_catalog.int4,
+               pg_catalog.trim_scale(pg_catalog."extract"('epoch', p.time_unit)
+                   OPERATOR(pg_catalog.-) (pg_catalog."extract"('day', p.time_unit)
+                                           OPERATOR(pg_catalog.*) 86400))) END,
+       'windows', (SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(p.windows[i]) ORDER BY i)
+                     FROM pg_catalog.generate_subscripts(p.windows, 1) AS i)));
+ALTER TABLE streamforge.pipeline ALTER COLUMN definition SET NOT NULL;
+-- The old columns stay, NULL, without NOT NULL and CHECKs (as in
+-- sql/schema/20_tables.sql): only so that a dump taken at 0.1.0-0.3.0
+-- restores (its COPY lists them; the trigger pipeline_legacy_definition of
+-- objects/27_definition_legacy.sql moves them into the document).
+ALTER TABLE streamforge.pipeline
+    DROP CONSTRAINT pipeline_retention_check,
+    DROP CONSTRAINT pipeline_out_of_orderness_check,
+    DROP CONSTRAINT pipeline_emit_check,
+    ALTER COLUMN partitions DROP NOT NULL,
+    ALTER COLUMN windows DROP NOT NULL,
+    ALTER COLUMN lateness DROP NOT NULL;
+UPDATE streamforge.pipeline
+   SET partitions = NULL, windows = NULL, lateness = NULL, time_unit = NULL,
+       retention = NULL, out_of_orderness = NULL, idle_timeout = NULL,
+       emit = NULL, measures = NULL, aggregates = NULL;
+
+-- ----------------------------------------------------------------
+-- 4. Data
+-- ----------------------------------------------------------------
+
+-- (none yet)

@@ -1,0 +1,14 @@
+-- streamforge schema: the schema of internal helpers.
+--
+-- Functions nobody calls directly (trigger functions, and the bodies that
+-- the outputs functions run as the extension's owner: src/api/privileges.c looks them
+-- up here) live in their own schema, so that \df streamforge.* shows the
+-- API.  Everyone may look names up in it (the helpers that public
+-- functions and attached tables' triggers call run as the caller), but the
+-- bodies that run as the extension's owner are closed to PUBLIC one by one
+-- (REVOKE ALL ON FUNCTION ... FROM PUBLIC where they are created).
+CREATE SCHEMA streamforge_internal;
+REVOKE ALL ON SCHEMA streamforge_internal FROM PUBLIC;
+GRANT USAGE ON SCHEMA streamforge_internal TO PUBLIC;
+COMMENT ON SCHEMA streamforge_internal IS
+    'streamforge: internal helpers, not part of the API';
