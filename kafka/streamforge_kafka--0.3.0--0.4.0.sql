@@ -48,10 +48,22 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 -- Removes a subscription; its worker stops after its current batch (which
--- commits or not, whole).  The dead letters stay.
-CREATE OR REPLACE FUNCTION streamforge_kafka.unsubscribe(pipeline text, topic text)
+-- commits or not, whole).  The dead letters stay (a NOTICE says how many)
+-- unless purge (issue 45: a new argument, so the old signature goes).
+DROP FUNCTION streamforge_kafka.unsubscribe(text, text);
+CREATE FUNCTION streamforge_kafka.unsubscribe(pipeline text, topic text,
+    purge boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sfk_unsubscribe'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Deletes the dead letters of a pipeline and topic that the caller may act
+-- for (as unsubscribe checks), whether the subscription exists or not;
+-- returns how many (issue 45).
+CREATE FUNCTION streamforge_kafka.purge_dead_letters(pipeline text, topic text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sfk_purge_dead_letters'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
@@ -81,3 +93,7 @@ SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION streamforge_kafka.set_on_error(text, text, text) IS
     'what a bad message does to the subscription: stop or skip';
+COMMENT ON FUNCTION streamforge_kafka.unsubscribe(text, text, boolean) IS
+    'remove a subscription; its worker stops after its current batch; purge: its dead letters too';
+COMMENT ON FUNCTION streamforge_kafka.purge_dead_letters(text, text) IS
+    'delete the dead letters of a pipeline and topic, subscribed or not';

@@ -73,7 +73,8 @@ CREATE TABLE streamforge_kafka.partition_status (
 );
 
 -- The dead-letter table: messages that could not be mapped or that the
--- pipeline refused.  Kept after unsubscribe.
+-- pipeline refused.  Kept after unsubscribe unless purge (purge_dead_letters
+-- deletes them later).
 CREATE TABLE streamforge_kafka.rejected (
     subscription integer NOT NULL,
     pipeline text NOT NULL,
@@ -176,10 +177,21 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 -- Removes a subscription; its worker stops after its current batch (which
--- commits or not, whole).  The dead letters stay.
-CREATE FUNCTION streamforge_kafka.unsubscribe(pipeline text, topic text)
+-- commits or not, whole).  The dead letters stay (a NOTICE says how many)
+-- unless purge.
+CREATE FUNCTION streamforge_kafka.unsubscribe(pipeline text, topic text,
+    purge boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sfk_unsubscribe'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Deletes the dead letters of a pipeline and topic that the caller may act
+-- for (as unsubscribe checks), whether the subscription exists or not;
+-- returns how many.
+CREATE FUNCTION streamforge_kafka.purge_dead_letters(pipeline text, topic text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sfk_purge_dead_letters'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
@@ -243,8 +255,10 @@ GRANT SELECT ON streamforge_kafka.subscriptions TO PUBLIC;
 COMMENT ON FUNCTION streamforge_kafka.subscribe(text, text, text, text, jsonb,
     integer, integer, jsonb, text, bigint) IS
     'consume a Kafka topic into a pipeline, exactly once (ingest privilege)';
-COMMENT ON FUNCTION streamforge_kafka.unsubscribe(text, text) IS
-    'remove a subscription; its worker stops after its current batch';
+COMMENT ON FUNCTION streamforge_kafka.unsubscribe(text, text, boolean) IS
+    'remove a subscription; its worker stops after its current batch; purge: its dead letters too';
+COMMENT ON FUNCTION streamforge_kafka.purge_dead_letters(text, text) IS
+    'delete the dead letters of a pipeline and topic, subscribed or not';
 COMMENT ON FUNCTION streamforge_kafka.pause(text, text) IS
     'stop consuming a subscription until resume()';
 COMMENT ON FUNCTION streamforge_kafka.resume(text, text) IS

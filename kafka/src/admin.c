@@ -41,6 +41,7 @@ PG_FUNCTION_INFO_V1(sfk_unsubscribe);
 PG_FUNCTION_INFO_V1(sfk_pause);
 PG_FUNCTION_INFO_V1(sfk_resume);
 PG_FUNCTION_INFO_V1(sfk_set_on_error);
+PG_FUNCTION_INFO_V1(sfk_purge_dead_letters);
 
 /* The owner of the extension's tables. */
 static Oid
@@ -333,14 +334,96 @@ change_subscription(FunctionCallInfo fcinfo, const char *sql, int expect,
 #define SFK_MINE "s.pipeline OPERATOR(pg_catalog.=) $1 AND s.topic OPERATOR(pg_catalog.=) $2 " \
 	"AND pg_catalog.pg_has_role($3, s.role, 'USAGE')"
 
-/* streamforge_kafka.unsubscribe(pipeline, topic) */
+/*
+ * Deletes, as the owner, the dead letters of pipeline and topic whose role
+ * the caller has the privileges of (those it sees), whether or not their
+ * subscription still exists; returns how many.
+ */
+static int64
+purge_dead_letters(const char *pipeline, const char *topic)
+{
+	Datum		args[3];
+	Oid			types[3] = {TEXTOID, TEXTOID, OIDOID};
+	SfkSavedUser saved;
+	int			ret;
+	int64		n;
+
+	args[0] = CStringGetTextDatum(pipeline);
+	args[1] = CStringGetTextDatum(topic);
+	args[2] = ObjectIdGetDatum(GetUserId());
+	SPI_connect();
+	sfk_become_owner(&saved);
+	ret = SPI_execute_with_args("DELETE FROM streamforge_kafka.rejected AS s WHERE " SFK_MINE,
+								3, types, args, NULL, false, 0);
+	sfk_restore_user(&saved);
+	if (ret != SPI_OK_DELETE)
+		elog(ERROR, "could not delete the dead letters");
+	n = (int64) SPI_processed;
+	SPI_finish();
+	return n;
+}
+
+/* The dead letters of pipeline and topic the caller sees. */
+static int64
+count_dead_letters(const char *pipeline, const char *topic)
+{
+	Datum		args[2];
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	bool		isnull;
+	int64		n;
+
+	args[0] = CStringGetTextDatum(pipeline);
+	args[1] = CStringGetTextDatum(topic);
+	SPI_connect();
+	/* as the caller: row level security shows the rows it may act for */
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM streamforge_kafka.rejected AS r "
+							  "WHERE r.pipeline OPERATOR(pg_catalog.=) $1 "
+							  "AND r.topic OPERATOR(pg_catalog.=) $2",
+							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the dead letters");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return n;
+}
+
+/*
+ * streamforge_kafka.unsubscribe(pipeline, topic, purge): with purge, the
+ * subscription's dead letters go too; without, a NOTICE says how many stay
+ * (issue 45, item 5).
+ */
 Datum
 sfk_unsubscribe(PG_FUNCTION_ARGS)
 {
+	char	   *pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *topic = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	bool		purge = PG_GETARG_BOOL(2);
+	int64		n;
+
 	change_subscription(fcinfo,
 						"DELETE FROM streamforge_kafka.subscription AS s WHERE " SFK_MINE,
 						SPI_OK_DELETE, NULL);
+	if (purge)
+		(void) purge_dead_letters(pipeline, topic);
+	else if ((n = count_dead_letters(pipeline, topic)) > 0)
+		ereport(NOTICE,
+				(errmsg_plural(INT64_FORMAT " dead letter of pipeline \"%s\" from topic \"%s\" stays in streamforge_kafka.rejected",
+							   INT64_FORMAT " dead letters of pipeline \"%s\" from topic \"%s\" stay in streamforge_kafka.rejected",
+							   n, n, pipeline, topic),
+				 errhint("Remove them with SELECT streamforge_kafka.purge_dead_letters(%s, %s);",
+						 quote_literal_cstr(pipeline), quote_literal_cstr(topic))));
 	PG_RETURN_VOID();
+}
+
+/*
+ * streamforge_kafka.purge_dead_letters(pipeline, topic): deletes the dead
+ * letters of pipeline and topic the caller may act for (the check of
+ * unsubscribe), of a subscription that exists or not; returns how many.
+ */
+Datum
+sfk_purge_dead_letters(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(purge_dead_letters(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+									   text_to_cstring(PG_GETARG_TEXT_PP(1))));
 }
 
 /* streamforge_kafka.pause(pipeline, topic) */

@@ -91,6 +91,20 @@ BEGIN
         EXECUTE format('DROP INDEX IF EXISTS streamforge.%I, streamforge.%I',
                        streamforge_internal.aggregate_index_name(OLD.name),
                        streamforge_internal.aggregate_long_key_index_name(OLD.name));
+        -- drop_pipeline of an aggregate (drop_aggregate drops the views
+        -- first): the views stay, and say so (issue 45, item 5)
+        IF pg_catalog.to_regclass(format('%I.%I', OLD.view_schema, OLD.view_name)) IS NOT NULL
+           OR pg_catalog.to_regclass(format('%I.%I', OLD.view_schema, OLD.view_name || '_live')) IS NOT NULL
+           OR pg_catalog.to_regclass(format('%I.%I', OLD.view_schema, OLD.view_name || '_late')) IS NOT NULL THEN
+            RAISE NOTICE 'the views of aggregate "%" stay: %.%, %.%_live and %.%_late',
+                OLD.name, OLD.view_schema, OLD.view_name, OLD.view_schema, OLD.view_name,
+                OLD.view_schema, OLD.view_name
+                USING DETAIL = 'They read a pipeline that no longer exists (streamforge.drop_aggregate drops an aggregate with its views).',
+                      HINT = format('Drop them with DROP VIEW IF EXISTS %I.%I, %I.%I, %I.%I;',
+                                    OLD.view_schema, OLD.view_name,
+                                    OLD.view_schema, OLD.view_name || '_live',
+                                    OLD.view_schema, OLD.view_name || '_late');
+        END IF;
         RETURN NULL;
     END IF;
     PERFORM streamforge_internal.aggregate_make_indexes(NEW.name, NEW.unit_us, NEW.spec);

@@ -1,0 +1,46 @@
+-- What a drop leaves behind (issue 45, item 5).  drop_pipeline of an
+-- aggregate leaves its three views, reading a pipeline that no longer
+-- exists: a NOTICE names them and the statement that drops them;
+-- drop_aggregate leaves nothing and says nothing.  The rows of
+-- streamforge's own tables (outputs, consumers, snapshots, the aggregate's
+-- indexes) go with the pipeline.
+SET client_min_messages = notice;
+CREATE TABLE lo_clicks (id bigserial PRIMARY KEY, page text NOT NULL,
+                        clicked_at timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('lo_agg', $$
+    SELECT page, count(*) AS clicks FROM lo_clicks
+     GROUP BY page, streamforge.tumble(clicked_at, interval '1 minute')
+$$);
+INSERT INTO lo_clicks (page, clicked_at) VALUES ('/a', '2026-11-30 12:00:05+00');
+SELECT streamforge.register_consumer('lo_agg', 'dash');
+SELECT (SELECT count(*) FROM streamforge.results WHERE pipeline = 'lo_agg') AS results,
+       (SELECT count(*) FROM streamforge.output_config WHERE pipeline = 'lo_agg') AS output_config,
+       (SELECT count(*) FROM streamforge.consumer WHERE pipeline = 'lo_agg') AS consumers,
+       (SELECT count(*) FROM pg_class WHERE relname LIKE 'results\_aggregate\_%' AND relkind = 'i') AS indexes,
+       (SELECT count(*) FROM streamforge.attachments WHERE pipeline = 'lo_agg') AS attachments;
+
+SELECT streamforge.drop_pipeline('lo_agg');
+-- the views stay, as the NOTICE said; the pipeline's rows are gone
+SELECT c.relname FROM pg_class AS c
+ WHERE c.relname LIKE 'lo\_agg%' AND c.relkind = 'v' ORDER BY 1;
+SELECT (SELECT count(*) FROM streamforge.results WHERE pipeline = 'lo_agg') AS results,
+       (SELECT count(*) FROM streamforge.output_config WHERE pipeline = 'lo_agg') AS output_config,
+       (SELECT count(*) FROM streamforge.consumer WHERE pipeline = 'lo_agg') AS consumers,
+       (SELECT count(*) FROM pg_class WHERE relname LIKE 'results\_aggregate\_%' AND relkind = 'i') AS indexes,
+       (SELECT count(*) FROM streamforge.attachments WHERE pipeline = 'lo_agg') AS attachments;
+-- the hint's statement removes them
+DROP VIEW IF EXISTS public.lo_agg, public.lo_agg_live, public.lo_agg_late;
+
+-- drop_aggregate: nothing stays, no NOTICE
+SELECT streamforge.create_aggregate('lo_agg', $$
+    SELECT page, count(*) AS clicks FROM lo_clicks
+     GROUP BY page, streamforge.tumble(clicked_at, interval '1 minute')
+$$);
+SELECT streamforge.drop_aggregate('lo_agg');
+SELECT count(*) AS views FROM pg_class AS c
+ WHERE c.relname LIKE 'lo\_agg%' AND c.relkind = 'v';
+
+-- a pipeline without leftovers: no NOTICE
+SELECT streamforge.create_pipeline('lo_plain', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
+SELECT streamforge.drop_pipeline('lo_plain');
+DROP TABLE lo_clicks;
