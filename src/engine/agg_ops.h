@@ -159,7 +159,9 @@ typedef struct SfAggVarOps
 	/*
 	 * The checkpoint's words of state (NULL: empty), canonical: the same
 	 * values always give the same words.  palloc'd in CurrentMemoryContext;
-	 * returns their number.
+	 * returns their number, which is at most the number of events of the
+	 * bucket (codec_measures.c refuses a state of more words before
+	 * deserialize sees it).
 	 */
 	int64		(*serialize) (const void *state, int64 **words);
 
