@@ -9,7 +9,7 @@
  * The aggregate module is agg_ops.h, agg_funcs.c (the table, parsing and
  * spelling of definitions, the SQL-facing facts), aggregates.c (the
  * bucket state: layout, add, merge, copy, equal, value) and the files of
- * the variable-size states' operations (agg_distinct.c).  Nothing else in
+ * the variable-size states' operations (agg_distinct.c, agg_hll.c).  Nothing else in
  * src/ names an SF_AGG_* function constant or an aggregate's name
  * (test/run.d/layers.sh, rule "kinds"): the other layers read the table's
  * facts (name, sql_type, result, sample, classic, pg_names).
@@ -84,10 +84,11 @@ typedef enum SfAggFunc
 	SF_AGG_FIRST,
 	SF_AGG_LAST,
 	SF_AGG_COUNT_IF,
-	SF_AGG_COUNT_DISTINCT
+	SF_AGG_COUNT_DISTINCT,
+	SF_AGG_APPROX_COUNT_DISTINCT
 } SfAggFunc;
 
-#define SF_AGG_NFUNCS 13
+#define SF_AGG_NFUNCS 14
 
 typedef enum SfCmpOp
 {
@@ -158,7 +159,9 @@ typedef struct SfAggVarOps
 	/*
 	 * The checkpoint's words of state (NULL: empty), canonical: the same
 	 * values always give the same words.  palloc'd in CurrentMemoryContext;
-	 * returns their number.
+	 * returns their number, which is at most the number of events of the
+	 * bucket (codec_measures.c refuses a state of more words before
+	 * deserialize sees it).
 	 */
 	int64		(*serialize) (const void *state, int64 **words);
 
@@ -200,6 +203,8 @@ typedef struct SfAggOps
 
 /* engine/agg_distinct.c: count_distinct's state, a set of int64 */
 extern PGDLLIMPORT const SfAggVarOps sf_agg_distinct_var;
+/* engine/agg_hll.c: approx_count_distinct's state, a HyperLogLog sketch */
+extern PGDLLIMPORT const SfAggVarOps sf_agg_hll_var;
 
 /* engine/agg_funcs.c: the registry */
 extern PGDLLIMPORT const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS];

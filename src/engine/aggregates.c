@@ -607,6 +607,7 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 			v->i64 = x[a->slot];
 			break;
 		case SF_AGG_COUNT_DISTINCT:
+		case SF_AGG_APPROX_COUNT_DISTINCT:
 			break;				/* variable-size: above */
 		case SF_AGG_MIN:
 			v->i64 = x[s->min];

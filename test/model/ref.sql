@@ -187,7 +187,9 @@ SELECT b.name, b.key, b.s, b.en, count(*), sum(b.m[1]), min(b.m[1]), max(b.m[1])
             'first_m1', (array_agg(b.m[1] ORDER BY b.t, b.arr))[1],
             'last_m2', (array_agg(b.m[2] ORDER BY b.t DESC, b.arr DESC))[1],
             'big', count(*) FILTER (WHERE b.m[1] >= 3),
-            'count_distinct_m2', count(DISTINCT b.m[2]))::text
+            'count_distinct_m2', count(DISTINCT b.m[2]),
+            -- exact below 1025 distinct values (the model's buckets hold fewer)
+            'approx_count_distinct_m2', count(DISTINCT b.m[2]))::text
        WHEN 'agg' THEN ROW(count(*), sum(b.m[1]::int), avg(b.m[2]::int),
             min(b.m[1]::int), max(b.m[2]::int), var_pop(b.m[1]::int),
             var_samp(b.m[2]::int), stddev_pop(b.m[1]::int),
@@ -713,7 +715,8 @@ BEGIN
             aggregates => CASE WHEN kind = 'measures' THEN ARRAY['count', 'sum(m1)',
                 'avg(m2)', 'min(m1)', 'max(m2)', 'var_pop(m1)', 'var_samp(m2)',
                 'stddev_pop(m2)', 'stddev_samp(m1)', 'first(m1)', 'last(m2)',
-                'count_if(m1 >= 3) AS big', 'count_distinct(m2)'] END);
+                'count_if(m1 >= 3) AS big', 'count_distinct(m2)',
+                'approx_count_distinct(m2)'] END);
     END IF;
     PERFORM streamforge.configure_outputs(pname, changelog => true, results => true,
                                           late => true, notify => true);
