@@ -59,6 +59,15 @@ RETURNS SETOF streamforge.change
 AS 'MODULE_PATHNAME', 'sf_finish_input'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- Several pipelines in one transaction (ingest privilege on each): their
+-- write locks in one fixed order, the names' byte order, so that two
+-- transactions that start with it never deadlock (docs/persistence.md,
+-- "Several pipelines in one transaction").
+CREATE OR REPLACE FUNCTION streamforge.lock_pipelines(pipelines text[])
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_lock_pipelines'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- partitions() and who holds the watermark, the lag behind the fastest
 -- partition, the last delivery and report (read privilege)
 CREATE OR REPLACE FUNCTION streamforge.partition_progress(pipeline text)

@@ -22,9 +22,11 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 
 #include "api/api.h"
 
@@ -137,4 +139,59 @@ sf_finish_input(PG_FUNCTION_ARGS)
 	}
 	sf_finish_write(fcinfo, p, &changes, late_before);
 	return (Datum) 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * streamforge.lock_pipelines(pipelines text[]): take the write lock of every
+ * pipeline named (the row lock a write call takes, once per transaction;
+ * the ingest privilege on each, checked as a write call checks it) in one
+ * fixed order, the names' byte order, whatever the array's.  A transaction
+ * that calls it first with every pipeline it will write holds all their
+ * locks before it waits for any other, so two such transactions never
+ * deadlock, whatever order their later calls are in
+ * (docs/persistence.md, "Several pipelines in one transaction").  NULL
+ * elements are an error (22004), duplicates count once.
+ */
+PG_FUNCTION_INFO_V1(sf_lock_pipelines);
+Datum
+sf_lock_pipelines(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	char	  **names;
+	int			n;
+
+	sf_arg_not_null(fcinfo, 0, "pipelines");
+	arr = PG_GETARG_ARRAYTYPE_P(0);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("pipelines must be a one-dimensional array")));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls,
+					  &n);
+	names = palloc(Max(n, 1) * sizeof(char *));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("element %d of pipelines must not be null", i + 1)));
+		names[i] = TextDatumGetCString(elems[i]);
+	}
+	qsort(names, n, sizeof(char *), name_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
+			continue;
+		(void) sf_persist_open(names[i], true);
+	}
+	PG_RETURN_VOID();
 }
