@@ -13,7 +13,7 @@ WITH grp(ord, title, names) AS (VALUES
     (3, 'Getting data in', ARRAY['ingest', 'ingest_count', 'ingest_batch', 'append', 'append_batch', 'ingest_json',
         'ingest_ts', 'append_ts', 'attach', 'detach', 'ingest_measures', 'ingest_measures_batch', 'append_measures_batch',
         'append_measures', 'ingest_measures_count', 'ingest_measures_json', 'ingest_measures_ts', 'append_measures_ts']),
-    (4, 'Progress and watermarks', ARRAY['advance', 'advance_ts', 'mark_idle', 'tick', 'set_out_of_orderness',
+    (4, 'Progress and watermarks', ARRAY['advance', 'advance_ts', 'mark_idle', 'tick', 'finish', 'lock_pipelines', 'set_out_of_orderness',
         'out_of_orderness', 'set_idle_timeout', 'partition_progress', 'clock_now', 'advance_to_now']),
     (5, 'Reading results', ARRAY['live', 'visible', 'live_ts', 'visible_ts', 'results_ts', 'live_avg', 'visible_avg',
         'live_aggregates', 'visible_aggregates', 'live_aggregates_ts', 'visible_aggregates_ts', 'aggregate_columns', 'late_events', 'watermark', 'watermark_ts',

@@ -57,7 +57,8 @@ SELECT p.proname, p.provolatile, p.proparallel
        'trim_changelog', 'trim_late_output', 'trim_results', 'create_aggregate',
        'drop_aggregate', 'alter_aggregate',
        'set_emit', 'register_consumer', 'commit_consumer', 'drop_consumer',
-       'set_out_of_orderness', 'set_idle_timeout', 'tick', 'compact',
+       'set_out_of_orderness', 'set_idle_timeout', 'tick', 'finish', 'lock_pipelines',
+       'compact',
        'ingest_measures', 'ingest_measures_batch', 'append_measures_batch',
        'append_measures', 'append_measures_ts', 'ingest_measures_count',
        'ingest_measures_json', 'ingest_measures_ts')

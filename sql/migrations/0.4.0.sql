@@ -20,21 +20,17 @@
 -- ----------------------------------------------------------------
 
 -- Issue 37 (security round 4): create_aggregate is C, and the result of
--- its internal helper aggregate_create changes.  0.3.0's create_aggregate
--- is a BEGIN ATOMIC body that depends on aggregate_create, and users' code
--- may depend on create_aggregate, so it is not dropped: it becomes the C
--- function first (objects/66_aggregates_owner.sql states it again), which
--- frees the old helper.
-CREATE OR REPLACE FUNCTION streamforge.create_aggregate(name text, query text,
-    lateness interval DEFAULT '00:00:00', out_of_orderness interval DEFAULT NULL,
-    emit text DEFAULT 'update', event_id text DEFAULT NULL,
-    partition text DEFAULT NULL, partitions text[] DEFAULT NULL,
-    retention interval DEFAULT NULL)
-RETURNS void
-AS 'MODULE_PATHNAME', 'sf_create_aggregate'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
-DROP FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
-    interval, interval, text, text, text, text[], interval);
+-- its internal helper aggregate_create changes.  Issue 45 (item 2) then
+-- appends an argument to both, idle_timeout: CREATE OR REPLACE would add an
+-- overload (and a call with the defaults would be ambiguous), so 0.3.0's
+-- create_aggregate is dropped, which frees the old helper (its BEGIN ATOMIC
+-- body depends on it), then the helper; objects/66_aggregates_owner.sql
+-- creates both anew.  Not CASCADE: a user's object that depends on the
+-- old create_aggregate stops the update with PostgreSQL's message naming it.
+DROP FUNCTION IF EXISTS streamforge.create_aggregate(text, text, interval,
+    interval, text, text, text, text[], interval);
+DROP FUNCTION IF EXISTS streamforge_internal.aggregate_create(text, text, jsonb,
+    text, interval, interval, text, text, text, text[], interval);
 
 -- ----------------------------------------------------------------
 -- 2. Views

@@ -136,7 +136,8 @@ COMMENT ON FUNCTION streamforge.interval_to_units(interval, interval) IS
 -- microseconds so that no time zone's daylight saving time enters; the
 -- hours in two halves, each of which fits make_interval's integer.  A time
 -- that timestamptz cannot hold is 22008, as PostgreSQL's own "timestamp out
--- of range" (docs/ingestion.md).
+-- of range" (docs/ingestion.md); the bigint maximum is 'infinity' (0.4.0:
+-- a finished pipeline's watermark, issue 45).
 CREATE OR REPLACE FUNCTION streamforge.units_to_time(t bigint, unit interval)
 RETURNS timestamptz
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -150,6 +151,12 @@ DECLARE
 BEGIN
     IF t IS NULL THEN
         RETURN NULL;
+    END IF;
+    -- the bigint maximum is +infinity: the progress finish() reports
+    -- (docs/progress.md, "The end of the input"), in any unit
+    IF t OPERATOR(pg_catalog.=) 9223372036854775807 THEN
+        PERFORM streamforge_internal.unit_us(unit);
+        RETURN 'infinity'::timestamptz;
     END IF;
     total := t::numeric OPERATOR(pg_catalog.*) streamforge_internal.unit_us(unit);
     -- timestamptz's range, 4714-11-24 00:00:00+00 BC to 294277-01-01

@@ -1,7 +1,9 @@
 -- streamforge objects: what create_aggregate runs, and
 -- what runs as the extension's owner for it (issue 37; the rest of the
 -- aggregates is 65_aggregates.sql).  aggregate_create's result changed
--- (0.3.0: void): sql/migrations/0.4.0.sql drops the old one first.
+-- (0.3.0: void), and both it and create_aggregate have an argument more,
+-- idle_timeout (issue 45): sql/migrations/0.4.0.sql drops the old ones
+-- first.
 --
 -- Security (docs/security.md, "What runs as the extension's owner"):
 -- 0.3.0 let any role with USAGE call aggregate_create and
@@ -47,16 +49,19 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_type_ok(regtype) IS
 -- aggregate_register; those helpers are closed to PUBLIC (issue 37), the C
 -- function calls them with what it produced itself.  The views go in the
 -- caller's current schema.
+-- idle_timeout (0.4.0, issue 45) is create_pipeline's: NULL never marks a
+-- partition idle by itself (docs/progress.md); appended, so the old
+-- signature is dropped by sql/migrations/0.4.0.sql.
 CREATE OR REPLACE FUNCTION streamforge.create_aggregate(name text, query text,
     lateness interval DEFAULT '00:00:00', out_of_orderness interval DEFAULT NULL,
     emit text DEFAULT 'update', event_id text DEFAULT NULL,
     partition text DEFAULT NULL, partitions text[] DEFAULT NULL,
-    retention interval DEFAULT NULL)
+    retention interval DEFAULT NULL, idle_timeout interval DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_create_aggregate'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.create_aggregate(text, text, interval, interval,
-    text, text, text, text[], interval) IS
+    text, text, text, text[], interval, interval) IS
     'creates a pipeline, its attachment and its views from a GROUP BY query over a table';
 
 -- The mapping of an analyzed query to a pipeline, as the caller (called by
@@ -64,7 +69,7 @@ COMMENT ON FUNCTION streamforge.create_aggregate(text, text, interval, interval,
 CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_create(name text, query text,
     plan jsonb, view_schema text, lateness interval, out_of_orderness interval,
     emit text, event_id text, partition text, partitions text[],
-    retention interval)
+    retention interval, idle_timeout interval DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -259,6 +264,7 @@ BEGIN
     PERFORM streamforge.create_pipeline(name, parts, ARRAY[wdef],
         lateness => lateness_us / unit_us, retention => retention_us / unit_us,
         time_unit => unit, emit => emit, out_of_orderness => ooo_us / unit_us,
+        idle_timeout => idle_timeout,
         measures => measure_names, aggregates => CASE WHEN use_measures THEN engine_aggs END);
     PERFORM streamforge.configure_outputs(name, changelog => false, results => true,
                                           late => false, notify => false);
@@ -275,8 +281,8 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
-    interval, interval, text, text, text, text[], interval) FROM PUBLIC;
+    interval, interval, text, text, text, text[], interval, interval) FROM PUBLIC;
 COMMENT ON FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
-    interval, interval, text, text, text, text[], interval) IS
+    interval, interval, text, text, text, text[], interval, interval) IS
     'creates the pipeline and attachment of an aggregate, returns its time unit and the spec of its views (internal helper of create_aggregate)';
 

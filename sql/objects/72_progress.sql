@@ -49,6 +49,25 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.tick(text) IS
     'marks idle the partitions whose idle_timeout has passed; returns the changes';
 
+-- The end of the input (ingest privilege, as advance): every partition
+-- reports progress 9223372036854775807, the bigint maximum, which reads as
+-- +infinity (docs/progress.md, "The end of the input").  Every window is
+-- emitted and finalized; later events are late.  Finishing a finished
+-- pipeline changes nothing.
+CREATE OR REPLACE FUNCTION streamforge.finish(pipeline text)
+RETURNS SETOF streamforge.change
+AS 'MODULE_PATHNAME', 'sf_finish_input'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Several pipelines in one transaction (ingest privilege on each): their
+-- write locks in one fixed order, the names' byte order, so that two
+-- transactions that start with it never deadlock (docs/persistence.md,
+-- "Several pipelines in one transaction").
+CREATE OR REPLACE FUNCTION streamforge.lock_pipelines(pipelines text[])
+RETURNS void
+AS 'MODULE_PATHNAME', 'sf_lock_pipelines'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- partitions() and who holds the watermark, the lag behind the fastest
 -- partition, the last delivery and report (read privilege)
 CREATE OR REPLACE FUNCTION streamforge.partition_progress(pipeline text)

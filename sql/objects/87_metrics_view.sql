@@ -17,7 +17,8 @@ COMMENT ON FUNCTION streamforge_internal.estimated_load_ms(text) IS
 -- graphs.  Like pipeline_info it runs as its owner (the storage tables),
 -- and the OFFSET 0 fence filters by privilege before stats() and
 -- watermark() run as the current user.  Reading a row loads the pipeline
--- into this backend's cache, like stats().
+-- into this backend's cache, like stats().  The watermark lag of a
+-- finished pipeline (its watermark the bigint maximum) is -Infinity.
 CREATE OR REPLACE VIEW streamforge.metrics WITH (security_barrier) AS
 SELECT v.name AS pipeline,
        s.deliveries, s.accepted, s.late_events, s.duplicate_ids AS duplicates,
@@ -27,8 +28,11 @@ SELECT v.name AS pipeline,
        s.remembered_late_events,
        s.partitions, s.idle_partitions,
        w.watermark,
-       CASE WHEN v.time_unit IS NOT NULL AND w.watermark IS NOT NULL
-            THEN pg_catalog.date_part('epoch', pg_catalog.now()
+       CASE WHEN v.time_unit IS NULL OR w.watermark IS NULL THEN NULL
+            -- finished (finish(): the watermark is +infinity, issue 45)
+            WHEN w.watermark OPERATOR(pg_catalog.=) 9223372036854775807
+            THEN '-Infinity'::pg_catalog.float8
+            ELSE pg_catalog.date_part('epoch', pg_catalog.now()
                      OPERATOR(pg_catalog.-)
                      streamforge.units_to_time(w.watermark, v.time_unit))
        END AS watermark_lag_seconds,

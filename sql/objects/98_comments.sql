@@ -57,6 +57,8 @@ BEGIN
         ('advance', 'reports a partition''s event-time progress (and reactivates an idle one), returns the changes it caused (ingest)'),
         ('advance_ts', 'advance() with a timestamptz progress (the pipeline needs a time unit)'),
         ('mark_idle', 'takes a partition out of the watermark until it reports again (ingest)'),
+        ('finish', 'the end of the input: advances every partition to +infinity (the bigint maximum), so that every window is emitted and finalized, returns the changes (ingest)'),
+        ('lock_pipelines', 'takes the write locks of several pipelines in one fixed order (their names'' byte order), so that transactions that write several pipelines never deadlock (ingest)'),
         ('tick', 'marks idle the partitions whose idle_timeout passed, returns the changes (ingest)'),
         ('set_out_of_orderness', 'sets the built-in progress rule: each accepted event reports event_time - out_of_orderness (NULL: off) (admin)'),
         ('out_of_orderness', 'the built-in progress rule of a pipeline, in its units, NULL if none'),

@@ -173,7 +173,9 @@ sf_aggregate_key_part(PG_FUNCTION_ARGS)
 /*
  * aggregate_time(t, unit_us): units since the Unix epoch as a timestamptz,
  * immutable and exact (22008 for a time timestamptz cannot hold), for the
- * views' window_start and window_end and their index.
+ * views' window_start and window_end and their index; the bigint maximum
+ * is 'infinity', as in units_to_time (the watermark of the late events
+ * that come after finish()).
  */
 PG_FUNCTION_INFO_V1(sf_aggregate_time);
 
@@ -189,6 +191,9 @@ sf_aggregate_time(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("time unit must be greater than zero")));
+	/* the bigint maximum is +infinity: a finished pipeline's watermark */
+	if (t == PG_INT64_MAX)
+		PG_RETURN_TIMESTAMPTZ(DT_NOEND);
 	if (pg_mul_s64_overflow(t, unit_us, &us) ||
 		pg_sub_s64_overflow(us, SF_UNIX_EPOCH_US, &result) ||
 		!IS_VALID_TIMESTAMP(result))

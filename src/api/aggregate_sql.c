@@ -869,7 +869,8 @@ sf_aggregate_plan(PG_FUNCTION_ARGS)
 
 /*
  * create_aggregate(name, query, lateness, out_of_orderness, emit,
- * event_id, partition, partitions, retention), as the caller: the query
+ * event_id, partition, partitions, retention, idle_timeout), as the
+ * caller: the query
  * analyzed and described here (plan_query), mapped to a pipeline, its
  * outputs and its attachment by aggregate_create (65_aggregates.sql, as
  * the caller, through the public functions), then the views and the
@@ -884,8 +885,8 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 {
 	char	   *query = sf_arg_text(fcinfo, 1, "query");
 	Oid			relid;
-	Datum		args[11];
-	bool		nulls[11];
+	Datum		args[12];
+	bool		nulls[12];
 	Datum		made;
 	bool		isnull;
 	List	   *path;
@@ -893,7 +894,7 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 
 	args[2] = plan_query(query, &relid);
 	nulls[2] = false;
-	for (i = 0; i < 11; i++)
+	for (i = 0; i < 12; i++)
 	{
 		if (i == 2 || i == 3)
 			continue;
@@ -910,8 +911,9 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 							"pg_catalog.text, pg_catalog.text, pg_catalog.jsonb, "
 							"pg_catalog.text, pg_catalog.interval, pg_catalog.interval, "
 							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
-							"pg_catalog.text[], pg_catalog.interval)",
-							11, args, nulls, &isnull);
+							"pg_catalog.text[], pg_catalog.interval, "
+							"pg_catalog.interval)",
+							12, args, nulls, &isnull);
 	if (isnull)
 		elog(ERROR, "streamforge: aggregate_create returned null");
 

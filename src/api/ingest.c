@@ -2,8 +2,9 @@
  *
  * ingest.c
  *	  The write calls of a partition's progress: advance and mark_idle
- *	  (docs/semantics.md, The interface).  The calls that deliver events
- *	  are the write core's (write.c).
+ *	  (docs/semantics.md, The interface), and finish, the end of input
+ *	  (docs/progress.md).  The calls that deliver events are the write
+ *	  core's (write.c).
  *
  * Each asks persist.c for the pipeline (locked and current), runs the
  * engine operation, journals the call (sf_persist_journal_*), hands the
@@ -21,9 +22,11 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 
 #include "api/api.h"
 
@@ -56,4 +59,139 @@ sf_mark_idle(PG_FUNCTION_ARGS)
 	sf_persist_journal_mark_idle(p, partition);
 	sf_finish_write(fcinfo, p, &changes, sf_late_keep(p));
 	return (Datum) 0;
+}
+
+/*
+ * finish: the order in which it advances the partitions.  Those that can
+ * move the watermark last: idle ones first (they hold nothing back), then
+ * the active ones that reported, highest progress first, then those that
+ * never reported (they keep the watermark undefined).  The watermark then
+ * moves once, in the last advance, straight to the end: the call's changes
+ * are those of one jump to +infinity, not of a walk through every
+ * partition's progress.  Ties in index order, so that the order (and the
+ * journal) is deterministic.
+ */
+typedef struct FinishItem
+{
+	int			index;
+	int			rank;			/* 0 idle, 1 reported, 2 unreported */
+	int64		progress;
+} FinishItem;
+
+static int
+finish_item_cmp(const void *a, const void *b)
+{
+	const FinishItem *x = (const FinishItem *) a;
+	const FinishItem *y = (const FinishItem *) b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->rank == 1 && x->progress != y->progress)
+		return x->progress > y->progress ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
+}
+
+/*
+ * streamforge.finish(pipeline text): the end of the input.  Every partition
+ * reports progress 9223372036854775807 (the bigint maximum: +infinity),
+ * as advance() would, one journaled advance per partition that is not
+ * there yet (an idle one is reactivated), so the watermark reaches the
+ * maximum and every window is emitted and finalized.  Returns the changes.
+ * A finished pipeline is left as it is: finish again changes nothing and
+ * journals nothing.  Needs the ingest privilege, as advance.  Events that
+ * arrive afterwards are late by the usual rule.
+ */
+PG_FUNCTION_INFO_V1(sf_finish_input);
+Datum
+sf_finish_input(PG_FUNCTION_ARGS)
+{
+	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
+	char	   *name = pstrdup(p->def.name);
+	int64		late_before = sf_late_keep(p);
+	int			n = p->def.npartitions;
+	FinishItem *items = palloc(Max(n, 1) * sizeof(FinishItem));
+	int			nitems = 0;
+	SfChangeList changes = {0};
+
+	for (int i = 0; i < n; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+
+		if (!part->idle && part->has_progress && part->progress == PG_INT64_MAX)
+			continue;			/* finished already */
+		items[nitems].index = i;
+		items[nitems].rank = part->idle ? 0 : part->has_progress ? 1 : 2;
+		items[nitems].progress = part->progress;
+		nitems++;
+	}
+	qsort(items, nitems, sizeof(FinishItem), finish_item_cmp);
+	for (int k = 0; k < nitems; k++)
+	{
+		const char *partition;
+
+		CHECK_FOR_INTERRUPTS();
+		/* one journal entry per opening: open again for the next */
+		if (k > 0)
+			p = sf_persist_open(name, true);
+		partition = p->def.partitions[items[k].index];
+		sf_engine_advance(p, partition, PG_INT64_MAX, &changes);
+		sf_persist_journal_advance(p, partition, PG_INT64_MAX);
+	}
+	sf_finish_write(fcinfo, p, &changes, late_before);
+	return (Datum) 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * streamforge.lock_pipelines(pipelines text[]): take the write lock of every
+ * pipeline named (the row lock a write call takes, once per transaction;
+ * the ingest privilege on each, checked as a write call checks it) in one
+ * fixed order, the names' byte order, whatever the array's.  A transaction
+ * that calls it first with every pipeline it will write holds all their
+ * locks before it waits for any other, so two such transactions never
+ * deadlock, whatever order their later calls are in
+ * (docs/persistence.md, "Several pipelines in one transaction").  NULL
+ * elements are an error (22004), duplicates count once.
+ */
+PG_FUNCTION_INFO_V1(sf_lock_pipelines);
+Datum
+sf_lock_pipelines(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	char	  **names;
+	int			n;
+
+	sf_arg_not_null(fcinfo, 0, "pipelines");
+	arr = PG_GETARG_ARRAYTYPE_P(0);
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("pipelines must be a one-dimensional array")));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls,
+					  &n);
+	names = palloc(Max(n, 1) * sizeof(char *));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("element %d of pipelines must not be null", i + 1)));
+		names[i] = TextDatumGetCString(elems[i]);
+	}
+	qsort(names, n, sizeof(char *), name_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
+			continue;
+		(void) sf_persist_open(names[i], true);
+	}
+	PG_RETURN_VOID();
 }
