@@ -78,12 +78,16 @@ for my $round (1 .. 6)
 		$n++;
 	}
 	$kafka->flush;
-	$node->safe_psql('postgres', "SELECT streamforge_kafka.resume('pc', 'ev')");
 	# a random point of the consumption: once a random number of the
 	# round's messages is in (polled from one session, which also finds the
-	# worker and terminates it: starting psql for each poll is too slow)
-	my $target = $before + 1 + int(rand(300));
+	# worker and terminates it: starting psql for each poll is too slow).
+	# The session starts before the resume: on a loaded machine starting it
+	# took longer than the worker needed for the whole round, so no
+	# interruption came in the middle (seen in a full run at load 22).
 	my $poll = $node->background_psql('postgres');
+	$poll->query_safe('SELECT 1');
+	$node->safe_psql('postgres', "SELECT streamforge_kafka.resume('pc', 'ev')");
+	my $target = $before + 1 + int(rand(300));
 	my $at = $before;
 	for (1 .. 5000)
 	{
