@@ -3,6 +3,20 @@
 -- Runs in the update from 0.3.0 only, after sql/objects/ (sql/build.sh).
 -- Released with 0.4.0, then frozen.
 
+-- Issue 41 (item 2): the definition document of every pipeline, built
+-- from the old columns (sql/migrations/0.4.0.sql added the column), which
+-- then become NULL.  jsonb_strip_nulls drops the unset options (a NULL
+-- emit is 'update', absent from the document) and each window's
+-- parameters its kind does not take, which is exactly the codec's
+-- spelling.  Checkpoints stay byte-identical: the loaded definition is
+-- the same.  First in this file: what follows may load pipelines.
+UPDATE streamforge.pipeline AS p
+   SET definition = streamforge_internal.legacy_definition(p),
+       partitions = NULL, windows = NULL, lateness = NULL, time_unit = NULL,
+       retention = NULL, out_of_orderness = NULL, idle_timeout = NULL,
+       emit = NULL, measures = NULL, aggregates = NULL;
+ALTER TABLE streamforge.pipeline ALTER COLUMN definition SET NOT NULL;
+
 -- Issue 37 (security round 4): the aggregates made by 0.3.0.  Their views
 -- become security barriers; an index whose spec names a key type the check
 -- now refuses (a domain, as the attack of finding 1 left behind) is

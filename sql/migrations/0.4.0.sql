@@ -76,43 +76,15 @@ SELECT pg_catalog.pg_extension_config_dump('streamforge.stored_snapshot', '');
 -- Issue 41 (item 2): a pipeline's definition is one document, the one
 -- streamforge.definition() shows (src/codec/options.def), in one column
 -- that src/persist/definition.c reads with the strict reader; the ten
--- option columns lose their CHECKs and their values.  The document is
--- built from the old columns here: jsonb_strip_nulls drops
--- the unset options (a NULL emit is 'update', absent from the document)
--- and each window's parameters its kind does not take, which is exactly
--- the codec's spelling; an interval as the codec spells it,
--- "P<days>DT<seconds>S" (OPERATOR() binds all alike, left to right: the
--- parentheses are needed).  Checkpoints stay byte-identical: the loaded
--- definition is the same.
-ALTER TABLE streamforge.pipeline ADD COLUMN definition jsonb;
-UPDATE streamforge.pipeline AS p
-   SET definition = pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
-       'aggregates', pg_catalog.to_jsonb(p.aggregates),
-       'emit', p.emit,
-       'idle_timeout', CASE WHEN p.idle_timeout IS NOT NULL THEN
-           pg_catalog.format('P%sDT%sS',
-               pg_catalog.date_part('day', p.idle_timeout)::pg_catalog.int4,
-               pg_catalog.trim_scale(pg_catalog."extract"('epoch', p.idle_timeout)
-                   OPERATOR(pg_catalog.-) (pg_catalog."extract"('day', p.idle_timeout)
-                                           OPERATOR(pg_catalog.*) 86400))) END,
-       'lateness', p.lateness,
-       'measures', pg_catalog.to_jsonb(p.measures),
-       'out_of_orderness', p.out_of_orderness,
-       'partitions', pg_catalog.to_jsonb(p.partitions),
-       'retention', p.retention,
-       'time_unit', CASE WHEN p.time_unit IS NOT NULL THEN
-           pg_catalog.format('P%sDT%sS',
-               pg_catalog.date_part('day', p.time_unit)::pg_catalog.int4,
-               pg_catalog.trim_scale(pg_catalog."extract"('epoch', p.time_unit)
-                   OPERATOR(pg_catalog.-) (pg_catalog."extract"('day', p.time_unit)
-                                           OPERATOR(pg_catalog.*) 86400))) END,
-       'windows', (SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(p.windows[i]) ORDER BY i)
-                     FROM pg_catalog.generate_subscripts(p.windows, 1) AS i)));
-ALTER TABLE streamforge.pipeline ALTER COLUMN definition SET NOT NULL;
+-- option columns lose their CHECKs, and their values move into the
+-- document in sql/migrations/0.4.0-post.sql, which builds it with the
+-- function the restore of an old dump uses
+-- (streamforge_internal.legacy_definition, objects/27_definition_legacy.sql).
 -- The old columns stay, NULL, without NOT NULL and CHECKs (as in
 -- sql/schema/20_tables.sql): only so that a dump taken at 0.1.0-0.3.0
--- restores (its COPY lists them; the trigger pipeline_legacy_definition of
--- objects/27_definition_legacy.sql moves them into the document).
+-- restores (its COPY lists them; the trigger pipeline_legacy_definition
+-- moves them into the document).
+ALTER TABLE streamforge.pipeline ADD COLUMN definition jsonb;
 ALTER TABLE streamforge.pipeline
     DROP CONSTRAINT pipeline_retention_check,
     DROP CONSTRAINT pipeline_out_of_orderness_check,
@@ -120,10 +92,6 @@ ALTER TABLE streamforge.pipeline
     ALTER COLUMN partitions DROP NOT NULL,
     ALTER COLUMN windows DROP NOT NULL,
     ALTER COLUMN lateness DROP NOT NULL;
-UPDATE streamforge.pipeline
-   SET partitions = NULL, windows = NULL, lateness = NULL, time_unit = NULL,
-       retention = NULL, out_of_orderness = NULL, idle_timeout = NULL,
-       emit = NULL, measures = NULL, aggregates = NULL;
 
 -- ----------------------------------------------------------------
 -- 4. Data
