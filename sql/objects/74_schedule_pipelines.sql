@@ -178,7 +178,9 @@ COMMENT ON FUNCTION streamforge_internal.pipelines_job_check(text[], text) IS
 -- every partition of every pipeline named, partitions added later
 -- included.  Scheduling the same set of pipelines again replaces its
 -- schedule.  Returns the job id.  Needs admin on each pipeline; the job
--- runs as the calling role (ingest on each when it runs).  Each pipeline
+-- runs as the calling role (ingest on each when it runs).  The command
+-- gives the delay in microseconds, whatever the session's IntervalStyle.
+-- Each pipeline
 -- needs a time unit (checked now).  An array of one name schedules one
 -- whole pipeline.
 CREATE OR REPLACE FUNCTION streamforge.schedule_advance(pipelines text[],
@@ -210,7 +212,9 @@ BEGIN
        INTO jobid
       USING streamforge_internal.pipelines_job_name('advance_to_now', names), schedule,
             pg_catalog.format('SELECT pg_catalog.count(*) FROM streamforge.advance_to_now(%L::text[], %L::interval)',
-                              names, delay);
+                              names,
+                              streamforge_internal.interval_us(delay)::text
+                              OPERATOR(pg_catalog.||) ' microseconds');
     RETURN jobid;
 END
 $$;
