@@ -50,7 +50,10 @@ COMMENT ON FUNCTION streamforge_internal.duration_units(text, interval) IS
     'a duration as whole units of the pipeline''s time unit (internal helper)';
 
 -- units_to_time with the pipeline's time unit (22023 without one; NULL
--- stays NULL).
+-- stays NULL, but an untyped NULL is ambiguous with units_to_time(bigint,
+-- interval): write NULL::bigint).  No time_to_units(pipeline, timestamptz):
+-- with two untyped literals it would be ambiguous with
+-- time_to_units(timestamptz, interval); the *_ts calls convert themselves.
 CREATE OR REPLACE FUNCTION streamforge.units_to_time(pipeline text, t bigint)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
@@ -65,25 +68,6 @@ END
 $$;
 COMMENT ON FUNCTION streamforge.units_to_time(text, bigint) IS
     'a time of the pipeline, in its units, as a timestamp (the pipeline needs a time unit)';
-
--- and its inverse
-CREATE OR REPLACE FUNCTION streamforge.time_to_units(pipeline text, t timestamptz)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    unit interval := streamforge.time_unit(pipeline);
-BEGIN
-    PERFORM streamforge_internal.unit_us(unit, pipeline);
-    IF t IS NULL THEN
-        RETURN NULL;
-    END IF;
-    RETURN streamforge.time_to_units(t, unit);
-END
-$$;
-COMMENT ON FUNCTION streamforge.time_to_units(text, timestamptz) IS
-    'a timestamp as a whole number of the pipeline''s units (the pipeline needs a time unit)';
 
 -- ----------------------------------------------------------------
 -- Definition changes (admin, as their bigint forms)
