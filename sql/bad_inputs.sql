@@ -210,7 +210,7 @@ INSERT INTO catalogue VALUES
 (361, 'create_pipeline: idle_timeout of 0 seconds', $$SELECT streamforge.create_pipeline('bad_idle', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '0 seconds')$$, '22023'),
 (362, 'create_pipeline: idle_timeout of a month', $$SELECT streamforge.create_pipeline('bad_idle', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '1 month')$$, '22023'),
 (363, 'set_out_of_orderness: negative', $$SELECT streamforge.set_out_of_orderness('bad', -5)$$, '22023'),
-(364, 'set_out_of_orderness: an interval (convert it with interval_to_units)', $$SELECT streamforge.set_out_of_orderness('bad', interval '5 seconds')$$, '42883'),
+(364, 'set_out_of_orderness: an interval on a pipeline without a time unit', $$SELECT streamforge.set_out_of_orderness('bad', interval '5 seconds')$$, '22023'),
 (365, 'set_out_of_orderness: NULL pipeline', $$SELECT streamforge.set_out_of_orderness(NULL, 5)$$, '22004'),
 (366, 'set_out_of_orderness: unknown pipeline', $$SELECT streamforge.set_out_of_orderness('bad_missing', 5)$$, '42704'),
 (367, 'set_idle_timeout: negative interval', $$SELECT streamforge.set_idle_timeout('bad', interval '-1 minute')$$, '22023'),

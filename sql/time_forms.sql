@@ -113,6 +113,9 @@ SELECT streamforge.units_to_time('tf_big', 1500) = streamforge.units_to_time(150
        streamforge.units_to_time('tf_big', 1500);
 SELECT streamforge.units_to_time('tf_big', 9223372036854775807);
 SELECT streamforge.units_to_time('tf_big', NULL::bigint);
+-- two untyped literals are ambiguous between the two forms (42725): one
+-- needs a type
+SELECT streamforge.units_to_time(NULL, '1 second');
 SELECT streamforge.units_to_time('tf_none', 1500);
 SELECT streamforge.units_to_time('tf_missing', 1500);
 -- round trip over the watermark

@@ -332,3 +332,58 @@ END
 $$;
 COMMENT ON FUNCTION streamforge.scheduled_jobs() IS
     'the streamforge pg_cron jobs of the calling role: per-partition advances, multi-pipeline advance_to_now and tick jobs';
+
+-- drop_pipeline (src/persist/sink.c, as the caller, when pg_cron is
+-- installed and its schema usable) removes the per-partition jobs of the
+-- pipeline, then calls this for the multi-pipeline jobs that name it,
+-- among those of the calling role: a job of that pipeline alone is
+-- removed; a job of several is scheduled again for the others, with the
+-- same schedule and delay, under the name of the new set, and the old job
+-- removed.  Jobs of other roles (a superuser sees them) stay and fail from
+-- then on, as the per-partition ones of 0.3.0 did for roles that could
+-- not see them.  Returns the number of jobs removed.
+CREATE OR REPLACE FUNCTION streamforge_internal.cron_forget_pipeline(pipeline text)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    j record;
+    rest text[];
+    n integer := 0;
+BEGIN
+    IF pg_catalog.to_regnamespace('cron') IS NULL THEN
+        RETURN 0;
+    END IF;
+    FOR j IN EXECUTE
+        'SELECT d.jobid, d.schedule, d.command, d.kind, d.names
+           FROM (SELECT c.jobid, c.schedule, c.command,
+                        pg_catalog.substr(c.jobname, 13,
+                            pg_catalog.strpos(c.jobname, '' ['') OPERATOR(pg_catalog.-) 13) AS kind,
+                        ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
+                                  pg_catalog.substr(c.jobname,
+                                      pg_catalog.strpos(c.jobname, '' ['') OPERATOR(pg_catalog.+) 1)::pg_catalog.jsonb)) AS names
+                   FROM cron.job AS c
+                  WHERE (pg_catalog.starts_with(c.jobname, ''streamforge.advance_to_now ['')
+                         OR pg_catalog.starts_with(c.jobname, ''streamforge.tick [''))
+                    AND c.username OPERATOR(pg_catalog.=) CURRENT_USER::text
+                 OFFSET 0) AS d
+          WHERE $1 OPERATOR(pg_catalog.=) ANY (d.names)'
+      USING pipeline
+    LOOP
+        rest := pg_catalog.array_remove(j.names, pipeline);
+        IF pg_catalog.cardinality(rest) OPERATOR(pg_catalog.>) 0 THEN
+            EXECUTE 'SELECT cron.schedule($1, $2, $3)'
+              USING streamforge_internal.pipelines_job_name(j.kind, rest), j.schedule,
+                    pg_catalog.replace(j.command,
+                        pg_catalog.quote_literal(j.names::text) OPERATOR(pg_catalog.||) '::text[]',
+                        pg_catalog.quote_literal(rest::text) OPERATOR(pg_catalog.||) '::text[]');
+        END IF;
+        EXECUTE 'SELECT cron.unschedule($1)' USING j.jobid;
+        n := n OPERATOR(pg_catalog.+) 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION streamforge_internal.cron_forget_pipeline(text) IS
+    'drop_pipeline: the multi-pipeline pg_cron jobs of the caller that name the pipeline, removed or scheduled again without it (internal helper)';
