@@ -255,7 +255,17 @@ INSERT INTO catalogue VALUES
 (477, 'ingest_measures_ts: pipeline without a time unit', $$SELECT * FROM streamforge.ingest_measures_ts('bad', 'p', 2, 'x', 'k', now(), ARRAY[1])$$, '22023'),
 (478, 'append_measures_ts: unknown pipeline', $$SELECT * FROM streamforge.append_measures_ts('nope', 'p', 'x', 'k', now(), ARRAY[1])$$, '42704'),
 (479, 'live_aggregates_ts: pipeline without a time unit', $$SELECT * FROM streamforge.live_aggregates_ts('bad')$$, '22023'),
-(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704');
+(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704'),
+(901, 'tick_pipelines: a NULL element', $$SELECT * FROM streamforge.tick_pipelines(ARRAY['bad', NULL])$$, '22004'),
+(902, 'tick_pipelines: unknown pipeline', $$SELECT * FROM streamforge.tick_pipelines(ARRAY['bad', 'nope'])$$, '42704'),
+(903, 'advance_to_now(pipelines): pipeline without a time unit', $$SELECT * FROM streamforge.advance_to_now(ARRAY['bad'], '1 second')$$, '22023'),
+(904, 'advance_to_now(pipelines): two-dimensional array', $$SELECT * FROM streamforge.advance_to_now(ARRAY[['bad']])$$, '2202E'),
+(905, 'advance_to_now(pipelines): negative delay', $$SELECT * FROM streamforge.advance_to_now(ARRAY['bad'], '-1 second')$$, '22023'),
+(906, 'advance_to_now(partition): interval delay, pipeline without a time unit', $$SELECT * FROM streamforge.advance_to_now('bad', 'p', '1 second')$$, '22023'),
+(907, 'set_lateness: an interval on a pipeline without a time unit', $$SELECT * FROM streamforge.set_lateness('bad', '5 seconds')$$, '22023'),
+(908, 'set_retention: a duration that is neither units nor an interval', $$SELECT * FROM streamforge.set_retention('bad', 'soon')$$, '22007'),
+(909, 'units_to_time(pipeline): pipeline without a time unit', $$SELECT streamforge.units_to_time('bad', 5)$$, '22023'),
+(910, 'schedule_tick: no pipeline', $$SELECT streamforge.schedule_tick(ARRAY[]::text[], '* * * * *')$$, '22023');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check
