@@ -210,7 +210,7 @@ INSERT INTO catalogue VALUES
 (361, 'create_pipeline: idle_timeout of 0 seconds', $$SELECT streamforge.create_pipeline('bad_idle', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '0 seconds')$$, '22023'),
 (362, 'create_pipeline: idle_timeout of a month', $$SELECT streamforge.create_pipeline('bad_idle', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '1 month')$$, '22023'),
 (363, 'set_out_of_orderness: negative', $$SELECT streamforge.set_out_of_orderness('bad', -5)$$, '22023'),
-(364, 'set_out_of_orderness: an interval (convert it with interval_to_units)', $$SELECT streamforge.set_out_of_orderness('bad', interval '5 seconds')$$, '42883'),
+(364, 'set_out_of_orderness: an interval on a pipeline without a time unit', $$SELECT streamforge.set_out_of_orderness('bad', interval '5 seconds')$$, '22023'),
 (365, 'set_out_of_orderness: NULL pipeline', $$SELECT streamforge.set_out_of_orderness(NULL, 5)$$, '22004'),
 (366, 'set_out_of_orderness: unknown pipeline', $$SELECT streamforge.set_out_of_orderness('bad_missing', 5)$$, '42704'),
 (367, 'set_idle_timeout: negative interval', $$SELECT streamforge.set_idle_timeout('bad', interval '-1 minute')$$, '22023'),
@@ -255,7 +255,17 @@ INSERT INTO catalogue VALUES
 (477, 'ingest_measures_ts: pipeline without a time unit', $$SELECT * FROM streamforge.ingest_measures_ts('bad', 'p', 2, 'x', 'k', now(), ARRAY[1])$$, '22023'),
 (478, 'append_measures_ts: unknown pipeline', $$SELECT * FROM streamforge.append_measures_ts('nope', 'p', 'x', 'k', now(), ARRAY[1])$$, '42704'),
 (479, 'live_aggregates_ts: pipeline without a time unit', $$SELECT * FROM streamforge.live_aggregates_ts('bad')$$, '22023'),
-(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704');
+(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704'),
+(901, 'tick_pipelines: a NULL element', $$SELECT * FROM streamforge.tick_pipelines(ARRAY['bad', NULL])$$, '22004'),
+(902, 'tick_pipelines: unknown pipeline', $$SELECT * FROM streamforge.tick_pipelines(ARRAY['bad', 'nope'])$$, '42704'),
+(903, 'advance_to_now(pipelines): pipeline without a time unit', $$SELECT * FROM streamforge.advance_to_now(ARRAY['bad'], '1 second')$$, '22023'),
+(904, 'advance_to_now(pipelines): two-dimensional array', $$SELECT * FROM streamforge.advance_to_now(ARRAY[['bad']])$$, '2202E'),
+(905, 'advance_to_now(pipelines): negative delay', $$SELECT * FROM streamforge.advance_to_now(ARRAY['bad'], '-1 second')$$, '22023'),
+(906, 'advance_to_now(partition): interval delay, pipeline without a time unit', $$SELECT * FROM streamforge.advance_to_now('bad', 'p', '1 second')$$, '22023'),
+(907, 'set_lateness: an interval on a pipeline without a time unit', $$SELECT * FROM streamforge.set_lateness('bad', '5 seconds')$$, '22023'),
+(908, 'set_retention: a duration that is neither units nor an interval', $$SELECT * FROM streamforge.set_retention('bad', 'soon')$$, '22007'),
+(909, 'units_to_time(pipeline): pipeline without a time unit', $$SELECT streamforge.units_to_time('bad', 5)$$, '22023'),
+(910, 'schedule_tick: no pipeline', $$SELECT streamforge.schedule_tick(ARRAY[]::text[], '* * * * *')$$, '22023');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

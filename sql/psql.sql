@@ -58,6 +58,7 @@ SELECT p.proname, p.provolatile, p.proparallel
        'drop_aggregate', 'alter_aggregate',
        'set_emit', 'register_consumer', 'commit_consumer', 'drop_consumer',
        'set_out_of_orderness', 'set_idle_timeout', 'tick', 'finish', 'lock_pipelines',
+       'tick_pipelines', 'schedule_tick', 'unschedule_tick',
        'compact',
        'ingest_measures', 'ingest_measures_batch', 'append_measures_batch',
        'append_measures', 'append_measures_ts', 'ingest_measures_count',

@@ -11,7 +11,9 @@ SELECT streamforge.interval_to_units(interval '1 day 2 hours', '1 minute');
 SELECT streamforge.units_to_time(60000, '1 millisecond');
 SELECT streamforge.units_to_time(-1, '1 second');
 SELECT streamforge.units_to_time(1774749599999, '1 millisecond');   -- around the DST change
-SELECT streamforge.units_to_time(NULL, '1 second');
+-- (0.4.0: an untyped NULL is ambiguous since units_to_time(pipeline,
+-- bigint) exists, issue 45 item 3: give it a type)
+SELECT streamforge.units_to_time(NULL::bigint, '1 second');
 -- what cannot be represented exactly is an error
 SELECT streamforge.time_to_units('1970-01-01 00:00:00.5+00'::timestamptz, '1 second');
 SELECT streamforge.interval_to_units(interval '90 seconds', '1 minute');

@@ -117,6 +117,7 @@ typedef enum SfSinkPlanId
 	PLAN_RESULTS_DELETE,
 	PLAN_RESULTS_TRIM,
 	PLAN_CRON_UNSCHEDULE,
+	PLAN_CRON_FORGET_SETS,
 	PLAN_CHANGELOG_PUT_EPOCH,
 	PLAN_RESULTS_PUT_EPOCH,
 	PLAN_RESULTS_FINALIZE,
@@ -176,6 +177,11 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"WHERE j.jobname OPERATOR(pg_catalog.~~) 'streamforge.advance [%' "
 		"AND (pg_catalog.substr(j.jobname, 21)::pg_catalog.jsonb "
 		"OPERATOR(pg_catalog.->>) 0) OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
+	},
+	/* the multi-pipeline jobs (0.4.0, issue 45; 74_schedule_pipelines.sql) */
+	[PLAN_CRON_FORGET_SETS] = {
+		"SELECT streamforge_internal.cron_forget_pipeline($1)",
 		1, {TEXTOID}
 	},
 	/* with the epoch (0.3.0, issue 25), and the final flag of results */
@@ -948,6 +954,7 @@ sf_sink_drop(const char *pipeline)
 	SPI_connect();
 	arg = CStringGetTextDatum(pipeline);
 	sink_exec(PLAN_CRON_UNSCHEDULE, &arg, SPI_OK_SELECT);
+	sink_exec(PLAN_CRON_FORGET_SETS, &arg, SPI_OK_SELECT);
 	SPI_finish();
 }
 

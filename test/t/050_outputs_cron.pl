@@ -194,6 +194,76 @@ is( $node->safe_psql(
 	'0',
 	'drop_pipeline removed the outputs of the pipeline');
 
+# Jobs of whole pipelines (0.4.0, issue 45 item 1): one job per set of
+# pipelines, whatever their order, that runs advance_to_now(pipelines,
+# delay) or tick_pipelines(pipelines) over every partition, those added
+# later included.  Rather than wait for pg_cron's minute, each job's
+# command is run as pg_cron would run it, from cron.job (pg_cron may run
+# them too meanwhile: they only advance and tick; the per-partition job of
+# cj_z, whose partitions must stay unadvanced, is due on January 1st only).
+$node->safe_psql(
+	'postgres', q{
+SELECT streamforge.create_pipeline(n, ARRAY['a', 'b'],
+         ARRAY[streamforge.fixed_interval('w', '1 minute')],
+         time_unit => '1 millisecond', idle_timeout => '1 hour')
+  FROM unnest(ARRAY['cj_x', 'cj_y', 'cj_z']) AS u(n);
+SELECT streamforge.schedule_advance(ARRAY['cj_y', 'cj_x'], '* * * * *', '5 seconds');
+SELECT streamforge.schedule_advance(ARRAY['cj_x', 'cj_y', 'cj_x'], '*/2 * * * *', '10 seconds');
+SELECT streamforge.schedule_tick(ARRAY['cj_z', 'cj_x'], '* * * * *');
+SELECT streamforge.schedule_advance('cj_z', 'a', '0 0 1 1 *', '1 minute');
+SELECT count(*) FROM streamforge.add_partition('cj_x', 'c');
+});
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(kind || ' ' || pipelines::text || ' ' || coalesce(partition, '-') "
+		  . "|| ' ' || schedule, ', ' ORDER BY kind, pipelines::text) FROM streamforge.scheduled_jobs() "
+		  . "WHERE pipelines && ARRAY['cj_x', 'cj_y', 'cj_z']"),
+	'advance {cj_z} a 0 0 1 1 *, advance_to_now {cj_x,cj_y} - */2 * * * *, tick {cj_x,cj_z} - * * * * *',
+	'one job per set of pipelines, in any order; scheduling the set again replaced it');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(command, E'\\n' ORDER BY jobname) FROM cron.job "
+		  . "WHERE jobname NOT LIKE 'streamforge.advance [%'"),
+	"SELECT pg_catalog.count(*) FROM streamforge.advance_to_now('{cj_x,cj_y}'::text[], '10000000 microseconds'::interval)\n"
+	  . "SELECT pg_catalog.count(*) FROM streamforge.tick_pipelines('{cj_x,cj_z}'::text[])",
+	'the commands of the jobs');
+# run each command as pg_cron would, each its own transaction
+for my $cmd (split /\n/, $node->safe_psql('postgres',
+	"SELECT command FROM cron.job WHERE jobname NOT LIKE 'streamforge.advance [%' ORDER BY jobname"))
+{
+	$node->safe_psql('postgres', $cmd);
+}
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(u.n || '/' || t.partition || '=' || (t.progress IS NOT NULL), ',' ORDER BY 1) "
+		  . "FROM unnest(ARRAY['cj_x', 'cj_y', 'cj_z']) AS u(n), streamforge.partitions(u.n) AS t"),
+	'cj_x/a=true,cj_x/b=true,cj_x/c=true,cj_y/a=true,cj_y/b=true,cj_z/a=false,cj_z/b=false',
+	'the advance job advanced every partition of its pipelines, the one added after scheduling too');
+# drop_pipeline: a job of the dropped pipeline alone goes, a job of several
+# is scheduled again for the others, with its schedule and delay
+$node->safe_psql('postgres', q{
+SELECT streamforge.schedule_advance(ARRAY['cj_y'], '*/3 * * * *');
+SELECT streamforge.drop_pipeline('cj_y');
+});
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(kind || ' ' || pipelines::text || ' ' || schedule || ' ' || command, E'\\n' "
+		  . "ORDER BY kind, pipelines::text) FROM streamforge.scheduled_jobs() WHERE kind <> 'advance'"),
+	"advance_to_now {cj_x} */2 * * * * SELECT pg_catalog.count(*) FROM streamforge.advance_to_now('{cj_x}'::text[], '10000000 microseconds'::interval)\n"
+	  . "tick {cj_x,cj_z} * * * * * SELECT pg_catalog.count(*) FROM streamforge.tick_pipelines('{cj_x,cj_z}'::text[])",
+	'drop_pipeline removed the job of the dropped pipeline alone and scheduled the others again without it');
+is($node->safe_psql('postgres', "SELECT streamforge.unschedule_tick(ARRAY['cj_x', 'cj_z'])"),
+	't', 'unschedule_tick removes the job');
+is($node->safe_psql('postgres', "SELECT streamforge.unschedule_tick(ARRAY['cj_z', 'cj_x'])"),
+	'f', 'a second unschedule_tick finds nothing');
+is($node->safe_psql('postgres', "SELECT streamforge.unschedule_advance(ARRAY['cj_x'])"),
+	't', 'unschedule_advance(pipelines) removes the job');
+$node->safe_psql('postgres', q{
+SELECT streamforge.drop_pipeline(n) FROM unnest(ARRAY['cj_x', 'cj_z']) AS u(n);
+});
+is($node->safe_psql('postgres', "SELECT count(*) FROM streamforge.scheduled_jobs() WHERE pipelines && ARRAY['cj_x', 'cj_y', 'cj_z']"),
+	'0', 'no job of the dropped pipelines is left');
+
 # The blocks of the README and of docs/*.md that need pg_cron (marked
 # <!-- docs-test: pg_cron -->; test/t/080_docs.pl runs the others; the
 # recipe ran whole above).  They schedule jobs; they only have to run here,
@@ -214,7 +284,7 @@ for my $file ("$top/README.md", grep { !/recipe-clicks-per-minute\.md$/ } sort g
 }
 cmp_ok($ncron, '>=', 3, 'the README and docs/outputs.md have blocks that need pg_cron');
 $node->safe_psql('postgres',
-	"SELECT cron.unschedule(jobid) FROM cron.job WHERE jobname LIKE 'streamforge.advance%'");
+	"SELECT cron.unschedule(jobid) FROM cron.job WHERE jobname LIKE 'streamforge.advance%' OR jobname LIKE 'streamforge.tick [%'");
 
 $node->stop;
 done_testing();

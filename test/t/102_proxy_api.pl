@@ -96,7 +96,10 @@ is( join("\n", grep { ($kind{ fname($_) } // '') ne 'node' } @node_only),
 is( join("\n", grep { ($kind{ fname($_) } // '') ne 'router' } @router_only),
 	'',
 	'the router has no public function of its own but those proxy/api.tsv declares "router"');
-is( join(',', sort map { fname($_) } @node_only),
+# (by name: a function declared "node" may have several overloads,
+# advance_to_now and schedule_advance since 0.4.0)
+my %node_only_names = map { fname($_) => 1 } @node_only;
+is( join(',', sort keys %node_only_names),
 	join(',', sort grep { $kind{$_} eq 'node' } keys %kind),
 	'the functions not routed are exactly those declared "node"');
 is( join(',', sort map { fname($_) } @router_only),
