@@ -122,6 +122,7 @@ typedef enum SfSinkPlanId
 	PLAN_RESULTS_FINALIZE,
 	PLAN_CONFIG_UNITS,
 	PLAN_LATE_PUT_TS,
+	PLAN_DROP_OUTPUTS,
 	NUM_SINK_PLANS
 } SfSinkPlanId;
 
@@ -237,6 +238,14 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"pg_catalog.unnest($9), pg_catalog.unnest($10)) AS u",
 		10, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
 		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID}
+	},
+	/* a dropped pipeline's outputs (0.4.0: no foreign key cascades) */
+	[PLAN_DROP_OUTPUTS] = {
+		"WITH c AS (DELETE FROM streamforge.changelog "
+		"WHERE pipeline OPERATOR(pg_catalog.=) $1), r AS (DELETE FROM "
+		"streamforge.results WHERE pipeline OPERATOR(pg_catalog.=) $1) "
+		"DELETE FROM streamforge.late_output WHERE pipeline OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
 	},
 };
 
@@ -927,10 +936,11 @@ sink_report_kafka(const char *pipeline)
 }
 
 /*
- * A pipeline was dropped (its row is deleted, and with it, by the foreign
- * keys, its outputs).  Make every backend forget its configuration, and
- * remove the pg_cron jobs that advance it, when pg_cron is installed: they
- * would fail from now on, or advance a new pipeline of the same name.
+ * A pipeline was dropped (its row is deleted).  Delete its outputs (the
+ * tables written per row have no foreign key, 0.4.0), make every backend
+ * forget its configuration, and remove the pg_cron jobs that advance it,
+ * when pg_cron is installed: they would fail from now on, or advance a new
+ * pipeline of the same name.
  */
 void
 sf_sink_drop(const char *pipeline)
@@ -938,8 +948,14 @@ sf_sink_drop(const char *pipeline)
 	Oid			nsp = get_namespace_oid("streamforge", false);
 	Oid			relid = get_relname_relid("output_config", nsp);
 	Oid			cron;
-	Datum		arg;
+	Datum		arg = CStringGetTextDatum(pipeline);
+	SfSavedUser saved;
 
+	sf_become_owner(&saved);
+	SPI_connect();
+	sink_exec(PLAN_DROP_OUTPUTS, &arg, SPI_OK_DELETE);
+	SPI_finish();
+	sf_restore_user(&saved);
 	if (OidIsValid(relid))
 		CacheInvalidateRelcacheByRelid(relid);
 	sink_config_valid = false;
@@ -952,7 +968,6 @@ sf_sink_drop(const char *pipeline)
 		pg_namespace_aclcheck(cron, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		return;
 	SPI_connect();
-	arg = CStringGetTextDatum(pipeline);
 	sink_exec(PLAN_CRON_UNSCHEDULE, &arg, SPI_OK_SELECT);
 	SPI_finish();
 }
