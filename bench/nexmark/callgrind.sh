@@ -44,7 +44,7 @@ for spec in "q17 agg feed_insert q17a" "q17 batch feed_batch q17b" "q11 agg feed
 	[ -n "$rows" ] || rows=0
 	awk -v q="$q" -v w="$w" -v ir="$ir" -v b="$((NB * 10000))" -v r="$rows" 'BEGIN {
 		printf "| %s | %s | %.0f | %.0f | %d | %s |\n", q, w, ir, ir / b, r, (r > 0 ? sprintf("%.0f", ir / r) : "-") }' >>"$OUT"
-	callgrind_annotate --inclusive=yes "$part" >"$f.ann" 2>/dev/null || true
+	callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$part" >"$f.ann" 2>/dev/null || true
 	grep -E '^ *[0-9,]+ ' "$f.ann" | sed -n 1,40p >"$f.top" || true
 	cp "$part" "$SCRATCH/cg/$q-$w.callgrind"
 done
