@@ -93,6 +93,13 @@ ALTER TABLE streamforge.pipeline
     ALTER COLUMN windows DROP NOT NULL,
     ALTER COLUMN lateness DROP NOT NULL;
 
+-- Issue 42 (item 1): the outputs are written without a foreign-key check
+-- per row; drop_pipeline deletes a pipeline's rows itself (sf_sink_drop),
+-- as the ON DELETE CASCADE of these keys did.
+ALTER TABLE streamforge.changelog DROP CONSTRAINT changelog_pipeline_fkey;
+ALTER TABLE streamforge.results DROP CONSTRAINT results_pipeline_fkey;
+ALTER TABLE streamforge.late_output DROP CONSTRAINT late_output_pipeline_fkey;
+
 -- ----------------------------------------------------------------
 -- 4. Data
 -- ----------------------------------------------------------------

@@ -173,8 +173,10 @@ CREATE TABLE streamforge.output_config (
 -- reader polling "seq > last seen" after commit sees no gap and no
 -- duplicate while the changelog is enabled.
 CREATE TABLE streamforge.changelog (
-    pipeline text COLLATE "C" NOT NULL
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
+    -- no foreign key to streamforge.pipeline (0.4.0, issue 42): the sink
+    -- writes only for the pipeline it holds locked, and drop_pipeline
+    -- deletes the rows (sf_sink_drop), without a check per row written
+    pipeline text COLLATE "C" NOT NULL,
     seq bigint NOT NULL,
     op text NOT NULL,
     window_name text COLLATE "C" NOT NULL,
@@ -213,8 +215,10 @@ CREATE TABLE streamforge.changelog (
 -- holds md5(key) instead of the key so that keys of any length fit; the
 -- key itself is always compared exactly.
 CREATE TABLE streamforge.results (
-    pipeline text COLLATE "C" NOT NULL
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
+    -- no foreign key to streamforge.pipeline (0.4.0, issue 42): the sink
+    -- writes only for the pipeline it holds locked, and drop_pipeline
+    -- deletes the rows (sf_sink_drop), without a check per row written
+    pipeline text COLLATE "C" NOT NULL,
     window_name text COLLATE "C" NOT NULL,
     key text COLLATE "C" NOT NULL,
     window_start bigint NOT NULL,
@@ -261,8 +265,10 @@ CREATE INDEX results_key ON streamforge.results USING hash (key);
 
 -- The late output: every late event, in late_seq order.
 CREATE TABLE streamforge.late_output (
-    pipeline text COLLATE "C" NOT NULL
-        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
+    -- no foreign key to streamforge.pipeline (0.4.0, issue 42): the sink
+    -- writes only for the pipeline it holds locked, and drop_pipeline
+    -- deletes the rows (sf_sink_drop), without a check per row written
+    pipeline text COLLATE "C" NOT NULL,
     late_seq bigint NOT NULL,
     partition text COLLATE "C" NOT NULL,
     source_offset bigint NOT NULL,

@@ -207,101 +207,27 @@ sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg)
  * The aggregates column of the durable outputs
  * ----------------------------------------------------------------
  */
-static const SfPlanText changelog_text = {
-	"UPDATE streamforge.changelog AS c SET aggregates = u.a "
-	"FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(s, a) "
-	"WHERE c.pipeline OPERATOR(pg_catalog.=) $1 "
-	"AND c.seq OPERATOR(pg_catalog.=) u.s",
-	3, {TEXTOID, INT8ARRAYOID, JSONBARRAYOID}
-};
-static SPIPlanPtr changelog_plan;
-
-static const SfPlanText results_text = {
-	"UPDATE streamforge.results AS r SET aggregates = u.a "
-	"FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), "
-	"pg_catalog.unnest($4), pg_catalog.unnest($5), pg_catalog.unnest($6), "
-	"pg_catalog.unnest($7)) AS u(s, w, k, ws, we, a) "
-	"WHERE r.pipeline OPERATOR(pg_catalog.=) $1 "
-	"AND r.window_name OPERATOR(pg_catalog.=) u.w "
-	"AND r.window_start OPERATOR(pg_catalog.=) u.ws "
-	"AND pg_catalog.md5(r.key) OPERATOR(pg_catalog.=) pg_catalog.md5(u.k) "
-	"AND r.key OPERATOR(pg_catalog.=) u.k "
-	"AND r.window_end OPERATOR(pg_catalog.=) u.we "
-	"AND r.seq OPERATOR(pg_catalog.=) u.s",
-	7, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID,
-	INT8ARRAYOID, JSONBARRAYOID}
-};
-static SPIPlanPtr results_plan;
-
-static Datum
-datum_array(Datum *d, int n, Oid type, int len, bool byval, char align)
-{
-	return PointerGetDatum(construct_array(d, n, type, len, byval, align));
-}
 
 /*
- * Fill the aggregates column of the changelog and results rows this call's
- * changes wrote (sink.c has written them; the caller is connected to SPI,
- * running as the owner).  Results rows are matched by address and the seq
- * of the change that wrote them, so only the last upsert or final change
- * of an address applies.
+ * The aggregates column of n changelog or results rows, as a jsonb[] of
+ * the aggregates of *aggs[i], for the sink's INSERT (sink.c): a row is
+ * written complete, in one statement (0.4.0, issue 42; 0.3.0 inserted the
+ * rows, then UPDATEd their aggregates in a second statement).  A
+ * one-measure pipeline has no such column: *isnull is set, and the
+ * INSERT's unnest of NULL pads the column with NULLs.
  */
-void
-sf_sink_measures(SfPipeline *p, Datum name, const SfChangeList *changes,
-				 bool changelog, bool results)
+Datum
+sf_sink_aggregates(const SfPipeline *p, const SfAgg *const *aggs, int n,
+				   bool *isnull)
 {
-	int			n = changes->n;
-	Datum	   *seq = palloc(Max(n, 1) * sizeof(Datum));
-	Datum	   *agg = palloc(Max(n, 1) * sizeof(Datum));
-	Datum	   *w = palloc(Max(n, 1) * sizeof(Datum));
-	Datum	   *k = palloc(Max(n, 1) * sizeof(Datum));
-	Datum	   *ws = palloc(Max(n, 1) * sizeof(Datum));
-	Datum	   *we = palloc(Max(n, 1) * sizeof(Datum));
-	int			nup = 0;
-	Datum		args[7];
+	Datum	   *d;
 
-	if (n == 0)
-		return;
+	*isnull = p->def.measures == NULL || n == 0;
+	if (*isnull)
+		return (Datum) 0;
+	d = palloc(n * sizeof(Datum));
 	for (int i = 0; i < n; i++)
-	{
-		const SfChange *c = &changes->items[i];
-
-		seq[i] = Int64GetDatum(c->seq);
-		agg[i] = sf_aggregates_jsonb(p->def.measures, &c->row.agg);
-	}
-	args[0] = name;
-	if (changelog)
-	{
-		args[1] = datum_array(seq, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-		args[2] = datum_array(agg, n, JSONBOID, -1, false, TYPALIGN_INT);
-		sf_run_plan(&changelog_plan, &changelog_text, args, NULL, false,
-					SPI_OK_UPDATE);
-	}
-	if (!results)
-		return;
-	for (int i = 0; i < n; i++)
-	{
-		const SfChange *c = &changes->items[i];
-
-		/* a final change writes its row too (emit 'final', 'update+final') */
-		if (c->op == SF_RETRACT)
-			continue;
-		seq[nup] = seq[i];
-		agg[nup] = agg[i];
-		w[nup] = CStringGetTextDatum(p->def.windows[c->row.addr.window].name);
-		k[nup] = sf_string_text(c->row.addr.key);
-		ws[nup] = Int64GetDatum(c->row.addr.start);
-		we[nup] = Int64GetDatum(c->row.addr.end);
-		nup++;
-	}
-	if (nup == 0)
-		return;
-	args[1] = datum_array(seq, nup, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[2] = datum_array(w, nup, TEXTOID, -1, false, TYPALIGN_INT);
-	args[3] = datum_array(k, nup, TEXTOID, -1, false, TYPALIGN_INT);
-	args[4] = datum_array(ws, nup, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[5] = datum_array(we, nup, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	args[6] = datum_array(agg, nup, JSONBOID, -1, false, TYPALIGN_INT);
-	sf_run_plan(&results_plan, &results_text, args, NULL, false,
-				SPI_OK_UPDATE);
+		d[i] = sf_aggregates_jsonb(p->def.measures, aggs[i]);
+	return PointerGetDatum(construct_array(d, n, JSONBOID, -1, false,
+										   TYPALIGN_INT));
 }

@@ -175,9 +175,8 @@ typedef struct SfPlanText
 } SfPlanText;
 
 /* measures.c */
-extern void sf_sink_measures(SfPipeline *p, Datum name,
-							 const SfChangeList *changes, bool changelog,
-							 bool results);
+extern Datum sf_sink_aggregates(const SfPipeline *p, const SfAgg *const *aggs,
+								int n, bool *isnull);
 
 /* coldload.c: cold-load estimate and background snapshots (issue 39) */
 extern void sf_coldload_init(void);

@@ -123,6 +123,7 @@ typedef enum SfSinkPlanId
 	PLAN_RESULTS_FINALIZE,
 	PLAN_CONFIG_UNITS,
 	PLAN_LATE_PUT_TS,
+	PLAN_DROP_OUTPUTS,
 	NUM_SINK_PLANS
 } SfSinkPlanId;
 
@@ -188,32 +189,32 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CHANGELOG_PUT_EPOCH] = {
 		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
 		"key, window_start, window_end, count, sum, min, max, window_start_ts, "
-		"window_end_ts, epoch) "
+		"window_end_ts, aggregates, epoch) "
 		"SELECT $1, u.*, $12 FROM ROWS FROM (pg_catalog.unnest($2), "
 		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
 		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
 		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
 		"pg_catalog.unnest($11), pg_catalog.unnest($13), "
-		"pg_catalog.unnest($14)) AS u",
-		14, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+		"pg_catalog.unnest($14), pg_catalog.unnest($15)) AS u",
+		15, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
 			INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, NUMERICARRAYOID,
 		INT8ARRAYOID, INT8ARRAYOID, INT8OID, TIMESTAMPTZARRAYOID,
-		TIMESTAMPTZARRAYOID}
+		TIMESTAMPTZARRAYOID, JSONBARRAYOID}
 	},
 	[PLAN_RESULTS_PUT_EPOCH] = {
 		"INSERT INTO streamforge.results (pipeline, window_name, key, "
 		"window_start, window_end, count, sum, min, max, seq, final, "
-		"window_start_ts, window_end_ts, epoch) "
+		"window_start_ts, window_end_ts, aggregates, epoch) "
 		"SELECT $1, u.*, $12 FROM ROWS FROM (pg_catalog.unnest($2), "
 		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
 		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
 		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
 		"pg_catalog.unnest($11), pg_catalog.unnest($13), "
-		"pg_catalog.unnest($14)) AS u",
-		14, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+		"pg_catalog.unnest($14), pg_catalog.unnest($15)) AS u",
+		15, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
 			INT8ARRAYOID, NUMERICARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
 		INT8ARRAYOID, BOOLARRAYOID, INT8OID, TIMESTAMPTZARRAYOID,
-		TIMESTAMPTZARRAYOID}
+		TIMESTAMPTZARRAYOID, JSONBARRAYOID}
 	},
 	/*
 	 * 'update' mode: the rows the pipeline finalized since (their end is
@@ -243,6 +244,14 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"pg_catalog.unnest($9), pg_catalog.unnest($10)) AS u",
 		10, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
 		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID}
+	},
+	/* a dropped pipeline's outputs (0.4.0: no foreign key cascades) */
+	[PLAN_DROP_OUTPUTS] = {
+		"WITH c AS (DELETE FROM streamforge.changelog "
+		"WHERE pipeline OPERATOR(pg_catalog.=) $1), r AS (DELETE FROM "
+		"streamforge.results WHERE pipeline OPERATOR(pg_catalog.=) $1) "
+		"DELETE FROM streamforge.late_output WHERE pipeline OPERATOR(pg_catalog.=) $1",
+		1, {TEXTOID}
 	},
 };
 
@@ -532,8 +541,9 @@ sink_changelog(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 	Datum		retract = CStringGetTextDatum("retract");
 	Datum		upsert = CStringGetTextDatum("upsert");
 	Datum		final = CStringGetTextDatum("final");
-	Datum		values[4 + SINK_CHANGELOG_NCOLS];
-	char		nulls[4 + SINK_CHANGELOG_NCOLS];
+	Datum		values[5 + SINK_CHANGELOG_NCOLS];
+	char		nulls[5 + SINK_CHANGELOG_NCOLS];
+	const SfAgg **aggs = palloc(n * sizeof(SfAgg *));
 	int64	   *starts = palloc(n * sizeof(int64));
 	int64	   *ends = palloc(n * sizeof(int64));
 	bool		isnull;
@@ -547,6 +557,7 @@ sink_changelog(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 		op[i] = c->op == SF_RETRACT ? retract : c->op == SF_UPSERT ? upsert : final;
 		sink_address_datums(p, &c->row.addr, cols + 2, i);
 		sink_agg_datums(&c->row.agg, cols + 6, i);
+		aggs[i] = &c->row.agg;
 		starts[i] = c->row.addr.start;
 		ends[i] = c->row.addr.end;
 	}
@@ -560,6 +571,9 @@ sink_changelog(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 	values[3 + SINK_CHANGELOG_NCOLS] = sf_ts_array(ends, n, cfg->unit_us, &isnull);
 	if (isnull)
 		nulls[3 + SINK_CHANGELOG_NCOLS] = 'n';
+	values[4 + SINK_CHANGELOG_NCOLS] = sf_sink_aggregates(p, aggs, n, &isnull);
+	if (isnull)
+		nulls[4 + SINK_CHANGELOG_NCOLS] = 'n';
 	sf_run_plan(&sink_plans[PLAN_CHANGELOG_PUT_EPOCH],
 				&sink_plan_text[PLAN_CHANGELOG_PUT_EPOCH], values, nulls,
 				false, SPI_OK_INSERT);
@@ -614,10 +628,11 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 		bool	   *finals = palloc(n * sizeof(bool));
 		int64	   *starts = palloc(n * sizeof(int64));
 		int64	   *ends = palloc(n * sizeof(int64));
+		const SfAgg **aggs = palloc(n * sizeof(SfAgg *));
 		int			nput = 0;
 		int			nestlevel;
-		Datum		values[5 + SINK_RESULTS_NCOLS];
-		char		nulls[5 + SINK_RESULTS_NCOLS];
+		Datum		values[6 + SINK_RESULTS_NCOLS];
+		char		nulls[6 + SINK_RESULTS_NCOLS];
 
 		CHECK_FOR_INTERRUPTS();
 		for (i = 0; i < n; i++)
@@ -646,6 +661,7 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 			for (k = 0; k < SINK_ADDRESS_NCOLS; k++)
 				cols[k][nput] = cols[k][i];
 			sink_agg_datums(&c->row.agg, cols + SINK_ADDRESS_NCOLS, nput);
+			aggs[nput] = &c->row.agg;
 			cols[8][nput] = Int64GetDatum(c->seq);
 			nput++;
 		}
@@ -669,6 +685,9 @@ sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
 		values[4 + SINK_RESULTS_NCOLS] = sf_ts_array(ends, nput, cfg->unit_us, &isnull);
 		if (isnull)
 			nulls[4 + SINK_RESULTS_NCOLS] = 'n';
+		values[5 + SINK_RESULTS_NCOLS] = sf_sink_aggregates(p, aggs, nput, &isnull);
+		if (isnull)
+			nulls[5 + SINK_RESULTS_NCOLS] = 'n';
 		sf_run_plan(&sink_plans[PLAN_RESULTS_PUT_EPOCH],
 					&sink_plan_text[PLAN_RESULTS_PUT_EPOCH], values, nulls,
 					false, SPI_OK_INSERT);
@@ -837,10 +856,6 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 			MemoryContextReset(chunk_cxt);
 		}
 
-	/* measures pipelines: the aggregates column (measures.c) */
-	if (p->def.measures != NULL && (cfg->changelog || cfg->results))
-		sf_sink_measures(p, name, changes, cfg->changelog, cfg->results);
-
 	SPI_finish();
 	sf_restore_user(&saved);
 
@@ -927,10 +942,11 @@ sink_report_kafka(const char *pipeline)
 }
 
 /*
- * A pipeline was dropped (its row is deleted, and with it, by the foreign
- * keys, its outputs).  Make every backend forget its configuration, and
- * remove the pg_cron jobs that advance it, when pg_cron is installed: they
- * would fail from now on, or advance a new pipeline of the same name.
+ * A pipeline was dropped (its row is deleted).  Delete its outputs (the
+ * tables written per row have no foreign key, 0.4.0), make every backend
+ * forget its configuration, and remove the pg_cron jobs that advance it,
+ * when pg_cron is installed: they would fail from now on, or advance a new
+ * pipeline of the same name.
  */
 void
 sf_sink_drop(const char *pipeline)
@@ -938,8 +954,14 @@ sf_sink_drop(const char *pipeline)
 	Oid			nsp = get_namespace_oid("streamforge", false);
 	Oid			relid = get_relname_relid("output_config", nsp);
 	Oid			cron;
-	Datum		arg;
+	Datum		arg = CStringGetTextDatum(pipeline);
+	SfSavedUser saved;
 
+	sf_become_owner(&saved);
+	SPI_connect();
+	sink_exec(PLAN_DROP_OUTPUTS, &arg, SPI_OK_DELETE);
+	SPI_finish();
+	sf_restore_user(&saved);
 	if (OidIsValid(relid))
 		CacheInvalidateRelcacheByRelid(relid);
 	sink_config_valid = false;
@@ -952,7 +974,6 @@ sf_sink_drop(const char *pipeline)
 		pg_namespace_aclcheck(cron, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		return;
 	SPI_connect();
-	arg = CStringGetTextDatum(pipeline);
 	sink_exec(PLAN_CRON_UNSCHEDULE, &arg, SPI_OK_SELECT);
 	sink_exec(PLAN_CRON_FORGET_SETS, &arg, SPI_OK_SELECT);
 	SPI_finish();
