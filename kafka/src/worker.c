@@ -91,6 +91,9 @@ static struct
 	Jsonb	   *mapping;
 	Jsonb	   *options;
 	SPIPlanPtr	plan;
+	bool		aggregate;		/* feeds an aggregate (aggmap.c) */
+	bool		measures;		/* its pipeline has measures */
+	int		   *trailing;		/* non-matching offsets left by a run */
 	char	  **pnames;			/* pipeline partition of each Kafka partition */
 	int64	   *consumed;		/* the pipeline's consumed offset */
 	int		   *pending;		/* skipped offsets after it, not consumed yet */
@@ -537,7 +540,13 @@ load_subscription(void)
 					 errmsg("pipeline \"%s\" has no partition \"%s\" for partition %d of topic \"%s\"",
 							sub.pipeline, sub.pnames[i], i, sub.topic)));
 
-	sql = sfk_build_mapping_sql(sub.format, sub.mapping, sub.topic, sub.unit_us);
+	sub.aggregate = sfk_is_aggregate_mapping(sub.mapping);
+	sub.trailing = MemoryContextAllocZero(TopMemoryContext, sizeof(int) * sub.nparts);
+	if (sub.aggregate)
+		sql = sfk_build_aggregate_sql(sub.pipeline, sub.format, sub.mapping, sub.topic,
+									  sub.unit_us, &sub.measures);
+	else
+		sql = sfk_build_mapping_sql(sub.format, sub.mapping, sub.topic, sub.unit_us);
 	sub.plan = SPI_prepare(sql, 8, argtypes);
 	if (sub.plan == NULL)
 		elog(ERROR, "could not prepare the mapping of subscription %d: %s",
@@ -744,6 +753,18 @@ run_elems(Elems *e)
 	args[5] = PointerGetDatum(sfk_mk_array(e->ts, NULL, e->n, INT8OID));
 	args[6] = PointerGetDatum(sfk_mk_array(e->ko, NULL, e->n, INT8OID));
 	args[7] = PointerGetDatum(sfk_mk_array(e->kp, NULL, e->n, INT4OID));
+	if (sub.aggregate)
+	{
+		int32	   *kparts = palloc(sizeof(int32) * Max(e->n, 1));
+		int			i;
+
+		for (i = 0; i < e->n; i++)
+			kparts[i] = DatumGetInt32(e->kp[i]);
+		sfk_run_aggregate(sub.plan, args, sub.pipeline, sub.measures, sub.nparts,
+						  kparts, sub.trailing);
+		return;
+	}
+	memset(sub.trailing, 0, sizeof(int) * sub.nparts);
 	if (SPI_execute_plan(sub.plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "the mapping statement of subscription %d failed", sub.id);
 }
@@ -935,7 +956,17 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 			pending[msgs[i].part] = 0;
 		}
 		edata = try_elems(&e);
-		if (edata != NULL)
+		if (edata == NULL)
+		{
+			/* an aggregate's non-matching offsets at the end stay pending */
+			for (i = 0; i < sub.nparts; i++)
+				if (sub.trailing[i] > 0)
+				{
+					consumed[i] -= sub.trailing[i];
+					pending[i] = sub.trailing[i];
+				}
+		}
+		else
 		{
 			/* a bad message: one by one, to find it (them) */
 			for (i = 0; i < sub.nparts; i++)
@@ -953,8 +984,9 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 				edata = try_elems(&e);
 				if (edata == NULL)
 				{
-					consumed[m->part] = m->offset;
-					pending[m->part] = 0;
+					/* an aggregate's message that does not match: pending */
+					consumed[m->part] = m->offset - sub.trailing[m->part];
+					pending[m->part] = sub.trailing[m->part];
 					continue;
 				}
 				reject(m, edata);
@@ -1040,6 +1072,16 @@ sfk_worker_main(Datum arg)
 	/* the mappings read timestamps the same whoever subscribed */
 	SetConfigOption("TimeZone", "UTC", PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("DateStyle", "ISO, MDY", PGC_USERSET, PGC_S_SESSION);
+	/* and as an attached table's trigger does (62_attach.sql), for aggregates */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("IntervalStyle", "postgres", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("extra_float_digits", "1", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("bytea_output", "hex", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("lc_numeric", "C", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("lc_monetary", "C", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("lc_time", "C", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("standard_conforming_strings", "on", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("transform_null_equals", "off", PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("application_name", MyBgworkerEntry->bgw_name, PGC_USERSET, PGC_S_SESSION);
 
 	PG_TRY();
