@@ -734,6 +734,8 @@ sfk_interval_units(const char *pipeline, Interval *iv, const char *what)
 	int64		unit_us;
 	int64		us;
 
+	if (iv->month == 0 && iv->day == 0 && iv->time == 0)
+		return 0;
 	if (SPI_execute_with_args("SELECT streamforge.time_unit($1)", 1, &type, &arg,
 							  NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the time unit");

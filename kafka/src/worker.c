@@ -875,9 +875,14 @@ stop_subscription(const char *error)
 	put_status("stopped", error, 0, 0);
 }
 
-/* Records the high watermarks that moved. */
+/*
+ * Records the high watermarks that moved; written[i] is what partition i's
+ * row holds once the batch commits (issue 43, item 7: 0.3.0 remembered the
+ * value librdkafka held after the commit, which a fetch could have moved
+ * meanwhile, and then never wrote that value).
+ */
 static void
-record_watermarks(void)
+record_watermarks(int64 *written)
 {
 	int			i;
 
@@ -888,9 +893,11 @@ record_watermarks(void)
 		Datum		args[3];
 		Oid			types[3] = {INT4OID, INT4OID, INT8OID};
 
+		written[i] = sub.hw_saved[i];
 		if (rd_kafka_get_watermark_offsets(consumer, sub.topic, i, &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
 			hi < 0 || hi == sub.hw_saved[i])
 			continue;
+		written[i] = hi;
 		args[0] = Int32GetDatum(sub.id);
 		args[1] = Int32GetDatum(i);
 		args[2] = Int64GetDatum(hi);
@@ -920,6 +927,7 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 	bool		stopped = false;
 	int			i;
 	int64	   *newprog;
+	int64	   *hw_written;
 
 	begin_tx("streamforge_kafka: batch");
 	if (!subscription_active())
@@ -1028,22 +1036,18 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 			elog(ERROR, "could not advance partition \"%s\"", sub.pnames[i]);
 		newprog[i] = p;
 	}
-	record_watermarks();
+	hw_written = palloc(sizeof(int64) * sub.nparts);
+	record_watermarks(hw_written);
 	MemoryContextSwitchTo(TopMemoryContext);
 	commit_tx();
 
 	/* committed: the positions are the batch's */
 	for (i = 0; i < sub.nparts; i++)
 	{
-		int64		lo,
-					hi;
-
 		sub.consumed[i] = consumed[i];
 		sub.pending[i] = pending[i];
 		sub.progress[i] = newprog[i];
-		if (rd_kafka_get_watermark_offsets(consumer, sub.topic, i, &lo, &hi) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-			hi >= 0)
-			sub.hw_saved[i] = hi;
+		sub.hw_saved[i] = hw_written[i];
 	}
 	return !stopped;
 }
