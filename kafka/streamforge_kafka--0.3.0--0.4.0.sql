@@ -166,3 +166,12 @@ COMMENT ON FUNCTION streamforge_kafka.json_field(jsonb, text[], text, bigint, an
     'a JSON message''s member as a column''s type (internal helper of aggregate subscriptions)';
 COMMENT ON FUNCTION streamforge_kafka.csv_field(text[], integer, text, bigint, anyelement) IS
     'a CSV message''s column as a column''s type (internal helper of aggregate subscriptions)';
+
+-- The error of a message without a field its mapping reads (issue 45,
+-- item 4): 22004, naming the field and what it maps.
+CREATE FUNCTION streamforge_kafka.missing_field(field text, spec text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'sfk_missing_field'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION streamforge_kafka.missing_field(text, text) IS
+    'raises the error of a message without a mapped field (internal helper of the mappings)';

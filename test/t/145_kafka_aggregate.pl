@@ -211,5 +211,34 @@ fails(qq{SELECT streamforge_kafka.subscribe('pm', '$bs', 'secs', out_of_ordernes
 	qr/out_of_orderness is an interval but pipeline "pm" has no time unit/,
 	'an interval on a pipeline without a time unit');
 
+# ------------------------------------------------------------------
+# subscribe's mapping: a missing field is named (issue 45, item 4)
+# ------------------------------------------------------------------
+$kafka->cmd('topic old 1');
+sql(q{SELECT streamforge.create_pipeline('pold', ARRAY['old-0'],
+	ARRAY[streamforge.fixed('w', 60)], lateness => 1000000)});
+sql(qq{SELECT streamforge_kafka.subscribe('pold', '$bs', 'old',
+	mapping => '{"key": "user", "value": "\$.n"}', on_error => 'skip', max_wait => 20)});
+$kafka->produce('old', 0, 1000, undef, '{"n": 1}');
+$kafka->produce('old', 0, 1001, undef, '{"user": "u"}');
+$kafka->produce('old', 0, 1002, undef, '{"user": "u", "n": 2}');
+$kafka->flush;
+KafkaTest::wait_for($node, KafkaTest::caught_up_sql('pold', 3), 'pold: consumed');
+is(sql(q{SELECT string_agg("offset" || ' ' || sqlstate || ' ' || error, E'\n' ORDER BY "offset") FROM streamforge_kafka.rejected WHERE pipeline = 'pold'}),
+	"0 22004 field \"user\" of key is missing from the message or null\n"
+	  . "1 22004 field \"\$.n\" of value is missing from the message or null",
+	'a missing field of the mapping is named');
+
+# ------------------------------------------------------------------
+# The table of a subscribed aggregate (issue 43, item 6): its rows go to
+# the aggregate's own partition, never to a topic's
+# ------------------------------------------------------------------
+my $before = sql(q{SELECT string_agg(partition || ':' || consumed_offset, ',' ORDER BY partition) FROM streamforge.partitions('agg_kafka') WHERE partition <> 'default'});
+sql(q{INSERT INTO clicks_kafka VALUES (5000, '/t', 'fr', 'ok', 1, '2026-12-01T00:20:00Z')});
+is(sql(q{SELECT string_agg(partition || ':' || consumed_offset, ',' ORDER BY partition) FROM streamforge.partitions('agg_kafka') WHERE partition <> 'default'}),
+	$before, 'a row inserted into the table consumes no offset of a topic partition');
+is(sql(q{SELECT consumed_offset FROM streamforge.partitions('agg_kafka') WHERE partition = 'default'}),
+	'0', 'it went to the aggregate\'s own partition');
+
 $kafka->stop;
 done_testing();
