@@ -104,6 +104,10 @@ static struct
 
 static rd_kafka_t *consumer = NULL;
 
+/* lost offsets: the partition whose next offset the cluster no longer has */
+static int	lost_part = -1;
+static char lost_reason[512];
+
 /* what the error callback saw (set in this process, in rd_kafka poll) */
 static bool outage = false;
 static char outage_reason[512];
@@ -694,10 +698,21 @@ collect(Msg *msgs)
 			{
 				char	   *what = pstrdup(rd_kafka_message_errstr(m));
 				rd_kafka_resp_err_t err = m->err;
+				int			m_part = m->partition;
 
 				rd_kafka_message_destroy(m);
 				if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
 					continue;
+				if ((err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+					 err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) && lost_part < 0)
+				{
+					/* issue 43, item 5: a state, not a restart every second */
+					int			part = m_part;
+
+					lost_part = part;
+					snprintf(lost_reason, sizeof(lost_reason), "%s", what);
+					break;
+				}
 				if (err == RD_KAFKA_RESP_ERR__TRANSPORT ||
 					err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
 				{
@@ -1052,6 +1067,45 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 	return !stopped;
 }
 
+/*
+ * The cluster no longer has the next offset of partition lost_part
+ * (retention overtook the consumer, or the topic was recreated): the
+ * subscription pauses with the state 'offsets lost' and an error that says
+ * where each side stands.  The pipeline's offsets stay as they are (docs/
+ * kafka.md, "Lost offsets").
+ */
+static void
+stop_lost_offsets(void)
+{
+	int64		lo = -1,
+				hi = -1;
+	char	   *error;
+
+	(void) rd_kafka_query_watermark_offsets(consumer, sub.topic, lost_part, &lo, &hi, 5000);
+	error = psprintf("offsets lost in partition %d of topic \"%s\": the next offset is " INT64_FORMAT
+					 ", the partition holds offsets " INT64_FORMAT " to " INT64_FORMAT " (%s)",
+					 lost_part, sub.topic, sub.consumed[lost_part] + sub.pending[lost_part] + 1,
+					 lo, hi - 1, lost_reason);
+	ereport(WARNING,
+			(errmsg("streamforge_kafka: subscription %d: %s", sub.id, error),
+			 errhint("The subscription is paused. See \"Lost offsets\" in docs/kafka.md.")));
+	begin_tx("streamforge_kafka: lost offsets");
+	if (subscription_active())
+	{
+		Datum		args[2];
+		Oid			types[2] = {INT4OID, TEXTOID};
+
+		args[0] = Int32GetDatum(sub.id);
+		args[1] = CStringGetTextDatum(error);
+		if (spi_as_owner("UPDATE streamforge_kafka.subscription AS s "
+						 "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
+						 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not pause subscription %d", sub.id);
+		put_status("offsets lost", error, 0, 0);
+	}
+	commit_tx();
+}
+
 /* ---------------------------------------------------------------- */
 /* Main                                                               */
 /* ---------------------------------------------------------------- */
@@ -1154,6 +1208,11 @@ sfk_worker_main(Datum arg)
 			MemoryContextSwitchTo(old);
 			if (!run_batch(msgs, n, batchcxt))
 				break;
+			if (lost_part >= 0)
+			{
+				stop_lost_offsets();
+				break;
+			}
 		}
 		ereport(LOG,
 				(errmsg("streamforge_kafka: subscription %d: the worker stops", sub.id)));

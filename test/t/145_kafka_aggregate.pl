@@ -240,5 +240,29 @@ is(sql(q{SELECT string_agg(partition || ':' || consumed_offset, ',' ORDER BY par
 is(sql(q{SELECT consumed_offset FROM streamforge.partitions('agg_kafka') WHERE partition = 'default'}),
 	'0', 'it went to the aggregate\'s own partition');
 
+# ------------------------------------------------------------------
+# Lost offsets (issue 43, item 5): the cluster no longer has the next
+# offset (here the pipeline is past the topic's end, as after a topic is
+# recreated; retention gives the same error): the subscription pauses with
+# a clear state instead of restarting every second
+# ------------------------------------------------------------------
+$kafka->cmd('topic lost 1');
+sql(q{SELECT streamforge.create_pipeline('plost', ARRAY['lost-0'],
+	ARRAY[streamforge.fixed('w', 60)], lateness => 1000000)});
+sql(q{SELECT count(*) FROM streamforge.ingest_batch('plost', ARRAY(
+	SELECT ROW('lost-0', i, 'e' || i, 'k', 1, 1)::streamforge.delivery
+	  FROM generate_series(0, 9) AS i))});
+$kafka->produce('lost', 0, 1000, undef, '{"n": 1}');
+$kafka->flush;
+sql(qq{SELECT streamforge_kafka.subscribe('plost', '$bs', 'lost', max_wait => 20)});
+KafkaTest::wait_for($node,
+	q{SELECT paused AND worker_state = 'offsets lost' FROM streamforge_kafka.subscriptions WHERE pipeline = 'plost'},
+	'lost offsets: the subscription is paused, its state says why');
+like(sql(q{SELECT error FROM streamforge_kafka.subscriptions WHERE pipeline = 'plost'}),
+	qr/^offsets lost in partition 0 of topic "lost": the next offset is 10, the partition holds offsets 0 to 0/,
+	'the error says where each side stands');
+is(sql(q{SELECT consumed_offset FROM streamforge.partitions('plost')}), '9',
+	'the pipeline\'s offsets are untouched');
+
 $kafka->stop;
 done_testing();
