@@ -6,6 +6,7 @@
  *   worker.c   the worker of one subscription: consume, map, ingest,
  *              advance, commit, one transaction per batch
  *   mapping.c  a subscription's mapping as one SQL statement
+ *   cmap.c     a subscription's mapping in C, when its fields allow
  *   aggmap.c   the mapping of a subscription that feeds an aggregate
  *              (subscribe_aggregate), the field functions
  *   elems.c    the arrays of a batch's statement
@@ -107,11 +108,17 @@ typedef struct Elems
 			   *kp;
 	bool	   *knull,
 			   *pnull;
+	Msg		  **m;				/* the message of each element */
 } Elems;
 
 extern void sfk_elems_init(Elems *e, int cap);
 extern void sfk_elems_add(Elems *e, Msg *m, int64 at, Datum pname);
 extern ArrayType *sfk_mk_array(Datum *d, bool *nulls, int n, Oid type);
+
+/* cmap.c */
+extern bool sfk_cmap_prepare(const char *format, Jsonb *mapping, const char *topic,
+							 int64 unit_us);
+extern void sfk_cmap_run(Elems *e, const char *pipeline);
 
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,

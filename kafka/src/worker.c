@@ -92,6 +92,7 @@ static struct
 	Jsonb	   *options;
 	SPIPlanPtr	plan;
 	bool		aggregate;		/* feeds an aggregate (aggmap.c) */
+	bool		cmap;			/* mapped in C (cmap.c) */
 	bool		measures;		/* its pipeline has measures */
 	int		   *trailing;		/* non-matching offsets left by a run */
 	char	  **pnames;			/* pipeline partition of each Kafka partition */
@@ -550,7 +551,10 @@ load_subscription(void)
 		sql = sfk_build_aggregate_sql(sub.pipeline, sub.format, sub.mapping, sub.topic,
 									  sub.unit_us, &sub.measures);
 	else
+	{
 		sql = sfk_build_mapping_sql(sub.format, sub.mapping, sub.topic, sub.unit_us);
+		sub.cmap = sfk_cmap_prepare(sub.format, sub.mapping, sub.topic, sub.unit_us);
+	}
 	sub.plan = SPI_prepare(sql, 8, argtypes);
 	if (sub.plan == NULL)
 		elog(ERROR, "could not prepare the mapping of subscription %d: %s",
@@ -760,6 +764,12 @@ run_elems(Elems *e)
 {
 	Datum		args[8];
 
+	if (sub.cmap)
+	{
+		memset(sub.trailing, 0, sizeof(int) * sub.nparts);
+		sfk_cmap_run(e, sub.pipeline);
+		return;
+	}
 	args[0] = CStringGetTextDatum(sub.pipeline);
 	args[1] = PointerGetDatum(sfk_mk_array(e->pn, NULL, e->n, TEXTOID));
 	args[2] = PointerGetDatum(sfk_mk_array(e->po, NULL, e->n, INT8OID));
