@@ -275,6 +275,7 @@ subscribe_row(SubArgs *a)
 	bool		isnull;
 	int32		id;
 	SfkSavedUser saved;
+	char	   *table_partition = NULL;
 
 	SPI_connect();
 	{
@@ -369,7 +370,8 @@ subscribe_row(SubArgs *a)
 			elog(ERROR, "could not read the time unit");
 		unit = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 		unit_us = isnull ? 0 : sfk_unit_us(DatumGetIntervalP(unit));
-		(void) sfk_build_aggregate_sql(pipeline, format, mapping, topic, unit_us, &measures);
+		(void) sfk_build_aggregate_sql(pipeline, format, mapping, topic, unit_us, &measures,
+									   &table_partition);
 		if (getKeyJsonValueFromContainer(&mapping->root, "partition_prefix", 16, &v) != NULL &&
 			v.type == jbvString)
 			prefix = pnstrdup(v.val.string.val, v.val.string.len);
@@ -404,6 +406,29 @@ subscribe_row(SubArgs *a)
 				 errmsg("topic \"%s\" has %d partitions, more than a subscription can consume",
 						topic, n),
 				 errdetail("The limit is %d partitions.", SFK_MAX_PARTITIONS)));
+
+	/*
+	 * An aggregate's table and the topic never share a pipeline partition
+	 * (issue 43, item 6): a row inserted into the table would take the
+	 * offset of a Kafka message, which would then be a duplicate.
+	 */
+	if (a->aggregate)
+	{
+		if (table_partition == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("aggregate \"%s\" routes the rows of its table by an expression", pipeline),
+					 errdetail("The rows inserted into its table could go to a partition of the topic and take the offsets of its messages."),
+					 errhint("Feed the topic into an aggregate made without partition => an expression.")));
+		for (i = 0; i < n; i++)
+			if (strcmp(table_partition, psprintf("%s%d", prefix, i)) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("partition \"%s\" of aggregate \"%s\" receives the rows of its table", table_partition, pipeline),
+						 errdetail("Kafka partition %d of topic \"%s\" would feed it too: a row inserted into the table would take the offset of a message.",
+								   i, topic),
+						 errhint("Pass another partition_prefix.")));
+	}
 
 	/* the pipeline partitions that are missing, created (admin privilege) */
 	{

@@ -297,6 +297,40 @@ split_tgargs(bytea *b, int *n)
 	return args;
 }
 
+/*
+ * The pipeline partition the table's rows go to when the attachment's
+ * partition expression is a constant, ('name')::pg_catalog.text as attach()
+ * writes it, or NULL.
+ */
+static char *
+table_partition_of(const char *expr)
+{
+	const char *head = "('";
+	const char *tail = "')::pg_catalog.text";
+	size_t		len = strlen(expr);
+	StringInfoData buf;
+	const char *p;
+	const char *end;
+
+	if (len < strlen(head) + strlen(tail) || strncmp(expr, head, 2) != 0 ||
+		strcmp(expr + len - strlen(tail), tail) != 0)
+		return NULL;
+	initStringInfo(&buf);
+	end = expr + len - strlen(tail);
+	for (p = expr + 2; p < end; p++)
+	{
+		if (*p == '\'')
+		{
+			if (p + 1 < end && p[1] == '\'')
+				p++;
+			else
+				return NULL;
+		}
+		appendStringInfoChar(&buf, *p);
+	}
+	return buf.data;
+}
+
 /* Whether expression expr names the column ident (a quoted identifier). */
 static bool
 names_column(const char *expr, const char *ident)
@@ -423,7 +457,8 @@ field_sql(StringInfo buf, const char *format, Column *col, JsonbValue *v,
  */
 char *
 sfk_build_aggregate_sql(const char *pipeline, const char *format, Jsonb *mapping,
-						const char *topic, int64 unit_us, bool *measures)
+						const char *topic, int64 unit_us, bool *measures,
+						char **table_partition)
 {
 	Datum		arg = CStringGetTextDatum(pipeline);
 	Oid			type = TEXTOID;
@@ -490,6 +525,8 @@ sfk_build_aggregate_sql(const char *pipeline, const char *format, Jsonb *mapping
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the attachment of aggregate \"%s\" has a form subscribe_aggregate cannot read", pipeline)));
 	*measures = nargs == 11;
+	if (table_partition)
+		*table_partition = table_partition_of(args[1]);
 	filter = nargs >= 10 && args[9][0] != '\0' ? args[9] : NULL;
 
 	/* the table's columns */

@@ -76,7 +76,8 @@ extern int64 sfk_ms_to_units(int64 ms, int64 unit_us);
 /* aggmap.c */
 extern char *sfk_build_aggregate_sql(const char *pipeline, const char *format,
 									 Jsonb *mapping, const char *topic,
-									 int64 unit_us, bool *measures);
+									 int64 unit_us, bool *measures,
+									 char **table_partition);
 extern void sfk_run_aggregate(SPIPlanPtr plan, Datum *args, const char *pipeline,
 							  bool measures, int nparts, int32 *kparts,
 							  int *trailing);

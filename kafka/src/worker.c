@@ -549,7 +549,7 @@ load_subscription(void)
 	sub.trailing = MemoryContextAllocZero(TopMemoryContext, sizeof(int) * sub.nparts);
 	if (sub.aggregate)
 		sql = sfk_build_aggregate_sql(sub.pipeline, sub.format, sub.mapping, sub.topic,
-									  sub.unit_us, &sub.measures);
+									  sub.unit_us, &sub.measures, NULL);
 	else
 	{
 		sql = sfk_build_mapping_sql(sub.format, sub.mapping, sub.topic, sub.unit_us);

@@ -83,6 +83,22 @@ fails(qq{SELECT streamforge_kafka.subscribe_aggregate('agg_kafka', '$bs', 'click
 	'{"page": 1}', format => 'text')},
 	qr/format "text" cannot feed an aggregate/,
 	'format text');
+sql(q{CREATE TABLE tp (id bigint PRIMARY KEY, page text NOT NULL, at timestamptz NOT NULL)});
+sql(q{SELECT streamforge.create_aggregate('agg_part', $$
+	SELECT page, count(*) AS n FROM tp GROUP BY page, streamforge.tumble(at, interval '1 minute')
+$$, partitions => ARRAY['clicks-1'])});
+fails(qq{SELECT streamforge_kafka.subscribe_aggregate('agg_part', '$bs', 'clicks',
+	'{"page": "page", "at": "at"}')},
+	qr/partition "clicks-1" of aggregate "agg_part" receives the rows of its table/,
+	'a topic partition that the table feeds too (item 6)');
+sql(q{CREATE TABLE tq (id bigint PRIMARY KEY, page text NOT NULL, at timestamptz NOT NULL)});
+sql(q{SELECT streamforge.create_aggregate('agg_expr', $$
+	SELECT page, count(*) AS n FROM tq GROUP BY page, streamforge.tumble(at, interval '1 minute')
+$$, partitions => ARRAY['a', 'b'], partition => $$CASE WHEN id % 2 = 0 THEN 'a' ELSE 'b' END$$)});
+fails(qq{SELECT streamforge_kafka.subscribe_aggregate('agg_expr', '$bs', 'clicks',
+	'{"page": "page", "at": "at"}')},
+	qr/aggregate "agg_expr" routes the rows of its table by an expression/,
+	'an aggregate whose table is routed by an expression (item 6)');
 is(sql(q{SELECT count(*) FROM streamforge_kafka.subscription}), '0',
 	'no subscription was created');
 is(sql(q{SELECT count(*) FROM streamforge.partitions('agg_kafka')}), '1',
