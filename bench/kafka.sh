@@ -159,6 +159,8 @@ while [ "$(psql_at -c "SELECT sum(consumed_offset + 1) FROM streamforge.partitio
 done
 t1=$(now)
 worker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+spid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'via_worker' LIMIT 1")
+scpu_us=$(awk -v t="$(getconf CLK_TCK)" -v n="$N" '{ print ($14 + $15) / t * 1000000 / n }' "/proc/$spid/stat")
 
 sf_say "client: ingest_batch of the same deliveries"
 t0=$(now)
@@ -263,10 +265,10 @@ out=$SF_ROOT/bench/results/$name.md
 	echo "batch_size 10,000; one fixed window, 1,000 keys; synchronous_commit = off;"
 	echo "$(nproc) cores shared with whatever else ran. bench/kafka.sh, one run."
 	echo
-	echo "| path | seconds | messages/s | time / client's |"
-	echo "|---|---:|---:|---:|"
-	printf '| worker: Kafka -> JSON mapping -> ingest_batch, one commit per batch | %.2f | %.0f | %.2f |\n' "$worker_s" "$worker_rate" "$ratio"
-	printf '| client: pre-built delivery arrays -> ingest_batch, one commit per batch | %.2f | %.0f | 1.00 |\n' "$client_s" "$client_rate"
+	echo "| path | seconds | messages/s | time / client's | worker CPU µs/message |"
+	echo "|---|---:|---:|---:|---:|"
+	printf '| worker: Kafka -> JSON mapping -> ingest_batch, one commit per batch | %.2f | %.0f | %.2f | %.1f |\n' "$worker_s" "$worker_rate" "$ratio" "$scpu_us"
+	printf '| client: pre-built delivery arrays -> ingest_batch, one commit per batch | %.2f | %.0f | 1.00 | |\n' "$client_s" "$client_rate"
 	echo
 	echo "Clickstream (issue 43): a create_aggregate job (WHERE, key page + country, count, sum and"
 	echo "avg of a nullable integer, 1-minute tumble) fed by $N JSON messages of 6 fields with ISO"
