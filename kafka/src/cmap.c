@@ -61,6 +61,7 @@ static struct
 	Interval   *unit;
 	Field		f[4];			/* event_id, key, event_time, value */
 	bool		time_is_ts;
+	bool		need_payload;	/* a field reads the payload */
 	Oid			deliv_type;
 	Oid			deliv_array;
 	TupleDesc	desc;
@@ -185,6 +186,15 @@ sfk_cmap_prepare(const char *format, Jsonb *mapping, const char *topic, int64 un
 			return false;
 	}
 	cm.time_is_ts = cm.f[2].kind == F_TS;
+	/*
+	 * The statement converts and parses the payload only for a field that
+	 * reads it (the planner drops the unused columns): a mapping of Kafka
+	 * fields only accepts any payload, as it did.
+	 */
+	cm.need_payload = false;
+	for (i = 0; i < 4; i++)
+		if (cm.f[i].kind == F_PAYLOAD || cm.f[i].kind == F_JSON || cm.f[i].kind == F_CSV)
+			cm.need_payload = true;
 
 	if (SPI_execute("SELECT 'streamforge.delivery'::pg_catalog.regtype::pg_catalog.oid, "
 					"'streamforge.time_to_units(pg_catalog.timestamptz, pg_catalog.interval)'"
@@ -378,7 +388,7 @@ sfk_cmap_run(Elems *e, const char *pipeline)
 		bool		nulls[6] = {false, false, false, false, false, false};
 		char	   *t;
 
-		if (m->payload != NULL)
+		if (m->payload != NULL && cm.need_payload)
 		{
 			payload = TextDatumGetCString(DirectFunctionCall2(pg_convert_from,
 															  PointerGetDatum(m->payload),
