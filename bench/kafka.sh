@@ -159,6 +159,8 @@ while [ "$(psql_at -c "SELECT sum(consumed_offset + 1) FROM streamforge.partitio
 done
 t1=$(now)
 worker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+spid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'via_worker' LIMIT 1")
+scpu_us=$(awk -v t="$(getconf CLK_TCK)" -v n="$N" '{ print ($14 + $15) / t * 1000000 / n }' "/proc/$spid/stat")
 
 sf_say "client: ingest_batch of the same deliveries"
 t0=$(now)
@@ -169,6 +171,84 @@ client_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 same=$(psql_at -c "SELECT (SELECT array_agg(l ORDER BY l::text) FROM streamforge.live('via_worker') AS l)::text
                        = (SELECT array_agg(l ORDER BY l::text) FROM streamforge.live('via_client') AS l)::text")
 [ "$same" = t ] || sf_die "the two pipelines differ"
+
+# The clickstream job (issue 43): a query-defined aggregate (WHERE, a
+# composite key, a nullable measure) fed by a topic of JSON messages with
+# ISO timestamps and 6 fields through subscribe_aggregate, next to the
+# same rows INSERTed into its table in statements of 10,000 (the
+# attachment's path, one commit per statement).  The worker's CPU time
+# (utime + stime of its process) per message is measured too.
+sf_say "clickstream: producing $N messages"
+psql_at <<EOF
+CREATE TABLE clicks_w (id bigint PRIMARY KEY, page text NOT NULL, country text NOT NULL,
+    status text NOT NULL, ms integer, clicked_at timestamptz NOT NULL);
+CREATE TABLE clicks_c (LIKE clicks_w INCLUDING ALL);
+SELECT streamforge.create_aggregate('click_w', \$\$
+    SELECT page, country, count(*) AS n, sum(ms) AS total, avg(ms) AS mean
+      FROM clicks_w WHERE status <> 'bot'
+     GROUP BY page, country, streamforge.tumble(clicked_at, interval '1 minute')
+\$\$, lateness => interval '1000 days');
+SELECT streamforge.create_aggregate('click_c', \$\$
+    SELECT page, country, count(*) AS n, sum(ms) AS total, avg(ms) AS mean
+      FROM clicks_c WHERE status <> 'bot'
+     GROUP BY page, country, streamforge.tumble(clicked_at, interval '1 minute')
+\$\$, lateness => interval '1000 days');
+CREATE TABLE click_src AS
+SELECT i AS id, '/p' || (i % 50) AS page, (ARRAY['fr', 'de', 'us', 'uk'])[i % 4 + 1] AS country,
+       CASE WHEN i % 10 = 3 AND i < $N - 1000 THEN 'bot' ELSE 'ok' END AS status,
+       CASE WHEN i % 97 = 0 THEN NULL ELSE i % 900 END AS ms,
+       timestamptz '2026-12-01 00:00:00+00' + i * interval '10 milliseconds' AS clicked_at
+  FROM generate_series(0, $N - 1) AS i;
+CREATE PROCEDURE run_clicks() LANGUAGE plpgsql AS \$\$
+BEGIN
+    FOR b IN 0 .. ($N - 1) / 10000 LOOP
+        INSERT INTO clicks_c SELECT * FROM click_src
+         WHERE id >= b * 10000 AND id < (b + 1) * 10000 ORDER BY id;
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+EOF
+# the mock cluster keeps a partition's last bytes only: the clickstream's
+# larger messages take one partition per 20,000
+PC=$(( (N + 19999) / 20000 ))
+mock topic clicks "$PC"
+psql_at -c "SELECT format('p clicks %s %s - %s', id % $PC,
+        (extract(epoch FROM clicked_at) * 1000)::bigint,
+        json_build_object('id', id, 'page', page, 'country', country, 'status', status,
+                          'ms', ms, 'at', to_char(clicked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')))
+  FROM click_src ORDER BY id" >&"${MOCK[1]}"
+mock flush
+psql_at -c "CHECKPOINT"
+
+sf_say "clickstream worker: subscribe_aggregate and wait for the $N messages"
+t0=$(now)
+psql_at -c "SELECT streamforge_kafka.subscribe_aggregate('click_w', '$BOOTSTRAP', 'clicks',
+    '{\"id\": \"id\", \"page\": \"page\", \"country\": \"country\", \"status\": \"status\", \"ms\": \"ms\", \"clicked_at\": \"at\"}',
+    batch_size => 10000, max_wait => 100)" >/dev/null
+# (no partition ends with a bot's message, which would stay pending: the
+# last 1,000 are no bots')
+while [ "$(psql_at -c "SELECT COALESCE(sum(consumed_offset + 1), 0) FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w'")" != "$N" ]; do
+	sleep 0.05
+done
+t1=$(now)
+cworker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+wpid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w' LIMIT 1")
+tck=$(getconf CLK_TCK)
+cpu_s=$(awk -v t="$tck" '{ print ($14 + $15) / t }' "/proc/$wpid/stat")
+
+sf_say "clickstream client: INSERT of the same rows into the aggregate's table"
+t0=$(now)
+psql_at -c "CALL run_clicks()"
+t1=$(now)
+cclient_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+same=$(psql_at -c "SELECT (SELECT string_agg(format('%s|%s|%s|%s|%s|%s', page, country, window_start, n, total, mean), ',' ORDER BY page, country, window_start) FROM click_w_live)
+                       = (SELECT string_agg(format('%s|%s|%s|%s|%s|%s', page, country, window_start, n, total, mean), ',' ORDER BY page, country, window_start) FROM click_c_live)")
+[ "$same" = t ] || sf_die "the two clickstream aggregates differ"
+cworker_rate=$(awk -v n="$N" -v s="$cworker_s" 'BEGIN { print n / s }')
+cclient_rate=$(awk -v n="$N" -v s="$cclient_s" 'BEGIN { print n / s }')
+cratio=$(awk -v a="$cworker_rate" -v b="$cclient_rate" 'BEGIN { print a / b }')
+cpu_us=$(awk -v c="$cpu_s" -v n="$N" 'BEGIN { print c * 1000000 / n }')
 
 worker_rate=$(awk -v n="$N" -v s="$worker_s" 'BEGIN { print n / s }')
 client_rate=$(awk -v n="$N" -v s="$client_s" 'BEGIN { print n / s }')
@@ -185,10 +265,21 @@ out=$SF_ROOT/bench/results/$name.md
 	echo "batch_size 10,000; one fixed window, 1,000 keys; synchronous_commit = off;"
 	echo "$(nproc) cores shared with whatever else ran. bench/kafka.sh, one run."
 	echo
-	echo "| path | seconds | messages/s | time / client's |"
-	echo "|---|---:|---:|---:|"
-	printf '| worker: Kafka -> JSON mapping -> ingest_batch, one commit per batch | %.2f | %.0f | %.2f |\n' "$worker_s" "$worker_rate" "$ratio"
-	printf '| client: pre-built delivery arrays -> ingest_batch, one commit per batch | %.2f | %.0f | 1.00 |\n' "$client_s" "$client_rate"
+	echo "| path | seconds | messages/s | time / client's | worker CPU µs/message |"
+	echo "|---|---:|---:|---:|---:|"
+	printf '| worker: Kafka -> JSON mapping -> ingest_batch, one commit per batch | %.2f | %.0f | %.2f | %.1f |\n' "$worker_s" "$worker_rate" "$ratio" "$scpu_us"
+	printf '| client: pre-built delivery arrays -> ingest_batch, one commit per batch | %.2f | %.0f | 1.00 | |\n' "$client_s" "$client_rate"
+	echo
+	echo "Clickstream (issue 43): a create_aggregate job (WHERE, key page + country, count, sum and"
+	echo "avg of a nullable integer, 1-minute tumble) fed by $N JSON messages of 6 fields with ISO"
+	echo "timestamps through subscribe_aggregate, next to the same rows INSERTed into the aggregate's"
+	echo "table by 10,000 (its attachment, one commit per statement). The worker's CPU is its"
+	echo "process's utime + stime from its start (/proc), divided by the messages."
+	echo
+	echo "| path | seconds | messages/s | rate / client's | worker CPU µs/message |"
+	echo "|---|---:|---:|---:|---:|"
+	printf '| worker: Kafka -> subscribe_aggregate mapping -> ingest_measures_batch | %.2f | %.0f | %.2f | %.1f |\n' "$cworker_s" "$cworker_rate" "$cratio" "$cpu_us"
+	printf '| client: INSERT into the aggregate'"'"'s table by 10,000 | %.2f | %.0f | 1.00 | |\n' "$cclient_s" "$cclient_rate"
 } >"$out"
 [ "$MODE" = full ] && cp "$out" "$SF_ROOT/bench/results/kafka-latest.md"
 echo

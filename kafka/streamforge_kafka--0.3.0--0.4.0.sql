@@ -97,3 +97,81 @@ COMMENT ON FUNCTION streamforge_kafka.unsubscribe(text, text, boolean) IS
     'remove a subscription; its worker stops after its current batch; purge: its dead letters too';
 COMMENT ON FUNCTION streamforge_kafka.purge_dead_letters(text, text) IS
     'delete the dead letters of a pipeline and topic, subscribed or not';
+
+-- ----------------------------------------------------------------
+-- Feeding an aggregate (issue 43) and intervals (issue 45, item 3)
+-- ----------------------------------------------------------------
+
+-- subscribe with out_of_orderness as an interval, on a pipeline with a
+-- time unit (issue 45, item 3): the same as subscribe, out_of_orderness
+-- converted to the pipeline's units (rounded down).
+CREATE FUNCTION streamforge_kafka.subscribe(pipeline text, brokers text,
+    topic text, out_of_orderness interval, format text DEFAULT 'json',
+    mapping jsonb DEFAULT '{}', batch_size integer DEFAULT 1000,
+    max_wait integer DEFAULT 100, options jsonb DEFAULT '{}',
+    on_error text DEFAULT 'stop')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sfk_subscribe_interval'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- Subscribes an aggregate made by streamforge.create_aggregate to a topic
+-- (issue 43): each message is mapped to a row of the aggregate's table
+-- (columns: {"column": field, ...}, a JSON key or path of keys $.a.b, a CSV
+-- column number, or kafka_key, kafka_timestamp, kafka_offset,
+-- kafka_partition, kafka_id, payload), and the aggregate's WHERE, key,
+-- time and measures apply to it as to a row inserted into the table.  The
+-- event id is event_id's field, else the aggregate's own (its table's
+-- primary key) when mapped, else topic/partition/offset.  The checks and
+-- the privileges are subscribe's.
+CREATE FUNCTION streamforge_kafka.subscribe_aggregate(aggregate text,
+    brokers text, topic text, columns jsonb, format text DEFAULT 'json',
+    event_id jsonb DEFAULT NULL, partition_prefix text DEFAULT NULL,
+    batch_size integer DEFAULT 1000, max_wait integer DEFAULT 100,
+    options jsonb DEFAULT '{}', on_error text DEFAULT 'stop',
+    out_of_orderness interval DEFAULT '0')
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sfk_subscribe_aggregate'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- The field functions of an aggregate subscription's statement: a
+-- message's value as a column's type (the type of template), in C; an
+-- error names the field (kafka/src/aggmap.c).
+CREATE FUNCTION streamforge_kafka.field(value text, field text,
+    unit_us bigint, template anyelement)
+RETURNS anyelement
+AS 'MODULE_PATHNAME', 'sfk_field'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION streamforge_kafka.json_field(j jsonb, path text[], field text,
+    unit_us bigint, template anyelement)
+RETURNS anyelement
+AS 'MODULE_PATHNAME', 'sfk_json_field'
+LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION streamforge_kafka.csv_field(c text[], n integer, field text,
+    unit_us bigint, template anyelement)
+RETURNS anyelement
+AS 'MODULE_PATHNAME', 'sfk_csv_field'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION streamforge_kafka.subscribe(text, text, text, interval, text,
+    jsonb, integer, integer, jsonb, text) IS
+    'consume a Kafka topic into a pipeline, out_of_orderness as an interval';
+COMMENT ON FUNCTION streamforge_kafka.subscribe_aggregate(text, text, text, jsonb,
+    text, jsonb, text, integer, integer, jsonb, text, interval) IS
+    'consume a Kafka topic into an aggregate of create_aggregate, messages mapped to its table''s columns';
+COMMENT ON FUNCTION streamforge_kafka.field(text, text, bigint, anyelement) IS
+    'a message''s value as a column''s type (internal helper of aggregate subscriptions)';
+COMMENT ON FUNCTION streamforge_kafka.json_field(jsonb, text[], text, bigint, anyelement) IS
+    'a JSON message''s member as a column''s type (internal helper of aggregate subscriptions)';
+COMMENT ON FUNCTION streamforge_kafka.csv_field(text[], integer, text, bigint, anyelement) IS
+    'a CSV message''s column as a column''s type (internal helper of aggregate subscriptions)';
+
+-- The error of a message without a field its mapping reads (issue 45,
+-- item 4): 22004, naming the field and what it maps.
+CREATE FUNCTION streamforge_kafka.missing_field(field text, spec text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'sfk_missing_field'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION streamforge_kafka.missing_field(text, text) IS
+    'raises the error of a message without a mapped field (internal helper of the mappings)';

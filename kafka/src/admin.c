@@ -30,6 +30,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -37,6 +38,8 @@
 #include "kafka.h"
 
 PG_FUNCTION_INFO_V1(sfk_subscribe);
+PG_FUNCTION_INFO_V1(sfk_subscribe_interval);
+PG_FUNCTION_INFO_V1(sfk_subscribe_aggregate);
 PG_FUNCTION_INFO_V1(sfk_unsubscribe);
 PG_FUNCTION_INFO_V1(sfk_pause);
 PG_FUNCTION_INFO_V1(sfk_resume);
@@ -121,8 +124,8 @@ sfk_check_brokers(const char *brokers)
  * options against the caller's privileges, then the row, inserted as the
  * owner.  Returns the subscription's id.
  */
-Datum
-sfk_subscribe(PG_FUNCTION_ARGS)
+/* What subscribe() stores, checked by subscribe_row. */
+typedef struct SubArgs
 {
 	char	   *pipeline;
 	char	   *brokers;
@@ -134,6 +137,134 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 	Jsonb	   *options;
 	char	   *on_error;
 	int64		ooo;
+	Interval   *ooo_interval;	/* or NULL: ooo is in units */
+	bool		aggregate;		/* subscribe_aggregate */
+} SubArgs;
+
+static int32 subscribe_row(SubArgs *a);
+
+Datum
+sfk_subscribe(PG_FUNCTION_ARGS)
+{
+	SubArgs		a;
+	int			i;
+
+	for (i = 0; i < 10; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("arguments of subscribe must not be null")));
+	memset(&a, 0, sizeof(a));
+	a.pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	a.brokers = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	a.topic = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	a.format = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	a.mapping = PG_GETARG_JSONB_P(4);
+	a.batch_size = PG_GETARG_INT32(5);
+	a.max_wait = PG_GETARG_INT32(6);
+	a.options = PG_GETARG_JSONB_P(7);
+	a.on_error = text_to_cstring(PG_GETARG_TEXT_PP(8));
+	a.ooo = PG_GETARG_INT64(9);
+	PG_RETURN_INT32(subscribe_row(&a));
+}
+
+/*
+ * streamforge_kafka.subscribe(pipeline, brokers, topic, out_of_orderness
+ * interval, format, mapping, batch_size, max_wait, options, on_error): the
+ * same, out_of_orderness an interval on a pipeline with a time unit
+ * (issue 45, item 3).
+ */
+Datum
+sfk_subscribe_interval(PG_FUNCTION_ARGS)
+{
+	SubArgs		a;
+	int			i;
+
+	for (i = 0; i < 10; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("arguments of subscribe must not be null")));
+	memset(&a, 0, sizeof(a));
+	a.pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	a.brokers = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	a.topic = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	a.ooo_interval = PG_GETARG_INTERVAL_P(3);
+	a.format = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	a.mapping = PG_GETARG_JSONB_P(5);
+	a.batch_size = PG_GETARG_INT32(6);
+	a.max_wait = PG_GETARG_INT32(7);
+	a.options = PG_GETARG_JSONB_P(8);
+	a.on_error = text_to_cstring(PG_GETARG_TEXT_PP(9));
+	PG_RETURN_INT32(subscribe_row(&a));
+}
+
+/*
+ * streamforge_kafka.subscribe_aggregate(aggregate, brokers, topic, columns,
+ * format, event_id, partition_prefix, batch_size, max_wait, options,
+ * on_error, out_of_orderness interval): a subscription that feeds an
+ * aggregate made by create_aggregate through its table's mapping
+ * (aggmap.c; issue 43, item 1).  The mapping stored is {"columns":
+ * columns, "event_id": event_id, "partition_prefix": partition_prefix}.
+ */
+Datum
+sfk_subscribe_aggregate(PG_FUNCTION_ARGS)
+{
+	SubArgs		a;
+	int			i;
+	StringInfoData m;
+
+	for (i = 0; i < 12; i++)
+		if (PG_ARGISNULL(i) && i != 5 && i != 6)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("arguments of subscribe_aggregate must not be null"),
+					 errdetail("Only event_id and partition_prefix may be null.")));
+	memset(&a, 0, sizeof(a));
+	a.aggregate = true;
+	a.pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	a.brokers = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	a.topic = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	a.format = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	initStringInfo(&m);
+	appendStringInfo(&m, "{\"columns\": %s",
+					 JsonbToCString(NULL, &PG_GETARG_JSONB_P(3)->root, VARSIZE(PG_GETARG_JSONB_P(3))));
+	if (!PG_ARGISNULL(5))
+		appendStringInfo(&m, ", \"event_id\": %s",
+						 JsonbToCString(NULL, &PG_GETARG_JSONB_P(5)->root, VARSIZE(PG_GETARG_JSONB_P(5))));
+	if (!PG_ARGISNULL(6))
+	{
+		appendStringInfoString(&m, ", \"partition_prefix\": ");
+		escape_json(&m, text_to_cstring(PG_GETARG_TEXT_PP(6)));
+	}
+	appendStringInfoChar(&m, '}');
+	a.mapping = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(m.data)));
+	a.batch_size = PG_GETARG_INT32(7);
+	a.max_wait = PG_GETARG_INT32(8);
+	a.options = PG_GETARG_JSONB_P(9);
+	a.on_error = text_to_cstring(PG_GETARG_TEXT_PP(10));
+	a.ooo_interval = PG_GETARG_INTERVAL_P(11);
+	PG_RETURN_INT32(subscribe_row(&a));
+}
+
+/*
+ * The checks of 0.3.0's subscribe, in the same order with the same
+ * errors, then the options against the caller's privileges, then the row,
+ * inserted as the owner.  Returns the subscription's id.
+ */
+static int32
+subscribe_row(SubArgs *a)
+{
+	char	   *pipeline = a->pipeline;
+	char	   *brokers = a->brokers;
+	char	   *topic = a->topic;
+	char	   *format = a->format;
+	Jsonb	   *mapping = a->mapping;
+	int32		batch_size = a->batch_size;
+	int32		max_wait = a->max_wait;
+	Jsonb	   *options = a->options;
+	char	   *on_error = a->on_error;
+	int64		ooo = a->ooo;
 	Oid			caller = GetUserId();
 	char	   *prefix;
 	int			n;
@@ -144,22 +275,7 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 	bool		isnull;
 	int32		id;
 	SfkSavedUser saved;
-
-	for (i = 0; i < 10; i++)
-		if (PG_ARGISNULL(i))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("arguments of subscribe must not be null")));
-	pipeline = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	brokers = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	topic = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	format = text_to_cstring(PG_GETARG_TEXT_PP(3));
-	mapping = PG_GETARG_JSONB_P(4);
-	batch_size = PG_GETARG_INT32(5);
-	max_wait = PG_GETARG_INT32(6);
-	options = PG_GETARG_JSONB_P(7);
-	on_error = text_to_cstring(PG_GETARG_TEXT_PP(8));
-	ooo = PG_GETARG_INT64(9);
+	char	   *table_partition = NULL;
 
 	SPI_connect();
 	{
@@ -170,6 +286,8 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 								  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not check the ingest privilege");
 	}
+	if (a->ooo_interval != NULL)
+		ooo = sfk_interval_units(pipeline, a->ooo_interval, "out_of_orderness");
 	if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0 &&
 		strcmp(format, "text") != 0)
 		ereport(ERROR,
@@ -205,7 +323,66 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 				 errdetail("It takes %zu bytes; the limit is %d.",
 						   (size_t) VARSIZE(mapping), SFK_MAPPING_MAX)));
 
+	/*
+	 * A pipeline subscribe cannot feed is refused here (issue 43, item 2):
+	 * a measures pipeline (one value per message), an aggregate's pipeline
+	 * (its WHERE, FILTER and measures apply to its table's rows:
+	 * subscribe_aggregate maps messages to them).
+	 */
+	if (!a->aggregate)
+	{
+		Datum		arg = CStringGetTextDatum(pipeline);
+		Oid			type = TEXTOID;
+
+		if (SPI_execute_with_args("SELECT EXISTS (SELECT FROM streamforge.aggregates AS a "
+								  "WHERE a.name OPERATOR(pg_catalog.=) $1), "
+								  "streamforge_internal.pipeline_nmeasures($1)",
+								  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the pipeline");
+		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("pipeline \"%s\" is an aggregate made by create_aggregate", pipeline),
+					 errdetail("Its WHERE, FILTER and measures apply to rows of its table, not to the fields of this mapping."),
+					 errhint("Feed it with streamforge_kafka.subscribe_aggregate(%s, brokers, topic, columns => ...).",
+							 quote_literal_cstr(pipeline))));
+		(void) SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		if (!isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("pipeline \"%s\" has %d measures: subscribe cannot feed it", pipeline,
+							DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))),
+					 errdetail("A subscription's mapping gives one value per message.")));
+	}
+
 	/* checks the mapping; the prefix */
+	if (a->aggregate)
+	{
+		Datum		arg = CStringGetTextDatum(pipeline);
+		Oid			type = TEXTOID;
+		Datum		unit;
+		int64		unit_us;
+		bool		measures;
+		JsonbValue	v;
+
+		if (SPI_execute_with_args("SELECT streamforge.time_unit($1)", 1, &type, &arg,
+								  NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the time unit");
+		unit = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		unit_us = isnull ? 0 : sfk_unit_us(DatumGetIntervalP(unit));
+		(void) sfk_build_aggregate_sql(pipeline, format, mapping, topic, unit_us, &measures,
+									   &table_partition);
+		if (getKeyJsonValueFromContainer(&mapping->root, "partition_prefix", 16, &v) != NULL &&
+			v.type == jbvString)
+			prefix = pnstrdup(v.val.string.val, v.val.string.len);
+		else
+			prefix = psprintf("%s-", topic);
+		if (strlen(prefix) > SFK_PREFIX_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("partition_prefix is longer than %d bytes", SFK_PREFIX_MAX)));
+	}
+	else
 	{
 		Datum		args[4];
 		Oid			types[4] = {TEXTOID, JSONBOID, TEXTOID, TEXTOID};
@@ -229,6 +406,29 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 				 errmsg("topic \"%s\" has %d partitions, more than a subscription can consume",
 						topic, n),
 				 errdetail("The limit is %d partitions.", SFK_MAX_PARTITIONS)));
+
+	/*
+	 * An aggregate's table and the topic never share a pipeline partition
+	 * (issue 43, item 6): a row inserted into the table would take the
+	 * offset of a Kafka message, which would then be a duplicate.
+	 */
+	if (a->aggregate)
+	{
+		if (table_partition == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("aggregate \"%s\" routes the rows of its table by an expression", pipeline),
+					 errdetail("The rows inserted into its table could go to a partition of the topic and take the offsets of its messages."),
+					 errhint("Feed the topic into an aggregate made without partition => an expression.")));
+		for (i = 0; i < n; i++)
+			if (strcmp(table_partition, psprintf("%s%d", prefix, i)) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("partition \"%s\" of aggregate \"%s\" receives the rows of its table", table_partition, pipeline),
+						 errdetail("Kafka partition %d of topic \"%s\" would feed it too: a row inserted into the table would take the offset of a message.",
+								   i, topic),
+						 errhint("Pass another partition_prefix.")));
+	}
 
 	/* the pipeline partitions that are missing, created (admin privilege) */
 	{
@@ -294,7 +494,7 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	SPI_finish();
-	PG_RETURN_INT32(id);
+	return id;
 }
 
 /*

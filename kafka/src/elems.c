@@ -24,6 +24,7 @@ sfk_elems_init(Elems *e, int cap)
 	e->kp = palloc(sizeof(Datum) * cap);
 	e->knull = palloc(sizeof(bool) * cap);
 	e->pnull = palloc(sizeof(bool) * cap);
+	e->m = palloc(sizeof(Msg *) * cap);
 }
 
 void
@@ -41,6 +42,7 @@ sfk_elems_add(Elems *e, Msg *m, int64 at, Datum pname)
 	e->ts[i] = Int64GetDatum(m->ts);
 	e->ko[i] = Int64GetDatum(m->offset);
 	e->kp[i] = Int32GetDatum(m->part);
+	e->m[i] = m;
 }
 
 ArrayType *

@@ -6,6 +6,9 @@
  *   worker.c   the worker of one subscription: consume, map, ingest,
  *              advance, commit, one transaction per batch
  *   mapping.c  a subscription's mapping as one SQL statement
+ *   cmap.c     a subscription's mapping in C, when its fields allow
+ *   aggmap.c   the mapping of a subscription that feeds an aggregate
+ *              (subscribe_aggregate), the field functions
  *   elems.c    the arrays of a batch's statement
  *   client.c   librdkafka handles from a subscription's brokers and
  *              options, topic metadata (topic_partitions)
@@ -21,6 +24,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/jsonb.h"
 
@@ -69,6 +73,17 @@ extern char *sfk_build_mapping_sql(const char *format, Jsonb *mapping,
 extern int64 sfk_unit_us(Interval *unit);
 extern int64 sfk_ms_to_units(int64 ms, int64 unit_us);
 
+/* aggmap.c */
+extern char *sfk_build_aggregate_sql(const char *pipeline, const char *format,
+									 Jsonb *mapping, const char *topic,
+									 int64 unit_us, bool *measures,
+									 char **table_partition);
+extern void sfk_run_aggregate(SPIPlanPtr plan, Datum *args, const char *pipeline,
+							  bool measures, int nparts, int32 *kparts,
+							  int *trailing);
+extern bool sfk_is_aggregate_mapping(Jsonb *mapping);
+extern int64 sfk_interval_units(const char *pipeline, Interval *iv, const char *what);
+
 /* worker.c, elems.c: one consumed message, copied out of librdkafka */
 typedef struct Msg
 {
@@ -94,11 +109,17 @@ typedef struct Elems
 			   *kp;
 	bool	   *knull,
 			   *pnull;
+	Msg		  **m;				/* the message of each element */
 } Elems;
 
 extern void sfk_elems_init(Elems *e, int cap);
 extern void sfk_elems_add(Elems *e, Msg *m, int64 at, Datum pname);
 extern ArrayType *sfk_mk_array(Datum *d, bool *nulls, int n, Oid type);
+
+/* cmap.c */
+extern bool sfk_cmap_prepare(const char *format, Jsonb *mapping, const char *topic,
+							 int64 unit_us);
+extern void sfk_cmap_run(Elems *e, const char *pipeline);
 
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,

@@ -29,6 +29,7 @@
 #include "kafka.h"
 
 PG_FUNCTION_INFO_V1(sfk_mapping_sql);
+PG_FUNCTION_INFO_V1(sfk_missing_field);
 
 static const char *const field_names[] = {
 	"event_id", "key", "event_time", "value", "partition_prefix", NULL
@@ -89,12 +90,15 @@ field_expr(StringInfo buf, const char *format, const char *field,
 		{
 			/* checks the path now */
 			(void) DirectFunctionCall1(jsonpath_in, CStringGetDatum(s));
-			appendStringInfo(buf, "pg_catalog.jsonb_path_query_first(x.j, %s::pg_catalog.jsonpath) "
-							 "OPERATOR(pg_catalog.#>>) '{}'::pg_catalog.text[]",
-							 quote_literal_cstr(s));
+			appendStringInfo(buf, "COALESCE(pg_catalog.jsonb_path_query_first(x.j, %s::pg_catalog.jsonpath) "
+							 "OPERATOR(pg_catalog.#>>) '{}'::pg_catalog.text[], "
+							 "streamforge_kafka.missing_field(%s, %s))",
+							 quote_literal_cstr(s), quote_literal_cstr(field), quote_literal_cstr(s));
 		}
 		else if (strcmp(format, "json") == 0)
-			appendStringInfo(buf, "x.j OPERATOR(pg_catalog.->>) %s", quote_literal_cstr(s));
+			appendStringInfo(buf, "COALESCE(x.j OPERATOR(pg_catalog.->>) %s, "
+							 "streamforge_kafka.missing_field(%s, %s))", quote_literal_cstr(s),
+							 quote_literal_cstr(field), quote_literal_cstr(s));
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -113,7 +117,8 @@ field_expr(StringInfo buf, const char *format, const char *field,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("column %d of \"%s\" is out of range", col, field),
 					 errdetail("CSV columns are numbered from 1.")));
-		appendStringInfo(buf, "x.c[%d]", col);
+		appendStringInfo(buf, "COALESCE(x.c[%d], streamforge_kafka.missing_field(%s, %s))", col,
+						 quote_literal_cstr(field), quote_literal_cstr(psprintf("column %d", col)));
 		return;
 	}
 	ereport(ERROR,
@@ -273,4 +278,20 @@ sfk_mapping_sql(PG_FUNCTION_ARGS)
 							  PG_GETARG_JSONB_P(1),
 							  text_to_cstring(PG_GETARG_TEXT_PP(2)),
 							  PG_ARGISNULL(3) ? 0 : sfk_unit_us(PG_GETARG_INTERVAL_P(3)))));
+}
+
+/*
+ * streamforge_kafka.missing_field(field, spec): the error of a message
+ * without the field a mapping reads (issue 45, item 4: it names the field;
+ * 0.3.0 said "key of delivery 1 of the batch must not be null").
+ */
+Datum
+sfk_missing_field(PG_FUNCTION_ARGS)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("field \"%s\" of %s is missing from the message or null",
+					PG_ARGISNULL(1) ? "?" : text_to_cstring(PG_GETARG_TEXT_PP(1)),
+					PG_ARGISNULL(0) ? "?" : text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+	PG_RETURN_NULL();
 }

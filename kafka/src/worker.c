@@ -91,6 +91,10 @@ static struct
 	Jsonb	   *mapping;
 	Jsonb	   *options;
 	SPIPlanPtr	plan;
+	bool		aggregate;		/* feeds an aggregate (aggmap.c) */
+	bool		cmap;			/* mapped in C (cmap.c) */
+	bool		measures;		/* its pipeline has measures */
+	int		   *trailing;		/* non-matching offsets left by a run */
 	char	  **pnames;			/* pipeline partition of each Kafka partition */
 	int64	   *consumed;		/* the pipeline's consumed offset */
 	int		   *pending;		/* skipped offsets after it, not consumed yet */
@@ -100,6 +104,10 @@ static struct
 } sub;
 
 static rd_kafka_t *consumer = NULL;
+
+/* lost offsets: the partition whose next offset the cluster no longer has */
+static int	lost_part = -1;
+static char lost_reason[512];
 
 /* what the error callback saw (set in this process, in rd_kafka poll) */
 static bool outage = false;
@@ -537,7 +545,16 @@ load_subscription(void)
 					 errmsg("pipeline \"%s\" has no partition \"%s\" for partition %d of topic \"%s\"",
 							sub.pipeline, sub.pnames[i], i, sub.topic)));
 
-	sql = sfk_build_mapping_sql(sub.format, sub.mapping, sub.topic, sub.unit_us);
+	sub.aggregate = sfk_is_aggregate_mapping(sub.mapping);
+	sub.trailing = MemoryContextAllocZero(TopMemoryContext, sizeof(int) * sub.nparts);
+	if (sub.aggregate)
+		sql = sfk_build_aggregate_sql(sub.pipeline, sub.format, sub.mapping, sub.topic,
+									  sub.unit_us, &sub.measures, NULL);
+	else
+	{
+		sql = sfk_build_mapping_sql(sub.format, sub.mapping, sub.topic, sub.unit_us);
+		sub.cmap = sfk_cmap_prepare(sub.format, sub.mapping, sub.topic, sub.unit_us);
+	}
 	sub.plan = SPI_prepare(sql, 8, argtypes);
 	if (sub.plan == NULL)
 		elog(ERROR, "could not prepare the mapping of subscription %d: %s",
@@ -685,10 +702,21 @@ collect(Msg *msgs)
 			{
 				char	   *what = pstrdup(rd_kafka_message_errstr(m));
 				rd_kafka_resp_err_t err = m->err;
+				int			m_part = m->partition;
 
 				rd_kafka_message_destroy(m);
 				if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
 					continue;
+				if ((err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+					 err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) && lost_part < 0)
+				{
+					/* issue 43, item 5: a state, not a restart every second */
+					int			part = m_part;
+
+					lost_part = part;
+					snprintf(lost_reason, sizeof(lost_reason), "%s", what);
+					break;
+				}
 				if (err == RD_KAFKA_RESP_ERR__TRANSPORT ||
 					err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
 				{
@@ -736,6 +764,12 @@ run_elems(Elems *e)
 {
 	Datum		args[8];
 
+	if (sub.cmap)
+	{
+		memset(sub.trailing, 0, sizeof(int) * sub.nparts);
+		sfk_cmap_run(e, sub.pipeline);
+		return;
+	}
 	args[0] = CStringGetTextDatum(sub.pipeline);
 	args[1] = PointerGetDatum(sfk_mk_array(e->pn, NULL, e->n, TEXTOID));
 	args[2] = PointerGetDatum(sfk_mk_array(e->po, NULL, e->n, INT8OID));
@@ -744,6 +778,18 @@ run_elems(Elems *e)
 	args[5] = PointerGetDatum(sfk_mk_array(e->ts, NULL, e->n, INT8OID));
 	args[6] = PointerGetDatum(sfk_mk_array(e->ko, NULL, e->n, INT8OID));
 	args[7] = PointerGetDatum(sfk_mk_array(e->kp, NULL, e->n, INT4OID));
+	if (sub.aggregate)
+	{
+		int32	   *kparts = palloc(sizeof(int32) * Max(e->n, 1));
+		int			i;
+
+		for (i = 0; i < e->n; i++)
+			kparts[i] = DatumGetInt32(e->kp[i]);
+		sfk_run_aggregate(sub.plan, args, sub.pipeline, sub.measures, sub.nparts,
+						  kparts, sub.trailing);
+		return;
+	}
+	memset(sub.trailing, 0, sizeof(int) * sub.nparts);
 	if (SPI_execute_plan(sub.plan, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "the mapping statement of subscription %d failed", sub.id);
 }
@@ -854,9 +900,14 @@ stop_subscription(const char *error)
 	put_status("stopped", error, 0, 0);
 }
 
-/* Records the high watermarks that moved. */
+/*
+ * Records the high watermarks that moved; written[i] is what partition i's
+ * row holds once the batch commits (issue 43, item 7: 0.3.0 remembered the
+ * value librdkafka held after the commit, which a fetch could have moved
+ * meanwhile, and then never wrote that value).
+ */
 static void
-record_watermarks(void)
+record_watermarks(int64 *written)
 {
 	int			i;
 
@@ -867,9 +918,11 @@ record_watermarks(void)
 		Datum		args[3];
 		Oid			types[3] = {INT4OID, INT4OID, INT8OID};
 
+		written[i] = sub.hw_saved[i];
 		if (rd_kafka_get_watermark_offsets(consumer, sub.topic, i, &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
 			hi < 0 || hi == sub.hw_saved[i])
 			continue;
+		written[i] = hi;
 		args[0] = Int32GetDatum(sub.id);
 		args[1] = Int32GetDatum(i);
 		args[2] = Int64GetDatum(hi);
@@ -899,6 +952,7 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 	bool		stopped = false;
 	int			i;
 	int64	   *newprog;
+	int64	   *hw_written;
 
 	begin_tx("streamforge_kafka: batch");
 	if (!subscription_active())
@@ -935,7 +989,17 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 			pending[msgs[i].part] = 0;
 		}
 		edata = try_elems(&e);
-		if (edata != NULL)
+		if (edata == NULL)
+		{
+			/* an aggregate's non-matching offsets at the end stay pending */
+			for (i = 0; i < sub.nparts; i++)
+				if (sub.trailing[i] > 0)
+				{
+					consumed[i] -= sub.trailing[i];
+					pending[i] = sub.trailing[i];
+				}
+		}
+		else
 		{
 			/* a bad message: one by one, to find it (them) */
 			for (i = 0; i < sub.nparts; i++)
@@ -953,8 +1017,9 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 				edata = try_elems(&e);
 				if (edata == NULL)
 				{
-					consumed[m->part] = m->offset;
-					pending[m->part] = 0;
+					/* an aggregate's message that does not match: pending */
+					consumed[m->part] = m->offset - sub.trailing[m->part];
+					pending[m->part] = sub.trailing[m->part];
 					continue;
 				}
 				reject(m, edata);
@@ -996,24 +1061,59 @@ run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 			elog(ERROR, "could not advance partition \"%s\"", sub.pnames[i]);
 		newprog[i] = p;
 	}
-	record_watermarks();
+	hw_written = palloc(sizeof(int64) * sub.nparts);
+	record_watermarks(hw_written);
 	MemoryContextSwitchTo(TopMemoryContext);
 	commit_tx();
 
 	/* committed: the positions are the batch's */
 	for (i = 0; i < sub.nparts; i++)
 	{
-		int64		lo,
-					hi;
-
 		sub.consumed[i] = consumed[i];
 		sub.pending[i] = pending[i];
 		sub.progress[i] = newprog[i];
-		if (rd_kafka_get_watermark_offsets(consumer, sub.topic, i, &lo, &hi) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-			hi >= 0)
-			sub.hw_saved[i] = hi;
+		sub.hw_saved[i] = hw_written[i];
 	}
 	return !stopped;
+}
+
+/*
+ * The cluster no longer has the next offset of partition lost_part
+ * (retention overtook the consumer, or the topic was recreated): the
+ * subscription pauses with the state 'offsets lost' and an error that says
+ * where each side stands.  The pipeline's offsets stay as they are (docs/
+ * kafka.md, "Lost offsets").
+ */
+static void
+stop_lost_offsets(void)
+{
+	int64		lo = -1,
+				hi = -1;
+	char	   *error;
+
+	(void) rd_kafka_query_watermark_offsets(consumer, sub.topic, lost_part, &lo, &hi, 5000);
+	error = psprintf("offsets lost in partition %d of topic \"%s\": the next offset is " INT64_FORMAT
+					 ", the partition holds offsets " INT64_FORMAT " to " INT64_FORMAT " (%s)",
+					 lost_part, sub.topic, sub.consumed[lost_part] + sub.pending[lost_part] + 1,
+					 lo, hi - 1, lost_reason);
+	ereport(WARNING,
+			(errmsg("streamforge_kafka: subscription %d: %s", sub.id, error),
+			 errhint("The subscription is paused. See \"Lost offsets\" in docs/kafka.md.")));
+	begin_tx("streamforge_kafka: lost offsets");
+	if (subscription_active())
+	{
+		Datum		args[2];
+		Oid			types[2] = {INT4OID, TEXTOID};
+
+		args[0] = Int32GetDatum(sub.id);
+		args[1] = CStringGetTextDatum(error);
+		if (spi_as_owner("UPDATE streamforge_kafka.subscription AS s "
+						 "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
+						 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not pause subscription %d", sub.id);
+		put_status("offsets lost", error, 0, 0);
+	}
+	commit_tx();
 }
 
 /* ---------------------------------------------------------------- */
@@ -1040,6 +1140,16 @@ sfk_worker_main(Datum arg)
 	/* the mappings read timestamps the same whoever subscribed */
 	SetConfigOption("TimeZone", "UTC", PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("DateStyle", "ISO, MDY", PGC_USERSET, PGC_S_SESSION);
+	/* and as an attached table's trigger does (62_attach.sql), for aggregates */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("IntervalStyle", "postgres", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("extra_float_digits", "1", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("bytea_output", "hex", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("lc_numeric", "C", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("lc_monetary", "C", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("lc_time", "C", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("standard_conforming_strings", "on", PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("transform_null_equals", "off", PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("application_name", MyBgworkerEntry->bgw_name, PGC_USERSET, PGC_S_SESSION);
 
 	PG_TRY();
@@ -1108,6 +1218,11 @@ sfk_worker_main(Datum arg)
 			MemoryContextSwitchTo(old);
 			if (!run_batch(msgs, n, batchcxt))
 				break;
+			if (lost_part >= 0)
+			{
+				stop_lost_offsets();
+				break;
+			}
 		}
 		ereport(LOG,
 				(errmsg("streamforge_kafka: subscription %d: the worker stops", sub.id)));

@@ -63,6 +63,12 @@ is($node->safe_psql('postgres',
 		q{SELECT key, count FROM streamforge.live('kafka_clicks') ORDER BY 1}),
 	"/p0|5\n/p1|4", 'per page, one minute');
 KafkaTest::wait_for($node,
+	q{SELECT sum(clicks) = 9 FROM clicks_per_page_live},
+	'the aggregate fed by subscribe_aggregate has the clicks');
+is($node->safe_psql('postgres',
+		q{SELECT page, clicks FROM clicks_per_page_live ORDER BY 1}),
+	"/p0|5\n/p1|4", 'the aggregate: per page, one minute');
+KafkaTest::wait_for($node,
 	q{SELECT count(*) = 1 FROM streamforge_kafka.rejected WHERE topic = 'sensors'},
 	'the bad reading is a dead letter');
 KafkaTest::wait_for($node,
