@@ -255,7 +255,12 @@ INSERT INTO catalogue VALUES
 (477, 'ingest_measures_ts: pipeline without a time unit', $$SELECT * FROM streamforge.ingest_measures_ts('bad', 'p', 2, 'x', 'k', now(), ARRAY[1])$$, '22023'),
 (478, 'append_measures_ts: unknown pipeline', $$SELECT * FROM streamforge.append_measures_ts('nope', 'p', 'x', 'k', now(), ARRAY[1])$$, '42704'),
 (479, 'live_aggregates_ts: pipeline without a time unit', $$SELECT * FROM streamforge.live_aggregates_ts('bad')$$, '22023'),
-(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704');
+(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704'),
+(481, 'create_pipeline: max_by without an order measure', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a', 'b'], aggregates => ARRAY['max_by(a)'])$$, '22023'),
+(482, 'create_pipeline: min_by of an unknown order measure', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a', 'b'], aggregates => ARRAY['min_by(a, c)'])$$, '22023'),
+(483, 'create_pipeline: percentile without a fraction', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['percentile_cont(a)'])$$, '22023'),
+(484, 'create_pipeline: percentile fraction above 1', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['approx_percentile(a, 1.5)'])$$, '22023'),
+(485, 'create_pipeline: percentile fraction of 7 decimals', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['percentile_disc(a, 0.1234567)'])$$, '22023');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

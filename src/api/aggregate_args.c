@@ -66,8 +66,8 @@ fraction_arg(Node *e, const char *name)
 	d = DatumGetFloat8(((Const *) c)->constvalue);
 	if (!(d >= 0.0 && d <= 1.0))
 		refuse_arg("the fraction of %s() must be from 0 to 1", name);
-	k = (int64) llround(d * SF_AGG_FRACTION_UNIT);
-	if ((double) k / SF_AGG_FRACTION_UNIT != d)
+	k = (int64) llround(d * SF_FRACTION_UNIT);
+	if ((double) k / SF_FRACTION_UNIT != d)
 		refuse_arg("the fraction of %s() must have at most 6 decimals", name);
 	return k;
 }

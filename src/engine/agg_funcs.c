@@ -382,8 +382,8 @@ parse_fraction(const char **s, int64 *millionths)
 		return false;
 	for (int i = digits; i < 6; i++)
 		frac *= 10;
-	*millionths = whole * SF_AGG_FRACTION_UNIT + frac;
-	if (*millionths > SF_AGG_FRACTION_UNIT)
+	*millionths = whole * SF_FRACTION_UNIT + frac;
+	if (*millionths > SF_FRACTION_UNIT)
 		return false;
 	*s = p;
 	return true;
@@ -396,8 +396,8 @@ fraction_spelling(int64 millionths)
 	char		buf[16];
 	int			len;
 
-	if (millionths == 0 || millionths == SF_AGG_FRACTION_UNIT)
-		return psprintf("%d", (int) (millionths / SF_AGG_FRACTION_UNIT));
+	if (millionths == 0 || millionths == SF_FRACTION_UNIT)
+		return psprintf("%d", (int) (millionths / SF_FRACTION_UNIT));
 	snprintf(buf, sizeof(buf), "0.%06d", (int) millionths);
 	len = strlen(buf);
 	while (buf[len - 1] == '0')

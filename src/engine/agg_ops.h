@@ -129,7 +129,7 @@ typedef enum SfAggArgForm
  * (its spelling is canonical; k / 1e6 in double is the double nearest to
  * the decimal, as PostgreSQL's float8in gives)
  */
-#define SF_AGG_FRACTION_UNIT	1000000
+#define SF_FRACTION_UNIT	1000000
 
 /*
  * The shape of a value, which is all persist/measures.c's sf_agg_datum

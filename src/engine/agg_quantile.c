@@ -260,7 +260,7 @@ values_deserialize(void *state, const int64 *words, int64 n,
 static inline double
 fraction(const SfAggDef *a)
 {
-	return (double) a->constant / (double) SF_AGG_FRACTION_UNIT;
+	return (double) a->constant / (double) SF_FRACTION_UNIT;
 }
 
 /* percentile_disc's row: PostgreSQL's percentile_disc_final */
