@@ -67,7 +67,7 @@ SELECT construct, pg_temp.try(q) AS outcome
     ('DISTINCT in an aggregate', $$SELECT sum(DISTINCT n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('ORDER BY in an aggregate', $$SELECT sum(n ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('FILTER', $$SELECT sum(n) FILTER (WHERE n > 1) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
-    ('ordered-set aggregate', $$SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
+    ('ordered-set aggregate', $$SELECT mode() WITHIN GROUP (ORDER BY n) FROM ev GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('system column', $$SELECT count(*) FROM ev WHERE xmin::text <> '' GROUP BY streamforge.tumble(at, '1 minute')$$),
     ('whole-row reference', $$SELECT count(*) FROM ev GROUP BY ev, streamforge.tumble(at, '1 minute')$$),
     ('volatile function in WHERE', $$SELECT count(*) FROM ev WHERE random() < 0.5 GROUP BY streamforge.tumble(at, '1 minute')$$),

@@ -72,7 +72,9 @@ SELECT streamforge_internal.window_params(NULL, 1, 2, 3) IS NULL AS null_kind;
 -- with its SQL type in aggregate_columns
 CREATE FUNCTION ops_spelling(name text, arg text) RETURNS text LANGUAGE sql AS $$
     SELECT CASE arg WHEN 'comparison' THEN name || '(m >= 1)'
-                    WHEN 'optional_measure' THEN name ELSE name || '(m)' END
+                    WHEN 'optional_measure' THEN name
+                    WHEN 'measure_by_measure' THEN name || '(m, v)'
+                    WHEN 'measure_fraction' THEN name || '(m, 0.5)' ELSE name || '(m)' END
 $$;
 SELECT streamforge.create_pipeline('ops_reg', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
     measures => ARRAY['v', 'm NULL'],

@@ -174,6 +174,19 @@ BEGIN
                 nullable := nullable || (a ->> 'arg');
             END IF;
         END IF;
+        -- max_by(x, y), min_by(x, y): the order y is a measure too (issue 44)
+        IF a ->> 'arg2' IS NOT NULL AND a ->> 'arg2' <> ALL (exprs) THEN
+            exprs := exprs || (a ->> 'arg2');
+            IF (a ->> 'arg2_type')::regtype <> ALL (ARRAY['smallint', 'integer', 'bigint']::regtype[]) THEN
+                RAISE EXCEPTION 'aggregates over an expression of type % are not supported', (a ->> 'arg2_type')::regtype
+                    USING ERRCODE = '0A000',
+                          DETAIL = format('The expression %s is of type %s; the engine aggregates integers.', a ->> 'arg2', (a ->> 'arg2_type')::regtype),
+                          HINT = 'Aggregate an integer expression, for example the amount in cents.';
+            END IF;
+            IF NOT (a ->> 'arg2_not_null')::boolean THEN
+                nullable := nullable || (a ->> 'arg2');
+            END IF;
+        END IF;
         IF NOT EXISTS (SELECT FROM streamforge_internal.aggregate_functions() AS f
                         WHERE f.name = a ->> 'func' AND f.classic) THEN
             use_measures := true;
@@ -201,6 +214,14 @@ BEGIN
                 WHEN a ->> 'func' = 'count_if'
                 THEN format('count_if(m%s %s %s) AS a%s', array_position(exprs, a ->> 'arg'),
                             a ->> 'filter_op', (a ->> 'filter_value')::bigint, i)
+                WHEN a ->> 'arg2' IS NOT NULL
+                THEN format('%s(m%s, m%s) AS a%s', a ->> 'func', array_position(exprs, a ->> 'arg'),
+                            array_position(exprs, a ->> 'arg2'), i)
+                -- a percentile: its fraction in millionths, spelled 0.dddddd or 1
+                WHEN a ->> 'fraction_millionths' IS NOT NULL
+                THEN format('%s(m%s, %s) AS a%s', a ->> 'func', array_position(exprs, a ->> 'arg'),
+                            CASE WHEN (a ->> 'fraction_millionths')::bigint = 1000000 THEN '1'
+                                 ELSE '0.' || lpad((a ->> 'fraction_millionths')::bigint::text, 6, '0') END, i)
                 ELSE format('%s(m%s) AS a%s', a ->> 'func', array_position(exprs, a ->> 'arg'), i) END;
             aggs := aggs || jsonb_build_object('name', a ->> 'name', 'func', a ->> 'func',
                                                'type', a ->> 'type', 'member', format('a%s', i));

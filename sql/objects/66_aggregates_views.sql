@@ -175,7 +175,8 @@ BEGIN
         f := a ->> 'func';
         typ := (a ->> 'type')::regtype;
         -- the SQL types of the supported aggregates of integers (issue 37)
-        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric']::regtype[]) THEN
+        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
+                             'double precision']::regtype[]) THEN
             RAISE EXCEPTION 'invalid aggregate definition'
                 USING ERRCODE = '22023',
                       DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);
@@ -279,7 +280,8 @@ BEGIN
         f := a ->> 'func';
         typ := (a ->> 'type')::regtype;
         -- the SQL types of the supported aggregates of integers (issue 37)
-        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric']::regtype[]) THEN
+        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
+                             'double precision']::regtype[]) THEN
             RAISE EXCEPTION 'invalid aggregate definition'
                 USING ERRCODE = '22023',
                       DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);

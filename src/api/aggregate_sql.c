@@ -239,37 +239,6 @@ const_interval_us(Node *node, const char *what)
 	return (int64) iv->day * USECS_PER_DAY + iv->time;
 }
 
-/*
- * The precision of the time argument, in microseconds: a column of type
- * date is whole days, timestamp(p) and timestamptz(p) 10^(6-p)
- * microseconds; anything else 1.
- */
-static int64
-time_precision_us(Node *node)
-{
-	int64		us = 1;
-	int			p;
-
-	/* look through the implicit cast to timestamptz */
-	while (IsA(node, FuncExpr) &&
-		   ((FuncExpr *) node)->funcformat == COERCE_IMPLICIT_CAST &&
-		   list_length(((FuncExpr *) node)->args) == 1)
-		node = linitial(((FuncExpr *) node)->args);
-	if (!IsA(node, Var))
-		return 1;
-	if (((Var *) node)->vartype == DATEOID)
-		return USECS_PER_DAY;
-	if (((Var *) node)->vartype != TIMESTAMPOID &&
-		((Var *) node)->vartype != TIMESTAMPTZOID)
-		return 1;
-	p = ((Var *) node)->vartypmod;
-	if (p < 0 || p >= 6)
-		return 1;
-	for (; p < 6; p++)
-		us *= 10;
-	return us;
-}
-
 static void
 json_key(StringInfo buf, const char *key, bool first)
 {
@@ -386,24 +355,6 @@ expr_not_null(Node *node, Oid relid)
 	return true;
 }
 
-/*
- * Whether row-level security is enabled on the table: its attachment would
- * ingest every row, whatever the policies let the views' readers see.
- */
-static bool
-table_has_row_security(Oid relid)
-{
-	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	bool		result = false;
-
-	if (HeapTupleIsValid(tp))
-	{
-		result = ((Form_pg_class) GETSTRUCT(tp))->relrowsecurity;
-		ReleaseSysCache(tp);
-	}
-	return result;
-}
-
 /* The name of an aggregate of the supported set, NULL for any other */
 static const char *
 supported_aggregate(Aggref *a)
@@ -414,7 +365,10 @@ supported_aggregate(Aggref *a)
 	const SfAggOps *o;
 
 	if (nsp != PG_CATALOG_NAMESPACE || name == NULL)
-		return NULL;
+	{
+		o = sf_aggregate_sf_ops(a->aggfnoid);	/* max_by (aggregate_args.c) */
+		return o ? o->name : NULL;
+	}
 	/* the registry's pg_names (agg_ops.h); agg(DISTINCT x) maps apart */
 	o = sf_agg_ops_by_pg_name(name, a->aggdistinct != NIL);
 	if (o == NULL && a->aggdistinct != NIL)
@@ -422,12 +376,29 @@ supported_aggregate(Aggref *a)
 	return o ? o->name : NULL;
 }
 
-/* The aggregate's argument, checked; NULL for count(*) */
+/*
+ * The aggregate's argument, checked; NULL for count(*).  One of two
+ * arguments (aggregate_args.c): *arg2 the second (else NULL), *fraction a
+ * percentile's (else -1).
+ */
 static Node *
-aggregate_argument(Aggref *a, AggWalk *w, const char *name)
+aggregate_argument(Aggref *a, AggWalk *w, const char *name, Node **arg2,
+				   int64 *fraction)
 {
 	TargetEntry *arg;
+	const SfAggOps *o = sf_agg_ops_by_name(name);
+	Node	   *x;
 
+	*arg2 = NULL;
+	*fraction = -1;
+	if (o->arg == SF_AGGARG_BY || o->arg == SF_AGGARG_FRACTION)
+	{
+		sf_aggregate_two_args(a, o, &x, arg2, fraction);
+		check_expr(x, w, "the argument of an aggregate");
+		if (*arg2 != NULL)
+			check_expr(*arg2, w, "the argument of an aggregate");
+		return x;
+	}
 	if (a->aggdistinct != NIL && !sf_agg_ops_by_name(name)->pg_distinct)
 		refuse("DISTINCT in aggregate %s() is not supported", name);
 	if (a->aggorder != NIL)
@@ -618,7 +589,7 @@ describe(Query *q, StringInfo buf)
 			   rte->relkind == RELKIND_PARTITIONED_TABLE ? "partitioned table" :
 			   "relation of another kind");
 	w.relid = rte->relid;
-	if (table_has_row_security(w.relid))
+	if (sf_aggregate_row_security(w.relid))
 		refuse("table \"%s\" has row-level security, which is not supported",
 			   get_rel_name(w.relid));
 
@@ -686,6 +657,8 @@ describe(Query *q, StringInfo buf)
 		Node	   *arg;
 		const char *filter_op;
 		int64		filter_c = 0;
+		Node	   *arg2;
+		int64		fraction;
 
 		if (te->resjunk)
 			continue;
@@ -703,7 +676,7 @@ describe(Query *q, StringInfo buf)
 		if (name == NULL)
 			refuse("aggregate %s is not supported",
 				   format_procedure(a->aggfnoid));
-		arg = aggregate_argument(a, &w, name);
+		arg = aggregate_argument(a, &w, name, &arg2, &fraction);
 		if (a->aggfilter != NULL && arg != NULL)
 		{
 			arg = filter_argument((Node *) a->aggfilter, arg, &w);
@@ -740,6 +713,15 @@ describe(Query *q, StringInfo buf)
 							   ? "true" : "false");
 		json_str(&aggs, "name", te->resname, false);
 		json_str(&aggs, "type", format_type_be(a->aggtype), false);
+		if (arg2 != NULL)
+		{
+			json_str(&aggs, "arg2", deparse(arg2, w.relid), false);
+			json_str(&aggs, "arg2_type", format_type_be(exprType(arg2)), false);
+			json_key(&aggs, "arg2_not_null", false);
+			appendStringInfoString(&aggs, expr_not_null(arg2, w.relid) ? "true" : "false");
+		}
+		if (fraction >= 0)
+			json_int(&aggs, "fraction_millionths", fraction, false);
 		if (filter_op != NULL)
 		{
 			json_str(&aggs, "filter_op", filter_op, false);
@@ -769,7 +751,7 @@ describe(Query *q, StringInfo buf)
 		appendStringInfoChar(buf, '{');
 		json_str(buf, "kind", o->marker, true);
 		json_str(buf, "time", deparse(ts, w.relid), false);
-		json_int(buf, "precision_us", time_precision_us(ts), false);
+		json_int(buf, "precision_us", sf_aggregate_time_precision_us(ts), false);
 		/* the interval arguments: positional keys, named as the kind names them */
 		json_int(buf, "size_us", const_interval_us(lsecond(f->args),
 												   o->marker_args[0]),

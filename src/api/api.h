@@ -382,6 +382,14 @@ extern uint8 sf_option_enum_arg(const SfOption *o, Datum d);
 extern void sf_measures_arg(FunctionCallInfo fcinfo, int m, int a,
 							SfPipelineDef *def);
 
+/* aggregate_args.c: create_aggregate's aggregates of two arguments */
+extern const SfAggOps *sf_aggregate_sf_ops(Oid aggfnoid);
+extern void sf_aggregate_two_args(struct Aggref *a, const SfAggOps *o,
+								  struct Node **arg, struct Node **arg2,
+								  int64 *fraction);
+extern int64 sf_aggregate_time_precision_us(struct Node *node);
+extern bool sf_aggregate_row_security(Oid relid);
+
 /* aggregate_keys.c: the engine key of a GROUP BY expression */
 extern struct Node *sf_aggregate_canonical_key(struct Node *e);
 

@@ -112,8 +112,9 @@ sf_aggregate_columns(PG_FUNCTION_ARGS)
 
 		values[0] = Int32GetDatum(i + 1);
 		values[1] = CStringGetTextDatum(a->name);
-		values[2] = ObjectIdGetDatum(strcmp(o->sql_type, "bigint") == 0 ?
-									 INT8OID : NUMERICOID);
+		values[2] = ObjectIdGetDatum(strcmp(o->sql_type, "bigint") == 0 ? INT8OID :
+									 strcmp(o->sql_type, "numeric") == 0 ?
+									 NUMERICOID : FLOAT8OID);
 		values[3] = CStringGetTextDatum(o->name);
 		if (a->measure >= 0)
 			values[4] = CStringGetTextDatum(md->names[a->measure]);

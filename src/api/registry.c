@@ -103,6 +103,8 @@ sf_aggregate_functions_srf(PG_FUNCTION_ARGS)
 		[SF_AGGARG_MEASURE] = "measure",
 		[SF_AGGARG_COUNT] = "optional_measure",
 		[SF_AGGARG_COMPARISON] = "comparison",
+		[SF_AGGARG_BY] = "measure_by_measure",
+		[SF_AGGARG_FRACTION] = "measure_fraction",
 	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 

@@ -179,7 +179,7 @@ distinct_deserialize(void *state, const int64 *words, int64 n,
 }
 
 static void
-distinct_value(const void *state, SfAggValue *v)
+distinct_value(const void *state, const SfAggDef *a, SfAggValue *v)
 {
 	v->isnull = false;
 	v->i64 = (int64) members(state);

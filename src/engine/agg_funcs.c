@@ -41,6 +41,8 @@ static const char *const pg_var_pop[] = {"var_pop", NULL};
 static const char *const pg_var_samp[] = {"var_samp", "variance", NULL};
 static const char *const pg_stddev_pop[] = {"stddev_pop", NULL};
 static const char *const pg_stddev_samp[] = {"stddev_samp", "stddev", NULL};
+static const char *const pg_percentile_cont[] = {"percentile_cont", NULL};
+static const char *const pg_percentile_disc[] = {"percentile_disc", NULL};
 
 const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS] = {
 	[SF_AGG_COUNT] = {
@@ -129,6 +131,44 @@ const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS] = {
 		.sql_type = "bigint", .result = SF_AGGRES_INT64,
 		.var = &sf_agg_hll_var,
 	},
+
+	/*
+	 * 0.4.0 (issue 44, item 3): arg-max and arg-min, three own words (the
+	 * values seen, the order, the value).  Events with a NULL value or a
+	 * NULL order are skipped; of equal orders the smallest value wins, so
+	 * that the answer is a function of the bucket's events.
+	 * create_aggregate maps streamforge.max_by/min_by onto them (sql_names).
+	 */
+	[SF_AGG_MAX_BY] = {
+		.func = SF_AGG_MAX_BY, .name = "max_by", .arg = SF_AGGARG_BY,
+		.sql_type = "bigint", .result = SF_AGGRES_INT64,
+		.own_words = 3, .sf_sql = true,
+	},
+	[SF_AGG_MIN_BY] = {
+		.func = SF_AGG_MIN_BY, .name = "min_by", .arg = SF_AGGARG_BY,
+		.sql_type = "bigint", .result = SF_AGGRES_INT64,
+		.own_words = 3, .sf_sql = true,
+	},
+	/* 0.4.0 (issue 44, item 2): a DDSketch, exact up to 256 values */
+	[SF_AGG_APPROX_PERCENTILE] = {
+		.func = SF_AGG_APPROX_PERCENTILE, .name = "approx_percentile",
+		.arg = SF_AGGARG_FRACTION,
+		.sql_type = "double precision", .result = SF_AGGRES_FLOAT8,
+		.var = &sf_agg_ddsketch_var, .sf_sql = true,
+	},
+	/* 0.4.0 (issue 44, item 2): exact, every value kept */
+	[SF_AGG_PERCENTILE_CONT] = {
+		.func = SF_AGG_PERCENTILE_CONT, .name = "percentile_cont",
+		.arg = SF_AGGARG_FRACTION,
+		.sql_type = "double precision", .result = SF_AGGRES_FLOAT8,
+		.var = &sf_agg_values_cont_var, .pg_names = pg_percentile_cont,
+	},
+	[SF_AGG_PERCENTILE_DISC] = {
+		.func = SF_AGG_PERCENTILE_DISC, .name = "percentile_disc",
+		.arg = SF_AGGARG_FRACTION,
+		.sql_type = "bigint", .result = SF_AGGRES_INT64,
+		.var = &sf_agg_values_disc_var, .pg_names = pg_percentile_disc,
+	},
 };
 
 const SfAggOps *
@@ -157,6 +197,14 @@ sf_agg_ops_by_pg_name(const char *pg_name, bool distinct)
 				return o;
 	}
 	return NULL;
+}
+
+const SfAggOps *
+sf_agg_ops_by_sf_name(const char *name)
+{
+	const SfAggOps *o = sf_agg_ops_by_name(name);
+
+	return o != NULL && o->sf_sql ? o : NULL;
 }
 
 const SfAggOps *
@@ -274,6 +322,89 @@ measure_index(const SfMeasuresDef *md, const char *name)
 	return -1;
 }
 
+/*
+ * An aggregate's default name: func_m, max_by_m_order, approx_percentile_m_95
+ * (the fraction's digits after the point; 0 and 1 as such), palloc'd
+ */
+static char *fraction_spelling(int64 millionths);
+
+static char *
+default_name(const SfAggOps *o, const SfAggDef *a, const SfMeasuresDef *md)
+{
+	if (o->arg == SF_AGGARG_BY)
+		return psprintf("%s_%s_%s", o->name, md->names[a->measure],
+						md->names[a->measure2]);
+	if (o->arg == SF_AGGARG_FRACTION)
+	{
+		char	   *f = fraction_spelling(a->constant);
+
+		return psprintf("%s_%s_%s", o->name, md->names[a->measure],
+						f[0] == '0' && f[1] == '.' ? f + 2 : f);
+	}
+	return psprintf("%s_%s", o->name, md->names[a->measure]);
+}
+
+/*
+ * A fraction from 0 to 1 at *s (0, 1, 0.95, .5, 1.0; at most 6 digits
+ * after the point), advancing *s: in millionths
+ */
+static bool
+parse_fraction(const char **s, int64 *millionths)
+{
+	const char *p = *s;
+	int64		whole = 0;
+	int64		frac = 0;
+	int			digits = 0;
+	bool		any = false;
+
+	if (*p >= '0' && *p <= '9')
+	{
+		/* 0 or 1, no leading zeros beyond one */
+		whole = *p - '0';
+		p++;
+		any = true;
+		if (whole > 1 || (*p >= '0' && *p <= '9'))
+			return false;
+	}
+	if (*p == '.')
+	{
+		p++;
+		while (*p >= '0' && *p <= '9')
+		{
+			if (++digits > 6)
+				return false;
+			frac = frac * 10 + (*p - '0');
+			p++;
+			any = true;
+		}
+	}
+	if (!any)
+		return false;
+	for (int i = digits; i < 6; i++)
+		frac *= 10;
+	*millionths = whole * SF_FRACTION_UNIT + frac;
+	if (*millionths > SF_FRACTION_UNIT)
+		return false;
+	*s = p;
+	return true;
+}
+
+/* The canonical spelling of a fraction in millionths: 0, 1, 0.95 */
+static char *
+fraction_spelling(int64 millionths)
+{
+	char		buf[16];
+	int			len;
+
+	if (millionths == 0 || millionths == SF_FRACTION_UNIT)
+		return psprintf("%d", (int) (millionths / SF_FRACTION_UNIT));
+	snprintf(buf, sizeof(buf), "0.%06d", (int) millionths);
+	len = strlen(buf);
+	while (buf[len - 1] == '0')
+		buf[--len] = '\0';
+	return pstrdup(buf);
+}
+
 static void
 parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 {
@@ -284,6 +415,7 @@ parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 
 	memset(a, 0, sizeof(*a));
 	a->measure = -1;
+	a->measure2 = -1;
 	if (scan_identifier(&s, func) == 0)
 		bad_aggregate(spec, "It does not start with the name of an aggregate function.");
 	o = sf_agg_ops_by_name(func);
@@ -342,6 +474,27 @@ parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 			a->constant = (int64) c;
 			s = skip_spaces(end);
 		}
+		else if (o->arg == SF_AGGARG_BY)
+		{
+			if (*s != ',')
+				bad_aggregate(spec, psprintf("%s takes two measures: the value and the order.", o->name));
+			s = skip_spaces(s + 1);
+			if (scan_identifier(&s, arg) == 0)
+				bad_aggregate(spec, "The order measure is missing.");
+			a->measure2 = measure_index(md, arg);
+			if (a->measure2 < 0)
+				bad_aggregate(spec, psprintf("The pipeline has no measure \"%s\".", arg));
+			s = skip_spaces(s);
+		}
+		else if (o->arg == SF_AGGARG_FRACTION)
+		{
+			if (*s != ',')
+				bad_aggregate(spec, psprintf("%s takes a measure and a fraction from 0 to 1.", o->name));
+			s = skip_spaces(s + 1);
+			if (!parse_fraction(&s, &a->constant))
+				bad_aggregate(spec, "The fraction must be a decimal from 0 to 1 with at most 6 digits after the point.");
+			s = skip_spaces(s);
+		}
 		if (*s != ')')
 			bad_aggregate(spec, "A closing parenthesis is missing.");
 		s = skip_spaces(s + 1);
@@ -353,7 +506,7 @@ parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 			strlcpy(a->name, "count", sizeof(a->name));
 		else
 		{
-			char	   *n = psprintf("%s_%s", o->name, md->names[a->measure]);
+			char	   *n = default_name(o, a, md);
 
 			if (strlen(n) > SF_NAME_MAX)
 				bad_aggregate(spec, "Its default name is longer than 63 bytes; name it with AS.");
@@ -526,8 +679,12 @@ sf_agg_spelling(const SfAggDef *a, const SfMeasuresDef *md)
 		if (o->arg == SF_AGGARG_COMPARISON)
 			appendStringInfo(&b, " %s " INT64_FORMAT, cmp_op_names[a->op],
 							 a->constant);
+		else if (o->arg == SF_AGGARG_BY)
+			appendStringInfo(&b, ", %s", md->names[a->measure2]);
+		else if (o->arg == SF_AGGARG_FRACTION)
+			appendStringInfo(&b, ", %s", fraction_spelling(a->constant));
 		appendStringInfoChar(&b, ')');
-		dflt = psprintf("%s_%s", o->name, md->names[a->measure]);
+		dflt = default_name(o, a, md);
 	}
 	if (strcmp(a->name, dflt) != 0)
 		appendStringInfo(&b, " AS %s", a->name);
@@ -578,9 +735,11 @@ sf_measures_def_equal(const SfMeasuresDef *a, const SfMeasuresDef *b)
 		const SfAggDef *y = &b->aggs[i];
 
 		if (strcmp(x->name, y->name) != 0 || x->func != y->func ||
-			x->measure != y->measure ||
+			x->measure != y->measure || x->measure2 != y->measure2 ||
 			(sf_agg_ops(x->func)->arg == SF_AGGARG_COMPARISON &&
-			 (x->op != y->op || x->constant != y->constant)))
+			 (x->op != y->op || x->constant != y->constant)) ||
+			(sf_agg_ops(x->func)->arg == SF_AGGARG_FRACTION &&
+			 x->constant != y->constant))
 			return false;
 	}
 	return true;

@@ -424,7 +424,7 @@ hll_estimate(const uint8 *regs)
 }
 
 static void
-hll_value(const void *state, SfAggValue *v)
+hll_value(const void *state, const SfAggDef *a, SfAggValue *v)
 {
 	const SfHll *s = (const SfHll *) state;
 

@@ -9,7 +9,7 @@
  * The aggregate module is agg_ops.h, agg_funcs.c (the table, parsing and
  * spelling of definitions, the SQL-facing facts), aggregates.c (the
  * bucket state: layout, add, merge, copy, equal, value) and the files of
- * the variable-size states' operations (agg_distinct.c, agg_hll.c).  Nothing else in
+ * the variable-size states' operations (agg_distinct.c, agg_hll.c, agg_quantile.c).  Nothing else in
  * src/ names an SF_AGG_* function constant or an aggregate's name
  * (test/run.d/layers.sh, rule "kinds"): the other layers read the table's
  * facts (name, sql_type, result, sample, classic, pg_names).
@@ -85,10 +85,15 @@ typedef enum SfAggFunc
 	SF_AGG_LAST,
 	SF_AGG_COUNT_IF,
 	SF_AGG_COUNT_DISTINCT,
-	SF_AGG_APPROX_COUNT_DISTINCT
+	SF_AGG_APPROX_COUNT_DISTINCT,
+	SF_AGG_MAX_BY,
+	SF_AGG_MIN_BY,
+	SF_AGG_APPROX_PERCENTILE,
+	SF_AGG_PERCENTILE_CONT,
+	SF_AGG_PERCENTILE_DISC
 } SfAggFunc;
 
-#define SF_AGG_NFUNCS 14
+#define SF_AGG_NFUNCS 19
 
 typedef enum SfCmpOp
 {
@@ -113,8 +118,18 @@ typedef enum SfAggArgForm
 {
 	SF_AGGARG_MEASURE = 0,		/* func(m) */
 	SF_AGGARG_COUNT,			/* count, count(*), count(m) */
-	SF_AGGARG_COMPARISON		/* count_if(m op constant) */
+	SF_AGGARG_COMPARISON,		/* count_if(m op constant) */
+	SF_AGGARG_BY,				/* max_by(m, order_measure) (0.4.0) */
+	SF_AGGARG_FRACTION			/* approx_percentile(m, 0.95) (0.4.0) */
 } SfAggArgForm;
+
+/*
+ * SF_AGGARG_FRACTION: the fraction is a decimal of 0 to 1 with at most 6
+ * digits after the point, kept exactly as millionths in SfAggDef.constant
+ * (its spelling is canonical; k / 1e6 in double is the double nearest to
+ * the decimal, as PostgreSQL's float8in gives)
+ */
+#define SF_FRACTION_UNIT	1000000
 
 /*
  * The shape of a value, which is all persist/measures.c's sf_agg_datum
@@ -127,7 +142,8 @@ typedef enum SfAggResult
 	SF_AGGRES_SUM,				/* v->sum, numeric */
 	SF_AGGRES_AVG,				/* v->sum / v->count, numeric */
 	SF_AGGRES_VARIANCE,			/* v->count, sum, sumsq; sample or not */
-	SF_AGGRES_STDDEV			/* the same, square root at its scale */
+	SF_AGGRES_STDDEV,			/* the same, square root at its scale */
+	SF_AGGRES_FLOAT8			/* v->f8, double precision (0.4.0) */
 } SfAggResult;
 
 /*
@@ -140,6 +156,7 @@ typedef enum SfAggResult
  * deserialize apart.
  */
 struct SfAggValue;
+struct SfAggDef;
 
 typedef struct SfAggVarOps
 {
@@ -171,8 +188,12 @@ typedef struct SfAggVarOps
 	 */
 	bool		(*deserialize) (void *state, const int64 *words, int64 n,
 								const char **detail);
-	/* the value (v->i64 for SF_AGGRES_INT64); state may be NULL */
-	void		(*value) (const void *state, struct SfAggValue *v);
+	/*
+	 * the value (v->i64 for SF_AGGRES_INT64, v->f8 for SF_AGGRES_FLOAT8) of
+	 * the aggregate a; state may be NULL
+	 */
+	void		(*value) (const void *state, const struct SfAggDef *a,
+						  struct SfAggValue *v);
 } SfAggVarOps;
 
 typedef struct SfAggOps
@@ -199,12 +220,20 @@ typedef struct SfAggOps
 									 * NULL-terminated; NULL: none */
 	bool		pg_distinct;	/* the mapping is agg(DISTINCT x) */
 	bool		from_filter;	/* count(*) FILTER (WHERE x op c) maps onto it */
+	bool		sf_sql;			/* the SQL aggregate streamforge.<name> of the
+								 * extension maps onto it (0.4.0: max_by,
+								 * min_by, approx_percentile) */
 } SfAggOps;
 
 /* engine/agg_distinct.c: count_distinct's state, a set of int64 */
 extern PGDLLIMPORT const SfAggVarOps sf_agg_distinct_var;
 /* engine/agg_hll.c: approx_count_distinct's state, a HyperLogLog sketch */
 extern PGDLLIMPORT const SfAggVarOps sf_agg_hll_var;
+/* engine/agg_quantile.c: percentile_cont's and _disc's, the values kept */
+extern PGDLLIMPORT const SfAggVarOps sf_agg_values_cont_var;
+extern PGDLLIMPORT const SfAggVarOps sf_agg_values_disc_var;
+/* engine/agg_quantile.c: approx_percentile's state, a DDSketch */
+extern PGDLLIMPORT const SfAggVarOps sf_agg_ddsketch_var;
 
 /* engine/agg_funcs.c: the registry */
 extern PGDLLIMPORT const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS];
@@ -220,6 +249,8 @@ sf_agg_ops(SfAggFunc f)
 extern const SfAggOps *sf_agg_ops_by_name(const char *name);
 extern const SfAggOps *sf_agg_ops_by_pg_name(const char *pg_name,
 											 bool distinct);
+/* By the name of an SQL aggregate of schema streamforge (sf_sql): NULL if none */
+extern const SfAggOps *sf_agg_ops_by_sf_name(const char *name);
 /* The function count(*) FILTER (WHERE x op c) maps onto */
 extern const SfAggOps *sf_agg_ops_from_filter(void);
 
@@ -229,8 +260,10 @@ typedef struct SfAggDef
 	char		name[SF_NAME_MAX + 1];
 	SfAggFunc	func;
 	int			measure;		/* -1 for count (count(*)) */
+	int			measure2;		/* SF_AGGARG_BY: the order measure; else -1 */
 	SfCmpOp		op;				/* SF_AGGARG_COMPARISON */
-	int64		constant;		/* SF_AGGARG_COMPARISON */
+	int64		constant;		/* SF_AGGARG_COMPARISON; SF_AGGARG_FRACTION:
+								 * the fraction in millionths */
 	int			slot;			/* own words: the first in ext; else -1 */
 	int			varslot;		/* a variable-size state: its pointer word is
 								 * ext[nwords + varslot]; else -1 */
@@ -273,6 +306,7 @@ typedef struct SfAggValue
 	int64		i64;			/* SF_AGGRES_INT64 */
 	int128		sum;			/* sum, avg, variances */
 	uint64		sumsq[3];		/* variances, little-endian words */
+	double		f8;				/* SF_AGGRES_FLOAT8 */
 } SfAggValue;
 
 /*

@@ -211,6 +211,25 @@ earlier(int64 t, int64 a, int64 t2, int64 a2)
 }
 
 /*
+ * max_by and min_by's own words (agg_funcs.c): [0] the values seen, [1]
+ * the best order, [2] its value.  Add n values of order o, the best of
+ * which is v (n == 1: one event; a merge: another bucket's words).  The
+ * greatest order (max_by) or the smallest (min_by) wins, and of equal
+ * orders the smallest value: the words are a function of the events,
+ * whatever their order of arrival or merge.
+ */
+static inline void
+by_add(int64 *w, bool max, int64 o, int64 v, int64 n)
+{
+	if (w[0] == 0 || (max ? o > w[1] : o < w[1]) || (o == w[1] && v < w[2]))
+	{
+		w[1] = o;
+		w[2] = v;
+	}
+	w[0] += n;
+}
+
+/*
  * Variable-size states (agg_ops.h): aggregate i's state is the pointer in
  * ext word nwords + varslot, NULL while empty.  Only the sf_magg_*
  * functions below read or write these words.
@@ -407,10 +426,16 @@ words_add(const SfMeasuresDef *md, int64 *x, int64 nprev, int64 t,
 	{
 		const SfAggDef *a = &md->aggs[i];
 
-		if (a->func == SF_AGG_COUNT_IF &&
-			(nulls & (1U << a->measure)) == 0 &&
-			cmp_holds(a->op, vals[a->measure], a->constant))
-			x[a->slot]++;
+		if (a->slot < 0 || (nulls & (1U << a->measure)) != 0)
+			continue;
+		if (a->func == SF_AGG_COUNT_IF)
+		{
+			if (cmp_holds(a->op, vals[a->measure], a->constant))
+				x[a->slot]++;
+		}
+		else if ((nulls & (1U << a->measure2)) == 0)
+			by_add(x + a->slot, a->func == SF_AGG_MAX_BY, vals[a->measure2],
+				   vals[a->measure], 1);
 	}
 }
 
@@ -509,8 +534,17 @@ words_merge(const SfMeasuresDef *md, SfAgg *into, const SfAgg *from)
 			memcpy(x + s->last, y + s->last, 3 * sizeof(int64));
 	}
 	for (int i = 0; i < md->naggs; i++)
-		if (md->aggs[i].slot >= 0)
-			x[md->aggs[i].slot] += y[md->aggs[i].slot];
+	{
+		const SfAggDef *a = &md->aggs[i];
+
+		if (a->slot < 0)
+			continue;
+		if (a->func == SF_AGG_COUNT_IF)
+			x[a->slot] += y[a->slot];
+		else if (y[a->slot] > 0)
+			by_add(x + a->slot, a->func == SF_AGG_MAX_BY, y[a->slot + 1],
+				   y[a->slot + 2], y[a->slot]);
+	}
 }
 
 /*
@@ -591,7 +625,7 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 	{
 		/* a variable-size state gives its value itself */
 		v->count = agg->count;
-		v->ops->var->value(var_get(md, x, a->varslot), v);
+		v->ops->var->value(var_get(md, x, a->varslot), a, v);
 		return;
 	}
 	/* the values the aggregate sees: a nullable measure's non-NULL ones */
@@ -608,7 +642,17 @@ sf_agg_value(const SfMeasuresDef *md, const SfAgg *agg, int i, SfAggValue *v)
 			break;
 		case SF_AGG_COUNT_DISTINCT:
 		case SF_AGG_APPROX_COUNT_DISTINCT:
+		case SF_AGG_APPROX_PERCENTILE:
+		case SF_AGG_PERCENTILE_CONT:
+		case SF_AGG_PERCENTILE_DISC:
 			break;				/* variable-size: above */
+		case SF_AGG_MAX_BY:
+		case SF_AGG_MIN_BY:
+			/* the events with a value and an order */
+			v->count = x[a->slot];
+			v->isnull = v->count == 0;
+			v->i64 = x[a->slot + 2];
+			break;
 		case SF_AGG_MIN:
 			v->i64 = x[s->min];
 			break;

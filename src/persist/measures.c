@@ -21,7 +21,9 @@
  */
 #include "postgres.h"
 
+
 #include "catalog/pg_type.h"
+#include "common/shortest_dec.h"
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -159,10 +161,28 @@ sf_agg_datum(const SfAggValue *v, bool *isnull)
 			return variance(v, v->ops->sample);
 		case SF_AGGRES_STDDEV:
 			return sqrt_at_scale(variance(v, v->ops->sample));
+		case SF_AGGRES_FLOAT8:
+			return Float8GetDatum(v->f8);
 		case SF_AGGRES_INT64:
 			break;
 	}
 	return Int64GetDatum(v->i64);
+}
+
+/*
+ * A double as numeric with its shortest exact decimal (float8out's with
+ * extra_float_digits > 0, whatever the session's setting): read back as
+ * double precision it is the same double
+ */
+static Numeric
+float8_exact_numeric(double d)
+{
+	char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
+
+	double_to_shortest_decimal_buf(d, buf);
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+											   ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
 }
 
 /* The declared aggregates of a row of a measures pipeline, as jsonb */
@@ -194,6 +214,8 @@ sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg)
 			v.type = jbvNumeric;
 			if (av.ops->result == SF_AGGRES_INT64)
 				v.val.numeric = int64_to_numeric(DatumGetInt64(d));
+			else if (av.ops->result == SF_AGGRES_FLOAT8)
+				v.val.numeric = float8_exact_numeric(DatumGetFloat8(d));
 			else
 				v.val.numeric = DatumGetNumeric(d);
 		}

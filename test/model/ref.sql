@@ -189,7 +189,16 @@ SELECT b.name, b.key, b.s, b.en, count(*), sum(b.m[1]), min(b.m[1]), max(b.m[1])
             'big', count(*) FILTER (WHERE b.m[1] >= 3),
             'count_distinct_m2', count(DISTINCT b.m[2]),
             -- exact below 1025 distinct values (the model's buckets hold fewer)
-            'approx_count_distinct_m2', count(DISTINCT b.m[2]))::text
+            'approx_count_distinct_m2', count(DISTINCT b.m[2]),
+            -- issue 44: PostgreSQL's ordered-set aggregates; arg-max as
+            -- ORDER BY ... LIMIT 1 with the tie rule (the smallest value);
+            -- the sketch is exact below 257 values (the model's buckets
+            -- hold fewer, and their values are in its exact keys anyway)
+            'percentile_cont_m1_25', percentile_cont(0.25) WITHIN GROUP (ORDER BY b.m[1]),
+            'percentile_disc_m2_5', percentile_disc(0.5) WITHIN GROUP (ORDER BY b.m[2]),
+            'approx_percentile_m2_9', (percentile_disc(0.9) WITHIN GROUP (ORDER BY b.m[2]))::float8,
+            'max_by_m1_m2', (array_agg(b.m[1] ORDER BY b.m[2] DESC, b.m[1]))[1],
+            'min_by_m2_m1', (array_agg(b.m[2] ORDER BY b.m[1], b.m[2]))[1])::text
        WHEN 'agg' THEN ROW(count(*), sum(b.m[1]::int), avg(b.m[2]::int),
             min(b.m[1]::int), max(b.m[2]::int), var_pop(b.m[1]::int),
             var_samp(b.m[2]::int), stddev_pop(b.m[1]::int),
@@ -716,7 +725,9 @@ BEGIN
                 'avg(m2)', 'min(m1)', 'max(m2)', 'var_pop(m1)', 'var_samp(m2)',
                 'stddev_pop(m2)', 'stddev_samp(m1)', 'first(m1)', 'last(m2)',
                 'count_if(m1 >= 3) AS big', 'count_distinct(m2)',
-                'approx_count_distinct(m2)'] END);
+                'approx_count_distinct(m2)', 'percentile_cont(m1, 0.25)',
+                'percentile_disc(m2, 0.5)', 'approx_percentile(m2, 0.9)',
+                'max_by(m1, m2)', 'min_by(m2, m1)'] END);
     END IF;
     PERFORM streamforge.configure_outputs(pname, changelog => true, results => true,
                                           late => true, notify => true);
