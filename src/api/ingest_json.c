@@ -576,5 +576,6 @@ sf_write_json(FunctionCallInfo fcinfo, const SfWriteForm *form)
 	b.n = n;
 	b.mv = call.mv;
 	b.assign = !call.with_offset;
+	b.json = true;
 	sf_write_batch(fcinfo, p, late_before, &b);
 }
