@@ -255,7 +255,9 @@ INSERT INTO catalogue VALUES
 (477, 'ingest_measures_ts: pipeline without a time unit', $$SELECT * FROM streamforge.ingest_measures_ts('bad', 'p', 2, 'x', 'k', now(), ARRAY[1])$$, '22023'),
 (478, 'append_measures_ts: unknown pipeline', $$SELECT * FROM streamforge.append_measures_ts('nope', 'p', 'x', 'k', now(), ARRAY[1])$$, '42704'),
 (479, 'live_aggregates_ts: pipeline without a time unit', $$SELECT * FROM streamforge.live_aggregates_ts('bad')$$, '22023'),
-(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704');
+(480, 'visible_aggregates_ts: unknown pipeline', $$SELECT * FROM streamforge.visible_aggregates_ts('nope')$$, '42704'),
+(481, 'ingest_batch: empty event_id in delivery 2 (CONTEXT names it)', $$SELECT * FROM streamforge.ingest_batch('bad', ARRAY[ROW('p', 1, 'x', 'k', 13, 1), ROW('p', 2, '', 'k', 13, 1)]::streamforge.delivery[])$$, '22023'),
+(482, 'ingest_json: unknown partition in element 2 (CONTEXT names it)', $$SELECT * FROM streamforge.ingest_json('bad', '[{"partition": "p", "source_offset": 1, "event_id": "x", "key": "k", "event_time": 13, "value": 1}, {"partition": "z", "source_offset": 2, "event_id": "y", "key": "k", "event_time": 13, "value": 1}]')$$, '22023');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);
 SELECT id, input, expected, pg_temp.outcome(stmt) AS got,
        CASE WHEN pg_temp.outcome(stmt) = expected THEN '' ELSE 'MISMATCH' END AS check

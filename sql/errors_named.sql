@@ -20,6 +20,12 @@ SELECT * FROM streamforge.ingest('named', 'p', 1, NULL, 'k', 1, 1);
 SELECT * FROM streamforge.append('named', 'p', 'e1', 'k', NULL, 1);
 SELECT * FROM streamforge.ingest_measures('named_m', 'p', 1, 'm1', 'k', 1, ARRAY[1, NULL]);
 
+-- An array argument's NULL element: its subscript, as SQL arrays count
+SELECT streamforge.create_pipeline('named_x', ARRAY['p', NULL],
+    ARRAY[streamforge.fixed('f', 10)]);
+SELECT streamforge.create_pipeline('named_x', ARRAY['p'],
+    ARRAY[streamforge.fixed('f', 10), NULL, streamforge.fixed('g', 20)]);
+
 -- ingest_batch: the engine's errors name the delivery and its event_id
 SELECT * FROM streamforge.ingest_batch('named', ARRAY[
     ROW('p', 1, 'e1', 'k', 2, 1), ROW('z', 2, 'e2', 'k', 2, 1)]::streamforge.delivery[]);
