@@ -17,6 +17,11 @@
  * their error words are those of 0.3.0's ingest_batch, append_batch and
  * ingest_measures_batch, moved here unchanged.
  *
+ * Errors name their delivery (issue 45, item 4): while a loop applies
+ * delivery i, an error context callback (batch_error_callback) adds its
+ * 1-based index and event_id to any error raised about it, in the words of
+ * the form's own messages; the loops only store i.
+ *
  * Assigned offsets (docs/ingestion.md, "append"): a source without offsets
  * of its own cannot pick "consumed_offset + 1" itself, so the extension
  * picks it, after sf_persist_open has locked the pipeline's row for this
