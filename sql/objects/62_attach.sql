@@ -249,6 +249,7 @@ CREATE OR REPLACE FUNCTION streamforge_internal.attach_null_error(field text,
 RETURNS text
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+SET standard_conforming_strings = on
 AS $$
 DECLARE
     shown text := expr;
