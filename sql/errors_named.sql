@@ -120,6 +120,10 @@ INSERT INTO named_raw2 (src, page, t, n) VALUES ('web', NULL, '2026-01-01 00:00:
 INSERT INTO named_raw2 (src, page, t, n) VALUES (NULL, '/a', '2026-01-01 00:00:01', 1);
 INSERT INTO named_raw2 (src, page, t, n) VALUES ('web', '/a', NULL, 1);
 INSERT INTO named_raw2 (src, page, t, n) VALUES ('web', '/a', '2026-01-01 00:00:01', NULL);
+-- the same words whatever the session's string settings
+SET standard_conforming_strings = off;
+INSERT INTO named_raw2 (src, page, t, n) VALUES ('web', NULL, '2026-01-01 00:00:01', 1);
+RESET standard_conforming_strings;
 -- an engine error of an attached row: the event of the trigger's batch
 \set SHOW_CONTEXT errors
 INSERT INTO named_raw2 (src, page, t, n) VALUES ('mobile', '/a', '2026-01-01 00:00:01', 1);
