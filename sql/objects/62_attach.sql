@@ -238,6 +238,46 @@ $$;
 COMMENT ON FUNCTION streamforge_internal.attach_check(regclass, name, text[], boolean) IS
     'checks a trigger of an attachment before it runs (internal helper)';
 
+-- The error of an inserted row whose mapping of field (partition,
+-- event_id, key, event_time or value) is NULL (0.4.0, issue 45, item 4):
+-- names the table, the pipeline and the column or expression the mapping
+-- reads, as attach() was given it.  The insert trigger calls it only for
+-- such a row, as the second argument of COALESCE, so a row that maps to
+-- no NULL costs nothing more.  expr: the stored mapping (attachments).
+CREATE OR REPLACE FUNCTION streamforge_internal.attach_null_error(field text,
+    expr text, source regclass, pipeline text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET standard_conforming_strings = on
+AS $$
+DECLARE
+    shown text := expr;
+    m text[];
+BEGIN
+    -- the expression attach() was given, without the conversion it added
+    m := pg_catalog.regexp_match(expr, '^\((.*)\)::pg_catalog\.(text|int8)$');
+    IF m IS NULL THEN
+        m := pg_catalog.regexp_match(expr, '^streamforge\.time_to_units\(\((.*)\), ''[^'']*''::pg_catalog\.interval\)$');
+    END IF;
+    IF m IS NULL THEN
+        m := pg_catalog.regexp_match(expr, '^streamforge\.time_to_units\(pg_catalog\.timezone\(''UTC'', \((.*)\)::pg_catalog\.timestamp\), ''[^'']*''::pg_catalog\.interval\)$');
+    END IF;
+    IF m IS NOT NULL THEN
+        shown := m[1];
+    END IF;
+    RAISE EXCEPTION '% of a row inserted into table % must not be null', field, source
+        USING ERRCODE = '22004',
+              DETAIL = pg_catalog.format('Table %s is attached to pipeline "%s" with %s from %s %s.',
+                  source, pipeline, field,
+                  CASE WHEN shown OPERATOR(pg_catalog.~) '^([a-z_][a-z0-9_$]*|"([^"]|"")+")$'
+                       THEN 'column' ELSE 'the expression' END,
+                  shown);
+END
+$$;
+COMMENT ON FUNCTION streamforge_internal.attach_null_error(text, text, regclass, text) IS
+    'raises the error of an inserted row whose mapping is null (internal helper of attachments)';
+
 -- The statement-level AFTER INSERT trigger of an attachment.
 CREATE OR REPLACE FUNCTION streamforge_internal.attached_insert()
 RETURNS trigger
@@ -257,6 +297,8 @@ AS $$
 DECLARE
     id bigint;
     n bigint;
+    named text[];
+    tm text[];
 BEGIN
     IF TG_LEVEL OPERATOR(pg_catalog.<>) 'STATEMENT' OR TG_OP OPERATOR(pg_catalog.<>) 'INSERT'
        OR TG_WHEN OPERATOR(pg_catalog.<>) 'AFTER' THEN
@@ -265,26 +307,50 @@ BEGIN
     END IF;
     id := streamforge_internal.attach_check(TG_RELID, TG_NAME,
                                             ARRAY(SELECT pg_catalog.unnest(TG_ARGV)), true);
+    -- each mapping but measures, or the error that names it when a row's
+    -- is NULL (attach_null_error; evaluated only then)
+    named := ARRAY(SELECT pg_catalog.format('COALESCE(%s, streamforge_internal.attach_null_error(%L, %L, $2, $1)%s)',
+                                            TG_ARGV[f.i], f.field, TG_ARGV[f.i],
+                                            CASE WHEN f.i OPERATOR(pg_catalog.>=) 4 THEN '::pg_catalog.int8' ELSE '' END)
+                     FROM (VALUES (1, 'partition'), (2, 'event_id'), (3, 'key'),
+                                  (4, 'event_time'), (5, 'value')) AS f(i, field)
+                    ORDER BY f.i);
+    -- a timestamp mapping: the NULL test goes inside time_to_units, which
+    -- refuses a NULL with words of its own
+    tm := pg_catalog.regexp_match(TG_ARGV[4],
+        '^streamforge\.time_to_units\(pg_catalog\.timezone\(''UTC'', \((.*)\)::pg_catalog\.timestamp\), (''[^'']*''::pg_catalog\.interval)\)$');
+    IF tm IS NOT NULL THEN
+        named[4] := pg_catalog.format('streamforge.time_to_units(pg_catalog.timezone(''UTC'', '
+                                      'COALESCE((%s)::pg_catalog.timestamp, streamforge_internal.attach_null_error(%L, %L, $2, $1)::pg_catalog.timestamp)), %s)',
+                                      tm[1], 'event_time', TG_ARGV[4], tm[2]);
+    ELSE
+        tm := pg_catalog.regexp_match(TG_ARGV[4],
+            '^streamforge\.time_to_units\(\((.*)\), (''[^'']*''::pg_catalog\.interval)\)$');
+        IF tm IS NOT NULL THEN
+            named[4] := pg_catalog.format('streamforge.time_to_units(COALESCE((%s), streamforge_internal.attach_null_error(%L, %L, $2, $1)::pg_catalog.timestamptz), %s)',
+                                          tm[1], 'event_time', TG_ARGV[4], tm[2]);
+        END IF;
+    END IF;
     -- a cursor: exactly one query, whatever the expressions contain
     IF TG_NARGS OPERATOR(pg_catalog.=) 11 THEN
         -- a measures pipeline: append_measures_batch assigns the offsets
         FOR n IN EXECUTE pg_catalog.format(
             'SELECT pg_catalog.count(*) FROM streamforge.append_measures_batch($1, '
             'ARRAY(SELECT ROW(%s, NULL::pg_catalog.int8, %s, %s, %s, %s)::streamforge.measures_delivery FROM new_rows%s))',
-            TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5],
+            named[1], named[2], named[3], named[4], TG_ARGV[5],
             CASE WHEN TG_ARGV[9] OPERATOR(pg_catalog.<>) ''
                  THEN pg_catalog.format(' WHERE (%s)', TG_ARGV[9]) ELSE '' END)
-            USING TG_ARGV[0]
+            USING TG_ARGV[0], TG_RELID
         LOOP
         END LOOP;
     ELSE
         FOR n IN EXECUTE pg_catalog.format(
             'SELECT pg_catalog.count(*) FROM streamforge.append_batch($1, '
             'ARRAY(SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM new_rows%s))',
-            TG_ARGV[1], TG_ARGV[2], TG_ARGV[3], TG_ARGV[4], TG_ARGV[5],
+            named[1], named[2], named[3], named[4], named[5],
             CASE WHEN TG_NARGS OPERATOR(pg_catalog.>=) 10
                  THEN pg_catalog.format(' WHERE (%s)', TG_ARGV[9]) ELSE '' END)
-            USING TG_ARGV[0]
+            USING TG_ARGV[0], TG_RELID
         LOOP
         END LOOP;
     END IF;

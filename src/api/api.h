@@ -341,6 +341,7 @@ typedef struct SfWriteBatch
 	const int  *bad;
 	int64	   *mv;				/* measures: n * width words; NULL: value */
 	bool		assign;			/* each takes its partition's next offset */
+	bool		json;			/* from a JSON array: errors say "element" */
 } SfWriteBatch;
 
 /*

@@ -189,6 +189,24 @@ option_from_arg(FunctionCallInfo fcinfo, const SfOption *o, SfPipelineDef *def)
 }
 
 /*
+ * The subscript of the first NULL element of a (one-dimensional, as the
+ * callers' arguments are; else its position from 1), for the error that
+ * names it (issue 45, item 4).  Only on an error's path.
+ */
+static int
+first_null_subscript(ArrayType *a)
+{
+	bits8	   *bitmap = ARR_NULLBITMAP(a);
+	int			n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+	int			base = ARR_NDIM(a) == 1 ? ARR_LBOUND(a)[0] : 1;
+
+	for (int i = 0; bitmap != NULL && i < n; i++)
+		if ((bitmap[i / 8] & (1 << (i % 8))) == 0)
+			return base + i;
+	return 0;
+}
+
+/*
  * The definition create_pipeline's (and definition_of's) arguments give,
  * checked and normalized, in the current memory context.  With create,
  * 42710 first if the pipeline exists.  The checks run in the order of
@@ -231,11 +249,15 @@ define_from_args(FunctionCallInfo fcinfo, SfPipelineDef *def, bool create)
 	if (array_contains_nulls(parts))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("partition names must not be null")));
+				 errmsg("partition names must not be null"),
+				 errdetail("Element %d of partitions is null.",
+						   first_null_subscript(parts))));
 	if (array_contains_nulls(wins))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("window definitions must not be null")));
+				 errmsg("window definitions must not be null"),
+				 errdetail("Element %d of windows is null.",
+						   first_null_subscript(wins))));
 
 	/* partitions */
 	deconstruct_array(parts, TEXTOID, -1, false, TYPALIGN_INT,

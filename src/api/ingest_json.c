@@ -25,7 +25,9 @@
  *	2. the event_time strings (only with a time unit), read like
  *	   PostgreSQL's timestamptz input and converted exactly, as
  *	   streamforge.time_to_units() does: the first bad one fails;
- *	3. the deliveries, in array order, by the engine (SF001, SF002, ...).
+ *	3. the deliveries, in array order, by the engine (SF001, SF002, ...),
+ *	   whose errors carry "element N of the array, event_id ..." as
+ *	   their context (write_array.c).
  *
  * Memory: everything lives in the calling function's context.  The
  * strings of event_id and key point into the (detoasted) jsonb argument,
@@ -576,5 +578,6 @@ sf_write_json(FunctionCallInfo fcinfo, const SfWriteForm *form)
 	b.n = n;
 	b.mv = call.mv;
 	b.assign = !call.with_offset;
+	b.json = true;
 	sf_write_batch(fcinfo, p, late_before, &b);
 }

@@ -17,6 +17,11 @@
  * their error words are those of 0.3.0's ingest_batch, append_batch and
  * ingest_measures_batch, moved here unchanged.
  *
+ * Errors name their delivery (issue 45, item 4): while a loop applies
+ * delivery i, an error context callback (batch_error_callback) adds its
+ * 1-based index and event_id to any error raised about it, in the words of
+ * the form's own messages; the loops only store i.
+ *
  * Assigned offsets (docs/ingestion.md, "append"): a source without offsets
  * of its own cannot pick "consumed_offset + 1" itself, so the extension
  * picks it, after sf_persist_open has locked the pipeline's row for this
@@ -50,6 +55,45 @@
 
 /* How many deliveries ahead the loops prefetch identity slots */
 #define SF_PREFETCH_DISTANCE 8
+
+/*
+ * The error context of a batch (docs/ingestion.md, "Errors name their
+ * input"): the delivery being applied, by its 1-based index in the array
+ * and its event_id, so that an error the engine raises about it (an
+ * unknown partition, an offset or identity conflict, a bound out of
+ * range, the measures' arity) names it.  The loops store the index only;
+ * the words are built when an error is raised.
+ */
+typedef struct BatchErrCxt
+{
+	const SfWriteBatch *b;
+	int			i;				/* 0-based delivery applied now; -1: none */
+} BatchErrCxt;
+
+static void
+batch_error_callback(void *arg)
+{
+	const BatchErrCxt *c = (const BatchErrCxt *) arg;
+	const SfWriteBatch *b = c->b;
+	const SfDelivery *d;
+	const char *what;
+	const char *whole;
+
+	if (c->i < 0 || c->i >= b->n)
+		return;
+	/* an incomplete delivery: its error names it, and it has no event_id */
+	if (b->bad != NULL && b->bad[c->i] != -2 && b->bad[c->i] != SF_BAD_MEASURES)
+		return;
+	d = &b->ds[c->i];
+	/* the words of the form's own errors (api.h, SfWriteBatch) */
+	what = b->json ? "element" : (b->assign && b->mv == NULL) ? "event" : "delivery";
+	whole = b->json ? "the array" : "the batch";
+	if (d->event_id_len == 0)
+		errcontext("%s %d of %s", what, c->i + 1, whole);
+	else
+		errcontext("%s %d of %s, event_id \"%s\"", what, c->i + 1, whole,
+				   sf_msg_str(d->event_id, d->event_id_len));
+}
 
 /*
  * A measures bigint[] as the delivery's width words into out: the
@@ -155,7 +199,7 @@ measures_fast(Datum d, const SfMeasuresDef *md, int64 *out)
  */
 static void
 ingest_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
-			SfDelivery *ds, const int *nullfield, int n)
+			SfDelivery *ds, const int *nullfield, int n, BatchErrCxt *cx)
 {
 	SfDeliveryHash *hashes;		/* from the prefetch */
 	SfChangeList changes = {0};
@@ -174,10 +218,12 @@ ingest_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		CHECK_FOR_INTERRUPTS();
 		if (ahead < n && (nullfield == NULL || nullfield[ahead] == -2))
 			sf_delivery_prefetch(p, &ds[ahead], &hashes[ahead]);
+		cx->i = i;
 		sf_check_batch_nulls(nullfield, i, true);
 		sf_check_event_id(&ds[i], -1);
 		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
 	}
+	cx->i = -1;
 	if (n > 0)
 		sf_persist_journal_ingest(p, ds, hashes, n);
 	sf_finish_write(fcinfo, p, &changes, late_before);
@@ -190,7 +236,7 @@ ingest_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
  */
 static void
 append_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
-			SfDelivery *ds, const int *nullfield, int n)
+			SfDelivery *ds, const int *nullfield, int n, BatchErrCxt *cx)
 {
 	SfChangeList changes = {0};
 	SfDeliveryHash *hashes;		/* and interned keys, for the journal */
@@ -202,12 +248,14 @@ append_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	for (i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
+		cx->i = i;
 		sf_check_batch_nulls(nullfield, i, false);
 		sf_check_event_id(&ds[i], i);
 		sf_assign_offset(p, &ds[i]);
 		sf_delivery_prefetch(p, &ds[i], &hashes[i]);
 		sf_engine_ingest_hashed(p, &ds[i], &hashes[i], &changes);
 	}
+	cx->i = -1;
 	if (n > 0)
 		sf_persist_journal_ingest(p, ds, hashes, n);
 	sf_finish_write(fcinfo, p, &changes, late_before);
@@ -220,7 +268,7 @@ append_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
  */
 static void
 measures_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
-			  const SfWriteBatch *b)
+			  const SfWriteBatch *b, BatchErrCxt *cx)
 {
 	static const char *const fields[] = {
 		"partition", "source_offset", "event_id", "key", "event_time",
@@ -244,6 +292,7 @@ measures_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		CHECK_FOR_INTERRUPTS();
 		if (ahead < n && (bad == NULL || bad[ahead] == -2))
 			sf_delivery_prefetch(p, &ds[ahead], &hashes[ahead]);
+		cx->i = i;
 		if (bad != NULL && unlikely(bad[i] != -2))
 		{
 			if (bad[i] == -1)
@@ -266,6 +315,7 @@ measures_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		sf_engine_ingest_measures(p, &ds[i], &hashes[i], b->mv + (Size) i * nm,
 								  &changes);
 	}
+	cx->i = -1;
 	if (n > 0)
 		sf_persist_journal_ingest_measures(p, ds, n, b->mv);
 	sf_finish_write_as(fcinfo, p, &changes, late_before, true);
@@ -280,12 +330,22 @@ void
 sf_write_batch(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 			   const SfWriteBatch *b)
 {
+	BatchErrCxt cx;
+	ErrorContextCallback errcb;
+
+	cx.b = b;
+	cx.i = -1;
+	errcb.callback = batch_error_callback;
+	errcb.arg = &cx;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
 	if (b->mv != NULL)
-		measures_loop(fcinfo, p, late_before, b);
+		measures_loop(fcinfo, p, late_before, b, &cx);
 	else if (b->assign)
-		append_loop(fcinfo, p, late_before, b->ds, b->bad, b->n);
+		append_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx);
 	else
-		ingest_loop(fcinfo, p, late_before, b->ds, b->bad, b->n);
+		ingest_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx);
+	error_context_stack = errcb.previous;
 }
 
 /*
