@@ -208,7 +208,12 @@ typedef struct SfIdSlot
 	uint32		hash;			/* so that a rehash reads no identity */
 } SfIdSlot;
 
-/* The event_id table: open addressing over slots (identity.c) */
+/*
+ * The event_id table: open addressing over slots (identity.c).  While it
+ * grows, the previous table (old*) is kept and migrated a few slots per
+ * insert: a hash whose home in the old table is below mig lives in the new
+ * table, any other in the old one (ocap is 0 when no growth is under way).
+ */
 typedef struct SfIdTable
 {
 	SfIdSlot   *slots;
@@ -216,6 +221,13 @@ typedef struct SfIdTable
 	uint64		cap;			/* at most 2^32 */
 	uint64		used;
 	uint64		tomb;
+	SfIdSlot   *oslots;			/* the table being migrated, or NULL */
+	uint8	   *otags;
+	uint64		ocap;			/* its capacity; 0: none */
+	uint64		oused;			/* live entries left in it */
+	uint64		oempty;			/* its empty slots */
+	uint64		mig;			/* its slots below mig are migrated */
+	bool		hint_old;		/* hint_slot is in the old table */
 	/*
 	 * The last unsuccessful lookup's insertion slot (the first free or
 	 * deleted slot on its probe path) and hash, so that the insert that
