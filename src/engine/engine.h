@@ -285,6 +285,13 @@ typedef struct SfPartition
 	int64		capacity;
 	int64		base;			/* first offset still held */
 	int64		head;			/* its slot in deliveries */
+	/*
+	 * A large history's next array, filled ahead of its growth (a few
+	 * slots per append, engine.c), or NULL: grow_copied slots copied.
+	 */
+	uint32	   *grow;
+	int64		grow_cap;
+	int64		grow_copied;
 	bool		has_progress;
 	int64		progress;
 	bool		idle;
