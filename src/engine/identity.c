@@ -21,7 +21,9 @@
  *	  in the identity), at most 80% full, with tombstones for the
  *	  identities retention forgets.  It doubles up to ID_TABLE_DOUBLE_MAX
  *	  (2^20) slots and grows by a quarter above, so that only large tables
- *	  trade rehashes for memory.  The hash in the slot costs 4 bytes a slot
+ *	  trade rehashes for memory; a growth is incremental (issue 39: the
+ *	  old table is migrated a few slots per insert, see "The event_id
+ *	  table" below), so no call pays for re-inserting every identity.  The hash in the slot costs 4 bytes a slot
  *	  (about 5.6 per identity at the average load) and saves what a rehash
  *	  cost before issue 23's last push: a read of every identity at a
  *	  random address to recover its hash (a cache miss each, and at a
