@@ -199,6 +199,7 @@ typedef struct SfIdStore
 	uint32	   *free;			/* retention: free list per 8-byte size class */
 	char	   *slab;			/* blocks carved from one allocation (large stores) */
 	uint32		slab_left;		/* blocks left in it */
+	uint32		prefault_until;	/* slabs are prefaulted below this block */
 } SfIdStore;
 
 /* A slot of the event_id table: the identity's handle and its hash */

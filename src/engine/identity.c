@@ -134,8 +134,13 @@ sf_mem_prefault(void *ptr, Size len)
 
 /*
  * A new 64 kB block for a large store: carved from a slab of several,
- * allocated (and prefaulted) at once, a quarter of the store's size at a
- * time (32 to 512 blocks), so that the slack is bounded by a quarter.
+ * allocated at once, a quarter of the store's size at a time (32 to 512
+ * blocks), so that the slack is bounded by a quarter.  A slab is
+ * prefaulted only for a decoder's bulk insert (sf_idtable_reserve sets
+ * prefault_until): on the write path, faulting 32 MB in at once took one
+ * ingest_batch call 50-100 ms of CPU at millions of identities (issue 39),
+ * where the same pages faulted in as identities are written cost each
+ * call a little.
  */
 #define ID_SLAB_FROM	32
 
@@ -150,7 +155,8 @@ store_slab_block(SfPipeline *p)
 		uint32		n = Min(Max(s->nblocks / 4, ID_SLAB_FROM), 512);
 
 		s->slab = MemoryContextAllocHuge(p->cxt, (Size) n * ID_BLOCK);
-		sf_mem_prefault(s->slab, (Size) n * ID_BLOCK);
+		if (s->nblocks < s->prefault_until)
+			sf_mem_prefault(s->slab, (Size) n * ID_BLOCK);
 		s->slab_left = n;
 	}
 	block = s->slab;
@@ -474,9 +480,13 @@ migrate_start(SfPipeline *p, uint64 newcap)
 	uint8	   *tags;
 
 	migrate_finish(p);
+	/*
+	 * Not prefaulted (unlike a one-call resize): the migration and the
+	 * inserts write the slots' pages over many calls, and faulting tens of
+	 * megabytes in here would be the one-call pause again.
+	 */
 	slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfIdSlot));
 	tags = MemoryContextAllocHuge(p->cxt, newcap);
-	sf_mem_prefault(slots, newcap * sizeof(SfIdSlot));
 	memset(tags, TAG_EMPTY, newcap);
 	t->oslots = t->slots;
 	t->otags = t->tags;
@@ -708,6 +718,10 @@ sf_idtable_reserve(SfPipeline *p, uint64 n)
 	uint64		want;
 
 	migrate_finish(p);
+	/* the identities' blocks (about 48 bytes each) are prefaulted too */
+	p->idstore.prefault_until = (uint32) Min((uint64) p->idstore.nblocks +
+											 n * 48 / ID_BLOCK + 1,
+											 ID_MAX_BLOCKS);
 	want = t->used + n;
 	if ((want + 1) * 5 <= t->cap * 4)
 		return;
