@@ -519,8 +519,11 @@ sf_idtable_init(SfPipeline *p)
 	table_resize(p, 1024);
 }
 
-/* One table's search for event_id: sets the hint when it is not there */
-static inline SfIdentity *
+/*
+ * One table's search for event_id: sets the hint when it is not there.
+ * Always inlined: it is the whole of a lookup, once per event.
+ */
+static pg_attribute_always_inline SfIdentity *
 probe(SfPipeline *p, const SfIdSlot *slots, const uint8 *tags, uint64 cap,
 	  bool old, const char *event_id, int len, uint32 hash, uint32 *handle)
 {
