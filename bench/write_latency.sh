@@ -24,12 +24,17 @@
 # snapshot sizes at the end, and the CPU of the whole cluster during the
 # feed (the workers' included).
 #
+# --base REF also builds the git ref REF (e.g. main) into a second private
+# tree and cluster, and feeds the same pipelines there, one after the other
+# with this checkout's (base first, then this tree, for each pipeline): the
+# two rows of each pipeline are side by side in one run, at the same load.
+#
 # --threshold SIZE sets streamforge.compaction_threshold in both feeding
 # sessions (e.g. 16MB: the write path's compaction then falls within 5M
 # events, at about 2M and 4M, instead of at about 8M with the default 64MB).
 #
 #   ./bench/write_latency.sh [--events N] [--threshold SIZE] [--keep]
-#                            [--only "worker noworker ret"]
+#                            [--only "worker noworker ret"] [--base REF]
 #
 # Writes bench/results/write_latency-<date>-<shortsha>.md and prints it.
 set -euo pipefail
@@ -43,14 +48,16 @@ EVENTS=5000000
 KEEP=
 PIPES="worker noworker"
 THRESHOLD=
+BASE=
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--events) EVENTS=$2; shift ;;
 		--only) PIPES=$2; shift ;;
 		--threshold) THRESHOLD=$2; shift ;;
+		--base) BASE=$2; shift ;;
 		--keep) KEEP=1 ;;
 		-h | --help) sed -n '2,30p' "$0"; exit 0 ;;
-		*) echo "usage: $0 [--events N] [--only \"worker noworker ret\"] [--threshold SIZE] [--keep]" >&2; exit 2 ;;
+		*) echo "usage: $0 [--events N] [--only \"worker noworker ret\"] [--threshold SIZE] [--base REF] [--keep]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -60,6 +67,7 @@ make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "build failed"
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 SUFFIX=
 [ "$PIPES" = "worker noworker" ] || SUFFIX=-${PIPES// /-}
+[ -z "$BASE" ] || SUFFIX=$SUFFIX-vs-$(git -C "$SF_ROOT" rev-parse --short "$BASE")
 OUT=$SF_ROOT/bench/results/write_latency-$(date -u +%Y-%m-%d)-$SHA$SUFFIX.md
 
 SCRATCH=$(mktemp -d /tmp/streamforge-latency.XXXXXX)
@@ -67,9 +75,10 @@ chmod 755 "$SCRATCH"
 started=
 cleanup() {
 	local rc=$?
-	if [ -n "$started" ]; then
-		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
+	local t
+	for t in $started; do
+		SF_RUN_DIR=$SCRATCH sf_as_server "$SCRATCH/pg-$t$PGBIN/pg_ctl" -D "$SCRATCH/data-$t" -m fast -w stop >/dev/null 2>&1 || true
+	done
 	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
 		echo "scratch directory kept: $SCRATCH"
 	else
@@ -79,20 +88,39 @@ cleanup() {
 }
 trap cleanup EXIT
 
-sf_private_tree "$SCRATCH/pg"
-SRVBIN=$SCRATCH/pg$PGBIN
-sf_is_root && chown -R postgres:postgres "$SCRATCH"
+TREES=head
+if [ -n "$BASE" ]; then
+	TREES="base head"
+	mkdir -p "$SCRATCH/src-base"
+	git -C "$SF_ROOT" archive "$BASE" | tar -x -C "$SCRATCH/src-base"
+	make -C "$SCRATCH/src-base" PG_CONFIG="$PG_CONFIG" >/dev/null 2>&1 || sf_die "build of $BASE failed"
+fi
 as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
+# the tree and cluster that psql_db talks to: use_tree base|head
+use_tree() {
+	CUR=$1
+	SRVBIN=$SCRATCH/pg-$CUR$PGBIN
+	if [ "$CUR" = base ]; then PORT=5438; else PORT=5437; fi
+}
 psql_db() {
 	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
 		-U postgres -d "$DB" "$@"
 }
 psql_val() { psql_db -At -c "$1"; }
-
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
+for t in $TREES; do
+	if [ "$t" = base ]; then
+		sf_private_tree "$SCRATCH/pg-$t" "$SCRATCH/src-base"
+	else
+		sf_private_tree "$SCRATCH/pg-$t"
+	fi
+done
+sf_is_root && chown -R postgres:postgres "$SCRATCH"
+for t in $TREES; do
+	use_tree "$t"
+	as_server "$SRVBIN/initdb" -D "$SCRATCH/data-$t" -U postgres -A trust \
+		--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
+		{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
+	as_server tee -a "$SCRATCH/data-$t/postgresql.conf" >/dev/null <<EOF
 listen_addresses = ''
 port = $PORT
 unix_socket_directories = '$SCRATCH'
@@ -105,11 +133,11 @@ synchronous_commit = off
 autovacuum = off
 log_min_messages = debug1
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
-as_server "$PGBIN/psql" -X -q -h "$SCRATCH" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB"
-psql_db <<'EOF'
+	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data-$t" -l "$SCRATCH/server-$t.log" -w start >/dev/null ||
+		{ tail -n 20 "$SCRATCH/server-$t.log"; sf_die "could not start the cluster"; }
+	started="$started $t"
+	as_server "$PGBIN/psql" -X -q -h "$SCRATCH" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB"
+	psql_db <<'EOF'
 CREATE EXTENSION streamforge;
 -- this backend's CPU time in ns (/proc/self/schedstat: time on a CPU)
 CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql AS $$
@@ -142,13 +170,14 @@ BEGIN
     END LOOP;
 END $$;
 EOF
+done
 
 windows="ARRAY[streamforge.fixed('f', 60), streamforge.sliding('s', 300, 60), streamforge.session('g', 30)]"
 # CPU ms of the cluster's exited backends and workers (the postmaster's
 # cutime + cstime)
 pm_cpu() {
 	local pm
-	pm=$(head -1 "$SCRATCH/data/postmaster.pid")
+	pm=$(head -1 "$SCRATCH/data-$CUR/postmaster.pid")
 	awk '{print ($16 + $17) * 10}' "/proc/$pm/stat"
 }
 idle() {	# until no background snapshot worker runs
@@ -161,6 +190,8 @@ idle() {	# until no background snapshot worker runs
 REPORT=()
 SLOW=()
 for pl in $PIPES; do
+for tree in $TREES; do
+	use_tree "$tree"
 	set="SELECT 1"
 	[ "$pl" = noworker ] && set="SET streamforge.background_compaction_ms = -1"
 	th="SELECT 1"
@@ -196,16 +227,21 @@ for pl in $PIPES; do
 	      || max(p.snapshot_version)
 	      FROM streamforge.pipeline p LEFT JOIN streamforge.journal j ON j.pipeline_id = p.id
 	      WHERE p.name = '$pl'")
-	REPORT+=("| $pl | $stats | $(printf '%.0f' "$(echo "$w1 - $w0" | bc)") s / $(echo "($c1 - $c0) / 1000" | bc) s | $tables |")
-	SLOW+=("- $pl: $slow")
+	label=$pl
+	[ -z "$BASE" ] || label="$pl ($tree)"
+	REPORT+=("| $label | $stats | $(printf '%.0f' "$(echo "$w1 - $w0" | bc)") s / $(echo "($c1 - $c0) / 1000" | bc) s | $tables |")
+	SLOW+=("- $label: $slow")
+done
 done
 # the background workers' own lines, for the record
-workers=$(grep -c "background snapshot of pipeline" "$SCRATCH/server.log" || true)
-truncs=$(grep -c "journal of pipeline .* truncated" "$SCRATCH/server.log" || true)
+workers=$(cat "$SCRATCH"/server-*.log | grep -c "background snapshot of pipeline" || true)
+truncs=$(cat "$SCRATCH"/server-*.log | grep -c "journal of pipeline .* truncated" || true)
 
 {
 	echo "# write_latency, $(date -u +%Y-%m-%dT%H:%MZ), commit $SHA"
 	echo
+	[ -z "$BASE" ] || echo "Side by side: base = $BASE ($(git -C "$SF_ROOT" rev-parse --short "$BASE")), head = this checkout ($SHA$(git -C "$SF_ROOT" diff --quiet HEAD -- src || echo ', modified')); for each pipeline the base is fed first."
+	[ -z "$BASE" ] || echo
 	echo "$EVENTS events per pipeline, ingest_batch of 10,000 events + advance per transaction, fixed + sliding + session, ten keys; compaction_threshold ${THRESHOLD:-default (64MB)}."
 	echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs."
 	echo "Background snapshots stored: $workers; journal truncations: $truncs."

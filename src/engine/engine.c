@@ -141,6 +141,50 @@ sf_identity_array(SfPipeline *p, int64 *n)
 }
 
 /*
+ * A large history grows by a quarter, and copying it in the call that
+ * fills it took one call tens of milliseconds at millions of deliveries
+ * (issue 39: no write call may take more than twice its median).  So once
+ * it is seven eighths full, the next array is allocated and the slots
+ * written so far are copied into it ahead, PARTITION_COPY_STEP per append
+ * (8 would do: an eighth of the capacity is left to append), and the growth
+ * only copies what is left and swaps the arrays.  The slots below head +
+ * used never change (appends write past them; the compaction that moves
+ * them drops the copy), so the copy stays exact.  Memory: both arrays
+ * exist during the last eighth, as they did during repalloc's copy.
+ */
+#define PARTITION_GROW_FROM	((int64) 1 << 20)
+#define PARTITION_COPY_STEP	32
+
+static inline int64
+partition_next_cap(int64 capacity)
+{
+	return capacity < 64 ? 64 :
+		capacity < PARTITION_GROW_FROM ? capacity * 2 :
+		capacity + capacity / 4;
+}
+
+static void
+partition_copy_ahead(SfPipeline *p, SfPartition *part, int64 filled)
+{
+	int64		n;
+
+	if (part->grow == NULL)
+	{
+		part->grow_cap = partition_next_cap(part->capacity);
+		part->grow = MemoryContextAllocHuge(p->cxt,
+											part->grow_cap * sizeof(uint32));
+		part->grow_copied = 0;
+	}
+	n = Min(filled - part->grow_copied, PARTITION_COPY_STEP);
+	if (n > 0)
+	{
+		memcpy(part->grow + part->grow_copied,
+			   part->deliveries + part->grow_copied, n * sizeof(uint32));
+		part->grow_copied += n;
+	}
+}
+
+/*
  * Record event (a handle) as the delivery at the partition's next offset.
  * event is 0 only when a restore rebuilds an offset record that is
  * forgotten.
@@ -162,6 +206,22 @@ sf_partition_append(SfPipeline *p, int partition, uint32 event)
 			memmove(part->deliveries, part->deliveries + part->head,
 					used * sizeof(uint32));
 			part->head = 0;
+			if (part->grow != NULL)
+			{
+				pfree(part->grow);
+				part->grow = NULL;
+			}
+		}
+		else if (part->grow != NULL)
+		{
+			/* the copy made ahead: finish it and swap */
+			memcpy(part->grow + part->grow_copied,
+				   part->deliveries + part->grow_copied,
+				   (part->capacity - part->grow_copied) * sizeof(uint32));
+			pfree(part->deliveries);
+			part->deliveries = part->grow;
+			part->capacity = part->grow_cap;
+			part->grow = NULL;
 		}
 		else
 		{
@@ -170,9 +230,7 @@ sf_partition_append(SfPipeline *p, int partition, uint32 event)
 			 * at most a fifth of a large history's slots are spare (the
 			 * copy stays amortized O(1) per delivery).
 			 */
-			int64		newcap = part->capacity < 64 ? 64 :
-				part->capacity < (1 << 20) ? part->capacity * 2 :
-				part->capacity + part->capacity / 4;
+			int64		newcap = partition_next_cap(part->capacity);
 
 			if (part->deliveries == NULL)
 				part->deliveries = MemoryContextAllocHuge(p->cxt,
@@ -183,6 +241,9 @@ sf_partition_append(SfPipeline *p, int partition, uint32 event)
 			part->capacity = newcap;
 		}
 	}
+	else if (unlikely(part->capacity >= PARTITION_GROW_FROM &&
+					  part->head + used >= part->capacity - part->capacity / 8))
+		partition_copy_ahead(p, part, part->head + used);
 	part->deliveries[part->head + used] = event;
 	part->consumed = next;
 	p->ndeliveries++;

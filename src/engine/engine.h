@@ -199,6 +199,7 @@ typedef struct SfIdStore
 	uint32	   *free;			/* retention: free list per 8-byte size class */
 	char	   *slab;			/* blocks carved from one allocation (large stores) */
 	uint32		slab_left;		/* blocks left in it */
+	uint32		prefault_until;	/* slabs are prefaulted below this block */
 } SfIdStore;
 
 /* A slot of the event_id table: the identity's handle and its hash */
@@ -208,7 +209,12 @@ typedef struct SfIdSlot
 	uint32		hash;			/* so that a rehash reads no identity */
 } SfIdSlot;
 
-/* The event_id table: open addressing over slots (identity.c) */
+/*
+ * The event_id table: open addressing over slots (identity.c).  While it
+ * grows, the previous table (old*) is kept and migrated a few slots per
+ * insert: a hash whose home in the old table is below mig lives in the new
+ * table, any other in the old one (ocap is 0 when no growth is under way).
+ */
 typedef struct SfIdTable
 {
 	SfIdSlot   *slots;
@@ -216,6 +222,13 @@ typedef struct SfIdTable
 	uint64		cap;			/* at most 2^32 */
 	uint64		used;
 	uint64		tomb;
+	SfIdSlot   *oslots;			/* the table being migrated, or NULL */
+	uint8	   *otags;
+	uint64		ocap;			/* its capacity; 0: none */
+	uint64		oused;			/* live entries left in it */
+	uint64		oempty;			/* its empty slots */
+	uint64		mig;			/* its slots below mig are migrated */
+	bool		hint_old;		/* hint_slot is in the old table */
 	/*
 	 * The last unsuccessful lookup's insertion slot (the first free or
 	 * deleted slot on its probe path) and hash, so that the insert that
@@ -273,6 +286,13 @@ typedef struct SfPartition
 	int64		capacity;
 	int64		base;			/* first offset still held */
 	int64		head;			/* its slot in deliveries */
+	/*
+	 * A large history's next array, filled ahead of its growth (a few
+	 * slots per append, engine.c), or NULL: grow_copied slots copied.
+	 */
+	uint32	   *grow;
+	int64		grow_cap;
+	int64		grow_copied;
 	bool		has_progress;
 	int64		progress;
 	bool		idle;

@@ -21,7 +21,9 @@
  *	  in the identity), at most 80% full, with tombstones for the
  *	  identities retention forgets.  It doubles up to ID_TABLE_DOUBLE_MAX
  *	  (2^20) slots and grows by a quarter above, so that only large tables
- *	  trade rehashes for memory.  The hash in the slot costs 4 bytes a slot
+ *	  trade rehashes for memory; a growth is incremental (issue 39: the
+ *	  old table is migrated a few slots per insert, see "The event_id
+ *	  table" below), so no call pays for re-inserting every identity.  The hash in the slot costs 4 bytes a slot
  *	  (about 5.6 per identity at the average load) and saves what a rehash
  *	  cost before issue 23's last push: a read of every identity at a
  *	  random address to recover its hash (a cache miss each, and at a
@@ -132,8 +134,13 @@ sf_mem_prefault(void *ptr, Size len)
 
 /*
  * A new 64 kB block for a large store: carved from a slab of several,
- * allocated (and prefaulted) at once, a quarter of the store's size at a
- * time (32 to 512 blocks), so that the slack is bounded by a quarter.
+ * allocated at once, a quarter of the store's size at a time (32 to 512
+ * blocks), so that the slack is bounded by a quarter.  A slab is
+ * prefaulted only for a decoder's bulk insert (sf_idtable_reserve sets
+ * prefault_until): on the write path, faulting 32 MB in at once took one
+ * ingest_batch call 50-100 ms of CPU at millions of identities (issue 39),
+ * where the same pages faulted in as identities are written cost each
+ * call a little.
  */
 #define ID_SLAB_FROM	32
 
@@ -148,7 +155,8 @@ store_slab_block(SfPipeline *p)
 		uint32		n = Min(Max(s->nblocks / 4, ID_SLAB_FROM), 512);
 
 		s->slab = MemoryContextAllocHuge(p->cxt, (Size) n * ID_BLOCK);
-		sf_mem_prefault(s->slab, (Size) n * ID_BLOCK);
+		if (s->nblocks < s->prefault_until)
+			sf_mem_prefault(s->slab, (Size) n * ID_BLOCK);
 		s->slab_left = n;
 	}
 	block = s->slab;
@@ -306,9 +314,53 @@ sf_identity_free(SfPipeline *p, SfIdentity *id)
 
 /* ----------------------------------------------------------------
  * The event_id table
+ *
+ * Growth is incremental (issue 39): a growth allocates the new table and
+ * keeps the old one, and every insert that follows migrates at least
+ * ID_MIGRATE_STEP of the old table's slots, in slot order, so that no call
+ * pays for re-inserting every identity at once (at 5M identities that was
+ * a 100-250 ms pause in one ingest_batch call).  The split between the
+ * two tables is by hash, not by entry: the old table's slots below the
+ * boundary mig are migrated, and since the home of a hash is monotonic in
+ * the hash and mig always stops at an empty slot of the old table (which
+ * no probe crosses), every hash whose old home is below mig is in the new
+ * table and every other one in the old table.  A lookup, insert or delete
+ * therefore probes exactly one table, as before (one extra multiply while
+ * a growth is under way).  Migrated old slots become tombstones, so that
+ * the probes that wrap around the old table's end still find the entries
+ * after them; those wrapped entries (their home is above their slot) stay
+ * until the boundary reaches the end, when the old table's first cluster
+ * is migrated whole and the old table freed.
+ *
+ * Which event ids are known never changes: an entry is moved (written in
+ * the new table, then made a tombstone in the old) within one step, no
+ * step can be interrupted in the middle, and mig advances only after the
+ * whole range below it is moved.
+ *
+ * Memory: between growths, the same slots as before (9 bytes a slot, at
+ * most 80% full).  During a growth both tables are allocated, as they
+ * were during the one-call rehash; the peak is the same, it only lasts
+ * longer (the old table is freed after about cap / ID_MIGRATE_STEP
+ * inserts, before the new table can fill: an eighth of the old capacity
+ * against the fifth that a growth by a quarter leaves free).  While a
+ * growth is under way, the entries inserted into the old table raise its
+ * load by at most 1 / ID_MIGRATE_STEP; should it ever run short of empty
+ * slots (fewer than a sixteenth), the growth is finished at once.
  * ----------------------------------------------------------------
  */
+#define ID_MIGRATE_STEP	8
 
+/* Which table holds hash: the old one while it is being migrated */
+static inline bool
+in_old(const SfIdTable *t, uint32 hash)
+{
+	return unlikely(t->ocap != 0) && home(hash, t->ocap) >= t->mig;
+}
+
+/*
+ * Rehash the whole table into one of newcap slots, in one call: only when
+ * no growth is under way (a decoder's reserve and the table's creation).
+ */
 static void
 table_resize(SfPipeline *p, uint64 newcap)
 {
@@ -317,6 +369,7 @@ table_resize(SfPipeline *p, uint64 newcap)
 	uint8	   *oldtags = t->tags;
 	uint64		oldcap = t->cap;
 
+	Assert(t->ocap == 0);
 	t->slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfIdSlot));
 	t->tags = MemoryContextAllocHuge(p->cxt, newcap);
 	sf_mem_prefault(t->slots, newcap * sizeof(SfIdSlot));
@@ -346,6 +399,109 @@ table_resize(SfPipeline *p, uint64 newcap)
 	}
 }
 
+/* Move the old table's live slot i into the new table */
+static inline void
+migrate_slot(SfIdTable *t, uint64 i)
+{
+	uint64		j = home(t->oslots[i].hash, t->cap);
+
+	while (t->tags[j] >= 2)
+		j = next_slot(j, t->cap);
+	if (t->tags[j] == TAG_TOMB)
+		t->tomb--;
+	t->slots[j] = t->oslots[i];
+	t->tags[j] = t->otags[i];
+	t->used++;
+	t->otags[i] = TAG_TOMB;
+	t->oused--;
+}
+
+/*
+ * Migrate at least nslots more of the old table's slots (up to the next
+ * empty one); at its end, the wrapped entries, and free it.  Nothing in a
+ * step can fail or be interrupted: between two steps the table is whole.
+ */
+static void
+migrate_step(SfPipeline *p, uint64 nslots)
+{
+	SfIdTable  *t = &p->idtable;
+	uint64		i = t->mig;
+	uint64		end = Min(t->ocap, i + nslots);
+
+	/* the boundary stops at an empty slot, which no probe crosses */
+	while (end < t->ocap && t->otags[end] != TAG_EMPTY)
+		end++;
+	for (; i < end; i++)
+	{
+		/* not the wrapped ones: their hashes are still the old table's */
+		if (t->otags[i] >= 2 && home(t->oslots[i].hash, t->ocap) <= i)
+			migrate_slot(t, i);
+	}
+	t->mig = end;
+	t->hint_valid = false;
+	if (end < t->ocap)
+		return;
+	/* every live entry left is a wrapped one, in the first cluster */
+	for (i = 0; i < t->ocap && t->otags[i] != TAG_EMPTY; i++)
+	{
+		if (t->otags[i] >= 2)
+			migrate_slot(t, i);
+	}
+	if (t->oused != 0)
+		elog(PANIC, "streamforge: event_id table migration lost entries");
+	pfree(t->oslots);
+	pfree(t->otags);
+	t->oslots = NULL;
+	t->otags = NULL;
+	t->ocap = 0;
+	t->mig = 0;
+}
+
+/* Finish a growth under way, in one call */
+static void
+migrate_finish(SfPipeline *p)
+{
+	while (p->idtable.ocap != 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		migrate_step(p, 65536);
+	}
+}
+
+/*
+ * Start a growth (or a rehash in place, newcap == cap): the current table
+ * becomes the old one, to be migrated by the inserts that follow.
+ */
+static void
+migrate_start(SfPipeline *p, uint64 newcap)
+{
+	SfIdTable  *t = &p->idtable;
+	SfIdSlot   *slots;
+	uint8	   *tags;
+
+	migrate_finish(p);
+	/*
+	 * Not prefaulted (unlike a one-call resize): the migration and the
+	 * inserts write the slots' pages over many calls, and faulting tens of
+	 * megabytes in here would be the one-call pause again.
+	 */
+	slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfIdSlot));
+	tags = MemoryContextAllocHuge(p->cxt, newcap);
+	memset(tags, TAG_EMPTY, newcap);
+	t->oslots = t->slots;
+	t->otags = t->tags;
+	t->ocap = t->cap;
+	t->oused = t->used;
+	t->oempty = t->cap - t->used - t->tomb;
+	t->mig = 0;
+	t->slots = slots;
+	t->tags = tags;
+	t->cap = newcap;
+	t->used = 0;
+	t->tomb = 0;
+	t->hint_valid = false;
+}
+
 void
 sf_idtable_init(SfPipeline *p)
 {
@@ -353,8 +509,57 @@ sf_idtable_init(SfPipeline *p)
 	p->idtable.tags = NULL;
 	p->idtable.cap = 0;
 	p->idtable.used = 0;
+	p->idtable.oslots = NULL;
+	p->idtable.otags = NULL;
+	p->idtable.ocap = 0;
+	p->idtable.oused = 0;
+	p->idtable.oempty = 0;
+	p->idtable.mig = 0;
 	p->idtable.hint_valid = false;
 	table_resize(p, 1024);
+}
+
+/*
+ * One table's search for event_id: sets the hint when it is not there.
+ * Always inlined: it is the whole of a lookup, once per event.
+ */
+static pg_attribute_always_inline SfIdentity *
+probe(SfPipeline *p, const SfIdSlot *slots, const uint8 *tags, uint64 cap,
+	  bool old, const char *event_id, int len, uint32 hash, uint32 *handle)
+{
+	SfIdTable  *t = &p->idtable;
+	uint64		i = home(hash, cap);
+	uint8		tag = hash_tag(hash);
+	uint64		free_slot = PG_UINT64_MAX;
+
+	for (;;)
+	{
+		uint8		c = tags[i];
+
+		if (c == TAG_EMPTY)
+		{
+			t->hint_slot = free_slot != PG_UINT64_MAX ? free_slot : i;
+			t->hint_hash = hash;
+			t->hint_old = old;
+			t->hint_valid = true;
+			return NULL;
+		}
+		if (c == tag && slots[i].hash == hash)
+		{
+			SfIdentity *id = sf_id_ptr(p, slots[i].handle);
+
+			if (id->event_id_len == (uint32) len &&
+				sf_equal_bytes(id->event_id, event_id, len))
+			{
+				if (handle)
+					*handle = slots[i].handle;
+				return id;
+			}
+		}
+		else if (c == TAG_TOMB && free_slot == PG_UINT64_MAX)
+			free_slot = i;
+		i = next_slot(i, cap);
+	}
 }
 
 /*
@@ -369,37 +574,12 @@ sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 				  uint32 *handle)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		i = home(hash, t->cap);
-	uint8		tag = hash_tag(hash);
-	uint64		free_slot = PG_UINT64_MAX;
 
-	for (;;)
-	{
-		uint8		c = t->tags[i];
-
-		if (c == TAG_EMPTY)
-		{
-			t->hint_slot = free_slot != PG_UINT64_MAX ? free_slot : i;
-			t->hint_hash = hash;
-			t->hint_valid = true;
-			return NULL;
-		}
-		if (c == tag && t->slots[i].hash == hash)
-		{
-			SfIdentity *id = sf_id_ptr(p, t->slots[i].handle);
-
-			if (id->event_id_len == (uint32) len &&
-				sf_equal_bytes(id->event_id, event_id, len))
-			{
-				if (handle)
-					*handle = t->slots[i].handle;
-				return id;
-			}
-		}
-		else if (c == TAG_TOMB && free_slot == PG_UINT64_MAX)
-			free_slot = i;
-		i = next_slot(i, t->cap);
-	}
+	if (in_old(t, hash))
+		return probe(p, t->oslots, t->otags, t->ocap, true,
+					 event_id, len, hash, handle);
+	return probe(p, t->slots, t->tags, t->cap, false,
+				 event_id, len, hash, handle);
 }
 
 /* Add an identity whose event_id the table does not hold */
@@ -409,32 +589,62 @@ sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 	SfIdTable  *t = &p->idtable;
 	uint64		i;
 
-	if ((t->used + t->tomb + 1) * 5 > t->cap * 4)
+	if (unlikely((t->used + t->tomb + 1) * 5 > t->cap * 4))
 	{
 		uint64		newcap = t->cap;
 
 		/* mostly live entries: grow; mostly tombstones: rehash in place */
-		if ((t->used + 1) * 5 > t->cap * 2)
+		if ((t->used + t->oused + 1) * 5 > t->cap * 2)
 			newcap = t->cap < ID_TABLE_DOUBLE_MAX ?
 				t->cap * 2 : t->cap + t->cap / 4;
-		table_resize(p, newcap);
+		migrate_start(p, newcap);
 	}
-	if (t->hint_valid && t->hint_hash == hash)
-		i = t->hint_slot;
+	if (in_old(t, hash))
+	{
+		/* a hash not migrated yet: into the old table */
+		if (t->hint_valid && t->hint_old && t->hint_hash == hash)
+			i = t->hint_slot;
+		else
+		{
+			i = home(hash, t->ocap);
+			while (t->otags[i] >= 2)
+				i = next_slot(i, t->ocap);
+		}
+		Assert(t->otags[i] < 2);
+		if (t->otags[i] == TAG_EMPTY)
+			t->oempty--;
+		t->oslots[i].handle = handle;
+		t->oslots[i].hash = hash;
+		t->otags[i] = hash_tag(hash);
+		t->oused++;
+	}
 	else
 	{
-		i = home(hash, t->cap);
-		while (t->tags[i] >= 2)
-			i = next_slot(i, t->cap);
+		if (t->hint_valid && !t->hint_old && t->hint_hash == hash)
+			i = t->hint_slot;
+		else
+		{
+			i = home(hash, t->cap);
+			while (t->tags[i] >= 2)
+				i = next_slot(i, t->cap);
+		}
+		Assert(t->tags[i] < 2);
+		if (t->tags[i] == TAG_TOMB)
+			t->tomb--;
+		t->slots[i].handle = handle;
+		t->slots[i].hash = hash;
+		t->tags[i] = hash_tag(hash);
+		t->used++;
 	}
 	t->hint_valid = false;
-	Assert(t->tags[i] < 2);
-	if (t->tags[i] == TAG_TOMB)
-		t->tomb--;
-	t->slots[i].handle = handle;
-	t->slots[i].hash = hash;
-	t->tags[i] = hash_tag(hash);
-	t->used++;
+	if (unlikely(t->ocap != 0))
+	{
+		/* the old table must keep empty slots for its probes to end */
+		if (t->oempty * 16 < t->ocap)
+			migrate_finish(p);
+		else
+			migrate_step(p, ID_MIGRATE_STEP);
+	}
 }
 
 /* Retention: take a remembered identity out of the table */
@@ -442,22 +652,31 @@ static void
 idtable_delete(SfPipeline *p, SfIdentity *id)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		i = home(id->hash, t->cap);
+	bool		old = in_old(t, id->hash);
+	SfIdSlot   *slots = old ? t->oslots : t->slots;
+	uint8	   *tags = old ? t->otags : t->tags;
+	uint64		cap = old ? t->ocap : t->cap;
+	uint64		i = home(id->hash, cap);
 	uint8		tag = hash_tag(id->hash);
 
 	for (;;)
 	{
-		uint8		c = t->tags[i];
+		uint8		c = tags[i];
 
 		if (c == TAG_EMPTY)
 			elog(ERROR, "streamforge: forgotten identity not in the table");
-		if (c == tag && sf_id_ptr(p, t->slots[i].handle) == id)
+		if (c == tag && sf_id_ptr(p, slots[i].handle) == id)
 			break;
-		i = next_slot(i, t->cap);
+		i = next_slot(i, cap);
 	}
-	t->tags[i] = TAG_TOMB;
-	t->used--;
-	t->tomb++;
+	tags[i] = TAG_TOMB;
+	if (old)
+		t->oused--;
+	else
+	{
+		t->used--;
+		t->tomb++;
+	}
 	t->hint_valid = false;
 }
 
@@ -466,10 +685,19 @@ void
 sf_idtable_prefetch(SfPipeline *p, uint32 hash)
 {
 #ifdef __GNUC__
-	uint64		i = home(hash, p->idtable.cap);
+	SfIdTable  *t = &p->idtable;
+	uint64		i;
 
-	__builtin_prefetch(&p->idtable.tags[i]);
-	__builtin_prefetch(&p->idtable.slots[i]);
+	if (in_old(t, hash))
+	{
+		i = home(hash, t->ocap);
+		__builtin_prefetch(&t->otags[i]);
+		__builtin_prefetch(&t->oslots[i]);
+		return;
+	}
+	i = home(hash, t->cap);
+	__builtin_prefetch(&t->tags[i]);
+	__builtin_prefetch(&t->slots[i]);
 #endif
 }
 
@@ -483,41 +711,33 @@ sf_idtable_prefetch_hash(SfPipeline *p, uint32 hash)
 /*
  * Make room for n more identities in one resize (a decoder that knows how
  * many it will add), at about two thirds full, so that neither the load
- * nor the ingests that follow it rehash the table soon.
+ * nor the ingests that follow it rehash the table soon.  A growth under
+ * way is finished first.
  */
 void
 sf_idtable_reserve(SfPipeline *p, uint64 n)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		want = t->used + n;
+	uint64		want;
 
+	migrate_finish(p);
+	/* the identities' blocks (about 48 bytes each) are prefaulted too */
+	p->idstore.prefault_until = (uint32) Min((uint64) p->idstore.nblocks +
+											 n * 48 / ID_BLOCK + 1,
+											 ID_MAX_BLOCKS);
+	want = t->used + n;
 	if ((want + 1) * 5 <= t->cap * 4)
 		return;
 	table_resize(p, Max(want + want / 2, t->cap));
 }
 
-/* Iterate: *pos starts at 0; returns NULL at the end */
-SfIdentity *
-sf_idtable_next(SfPipeline *p, uint64 *pos)
+/*
+ * Iterate: *pos starts at 0; returns NULL at the end.  Positions below cap
+ * are the table's slots, the next ocap the old table's (during a growth).
+ */
+static inline bool
+idtable_step(SfIdTable *t, uint64 *pos, uint32 *handle)
 {
-	SfIdTable  *t = &p->idtable;
-
-	while (*pos < t->cap)
-	{
-		uint64		i = (*pos)++;
-
-		if (t->tags[i] >= 2)
-			return sf_id_ptr(p, t->slots[i].handle);
-	}
-	return NULL;
-}
-
-/* The same, with the identity's handle */
-SfIdentity *
-sf_idtable_next_handle(SfPipeline *p, uint64 *pos, uint32 *handle)
-{
-	SfIdTable  *t = &p->idtable;
-
 	while (*pos < t->cap)
 	{
 		uint64		i = (*pos)++;
@@ -525,10 +745,39 @@ sf_idtable_next_handle(SfPipeline *p, uint64 *pos, uint32 *handle)
 		if (t->tags[i] >= 2)
 		{
 			*handle = t->slots[i].handle;
-			return sf_id_ptr(p, t->slots[i].handle);
+			return true;
 		}
 	}
-	return NULL;
+	while (*pos - t->cap < t->ocap)
+	{
+		uint64		i = (*pos)++ - t->cap;
+
+		if (t->otags[i] >= 2)
+		{
+			*handle = t->oslots[i].handle;
+			return true;
+		}
+	}
+	return false;
+}
+
+SfIdentity *
+sf_idtable_next(SfPipeline *p, uint64 *pos)
+{
+	uint32		handle;
+
+	if (!idtable_step(&p->idtable, pos, &handle))
+		return NULL;
+	return sf_id_ptr(p, handle);
+}
+
+/* The same, with the identity's handle */
+SfIdentity *
+sf_idtable_next_handle(SfPipeline *p, uint64 *pos, uint32 *handle)
+{
+	if (!idtable_step(&p->idtable, pos, handle))
+		return NULL;
+	return sf_id_ptr(p, *handle);
 }
 
 /*
