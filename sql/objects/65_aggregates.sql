@@ -207,7 +207,9 @@ BEGIN
             USING ERRCODE = '42704',
                   HINT = 'Drop it with streamforge.drop_pipeline().';
     END IF;
-    EXECUTE format('DROP VIEW IF EXISTS %I.%I, %I.%I, %I.%I',
+    -- (and <name>_top, of a top-N: 67_aggregates_top.sql)
+    EXECUTE format('DROP VIEW IF EXISTS %I.%I, %I.%I, %I.%I, %I.%I',
+                   a.view_schema, a.view_name || '_top',
                    a.view_schema, a.view_name, a.view_schema, a.view_name || '_live',
                    a.view_schema, a.view_name || '_late');
     DELETE FROM streamforge.aggregate AS g WHERE g.name = pipeline;

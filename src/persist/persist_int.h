@@ -179,6 +179,11 @@ extern void sf_sink_measures(SfPipeline *p, Datum name,
 							 const SfChangeList *changes, bool changelog,
 							 bool results);
 
+/* sink_top.c: the top-N of an aggregate, kept with its results */
+extern Datum sf_sink_top_starts(const SfChangeList *changes);
+extern Datum sf_sink_top_snapshot(Datum name, Datum starts);
+extern void sf_sink_top_apply(Datum name, Datum starts, Datum before);
+
 /* coldload.c: cold-load estimate and background snapshots (issue 39) */
 extern void sf_coldload_init(void);
 extern void sf_coldload_in_worker(void);

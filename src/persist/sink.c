@@ -100,6 +100,7 @@ typedef struct SfSinkConfig
 	bool		results_retention;	/* trim results older than the horizon */
 	int64		epoch;			/* the outputs' epoch (docs/outputs.md) */
 	int64		unit_us;		/* the pipeline's time unit, 0: none */
+	bool		top;			/* an aggregate with a top-N (sink_top.c) */
 	TransactionId xmin;			/* of the row version read */
 } SfSinkConfig;
 
@@ -132,7 +133,10 @@ typedef enum SfSinkPlanId
 static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CONFIG_LOAD] = {
 		"SELECT c.pipeline, c.changelog, c.results, c.late, c.notify, c.xmin, "
-		"c.results_retention, c.epoch "
+		"c.results_retention, c.epoch, "
+		"EXISTS (SELECT FROM streamforge.aggregate AS a "
+		"WHERE a.name OPERATOR(pg_catalog.=) c.pipeline "
+		"AND a.spec OPERATOR(pg_catalog.?) 'top') "
 		"FROM streamforge.output_config AS c",
 		0, {InvalidOid}
 	},
@@ -444,6 +448,7 @@ sink_config_load(void)
 		cfg->xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 6, &isnull));
 		cfg->results_retention = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
 		cfg->epoch = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
+		cfg->top = DatumGetBool(SPI_getbinval(tup, desc, 9, &isnull));
 		cfg->unit_us = 0;
 	}
 	/* the time units, for the timestamp columns */
@@ -757,6 +762,9 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	Datum		name;
 	int			from;
 	SfSavedUser saved;
+	bool		top;
+	Datum		top_starts = (Datum) 0;
+	Datum		top_before = (Datum) 0;
 
 	if (changes->n == 0 && nlate == 0 && p->finalized == p->finalized_synced)
 		return;
@@ -800,6 +808,14 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 			MemoryContextReset(chunk_cxt);
 		}
 
+	/* a top-N: its rows in the changed windows, before (sink_top.c) */
+	top = cfg->top && cfg->results && changes->n > 0;
+	if (top)
+	{
+		top_starts = sf_sink_top_starts(changes);
+		top_before = sf_sink_top_snapshot(name, top_starts);
+	}
+
 	if (cfg->results && changes->n > 0)
 	{
 		old = MemoryContextSwitchTo(chunk_cxt);
@@ -834,6 +850,10 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	/* measures pipelines: the aggregates column (measures.c) */
 	if (p->def.measures != NULL && (cfg->changelog || cfg->results))
 		sf_sink_measures(p, name, changes, cfg->changelog, cfg->results);
+
+	/* the top-N's changes: its rows in the same windows, after */
+	if (top)
+		sf_sink_top_apply(name, top_starts, top_before);
 
 	SPI_finish();
 	sf_restore_user(&saved);
