@@ -84,7 +84,11 @@ CREATE TABLE streamforge.top_changelog (
     pipeline text COLLATE "C" NOT NULL
         REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
     seq bigint NOT NULL,
-    op text NOT NULL CHECK (op IN ('insert', 'update', 'delete')),
+    op text NOT NULL
+        CONSTRAINT top_changelog_op_check
+        CHECK (op OPERATOR(pg_catalog.=) ANY
+               (ARRAY['insert'::pg_catalog.text, 'update'::pg_catalog.text,
+                      'delete'::pg_catalog.text])),
     window_start timestamptz NOT NULL,
     window_end timestamptz NOT NULL,
     rank bigint NOT NULL,
