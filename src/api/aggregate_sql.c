@@ -898,15 +898,7 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 	top = sf_aggregate_top_split(query, &aggregate_query);
 	args[2] = plan_query(aggregate_query, &relid);
 	nulls[2] = false;
-	if (top != (Datum) 0)
-	{
-		Datum		targs[2] = {args[2], top};
-		bool		tnulls[2] = {false, false};
-
-		top = sf_call_internal("streamforge_internal.aggregate_top_spec("
-							   "pg_catalog.jsonb, pg_catalog.jsonb)",
-							   2, targs, tnulls, &isnull);
-	}
+	top = sf_aggregate_top_spec(top, args[2]);
 	for (i = 0; i < 12; i++)
 	{
 		if (i == 2 || i == 3)

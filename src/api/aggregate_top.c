@@ -152,14 +152,10 @@ is_window(Node *e, List *group)
 	{
 		Node	   *g = lfirst(lc);
 
-		if (IsA(g, FuncCall) && equal(g, e))
-		{
-			const char *f = func_name((FuncCall *) g);
-
-			if (strcmp(f, "tumble") == 0 || strcmp(f, "hop") == 0 ||
-				strcmp(f, "session") == 0)
-				return true;
-		}
+		/* a window kind's marker (the registry, engine/window_ops.h) */
+		if (IsA(g, FuncCall) && equal(g, e) &&
+			sf_window_ops_by_marker(func_name((FuncCall *) g)) != NULL)
+			return true;
 	}
 	return false;
 }
@@ -450,6 +446,25 @@ sf_aggregate_top_split(char *sql, char **inner)
 	*inner = text.data;
 
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+/*
+ * The description of split checked against the aggregate's plan, as
+ * {"top": ...} (aggregate_top_spec, 67_aggregates_top.sql); (Datum) 0 for
+ * no top-N.
+ */
+Datum
+sf_aggregate_top_spec(Datum top, Datum plan)
+{
+	Datum		args[2] = {plan, top};
+	bool		nulls[2] = {false, false};
+	bool		isnull;
+
+	if (top == (Datum) 0)
+		return (Datum) 0;
+	return sf_call_internal("streamforge_internal.aggregate_top_spec("
+							"pg_catalog.jsonb, pg_catalog.jsonb)",
+							2, args, nulls, &isnull);
 }
 
 /*
