@@ -51,6 +51,7 @@ DECLARE
     us bigint[];
     ue bigint[];
     ep bigint;
+    top_before jsonb;
 BEGIN
     IF pipeline IS NULL THEN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
@@ -62,6 +63,8 @@ BEGIN
         RAISE EXCEPTION 'pipeline "%" does not exist', pipeline
             USING ERRCODE = '42704';
     END IF;
+    -- (0.4.0, issue 44) an aggregate's top-N before (67_aggregates_top.sql)
+    top_before := streamforge_internal.aggregate_top_snapshot(resync_outputs_internal.pipeline, NULL);
     SELECT * INTO cfg FROM streamforge.output_config AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
     st := streamforge.stats(pipeline);
@@ -202,6 +205,11 @@ BEGIN
         -- (0.4.0, issue 38) final rows 0.3.0 wrote with another bucket's
         -- aggregates, 87_outputs_repair.sql
         PERFORM streamforge_internal.outputs_repair_final_aggregates(resync_outputs_internal.pipeline);
+        -- (0.4.0, issue 44) the top-N's changes: from before to now
+        IF top_before <> '[]' THEN
+            PERFORM streamforge_internal.aggregate_top_apply(resync_outputs_internal.pipeline,
+                                                             NULL, top_before);
+        END IF;
     END IF;
     -- (0.3.0) one notification of the new epoch
     IF coalesce(cfg.notify, false) THEN

@@ -200,12 +200,16 @@ AS $$
 DECLARE
     a record;
 BEGIN
-    SELECT g.view_schema, g.view_name INTO a
+    SELECT g.view_schema, g.view_name, g.spec INTO a
       FROM streamforge.aggregate AS g WHERE g.name = pipeline FOR UPDATE;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'pipeline "%" is not an aggregate', pipeline
             USING ERRCODE = '42704',
                   HINT = 'Drop it with streamforge.drop_pipeline().';
+    END IF;
+    -- a top-N's view first, which reads <name> (67_aggregates_top.sql)
+    IF a.spec ? 'top' THEN
+        EXECUTE format('DROP VIEW IF EXISTS %I.%I', a.view_schema, a.view_name || '_top');
     END IF;
     EXECUTE format('DROP VIEW IF EXISTS %I.%I, %I.%I, %I.%I',
                    a.view_schema, a.view_name, a.view_schema, a.view_name || '_live',

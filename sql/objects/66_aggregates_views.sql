@@ -333,6 +333,10 @@ BEGIN
                    view_schema, view_name || '_late');
     EXECUTE format('COMMENT ON VIEW %I.%I IS %L', view_schema, view_name,
                    format('results of streamforge aggregate "%s" (streamforge.create_aggregate)', pipeline));
+    -- a top-N (issue 44): the view <name>_top (67_aggregates_top.sql)
+    IF spec ? 'top' THEN
+        PERFORM streamforge_internal.aggregate_top_register(pipeline, view_schema, view_name, spec);
+    END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION streamforge_internal.aggregate_register_internal(text, text, text,

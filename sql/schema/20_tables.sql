@@ -337,6 +337,32 @@ CREATE TABLE streamforge.aggregate (
 );
 SELECT pg_catalog.pg_extension_config_dump('streamforge.aggregate', '');
 
+-- The changelog of the aggregates' top-N (0.4.0, issue 44, item 4;
+-- docs/sql-aggregates.md, Top-N per window): what each write call changed
+-- in the top N of the windows it touched, written by the sink in the
+-- call's transaction (src/persist/sink_top.c, 67_aggregates_top.sql).
+-- seq is the aggregate's own, consecutive; row is the row of <name>_top
+-- without final and the rank (the grouping columns, window_start,
+-- window_end, the aggregates); a 'delete' carries the row that left.
+CREATE TABLE streamforge.top_changelog (
+    pipeline text COLLATE "C" NOT NULL
+        REFERENCES streamforge.pipeline (name) ON DELETE CASCADE,
+    seq bigint NOT NULL,
+    op text NOT NULL
+        CONSTRAINT top_changelog_op_check
+        CHECK (op OPERATOR(pg_catalog.=) ANY
+               (ARRAY['insert'::pg_catalog.text, 'update'::pg_catalog.text,
+                      'delete'::pg_catalog.text])),
+    window_start timestamptz NOT NULL,
+    window_end timestamptz NOT NULL,
+    rank bigint NOT NULL,
+    old_rank bigint,
+    row jsonb NOT NULL,
+    PRIMARY KEY (pipeline, seq)
+);
+ALTER TABLE streamforge.top_changelog ENABLE ROW LEVEL SECURITY;
+SELECT pg_catalog.pg_extension_config_dump('streamforge.top_changelog', '');
+
 -- When each partition last received a delivery and a report (transaction
 -- times, to the second; src/persist/activity.c), and since when it is
 -- watched for idleness (set_idle_timeout).  Not part of any state: written

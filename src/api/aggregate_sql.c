@@ -866,16 +866,21 @@ Datum
 sf_create_aggregate(PG_FUNCTION_ARGS)
 {
 	char	   *query = sf_arg_text(fcinfo, 1, "query");
+	char	   *aggregate_query;
 	Oid			relid;
 	Datum		args[12];
 	bool		nulls[12];
 	Datum		made;
+	Datum		top;
 	bool		isnull;
 	List	   *path;
 	int			i;
 
-	args[2] = plan_query(query, &relid);
+	/* a top-N (aggregate_top.c): its aggregate's query is planned */
+	top = sf_aggregate_top_split(query, &aggregate_query);
+	args[2] = plan_query(aggregate_query, &relid);
 	nulls[2] = false;
+	top = sf_aggregate_top_spec(top, args[2]);
 	for (i = 0; i < 12; i++)
 	{
 		if (i == 2 || i == 3)
@@ -911,6 +916,8 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 																		  CStringGetTextDatum("unit_us"))));
 	args[6] = DirectFunctionCall2(jsonb_object_field, made,
 								  CStringGetTextDatum("spec"));
+	if (top != (Datum) 0)
+		args[6] = DirectFunctionCall2(jsonb_concat, args[6], top);
 	for (i = 0; i < 7; i++)
 		nulls[i] = false;
 	nulls[1] = path == NIL;

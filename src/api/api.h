@@ -403,6 +403,9 @@ extern void sf_aggregate_refuse_temp(Node *node, const char *where);
 extern Datum sf_call_internal(const char *signature, int nargs,
 							  const Datum *args, const bool *nulls,
 							  bool *isnull);
+/* aggregate_top.c: a top-N query split into its aggregate and its top-N */
+extern Datum sf_aggregate_top_split(char *sql, char **inner);
+extern Datum sf_aggregate_top_spec(Datum top, Datum plan);
 
 /* the Unix epoch in PostgreSQL's microseconds since 2000-01-01 (needs utils/timestamp.h) */
 #define SF_UNIX_EPOCH_US \

@@ -178,6 +178,11 @@ typedef struct SfPlanText
 extern Datum sf_sink_aggregates(const SfPipeline *p, const SfAgg *const *aggs,
 								int n, bool *isnull);
 
+/* sink_top.c: the top-N of an aggregate, kept with its results */
+extern Datum sf_sink_top_starts(const SfChangeList *changes);
+extern Datum sf_sink_top_snapshot(Datum name, Datum starts);
+extern void sf_sink_top_apply(Datum name, Datum starts, Datum before);
+
 /* coldload.c: cold-load estimate and background snapshots (issue 39) */
 extern void sf_coldload_init(void);
 extern void sf_coldload_in_worker(void);
@@ -311,5 +316,8 @@ extern void sf_pending_subxact_end(bool abort, SubTransactionId mySubid,
 								   SubTransactionId parentSubid);
 extern void sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run,
 								  int64 *bytes, int64 *last);
+
+/* leftovers.c */
+extern void sf_report_kafka_leftovers(const char *pipeline);
 
 #endif							/* SF_PERSIST_INT_H */

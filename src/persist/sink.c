@@ -100,6 +100,7 @@ typedef struct SfSinkConfig
 	bool		results_retention;	/* trim results older than the horizon */
 	int64		epoch;			/* the outputs' epoch (docs/outputs.md) */
 	int64		unit_us;		/* the pipeline's time unit, 0: none */
+	bool		top;			/* an aggregate with a top-N (sink_top.c) */
 	TransactionId xmin;			/* of the row version read */
 } SfSinkConfig;
 
@@ -134,7 +135,10 @@ typedef enum SfSinkPlanId
 static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CONFIG_LOAD] = {
 		"SELECT c.pipeline, c.changelog, c.results, c.late, c.notify, c.xmin, "
-		"c.results_retention, c.epoch "
+		"c.results_retention, c.epoch, "
+		"EXISTS (SELECT FROM streamforge.aggregate AS a "
+		"WHERE a.name OPERATOR(pg_catalog.=) c.pipeline "
+		"AND a.spec OPERATOR(pg_catalog.?) 'top') "
 		"FROM streamforge.output_config AS c",
 		0, {InvalidOid}
 	},
@@ -459,6 +463,7 @@ sink_config_load(void)
 		cfg->xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 6, &isnull));
 		cfg->results_retention = DatumGetBool(SPI_getbinval(tup, desc, 7, &isnull));
 		cfg->epoch = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
+		cfg->top = DatumGetBool(SPI_getbinval(tup, desc, 9, &isnull));
 		cfg->unit_us = 0;
 	}
 	/* the time units, for the timestamp columns */
@@ -782,6 +787,9 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	Datum		name;
 	int			from;
 	SfSavedUser saved;
+	bool		top;
+	Datum		top_starts = (Datum) 0;
+	Datum		top_before = (Datum) 0;
 
 	if (changes->n == 0 && nlate == 0 && p->finalized == p->finalized_synced)
 		return;
@@ -825,6 +833,14 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 			MemoryContextReset(chunk_cxt);
 		}
 
+	/* a top-N: its rows in the changed windows, before (sink_top.c) */
+	top = cfg->top && cfg->results && changes->n > 0;
+	if (top)
+	{
+		top_starts = sf_sink_top_starts(changes);
+		top_before = sf_sink_top_snapshot(name, top_starts);
+	}
+
 	if (cfg->results && changes->n > 0)
 	{
 		old = MemoryContextSwitchTo(chunk_cxt);
@@ -856,6 +872,10 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 			MemoryContextReset(chunk_cxt);
 		}
 
+	/* the top-N's changes: its rows in the same windows, after */
+	if (top)
+		sf_sink_top_apply(name, top_starts, top_before);
+
 	SPI_finish();
 	sf_restore_user(&saved);
 
@@ -876,69 +896,6 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 {
 	sink_emit(p, changes, late_from);
 	sf_late_release(p);
-}
-
-/*
- * What a dropped pipeline leaves in streamforge_kafka (issue 45, item 5):
- * its subscriptions (their workers stop at their next batch, refused) and
- * their dead letters, which belong to the subscribing roles and are not
- * ours to delete.  One NOTICE per topic, of the rows the caller may see
- * (row level security), with the calls that remove them.  Run as the
- * caller, unprepared: the tables exist only with streamforge_kafka.
- */
-static void
-sink_report_kafka(const char *pipeline)
-{
-	Oid			nsp = get_namespace_oid("streamforge_kafka", true);
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		arg;
-
-	if (!OidIsValid(nsp) ||
-		!OidIsValid(get_relname_relid("subscription", nsp)) ||
-		!OidIsValid(get_relname_relid("rejected", nsp)) ||
-		pg_namespace_aclcheck(nsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
-		return;
-	SPI_connect();
-	arg = CStringGetTextDatum(pipeline);
-	if (SPI_execute_with_args("SELECT l.topic, pg_catalog.bool_or(l.subscribed), "
-							  "pg_catalog.sum(l.n)::pg_catalog.int8 FROM "
-							  "(SELECT s.topic, true AS subscribed, 0 AS n "
-							  "FROM streamforge_kafka.subscription AS s "
-							  "WHERE s.pipeline OPERATOR(pg_catalog.=) $1 "
-							  "UNION ALL SELECT r.topic, false, 1 "
-							  "FROM streamforge_kafka.rejected AS r "
-							  "WHERE r.pipeline OPERATOR(pg_catalog.=) $1) AS l "
-							  "GROUP BY l.topic ORDER BY l.topic COLLATE \"C\"",
-							  1, argtypes, &arg, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "streamforge: could not read the Kafka subscriptions");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		char	   *topic = SPI_getvalue(tup, desc, 1);
-		bool		isnull;
-		bool		subscribed = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
-		int64		n = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-		const char *q_pipeline = quote_literal_cstr(pipeline);
-		const char *q_topic = quote_literal_cstr(topic);
-
-		if (subscribed)
-			ereport(NOTICE,
-					(errmsg_plural("the subscription of pipeline \"%s\" to Kafka topic \"%s\" stays, with " INT64_FORMAT " dead letter",
-								   "the subscription of pipeline \"%s\" to Kafka topic \"%s\" stays, with " INT64_FORMAT " dead letters",
-								   n, pipeline, topic, n),
-					 errdetail("Its worker fails and restarts until the subscription is removed."),
-					 errhint("Remove it and its dead letters with SELECT streamforge_kafka.unsubscribe(%s, %s, purge => true);",
-							 q_pipeline, q_topic)));
-		else
-			ereport(NOTICE,
-					(errmsg_plural(INT64_FORMAT " dead letter of pipeline \"%s\" from Kafka topic \"%s\" stays",
-								   INT64_FORMAT " dead letters of pipeline \"%s\" from Kafka topic \"%s\" stay",
-								   n, n, pipeline, topic),
-					 errhint("Remove them with SELECT streamforge_kafka.purge_dead_letters(%s, %s);",
-							 q_pipeline, q_topic)));
-	}
-	SPI_finish();
 }
 
 /*
@@ -966,7 +923,7 @@ sf_sink_drop(const char *pipeline)
 		CacheInvalidateRelcacheByRelid(relid);
 	sink_config_valid = false;
 
-	sink_report_kafka(pipeline);
+	sf_report_kafka_leftovers(pipeline);
 	if (!OidIsValid(get_extension_oid("pg_cron", true)))
 		return;
 	cron = get_namespace_oid("cron", true);
