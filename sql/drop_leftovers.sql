@@ -40,6 +40,22 @@ SELECT streamforge.drop_aggregate('lo_agg');
 SELECT count(*) AS views FROM pg_class AS c
  WHERE c.relname LIKE 'lo\_agg%' AND c.relkind = 'v';
 
+-- a top-N aggregate: its <name>_top reads <name>, so the NOTICE names it
+-- first and the hint's statement, which drops them in that order, works
+SELECT streamforge.create_aggregate('lo_top', $$
+    SELECT * FROM (
+        SELECT page, count(*) AS clicks,
+               ROW_NUMBER() OVER (PARTITION BY streamforge.tumble(clicked_at, interval '1 minute')
+                                  ORDER BY count(*) DESC) AS rn
+          FROM lo_clicks
+         GROUP BY page, streamforge.tumble(clicked_at, interval '1 minute')) AS t
+     WHERE rn <= 1
+$$);
+SELECT streamforge.drop_pipeline('lo_top');
+DROP VIEW IF EXISTS public.lo_top_top, public.lo_top, public.lo_top_live, public.lo_top_late;
+SELECT count(*) AS views FROM pg_class AS c
+ WHERE c.relname LIKE 'lo\_top%' AND c.relkind = 'v';
+
 -- a pipeline without leftovers: no NOTICE
 SELECT streamforge.create_pipeline('lo_plain', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
 SELECT streamforge.drop_pipeline('lo_plain');

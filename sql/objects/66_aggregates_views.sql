@@ -86,24 +86,25 @@ RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    left_views text;
 BEGIN
     IF TG_OP = 'DELETE' THEN
         EXECUTE format('DROP INDEX IF EXISTS streamforge.%I, streamforge.%I',
                        streamforge_internal.aggregate_index_name(OLD.name),
                        streamforge_internal.aggregate_long_key_index_name(OLD.name));
         -- drop_pipeline of an aggregate (drop_aggregate drops the views
-        -- first): the views stay, and say so (issue 45, item 5)
-        IF pg_catalog.to_regclass(format('%I.%I', OLD.view_schema, OLD.view_name)) IS NOT NULL
-           OR pg_catalog.to_regclass(format('%I.%I', OLD.view_schema, OLD.view_name || '_live')) IS NOT NULL
-           OR pg_catalog.to_regclass(format('%I.%I', OLD.view_schema, OLD.view_name || '_late')) IS NOT NULL THEN
-            RAISE NOTICE 'the views of aggregate "%" stay: %.%, %.%_live and %.%_late',
-                OLD.name, OLD.view_schema, OLD.view_name, OLD.view_schema, OLD.view_name,
-                OLD.view_schema, OLD.view_name
+        -- first): the views stay, and say so (issue 45, item 5); a top-N's
+        -- <name>_top reads <name>, so it is named, and dropped, first
+        SELECT pg_catalog.string_agg(format('%I.%I', OLD.view_schema, v.name), ', ' ORDER BY v.ord)
+          INTO left_views
+          FROM (VALUES (1, OLD.view_name || '_top'), (2, OLD.view_name),
+                       (3, OLD.view_name || '_live'), (4, OLD.view_name || '_late')) AS v (ord, name)
+         WHERE pg_catalog.to_regclass(format('%I.%I', OLD.view_schema, v.name)) IS NOT NULL;
+        IF left_views IS NOT NULL THEN
+            RAISE NOTICE 'the views of aggregate "%" stay: %', OLD.name, left_views
                 USING DETAIL = 'They read a pipeline that no longer exists (streamforge.drop_aggregate drops an aggregate with its views).',
-                      HINT = format('Drop them with DROP VIEW IF EXISTS %I.%I, %I.%I, %I.%I;',
-                                    OLD.view_schema, OLD.view_name,
-                                    OLD.view_schema, OLD.view_name || '_live',
-                                    OLD.view_schema, OLD.view_name || '_late');
+                      HINT = format('Drop them with DROP VIEW IF EXISTS %s;', left_views);
         END IF;
         RETURN NULL;
     END IF;
