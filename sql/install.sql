@@ -28,12 +28,17 @@ SELECT p.proname AS function,
                      'mark_idle', 'checkpoint', 'restore', 'watermark',
                      'live', 'visible', 'late_events', 'partitions')
  ORDER BY p.proname;
--- one function per name: no overloads
+-- one function per name, but for the time forms of durations (issue 45,
+-- item 3: a bigint in units, an interval, and a text that is either, so
+-- that an untyped literal is never ambiguous), units_to_time's pipeline
+-- form and advance_to_now's list of pipelines (docs/reference.md, "Times
+-- and durations"): no other overloads
 SELECT p.proname, count(*)
   FROM pg_proc p
  WHERE p.pronamespace = 'streamforge'::regnamespace
  GROUP BY p.proname
-HAVING count(*) > 1;
+HAVING count(*) > 1
+ ORDER BY 1;
 -- lateness defaults to 0
 SELECT pg_get_expr(p.proargdefaults, 0) AS lateness_default
   FROM pg_proc p

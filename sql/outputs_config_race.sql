@@ -32,6 +32,8 @@ ALTER TABLE streamforge.output_config OWNER TO sf_race_owner;
 ALTER TABLE streamforge.changelog OWNER TO sf_race_owner;
 ALTER TABLE streamforge.results OWNER TO sf_race_owner;
 ALTER TABLE streamforge.late_output OWNER TO sf_race_owner;
+ALTER TABLE streamforge.aggregate OWNER TO sf_race_owner;
+ALTER TABLE streamforge.top_changelog OWNER TO sf_race_owner;
 CREATE POLICY race ON streamforge.output_config USING (public.sf_race_hook());
 ALTER TABLE streamforge.output_config FORCE ROW LEVEL SECURITY;
 

@@ -130,7 +130,7 @@ is(is_super(), 'f', 'the attacker is not superuser');
 $node->safe_psql('withcore', 'CREATE EXTENSION streamforge');
 ($ret, $err) = run_sql('withcore', 'CREATE EXTENSION streamforge_proxy');
 like($err,
-	qr/ERROR:  42P06: schema "streamforge" contains extension streamforge, which is not a member of extension "streamforge_proxy"/,
+	qr/ERROR:  42P06: schema "streamforge" contains \w+ streamforge.*?, which is not a member of extension "streamforge_proxy"/,
 	'CREATE EXTENSION streamforge_proxy next to streamforge is refused (42P06)');
 
 # ------------------------------------------------------------------

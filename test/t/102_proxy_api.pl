@@ -79,6 +79,9 @@ my $signatures = q{
 SELECT p.proname || '(' || pg_get_function_arguments(p.oid) || ') ' || pg_get_function_result(p.oid)
   FROM pg_proc p
  WHERE p.pronamespace = 'streamforge'::regnamespace AND p.proname !~ '^px_'
+   -- aggregates (max_by, min_by, approx_percentile) only spell a
+   -- create_aggregate query of the data node: the router has none
+   AND p.prokind <> 'a'
    AND EXISTS (SELECT FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
                 WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
                   AND e.extname IN ('streamforge', 'streamforge_proxy'))
