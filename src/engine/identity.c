@@ -18,12 +18,15 @@
  *	  instead of 8;
  *	- the event_id table is open addressing with linear probing over
  *	  slots of a handle and the event_id's hash (8 bytes; the bytes are
- *	  in the identity), at most 80% full, with tombstones for the
- *	  identities retention forgets.  It doubles up to ID_TABLE_DOUBLE_MAX
- *	  (2^20) slots and grows by a quarter above, so that only large tables
- *	  trade rehashes for memory; a growth is incremental (issue 39: the
- *	  old table is migrated a few slots per insert, see "The event_id
- *	  table" below), so no call pays for re-inserting every identity.  The hash in the slot costs 4 bytes a slot
+ *	  in the identity), in 256 segments chosen by the hash's top bits,
+ *	  each at most 64-80% full (its own limit), with tombstones for the
+ *	  identities retention forgets.  A segment doubles up to a 256th of
+ *	  ID_TABLE_DOUBLE_MAX (2^20) slots and grows by a quarter above, so
+ *	  that only large tables trade rehashes for memory; it grows in one
+ *	  call, and the segments' different limits spread their growths (issue
+ *	  39: see "The event_id table" below), so no call pays for
+ *	  re-inserting more than a few 256ths of the identities.  The hash in
+ *	  the slot costs 4 bytes a slot
  *	  (about 5.6 per identity at the average load) and saves what a rehash
  *	  cost before issue 23's last push: a read of every identity at a
  *	  random address to recover its hash (a cache miss each, and at a
