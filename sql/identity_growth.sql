@@ -1,22 +1,19 @@
 --
--- identity_growth: the event_id table grows incrementally (issue 39): a
--- growth keeps the old table and migrates it a few slots per insert, and
--- lookups go to one table or the other by the hash.  Which event ids are
--- known must never differ from the plain-SQL reference, at any step of
--- any migration.
+-- identity_growth: the event_id table grows without a pause (issue 39):
+-- 256 segments chosen by the hash, each grown in one call at its own load
+-- (64% to 80%).  Which event ids are known must never differ from the
+-- plain-SQL reference, across every segment's growths.
 --
 -- Random batches of 1 .. 2,000 deliveries, 70% new event ids and 30%
 -- redeliveries of random earlier ids (some from the same batch), until
--- the table has crossed its growths at 820, 1,638, ... 52,428 identities
--- (each migration lasts an eighth of the old capacity in inserts, so it
--- spans several batches).  After every batch the pipeline's counters must
+-- the segments have doubled several times (8 slots each at first: the
+-- growths are spread over every batch).  After every batch the pipeline's counters must
 -- equal the reference: every redelivery recognised, no new event taken
 -- for a known one.  Then a reconnect (cold load) and every event id
 -- delivered once more: all duplicates.
 --
 -- The second pipeline has a retention (identities forgotten behind the
--- watermark: tombstones, deletes in both tables during a migration, and
--- rehashes in place); its redeliveries come from the ids its horizon still
+-- watermark: tombstones, deletes, and segments rehashed in place); its redeliveries come from the ids its horizon still
 -- covers, so a redelivery taken for a new event would be late (or one
 -- identity too many); its windows are finalised as the watermark passes,
 -- so only its counters are compared.

@@ -210,32 +210,35 @@ typedef struct SfIdSlot
 } SfIdSlot;
 
 /*
- * The event_id table: open addressing over slots (identity.c).  While it
- * grows, the previous table (old*) is kept and migrated a few slots per
- * insert: a hash whose home in the old table is below mig lives in the new
- * table, any other in the old one (ocap is 0 when no growth is under way).
+ * One segment of the event_id table: open addressing over slots, grown on
+ * its own (identity.c).
  */
-typedef struct SfIdTable
+typedef struct SfIdSeg
 {
 	SfIdSlot   *slots;
 	uint8	   *tags;			/* per slot: 0 empty, 1 deleted, else hash bits */
-	uint64		cap;			/* at most 2^32 */
-	uint64		used;
-	uint64		tomb;
-	SfIdSlot   *oslots;			/* the table being migrated, or NULL */
-	uint8	   *otags;
-	uint64		ocap;			/* its capacity; 0: none */
-	uint64		oused;			/* live entries left in it */
-	uint64		oempty;			/* its empty slots */
-	uint64		mig;			/* its slots below mig are migrated */
-	bool		hint_old;		/* hint_slot is in the old table */
+	uint32		cap;
+	uint32		used;
+	uint32		tomb;
+	uint32		grow_at;		/* used + tomb above which it grows */
+} SfIdSeg;
+
+/*
+ * The event_id table: ID_SEGMENTS segments chosen by the hash's top bits,
+ * each an open-addressing table that grows (or rehashes) in one call at a
+ * load that differs from segment to segment, so that no call rehashes
+ * more than a few of them (identity.c, "The event_id table").
+ */
+typedef struct SfIdTable
+{
+	SfIdSeg    *segs;
 	/*
 	 * The last unsuccessful lookup's insertion slot (the first free or
 	 * deleted slot on its probe path) and hash, so that the insert that
 	 * follows it does not probe again; hint_valid is cleared by anything
 	 * that changes the table.
 	 */
-	uint64		hint_slot;
+	uint32		hint_slot;
 	uint32		hint_hash;
 	bool		hint_valid;
 } SfIdTable;

@@ -18,12 +18,15 @@
  *	  instead of 8;
  *	- the event_id table is open addressing with linear probing over
  *	  slots of a handle and the event_id's hash (8 bytes; the bytes are
- *	  in the identity), at most 80% full, with tombstones for the
- *	  identities retention forgets.  It doubles up to ID_TABLE_DOUBLE_MAX
- *	  (2^20) slots and grows by a quarter above, so that only large tables
- *	  trade rehashes for memory; a growth is incremental (issue 39: the
- *	  old table is migrated a few slots per insert, see "The event_id
- *	  table" below), so no call pays for re-inserting every identity.  The hash in the slot costs 4 bytes a slot
+ *	  in the identity), in 256 segments chosen by the hash's top bits,
+ *	  each at most 64-80% full (its own limit), with tombstones for the
+ *	  identities retention forgets.  A segment doubles up to a 256th of
+ *	  ID_TABLE_DOUBLE_MAX (2^20) slots and grows by a quarter above, so
+ *	  that only large tables trade rehashes for memory; it grows in one
+ *	  call, and the segments' different limits spread their growths (issue
+ *	  39: see "The event_id table" below), so no call pays for
+ *	  re-inserting more than a few 256ths of the identities.  The hash in
+ *	  the slot costs 4 bytes a slot
  *	  (about 5.6 per identity at the average load) and saves what a rehash
  *	  cost before issue 23's last push: a read of every identity at a
  *	  random address to recover its hash (a cache miss each, and at a
@@ -86,22 +89,6 @@ hash_tag(uint32 hash)
 	return t < 2 ? t + 2 : t;
 }
 
-/*
- * Where the search for hash starts: multiply-shift, so that the capacity
- * need not be a power of 2 and a large table can grow by a quarter instead
- * of doubling.
- */
-static inline uint64
-home(uint32 hash, uint64 cap)
-{
-	return ((uint64) hash * cap) >> 32;
-}
-
-static inline uint64
-next_slot(uint64 i, uint64 cap)
-{
-	return i + 1 == cap ? 0 : i + 1;
-}
 #define ID_NCLASSES		(ID_BIG / 8 + 1)
 
 /*
@@ -315,83 +302,129 @@ sf_identity_free(SfPipeline *p, SfIdentity *id)
 /* ----------------------------------------------------------------
  * The event_id table
  *
- * Growth is incremental (issue 39): a growth allocates the new table and
- * keeps the old one, and every insert that follows migrates at least
- * ID_MIGRATE_STEP of the old table's slots, in slot order, so that no call
- * pays for re-inserting every identity at once (at 5M identities that was
- * a 100-250 ms pause in one ingest_batch call).  The split between the
- * two tables is by hash, not by entry: the old table's slots below the
- * boundary mig are migrated, and since the home of a hash is monotonic in
- * the hash and mig always stops at an empty slot of the old table (which
- * no probe crosses), every hash whose old home is below mig is in the new
- * table and every other one in the old table.  A lookup, insert or delete
- * therefore probes exactly one table, as before (one extra multiply while
- * a growth is under way).  Migrated old slots become tombstones, so that
- * the probes that wrap around the old table's end still find the entries
- * after them; those wrapped entries (their home is above their slot) stay
- * until the boundary reaches the end, when the old table's first cluster
- * is migrated whole and the old table freed.
+ * Segments (issue 39).  The table is ID_SEGMENTS independent tables,
+ * chosen by the top ID_SEG_BITS bits of the hash; each grows in one call,
+ * re-inserting only its own entries (a 256th of the table), when its
+ * used and deleted slots pass its grow_at.  A single table re-inserted
+ * every identity in one call when it grew (100-250 ms at 5M identities);
+ * migrating it a few slots per insert instead spread that work but left
+ * each call of a migration 2-4x the median (the new table's fresh pages,
+ * written at the migration's pace) and its lookups in an old table filling
+ * past 80%.  With segments, hashes spread evenly, so all segments would
+ * fill and grow in the same call; so each segment grows at its own load,
+ * from 64% (segment 0) to 80% (the last), a spread of exactly the growth
+ * factor of a large segment (1.25): their growths are spread evenly over
+ * the inserts between two growths of one segment, a few per
+ * ingest_batch call at any size.  The average load, and the memory per
+ * identity, is that of a single table growing at 72% (9 bytes a slot:
+ * 12.5 bytes an identity on average above 2^20 slots).
  *
- * Which event ids are known never changes: an entry is moved (written in
- * the new table, then made a tombstone in the old) within one step, no
- * step can be interrupted in the middle, and mig advances only after the
- * whole range below it is moved.
- *
- * Memory: between growths, the same slots as before (9 bytes a slot, at
- * most 80% full).  During a growth both tables are allocated, as they
- * were during the one-call rehash; the peak is the same, it only lasts
- * longer (the old table is freed after about cap / ID_MIGRATE_STEP
- * inserts, before the new table can fill: an eighth of the old capacity
- * against the fifth that a growth by a quarter leaves free).  While a
- * growth is under way, the entries inserted into the old table raise its
- * load by at most 1 / ID_MIGRATE_STEP; should it ever run short of empty
- * slots (fewer than a sixteenth), the growth is finished at once.
+ * A lookup, insert or delete probes one segment: one shift more than a
+ * single table.  A segment doubles below ID_SEG_DOUBLE_MAX slots and grows
+ * by a quarter above; a segment mostly of tombstones (retention) is
+ * rehashed in place.  Nothing persisted depends on the table: every
+ * encoder sorts the identities by handle.
  * ----------------------------------------------------------------
  */
-#define ID_MIGRATE_STEP	8
+#define ID_SEG_BITS		8
+#define ID_SEGMENTS		(1 << ID_SEG_BITS)
+#define ID_SEG_INIT		8			/* slots of a new segment */
+#define ID_SEG_DOUBLE_MAX	(ID_TABLE_DOUBLE_MAX / ID_SEGMENTS)
 
-/* Which table holds hash: the old one while it is being migrated */
-static inline bool
-in_old(const SfIdTable *t, uint32 hash)
+static inline SfIdSeg *
+seg_of(const SfIdTable *t, uint32 hash)
 {
-	return unlikely(t->ocap != 0) && home(hash, t->ocap) >= t->mig;
+	return &t->segs[hash >> (32 - ID_SEG_BITS)];
+}
+
+/* Where the search for hash starts in its segment: multiply-shift */
+static inline uint32
+seg_home(uint32 hash, uint32 cap)
+{
+	return (uint32) (((uint64) (uint32) (hash << ID_SEG_BITS) * cap) >> 32);
+}
+
+static inline uint32
+seg_next(uint32 i, uint32 cap)
+{
+	return i + 1 == cap ? 0 : i + 1;
 }
 
 /*
- * Rehash the whole table into one of newcap slots, in one call: only when
- * no growth is under way (a decoder's reserve and the table's creation).
+ * The used + deleted slots above which segment index of cap slots grows:
+ * from 64% of cap (segment 0) to 80% (the last), in 1/1024ths.
+ */
+static inline uint32
+seg_grow_at(int index, uint32 cap)
+{
+	uint64		lim = 655 + (uint64) (819 - 655) * index / (ID_SEGMENTS - 1);
+
+	return (uint32) Max((uint64) cap * lim / 1024, 1);
+}
+
+/*
+ * Map the whole pages of a new array now (a decoder's bulk insert, which
+ * writes all of it at once), with huge pages where possible; like
+ * sf_mem_prefault for any size.
  */
 static void
-table_resize(SfPipeline *p, uint64 newcap)
+seg_prefault(void *ptr, Size len)
 {
-	SfIdTable  *t = &p->idtable;
-	SfIdSlot   *old = t->slots;
-	uint8	   *oldtags = t->tags;
-	uint64		oldcap = t->cap;
+#if defined(MADV_POPULATE_WRITE) || defined(MADV_HUGEPAGE)
+	uintptr_t	page = 4096;
+	uintptr_t	start = ((uintptr_t) ptr + page - 1) & ~(page - 1);
+	uintptr_t	end = ((uintptr_t) ptr + len) & ~(page - 1);
 
-	Assert(t->ocap == 0);
-	t->slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfIdSlot));
-	t->tags = MemoryContextAllocHuge(p->cxt, newcap);
-	sf_mem_prefault(t->slots, newcap * sizeof(SfIdSlot));
-	memset(t->tags, TAG_EMPTY, newcap);
-	t->cap = newcap;
-	t->tomb = 0;
-	t->hint_valid = false;
-	/* the hashes are in the slots: the old table is read in order, no identity */
-	for (uint64 i = 0; i < oldcap; i++)
+	if (end <= start)
+		return;
+#ifdef MADV_HUGEPAGE
+	if (end - start >= 2 * 1024 * 1024)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+	(void) madvise((void *) start, end - start, MADV_POPULATE_WRITE);
+#endif
+#endif
+}
+
+/*
+ * Rehash segment index into newcap slots, in one call (a 256th of the
+ * table).  prefault: map the new arrays at once (a decoder's reserve).
+ */
+static void
+seg_resize(SfPipeline *p, int index, uint32 newcap, bool prefault)
+{
+	SfIdSeg    *s = &p->idtable.segs[index];
+	SfIdSlot   *old = s->slots;
+	uint8	   *oldtags = s->tags;
+	uint32		oldcap = s->cap;
+	SfIdSlot   *slots;
+	uint8	   *tags;
+
+	slots = MemoryContextAllocHuge(p->cxt, (Size) newcap * sizeof(SfIdSlot));
+	tags = MemoryContextAllocHuge(p->cxt, newcap);
+	if (prefault)
+		seg_prefault(slots, (Size) newcap * sizeof(SfIdSlot));
+	memset(tags, TAG_EMPTY, newcap);
+	/* the hashes are in the slots: the old one is read in order, no identity */
+	for (uint32 i = 0; i < oldcap; i++)
 	{
-		uint64		j;
+		uint32		j;
 
-		if ((i & 65535) == 0)
-			CHECK_FOR_INTERRUPTS();
 		if (oldtags[i] < 2)
 			continue;
-		j = home(old[i].hash, newcap);
-		while (t->tags[j] != TAG_EMPTY)
-			j = next_slot(j, newcap);
-		t->slots[j] = old[i];
-		t->tags[j] = oldtags[i];
+		j = seg_home(old[i].hash, newcap);
+		while (tags[j] != TAG_EMPTY)
+			j = seg_next(j, newcap);
+		slots[j] = old[i];
+		tags[j] = oldtags[i];
 	}
+	s->slots = slots;
+	s->tags = tags;
+	s->cap = newcap;
+	s->tomb = 0;
+	s->grow_at = seg_grow_at(index, newcap);
+	p->idtable.hint_valid = false;
 	if (old)
 	{
 		pfree(old);
@@ -399,138 +432,32 @@ table_resize(SfPipeline *p, uint64 newcap)
 	}
 }
 
-/* Move the old table's live slot i into the new table */
-static inline void
-migrate_slot(SfIdTable *t, uint64 i)
-{
-	uint64		j = home(t->oslots[i].hash, t->cap);
-
-	while (t->tags[j] >= 2)
-		j = next_slot(j, t->cap);
-	if (t->tags[j] == TAG_TOMB)
-		t->tomb--;
-	t->slots[j] = t->oslots[i];
-	t->tags[j] = t->otags[i];
-	t->used++;
-	t->otags[i] = TAG_TOMB;
-	t->oused--;
-}
-
-/*
- * Migrate at least nslots more of the old table's slots (up to the next
- * empty one); at its end, the wrapped entries, and free it.  Nothing in a
- * step can fail or be interrupted: between two steps the table is whole.
- */
-static void
-migrate_step(SfPipeline *p, uint64 nslots)
-{
-	SfIdTable  *t = &p->idtable;
-	uint64		i = t->mig;
-	uint64		end = Min(t->ocap, i + nslots);
-
-	/* the boundary stops at an empty slot, which no probe crosses */
-	while (end < t->ocap && t->otags[end] != TAG_EMPTY)
-		end++;
-	for (; i < end; i++)
-	{
-		/* not the wrapped ones: their hashes are still the old table's */
-		if (t->otags[i] >= 2 && home(t->oslots[i].hash, t->ocap) <= i)
-			migrate_slot(t, i);
-	}
-	t->mig = end;
-	t->hint_valid = false;
-	if (end < t->ocap)
-		return;
-	/* every live entry left is a wrapped one, in the first cluster */
-	for (i = 0; i < t->ocap && t->otags[i] != TAG_EMPTY; i++)
-	{
-		if (t->otags[i] >= 2)
-			migrate_slot(t, i);
-	}
-	if (t->oused != 0)
-		elog(PANIC, "streamforge: event_id table migration lost entries");
-	pfree(t->oslots);
-	pfree(t->otags);
-	t->oslots = NULL;
-	t->otags = NULL;
-	t->ocap = 0;
-	t->mig = 0;
-}
-
-/* Finish a growth under way, in one call */
-static void
-migrate_finish(SfPipeline *p)
-{
-	while (p->idtable.ocap != 0)
-	{
-		CHECK_FOR_INTERRUPTS();
-		migrate_step(p, 65536);
-	}
-}
-
-/*
- * Start a growth (or a rehash in place, newcap == cap): the current table
- * becomes the old one, to be migrated by the inserts that follow.
- */
-static void
-migrate_start(SfPipeline *p, uint64 newcap)
-{
-	SfIdTable  *t = &p->idtable;
-	SfIdSlot   *slots;
-	uint8	   *tags;
-
-	migrate_finish(p);
-	/*
-	 * Not prefaulted (unlike a one-call resize): the migration and the
-	 * inserts write the slots' pages over many calls, and faulting tens of
-	 * megabytes in here would be the one-call pause again.
-	 */
-	slots = MemoryContextAllocHuge(p->cxt, newcap * sizeof(SfIdSlot));
-	tags = MemoryContextAllocHuge(p->cxt, newcap);
-	memset(tags, TAG_EMPTY, newcap);
-	t->oslots = t->slots;
-	t->otags = t->tags;
-	t->ocap = t->cap;
-	t->oused = t->used;
-	t->oempty = t->cap - t->used - t->tomb;
-	t->mig = 0;
-	t->slots = slots;
-	t->tags = tags;
-	t->cap = newcap;
-	t->used = 0;
-	t->tomb = 0;
-	t->hint_valid = false;
-}
-
 void
 sf_idtable_init(SfPipeline *p)
 {
-	p->idtable.slots = NULL;
-	p->idtable.tags = NULL;
-	p->idtable.cap = 0;
-	p->idtable.used = 0;
-	p->idtable.oslots = NULL;
-	p->idtable.otags = NULL;
-	p->idtable.ocap = 0;
-	p->idtable.oused = 0;
-	p->idtable.oempty = 0;
-	p->idtable.mig = 0;
-	p->idtable.hint_valid = false;
-	table_resize(p, 1024);
+	SfIdTable  *t = &p->idtable;
+
+	t->segs = MemoryContextAllocZero(p->cxt, ID_SEGMENTS * sizeof(SfIdSeg));
+	t->hint_valid = false;
+	for (int i = 0; i < ID_SEGMENTS; i++)
+		seg_resize(p, i, ID_SEG_INIT, false);
 }
 
 /*
- * One table's search for event_id: sets the hint when it is not there.
+ * One segment's search for event_id: sets the hint when it is not there.
  * Always inlined: it is the whole of a lookup, once per event.
  */
 static pg_attribute_always_inline SfIdentity *
-probe(SfPipeline *p, const SfIdSlot *slots, const uint8 *tags, uint64 cap,
-	  bool old, const char *event_id, int len, uint32 hash, uint32 *handle)
+probe(SfPipeline *p, const SfIdSeg *s, const char *event_id, int len,
+	  uint32 hash, uint32 *handle)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		i = home(hash, cap);
+	const uint8 *tags = s->tags;
+	const SfIdSlot *slots = s->slots;
+	uint32		cap = s->cap;
+	uint32		i = seg_home(hash, cap);
 	uint8		tag = hash_tag(hash);
-	uint64		free_slot = PG_UINT64_MAX;
+	uint32		free_slot = PG_UINT32_MAX;
 
 	for (;;)
 	{
@@ -538,9 +465,8 @@ probe(SfPipeline *p, const SfIdSlot *slots, const uint8 *tags, uint64 cap,
 
 		if (c == TAG_EMPTY)
 		{
-			t->hint_slot = free_slot != PG_UINT64_MAX ? free_slot : i;
+			t->hint_slot = free_slot != PG_UINT32_MAX ? free_slot : i;
 			t->hint_hash = hash;
-			t->hint_old = old;
 			t->hint_valid = true;
 			return NULL;
 		}
@@ -556,9 +482,9 @@ probe(SfPipeline *p, const SfIdSlot *slots, const uint8 *tags, uint64 cap,
 				return id;
 			}
 		}
-		else if (c == TAG_TOMB && free_slot == PG_UINT64_MAX)
+		else if (c == TAG_TOMB && free_slot == PG_UINT32_MAX)
 			free_slot = i;
-		i = next_slot(i, cap);
+		i = seg_next(i, cap);
 	}
 }
 
@@ -573,13 +499,7 @@ SfIdentity *
 sf_idtable_lookup(SfPipeline *p, const char *event_id, int len, uint32 hash,
 				  uint32 *handle)
 {
-	SfIdTable  *t = &p->idtable;
-
-	if (in_old(t, hash))
-		return probe(p, t->oslots, t->otags, t->ocap, true,
-					 event_id, len, hash, handle);
-	return probe(p, t->slots, t->tags, t->cap, false,
-				 event_id, len, hash, handle);
+	return probe(p, seg_of(&p->idtable, hash), event_id, len, hash, handle);
 }
 
 /* Add an identity whose event_id the table does not hold */
@@ -587,64 +507,40 @@ void
 sf_idtable_insert(SfPipeline *p, uint32 handle, uint32 hash)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		i;
+	SfIdSeg    *s = seg_of(t, hash);
+	uint32		i;
 
-	if (unlikely((t->used + t->tomb + 1) * 5 > t->cap * 4))
+	if (unlikely(s->used + s->tomb + 1 > s->grow_at))
 	{
-		uint64		newcap = t->cap;
+		uint64		newcap = s->cap;
 
 		/* mostly live entries: grow; mostly tombstones: rehash in place */
-		if ((t->used + t->oused + 1) * 5 > t->cap * 2)
-			newcap = t->cap < ID_TABLE_DOUBLE_MAX ?
-				t->cap * 2 : t->cap + t->cap / 4;
-		migrate_start(p, newcap);
+		if ((uint64) (s->used + 1) * 5 > (uint64) s->cap * 2)
+			newcap = s->cap < ID_SEG_DOUBLE_MAX ?
+				(uint64) s->cap * 2 : (uint64) s->cap + s->cap / 4;
+		if (newcap > PG_UINT32_MAX / 2)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("pipeline \"%s\" remembers too many events",
+							p->def.name)));
+		seg_resize(p, (int) (s - t->segs), (uint32) newcap, false);
 	}
-	if (in_old(t, hash))
-	{
-		/* a hash not migrated yet: into the old table */
-		if (t->hint_valid && t->hint_old && t->hint_hash == hash)
-			i = t->hint_slot;
-		else
-		{
-			i = home(hash, t->ocap);
-			while (t->otags[i] >= 2)
-				i = next_slot(i, t->ocap);
-		}
-		Assert(t->otags[i] < 2);
-		if (t->otags[i] == TAG_EMPTY)
-			t->oempty--;
-		t->oslots[i].handle = handle;
-		t->oslots[i].hash = hash;
-		t->otags[i] = hash_tag(hash);
-		t->oused++;
-	}
+	if (t->hint_valid && t->hint_hash == hash)
+		i = t->hint_slot;
 	else
 	{
-		if (t->hint_valid && !t->hint_old && t->hint_hash == hash)
-			i = t->hint_slot;
-		else
-		{
-			i = home(hash, t->cap);
-			while (t->tags[i] >= 2)
-				i = next_slot(i, t->cap);
-		}
-		Assert(t->tags[i] < 2);
-		if (t->tags[i] == TAG_TOMB)
-			t->tomb--;
-		t->slots[i].handle = handle;
-		t->slots[i].hash = hash;
-		t->tags[i] = hash_tag(hash);
-		t->used++;
+		i = seg_home(hash, s->cap);
+		while (s->tags[i] >= 2)
+			i = seg_next(i, s->cap);
 	}
+	Assert(s->tags[i] < 2);
+	if (s->tags[i] == TAG_TOMB)
+		s->tomb--;
+	s->slots[i].handle = handle;
+	s->slots[i].hash = hash;
+	s->tags[i] = hash_tag(hash);
+	s->used++;
 	t->hint_valid = false;
-	if (unlikely(t->ocap != 0))
-	{
-		/* the old table must keep empty slots for its probes to end */
-		if (t->oempty * 16 < t->ocap)
-			migrate_finish(p);
-		else
-			migrate_step(p, ID_MIGRATE_STEP);
-	}
 }
 
 /* Retention: take a remembered identity out of the table */
@@ -652,31 +548,23 @@ static void
 idtable_delete(SfPipeline *p, SfIdentity *id)
 {
 	SfIdTable  *t = &p->idtable;
-	bool		old = in_old(t, id->hash);
-	SfIdSlot   *slots = old ? t->oslots : t->slots;
-	uint8	   *tags = old ? t->otags : t->tags;
-	uint64		cap = old ? t->ocap : t->cap;
-	uint64		i = home(id->hash, cap);
+	SfIdSeg    *s = seg_of(t, id->hash);
+	uint32		i = seg_home(id->hash, s->cap);
 	uint8		tag = hash_tag(id->hash);
 
 	for (;;)
 	{
-		uint8		c = tags[i];
+		uint8		c = s->tags[i];
 
 		if (c == TAG_EMPTY)
 			elog(ERROR, "streamforge: forgotten identity not in the table");
-		if (c == tag && sf_id_ptr(p, slots[i].handle) == id)
+		if (c == tag && sf_id_ptr(p, s->slots[i].handle) == id)
 			break;
-		i = next_slot(i, cap);
+		i = seg_next(i, s->cap);
 	}
-	tags[i] = TAG_TOMB;
-	if (old)
-		t->oused--;
-	else
-	{
-		t->used--;
-		t->tomb++;
-	}
+	s->tags[i] = TAG_TOMB;
+	s->used--;
+	s->tomb++;
 	t->hint_valid = false;
 }
 
@@ -685,19 +573,11 @@ void
 sf_idtable_prefetch(SfPipeline *p, uint32 hash)
 {
 #ifdef __GNUC__
-	SfIdTable  *t = &p->idtable;
-	uint64		i;
+	SfIdSeg    *s = seg_of(&p->idtable, hash);
+	uint32		i = seg_home(hash, s->cap);
 
-	if (in_old(t, hash))
-	{
-		i = home(hash, t->ocap);
-		__builtin_prefetch(&t->otags[i]);
-		__builtin_prefetch(&t->oslots[i]);
-		return;
-	}
-	i = home(hash, t->cap);
-	__builtin_prefetch(&t->tags[i]);
-	__builtin_prefetch(&t->slots[i]);
+	__builtin_prefetch(&s->tags[i]);
+	__builtin_prefetch(&s->slots[i]);
 #endif
 }
 
@@ -709,56 +589,70 @@ sf_idtable_prefetch_hash(SfPipeline *p, uint32 hash)
 }
 
 /*
- * Make room for n more identities in one resize (a decoder that knows how
- * many it will add), at about two thirds full, so that neither the load
- * nor the ingests that follow it rehash the table soon.  A growth under
- * way is finished first.
+ * Make room for n more identities (a decoder that knows how many it will
+ * add), every segment at about two thirds full after them, so that
+ * neither the load nor the ingests that follow it grow a segment soon;
+ * each resized segment is mapped at once.
  */
 void
 sf_idtable_reserve(SfPipeline *p, uint64 n)
 {
 	SfIdTable  *t = &p->idtable;
-	uint64		want;
+	uint64		share = n / ID_SEGMENTS;
 
-	migrate_finish(p);
 	/* the identities' blocks (about 48 bytes each) are prefaulted too */
 	p->idstore.prefault_until = (uint32) Min((uint64) p->idstore.nblocks +
 											 n * 48 / ID_BLOCK + 1,
 											 ID_MAX_BLOCKS);
-	want = t->used + n;
-	if ((want + 1) * 5 <= t->cap * 4)
-		return;
-	table_resize(p, Max(want + want / 2, t->cap));
+	/* a segment's share of random hashes: the mean, plus some deviations */
+	share += share / 8 + 16;
+	for (int i = 0; i < ID_SEGMENTS; i++)
+	{
+		SfIdSeg    *s = &t->segs[i];
+		uint64		want = (uint64) s->used + share;
+		uint64		newcap;
+
+		if (want + s->tomb <= s->grow_at)
+			continue;
+		newcap = Max(want + want / 2, s->cap);
+		if (newcap > PG_UINT32_MAX / 2)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("pipeline \"%s\" remembers too many events",
+							p->def.name)));
+		CHECK_FOR_INTERRUPTS();
+		seg_resize(p, i, (uint32) newcap, true);
+	}
 }
 
 /*
- * Iterate: *pos starts at 0; returns NULL at the end.  Positions below cap
- * are the table's slots, the next ocap the old table's (during a growth).
+ * Iterate: *pos starts at 0; returns false at the end.  A position is a
+ * segment (high 32 bits) and a slot in it.
  */
 static inline bool
 idtable_step(SfIdTable *t, uint64 *pos, uint32 *handle)
 {
-	while (*pos < t->cap)
+	for (;;)
 	{
-		uint64		i = (*pos)++;
+		uint64		seg = *pos >> 32;
+		uint32		i = (uint32) *pos;
+		SfIdSeg    *s;
 
-		if (t->tags[i] >= 2)
+		if (seg >= ID_SEGMENTS)
+			return false;
+		s = &t->segs[seg];
+		if (i >= s->cap)
 		{
-			*handle = t->slots[i].handle;
+			*pos = (seg + 1) << 32;
+			continue;
+		}
+		(*pos)++;
+		if (s->tags[i] >= 2)
+		{
+			*handle = s->slots[i].handle;
 			return true;
 		}
 	}
-	while (*pos - t->cap < t->ocap)
-	{
-		uint64		i = (*pos)++ - t->cap;
-
-		if (t->otags[i] >= 2)
-		{
-			*handle = t->oslots[i].handle;
-			return true;
-		}
-	}
-	return false;
 }
 
 SfIdentity *
