@@ -9,7 +9,7 @@
  * (test/run.d/layers.sh checks it).  Inside the folder, calls go one way:
  * persist.c uses cache.c, pending.c, catalog.c and acl.c; cache.c uses
  * pending.c, catalog.c and acl.c; pending.c uses catalog.c and acl.c;
- * catalog.c uses acl.c; sink.c uses catalog.c, datum.c and acl.c.
+ * catalog.c uses acl.c; sink.c and sink_rows.c use catalog.c, datum.c and acl.c.
  *
  * Copyright (c) 2026, the streamforge authors
  *
