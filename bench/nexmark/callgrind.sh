@@ -81,7 +81,7 @@ awk -v ir="$ir" -v r="$rows" 'BEGIN {
 		echo "### $(basename "$t" .top)"
 		echo
 		echo '```'
-		sed 's/ \/[^ ]*:/ /' | cut -c1-160
+		sed 's/ \/[^ ]*:/ /' "$t" | cut -c1-160
 		echo '```'
 	done
 } >>"$OUT"
