@@ -14,8 +14,8 @@ sf_is_root && chown postgres:postgres "$SCRATCH/cg"
 	echo
 	echo "## Instructions (callgrind), $NB batches of 10,000 bids (the first $((NB * 10000)) bids)"
 	echo
-	echo "| query | way | instructions | per bid | final rows | per final row |"
-	echo "|---|---|---:|---:|---:|---:|"
+	echo "| query | way | instructions | per bid | final rows | per final row | sf_sink_emit (inclusive) | its per final row |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|"
 } >>"$OUT"
 for spec in "q17 agg feed_insert q17a" "q17 batch feed_batch q17b" "q11 agg feed_insert q11a" "q11 batch feed_batch q11b"; do
 	set -- $spec
@@ -42,12 +42,37 @@ for spec in "q17 agg feed_insert q17a" "q17 batch feed_batch q17b" "q11 agg feed
 	ir=$(grep -m1 '^summary:' "$part" | awk '{ print $2 }')
 	rows=$(grep -o 'final_rows_count = "[0-9]*"' "$f.log" | tail -1 | grep -o '[0-9][0-9]*')
 	[ -n "$rows" ] || rows=0
-	awk -v q="$q" -v w="$w" -v ir="$ir" -v b="$((NB * 10000))" -v r="$rows" 'BEGIN {
-		printf "| %s | %s | %.0f | %.0f | %d | %s |\n", q, w, ir, ir / b, r, (r > 0 ? sprintf("%.0f", ir / r) : "-") }' >>"$OUT"
 	callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$part" >"$f.ann" 2>/dev/null || true
+	# the output rows' writes (issue 42 item 1): sf_sink_emit, inclusive
+	sink=$(grep -m1 -E '[: ]sf_sink_emit( |$)' "$f.ann" | awk '{ gsub(",", "", $1); print $1 }')
+	[ -n "$sink" ] || sink=0
+	awk -v q="$q" -v w="$w" -v ir="$ir" -v b="$((NB * 10000))" -v r="$rows" -v s="$sink" 'BEGIN {
+		printf "| %s | %s | %.0f | %.0f | %d | %s | %.0f | %s |\n", q, w, ir, ir / b, r, (r > 0 ? sprintf("%.0f", ir / r) : "-"),
+			s, (r > 0 ? sprintf("%.0f", s / r) : "-") }' >>"$OUT"
 	grep -E '^ *[0-9,]+ ' "$f.ann" | sed -n 1,40p >"$f.top" || true
 	cp "$part" "$SCRATCH/cg/$q-$w.callgrind"
 done
+# the floor (issue 42 item 1): q17's rows COPYed into a table like
+# streamforge.results, in a single-user backend under callgrind, per row
+sf_say "  callgrind: q17 COPY"
+rm -rf "$SCRATCH/run"
+as_server cp -a "$SCRATCH/cgdata" "$SCRATCH/run"
+f=$SCRATCH/cg/q17-copy
+printf '%s\n\n' "CREATE TABLE nx.results_copy (LIKE streamforge.results INCLUDING ALL);" \
+	"SELECT pg_backend_pid();" "COPY nx.results_copy ($RCOLS) FROM '$SCRATCH/q17rows.copy';" \
+	"SELECT pg_sleep(0);" >"$f.sql"
+sf_is_root && chown postgres:postgres "$f.sql"
+as_server valgrind --tool=callgrind --callgrind-out-file="$f.out" \
+	--zero-before=pg_backend_pid --dump-before=pg_sleep \
+	"$SRVBIN/postgres" --single -j -D "$SCRATCH/run" \
+	-c fsync=off -c jit=off -c autovacuum=off "$DB" <"$f.sql" >"$f.log" 2>&1 ||
+	{ tail -n 30 "$f.log"; sf_die "callgrind q17 COPY: the backend failed"; }
+part=$f.out.1
+[ -f "$part" ] || part=$f.out
+ir=$(grep -m1 '^summary:' "$part" | awk '{ print $2 }')
+rows=$(wc -l <"$SCRATCH/q17rows.copy")
+awk -v ir="$ir" -v r="$rows" 'BEGIN {
+	printf "\nThe floor: COPY of q17'"'"'s %d result rows into a table LIKE streamforge.results INCLUDING ALL: %.0f instructions, %.0f per row.\n", r, ir, ir / r }' >>"$OUT"
 {
 	echo
 	echo "Top functions by inclusive instructions (callgrind_annotate --inclusive=yes):"
@@ -56,7 +81,7 @@ done
 		echo "### $(basename "$t" .top)"
 		echo
 		echo '```'
-		sed 's/ \/[^ ]*:/ /' | cut -c1-160
+		sed 's/ \/[^ ]*:/ /' "$t" | cut -c1-160
 		echo '```'
 	done
 } >>"$OUT"

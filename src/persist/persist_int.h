@@ -9,7 +9,7 @@
  * (test/run.d/layers.sh checks it).  Inside the folder, calls go one way:
  * persist.c uses cache.c, pending.c, catalog.c and acl.c; cache.c uses
  * pending.c, catalog.c and acl.c; pending.c uses catalog.c and acl.c;
- * catalog.c uses acl.c; sink.c uses catalog.c, datum.c and acl.c.
+ * catalog.c uses acl.c; sink.c and sink_rows.c use catalog.c, datum.c and acl.c.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -243,9 +243,36 @@ sf_check_lookup_name(const char *name)
 extern void sf_load_def(const char *name, int64 id, SfPipelineDef *def);
 extern Datum sf_definition_text(const SfPipelineDef *def);
 
+/*
+ * sink_bulk.c: rows written as COPY FROM writes them.  A column of n rows:
+ * values[i] (NULL where nulls[i], if nulls is set), or, if values is NULL,
+ * constant (NULL if constant_null) in every row.
+ */
+typedef struct SfBulkColumn
+{
+	const char *name;
+	Datum	   *values;
+	bool	   *nulls;
+	Datum		constant;
+	bool		constant_null;
+} SfBulkColumn;
+
+extern bool sf_bulk_insert(const char *table, const SfBulkColumn *cols,
+						   int ncols, int n);
+
+/* sink_rows.c: the rows of the changelog, the results and the late output */
+extern void sf_sink_changelog(SfPipeline *p, Datum name, int64 epoch,
+							  int64 unit_us, const SfChange *items, int n);
+extern void sf_sink_results(SfPipeline *p, Datum name, int64 epoch,
+							int64 unit_us, const SfChangeList *changes);
+extern void sf_sink_late(SfPipeline *p, Datum name, int64 unit_us,
+						 int64 from, int n);
+
 /* sink_ts.c */
 extern Datum sf_ts_array(const int64 *times, int n, int64 unit_us,
 						 bool *isnull);
+extern void sf_ts_column(SfBulkColumn *col, const int64 *times, int n,
+						 int64 unit_us);
 
 /* notify.c */
 extern void sf_notify_changes(const char *name, int64 epoch, int64 seq,

@@ -9,7 +9,8 @@
  * every successful write call, once the call's journal entry is written;
  * for a pipeline with outputs it appends the call's changes to
  * streamforge.changelog, applies them to streamforge.results and appends the
- * call's new late events to streamforge.late_output, all with SPI in the
+ * call's new late events to streamforge.late_output (the rows: sink_rows.c,
+ * written in bulk as COPY FROM writes them, sink_bulk.c), all in the
  * caller's transaction, so they commit, roll back (to a savepoint, too) and
  * survive a crash exactly like the pipeline's state.  With notify on, it
  * queues a notification on channel "streamforge_changes", which PostgreSQL
@@ -42,11 +43,8 @@
  * snapshot writes none, as the latest settings say.
  *
  * Statements are prepared once per backend and kept (sf_keep_plan,
- * catalog.c); they
- * take arrays and unnest them, so a call costs a few statements whatever
- * number of changes it made.  The results delete looks each address up in
- * the index and deletes by ctid, planned with enable_seqscan off, so that
- * no planner estimate can make it scan the table (sink_plan_text).
+ * catalog.c).  A call costs a few statements and bulk inserts whatever
+ * number of changes it made (sink_rows.c).
  *
  * Trimming (results_retention, trim_*): the SQL functions of
  * sql/objects/40_outputs.sql do the work as the extension's owner; their entry points
@@ -86,7 +84,7 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-/* Rows per statement: bounds the arrays built for one statement */
+/* Rows per writer call: bounds the columns built at once (sink_rows.c) */
 #define SF_SINK_CHUNK		8192
 
 /* One pipeline's switches, as in streamforge.output_config */
@@ -115,15 +113,11 @@ typedef enum SfSinkPlanId
 {
 	PLAN_CONFIG_LOAD,
 	PLAN_CONFIG_XMIN,
-	PLAN_RESULTS_DELETE,
 	PLAN_RESULTS_TRIM,
 	PLAN_CRON_UNSCHEDULE,
 	PLAN_CRON_FORGET_SETS,
-	PLAN_CHANGELOG_PUT_EPOCH,
-	PLAN_RESULTS_PUT_EPOCH,
 	PLAN_RESULTS_FINALIZE,
 	PLAN_CONFIG_UNITS,
-	PLAN_LATE_PUT_TS,
 	PLAN_DROP_OUTPUTS,
 	NUM_SINK_PLANS
 } SfSinkPlanId;
@@ -147,32 +141,6 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"WHERE c.pipeline OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},
-	/*
-	 * The rows to delete are found by one index lookup per address (the
-	 * LATERAL subquery, kept apart by OFFSET 0, is parameterized by the
-	 * address, so it can only be a nested loop over the addresses with the
-	 * lookup inside) and deleted by ctid (a TID scan).  No join between the
-	 * addresses and the table is left to the planner, so the statement's
-	 * cost does not depend on enable_hashjoin and friends: a join here once
-	 * took a nested loop over both sides.  sink_results() plans it with
-	 * enable_seqscan off, so that a plan kept from when the table was small
-	 * cannot scan the whole table (per address, or for the ctids).
-	 */
-	[PLAN_RESULTS_DELETE] = {
-		"DELETE FROM streamforge.results AS r "
-		"WHERE r.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
-		"SELECT x.ctid FROM ROWS FROM (pg_catalog.unnest($2), "
-		"pg_catalog.unnest($3), pg_catalog.unnest($4), "
-		"pg_catalog.unnest($5)) AS a(w, k, s, e), "
-		"LATERAL (SELECT f.ctid FROM streamforge.results AS f "
-		"WHERE f.pipeline OPERATOR(pg_catalog.=) $1 "
-		"AND f.window_name OPERATOR(pg_catalog.=) a.w "
-		"AND f.window_start OPERATOR(pg_catalog.=) a.s "
-		"AND pg_catalog.md5(f.key) OPERATOR(pg_catalog.=) pg_catalog.md5(a.k) "
-		"AND f.key OPERATOR(pg_catalog.=) a.k "
-		"AND f.window_end OPERATOR(pg_catalog.=) a.e OFFSET 0) AS x))",
-		5, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID}
-	},
 	[PLAN_RESULTS_TRIM] = {
 		"SELECT streamforge_internal.trim_results_internal($1)",
 		1, {TEXTOID}
@@ -188,37 +156,6 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 	[PLAN_CRON_FORGET_SETS] = {
 		"SELECT streamforge_internal.cron_forget_pipeline($1)",
 		1, {TEXTOID}
-	},
-	/* with the epoch (0.3.0, issue 25), and the final flag of results */
-	[PLAN_CHANGELOG_PUT_EPOCH] = {
-		"INSERT INTO streamforge.changelog (pipeline, seq, op, window_name, "
-		"key, window_start, window_end, count, sum, min, max, window_start_ts, "
-		"window_end_ts, aggregates, epoch) "
-		"SELECT $1, u.*, $12 FROM ROWS FROM (pg_catalog.unnest($2), "
-		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
-		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
-		"pg_catalog.unnest($11), pg_catalog.unnest($13), "
-		"pg_catalog.unnest($14), pg_catalog.unnest($15)) AS u",
-		15, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-			INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, NUMERICARRAYOID,
-		INT8ARRAYOID, INT8ARRAYOID, INT8OID, TIMESTAMPTZARRAYOID,
-		TIMESTAMPTZARRAYOID, JSONBARRAYOID}
-	},
-	[PLAN_RESULTS_PUT_EPOCH] = {
-		"INSERT INTO streamforge.results (pipeline, window_name, key, "
-		"window_start, window_end, count, sum, min, max, seq, final, "
-		"window_start_ts, window_end_ts, aggregates, epoch) "
-		"SELECT $1, u.*, $12 FROM ROWS FROM (pg_catalog.unnest($2), "
-		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
-		"pg_catalog.unnest($9), pg_catalog.unnest($10), "
-		"pg_catalog.unnest($11), pg_catalog.unnest($13), "
-		"pg_catalog.unnest($14), pg_catalog.unnest($15)) AS u",
-		15, {TEXTOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-			INT8ARRAYOID, NUMERICARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-		INT8ARRAYOID, BOOLARRAYOID, INT8OID, TIMESTAMPTZARRAYOID,
-		TIMESTAMPTZARRAYOID, JSONBARRAYOID}
 	},
 	/*
 	 * 'update' mode: the rows the pipeline finalized since (their end is
@@ -237,17 +174,6 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"JOIN streamforge.pipeline AS p ON p.name OPERATOR(pg_catalog.=) c.pipeline "
 		"WHERE p.definition OPERATOR(pg_catalog.?) 'time_unit'",
 		0, {InvalidOid}
-	},
-	[PLAN_LATE_PUT_TS] = {
-		"INSERT INTO streamforge.late_output (pipeline, late_seq, partition, "
-		"source_offset, event_id, key, event_time, value, watermark, "
-		"event_time_ts) "
-		"SELECT $1, u.* FROM ROWS FROM (pg_catalog.unnest($2), "
-		"pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-		"pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8), "
-		"pg_catalog.unnest($9), pg_catalog.unnest($10)) AS u",
-		10, {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID,
-		TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID, TIMESTAMPTZARRAYOID}
 	},
 	/* a dropped pipeline's outputs (0.4.0: no foreign key cascades) */
 	[PLAN_DROP_OUTPUTS] = {
@@ -280,107 +206,6 @@ sink_exec(SfSinkPlanId id, Datum *values, int expected)
 	sf_run_plan(&sink_plans[id], &sink_plan_text[id], values, NULL, false,
 				expected);
 }
-
-static Datum
-int8_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, INT8OID, sizeof(int64),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-}
-
-static Datum
-text_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
-										   TYPALIGN_INT));
-}
-
-static Datum
-numeric_array(Datum *elems, int n)
-{
-	return PointerGetDatum(construct_array(elems, n, NUMERICOID, -1, false,
-										   TYPALIGN_INT));
-}
-
-/*
- * Parallel arrays for a statement that takes one array per column: ncols
- * arrays of n values each (cols[k][i] is column k of row i).
- */
-static Datum **
-sink_columns(int ncols, int n)
-{
-	Datum	  **cols = palloc(ncols * sizeof(Datum *));
-	int			k;
-
-	for (k = 0; k < ncols; k++)
-		cols[k] = palloc(n * sizeof(Datum));
-	return cols;
-}
-
-/*
- * values[k]: the first n values of cols[k] as an array of types[k] (int8,
- * text or numeric), for k < ncols
- */
-static void
-sink_arrays(Datum *values, Datum **cols, const Oid *types, int ncols, int n)
-{
-	int			k;
-
-	for (k = 0; k < ncols; k++)
-	{
-		if (types[k] == INT8OID)
-			values[k] = int8_array(cols[k], n);
-		else if (types[k] == TEXTOID)
-			values[k] = text_array(cols[k], n);
-		else
-		{
-			Assert(types[k] == NUMERICOID);
-			values[k] = numeric_array(cols[k], n);
-		}
-	}
-}
-
-/* A row's address, at cols[0..3][i]: window name, key, start, end */
-static void
-sink_address_datums(SfPipeline *p, const SfAddress *addr, Datum **cols, int i)
-{
-	cols[0][i] = CStringGetTextDatum(p->def.windows[addr->window].name);
-	cols[1][i] = sf_string_text(addr->key);
-	cols[2][i] = Int64GetDatum(addr->start);
-	cols[3][i] = Int64GetDatum(addr->end);
-}
-
-/* A row's aggregate, at cols[0..3][i]: count, sum, min, max */
-static void
-sink_agg_datums(const SfAgg *agg, Datum **cols, int i)
-{
-	cols[0][i] = Int64GetDatum(agg->count);
-	cols[1][i] = sf_int128_numeric(agg->sum);
-	cols[2][i] = Int64GetDatum(agg->min);
-	cols[3][i] = Int64GetDatum(agg->max);
-}
-
-/*
- * The array columns of the writers' statements ($2 on), in order: a
- * change (seq, op, address, aggregate), a results row (address,
- * aggregate, seq; the delete takes the address only) and a late event.
- */
-static const Oid changelog_types[] = {
-	INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID,
-	INT8OID, NUMERICOID, INT8OID, INT8OID
-};
-static const Oid results_types[] = {
-	TEXTOID, TEXTOID, INT8OID, INT8OID,
-	INT8OID, NUMERICOID, INT8OID, INT8OID, INT8OID
-};
-static const Oid late_types[] = {
-	INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID
-};
-
-#define SINK_CHANGELOG_NCOLS	lengthof(changelog_types)
-#define SINK_RESULTS_NCOLS		lengthof(results_types)
-#define SINK_ADDRESS_NCOLS		4
-#define SINK_LATE_NCOLS			lengthof(late_types)
 
 /* ----------------------------------------------------------------
  * Configuration cache
@@ -531,173 +356,10 @@ sink_check_snapshot(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
 }
 
 /* ----------------------------------------------------------------
- * Writers.  Each runs inside SPI, in a context the caller resets.
+ * Writers (the rows: sink_rows.c).  Each runs inside SPI, in a context
+ * the caller resets.
  * ----------------------------------------------------------------
  */
-
-/* Append the n changes at items to the changelog */
-static void
-sink_changelog(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
-			   const SfChange *items, int n)
-{
-	Datum	  **cols = sink_columns(SINK_CHANGELOG_NCOLS, n);
-	Datum	   *seq = cols[0];
-	Datum	   *op = cols[1];
-	Datum		retract = CStringGetTextDatum("retract");
-	Datum		upsert = CStringGetTextDatum("upsert");
-	Datum		final = CStringGetTextDatum("final");
-	Datum		values[5 + SINK_CHANGELOG_NCOLS];
-	char		nulls[5 + SINK_CHANGELOG_NCOLS];
-	const SfAgg **aggs = palloc(n * sizeof(SfAgg *));
-	int64	   *starts = palloc(n * sizeof(int64));
-	int64	   *ends = palloc(n * sizeof(int64));
-	bool		isnull;
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		const SfChange *c = &items[i];
-
-		seq[i] = Int64GetDatum(c->seq);
-		op[i] = c->op == SF_RETRACT ? retract : c->op == SF_UPSERT ? upsert : final;
-		sink_address_datums(p, &c->row.addr, cols + 2, i);
-		sink_agg_datums(&c->row.agg, cols + 6, i);
-		aggs[i] = &c->row.agg;
-		starts[i] = c->row.addr.start;
-		ends[i] = c->row.addr.end;
-	}
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = name;
-	sink_arrays(values + 1, cols, changelog_types, SINK_CHANGELOG_NCOLS, n);
-	values[1 + SINK_CHANGELOG_NCOLS] = Int64GetDatum(cfg->epoch);
-	values[2 + SINK_CHANGELOG_NCOLS] = sf_ts_array(starts, n, cfg->unit_us, &isnull);
-	if (isnull)
-		nulls[2 + SINK_CHANGELOG_NCOLS] = 'n';
-	values[3 + SINK_CHANGELOG_NCOLS] = sf_ts_array(ends, n, cfg->unit_us, &isnull);
-	if (isnull)
-		nulls[3 + SINK_CHANGELOG_NCOLS] = 'n';
-	values[4 + SINK_CHANGELOG_NCOLS] = sf_sink_aggregates(p, aggs, n, &isnull);
-	if (isnull)
-		nulls[4 + SINK_CHANGELOG_NCOLS] = 'n';
-	sf_run_plan(&sink_plans[PLAN_CHANGELOG_PUT_EPOCH],
-				&sink_plan_text[PLAN_CHANGELOG_PUT_EPOCH], values, nulls,
-				false, SPI_OK_INSERT);
-}
-
-/* Order of changes for the results fold: address, then seq */
-static int
-change_cmp(const void *a, const void *b, void *arg)
-{
-	const SfChange *x = *(const SfChange *const *) a;
-	const SfChange *y = *(const SfChange *const *) b;
-	int			c = sf_address_cmp((const SfPipeline *) arg, &x->row.addr,
-								   &y->row.addr);
-
-	if (c != 0)
-		return c;
-	return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : 0;
-}
-
-/*
- * Apply a list of changes to the results table.  Only the last change of
- * each address counts (an upsert leaves the row, a retraction removes it),
- * whatever came before it in the list: ingest_batch concatenates the
- * changes of several operations, which may touch one address repeatedly.
- * Every address touched is deleted first, then the final upserts inserted,
- * so the table holds one row per address even when rows were copied into
- * it by configure_outputs.
- */
-static void
-sink_results(SfPipeline *p, const SfSinkConfig *cfg, Datum name,
-			 const SfChangeList *changes)
-{
-	const SfChange **order = palloc(changes->n * sizeof(SfChange *));
-	const SfChange **last = palloc(changes->n * sizeof(SfChange *));
-	int			nlast = 0;
-	bool		isnull;
-	int			i;
-	int			from;
-
-	for (i = 0; i < changes->n; i++)
-		order[i] = &changes->items[i];
-	qsort_arg(order, changes->n, sizeof(SfChange *), change_cmp, p);
-	for (i = 0; i < changes->n; i++)
-		if (i + 1 == changes->n ||
-			sf_address_cmp(p, &order[i]->row.addr, &order[i + 1]->row.addr) != 0)
-			last[nlast++] = order[i];
-
-	for (from = 0; from < nlast; from += SF_SINK_CHUNK)
-	{
-		int			n = Min(SF_SINK_CHUNK, nlast - from);
-		Datum	  **cols = sink_columns(SINK_RESULTS_NCOLS, n);
-		bool	   *finals = palloc(n * sizeof(bool));
-		int64	   *starts = palloc(n * sizeof(int64));
-		int64	   *ends = palloc(n * sizeof(int64));
-		const SfAgg **aggs = palloc(n * sizeof(SfAgg *));
-		int			nput = 0;
-		int			nestlevel;
-		Datum		values[6 + SINK_RESULTS_NCOLS];
-		char		nulls[6 + SINK_RESULTS_NCOLS];
-
-		CHECK_FOR_INTERRUPTS();
-		for (i = 0; i < n; i++)
-			sink_address_datums(p, &last[from + i]->row.addr, cols, i);
-		values[0] = name;
-		sink_arrays(values + 1, cols, results_types, SINK_ADDRESS_NCOLS, n);
-		/* enable_seqscan off while it is planned: see sink_plan_text */
-		nestlevel = NewGUCNestLevel();
-		(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
-								 false);
-		sink_exec(PLAN_RESULTS_DELETE, values, SPI_OK_DELETE);
-		AtEOXact_GUC(true, nestlevel);
-
-		/* the upserts, compacted in place */
-		for (i = 0; i < n; i++)
-		{
-			const SfChange *c = last[from + i];
-			int			k;
-
-			if (c->op == SF_RETRACT)
-				continue;
-			finals[nput] = c->op == SF_FINAL;
-			starts[nput] = c->row.addr.start;
-			ends[nput] = c->row.addr.end;
-			for (k = 0; k < SINK_ADDRESS_NCOLS; k++)
-				cols[k][nput] = cols[k][i];
-			sink_agg_datums(&c->row.agg, cols + SINK_ADDRESS_NCOLS, nput);
-			aggs[nput] = &c->row.agg;
-			cols[8][nput] = Int64GetDatum(c->seq);
-			nput++;
-		}
-		if (nput == 0)
-			continue;
-		sink_arrays(values + 1, cols, results_types, SINK_RESULTS_NCOLS, nput);
-		{
-			Datum	   *fd = palloc(nput * sizeof(Datum));
-
-			for (i = 0; i < nput; i++)
-				fd[i] = BoolGetDatum(finals[i]);
-			values[1 + SINK_RESULTS_NCOLS] =
-				PointerGetDatum(construct_array(fd, nput, BOOLOID, 1, true,
-												TYPALIGN_CHAR));
-		}
-		values[2 + SINK_RESULTS_NCOLS] = Int64GetDatum(cfg->epoch);
-		memset(nulls, ' ', sizeof(nulls));
-		values[3 + SINK_RESULTS_NCOLS] = sf_ts_array(starts, nput, cfg->unit_us, &isnull);
-		if (isnull)
-			nulls[3 + SINK_RESULTS_NCOLS] = 'n';
-		values[4 + SINK_RESULTS_NCOLS] = sf_ts_array(ends, nput, cfg->unit_us, &isnull);
-		if (isnull)
-			nulls[4 + SINK_RESULTS_NCOLS] = 'n';
-		values[5 + SINK_RESULTS_NCOLS] = sf_sink_aggregates(p, aggs, nput, &isnull);
-		if (isnull)
-			nulls[5 + SINK_RESULTS_NCOLS] = 'n';
-		sf_run_plan(&sink_plans[PLAN_RESULTS_PUT_EPOCH],
-					&sink_plan_text[PLAN_RESULTS_PUT_EPOCH], values, nulls,
-					false, SPI_OK_INSERT);
-	}
-}
 
 /*
  * Mark final the results rows of p that it finalized: those whose
@@ -718,46 +380,6 @@ sink_mark_final(SfPipeline *p, Datum name)
 	values[0] = name;
 	values[1] = Int64GetDatum((int64) below);
 	sink_exec(PLAN_RESULTS_FINALIZE, values, SPI_OK_UPDATE);
-}
-
-/* Append the late events late_seq [from, from + n) to the late output */
-static void
-sink_late(SfPipeline *p, const SfSinkConfig *cfg, Datum name, int64 from, int n)
-{
-	Datum	  **cols = sink_columns(SINK_LATE_NCOLS, n);
-	Datum		values[2 + SINK_LATE_NCOLS];
-	char		nulls[2 + SINK_LATE_NCOLS];
-	int64	   *times = palloc(n * sizeof(int64));
-	bool		isnull;
-	int			i;
-
-	for (i = 0; i < n; i++)
-	{
-		const SfLateEvent *l = sf_late_row(p, from + i);
-
-		if (l == NULL)
-			elog(ERROR, "streamforge: late event " INT64_FORMAT " of pipeline \"%s\" is gone",
-				 from + i, p->def.name);
-
-		cols[0][i] = Int64GetDatum(l->late_seq);
-		cols[1][i] = CStringGetTextDatum(p->def.partitions[l->partition]);
-		cols[2][i] = Int64GetDatum(l->source_offset);
-		cols[3][i] = PointerGetDatum(cstring_to_text_with_len(l->event->event_id,
-															  l->event->event_id_len));
-		cols[4][i] = sf_string_text(l->event->key);
-		cols[5][i] = Int64GetDatum(l->event->event_time);
-		cols[6][i] = Int64GetDatum(l->event->value);
-		cols[7][i] = Int64GetDatum(l->watermark);
-		times[i] = l->event->event_time;
-	}
-	values[0] = name;
-	sink_arrays(values + 1, cols, late_types, SINK_LATE_NCOLS, n);
-	memset(nulls, ' ', sizeof(nulls));
-	values[1 + SINK_LATE_NCOLS] = sf_ts_array(times, n, cfg->unit_us, &isnull);
-	if (isnull)
-		nulls[1 + SINK_LATE_NCOLS] = 'n';
-	sf_run_plan(&sink_plans[PLAN_LATE_PUT_TS], &sink_plan_text[PLAN_LATE_PUT_TS],
-				values, nulls, false, SPI_OK_INSERT);
 }
 
 /*
@@ -827,8 +449,9 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 		{
 			CHECK_FOR_INTERRUPTS();
 			old = MemoryContextSwitchTo(chunk_cxt);
-			sink_changelog(p, cfg, name, changes->items + from,
-						   Min(SF_SINK_CHUNK, changes->n - from));
+			sf_sink_changelog(p, name, cfg->epoch, cfg->unit_us,
+							  changes->items + from,
+							  Min(SF_SINK_CHUNK, changes->n - from));
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(chunk_cxt);
 		}
@@ -844,7 +467,7 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	if (cfg->results && changes->n > 0)
 	{
 		old = MemoryContextSwitchTo(chunk_cxt);
-		sink_results(p, cfg, name, changes);
+		sf_sink_results(p, name, cfg->epoch, cfg->unit_us, changes);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(chunk_cxt);
 	}
@@ -866,8 +489,8 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 		{
 			CHECK_FOR_INTERRUPTS();
 			old = MemoryContextSwitchTo(chunk_cxt);
-			sink_late(p, cfg, name, late_from + from,
-					  (int) Min(SF_SINK_CHUNK, nlate - from));
+			sf_sink_late(p, name, cfg->unit_us, late_from + from,
+						 (int) Min(SF_SINK_CHUNK, nlate - from));
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(chunk_cxt);
 		}

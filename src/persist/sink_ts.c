@@ -4,7 +4,7 @@
  *	  The timestamptz columns of the durable outputs (0.3.0, issue 25):
  *	  window_start_ts, window_end_ts and event_time_ts of a pipeline with
  *	  a time unit, converted as the _ts reads convert (units since the
- *	  Unix epoch); NULL outside timestamptz's range.  Used by sink.c.
+ *	  Unix epoch); NULL outside timestamptz's range.  Used by sink_rows.c.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -36,6 +36,25 @@ time_ts(int64 t, int64 unit_us, bool *isnull)
 
 	*isnull = us < MIN_TIMESTAMP || us >= END_TIMESTAMP;
 	return *isnull ? (Datum) 0 : TimestampTzGetDatum((TimestampTz) us);
+}
+
+/*
+ * The timestamptz column of times[0..n) for sf_bulk_insert: all NULL (a
+ * constant) when the pipeline has no time unit
+ */
+void
+sf_ts_column(SfBulkColumn *col, const int64 *times, int n, int64 unit_us)
+{
+	col->constant = (Datum) 0;
+	col->constant_null = true;
+	col->values = NULL;
+	col->nulls = NULL;
+	if (unit_us <= 0 || n == 0)
+		return;
+	col->values = palloc(n * sizeof(Datum));
+	col->nulls = palloc(n * sizeof(bool));
+	for (int i = 0; i < n; i++)
+		col->values[i] = time_ts(times[i], unit_us, &col->nulls[i]);
 }
 
 /*

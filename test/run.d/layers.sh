@@ -35,11 +35,16 @@
 #     of every checkpoint row's classic aggregate (docs/checkpoint-format.md),
 #     a format's spelling, not the functions';
 #   api/aggregate_sql.c "session": the SQL name streamforge.session of the
-#     constructor, renamed to the session marker in the raw parse tree.
+#     constructor, renamed to the session marker in the raw parse tree;
+#   persist/sink_rows.c "count" "max" "min" "sum": the columns of
+#     streamforge.changelog and streamforge.results (sql/schema/20_tables.sql)
+#     that the bulk insert fills by name, a table's spelling, not the
+#     functions'.
 NAME_LITERAL_EXCEPTIONS="codec/codec_parse.c:count codec/codec_parse.c:max
 codec/codec_parse.c:min codec/codec_parse.c:sum codec/codec_write.c:count
 codec/codec_write.c:max codec/codec_write.c:min codec/codec_write.c:sum
-api/aggregate_sql.c:session"
+api/aggregate_sql.c:session persist/sink_rows.c:count persist/sink_rows.c:max
+persist/sink_rows.c:min persist/sink_rows.c:sum"
 
 # Usage: test/run.d/layers.sh [SRC_DIR]   (default: $SF_ROOT/src or ./src)
 # Exit status 1 on any finding.

@@ -1,0 +1,246 @@
+/*-------------------------------------------------------------------------
+ *
+ * sink_bulk.c
+ *	  Bulk insertion of the durable outputs' rows (0.4.0, issue 42 item 1):
+ *	  the rows of one call go into streamforge.changelog, streamforge.results
+ *	  or streamforge.late_output the way COPY FROM writes them, with
+ *	  table_multi_insert (heap_multi_insert: one WAL record and one buffer
+ *	  lock per page, not per row) and ExecInsertIndexTuples per row, with
+ *	  no statement, plan, executor node or per-row look-up of any kind.
+ *	  Used by sink_rows.c.
+ *
+ * What an INSERT statement would do, and what is done here instead:
+ *
+ * - Privileges: the sink runs as the extension's owner (sf_become_owner),
+ *   which owns these tables; the caller's privilege on the pipeline was
+ *   checked when the pipeline was opened (acl.c).  No ACL check is made.
+ * - Row-level security: the tables enable it (for the readers' policies,
+ *   sql/objects/50_security.sql), which does not apply to their owner
+ *   unless someone forces it (ALTER TABLE ... FORCE ROW LEVEL SECURITY).
+ *   If it applies to the current user (check_enable_rls), this file
+ *   writes nothing and the caller runs its INSERT statement, whose
+ *   policies' WITH CHECK then apply as before.
+ * - Triggers: the extension defines none on these tables; only their
+ *   owner (or a superuser) could add one.  If the table has any trigger
+ *   at all, this file writes nothing and the caller runs its INSERT
+ *   statement, so a trigger someone added still fires as it did.
+ * - Constraints (NOT NULL, the CHECK of changelog.op) and the stored
+ *   generated column (results.avg) are checked and computed as COPY does
+ *   (ExecConstraints, ExecComputeStoredGenerated); unique indexes are
+ *   checked by ExecInsertIndexTuples; partial and expression indexes are
+ *   maintained by it too.
+ * - Foreign keys: none since 0.4.0 (sql/schema/20_tables.sql).
+ *
+ * Columns are matched by name, so a table updated from an older release
+ * (whose columns were appended by ALTER TABLE, and may have dropped ones)
+ * is written like a fresh one; a column not given is NULL.
+ *
+ * The rows are visible to the next command of the transaction
+ * (CommandCounterIncrement at the end), as after an SPI statement.
+ *
+ * Memory: everything lives in the caller's current context, or in the
+ * EState's, which is freed before returning; the slots are dropped.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/sink_bulk.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "executor/executor.h"
+#include "executor/nodeModifyTable.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+
+#include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
+
+/* Rows buffered before a table_multi_insert, as COPY's MAX_BUFFERED_TUPLES */
+#define SF_BULK_BUFFERED	1000
+
+/* The open table and its executor state, for one sf_bulk_insert */
+typedef struct SfBulk
+{
+	Relation	rel;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	BulkInsertState bistate;
+	CommandId	cid;
+	bool		check;			/* has constraints to check */
+	bool		generated;		/* has stored generated columns */
+	TupleTableSlot *slots[SF_BULK_BUFFERED];
+	int			nslots;			/* slots made */
+	int			nused;			/* slots filled, not yet written */
+} SfBulk;
+
+/* Write the buffered rows and their index entries (CopyMultiInsertBufferFlush) */
+static void
+bulk_flush(SfBulk *b)
+{
+	int			i;
+
+	if (b->nused == 0)
+		return;
+	table_multi_insert(b->rel, b->slots, b->nused, b->cid, 0, b->bistate);
+	for (i = 0; i < b->nused; i++)
+	{
+		if (b->rri->ri_NumIndices > 0)
+		{
+			List	   *recheck;
+
+			recheck = ExecInsertIndexTuples(b->rri, b->slots[i], b->estate,
+											false, false, NULL, NIL);
+			list_free(recheck);
+		}
+		ExecClearTuple(b->slots[i]);
+		ResetPerTupleExprContext(b->estate);
+	}
+	b->nused = 0;
+}
+
+/*
+ * Insert n rows into streamforge.<table>: column k of row i is
+ * cols[k].values[i] (NULL if cols[k].nulls and cols[k].nulls[i]), or
+ * cols[k].constant for every row if cols[k].values is NULL.  Returns false,
+ * having written nothing, if the table has triggers or row-level security
+ * applies to the current user: the caller then runs its INSERT statement
+ * (see the header comment).  Caller is the extension's owner and holds the
+ * pipeline's row lock.
+ */
+bool
+sf_bulk_insert(const char *table, const SfBulkColumn *cols, int ncols, int n)
+{
+	Oid			nsp = get_namespace_oid("streamforge", false);
+	Oid			relid = get_relname_relid(table, nsp);
+	SfBulk		b;
+	TupleDesc	desc;
+	int		   *attidx;
+	int			natts;
+	int			i;
+	int			k;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "streamforge: table streamforge.%s is missing", table);
+	if (n == 0)
+		return true;
+
+	b.rel = table_open(relid, RowExclusiveLock);
+	if (b.rel->trigdesc != NULL ||
+		check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+	{
+		table_close(b.rel, RowExclusiveLock);
+		return false;
+	}
+	desc = RelationGetDescr(b.rel);
+	natts = desc->natts;
+
+	/* attidx[a]: the column of cols that gives attribute a + 1, or -1 */
+	attidx = palloc(natts * sizeof(int));
+	for (i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		attidx[i] = -1;
+		if (att->attisdropped || att->attgenerated)
+			continue;
+		for (k = 0; k < ncols; k++)
+			if (strcmp(NameStr(att->attname), cols[k].name) == 0)
+			{
+				attidx[i] = k;
+				break;
+			}
+	}
+	for (k = 0; k < ncols; k++)
+	{
+		for (i = 0; i < natts; i++)
+			if (attidx[i] == k)
+				break;
+		if (i == natts)
+			elog(ERROR, "streamforge: column \"%s\" of table streamforge.%s is missing",
+				 cols[k].name, table);
+	}
+
+	b.estate = CreateExecutorState();
+	b.rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(b.rri, b.rel, 0, NULL, 0);
+	ExecOpenIndices(b.rri, false);
+	/* a ring of buffers for large writes only, as COPY's */
+	b.bistate = n >= SF_BULK_BUFFERED ? GetBulkInsertState() : NULL;
+	b.cid = GetCurrentCommandId(true);
+	b.check = desc->constr != NULL;
+	b.generated = desc->constr != NULL && desc->constr->has_generated_stored;
+	b.nslots = 0;
+	b.nused = 0;
+
+	for (i = 0; i < n; i++)
+	{
+		TupleTableSlot *slot;
+		int			a;
+
+		if (b.nused == b.nslots)
+			b.slots[b.nslots++] = table_slot_create(b.rel, NULL);
+		slot = b.slots[b.nused];
+		ExecClearTuple(slot);
+		for (a = 0; a < natts; a++)
+		{
+			const SfBulkColumn *c;
+
+			if (attidx[a] < 0)
+			{
+				slot->tts_values[a] = (Datum) 0;
+				slot->tts_isnull[a] = true;
+				continue;
+			}
+			c = &cols[attidx[a]];
+			if (c->values == NULL)
+			{
+				slot->tts_values[a] = c->constant;
+				slot->tts_isnull[a] = c->constant_null;
+			}
+			else
+			{
+				slot->tts_values[a] = c->values[i];
+				slot->tts_isnull[a] = c->nulls != NULL && c->nulls[i];
+			}
+		}
+		ExecStoreVirtualTuple(slot);
+		if (b.generated)
+			ExecComputeStoredGenerated(b.rri, b.estate, slot, CMD_INSERT);
+		if (b.check)
+			ExecConstraints(b.rri, slot, b.estate);
+		b.nused++;
+		if (b.nused == SF_BULK_BUFFERED)
+		{
+			CHECK_FOR_INTERRUPTS();
+			bulk_flush(&b);
+		}
+	}
+	bulk_flush(&b);
+
+	if (b.bistate != NULL)
+		FreeBulkInsertState(b.bistate);
+	table_finish_bulk_insert(b.rel, 0);
+	for (i = 0; i < b.nslots; i++)
+		ExecDropSingleTupleTableSlot(b.slots[i]);
+	ExecCloseIndices(b.rri);
+	FreeExecutorState(b.estate);
+	table_close(b.rel, NoLock);
+	pfree(attidx);
+
+	/* the rows are seen by the transaction's next command */
+	CommandCounterIncrement();
+	return true;
+}
