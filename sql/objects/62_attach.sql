@@ -278,10 +278,80 @@ $$;
 COMMENT ON FUNCTION streamforge_internal.attach_null_error(text, text, regclass, text) IS
     'raises the error of an inserted row whose mapping is null (internal helper of attachments)';
 
--- The statement-level AFTER INSERT trigger of an attachment.
+-- The rows query of an attachment's insert trigger (0.4.0, issue 42, item
+-- 3): one SELECT over the trigger's transition table new_rows, with one
+-- column per mapping, in the order of streamforge.event (partition,
+-- event_id, key, event_time, value) or, for a measures attachment, of
+-- streamforge.measures_delivery without its source_offset (the measures
+-- bigint[] last), and the attachment's filter as its WHERE.  Each mapping
+-- but measures raises the error that names it when a row's is NULL
+-- (attach_null_error, evaluated only then).  $1 is the pipeline's name,
+-- $2 the table (regclass).  args: the trigger's arguments (1-based).
+-- The C trigger (src/api/attach_insert.c) prepares the query once per
+-- trigger and backend and reads its rows straight into the batch that
+-- append_batch (append_measures_batch) would apply; it is the one place
+-- where the SQL of an insert is made (anything that changes how rows map,
+-- such as a join, changes it here).
+CREATE OR REPLACE FUNCTION streamforge_internal.attach_insert_query(args text[])
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n integer := COALESCE(pg_catalog.cardinality(args), 0);
+    named text[];
+    tm text[];
+BEGIN
+    -- each mapping but measures, or the error that names it when a row's
+    -- is NULL (attach_null_error; evaluated only then)
+    named := ARRAY(SELECT pg_catalog.format('COALESCE(%s, streamforge_internal.attach_null_error(%L, %L, $2, $1)%s)',
+                                            args[f.i OPERATOR(pg_catalog.+) 1], f.field, args[f.i OPERATOR(pg_catalog.+) 1],
+                                            CASE WHEN f.i OPERATOR(pg_catalog.>=) 4 THEN '::pg_catalog.int8' ELSE '' END)
+                     FROM (VALUES (1, 'partition'), (2, 'event_id'), (3, 'key'),
+                                  (4, 'event_time'), (5, 'value')) AS f(i, field)
+                    ORDER BY f.i);
+    -- a timestamp mapping: the NULL test goes inside time_to_units, which
+    -- refuses a NULL with words of its own
+    tm := pg_catalog.regexp_match(args[5],
+        '^streamforge\.time_to_units\(pg_catalog\.timezone\(''UTC'', \((.*)\)::pg_catalog\.timestamp\), (''[^'']*''::pg_catalog\.interval)\)$');
+    IF tm IS NOT NULL THEN
+        named[4] := pg_catalog.format('streamforge.time_to_units(pg_catalog.timezone(''UTC'', '
+                                      'COALESCE((%s)::pg_catalog.timestamp, streamforge_internal.attach_null_error(%L, %L, $2, $1)::pg_catalog.timestamp)), %s)',
+                                      tm[1], 'event_time', args[5], tm[2]);
+    ELSE
+        tm := pg_catalog.regexp_match(args[5],
+            '^streamforge\.time_to_units\(\((.*)\), (''[^'']*''::pg_catalog\.interval)\)$');
+        IF tm IS NOT NULL THEN
+            named[4] := pg_catalog.format('streamforge.time_to_units(COALESCE((%s), streamforge_internal.attach_null_error(%L, %L, $2, $1)::pg_catalog.timestamptz), %s)',
+                                          tm[1], 'event_time', args[5], tm[2]);
+        END IF;
+    END IF;
+    IF n OPERATOR(pg_catalog.=) 11 THEN
+        -- a measures pipeline: append_measures_batch assigns the offsets
+        RETURN pg_catalog.format('SELECT %s, %s, %s, %s, %s FROM new_rows%s',
+            named[1], named[2], named[3], named[4], args[6],
+            CASE WHEN args[10] OPERATOR(pg_catalog.<>) ''
+                 THEN pg_catalog.format(' WHERE (%s)', args[10]) ELSE '' END);
+    END IF;
+    RETURN pg_catalog.format('SELECT %s, %s, %s, %s, %s FROM new_rows%s',
+        named[1], named[2], named[3], named[4], named[5],
+        CASE WHEN n OPERATOR(pg_catalog.>=) 10
+             THEN pg_catalog.format(' WHERE (%s)', args[10]) ELSE '' END);
+END
+$$;
+COMMENT ON FUNCTION streamforge_internal.attach_insert_query(text[]) IS
+    'the query of the rows an attachment''s insert trigger ingests (internal helper)';
+
+-- The statement-level AFTER INSERT trigger of an attachment (C since
+-- 0.4.0, src/api/attach_insert.c; PL/pgSQL before): attach_check, the
+-- rows of attach_insert_query applied as append_batch (or
+-- append_measures_batch) would apply them, in one batch, then the check
+-- that the pipeline is still the one bound.  It runs as the inserting
+-- role, with the settings below.
 CREATE OR REPLACE FUNCTION streamforge_internal.attached_insert()
 RETURNS trigger
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+AS 'MODULE_PATHNAME', 'sf_attached_insert'
+LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET TimeZone = 'UTC'
 SET DateStyle = 'ISO, MDY'
@@ -292,76 +362,7 @@ SET lc_numeric = 'C'
 SET lc_monetary = 'C'
 SET lc_time = 'C'
 SET standard_conforming_strings = on
-SET transform_null_equals = off
-AS $$
-DECLARE
-    id bigint;
-    n bigint;
-    named text[];
-    tm text[];
-BEGIN
-    IF TG_LEVEL OPERATOR(pg_catalog.<>) 'STATEMENT' OR TG_OP OPERATOR(pg_catalog.<>) 'INSERT'
-       OR TG_WHEN OPERATOR(pg_catalog.<>) 'AFTER' THEN
-        RAISE EXCEPTION 'streamforge_internal.attached_insert() must be created by streamforge.attach()'
-            USING ERRCODE = '39P01';
-    END IF;
-    id := streamforge_internal.attach_check(TG_RELID, TG_NAME,
-                                            ARRAY(SELECT pg_catalog.unnest(TG_ARGV)), true);
-    -- each mapping but measures, or the error that names it when a row's
-    -- is NULL (attach_null_error; evaluated only then)
-    named := ARRAY(SELECT pg_catalog.format('COALESCE(%s, streamforge_internal.attach_null_error(%L, %L, $2, $1)%s)',
-                                            TG_ARGV[f.i], f.field, TG_ARGV[f.i],
-                                            CASE WHEN f.i OPERATOR(pg_catalog.>=) 4 THEN '::pg_catalog.int8' ELSE '' END)
-                     FROM (VALUES (1, 'partition'), (2, 'event_id'), (3, 'key'),
-                                  (4, 'event_time'), (5, 'value')) AS f(i, field)
-                    ORDER BY f.i);
-    -- a timestamp mapping: the NULL test goes inside time_to_units, which
-    -- refuses a NULL with words of its own
-    tm := pg_catalog.regexp_match(TG_ARGV[4],
-        '^streamforge\.time_to_units\(pg_catalog\.timezone\(''UTC'', \((.*)\)::pg_catalog\.timestamp\), (''[^'']*''::pg_catalog\.interval)\)$');
-    IF tm IS NOT NULL THEN
-        named[4] := pg_catalog.format('streamforge.time_to_units(pg_catalog.timezone(''UTC'', '
-                                      'COALESCE((%s)::pg_catalog.timestamp, streamforge_internal.attach_null_error(%L, %L, $2, $1)::pg_catalog.timestamp)), %s)',
-                                      tm[1], 'event_time', TG_ARGV[4], tm[2]);
-    ELSE
-        tm := pg_catalog.regexp_match(TG_ARGV[4],
-            '^streamforge\.time_to_units\(\((.*)\), (''[^'']*''::pg_catalog\.interval)\)$');
-        IF tm IS NOT NULL THEN
-            named[4] := pg_catalog.format('streamforge.time_to_units(COALESCE((%s), streamforge_internal.attach_null_error(%L, %L, $2, $1)::pg_catalog.timestamptz), %s)',
-                                          tm[1], 'event_time', TG_ARGV[4], tm[2]);
-        END IF;
-    END IF;
-    -- a cursor: exactly one query, whatever the expressions contain
-    IF TG_NARGS OPERATOR(pg_catalog.=) 11 THEN
-        -- a measures pipeline: append_measures_batch assigns the offsets
-        FOR n IN EXECUTE pg_catalog.format(
-            'SELECT pg_catalog.count(*) FROM streamforge.append_measures_batch($1, '
-            'ARRAY(SELECT ROW(%s, NULL::pg_catalog.int8, %s, %s, %s, %s)::streamforge.measures_delivery FROM new_rows%s))',
-            named[1], named[2], named[3], named[4], TG_ARGV[5],
-            CASE WHEN TG_ARGV[9] OPERATOR(pg_catalog.<>) ''
-                 THEN pg_catalog.format(' WHERE (%s)', TG_ARGV[9]) ELSE '' END)
-            USING TG_ARGV[0], TG_RELID
-        LOOP
-        END LOOP;
-    ELSE
-        FOR n IN EXECUTE pg_catalog.format(
-            'SELECT pg_catalog.count(*) FROM streamforge.append_batch($1, '
-            'ARRAY(SELECT ROW(%s, %s, %s, %s, %s)::streamforge.event FROM new_rows%s))',
-            named[1], named[2], named[3], named[4], named[5],
-            CASE WHEN TG_NARGS OPERATOR(pg_catalog.>=) 10
-                 THEN pg_catalog.format(' WHERE (%s)', TG_ARGV[9]) ELSE '' END)
-            USING TG_ARGV[0], TG_RELID
-        LOOP
-        END LOOP;
-    END IF;
-    -- the pipeline is locked by this transaction now: still the same one?
-    IF streamforge_internal.pipeline_id(TG_ARGV[0]) IS DISTINCT FROM id THEN
-        RAISE EXCEPTION 'pipeline "%" attached to table % was dropped', TG_ARGV[0], TG_RELID::pg_catalog.regclass
-            USING ERRCODE = '42704';
-    END IF;
-    RETURN NULL;
-END
-$$;
+SET transform_null_equals = off;
 COMMENT ON FUNCTION streamforge_internal.attached_insert() IS
     'trigger of streamforge.attach: appends the inserted rows to the pipeline';
 

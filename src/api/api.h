@@ -342,6 +342,8 @@ typedef struct SfWriteBatch
 	int64	   *mv;				/* measures: n * width words; NULL: value */
 	bool		assign;			/* each takes its partition's next offset */
 	bool		json;			/* from a JSON array: errors say "element" */
+	bool		quiet;			/* changes to the outputs only, no rows
+								 * returned (an attached table's trigger) */
 } SfWriteBatch;
 
 /*
@@ -365,6 +367,8 @@ extern void sf_write_batch(FunctionCallInfo fcinfo, SfPipeline *p,
 						   int64 late_before, const SfWriteBatch *b);
 extern void sf_measures_values(const SfPipeline *p, ArrayType *arr,
 							   int64 *out, int index);
+extern void sf_batch_measures(const SfPipeline *p, SfWriteBatch *b,
+							  const Datum *arrays);
 
 /* ingest_json.c */
 extern void sf_write_json(FunctionCallInfo fcinfo, const SfWriteForm *form);

@@ -194,6 +194,21 @@ measures_fast(Datum d, const SfMeasuresDef *md, int64 *out)
 }
 
 /*
+ * The tail of a batch: its changes to the outputs, then as the call's rows
+ * unless quiet (an attached table's trigger, which returns none).
+ */
+static inline void
+batch_finish(FunctionCallInfo fcinfo, SfPipeline *p,
+			 const SfChangeList *changes, int64 late_before, bool aggregates,
+			 bool quiet)
+{
+	if (quiet)
+		sf_sink_emit(p, changes, late_before);
+	else
+		sf_finish_write_as(fcinfo, p, changes, late_before, aggregates);
+}
+
+/*
  * One-measure deliveries with their offsets (ingest_batch; ingest_json
  * with offsets), prefetching a few deliveries ahead.
  */
@@ -236,7 +251,8 @@ ingest_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
  */
 static void
 append_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
-			SfDelivery *ds, const int *nullfield, int n, BatchErrCxt *cx)
+			SfDelivery *ds, const int *nullfield, int n, BatchErrCxt *cx,
+			bool quiet)
 {
 	SfChangeList changes = {0};
 	SfDeliveryHash *hashes;		/* and interned keys, for the journal */
@@ -258,7 +274,7 @@ append_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	cx->i = -1;
 	if (n > 0)
 		sf_persist_journal_ingest(p, ds, hashes, n);
-	sf_finish_write(fcinfo, p, &changes, late_before);
+	batch_finish(fcinfo, p, &changes, late_before, false, quiet);
 }
 
 /*
@@ -318,7 +334,7 @@ measures_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	cx->i = -1;
 	if (n > 0)
 		sf_persist_journal_ingest_measures(p, ds, n, b->mv);
-	sf_finish_write_as(fcinfo, p, &changes, late_before, true);
+	batch_finish(fcinfo, p, &changes, late_before, true, b->quiet);
 }
 
 /*
@@ -342,10 +358,40 @@ sf_write_batch(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	if (b->mv != NULL)
 		measures_loop(fcinfo, p, late_before, b, &cx);
 	else if (b->assign)
-		append_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx);
+		append_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx,
+					b->quiet);
 	else
 		ingest_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx);
 	error_context_stack = errcb.previous;
+}
+
+/*
+ * The measures of b's deliveries from their bigint[] arrays (one per
+ * delivery; that of a delivery with a bad field is not read), into b->mv,
+ * as unpack_measures reads them: a bad array marks its delivery
+ * SF_BAD_MEASURES, for its error when its turn comes.  b->bad must be
+ * writable.
+ */
+void
+sf_batch_measures(const SfPipeline *p, SfWriteBatch *b, const Datum *arrays)
+{
+	int			nm = p->def.measures->width;	/* words per delivery */
+	int		   *bad = (int *) b->bad;
+
+	b->mv = palloc_extended(Max(b->n, 1) * (Size) nm * sizeof(int64),
+							MCXT_ALLOC_HUGE);
+	for (int i = 0; i < b->n; i++)
+	{
+		if (bad[i] != -2)
+			continue;
+		if (!measures_fast(arrays[i], p->def.measures, b->mv + (Size) i * nm))
+		{
+			bad[i] = SF_BAD_MEASURES;
+			b->ds[i].value = arrays[i];
+			continue;
+		}
+		b->ds[i].value = b->mv[(Size) i * nm];
+	}
 }
 
 /*

@@ -406,21 +406,62 @@ sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
 {
 	int			nm = p->def.measures->width;
 
+	const char *last_partition = NULL;
+	uint16		last_index = 0;
+
 	journal_begin(buf, SF_JOURNAL_INGEST_MEASURES);
 	pq_sendint32(buf, (uint32) n);
 	pq_sendint16(buf, (uint16) nm);
+	/*
+	 * The bytes of pq_sendint16/32/64 and appendBinaryStringInfo, written
+	 * with one enlargeStringInfo per delivery (issue 42, item 3); the
+	 * partition is looked up again only when its name changes.
+	 */
 	for (int i = 0; i < n; i++)
 	{
+		const SfDelivery *e = &d[i];
+		const int64 *mv = measures + (Size) i * nm;
+		char	   *w;
+		uint16		n16;
+		uint32		n32;
+		uint64		n64;
+
 		CHECK_FOR_INTERRUPTS();
-		pq_sendint16(buf, (uint16) journal_partition_index(p, d[i].partition));
-		pq_sendint64(buf, d[i].source_offset);
-		pq_sendint32(buf, (uint32) d[i].event_id_len);
-		appendBinaryStringInfo(buf, d[i].event_id, d[i].event_id_len);
-		pq_sendint32(buf, (uint32) d[i].key_len);
-		appendBinaryStringInfo(buf, d[i].key, d[i].key_len);
-		pq_sendint64(buf, d[i].event_time);
+		if (e->partition != last_partition)
+		{
+			last_index = (uint16) journal_partition_index(p, e->partition);
+			last_partition = e->partition;
+		}
+		enlargeStringInfo(buf, 2 + 8 + 4 + e->event_id_len + 4 + e->key_len +
+						  8 + 8 * nm);
+		w = buf->data + buf->len;
+		n16 = pg_hton16(last_index);
+		memcpy(w, &n16, 2);
+		w += 2;
+		n64 = pg_hton64((uint64) e->source_offset);
+		memcpy(w, &n64, 8);
+		w += 8;
+		n32 = pg_hton32((uint32) e->event_id_len);
+		memcpy(w, &n32, 4);
+		w += 4;
+		memcpy(w, e->event_id, e->event_id_len);
+		w += e->event_id_len;
+		n32 = pg_hton32((uint32) e->key_len);
+		memcpy(w, &n32, 4);
+		w += 4;
+		memcpy(w, e->key, e->key_len);
+		w += e->key_len;
+		n64 = pg_hton64((uint64) e->event_time);
+		memcpy(w, &n64, 8);
+		w += 8;
 		for (int k = 0; k < nm; k++)
-			pq_sendint64(buf, measures[(Size) i * nm + k]);
+		{
+			n64 = pg_hton64((uint64) mv[k]);
+			memcpy(w, &n64, 8);
+			w += 8;
+		}
+		buf->len = w - buf->data;
+		buf->data[buf->len] = '\0';
 	}
 }
 

@@ -161,4 +161,18 @@ extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
 extern void sf_sink_drop(const char *pipeline);
 extern void sf_sink_restore(const char *pipeline);
 
+/*
+ * attach_rows.c: the statements of an attached table's insert trigger
+ * (api/attach_insert.c): its checks, the rows of its transition table as
+ * its mappings make them (into a DestReceiver), the pipeline still bound
+ */
+struct TriggerData;
+struct _DestReceiver;
+extern void sf_attach_begin(struct TriggerData *td);
+extern void sf_attach_end(void);
+extern int64 sf_attach_check(const struct TriggerData *td);
+extern void sf_attach_rows(const struct TriggerData *td,
+						   struct _DestReceiver *dest);
+extern int64 sf_attach_pipeline_id(const char *name, bool *isnull);
+
 #endif							/* SF_PERSIST_H */
