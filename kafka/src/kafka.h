@@ -18,6 +18,7 @@
  *              options, topic metadata (topic_partitions)
  *   options.c  the options a role may set (the allowlist), librdkafka's
  *              log through ereport
+ *   lost.c     skip_lost_offsets, and the skipped ranges a worker starts after
  *   admin.c    subscribe, unsubscribe, pause, resume, set_on_error: the
  *              only writers of the subscriptions, and the checks of a
  *              stored subscription the worker runs before using it
@@ -199,6 +200,10 @@ extern bool sfk_aggrow_prepare(SfkAggInfo *info, const char *format, const char 
 							   int64 unit_us);
 extern void sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 						   int *trailing);
+
+/* lost.c */
+extern void sfk_skipped_ranges(int32 subscription, int nparts, const int64 *consumed,
+							   int *pending);
 
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,

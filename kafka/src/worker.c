@@ -530,6 +530,9 @@ load_subscription(void)
 					 errmsg("pipeline \"%s\" has no partition \"%s\" for partition %d of topic \"%s\"",
 							sfk_sub.pipeline, sfk_sub.pnames[i], i, sfk_sub.topic)));
 
+	/* a lost range an admin skipped, delivered with the next message */
+	sfk_skipped_ranges(sfk_sub.id, sfk_sub.nparts, sfk_sub.consumed, sfk_sub.pending);
+
 	sfk_sub.aggregate = sfk_is_aggregate_mapping(sfk_sub.mapping);
 	sfk_sub.trailing = MemoryContextAllocZero(TopMemoryContext, sizeof(int) * sfk_sub.nparts);
 	if (sfk_sub.aggregate)
@@ -555,7 +558,10 @@ load_subscription(void)
 	return SUB_LOADED;
 }
 
-/* Assigns every partition at its consumed offset + 1 (and the pending). */
+/*
+ * Assigns every partition after its consumed offset and its pending
+ * offsets: at start, those of a range skipped by skip_lost_offsets (lost.c).
+ */
 static void
 assign_partitions(void)
 {
@@ -564,10 +570,8 @@ assign_partitions(void)
 	int			i;
 
 	for (i = 0; i < sfk_sub.nparts; i++)
-	{
-		sfk_sub.pending[i] = 0;
-		rd_kafka_topic_partition_list_add(list, sfk_sub.topic, i)->offset = sfk_sub.consumed[i] + 1;
-	}
+		rd_kafka_topic_partition_list_add(list, sfk_sub.topic, i)->offset =
+			sfk_sub.consumed[i] + sfk_sub.pending[i] + 1;
 	(void) rd_kafka_assign(sfk_consumer, NULL);
 	err = rd_kafka_assign(sfk_consumer, list);
 	rd_kafka_topic_partition_list_destroy(list);
