@@ -148,12 +148,37 @@ CHECKPOINT;
 EOF
 
 now() { date +%s.%N; }
+# CPU seconds of a process's main thread (the backend: mapping, SQL,
+# ingest) and of all its threads (librdkafka's fetch threads too)
+main_cpu() { awk -v t="$(getconf CLK_TCK)" '{ print ($14 + $15) / t }' "/proc/$1/task/$1/stat"; }
+all_cpu() { awk -v t="$(getconf CLK_TCK)" '{ print ($14 + $15) / t }' "/proc/$1/stat"; }
+# SF_KAFKA_PERF=1: perf record of the worker (main thread and librdkafka's)
+# while it consumes; the report goes next to the results
+perf_start() {
+	[ -n "${SF_KAFKA_PERF:-}" ] || return 0
+	local pid=""
+	while [ -z "$pid" ]; do
+		pid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = '$1' AND worker_state = 'running' LIMIT 1")
+		[ -n "$pid" ] || sleep 0.05
+	done
+	perf record -F 499 -g -o "$SCRATCH/perf-$1.data" -p "$pid" >/dev/null 2>&1 &
+	PERF_PID=$!
+}
+perf_stop() {
+	[ -n "${SF_KAFKA_PERF:-}" ] || return 0
+	kill -INT "$PERF_PID" 2>/dev/null || true
+	wait "$PERF_PID" 2>/dev/null || true
+	mkdir -p "$SF_ROOT/bench/results"
+	perf report -i "$SCRATCH/perf-$1.data" --stdio --no-children --sort comm,dso,symbol 2>/dev/null |
+		grep -v '^$' | grep -E '^ +[0-9]' | head -n 60 >"$SF_ROOT/bench/results/kafka-perf-$1-$DATE-$SHA.txt" || true
+}
 
 sf_say "worker: subscribe and wait for the $N messages ($P partitions)"
 t0=$(now)
 psql_at -c "SELECT streamforge_kafka.subscribe('via_worker', '$BOOTSTRAP', 'bench',
     mapping => '{\"event_id\": \"id\", \"key\": \"k\", \"event_time\": \"t\", \"value\": \"v\"}',
     batch_size => 10000, max_wait => 100)" >/dev/null
+perf_start via_worker
 while [ "$(psql_at -c "SELECT sum(consumed_offset + 1) > 0 FROM streamforge.partitions('via_worker')")" != t ]; do
 	sleep 0.02
 done
@@ -165,7 +190,9 @@ done
 t1=$(now)
 steady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 worker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+perf_stop via_worker
 spid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'via_worker' LIMIT 1")
+smain_us=$(awk -v c="$(main_cpu "$spid")" -v n="$N" 'BEGIN { print c * 1000000 / n }')
 scpu_us=$(awk -v t="$(getconf CLK_TCK)" -v n="$N" '{ print ($14 + $15) / t * 1000000 / n }' "/proc/$spid/stat")
 
 sf_say "client: ingest_batch of the same deliveries"
@@ -272,6 +299,7 @@ t0=$(now)
 psql_at -c "SELECT streamforge_kafka.subscribe_aggregate('click_w', '$BOOTSTRAP', 'clicks',
     '{\"id\": \"id\", \"page\": \"page\", \"country\": \"country\", \"status\": \"status\", \"ms\": \"ms\", \"clicked_at\": \"at\"}',
     batch_size => 10000, max_wait => 100)" >/dev/null
+perf_start click_w
 # (no partition ends with a bot's message, which would stay pending: the
 # last 1,000 are no bots')
 while [ "$(psql_at -c "SELECT COALESCE(sum(consumed_offset + 1), 0) > 0 FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w'")" != t ]; do
@@ -285,7 +313,9 @@ done
 t1=$(now)
 csteady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 cworker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+perf_stop click_w
 wpid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w' LIMIT 1")
+cmain_us=$(awk -v c="$(main_cpu "$wpid")" -v n="$N" 'BEGIN { print c * 1000000 / n }')
 tck=$(getconf CLK_TCK)
 cpu_s=$(awk -v t="$tck" '{ print ($14 + $15) / t }' "/proc/$wpid/stat")
 
@@ -344,12 +374,14 @@ out=$SF_ROOT/bench/results/$name.md
 	echo
 	echo "Rates: messages over seconds from subscribe() (worker start included) and, in"
 	echo "parentheses, from the first committed batch to the last (the worker's steady rate)."
-	echo "CPU: the worker process's utime + stime (/proc) from its start, or the client backend's"
-	echo "during its procedure, divided by the messages."
+	echo "CPU: the worker process's utime + stime (/proc) from its start, all threads (librdkafka's"
+	echo "fetch threads too) and, in parentheses, its main thread alone (mapping, SQL, ingest); or the"
+	echo "client backend's during its procedure; divided by the messages. On an idle machine the"
+	echo "main thread's CPU bounds the worker's rate, librdkafka's threads running on another core."
 	echo
 	echo "| path | seconds | messages/s | rate / ingest_batch's | CPU µs/message |"
 	echo "|---|---:|---:|---:|---:|"
-	printf '| worker: Kafka -> JSON mapping -> ingest_batch, one commit per batch | %.2f | %.0f (%.0f) | %.2f (%.2f) | %.1f |\n' "$worker_s" "$worker_rate" "$steady_rate" "$ratio" "$sratio" "$scpu_us"
+	printf '| worker: Kafka -> JSON mapping -> ingest_batch, one commit per batch | %.2f | %.0f (%.0f) | %.2f (%.2f) | %s |\n' "$worker_s" "$worker_rate" "$steady_rate" "$ratio" "$sratio" "$scpu_us ($smain_us)"
 	printf '| client: pre-built delivery arrays -> ingest_batch, one commit per batch | %.2f | %.0f | 1.00 | %s |\n' "$client_s" "$client_rate" "$ccpu_us"
 	echo
 	echo "Clickstream (issue 43): a create_aggregate job (WHERE, key page + country, count, sum and"
@@ -361,7 +393,7 @@ out=$SF_ROOT/bench/results/$name.md
 	echo
 	echo "| path | seconds | messages/s | rate / ingest_measures_batch's | CPU µs/message |"
 	echo "|---|---:|---:|---:|---:|"
-	printf '| worker: Kafka -> subscribe_aggregate rows in C -> ingest_measures_batch | %.2f | %.0f (%.0f) | %.2f (%.2f) | %.1f |\n' "$cworker_s" "$cworker_rate" "$csteady_rate" "$cbratio" "$csratio" "$cpu_us"
+	printf '| worker: Kafka -> subscribe_aggregate rows in C -> ingest_measures_batch | %.2f | %.0f (%.0f) | %.2f (%.2f) | %s |\n' "$cworker_s" "$cworker_rate" "$csteady_rate" "$cbratio" "$csratio" "$cpu_us ($cmain_us)"
 	printf '| client: pre-built measures delivery arrays -> ingest_measures_batch | %.2f | %.0f | 1.00 | %s |\n' "$cbatch_s" "$cbatch_rate" "$cbcpu_us"
 	printf '| client: INSERT into the aggregate'"'"'s table by 10,000 | %.2f | %.0f | %.2f | %s |\n' "$cclient_s" "$cclient_rate" "$(awk -v a="$cclient_rate" -v b="$cbatch_rate" 'BEGIN { print a / b }')" "$cccpu_us"
 } >"$out"
