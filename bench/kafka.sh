@@ -102,8 +102,20 @@ synchronous_commit = off
 shared_preload_libraries = 'streamforge_kafka'
 streamforge_kafka.database = 'postgres'
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
+if [ -n "${SF_KAFKA_PERF:-}" ]; then
+	# the whole cluster under perf (its children inherit it): the worker's
+	# profile is read by its pid at the end
+	(cd "$SCRATCH" && perf record -F 499 -g -o "$SCRATCH/perf.data" -- \
+		runuser -u postgres -- "$SRVBIN/postgres" -D "$SCRATCH/data" >"$SCRATCH/server.log" 2>&1) &
+	PERF_PID=$!
+	for _ in $(seq 1 600); do
+		as_server "$SRVBIN/pg_isready" -q -h "$SCRATCH" -p "$PORT" && break
+		sleep 0.2
+	done
+else
+	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
+		{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
+fi
 started=1
 
 sf_say "starting the mock Kafka cluster and producing $N messages"
@@ -152,33 +164,12 @@ now() { date +%s.%N; }
 # ingest) and of all its threads (librdkafka's fetch threads too)
 main_cpu() { awk -v t="$(getconf CLK_TCK)" '{ print ($14 + $15) / t }' "/proc/$1/task/$1/stat"; }
 all_cpu() { awk -v t="$(getconf CLK_TCK)" '{ print ($14 + $15) / t }' "/proc/$1/stat"; }
-# SF_KAFKA_PERF=1: perf record of the worker (main thread and librdkafka's)
-# while it consumes; the report goes next to the results
-perf_start() {
-	[ -n "${SF_KAFKA_PERF:-}" ] || return 0
-	local pid=""
-	while [ -z "$pid" ]; do
-		pid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = '$1' AND worker_state = 'running' LIMIT 1")
-		[ -n "$pid" ] || sleep 0.05
-	done
-	perf record -F 499 -g -o "$SCRATCH/perf-$1.data" -p "$pid" >/dev/null 2>&1 &
-	PERF_PID=$!
-}
-perf_stop() {
-	[ -n "${SF_KAFKA_PERF:-}" ] || return 0
-	kill -INT "$PERF_PID" 2>/dev/null || true
-	wait "$PERF_PID" 2>/dev/null || true
-	mkdir -p "$SF_ROOT/bench/results"
-	perf report -i "$SCRATCH/perf-$1.data" --stdio --no-children --sort comm,dso,symbol 2>/dev/null |
-		grep -v '^$' | grep -E '^ +[0-9]' | head -n 60 >"$SF_ROOT/bench/results/kafka-perf-$1-$DATE-$SHA.txt" || true
-}
 
 sf_say "worker: subscribe and wait for the $N messages ($P partitions)"
 t0=$(now)
 psql_at -c "SELECT streamforge_kafka.subscribe('via_worker', '$BOOTSTRAP', 'bench',
     mapping => '{\"event_id\": \"id\", \"key\": \"k\", \"event_time\": \"t\", \"value\": \"v\"}',
     batch_size => 10000, max_wait => 100)" >/dev/null
-perf_start via_worker
 while [ "$(psql_at -c "SELECT sum(consumed_offset + 1) > 0 FROM streamforge.partitions('via_worker')")" != t ]; do
 	sleep 0.02
 done
@@ -190,7 +181,6 @@ done
 t1=$(now)
 steady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 worker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-perf_stop via_worker
 spid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'via_worker' LIMIT 1")
 smain_us=$(awk -v c="$(main_cpu "$spid")" -v n="$N" 'BEGIN { print c * 1000000 / n }')
 scpu_us=$(awk -v t="$(getconf CLK_TCK)" -v n="$N" '{ print ($14 + $15) / t * 1000000 / n }' "/proc/$spid/stat")
@@ -299,7 +289,6 @@ t0=$(now)
 psql_at -c "SELECT streamforge_kafka.subscribe_aggregate('click_w', '$BOOTSTRAP', 'clicks',
     '{\"id\": \"id\", \"page\": \"page\", \"country\": \"country\", \"status\": \"status\", \"ms\": \"ms\", \"clicked_at\": \"at\"}',
     batch_size => 10000, max_wait => 100)" >/dev/null
-perf_start click_w
 # (no partition ends with a bot's message, which would stay pending: the
 # last 1,000 are no bots')
 while [ "$(psql_at -c "SELECT COALESCE(sum(consumed_offset + 1), 0) > 0 FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w'")" != t ]; do
@@ -313,7 +302,6 @@ done
 t1=$(now)
 csteady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 cworker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-perf_stop click_w
 wpid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w' LIMIT 1")
 cmain_us=$(awk -v c="$(main_cpu "$wpid")" -v n="$N" 'BEGIN { print c * 1000000 / n }')
 tck=$(getconf CLK_TCK)
@@ -364,6 +352,16 @@ sratio=$(awk -v a="$steady_rate" -v b="$client_rate" 'BEGIN { print a / b }')
 mkdir -p "$SF_ROOT/bench/results"
 name=kafka-$DATE-$SHA
 [ "$MODE" = quick ] && name=$name-quick
+if [ -n "${SF_KAFKA_PERF:-}" ]; then
+	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
+	started=
+	wait "$PERF_PID" 2>/dev/null || true
+	for w in "simple:$spid" "clickstream:$wpid"; do
+		perf report -i "$SCRATCH/perf.data" --pid="${w#*:}" --stdio --no-children -g none \
+			--percent-limit 0.7 --sort dso,symbol 2>/dev/null | grep -E '^ +[0-9]' |
+			head -n 45 >"$SF_ROOT/bench/results/$name-perf-${w%%:*}.txt" || true
+	done
+fi
 out=$SF_ROOT/bench/results/$name.md
 {
 	echo "# streamforge_kafka: messages/s, worker vs client ($DATE, $SHA)"
