@@ -464,7 +464,13 @@ sfk_run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 			elog(ERROR, "could not advance partition \"%s\"", sfk_sub.pnames[i]);
 		newprog[i] = p;
 	}
-	hw_written = palloc(sizeof(int64) * sfk_sub.nparts);
+	/*
+	 * In the batch's context, read after the commit: every SPI call leaves
+	 * CurrentMemoryContext at SPI's procedure context, which the commit
+	 * deletes (a use after free that crashed the worker once a large
+	 * message had been mapped in the batch).
+	 */
+	hw_written = MemoryContextAlloc(batchcxt, sizeof(int64) * sfk_sub.nparts);
 	record_watermarks(hw_written);
 	MemoryContextSwitchTo(TopMemoryContext);
 	sfk_commit_tx();

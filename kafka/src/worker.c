@@ -149,7 +149,8 @@ sfk_commit_tx(void)
 
 /*
  * The subscription row, locked FOR KEY SHARE: false when it is gone or
- * paused (the worker then stops).
+ * paused (the worker then stops).  Its on_error is read again (set_on_error
+ * applies from the next batch).
  */
 bool
 sfk_subscription_active(void)
@@ -157,13 +158,17 @@ sfk_subscription_active(void)
 	Datum		arg = Int32GetDatum(sfk_sub.id);
 	Oid			type = INT4OID;
 	bool		isnull;
+	char	   *on_error;
 
-	if (sfk_spi_as_owner("SELECT s.paused FROM streamforge_kafka.subscription AS s "
-							  "WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE",
-							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+	if (sfk_spi_as_owner("SELECT s.paused, s.on_error FROM streamforge_kafka.subscription AS s "
+						 "WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE",
+						 1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read subscription %d", sfk_sub.id);
 	if (SPI_processed == 0)
 		return false;
+	on_error = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	if (on_error != NULL && (strcmp(on_error, "stop") == 0 || strcmp(on_error, "skip") == 0))
+		sfk_sub.stop_on_error = strcmp(on_error, "stop") == 0;
 	return !DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 									   1, &isnull));
 }
