@@ -356,7 +356,17 @@ sfk_run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 	int			i;
 	int64	   *newprog;
 	int64	   *hw_written;
+	static TimestampTz last_tx = 0;
+	TimestampTz now = GetCurrentTimestamp();
 
+	/*
+	 * Nothing came: a transaction (the subscription's check, the high
+	 * watermarks) once a second, not at every max_wait (an idle worker
+	 * committed ten empty transactions a second).
+	 */
+	if (n == 0 && !TimestampDifferenceExceeds(last_tx, now, 1000))
+		return true;
+	last_tx = now;
 	sfk_begin_tx("streamforge_kafka: batch");
 	if (!sfk_subscription_active())
 	{
