@@ -175,3 +175,49 @@ AS 'MODULE_PATHNAME', 'sfk_missing_field'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge_kafka.missing_field(text, text) IS
     'raises the error of a message without a mapped field (internal helper of the mappings)';
+
+-- ----------------------------------------------------------------
+-- Lost offsets (issue 43, item 5)
+-- ----------------------------------------------------------------
+
+-- The offset ranges skipped by skip_lost_offsets: offsets the cluster no
+-- longer had when a subscription needed them (retention overtook the
+-- worker), who skipped them and when.  Kept after unsubscribe, as an
+-- audit.  The pipeline's offsets stay the source of truth: the worker
+-- delivers a skipped range with the partition's next message, as it does
+-- the offset of a skipped bad message, and reads this table only for the
+-- range that starts at the pipeline's next offset.
+CREATE TABLE streamforge_kafka.skipped_offsets (
+    subscription integer NOT NULL,
+    pipeline text NOT NULL,
+    topic text NOT NULL,
+    kafka_partition integer NOT NULL,
+    from_offset bigint NOT NULL,
+    to_offset bigint NOT NULL,
+    skipped_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    skipped_by name NOT NULL,
+    role oid NOT NULL,
+    PRIMARY KEY (subscription, kafka_partition, from_offset),
+    CHECK (to_offset OPERATOR(pg_catalog.>=) from_offset)
+);
+ALTER TABLE streamforge_kafka.skipped_offsets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY skipped_offsets_own ON streamforge_kafka.skipped_offsets
+    USING (pg_catalog.pg_has_role(role, 'USAGE'))
+    WITH CHECK (pg_catalog.pg_has_role(role, 'USAGE'));
+GRANT SELECT ON streamforge_kafka.skipped_offsets TO PUBLIC;
+COMMENT ON TABLE streamforge_kafka.skipped_offsets IS
+    'offset ranges skipped by skip_lost_offsets after the cluster lost them: who, when';
+
+-- Skips the offsets that Kafka partition kafka_partition of a paused
+-- subscription lost: from the pipeline's next offset to the partition's
+-- first offset minus one, recorded in skipped_offsets; returns how many.
+-- Then resume() the subscription.  The caller must have the privileges of
+-- the subscribing role (as for resume).
+CREATE FUNCTION streamforge_kafka.skip_lost_offsets(pipeline text, topic text,
+    kafka_partition integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sfk_skip_lost_offsets'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION streamforge_kafka.skip_lost_offsets(text, text, integer) IS
+    'skip the offsets a paused subscription''s partition lost (retention), recorded in skipped_offsets';

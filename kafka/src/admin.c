@@ -371,7 +371,7 @@ subscribe_row(SubArgs *a)
 		unit = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 		unit_us = isnull ? 0 : sfk_unit_us(DatumGetIntervalP(unit));
 		(void) sfk_build_aggregate_sql(pipeline, format, mapping, topic, unit_us, &measures,
-									   &table_partition);
+									   &table_partition, NULL);
 		if (getKeyJsonValueFromContainer(&mapping->root, "partition_prefix", 16, &v) != NULL &&
 			v.type == jbvString)
 			prefix = pnstrdup(v.val.string.val, v.val.string.len);

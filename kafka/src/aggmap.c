@@ -39,6 +39,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
@@ -78,19 +79,17 @@ all_digits(const char *s)
 }
 
 /*
- * The value s of field as the function's result type: its input function,
- * an error naming the field.
+ * The value s of field as type (in, ioparam: its input function): a number
+ * of units for a timestamp, else the input function, an error naming the
+ * field.  Shared by the field functions and the worker (aggrow.c).
  */
-static Datum
-convert(FunctionCallInfo fcinfo, const char *s, const char *field, int64 unit_us)
+Datum
+sfk_convert_field(Oid type, FmgrInfo *in, Oid ioparam, const char *s,
+				  const char *field, int64 unit_us)
 {
-	Oid			type = get_fn_expr_rettype(fcinfo->flinfo);
-	FieldCache *fc = (FieldCache *) fcinfo->flinfo->fn_extra;
 	MemoryContext cxt = CurrentMemoryContext;
 	Datum		result = (Datum) 0;
 
-	if (!OidIsValid(type))
-		elog(ERROR, "could not determine the type of field \"%s\"", field);
 	if ((type == TIMESTAMPTZOID || type == TIMESTAMPOID) && all_digits(s))
 	{
 		int64		n;
@@ -109,19 +108,9 @@ convert(FunctionCallInfo fcinfo, const char *s, const char *field, int64 unit_us
 					 errmsg("field \"%s\": time %s is out of range", field, s)));
 		return Int64GetDatum((int64) us);
 	}
-	if (fc == NULL || fc->type != type)
-	{
-		Oid			infunc;
-
-		fc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FieldCache));
-		getTypeInputInfo(type, &infunc, &fc->ioparam);
-		fmgr_info_cxt(infunc, &fc->in, fcinfo->flinfo->fn_mcxt);
-		fc->type = type;
-		fcinfo->flinfo->fn_extra = fc;
-	}
 	PG_TRY();
 	{
-		result = InputFunctionCall(&fc->in, (char *) s, fc->ioparam, -1);
+		result = InputFunctionCall(in, (char *) s, ioparam, -1);
 	}
 	PG_CATCH();
 	{
@@ -135,6 +124,28 @@ convert(FunctionCallInfo fcinfo, const char *s, const char *field, int64 unit_us
 	}
 	PG_END_TRY();
 	return result;
+}
+
+/* The value s of field as the function's result type. */
+static Datum
+convert(FunctionCallInfo fcinfo, const char *s, const char *field, int64 unit_us)
+{
+	Oid			type = get_fn_expr_rettype(fcinfo->flinfo);
+	FieldCache *fc = (FieldCache *) fcinfo->flinfo->fn_extra;
+
+	if (!OidIsValid(type))
+		elog(ERROR, "could not determine the type of field \"%s\"", field);
+	if (fc == NULL || fc->type != type)
+	{
+		Oid			infunc;
+
+		fc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FieldCache));
+		getTypeInputInfo(type, &infunc, &fc->ioparam);
+		fmgr_info_cxt(infunc, &fc->in, fcinfo->flinfo->fn_mcxt);
+		fc->type = type;
+		fcinfo->flinfo->fn_extra = fc;
+	}
+	return sfk_convert_field(type, &fc->in, fc->ioparam, s, field, unit_us);
 }
 
 /*
@@ -160,32 +171,18 @@ missing(const char *field)
 }
 
 /*
- * streamforge_kafka.json_field(j jsonb, path text[], field text, unit_us
- * bigint, template anyelement): the member at path of j as the type of
- * template; a JSON null is NULL, a missing member an error naming field.
+ * The member at path (n keys) of j as text, NULL for a JSON null: the
+ * message must be an object, and a missing member is an error naming
+ * field.  Shared by json_field and the worker (aggrow.c).
  */
-Datum
-sfk_json_field(PG_FUNCTION_ARGS)
+char *
+sfk_json_lookup(Jsonb *j, const char *const *path, int n, const char *field)
 {
-	Jsonb	   *j;
-	ArrayType  *path;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int			i;
-	char	   *field;
-	JsonbContainer *c;
+	JsonbContainer *c = &j->root;
 	JsonbValue	v;
 	JsonbValue *found = NULL;
-	char	   *s;
+	int			i;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-		PG_RETURN_NULL();
-	j = PG_GETARG_JSONB_P(0);
-	path = PG_GETARG_ARRAYTYPE_P(1);
-	field = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	deconstruct_array(path, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-	c = &j->root;
 	if (JB_ROOT_IS_SCALAR(j) || !JB_ROOT_IS_OBJECT(j))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -193,9 +190,7 @@ sfk_json_field(PG_FUNCTION_ARGS)
 				 errdetail("Field \"%s\" is read from a JSON object.", field)));
 	for (i = 0; i < n; i++)
 	{
-		text	   *t = DatumGetTextPP(elems[i]);
-
-		found = getKeyJsonValueFromContainer(c, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &v);
+		found = getKeyJsonValueFromContainer(c, path[i], strlen(path[i]), &v);
 		if (found == NULL)
 			missing(field);
 		if (i < n - 1)
@@ -210,24 +205,50 @@ sfk_json_field(PG_FUNCTION_ARGS)
 	switch (found->type)
 	{
 		case jbvNull:
-			PG_RETURN_NULL();
+			return NULL;
 		case jbvString:
-			s = pnstrdup(found->val.string.val, found->val.string.len);
-			break;
+			return pnstrdup(found->val.string.val, found->val.string.len);
 		case jbvNumeric:
-			s = DatumGetCString(DirectFunctionCall1(numeric_out,
-													NumericGetDatum(found->val.numeric)));
-			break;
+			return DatumGetCString(DirectFunctionCall1(numeric_out,
+													   NumericGetDatum(found->val.numeric)));
 		case jbvBool:
-			s = found->val.boolean ? "true" : "false";
-			break;
+			return found->val.boolean ? "true" : "false";
 		case jbvBinary:
-			s = JsonbToCString(NULL, found->val.binary.data, found->val.binary.len);
-			break;
+			return JsonbToCString(NULL, found->val.binary.data, found->val.binary.len);
 		default:
 			elog(ERROR, "unexpected JSON value of field \"%s\"", field);
-			s = NULL;
 	}
+	return NULL;
+}
+
+/*
+ * streamforge_kafka.json_field(j jsonb, path text[], field text, unit_us
+ * bigint, template anyelement): the member at path of j as the type of
+ * template; a JSON null is NULL, a missing member an error naming field.
+ */
+Datum
+sfk_json_field(PG_FUNCTION_ARGS)
+{
+	ArrayType  *path;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+	char	   *field;
+	char	  **keys;
+	char	   *s;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		PG_RETURN_NULL();
+	path = PG_GETARG_ARRAYTYPE_P(1);
+	field = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	deconstruct_array(path, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	keys = palloc(sizeof(char *) * Max(n, 1));
+	for (i = 0; i < n; i++)
+		keys[i] = TextDatumGetCString(elems[i]);
+	s = sfk_json_lookup(PG_GETARG_JSONB_P(0), (const char *const *) keys, n, field);
+	if (s == NULL)
+		PG_RETURN_NULL();
 	return convert(fcinfo, s, field, PG_ARGISNULL(3) ? 0 : PG_GETARG_INT64(3));
 }
 
@@ -274,6 +295,7 @@ typedef struct Column
 	char	   *type;			/* format_type */
 	Oid			typid;
 	bool		mapped;
+	int32		typmod;
 } Column;
 
 /* The arguments of a trigger (pg_trigger.tgargs). */
@@ -449,6 +471,20 @@ field_sql(StringInfo buf, const char *format, Column *col, JsonbValue *v,
 					strcmp(format, "csv") == 0 ? " or a column number" : "")));
 }
 
+/* The field of a column, as field_sql read it (already checked). */
+static void
+agg_field_of(SfkAggCol *c, JsonbValue *v)
+{
+	if (v->type == jbvNumeric)
+	{
+		c->csvcol = DatumGetInt32(DirectFunctionCall1(numeric_int4,
+													  NumericGetDatum(v->val.numeric)));
+		c->spec = psprintf("column %d", c->csvcol);
+	}
+	else
+		c->spec = pnstrdup(v->val.string.val, v->val.string.len);
+}
+
 /*
  * The batch statement of a subscription of format and mapping to the
  * aggregate pipeline (SPI connected).  Checks the mapping against the
@@ -458,7 +494,7 @@ field_sql(StringInfo buf, const char *format, Column *col, JsonbValue *v,
 char *
 sfk_build_aggregate_sql(const char *pipeline, const char *format, Jsonb *mapping,
 						const char *topic, int64 unit_us, bool *measures,
-						char **table_partition)
+						char **table_partition, SfkAggInfo *info)
 {
 	Datum		arg = CStringGetTextDatum(pipeline);
 	Oid			type = TEXTOID;
@@ -535,7 +571,7 @@ sfk_build_aggregate_sql(const char *pipeline, const char *format, Jsonb *mapping
 		Oid			t = OIDOID;
 
 		if (SPI_execute_with_args("SELECT a.attname::pg_catalog.text, "
-								  "pg_catalog.format_type(a.atttypid, a.atttypmod), a.atttypid "
+								  "pg_catalog.format_type(a.atttypid, a.atttypmod), a.atttypid, a.atttypmod "
 								  "FROM pg_catalog.pg_attribute AS a "
 								  "WHERE a.attrelid OPERATOR(pg_catalog.=) $1 "
 								  "AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped "
@@ -551,6 +587,8 @@ sfk_build_aggregate_sql(const char *pipeline, const char *format, Jsonb *mapping
 		cols[r].type = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2);
 		cols[r].typid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[r],
 													   SPI_tuptable->tupdesc, 3, &isnull));
+		cols[r].typmod = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r],
+													 SPI_tuptable->tupdesc, 4, &isnull));
 	}
 
 	/* no unknown key of the mapping, no unknown column */
@@ -663,6 +701,46 @@ sfk_build_aggregate_sql(const char *pipeline, const char *format, Jsonb *mapping
 	if (ncols == 0)
 		appendStringInfoString(&buf, "1 AS sfk_none");
 	appendStringInfoString(&buf, ") AS new_rows ORDER BY m.sfk_n");
+	if (info)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		memset(info, 0, sizeof(*info));
+		info->relid = relid;
+		info->measures = *measures;
+		info->filter = filter ? pstrdup(filter) : NULL;
+		info->key_expr = pstrdup(args[3]);
+		info->time_expr = pstrdup(args[4]);
+		info->value_expr = pstrdup(args[5]);
+		info->ncols = ncols;
+		info->cols = palloc0(sizeof(SfkAggCol) * Max(ncols, 1));
+		for (i = 0; i < ncols; i++)
+		{
+			SfkAggCol  *c = &info->cols[i];
+
+			c->name = pstrdup(cols[i].name);
+			c->typid = cols[i].typid;
+			c->typmod = cols[i].typmod;
+			c->mapped = cols[i].mapped;
+			if (c->mapped)
+			{
+				(void) getKeyJsonValueFromContainer(colsv.val.binary.data, cols[i].name,
+													strlen(cols[i].name), &v);
+				agg_field_of(c, &v);
+			}
+		}
+		if (getKeyJsonValueFromContainer(&mapping->root, "event_id", 8, &v) != NULL)
+		{
+			info->idcol.name = "event_id";
+			info->idcol.typid = TEXTOID;
+			info->idcol.typmod = -1;
+			info->idcol.mapped = true;
+			agg_field_of(&info->idcol, &v);
+		}
+		else if (id_expr)
+			info->id_expr = pstrdup(id_expr);
+		MemoryContextSwitchTo(old);
+	}
 	return buf.data;
 }
 
@@ -677,6 +755,20 @@ void
 sfk_run_aggregate(SPIPlanPtr plan, Datum *args, const char *pipeline,
 				  bool measures, int nparts, int32 *kparts, int *trailing)
 {
+
+	if (SPI_execute_plan(plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "the mapping statement of an aggregate subscription failed");
+	sfk_aggregate_deliver(pipeline, measures, nparts, kparts, trailing);
+}
+
+/*
+ * Ingests the deliveries of the rows of SPI_tuptable (one per element,
+ * NULL for a row that does not match), as sfk_run_aggregate says.
+ */
+void
+sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
+					  int32 *kparts, int *trailing)
+{
 	uint64		n;
 	uint64		i;
 	Datum	   *out;
@@ -685,8 +777,6 @@ sfk_run_aggregate(SPIPlanPtr plan, Datum *args, const char *pipeline,
 	Oid			rowtype = InvalidOid;
 
 	memset(trailing, 0, sizeof(int) * nparts);
-	if (SPI_execute_plan(plan, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "the mapping statement of an aggregate subscription failed");
 	n = SPI_processed;
 	out = palloc(sizeof(Datum) * Max(n, 1));
 	for (i = 0; i < n; i++)

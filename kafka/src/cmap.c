@@ -67,7 +67,14 @@ static struct
 	TupleDesc	desc;
 	FmgrInfo	time_to_units;
 	SPIPlanPtr	plan;
+	bool		fast;			/* JSON read by json.c first */
+	SfkJsonKeys keys;			/* the JSON fields' paths */
+	int			keyof[4];		/* the key of each JSON field, or -1 */
 } cm;
+
+/* the decoded strings of a message (json.c), grown as needed */
+static char *scanbuf = NULL;
+static int	scanbuf_len = 0;
 
 static const char *const names[4] = {"event_id", "key", "event_time", "value"};
 
@@ -186,6 +193,19 @@ sfk_cmap_prepare(const char *format, Jsonb *mapping, const char *topic, int64 un
 			return false;
 	}
 	cm.time_is_ts = cm.f[2].kind == F_TS;
+	/* the JSON fields in one pass (json.c) when the database is UTF-8 */
+	memset(&cm.keys, 0, sizeof(cm.keys));
+	cm.fast = strcmp(format, "json") == 0 && GetDatabaseEncoding() == PG_UTF8;
+	for (i = 0; i < 4; i++)
+	{
+		cm.keyof[i] = -1;
+		if (cm.f[i].kind == F_JSON && cm.fast)
+		{
+			cm.keyof[i] = cm.keys.n;
+			if (!sfk_json_key(&cm.keys, cm.f[i].path, cm.f[i].npath))
+				cm.fast = false;
+		}
+	}
 	/*
 	 * The statement converts and parses the payload only for a field that
 	 * reads it (the planner drops the unused columns): a mapping of Kafka
@@ -365,6 +385,159 @@ is_integer(const char *s)
 }
 
 /*
+ * The text of field f on the fast path: false when the slow path must map
+ * the message (a missing or null field: its error; a key that is not
+ * UTF-8).  small: room for a number.
+ */
+static bool
+fast_text(int i, Msg *m, SfkJsonValue *vals, const char **s, int *len, char *small)
+{
+	Field	   *f = &cm.f[i];
+
+	switch (f->kind)
+	{
+		case F_JSON:
+			if (vals[cm.keyof[i]].kind == SFK_JSON_MISSING ||
+				vals[cm.keyof[i]].kind == SFK_JSON_NULL)
+				return false;
+			*s = vals[cm.keyof[i]].s;
+			*len = vals[cm.keyof[i]].len;
+			return true;
+		case F_KEY:
+			if (m->key == NULL ||
+				pg_encoding_verifymbstr(PG_UTF8, VARDATA(m->key), VARSIZE(m->key) - VARHDRSZ) !=
+				VARSIZE(m->key) - VARHDRSZ)
+				return false;
+			*s = VARDATA(m->key);
+			*len = VARSIZE(m->key) - VARHDRSZ;
+			return true;
+		case F_TS:
+			*len = snprintf(small, 64, INT64_FORMAT, m->ts);
+			break;
+		case F_OFFSET:
+			*len = snprintf(small, 64, INT64_FORMAT, m->offset);
+			break;
+		case F_PART:
+			*len = snprintf(small, 64, "%d", m->part);
+			break;
+		case F_ID:
+		case F_PAYLOAD:
+		case F_CSV:
+		case F_NONE:
+			return false;
+	}
+	*s = small;
+	return true;
+}
+
+/* A text datum of field i, or false (the slow path). */
+static bool
+fast_text_datum(int i, Msg *m, SfkJsonValue *vals, Datum *d)
+{
+	const char *s;
+	int			len;
+	char		small[64];
+
+	switch (cm.f[i].kind)
+	{
+		case F_ID:
+			*d = CStringGetTextDatum(psprintf("%s/%d/" INT64_FORMAT, cm.topic, m->part, m->offset));
+			return true;
+		case F_PAYLOAD:
+			*d = PointerGetDatum(cstring_to_text_with_len(VARDATA(m->payload),
+														  VARSIZE(m->payload) - VARHDRSZ));
+			return true;
+		default:
+			if (!fast_text(i, m, vals, &s, &len, small))
+				return false;
+			*d = PointerGetDatum(cstring_to_text_with_len(s, len));
+			return true;
+	}
+}
+
+/* An int8 of field i, or false (the slow path: int8in decides). */
+static bool
+fast_int8(int i, Msg *m, SfkJsonValue *vals, int64 *v)
+{
+	const char *s;
+	int			len;
+	char		small[64];
+
+	if (cm.f[i].kind == F_ID || cm.f[i].kind == F_PAYLOAD)
+		return false;
+	if (!fast_text(i, m, vals, &s, &len, small))
+		return false;
+	return sfk_parse_int8(s, len, v);
+}
+
+/*
+ * A message mapped without jsonb (json.c): false when the slow path must
+ * map it (the values then come from jsonb_in and int8in, or their error).
+ */
+static bool
+fast_message(Msg *m, Datum *values, bool *nulls)
+{
+	SfkJsonValue vals[SFK_JSON_MAX_KEYS];
+	int64		v;
+
+	if (cm.need_payload)
+	{
+		int			len;
+
+		if (m->payload == NULL)
+			return false;
+		len = VARSIZE(m->payload) - VARHDRSZ;
+		if (len > scanbuf_len)
+		{
+			if (scanbuf)
+				pfree(scanbuf);
+			scanbuf_len = Max(len, 1024);
+			scanbuf = MemoryContextAlloc(TopMemoryContext, scanbuf_len);
+		}
+		if (!sfk_json_scan(VARDATA(m->payload), len, &cm.keys, vals, scanbuf))
+			return false;
+	}
+	/* event_id */
+	if (!fast_text_datum(0, m, vals, &values[2]))
+		return false;
+	/* key: the Kafka key, '' without one, by default */
+	if (cm.f[1].kind == F_NONE)
+	{
+		if (m->key == NULL)
+			values[3] = CStringGetTextDatum("");
+		else
+		{
+			Field		kf = cm.f[1];
+			bool		ok;
+
+			cm.f[1].kind = F_KEY;
+			ok = fast_text_datum(1, m, vals, &values[3]);
+			cm.f[1] = kf;
+			if (!ok)
+				return false;
+		}
+	}
+	else if (!fast_text_datum(1, m, vals, &values[3]))
+		return false;
+	/* event_time: a number of units (a timestamp: the slow path) */
+	if (cm.time_is_ts)
+		values[4] = Int64GetDatum(cm.unit_us <= 0 ? m->ts : (m->ts * 1000) / cm.unit_us);
+	else if (fast_int8(2, m, vals, &v))
+		values[4] = Int64GetDatum(v);
+	else
+		return false;
+	/* value: 1 by default */
+	if (cm.f[3].kind == F_NONE)
+		values[5] = Int64GetDatum(1);
+	else if (fast_int8(3, m, vals, &v))
+		values[5] = Int64GetDatum(v);
+	else
+		return false;
+	memset(nulls, 0, sizeof(bool) * 6);
+	return true;
+}
+
+/*
  * Maps the elements (the messages at their pipeline offsets) to
  * deliveries and ingests them with one ingest_batch.
  */
@@ -388,6 +561,14 @@ sfk_cmap_run(Elems *e, const char *pipeline)
 		bool		nulls[6] = {false, false, false, false, false, false};
 		char	   *t;
 
+		values[0] = e->pn[i];
+		values[1] = e->po[i];
+		if (cm.fast && fast_message(m, values, nulls))
+		{
+			out[i] = HeapTupleGetDatum(heap_form_tuple(cm.desc, values, nulls));
+			continue;
+		}
+		memset(nulls, 0, sizeof(nulls));
 		if (m->payload != NULL && cm.need_payload)
 		{
 			payload = TextDatumGetCString(DirectFunctionCall2(pg_convert_from,

@@ -3,17 +3,22 @@
  *
  *   module.c   _PG_init, the settings, the launcher (one static background
  *              worker that starts a worker per active subscription)
- *   worker.c   the worker of one subscription: consume, map, ingest,
- *              advance, commit, one transaction per batch
+ *   worker.c   the worker of one subscription: start, status, the loop
+ *   batch.c    its batches: consume, map, ingest, advance, commit, one
+ *              transaction per batch (worker.h: what the two share)
  *   mapping.c  a subscription's mapping as one SQL statement
  *   cmap.c     a subscription's mapping in C, when its fields allow
  *   aggmap.c   the mapping of a subscription that feeds an aggregate
  *              (subscribe_aggregate), the field functions
+ *   aggrow.c   the rows of such a subscription made in C, the attachment's
+ *              expressions applied by one statement per batch
  *   elems.c    the arrays of a batch's statement
+ *   json.c     the values of a few keys of a JSON message, in one pass
  *   client.c   librdkafka handles from a subscription's brokers and
  *              options, topic metadata (topic_partitions)
  *   options.c  the options a role may set (the allowlist), librdkafka's
  *              log through ereport
+ *   lost.c     skip_lost_offsets, and the skipped ranges a worker starts after
  *   admin.c    subscribe, unsubscribe, pause, resume, set_on_error: the
  *              only writers of the subscriptions, and the checks of a
  *              stored subscription the worker runs before using it
@@ -74,10 +79,41 @@ extern int64 sfk_unit_us(Interval *unit);
 extern int64 sfk_ms_to_units(int64 ms, int64 unit_us);
 
 /* aggmap.c */
+/* a column of an aggregate's table, and the field that feeds it */
+typedef struct SfkAggCol
+{
+	char	   *name;
+	Oid			typid;
+	int32		typmod;
+	bool		mapped;
+	char	   *spec;			/* the field as the mapping writes it, "column N" for CSV */
+	int			csvcol;			/* CSV: from 1; else 0 */
+} SfkAggCol;
+
+/* what the batch statement of an aggregate subscription is made of */
+typedef struct SfkAggInfo
+{
+	Oid			relid;			/* the aggregate's table */
+	bool		measures;
+	int			ncols;
+	SfkAggCol  *cols;
+	char	   *filter;			/* or NULL */
+	char	   *key_expr;
+	char	   *time_expr;
+	char	   *value_expr;
+	char	   *id_expr;		/* the attachment's event id, or NULL */
+	SfkAggCol	idcol;			/* the mapping's event_id (mapped), if any */
+} SfkAggInfo;
+
 extern char *sfk_build_aggregate_sql(const char *pipeline, const char *format,
 									 Jsonb *mapping, const char *topic,
 									 int64 unit_us, bool *measures,
-									 char **table_partition);
+									 char **table_partition, SfkAggInfo *info);
+extern Datum sfk_convert_field(Oid type, FmgrInfo *in, Oid ioparam, const char *s,
+							   const char *field, int64 unit_us);
+extern char *sfk_json_lookup(Jsonb *j, const char *const *path, int n, const char *field);
+extern void sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
+								  int32 *kparts, int *trailing);
 extern void sfk_run_aggregate(SPIPlanPtr plan, Datum *args, const char *pipeline,
 							  bool measures, int nparts, int32 *kparts,
 							  int *trailing);
@@ -120,6 +156,54 @@ extern ArrayType *sfk_mk_array(Datum *d, bool *nulls, int n, Oid type);
 extern bool sfk_cmap_prepare(const char *format, Jsonb *mapping, const char *topic,
 							 int64 unit_us);
 extern void sfk_cmap_run(Elems *e, const char *pipeline);
+
+/* json.c: the values of a few keys of a JSON message, in one pass */
+#define SFK_JSON_MAX_KEYS 32
+
+typedef enum SfkJsonKind
+{
+	SFK_JSON_MISSING,
+	SFK_JSON_NULL,
+	SFK_JSON_STRING,
+	SFK_JSON_NUMBER,			/* s: the number as numeric_out writes it */
+	SFK_JSON_BOOL				/* s: "true" or "false" */
+} SfkJsonKind;
+
+typedef struct SfkJsonValue
+{
+	SfkJsonKind kind;
+	const char *s;				/* not terminated */
+	int			len;
+} SfkJsonValue;
+
+typedef struct SfkJsonKey
+{
+	int			npath;
+	char	  **path;
+	int		   *klen;
+	int			same;			/* during a scan: the key of the same path */
+} SfkJsonKey;
+
+typedef struct SfkJsonKeys
+{
+	int			n;
+	SfkJsonKey	k[SFK_JSON_MAX_KEYS];
+} SfkJsonKeys;
+
+extern bool sfk_json_key(SfkJsonKeys *keys, char **path, int n);
+extern bool sfk_json_scan(const char *text, int len, SfkJsonKeys *keys,
+						  SfkJsonValue *out, char *buf);
+extern bool sfk_parse_int8(const char *s, int len, int64 *out);
+
+/* aggrow.c */
+extern bool sfk_aggrow_prepare(SfkAggInfo *info, const char *format, const char *topic,
+							   int64 unit_us);
+extern void sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
+						   int *trailing);
+
+/* lost.c */
+extern void sfk_skipped_ranges(int32 subscription, int nparts, const int64 *consumed,
+							   int *pending);
 
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,

@@ -4,7 +4,7 @@
  * The worker connects as the subscribing role (so the pipeline's own
  * privileges gate what it does), reads where each Kafka partition stands
  * from the pipeline (partitions(): consumed_offset, the only source of
- * truth; the consumer group's offsets are never committed nor read),
+ * truth; the sfk_consumer group's offsets are never committed nor read),
  * assigns each partition at consumed_offset + 1 and then loops:
  *
  *   collect up to batch_size messages, or what max_wait brings;
@@ -66,52 +66,22 @@
 #include "utils/timestamp.h"
 
 #include "kafka.h"
+#include "worker.h"
 
 #define SF_OFFSET_CONFLICT MAKE_SQLSTATE('S','F','0','0','1')
 #define SF_IDENTITY_CONFLICT MAKE_SQLSTATE('S','F','0','0','2')
 
 
-/* The subscription, as read at start (lives in TopMemoryContext). */
-static struct
-{
-	int32		id;
-	Oid			role;
-	bool		superuser;		/* whether role was one at start */
-	char	   *pipeline;
-	char	   *brokers;
-	char	   *topic;
-	char	   *format;
-	char	   *prefix;
-	bool		stop_on_error;
-	int			batch_size;
-	int			max_wait;
-	int64		ooo;
-	int			nparts;
-	int64		unit_us;
-	Jsonb	   *mapping;
-	Jsonb	   *options;
-	SPIPlanPtr	plan;
-	bool		aggregate;		/* feeds an aggregate (aggmap.c) */
-	bool		cmap;			/* mapped in C (cmap.c) */
-	bool		measures;		/* its pipeline has measures */
-	int		   *trailing;		/* non-matching offsets left by a run */
-	char	  **pnames;			/* pipeline partition of each Kafka partition */
-	int64	   *consumed;		/* the pipeline's consumed offset */
-	int		   *pending;		/* skipped offsets after it, not consumed yet */
-	int64	   *progress;		/* progress last reported, or INT64_MIN */
-	int64	   *hw_saved;		/* high watermark last recorded, or -1 */
-	int			retries;		/* failures before this start */
-} sub;
-
-static rd_kafka_t *consumer = NULL;
+SfkSub		sfk_sub;
+rd_kafka_t *sfk_consumer = NULL;
 
 /* lost offsets: the partition whose next offset the cluster no longer has */
-static int	lost_part = -1;
-static char lost_reason[512];
+int			sfk_lost_part = -1;
+char		sfk_lost_reason[512];
 
 /* what the error callback saw (set in this process, in rd_kafka poll) */
-static bool outage = false;
-static char outage_reason[512];
+bool		sfk_outage = false;
+char		sfk_outage_reason[512];
 
 static void
 error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
@@ -121,18 +91,18 @@ error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 		err == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
 		err == RD_KAFKA_RESP_ERR__SSL)
 	{
-		outage = true;
-		snprintf(outage_reason, sizeof(outage_reason), "%s", reason);
+		sfk_outage = true;
+		snprintf(sfk_outage_reason, sizeof(sfk_outage_reason), "%s", reason);
 	}
 }
 
 static void
 destroy_consumer(int code, Datum arg)
 {
-	if (consumer != NULL)
+	if (sfk_consumer != NULL)
 	{
-		rd_kafka_destroy_flags(consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
-		consumer = NULL;
+		rd_kafka_destroy_flags(sfk_consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+		sfk_consumer = NULL;
 	}
 }
 
@@ -145,8 +115,8 @@ destroy_consumer(int code, Datum arg)
  * worker runs as has no privilege on them but SELECT (admin.c).  The
  * statements are fixed and schema-qualified.
  */
-static int
-spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
+int
+sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
 			 const char *nulls, bool read_only, long count)
 {
 	SfkSavedUser saved;
@@ -158,8 +128,8 @@ spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
 	return ret;
 }
 
-static void
-begin_tx(const char *what)
+void
+sfk_begin_tx(const char *what)
 {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -168,8 +138,8 @@ begin_tx(const char *what)
 	pgstat_report_activity(STATE_RUNNING, what);
 }
 
-static void
-commit_tx(void)
+void
+sfk_commit_tx(void)
 {
 	SPI_finish();
 	PopActiveSnapshot();
@@ -179,34 +149,39 @@ commit_tx(void)
 
 /*
  * The subscription row, locked FOR KEY SHARE: false when it is gone or
- * paused (the worker then stops).
+ * paused (the worker then stops).  Its on_error is read again (set_on_error
+ * applies from the next batch).
  */
-static bool
-subscription_active(void)
+bool
+sfk_subscription_active(void)
 {
-	Datum		arg = Int32GetDatum(sub.id);
+	Datum		arg = Int32GetDatum(sfk_sub.id);
 	Oid			type = INT4OID;
 	bool		isnull;
+	char	   *on_error;
 
-	if (spi_as_owner("SELECT s.paused FROM streamforge_kafka.subscription AS s "
-							  "WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE",
-							  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read subscription %d", sub.id);
+	if (sfk_spi_as_owner("SELECT s.paused, s.on_error FROM streamforge_kafka.subscription AS s "
+						 "WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE",
+						 1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read subscription %d", sfk_sub.id);
 	if (SPI_processed == 0)
 		return false;
+	on_error = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	if (on_error != NULL && (strcmp(on_error, "stop") == 0 || strcmp(on_error, "skip") == 0))
+		sfk_sub.stop_on_error = strcmp(on_error, "stop") == 0;
 	return !DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 									   1, &isnull));
 }
 
 /* Records the worker's state, in the current transaction. */
-static void
-put_status(const char *state, const char *error, int retries, int backoff_ms)
+void
+sfk_put_status(const char *state, const char *error, int retries, int backoff_ms)
 {
 	Datum		args[6];
 	Oid			types[6] = {INT4OID, INT4OID, TEXTOID, INT4OID, INT4OID, TEXTOID};
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 
-	args[0] = Int32GetDatum(sub.id);
+	args[0] = Int32GetDatum(sfk_sub.id);
 	args[1] = Int32GetDatum(MyProcPid);
 	args[2] = CStringGetTextDatum(state);
 	args[3] = Int32GetDatum(retries);
@@ -215,7 +190,7 @@ put_status(const char *state, const char *error, int retries, int backoff_ms)
 		args[5] = CStringGetTextDatum(error);
 	else
 		nulls[5] = 'n';
-	if (spi_as_owner("INSERT INTO streamforge_kafka.worker_status AS w "
+	if (sfk_spi_as_owner("INSERT INTO streamforge_kafka.worker_status AS w "
 							  "(subscription, pid, state, retries, backoff_ms, last_error) "
 							  "SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT FROM "
 							  "streamforge_kafka.subscription AS s WHERE s.id OPERATOR(pg_catalog.=) $1) "
@@ -225,7 +200,7 @@ put_status(const char *state, const char *error, int retries, int backoff_ms)
 							  "last_error = EXCLUDED.last_error, "
 							  "updated_at = pg_catalog.now()",
 							  6, types, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the state of subscription %d", sub.id);
+		elog(ERROR, "could not record the state of subscription %d", sfk_sub.id);
 }
 
 /*
@@ -237,18 +212,34 @@ set_status(const char *state, const char *error, int retries, int backoff_ms)
 {
 	bool		active;
 
-	begin_tx("streamforge_kafka: status");
-	active = subscription_active();
+	sfk_begin_tx("streamforge_kafka: status");
+	active = sfk_subscription_active();
 	if (active)
-		put_status(state, error, retries, backoff_ms);
-	commit_tx();
+		sfk_put_status(state, error, retries, backoff_ms);
+	sfk_commit_tx();
 	if (!active)
 	{
 		ereport(LOG,
 				(errmsg("streamforge_kafka: subscription %d was removed or paused, its worker stops",
-						sub.id)));
+						sfk_sub.id)));
 		proc_exit(0);
 	}
+}
+
+/* Pauses the subscription with error, in the current transaction. */
+void
+sfk_stop_subscription(const char *error)
+{
+	Datum		args[2];
+	Oid			types[2] = {INT4OID, TEXTOID};
+
+	args[0] = Int32GetDatum(sfk_sub.id);
+	args[1] = CStringGetTextDatum(error);
+	if (sfk_spi_as_owner("UPDATE streamforge_kafka.subscription AS s "
+							  "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
+							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not stop subscription %d", sfk_sub.id);
+	sfk_put_status("stopped", error, 0, 0);
 }
 
 /* Waits ms milliseconds, answering interrupts and reloads. */
@@ -306,7 +297,6 @@ get_jsonb(HeapTuple tup, TupleDesc desc, int col)
 	return copy;
 }
 
-static void stop_subscription(const char *error);
 
 /*
  * What is wrong with the numbers and sizes of a stored subscription, or
@@ -329,9 +319,9 @@ check_numbers(HeapTuple tup, TupleDesc desc)
 	int32		mapping_size = DatumGetInt32(SPI_getbinval(tup, desc, 19, &isnull));
 	int32		options_size = DatumGetInt32(SPI_getbinval(tup, desc, 20, &isnull));
 
-	if (role != sub.role)
+	if (role != sfk_sub.role)
 		return psprintf("it records role %u, not the role %u its worker was started as",
-						role, sub.role);
+						role, sfk_sub.role);
 	if (nparts < 1 || nparts > SFK_MAX_PARTITIONS)
 		return psprintf("kafka_partitions %d is out of range (1 .. %d)",
 						nparts, SFK_MAX_PARTITIONS);
@@ -375,18 +365,18 @@ check_texts(const char *on_error)
 	MemoryContextSwitchTo(oldcontext);
 	PG_TRY();
 	{
-		if (strcmp(sub.format, "json") != 0 && strcmp(sub.format, "csv") != 0 &&
-			strcmp(sub.format, "text") != 0)
+		if (strcmp(sfk_sub.format, "json") != 0 && strcmp(sfk_sub.format, "csv") != 0 &&
+			strcmp(sfk_sub.format, "text") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown format \"%s\"", sub.format)));
+					 errmsg("unknown format \"%s\"", sfk_sub.format)));
 		if (strcmp(on_error, "skip") != 0 && strcmp(on_error, "stop") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown on_error \"%s\"", on_error)));
-		sfk_check_topic(sub.topic);
-		sfk_check_brokers(sub.brokers);
-		sfk_check_options(sub.options, sub.superuser);
+		sfk_check_topic(sfk_sub.topic);
+		sfk_check_brokers(sfk_sub.brokers);
+		sfk_check_options(sfk_sub.options, sfk_sub.superuser);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcontext);
 		CurrentResourceOwner = oldowner;
@@ -414,10 +404,10 @@ refuse_subscription(const char *why)
 	char	   *error = psprintf("subscription refused by its worker: %s", why);
 
 	ereport(LOG,
-			(errmsg("streamforge_kafka: subscription %d is refused: %s", sub.id, why),
+			(errmsg("streamforge_kafka: subscription %d is refused: %s", sfk_sub.id, why),
 			 errdetail("The worker allocates nothing for it and does not start; the subscription is paused with the reason in its error."),
 			 errhint("Subscribe again with subscribe(), which checks what it stores.")));
-	stop_subscription(error);
+	sfk_stop_subscription(error);
 }
 
 typedef enum SubLoad
@@ -431,7 +421,7 @@ typedef enum SubLoad
 static SubLoad
 load_subscription(void)
 {
-	Datum		arg = Int32GetDatum(sub.id);
+	Datum		arg = Int32GetDatum(sfk_sub.id);
 	Oid			type = INT4OID;
 	HeapTuple	tup;
 	TupleDesc	desc;
@@ -448,7 +438,7 @@ load_subscription(void)
 	int			i;
 	uint64		r;
 
-	if (spi_as_owner("SELECT s.pipeline, s.brokers, s.topic, s.format, s.mapping, "
+	if (sfk_spi_as_owner("SELECT s.pipeline, s.brokers, s.topic, s.format, s.mapping, "
 					 "s.partition_prefix, s.kafka_partitions, s.batch_size, s.max_wait, "
 					 "s.out_of_orderness, s.on_error, s.options, s.paused, "
 					 "COALESCE((SELECT w.retries FROM streamforge_kafka.worker_status AS w "
@@ -460,7 +450,7 @@ load_subscription(void)
 					 "FROM streamforge_kafka.subscription AS s "
 					 "WHERE s.id OPERATOR(pg_catalog.=) $1",
 					 1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read subscription %d", sub.id);
+		elog(ERROR, "could not read subscription %d", sfk_sub.id);
 	if (SPI_processed == 0)
 		return SUB_GONE;
 	tup = SPI_tuptable->vals[0];
@@ -472,21 +462,21 @@ load_subscription(void)
 		refuse_subscription(why);
 		return SUB_REFUSED;
 	}
-	sub.pipeline = get_text(tup, desc, 1);
-	sub.brokers = get_text(tup, desc, 2);
-	sub.topic = get_text(tup, desc, 3);
-	sub.format = get_text(tup, desc, 4);
-	sub.mapping = get_jsonb(tup, desc, 5);
-	sub.prefix = get_text(tup, desc, 6);
-	sub.nparts = DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull));
-	sub.batch_size = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
-	sub.max_wait = DatumGetInt32(SPI_getbinval(tup, desc, 9, &isnull));
-	sub.ooo = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	sfk_sub.pipeline = get_text(tup, desc, 1);
+	sfk_sub.brokers = get_text(tup, desc, 2);
+	sfk_sub.topic = get_text(tup, desc, 3);
+	sfk_sub.format = get_text(tup, desc, 4);
+	sfk_sub.mapping = get_jsonb(tup, desc, 5);
+	sfk_sub.prefix = get_text(tup, desc, 6);
+	sfk_sub.nparts = DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull));
+	sfk_sub.batch_size = DatumGetInt32(SPI_getbinval(tup, desc, 8, &isnull));
+	sfk_sub.max_wait = DatumGetInt32(SPI_getbinval(tup, desc, 9, &isnull));
+	sfk_sub.ooo = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
 	on_error = get_text(tup, desc, 11);
-	sub.stop_on_error = strcmp(on_error, "stop") == 0;
-	sub.options = get_jsonb(tup, desc, 12);
-	sub.retries = DatumGetInt32(SPI_getbinval(tup, desc, 14, &isnull));
-	sub.superuser = superuser_arg(sub.role);
+	sfk_sub.stop_on_error = strcmp(on_error, "stop") == 0;
+	sfk_sub.options = get_jsonb(tup, desc, 12);
+	sfk_sub.retries = DatumGetInt32(SPI_getbinval(tup, desc, 14, &isnull));
+	sfk_sub.superuser = superuser_arg(sfk_sub.role);
 	if ((why = check_texts(on_error)) != NULL)
 	{
 		refuse_subscription(why);
@@ -494,25 +484,25 @@ load_subscription(void)
 	}
 
 	/* the pipeline: its time unit, then where each partition stands */
-	parg = CStringGetTextDatum(sub.pipeline);
+	parg = CStringGetTextDatum(sfk_sub.pipeline);
 	if (SPI_execute_with_args("SELECT streamforge.time_unit($1)", 1, &ptype, &parg,
 							  NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the time unit");
 	unit = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	sub.unit_us = isnull ? 0 : sfk_unit_us(DatumGetIntervalP(unit));
+	sfk_sub.unit_us = isnull ? 0 : sfk_unit_us(DatumGetIntervalP(unit));
 
 	old = MemoryContextSwitchTo(TopMemoryContext);
-	sub.pnames = palloc(sizeof(char *) * sub.nparts);
-	sub.consumed = palloc(sizeof(int64) * sub.nparts);
-	sub.pending = palloc0(sizeof(int) * sub.nparts);
-	sub.progress = palloc(sizeof(int64) * sub.nparts);
-	sub.hw_saved = palloc(sizeof(int64) * sub.nparts);
-	for (i = 0; i < sub.nparts; i++)
+	sfk_sub.pnames = palloc(sizeof(char *) * sfk_sub.nparts);
+	sfk_sub.consumed = palloc(sizeof(int64) * sfk_sub.nparts);
+	sfk_sub.pending = palloc0(sizeof(int) * sfk_sub.nparts);
+	sfk_sub.progress = palloc(sizeof(int64) * sfk_sub.nparts);
+	sfk_sub.hw_saved = palloc(sizeof(int64) * sfk_sub.nparts);
+	for (i = 0; i < sfk_sub.nparts; i++)
 	{
-		sub.pnames[i] = psprintf("%s%d", sub.prefix, i);
-		sub.consumed[i] = PG_INT64_MIN;
-		sub.progress[i] = PG_INT64_MIN;
-		sub.hw_saved[i] = -1;
+		sfk_sub.pnames[i] = psprintf("%s%d", sfk_sub.prefix, i);
+		sfk_sub.consumed[i] = PG_INT64_MIN;
+		sfk_sub.progress[i] = PG_INT64_MIN;
+		sfk_sub.hw_saved[i] = -1;
 	}
 	MemoryContextSwitchTo(old);
 
@@ -524,90 +514,101 @@ load_subscription(void)
 	{
 		char	   *name = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1);
 
-		for (i = 0; i < sub.nparts; i++)
+		for (i = 0; i < sfk_sub.nparts; i++)
 		{
-			if (strcmp(name, sub.pnames[i]) == 0)
+			if (strcmp(name, sfk_sub.pnames[i]) == 0)
 			{
 				Datum		d;
 
-				sub.consumed[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
+				sfk_sub.consumed[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
 															  SPI_tuptable->tupdesc, 2, &isnull));
 				d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3, &isnull);
 				if (!isnull)
-					sub.progress[i] = DatumGetInt64(d);
+					sfk_sub.progress[i] = DatumGetInt64(d);
 			}
 		}
 	}
-	for (i = 0; i < sub.nparts; i++)
-		if (sub.consumed[i] == PG_INT64_MIN)
+	for (i = 0; i < sfk_sub.nparts; i++)
+		if (sfk_sub.consumed[i] == PG_INT64_MIN)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("pipeline \"%s\" has no partition \"%s\" for partition %d of topic \"%s\"",
-							sub.pipeline, sub.pnames[i], i, sub.topic)));
+							sfk_sub.pipeline, sfk_sub.pnames[i], i, sfk_sub.topic)));
 
-	sub.aggregate = sfk_is_aggregate_mapping(sub.mapping);
-	sub.trailing = MemoryContextAllocZero(TopMemoryContext, sizeof(int) * sub.nparts);
-	if (sub.aggregate)
-		sql = sfk_build_aggregate_sql(sub.pipeline, sub.format, sub.mapping, sub.topic,
-									  sub.unit_us, &sub.measures, NULL);
+	/* a lost range an admin skipped, delivered with the next message */
+	sfk_skipped_ranges(sfk_sub.id, sfk_sub.nparts, sfk_sub.consumed, sfk_sub.pending);
+
+	sfk_sub.aggregate = sfk_is_aggregate_mapping(sfk_sub.mapping);
+	sfk_sub.trailing = MemoryContextAllocZero(TopMemoryContext, sizeof(int) * sfk_sub.nparts);
+	if (sfk_sub.aggregate)
+	{
+		SfkAggInfo	info;
+
+		sql = sfk_build_aggregate_sql(sfk_sub.pipeline, sfk_sub.format, sfk_sub.mapping,
+									  sfk_sub.topic, sfk_sub.unit_us, &sfk_sub.measures, NULL,
+									  &info);
+		sfk_sub.aggrow = sfk_aggrow_prepare(&info, sfk_sub.format, sfk_sub.topic,
+											sfk_sub.unit_us);
+	}
 	else
 	{
-		sql = sfk_build_mapping_sql(sub.format, sub.mapping, sub.topic, sub.unit_us);
-		sub.cmap = sfk_cmap_prepare(sub.format, sub.mapping, sub.topic, sub.unit_us);
+		sql = sfk_build_mapping_sql(sfk_sub.format, sfk_sub.mapping, sfk_sub.topic, sfk_sub.unit_us);
+		sfk_sub.cmap = sfk_cmap_prepare(sfk_sub.format, sfk_sub.mapping, sfk_sub.topic, sfk_sub.unit_us);
 	}
-	sub.plan = SPI_prepare(sql, 8, argtypes);
-	if (sub.plan == NULL)
+	sfk_sub.plan = SPI_prepare(sql, 8, argtypes);
+	if (sfk_sub.plan == NULL)
 		elog(ERROR, "could not prepare the mapping of subscription %d: %s",
-			 sub.id, SPI_result_code_string(SPI_result));
-	SPI_keepplan(sub.plan);
+			 sfk_sub.id, SPI_result_code_string(SPI_result));
+	SPI_keepplan(sfk_sub.plan);
 	return SUB_LOADED;
 }
 
-/* Assigns every partition at its consumed offset + 1 (and the pending). */
+/*
+ * Assigns every partition after its consumed offset and its pending
+ * offsets: at start, those of a range skipped by skip_lost_offsets (lost.c).
+ */
 static void
 assign_partitions(void)
 {
-	rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(sub.nparts);
+	rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(sfk_sub.nparts);
 	rd_kafka_resp_err_t err;
 	int			i;
 
-	for (i = 0; i < sub.nparts; i++)
-	{
-		sub.pending[i] = 0;
-		rd_kafka_topic_partition_list_add(list, sub.topic, i)->offset = sub.consumed[i] + 1;
-	}
-	(void) rd_kafka_assign(consumer, NULL);
-	err = rd_kafka_assign(consumer, list);
+	for (i = 0; i < sfk_sub.nparts; i++)
+		rd_kafka_topic_partition_list_add(list, sfk_sub.topic, i)->offset =
+			sfk_sub.consumed[i] + sfk_sub.pending[i] + 1;
+	(void) rd_kafka_assign(sfk_consumer, NULL);
+	err = rd_kafka_assign(sfk_consumer, list);
 	rd_kafka_topic_partition_list_destroy(list);
 	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("could not assign the partitions of topic \"%s\": %s",
-						sub.topic, rd_kafka_err2str(err))));
+						sfk_sub.topic, rd_kafka_err2str(err))));
 }
 
 static void
 create_consumer(void)
 {
 	char		errstr[512];
-	char	   *group = psprintf("streamforge_kafka.%u.%d", MyDatabaseId, sub.id);
+	char	   *group = psprintf("streamforge_kafka.%u.%d", MyDatabaseId, sfk_sub.id);
 	rd_kafka_conf_t *conf;
 
 	/* the options apply over the defaults, auto.offset.reset last */
-	conf = sfk_make_conf(sub.brokers, sub.options, group, sub.superuser);
+	conf = sfk_make_conf(sfk_sub.brokers, sfk_sub.options, group, sfk_sub.superuser);
 	if (rd_kafka_conf_set(conf, "auto.offset.reset", "error", errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
 		elog(ERROR, "auto.offset.reset: %s", errstr);
 	rd_kafka_conf_set_error_cb(conf, error_cb);
-	consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-	if (consumer == NULL)
+	sfk_consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+	if (sfk_consumer == NULL)
 	{
 		rd_kafka_conf_destroy(conf);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("could not create a Kafka consumer: %s", errstr)));
+				 errmsg("could not create a Kafka sfk_consumer: %s", errstr)));
 	}
-	sfk_serve_log(consumer);
-	rd_kafka_poll_set_consumer(consumer);
+	sfk_serve_log(sfk_consumer);
+	rd_kafka_poll_set_consumer(sfk_consumer);
 	on_proc_exit(destroy_consumer, (Datum) 0);
 }
 
@@ -621,7 +622,7 @@ ride_out_outage(void)
 {
 	int			retries = 0;
 
-	while (outage)
+	while (sfk_outage)
 	{
 		int			backoff;
 
@@ -630,490 +631,21 @@ ride_out_outage(void)
 		ereport(WARNING,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("streamforge_kafka: subscription %d: cannot reach \"%s\": %s",
-						sub.id, sub.brokers, outage_reason),
+						sfk_sub.id, sfk_sub.brokers, sfk_outage_reason),
 				 errdetail("Attempt %d; the next in %d ms.", retries, backoff)));
-		set_status("retrying", outage_reason, retries, backoff);
+		set_status("retrying", sfk_outage_reason, retries, backoff);
 		nap(backoff);
-		if (sfk_count_partitions(consumer, sub.topic, 1000, outage_reason,
-								 sizeof(outage_reason)) > 0)
-			outage = false;
+		if (sfk_count_partitions(sfk_consumer, sfk_sub.topic, 1000, sfk_outage_reason,
+								 sizeof(sfk_outage_reason)) > 0)
+			sfk_outage = false;
 	}
 	if (retries > 0)
 	{
 		ereport(LOG,
 				(errmsg("streamforge_kafka: subscription %d: \"%s\" is reachable again after %d attempts",
-						sub.id, sub.brokers, retries)));
+						sfk_sub.id, sfk_sub.brokers, retries)));
 		set_status("running", NULL, 0, 0);
 	}
-}
-
-/* ---------------------------------------------------------------- */
-/* Batches                                                            */
-/* ---------------------------------------------------------------- */
-
-static bytea *
-to_bytea(const void *p, size_t len)
-{
-	bytea	   *b = palloc(VARHDRSZ + len);
-
-	SET_VARSIZE(b, VARHDRSZ + len);
-	if (len > 0)
-		memcpy(VARDATA(b), p, len);
-	return b;
-}
-
-/* Collects up to batch_size messages, waiting max_wait at most. */
-static int
-collect(Msg *msgs)
-{
-	int			n = 0;
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), sub.max_wait);
-
-	while (n < sub.batch_size && !outage)
-	{
-		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
-		rd_kafka_message_t *m;
-
-		m = rd_kafka_consumer_poll(consumer, (int) Min(left, 100L));
-		CHECK_FOR_INTERRUPTS();
-		if (m != NULL)
-		{
-			if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
-			{
-				Msg		   *msg = &msgs[n++];
-				rd_kafka_timestamp_type_t tstype;
-
-				msg->part = m->partition;
-				msg->offset = m->offset;
-				msg->key = m->key ? to_bytea(m->key, m->key_len) : NULL;
-				msg->payload = m->payload ? to_bytea(m->payload, m->len) : NULL;
-				msg->ts = rd_kafka_message_timestamp(m, &tstype);
-				rd_kafka_message_destroy(m);
-				if (msg->part < 0 || msg->part >= sub.nparts)
-				{
-					n--;
-					ereport(WARNING,
-							(errmsg("streamforge_kafka: subscription %d: message of unknown partition %d ignored",
-									sub.id, msg->part)));
-				}
-				continue;
-			}
-			else
-			{
-				char	   *what = pstrdup(rd_kafka_message_errstr(m));
-				rd_kafka_resp_err_t err = m->err;
-				int			m_part = m->partition;
-
-				rd_kafka_message_destroy(m);
-				if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
-					continue;
-				if ((err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
-					 err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) && lost_part < 0)
-				{
-					/* issue 43, item 5: a state, not a restart every second */
-					int			part = m_part;
-
-					lost_part = part;
-					snprintf(lost_reason, sizeof(lost_reason), "%s", what);
-					break;
-				}
-				if (err == RD_KAFKA_RESP_ERR__TRANSPORT ||
-					err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
-				{
-					outage = true;
-					snprintf(outage_reason, sizeof(outage_reason), "%s", what);
-					break;
-				}
-				ereport(ERROR,
-						(errcode(ERRCODE_CONNECTION_FAILURE),
-						 errmsg("could not consume topic \"%s\": %s", sub.topic, what)));
-			}
-		}
-		if (left <= 0)
-			break;
-	}
-	return n;
-}
-
-/*
- * Adds message m at its offset, after the partition's pending skipped
- * offsets (delivered the same event).  consumed/pending are the
- * tentative positions of this batch.
- */
-static void
-elems_add_msg(Elems *e, Msg *m, int64 *consumed, int *pending, Datum *pnames)
-{
-	int			j;
-	int64		expect = consumed[m->part] + pending[m->part] + 1;
-
-	if (m->offset != expect)
-		ereport(ERROR,
-				(errcode(SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict in partition %d of topic \"%s\"", m->part, sub.topic),
-				 errdetail("The next offset is " INT64_FORMAT ", the cluster sent " INT64_FORMAT ".",
-						   expect, m->offset),
-				 errhint("Messages are consumed at their Kafka offsets: a gap (a compacted or transactional topic) is not skipped.")));
-	for (j = 1; j <= pending[m->part]; j++)
-		sfk_elems_add(e, m, consumed[m->part] + j, pnames[m->part]);
-	sfk_elems_add(e, m, m->offset, pnames[m->part]);
-}
-
-/* Runs the mapping statement over the elements. */
-static void
-run_elems(Elems *e)
-{
-	Datum		args[8];
-
-	if (sub.cmap)
-	{
-		memset(sub.trailing, 0, sizeof(int) * sub.nparts);
-		sfk_cmap_run(e, sub.pipeline);
-		return;
-	}
-	args[0] = CStringGetTextDatum(sub.pipeline);
-	args[1] = PointerGetDatum(sfk_mk_array(e->pn, NULL, e->n, TEXTOID));
-	args[2] = PointerGetDatum(sfk_mk_array(e->po, NULL, e->n, INT8OID));
-	args[3] = PointerGetDatum(sfk_mk_array(e->k, e->knull, e->n, BYTEAOID));
-	args[4] = PointerGetDatum(sfk_mk_array(e->p, e->pnull, e->n, BYTEAOID));
-	args[5] = PointerGetDatum(sfk_mk_array(e->ts, NULL, e->n, INT8OID));
-	args[6] = PointerGetDatum(sfk_mk_array(e->ko, NULL, e->n, INT8OID));
-	args[7] = PointerGetDatum(sfk_mk_array(e->kp, NULL, e->n, INT4OID));
-	if (sub.aggregate)
-	{
-		int32	   *kparts = palloc(sizeof(int32) * Max(e->n, 1));
-		int			i;
-
-		for (i = 0; i < e->n; i++)
-			kparts[i] = DatumGetInt32(e->kp[i]);
-		sfk_run_aggregate(sub.plan, args, sub.pipeline, sub.measures, sub.nparts,
-						  kparts, sub.trailing);
-		return;
-	}
-	memset(sub.trailing, 0, sizeof(int) * sub.nparts);
-	if (SPI_execute_plan(sub.plan, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "the mapping statement of subscription %d failed", sub.id);
-}
-
-/*
- * Whether an error of the mapping statement is the message's: a data
- * exception (class 22, the JSON errors 2203x included), a program limit
- * (class 54: 54001, the stack depth of a deeply nested message, 54000),
- * an event id seen with other content (SF002).  Anything else (a revoked
- * privilege, an offset gap, a dropped pipeline, a cancel) is not.
- */
-static bool
-is_bad_message_error(ErrorData *edata)
-{
-	return ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_DATA_EXCEPTION ||
-		ERRCODE_TO_CATEGORY(edata->sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED ||
-		edata->sqlerrcode == SF_IDENTITY_CONFLICT ||
-		edata->sqlerrcode == ERRCODE_UNTRANSLATABLE_CHARACTER ||
-		edata->sqlerrcode == ERRCODE_CHARACTER_NOT_IN_REPERTOIRE;
-}
-
-/*
- * Runs the elements in a subtransaction: NULL when they went in, the
- * error when it is a bad message's (anything else is thrown again).
- */
-static ErrorData *
-try_elems(Elems *e)
-{
-	MemoryContext oldcontext = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	ErrorData  *volatile edata = NULL;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
-	PG_TRY();
-	{
-		run_elems(e);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(oldcontext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-		if (!is_bad_message_error((ErrorData *) edata))
-			ReThrowError((ErrorData *) edata);
-	}
-	PG_END_TRY();
-	return (ErrorData *) edata;
-}
-
-/* A dead letter, in the batch's transaction (kept once). */
-static void
-reject(Msg *m, ErrorData *edata)
-{
-	Datum		args[10];
-	Oid			types[10] = {INT4OID, TEXTOID, TEXTOID, INT4OID, INT8OID, BYTEAOID,
-	BYTEAOID, INT8OID, TEXTOID, TEXTOID};
-	char		nulls[10] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
-
-	args[0] = Int32GetDatum(sub.id);
-	args[1] = CStringGetTextDatum(sub.pipeline);
-	args[2] = CStringGetTextDatum(sub.topic);
-	args[3] = Int32GetDatum(m->part);
-	args[4] = Int64GetDatum(m->offset);
-	args[5] = m->key ? PointerGetDatum(m->key) : (Datum) 0;
-	nulls[5] = m->key ? ' ' : 'n';
-	args[6] = m->payload ? PointerGetDatum(m->payload) : (Datum) 0;
-	nulls[6] = m->payload ? ' ' : 'n';
-	args[7] = Int64GetDatum(m->ts);
-	args[8] = CStringGetTextDatum(edata->message ? edata->message : "unknown error");
-	args[9] = CStringGetTextDatum(unpack_sql_state(edata->sqlerrcode));
-	if (spi_as_owner("INSERT INTO streamforge_kafka.rejected AS r "
-							  "(subscription, pipeline, topic, partition, \"offset\", key, payload, "
-							  "kafka_timestamp, error, sqlstate, role) "
-							  "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, s.role "
-							  "FROM streamforge_kafka.subscription AS s WHERE s.id OPERATOR(pg_catalog.=) $1 "
-							  "ON CONFLICT (subscription, partition, \"offset\") DO UPDATE "
-							  "SET error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate, "
-							  "rejected_at = pg_catalog.now()",
-							  10, types, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record a rejected message");
-	ereport(LOG,
-			(errmsg("streamforge_kafka: subscription %d: message at offset " INT64_FORMAT
-					" of partition %d of topic \"%s\" rejected (%s): %s",
-					sub.id, m->offset, m->part, sub.topic,
-					sub.stop_on_error ? "the subscription stops" : "skipped",
-					edata->message ? edata->message : "unknown error")));
-}
-
-static void
-stop_subscription(const char *error)
-{
-	Datum		args[2];
-	Oid			types[2] = {INT4OID, TEXTOID};
-
-	args[0] = Int32GetDatum(sub.id);
-	args[1] = CStringGetTextDatum(error);
-	if (spi_as_owner("UPDATE streamforge_kafka.subscription AS s "
-							  "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
-							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not stop subscription %d", sub.id);
-	put_status("stopped", error, 0, 0);
-}
-
-/*
- * Records the high watermarks that moved; written[i] is what partition i's
- * row holds once the batch commits (issue 43, item 7: 0.3.0 remembered the
- * value librdkafka held after the commit, which a fetch could have moved
- * meanwhile, and then never wrote that value).
- */
-static void
-record_watermarks(int64 *written)
-{
-	int			i;
-
-	for (i = 0; i < sub.nparts; i++)
-	{
-		int64		lo = -1,
-					hi = -1;
-		Datum		args[3];
-		Oid			types[3] = {INT4OID, INT4OID, INT8OID};
-
-		written[i] = sub.hw_saved[i];
-		if (rd_kafka_get_watermark_offsets(consumer, sub.topic, i, &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-			hi < 0 || hi == sub.hw_saved[i])
-			continue;
-		written[i] = hi;
-		args[0] = Int32GetDatum(sub.id);
-		args[1] = Int32GetDatum(i);
-		args[2] = Int64GetDatum(hi);
-		if (spi_as_owner("INSERT INTO streamforge_kafka.partition_status AS h "
-								  "(subscription, kafka_partition, high_watermark) VALUES ($1, $2, $3) "
-								  "ON CONFLICT (subscription, kafka_partition) DO UPDATE "
-								  "SET high_watermark = EXCLUDED.high_watermark, "
-								  "updated_at = pg_catalog.now()",
-								  3, types, args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not record a high watermark");
-	}
-}
-
-/*
- * One batch, in one transaction.  Returns false when the worker is to
- * stop (subscription gone or paused, or stopped on a bad message).
- */
-static bool
-run_batch(Msg *msgs, int n, MemoryContext batchcxt)
-{
-	int64	   *consumed;
-	int		   *pending;
-	int64	   *maxts;
-	Datum	   *pnames;
-	Elems		e;
-	ErrorData  *edata;
-	bool		stopped = false;
-	int			i;
-	int64	   *newprog;
-	int64	   *hw_written;
-
-	begin_tx("streamforge_kafka: batch");
-	if (!subscription_active())
-	{
-		commit_tx();
-		return false;
-	}
-	MemoryContextSwitchTo(batchcxt);
-	consumed = palloc(sizeof(int64) * sub.nparts);
-	pending = palloc(sizeof(int) * sub.nparts);
-	maxts = palloc(sizeof(int64) * sub.nparts);
-	newprog = palloc(sizeof(int64) * sub.nparts);
-	pnames = palloc(sizeof(Datum) * sub.nparts);
-	for (i = 0; i < sub.nparts; i++)
-	{
-		consumed[i] = sub.consumed[i];
-		pending[i] = sub.pending[i];
-		maxts[i] = -1;
-		newprog[i] = sub.progress[i];
-		pnames[i] = CStringGetTextDatum(sub.pnames[i]);
-	}
-
-	if (n > 0)
-	{
-		int			total = n;
-
-		for (i = 0; i < sub.nparts; i++)
-			total += pending[i];
-		sfk_elems_init(&e, total);
-		for (i = 0; i < n; i++)
-		{
-			elems_add_msg(&e, &msgs[i], consumed, pending, pnames);
-			consumed[msgs[i].part] = msgs[i].offset;
-			pending[msgs[i].part] = 0;
-		}
-		edata = try_elems(&e);
-		if (edata == NULL)
-		{
-			/* an aggregate's non-matching offsets at the end stay pending */
-			for (i = 0; i < sub.nparts; i++)
-				if (sub.trailing[i] > 0)
-				{
-					consumed[i] -= sub.trailing[i];
-					pending[i] = sub.trailing[i];
-				}
-		}
-		else
-		{
-			/* a bad message: one by one, to find it (them) */
-			for (i = 0; i < sub.nparts; i++)
-			{
-				consumed[i] = sub.consumed[i];
-				pending[i] = sub.pending[i];
-			}
-			for (i = 0; i < n; i++)
-			{
-				Msg		   *m = &msgs[i];
-
-				CHECK_FOR_INTERRUPTS();
-				e.n = 0;
-				elems_add_msg(&e, m, consumed, pending, pnames);
-				edata = try_elems(&e);
-				if (edata == NULL)
-				{
-					/* an aggregate's message that does not match: pending */
-					consumed[m->part] = m->offset - sub.trailing[m->part];
-					pending[m->part] = sub.trailing[m->part];
-					continue;
-				}
-				reject(m, edata);
-				if (sub.stop_on_error)
-				{
-					char	   *err = psprintf("message at offset " INT64_FORMAT " of partition %d: %s",
-											   m->offset, m->part, edata->message);
-
-					stop_subscription(err);
-					stopped = true;
-					n = i;		/* the messages after it are not consumed */
-					break;
-				}
-				pending[m->part]++;
-			}
-		}
-		for (i = 0; i < n; i++)
-			if (msgs[i].ts >= 0)
-				maxts[msgs[i].part] = Max(maxts[msgs[i].part], msgs[i].ts);
-	}
-
-	/* progress: the largest Kafka timestamp minus out_of_orderness */
-	for (i = 0; i < sub.nparts; i++)
-	{
-		int64		p;
-		Datum		args[3];
-		Oid			types[3] = {TEXTOID, TEXTOID, INT8OID};
-
-		if (maxts[i] < 0)
-			continue;
-		p = sfk_ms_to_units(maxts[i], sub.unit_us) - sub.ooo;
-		if (p <= sub.progress[i])
-			continue;
-		args[0] = CStringGetTextDatum(sub.pipeline);
-		args[1] = pnames[i];
-		args[2] = Int64GetDatum(p);
-		if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM streamforge.advance($1, $2, $3)",
-								  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not advance partition \"%s\"", sub.pnames[i]);
-		newprog[i] = p;
-	}
-	hw_written = palloc(sizeof(int64) * sub.nparts);
-	record_watermarks(hw_written);
-	MemoryContextSwitchTo(TopMemoryContext);
-	commit_tx();
-
-	/* committed: the positions are the batch's */
-	for (i = 0; i < sub.nparts; i++)
-	{
-		sub.consumed[i] = consumed[i];
-		sub.pending[i] = pending[i];
-		sub.progress[i] = newprog[i];
-		sub.hw_saved[i] = hw_written[i];
-	}
-	return !stopped;
-}
-
-/*
- * The cluster no longer has the next offset of partition lost_part
- * (retention overtook the consumer, or the topic was recreated): the
- * subscription pauses with the state 'offsets lost' and an error that says
- * where each side stands.  The pipeline's offsets stay as they are (docs/
- * kafka.md, "Lost offsets").
- */
-static void
-stop_lost_offsets(void)
-{
-	int64		lo = -1,
-				hi = -1;
-	char	   *error;
-
-	(void) rd_kafka_query_watermark_offsets(consumer, sub.topic, lost_part, &lo, &hi, 5000);
-	error = psprintf("offsets lost in partition %d of topic \"%s\": the next offset is " INT64_FORMAT
-					 ", the partition holds offsets " INT64_FORMAT " to " INT64_FORMAT " (%s)",
-					 lost_part, sub.topic, sub.consumed[lost_part] + sub.pending[lost_part] + 1,
-					 lo, hi - 1, lost_reason);
-	ereport(WARNING,
-			(errmsg("streamforge_kafka: subscription %d: %s", sub.id, error),
-			 errhint("The subscription is paused. See \"Lost offsets\" in docs/kafka.md.")));
-	begin_tx("streamforge_kafka: lost offsets");
-	if (subscription_active())
-	{
-		Datum		args[2];
-		Oid			types[2] = {INT4OID, TEXTOID};
-
-		args[0] = Int32GetDatum(sub.id);
-		args[1] = CStringGetTextDatum(error);
-		if (spi_as_owner("UPDATE streamforge_kafka.subscription AS s "
-						 "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
-						 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not pause subscription %d", sub.id);
-		put_status("offsets lost", error, 0, 0);
-	}
-	commit_tx();
 }
 
 /* ---------------------------------------------------------------- */
@@ -1129,9 +661,9 @@ sfk_worker_main(Datum arg)
 	bool		locked;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
-	memset(&sub, 0, sizeof(sub));
-	sub.id = args.subscription;
-	sub.role = args.role;
+	memset(&sfk_sub, 0, sizeof(sfk_sub));
+	sfk_sub.id = args.subscription;
+	sfk_sub.role = args.role;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -1154,11 +686,11 @@ sfk_worker_main(Datum arg)
 
 	PG_TRY();
 	{
-		Datum		la = Int32GetDatum(sub.id);
+		Datum		la = Int32GetDatum(sfk_sub.id);
 		Oid			lt = INT4OID;
 		bool		isnull;
 
-		begin_tx("streamforge_kafka: start");
+		sfk_begin_tx("streamforge_kafka: start");
 		/* one worker per subscription (session lock, held until exit) */
 		if (SPI_execute_with_args("SELECT pg_catalog.pg_try_advisory_lock(24395, $1)",
 								  1, &lt, &la, NULL, false, 1) != SPI_OK_SELECT)
@@ -1166,38 +698,38 @@ sfk_worker_main(Datum arg)
 		locked = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		if (!locked)
 		{
-			commit_tx();
+			sfk_commit_tx();
 			proc_exit(0);
 		}
 		switch (load_subscription())
 		{
 			case SUB_GONE:
-				commit_tx();
+				sfk_commit_tx();
 				ereport(LOG,
 						(errmsg("streamforge_kafka: subscription %d is gone or paused, its worker stops",
-								sub.id)));
+								sfk_sub.id)));
 				proc_exit(0);
 				break;
 			case SUB_REFUSED:
-				commit_tx();
+				sfk_commit_tx();
 				proc_exit(0);
 				break;
 			case SUB_LOADED:
 				break;
 		}
-		put_status("starting", NULL, sub.retries, 0);
-		commit_tx();
+		sfk_put_status("starting", NULL, sfk_sub.retries, 0);
+		sfk_commit_tx();
 
 		create_consumer();
 		assign_partitions();
 		set_status("running", NULL, 0, 0);
 		ereport(LOG,
 				(errmsg("streamforge_kafka: subscription %d: consuming topic \"%s\" into pipeline \"%s\"",
-						sub.id, sub.topic, sub.pipeline)));
+						sfk_sub.id, sfk_sub.topic, sfk_sub.pipeline)));
 
 		batchcxt = AllocSetContextCreate(TopMemoryContext, "streamforge_kafka batch",
 										 ALLOCSET_DEFAULT_SIZES);
-		msgs = MemoryContextAlloc(TopMemoryContext, sizeof(Msg) * sub.batch_size);
+		msgs = MemoryContextAlloc(TopMemoryContext, sizeof(Msg) * sfk_sub.batch_size);
 		for (;;)
 		{
 			int			n;
@@ -1210,22 +742,22 @@ sfk_worker_main(Datum arg)
 				ProcessConfigFile(PGC_SIGHUP);
 			}
 			sfk_log_flush();
-			if (outage)
+			if (sfk_outage)
 				ride_out_outage();
 			MemoryContextReset(batchcxt);
 			old = MemoryContextSwitchTo(batchcxt);
-			n = collect(msgs);
+			n = sfk_collect(msgs);
 			MemoryContextSwitchTo(old);
-			if (!run_batch(msgs, n, batchcxt))
+			if (!sfk_run_batch(msgs, n, batchcxt))
 				break;
-			if (lost_part >= 0)
+			if (sfk_lost_part >= 0)
 			{
-				stop_lost_offsets();
+				sfk_stop_lost_offsets();
 				break;
 			}
 		}
 		ereport(LOG,
-				(errmsg("streamforge_kafka: subscription %d: the worker stops", sub.id)));
+				(errmsg("streamforge_kafka: subscription %d: the worker stops", sfk_sub.id)));
 	}
 	PG_CATCH();
 	{
@@ -1240,9 +772,9 @@ sfk_worker_main(Datum arg)
 		AbortOutOfAnyTransaction();
 		RESUME_INTERRUPTS();
 		/* recorded, then the postmaster restarts the worker */
-		backoff = backoff_for(sub.retries + 1);
-		if (sub.pipeline != NULL)
-			set_status("failed", edata->message, sub.retries + 1, backoff);
+		backoff = backoff_for(sfk_sub.retries + 1);
+		if (sfk_sub.pipeline != NULL)
+			set_status("failed", edata->message, sfk_sub.retries + 1, backoff);
 		nap(backoff);
 		proc_exit(1);
 	}

@@ -16,6 +16,9 @@
 #     SIZE_EXCEPTIONS below (reported, not failed);
 #   - an extern declaration or a prototype of a non-static function at file
 #     scope of a .c file (they belong in the folder's header);
+#   - in kafka/ (streamforge_kafka, checked when the tree itself is): a .c
+#     or .h file over 1,000 lines (no exceptions), an extern declaration in
+#     a .c file (they belong in kafka/src/kafka.h or worker.h);
 #   - a call against the layer order, and any file-level call cycle: read
 #     from the built objects (nm), an undefined symbol of one object that
 #     another object defines is an edge between their files.  make brings
@@ -90,7 +93,32 @@ if command -v "$PG_CONFIG" >/dev/null 2>&1; then
 	command -v "$cc" >/dev/null 2>&1 || cc=""
 fi
 
-exec python3 - "$src" "$SIZE_EXCEPTIONS" "$objs" "$cc" "$incdir" "$NAME_LITERAL_EXCEPTIONS" <<'EOF'
+# streamforge_kafka: the file-size rule, no extern declaration in a .c file
+kafka_bad=0
+if [ $# -eq 0 ] && [ -d "$root/kafka/src" ]; then
+	nk=0
+	for f in "$root"/kafka/src/*.c "$root"/kafka/src/*.h "$root"/kafka/tools/*.c; do
+		[ -f "$f" ] || continue
+		nk=$((nk + 1))
+		n=$(wc -l <"$f")
+		if [ "$n" -gt 1000 ]; then
+			echo "layers: ${f#"$root"/}: $n lines, more than 1000"
+			kafka_bad=1
+		fi
+		case "$f" in
+			*.c)
+				if grep -qE '^extern[[:space:]]' "$f"; then
+					echo "layers: ${f#"$root"/}: an extern declaration in a .c file (it belongs in kafka/src/kafka.h or worker.h)"
+					kafka_bad=1
+				fi
+				;;
+		esac
+	done
+	echo "layers: kafka/: $nk files, $([ "$kafka_bad" -eq 0 ] && echo 'within the file rules' || echo 'problems found')"
+fi
+
+status=0
+python3 - "$src" "$SIZE_EXCEPTIONS" "$objs" "$cc" "$incdir" "$NAME_LITERAL_EXCEPTIONS" <<'EOF' || status=$?
 import os, re, subprocess, sys
 from collections import defaultdict
 
@@ -385,3 +413,5 @@ else:
 print('layers: %d files, %s' % (len(files), 'problems found' if bad else 'the layer rule holds'))
 sys.exit(bad)
 EOF
+[ "$kafka_bad" -eq 0 ] || status=1
+exit "$status"

@@ -1,0 +1,535 @@
+/*
+ * aggrow.c: the messages of an aggregate subscription made rows in C
+ * (issue 43, item 3).
+ *
+ * aggmap.c's statement maps a batch in SQL: each message converted and
+ * parsed as jsonb, each column a call of a field function.  Here the worker
+ * builds the rows of the aggregate's table itself (json.c reads the JSON
+ * fields in one pass; the columns are converted with their types' input
+ * functions by sfk_convert_field, as the field functions do; an ISO 8601
+ * UTC timestamp is read directly), and the batch's statement only applies
+ * the attachment's expressions (WHERE, key, event time, value or measures)
+ * to the array of rows, exactly as the INSERT trigger does on its
+ * transition table.  The deliveries go in as aggmap.c's do
+ * (sfk_aggregate_deliver).
+ *
+ * A message json.c does not read (a \u escape, an exponent, ...) is parsed
+ * by jsonb_in and read by sfk_json_lookup, as json_field reads it: same
+ * values, same errors.  A column with a type modifier keeps the statement
+ * of aggmap.c for the whole subscription (its cast applies the modifier).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "parser/parse_coerce.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+
+#include "kafka.h"
+
+typedef enum ColKind
+{
+	C_NULL,						/* not mapped */
+	C_KEY,
+	C_TS,
+	C_OFFSET,
+	C_PART,
+	C_ID,
+	C_PAYLOAD,
+	C_JSON,
+	C_CSV
+} ColKind;
+
+typedef struct RowCol
+{
+	ColKind		kind;
+	const char *spec;			/* the field, for errors */
+	Oid			typid;
+	FmgrInfo	in;
+	Oid			ioparam;
+	bool		string;			/* of the string category (CSV: '' is '') */
+	int			key;			/* C_JSON: json.c's key */
+	char	  **path;			/* C_JSON */
+	int			npath;
+	int			csvcol;			/* C_CSV */
+	int64		unit_us;		/* of a number for a timestamp */
+} RowCol;
+
+static struct
+{
+	bool		json;
+	char	   *topic;
+	int			ncols;
+	RowCol	   *cols;
+	RowCol		id;				/* the mapping's event_id, or kind C_NULL */
+	bool		id_default;		/* topic/partition/offset */
+	SfkJsonKeys keys;
+	Oid			rowtype;
+	TupleDesc	desc;
+	SPIPlanPtr	plan;
+	bool		need_payload;	/* a column reads the payload */
+	char	   *scanbuf;
+	int			scanlen;
+} ar;
+
+/* A field spec of a column: false when aggrow does not read it. */
+static bool
+col_of(RowCol *rc, SfkAggCol *c, bool json, int64 unit_us)
+{
+	Oid			infunc;
+	char	   *s = c->spec;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->spec = c->spec;
+	rc->typid = c->typid;
+	rc->unit_us = unit_us;
+	if (!c->mapped)
+	{
+		rc->kind = C_NULL;
+		return true;
+	}
+	if (c->typmod != -1)
+		return false;
+	getTypeInputInfo(c->typid, &infunc, &rc->ioparam);
+	fmgr_info_cxt(infunc, &rc->in, TopMemoryContext);
+	rc->string = TypeCategory(c->typid) == TYPCATEGORY_STRING;
+	if (c->csvcol > 0)
+	{
+		rc->kind = C_CSV;
+		rc->csvcol = c->csvcol;
+		return !json;
+	}
+	if (strcmp(s, "kafka_key") == 0)
+		rc->kind = C_KEY, rc->unit_us = 0;
+	else if (strcmp(s, "kafka_timestamp") == 0)
+		rc->kind = C_TS, rc->unit_us = 1000;
+	else if (strcmp(s, "kafka_offset") == 0)
+		rc->kind = C_OFFSET, rc->unit_us = 0;
+	else if (strcmp(s, "kafka_partition") == 0)
+		rc->kind = C_PART, rc->unit_us = 0;
+	else if (strcmp(s, "kafka_id") == 0)
+		rc->kind = C_ID, rc->unit_us = 0;
+	else if (strcmp(s, "payload") == 0)
+		rc->kind = C_PAYLOAD;
+	else if (json)
+	{
+		/* a key, or a path of keys $.a.b (aggmap.c checked it) */
+		char	   *copy = MemoryContextStrdup(TopMemoryContext, s[0] == '$' ? s + 2 : s);
+		char	   *p;
+
+		rc->kind = C_JSON;
+		rc->path = MemoryContextAlloc(TopMemoryContext, sizeof(char *) * (strlen(copy) + 1));
+		rc->npath = 0;
+		rc->path[rc->npath++] = copy;
+		if (s[0] == '$')
+			for (p = copy; *p; p++)
+				if (*p == '.')
+				{
+					*p = '\0';
+					rc->path[rc->npath++] = p + 1;
+				}
+		rc->key = ar.keys.n;
+		if (!sfk_json_key(&ar.keys, rc->path, rc->npath))
+			return false;
+	}
+	else
+		return false;
+	return true;
+}
+
+/*
+ * Prepares the rows of an aggregate subscription (SPI connected): false
+ * when a column needs aggmap.c's statement.
+ */
+bool
+sfk_aggrow_prepare(SfkAggInfo *info, const char *format, const char *topic, int64 unit_us)
+{
+	StringInfoData buf;
+	Oid			types[4];
+	int			i;
+	MemoryContext old;
+
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return false;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	memset(&ar.keys, 0, sizeof(ar.keys));
+	ar.json = strcmp(format, "json") == 0;
+	ar.topic = pstrdup(topic);
+	ar.ncols = info->ncols;
+	ar.cols = palloc0(sizeof(RowCol) * Max(info->ncols, 1));
+	for (i = 0; i < info->ncols; i++)
+		if (!col_of(&ar.cols[i], &info->cols[i], ar.json, unit_us))
+		{
+			MemoryContextSwitchTo(old);
+			return false;
+		}
+	ar.id.kind = C_NULL;
+	ar.id_default = false;
+	if (info->idcol.mapped)
+	{
+		if (!col_of(&ar.id, &info->idcol, ar.json, unit_us))
+		{
+			MemoryContextSwitchTo(old);
+			return false;
+		}
+	}
+	else if (info->id_expr == NULL)
+		ar.id_default = true;
+	ar.need_payload = false;
+	for (i = 0; i < ar.ncols; i++)
+		if (ar.cols[i].kind == C_JSON || ar.cols[i].kind == C_CSV || ar.cols[i].kind == C_PAYLOAD)
+			ar.need_payload = true;
+	if (ar.id.kind == C_JSON || ar.id.kind == C_CSV || ar.id.kind == C_PAYLOAD)
+		ar.need_payload = true;
+	ar.rowtype = get_rel_type_id(info->relid);
+	ar.desc = lookup_rowtype_tupdesc_copy(ar.rowtype, -1);
+	MemoryContextSwitchTo(old);
+	if (ar.desc->natts != info->ncols)
+		return false;			/* dropped columns: the statement reads them */
+
+	/* the attachment's expressions over the rows, as its trigger runs them */
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "SELECT CASE WHEN ");
+	if (info->filter)
+		appendStringInfo(&buf, "COALESCE((%s), false)", info->filter);
+	else
+		appendStringInfoString(&buf, "true");
+	appendStringInfo(&buf, " THEN ROW(new_rows.sfk_pn, new_rows.sfk_po, %s, %s, %s, %s)::streamforge.%s END "
+					 "FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2), "
+					 "pg_catalog.unnest($3), pg_catalog.unnest($4)) WITH ORDINALITY "
+					 "AS new_rows(sfk_pn, sfk_po, sfk_id",
+					 info->id_expr ? info->id_expr : "new_rows.sfk_id",
+					 info->key_expr, info->time_expr, info->value_expr,
+					 info->measures ? "measures_delivery" : "delivery");
+	for (i = 0; i < info->ncols; i++)
+		appendStringInfo(&buf, ", %s", quote_identifier(info->cols[i].name));
+	appendStringInfoString(&buf, ", sfk_n) ORDER BY new_rows.sfk_n");
+	types[0] = TEXTARRAYOID;
+	types[1] = INT8ARRAYOID;
+	types[2] = TEXTARRAYOID;
+	types[3] = get_array_type(ar.rowtype);
+	ar.plan = SPI_prepare(buf.data, 4, types);
+	if (ar.plan == NULL)
+		elog(ERROR, "could not prepare the rows statement: %s",
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(ar.plan);
+	return true;
+}
+
+/* days of each month */
+static const int mdays[2][13] = {
+	{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31},
+	{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
+};
+
+static inline int
+digits(const char *s, int n)
+{
+	int			v = 0;
+
+	while (n-- > 0)
+	{
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s++ - '0');
+	}
+	return v;
+}
+
+/*
+ * YYYY-MM-DDTHH:MM:SS[.f{1,6}](Z|+00:00) as a timestamptz, or false
+ * (timestamptz_in then reads it).
+ */
+static bool
+iso_utc(const char *s, int len, TimestampTz *out)
+{
+	int			y,
+				mo,
+				d,
+				h,
+				mi,
+				sec;
+	int			fus = 0;
+	int			p = 19;
+	int			scale = 100000;
+
+	if (len < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
+		s[13] != ':' || s[16] != ':')
+		return false;
+	y = digits(s, 4);
+	mo = digits(s + 5, 2);
+	d = digits(s + 8, 2);
+	h = digits(s + 11, 2);
+	mi = digits(s + 14, 2);
+	sec = digits(s + 17, 2);
+	if (y < 1 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+		sec < 0 || sec > 59)
+		return false;
+	if (d > mdays[(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 1 : 0][mo])
+		return false;
+	if (s[p] == '.')
+	{
+		p++;
+		if (p >= len || s[p] < '0' || s[p] > '9')
+			return false;
+		while (p < len && s[p] >= '0' && s[p] <= '9')
+		{
+			if (scale == 0)
+				return false;	/* more than microseconds: rounding */
+			fus += (s[p] - '0') * scale;
+			scale /= 10;
+			p++;
+		}
+	}
+	if (!((len - p == 1 && s[p] == 'Z') ||
+		  (len - p == 6 && memcmp(s + p, "+00:00", 6) == 0)))
+		return false;
+	*out = ((int64) (date2j(y, mo, d) - POSTGRES_EPOCH_JDATE) * SECS_PER_DAY +
+			(h * 60 + mi) * 60 + sec) * USECS_PER_SEC + fus;
+	return true;
+}
+
+/* The value s (len bytes) of column rc. */
+static Datum
+convert(RowCol *rc, const char *s, int len)
+{
+	if (rc->typid == TIMESTAMPTZOID)
+	{
+		TimestampTz t;
+
+		if (iso_utc(s, len, &t))
+			return TimestampTzGetDatum(t);
+	}
+	else if (rc->typid == TEXTOID)
+		return PointerGetDatum(cstring_to_text_with_len(s, len));
+	else if (rc->typid == INT8OID || rc->typid == INT4OID)
+	{
+		int64		v;
+
+		if (sfk_parse_int8(s, len, &v) &&
+			(rc->typid == INT8OID || (v >= PG_INT32_MIN && v <= PG_INT32_MAX)))
+			return rc->typid == INT8OID ? Int64GetDatum(v) : Int32GetDatum((int32) v);
+	}
+	return sfk_convert_field(rc->typid, &rc->in, rc->ioparam, pnstrdup(s, len),
+							 rc->spec, rc->unit_us);
+}
+
+static void
+missing(RowCol *rc)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+			 errmsg("field \"%s\" is missing from the message", rc->spec)));
+}
+
+/* What a message reads its columns from. */
+typedef struct Source
+{
+	Msg		   *m;
+	char	   *payload;		/* converted (slow JSON, CSV), or NULL */
+	bool		scanned;		/* vals hold the JSON fields (json.c) */
+	SfkJsonValue vals[SFK_JSON_MAX_KEYS];
+	Jsonb	   *j;				/* slow JSON */
+	char	  **csv;
+	int			ncsv;
+	bool		nopayload;
+} Source;
+
+/* The value of column rc in the message: *isnull for NULL. */
+static Datum
+column_value(RowCol *rc, Source *src, bool *isnull)
+{
+	Msg		   *m = src->m;
+	char	   *t;
+
+	*isnull = false;
+	switch (rc->kind)
+	{
+		case C_NULL:
+			break;
+		case C_KEY:
+			if (m->key == NULL)
+				break;
+			t = TextDatumGetCString(DirectFunctionCall2(pg_convert_from, PointerGetDatum(m->key),
+														CStringGetDatum("UTF8")));
+			return convert(rc, t, strlen(t));
+		case C_TS:
+			t = psprintf(INT64_FORMAT, m->ts);
+			return convert(rc, t, strlen(t));
+		case C_OFFSET:
+			t = psprintf(INT64_FORMAT, m->offset);
+			return convert(rc, t, strlen(t));
+		case C_PART:
+			t = psprintf("%d", m->part);
+			return convert(rc, t, strlen(t));
+		case C_ID:
+			t = psprintf("%s/%d/" INT64_FORMAT, ar.topic, m->part, m->offset);
+			return convert(rc, t, strlen(t));
+		case C_PAYLOAD:
+			if (src->nopayload)
+				break;
+			if (src->scanned)
+				return convert(rc, VARDATA(m->payload), VARSIZE(m->payload) - VARHDRSZ);
+			return convert(rc, src->payload, strlen(src->payload));
+		case C_JSON:
+			if (src->nopayload)
+				break;
+			if (src->scanned)
+			{
+				SfkJsonValue *v = &src->vals[rc->key];
+
+				if (v->kind == SFK_JSON_MISSING)
+					missing(rc);
+				if (v->kind == SFK_JSON_NULL)
+					break;
+				return convert(rc, v->s, v->len);
+			}
+			t = sfk_json_lookup(src->j, (const char *const *) rc->path, rc->npath, rc->spec);
+			if (t == NULL)
+				break;
+			return convert(rc, t, strlen(t));
+		case C_CSV:
+			if (src->nopayload)
+				break;
+			if (rc->csvcol > src->ncsv)
+				missing(rc);
+			t = src->csv[rc->csvcol - 1];
+			if (t[0] == '\0' && !rc->string)
+				break;
+			return convert(rc, t, strlen(t));
+	}
+	*isnull = true;
+	return (Datum) 0;
+}
+
+/* Reads the payload of a message as the statement of aggmap.c does. */
+static void
+read_payload(Source *src)
+{
+	Msg		   *m = src->m;
+	int			len;
+
+	src->m = m;
+	src->payload = NULL;
+	src->scanned = false;
+	src->j = NULL;
+	src->csv = NULL;
+	src->ncsv = 0;
+	src->nopayload = m->payload == NULL;
+	if (src->nopayload || !ar.need_payload)
+		return;
+	len = VARSIZE(m->payload) - VARHDRSZ;
+	if (ar.json)
+	{
+		if (len > ar.scanlen)
+		{
+			if (ar.scanbuf)
+				pfree(ar.scanbuf);
+			ar.scanlen = Max(len, 1024);
+			ar.scanbuf = MemoryContextAlloc(TopMemoryContext, ar.scanlen);
+		}
+		if (sfk_json_scan(VARDATA(m->payload), len, &ar.keys, src->vals, ar.scanbuf))
+		{
+			src->scanned = true;
+			return;
+		}
+	}
+	src->payload = TextDatumGetCString(DirectFunctionCall2(pg_convert_from,
+														   PointerGetDatum(m->payload),
+														   CStringGetDatum("UTF8")));
+	if (ar.json)
+		src->j = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(src->payload)));
+	else
+	{
+		/* string_to_array(payload, ','): '' has no column */
+		char	   *p = pstrdup(src->payload);
+		char	   *q;
+		int			cap = 1;
+
+		for (q = p; *q; q++)
+			if (*q == ',')
+				cap++;
+		src->csv = palloc(sizeof(char *) * cap);
+		if (*p != '\0')
+		{
+			src->csv[src->ncsv++] = p;
+			for (q = p; *q; q++)
+				if (*q == ',')
+				{
+					*q = '\0';
+					src->csv[src->ncsv++] = q + 1;
+				}
+		}
+	}
+}
+
+/*
+ * Maps the elements to rows of the aggregate's table, runs the
+ * attachment's expressions over them and ingests the deliveries of those
+ * that match (trailing: as sfk_run_aggregate).
+ */
+void
+sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
+			   int *trailing)
+{
+	int			n = e->n;
+	Datum	   *rows = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *idnull = palloc(sizeof(bool) * Max(n, 1));
+	Datum	   *values = palloc(sizeof(Datum) * Max(ar.ncols, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(ar.ncols, 1));
+	int32	   *kparts = palloc(sizeof(int32) * Max(n, 1));
+	Datum		args[4];
+	Source		src;
+	int			i;
+	int			c;
+
+	for (i = 0; i < n; i++)
+	{
+		Msg		   *m = e->m[i];
+
+		kparts[i] = m->part;
+		src.m = m;
+		read_payload(&src);
+		for (c = 0; c < ar.ncols; c++)
+			values[c] = column_value(&ar.cols[c], &src, &nulls[c]);
+		if (ar.id.kind != C_NULL)
+			ids[i] = column_value(&ar.id, &src, &idnull[i]);
+		else if (ar.id_default)
+		{
+			ids[i] = CStringGetTextDatum(psprintf("%s/%d/" INT64_FORMAT, ar.topic,
+												  m->part, m->offset));
+			idnull[i] = false;
+		}
+		else
+		{
+			ids[i] = (Datum) 0;
+			idnull[i] = true;
+		}
+		rows[i] = HeapTupleGetDatum(heap_form_tuple(ar.desc, values, nulls));
+	}
+	args[0] = PointerGetDatum(sfk_mk_array(e->pn, NULL, n, TEXTOID));
+	args[1] = PointerGetDatum(sfk_mk_array(e->po, NULL, n, INT8OID));
+	args[2] = PointerGetDatum(sfk_mk_array(ids, idnull, n, TEXTOID));
+	{
+		int			dims[1] = {n};
+		int			lbs[1] = {1};
+
+		args[3] = PointerGetDatum(construct_md_array(rows, NULL, 1, dims, lbs, ar.rowtype,
+													 -1, false, TYPALIGN_DOUBLE));
+	}
+	if (SPI_execute_plan(ar.plan, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "the rows statement of an aggregate subscription failed");
+	sfk_aggregate_deliver(pipeline, measures, nparts, kparts, trailing);
+}
