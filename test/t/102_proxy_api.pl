@@ -335,12 +335,12 @@ my $batch = sub {
 	  . "SELECT ROW('p' || (i % 4), i / 4, 'e' || i, 'k' || (i % 4), "
 	  . ($late ? "(i * 7) % 200" : "(i * 37) % 200")
 	  . ", ARRAY[(i * 13) % 97, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * i) % 100003 - 50000 END])::streamforge.measures_delivery "
-	  . "FROM generate_series($from, $to) AS i ORDER BY i)) ORDER BY window_name, key, window_start, op";
+	  . "FROM generate_series($from, $to) AS i ORDER BY i)) ORDER BY window_name, key, window_start, window_end, seq";
 };
 for my $pl ('sha', $pla)
 {
 	for my $c ($batch->($pl, 0, 1199, 0),
-		map({ "SELECT op, window_name, key, window_start, window_end, count FROM streamforge.advance('$pl', '$_', 215) ORDER BY window_name, key, window_start, op" } @parts),
+		map({ "SELECT op, window_name, key, window_start, window_end, count FROM streamforge.advance('$pl', '$_', 215) ORDER BY window_name, key, window_start, window_end, seq" } @parts),
 		$batch->($pl, 1200, 1299, 1),
 		"SELECT window_name, key, window_start, window_end, count, aggregates FROM streamforge.live_aggregates('$pl')",
 		"SELECT window_name, key, window_start, window_end, count, aggregates FROM streamforge.visible_aggregates('$pl')")
