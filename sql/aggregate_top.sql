@@ -135,8 +135,9 @@ SELECT streamforge.create_aggregate('r4', :'q_head' || 'row_number() OVER (PARTI
 SELECT streamforge.create_aggregate('r4', :'q_head' || 'row_number() OVER (PARTITION BY window_start ORDER BY count(*) DESC) AS rn' || :'q_group' || ' WHERE rn <= 2 AND auction > 1');
 SELECT streamforge.create_aggregate('r4', :'q_head' || 'row_number() OVER (PARTITION BY window_start ORDER BY count(*) DESC) AS rn' || :'q_group' || ' WHERE rn = 2');
 SELECT streamforge.create_aggregate('r4', :'q_head' || 'row_number() OVER (PARTITION BY window_start ORDER BY count(*) DESC) AS rn' || :'q_group' || ' WHERE rn <= 0');
--- the outer select list is *
-SELECT streamforge.create_aggregate('r5', 'SELECT auction, n FROM (SELECT auction, bidder, count(*) AS n, row_number() OVER (PARTITION BY window_start ORDER BY count(*) DESC) AS rn' || :'q_group' || ' WHERE rn <= 2');
+-- the outer select list is * or columns of the subquery, not renamed,
+-- not expressions, not of another alias
+SELECT streamforge.create_aggregate('r5', 'SELECT auction AS a, n FROM (SELECT auction, bidder, count(*) AS n, row_number() OVER (PARTITION BY window_start ORDER BY count(*) DESC) AS rn' || :'q_group' || ' WHERE rn <= 2');
 -- PARTITION BY without the window, or by a column not in the select list
 SELECT streamforge.create_aggregate('r6', :'q_head' || 'row_number() OVER (PARTITION BY auction ORDER BY count(*) DESC) AS rn' || :'q_group' || ' WHERE rn <= 2');
 SELECT streamforge.create_aggregate('r6', :'q_head' || 'row_number() OVER (PARTITION BY window_start, price ORDER BY count(*) DESC) AS rn' || :'q_group' || ' WHERE rn <= 2');

@@ -23,6 +23,9 @@
 --       <direction>, <grouping columns> ASC NULLS LAST) AS rn
 --     FROM <name> AS v) AS t WHERE rn <= N
 --
+-- (with the query's outer select list instead of * when it names columns:
+-- "columns" in the description),
+--
 -- so the view is the query's own ROW_NUMBER() over the aggregate's
 -- results, with the tie rule made explicit: equal values are ranked by
 -- the grouping columns, in the select list's order, ascending, NULLs last
@@ -109,6 +112,13 @@ BEGIN
         RAISE EXCEPTION 'the rank of a top-N query cannot be named "%", a column of the aggregate', top ->> 'rank'
             USING ERRCODE = '0A000', HINT = hint;
     END IF;
+    FOR p IN SELECT jsonb_array_elements_text(top -> 'columns') LOOP
+        IF NOT p = ANY (COALESCE(keys, '{}') || COALESCE(aggs, '{}')
+                        || ARRAY['window_start', 'window_end', 'final', top ->> 'rank']) THEN
+            RAISE EXCEPTION 'column "%" of the select list of a top-N query is not a column of its subquery', p
+                USING ERRCODE = '0A000', HINT = hint;
+        END IF;
+    END LOOP;
     RETURN jsonb_build_object('top', top || jsonb_build_object('keys', to_jsonb(COALESCE(keys, '{}'))));
 END
 $$;
@@ -134,6 +144,7 @@ DECLARE
     top jsonb := spec -> 'top';
     parts text := '';
     ties text := '';
+    cols text := '*';
     p text;
 BEGIN
     FOR p IN SELECT jsonb_array_elements_text(top -> 'partition') LOOP
@@ -142,12 +153,16 @@ BEGIN
     FOR p IN SELECT jsonb_array_elements_text(top -> 'keys') LOOP
         ties := ties || format(', v.%I ASC NULLS LAST', p);
     END LOOP;
+    IF top ? 'columns' THEN
+        SELECT string_agg(format('t.%I', c), ', ' ORDER BY o) INTO cols
+          FROM jsonb_array_elements_text(top -> 'columns') WITH ORDINALITY AS e(c, o);
+    END IF;
     EXECUTE format(
-        'CREATE VIEW %I.%I AS SELECT * FROM ('
+        'CREATE VIEW %I.%I AS SELECT %s FROM ('
         'SELECT v.*, pg_catalog.row_number() OVER (PARTITION BY v.window_start, v.window_end%s '
         'ORDER BY v.%I %s NULLS %s%s) AS %I FROM %I.%I AS v) AS t '
         'WHERE t.%I OPERATOR(pg_catalog.<=) %s',
-        view_schema, view_name || '_top', parts, top ->> 'order',
+        view_schema, view_name || '_top', cols, parts, top ->> 'order',
         CASE WHEN (top ->> 'descending')::boolean THEN 'DESC' ELSE 'ASC' END,
         CASE WHEN (top ->> 'nulls_first')::boolean THEN 'FIRST' ELSE 'LAST' END,
         ties, top ->> 'rank', view_schema, view_name, top ->> 'rank',
@@ -168,7 +183,8 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_top_register(text, text, text
 -- ----------------------------------------------------------------
 
 -- The rows of <name>_top in the windows that start at starts (NULL: all),
--- as [[rank, row], ...], row without the rank and final.
+-- as [[rank, row], ...], row every column of <name> but final (whatever
+-- <name>_top's select list shows).
 CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_top_snapshot(pipeline text, starts bigint[])
 RETURNS jsonb
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
@@ -176,7 +192,11 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     a record;
+    top jsonb;
     rank text;
+    parts text := '';
+    ties text := '';
+    p text;
     r jsonb;
 BEGIN
     SELECT g.view_schema, g.view_name, g.unit_us, g.spec INTO a
@@ -184,12 +204,27 @@ BEGIN
     IF NOT FOUND OR NOT a.spec ? 'top' THEN
         RETURN '[]';
     END IF;
-    rank := a.spec -> 'top' ->> 'rank';
+    top := a.spec -> 'top';
+    rank := top ->> 'rank';
+    -- <name>_top's ranking over every column of <name> (the view may
+    -- show fewer: its select list)
+    FOR p IN SELECT jsonb_array_elements_text(top -> 'partition') LOOP
+        parts := parts || format(', v.%I', p);
+    END LOOP;
+    FOR p IN SELECT jsonb_array_elements_text(top -> 'keys') LOOP
+        ties := ties || format(', v.%I ASC NULLS LAST', p);
+    END LOOP;
     EXECUTE format(
         'SELECT COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_array(t.%I, '
         'pg_catalog.to_jsonb(t) OPERATOR(pg_catalog.-) %L OPERATOR(pg_catalog.-) ''final'')), ''[]'') '
-        'FROM %I.%I AS t WHERE $1 IS NULL OR t.window_start OPERATOR(pg_catalog.=) ANY ($1)',
-        rank, rank, a.view_schema, a.view_name || '_top')
+        'FROM (SELECT v.*, pg_catalog.row_number() OVER (PARTITION BY v.window_start, v.window_end%s '
+        'ORDER BY v.%I %s NULLS %s%s) AS %I FROM %I.%I AS v '
+        'WHERE $1 IS NULL OR v.window_start OPERATOR(pg_catalog.=) ANY ($1)) AS t '
+        'WHERE t.%I OPERATOR(pg_catalog.<=) %s',
+        rank, rank, parts, top ->> 'order',
+        CASE WHEN (top ->> 'descending')::boolean THEN 'DESC' ELSE 'ASC' END,
+        CASE WHEN (top ->> 'nulls_first')::boolean THEN 'FIRST' ELSE 'LAST' END,
+        ties, rank, a.view_schema, a.view_name, rank, (top ->> 'n')::bigint)
         INTO r
         USING (SELECT array_agg(streamforge_internal.aggregate_time(s, a.unit_us)) FROM unnest(starts) AS s);
     RETURN r;

@@ -4,7 +4,7 @@
  *	  Top-N per window in create_aggregate's query (issue 44, item 4):
  *	  the Flink SQL form recognized and split.
  *
- *	  SELECT * FROM (
+ *	  SELECT * FROM (			(or SELECT k, c, rn FROM: columns of x)
  *	      SELECT k, count(*) AS c,
  *	             ROW_NUMBER() OVER (PARTITION BY <window>[, keys]
  *	                                ORDER BY <aggregate> [DESC|ASC]) AS rn
@@ -17,7 +17,8 @@
  * the raw parse tree for the structure and the scanner's token positions
  * for the text: the inner query without its ROW_NUMBER() item is the
  * aggregate's query, planned as any other; the rest is a jsonb description
- * (n, order, descending, nulls_first, partition, rank) which
+ * (n, order, descending, nulls_first, partition, rank, and columns when
+ * the outer select list is not *) which
  * streamforge_internal.aggregate_top_spec() checks against the plan
  * (67_aggregates_top.sql).  Any other use of a window function is refused
  * here with 0A000 and a hint; a query without one is not a top-N and goes
@@ -241,6 +242,45 @@ top_bound(Node *w, const char *rank)
 }
 
 /*
+ * The outer select list: NULL for *, else the names it selects as a JSON
+ * array (each a column of the subquery, by its name, optionally qualified
+ * by the subquery's alias, not renamed); aggregate_top_spec checks that
+ * each is a column of the aggregate or the rank.
+ */
+static char *
+outer_columns(List *targets, RangeSubselect *rs)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	bool		first = true;
+
+	if (list_length(targets) == 1 &&
+		IsA(linitial_node(ResTarget, targets)->val, ColumnRef) &&
+		IsA(llast(((ColumnRef *) linitial_node(ResTarget, targets)->val)->fields), A_Star))
+		return NULL;
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	foreach(lc, targets)
+	{
+		ResTarget  *rt = lfirst_node(ResTarget, lc);
+		ColumnRef  *cr = IsA(rt->val, ColumnRef) ? (ColumnRef *) rt->val : NULL;
+		int			nf = cr == NULL ? 0 : list_length(cr->fields);
+
+		if (cr == NULL || nf < 1 || nf > 2 || !IsA(llast(cr->fields), String) ||
+			(nf == 2 && (!IsA(linitial(cr->fields), String) || rs->alias == NULL ||
+						 strcmp(strVal(linitial(cr->fields)), rs->alias->aliasname) != 0)) ||
+			rt->name != NULL)
+			refuse_top("the select list of a top-N query must be * or columns of its subquery, not renamed");
+		if (!first)
+			appendStringInfoString(&buf, ", ");
+		first = false;
+		escape_json(&buf, strVal(llast(cr->fields)));
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
+/*
  * If sql is a top-N query, its aggregate query (*inner, palloc'd) and the
  * description of the top-N (jsonb); else (Datum) 0 and *inner = sql.
  */
@@ -273,6 +313,7 @@ sf_aggregate_top_split(char *sql, char **inner)
 	int64		bound;
 	bool		desc;
 	bool		nulls_first;
+	char	   *columns;
 
 	*inner = sql;
 	raw = raw_parser(sql, RAW_PARSE_DEFAULT);
@@ -341,10 +382,7 @@ sf_aggregate_top_split(char *sql, char **inner)
 		outer->lockingClause != NIL || outer->intoClause != NULL || rs->lateral)
 		refuse_top("a top-N query must be SELECT * FROM (subquery) WHERE %s <= N, with nothing else",
 				   rn_target->name);
-	if (list_length(outer->targetList) != 1 ||
-		!IsA(linitial_node(ResTarget, outer->targetList)->val, ColumnRef) ||
-		!IsA(llast(((ColumnRef *) linitial_node(ResTarget, outer->targetList)->val)->fields), A_Star))
-		refuse_top("the select list of a top-N query must be *");
+	columns = outer_columns(outer->targetList, rs);
 	bound = top_bound(outer->whereClause, rn_target->name);
 
 	/* the description */
@@ -373,7 +411,10 @@ sf_aggregate_top_split(char *sql, char **inner)
 		first_part = false;
 		escape_json(&buf, name);
 	}
-	appendStringInfoString(&buf, "]}");
+	appendStringInfoChar(&buf, ']');
+	if (columns != NULL)
+		appendStringInfo(&buf, ", \"columns\": %s", columns);
+	appendStringInfoChar(&buf, '}');
 	if (!has_window)
 		refuse_top("the PARTITION BY of ROW_NUMBER() must name the window (the window call of the GROUP BY, or window_start and window_end)");
 

@@ -34,18 +34,23 @@
  * the same checkpoint words:
  *	- exact: the values, sorted, while there are at most 256 (2 kB);
  *	- sketch: beyond, the count of each key between the smallest and the
- *	  largest key present (8 bytes per key in that range: 4 kB covers
- *	  positive values spanning a ratio of 1 to 28,000 above 64, say 1 ms
- *	  to 28 s in microseconds; the whole bigint range, both signs: 32 kB).
+ *	  largest key present, at most 512 keys (8 bytes each: at most 4 kB
+ *	  per bucket, whatever the values).  512 keys cover positive values
+ *	  spanning a ratio of 1 to 28,000 above 64 (say 1 ms to 28 s in
+ *	  microseconds); the keys more than 511 below the largest are
+ *	  collapsed into the lowest one kept (dd_count).
  * Its value is percentile_disc(p)'s (the value at rank ceil(p n)), exact
- * in the exact form and within 1% (relative) in the sketch form.  The
- * keys use libm's log(): the same machine, the same bytes.
+ * in the exact form and within 1% (relative) in the sketch form when the
+ * true value's key is one of the 512 kept; a value in a collapsed key is
+ * estimated by the lowest kept key's estimate (too high).  The keys use
+ * libm's log(): the same machine, the same bytes.
  * Checkpoint words (canonical; deserialize accepts nothing else):
  *	- exact: the values in ascending order (1 to 256 words);
  *	- sketch: one word per key present, (key + 4096) << 48 | count, in
  *	  descending order (so the first word is greater than the second,
  *	  which the exact form never is), and a 0 after a single one; counts
- *	  1 to 2^48 - 1, more than 256 in all.  Fewer words than events.
+ *	  1 to 2^48 - 1, more than 256 in all, the first and the last key
+ *	  at most 511 apart.  Fewer words than events.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -65,6 +70,7 @@
 #define DD_ALPHA		0.01
 #define DD_LINEAR		64		/* |v| <= 64: its own key */
 #define DD_EXACT_MAX	256		/* the exact form's most values */
+#define DD_MAX_KEYS		512		/* the sketch form's most keys (4 kB) */
 #define DD_KEY_BIAS		4096	/* a key in a checkpoint word */
 #define DD_COUNT_BITS	48
 #define DD_COUNT_MASK	((UINT64CONST(1) << DD_COUNT_BITS) - 1)
@@ -397,25 +403,40 @@ dd_estimate(int32 k)
 	return k < 0 ? -e : e;
 }
 
-/* Add count values of key k to the sketch form */
+/*
+ * Add count values of key k to the sketch form.  The form holds at most
+ * DD_MAX_KEYS keys, the highest: a key below the largest key less
+ * DD_MAX_KEYS - 1 (the floor) is counted in the floor's key, and when the
+ * largest key grows the keys that fall below the new floor are moved into
+ * it (DDSketch's "collapsing lowest" store).  The floor only rises, so
+ * the counts are still a function of the multiset of keys added: every
+ * key at or above the final floor holds exactly its own values, the
+ * floor's key also every value below it, whatever the order of additions
+ * and merges.
+ */
 static void
 dd_count(SfQuant *s, int32 k, int64 count)
 {
+	int32		floor_key;
+
 	if (s->counts == NULL)
 	{
 		s->counts = MemoryContextAllocZero(GetMemoryChunkContext(s),
 										   sizeof(int64));
 		s->klo = s->khi = k;
 	}
-	else if (k < s->klo || k > s->khi)
+	floor_key = Max(k, s->khi) - (DD_MAX_KEYS - 1);
+	if (k < floor_key)
+		k = floor_key;
+	if (k < s->klo || k > s->khi)
 	{
-		int32		lo = Min(k, s->klo);
+		int32		lo = Max(Min(k, s->klo), floor_key);
 		int32		hi = Max(k, s->khi);
 		int64	   *c = MemoryContextAllocZero(GetMemoryChunkContext(s),
 											   (hi - lo + 1) * sizeof(int64));
 
-		memcpy(c + (s->klo - lo), s->counts,
-			   (s->khi - s->klo + 1) * sizeof(int64));
+		for (int32 j = s->klo; j <= s->khi; j++)
+			c[Max(j, lo) - lo] += s->counts[j - s->klo];
 		pfree(s->counts);
 		s->counts = c;
 		s->klo = lo;
@@ -428,7 +449,7 @@ dd_count(SfQuant *s, int32 k, int64 count)
 static void
 dd_sketch(SfQuant *s)
 {
-	for (int64 i = 0; i < s->n; i++)
+	for (int64 i = s->n - 1; i >= 0; i--)
 		dd_count(s, dd_key(s->v[i]), 1);
 	if (s->v != NULL)
 		pfree(s->v);
@@ -484,7 +505,7 @@ dd_merge(void *into, const void *from)
 		dd_sketch(x);
 		x->n = n;
 	}
-	for (int32 k = y->klo; k <= y->khi; k++)
+	for (int32 k = y->khi; k >= y->klo; k--)
 		if (y->counts[k - y->klo] != 0)
 			dd_count(x, k, y->counts[k - y->klo]);
 	x->n += y->n;
@@ -589,6 +610,12 @@ dd_deserialize(void *state, const int64 *words, int64 n,
 			return false;
 		}
 		total += c;
+	}
+	if ((words[0] >> DD_COUNT_BITS) - (words[nkeys - 1] >> DD_COUNT_BITS) >=
+		DD_MAX_KEYS)
+	{
+		*detail = "a percentile sketch's keys span more than 512 keys";
+		return false;
 	}
 	if (total <= DD_EXACT_MAX)
 	{

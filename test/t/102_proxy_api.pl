@@ -314,6 +314,45 @@ is(router("SELECT count(*) FROM streamforge.sharded_pipelines WHERE pipeline = '
 	  . $node->safe_psql('sf0', "SELECT count(*) FROM streamforge.pipeline_info WHERE name = 'shx'"),
 	'00', 'and nothing is created');
 
+# --- the aggregates of issue 44 (item 5) through the router: placed and
+# sharded pipelines with count_distinct, approx_count_distinct, max_by,
+# min_by and the percentiles give one node's rows (every key stays on one
+# partition), through late corrections, a session merge, a checkpoint and
+# its restore
+my $aggs = "measures => ARRAY['u', 'v NULL'], aggregates => ARRAY['count', "
+  . "'count_distinct(u)', 'approx_count_distinct(u)', 'max_by(u, v)', 'min_by(u, v)', "
+  . "'percentile_cont(v, 0.9)', 'percentile_disc(u, 0.5)', 'approx_percentile(v, 0.99)']";
+my ($pla) = grep { router("SELECT streamforge.shard_of('$_')") == 1 } map { "pa$_" } 0 .. 20;
+router("SELECT streamforge.create_sharded_pipeline('sha', $parts_sql, $windows, 300, $aggs)");
+router("SELECT streamforge.create_pipeline('$pla', $parts_sql, $windows, 300, $aggs)");
+single("SELECT streamforge.create_pipeline('$_', $parts_sql, $windows, 300, $aggs)") for ('sha', $pla);
+my $mchanges = 'op, window_name, key, window_start, window_end, count, aggregates';
+# 300 events per key (k_i on p_i), sessions that merge, out of order;
+# then late events into emitted windows
+my $batch = sub {
+	my ($pl, $from, $to, $late) = @_;
+	return "SELECT $mchanges FROM streamforge.ingest_measures_batch('$pl', ARRAY("
+	  . "SELECT ROW('p' || (i % 4), i / 4, 'e' || i, 'k' || (i % 4), "
+	  . ($late ? "(i * 7) % 200" : "(i * 37) % 200")
+	  . ", ARRAY[(i * 13) % 97, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * i) % 100003 - 50000 END])::streamforge.measures_delivery "
+	  . "FROM generate_series($from, $to) AS i ORDER BY i)) ORDER BY window_name, key, window_start, window_end, seq";
+};
+for my $pl ('sha', $pla)
+{
+	for my $c ($batch->($pl, 0, 1199, 0),
+		map({ "SELECT op, window_name, key, window_start, window_end, count FROM streamforge.advance('$pl', '$_', 215) ORDER BY window_name, key, window_start, window_end, seq" } @parts),
+		$batch->($pl, 1200, 1299, 1),
+		"SELECT window_name, key, window_start, window_end, count, aggregates FROM streamforge.live_aggregates('$pl')",
+		"SELECT window_name, key, window_start, window_end, count, aggregates FROM streamforge.visible_aggregates('$pl')")
+	{
+		is(router($c), single($c), "issue 44 aggregates, $pl: $c");
+	}
+	my $before = router("SELECT window_name, key, window_start, window_end, count, aggregates FROM streamforge.live_aggregates('$pl')");
+	router("SELECT streamforge.restore('$pl', streamforge.checkpoint('$pl'))");
+	is(router("SELECT window_name, key, window_start, window_end, count, aggregates FROM streamforge.live_aggregates('$pl')"),
+		$before, "issue 44 aggregates, $pl: a checkpoint through the router restores");
+}
+
 # the stateless functions run on any shard
 for my $c (
 	"SELECT streamforge.sliding_interval('w', interval '1 s', interval '100 ms')",
