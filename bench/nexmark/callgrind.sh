@@ -56,7 +56,7 @@ done
 		echo "### $(basename "$t" .top)"
 		echo
 		echo '```'
-		sed 's/ \/[^ ]*:/ /' | cut -c1-160
+		sed 's/ \/[^ ]*:/ /' "$t" | cut -c1-160
 		echo '```'
 	done
 } >>"$OUT"
