@@ -79,7 +79,7 @@ fi
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 DIRTY=$( (git -C "$SF_ROOT" status --porcelain --untracked-files=no -- src sql Makefile 2>/dev/null || echo unknown) | wc -l)
 DATE=$(date -u +%Y-%m-%d)
-SCRATCH=$(mktemp -d /tmp/streamforge-nexmark.XXXXXX)
+SCRATCH=$(mktemp -d "${NEXMARK_TMPDIR:-/tmp}/streamforge-nexmark.XXXXXX")
 chmod 755 "$SCRATCH"
 started=
 cleanup() {
