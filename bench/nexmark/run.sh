@@ -31,6 +31,10 @@
 # events (per event and per emitted row), and the callgrind files' top
 # functions, in the same result file.
 # Results: bench/results/nexmark-<date>-<shortsha>.md (and printed).
+# q5, q7, q15, q16 and q19 (issue 44 item 7): bench/nexmark/aggs.sh, on the
+# first --agg-events events (default 1,000,000; q19: --q19-events, default
+# 200,000) of the same stream, the same ways; --aggs "q5 q7" runs some of
+# them ("" none).
 set -euo pipefail
 # (one compound command: bash parses it whole, so editing this file during a
 # run cannot change the run)
@@ -47,6 +51,10 @@ RATE=10000
 BUILD=1
 KEEP=
 CG=
+AGG_EVENTS=1000000
+Q19_EVENTS=200000
+# shellcheck source=bench/nexmark/aggs.sh
+. "$HERE/aggs.sh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--events) EVENTS=$2; shift ;;
@@ -54,7 +62,10 @@ while [ $# -gt 0 ]; do
 		--no-build) BUILD= ;;
 		--keep) KEEP=1 ;;
 		--callgrind) CG=$2; shift ;;
-		*) echo "usage: $0 [--events N] [--rate R] [--no-build] [--keep] [--callgrind N]" >&2; exit 2 ;;
+		--agg-events) AGG_EVENTS=$2; shift ;;
+		--q19-events) Q19_EVENTS=$2; shift ;;
+		--aggs) AGG_QUERIES=$2; shift ;;
+		*) echo "usage: $0 [--events N] [--rate R] [--no-build] [--keep] [--callgrind N] [--agg-events N] [--q19-events N] [--aggs LIST]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -68,7 +79,7 @@ fi
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 DIRTY=$( (git -C "$SF_ROOT" status --porcelain --untracked-files=no -- src sql Makefile 2>/dev/null || echo unknown) | wc -l)
 DATE=$(date -u +%Y-%m-%d)
-SCRATCH=$(mktemp -d /tmp/streamforge-nexmark.XXXXXX)
+SCRATCH=$(mktemp -d "${NEXMARK_TMPDIR:-/tmp}/streamforge-nexmark.XXXXXX")
 chmod 755 "$SCRATCH"
 started=
 cleanup() {
@@ -119,6 +130,7 @@ started=1
 sf_say "loading the bids and making the aggregates"
 psql_db -v csv="$SCRATCH/bids.csv" -v clk="$(getconf CLK_TCK)" -f "$SCRATCH/nexmark.sql" >/dev/null
 psql_db -c "SELECT nx.build_batches('q11b'), nx.build_batches('q17b')" >/dev/null
+aggs_setup
 if [ -n "$CG" ]; then
 	# the loaded state, for the single-user callgrind runs at the end
 	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
@@ -235,8 +247,14 @@ OUT=$SF_ROOT/bench/results/nexmark-$DATE-$SHA.md
 	echo "sql = the query as one GROUP BY over the table; upsert = each batch INSERTed and upserted into a"
 	echo "result table in the same transaction; floor = the INSERT batches into a table without aggregate."
 } >"$OUT"
+AGG_BAD=0
+aggs_measure
+aggs_compare
+aggs_report
 [ -n "$CG" ] && . "$HERE/callgrind.sh"
+[ -n "$CG" ] && aggs_callgrind
 cat "$OUT"
 [ "$BAD" -eq 0 ] || sf_die "$BAD comparisons with plain SQL differ ($SCRATCH/cmp.txt)"
+[ "$AGG_BAD" -eq 0 ] || sf_die "$AGG_BAD comparisons of q5-q19 with plain SQL differ ($SCRATCH/aggcmp.txt)"
 exit 0
 }
