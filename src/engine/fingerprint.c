@@ -22,8 +22,6 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
-
 #include "engine/engine.h"
 #include "engine/parallel.h"
 
@@ -33,14 +31,44 @@
 #define SF_FP_MIN		64
 
 /*
- * The index's hash of an event id: 64 bits, never 0 (the empty slot)
+ * The index's hash of an event id: MurmurHash64A (64 bits, 8 bytes per
+ * step) with the index's seed, never 0 (the empty slot).  Written here, not
+ * PostgreSQL's hash_bytes_extended, so that the engine keeps to the
+ * functions test/fuzz/shim.c provides.
  */
 uint64
 sf_fp_hash(const char *id, uint32 len)
 {
-	uint64		h = hash_bytes_extended((const unsigned char *) id, (int) len,
-										SF_FP_SEED);
+	const uint64 m = UINT64CONST(0xc6a4a7935bd1e995);
+	const int	r = 47;
+	uint64		h = SF_FP_SEED ^ ((uint64) len * m);
+	const unsigned char *d = (const unsigned char *) id;
+	uint32		words = len / 8;
+	uint32		rest = len % 8;
+	uint64		t = 0;
 
+	for (uint32 i = 0; i < words; i++)
+	{
+		uint64		k;
+
+		memcpy(&k, d + i * 8, 8);
+		k *= m;
+		k ^= k >> r;
+		k *= m;
+		h ^= k;
+		h *= m;
+	}
+	d += words * 8;
+	for (uint32 i = rest; i > 0; i--)
+		t = (t << 8) | d[i - 1];
+	if (rest > 0)
+	{
+		h ^= t;
+		h *= m;
+	}
+	h ^= h >> r;
+	h *= m;
+	h ^= h >> r;
 	return h == 0 ? 1 : h;
 }
 
