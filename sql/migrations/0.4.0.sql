@@ -32,6 +32,17 @@ DROP FUNCTION IF EXISTS streamforge.create_aggregate(text, text, interval,
 DROP FUNCTION IF EXISTS streamforge_internal.aggregate_create(text, text, jsonb,
     text, interval, interval, text, text, text, text[], interval);
 
+-- Issue 46: create_pipeline and definition_of append an argument, writers
+-- (src/codec/options.def): the 0.3.0 forms are dropped so that no
+-- overload stays (objects/30_functions.sql creates the new ones).  Not
+-- CASCADE, as above.
+DROP FUNCTION IF EXISTS streamforge.create_pipeline(text, text[],
+    streamforge.window_def[], bigint, bigint, interval, text, bigint,
+    interval, text[], text[]);
+DROP FUNCTION IF EXISTS streamforge.definition_of(text, text[],
+    streamforge.window_def[], bigint, bigint, interval, text, bigint,
+    interval, text[], text[]);
+
 -- ----------------------------------------------------------------
 -- 2. Views
 -- ----------------------------------------------------------------
@@ -125,6 +136,50 @@ ALTER TABLE streamforge.pipeline
 ALTER TABLE streamforge.changelog DROP CONSTRAINT changelog_pipeline_fkey;
 ALTER TABLE streamforge.results DROP CONSTRAINT results_pipeline_fkey;
 ALTER TABLE streamforge.late_output DROP CONSTRAINT late_output_pipeline_fkey;
+
+-- Issue 46 (step 1 of docs/design/parallel-writers.md, section 12).
+-- The lanes of a pipeline with writers => 'parallel' (0.4.0, issue 46;
+-- docs/design/parallel-writers.md, section 4.3): one row per source
+-- partition, numbered in partition name order when the partition is added
+-- and never reused, holding the partition's consumed offset, delivery
+-- history and the identities first delivered on it (its snapshot and
+-- lane_journal).  A writer claims a lane for its transaction (one writer
+-- per partition) and bumps its version; the pipeline's own row is the
+-- head's.  Serial pipelines have no rows here.  Only src/persist/ writes
+-- these tables; see docs/persistence.md.
+CREATE TABLE streamforge.lane (
+    pipeline_id bigint NOT NULL
+        REFERENCES streamforge.pipeline (id) ON DELETE CASCADE,
+    lane integer NOT NULL,
+    partition text COLLATE "C" NOT NULL,
+    version bigint NOT NULL,
+    snapshot_version bigint NOT NULL,
+    snapshot bytea,
+    offset_replays_base bigint NOT NULL DEFAULT 0,
+    last_pos bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (pipeline_id, lane),
+    UNIQUE (pipeline_id, partition)
+);
+
+-- A lane's journal: its ingest entries since its snapshot (format 3,
+-- deliveries only) and the sequencer's K entries, with the epoch rules of
+-- streamforge.journal (the epoch is the lane's snapshot_version).
+CREATE TABLE streamforge.lane_journal (
+    pipeline_id bigint NOT NULL,
+    lane integer NOT NULL,
+    pos bigint NOT NULL,
+    entry bytea NOT NULL,
+    PRIMARY KEY (pipeline_id, lane, pos),
+    FOREIGN KEY (pipeline_id, lane)
+        REFERENCES streamforge.lane (pipeline_id, lane) ON DELETE CASCADE
+);
+
+-- zlib-compressed already, and written once (see streamforge.journal)
+ALTER TABLE streamforge.lane ALTER COLUMN snapshot SET STORAGE EXTERNAL;
+ALTER TABLE streamforge.lane_journal ALTER COLUMN entry SET STORAGE EXTERNAL;
+
+SELECT pg_catalog.pg_extension_config_dump('streamforge.lane', '');
+SELECT pg_catalog.pg_extension_config_dump('streamforge.lane_journal', '');
 
 -- ----------------------------------------------------------------
 -- 4. Data

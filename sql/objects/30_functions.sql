@@ -48,14 +48,15 @@ CREATE OR REPLACE FUNCTION streamforge.create_pipeline(name text,
     out_of_orderness bigint DEFAULT NULL,
     idle_timeout interval DEFAULT NULL,
     measures text[] DEFAULT NULL,
-    aggregates text[] DEFAULT NULL)
+    aggregates text[] DEFAULT NULL,
+    writers text DEFAULT 'serial')
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_create_pipeline'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION streamforge.create_pipeline(
     text, text[], streamforge.window_def[], bigint, bigint, interval, text,
-    bigint, interval, text[], text[]) IS
+    bigint, interval, text[], text[], text) IS
     'create a pipeline with its partitions, windows and allowed lateness';
 -- @options end
 
@@ -86,14 +87,15 @@ CREATE OR REPLACE FUNCTION streamforge.definition_of(name text,
     out_of_orderness bigint DEFAULT NULL,
     idle_timeout interval DEFAULT NULL,
     measures text[] DEFAULT NULL,
-    aggregates text[] DEFAULT NULL)
+    aggregates text[] DEFAULT NULL,
+    writers text DEFAULT 'serial')
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'sf_definition_of'
 LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION streamforge.definition_of(
     text, text[], streamforge.window_def[], bigint, bigint, interval, text,
-    bigint, interval, text[], text[]) IS
+    bigint, interval, text[], text[], text) IS
     'the definition document create_pipeline would store for these arguments (creates nothing)';
 -- @options end
 

@@ -92,7 +92,8 @@ REVOKE ALL ON streamforge.output_config, streamforge.changelog,
 GRANT SELECT ON streamforge.output_config, streamforge.changelog,
     streamforge.results, streamforge.late_output TO PUBLIC;
 REVOKE ALL ON streamforge.pipeline, streamforge.journal,
-    streamforge.stored_snapshot FROM PUBLIC;
+    streamforge.stored_snapshot, streamforge.lane, streamforge.lane_journal
+    FROM PUBLIC;
 REVOKE ALL ON SEQUENCE streamforge.pipeline_id_seq, streamforge.output_epoch_seq FROM PUBLIC;
 
 -- Called only as a trigger; nobody needs to call it directly.

@@ -107,6 +107,10 @@ COMMENT ON TABLE streamforge.journal IS
     'storage: the write calls since a pipeline''s snapshot; internal';
 COMMENT ON TABLE streamforge.stored_snapshot IS
     'storage: snapshots a definition change stored beside its pipeline''s row; internal';
+COMMENT ON TABLE streamforge.lane IS
+    'storage: the lanes (one per partition) of a pipeline with parallel writers; internal';
+COMMENT ON TABLE streamforge.lane_journal IS
+    'storage: the write calls since a lane''s snapshot; internal';
 COMMENT ON TABLE streamforge.output_config IS
     'which outputs each pipeline has (configure_outputs)';
 COMMENT ON TABLE streamforge.changelog IS

@@ -70,7 +70,8 @@ SELECT v.name, v.owner, v.privilege, v.partitions,
        CASE WHEN d.definition OPERATOR(pg_catalog.?) 'aggregates'
             THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
                                   d.definition OPERATOR(pg_catalog.->) 'aggregates'))
-       END AS aggregates
+       END AS aggregates,
+       COALESCE(d.definition OPERATOR(pg_catalog.->>) 'writers', 'serial') AS writers
 -- @options end
   FROM (SELECT p.name, p.owner, a.privilege,
                ARRAY(SELECT x.e FROM pg_catalog.jsonb_array_elements_text(p.definition OPERATOR(pg_catalog.->) 'partitions')

@@ -320,6 +320,17 @@ define_from_args(FunctionCallInfo fcinfo, SfPipelineDef *def, bool create)
 	if (def->has_idle_timeout)
 		(void) sf_interval_us(&def->idle_timeout, &def->idle_timeout_us);
 
+	/*
+	 * writers => 'parallel' (issue 46, docs/design/parallel-writers.md):
+	 * the option and its storage exist, the write path does not yet (build
+	 * plan step 4), so no pipeline gets a half-built mode.
+	 */
+	if (def->writers == SF_WRITERS_PARALLEL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("parallel writers are not supported yet"),
+				 errhint("Create the pipeline with writers => 'serial' (the default); several sessions can write a sharded pipeline (docs/scale-out.md).")));
+
 	/* measures and aggregates (api/measures.c) */
 	{
 		int			m = option_arg(fcinfo, sf_option_find("measures"));

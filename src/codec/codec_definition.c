@@ -128,6 +128,10 @@ static const SfOptEnum sf_opt_emit = {
 	sf_emit_mode_parse, sf_emit_mode_name, SF_EMIT_UPDATE, "emit mode",
 	"The emit modes are \"update\", \"update+final\" and \"final\"."
 };
+static const SfOptEnum sf_opt_writers = {
+	sf_writers_mode_parse, sf_writers_mode_name, SF_WRITERS_SERIAL, "writers mode",
+	"The writers modes are \"serial\" and \"parallel\"."
+};
 
 #define SF_NO_HAS -1
 #define SF_HAS(field) ((int) offsetof(SfPipelineDef, field))

@@ -94,6 +94,7 @@ sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b)
 	if (a->npartitions != b->npartitions || a->nwindows != b->nwindows ||
 		a->lateness != b->lateness || a->has_retention != b->has_retention ||
 		(a->has_retention && a->retention != b->retention) ||
+		a->writers != b->writers ||
 		!sf_measures_def_equal(a->measures, b->measures))
 		return false;
 	for (i = 0; i < a->npartitions; i++)
@@ -127,4 +128,31 @@ sf_window_index(const SfPipelineDef *def, const char *name)
 	return sf_name_index((const char *) def->windows +
 					  offsetof(SfWindowDef, name),
 					  sizeof(SfWindowDef), def->nwindows, name);
+}
+
+/* The SQL name of a writers mode (SfWritersMode) */
+const char *
+sf_writers_mode_name(uint8 writers)
+{
+	switch (writers)
+	{
+		case SF_WRITERS_SERIAL:
+			return "serial";
+		case SF_WRITERS_PARALLEL:
+			return "parallel";
+	}
+	return "unknown";
+}
+
+/* The writers mode named name; false if there is none */
+bool
+sf_writers_mode_parse(const char *name, uint8 *writers)
+{
+	if (strcmp(name, "serial") == 0)
+		*writers = SF_WRITERS_SERIAL;
+	else if (strcmp(name, "parallel") == 0)
+		*writers = SF_WRITERS_PARALLEL;
+	else
+		return false;
+	return true;
 }

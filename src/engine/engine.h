@@ -108,6 +108,18 @@ typedef enum SfEmitMode
 } SfEmitMode;
 
 /*
+ * Who may write a pipeline at the same time (docs/design/parallel-writers.md,
+ * section 4.1): 'serial' (one writer at a time, today's; 0 so that a zeroed
+ * definition is today's) or 'parallel' (one writer per partition: lanes and
+ * a head, sequenced at commit; not yet accepted by create_pipeline, issue 46).
+ */
+typedef enum SfWritersMode
+{
+	SF_WRITERS_SERIAL = 0,
+	SF_WRITERS_PARALLEL = 1
+} SfWritersMode;
+
+/*
  * A pipeline definition.  Partitions and windows are kept sorted by name
  * (byte order), whatever order they were declared in: their array index is
  * their rank in address order, and two equivalent definitions are equal
@@ -136,6 +148,7 @@ typedef struct SfPipelineDef
 	bool		has_time_unit;
 	Interval	time_unit;		/* as given, with has_time_unit */
 	struct SfMeasuresDef *measures;	/* NULL: one unnamed value (aggregates.c) */
+	uint8		writers;		/* SfWritersMode (0.4.0, issue 46) */
 } SfPipelineDef;
 
 /* ----------------------------------------------------------------
@@ -647,6 +660,8 @@ sf_address_order(const SfAddress *a, const SfAddress *b)
 extern void sf_validate_name(const char *what, const char *name);
 extern void sf_def_normalize(SfPipelineDef *def);
 extern bool sf_def_equivalent(const SfPipelineDef *a, const SfPipelineDef *b);
+extern const char *sf_writers_mode_name(uint8 writers);
+extern bool sf_writers_mode_parse(const char *name, uint8 *writers);
 extern int	sf_partition_index(const SfPipelineDef *def, const char *name);
 extern int	sf_window_index(const SfPipelineDef *def, const char *name);
 

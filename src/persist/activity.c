@@ -325,6 +325,17 @@ act_flush(void)
 	}
 }
 
+/*
+ * At PRE_COMMIT and PRE_PREPARE: write the activity the transaction noted.
+ * Called by the pre-commit driver (precommit.c), in its order.
+ */
+void
+sf_activity_precommit(void)
+{
+	if (act_pending)
+		act_flush();
+}
+
 /* End of the transaction: what was stored is known, the rest forgotten */
 static void
 act_reset(bool committed)
@@ -360,10 +371,6 @@ act_xact_callback(XactEvent event, void *arg)
 		return;
 	switch (event)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			act_flush();
-			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PREPARE:
 			act_reset(true);

@@ -570,8 +570,7 @@ sf_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
-			/* the buffered journal entries commit with the transaction */
-			sf_pending_write_all();
+			/* nothing: precommit.c runs the pre-commit work */
 			return;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:

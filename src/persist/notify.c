@@ -182,9 +182,6 @@ sf_notify_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
@@ -197,6 +194,16 @@ sf_notify_xact_callback(XactEvent event, void *arg)
 		default:
 			return;
 	}
+}
+
+/*
+ * At PRE_COMMIT and PRE_PREPARE: queue the kept notifications (a PREPARE
+ * is then refused by PostgreSQL, as a NOTIFY's).  Called by the pre-commit
+ * driver (precommit.c), last.
+ */
+void
+sf_notify_precommit(void)
+{
 	for (int i = 0; i < nkept; i++)
 	{
 		char		channel[NAMEDATALEN];

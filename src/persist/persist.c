@@ -149,6 +149,8 @@ sf_persist_init(bool define_gucs)
 	/* the write calls' notifications (notify.c, issue 38) */
 	RegisterXactCallback(sf_notify_xact_callback, NULL);
 	RegisterSubXactCallback(sf_notify_subxact_callback, NULL);
+	/* everything done at PRE_COMMIT, in its order (precommit.c, issue 46) */
+	RegisterXactCallback(sf_precommit_callback, NULL);
 	if (!define_gucs)
 		return;
 	DefineCustomIntVariable("streamforge.compaction_threshold",

@@ -279,6 +279,13 @@ extern void sf_notify_changes(const char *name, int64 epoch, int64 seq,
 							  int64 late_seq);
 extern void sf_notify_forget_pipeline(const char *name);
 extern void sf_notify_xact_callback(XactEvent event, void *arg);
+extern void sf_notify_precommit(void);
+
+/* precommit.c: the one pre-commit driver */
+extern void sf_precommit_callback(XactEvent event, void *arg);
+
+/* activity.c: the pre-commit flush (precommit.c) */
+extern void sf_activity_precommit(void);
 extern void sf_notify_subxact_callback(SubXactEvent event,
 									   SubTransactionId mySubid,
 									   SubTransactionId parentSubid,

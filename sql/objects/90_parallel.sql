@@ -1,0 +1,27 @@
+-- Parallel writers (issue 46, docs/design/parallel-writers.md): internal
+-- entries that test the engine's parts against a reference (build plan
+-- step 2; src/api/parallel_check.c).  Not granted to PUBLIC: tests only,
+-- they touch no table (docs/security.md, "Internal test functions").
+
+CREATE OR REPLACE FUNCTION streamforge_internal.fingerprint_check(ops integer,
+    hash_bits integer, seed bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_fingerprint_check'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+REVOKE ALL ON FUNCTION streamforge_internal.fingerprint_check(integer, integer,
+    bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION streamforge_internal.fingerprint_check(integer, integer,
+    bigint) IS
+    'internal, tests: random operations on the fingerprint index of parallel writers, compared with a reference';
+
+CREATE OR REPLACE FUNCTION streamforge_internal.fingerprint_hash(event_id text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_fingerprint_hash'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+REVOKE ALL ON FUNCTION streamforge_internal.fingerprint_hash(text) FROM PUBLIC;
+
+COMMENT ON FUNCTION streamforge_internal.fingerprint_hash(text) IS
+    'internal, tests: the fingerprint index''s 64-bit hash of an event id';

@@ -1,0 +1,42 @@
+-- The writers option (issue 46, docs/design/parallel-writers.md, build plan
+-- step 1): 'serial' is the default and leaves every document as before
+-- (no "writers" key); 'parallel' is refused with 0A000 until its write path
+-- exists (step 4); a bad mode is 22023; the lane tables exist, closed.
+\set VERBOSITY sqlstate
+
+-- the default and an explicit 'serial': same stored document, no key
+SELECT streamforge.create_pipeline('pd_a', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
+SELECT streamforge.create_pipeline('pd_b', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => 'serial');
+SELECT streamforge.definition('pd_a') = streamforge.definition('pd_b') AS same,
+       streamforge.definition('pd_b') ? 'writers' AS has_key;
+SELECT name, writers FROM streamforge.pipeline_info WHERE name LIKE 'pd_%' ORDER BY name;
+SELECT streamforge.definition_of('x', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => 'serial');
+-- the checkpoint has no key either (its bytes are those of 0.3.0)
+SELECT position('writers' IN convert_from(substring(streamforge.checkpoint('pd_b') FROM 25),
+                                          getdatabaseencoding())) AS ck_key;
+
+-- 'parallel': not yet (0A000 with a hint), in create_pipeline and definition_of
+\set VERBOSITY default
+SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => 'parallel');
+SELECT streamforge.definition_of('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => 'parallel');
+\set VERBOSITY sqlstate
+SELECT count(*) FROM streamforge.pipeline WHERE name = 'pd_c';
+-- an unknown mode, and NULL
+SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => 'concurrent');
+SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => NULL);
+
+-- the lane tables: there, empty for serial pipelines, closed to PUBLIC
+SELECT count(*) FROM streamforge.lane;
+SELECT count(*) FROM streamforge.lane_journal;
+SELECT c.relname, has_table_privilege('public', c.oid, 'SELECT') AS public_select
+  FROM pg_class c WHERE c.oid IN ('streamforge.lane'::regclass,
+                                  'streamforge.lane_journal'::regclass)
+ ORDER BY 1;
+
+SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['pd_a', 'pd_b']) AS p;
