@@ -16,7 +16,7 @@
 -- statement's snapshot.  Its cost keeps the planner from evaluating it
 -- before cheaper conditions.
 CREATE OR REPLACE FUNCTION streamforge_internal.join_value(typ anyelement,
-    pipeline text, "join" integer, "column" text, at timestamptz,
+    pipeline text, join_no integer, "column" text, at timestamptz,
     VARIADIC keys "any")
 RETURNS anyelement
 AS 'MODULE_PATHNAME', 'sf_join_value'
@@ -27,7 +27,7 @@ COMMENT ON FUNCTION streamforge_internal.join_value(anyelement, text, integer, t
 -- join_found(pipeline, join, at, keys...): whether the dimension has the
 -- row; false drops the event (an inner join) and counts it.
 CREATE OR REPLACE FUNCTION streamforge_internal.join_found(pipeline text,
-    "join" integer, at timestamptz, VARIADIC keys "any")
+    join_no integer, at timestamptz, VARIADIC keys "any")
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'sf_join_found'
 LANGUAGE C STABLE PARALLEL RESTRICTED COST 100;
@@ -36,7 +36,7 @@ COMMENT ON FUNCTION streamforge_internal.join_found(text, integer, timestamptz, 
 
 -- join_stats(): this session's counters of the joins it looked up.
 CREATE OR REPLACE FUNCTION streamforge.join_stats(OUT pipeline text,
-    OUT "join" integer, OUT dimension text, OUT probes bigint,
+    OUT join_no integer, OUT dimension text, OUT probes bigint,
     OUT misses bigint, OUT dropped bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sf_join_stats'

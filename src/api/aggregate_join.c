@@ -593,16 +593,16 @@ sf_aggregate_join_rewrite(Query *q, const char *pipeline, StringInfo joins)
 	Node	   *where;
 	ListCell   *lc;
 	List	   *found = NIL;
-	Oid			vtypes[5] = {ANYELEMENTOID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID};
-	Oid			ftypes[3] = {TEXTOID, INT4OID, TIMESTAMPTZOID};
+	Oid			vtypes[6] = {ANYELEMENTOID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID, ANYOID};
+	Oid			ftypes[4] = {TEXTOID, INT4OID, TIMESTAMPTZOID, ANYOID};
 	RangeTblEntry *source;
 
 	if (q->jointree == NULL || list_length(q->jointree->fromlist) != 1 ||
 		!IsA(linitial(q->jointree->fromlist), JoinExpr))
 		return false;
 	cx.pipeline = pipeline ? pipeline : "";
-	cx.value_fn = internal_fn("join_value", 5, vtypes);
-	cx.found_fn = internal_fn("join_found", 3, ftypes);
+	cx.value_fn = internal_fn("join_value", 6, vtypes);
+	cx.found_fn = internal_fn("join_found", 4, ftypes);
 	source = rt_fetch(1, q->rtable);
 	if (source->rtekind != RTE_RELATION)
 		refuse_join("the first table of FROM must be the source table");
