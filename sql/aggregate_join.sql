@@ -206,3 +206,8 @@ REVOKE CREATE ON SCHEMA public FROM regress_sf_join_creator;
 REVOKE USAGE ON SCHEMA streamforge FROM regress_sf_join_creator, regress_sf_join_writer;
 DROP ROLE regress_sf_join_creator;
 DROP ROLE regress_sf_join_writer;
+
+-- leave nothing for the tests that share the database
+SELECT streamforge.drop_aggregate(n) FROM unnest(ARRAY['by_section', 'by_plan', 'by_version']) AS n;
+DROP TABLE clicks, pages, users, ref, page_hist, user_hist, views, tags, hist2, secret_pages;
+DROP FUNCTION ins(text);
