@@ -30,7 +30,7 @@ $$);
 CREATE TABLE ref_a (id integer PRIMARY KEY, section text, weight integer, amount integer,
                     at timestamptz);
 CREATE TABLE state (k text PRIMARY KEY, v bigint);
-INSERT INTO state VALUES ('next_id', 1), ('max_us', 0);
+INSERT INTO state VALUES ('next_id', 1), ('max_us', 0), ('redelivered', 0), ('conflicts', 0);
 
 -- one step: a dimension change, or a batch of 1-6 events (some late, some
 -- with a missing page), or a re-delivery; sometimes rolled back
@@ -67,15 +67,23 @@ BEGIN
             -- a re-delivery: an ingested event deleted and inserted again
             SELECT id INTO nid FROM ev ORDER BY random() LIMIT 1;
             IF nid IS NOT NULL THEN
-                CREATE TEMP TABLE again ON COMMIT DROP AS SELECT * FROM ev WHERE id = nid;
-                DELETE FROM ev WHERE id = nid;
-                -- an event an inner join dropped reaches rj_a now if its
-                -- page exists now; one ingested is a duplicate
-                INSERT INTO ref_a SELECT b.id, d.section, d.weight, b.amount, b.at
-                  FROM again b JOIN dim d ON d.page = b.page
-                ON CONFLICT (id) DO NOTHING;
-                INSERT INTO ev SELECT * FROM again;
-                DROP TABLE again;
+                -- as of ingestion, a dimension row changed since maps the
+                -- event to another key: the engine refuses the re-delivery
+                -- (SF002, identity conflict), the statement inserts nothing
+                BEGIN
+                    CREATE TEMP TABLE again ON COMMIT DROP AS SELECT * FROM ev WHERE id = nid;
+                    DELETE FROM ev WHERE id = nid;
+                    -- an event an inner join dropped reaches rj_a now if its
+                    -- page exists now; one ingested is a duplicate
+                    INSERT INTO ref_a SELECT b.id, d.section, d.weight, b.amount, b.at
+                      FROM again b JOIN dim d ON d.page = b.page
+                    ON CONFLICT (id) DO NOTHING;
+                    INSERT INTO ev SELECT * FROM again;
+                    DROP TABLE again;
+                    UPDATE state SET v = v + 1 WHERE k = 'redelivered';
+                EXCEPTION WHEN SQLSTATE 'SF002' THEN
+                    UPDATE state SET v = v + 1 WHERE k = 'conflicts';
+                END;
             END IF;
         ELSE
             n := 1 + floor(random() * 6)::integer;
@@ -145,10 +153,12 @@ SELECT (SELECT count(*) FROM ev) > 150 AS events,
        (SELECT count(DISTINCT window_start) FROM rj_a_live) > 5 AS windows,
        (SELECT count(*) FROM ev) > (SELECT count(*) FROM ref_a) AS inner_dropped,
        EXISTS (SELECT 1 FROM rj_b_live WHERE section IS NULL) AS null_group,
-       (SELECT count(*) FROM hist) > 40 AS versions;
+       (SELECT count(*) FROM hist) > 40 AS versions,
+       (SELECT v FROM state WHERE k = 'redelivered') > 5 AS redelivered,
+       (SELECT v FROM state WHERE k = 'conflicts') > 0 AS conflicts;
 
 -- leave nothing for the tests that share the database
-SELECT streamforge.drop_aggregate('rj_a'), streamforge.drop_aggregate('rj_b');
 DROP VIEW diff_a, diff_b;
+SELECT streamforge.drop_aggregate('rj_a'), streamforge.drop_aggregate('rj_b');
 DROP TABLE ev, dim, hist, ref_a, state;
 DROP FUNCTION rnd_step();

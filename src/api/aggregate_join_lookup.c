@@ -100,15 +100,33 @@ typedef struct JoinLookup
 	TypeCacheEntry *range_tc;
 	bool		event_time;
 	JoinStats  *stats;
-	/* the last probe */
-	MemoryContext memo_cxt;
-	bool		memo_valid;
-	Datum		memo_keys[INDEX_MAX_KEYS];
-	TimestampTz memo_at;
-	bool		memo_found;
-	Datum		memo_value;
-	bool		memo_null;
 } JoinLookup;
+
+/*
+ * The last probe of each index (a few slots, by the index's oid), shared
+ * by every call site of the statement: join_found and the join_value of
+ * each column of one event cost one probe, and so do consecutive events
+ * with the same key.  Valid for one statement (transaction and command
+ * id); the row is a copy, in the slot's context.
+ */
+#define SF_JOIN_SLOTS 8
+
+typedef struct JoinRowSlot
+{
+	Oid			index;
+	LocalTransactionId lxid;
+	CommandId	cid;
+	MemoryContext cxt;
+	int			nkeys;
+	Datum		keys[INDEX_MAX_KEYS];
+	bool		event_time;
+	TimestampTz at;
+	bool		found;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+} JoinRowSlot;
+
+static JoinRowSlot row_slots[SF_JOIN_SLOTS];
 
 /* A member of a jsonb object, false if absent */
 static bool
@@ -349,11 +367,6 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	}
 	index_close(idx, AccessShareLock);
 	lk->stats = stats_entry(pipeline, join, relation);
-	if (lk->memo_cxt == NULL)
-		lk->memo_cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
-											 "streamforge join memo",
-											 ALLOCSET_SMALL_SIZES);
-	lk->memo_valid = false;
 	lk->lxid = MyProc->lxid;
 	lk->cid = GetCurrentCommandId(false);
 	MemoryContextSwitchTo(old);
@@ -386,51 +399,49 @@ valid_at(JoinLookup *lk, TupleTableSlot *slot, TimestampTz at)
 }
 
 /*
- * The probe: sets lk's memo to the row of the keys (valid at at) and its
- * column.  False if a key or the time is NULL (no row is equal to NULL).
+ * The probe: the slot holding the row of the keys (valid at at), or NULL
+ * if a key or the time is NULL (no row is equal to NULL).
  */
-static void
+static JoinRowSlot *
 probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 {
 	bool		at_null = PG_ARGISNULL(atarg);
 	TimestampTz at = at_null ? 0 : PG_GETARG_TIMESTAMPTZ(atarg);
+	JoinRowSlot *rs = &row_slots[lk->index % SF_JOIN_SLOTS];
 	ScanKeyData sk[INDEX_MAX_KEYS];
 	Relation	heap;
 	Relation	idx;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
-	bool		same = lk->memo_valid;
+	MemoryContext old;
+	bool		same;
 
 	for (int i = 0; i < lk->nkeys; i++)
 		if (PG_ARGISNULL(lk->keyarg + i))
-		{
-			lk->memo_valid = false;
-			lk->memo_found = false;
-			lk->memo_null = true;
-			return;
-		}
+			return NULL;
 	if (lk->event_time && at_null)
-	{
-		lk->memo_valid = false;
-		lk->memo_found = false;
-		lk->memo_null = true;
-		return;
-	}
-	/* the same keys as the last probe: its result */
+		return NULL;
+	/* the same keys as the index's last probe in this statement */
+	same = rs->index == lk->index && rs->lxid == lk->lxid && rs->cid == lk->cid &&
+		rs->nkeys == lk->nkeys && rs->event_time == lk->event_time &&
+		(!lk->event_time || rs->at == at);
 	for (int i = 0; same && i < lk->nkeys; i++)
 	{
 		int16		typlen;
 		bool		typbyval;
 
 		get_typlenbyval(lk->keys[i].sk_subtype, &typlen, &typbyval);
-		same = datumIsEqual(lk->memo_keys[i], PG_GETARG_DATUM(lk->keyarg + i),
+		same = datumIsEqual(rs->keys[i], PG_GETARG_DATUM(lk->keyarg + i),
 							typbyval, typlen);
 	}
-	if (same && (!lk->event_time || lk->memo_at == at))
-		return;
+	if (same)
+		return rs;
 
-	MemoryContextReset(lk->memo_cxt);
-	lk->memo_valid = false;
+	if (rs->cxt == NULL)
+		rs->cxt = AllocSetContextCreate(TopMemoryContext, "streamforge join row",
+										ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(rs->cxt);
+	rs->index = InvalidOid;
 	heap = table_open(lk->dim, AccessShareLock);
 	idx = index_open(lk->index, AccessShareLock);
 	memcpy(sk, lk->keys, sizeof(ScanKeyData) * lk->nkeys);
@@ -439,52 +450,44 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	scan = index_beginscan(heap, idx, GetActiveSnapshot(), lk->nkeys, 0);
 	index_rescan(scan, sk, lk->nkeys, NULL, 0);
 	slot = table_slot_create(heap, NULL);
-	lk->memo_found = false;
-	lk->memo_null = true;
+	rs->found = false;
+	rs->tuple = NULL;
 	lk->stats->probes++;
 	while (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{
 		if (lk->event_time && !valid_at(lk, slot, at))
 			continue;
-		lk->memo_found = true;
-		if (lk->attnum != 0)
-		{
-			Datum		d = slot_getattr(slot, lk->attnum, &lk->memo_null);
-			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(heap), lk->attnum - 1);
-
-			if (!lk->memo_null)
-			{
-				MemoryContext old = MemoryContextSwitchTo(lk->memo_cxt);
-
-				lk->memo_value = datumCopy(d, att->attbyval, att->attlen);
-				MemoryContextSwitchTo(old);
-			}
-		}
+		rs->found = true;
+		old = MemoryContextSwitchTo(rs->cxt);
+		rs->tuple = ExecCopySlotHeapTuple(slot);
+		rs->desc = CreateTupleDescCopy(RelationGetDescr(heap));
+		MemoryContextSwitchTo(old);
 		break;
 	}
-	if (!lk->memo_found)
+	if (!rs->found)
 		lk->stats->misses++;
 	ExecDropSingleTupleTableSlot(slot);
 	index_endscan(scan);
 	index_close(idx, AccessShareLock);
 	table_close(heap, AccessShareLock);
 	/* the keys of the probe */
+	old = MemoryContextSwitchTo(rs->cxt);
+	for (int i = 0; i < lk->nkeys; i++)
 	{
-		MemoryContext old = MemoryContextSwitchTo(lk->memo_cxt);
+		int16		typlen;
+		bool		typbyval;
 
-		for (int i = 0; i < lk->nkeys; i++)
-		{
-			int16		typlen;
-			bool		typbyval;
-
-			get_typlenbyval(lk->keys[i].sk_subtype, &typlen, &typbyval);
-			lk->memo_keys[i] = datumCopy(PG_GETARG_DATUM(lk->keyarg + i),
-										 typbyval, typlen);
-		}
-		MemoryContextSwitchTo(old);
+		get_typlenbyval(lk->keys[i].sk_subtype, &typlen, &typbyval);
+		rs->keys[i] = datumCopy(PG_GETARG_DATUM(lk->keyarg + i), typbyval, typlen);
 	}
-	lk->memo_at = at;
-	lk->memo_valid = true;
+	MemoryContextSwitchTo(old);
+	rs->nkeys = lk->nkeys;
+	rs->event_time = lk->event_time;
+	rs->at = at;
+	rs->lxid = lk->lxid;
+	rs->cid = lk->cid;
+	rs->index = lk->index;
+	return rs;
 }
 
 /* The call site's lookup, checked for this statement */
@@ -516,16 +519,25 @@ Datum
 sf_join_value(PG_FUNCTION_ARGS)
 {
 	JoinLookup *lk;
+	JoinRowSlot *rs;
+	Datum		d;
+	bool		isnull;
+	Form_pg_attribute att;
 
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("column must not be null")));
 	lk = lookup_of(fcinfo, 1, text_to_cstring(PG_GETARG_TEXT_PP(3)), 5);
-	probe(fcinfo, lk, 4);
-	if (!lk->memo_found || lk->memo_null)
+	rs = probe(fcinfo, lk, 4);
+	if (rs == NULL || !rs->found)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(lk->memo_value);
+	d = heap_getattr(rs->tuple, lk->attnum, rs->desc, &isnull);
+	if (isnull)
+		PG_RETURN_NULL();
+	att = TupleDescAttr(rs->desc, lk->attnum - 1);
+	/* a copy: the slot is reused by the next probe of another key */
+	PG_RETURN_DATUM(datumCopy(d, att->attbyval, att->attlen));
 }
 
 /* join_found(pipeline, join, at, VARIADIC keys) */
@@ -535,11 +547,14 @@ Datum
 sf_join_found(PG_FUNCTION_ARGS)
 {
 	JoinLookup *lk = lookup_of(fcinfo, 0, NULL, 3);
+	JoinRowSlot *rs = probe(fcinfo, lk, 2);
 
-	probe(fcinfo, lk, 2);
-	if (!lk->memo_found)
+	if (rs == NULL || !rs->found)
+	{
 		lk->stats->dropped++;
-	PG_RETURN_BOOL(lk->memo_found);
+		PG_RETURN_BOOL(false);
+	}
+	PG_RETURN_BOOL(true);
 }
 
 /* join_stats(): this backend's counters */
