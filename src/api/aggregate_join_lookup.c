@@ -93,6 +93,8 @@ typedef struct JoinLookup
 	int			nkeys;
 	int			keyarg;			/* the first key argument */
 	ScanKeyData keys[INDEX_MAX_KEYS];
+	int16		keylen[INDEX_MAX_KEYS];	/* the key arguments' typlen, typbyval */
+	bool		keybyval[INDEX_MAX_KEYS];
 	AttrNumber	attnum;			/* the column returned, 0 for join_found */
 	AttrNumber	valid_from;
 	AttrNumber	valid_to;
@@ -361,6 +363,7 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 		if (idx->rd_index->indkey.values[i] != get_attnum(lk->dim, (char *) list_nth(keys, i)) ||
 			!OidIsValid(opno))
 			elog(ERROR, "streamforge: the index %s of aggregate \"%s\" changed", index, pipeline);
+		get_typlenbyval(right, &lk->keylen[i], &lk->keybyval[i]);
 		ScanKeyEntryInitialize(&lk->keys[i], 0, i + 1, BTEqualStrategyNumber,
 							   right, idx->rd_indcollation[i], get_opcode(opno),
 							   (Datum) 0);
@@ -426,14 +429,8 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 		rs->nkeys == lk->nkeys && rs->event_time == lk->event_time &&
 		(!lk->event_time || rs->at == at);
 	for (int i = 0; same && i < lk->nkeys; i++)
-	{
-		int16		typlen;
-		bool		typbyval;
-
-		get_typlenbyval(lk->keys[i].sk_subtype, &typlen, &typbyval);
 		same = datumIsEqual(rs->keys[i], PG_GETARG_DATUM(lk->keyarg + i),
-							typbyval, typlen);
-	}
+							lk->keybyval[i], lk->keylen[i]);
 	if (same)
 		return rs;
 
@@ -473,13 +470,8 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	/* the keys of the probe */
 	old = MemoryContextSwitchTo(rs->cxt);
 	for (int i = 0; i < lk->nkeys; i++)
-	{
-		int16		typlen;
-		bool		typbyval;
-
-		get_typlenbyval(lk->keys[i].sk_subtype, &typlen, &typbyval);
-		rs->keys[i] = datumCopy(PG_GETARG_DATUM(lk->keyarg + i), typbyval, typlen);
-	}
+		rs->keys[i] = datumCopy(PG_GETARG_DATUM(lk->keyarg + i),
+								lk->keybyval[i], lk->keylen[i]);
 	MemoryContextSwitchTo(old);
 	rs->nkeys = lk->nkeys;
 	rs->event_time = lk->event_time;
