@@ -528,7 +528,7 @@ filter_argument(Node *filter, Node *arg, AggWalk *w)
 
 /* Describes the checked query as JSON into buf; returns the table */
 static Oid
-describe(Query *q, StringInfo buf)
+describe(Query *q, StringInfo buf, const char *pipeline)
 {
 	AggWalk		w = {0};
 	RangeTblEntry *rte;
@@ -539,6 +539,7 @@ describe(Query *q, StringInfo buf)
 	StringInfoData aggs;
 	bool		first_key = true;
 	bool		first_agg = true;
+	StringInfoData joins;
 
 	for (int k = 0; k < SF_WINDOW_NKINDS; k++)
 		w.marker[k] = marker_oid(sf_window_ops((SfWindowKind) k));
@@ -567,6 +568,8 @@ describe(Query *q, StringInfo buf)
 		refuse("FOR UPDATE and FOR SHARE are not supported");
 	if (q->hasTargetSRFs)
 		refuse("set-returning functions are not supported");
+	initStringInfo(&joins);	/* issue 47: joins become lookups */
+	(void) sf_aggregate_join_rewrite(q, pipeline, &joins);
 	if (q->jointree == NULL || list_length(q->jointree->fromlist) != 1 ||
 		list_length(q->rtable) != 1)
 		refuse("the query must read exactly one table: joins and lists of tables are not supported");
@@ -767,6 +770,8 @@ describe(Query *q, StringInfo buf)
 	appendStringInfo(buf, "[%s]", aggs.data);
 	json_str(buf, "where",
 			 q->jointree->quals ? deparse(q->jointree->quals, w.relid) : NULL, false);
+	if (joins.len > 0)
+		appendStringInfo(buf, ", \"joins\": %s", joins.data);
 	appendStringInfoChar(buf, '}');
 	return w.relid;
 }
@@ -809,7 +814,7 @@ rename_session_calls(Node *node, void *context)
  * described (see the top of the file).
  */
 static Datum
-plan_query(char *sql, Oid *relid)
+plan_query(char *sql, const char *pipeline, Oid *relid)
 {
 	List	   *raw;
 	RawStmt    *stmt;
@@ -832,7 +837,7 @@ plan_query(char *sql, Oid *relid)
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
 	initStringInfo(&buf);
-	*relid = describe(q, &buf);
+	*relid = describe(q, &buf, pipeline);
 	AtEOXact_GUC(true, nest);
 
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
@@ -845,7 +850,7 @@ sf_aggregate_plan(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 
-	PG_RETURN_DATUM(plan_query(sf_arg_text(fcinfo, 0, "query"), &relid));
+	PG_RETURN_DATUM(plan_query(sf_arg_text(fcinfo, 0, "query"), NULL, &relid));
 }
 
 
@@ -872,13 +877,17 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 	bool		nulls[12];
 	Datum		made;
 	Datum		top;
+	Datum		plan;
 	bool		isnull;
 	List	   *path;
 	int			i;
 
 	/* a top-N (aggregate_top.c): its aggregate's query is planned */
 	top = sf_aggregate_top_split(query, &aggregate_query);
-	args[2] = plan_query(aggregate_query, &relid);
+	plan = plan_query(aggregate_query,
+					  PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)),
+					  &relid);
+	args[2] = plan;
 	nulls[2] = false;
 	top = sf_aggregate_top_spec(top, args[2]);
 	for (i = 0; i < 12; i++)
@@ -918,6 +927,7 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 								  CStringGetTextDatum("spec"));
 	if (top != (Datum) 0)
 		args[6] = DirectFunctionCall2(jsonb_concat, args[6], top);
+	args[6] = sf_aggregate_join_spec(args[6], plan);
 	for (i = 0; i < 7; i++)
 		nulls[i] = false;
 	nulls[1] = path == NIL;

@@ -407,6 +407,11 @@ extern void sf_aggregate_refuse_temp(Node *node, const char *where);
 extern Datum sf_call_internal(const char *signature, int nargs,
 							  const Datum *args, const bool *nulls,
 							  bool *isnull);
+/* aggregate_join.c: joins with dimension tables rewritten as lookups */
+struct Query;
+extern bool sf_aggregate_join_rewrite(struct Query *q, const char *pipeline,
+									  struct StringInfoData *joins);
+extern Datum sf_aggregate_join_spec(Datum spec, Datum plan);
 /* aggregate_top.c: a top-N query split into its aggregate and its top-N */
 extern Datum sf_aggregate_top_split(char *sql, char **inner);
 extern Datum sf_aggregate_top_spec(Datum top, Datum plan);

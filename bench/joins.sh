@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# bench/joins.sh: the cost of a dimension join in create_aggregate
+# (issue 47, item 4; docs/joins.md, "Cost").
+#
+#   ./bench/joins.sh [--events N] [--dims N] [--batch N] [--reps N] [--no-build]
+#
+# In one throwaway cluster of a private install (like bench/aggregates.sh),
+# with a dimension of --dims rows (default 1,000,000; page -> section, 100
+# sections), the same --events events (default 200,000, random pages,
+# inserted by statements of --batch rows, default 1,000) go into three
+# tables:
+#   - nojoin: an aggregate grouped by the source's own section column;
+#   - join:   an aggregate grouped by the dimension's section (JOIN pages);
+#   - plain:  no aggregate; a statement-level trigger doing what a user
+#             would write otherwise: INSERT ... SELECT the same join and
+#             GROUP BY ... ON CONFLICT DO UPDATE into a totals table.
+# It reports the CPU-side wall time of the inserts (best of --reps, the
+# machine is shared: read ratios, not absolute times) and the ratios
+# join/nojoin (goal <= 1.5) and join/plain (goal < 1).
+# Results: bench/results/joins-<date>-<shortsha>.md (and printed).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
+BENCH=$SF_ROOT/bench
+PORT=5437
+DB=postgres
+EVENTS=200000
+DIMS=1000000
+BATCH=1000
+REPS=3
+BUILD=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--events) EVENTS=$2; shift ;;
+		--dims) DIMS=$2; shift ;;
+		--batch) BATCH=$2; shift ;;
+		--reps) REPS=$2; shift ;;
+		--no-build) BUILD= ;;
+		*) echo "usage: $0 [--events N] [--dims N] [--batch N] [--reps N] [--no-build]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+sf_need_packages "${SF_BUILD_PACKAGES[@]}"
+sf_check_server_user
+if [ -n "$BUILD" ]; then
+	make -C "$SF_ROOT" -j2 PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "build failed"
+fi
+SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
+DATE=$(date -u +%Y-%m-%d)
+SCRATCH=$(mktemp -d /tmp/streamforge-bench.XXXXXX)
+chmod 755 "$SCRATCH"
+started=
+cleanup() {
+	local rc=$?
+	[ -n "$started" ] && SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1
+	rm -rf "$SCRATCH"
+	exit $rc
+}
+trap cleanup EXIT
+PRIV=$SCRATCH/pg
+mkdir -p "$PRIV$(dirname "$PGDIR")" "$PRIV$(dirname "$($PG_CONFIG --sharedir)")"
+cp -a "$PGDIR" "$PRIV$PGDIR"
+cp -a "$($PG_CONFIG --sharedir)" "$PRIV$($PG_CONFIG --sharedir)"
+make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$PRIV" install >/dev/null ||
+	sf_die "make install into $PRIV failed"
+SRVBIN=$PRIV$PGBIN
+sf_is_root && chown -R postgres:postgres "$SCRATCH"
+as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
+psql_db() {
+	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
+		-U postgres -d "$DB" "$@"
+}
+as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
+	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 || sf_die "initdb failed"
+as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
+listen_addresses = ''
+port = $PORT
+unix_socket_directories = '$SCRATCH'
+shared_buffers = 512MB
+max_wal_size = 16GB
+autovacuum = off
+synchronous_commit = off
+EOF
+as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
+	sf_die "could not start the cluster"
+started=1
+
+psql_db -v events="$EVENTS" -v dims="$DIMS" -v batch="$BATCH" -v reps="$REPS" \
+	-At -F '|' >"$SCRATCH/out.txt" <<'EOSQL'
+CREATE EXTENSION streamforge;
+SET client_min_messages = warning;
+CREATE SCHEMA b;
+CREATE TABLE b.pages (page integer PRIMARY KEY, section text NOT NULL);
+INSERT INTO b.pages SELECT g, 's' || (g % 100) FROM generate_series(1, :dims) AS g;
+VACUUM ANALYZE b.pages;
+-- the events: random pages, the section copied in for nojoin
+CREATE TABLE b.ev AS SELECT i AS id, 1 + (hashint4(i) & 2147483647) % :dims AS page,
+    i % 100 AS amount,
+    timestamptz '2026-12-01 12:00:00+00' + i * interval '1 millisecond' AS at
+  FROM generate_series(1, :events) AS i;
+ALTER TABLE b.ev ADD COLUMN section text;
+UPDATE b.ev e SET section = p.section FROM b.pages p WHERE p.page = e.page;
+VACUUM ANALYZE b.ev;
+CREATE TABLE b.results (name text, rep int, seconds float8);
+CREATE TABLE b.totals (section text, window_start timestamptz, n bigint, total bigint,
+                       PRIMARY KEY (section, window_start));
+CREATE FUNCTION b.plain_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO b.totals AS t
+    SELECT d.section, streamforge.tumble(c.at, interval '1 minute'), count(*), sum(c.amount)
+      FROM new_rows c JOIN b.pages d ON d.page = c.page
+     GROUP BY 1, 2
+    ON CONFLICT (section, window_start)
+    DO UPDATE SET n = t.n + EXCLUDED.n, total = t.total + EXCLUDED.total;
+    RETURN NULL;
+END $$;
+-- one source table per variant and repetition, loaded by statements of
+-- :batch rows
+CREATE PROCEDURE b.run(variant text, rep int, batch int) LANGUAGE plpgsql AS $$
+DECLARE
+    tbl text := format('b.src_%s_%s', variant, rep);
+    t0 timestamptz;
+    lo bigint := 1;
+    hi bigint := (SELECT max(id) FROM b.ev);
+BEGIN
+    EXECUTE format('CREATE TABLE %s (id integer PRIMARY KEY, page integer, section text, amount integer, at timestamptz NOT NULL)', tbl);
+    IF variant = 'nojoin' THEN
+        PERFORM streamforge.create_aggregate(format('a_%s_%s', variant, rep), format($q$
+            SELECT c.section, count(*) AS n, sum(c.amount) AS total FROM %s c
+             GROUP BY c.section, streamforge.tumble(c.at, interval '1 minute') $q$, tbl));
+    ELSIF variant = 'join' THEN
+        PERFORM streamforge.create_aggregate(format('a_%s_%s', variant, rep), format($q$
+            SELECT d.section, count(*) AS n, sum(c.amount) AS total
+              FROM %s c JOIN b.pages d ON d.page = c.page
+             GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute') $q$, tbl));
+    ELSE
+        EXECUTE format('CREATE TRIGGER plain AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows
+                        FOR EACH STATEMENT EXECUTE FUNCTION b.plain_trigger()', tbl);
+    END IF;
+    COMMIT;
+    t0 := clock_timestamp();
+    WHILE lo <= hi LOOP
+        EXECUTE format('INSERT INTO %s SELECT id, page, section, amount, at FROM b.ev WHERE id >= $1 AND id < $2', tbl)
+          USING lo, lo + batch;
+        lo := lo + batch;
+    END LOOP;
+    COMMIT;
+    INSERT INTO b.results VALUES (variant, rep, extract(epoch FROM clock_timestamp() - t0));
+    COMMIT;
+END $$;
+SELECT format('CALL b.run(%L, %s, %s);', v, r, :batch)
+  FROM generate_series(1, :reps) AS r, unnest(ARRAY['nojoin', 'join', 'plain']) AS v
+ ORDER BY r, v \gexec
+SELECT name, round(min(seconds)::numeric, 3) FROM b.results GROUP BY name ORDER BY name;
+EOSQL
+
+declare -A best
+while IFS='|' read -r name secs; do
+	best[$name]=$secs
+done <"$SCRATCH/out.txt"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+OUT=$BENCH/results/joins-$DATE-$SHA.md
+{
+	echo "# bench/joins.sh ($DATE, $SHA)"
+	echo
+	echo "$EVENTS events in statements of $BATCH rows, $DIMS dimension rows, best of $REPS (wall seconds of the inserts, shared machine)."
+	echo
+	echo "| variant | seconds |"
+	echo "|---|---|"
+	for v in nojoin join plain; do echo "| $v | ${best[$v]} |"; done
+	echo
+	echo "join / nojoin: $(ratio "${best[join]}" "${best[nojoin]}") (goal <= 1.5)"
+	echo "join / plain:  $(ratio "${best[join]}" "${best[plain]}") (goal < 1)"
+} | tee "$OUT"

@@ -1,0 +1,580 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggregate_join_lookup.c
+ *	  The lookups of an aggregate's dimension tables at ingest (issue 47,
+ *	  docs/joins.md): the calls that aggregate_join.c puts in the mapping
+ *	  expressions of the attachment.
+ *
+ *	 streamforge_internal.join_value(NULL::T, pipeline, join, column, at,
+ *									 VARIADIC keys "any") returns T
+ *		the column of the dimension row of the join-th join of the
+ *		aggregate pipeline whose unique index has the keys (and, as of event
+ *		time, whose validity contains at), NULL if there is none;
+ *	 streamforge_internal.join_found(pipeline, join, at, VARIADIC keys)
+ *		whether there is one (an inner join's filter: false drops the event
+ *		and counts it, streamforge.join_stats()).
+ *
+ * What is trusted is the aggregate's spec (streamforge.aggregate.spec ->
+ * 'joins', written by the extension's owner from the analyzed query), not
+ * the arguments: a call names a pipeline, a join of it and a column; the
+ * dimension, its index, the key columns, the validity, the columns the
+ * query read and the creator come from the spec.  Once per statement (and
+ * per call site: FmgrInfo.fn_extra), a call checks that the current user
+ * may ingest into the pipeline (so a direct call reads nothing the
+ * inserting role could not make the aggregate read), that the creator may
+ * still SELECT the dimension (or the columns the query read), that the
+ * dimension has no row-level security, and that the column is one the
+ * query read.  The dimension is then read by its index with the active
+ * snapshot, without any check of the current user's privileges on it: as
+ * its creator would.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/aggregate_join_lookup.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/hsearch.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rangetypes.h"
+#include "utils/rel.h"
+#include "utils/regproc.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+#include "utils/varlena.h"
+
+#include "api/api.h"
+
+/* The counters of one join, in this backend */
+typedef struct JoinStats
+{
+	char		pipeline[NAMEDATALEN * 2];	/* hash key: pipeline, join */
+	int32		join;
+	char		relation[NAMEDATALEN * 2 + 8];
+	int64		probes;			/* index probes */
+	int64		misses;			/* probes that found no row */
+	int64		dropped;		/* events an inner join dropped */
+} JoinStats;
+
+static HTAB *join_stats = NULL;
+
+/* One call site's lookup, for one statement */
+typedef struct JoinLookup
+{
+	LocalTransactionId lxid;	/* the statement it was checked for */
+	CommandId	cid;
+	Oid			dim;
+	Oid			index;
+	int			nkeys;
+	int			keyarg;			/* the first key argument */
+	ScanKeyData keys[INDEX_MAX_KEYS];
+	int16		keylen[INDEX_MAX_KEYS];	/* the key arguments' typlen, typbyval */
+	bool		keybyval[INDEX_MAX_KEYS];
+	AttrNumber	attnum;			/* the column returned, 0 for join_found */
+	AttrNumber	valid_from;
+	AttrNumber	valid_to;
+	AttrNumber	valid_range;
+	TypeCacheEntry *range_tc;
+	bool		event_time;
+	JoinStats  *stats;
+} JoinLookup;
+
+/*
+ * The last probe of each index (a few slots, by the index's oid), shared
+ * by every call site of the statement: join_found and the join_value of
+ * each column of one event cost one probe, and so do consecutive events
+ * with the same key.  Valid for one statement (transaction and command
+ * id); the row is a copy, in the slot's context.
+ */
+#define SF_JOIN_SLOTS 8
+
+typedef struct JoinRowSlot
+{
+	Oid			index;
+	LocalTransactionId lxid;
+	CommandId	cid;
+	MemoryContext cxt;
+	int			nkeys;
+	Datum		keys[INDEX_MAX_KEYS];
+	bool		event_time;
+	TimestampTz at;
+	bool		found;
+	HeapTuple	tuple;
+	TupleDesc	desc;
+} JoinRowSlot;
+
+static JoinRowSlot row_slots[SF_JOIN_SLOTS];
+
+/* A member of a jsonb object, false if absent */
+static bool
+jfield(JsonbContainer *c, const char *key, JsonbValue *v)
+{
+	return getKeyJsonValueFromContainer(c, key, strlen(key), v) != NULL;
+}
+
+static char *
+jstr(JsonbContainer *c, const char *key)
+{
+	JsonbValue	v;
+
+	if (!jfield(c, key, &v) || v.type != jbvString)
+		return NULL;
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/* The names of a jsonb array of strings member, as a List of char * */
+static List *
+jnames(JsonbContainer *c, const char *key)
+{
+	JsonbValue	v;
+	List	   *result = NIL;
+
+	if (!jfield(c, key, &v) || v.type != jbvBinary)
+		return NIL;
+	for (uint32 i = 0; i < JsonContainerSize(v.val.binary.data); i++)
+	{
+		JsonbValue *e = getIthJsonbValueFromContainer(v.val.binary.data, i);
+
+		if (e != NULL && e->type == jbvString)
+			result = lappend(result, pnstrdup(e->val.string.val, e->val.string.len));
+	}
+	return result;
+}
+
+static bool
+name_in(List *names, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The join-th join of the aggregate pipeline's spec (a jsonb copied in
+ * the caller's context), or an error
+ */
+static JsonbContainer *
+spec_join(const char *pipeline, int join)
+{
+	Oid			nsp = get_namespace_oid("streamforge", false);
+	Oid			relid = get_relname_relid("aggregate", nsp);
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	AttrNumber	name_att;
+	AttrNumber	spec_att;
+	Jsonb	   *spec = NULL;
+	JsonbValue	v;
+	JsonbValue *j;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "streamforge: table streamforge.aggregate is missing");
+	name_att = get_attnum(relid, "name");
+	spec_att = get_attnum(relid, "spec");
+	rel = table_open(relid, AccessShareLock);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, name_att, RelationGetDescr(rel), &isnull);
+
+		if (isnull || strcmp(TextDatumGetCString(d), pipeline) != 0)
+			continue;
+		d = heap_getattr(tup, spec_att, RelationGetDescr(rel), &isnull);
+		if (!isnull)
+			spec = DatumGetJsonbPCopy(d);
+		break;
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (spec == NULL || !jfield(&spec->root, "joins", &v) || v.type != jbvBinary ||
+		join < 1 || (uint32) join > JsonContainerSize(v.val.binary.data) ||
+		(j = getIthJsonbValueFromContainer(v.val.binary.data, join - 1)) == NULL ||
+		j->type != jbvBinary)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("aggregate \"%s\" has no join %d", pipeline, join),
+				 errdetail("streamforge_internal.join_value() and join_found() are called by the attachments of aggregates that join dimension tables.")));
+	return j->val.binary.data;
+}
+
+static Oid
+relation_named(const char *qualified)
+{
+	return RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(qualified)),
+							AccessShareLock, false);
+}
+
+static JoinStats *
+stats_entry(const char *pipeline, int join, const char *relation)
+{
+	JoinStats	key = {{0}};
+	JoinStats  *e;
+	bool		found;
+
+	if (join_stats == NULL)
+	{
+		HASHCTL		ctl = {0};
+
+		ctl.keysize = offsetof(JoinStats, relation);
+		ctl.entrysize = sizeof(JoinStats);
+		ctl.hcxt = TopMemoryContext;
+		join_stats = hash_create("streamforge join stats", 16, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	strlcpy(key.pipeline, pipeline, sizeof(key.pipeline));
+	key.join = join;
+	e = hash_search(join_stats, &key, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->probes = e->misses = e->dropped = 0;
+	}
+	strlcpy(e->relation, relation, sizeof(e->relation));
+	return e;
+}
+
+/*
+ * The checks of a statement and the lookup's setup (see the top of the
+ * file).  column is NULL for join_found.
+ */
+static void
+lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
+			 int join, const char *column, int keyarg)
+{
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	JsonbContainer *j = spec_join(pipeline, join);
+	char	   *relation = jstr(j, "relation");
+	char	   *index = jstr(j, "index");
+	char	   *creator = jstr(j, "creator");
+	char	   *vf = jstr(j, "valid_from");
+	char	   *vt = jstr(j, "valid_to");
+	char	   *vr = jstr(j, "valid_range");
+	List	   *keys = jnames(j, "keys");
+	List	   *columns = jnames(j, "columns");
+	SfAcl		acl;
+	Oid			creator_id;
+	Relation	idx;
+	int			nargs = PG_NARGS();
+	ListCell   *lc;
+
+	if (relation == NULL || index == NULL || creator == NULL || keys == NIL)
+		elog(ERROR, "streamforge: join %d of aggregate \"%s\" is malformed", join, pipeline);
+
+	/* the caller may ingest into the pipeline (as its trigger does) */
+	sf_persist_get_acl(pipeline, false, &acl);
+	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_INGEST);
+
+	lk->dim = relation_named(relation);
+	lk->index = relation_named(index);
+	creator_id = get_role_oid(creator, false);
+	if (get_rel_relkind(lk->dim) != RELKIND_RELATION)
+		elog(ERROR, "streamforge: dimension %s of aggregate \"%s\" is not a table", relation, pipeline);
+	if (sf_aggregate_row_security(lk->dim))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table %s joined by aggregate \"%s\" has row-level security, which is not supported",
+						relation, pipeline),
+				 errhint("Disable row-level security on the table or drop the aggregate.")));
+	/* the creator may still read what the query read */
+	if (pg_class_aclcheck(lk->dim, creator_id, ACL_SELECT) != ACLCHECK_OK)
+		foreach(lc, columns)
+		{
+			AttrNumber	a = get_attnum(lk->dim, (char *) lfirst(lc));
+
+			if (a == InvalidAttrNumber ||
+				pg_attribute_aclcheck(lk->dim, a, creator_id, ACL_SELECT) != ACLCHECK_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("role \"%s\", the creator of aggregate \"%s\", may not read table %s",
+								creator, pipeline, relation),
+						 errdetail("An aggregate reads its dimension tables with the privileges of the role that created it."),
+						 errhint("GRANT SELECT ON %s TO %s, or drop the aggregate.",
+								 relation, quote_identifier(creator))));
+		}
+	if (column != NULL)
+	{
+		if (!name_in(columns, column))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("aggregate \"%s\" does not read column \"%s\" of table %s",
+							pipeline, column, relation)));
+		lk->attnum = get_attnum(lk->dim, column);
+		if (lk->attnum == InvalidAttrNumber ||
+			get_atttype(lk->dim, lk->attnum) != get_fn_expr_argtype(fcinfo->flinfo, 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of table %s joined by aggregate \"%s\" was dropped or changed type",
+							column, relation, pipeline),
+					 errhint("Recreate the aggregate.")));
+	}
+	lk->valid_from = vf ? get_attnum(lk->dim, vf) : 0;
+	lk->valid_to = vt ? get_attnum(lk->dim, vt) : 0;
+	lk->valid_range = vr ? get_attnum(lk->dim, vr) : 0;
+	lk->event_time = vf != NULL || vr != NULL;
+	if (lk->valid_range)
+		lk->range_tc = lookup_type_cache(get_atttype(lk->dim, lk->valid_range),
+										 TYPECACHE_RANGE_INFO);
+
+	/* the scan keys: the index's equality with each key's type */
+	lk->nkeys = list_length(keys);
+	lk->keyarg = keyarg;
+	if (nargs - keyarg != lk->nkeys || lk->nkeys > INDEX_MAX_KEYS)
+		elog(ERROR, "streamforge: join %d of aggregate \"%s\" takes %d keys, not %d",
+			 join, pipeline, lk->nkeys, nargs - keyarg);
+	idx = index_open(lk->index, AccessShareLock);
+	if (idx->rd_index->indrelid != lk->dim || !idx->rd_index->indisunique ||
+		idx->rd_index->indnkeyatts < lk->nkeys)
+		elog(ERROR, "streamforge: the index %s of aggregate \"%s\" changed", index, pipeline);
+	for (int i = 0; i < lk->nkeys; i++)
+	{
+		Oid			right = get_fn_expr_argtype(fcinfo->flinfo, keyarg + i);
+		Oid			opno = get_opfamily_member(idx->rd_opfamily[i],
+											   idx->rd_opcintype[i], right,
+											   BTEqualStrategyNumber);
+
+		if (idx->rd_index->indkey.values[i] != get_attnum(lk->dim, (char *) list_nth(keys, i)) ||
+			!OidIsValid(opno))
+			elog(ERROR, "streamforge: the index %s of aggregate \"%s\" changed", index, pipeline);
+		get_typlenbyval(right, &lk->keylen[i], &lk->keybyval[i]);
+		ScanKeyEntryInitialize(&lk->keys[i], 0, i + 1, BTEqualStrategyNumber,
+							   right, idx->rd_indcollation[i], get_opcode(opno),
+							   (Datum) 0);
+	}
+	index_close(idx, AccessShareLock);
+	lk->stats = stats_entry(pipeline, join, relation);
+	lk->lxid = MyProc->lxid;
+	lk->cid = GetCurrentCommandId(false);
+	MemoryContextSwitchTo(old);
+}
+
+/* Whether the version in slot is valid at at */
+static bool
+valid_at(JoinLookup *lk, TupleTableSlot *slot, TimestampTz at)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (lk->valid_range)
+	{
+		d = slot_getattr(slot, lk->valid_range, &isnull);
+		return !isnull &&
+			range_contains_elem_internal(lk->range_tc, DatumGetRangeTypeP(d),
+										 TimestampTzGetDatum(at));
+	}
+	d = slot_getattr(slot, lk->valid_from, &isnull);
+	if (isnull || DatumGetTimestampTz(d) > at)
+		return false;
+	if (lk->valid_to)
+	{
+		d = slot_getattr(slot, lk->valid_to, &isnull);
+		if (isnull || !(at < DatumGetTimestampTz(d)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The probe: the slot holding the row of the keys (valid at at), or NULL
+ * if a key or the time is NULL (no row is equal to NULL).
+ */
+static JoinRowSlot *
+probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
+{
+	bool		at_null = PG_ARGISNULL(atarg);
+	TimestampTz at = at_null ? 0 : PG_GETARG_TIMESTAMPTZ(atarg);
+	JoinRowSlot *rs = &row_slots[lk->index % SF_JOIN_SLOTS];
+	ScanKeyData sk[INDEX_MAX_KEYS];
+	Relation	heap;
+	Relation	idx;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	MemoryContext old;
+	bool		same;
+
+	for (int i = 0; i < lk->nkeys; i++)
+		if (PG_ARGISNULL(lk->keyarg + i))
+			return NULL;
+	if (lk->event_time && at_null)
+		return NULL;
+	/* the same keys as the index's last probe in this statement */
+	same = rs->index == lk->index && rs->lxid == lk->lxid && rs->cid == lk->cid &&
+		rs->nkeys == lk->nkeys && rs->event_time == lk->event_time &&
+		(!lk->event_time || rs->at == at);
+	for (int i = 0; same && i < lk->nkeys; i++)
+		same = datumIsEqual(rs->keys[i], PG_GETARG_DATUM(lk->keyarg + i),
+							lk->keybyval[i], lk->keylen[i]);
+	if (same)
+		return rs;
+
+	if (rs->cxt == NULL)
+		rs->cxt = AllocSetContextCreate(TopMemoryContext, "streamforge join row",
+										ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(rs->cxt);
+	rs->index = InvalidOid;
+	heap = table_open(lk->dim, AccessShareLock);
+	idx = index_open(lk->index, AccessShareLock);
+	memcpy(sk, lk->keys, sizeof(ScanKeyData) * lk->nkeys);
+	for (int i = 0; i < lk->nkeys; i++)
+		sk[i].sk_argument = PG_GETARG_DATUM(lk->keyarg + i);
+	scan = index_beginscan(heap, idx, GetActiveSnapshot(), lk->nkeys, 0);
+	index_rescan(scan, sk, lk->nkeys, NULL, 0);
+	slot = table_slot_create(heap, NULL);
+	rs->found = false;
+	rs->tuple = NULL;
+	lk->stats->probes++;
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		if (lk->event_time && !valid_at(lk, slot, at))
+			continue;
+		rs->found = true;
+		old = MemoryContextSwitchTo(rs->cxt);
+		rs->tuple = ExecCopySlotHeapTuple(slot);
+		rs->desc = CreateTupleDescCopy(RelationGetDescr(heap));
+		MemoryContextSwitchTo(old);
+		break;
+	}
+	if (!rs->found)
+		lk->stats->misses++;
+	ExecDropSingleTupleTableSlot(slot);
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	/* the keys of the probe */
+	old = MemoryContextSwitchTo(rs->cxt);
+	for (int i = 0; i < lk->nkeys; i++)
+		rs->keys[i] = datumCopy(PG_GETARG_DATUM(lk->keyarg + i),
+								lk->keybyval[i], lk->keylen[i]);
+	MemoryContextSwitchTo(old);
+	rs->nkeys = lk->nkeys;
+	rs->event_time = lk->event_time;
+	rs->at = at;
+	rs->lxid = lk->lxid;
+	rs->cid = lk->cid;
+	rs->index = lk->index;
+	return rs;
+}
+
+/* The call site's lookup, checked for this statement */
+static JoinLookup *
+lookup_of(FunctionCallInfo fcinfo, int first, const char *column, int keyarg)
+{
+	JoinLookup *lk = (JoinLookup *) fcinfo->flinfo->fn_extra;
+
+	if (PG_ARGISNULL(first) || PG_ARGISNULL(first + 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("pipeline and join must not be null")));
+	if (lk == NULL)
+	{
+		lk = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(JoinLookup));
+		fcinfo->flinfo->fn_extra = lk;
+	}
+	if (lk->lxid != MyProc->lxid || lk->cid != GetCurrentCommandId(false) ||
+		lk->stats == NULL)
+		lookup_setup(fcinfo, lk, text_to_cstring(PG_GETARG_TEXT_PP(first)),
+					 PG_GETARG_INT32(first + 1), column, keyarg);
+	return lk;
+}
+
+/* join_value(NULL::T, pipeline, join, column, at, VARIADIC keys) */
+PG_FUNCTION_INFO_V1(sf_join_value);
+
+Datum
+sf_join_value(PG_FUNCTION_ARGS)
+{
+	JoinLookup *lk;
+	JoinRowSlot *rs;
+	Datum		d;
+	bool		isnull;
+	Form_pg_attribute att;
+
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("column must not be null")));
+	lk = lookup_of(fcinfo, 1, text_to_cstring(PG_GETARG_TEXT_PP(3)), 5);
+	rs = probe(fcinfo, lk, 4);
+	if (rs == NULL || !rs->found)
+		PG_RETURN_NULL();
+	d = heap_getattr(rs->tuple, lk->attnum, rs->desc, &isnull);
+	if (isnull)
+		PG_RETURN_NULL();
+	att = TupleDescAttr(rs->desc, lk->attnum - 1);
+	/* a copy: the slot is reused by the next probe of another key */
+	PG_RETURN_DATUM(datumCopy(d, att->attbyval, att->attlen));
+}
+
+/* join_found(pipeline, join, at, VARIADIC keys) */
+PG_FUNCTION_INFO_V1(sf_join_found);
+
+Datum
+sf_join_found(PG_FUNCTION_ARGS)
+{
+	JoinLookup *lk = lookup_of(fcinfo, 0, NULL, 3);
+	JoinRowSlot *rs = probe(fcinfo, lk, 2);
+
+	if (rs == NULL || !rs->found)
+	{
+		lk->stats->dropped++;
+		PG_RETURN_BOOL(false);
+	}
+	PG_RETURN_BOOL(true);
+}
+
+/* join_stats(): this backend's counters */
+PG_FUNCTION_INFO_V1(sf_join_stats);
+
+Datum
+sf_join_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HASH_SEQ_STATUS seq;
+	JoinStats  *e;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (join_stats == NULL)
+		return (Datum) 0;
+	hash_seq_init(&seq, join_stats);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		Datum		values[6];
+		bool		nulls[6] = {0};
+
+		values[0] = CStringGetTextDatum(e->pipeline);
+		values[1] = Int32GetDatum(e->join);
+		values[2] = CStringGetTextDatum(e->relation);
+		values[3] = Int64GetDatum(e->probes);
+		values[4] = Int64GetDatum(e->misses);
+		values[5] = Int64GetDatum(e->dropped);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
