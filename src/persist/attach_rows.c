@@ -41,6 +41,7 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "tcop/pquery.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -207,8 +208,7 @@ sf_attach_rows(const TriggerData *td, DestReceiver *dest)
 {
 	SPIPlanPtr	plan = rows_plan(td->tg_trigger);
 	ParamListInfo params = makeParamList(2);
-	SPIExecuteOptions opts;
-	int			rc;
+	Portal		portal;
 
 	params->params[0].value = CStringGetTextDatum(td->tg_trigger->tgargs[0]);
 	params->params[0].isnull = false;
@@ -218,15 +218,16 @@ sf_attach_rows(const TriggerData *td, DestReceiver *dest)
 	params->params[1].isnull = false;
 	params->params[1].pflags = PARAM_FLAG_CONST;
 	params->params[1].ptype = REGCLASSOID;
-	memset(&opts, 0, sizeof(opts));
-	opts.params = params;
-	opts.read_only = false;
-	opts.dest = dest;
-	rc = SPI_execute_plan_extended(plan, &opts);
-	/* a SELECT into a receiver of DestNone answers SPI_OK_UTILITY */
-	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
-		elog(ERROR, "streamforge: could not read the rows of trigger \"%s\": %s",
-			 td->tg_trigger->tgname, SPI_result_code_string(rc));
+
+	/*
+	 * Through a portal, as PL/pgSQL's FOR over EXECUTE ran it in 0.3.0: an
+	 * error the mapping raises (a NULL, a dimension table's privilege) then
+	 * carries no "SQL statement" context quoting the generated query, which
+	 * SPI_execute_plan would add.
+	 */
+	portal = SPI_cursor_open_with_paramlist(NULL, plan, params, false);
+	(void) PortalRunFetch(portal, FETCH_FORWARD, FETCH_ALL, dest);
+	SPI_cursor_close(portal);
 }
 
 /*
