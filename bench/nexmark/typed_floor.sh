@@ -141,7 +141,7 @@ mk_of() { case $1 in shared) echo "$mk_shared" ;; own) echo "$mk_own" ;; typed) 
 
 sf_say "CPU time, three runs of each COPY"
 : >"$SCRATCH/cpu.txt"
-for rep in 1 2 3; do
+for _ in 1 2 3; do
 	for t in shared own typed; do
 		{
 			echo "SET client_min_messages = warning;"
@@ -196,9 +196,9 @@ OUT=$SF_ROOT/bench/results/nexmark-$DATE-$SHA-typed-floor.md
 	awk -F'|' -v r="$ROWS" -v cpuf="$SCRATCH/cpu.txt" '
 		BEGIN { while ((getline l < cpuf) > 0) { split(l, f, "|"); c[f[1]] = c[f[1]] (c[f[1]] == "" ? "" : ", ") sprintf("%.3f", f[2]);
 		          if (!(f[1] in best) || f[2] < best[f[1]]) best[f[1]] = f[2] } }
-		{ name = ($1 == "shared" ? "shared: LIKE streamforge.results INCLUDING ALL (today)" :
-		         ($1 == "own" ? "own: streamforge.results without the aggregates'"'"' partial indexes" :
-		          "typed: q17'"'"'s own columns, unique (auction, window_start, window_end), open rows"))
+		{ if ($1 == "shared") name = "shared: LIKE streamforge.results INCLUDING ALL (today)"
+		  else if ($1 == "own") name = "own: streamforge.results without the partial indexes of the aggregates"
+		  else name = "typed: the columns of q17, unique (auction, window_start, window_end), open rows"
 		  printf "| %s | %.0f | %.0f | %.0f | %.0f | %s | %.1f |\n", name, $2, $2 / r, $3, $3 / r, c[$1], 1e6 * best[$1] / r }' "$SCRATCH/ir.txt"
 	echo
 	echo "Instructions are of the COPY statement alone (single-user backend, counters zeroed at"
