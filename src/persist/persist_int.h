@@ -259,6 +259,8 @@ typedef struct SfBulkColumn
 
 extern bool sf_bulk_insert(const char *table, const SfBulkColumn *cols,
 						   int ncols, int n);
+extern bool sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols,
+							   int ncols, int n);
 
 /* sink_rows.c: the rows of the changelog, the results and the late output */
 extern void sf_sink_changelog(SfPipeline *p, Datum name, int64 epoch,

@@ -125,6 +125,20 @@ sf_bulk_insert(const char *table, const SfBulkColumn *cols, int ncols, int n)
 {
 	Oid			nsp = get_namespace_oid("streamforge", false);
 	Oid			relid = get_relname_relid(table, nsp);
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "streamforge: table streamforge.%s is missing", table);
+	return sf_bulk_insert_rel(relid, cols, ncols, n);
+}
+
+/*
+ * sf_bulk_insert into the table relid, which the extension's owner owns
+ * (groundwork of issue 42 item 2: an aggregate's typed results table,
+ * docs/design/typed-results.md; today only through sf_bulk_insert)
+ */
+bool
+sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols, int ncols, int n)
+{
 	SfBulk		b;
 	TupleDesc	desc;
 	int		   *attidx;
@@ -132,8 +146,6 @@ sf_bulk_insert(const char *table, const SfBulkColumn *cols, int ncols, int n)
 	int			i;
 	int			k;
 
-	if (!OidIsValid(relid))
-		elog(ERROR, "streamforge: table streamforge.%s is missing", table);
 	if (n == 0)
 		return true;
 
@@ -169,8 +181,10 @@ sf_bulk_insert(const char *table, const SfBulkColumn *cols, int ncols, int n)
 			if (attidx[i] == k)
 				break;
 		if (i == natts)
-			elog(ERROR, "streamforge: column \"%s\" of table streamforge.%s is missing",
-				 cols[k].name, table);
+			elog(ERROR, "streamforge: column \"%s\" of table %s.%s is missing",
+				 cols[k].name,
+				 get_namespace_name(RelationGetNamespace(b.rel)),
+				 RelationGetRelationName(b.rel));
 	}
 
 	b.estate = CreateExecutorState();
