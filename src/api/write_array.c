@@ -203,7 +203,12 @@ batch_finish(FunctionCallInfo fcinfo, SfPipeline *p,
 			 bool quiet)
 {
 	if (quiet)
+	{
 		sf_sink_emit(p, changes, late_before);
+		/* one notification for the idle decisions and the rows, as 0.3.0 */
+		if (unlikely(sf_idle_out.fcinfo == fcinfo))
+			(void) sf_with_idle(changes);
+	}
 	else
 		sf_finish_write_as(fcinfo, p, changes, late_before, aggregates);
 }
