@@ -54,6 +54,16 @@ SELECT count(*) > 0 AS journal_rows, bool_and(j.pos > 0) AS no_snapshot_row,
        p.snapshot IS NULL AS no_snapshot
   FROM streamforge.journal j JOIN streamforge.pipeline p ON p.id = j.pipeline_id
  WHERE p.name = 'pgr' GROUP BY p.snapshot IS NULL;
+-- a different event at offsets replayed before, between and after the
+-- growths: each a conflict (a slot the replay lost would not be)
+SELECT count(*) FROM streamforge.ingest_batch('pgr',
+    ARRAY[ROW('p', 70000, 'x', 'k1', 70000, 1)::streamforge.delivery]);
+SELECT count(*) FROM streamforge.ingest_batch('pgr',
+    ARRAY[ROW('p', 1048575, 'x', 'k0', 1048575, 1)::streamforge.delivery]);
+SELECT count(*) FROM streamforge.ingest_batch('pgr',
+    ARRAY[ROW('p', 1200000, 'x', 'k0', 1200000, 1)::streamforge.delivery]);
+SELECT count(*) FROM streamforge.ingest_batch('pgr',
+    ARRAY[ROW('p', 1399999, 'x', 'k1', 1399999, 1)::streamforge.delivery]);
 SELECT pgr_feed('pgr', 0, 1400000, 700000) AS changes;
 SELECT deliveries, accepted, duplicate_ids, offset_replays
   FROM streamforge.stats('pgr');
