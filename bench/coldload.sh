@@ -38,7 +38,7 @@
 #
 # The time each definition change holds the pipeline's lock is measured by
 # bench/redefine.sh (a probe session on the pipeline's row lock, on its own
-# cluster, at 1M events), which this script runs last and whose table it
+# cluster, at 1M events by default), which this script runs last and whose table it
 # puts in the same report (issue 39 item 5: one run).
 #
 #   ./bench/coldload.sh [--quick] [--keep] [--five "big ret ..."] [--no-redefine]
@@ -47,6 +47,7 @@
 #     --sizes: other sizes, e.g. "20000 50000" (a smoke run)
 #     --only:  these patterns only, e.g. "ret meas" (default: all)
 #     --no-redefine: skip bench/redefine.sh (the lock times)
+#     --redefine-events N: its events (default 1,000,000)
 #
 # Writes bench/results/coldload-<date>-<shortsha>[-quick].md and prints it.
 set -euo pipefail
@@ -62,6 +63,7 @@ KEEP=
 ONLY=
 FIVE="ret meas big mixed perrow small"
 REDEFINE=1
+REDEFINE_EVENTS=1000000
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) SIZES="100000 300000"; SUFFIX=-quick ;;
@@ -70,7 +72,8 @@ while [ $# -gt 0 ]; do
 		--sizes) SIZES=$2; SUFFIX=-sizes; shift ;;
 		--only) ONLY=$2; shift ;;
 		--no-redefine) REDEFINE= ;;
-		-h | --help) sed -n '2,51p' "$0"; exit 0 ;;
+		--redefine-events) REDEFINE_EVENTS=$2; shift ;;
+		-h | --help) sed -n '2,52p' "$0"; exit 0 ;;
 		*) echo "usage: $0 [--quick] [--keep] [--five \"PATTERNS\"]" >&2; exit 2 ;;
 	esac
 	shift
@@ -342,7 +345,7 @@ report() {
 		echo "## Lock held by definition changes"
 		echo
 		if [ -s "$SCRATCH/redefine.md" ]; then
-			echo "bench/redefine.sh, run by this script after the cold loads, on its own cluster: a pipeline of 4 partitions and 1,000 keys, windows fixed(60), sliding(300, 60) and session(30); \"lock held\" is the longest wait of a probe session taking the pipeline's row lock every 10 ms during the change (what a writer waits); \"cold load after\" is wall time."
+			echo "bench/redefine.sh, run by this script after the cold loads, on its own cluster at $REDEFINE_EVENTS events: a pipeline of 4 partitions and 1,000 keys, windows fixed(60), sliding(300, 60) and session(30); \"lock held\" is the longest wait of a probe session taking the pipeline's row lock every 10 ms during the change (what a writer waits); \"cold load after\" is wall time."
 			echo
 			cat "$SCRATCH/redefine.md"
 		else
@@ -383,7 +386,7 @@ if [ -n "$REDEFINE" ]; then
 	# its own cluster and build: stop this one first (2 shared cores)
 	SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
 	started=
-	"$SF_ROOT/bench/redefine.sh" --out "$SCRATCH/redefine.md" ||
+	"$SF_ROOT/bench/redefine.sh" --events "$REDEFINE_EVENTS" --out "$SCRATCH/redefine.md" ||
 		echo "bench/redefine.sh failed: the lock times are missing from the report" >&2
 	started=1
 	SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null
