@@ -620,8 +620,7 @@ decode_deliveries_v1(SnapReader *r, SfPipeline *p, const HandleSet *valid)
 		if (n == 0)
 			continue;
 		raw = get_raw(r, n * sizeof(uint32));
-		part->deliveries = MemoryContextAllocHuge(p->cxt, n * sizeof(uint32));
-		part->capacity = n;
+		sf_partition_alloc(p, i, n);
 		memcpy(part->deliveries, raw, n * sizeof(uint32));
 		for (int64 o = 0; o < n; o++)
 		{
@@ -724,8 +723,7 @@ decode_deliveries_v2(SnapReader *r, SfPipeline *p, const HandleSet *valid)
 
 		if (n == 0)
 			continue;
-		part->deliveries = MemoryContextAllocHuge(p->cxt, n * sizeof(uint32));
-		part->capacity = n;
+		sf_partition_alloc(p, i, n);
 		for (int64 o = 0; o < n; o++)
 		{
 			if ((o & 65535) == 0)

@@ -834,6 +834,7 @@ extern SfIdentity *sf_identity_add_hash(SfPipeline *p, const char *event_id,
 										int64 value, bool late,
 										uint32 *handle);
 extern void sf_partition_append(SfPipeline *p, int partition, uint32 event);
+extern void sf_partition_alloc(SfPipeline *p, int partition, int64 n);
 extern void sf_partition_set_base(SfPipeline *p, int partition, int64 base);
 extern void sf_late_append(SfPipeline *p, int partition, int64 offset,
 						   SfIdentity *event, int64 watermark);
