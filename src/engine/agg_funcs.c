@@ -123,13 +123,14 @@ const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS] = {
 	},
 	/*
 	 * 0.4.0: a HyperLogLog sketch, exact up to 1024 values (agg_hll.c);
-	 * pg_catalog has no approximate distinct count to map onto it
+	 * pg_catalog has no approximate distinct count to map onto it: the
+	 * extension's streamforge.approx_count_distinct (since branch h44b)
 	 */
 	[SF_AGG_APPROX_COUNT_DISTINCT] = {
 		.func = SF_AGG_APPROX_COUNT_DISTINCT, .name = "approx_count_distinct",
 		.arg = SF_AGGARG_MEASURE,
 		.sql_type = "bigint", .result = SF_AGGRES_INT64,
-		.var = &sf_agg_hll_var,
+		.var = &sf_agg_hll_var, .sf_sql = true,
 	},
 
 	/*
