@@ -263,6 +263,8 @@ INSERT INTO catalogue VALUES
 (485, 'create_pipeline: percentile fraction of 7 decimals', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['percentile_disc(a, 0.1234567)'])$$, '22023'),
 (486, 'ingest_batch: empty event_id in delivery 2 (CONTEXT names it)', $$SELECT * FROM streamforge.ingest_batch('bad', ARRAY[ROW('p', 1, 'x', 'k', 13, 1), ROW('p', 2, '', 'k', 13, 1)]::streamforge.delivery[])$$, '22023'),
 (487, 'ingest_json: unknown partition in element 2 (CONTEXT names it)', $$SELECT * FROM streamforge.ingest_json('bad', '[{"partition": "p", "source_offset": 1, "event_id": "x", "key": "k", "event_time": 13, "value": 1}, {"partition": "z", "source_offset": 2, "event_id": "y", "key": "k", "event_time": 13, "value": 1}]')$$, '22023'),
+(488, 'create_pipeline: a top-N as an aggregate, row_number()', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['row_number()'])$$, '0A000'),
+(489, 'create_pipeline: a top-N as an aggregate, top_n(a, 3)', $$SELECT streamforge.create_pipeline('bad_m', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)], measures => ARRAY['a'], aggregates => ARRAY['count', 'top_n(a, 3)'])$$, '0A000'),
 (901, 'tick_pipelines: a NULL element', $$SELECT * FROM streamforge.tick_pipelines(ARRAY['bad', NULL])$$, '22004'),
 (902, 'tick_pipelines: unknown pipeline', $$SELECT * FROM streamforge.tick_pipelines(ARRAY['bad', 'nope'])$$, '42704'),
 (903, 'advance_to_now(pipelines): pipeline without a time unit', $$SELECT * FROM streamforge.advance_to_now(ARRAY['bad'], '1 second')$$, '22023'),

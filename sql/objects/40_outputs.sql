@@ -105,7 +105,8 @@ BEGIN
     END IF;
 
     IF results AND results_retention THEN
-        PERFORM streamforge_internal.trim_results_internal(configure_outputs_internal.pipeline);
+        -- (0.4.0) with an aggregate's top-N's deletes (67_aggregates_top.sql)
+        PERFORM streamforge_internal.aggregate_top_trim(configure_outputs_internal.pipeline);
     END IF;
 END
 $$;

@@ -289,3 +289,70 @@ $$;
 REVOKE ALL ON FUNCTION streamforge_internal.aggregate_top_apply(text, bigint[], jsonb) FROM PUBLIC;
 COMMENT ON FUNCTION streamforge_internal.aggregate_top_apply(text, bigint[], jsonb) IS
     'appends the changes of an aggregate''s top-N in some windows to streamforge.top_changelog (internal helper of the outputs)';
+
+-- results_retention's trim (trim_results_internal, 40_outputs.sql) of an
+-- aggregate with a top-N (since branch h44b): the top-N rows of the
+-- windows it drops, before, and a 'delete' for each after
+-- (aggregate_top_apply of those windows, now empty), so that replaying
+-- top_changelog keeps giving <name>_top when the trim drops windows no
+-- call changes.  Without a top-N, trim_results_internal alone.  Run by
+-- the sink after a write call's own top-N changes (sink_top.c) and by
+-- trim_results; bounded by the windows it drops (one index range per
+-- window name, as the trim).  Returns the number of results rows deleted.
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_top_trim(pipeline text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    h bigint;
+    names text[];
+    starts bigint[];
+    before jsonb;
+    n bigint;
+BEGIN
+    IF pipeline IS NULL THEN
+        RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM 1 FROM streamforge.aggregate AS g
+     WHERE g.name OPERATOR(pg_catalog.=) aggregate_top_trim.pipeline
+       AND g.spec OPERATOR(pg_catalog.?) 'top';
+    IF FOUND THEN
+        PERFORM 1 FROM streamforge.output_config AS c
+         WHERE c.pipeline OPERATOR(pg_catalog.=) aggregate_top_trim.pipeline
+           AND c.results AND c.results_retention;
+    END IF;
+    IF FOUND THEN
+        -- seq is consecutive under the pipeline's row lock (the sink holds
+        -- it already; trim_results takes it here)
+        PERFORM 1 FROM streamforge.pipeline AS p
+         WHERE p.name OPERATOR(pg_catalog.=) aggregate_top_trim.pipeline
+           FOR UPDATE;
+        h := streamforge_internal.retention_horizon_internal(pipeline);
+    END IF;
+    IF h IS NOT NULL THEN
+        -- the windows trim_results_internal drops
+        SELECT pg_catalog.array_agg(w.e OPERATOR(pg_catalog.->>) 'name') INTO names
+          FROM streamforge.pipeline AS p,
+               pg_catalog.jsonb_array_elements(p.definition OPERATOR(pg_catalog.->) 'windows') AS w(e)
+         WHERE p.name OPERATOR(pg_catalog.=) aggregate_top_trim.pipeline;
+        SELECT pg_catalog.array_agg(DISTINCT r.window_start) INTO starts
+          FROM streamforge.results AS r
+         WHERE r.pipeline OPERATOR(pg_catalog.=) aggregate_top_trim.pipeline
+           AND r.window_name OPERATOR(pg_catalog.=) ANY (names)
+           AND r.window_start OPERATOR(pg_catalog.<) h
+           AND r.window_end OPERATOR(pg_catalog.<=) h;
+    END IF;
+    IF starts IS NOT NULL THEN
+        before := streamforge_internal.aggregate_top_snapshot(pipeline, starts);
+    END IF;
+    n := streamforge_internal.trim_results_internal(pipeline);
+    IF before IS NOT NULL AND before OPERATOR(pg_catalog.<>) '[]' THEN
+        PERFORM streamforge_internal.aggregate_top_apply(pipeline, starts, before);
+    END IF;
+    RETURN n;
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_top_trim(text) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.aggregate_top_trim(text) IS
+    'results_retention''s trim of an aggregate, with the deletes of the rows it drops from its top-N in streamforge.top_changelog (internal helper of the outputs)';

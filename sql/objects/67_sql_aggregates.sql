@@ -9,7 +9,11 @@
 --   streamforge.min_by(x, y): the same with the smallest y;
 --   streamforge.approx_percentile(x bigint, p double precision): here the
 --     exact percentile_disc(p) WITHIN GROUP (ORDER BY x) as double
---     precision, which the engine's sketch approximates within 1%.
+--     precision, which the engine's sketch approximates within 1%;
+--   streamforge.approx_count_distinct(x bigint) (since branch h44b): here
+--     the exact count(DISTINCT x), which the engine's HyperLogLog sketch
+--     gives exactly up to 1024 distinct values and estimates beyond
+--     (relative standard error 0.81%).
 -- The transition functions are closed to PUBLIC: PostgreSQL checks their
 -- EXECUTE as the aggregate's owner.
 
@@ -96,3 +100,33 @@ CREATE OR REPLACE AGGREGATE streamforge.approx_percentile(bigint, double precisi
 );
 COMMENT ON AGGREGATE streamforge.approx_percentile(bigint, double precision) IS
     'percentile_disc(p) as double precision (exact here): create_aggregate maps it onto the engine''s sketch, within 1%';
+
+-- {the non-NULL values...}
+CREATE OR REPLACE FUNCTION streamforge_internal.distinct_step(s bigint[], x bigint)
+RETURNS bigint[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN x IS NULL THEN s ELSE s || x END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.distinct_step(bigint[], bigint) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.distinct_step(bigint[], bigint) IS
+    'transition function of streamforge.approx_count_distinct: the values (internal helper)';
+
+CREATE OR REPLACE FUNCTION streamforge_internal.distinct_final(s bigint[])
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT count(DISTINCT v) FROM unnest(s) AS v
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.distinct_final(bigint[]) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.distinct_final(bigint[]) IS
+    'final function of streamforge.approx_count_distinct (internal helper)';
+
+CREATE OR REPLACE AGGREGATE streamforge.approx_count_distinct(bigint) (
+    SFUNC = streamforge_internal.distinct_step, STYPE = bigint[], INITCOND = '{}',
+    FINALFUNC = streamforge_internal.distinct_final, PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE streamforge.approx_count_distinct(bigint) IS
+    'count(DISTINCT x) (exact here): create_aggregate maps it onto the engine''s HyperLogLog sketch, exact up to 1024 distinct values, then within a relative standard error of 0.81%';

@@ -104,13 +104,16 @@ sf_trim_late_output(PG_FUNCTION_ARGS)
 							"pg_catalog.text, pg_catalog.int8)");
 }
 
-/* trim_results(pipeline): admin */
+/*
+ * trim_results(pipeline): admin; through aggregate_top_trim, which also
+ * writes the top-N's 'delete's of an aggregate with a top-N (issue 44)
+ */
 PG_FUNCTION_INFO_V1(sf_trim_results);
 Datum
 sf_trim_results(PG_FUNCTION_ARGS)
 {
 	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
-							"streamforge_internal.trim_results_internal(pg_catalog.text)");
+							"streamforge_internal.aggregate_top_trim(pg_catalog.text)");
 }
 
 /* The elements of a one-dimensional array argument without NULLs */

@@ -123,13 +123,14 @@ const SfAggOps sf_agg_funcs[SF_AGG_NFUNCS] = {
 	},
 	/*
 	 * 0.4.0: a HyperLogLog sketch, exact up to 1024 values (agg_hll.c);
-	 * pg_catalog has no approximate distinct count to map onto it
+	 * pg_catalog has no approximate distinct count to map onto it: the
+	 * extension's streamforge.approx_count_distinct (since branch h44b)
 	 */
 	[SF_AGG_APPROX_COUNT_DISTINCT] = {
 		.func = SF_AGG_APPROX_COUNT_DISTINCT, .name = "approx_count_distinct",
 		.arg = SF_AGGARG_MEASURE,
 		.sql_type = "bigint", .result = SF_AGGRES_INT64,
-		.var = &sf_agg_hll_var,
+		.var = &sf_agg_hll_var, .sf_sql = true,
 	},
 
 	/*
@@ -405,6 +406,26 @@ fraction_spelling(int64 millionths)
 	return pstrdup(buf);
 }
 
+/*
+ * The names a top-N per window goes by elsewhere (Flink SQL's
+ * ROW_NUMBER(), RANK(); TimescaleDB toolkit's max_n/min_n; "top" and
+ * "top_n"): refused with 0A000 and a hint (issue 44, item 4: a top-N is
+ * create_aggregate's, a view over the aggregate's rows, not an aggregate)
+ */
+static bool
+is_top_n_spelling(const char *func)
+{
+	static const char *const names[] = {
+		"row_number", "rank", "dense_rank", "top", "top_n", "topn", "top_k",
+		"max_n", "min_n", "max_n_by", "min_n_by",
+	};
+
+	for (int i = 0; i < lengthof(names); i++)
+		if (strcmp(func, names[i]) == 0)
+			return true;
+	return false;
+}
+
 static void
 parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 {
@@ -419,6 +440,13 @@ parse_aggregate(SfMeasuresDef *md, const char *spec, SfAggDef *a)
 	if (scan_identifier(&s, func) == 0)
 		bad_aggregate(spec, "It does not start with the name of an aggregate function.");
 	o = sf_agg_ops_by_name(func);
+	if (o == NULL && is_top_n_spelling(func))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a top-N per window is not supported in aggregates of a pipeline"),
+				 errdetail("\"%s\" ranks the rows of a window; an aggregate of the pipeline API is a value per row.",
+						   func),
+				 errhint("Write the top-N in create_aggregate's query, as ROW_NUMBER() OVER (PARTITION BY <window> ORDER BY <aggregate> DESC) <= N (docs/sql-aggregates.md, \"Top-N per window\"), or rank the rows of visible_aggregates() in a query.")));
 	if (o == NULL)
 		bad_aggregate(spec, psprintf("\"%s\" is not an aggregate function streamforge computes.", func));
 	a->func = o->func;

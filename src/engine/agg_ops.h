@@ -222,7 +222,8 @@ typedef struct SfAggOps
 	bool		from_filter;	/* count(*) FILTER (WHERE x op c) maps onto it */
 	bool		sf_sql;			/* the SQL aggregate streamforge.<name> of the
 								 * extension maps onto it (0.4.0: max_by,
-								 * min_by, approx_percentile) */
+								 * min_by, approx_percentile,
+								 * approx_count_distinct) */
 } SfAggOps;
 
 /* engine/agg_distinct.c: count_distinct's state, a set of int64 */

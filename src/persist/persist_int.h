@@ -182,6 +182,7 @@ extern Datum sf_sink_aggregates(const SfPipeline *p, const SfAgg *const *aggs,
 extern Datum sf_sink_top_starts(const SfChangeList *changes);
 extern Datum sf_sink_top_snapshot(Datum name, Datum starts);
 extern void sf_sink_top_apply(Datum name, Datum starts, Datum before);
+extern void sf_sink_top_trim(Datum name);
 
 /* coldload.c: cold-load estimate and background snapshots (issue 39) */
 extern void sf_coldload_init(void);

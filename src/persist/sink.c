@@ -477,10 +477,21 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 		sink_mark_final(p, name);
 		p->finalized_synced = p->finalized;
 	}
+
+	/* the top-N's changes: its rows in the same windows, after */
+	if (top)
+		sf_sink_top_apply(name, top_starts, top_before);
+
 	if (cfg->results && changes->n > 0)
 	{
-		/* results_retention: drop the rows older than the horizon */
-		if (cfg->results_retention)
+		/*
+		 * results_retention: drop the rows older than the horizon (with a
+		 * top-N, and the 'delete's of the rows it drops from it: after the
+		 * call's own top-N changes, sink_top.c)
+		 */
+		if (cfg->results_retention && cfg->top)
+			sf_sink_top_trim(name);
+		else if (cfg->results_retention)
 			sink_exec(PLAN_RESULTS_TRIM, &name, SPI_OK_SELECT);
 	}
 
@@ -494,10 +505,6 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(chunk_cxt);
 		}
-
-	/* the top-N's changes: its rows in the same windows, after */
-	if (top)
-		sf_sink_top_apply(name, top_starts, top_before);
 
 	SPI_finish();
 	sf_restore_user(&saved);

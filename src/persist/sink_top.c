@@ -9,14 +9,16 @@
  * (sink.c) takes, before it writes the results, the top-N rows of those
  * windows (streamforge_internal.aggregate_top_snapshot, which reads the
  * view <name>_top restricted to the windows' starts), and after it wrote
- * them (and the measures' aggregates, and trimmed what retention drops)
- * hands the snapshot to streamforge_internal.aggregate_top_apply, which
+ * them (and the measures' aggregates) hands the snapshot to
+ * streamforge_internal.aggregate_top_apply, which
  * takes the new rows of the same windows and writes the difference to
  * streamforge.top_changelog: a row that left the top N is a 'delete', one
  * that entered an 'insert', one whose rank or values changed an 'update'
- * (67_aggregates_top.sql).  So the work is bounded by the groups of the
- * changed windows, and the changelog is exact against the view at every
- * call.
+ * (67_aggregates_top.sql).  Then results_retention's trim, with the
+ * 'delete's of the rows it drops (aggregate_top_trim: the windows it
+ * trims are often not among the call's).  So the work is bounded by the
+ * groups of the changed and trimmed windows, and the changelog is exact
+ * against the view at every call.
  *
  * Runs inside sink_emit's SPI connection, as the extension's owner.
  *
@@ -101,6 +103,24 @@ sf_sink_top_apply(Datum name, Datum starts, Datum before)
 	if (SPI_execute_with_args("SELECT streamforge_internal.aggregate_top_apply($1, $2, $3)",
 							  3, types, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "streamforge: could not write the top-N changes of \"%s\"",
+			 TextDatumGetCString(name));
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * results_retention's trim of an aggregate with a top-N: the rows it drops
+ * leave the top N with a 'delete' each (aggregate_top_trim), whether or not
+ * the call changed their windows.  Runs after sf_sink_top_apply.
+ */
+void
+sf_sink_top_trim(Datum name)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {name};
+
+	if (SPI_execute_with_args("SELECT streamforge_internal.aggregate_top_trim($1)",
+							  1, types, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "streamforge: could not trim the results of \"%s\"",
 			 TextDatumGetCString(name));
 	SPI_freetuptable(SPI_tuptable);
 }
