@@ -93,10 +93,13 @@ static HTAB *join_stats = NULL;
  * index_rescan and not an open, a begin and an end (issue 47 item 4).  Its
  * relcache references and buffer pins belong to a resource owner of its
  * own (a child of the transaction's), so that they are released where the
- * scan is closed whatever owner is current there; a transaction abort
- * releases every open scan's owner, and a subtransaction abort the scan
- * whose probe it interrupted (then the next probe reopens it).  No lock is
- * taken: lookup_setup locked the dimension and its index in the statement.
+ * scan is closed whatever owner is current there.  A transaction abort
+ * releases every open scan's owner; a subtransaction abort those the
+ * subtransaction opened (a failed statement's executor context lives
+ * until the end of the transaction: its scans would keep the dimension
+ * in use, refusing an ALTER TABLE) and the one whose probe it interrupted
+ * (the next probe reopens it).  No lock is taken: lookup_setup locked the
+ * dimension and its index in the statement.
  */
 typedef struct JoinScan
 {
@@ -108,6 +111,7 @@ typedef struct JoinScan
 	Relation	idx;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
+	SubTransactionId subid;		/* the subtransaction that opened it */
 	bool		open;
 } JoinScan;
 
@@ -515,9 +519,22 @@ static void
 scan_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					  SubTransactionId parentSubid, void *arg)
 {
-	/* a probe the error interrupted; the other scans are as they were */
-	if (event == SUBXACT_EVENT_ABORT_SUB && probing != NULL)
-		scan_close(probing, false);
+	dlist_mutable_iter it;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	/*
+	 * Those opened in the subtransaction (or in a subtransaction of it:
+	 * they started later) and a probe the error interrupted; the others
+	 * are as they were
+	 */
+	dlist_foreach_modify(it, &open_scans)
+	{
+		JoinScan   *js = dlist_container(JoinScan, node, it.cur);
+
+		if (js->subid >= mySubid || js == probing)
+			scan_close(js, false);
+	}
 }
 
 /* The call site's scan, open (in this statement's snapshot) */
@@ -559,6 +576,7 @@ scan_of(FunctionCallInfo fcinfo, JoinLookup *lk)
 									"streamforge join scan");
 	dlist_push_head(&open_scans, &js->node);
 	js->open = true;
+	js->subid = GetCurrentSubTransactionId();
 	probing = js;
 	CurrentResourceOwner = js->owner;
 	js->heap = table_open(lk->dim, NoLock);
