@@ -100,6 +100,21 @@ SELECT region, n FROM sc_by_region_live ORDER BY region;
 SELECT d.region, count(*) AS n FROM sc_clicks c JOIN sc_pages d ON d.page = c.page
  WHERE c.id > 100 GROUP BY d.region ORDER BY d.region;
 
+-- 5. the counters are the session's and not transactional: the rolled
+-- back statement's probes and drops are counted (pages 101..105: 102 to
+-- 105 missing); a DISCARD ALL keeps them
+SELECT pipeline, join_no, dimension, probes, misses, dropped
+  FROM streamforge.join_stats() WHERE pipeline = 'sc_by_region';
+BEGIN;
+SELECT sc_ins(221, 225);
+ROLLBACK;
+SELECT pipeline, join_no, dimension, probes, misses, dropped
+  FROM streamforge.join_stats() WHERE pipeline = 'sc_by_region';
+DISCARD ALL;
+SELECT pipeline, join_no, dimension, probes, misses, dropped
+  FROM streamforge.join_stats() WHERE pipeline = 'sc_by_region';
+SET client_min_messages = warning;
+
 SELECT streamforge.drop_aggregate(n) FROM unnest(ARRAY['sc_by_section', 'sc_by_region']) AS n;
 DROP TABLE sc_clicks, sc_pages;
 DROP FUNCTION sc_ins(integer, integer, integer);
