@@ -94,12 +94,13 @@ static HTAB *join_stats = NULL;
  * relcache references and buffer pins belong to a resource owner of its
  * own (a child of the transaction's), so that they are released where the
  * scan is closed whatever owner is current there.  A transaction abort
- * releases every open scan's owner; a subtransaction abort those the
- * subtransaction opened (a failed statement's executor context lives
- * until the end of the transaction: its scans would keep the dimension
- * in use, refusing an ALTER TABLE) and the one whose probe it interrupted
- * (the next probe reopens it).  No lock is taken: lookup_setup locked the
- * dimension and its index in the statement.
+ * releases every open scan's owner before PostgreSQL releases the
+ * transaction's; a subtransaction abort those the subtransaction opened
+ * (whether or not the failed statement's executor memory goes with it, a
+ * scan left open would keep the dimension in use, refusing an ALTER
+ * TABLE) and the one whose probe it interrupted (the next probe reopens
+ * it).  No lock is taken: lookup_setup locked the dimension and its index
+ * in the statement.
  */
 typedef struct JoinScan
 {
