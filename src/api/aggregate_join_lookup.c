@@ -605,6 +605,7 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	ResourceOwner save;
 	MemoryContext old;
 	bool		same;
+	bool		rescanned = false;
 
 	for (int i = 0; i < lk->nkeys; i++)
 		if (PG_ARGISNULL(lk->keyarg + i))
@@ -638,9 +639,25 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	probing = js;
 	/* the statement's snapshot (the scan may have begun in another) */
 	js->scan->xs_snapshot = GetActiveSnapshot();
-	index_rescan(js->scan, sk, lk->nkeys, NULL, 0);
-	while (index_getnext_slot(js->scan, ForwardScanDirection, js->slot))
+	/*
+	 * What the index AM allocates lazily (btree's killed items, on a dead
+	 * tuple) lives as long as the scan: in its context, not the caller's
+	 * per-tuple one, or index_endscan frees it twice
+	 */
+	for (;;)
 	{
+		bool		got;
+
+		old = MemoryContextSwitchTo(js->cxt);
+		if (!rescanned)
+		{
+			index_rescan(js->scan, sk, lk->nkeys, NULL, 0);
+			rescanned = true;
+		}
+		got = index_getnext_slot(js->scan, ForwardScanDirection, js->slot);
+		MemoryContextSwitchTo(old);
+		if (!got)
+			break;
 		if (lk->event_time && !valid_at(lk, js->slot, at))
 			continue;
 		rs->found = true;
