@@ -3,6 +3,7 @@
 # (issue 47, item 4; docs/joins.md, "Cost").
 #
 #   ./bench/joins.sh [--events N] [--dims N] [--batch N] [--reps N] [--no-build]
+#                    [--callgrind N]
 #
 # In one throwaway cluster of a private install (like bench/aggregates.sh),
 # with a dimension of --dims rows (default 1,000,000; page -> section, 100
@@ -17,6 +18,13 @@
 # It reports the CPU-side wall time of the inserts (best of --reps, the
 # machine is shared: read ratios, not absolute times) and the ratios
 # join/nojoin (goal <= 1.5) and join/plain (goal < 1).
+# --callgrind N: also the instructions of the three variants on the first
+# N events (valgrind --tool=callgrind, each in a single-user backend
+# started from the loaded cluster, counters zeroed at pg_backend_pid()
+# after the table and the aggregate are created, dumped at pg_sleep()
+# after the inserts), per event, the ratios, and where the join's
+# instructions go (the lookup functions, inclusive).  --reps 0 runs only
+# that.
 # Results: bench/results/joins-<date>-<shortsha>.md (and printed).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -31,6 +39,7 @@ DIMS=1000000
 BATCH=1000
 REPS=3
 BUILD=1
+CG=
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--events) EVENTS=$2; shift ;;
@@ -38,7 +47,8 @@ while [ $# -gt 0 ]; do
 		--batch) BATCH=$2; shift ;;
 		--reps) REPS=$2; shift ;;
 		--no-build) BUILD= ;;
-		*) echo "usage: $0 [--events N] [--dims N] [--batch N] [--reps N] [--no-build]" >&2; exit 2 ;;
+		--callgrind) CG=$2; shift ;;
+		*) echo "usage: $0 [--events N] [--dims N] [--batch N] [--reps N] [--no-build] [--callgrind N]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -166,12 +176,90 @@ OUT=$BENCH/results/joins-$DATE-$SHA.md
 {
 	echo "# bench/joins.sh ($DATE, $SHA)"
 	echo
-	echo "$EVENTS events in statements of $BATCH rows, $DIMS dimension rows, best of $REPS (wall seconds of the inserts, shared machine)."
-	echo
-	echo "| variant | seconds |"
-	echo "|---|---|"
-	for v in nojoin join plain; do echo "| $v | ${best[$v]} |"; done
-	echo
-	echo "join / nojoin: $(ratio "${best[join]}" "${best[nojoin]}") (goal <= 1.5)"
-	echo "join / plain:  $(ratio "${best[join]}" "${best[plain]}") (goal < 1)"
+	if [ "$REPS" -gt 0 ]; then
+		echo "$EVENTS events in statements of $BATCH rows, $DIMS dimension rows, best of $REPS (wall seconds of the inserts, shared machine)."
+		echo
+		echo "| variant | seconds |"
+		echo "|---|---|"
+		for v in nojoin join plain; do echo "| $v | ${best[$v]} |"; done
+		echo
+		echo "join / nojoin: $(ratio "${best[join]}" "${best[nojoin]}") (goal <= 1.5)"
+		echo "join / plain:  $(ratio "${best[join]}" "${best[plain]}") (goal < 1)"
+	fi
 } | tee "$OUT"
+
+[ -n "$CG" ] || exit 0
+# Instructions: each variant in a single-user backend under callgrind
+as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
+started=
+mkdir -p "$SCRATCH/cg"
+sf_is_root && chown postgres:postgres "$SCRATCH/cg"
+declare -A ir
+for v in nojoin join plain; do
+	sf_say "callgrind: $v, $CG events"
+	f=$SCRATCH/cg/$v
+	{
+		echo "CREATE TABLE b.cg_$v (id integer PRIMARY KEY, page integer, section text, amount integer, at timestamptz NOT NULL);"
+		case $v in
+		nojoin) echo "SELECT streamforge.create_aggregate('cg_$v', \$q\$ SELECT c.section, count(*) AS n, sum(c.amount) AS total FROM b.cg_$v c GROUP BY c.section, streamforge.tumble(c.at, interval '1 minute') \$q\$);" ;;
+		join) echo "SELECT streamforge.create_aggregate('cg_$v', \$q\$ SELECT d.section, count(*) AS n, sum(c.amount) AS total FROM b.cg_$v c JOIN b.pages d ON d.page = c.page GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute') \$q\$);" ;;
+		plain) echo "TRUNCATE b.totals;"
+			echo "CREATE TRIGGER plain AFTER INSERT ON b.cg_$v REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION b.plain_trigger();" ;;
+		esac
+		# the same dimension pages in shared buffers for every variant
+		# (by their index: a sequential scan would go through a ring buffer)
+		echo "SET enable_hashjoin = off;"
+		echo "SET enable_mergejoin = off;"
+		echo "SELECT count(*) FROM b.ev e JOIN b.pages p ON p.page = e.page WHERE e.id <= $CG;"
+		echo "RESET enable_hashjoin;"
+		echo "RESET enable_mergejoin;"
+		echo "SELECT pg_backend_pid();"
+		lo=1
+		while [ "$lo" -le "$CG" ]; do
+			echo "INSERT INTO b.cg_$v SELECT id, page, section, amount, at FROM b.ev WHERE id >= $lo AND id < $((lo + BATCH)) AND id <= $CG;"
+			lo=$((lo + BATCH))
+		done
+		echo "SELECT pg_sleep(0);"
+	} | awk '{ print; print "" }' >"$f.sql"
+	sf_is_root && chown postgres:postgres "$f.sql"
+	as_server valgrind --tool=callgrind --callgrind-out-file="$f.out" \
+		--zero-before=pg_backend_pid --dump-before=pg_sleep \
+		"$SRVBIN/postgres" --single -j -D "$SCRATCH/data" \
+		-c fsync=off -c jit=off -c autovacuum=off "$DB" <"$f.sql" >"$f.log" 2>&1 ||
+		{ tail -n 30 "$f.log"; sf_die "callgrind $v: the backend failed"; }
+	if grep -qE '(^|\] )(ERROR|FATAL|PANIC):' "$f.log"; then
+		grep -E '(^|\] )(ERROR|FATAL|PANIC):' "$f.log" | head -5
+		sf_die "callgrind $v: the workload failed ($f.log)"
+	fi
+	part=$f.out.1
+	[ -f "$part" ] || part=$f.out
+	ir[$v]=$(grep -m1 '^summary:' "$part" | awk '{ print $2 }')
+	callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$part" >"$f.ann" 2>/dev/null || true
+	grep -E '^ *[0-9,]+ ' "$f.ann" | sed -n 1,45p >"$f.top" || true
+done
+{
+	echo
+	echo "## Instructions (callgrind), the first $CG events in statements of $BATCH rows"
+	echo
+	echo "| variant | instructions | per event |"
+	echo "|---|---:|---:|"
+	for v in nojoin join plain; do
+		awk -v v="$v" -v i="${ir[$v]}" -v n="$CG" 'BEGIN { printf "| %s | %.0f | %.0f |\n", v, i, i / n }'
+	done
+	echo
+	echo "join / nojoin: $(ratio "${ir[join]}" "${ir[nojoin]}") (goal <= 1.5)"
+	echo "join / plain:  $(ratio "${ir[join]}" "${ir[plain]}") (goal < 1)"
+	for f in sf_join_found sf_join_value; do
+		n=$(grep -m1 -E "[: ]$f( |\$)" "$SCRATCH/cg/join.ann" | awk '{ gsub(",", "", $1); print $1 }')
+		[ -n "$n" ] && awk -v f="$f" -v i="$n" -v n="$CG" 'BEGIN { printf "\n%s (inclusive): %.0f per event", f, i / n }'
+	done
+	echo
+	for v in join plain; do
+		echo
+		echo "### $v: top functions by inclusive instructions"
+		echo
+		echo '```'
+		sed 's/ \/[^ ]*:/ /' "$SCRATCH/cg/$v.top" | cut -c1-160
+		echo '```'
+	done
+} | tee -a "$OUT"

@@ -45,10 +45,12 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
+#include "lib/ilist.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -63,6 +65,7 @@
 #include "utils/rangetypes.h"
 #include "utils/rel.h"
 #include "utils/regproc.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
@@ -83,6 +86,40 @@ typedef struct JoinStats
 
 static HTAB *join_stats = NULL;
 
+/*
+ * One call site's index scan of its dimension, open from its first probe
+ * to the end of the executor that evaluates the call (the deletion of its
+ * context, a child of the call's fn_mcxt), so that a probe is an
+ * index_rescan and not an open, a begin and an end (issue 47 item 4).  Its
+ * relcache references and buffer pins belong to a resource owner of its
+ * own (a child of the transaction's), so that they are released where the
+ * scan is closed whatever owner is current there.  A transaction abort
+ * releases every open scan's owner before PostgreSQL releases the
+ * transaction's; a subtransaction abort those the subtransaction opened
+ * (whether or not the failed statement's executor memory goes with it, a
+ * scan left open would keep the dimension in use, refusing an ALTER
+ * TABLE) and the one whose probe it interrupted (the next probe reopens
+ * it).  No lock is taken: lookup_setup locked the dimension and its index
+ * in the statement.
+ */
+typedef struct JoinScan
+{
+	dlist_node	node;			/* in open_scans while open */
+	MemoryContext cxt;			/* its memory; deleting it closes the scan */
+	MemoryContextCallback cb;
+	ResourceOwner owner;
+	Relation	heap;
+	Relation	idx;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	SubTransactionId subid;		/* the subtransaction that opened it */
+	bool		open;
+} JoinScan;
+
+static dlist_head open_scans = DLIST_STATIC_INIT(open_scans);
+static JoinScan *probing = NULL;	/* the scan of the probe under way */
+static bool scan_callbacks = false;
+
 /* One call site's lookup, for one statement */
 typedef struct JoinLookup
 {
@@ -101,7 +138,9 @@ typedef struct JoinLookup
 	AttrNumber	valid_range;
 	TypeCacheEntry *range_tc;
 	bool		event_time;
+	TupleDesc	desc;			/* the dimension's, for the row slots */
 	JoinStats  *stats;
+	JoinScan   *scan;			/* NULL until the first probe */
 } JoinLookup;
 
 /*
@@ -125,7 +164,6 @@ typedef struct JoinRowSlot
 	TimestampTz at;
 	bool		found;
 	HeapTuple	tuple;
-	TupleDesc	desc;
 } JoinRowSlot;
 
 static JoinRowSlot row_slots[SF_JOIN_SLOTS];
@@ -270,6 +308,7 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 			 int join, const char *column, int keyarg)
 {
 	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	Relation	heap;
 	JsonbContainer *j = spec_join(pipeline, join);
 	char	   *relation = jstr(j, "relation");
 	char	   *index = jstr(j, "index");
@@ -369,6 +408,10 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 							   (Datum) 0);
 	}
 	index_close(idx, AccessShareLock);
+	heap = table_open(lk->dim, AccessShareLock);
+	/* with the missing values of columns added with a default */
+	lk->desc = CreateTupleDescCopyConstr(RelationGetDescr(heap));
+	table_close(heap, AccessShareLock);
 	lk->stats = stats_entry(pipeline, join, relation);
 	lk->lxid = MyProc->lxid;
 	lk->cid = GetCurrentCommandId(false);
@@ -401,6 +444,152 @@ valid_at(JoinLookup *lk, TupleTableSlot *slot, TimestampTz at)
 	return true;
 }
 
+
+/*
+ * Close an open scan: with clean, as its probes left it (index_endscan,
+ * the relations closed); else after an error, where only its resource
+ * owner's release is safe (its memory goes with its context).
+ */
+static void
+scan_close(JoinScan *js, bool clean)
+{
+	ResourceOwner save = CurrentResourceOwner;
+
+	if (!js->open)
+		return;
+	dlist_delete(&js->node);
+	js->open = false;
+	if (probing == js)
+		probing = NULL;
+	if (clean)
+	{
+		CurrentResourceOwner = js->owner;
+		if (js->slot != NULL)
+			ExecDropSingleTupleTableSlot(js->slot);
+		if (js->scan != NULL)
+			index_endscan(js->scan);
+		if (js->idx != NULL)
+			index_close(js->idx, NoLock);
+		if (js->heap != NULL)
+			table_close(js->heap, NoLock);
+		CurrentResourceOwner = save;
+	}
+	js->slot = NULL;
+	js->scan = NULL;
+	js->idx = NULL;
+	js->heap = NULL;
+	ResourceOwnerRelease(js->owner, RESOURCE_RELEASE_BEFORE_LOCKS, clean, false);
+	ResourceOwnerRelease(js->owner, RESOURCE_RELEASE_LOCKS, clean, false);
+	ResourceOwnerRelease(js->owner, RESOURCE_RELEASE_AFTER_LOCKS, clean, false);
+	ResourceOwnerDelete(js->owner);
+	js->owner = NULL;
+}
+
+/* The end of the executor that evaluated the call: its context goes */
+static void
+scan_context_gone(void *arg)
+{
+	scan_close((JoinScan *) arg, true);
+}
+
+static void
+scan_xact_callback(XactEvent event, void *arg)
+{
+	dlist_mutable_iter it;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			/* none should be left: their executors ended */
+			dlist_foreach_modify(it, &open_scans)
+				scan_close(dlist_container(JoinScan, node, it.cur), true);
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			dlist_foreach_modify(it, &open_scans)
+				scan_close(dlist_container(JoinScan, node, it.cur), false);
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+scan_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					  SubTransactionId parentSubid, void *arg)
+{
+	dlist_mutable_iter it;
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	/*
+	 * Those opened in the subtransaction (or in a subtransaction of it:
+	 * they started later) and a probe the error interrupted; the others
+	 * are as they were
+	 */
+	dlist_foreach_modify(it, &open_scans)
+	{
+		JoinScan   *js = dlist_container(JoinScan, node, it.cur);
+
+		if (js->subid >= mySubid || js == probing)
+			scan_close(js, false);
+	}
+}
+
+/* The call site's scan, open (in this statement's snapshot) */
+static JoinScan *
+scan_of(FunctionCallInfo fcinfo, JoinLookup *lk)
+{
+	JoinScan   *js = lk->scan;
+	ResourceOwner save = CurrentResourceOwner;
+	MemoryContext old;
+
+	if (js == NULL)
+	{
+		MemoryContext cxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
+												  "streamforge join scan",
+												  ALLOCSET_DEFAULT_SIZES);
+
+		js = MemoryContextAllocZero(cxt, sizeof(JoinScan));
+		js->cxt = cxt;
+		js->cb.func = scan_context_gone;
+		js->cb.arg = js;
+		MemoryContextRegisterResetCallback(cxt, &js->cb);
+		lk->scan = js;
+	}
+	/* another statement of the same call site may name another join */
+	if (js->open && (RelationGetRelid(js->heap) != lk->dim ||
+					 RelationGetRelid(js->idx) != lk->index ||
+					 js->scan->numberOfKeys != lk->nkeys))
+		scan_close(js, true);
+	if (js->open)
+		return js;
+	if (!scan_callbacks)
+	{
+		RegisterXactCallback(scan_xact_callback, NULL);
+		RegisterSubXactCallback(scan_subxact_callback, NULL);
+		scan_callbacks = true;
+	}
+	old = MemoryContextSwitchTo(js->cxt);
+	js->owner = ResourceOwnerCreate(TopTransactionResourceOwner,
+									"streamforge join scan");
+	dlist_push_head(&open_scans, &js->node);
+	js->open = true;
+	js->subid = GetCurrentSubTransactionId();
+	probing = js;
+	CurrentResourceOwner = js->owner;
+	js->heap = table_open(lk->dim, NoLock);
+	js->idx = index_open(lk->index, NoLock);
+	js->scan = index_beginscan(js->heap, js->idx, GetActiveSnapshot(), lk->nkeys, 0);
+	js->slot = table_slot_create(js->heap, NULL);
+	CurrentResourceOwner = save;
+	probing = NULL;
+	MemoryContextSwitchTo(old);
+	return js;
+}
+
 /*
  * The probe: the slot holding the row of the keys (valid at at), or NULL
  * if a key or the time is NULL (no row is equal to NULL).
@@ -412,12 +601,11 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	TimestampTz at = at_null ? 0 : PG_GETARG_TIMESTAMPTZ(atarg);
 	JoinRowSlot *rs = &row_slots[lk->index % SF_JOIN_SLOTS];
 	ScanKeyData sk[INDEX_MAX_KEYS];
-	Relation	heap;
-	Relation	idx;
-	IndexScanDesc scan;
-	TupleTableSlot *slot;
+	JoinScan   *js;
+	ResourceOwner save;
 	MemoryContext old;
 	bool		same;
+	bool		rescanned = false;
 
 	for (int i = 0; i < lk->nkeys; i++)
 		if (PG_ARGISNULL(lk->keyarg + i))
@@ -439,34 +627,50 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 										ALLOCSET_SMALL_SIZES);
 	MemoryContextReset(rs->cxt);
 	rs->index = InvalidOid;
-	heap = table_open(lk->dim, AccessShareLock);
-	idx = index_open(lk->index, AccessShareLock);
+	js = scan_of(fcinfo, lk);
 	memcpy(sk, lk->keys, sizeof(ScanKeyData) * lk->nkeys);
 	for (int i = 0; i < lk->nkeys; i++)
 		sk[i].sk_argument = PG_GETARG_DATUM(lk->keyarg + i);
-	scan = index_beginscan(heap, idx, GetActiveSnapshot(), lk->nkeys, 0);
-	index_rescan(scan, sk, lk->nkeys, NULL, 0);
-	slot = table_slot_create(heap, NULL);
 	rs->found = false;
 	rs->tuple = NULL;
 	lk->stats->probes++;
-	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	save = CurrentResourceOwner;
+	CurrentResourceOwner = js->owner;
+	probing = js;
+	/* the statement's snapshot (the scan may have begun in another) */
+	js->scan->xs_snapshot = GetActiveSnapshot();
+	/*
+	 * What the index AM allocates lazily (btree's killed items, on a dead
+	 * tuple) lives as long as the scan: in its context, not the caller's
+	 * per-tuple one, or index_endscan frees it twice
+	 */
+	for (;;)
 	{
-		if (lk->event_time && !valid_at(lk, slot, at))
+		bool		got;
+
+		old = MemoryContextSwitchTo(js->cxt);
+		if (!rescanned)
+		{
+			index_rescan(js->scan, sk, lk->nkeys, NULL, 0);
+			rescanned = true;
+		}
+		got = index_getnext_slot(js->scan, ForwardScanDirection, js->slot);
+		MemoryContextSwitchTo(old);
+		if (!got)
+			break;
+		if (lk->event_time && !valid_at(lk, js->slot, at))
 			continue;
 		rs->found = true;
 		old = MemoryContextSwitchTo(rs->cxt);
-		rs->tuple = ExecCopySlotHeapTuple(slot);
-		rs->desc = CreateTupleDescCopy(RelationGetDescr(heap));
+		rs->tuple = ExecCopySlotHeapTuple(js->slot);
 		MemoryContextSwitchTo(old);
 		break;
 	}
+	ExecClearTuple(js->slot);
+	probing = NULL;
+	CurrentResourceOwner = save;
 	if (!rs->found)
 		lk->stats->misses++;
-	ExecDropSingleTupleTableSlot(slot);
-	index_endscan(scan);
-	index_close(idx, AccessShareLock);
-	table_close(heap, AccessShareLock);
 	/* the keys of the probe */
 	old = MemoryContextSwitchTo(rs->cxt);
 	for (int i = 0; i < lk->nkeys; i++)
@@ -484,7 +688,7 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 
 /* The call site's lookup, checked for this statement */
 static JoinLookup *
-lookup_of(FunctionCallInfo fcinfo, int first, const char *column, int keyarg)
+lookup_of(FunctionCallInfo fcinfo, int first, int columnarg, int keyarg)
 {
 	JoinLookup *lk = (JoinLookup *) fcinfo->flinfo->fn_extra;
 
@@ -500,7 +704,9 @@ lookup_of(FunctionCallInfo fcinfo, int first, const char *column, int keyarg)
 	if (lk->lxid != MyProc->lxid || lk->cid != GetCurrentCommandId(false) ||
 		lk->stats == NULL)
 		lookup_setup(fcinfo, lk, text_to_cstring(PG_GETARG_TEXT_PP(first)),
-					 PG_GETARG_INT32(first + 1), column, keyarg);
+					 PG_GETARG_INT32(first + 1),
+					 columnarg < 0 ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(columnarg)),
+					 keyarg);
 	return lk;
 }
 
@@ -520,14 +726,14 @@ sf_join_value(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("column must not be null")));
-	lk = lookup_of(fcinfo, 1, text_to_cstring(PG_GETARG_TEXT_PP(3)), 5);
+	lk = lookup_of(fcinfo, 1, 3, 5);
 	rs = probe(fcinfo, lk, 4);
 	if (rs == NULL || !rs->found)
 		PG_RETURN_NULL();
-	d = heap_getattr(rs->tuple, lk->attnum, rs->desc, &isnull);
+	d = heap_getattr(rs->tuple, lk->attnum, lk->desc, &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
-	att = TupleDescAttr(rs->desc, lk->attnum - 1);
+	att = TupleDescAttr(lk->desc, lk->attnum - 1);
 	/* a copy: the slot is reused by the next probe of another key */
 	PG_RETURN_DATUM(datumCopy(d, att->attbyval, att->attlen));
 }
@@ -538,7 +744,7 @@ PG_FUNCTION_INFO_V1(sf_join_found);
 Datum
 sf_join_found(PG_FUNCTION_ARGS)
 {
-	JoinLookup *lk = lookup_of(fcinfo, 0, NULL, 3);
+	JoinLookup *lk = lookup_of(fcinfo, 0, -1, 3);
 	JoinRowSlot *rs = probe(fcinfo, lk, 2);
 
 	if (rs == NULL || !rs->found)
