@@ -303,7 +303,8 @@ if [ -n "$upgrade" ]; then
 	printf '%s\n' "shared_preload_libraries = 'pg_cron${release_kafka_deb:+,streamforge_kafka}'" \
 		"cron.database_name = 'sf_upgrade'" \
 		>"$ROOT/etc/postgresql/$PG_MAJOR/main/conf.d/pg_cron.conf"
-	[ -n "$release_kafka_deb" ] && kafka_conf sf_upgrade
+	# (conf.d/streamforge_kafka.conf is read last: it names both)
+	[ -n "$release_kafka_deb" ] && kafka_conf sf_upgrade pg_cron
 	start_cluster
 	in_root runuser -u postgres -- psql -X -qAt -d postgres -c 'CREATE DATABASE sf_upgrade;'
 	sql_is "release $release: a pipeline with outputs, a checkpoint and a pg_cron job" sf_upgrade t "
@@ -414,6 +415,7 @@ if [ -n "$upgrade" ]; then
 		SELECT extversion FROM pg_extension WHERE extname = 'streamforge_kafka'"
 	# the suites below run as without --upgrade: without pg_cron
 	rm -f "$ROOT/etc/postgresql/$PG_MAJOR/main/conf.d/pg_cron.conf"
+	[ -n "$release_kafka_deb" ] && kafka_conf sf_upgrade
 	in_root pg_ctlcluster "$PG_MAJOR" main restart || sf_die "the cluster did not restart"
 	if [ -n "$release_kafka_deb" ]; then
 		mock_produce kt 2 150 199
