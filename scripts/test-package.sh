@@ -408,11 +408,17 @@ if [ -n "$upgrade" ]; then
 		    FOR j IN SELECT command FROM cron.job LOOP EXECUTE j.command; END LOOP;
 		END \$\$;
 		SELECT count(*) = ${f2:+1 + }1 FROM cron.job WHERE command LIKE '%streamforge.advance_to_now(%';"
-	# (streamforge_kafka: the update, then the restart the preloaded
-	# library needs, docs/kafka.md "Upgrading")
-	[ -n "$release_kafka_deb" ] && sql_is "ALTER EXTENSION streamforge_kafka UPDATE" sf_upgrade "$newversion" "
-		ALTER EXTENSION streamforge_kafka UPDATE;
-		SELECT extversion FROM pg_extension WHERE extname = 'streamforge_kafka'"
+	# streamforge_kafka: the server runs the release's library until a
+	# restart (it is preloaded: every backend inherits it from the
+	# postmaster, and its update script binds functions the release's
+	# library has not), so a restart, then the update (docs/kafka.md,
+	# "Upgrading")
+	if [ -n "$release_kafka_deb" ]; then
+		in_root pg_ctlcluster "$PG_MAJOR" main restart || sf_die "the cluster did not restart"
+		sql_is "after a restart, ALTER EXTENSION streamforge_kafka UPDATE" sf_upgrade "$newversion" "
+			ALTER EXTENSION streamforge_kafka UPDATE;
+			SELECT extversion FROM pg_extension WHERE extname = 'streamforge_kafka'"
+	fi
 	# the suites below run as without --upgrade: without pg_cron
 	rm -f "$ROOT/etc/postgresql/$PG_MAJOR/main/conf.d/pg_cron.conf"
 	[ -n "$release_kafka_deb" ] && kafka_conf sf_upgrade
