@@ -20,8 +20,8 @@
 # restores the release's checkpoint.  From 0.3.0 also a Kafka subscription
 # (streamforge_kafka preloaded; the test's mock cluster, sf_kafka_mock,
 # copied in as a program): messages consumed by the release's worker,
-# by the release's SQL with the new packages, and after ALTER EXTENSION
-# streamforge_kafka UPDATE and a restart by the new worker, each offset
+# by the release's SQL with the new packages, and after a restart and
+# ALTER EXTENSION streamforge_kafka UPDATE by the new worker, each offset
 # once.  As root, with debootstrap and the apt mirror of this machine's
 # sources:
 #
