@@ -452,7 +452,9 @@ compare_install() {
 		while read -r f; do [ -f "$ROOT$f" ] && echo "$f"; done | sort >"$stage.deb"
 	echo "    $package:"
 	sed 's/^/        /' "$stage.make"
-	check "$package installs every file of make -C ${dir#"$SF_ROOT"/} $* install" \
+	local what="make${*:+ $*} install"
+	[ "$dir" = "$SF_ROOT" ] || what="make -C ${dir#"$SF_ROOT"/}${*:+ $*} install"
+	check "$package installs every file of $what" \
 		sh -c "comm -23 '$stage.make' '$stage.deb' | sed 's/^/    missing: /' | grep . >&2; ! comm -23 '$stage.make' '$stage.deb' | grep -q ."
 	check "$package installs nothing else there" \
 		sh -c "! comm -13 '$stage.make' '$stage.deb' | sed 's/^/    extra: /' | grep . >&2"
