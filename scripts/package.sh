@@ -90,9 +90,9 @@ if [ -n "$release" ]; then
 			 -- $(sed -n 's/^Maintainer: //p' "$SF_ROOT/debian/control")  $(date -R)
 		EOF
 		# 0.1.0 has no Kafka source: no Kafka package
-		for f in "$src/debian/control.in" "$src/debian/control"; do
-			perl -00 -ne 'print unless /^Package: .*-kafka$/m' "$f" >"$f.tmp" && mv "$f.tmp" "$f"
-		done
+		perl -0pe 's/\n\n+Package: [^\n]*-kafka\n.*//s; s/\n \.\n The Kafka source[^\n]*\n?/\n/' \
+			"$SF_ROOT/debian/control.in" >"$src/debian/control.in"
+		(cd "$src" && pg_buildext updatecontrol) || sf_die "pg_buildext updatecontrol failed"
 	fi
 else
 	version=$(cd "$SF_ROOT" && dpkg-parsechangelog -S Version)
