@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
-# scripts/package.sh: build the Debian package postgresql-15-streamforge.
+# scripts/package.sh: build the Debian packages postgresql-15-streamforge
+# (the core extension) and postgresql-15-streamforge-kafka (streamforge_kafka).
 #
 #   ./scripts/package.sh            # -> dist/postgresql-15-streamforge_<v>_<arch>.deb
+#                                   #    dist/postgresql-15-streamforge-kafka_<v>_<arch>.deb
 #   ./scripts/package.sh --nocheck  # skip the build-time installcheck
 #   ./scripts/package.sh --release[=VERSION]
-#                                   # the package of a release (default
-#                                   # 0.2.0, the latest; 0.1.0 too) built
-#                                   # from its commit, for
+#                                   # the packages of a release (default
+#                                   # the latest, 0.3.0; 0.2.0, 0.1.0 too)
+#                                   # built from its commit, for
 #                                   # scripts/test-package.sh --upgrade
 #
 # Builds the way Debian builds PostgreSQL extensions (debian/: pg_buildext,
 # dh --with pgxs_loop, debian/pgversions): dpkg-buildpackage -us -uc -b in
 # a copy of the working tree (without .git and build products) under
 # dist/build/, so that the checkout stays clean and the products land in
-# dist/.  The package holds whatever "make install" installs (every
-# extension of the Makefile, its scripts and its library).  Then lintian
+# dist/.  The core package holds whatever "make install WITH_KAFKA=no"
+# installs (every extension of the Makefile, its scripts and its
+# libraries), the Kafka package what "make -C kafka install" installs
+# (debian/rules).  Then lintian
 # checks the .deb and the .changes; an error fails the script.
 #
 # Needs the Debian packaging tools (build-essential, debhelper, devscripts,
-# fakeroot, lintian, postgresql-server-dev-all, postgresql-15, zlib1g-dev).
+# fakeroot, lintian, postgresql-server-dev-all, postgresql-15, zlib1g-dev,
+# librdkafka-dev).
 # The build-time check (dh_pgxs_test) runs "make installcheck" in a
 # pg_virtualenv cluster; as root, that cluster runs as user postgres.
 # scripts/test-package.sh then installs the .deb on a clean Debian 12.
@@ -62,6 +67,19 @@ if [ -n "$release" ]; then
 	if [ -f "$src/debian/changelog" ]; then
 		[ "$(cd "$src" && dpkg-parsechangelog -S Version)" = "$version" ] ||
 			sf_die "release $release's debian/changelog is not at $version"
+		# 0.3.0 has the Kafka source (kafka/) but its debian/ packaged
+		# the core extension only: its packages are built with this
+		# debian/ (which adds postgresql-15-streamforge-kafka; 0.3.0's
+		# debian/ differs from it by that package only) and the
+		# release's own changelog, so that the upgrade test starts from
+		# a release's Kafka package as a user who built it would have.
+		if [ -d "$src/kafka" ] && ! grep -q -- '-kafka$' "$src/debian/control.in"; then
+			sf_say "release $release: packaged with this debian/ (postgresql-15-streamforge-kafka too) and its own changelog"
+			cp "$src/debian/changelog" "$DIST/build/changelog.$release"
+			rm -rf "$src/debian"
+			cp -a "$SF_ROOT/debian" "$src/"
+			mv "$DIST/build/changelog.$release" "$src/debian/changelog"
+		fi
 	else
 		cp -a "$SF_ROOT/debian" "$src/"
 		cat >"$src/debian/changelog" <<-EOF
@@ -71,6 +89,10 @@ if [ -n "$release" ]; then
 
 			 -- $(sed -n 's/^Maintainer: //p' "$SF_ROOT/debian/control")  $(date -R)
 		EOF
+		# 0.1.0 has no Kafka source: no Kafka package
+		perl -0pe 's/\n\n+Package: [^\n]*-kafka\n.*//s; s/\n \.\n The Kafka source[^\n]*\n?/\n/' \
+			"$SF_ROOT/debian/control.in" >"$src/debian/control.in"
+		(cd "$src" && pg_buildext updatecontrol) || sf_die "pg_buildext updatecontrol failed"
 	fi
 else
 	version=$(cd "$SF_ROOT" && dpkg-parsechangelog -S Version)
@@ -114,5 +136,8 @@ sf_say "built:"
 for f in $debs; do
 	echo "    dist/${f#./}"
 done
-dpkg-deb --contents "$DIST/postgresql-15-streamforge_${version}_$arch.deb" |
-	awk '{print "        " $NF}' | grep -E '\.(so|control|sql)$'
+for f in $debs; do
+	case "$f" in *-dbgsym_*) continue ;; esac
+	echo "    ${f#./}:"
+	dpkg-deb --contents "$DIST/${f#./}" | awk '{print "        " $NF}' | grep -E '\.(so|control|sql)$'
+done
