@@ -153,9 +153,9 @@ sfk_collect(Msg *msgs)
  * tentative positions of this batch.
  */
 static void
-elems_add_msg(Elems *e, Msg *m, int64 *consumed, int *pending, Datum *pnames)
+elems_add_msg(Elems *e, Msg *m, int64 *consumed, int64 *pending, Datum *pnames)
 {
-	int			j;
+	int64		j;
 	int64		expect = consumed[m->part] + pending[m->part] + 1;
 
 	if (m->offset != expect)
@@ -340,6 +340,68 @@ record_watermarks(int64 *written)
 }
 
 /*
+ * The pending offsets of a partition beyond batch_size (a lost range an
+ * admin skipped, lost.c: possibly millions) go ahead of the batch,
+ * batch_size per transaction, each delivered with the partition's first
+ * message of the batch, as the batch would (the first delivery of its
+ * event, then duplicates).  A batch then holds at most batch_size pending
+ * offsets per partition, whatever the range's length: one batch of them
+ * all overflowed an int and MaxAllocSize.  A worker that stops between
+ * two of these transactions starts again from the pipeline's offsets,
+ * inside the recorded range (sfk_skipped_ranges).  A message the mapping
+ * refuses, or an aggregate's that does not match its WHERE, leaves the
+ * rest to the batch, which handles both (one by one).  Returns false when
+ * the worker is to stop (the subscription gone or paused).
+ */
+static bool
+deliver_skipped(Msg *msgs, int n, MemoryContext batchcxt)
+{
+	MemoryContext chunkcxt = NULL;
+
+	for (int p = 0; p < sfk_sub.nparts; p++)
+	{
+		Msg		   *m = NULL;
+		Datum		pname;
+
+		for (int i = 0; i < n && m == NULL; i++)
+			if (msgs[i].part == p)
+				m = &msgs[i];
+		while (m != NULL && sfk_sub.pending[p] > sfk_sub.batch_size)
+		{
+			Elems		e;
+			int			chunk = sfk_sub.batch_size;
+			int			done;
+
+			CHECK_FOR_INTERRUPTS();
+			sfk_begin_tx("streamforge_kafka: skipped offsets");
+			if (!sfk_subscription_active())
+			{
+				sfk_commit_tx();
+				return false;
+			}
+			/* not batchcxt itself: it holds the messages */
+			if (chunkcxt == NULL)
+				chunkcxt = AllocSetContextCreate(batchcxt, "streamforge_kafka skipped offsets",
+												 ALLOCSET_DEFAULT_SIZES);
+			MemoryContextSwitchTo(chunkcxt);
+			pname = CStringGetTextDatum(sfk_sub.pnames[p]);
+			sfk_elems_init(&e, chunk);
+			for (int j = 1; j <= chunk; j++)
+				sfk_elems_add(&e, m, sfk_sub.consumed[p] + j, pname);
+			done = try_elems(&e) == NULL ? chunk - sfk_sub.trailing[p] : 0;
+			MemoryContextSwitchTo(TopMemoryContext);
+			sfk_commit_tx();
+			MemoryContextReset(chunkcxt);
+			if (done < chunk)
+				break;
+			sfk_sub.consumed[p] += chunk;
+			sfk_sub.pending[p] -= chunk;
+		}
+	}
+	return true;
+}
+
+/*
  * One batch, in one transaction.  Returns false when the worker is to
  * stop (subscription gone or paused, or stopped on a bad message).
  */
@@ -347,7 +409,7 @@ bool
 sfk_run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 {
 	int64	   *consumed;
-	int		   *pending;
+	int64	   *pending;
 	int64	   *maxts;
 	Datum	   *pnames;
 	Elems		e;
@@ -367,6 +429,8 @@ sfk_run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 	if (n == 0 && !TimestampDifferenceExceeds(last_tx, now, 1000))
 		return true;
 	last_tx = now;
+	if (n > 0 && !deliver_skipped(msgs, n, batchcxt))
+		return false;
 	sfk_begin_tx("streamforge_kafka: batch");
 	if (!sfk_subscription_active())
 	{
@@ -375,7 +439,7 @@ sfk_run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 	}
 	MemoryContextSwitchTo(batchcxt);
 	consumed = palloc(sizeof(int64) * sfk_sub.nparts);
-	pending = palloc(sizeof(int) * sfk_sub.nparts);
+	pending = palloc(sizeof(int64) * sfk_sub.nparts);
 	maxts = palloc(sizeof(int64) * sfk_sub.nparts);
 	newprog = palloc(sizeof(int64) * sfk_sub.nparts);
 	pnames = palloc(sizeof(Datum) * sfk_sub.nparts);
@@ -390,11 +454,14 @@ sfk_run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 
 	if (n > 0)
 	{
-		int			total = n;
+		int64		total = n;
 
+		/* at most batch_size pending offsets each (deliver_skipped) */
 		for (i = 0; i < sfk_sub.nparts; i++)
 			total += pending[i];
-		sfk_elems_init(&e, total);
+		if (total > MaxAllocSize / sizeof(Datum))
+			elog(ERROR, "a batch of " INT64_FORMAT " deliveries is too large", total);
+		sfk_elems_init(&e, (int) total);
 		for (i = 0; i < n; i++)
 		{
 			elems_add_msg(&e, &msgs[i], consumed, pending, pnames);

@@ -203,7 +203,7 @@ extern void sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int np
 
 /* lost.c */
 extern void sfk_skipped_ranges(int32 subscription, int nparts, const int64 *consumed,
-							   int *pending);
+							   int64 *pending);
 
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,

@@ -184,12 +184,15 @@ sfk_skip_lost_offsets(PG_FUNCTION_ARGS)
 }
 
 /*
- * For a worker (SPI connected): pending[i] = the length of the skipped
- * range of Kafka partition i that starts at the pipeline's next offset
- * consumed[i] + 1, else 0.
+ * For a worker (SPI connected): pending[i] = the offsets left of the
+ * skipped range of Kafka partition i that holds the pipeline's next offset
+ * consumed[i] + 1 (from it to the range's end), else 0.  The range starts
+ * there, or before it when a worker delivered part of it and stopped
+ * (batch.c delivers a long range batch_size offsets per transaction).
+ * Of two such ranges (more was lost while one was delivered), the longer.
  */
 void
-sfk_skipped_ranges(int32 subscription, int nparts, const int64 *consumed, int *pending)
+sfk_skipped_ranges(int32 subscription, int nparts, const int64 *consumed, int64 *pending)
 {
 	Datum		arg = Int32GetDatum(subscription);
 	Oid			type = INT4OID;
@@ -197,7 +200,7 @@ sfk_skipped_ranges(int32 subscription, int nparts, const int64 *consumed, int *p
 	int			ret;
 	uint64		r;
 
-	memset(pending, 0, sizeof(int) * nparts);
+	memset(pending, 0, sizeof(int64) * nparts);
 	sfk_become_owner(&saved);
 	ret = SPI_execute_with_args("SELECT k.kafka_partition, k.from_offset, k.to_offset "
 								"FROM streamforge_kafka.skipped_offsets AS k "
@@ -213,8 +216,8 @@ sfk_skipped_ranges(int32 subscription, int nparts, const int64 *consumed, int *p
 		int64		from = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
 		int64		to = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3, &isnull));
 
-		if (part >= 0 && part < nparts && from == consumed[part] + 1 &&
-			to - from + 1 <= PG_INT32_MAX)
-			pending[part] = (int) (to - from + 1);
+		if (part >= 0 && part < nparts && from <= consumed[part] + 1 &&
+			consumed[part] + 1 <= to)
+			pending[part] = Max(pending[part], to - consumed[part]);
 	}
 }

@@ -494,7 +494,7 @@ load_subscription(void)
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	sfk_sub.pnames = palloc(sizeof(char *) * sfk_sub.nparts);
 	sfk_sub.consumed = palloc(sizeof(int64) * sfk_sub.nparts);
-	sfk_sub.pending = palloc0(sizeof(int) * sfk_sub.nparts);
+	sfk_sub.pending = palloc0(sizeof(int64) * sfk_sub.nparts);
 	sfk_sub.progress = palloc(sizeof(int64) * sfk_sub.nparts);
 	sfk_sub.hw_saved = palloc(sizeof(int64) * sfk_sub.nparts);
 	for (i = 0; i < sfk_sub.nparts; i++)

@@ -38,7 +38,7 @@ typedef struct SfkSub
 	int		   *trailing;		/* non-matching offsets left by a run */
 	char	  **pnames;			/* pipeline partition of each Kafka partition */
 	int64	   *consumed;		/* the pipeline's consumed offset */
-	int		   *pending;		/* skipped offsets after it, not consumed yet */
+	int64	   *pending;		/* skipped offsets after it, not consumed yet */
 	int64	   *progress;		/* progress last reported, or INT64_MIN */
 	int64	   *hw_saved;		/* high watermark last recorded, or -1 */
 	int			retries;		/* failures before this start */

@@ -48,6 +48,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "lib/ilist.h"
@@ -125,6 +126,9 @@ typedef struct JoinLookup
 {
 	LocalTransactionId lxid;	/* the statement it was checked for */
 	CommandId	cid;
+	char		pipeline[NAMEDATALEN * 2];	/* the arguments it was set up */
+	int32		join;			/* for: a direct call may change them */
+	char		column[NAMEDATALEN * 2];	/* between rows */
 	Oid			dim;
 	Oid			index;
 	int			nkeys;
@@ -138,6 +142,8 @@ typedef struct JoinLookup
 	AttrNumber	valid_range;
 	TypeCacheEntry *range_tc;
 	bool		event_time;
+	ScanDirection dir;			/* of the probe: the latest start first if
+								 * the validity has no end */
 	TupleDesc	desc;			/* the dimension's, for the row slots */
 	JoinStats  *stats;
 	JoinScan   *scan;			/* NULL until the first probe */
@@ -299,6 +305,40 @@ stats_entry(const char *pipeline, int join, const char *relation)
 	return e;
 }
 
+/* The index of a join is no longer the one its aggregate was made with */
+static void
+index_changed(const char *index, const char *pipeline)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the index %s of aggregate \"%s\" changed", index, pipeline),
+			 errhint("Recreate the aggregate.")));
+}
+
+/*
+ * The number of a validity column named by the spec (0 if the spec names
+ * none), checked to still exist with its type: a column renamed, dropped
+ * or retyped since the aggregate was made would otherwise be read as
+ * column 0, or a text as a timestamp.
+ */
+static AttrNumber
+validity_column(Oid dim, const char *name, Oid type, const char *relation,
+				const char *pipeline)
+{
+	AttrNumber	att;
+
+	if (name == NULL)
+		return 0;
+	att = get_attnum(dim, name);
+	if (att <= 0 || get_atttype(dim, att) != type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("validity column \"%s\" of table %s joined by aggregate \"%s\" was dropped, renamed or changed type",
+						name, relation, pipeline),
+				 errhint("Recreate the aggregate.")));
+	return att;
+}
+
 /*
  * The checks of a statement and the lookup's setup (see the top of the
  * file).  column is NULL for join_found.
@@ -325,7 +365,10 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	ListCell   *lc;
 
 	if (relation == NULL || index == NULL || creator == NULL || keys == NIL)
-		elog(ERROR, "streamforge: join %d of aggregate \"%s\" is malformed", join, pipeline);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("join %d of aggregate \"%s\" is malformed", join, pipeline),
+				 errhint("Recreate the aggregate.")));
 
 	/* the caller may ingest into the pipeline (as its trigger does) */
 	sf_persist_get_acl(pipeline, false, &acl);
@@ -335,7 +378,10 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	lk->index = relation_named(index);
 	creator_id = get_role_oid(creator, false);
 	if (get_rel_relkind(lk->dim) != RELKIND_RELATION)
-		elog(ERROR, "streamforge: dimension %s of aggregate \"%s\" is not a table", relation, pipeline);
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("dimension %s of aggregate \"%s\" is not a table", relation, pipeline),
+				 errhint("Recreate the aggregate.")));
 	if (sf_aggregate_row_security(lk->dim))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -366,7 +412,7 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 					 errmsg("aggregate \"%s\" does not read column \"%s\" of table %s",
 							pipeline, column, relation)));
 		lk->attnum = get_attnum(lk->dim, column);
-		if (lk->attnum == InvalidAttrNumber ||
+		if (lk->attnum <= 0 ||
 			get_atttype(lk->dim, lk->attnum) != get_fn_expr_argtype(fcinfo->flinfo, 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -374,10 +420,16 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 							column, relation, pipeline),
 					 errhint("Recreate the aggregate.")));
 	}
-	lk->valid_from = vf ? get_attnum(lk->dim, vf) : 0;
-	lk->valid_to = vt ? get_attnum(lk->dim, vt) : 0;
-	lk->valid_range = vr ? get_attnum(lk->dim, vr) : 0;
+	lk->valid_from = validity_column(lk->dim, vf, TIMESTAMPTZOID, relation, pipeline);
+	lk->valid_to = validity_column(lk->dim, vt, TIMESTAMPTZOID, relation, pipeline);
+	lk->valid_range = validity_column(lk->dim, vr, TSTZRANGEOID, relation, pipeline);
 	lk->event_time = vf != NULL || vr != NULL;
+	/* as of event time, the validity's start at least (aggregate_join.c) */
+	if (lk->event_time && lk->valid_from == 0 && lk->valid_range == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("join %d of aggregate \"%s\" is malformed", join, pipeline),
+				 errhint("Recreate the aggregate.")));
 	if (lk->valid_range)
 		lk->range_tc = lookup_type_cache(get_atttype(lk->dim, lk->valid_range),
 										 TYPECACHE_RANGE_INFO);
@@ -386,12 +438,14 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	lk->nkeys = list_length(keys);
 	lk->keyarg = keyarg;
 	if (nargs - keyarg != lk->nkeys || lk->nkeys > INDEX_MAX_KEYS)
-		elog(ERROR, "streamforge: join %d of aggregate \"%s\" takes %d keys, not %d",
-			 join, pipeline, lk->nkeys, nargs - keyarg);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("join %d of aggregate \"%s\" takes %d keys, not %d",
+						join, pipeline, lk->nkeys, nargs - keyarg)));
 	idx = index_open(lk->index, AccessShareLock);
 	if (idx->rd_index->indrelid != lk->dim || !idx->rd_index->indisunique ||
 		idx->rd_index->indnkeyatts < lk->nkeys)
-		elog(ERROR, "streamforge: the index %s of aggregate \"%s\" changed", index, pipeline);
+		index_changed(index, pipeline);
 	for (int i = 0; i < lk->nkeys; i++)
 	{
 		Oid			right = get_fn_expr_argtype(fcinfo->flinfo, keyarg + i);
@@ -401,11 +455,34 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 
 		if (idx->rd_index->indkey.values[i] != get_attnum(lk->dim, (char *) list_nth(keys, i)) ||
 			!OidIsValid(opno))
-			elog(ERROR, "streamforge: the index %s of aggregate \"%s\" changed", index, pipeline);
+			index_changed(index, pipeline);
 		get_typlenbyval(right, &lk->keylen[i], &lk->keybyval[i]);
 		ScanKeyEntryInitialize(&lk->keys[i], 0, i + 1, BTEqualStrategyNumber,
 							   right, idx->rd_indcollation[i], get_opcode(opno),
 							   (Datum) 0);
+	}
+
+	/*
+	 * A validity with a start and no end ("d.valid_from <= c.at"): every
+	 * version that started by the event's time satisfies it, and the one
+	 * meant is the latest of them, as of the event's time.  The index is
+	 * (keys, valid_from) (aggregate_join.c), so the probe reads the
+	 * versions latest first and takes the first that started by then.
+	 * Otherwise the versions are read in the index's order and the first
+	 * valid one wins.
+	 */
+	lk->dir = ForwardScanDirection;
+	if (lk->valid_from != 0 && lk->valid_to == 0)
+	{
+		int			pos = -1;
+
+		for (int i = lk->nkeys; i < idx->rd_index->indnkeyatts; i++)
+			if (idx->rd_index->indkey.values[i] == lk->valid_from)
+				pos = i;
+		if (pos < 0)
+			index_changed(index, pipeline);
+		if ((idx->rd_indoption[pos] & INDOPTION_DESC) == 0)
+			lk->dir = BackwardScanDirection;
 	}
 	index_close(idx, AccessShareLock);
 	heap = table_open(lk->dim, AccessShareLock);
@@ -413,6 +490,9 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	lk->desc = CreateTupleDescCopyConstr(RelationGetDescr(heap));
 	table_close(heap, AccessShareLock);
 	lk->stats = stats_entry(pipeline, join, relation);
+	strlcpy(lk->pipeline, pipeline, sizeof(lk->pipeline));
+	lk->join = join;
+	strlcpy(lk->column, column ? column : "", sizeof(lk->column));
 	lk->lxid = MyProc->lxid;
 	lk->cid = GetCurrentCommandId(false);
 	MemoryContextSwitchTo(old);
@@ -654,7 +734,7 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 			index_rescan(js->scan, sk, lk->nkeys, NULL, 0);
 			rescanned = true;
 		}
-		got = index_getnext_slot(js->scan, ForwardScanDirection, js->slot);
+		got = index_getnext_slot(js->scan, lk->dir, js->slot);
 		MemoryContextSwitchTo(old);
 		if (!got)
 			break;
@@ -686,7 +766,21 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	return rs;
 }
 
-/* The call site's lookup, checked for this statement */
+/* Whether a text argument is the string s */
+static bool
+arg_is(FunctionCallInfo fcinfo, int arg, const char *s)
+{
+	text	   *t = PG_GETARG_TEXT_PP(arg);
+	size_t		len = VARSIZE_ANY_EXHDR(t);
+
+	return strlen(s) == len && memcmp(VARDATA_ANY(t), s, len) == 0;
+}
+
+/*
+ * The call site's lookup, checked for this statement and these arguments
+ * (the attachment's calls pass constants; a direct call may pass others
+ * row by row, each checked)
+ */
 static JoinLookup *
 lookup_of(FunctionCallInfo fcinfo, int first, int columnarg, int keyarg)
 {
@@ -701,8 +795,14 @@ lookup_of(FunctionCallInfo fcinfo, int first, int columnarg, int keyarg)
 		lk = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(JoinLookup));
 		fcinfo->flinfo->fn_extra = lk;
 	}
+	if (columnarg >= 0 && PG_ARGISNULL(columnarg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("column must not be null")));
 	if (lk->lxid != MyProc->lxid || lk->cid != GetCurrentCommandId(false) ||
-		lk->stats == NULL)
+		lk->stats == NULL || lk->join != PG_GETARG_INT32(first + 1) ||
+		!arg_is(fcinfo, first, lk->pipeline) ||
+		(columnarg >= 0 && !arg_is(fcinfo, columnarg, lk->column)))
 		lookup_setup(fcinfo, lk, text_to_cstring(PG_GETARG_TEXT_PP(first)),
 					 PG_GETARG_INT32(first + 1),
 					 columnarg < 0 ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(columnarg)),
@@ -722,10 +822,6 @@ sf_join_value(PG_FUNCTION_ARGS)
 	bool		isnull;
 	Form_pg_attribute att;
 
-	if (PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("column must not be null")));
 	lk = lookup_of(fcinfo, 1, 3, 5);
 	rs = probe(fcinfo, lk, 4);
 	if (rs == NULL || !rs->found)
