@@ -79,6 +79,19 @@ SELECT streamforge_internal.join_value(NULL::text, 'by_band', 1, c,
                                        '2026-12-01 12:00:30'::timestamptz, 1)
   FROM (VALUES ('band'), ('sku')) AS v(c);
 
+-- 4. a dimension with inheritance children: its index does not hold
+-- their rows, so it is refused (0A000) unless joined ONLY
+CREATE TABLE dim_parent (k integer PRIMARY KEY, v text);
+CREATE TABLE dim_child () INHERITS (dim_parent);
+SELECT streamforge.create_aggregate('by_inh', $$
+    SELECT d.v, count(*) AS n FROM sales s JOIN dim_parent d ON d.k = s.sku
+     GROUP BY d.v, streamforge.tumble(s.at, interval '1 minute') $$);
+SELECT streamforge.create_aggregate('by_inh', $$
+    SELECT d.v, count(*) AS n FROM sales s JOIN ONLY dim_parent d ON d.k = s.sku
+     GROUP BY d.v, streamforge.tumble(s.at, interval '1 minute') $$);
+SELECT streamforge.drop_aggregate('by_inh');
+DROP TABLE dim_child, dim_parent;
+
 SELECT streamforge.drop_aggregate('by_band');
 SELECT streamforge.drop_aggregate('by_band_desc');
 SELECT streamforge.drop_aggregate('by_section');

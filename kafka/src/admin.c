@@ -82,6 +82,24 @@ sfk_restore_user(SfkSavedUser *saved)
 	SetUserIdAndSecContext(saved->userid, saved->sec_context);
 }
 
+/*
+ * Runs a statement on the extension's tables as their owner: the role a
+ * worker runs as has no privilege on them but SELECT (admin.c).  The
+ * statements are fixed and schema-qualified.
+ */
+int
+sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
+			 const char *nulls, bool read_only, long count)
+{
+	SfkSavedUser saved;
+	int			ret;
+
+	sfk_become_owner(&saved);
+	ret = SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, count);
+	sfk_restore_user(&saved);
+	return ret;
+}
+
 /* A Kafka topic name: 1 to 249 of [a-zA-Z0-9._-] (22023). */
 void
 sfk_check_topic(const char *topic)

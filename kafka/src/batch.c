@@ -587,17 +587,6 @@ sfk_stop_lost_offsets(void)
 			 errhint("The subscription is paused. See \"Lost offsets\" in docs/kafka.md.")));
 	sfk_begin_tx("streamforge_kafka: lost offsets");
 	if (sfk_subscription_active())
-	{
-		Datum		args[2];
-		Oid			types[2] = {INT4OID, TEXTOID};
-
-		args[0] = Int32GetDatum(sfk_sub.id);
-		args[1] = CStringGetTextDatum(error);
-		if (sfk_spi_as_owner("UPDATE streamforge_kafka.subscription AS s "
-						 "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
-						 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not pause subscription %d", sfk_sub.id);
-		sfk_put_status("offsets lost", error, 0, 0);
-	}
+		sfk_pause_subscription(error, "offsets lost");
 	sfk_commit_tx();
 }

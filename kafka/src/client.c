@@ -107,20 +107,18 @@ sfk_count_partitions(rd_kafka_t *rk, const char *topic, int timeout_ms,
 }
 
 /*
- * The partition count of a topic, asked of the cluster (10 seconds at
- * most) with the options role may set: 08006 when the cluster cannot be
- * reached, 22023 when the topic does not exist.
+ * A short-lived client of the cluster for one question (a backend's SQL
+ * call), with the options the role may set and its log served
  */
-int
-sfk_topic_partition_count(const char *brokers, const char *topic,
-						  Jsonb *options, bool superuser)
+rd_kafka_t *
+sfk_oneshot_client(rd_kafka_type_t type, const char *brokers, Jsonb *options,
+				   bool superuser)
 {
 	rd_kafka_conf_t *conf = sfk_make_conf(brokers, options, NULL, superuser);
 	char		errstr[512];
 	rd_kafka_t *rk;
-	int			n;
 
-	rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+	rk = rd_kafka_new(type, conf, errstr, sizeof(errstr));
 	if (rk == NULL)
 	{
 		rd_kafka_conf_destroy(conf);
@@ -129,11 +127,33 @@ sfk_topic_partition_count(const char *brokers, const char *topic,
 				 errmsg("could not create a Kafka client: %s", errstr)));
 	}
 	sfk_serve_log(rk);
-	n = sfk_count_partitions(rk, topic, 10000, errstr, sizeof(errstr));
-	/* the log lines queued meanwhile */
+	return rk;
+}
+
+/* Ends a client of sfk_oneshot_client, with the log lines it queued */
+void
+sfk_oneshot_done(rd_kafka_t *rk)
+{
 	(void) rd_kafka_poll(rk, 0);
 	rd_kafka_destroy(rk);
 	sfk_log_flush();
+}
+
+/*
+ * The partition count of a topic, asked of the cluster (10 seconds at
+ * most) with the options role may set: 08006 when the cluster cannot be
+ * reached, 22023 when the topic does not exist.
+ */
+int
+sfk_topic_partition_count(const char *brokers, const char *topic,
+						  Jsonb *options, bool superuser)
+{
+	rd_kafka_t *rk = sfk_oneshot_client(RD_KAFKA_PRODUCER, brokers, options, superuser);
+	char		errstr[512];
+	int			n;
+
+	n = sfk_count_partitions(rk, topic, 10000, errstr, sizeof(errstr));
+	sfk_oneshot_done(rk);
 	if (n < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),

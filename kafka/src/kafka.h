@@ -208,6 +208,9 @@ extern void sfk_skipped_ranges(int32 subscription, int nparts, const int64 *cons
 /* client.c */
 extern rd_kafka_conf_t *sfk_make_conf(const char *brokers, Jsonb *options,
 									  const char *group_id, bool superuser);
+extern rd_kafka_t *sfk_oneshot_client(rd_kafka_type_t type, const char *brokers,
+									  Jsonb *options, bool superuser);
+extern void sfk_oneshot_done(rd_kafka_t *rk);
 extern int	sfk_topic_partition_count(const char *brokers, const char *topic,
 									  Jsonb *options, bool superuser);
 extern int	sfk_count_partitions(rd_kafka_t *rk, const char *topic,
@@ -227,6 +230,8 @@ typedef struct SfkSavedUser
 } SfkSavedUser;
 
 extern void sfk_become_owner(SfkSavedUser *saved);
+extern int	sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
+							 const char *nulls, bool read_only, long count);
 extern void sfk_restore_user(SfkSavedUser *saved);
 extern void sfk_check_topic(const char *topic);
 extern void sfk_check_brokers(const char *brokers);

@@ -34,24 +34,11 @@ static void
 partition_bounds(const char *brokers, const char *topic, int part, Jsonb *options,
 				 bool superuser, int64 *lo, int64 *hi)
 {
-	rd_kafka_conf_t *conf = sfk_make_conf(brokers, options, NULL, superuser);
-	char		errstr[512];
-	rd_kafka_t *rk;
+	rd_kafka_t *rk = sfk_oneshot_client(RD_KAFKA_CONSUMER, brokers, options, superuser);
 	rd_kafka_resp_err_t err;
 
-	rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-	if (rk == NULL)
-	{
-		rd_kafka_conf_destroy(conf);
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("could not create a Kafka client: %s", errstr)));
-	}
-	sfk_serve_log(rk);
 	err = rd_kafka_query_watermark_offsets(rk, topic, part, lo, hi, 10000);
-	(void) rd_kafka_poll(rk, 0);
-	rd_kafka_destroy(rk);
-	sfk_log_flush();
+	sfk_oneshot_done(rk);
 	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
@@ -72,7 +59,6 @@ sfk_skip_lost_offsets(PG_FUNCTION_ARGS)
 	int32		part = PG_GETARG_INT32(2);
 	Datum		args[9];
 	Oid			types[9] = {TEXTOID, TEXTOID, OIDOID};
-	SfkSavedUser saved;
 	bool		isnull;
 	int32		id;
 	char	   *brokers;
@@ -90,15 +76,14 @@ sfk_skip_lost_offsets(PG_FUNCTION_ARGS)
 	args[0] = CStringGetTextDatum(pipeline);
 	args[1] = CStringGetTextDatum(topic);
 	args[2] = ObjectIdGetDatum(GetUserId());
-	SPI_connect();
-	sfk_become_owner(&saved);
-	ret = SPI_execute_with_args("SELECT s.id, s.brokers, s.partition_prefix, s.kafka_partitions, "
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "could not connect to SPI");
+	ret = sfk_spi_as_owner("SELECT s.id, s.brokers, s.partition_prefix, s.kafka_partitions, "
 								"s.paused, s.role, s.options FROM streamforge_kafka.subscription AS s "
 								"WHERE s.pipeline OPERATOR(pg_catalog.=) $1 "
 								"AND s.topic OPERATOR(pg_catalog.=) $2 "
 								"AND pg_catalog.pg_has_role($3, s.role, 'USAGE') FOR UPDATE",
-								3, types, args, NULL, false, 1);
-	sfk_restore_user(&saved);
+						   3, types, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read the subscription");
 	if (SPI_processed == 0)
@@ -142,9 +127,9 @@ sfk_skip_lost_offsets(PG_FUNCTION_ARGS)
 	if (lo <= from)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("partition %d of topic \"%s\" lost no offset: the pipeline's next offset is "
-						INT64_FORMAT ", the partition holds offsets " INT64_FORMAT " to " INT64_FORMAT,
-						part, topic, from, lo, hi - 1),
+				 errmsg("partition %d of topic \"%s\" lost no offset", part, topic),
+				 errdetail("The pipeline's next offset is " INT64_FORMAT "; the partition holds offsets "
+						   INT64_FORMAT " to " INT64_FORMAT ".", from, lo, hi - 1),
 				 errhint("Resume the subscription: SELECT streamforge_kafka.resume(%s, %s);",
 						 quote_literal_cstr(pipeline), quote_literal_cstr(topic))));
 
@@ -162,16 +147,14 @@ sfk_skip_lost_offsets(PG_FUNCTION_ARGS)
 		iargs[5] = Int64GetDatum(lo - 1);
 		iargs[6] = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
 		iargs[7] = ObjectIdGetDatum(role);
-		sfk_become_owner(&saved);
-		ret = SPI_execute_with_args("INSERT INTO streamforge_kafka.skipped_offsets AS k "
+		ret = sfk_spi_as_owner("INSERT INTO streamforge_kafka.skipped_offsets AS k "
 									"(subscription, pipeline, topic, kafka_partition, from_offset, "
 									"to_offset, skipped_by, role) "
 									"VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
 									"ON CONFLICT (subscription, kafka_partition, from_offset) DO UPDATE "
 									"SET to_offset = EXCLUDED.to_offset, skipped_by = EXCLUDED.skipped_by, "
 									"skipped_at = pg_catalog.now()",
-									8, itypes, iargs, NULL, false, 0);
-		sfk_restore_user(&saved);
+							   8, itypes, iargs, NULL, false, 0);
 		if (ret != SPI_OK_INSERT)
 			elog(ERROR, "could not record the skipped offsets");
 	}
@@ -196,17 +179,14 @@ sfk_skipped_ranges(int32 subscription, int nparts, const int64 *consumed, int64 
 {
 	Datum		arg = Int32GetDatum(subscription);
 	Oid			type = INT4OID;
-	SfkSavedUser saved;
 	int			ret;
 	uint64		r;
 
 	memset(pending, 0, sizeof(int64) * nparts);
-	sfk_become_owner(&saved);
-	ret = SPI_execute_with_args("SELECT k.kafka_partition, k.from_offset, k.to_offset "
+	ret = sfk_spi_as_owner("SELECT k.kafka_partition, k.from_offset, k.to_offset "
 								"FROM streamforge_kafka.skipped_offsets AS k "
 								"WHERE k.subscription OPERATOR(pg_catalog.=) $1",
-								1, &type, &arg, NULL, true, 0);
-	sfk_restore_user(&saved);
+						   1, &type, &arg, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read the skipped offsets");
 	for (r = 0; r < SPI_processed; r++)

@@ -110,24 +110,6 @@ destroy_consumer(int code, Datum arg)
 /* Transactions and status                                            */
 /* ---------------------------------------------------------------- */
 
-/*
- * Runs a statement on the extension's tables as their owner: the role a
- * worker runs as has no privilege on them but SELECT (admin.c).  The
- * statements are fixed and schema-qualified.
- */
-int
-sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
-			 const char *nulls, bool read_only, long count)
-{
-	SfkSavedUser saved;
-	int			ret;
-
-	sfk_become_owner(&saved);
-	ret = SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, count);
-	sfk_restore_user(&saved);
-	return ret;
-}
-
 void
 sfk_begin_tx(const char *what)
 {
@@ -230,6 +212,16 @@ set_status(const char *state, const char *error, int retries, int backoff_ms)
 void
 sfk_stop_subscription(const char *error)
 {
+	sfk_pause_subscription(error, "stopped");
+}
+
+/*
+ * Pauses the subscription with error (in the current transaction) and
+ * records the worker's state
+ */
+void
+sfk_pause_subscription(const char *error, const char *state)
+{
 	Datum		args[2];
 	Oid			types[2] = {INT4OID, TEXTOID};
 
@@ -238,8 +230,8 @@ sfk_stop_subscription(const char *error)
 	if (sfk_spi_as_owner("UPDATE streamforge_kafka.subscription AS s "
 							  "SET paused = true, error = $2 WHERE s.id OPERATOR(pg_catalog.=) $1",
 							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not stop subscription %d", sfk_sub.id);
-	sfk_put_status("stopped", error, 0, 0);
+		elog(ERROR, "could not pause subscription %d", sfk_sub.id);
+	sfk_put_status(state, error, 0, 0);
 }
 
 /* Waits ms milliseconds, answering interrupts and reloads. */

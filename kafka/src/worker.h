@@ -52,14 +52,13 @@ extern bool sfk_outage;
 extern char sfk_outage_reason[512];
 
 /* worker.c */
-extern int	sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
-							 const char *nulls, bool read_only, long count);
 extern void sfk_begin_tx(const char *what);
 extern void sfk_commit_tx(void);
 extern bool sfk_subscription_active(void);
 extern void sfk_put_status(const char *state, const char *error, int retries,
 						   int backoff_ms);
 extern void sfk_stop_subscription(const char *error);
+extern void sfk_pause_subscription(const char *error, const char *state);
 
 /* batch.c */
 extern int	sfk_collect(Msg *msgs);

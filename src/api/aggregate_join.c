@@ -54,6 +54,7 @@
 #include "catalog/pg_collation.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "lib/stringinfo.h"
@@ -487,6 +488,10 @@ collect(JoinCtx *cx, Query *q, Node *n)
 		refuse_join("joined \"%s\" must be a plain table", get_rel_name(rte->relid));
 	if (rte->tablesample != NULL)
 		refuse_join("TABLESAMPLE is not supported");
+	/* the lookup reads the table's own index, not its children's rows */
+	if (rte->inh && has_subclass(rte->relid))
+		refuse_join("joined \"%s\" has inheritance children, whose rows a lookup of its index would miss: join ONLY \"%s\"",
+					get_rel_name(rte->relid), get_rel_name(rte->relid));
 	if (sf_aggregate_row_security(rte->relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -100,23 +100,30 @@ hash_tag(uint32 hash)
  * kernel, no transparent huge pages) are ignored: the memory is faulted in
  * as it is used, as before.  The caller writes the memory soon anyway.
  */
-void
-sf_mem_prefault(void *ptr, Size len)
+static void
+prefault_pages(void *ptr, Size len, Size min_len)
 {
 #if defined(MADV_POPULATE_WRITE) || defined(MADV_HUGEPAGE)
 	uintptr_t	page = 4096;
 	uintptr_t	start = ((uintptr_t) ptr + page - 1) & ~(page - 1);
 	uintptr_t	end = ((uintptr_t) ptr + len) & ~(page - 1);
 
-	if (len < 1024 * 1024 || end <= start)
+	if (len < min_len || end <= start)
 		return;
 #ifdef MADV_HUGEPAGE
-	(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+	if (end - start >= 2 * 1024 * 1024)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
 #endif
 #ifdef MADV_POPULATE_WRITE
 	(void) madvise((void *) start, end - start, MADV_POPULATE_WRITE);
 #endif
 #endif
+}
+
+void
+sf_mem_prefault(void *ptr, Size len)
+{
+	prefault_pages(ptr, len, 1024 * 1024);
 }
 
 /*
@@ -370,21 +377,7 @@ seg_grow_at(int index, uint32 cap)
 static void
 seg_prefault(void *ptr, Size len)
 {
-#if defined(MADV_POPULATE_WRITE) || defined(MADV_HUGEPAGE)
-	uintptr_t	page = 4096;
-	uintptr_t	start = ((uintptr_t) ptr + page - 1) & ~(page - 1);
-	uintptr_t	end = ((uintptr_t) ptr + len) & ~(page - 1);
-
-	if (end <= start)
-		return;
-#ifdef MADV_HUGEPAGE
-	if (end - start >= 2 * 1024 * 1024)
-		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
-#endif
-#ifdef MADV_POPULATE_WRITE
-	(void) madvise((void *) start, end - start, MADV_POPULATE_WRITE);
-#endif
-#endif
+	prefault_pages(ptr, len, 0);
 }
 
 /*
