@@ -61,11 +61,18 @@ SELECT page, country, window_start, clicks, revenue, final
 SELECT late_seq, page, country, event_time, value, watermark, event_id
   FROM clicks_per_minute_late;
 
--- key and time filters are index conditions of the aggregate's index
+-- key and time filters are index conditions of the aggregate's index.
+-- What is shown is that the index can serve the view's filters: in a
+-- database other tests filled (installcheck's), the planner may prefer a
+-- scan or the shared table's own index, so both are out of its way here
+BEGIN;
+DROP INDEX streamforge.results_address;
+SET LOCAL enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM clicks_per_minute
  WHERE page = '/home' AND window_start >= now() - interval '1 hour';
 EXPLAIN (COSTS OFF) SELECT * FROM clicks_per_minute
  WHERE page = '/home' AND country = 'FR';
+ROLLBACK;
 SELECT pg_catalog.pg_get_indexdef(i.indexrelid) FROM pg_catalog.pg_index AS i
  WHERE i.indrelid = 'streamforge.results'::regclass
    AND i.indexrelid::regclass::text LIKE 'streamforge.results_aggregate_%';

@@ -94,3 +94,8 @@ SELECT pg_temp.try($$SELEC count(*)$$) AS syntax_error;
 SELECT count(*) AS pipelines FROM streamforge.pipeline;
 SELECT count(*) AS aggregates FROM streamforge.aggregate;
 SELECT count(*) AS attachments FROM streamforge.attachments;
+
+-- its tables go, for a later test that names its own ev (installcheck
+-- runs every test in one database)
+DROP VIEW ev_view;
+DROP TABLE ev, other, ev_parted, ev_rls;

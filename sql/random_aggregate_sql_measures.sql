@@ -35,7 +35,7 @@ SELECT streamforge.create_aggregate('rndm_hop', $$
 $$, lateness => interval '1 day');
 -- both are measures pipelines (three and four measures)
 SELECT pipeline, pg_catalog.array_length(pg_catalog.string_to_array(value, ','), 1) AS measures
-  FROM streamforge.attachments ORDER BY pipeline;
+  FROM streamforge.attachments WHERE pipeline LIKE 'rndm%' ORDER BY pipeline;
 
 -- the oracles: plain GROUP BY queries over the table, as text
 CREATE FUNCTION pg_temp.wm(p text) RETURNS timestamptz LANGUAGE sql AS $$
