@@ -129,6 +129,8 @@ typedef struct JoinLookup
 	char		pipeline[NAMEDATALEN * 2];	/* the arguments it was set up */
 	int32		join;			/* for: a direct call may change them */
 	char		column[NAMEDATALEN * 2];	/* between rows */
+	size_t		pipeline_len;
+	size_t		column_len;
 	Oid			dim;
 	Oid			index;
 	int			nkeys;
@@ -493,6 +495,8 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	strlcpy(lk->pipeline, pipeline, sizeof(lk->pipeline));
 	lk->join = join;
 	strlcpy(lk->column, column ? column : "", sizeof(lk->column));
+	lk->pipeline_len = strlen(lk->pipeline);
+	lk->column_len = strlen(lk->column);
 	lk->lxid = MyProc->lxid;
 	lk->cid = GetCurrentCommandId(false);
 	MemoryContextSwitchTo(old);
@@ -766,14 +770,13 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	return rs;
 }
 
-/* Whether a text argument is the string s */
+/* Whether a text argument is the string s of slen bytes */
 static bool
-arg_is(FunctionCallInfo fcinfo, int arg, const char *s)
+arg_is(FunctionCallInfo fcinfo, int arg, const char *s, size_t slen)
 {
 	text	   *t = PG_GETARG_TEXT_PP(arg);
-	size_t		len = VARSIZE_ANY_EXHDR(t);
 
-	return strlen(s) == len && memcmp(VARDATA_ANY(t), s, len) == 0;
+	return VARSIZE_ANY_EXHDR(t) == slen && memcmp(VARDATA_ANY(t), s, slen) == 0;
 }
 
 /*
@@ -801,8 +804,8 @@ lookup_of(FunctionCallInfo fcinfo, int first, int columnarg, int keyarg)
 				 errmsg("column must not be null")));
 	if (lk->lxid != MyProc->lxid || lk->cid != GetCurrentCommandId(false) ||
 		lk->stats == NULL || lk->join != PG_GETARG_INT32(first + 1) ||
-		!arg_is(fcinfo, first, lk->pipeline) ||
-		(columnarg >= 0 && !arg_is(fcinfo, columnarg, lk->column)))
+		!arg_is(fcinfo, first, lk->pipeline, lk->pipeline_len) ||
+		(columnarg >= 0 && !arg_is(fcinfo, columnarg, lk->column, lk->column_len)))
 		lookup_setup(fcinfo, lk, text_to_cstring(PG_GETARG_TEXT_PP(first)),
 					 PG_GETARG_INT32(first + 1),
 					 columnarg < 0 ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(columnarg)),
