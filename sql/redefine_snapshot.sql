@@ -73,8 +73,8 @@ SELECT * FROM rds_format();
 SELECT streamforge.checkpoint('rds') = c AS same_state
   FROM rds_before WHERE step = 'journal';
 
--- with a retention the snapshot is the canonical checkpoint, as after a
--- compaction; removing the retention makes it binary again
+-- with a retention the snapshot is binary too (format 3), as after a
+-- compaction; removing the retention keeps it binary
 SELECT count(*) FROM streamforge.set_retention('rds', 1000);
 SELECT * FROM rds_format();
 INSERT INTO rds_before VALUES ('retention', streamforge.checkpoint('rds'));

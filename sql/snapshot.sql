@@ -1,6 +1,7 @@
 -- snapshot: what persist.c stores as a pipeline's snapshot (src/codec/snapshot.c).
--- Without retention it is a binary image that a cold load copies back
--- without a parse; with retention, and from 0.1.0, it is a checkpoint.
+-- It is a binary image that a cold load copies back without a parse
+-- (format 3 with retention or measures: until 0.3.0 theirs was a
+-- checkpoint); from 0.1.0 it is a checkpoint, which still loads.
 -- Either way a new connection resumes exactly where the last one left off.
 
 -- a pipeline with every kind of state: two partitions, three window kinds,
@@ -72,7 +73,7 @@ SELECT count(*) FROM streamforge.advance('sn_ref', 'b', 1000);
 \c -
 SELECT streamforge.checkpoint('sn') = streamforge.checkpoint('sn_ref') AS same_state;
 
--- with retention the snapshot stays a checkpoint
+-- with retention the snapshot is binary too (format 3, 0.4.0)
 SELECT streamforge.create_pipeline('sn_r', ARRAY['a'],
     ARRAY[streamforge.fixed('f', 10)], retention => 5);
 SELECT count(*) FROM streamforge.ingest('sn_r', 'a', 0, 'x', 'k', 1, 1);

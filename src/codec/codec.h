@@ -38,8 +38,9 @@ extern SfPipeline *sf_checkpoint_restore(MemoryContext parent,
 extern char *sf_checkpoint_document(const char *data, Size len);
 extern void sf_check_checkpoint_size(const char *data, Size len);
 
-/* snapshot.c: the persisted snapshot (binary, or a checkpoint) */
+/* snapshot.c: the persisted snapshot (binary; from 0.1.0, a checkpoint) */
 extern bytea *sf_snapshot_encode(SfPipeline *p);
+extern uint32 sf_snapshot_version(const SfPipeline *p);
 extern SfPipeline *sf_snapshot_decode(MemoryContext parent,
 									  const SfPipelineDef *def,
 									  const char *data, Size len);

@@ -15,16 +15,17 @@
  * decoder parses JSON, re-derives every live bucket from the identities and
  * re-encodes the whole state to check it (docs/semantics.md, Checkpoints).
  *
- * A pipeline without retention is stored in the binary form below, which a
- * cold load turns into the engine's structures with little more than
- * copies and one hash insert per identity; after a definition change too,
- * so that it loads as fast as after a compaction.  A pipeline with
- * retention keeps the canonical checkpoint as its snapshot (its state is
- * bounded by the horizon anyway), and so does one whose partitions no
- * longer start at offset 0 (a retention removed later leaves them so),
- * which the binary form cannot hold; such snapshots load through the full
- * validation.  The decoder takes both (and a 0.1.0 snapshot is a
- * checkpoint), so nothing needs converting.
+ * Every pipeline is stored in the binary form below, which a cold load
+ * turns into the engine's structures with little more than copies and one
+ * hash insert per identity; after a definition change too, so that it
+ * loads as fast as after a compaction.  Until 0.4.0 a pipeline with
+ * retention or measures, or whose partitions no longer start at offset 0
+ * (a retention removed later leaves them so), kept the canonical
+ * checkpoint as its snapshot, whose decode parses, re-derives and
+ * re-encodes (5-10 us an identity: a measures pipeline of 1M events took
+ * 9-11 s to load; issue 39); they now get version 3.  The decoder takes
+ * every version and a checkpoint (what 0.1.0 - 0.3.0 stored for them),
+ * so nothing needs converting: the next compaction rewrites it.
  *
  * Format (integers little-endian):
  *	magic "SFSNAPB\n", uint32 version (2; 1 still loads), uint32 CRC-32 of
@@ -75,7 +76,9 @@
 #include "engine/engine.h"
 
 #define SNAP_MAGIC		"SFSNAPB\n"
-#define SNAP_VERSION	2		/* written; 1 (0.2.0 - 0.3.0) still loads */
+#define SNAP_VERSION	2		/* written without retention and measures (3
+								 * with them: sf_snapshot_version); 1 (0.2.0 -
+								 * 0.3.0) still loads */
 #define SNAP_HEADER		24
 
 /* ----------------------------------------------------------------
@@ -187,6 +190,20 @@ u32_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Order of two keys (indexes into the SfString * array arg) by their bytes */
+static int
+key_bytes_cmp(const void *a, const void *b, void *arg)
+{
+	SfString  **keys = (SfString **) arg;
+	const SfString *x = keys[*(const int64 *) a];
+	const SfString *y = keys[*(const int64 *) b];
+	int			c = memcmp(x->data, y->data, Min(x->len, y->len));
+
+	if (c != 0)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
 /* Index of an interned key in keys (sorted by address) */
 static uint32
 key_index(SfString **keys, int64 n, const SfString *key)
@@ -209,8 +226,134 @@ key_index(SfString **keys, int64 n, const SfString *key)
 	return 0;					/* keep compiler quiet */
 }
 
+/* The ordinal (position in handle order) of an identity's handle */
+static int64
+handle_ordinal(const uint32 *handles, int64 n, uint32 h, int64 hint)
+{
+	int64		lo = 0,
+				hi = n - 1;
+
+	if (hint >= 0 && hint < n && handles[hint] == h)
+		return hint;
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (handles[mid] == h)
+			return mid;
+		if (handles[mid] < h)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	elog(ERROR, "streamforge: identity handle not remembered");
+	return -1;					/* keep compiler quiet */
+}
+
+/*
+ * Version 3: an identity's measure words (arrival, measures, NULL mask),
+ * after its v2 fields
+ */
+static void
+put_id_measures(StringInfo b, const SfPipeline *p, const SfIdentity *id)
+{
+	const int64 *m = sf_id_measures(p, id);
+
+	for (int i = 0; i <= p->def.measures->width; i++)
+		put_varint(b, zigzag(m[i]));
+}
+
+/* Version 3: a live bucket's ext words, fixed then variable-size */
+static void
+put_bucket_measures(StringInfo b, const SfMeasuresDef *md, const SfAgg *agg)
+{
+	for (int i = 0; i < md->nwords; i++)
+		put_varint(b, zigzag(agg->ext[i]));
+	for (int k = 0; k < md->nvar; k++)
+	{
+		int64	   *words;
+		int64		n = sf_magg_var_words(md, agg->ext, k, &words);
+
+		put_varint(b, (uint64) n);
+		for (int64 i = 0; i < n; i++)
+			put_varint(b, zigzag(words[i]));
+		pfree(words);
+	}
+}
+
+/*
+ * Version 3: the delivery history of a pipeline whose partitions may no
+ * longer start at offset 0 (retention), each slot as the ordinal of its
+ * identity plus one, 0 for a slot that is forgotten (no record, or its
+ * identity below the horizon), as the difference from the one before
+ */
+static void
+put_deliveries_v3(StringInfo b, SfPipeline *p, const uint32 *handles,
+				  int64 nids)
+{
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+		int64		n = part->consumed + 1 - part->base;
+		int64		prev = 0;
+
+		put_u64(b, (uint64) part->base);
+		put_u64(b, (uint64) n);
+		for (int64 o = 0; o < n; o++)
+		{
+			uint32		h = part->deliveries[part->head + o];
+			int64		v = 0;
+
+			if ((o & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (h != 0 && !sf_id_ptr(p, h)->forgotten)
+				v = handle_ordinal(handles, nids, h, prev) + 1;
+			put_varint(b, zigzag(v - prev));
+			prev = v;
+		}
+	}
+}
+
+/*
+ * Version 3: the late rows; one whose identity retention has forgotten
+ * carries its event's event_id, key, time and value (the checkpoint's
+ * rule), the others their identity's ordinal
+ */
+static void
+put_late_v3(StringInfo b, SfPipeline *p, const uint32 *handles, int64 nids)
+{
+	put_u64(b, (uint64) p->nlate);
+	for (int64 k = 0; k < p->nlate; k++)
+	{
+		const SfLateEvent *l = &p->late[k];
+		const SfIdentity *e = l->event;
+
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		put_u32(b, (uint32) l->partition);
+		put_u64(b, (uint64) l->source_offset);
+		put_u64(b, (uint64) l->watermark);
+		put_u8(b, e->forgotten ? 1 : 0);
+		if (e->forgotten)
+		{
+			put_bytes(b, e->event_id, e->event_id_len);
+			put_bytes(b, e->key->data, e->key->len);
+			put_u64(b, (uint64) e->event_time);
+			put_u64(b, (uint64) e->value);
+		}
+		else
+		{
+			uint32		h;
+
+			if (!sf_idtable_lookup(p, e->event_id, e->event_id_len, e->hash, &h))
+				elog(ERROR, "streamforge: late event without identity");
+			put_varint(b, (uint64) handle_ordinal(handles, nids, h, -1));
+		}
+	}
+}
+
 static bytea *
-snapshot_encode_binary(SfPipeline *p)
+snapshot_encode_binary(SfPipeline *p, uint32 version)
 {
 	const SfPipelineDef *def = &p->def;
 	StringInfoData b;
@@ -225,10 +368,12 @@ snapshot_encode_binary(SfPipeline *p)
 	bytea	   *result;
 	uint32		crc;
 	uint64		len;
+	uint32	   *rank = NULL;
+	uint32		ki;
 
 	initStringInfo(&b);
 	appendBinaryStringInfo(&b, SNAP_MAGIC, 8);
-	put_u32(&b, SNAP_VERSION);
+	put_u32(&b, version);
 	put_u32(&b, 0);				/* CRC, below */
 	put_u64(&b, 0);				/* length, below */
 
@@ -250,6 +395,32 @@ snapshot_encode_binary(SfPipeline *p)
 		put_u64(&b, (uint64) w->step);
 		put_u64(&b, (uint64) w->gap);
 	}
+	if (version >= 3)
+	{
+		const SfMeasuresDef *md = def->measures;
+
+		put_u8(&b, def->writers);
+		put_u8(&b, md != NULL);
+		if (md != NULL)
+		{
+			put_u32(&b, md->naggs);
+			for (int i = 0; i < md->naggs; i++)
+			{
+				char	   *sp = sf_agg_spelling(&md->aggs[i], md);
+
+				put_bytes(&b, sp, strlen(sp));
+				pfree(sp);
+			}
+			put_u32(&b, md->nmeasures);
+			for (int i = 0; i < md->nmeasures; i++)
+			{
+				char	   *sp = sf_measure_spelling(md, i);
+
+				put_bytes(&b, sp, strlen(sp));
+				pfree(sp);
+			}
+		}
+	}
 
 	/* clock and counters */
 	put_u8(&b, p->has_watermark);
@@ -262,13 +433,38 @@ snapshot_encode_binary(SfPipeline *p)
 	}
 	put_u64(&b, (uint64) p->seq);
 	put_u64(&b, (uint64) p->late_forgotten);
+	if (version >= 3)
+		put_u64(&b, (uint64) p->arrivals);
 
-	/* keys */
+	/*
+	 * keys: found by address (key_index); version 2 writes them in that
+	 * order, version 3 by their bytes, so that the same state always
+	 * gives the same snapshot (rank: a key's place in that order)
+	 */
 	keys = sf_keys_array(p, &nkeys);
 	if (nkeys > 1)
 		qsort(keys, nkeys, sizeof(SfString *), ptr_cmp);
 	put_u64(&b, (uint64) nkeys);
-	for (int64 k = 0; k < nkeys; k++)
+	if (version >= 3)
+	{
+		int64	   *perm = palloc_extended(Max(nkeys, 1) * sizeof(int64),
+										   MCXT_ALLOC_HUGE);
+
+		rank = palloc_extended(Max(nkeys, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+		for (int64 k = 0; k < nkeys; k++)
+			perm[k] = k;
+		if (nkeys > 1)
+			qsort_arg(perm, nkeys, sizeof(int64), key_bytes_cmp, keys);
+		for (int64 k = 0; k < nkeys; k++)
+		{
+			if ((k & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
+			rank[perm[k]] = (uint32) k;
+			put_bytes(&b, keys[perm[k]]->data, keys[perm[k]]->len);
+		}
+		pfree(perm);
+	}
+	for (int64 k = 0; version < 3 && k < nkeys; k++)
 	{
 		if ((k & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -305,22 +501,33 @@ snapshot_encode_binary(SfPipeline *p)
 			if (id->key != prev_keyp)
 			{
 				prev_key = key_index(keys, nkeys, id->key);
+				if (rank != NULL)
+					prev_key = rank[prev_key];
 				prev_keyp = id->key;
 			}
-			put_varint(&b, handles[k] - prev_h);
+			if (version < 3)
+				put_varint(&b, handles[k] - prev_h);
 			put_varint(&b, prev_key);
 			put_varint(&b, zigzag((int64) ((uint64) id->event_time - (uint64) prev_t)));
 			put_varint(&b, zigzag(id->value));
 			put_varint(&b, ((uint64) id->event_id_len << 1) | (id->late ? 1 : 0));
 			appendBinaryStringInfo(&b, id->event_id, id->event_id_len);
+			if (version >= 3 && def->measures != NULL)
+				put_id_measures(&b, p, id);
 			prev_h = handles[k];
 			prev_t = id->event_time;
 		}
 	}
+
+	if (version >= 3)
+	{
+		put_deliveries_v3(&b, p, handles, nids);
+		put_late_v3(&b, p, handles, nids);
+	}
 	pfree(handles);
 
 	/* delivery history: each handle as the difference from the one before */
-	for (int i = 0; i < def->npartitions; i++)
+	for (int i = 0; version < 3 && i < def->npartitions; i++)
 	{
 		const SfPartition *part = &p->partitions[i];
 		int64		n = part->consumed + 1;
@@ -337,8 +544,9 @@ snapshot_encode_binary(SfPipeline *p)
 	}
 
 	/* late output */
-	put_u64(&b, (uint64) p->nlate);
-	for (int64 k = 0; k < p->nlate; k++)
+	if (version < 3)
+		put_u64(&b, (uint64) p->nlate);
+	for (int64 k = 0; version < 3 && k < p->nlate; k++)
 	{
 		const SfLateEvent *l = &p->late[k];
 		uint32		h;
@@ -364,7 +572,8 @@ snapshot_encode_binary(SfPipeline *p)
 		if ((k & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
 		put_u16(&b, (uint16) r->addr.window);
-		put_u32(&b, key_index(keys, nkeys, r->addr.key));
+		ki = key_index(keys, nkeys, r->addr.key);
+		put_u32(&b, rank != NULL ? rank[ki] : ki);
 		put_u64(&b, (uint64) r->addr.start);
 		put_u64(&b, (uint64) r->addr.end);
 		put_u64(&b, (uint64) r->agg.count);
@@ -372,9 +581,13 @@ snapshot_encode_binary(SfPipeline *p)
 		put_u64(&b, (uint64) r->agg.max);
 		put_u64(&b, (uint64) (uint128) r->agg.sum);
 		put_u64(&b, (uint64) ((uint128) r->agg.sum >> 64));
+		if (version >= 3 && def->measures != NULL)
+			put_bucket_measures(&b, def->measures, &r->agg);
 	}
 	pfree(rows);
 	pfree(keys);
+	if (rank != NULL)
+		pfree(rank);
 
 	/* header: CRC and length of the payload */
 	len = b.len - SNAP_HEADER;
@@ -421,13 +634,25 @@ snapshot_encode_binary(SfPipeline *p)
 bytea *
 sf_snapshot_encode(SfPipeline *p)
 {
+	return snapshot_encode_binary(p, sf_snapshot_version(p));
+}
+
+/*
+ * sf_snapshot_version
+ *		The binary format sf_snapshot_encode writes for p: 2 (0.2.0 -
+ *		0.3.0's bytes) for a pipeline without retention or measures whose
+ *		partitions start at offset 0, 3 for the others (until 0.4.0 they
+ *		kept the canonical checkpoint as their snapshot).
+ */
+uint32
+sf_snapshot_version(const SfPipeline *p)
+{
 	if (p->def.has_retention || p->def.measures != NULL)
-		return sf_checkpoint_encode(p);
-	/* the binary form holds every offset record; anything else is a checkpoint */
+		return 3;
 	for (int i = 0; i < p->def.npartitions; i++)
 		if (p->partitions[i].base != 0 || p->partitions[i].head != 0)
-			return sf_checkpoint_encode(p);
-	return snapshot_encode_binary(p);
+			return 3;
+	return SNAP_VERSION;
 }
 
 /* ----------------------------------------------------------------
@@ -738,6 +963,223 @@ decode_deliveries_v2(SnapReader *r, SfPipeline *p, const HandleSet *valid)
 	}
 }
 
+/*
+ * Version 3 identities: as version 2 without the handle (an identity is
+ * named by its ordinal: ord2h maps it to the handle it gets here, which
+ * with retention need not be the one it had), and with measures their
+ * words after the event_id.
+ */
+static uint32 *
+decode_identities_v3(SnapReader *r, SfPipeline *p, SfString **keys,
+					 int64 nkeys, int64 *nids)
+{
+	const SfMeasuresDef *md = p->def.measures;
+	int			nw = md != NULL ? 1 + md->width : 0;
+	/* at least 5 bytes each: four varints and an event_id byte */
+	int64		n = get_count(r, 5 + nw);
+	int64		t = 0;
+	PendingId	g[ID_GROUP];
+	int64	   *gm = nw > 0 ? palloc(ID_GROUP * nw * sizeof(int64)) : NULL;
+	uint32	   *ord2h = palloc_extended(Max(n, 1) * sizeof(uint32),
+										MCXT_ALLOC_HUGE);
+
+	sf_idtable_reserve(p, (uint64) n);
+	for (int64 k = 0; k < n;)
+	{
+		int			m = (int) Min(n - k, ID_GROUP);
+
+		CHECK_FOR_INTERRUPTS();
+		for (int j = 0; j < m; j++)
+		{
+			PendingId  *e = &g[j];
+			uint64		lenflags;
+			uint64		ki;
+
+			ki = get_varint(r);
+			t = (int64) ((uint64) t + (uint64) unzigzag(get_varint(r)));
+			e->v = unzigzag(get_varint(r));
+			lenflags = get_varint(r);
+			if (ki >= (uint64) nkeys ||
+				(lenflags >> 1) < 1 || (lenflags >> 1) > MaxAllocSize)
+				snap_corrupt(r, "An identity is invalid");
+			e->ki = (uint32) ki;
+			e->t = t;
+			e->late = (lenflags & 1) != 0;
+			e->len = (uint32) (lenflags >> 1);
+			e->eid = get_raw(r, e->len);
+			e->hash = sf_hash_event_id(e->eid, (int) e->len);
+			for (int w = 0; w < nw; w++)
+				gm[j * nw + w] = unzigzag(get_varint(r));
+			/* the NULL mask names only nullable measures */
+			if (md != NULL && md->nullable != 0 &&
+				(gm[j * nw + 1 + md->nmeasures] & ~(int64) md->nullable) != 0)
+				snap_corrupt(r, "An identity's measures are invalid");
+			sf_idtable_prefetch_hash(p, e->hash);
+		}
+		for (int j = 0; j < m; j++)
+		{
+			PendingId  *e = &g[j];
+			SfIdentity *id;
+
+			if (sf_idtable_lookup(p, e->eid, (int) e->len, e->hash, NULL) != NULL)
+				snap_corrupt(r, "An event_id has two identities");
+			id = sf_identity_add_hash(p, e->eid, (int) e->len, e->hash,
+									  keys[e->ki], e->t, e->v, e->late,
+									  &ord2h[k + j]);
+			if (nw > 0)
+				memcpy(sf_id_measures(p, id), &gm[j * nw], nw * sizeof(int64));
+		}
+		k += m;
+	}
+	if (gm != NULL)
+		pfree(gm);
+	*nids = n;
+	return ord2h;
+}
+
+/*
+ * Version 3 deliveries: each partition's first held offset, then its slots
+ * from there as identity ordinals plus one (0: forgotten, with retention)
+ */
+static void
+decode_deliveries_v3(SnapReader *r, SfPipeline *p, const uint32 *ord2h,
+					 int64 nids)
+{
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		int64		base = (int64) get_u64(r);
+		int64		n = get_count(r, 1);
+		int64		v = 0;
+
+		if (base < 0 || base > PG_INT64_MAX - n)
+			snap_corrupt(r, "A partition's first offset is invalid");
+		if (base > 0)
+			sf_partition_set_base(p, i, base);
+		if (n == 0)
+			continue;
+		sf_partition_alloc(p, i, n);
+		for (int64 o = 0; o < n; o++)
+		{
+			if ((o & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
+			v = (int64) ((uint64) v + (uint64) unzigzag(get_varint(r)));
+			if (v < 0 || v > nids || (v == 0 && !p->def.has_retention))
+				snap_corrupt(r, "A delivery names no identity");
+			sf_partition_append(p, i, v == 0 ? 0 : ord2h[v - 1]);
+		}
+	}
+}
+
+/* Version 3 late rows */
+static void
+decode_late_v3(SnapReader *r, SfPipeline *p, const uint32 *ord2h, int64 nids)
+{
+	/* at least 22 bytes each: partition, offset, watermark, flag, ordinal */
+	int64		n = get_count(r, 22);
+
+	for (int64 k = 0; k < n; k++)
+	{
+		uint32		pi = get_u32(r);
+		int64		off = (int64) get_u64(r);
+		int64		wm = (int64) get_u64(r);
+		uint8		forgotten = get_u8(r);
+
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (pi >= (uint32) p->def.npartitions || off < 0 ||
+			off > p->partitions[pi].consumed || forgotten > 1 ||
+			(forgotten && !p->def.has_retention))
+			snap_corrupt(r, "A late event is invalid");
+		if (forgotten)
+		{
+			uint32		eidlen,
+						keylen;
+			const char *eid = get_bytes(r, &eidlen);
+			const char *key = get_bytes(r, &keylen);
+			int64		t = (int64) get_u64(r);
+			int64		v = (int64) get_u64(r);
+
+			if (eidlen < 1 || eidlen > MaxAllocSize || keylen > MaxAllocSize)
+				snap_corrupt(r, "A late event is invalid");
+			sf_late_append_forgotten(p, (int) pi, off, eid, (int) eidlen,
+									 key, (int) keylen, t, v, wm);
+		}
+		else
+		{
+			uint64		o = get_varint(r);
+
+			if (o >= (uint64) nids)
+				snap_corrupt(r, "A late event names no identity");
+			sf_late_append(p, (int) pi, off, sf_id_ptr(p, ord2h[o]), wm);
+		}
+	}
+}
+
+/*
+ * Version 3: a live bucket's ext words into ext (nwords + nvar words,
+ * variable-size states empty), its variable-size states built in
+ * CurrentMemoryContext; count is the bucket's event count.
+ */
+static void
+decode_bucket_measures(SnapReader *r, const SfMeasuresDef *md, int64 *ext,
+					   int64 count)
+{
+	for (int i = 0; i < md->nwords; i++)
+		ext[i] = unzigzag(get_varint(r));
+	for (int k = 0; k < md->nvar; k++)
+	{
+		uint64		n = get_varint(r);
+		int64	   *words;
+		const char *detail = NULL;
+
+		/* a state holds at most one word per event, each at least a byte */
+		if (n > (uint64) Max(count, 0) || n > r->len - r->pos)
+			snap_corrupt(r, "A variable-size state is too long");
+		words = palloc_extended(Max(n, 1) * sizeof(int64), MCXT_ALLOC_HUGE);
+		for (uint64 i = 0; i < n; i++)
+			words[i] = unzigzag(get_varint(r));
+		if (!sf_magg_var_load(md, ext, k, words, (int64) n, &detail))
+			snap_corrupt(r, "A variable-size state is invalid");
+		pfree(words);
+	}
+}
+
+/*
+ * Version 3's part of the definition: the writers mode and the measures
+ * and aggregates, by their spellings, which must be the pipeline's (then
+ * def takes target's measures)
+ */
+static void
+read_def_v3(SnapReader *r, SfPipelineDef *def, const SfPipelineDef *target)
+{
+	const SfMeasuresDef *md = target->measures;
+
+	def->writers = get_u8(r);
+	if (get_u8(r) != (md != NULL))
+		snap_corrupt(r, "Its definition is not the pipeline's");
+	if (md == NULL)
+		return;
+	for (int part = 0; part < 2; part++)
+	{
+		int			n = part == 0 ? md->naggs : md->nmeasures;
+
+		if (get_u32(r) != (uint32) n)
+			snap_corrupt(r, "Its definition is not the pipeline's");
+		for (int i = 0; i < n; i++)
+		{
+			uint32		len;
+			const char *s = get_bytes(r, &len);
+			char	   *want = part == 0 ? sf_agg_spelling(&md->aggs[i], md) :
+				sf_measure_spelling(md, i);
+
+			if (strlen(want) != len || memcmp(want, s, len) != 0)
+				snap_corrupt(r, "Its definition is not the pipeline's");
+			pfree(want);
+		}
+	}
+	def->measures = target->measures;
+}
+
 static pg_noinline void
 snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target,
 					  MemoryContext parent, SfPipeline *volatile *result)
@@ -748,6 +1190,9 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 	int64		nkeys;
 	int64		n;
 	HandleSet	valid = {NULL, 0};
+	const SfMeasuresDef *md = target->measures;
+	int64	   *ext = NULL;
+	MemoryContext scratch = NULL;
 
 	/* definition: must be equivalent to the pipeline's */
 	memset(&def, 0, sizeof(def));
@@ -775,6 +1220,8 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		w->step = (int64) get_u64(r);
 		w->gap = (int64) get_u64(r);
 	}
+	if (version >= 3)
+		read_def_v3(r, &def, target);
 	if (!sf_def_equivalent(&def, target))
 		snap_corrupt(r, "Its definition is not the pipeline's");
 
@@ -792,6 +1239,8 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 	}
 	p->seq = (int64) get_u64(r);
 	p->late_forgotten = (int64) get_u64(r);
+	if (version >= 3)
+		p->arrivals = (int64) get_u64(r);
 
 	/* keys */
 	nkeys = get_count(r, 4);
@@ -814,14 +1263,24 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		decode_identities_v1(r, p, keys, nkeys, &valid);
 		decode_deliveries_v1(r, p, &valid);
 	}
-	else
+	else if (version == 2)
 	{
 		decode_identities_v2(r, p, keys, nkeys, &valid);
 		decode_deliveries_v2(r, p, &valid);
 	}
+	else
+	{
+		uint32	   *ord2h;
+		int64		nids;
+
+		ord2h = decode_identities_v3(r, p, keys, nkeys, &nids);
+		decode_deliveries_v3(r, p, ord2h, nids);
+		decode_late_v3(r, p, ord2h, nids);
+		pfree(ord2h);
+	}
 
 	/* late output */
-	n = get_count(r, 24);
+	n = version < 3 ? get_count(r, 24) : 0;
 	for (int64 k = 0; k < n; k++)
 	{
 		uint32		pi = get_u32(r);
@@ -839,6 +1298,14 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 
 	/* live buckets */
 	n = get_count(r, 62);
+	if (md != NULL)
+	{
+		ext = palloc0(Max(md->nwords + md->nvar, 1) * sizeof(int64));
+		if (md->nvar > 0)
+			scratch = AllocSetContextCreate(CurrentMemoryContext,
+											"streamforge snapshot states",
+											ALLOCSET_DEFAULT_SIZES);
+	}
 	for (int64 k = 0; k < n; k++)
 	{
 		uint16		w = get_u16(r);
@@ -861,9 +1328,29 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		lo = get_u64(r);
 		hi = get_u64(r);
 		agg.sum = (int128) (((uint128) hi << 64) | lo);
+		agg.ext = NULL;
+		if (md != NULL)
+		{
+			MemoryContext old = scratch ? MemoryContextSwitchTo(scratch) : NULL;
+
+			decode_bucket_measures(r, md, ext, agg.count);
+			if (scratch)
+				MemoryContextSwitchTo(old);
+			agg.ext = ext;
+		}
 		if (!sf_bucket_restore(p, w, keys[ki], start, end, &agg))
 			snap_corrupt(r, "A live session overlaps another");
+		if (scratch)
+		{
+			/* restore copied the states: the loaded ones go */
+			memset(ext + md->nwords, 0, md->nvar * sizeof(int64));
+			MemoryContextReset(scratch);
+		}
 	}
+	if (scratch)
+		MemoryContextDelete(scratch);
+	if (ext)
+		pfree(ext);
 	if (r->pos != r->len)
 		snap_corrupt(r, "Data follows the end");
 	sf_retention_forget(p);
@@ -894,7 +1381,7 @@ sf_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
 	r.len = len;
 	r.pos = 8;
 	version = get_u32(&r);
-	if (version != 1 && version != SNAP_VERSION)
+	if (version < 1 || version > 3)
 		snap_corrupt(&r, "Its version is unknown");
 	want = get_u32(&r);
 	plen = get_u64(&r);

@@ -64,8 +64,7 @@
  */
 #define SF_LOAD_NS_PER_SNAPSHOT_BYTE	7.0
 #define SF_LOAD_NS_PER_SNAPSHOT_IDENTITY	380.0
-#define SF_LOAD_NS_PER_CHECKPOINT_IDENTITY	5000.0
-#define SF_LOAD_NS_PER_CHECKPOINT_MEASURE	1000.0
+#define SF_LOAD_NS_PER_SNAPSHOT_MEASURE	20.0
 #define SF_LOAD_NS_PER_JOURNAL_BYTE		10.0
 #define SF_LOAD_NS_PER_JOURNAL_ENTRY	500.0
 #define SF_LOAD_NS_PER_DELIVERY			200.0
@@ -125,26 +124,11 @@ sf_coldload_in_worker(void)
 }
 
 /*
- * Whether the snapshot of pipeline p is the canonical checkpoint, as
- * sf_snapshot_encode decides: with retention or measures, or partitions
- * that no longer start at offset 0.  Every snapshot is written by it, and
- * a definition change that would change the answer stores a new one.
- */
-static bool
-snapshot_is_checkpoint(const SfPipeline *p)
-{
-	if (p->def.has_retention || p->def.measures != NULL)
-		return true;
-	for (int i = 0; i < p->def.npartitions; i++)
-		if (p->partitions[i].base != 0 || p->partitions[i].head != 0)
-			return true;
-	return false;
-}
-
-/*
  * The estimated decode of the snapshot a cold load of entry starts from
- * (ms): a binary image, or a checkpoint (several times dearer per
- * identity, and more with measures)
+ * (ms): a binary image (sf_snapshot_encode), with its measure words per
+ * identity for a measures pipeline.  (A checkpoint stored by 0.1.0 -
+ * 0.3.0 for a pipeline with retention or measures costs more, until the
+ * next snapshot replaces it: priced low, it is replaced sooner.)
  */
 static double
 decode_ms(const SfCacheEntry *entry)
@@ -152,10 +136,9 @@ decode_ms(const SfCacheEntry *entry)
 	const SfPipeline *p = entry->pipeline;
 	double		per_identity = SF_LOAD_NS_PER_SNAPSHOT_IDENTITY;
 
-	if (p != NULL && snapshot_is_checkpoint(p))
-		per_identity = SF_LOAD_NS_PER_CHECKPOINT_IDENTITY +
-			(p->def.measures != NULL ?
-			 p->def.measures->width * SF_LOAD_NS_PER_CHECKPOINT_MEASURE : 0.0);
+	if (p != NULL && p->def.measures != NULL)
+		per_identity += (1 + p->def.measures->width) *
+			SF_LOAD_NS_PER_SNAPSHOT_MEASURE;
 	return ((double) entry->load_len * SF_LOAD_NS_PER_SNAPSHOT_BYTE +
 			(double) entry->load_identities * per_identity) / 1e6;
 }
