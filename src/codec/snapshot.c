@@ -43,6 +43,24 @@
  *	length << 1 | late, then the event_id; and each delivery as the
  *	zigzag difference from the previous handle.  The other sections are
  *	the same in both.
+ *	Version 3 (0.4.0: retention, measures, or partitions past offset 0;
+ *	a pipeline with none of them keeps version 2's bytes; snapshot_v3.c)
+ *	names an identity by its ordinal, its position in handle order, not by
+ *	its handle: with retention the store has holes that a re-allocation
+ *	does not reproduce, so the decoder maps ordinals to the handles it
+ *	gets.  After the windows the definition adds the writers mode and,
+ *	with measures, the aggregates' and measures' spellings (compared with
+ *	the pipeline's); after late_forgotten, the arrivals counter; the keys
+ *	are in byte order (one state, one snapshot); an identity (version 2's
+ *	varints without the handle) is followed by its measure words (the
+ *	arrival as the difference from the previous identity's, the measures,
+ *	the NULL mask: zigzag varints); then each partition's first held
+ *	offset and its slots from there as ordinals plus one (0: forgotten) in
+ *	differences; then the late rows (partition, offset, watermark, and the
+ *	identity's ordinal, or for an identity retention forgot its event_id,
+ *	key, time and value, as the checkpoint keeps them); a live bucket is
+ *	followed by its aggregates' fixed words and each variable-size state's
+ *	words (zigzag varints, a count first).
  * Identities are re-allocated in handle order into an empty store, which
  * gives each the handle it had (the store's layout is a function of the
  * allocation sequence); the decoder checks that it does, so the delivery
@@ -70,10 +88,7 @@
 #include <zlib.h>
 
 #include "miscadmin.h"
-#include "port/pg_bswap.h"
-
-#include "codec/codec.h"
-#include "engine/engine.h"
+#include "codec/snapshot_int.h"
 
 #define SNAP_MAGIC		"SFSNAPB\n"
 #define SNAP_VERSION	2		/* written without retention and measures (3
@@ -85,93 +100,6 @@
  * Writer
  * ----------------------------------------------------------------
  */
-static inline void
-put_u8(StringInfo b, uint8 v)
-{
-	appendStringInfoCharMacro(b, (char) v);
-}
-
-static inline void
-put_u16(StringInfo b, uint16 v)
-{
-	appendStringInfoCharMacro(b, (char) (v & 0xFF));
-	appendStringInfoCharMacro(b, (char) (v >> 8));
-}
-
-static inline uint32
-to_le32(uint32 v)
-{
-#ifdef WORDS_BIGENDIAN
-	return pg_bswap32(v);
-#else
-	return v;
-#endif
-}
-
-static inline uint64
-to_le64(uint64 v)
-{
-#ifdef WORDS_BIGENDIAN
-	return pg_bswap64(v);
-#else
-	return v;
-#endif
-}
-
-static inline void
-put_u32(StringInfo b, uint32 v)
-{
-	v = to_le32(v);
-	appendBinaryStringInfo(b, (char *) &v, 4);
-}
-
-static inline void
-put_u64(StringInfo b, uint64 v)
-{
-	v = to_le64(v);
-	appendBinaryStringInfo(b, (char *) &v, 8);
-}
-
-/* LEB128: 7 bits a byte, low first, the high bit set on all but the last */
-static inline void
-put_varint(StringInfo b, uint64 v)
-{
-	char	   *d;
-	int			n = 0;
-
-	if (b->maxlen - b->len <= 10)
-		enlargeStringInfo(b, 10);
-	d = b->data + b->len;
-	while (v >= 0x80)
-	{
-		d[n++] = (char) (v | 0x80);
-		v >>= 7;
-	}
-	d[n++] = (char) v;
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-/* A signed difference, zigzagged so that a small one of either sign is short */
-static inline uint64
-zigzag(int64 v)
-{
-	return ((uint64) v << 1) ^ (uint64) (v >> 63);
-}
-
-static inline int64
-unzigzag(uint64 v)
-{
-	return (int64) (v >> 1) ^ -(int64) (v & 1);
-}
-
-static inline void
-put_bytes(StringInfo b, const char *data, uint32 len)
-{
-	put_u32(b, len);
-	appendBinaryStringInfo(b, data, len);
-}
-
 static int
 ptr_cmp(const void *a, const void *b)
 {
@@ -226,132 +154,6 @@ key_index(SfString **keys, int64 n, const SfString *key)
 	return 0;					/* keep compiler quiet */
 }
 
-/* The ordinal (position in handle order) of an identity's handle */
-static int64
-handle_ordinal(const uint32 *handles, int64 n, uint32 h, int64 hint)
-{
-	int64		lo = 0,
-				hi = n - 1;
-
-	if (hint >= 0 && hint < n && handles[hint] == h)
-		return hint;
-	while (lo <= hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (handles[mid] == h)
-			return mid;
-		if (handles[mid] < h)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	elog(ERROR, "streamforge: identity handle not remembered");
-	return -1;					/* keep compiler quiet */
-}
-
-/*
- * Version 3: an identity's measure words (arrival, measures, NULL mask),
- * after its v2 fields
- */
-static void
-put_id_measures(StringInfo b, const SfPipeline *p, const SfIdentity *id)
-{
-	const int64 *m = sf_id_measures(p, id);
-
-	for (int i = 0; i <= p->def.measures->width; i++)
-		put_varint(b, zigzag(m[i]));
-}
-
-/* Version 3: a live bucket's ext words, fixed then variable-size */
-static void
-put_bucket_measures(StringInfo b, const SfMeasuresDef *md, const SfAgg *agg)
-{
-	for (int i = 0; i < md->nwords; i++)
-		put_varint(b, zigzag(agg->ext[i]));
-	for (int k = 0; k < md->nvar; k++)
-	{
-		int64	   *words;
-		int64		n = sf_magg_var_words(md, agg->ext, k, &words);
-
-		put_varint(b, (uint64) n);
-		for (int64 i = 0; i < n; i++)
-			put_varint(b, zigzag(words[i]));
-		pfree(words);
-	}
-}
-
-/*
- * Version 3: the delivery history of a pipeline whose partitions may no
- * longer start at offset 0 (retention), each slot as the ordinal of its
- * identity plus one, 0 for a slot that is forgotten (no record, or its
- * identity below the horizon), as the difference from the one before
- */
-static void
-put_deliveries_v3(StringInfo b, SfPipeline *p, const uint32 *handles,
-				  int64 nids)
-{
-	for (int i = 0; i < p->def.npartitions; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-		int64		n = part->consumed + 1 - part->base;
-		int64		prev = 0;
-
-		put_u64(b, (uint64) part->base);
-		put_u64(b, (uint64) n);
-		for (int64 o = 0; o < n; o++)
-		{
-			uint32		h = part->deliveries[part->head + o];
-			int64		v = 0;
-
-			if ((o & 65535) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (h != 0 && !sf_id_ptr(p, h)->forgotten)
-				v = handle_ordinal(handles, nids, h, prev) + 1;
-			put_varint(b, zigzag(v - prev));
-			prev = v;
-		}
-	}
-}
-
-/*
- * Version 3: the late rows; one whose identity retention has forgotten
- * carries its event's event_id, key, time and value (the checkpoint's
- * rule), the others their identity's ordinal
- */
-static void
-put_late_v3(StringInfo b, SfPipeline *p, const uint32 *handles, int64 nids)
-{
-	put_u64(b, (uint64) p->nlate);
-	for (int64 k = 0; k < p->nlate; k++)
-	{
-		const SfLateEvent *l = &p->late[k];
-		const SfIdentity *e = l->event;
-
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		put_u32(b, (uint32) l->partition);
-		put_u64(b, (uint64) l->source_offset);
-		put_u64(b, (uint64) l->watermark);
-		put_u8(b, e->forgotten ? 1 : 0);
-		if (e->forgotten)
-		{
-			put_bytes(b, e->event_id, e->event_id_len);
-			put_bytes(b, e->key->data, e->key->len);
-			put_u64(b, (uint64) e->event_time);
-			put_u64(b, (uint64) e->value);
-		}
-		else
-		{
-			uint32		h;
-
-			if (!sf_idtable_lookup(p, e->event_id, e->event_id_len, e->hash, &h))
-				elog(ERROR, "streamforge: late event without identity");
-			put_varint(b, (uint64) handle_ordinal(handles, nids, h, -1));
-		}
-	}
-}
-
 static bytea *
 snapshot_encode_binary(SfPipeline *p, uint32 version)
 {
@@ -396,31 +198,7 @@ snapshot_encode_binary(SfPipeline *p, uint32 version)
 		put_u64(&b, (uint64) w->gap);
 	}
 	if (version >= 3)
-	{
-		const SfMeasuresDef *md = def->measures;
-
-		put_u8(&b, def->writers);
-		put_u8(&b, md != NULL);
-		if (md != NULL)
-		{
-			put_u32(&b, md->naggs);
-			for (int i = 0; i < md->naggs; i++)
-			{
-				char	   *sp = sf_agg_spelling(&md->aggs[i], md);
-
-				put_bytes(&b, sp, strlen(sp));
-				pfree(sp);
-			}
-			put_u32(&b, md->nmeasures);
-			for (int i = 0; i < md->nmeasures; i++)
-			{
-				char	   *sp = sf_measure_spelling(md, i);
-
-				put_bytes(&b, sp, strlen(sp));
-				pfree(sp);
-			}
-		}
-	}
+		sf_snap3_put_def(&b, def);
 
 	/* clock and counters */
 	put_u8(&b, p->has_watermark);
@@ -491,6 +269,7 @@ snapshot_encode_binary(SfPipeline *p, uint32 version)
 		int64		prev_t = 0;
 		uint32		prev_key = 0;
 		const SfString *prev_keyp = NULL;
+		int64		prev_arrival = 0;
 
 		for (int64 k = 0; k < nids; k++)
 		{
@@ -513,7 +292,7 @@ snapshot_encode_binary(SfPipeline *p, uint32 version)
 			put_varint(&b, ((uint64) id->event_id_len << 1) | (id->late ? 1 : 0));
 			appendBinaryStringInfo(&b, id->event_id, id->event_id_len);
 			if (version >= 3 && def->measures != NULL)
-				put_id_measures(&b, p, id);
+				sf_snap3_put_id_measures(&b, p, id, &prev_arrival);
 			prev_h = handles[k];
 			prev_t = id->event_time;
 		}
@@ -521,8 +300,8 @@ snapshot_encode_binary(SfPipeline *p, uint32 version)
 
 	if (version >= 3)
 	{
-		put_deliveries_v3(&b, p, handles, nids);
-		put_late_v3(&b, p, handles, nids);
+		sf_snap3_put_deliveries(&b, p, handles, nids);
+		sf_snap3_put_late(&b, p, handles, nids);
 	}
 	pfree(handles);
 
@@ -582,7 +361,7 @@ snapshot_encode_binary(SfPipeline *p, uint32 version)
 		put_u64(&b, (uint64) (uint128) r->agg.sum);
 		put_u64(&b, (uint64) ((uint128) r->agg.sum >> 64));
 		if (version >= 3 && def->measures != NULL)
-			put_bucket_measures(&b, def->measures, &r->agg);
+			sf_snap3_put_bucket_measures(&b, def->measures, &r->agg);
 	}
 	pfree(rows);
 	pfree(keys);
@@ -659,104 +438,6 @@ sf_snapshot_version(const SfPipeline *p)
  * Reader
  * ----------------------------------------------------------------
  */
-typedef struct SnapReader
-{
-	const char *name;			/* the pipeline, for errors */
-	const char *s;
-	Size		len;
-	Size		pos;
-} SnapReader;
-
-static pg_attribute_noreturn() void
-snap_corrupt(const SnapReader *r, const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("the stored snapshot of pipeline \"%s\" is corrupt", r->name),
-			 errdetail("%s (at byte %zu of %zu).", what, r->pos, r->len)));
-}
-
-static inline const char *
-get_raw(SnapReader *r, Size n)
-{
-	const char *p;
-
-	if (r->len - r->pos < n)
-		snap_corrupt(r, "It ends too early");
-	p = r->s + r->pos;
-	r->pos += n;
-	return p;
-}
-
-static inline uint8
-get_u8(SnapReader *r)
-{
-	return (uint8) *get_raw(r, 1);
-}
-
-static inline uint16
-get_u16(SnapReader *r)
-{
-	const char *p = get_raw(r, 2);
-
-	return (uint16) ((uint8) p[0] | ((uint8) p[1] << 8));
-}
-
-static inline uint32
-get_u32(SnapReader *r)
-{
-	uint32		v;
-
-	memcpy(&v, get_raw(r, 4), 4);
-	return to_le32(v);
-}
-
-static inline uint64
-get_u64(SnapReader *r)
-{
-	uint64		v;
-
-	memcpy(&v, get_raw(r, 8), 8);
-	return to_le64(v);
-}
-
-static inline const char *
-get_bytes(SnapReader *r, uint32 *len)
-{
-	*len = get_u32(r);
-	return get_raw(r, *len);
-}
-
-static inline uint64
-get_varint(SnapReader *r)
-{
-	const uint8 *d = (const uint8 *) r->s + r->pos;
-	Size		left = Min(r->len - r->pos, 10);
-	uint64		v = 0;
-
-	for (Size i = 0; i < left; i++)
-	{
-		v |= (uint64) (d[i] & 0x7F) << (7 * i);
-		if ((d[i] & 0x80) == 0)
-		{
-			r->pos += i + 1;
-			return v;
-		}
-	}
-	snap_corrupt(r, "A number is cut short or too long");
-}
-
-/* A count of items of at least minsize bytes each that the rest can hold */
-static int64
-get_count(SnapReader *r, Size minsize)
-{
-	uint64		n = get_u64(r);
-
-	if (n > (r->len - r->pos) / minsize)
-		snap_corrupt(r, "A count is larger than the data");
-	return (int64) n;
-}
-
 static void
 read_name(SnapReader *r, char *dst)
 {
@@ -764,7 +445,7 @@ read_name(SnapReader *r, char *dst)
 	const char *s = get_bytes(r, &len);
 
 	if (len < 1 || len > SF_NAME_MAX || memchr(s, '\0', len) != NULL)
-		snap_corrupt(r, "A name is invalid");
+		sf_snap_corrupt(r, "A name is invalid");
 	memcpy(dst, s, len);
 	dst[len] = '\0';
 }
@@ -821,14 +502,14 @@ decode_identities_v1(SnapReader *r, SfPipeline *p, SfString **keys,
 		if ((k & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (ki >= nkeys || len < 1 || len > MaxAllocSize || flags > 1)
-			snap_corrupt(r, "An identity is invalid");
+			sf_snap_corrupt(r, "An identity is invalid");
 		if (sf_idtable_lookup(p, eid, (int) len, sf_hash_event_id(eid, (int) len),
 							  NULL) != NULL)
-			snap_corrupt(r, "An event_id has two identities");
+			sf_snap_corrupt(r, "An event_id has two identities");
 		(void) sf_identity_add(p, eid, (int) len, keys[ki], t, v, flags == 1,
 							   &got);
 		if (got != h)
-			snap_corrupt(r, "An identity does not get its handle back");
+			sf_snap_corrupt(r, "An identity does not get its handle back");
 		handle_set_add(valid, h);
 	}
 }
@@ -854,7 +535,7 @@ decode_deliveries_v1(SnapReader *r, SfPipeline *p, const HandleSet *valid)
 			if ((o & 65535) == 0)
 				CHECK_FOR_INTERRUPTS();
 			if (!handle_set_has(valid, h))
-				snap_corrupt(r, "A delivery names no identity");
+				sf_snap_corrupt(r, "A delivery names no identity");
 			part->deliveries[o] = h;
 		}
 		part->consumed = n - 1;
@@ -867,20 +548,6 @@ decode_deliveries_v1(SnapReader *r, SfPipeline *p, const HandleSet *valid)
  * read ahead in groups so that the table slot of each is prefetched before
  * it is inserted; the table is sized once for all of them.
  */
-#define ID_GROUP	16
-
-typedef struct PendingId
-{
-	const char *eid;
-	uint32		len;
-	uint32		hash;
-	uint32		h;
-	uint32		ki;
-	bool		late;
-	int64		t;
-	int64		v;
-} PendingId;
-
 static void
 decode_identities_v2(SnapReader *r, SfPipeline *p, SfString **keys,
 					 int64 nkeys, HandleSet *valid)
@@ -910,7 +577,7 @@ decode_identities_v2(SnapReader *r, SfPipeline *p, SfString **keys,
 			lenflags = get_varint(r);
 			if (h > PG_UINT32_MAX || ki >= (uint64) nkeys ||
 				(lenflags >> 1) < 1 || (lenflags >> 1) > MaxAllocSize)
-				snap_corrupt(r, "An identity is invalid");
+				sf_snap_corrupt(r, "An identity is invalid");
 			e->h = (uint32) h;
 			e->ki = (uint32) ki;
 			e->t = t;
@@ -926,11 +593,11 @@ decode_identities_v2(SnapReader *r, SfPipeline *p, SfString **keys,
 			uint32		got;
 
 			if (sf_idtable_lookup(p, e->eid, (int) e->len, e->hash, NULL) != NULL)
-				snap_corrupt(r, "An event_id has two identities");
+				sf_snap_corrupt(r, "An event_id has two identities");
 			(void) sf_identity_add_hash(p, e->eid, (int) e->len, e->hash,
 										keys[e->ki], e->t, e->v, e->late, &got);
 			if (got != e->h)
-				snap_corrupt(r, "An identity does not get its handle back");
+				sf_snap_corrupt(r, "An identity does not get its handle back");
 			handle_set_add(valid, e->h);
 		}
 		k += m;
@@ -955,229 +622,12 @@ decode_deliveries_v2(SnapReader *r, SfPipeline *p, const HandleSet *valid)
 				CHECK_FOR_INTERRUPTS();
 			h = (int64) ((uint64) h + (uint64) unzigzag(get_varint(r)));
 			if (h < 0 || h > PG_UINT32_MAX || !handle_set_has(valid, (uint32) h))
-				snap_corrupt(r, "A delivery names no identity");
+				sf_snap_corrupt(r, "A delivery names no identity");
 			part->deliveries[o] = (uint32) h;
 		}
 		part->consumed = n - 1;
 		p->ndeliveries += n;
 	}
-}
-
-/*
- * Version 3 identities: as version 2 without the handle (an identity is
- * named by its ordinal: ord2h maps it to the handle it gets here, which
- * with retention need not be the one it had), and with measures their
- * words after the event_id.
- */
-static uint32 *
-decode_identities_v3(SnapReader *r, SfPipeline *p, SfString **keys,
-					 int64 nkeys, int64 *nids)
-{
-	const SfMeasuresDef *md = p->def.measures;
-	int			nw = md != NULL ? 1 + md->width : 0;
-	/* at least 5 bytes each: four varints and an event_id byte */
-	int64		n = get_count(r, 5 + nw);
-	int64		t = 0;
-	PendingId	g[ID_GROUP];
-	int64	   *gm = nw > 0 ? palloc(ID_GROUP * nw * sizeof(int64)) : NULL;
-	uint32	   *ord2h = palloc_extended(Max(n, 1) * sizeof(uint32),
-										MCXT_ALLOC_HUGE);
-
-	sf_idtable_reserve(p, (uint64) n);
-	for (int64 k = 0; k < n;)
-	{
-		int			m = (int) Min(n - k, ID_GROUP);
-
-		CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < m; j++)
-		{
-			PendingId  *e = &g[j];
-			uint64		lenflags;
-			uint64		ki;
-
-			ki = get_varint(r);
-			t = (int64) ((uint64) t + (uint64) unzigzag(get_varint(r)));
-			e->v = unzigzag(get_varint(r));
-			lenflags = get_varint(r);
-			if (ki >= (uint64) nkeys ||
-				(lenflags >> 1) < 1 || (lenflags >> 1) > MaxAllocSize)
-				snap_corrupt(r, "An identity is invalid");
-			e->ki = (uint32) ki;
-			e->t = t;
-			e->late = (lenflags & 1) != 0;
-			e->len = (uint32) (lenflags >> 1);
-			e->eid = get_raw(r, e->len);
-			e->hash = sf_hash_event_id(e->eid, (int) e->len);
-			for (int w = 0; w < nw; w++)
-				gm[j * nw + w] = unzigzag(get_varint(r));
-			/* the NULL mask names only nullable measures */
-			if (md != NULL && md->nullable != 0 &&
-				(gm[j * nw + 1 + md->nmeasures] & ~(int64) md->nullable) != 0)
-				snap_corrupt(r, "An identity's measures are invalid");
-			sf_idtable_prefetch_hash(p, e->hash);
-		}
-		for (int j = 0; j < m; j++)
-		{
-			PendingId  *e = &g[j];
-			SfIdentity *id;
-
-			if (sf_idtable_lookup(p, e->eid, (int) e->len, e->hash, NULL) != NULL)
-				snap_corrupt(r, "An event_id has two identities");
-			id = sf_identity_add_hash(p, e->eid, (int) e->len, e->hash,
-									  keys[e->ki], e->t, e->v, e->late,
-									  &ord2h[k + j]);
-			if (nw > 0)
-				memcpy(sf_id_measures(p, id), &gm[j * nw], nw * sizeof(int64));
-		}
-		k += m;
-	}
-	if (gm != NULL)
-		pfree(gm);
-	*nids = n;
-	return ord2h;
-}
-
-/*
- * Version 3 deliveries: each partition's first held offset, then its slots
- * from there as identity ordinals plus one (0: forgotten, with retention)
- */
-static void
-decode_deliveries_v3(SnapReader *r, SfPipeline *p, const uint32 *ord2h,
-					 int64 nids)
-{
-	for (int i = 0; i < p->def.npartitions; i++)
-	{
-		int64		base = (int64) get_u64(r);
-		int64		n = get_count(r, 1);
-		int64		v = 0;
-
-		if (base < 0 || base > PG_INT64_MAX - n)
-			snap_corrupt(r, "A partition's first offset is invalid");
-		if (base > 0)
-			sf_partition_set_base(p, i, base);
-		if (n == 0)
-			continue;
-		sf_partition_alloc(p, i, n);
-		for (int64 o = 0; o < n; o++)
-		{
-			if ((o & 65535) == 0)
-				CHECK_FOR_INTERRUPTS();
-			v = (int64) ((uint64) v + (uint64) unzigzag(get_varint(r)));
-			if (v < 0 || v > nids || (v == 0 && !p->def.has_retention))
-				snap_corrupt(r, "A delivery names no identity");
-			sf_partition_append(p, i, v == 0 ? 0 : ord2h[v - 1]);
-		}
-	}
-}
-
-/* Version 3 late rows */
-static void
-decode_late_v3(SnapReader *r, SfPipeline *p, const uint32 *ord2h, int64 nids)
-{
-	/* at least 22 bytes each: partition, offset, watermark, flag, ordinal */
-	int64		n = get_count(r, 22);
-
-	for (int64 k = 0; k < n; k++)
-	{
-		uint32		pi = get_u32(r);
-		int64		off = (int64) get_u64(r);
-		int64		wm = (int64) get_u64(r);
-		uint8		forgotten = get_u8(r);
-
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (pi >= (uint32) p->def.npartitions || off < 0 ||
-			off > p->partitions[pi].consumed || forgotten > 1 ||
-			(forgotten && !p->def.has_retention))
-			snap_corrupt(r, "A late event is invalid");
-		if (forgotten)
-		{
-			uint32		eidlen,
-						keylen;
-			const char *eid = get_bytes(r, &eidlen);
-			const char *key = get_bytes(r, &keylen);
-			int64		t = (int64) get_u64(r);
-			int64		v = (int64) get_u64(r);
-
-			if (eidlen < 1 || eidlen > MaxAllocSize || keylen > MaxAllocSize)
-				snap_corrupt(r, "A late event is invalid");
-			sf_late_append_forgotten(p, (int) pi, off, eid, (int) eidlen,
-									 key, (int) keylen, t, v, wm);
-		}
-		else
-		{
-			uint64		o = get_varint(r);
-
-			if (o >= (uint64) nids)
-				snap_corrupt(r, "A late event names no identity");
-			sf_late_append(p, (int) pi, off, sf_id_ptr(p, ord2h[o]), wm);
-		}
-	}
-}
-
-/*
- * Version 3: a live bucket's ext words into ext (nwords + nvar words,
- * variable-size states empty), its variable-size states built in
- * CurrentMemoryContext; count is the bucket's event count.
- */
-static void
-decode_bucket_measures(SnapReader *r, const SfMeasuresDef *md, int64 *ext,
-					   int64 count)
-{
-	for (int i = 0; i < md->nwords; i++)
-		ext[i] = unzigzag(get_varint(r));
-	for (int k = 0; k < md->nvar; k++)
-	{
-		uint64		n = get_varint(r);
-		int64	   *words;
-		const char *detail = NULL;
-
-		/* a state holds at most one word per event, each at least a byte */
-		if (n > (uint64) Max(count, 0) || n > r->len - r->pos)
-			snap_corrupt(r, "A variable-size state is too long");
-		words = palloc_extended(Max(n, 1) * sizeof(int64), MCXT_ALLOC_HUGE);
-		for (uint64 i = 0; i < n; i++)
-			words[i] = unzigzag(get_varint(r));
-		if (!sf_magg_var_load(md, ext, k, words, (int64) n, &detail))
-			snap_corrupt(r, "A variable-size state is invalid");
-		pfree(words);
-	}
-}
-
-/*
- * Version 3's part of the definition: the writers mode and the measures
- * and aggregates, by their spellings, which must be the pipeline's (then
- * def takes target's measures)
- */
-static void
-read_def_v3(SnapReader *r, SfPipelineDef *def, const SfPipelineDef *target)
-{
-	const SfMeasuresDef *md = target->measures;
-
-	def->writers = get_u8(r);
-	if (get_u8(r) != (md != NULL))
-		snap_corrupt(r, "Its definition is not the pipeline's");
-	if (md == NULL)
-		return;
-	for (int part = 0; part < 2; part++)
-	{
-		int			n = part == 0 ? md->naggs : md->nmeasures;
-
-		if (get_u32(r) != (uint32) n)
-			snap_corrupt(r, "Its definition is not the pipeline's");
-		for (int i = 0; i < n; i++)
-		{
-			uint32		len;
-			const char *s = get_bytes(r, &len);
-			char	   *want = part == 0 ? sf_agg_spelling(&md->aggs[i], md) :
-				sf_measure_spelling(md, i);
-
-			if (strlen(want) != len || memcmp(want, s, len) != 0)
-				snap_corrupt(r, "Its definition is not the pipeline's");
-			pfree(want);
-		}
-	}
-	def->measures = target->measures;
 }
 
 static pg_noinline void
@@ -1202,13 +652,13 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 	def.retention = (int64) get_u64(r);
 	def.npartitions = (int) get_u32(r);
 	if (def.npartitions < 1 || def.npartitions > PG_UINT16_MAX)
-		snap_corrupt(r, "The number of partitions is out of range");
+		sf_snap_corrupt(r, "The number of partitions is out of range");
 	def.partitions = palloc0(def.npartitions * sizeof(def.partitions[0]));
 	for (int i = 0; i < def.npartitions; i++)
 		read_name(r, def.partitions[i]);
 	def.nwindows = (int) get_u32(r);
 	if (def.nwindows < 1 || def.nwindows > PG_UINT16_MAX)
-		snap_corrupt(r, "The number of windows is out of range");
+		sf_snap_corrupt(r, "The number of windows is out of range");
 	def.windows = palloc0(def.nwindows * sizeof(SfWindowDef));
 	for (int i = 0; i < def.nwindows; i++)
 	{
@@ -1221,9 +671,9 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		w->gap = (int64) get_u64(r);
 	}
 	if (version >= 3)
-		read_def_v3(r, &def, target);
+		sf_snap3_read_def(r, &def, target);
 	if (!sf_def_equivalent(&def, target))
-		snap_corrupt(r, "Its definition is not the pipeline's");
+		sf_snap_corrupt(r, "Its definition is not the pipeline's");
 
 	p = sf_pipeline_create(parent, target);
 	*result = p;
@@ -1253,7 +703,7 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		if ((k & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (len > MaxAllocSize)
-			snap_corrupt(r, "A key is too long");
+			sf_snap_corrupt(r, "A key is too long");
 		keys[k] = sf_intern_key(p, s, (int) len);
 	}
 
@@ -1273,9 +723,9 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		uint32	   *ord2h;
 		int64		nids;
 
-		ord2h = decode_identities_v3(r, p, keys, nkeys, &nids);
-		decode_deliveries_v3(r, p, ord2h, nids);
-		decode_late_v3(r, p, ord2h, nids);
+		ord2h = sf_snap3_decode_identities(r, p, keys, nkeys, &nids);
+		sf_snap3_decode_deliveries(r, p, ord2h, nids);
+		sf_snap3_decode_late(r, p, ord2h, nids);
 		pfree(ord2h);
 	}
 
@@ -1292,7 +742,7 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 			CHECK_FOR_INTERRUPTS();
 		if (pi >= (uint32) target->npartitions || off < 0 ||
 			off > p->partitions[pi].consumed || !handle_set_has(&valid, h))
-			snap_corrupt(r, "A late event is invalid");
+			sf_snap_corrupt(r, "A late event is invalid");
 		sf_late_append(p, (int) pi, off, sf_id_ptr(p, h), wm);
 	}
 
@@ -1319,9 +769,9 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		if ((k & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (w >= target->nwindows || ki >= nkeys || start >= end)
-			snap_corrupt(r, "A live bucket is invalid");
+			sf_snap_corrupt(r, "A live bucket is invalid");
 		if (sf_bucket_lookup(p, w, keys[ki], start) != NULL)
-			snap_corrupt(r, "A live bucket appears twice");
+			sf_snap_corrupt(r, "A live bucket appears twice");
 		agg.count = (int64) get_u64(r);
 		agg.min = (int64) get_u64(r);
 		agg.max = (int64) get_u64(r);
@@ -1333,13 +783,13 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		{
 			MemoryContext old = scratch ? MemoryContextSwitchTo(scratch) : NULL;
 
-			decode_bucket_measures(r, md, ext, agg.count);
+			sf_snap3_decode_bucket_measures(r, md, ext, agg.count);
 			if (scratch)
 				MemoryContextSwitchTo(old);
 			agg.ext = ext;
 		}
 		if (!sf_bucket_restore(p, w, keys[ki], start, end, &agg))
-			snap_corrupt(r, "A live session overlaps another");
+			sf_snap_corrupt(r, "A live session overlaps another");
 		if (scratch)
 		{
 			/* restore copied the states: the loaded ones go */
@@ -1352,7 +802,7 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 	if (ext)
 		pfree(ext);
 	if (r->pos != r->len)
-		snap_corrupt(r, "Data follows the end");
+		sf_snap_corrupt(r, "Data follows the end");
 	sf_retention_forget(p);
 }
 
@@ -1382,11 +832,11 @@ sf_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
 	r.pos = 8;
 	version = get_u32(&r);
 	if (version < 1 || version > 3)
-		snap_corrupt(&r, "Its version is unknown");
+		sf_snap_corrupt(&r, "Its version is unknown");
 	want = get_u32(&r);
 	plen = get_u64(&r);
 	if (plen != len - SNAP_HEADER)
-		snap_corrupt(&r, "Its length is wrong");
+		sf_snap_corrupt(&r, "Its length is wrong");
 	crc = crc32(0L, Z_NULL, 0);
 	for (uint64 off = 0; off < plen;)
 	{
@@ -1396,7 +846,7 @@ sf_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
 		off += chunk;
 	}
 	if (crc != want)
-		snap_corrupt(&r, "Its checksum does not match");
+		sf_snap_corrupt(&r, "Its checksum does not match");
 
 	PG_TRY();
 	{

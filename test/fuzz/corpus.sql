@@ -85,7 +85,8 @@ SELECT count(*) FROM streamforge.ingest('j_ret', 'p1', 20, 'r1', 'k1', 3, 1);
 SELECT count(*) FROM streamforge.ingest('j_ret', 'p0', 5, 'r10', 'k1', 30, 10);
 SELECT 'journal|retention|' || pg_temp.journal('j_ret', 1);
 
--- binary snapshots: restore(p, checkpoint(p)) stores one (no retention)
+-- binary snapshots: restore(p, checkpoint(p)) stores one (format 2; with
+-- retention, format 3)
 CREATE FUNCTION pg_temp.snap(name text) RETURNS text
 LANGUAGE sql AS $$
 SELECT streamforge.restore(name, streamforge.checkpoint(name));
@@ -95,6 +96,9 @@ $$;
 
 SELECT 'snapshot|single|' || pg_temp.snap('j_single');
 SELECT 'snapshot|sequence|' || pg_temp.snap('j_seq');
+-- format 3 (0.4.0): a pipeline with retention, its offsets past the horizon
+-- forgotten
+SELECT 'snapshot|format3-retention|' || pg_temp.snap('j_ret');
 
 SELECT streamforge.create_pipeline('s_empty', ARRAY['only'],
     ARRAY[streamforge.fixed('w', 1)]);
