@@ -18,7 +18,8 @@
 #            load should stay flat as the history grows;
 #   meas     as big, with ingest_measures_batch, on a measures pipeline
 #            (measures a and b, aggregates count, sum(a), avg(b)): its
-#            snapshot is the checkpoint, like ret's, at every identity;
+#            snapshot was the checkpoint until 0.4.0, like ret's (binary
+#            format 3 since);
 #   big_off  as big with streamforge.background_compaction_ms = -1 in the
 #            feeding session (what 0.3.0 did), to 1M only, compacted only
 #            at its last size (a baseline).

@@ -43,19 +43,16 @@
  * load, where cold loads hurt), from perf profiles and cold loads of
  * snapshot formats 1 and 2 at 1M and 5M deliveries (issue 39; format 1
  * takes 40 bytes an identity at ten keys, format 2 13, so a cost per
- * byte alone was off by 3x for one of them).  A snapshot that is the
- * canonical checkpoint (retention, measures: sf_snapshot_encode) costs an
- * order of magnitude more per identity: the decoder inflates and parses
- * the JSON, sorts the identities to check their order and every window's
- * derivation, and re-encodes the state (a perf profile: a fifth in
- * memcmp under qsort, a fifth in the parse of identities and sources, a
- * tenth in page faults).  Cold loads of compacted pipelines at 100,000 to
- * 300,000 identities (issue 39, under load 17-24): about 5 us an identity
- * with retention at one or three windows (the window count hardly
- * matters), 7.5 us with one measure, 8 with two, 10 with four; so 5 us
- * an identity plus 1 us per measure word.  (Until then every snapshot
- * was priced as binary: 43 ms for the benchmark's retention pipeline,
- * whose cold load is 460-590 ms.)  A replay costs what the engine does
+ * byte alone was off by 3x for one of them).  A measures pipeline's
+ * identities carry their measure words (format 3): about 20 ns a word
+ * more (bench/coldload.sh's `meas` at 1M, format 3: 350-540 ms against
+ * 571 estimated).  Until 0.4.0 a pipeline with retention or measures kept
+ * the canonical checkpoint as its snapshot, an order of magnitude dearer
+ * (about 5 us an identity plus 1 us per measure word: the decoder
+ * inflates and parses the JSON, sorts to check, re-derives and
+ * re-encodes), which this estimate priced as such; a checkpoint that
+ * 0.3.0 stored still loads, priced low until the next snapshot replaces
+ * it, which that makes sooner.  A replay costs what the engine does
  * for the journal's calls (issue 39): per delivery and window it places,
  * per change it emits (the changes are counted but no longer sorted),
  * and per journal byte and row decoded and fetched.  Until 0.3.0 the
@@ -493,15 +490,13 @@ sf_compact_side_covers(SfCacheEntry *entry, int64 bytes, int64 limit)
  * times the decode, where waiting for the whole decode let the many small
  * transactions of one pattern reach 0.77 s at 1M deliveries; the worker
  * runs twice as often, each run a decode, a replay of the half and an
- * encode.  Twice the snapshot's size, with retention: a checkpoint
- * snapshot decodes about 5 us an identity, so half of it is a journal
- * longer than the write path's compaction of a retention pipeline allows
- * (four times the snapshot, persist.c); the worker must store its
- * snapshot well before, or the writer compacts in its own call
- * (sf_compact_side_covers).  Not without retention (a measures pipeline's
- * checkpoint snapshot): the write path's limit is then the threshold
- * (64 MB), and a journal twice the snapshot would start a worker, which
- * decodes the whole checkpoint, every few hundred thousand events.
+ * encode.  Twice the snapshot's size, with retention: the write path
+ * compacts a retention pipeline in its own call once the journal passes
+ * four times the snapshot (persist.c), so the worker must store its
+ * snapshot well before (sf_compact_side_covers); this mattered most while
+ * such a snapshot was a checkpoint (until 0.4.0: about 5 us an identity,
+ * half of which was a longer journal than that limit).  Not without
+ * retention: the write path's limit is then the threshold (64 MB).
  */
 void
 sf_compact_after_write(SfCacheEntry *entry, SfPipeline *p)
