@@ -148,8 +148,8 @@ SELECT streamforge.watermark('sf2');
 SELECT sf2_try(sf2_seal(substring(snapshot FROM 1 FOR position('\x046535'::bytea IN snapshot)))) FROM sf2_v2;
 \c -
 SELECT streamforge.watermark('sf2');
--- (5) an unknown version
-SELECT sf2_try(overlay(snapshot PLACING '\x03' FROM 9 FOR 1)) FROM sf2_v2;
+-- (5) an unknown version (4: 0.4.0 writes 2 and 3)
+SELECT sf2_try(overlay(snapshot PLACING '\x04' FROM 9 FOR 1)) FROM sf2_v2;
 \c -
 SELECT streamforge.watermark('sf2');
 -- the stored bytes back: loads

@@ -54,7 +54,8 @@
  *	are in byte order (one state, one snapshot); an identity (version 2's
  *	varints without the handle) is followed by its measure words (the
  *	arrival as the difference from the previous identity's, the measures,
- *	the NULL mask: zigzag varints); then each partition's first held
+ *	the first as the difference from the value, the NULL mask: zigzag
+ *	varints); then each partition's first held
  *	offset and its slots from there as ordinals plus one (0: forgotten) in
  *	differences; then the late rows (partition, offset, watermark, and the
  *	identity's ordinal, or for an identity retention forgot its event_id,

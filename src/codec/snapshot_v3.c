@@ -90,7 +90,8 @@ handle_ordinal(const uint32 *handles, int64 n, uint32 h, int64 hint)
  * Version 3: an identity's measure words after its version 2 fields: its
  * arrival as the difference from the previous identity's (*prev: handle
  * order is nearly arrival order, so mostly one byte), then its measures
- * and NULL mask
+ * (the first as the difference from the identity's value, which it is:
+ * one byte) and NULL mask
  */
 void
 sf_snap3_put_id_measures(StringInfo b, const SfPipeline *p,
@@ -101,7 +102,12 @@ sf_snap3_put_id_measures(StringInfo b, const SfPipeline *p,
 	put_varint(b, zigzag((int64) ((uint64) m[0] - (uint64) *prev)));
 	*prev = m[0];
 	for (int i = 1; i <= p->def.measures->width; i++)
-		put_varint(b, zigzag(m[i]));
+	{
+		/* the first measure is the identity's value: a 0 byte */
+		int64		base = i == 1 && p->def.measures->nmeasures > 0 ? id->value : 0;
+
+		put_varint(b, zigzag((int64) ((uint64) m[i] - (uint64) base)));
+	}
 }
 
 /* Version 3: a live bucket's ext words, fixed then variable-size */
@@ -251,6 +257,10 @@ sf_snap3_decode_identities(SnapReader *r, SfPipeline *p, SfString **keys,
 				/* the arrival: a difference from the previous one */
 				arrival = (int64) ((uint64) arrival + (uint64) gm[j * nw]);
 				gm[j * nw] = arrival;
+				/* the first measure: a difference from the value */
+				if (md->nmeasures > 0)
+					gm[j * nw + 1] = (int64) ((uint64) gm[j * nw + 1] +
+											  (uint64) e->v);
 			}
 			/* the NULL mask names only nullable measures */
 			if (md != NULL && md->nullable != 0 &&

@@ -1,6 +1,7 @@
 # Measures pipelines (issue 27, docs/aggregates.md) survive what every
 # pipeline survives: pg_dump / pg_restore carry their definitions (the
-# measures and aggregates columns), snapshots (version 2 checkpoints) and
+# measures and aggregates columns), snapshots (binary format 3 since
+# 0.4.0; version 2 checkpoints before) and
 # journals ('V' entries) over, and an immediate shutdown (crash) loses no
 # committed delivery; both then go on exactly like the original.
 
@@ -52,11 +53,11 @@ feed('src', 'snap', 0, 59, 0);
 feed('src', 'jour', 0, 59, -1);
 is( $node->safe_psql(
 		'src',
-		"SELECT string_agg(name || ':' || coalesce(get_byte(snapshot, 9)::text, '-') || ':' || "
+		"SELECT string_agg(name || ':' || coalesce(get_byte(snapshot, 8)::text, '-') || ':' || "
 		  . "(SELECT count(*) > 0 FROM streamforge.journal j WHERE j.pipeline_id = p.id), "
 		  . "',' ORDER BY name) FROM streamforge.pipeline p"),
-	'jour:-:true,snap:2:true',
-	'one pipeline has a version 2 snapshot and a journal, the other only a journal');
+	'jour:-:true,snap:3:true',
+	'one pipeline has a format 3 snapshot and a journal, the other only a journal');
 
 my $state_sql = "
 SELECT name, streamforge.checkpoint(name), s.*
