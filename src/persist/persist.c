@@ -387,9 +387,10 @@ sf_persist_open(const char *name, bool for_write)
 
 /*
  * The snapshot of p for a compaction, or NULL if its state is too large
- * for one snapshot (54000, or out of memory): 1 GB for the binary form,
- * streamforge.max_checkpoint_size for a checkpoint document (see
- * sf_snapshot_encode).  The encoding runs
+ * for one snapshot (54000, or out of memory): 1 GB, the binary form's
+ * bound (sf_snapshot_encode; until 0.4.0 a pipeline with retention or
+ * measures stored a checkpoint document, bounded by
+ * streamforge.max_checkpoint_size).  The encoding runs
  * in a subtransaction, so that such a failure costs this call nothing: the
  * caller journals the call instead, and the pipeline stays usable (its
  * checkpoint() still fails, with the error).  Any other error propagates.
@@ -429,7 +430,7 @@ try_snapshot(SfPipeline *p)
 				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				errmsg("state of pipeline \"%s\" is too large to compact", p->def.name),
 				errdetail("%s", edata->detail ? edata->detail : edata->message),
-				errhint("The call is kept in the journal instead; lower the state (streamforge.max_live_buckets, advance) or raise streamforge.max_checkpoint_size to allow compaction and checkpoints."));
+				errhint("The call is kept in the journal instead; lower the state (streamforge.max_live_buckets, advance, a retention) to allow compaction."));
 		FreeErrorData(edata);
 		snap = NULL;
 	}
