@@ -80,7 +80,7 @@ DECLARE
 BEGIN
     SELECT * INTO st FROM sv.state s WHERE s.scenario = sc;
     PERFORM setseed(st.seed);
-    has_measures := sc LIKE 'm\_%';
+    has_measures := sc LIKE 'sv3m%';
     FOR i IN 1 .. ncalls LOOP
         part := floor(random() * 2)::int;
         IF random() < 0.15 THEN
@@ -201,10 +201,10 @@ CREATE FUNCTION sv.check(r int) RETURNS void LANGUAGE sql AS $$
     SELECT sv.compare(scenario, r) FROM sv.state ORDER BY scenario;
 $$;
 
-SELECT sv.setup('m_ret', 0.31, true, 15);
-SELECT sv.setup('m_all', -0.42, true, NULL);
-SELECT sv.setup('r_only', 0.17, false, 10);
-SELECT sv.setup('r_lowered', 0.58, false, 8);
+SELECT sv.setup('sv3m_ret', 0.31, true, 15);
+SELECT sv.setup('sv3m_all', -0.42, true, NULL);
+SELECT sv.setup('sv3r_only', 0.17, false, 10);
+SELECT sv.setup('sv3r_lowered', 0.58, false, 8);
 
 SELECT sv.step(1, 60);
 \c -
@@ -214,14 +214,14 @@ SELECT sv.step(2, 60);
 SELECT sv.check(2);
 -- definition changes, each stored as a new snapshot that is decoded
 -- before it is stored (both pipelines: the definitions stay alike): the
--- retention of r_lowered is lowered (its partitions' first offsets are
--- past 0), m_all gets a window, backfilled from what it remembers
-SELECT count(*) >= 0 AS lowered FROM unnest(ARRAY['r_lowered', 'r_lowered_ref']) AS p,
+-- retention of sv3r_lowered is lowered (its partitions' first offsets are
+-- past 0), sv3m_all gets a window, backfilled from what it remembers
+SELECT count(*) >= 0 AS lowered FROM unnest(ARRAY['sv3r_lowered', 'sv3r_lowered_ref']) AS p,
     LATERAL streamforge.set_retention(p, 5::bigint);
-SELECT count(*) >= 0 AS added FROM unnest(ARRAY['m_all', 'm_all_ref']) AS p,
+SELECT count(*) >= 0 AS added FROM unnest(ARRAY['sv3m_all', 'sv3m_all_ref']) AS p,
     LATERAL streamforge.add_window(p, streamforge.fixed('h', 7));
 SELECT min(first_offset) > 0 AS past_zero FROM (
-    SELECT (streamforge.inspect_checkpoint(streamforge.checkpoint('r_lowered'))
+    SELECT (streamforge.inspect_checkpoint(streamforge.checkpoint('sv3r_lowered'))
             -> 'sources' -> 0 ->> 'base')::bigint AS first_offset) s;
 SELECT sv.step(3, 60);
 \c -
@@ -246,28 +246,28 @@ SELECT * FROM sv.mismatch ORDER BY scenario, round, what;
 SELECT streamforge.create_pipeline('sv_plain', ARRAY['p'],
     ARRAY[streamforge.fixed('f', 10)]);
 SELECT count(*) FROM streamforge.ingest('sv_plain', 'p', 0, 'e', 'k', 1, 1);
-SELECT streamforge.compact(p, 0) FROM unnest(ARRAY['m_ret', 'm_all', 'r_only',
-    'r_lowered', 'sv_plain']) AS p;
+SELECT streamforge.compact(p, 0) FROM unnest(ARRAY['sv3m_ret', 'sv3m_all', 'sv3r_only',
+    'sv3r_lowered', 'sv_plain']) AS p;
 SELECT name, encode(substring(snapshot FROM 1 FOR 7), 'escape') AS magic,
        get_byte(snapshot, 8) AS format
   FROM streamforge.pipeline
- WHERE name IN ('m_ret', 'm_all', 'r_only', 'r_lowered', 'sv_plain')
+ WHERE name IN ('sv3m_ret', 'sv3m_all', 'sv3r_only', 'sv3r_lowered', 'sv_plain')
  ORDER BY name;
 
 -- a damaged version 3 snapshot is an error that names the pipeline, not a
 -- crash; so is one whose definition is not the pipeline's (another
 -- pipeline's snapshot planted)
 CREATE TABLE sv.saved AS SELECT name, snapshot FROM streamforge.pipeline
- WHERE name IN ('m_ret', 'm_all');
+ WHERE name IN ('sv3m_ret', 'sv3m_all');
 UPDATE streamforge.pipeline
    SET snapshot = overlay(snapshot PLACING '\xff'::bytea FROM 120 FOR 1)
- WHERE name = 'm_ret';
+ WHERE name = 'sv3m_ret';
 UPDATE streamforge.pipeline
-   SET snapshot = (SELECT snapshot FROM sv.saved WHERE name = 'm_ret')
- WHERE name = 'm_all';
+   SET snapshot = (SELECT snapshot FROM sv.saved WHERE name = 'sv3m_ret')
+ WHERE name = 'sv3m_all';
 \c -
-SELECT streamforge.watermark('m_ret');
-SELECT streamforge.watermark('m_all');
+SELECT streamforge.watermark('sv3m_ret');
+SELECT streamforge.watermark('sv3m_all');
 UPDATE streamforge.pipeline p SET snapshot = s.snapshot
   FROM sv.saved s WHERE s.name = p.name;
 \c -
