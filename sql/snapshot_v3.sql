@@ -274,6 +274,25 @@ UPDATE streamforge.pipeline p SET snapshot = s.snapshot
 SELECT sv.check(6);
 SELECT * FROM sv.mismatch ORDER BY scenario, round, what;
 
+-- what 0.1.0 - 0.3.0 stored for these pipelines, the checkpoint as the
+-- snapshot (their journals empty after the compactions above), still
+-- loads; the next compaction stores format 3
+UPDATE streamforge.pipeline p SET snapshot = streamforge.checkpoint(p.name)
+ WHERE name IN ('sv3m_ret', 'sv3m_all', 'sv3r_only', 'sv3r_lowered');
+SELECT name, encode(substring(snapshot FROM 1 FOR 7), 'escape') AS magic,
+       (SELECT count(*) FROM streamforge.journal j WHERE j.pipeline_id = p.id) AS journal_rows
+  FROM streamforge.pipeline p
+ WHERE name IN ('sv3m_ret', 'sv3m_all', 'sv3r_only', 'sv3r_lowered') ORDER BY name;
+\c -
+SELECT sv.check(7);
+SELECT streamforge.compact(p, 0) FROM unnest(ARRAY['sv3m_ret', 'sv3m_all',
+    'sv3r_only', 'sv3r_lowered']) AS p;
+SELECT name, get_byte(snapshot, 8) AS format FROM streamforge.pipeline
+ WHERE name IN ('sv3m_ret', 'sv3m_all', 'sv3r_only', 'sv3r_lowered') ORDER BY name;
+\c -
+SELECT sv.check(8);
+SELECT * FROM sv.mismatch ORDER BY scenario, round, what;
+
 SELECT count(*) FROM sv.state, LATERAL (
     SELECT streamforge.drop_pipeline(scenario)
     UNION ALL SELECT streamforge.drop_pipeline(scenario || '_ref')) d;
