@@ -568,24 +568,10 @@ decode_identities_v2(SnapReader *r, SfPipeline *p, SfString **keys,
 		for (int j = 0; j < m; j++)
 		{
 			PendingId  *e = &g[j];
-			uint64		lenflags;
-			uint64		ki;
 
 			h += get_varint(r);
-			ki = get_varint(r);
-			t = (int64) ((uint64) t + (uint64) unzigzag(get_varint(r)));
-			e->v = unzigzag(get_varint(r));
-			lenflags = get_varint(r);
-			if (h > PG_UINT32_MAX || ki >= (uint64) nkeys ||
-				(lenflags >> 1) < 1 || (lenflags >> 1) > MaxAllocSize)
-				sf_snap_corrupt(r, "An identity is invalid");
+			get_identity(r, e, &t, nkeys, h > PG_UINT32_MAX);
 			e->h = (uint32) h;
-			e->ki = (uint32) ki;
-			e->t = t;
-			e->late = (lenflags & 1) != 0;
-			e->len = (uint32) (lenflags >> 1);
-			e->eid = get_raw(r, e->len);
-			e->hash = sf_hash_event_id(e->eid, (int) e->len);
 			sf_idtable_prefetch_hash(p, e->hash);
 		}
 		for (int j = 0; j < m; j++)

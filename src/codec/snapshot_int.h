@@ -231,6 +231,31 @@ typedef struct PendingId
 	int64		v;
 } PendingId;
 
+/*
+ * An identity's fields after its handle (versions 2 and 3): key index,
+ * time (a difference from *t), value, length and late flag, event_id;
+ * bad: the caller found its handle invalid
+ */
+static inline void
+get_identity(SnapReader *r, PendingId *e, int64 *t, int64 nkeys, bool bad)
+{
+	uint64		ki = get_varint(r);
+	uint64		lenflags;
+
+	*t = (int64) ((uint64) *t + (uint64) unzigzag(get_varint(r)));
+	e->v = unzigzag(get_varint(r));
+	lenflags = get_varint(r);
+	if (bad || ki >= (uint64) nkeys ||
+		(lenflags >> 1) < 1 || (lenflags >> 1) > MaxAllocSize)
+		sf_snap_corrupt(r, "An identity is invalid");
+	e->ki = (uint32) ki;
+	e->t = *t;
+	e->late = (lenflags & 1) != 0;
+	e->len = (uint32) (lenflags >> 1);
+	e->eid = get_raw(r, e->len);
+	e->hash = sf_hash_event_id(e->eid, (int) e->len);
+}
+
 /* snapshot_v3.c: the sections of version 3 */
 extern void sf_snap3_put_def(StringInfo b, const SfPipelineDef *def);
 extern void sf_snap3_put_id_measures(StringInfo b, const SfPipeline *p,

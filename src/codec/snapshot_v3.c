@@ -136,7 +136,7 @@ sf_snap3_put_bucket_measures(StringInfo b, const SfMeasuresDef *md, const SfAgg 
  */
 void
 sf_snap3_put_deliveries(StringInfo b, SfPipeline *p, const uint32 *handles,
-				  int64 nids)
+						int64 nids)
 {
 	for (int i = 0; i < p->def.npartitions; i++)
 	{
@@ -212,7 +212,7 @@ sf_snap3_put_late(StringInfo b, SfPipeline *p, const uint32 *handles, int64 nids
  */
 uint32 *
 sf_snap3_decode_identities(SnapReader *r, SfPipeline *p, SfString **keys,
-					 int64 nkeys, int64 *nids)
+						   int64 nkeys, int64 *nids)
 {
 	const SfMeasuresDef *md = p->def.measures;
 	int			nw = md != NULL ? 1 + md->width : 0;
@@ -234,22 +234,8 @@ sf_snap3_decode_identities(SnapReader *r, SfPipeline *p, SfString **keys,
 		for (int j = 0; j < m; j++)
 		{
 			PendingId  *e = &g[j];
-			uint64		lenflags;
-			uint64		ki;
 
-			ki = get_varint(r);
-			t = (int64) ((uint64) t + (uint64) unzigzag(get_varint(r)));
-			e->v = unzigzag(get_varint(r));
-			lenflags = get_varint(r);
-			if (ki >= (uint64) nkeys ||
-				(lenflags >> 1) < 1 || (lenflags >> 1) > MaxAllocSize)
-				sf_snap_corrupt(r, "An identity is invalid");
-			e->ki = (uint32) ki;
-			e->t = t;
-			e->late = (lenflags & 1) != 0;
-			e->len = (uint32) (lenflags >> 1);
-			e->eid = get_raw(r, e->len);
-			e->hash = sf_hash_event_id(e->eid, (int) e->len);
+			get_identity(r, e, &t, nkeys, false);
 			for (int w = 0; w < nw; w++)
 				gm[j * nw + w] = unzigzag(get_varint(r));
 			if (nw > 0)
@@ -295,7 +281,7 @@ sf_snap3_decode_identities(SnapReader *r, SfPipeline *p, SfString **keys,
  */
 void
 sf_snap3_decode_deliveries(SnapReader *r, SfPipeline *p, const uint32 *ord2h,
-					 int64 nids)
+						   int64 nids)
 {
 	for (int i = 0; i < p->def.npartitions; i++)
 	{
@@ -373,8 +359,8 @@ sf_snap3_decode_late(SnapReader *r, SfPipeline *p, const uint32 *ord2h, int64 ni
  * CurrentMemoryContext; count is the bucket's event count.
  */
 void
-sf_snap3_decode_bucket_measures(SnapReader *r, const SfMeasuresDef *md, int64 *ext,
-					   int64 count)
+sf_snap3_decode_bucket_measures(SnapReader *r, const SfMeasuresDef *md,
+								int64 *ext, int64 count)
 {
 	for (int i = 0; i < md->nwords; i++)
 		ext[i] = unzigzag(get_varint(r));
