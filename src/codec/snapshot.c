@@ -738,8 +738,9 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 	if (md != NULL)
 	{
 		ext = palloc0(Max(md->nwords + md->nvar, 1) * sizeof(int64));
+		/* under the pipeline's: an error frees it with the pipeline */
 		if (md->nvar > 0)
-			scratch = AllocSetContextCreate(CurrentMemoryContext,
+			scratch = AllocSetContextCreate(p->cxt,
 											"streamforge snapshot states",
 											ALLOCSET_DEFAULT_SIZES);
 	}

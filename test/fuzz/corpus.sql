@@ -99,6 +99,24 @@ SELECT 'snapshot|sequence|' || pg_temp.snap('j_seq');
 -- format 3 (0.4.0): a pipeline with retention, its offsets past the horizon
 -- forgotten
 SELECT 'snapshot|format3-retention|' || pg_temp.snap('j_ret');
+-- format 3: measures with variable-size states (distinct values, a
+-- percentile, a sketch) and a nullable measure, two windows, late rows
+SELECT streamforge.create_pipeline('s_meas', ARRAY['a', 'b'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.session('g', 4)], 3,
+    measures => ARRAY['x', 'y NULL'],
+    aggregates => ARRAY['count', 'sum(x)', 'count_distinct(x)',
+        'percentile_disc(x, 0.5)', 'approx_count_distinct(y)', 'max_by(x, y)',
+        'first(y)', 'avg(y)']);
+SELECT count(*) FROM streamforge.ingest_measures_batch('s_meas',
+    (SELECT pg_catalog.array_agg(ROW(CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END, i / 2,
+                                     'q' || i, 'key' || (i % 5), (i * 7) % 60,
+                                     ARRAY[i % 11 - 5, CASE WHEN i % 4 = 0 THEN NULL ELSE i END])::streamforge.measures_delivery
+                                 ORDER BY i)
+     FROM pg_catalog.generate_series(0, 79) i));
+SELECT count(*) FROM streamforge.advance('s_meas', 'a', 40);
+SELECT count(*) FROM streamforge.advance('s_meas', 'b', 30);
+SELECT count(*) FROM streamforge.ingest_measures('s_meas', 'a', 40, 'late-m', 'key1', 2, ARRAY[1, 2]);
+SELECT 'snapshot|format3-measures|' || pg_temp.snap('s_meas');
 
 SELECT streamforge.create_pipeline('s_empty', ARRAY['only'],
     ARRAY[streamforge.fixed('w', 1)]);

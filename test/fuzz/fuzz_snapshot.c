@@ -8,7 +8,8 @@
  * The seeds (test/fuzz/corpus/snapshot/, made by test/fuzz/make-corpus.sh
  * from test/fuzz/corpus.sql) are the binary snapshots of real pipelines.
  * The pipeline's definition, which persist.c would pass from the
- * pipeline's row, is read here from the snapshot's own definition section,
+ * pipeline's row, is read here from the snapshot's own definition section
+ * (with format 3 its measures and aggregates too, built by the engine),
  * and must be one create_pipeline accepts (otherwise a fixed one is used,
  * which the decoder then refuses as not the pipeline's).
  *
@@ -105,6 +106,64 @@ get_name(Reader *r, char *dst)
 	r->pos += len;
 }
 
+/* The format version in a snapshot's header (the caller checked its size) */
+static uint32
+get_version(const uint8_t *data)
+{
+	return (uint32) data[8] | ((uint32) data[9] << 8) |
+		((uint32) data[10] << 16) | ((uint32) data[11] << 24);
+}
+
+/*
+ * Version 3's part of the definition: the writers mode and, with measures,
+ * the aggregates' and measures' spellings, built into def->measures by the
+ * engine as create_pipeline would (in CurrentMemoryContext); false if it
+ * is not one create_pipeline accepts.
+ */
+static bool
+read_def_v3(Reader *r, SfPipelineDef *def)
+{
+	uint8		writers = (uint8) get(r, 1);
+	uint8		has = (uint8) get(r, 1);
+	char	  **sp[2];
+	int			n[2];
+	sigjmp_buf	jb;
+	SfMeasuresDef *volatile md = NULL;
+
+	if (r->bad || writers != SF_WRITERS_SERIAL || has > 1)
+		return false;
+	def->writers = writers;
+	if (!has)
+		return true;
+	for (int part = 0; part < 2; part++)
+	{
+		n[part] = (int) get(r, 4);
+		if (r->bad || n[part] < 1 || n[part] > SF_MAX_AGGREGATES)
+			return false;
+		sp[part] = palloc(n[part] * sizeof(char *));
+		for (int i = 0; i < n[part]; i++)
+		{
+			uint32		len = (uint32) get(r, 4);
+
+			if (r->bad || len < 1 || len > 1024 || r->len - r->pos < len ||
+				memchr(r->s + r->pos, '\0', len) != NULL)
+				return false;
+			sp[part][i] = pnstrdup((const char *) r->s + r->pos, len);
+			r->pos += len;
+		}
+	}
+	if (sigsetjmp(jb, 0) == 0)
+	{
+		PG_exception_stack = &jb;
+		md = sf_measures_def_build(sp[1], n[1], sp[0], n[0]);
+	}
+	PG_exception_stack = NULL;
+	if (md == NULL)
+		return false;
+	def->measures = md;
+	return true;
+}
+
 /*
  * The definition in the snapshot's payload, if it is one create_pipeline
  * could have made (normalized: names sorted and unique; sizes positive; a
@@ -173,6 +232,8 @@ read_def(const uint8_t *data, size_t size, SfPipelineDef *def,
 		}
 	}
 	def->windows = w;
+	if (get_version(data) >= 3 && !read_def_v3(&r, def))
+		return false;
 	return true;
 }
 
@@ -293,6 +354,7 @@ check_input(const uint8_t *data, size_t size, bool seed)
 	sigjmp_buf	jb;
 	bool		binary;
 
+	CurrentMemoryContext = top;
 	binary = read_def(data, size, &def, parts, windows);
 	if (!binary)
 		fixed_def(&def, parts, windows);
