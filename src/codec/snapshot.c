@@ -155,6 +155,89 @@ key_index(SfString **keys, int64 n, const SfString *key)
 	return 0;					/* keep compiler quiet */
 }
 
+/*
+ * The interned keys (sorted by address, as key_index finds them): version 2
+ * writes them in that order; version 3 by their bytes, so that one state
+ * always gives the same snapshot, and returns each key's place in that
+ * order (palloc'd; NULL for version 2)
+ */
+static uint32 *
+put_keys(StringInfo b, SfString **keys, int64 nkeys, uint32 version)
+{
+	int64	   *perm;
+	uint32	   *rank;
+
+	put_u64(b, (uint64) nkeys);
+	if (version < 3)
+	{
+		for (int64 k = 0; k < nkeys; k++)
+		{
+			if ((k & 4095) == 0)
+				CHECK_FOR_INTERRUPTS();
+			put_bytes(b, keys[k]->data, keys[k]->len);
+		}
+		return NULL;
+	}
+	perm = palloc_extended(Max(nkeys, 1) * sizeof(int64), MCXT_ALLOC_HUGE);
+	rank = palloc_extended(Max(nkeys, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
+	for (int64 k = 0; k < nkeys; k++)
+		perm[k] = k;
+	if (nkeys > 1)
+		qsort_arg(perm, nkeys, sizeof(int64), key_bytes_cmp, keys);
+	for (int64 k = 0; k < nkeys; k++)
+	{
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		rank[perm[k]] = (uint32) k;
+		put_bytes(b, keys[perm[k]]->data, keys[perm[k]]->len);
+	}
+	pfree(perm);
+	return rank;
+}
+
+/* Version 2's delivery history: each handle as the difference from the one before */
+static void
+put_deliveries_v2(StringInfo b, SfPipeline *p)
+{
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+		int64		n = part->consumed + 1;
+		int64		prev = 0;
+
+		put_u64(b, (uint64) n);
+		for (int64 o = 0; o < n; o++)
+		{
+			if ((o & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
+			put_varint(b, zigzag((int64) part->deliveries[o] - prev));
+			prev = part->deliveries[o];
+		}
+	}
+}
+
+/* Version 2's late rows, each naming its identity by handle */
+static void
+put_late_v2(StringInfo b, SfPipeline *p)
+{
+	put_u64(b, (uint64) p->nlate);
+	for (int64 k = 0; k < p->nlate; k++)
+	{
+		const SfLateEvent *l = &p->late[k];
+		uint32		h;
+
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (!sf_idtable_lookup(p, l->event->event_id, l->event->event_id_len,
+							   l->event->hash, &h))
+			elog(ERROR, "streamforge: late event without identity");
+		put_u32(b, (uint32) l->partition);
+		put_u64(b, (uint64) l->source_offset);
+		put_u32(b, h);
+		put_u64(b, (uint64) l->watermark);
+	}
+}
+
 static bytea *
 snapshot_encode_binary(SfPipeline *p, uint32 version)
 {
@@ -215,40 +298,11 @@ snapshot_encode_binary(SfPipeline *p, uint32 version)
 	if (version >= 3)
 		put_u64(&b, (uint64) p->arrivals);
 
-	/*
-	 * keys: found by address (key_index); version 2 writes them in that
-	 * order, version 3 by their bytes, so that the same state always
-	 * gives the same snapshot (rank: a key's place in that order)
-	 */
+	/* keys (rank: their places in version 3's byte order; NULL for 2) */
 	keys = sf_keys_array(p, &nkeys);
 	if (nkeys > 1)
 		qsort(keys, nkeys, sizeof(SfString *), ptr_cmp);
-	put_u64(&b, (uint64) nkeys);
-	if (version >= 3)
-	{
-		int64	   *perm = palloc_extended(Max(nkeys, 1) * sizeof(int64),
-										   MCXT_ALLOC_HUGE);
-
-		rank = palloc_extended(Max(nkeys, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
-		for (int64 k = 0; k < nkeys; k++)
-			perm[k] = k;
-		if (nkeys > 1)
-			qsort_arg(perm, nkeys, sizeof(int64), key_bytes_cmp, keys);
-		for (int64 k = 0; k < nkeys; k++)
-		{
-			if ((k & 4095) == 0)
-				CHECK_FOR_INTERRUPTS();
-			rank[perm[k]] = (uint32) k;
-			put_bytes(&b, keys[perm[k]]->data, keys[perm[k]]->len);
-		}
-		pfree(perm);
-	}
-	for (int64 k = 0; version < 3 && k < nkeys; k++)
-	{
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		put_bytes(&b, keys[k]->data, keys[k]->len);
-	}
+	rank = put_keys(&b, keys, nkeys, version);
 
 	/* identities, in handle order */
 	handles = palloc_extended(Max(p->nidentities, 1) * sizeof(uint32),
@@ -304,43 +358,12 @@ snapshot_encode_binary(SfPipeline *p, uint32 version)
 		sf_snap3_put_deliveries(&b, p, handles, nids);
 		sf_snap3_put_late(&b, p, handles, nids);
 	}
+	else
+	{
+		put_deliveries_v2(&b, p);
+		put_late_v2(&b, p);
+	}
 	pfree(handles);
-
-	/* delivery history: each handle as the difference from the one before */
-	for (int i = 0; version < 3 && i < def->npartitions; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-		int64		n = part->consumed + 1;
-		int64		prev = 0;
-
-		put_u64(&b, (uint64) n);
-		for (int64 o = 0; o < n; o++)
-		{
-			if ((o & 65535) == 0)
-				CHECK_FOR_INTERRUPTS();
-			put_varint(&b, zigzag((int64) part->deliveries[o] - prev));
-			prev = part->deliveries[o];
-		}
-	}
-
-	/* late output */
-	if (version < 3)
-		put_u64(&b, (uint64) p->nlate);
-	for (int64 k = 0; version < 3 && k < p->nlate; k++)
-	{
-		const SfLateEvent *l = &p->late[k];
-		uint32		h;
-
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (!sf_idtable_lookup(p, l->event->event_id, l->event->event_id_len,
-							   l->event->hash, &h))
-			elog(ERROR, "streamforge: late event without identity");
-		put_u32(&b, (uint32) l->partition);
-		put_u64(&b, (uint64) l->source_offset);
-		put_u32(&b, h);
-		put_u64(&b, (uint64) l->watermark);
-	}
 
 	/* live buckets */
 	nrows = sf_collect_rows(p, false, &rows);
@@ -545,20 +568,32 @@ decode_deliveries_v1(SnapReader *r, SfPipeline *p, const HandleSet *valid)
 }
 
 /*
- * Version 2 identities: varints (handle, time and value as differences),
+ * Version 2 and 3 identities: varints (time and value as differences),
  * read ahead in groups so that the table slot of each is prefetched before
- * it is inserted; the table is sized once for all of them.
+ * it is inserted; the table is sized once for all of them.  Version 2
+ * names each by its handle, which must come back (re-allocated in handle
+ * order into an empty store: valid collects them); version 3 by its
+ * ordinal, mapped to the handle it gets (returned, palloc'd), followed by
+ * its measure words.
  */
-static void
-decode_identities_v2(SnapReader *r, SfPipeline *p, SfString **keys,
-					 int64 nkeys, HandleSet *valid)
+static uint32 *
+decode_identities(SnapReader *r, SfPipeline *p, SfString **keys, int64 nkeys,
+				  uint32 version, HandleSet *valid, int64 *nids)
 {
-	/* at least 6 bytes each: five varints and an event_id byte */
-	int64		n = get_count(r, 6);
+	const SfMeasuresDef *md = version >= 3 ? p->def.measures : NULL;
+	int			nw = md != NULL ? 1 + md->width : 0;
+
+	/* at least a byte per varint (4, and the handle in 2) and an event_id */
+	int64		n = get_count(r, version >= 3 ? 5 + nw : 6);
 	uint64		h = 0;
 	int64		t = 0;
+	int64		arrival = 0;
 	PendingId	g[ID_GROUP];
+	int64	   *gm = nw > 0 ? palloc(ID_GROUP * nw * sizeof(int64)) : NULL;
+	uint32	   *ord2h = NULL;
 
+	if (version >= 3)
+		ord2h = palloc_extended(Max(n, 1) * sizeof(uint32), MCXT_ALLOC_HUGE);
 	sf_idtable_reserve(p, (uint64) n);
 	for (int64 k = 0; k < n;)
 	{
@@ -569,26 +604,41 @@ decode_identities_v2(SnapReader *r, SfPipeline *p, SfString **keys,
 		{
 			PendingId  *e = &g[j];
 
-			h += get_varint(r);
+			if (version < 3)
+				h += get_varint(r);
 			get_identity(r, e, &t, nkeys, h > PG_UINT32_MAX);
 			e->h = (uint32) h;
+			if (nw > 0)
+				sf_snap3_get_id_measures(r, md, e->v, &arrival, &gm[j * nw]);
 			sf_idtable_prefetch_hash(p, e->hash);
 		}
 		for (int j = 0; j < m; j++)
 		{
 			PendingId  *e = &g[j];
+			SfIdentity *id;
 			uint32		got;
 
 			if (sf_idtable_lookup(p, e->eid, (int) e->len, e->hash, NULL) != NULL)
 				sf_snap_corrupt(r, "An event_id has two identities");
-			(void) sf_identity_add_hash(p, e->eid, (int) e->len, e->hash,
-										keys[e->ki], e->t, e->v, e->late, &got);
-			if (got != e->h)
-				sf_snap_corrupt(r, "An identity does not get its handle back");
-			handle_set_add(valid, e->h);
+			id = sf_identity_add_hash(p, e->eid, (int) e->len, e->hash,
+									  keys[e->ki], e->t, e->v, e->late, &got);
+			if (ord2h != NULL)
+				ord2h[k + j] = got;
+			else
+			{
+				if (got != e->h)
+					sf_snap_corrupt(r, "An identity does not get its handle back");
+				handle_set_add(valid, e->h);
+			}
+			if (nw > 0)
+				memcpy(sf_id_measures(p, id), &gm[j * nw], nw * sizeof(int64));
 		}
 		k += m;
 	}
+	if (gm != NULL)
+		pfree(gm);
+	*nids = n;
+	return ord2h;
 }
 
 static void
@@ -617,6 +667,28 @@ decode_deliveries_v2(SnapReader *r, SfPipeline *p, const HandleSet *valid)
 	}
 }
 
+/* Version 1 and 2 late rows, each naming its identity by handle */
+static void
+decode_late_v2(SnapReader *r, SfPipeline *p, const HandleSet *valid)
+{
+	int64		n = get_count(r, 24);
+
+	for (int64 k = 0; k < n; k++)
+	{
+		uint32		pi = get_u32(r);
+		int64		off = (int64) get_u64(r);
+		uint32		h = get_u32(r);
+		int64		wm = (int64) get_u64(r);
+
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (pi >= (uint32) p->def.npartitions || off < 0 ||
+			off > p->partitions[pi].consumed || !handle_set_has(valid, h))
+			sf_snap_corrupt(r, "A late event is invalid");
+		sf_late_append(p, (int) pi, off, sf_id_ptr(p, h), wm);
+	}
+}
+
 static pg_noinline void
 snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target,
 					  MemoryContext parent, SfPipeline *volatile *result)
@@ -626,6 +698,7 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 	SfString  **keys;
 	int64		nkeys;
 	int64		n;
+	int64		nids;
 	HandleSet	valid = {NULL, 0};
 	const SfMeasuresDef *md = target->measures;
 	int64	   *ext = NULL;
@@ -694,43 +767,27 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		keys[k] = sf_intern_key(p, s, (int) len);
 	}
 
-	/* identities, re-allocated in handle order: each gets its handle back */
+	/* identities, re-allocated in handle order; deliveries; late rows */
 	if (version == 1)
 	{
 		decode_identities_v1(r, p, keys, nkeys, &valid);
 		decode_deliveries_v1(r, p, &valid);
+		decode_late_v2(r, p, &valid);
 	}
 	else if (version == 2)
 	{
-		decode_identities_v2(r, p, keys, nkeys, &valid);
+		(void) decode_identities(r, p, keys, nkeys, 2, &valid, &nids);
 		decode_deliveries_v2(r, p, &valid);
+		decode_late_v2(r, p, &valid);
 	}
 	else
 	{
-		uint32	   *ord2h;
-		int64		nids;
+		uint32	   *ord2h = decode_identities(r, p, keys, nkeys, 3, NULL,
+											  &nids);
 
-		ord2h = sf_snap3_decode_identities(r, p, keys, nkeys, &nids);
 		sf_snap3_decode_deliveries(r, p, ord2h, nids);
 		sf_snap3_decode_late(r, p, ord2h, nids);
 		pfree(ord2h);
-	}
-
-	/* late output */
-	n = version < 3 ? get_count(r, 24) : 0;
-	for (int64 k = 0; k < n; k++)
-	{
-		uint32		pi = get_u32(r);
-		int64		off = (int64) get_u64(r);
-		uint32		h = get_u32(r);
-		int64		wm = (int64) get_u64(r);
-
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (pi >= (uint32) target->npartitions || off < 0 ||
-			off > p->partitions[pi].consumed || !handle_set_has(&valid, h))
-			sf_snap_corrupt(r, "A late event is invalid");
-		sf_late_append(p, (int) pi, off, sf_id_ptr(p, h), wm);
 	}
 
 	/* live buckets */

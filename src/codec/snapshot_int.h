@@ -269,9 +269,8 @@ extern void sf_snap3_put_late(StringInfo b, SfPipeline *p,
 							  const uint32 *handles, int64 nids);
 extern void sf_snap3_read_def(SnapReader *r, SfPipelineDef *def,
 							  const SfPipelineDef *target);
-extern uint32 *sf_snap3_decode_identities(SnapReader *r, SfPipeline *p,
-										  SfString **keys, int64 nkeys,
-										  int64 *nids);
+extern void sf_snap3_get_id_measures(SnapReader *r, const SfMeasuresDef *md,
+									 int64 value, int64 *arrival, int64 *w);
 extern void sf_snap3_decode_deliveries(SnapReader *r, SfPipeline *p,
 									   const uint32 *ord2h, int64 nids);
 extern void sf_snap3_decode_late(SnapReader *r, SfPipeline *p,

@@ -205,74 +205,23 @@ sf_snap3_put_late(StringInfo b, SfPipeline *p, const uint32 *handles, int64 nids
  */
 
 /*
- * Version 3 identities: as version 2 without the handle (an identity is
- * named by its ordinal: ord2h maps it to the handle it gets here, which
- * with retention need not be the one it had), and with measures their
- * words after the event_id.
+ * Version 3: an identity's measure words into w (1 + md->width of them),
+ * as sf_snap3_put_id_measures wrote them: the arrival a difference from
+ * *arrival (updated), the first measure from the identity's value
  */
-uint32 *
-sf_snap3_decode_identities(SnapReader *r, SfPipeline *p, SfString **keys,
-						   int64 nkeys, int64 *nids)
+void
+sf_snap3_get_id_measures(SnapReader *r, const SfMeasuresDef *md, int64 value,
+						 int64 *arrival, int64 *w)
 {
-	const SfMeasuresDef *md = p->def.measures;
-	int			nw = md != NULL ? 1 + md->width : 0;
-	/* at least 5 bytes each: four varints and an event_id byte */
-	int64		n = get_count(r, 5 + nw);
-	int64		t = 0;
-	int64		arrival = 0;
-	PendingId	g[ID_GROUP];
-	int64	   *gm = nw > 0 ? palloc(ID_GROUP * nw * sizeof(int64)) : NULL;
-	uint32	   *ord2h = palloc_extended(Max(n, 1) * sizeof(uint32),
-										MCXT_ALLOC_HUGE);
-
-	sf_idtable_reserve(p, (uint64) n);
-	for (int64 k = 0; k < n;)
-	{
-		int			m = (int) Min(n - k, ID_GROUP);
-
-		CHECK_FOR_INTERRUPTS();
-		for (int j = 0; j < m; j++)
-		{
-			PendingId  *e = &g[j];
-
-			get_identity(r, e, &t, nkeys, false);
-			for (int w = 0; w < nw; w++)
-				gm[j * nw + w] = unzigzag(get_varint(r));
-			if (nw > 0)
-			{
-				/* the arrival: a difference from the previous one */
-				arrival = (int64) ((uint64) arrival + (uint64) gm[j * nw]);
-				gm[j * nw] = arrival;
-				/* the first measure: a difference from the value */
-				if (md->nmeasures > 0)
-					gm[j * nw + 1] = (int64) ((uint64) gm[j * nw + 1] +
-											  (uint64) e->v);
-			}
-			/* the NULL mask names only nullable measures */
-			if (md != NULL && md->nullable != 0 &&
-				(gm[j * nw + 1 + md->nmeasures] & ~(int64) md->nullable) != 0)
-				sf_snap_corrupt(r, "An identity's measures are invalid");
-			sf_idtable_prefetch_hash(p, e->hash);
-		}
-		for (int j = 0; j < m; j++)
-		{
-			PendingId  *e = &g[j];
-			SfIdentity *id;
-
-			if (sf_idtable_lookup(p, e->eid, (int) e->len, e->hash, NULL) != NULL)
-				sf_snap_corrupt(r, "An event_id has two identities");
-			id = sf_identity_add_hash(p, e->eid, (int) e->len, e->hash,
-									  keys[e->ki], e->t, e->v, e->late,
-									  &ord2h[k + j]);
-			if (nw > 0)
-				memcpy(sf_id_measures(p, id), &gm[j * nw], nw * sizeof(int64));
-		}
-		k += m;
-	}
-	if (gm != NULL)
-		pfree(gm);
-	*nids = n;
-	return ord2h;
+	for (int i = 0; i <= md->width; i++)
+		w[i] = unzigzag(get_varint(r));
+	*arrival = (int64) ((uint64) *arrival + (uint64) w[0]);
+	w[0] = *arrival;
+	if (md->nmeasures > 0)
+		w[1] = (int64) ((uint64) w[1] + (uint64) value);
+	/* the NULL mask names only nullable measures */
+	if (md->nullable != 0 && (w[1 + md->nmeasures] & ~(int64) md->nullable) != 0)
+		sf_snap_corrupt(r, "An identity's measures are invalid");
 }
 
 /*
