@@ -769,20 +769,39 @@ void
 sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
 					  int32 *kparts, int *trailing)
 {
-	uint64		n;
+	uint64		n = SPI_processed;
+	Datum	   *rows = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
 	uint64		i;
+
+	for (i = 0; i < n; i++)
+		rows[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &nulls[i]);
+	sfk_aggregate_deliver_rows(pipeline, measures, nparts, kparts, trailing,
+							   rows, nulls, (int) n);
+}
+
+/*
+ * Ingests the deliveries rows[i] (composite values of the pipeline's
+ * delivery type, one per element; nulls[i] for an element that does not
+ * match).  An element that does not match is delivered with the next one
+ * of its partition that does, as the same event at its offset minus one,
+ * two, ...; those at the end of a partition are counted in trailing.
+ */
+void
+sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
+						   int32 *kparts, int *trailing, Datum *rows, bool *rownulls,
+						   int n)
+{
+	int			i;
 	Datum	   *out;
 	int			nout = 0;
 	TupleDesc	desc = NULL;
 	Oid			rowtype = InvalidOid;
 
 	memset(trailing, 0, sizeof(int) * nparts);
-	n = SPI_processed;
 	out = palloc(sizeof(Datum) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
 		int32		kp = kparts[i];
 		HeapTupleHeader th;
 		HeapTupleData tup;
@@ -791,16 +810,22 @@ sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
 		int64		at;
 		int			q;
 
-		if (isnull)
+		if (rownulls[i])
 		{
 			trailing[kp]++;
 			continue;
 		}
-		th = DatumGetHeapTupleHeader(d);
+		th = DatumGetHeapTupleHeader(rows[i]);
 		if (desc == NULL)
 		{
 			rowtype = HeapTupleHeaderGetTypeId(th);
 			desc = lookup_rowtype_tupdesc_copy(rowtype, HeapTupleHeaderGetTypMod(th));
+		}
+		if (trailing[kp] == 0)
+		{
+			/* every element gives one delivery at most: out holds n */
+			out[nout++] = PointerGetDatum(th);
+			continue;
 		}
 		tup.t_len = HeapTupleHeaderGetDatumLength(th);
 		ItemPointerSetInvalid(&tup.t_self);
@@ -814,9 +839,7 @@ sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
 			out[nout++] = HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 		}
 		trailing[kp] = 0;
-		values[1] = Int64GetDatum(at);
-		/* every element gives one delivery at most: out holds n */
-		out[nout++] = HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+		out[nout++] = PointerGetDatum(th);
 	}
 	if (nout > 0)
 	{

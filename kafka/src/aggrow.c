@@ -7,11 +7,18 @@
  * builds the rows of the aggregate's table itself (json.c reads the JSON
  * fields in one pass; the columns are converted with their types' input
  * functions by sfk_convert_field, as the field functions do; an ISO 8601
- * UTC timestamp is read directly), and the batch's statement only applies
- * the attachment's expressions (WHERE, key, event time, value or measures)
- * to the array of rows, exactly as the INSERT trigger does on its
- * transition table.  The deliveries go in as aggmap.c's do
- * (sfk_aggregate_deliver).
+ * UTC timestamp is read directly), and the attachment's expressions
+ * (WHERE, key, event time, value or measures) apply to the rows exactly as
+ * the INSERT trigger applies them to its transition table.  The deliveries
+ * go in as aggmap.c's do (sfk_aggregate_deliver_rows).
+ *
+ * The expressions are not run by a statement over an array of rows: the
+ * statement that would (sfk_aggrow_prepare) is analysed at each batch and
+ * its one expression planned and evaluated in C for each row (rows_expr,
+ * run_compiled): no array to build and take apart, no function scan, no
+ * sort.  An expression that is not over the row's columns only (a
+ * subquery, a set-returning function: create_aggregate refuses them)
+ * keeps aggmap.c's statement.
  *
  * A message json.c does not read (a \u escape, an exponent, ...) is parsed
  * by jsonb_in and read by sfk_json_lookup, as json_field reads it: same
@@ -21,18 +28,24 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
+#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
@@ -77,11 +90,15 @@ static struct
 	SfkJsonKeys keys;
 	Oid			rowtype;
 	TupleDesc	desc;
-	SPIPlanPtr	plan;
+	char	   *sql;			/* the attachment's expressions: rows_expr */
+	Oid			argtypes[4];
+	TupleDesc	scandesc;		/* new_rows: pn, po, id, the columns, n */
 	bool		need_payload;	/* a column reads the payload */
 	char	   *scanbuf;
 	int			scanlen;
 } ar;
+
+static Expr *rows_expr(void);
 
 /* A field spec of a column: false when aggrow does not read it. */
 static bool
@@ -150,7 +167,7 @@ col_of(RowCol *rc, SfkAggCol *c, bool json, int64 unit_us)
 
 /*
  * Prepares the rows of an aggregate subscription (SPI connected): false
- * when a column needs aggmap.c's statement.
+ * when a column or an expression needs aggmap.c's statement.
  */
 bool
 sfk_aggrow_prepare(SfkAggInfo *info, const char *format, const char *topic, int64 unit_us)
@@ -219,12 +236,77 @@ sfk_aggrow_prepare(SfkAggInfo *info, const char *format, const char *topic, int6
 	types[1] = INT8ARRAYOID;
 	types[2] = TEXTARRAYOID;
 	types[3] = get_array_type(ar.rowtype);
-	ar.plan = SPI_prepare(buf.data, 4, types);
-	if (ar.plan == NULL)
-		elog(ERROR, "could not prepare the rows statement: %s",
-			 SPI_result_code_string(SPI_result));
-	SPI_keepplan(ar.plan);
+	ar.sql = MemoryContextStrdup(TopMemoryContext, buf.data);
+	memcpy(ar.argtypes, types, sizeof(types));
+	if (rows_expr() == NULL)
+		return false;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	ar.scandesc = CreateTemplateTupleDesc(info->ncols + 4);
+	TupleDescInitEntry(ar.scandesc, 1, "sfk_pn", TEXTOID, -1, 0);
+	TupleDescInitEntry(ar.scandesc, 2, "sfk_po", INT8OID, -1, 0);
+	TupleDescInitEntry(ar.scandesc, 3, "sfk_id", TEXTOID, -1, 0);
+	for (i = 0; i < info->ncols; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(ar.desc, i);
+
+		TupleDescInitEntry(ar.scandesc, i + 4, NameStr(a->attname), a->atttypid,
+						   a->atttypmod, 0);
+		TupleDescInitEntryCollation(ar.scandesc, i + 4, a->attcollation);
+	}
+	TupleDescInitEntry(ar.scandesc, info->ncols + 4, "sfk_n", INT8OID, -1, 0);
+	MemoryContextSwitchTo(old);
 	return true;
+}
+
+/* Whether a node of an expression reads anything but a column of new_rows. */
+static bool
+not_plain_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		return v->varno != 1 || v->varlevelsup != 0 || v->varattno <= 0 ||
+			v->varattno > ar.ncols + 4;
+	}
+	if (IsA(node, Param) || IsA(node, SubLink) || IsA(node, Aggref) ||
+		IsA(node, WindowFunc) || IsA(node, GroupingFunc))
+		return true;
+	return expression_tree_walker(node, not_plain_walker, context);
+}
+
+/*
+ * The statement's one expression (a delivery or NULL for a row of
+ * new_rows), analysed now, as a cached plan is revalidated at each
+ * execution: the functions and operators of the day, the caller's search
+ * path.  NULL when it is not one expression over the columns of new_rows
+ * only (a subquery, a set-returning function, ...): the plan runs it.
+ */
+static Expr *
+rows_expr(void)
+{
+	List	   *raw = pg_parse_query(ar.sql);
+	List	   *queries;
+	Query	   *q;
+	TargetEntry *tle;
+
+	if (list_length(raw) != 1)
+		return NULL;
+	queries = pg_analyze_and_rewrite_fixedparams(linitial_node(RawStmt, raw), ar.sql,
+												 ar.argtypes, 4, NULL);
+	if (list_length(queries) != 1)
+		return NULL;
+	q = linitial_node(Query, queries);
+	if (q->commandType != CMD_SELECT || q->hasSubLinks || q->hasTargetSRFs ||
+		q->hasAggs || q->hasWindowFuncs || q->jointree->quals != NULL ||
+		list_length(q->rtable) != 1 || list_length(q->targetList) < 1)
+		return NULL;
+	tle = linitial_node(TargetEntry, q->targetList);
+	if (tle->resjunk || not_plain_walker((Node *) tle->expr, NULL))
+		return NULL;
+	return tle->expr;
 }
 
 /* days of each month */
@@ -475,8 +557,56 @@ read_payload(Source *src)
 }
 
 /*
- * Maps the elements to rows of the aggregate's table, runs the
- * attachment's expressions over them and ingests the deliveries of those
+ * The deliveries of the elements' rows (rows, nulls: as the statement
+ * returns them), by the statement's expression evaluated in C over each
+ * row: no array of rows to take apart, no function scan, no sort.  The
+ * expression is planned as a statement's would be (expression_planner)
+ * and initialised by the executor (ExecPrepareExpr checks EXECUTE on its
+ * functions), in this batch's memory.
+ */
+static void
+run_compiled(Expr *expr, Elems *e, Datum *ids, bool *idnull, Datum **cols, bool **colnulls,
+			 Datum *rows, bool *rownulls)
+{
+	EState	   *estate = CreateExecutorState();
+	ExprState  *state = ExecPrepareExpr(expr, estate);
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(ar.scandesc, &TTSOpsVirtual);
+	int			i;
+	int			c;
+
+	/* what SPI gives each statement: the commands before, a new snapshot */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	econtext->ecxt_scantuple = slot;
+	for (i = 0; i < e->n; i++)
+	{
+		ExecClearTuple(slot);
+		slot->tts_values[0] = e->pn[i];
+		slot->tts_isnull[0] = false;
+		slot->tts_values[1] = e->po[i];
+		slot->tts_isnull[1] = false;
+		slot->tts_values[2] = ids[i];
+		slot->tts_isnull[2] = idnull[i];
+		for (c = 0; c < ar.ncols; c++)
+		{
+			slot->tts_values[c + 3] = cols[c][i];
+			slot->tts_isnull[c + 3] = colnulls[c][i];
+		}
+		slot->tts_values[ar.ncols + 3] = Int64GetDatum(i + 1);
+		slot->tts_isnull[ar.ncols + 3] = false;
+		ExecStoreVirtualTuple(slot);
+		/* in this memory context: the deliveries live until the batch ends */
+		rows[i] = ExecEvalExpr(state, econtext, &rownulls[i]);
+	}
+	PopActiveSnapshot();
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+}
+
+/*
+ * Maps the elements to rows of the aggregate's table, applies the
+ * attachment's expressions to them and ingests the deliveries of those
  * that match (trailing: as sfk_run_aggregate).
  */
 void
@@ -484,17 +614,29 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 			   int *trailing)
 {
 	int			n = e->n;
-	Datum	   *rows = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
 	bool	   *idnull = palloc(sizeof(bool) * Max(n, 1));
-	Datum	   *values = palloc(sizeof(Datum) * Max(ar.ncols, 1));
-	bool	   *nulls = palloc(sizeof(bool) * Max(ar.ncols, 1));
+	Datum	  **cols = palloc(sizeof(Datum *) * Max(ar.ncols, 1));
+	bool	  **colnulls = palloc(sizeof(bool *) * Max(ar.ncols, 1));
 	int32	   *kparts = palloc(sizeof(int32) * Max(n, 1));
-	Datum		args[4];
+	Expr	   *expr = rows_expr();
+	Datum	   *rows = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *rownulls = palloc(sizeof(bool) * Max(n, 1));
 	Source		src;
 	int			i;
 	int			c;
 
+	if (expr == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the expressions of aggregate subscription of pipeline \"%s\" changed",
+						pipeline),
+				 errhint("The worker restarts and reads them again.")));
+	for (c = 0; c < ar.ncols; c++)
+	{
+		cols[c] = palloc(sizeof(Datum) * Max(n, 1));
+		colnulls[c] = palloc(sizeof(bool) * Max(n, 1));
+	}
 	for (i = 0; i < n; i++)
 	{
 		Msg		   *m = e->m[i];
@@ -503,7 +645,7 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 		src.m = m;
 		read_payload(&src);
 		for (c = 0; c < ar.ncols; c++)
-			values[c] = column_value(&ar.cols[c], &src, &nulls[c]);
+			cols[c][i] = column_value(&ar.cols[c], &src, &colnulls[c][i]);
 		if (ar.id.kind != C_NULL)
 			ids[i] = column_value(&ar.id, &src, &idnull[i]);
 		else if (ar.id_default)
@@ -517,19 +659,8 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 			ids[i] = (Datum) 0;
 			idnull[i] = true;
 		}
-		rows[i] = HeapTupleGetDatum(heap_form_tuple(ar.desc, values, nulls));
 	}
-	args[0] = PointerGetDatum(sfk_mk_array(e->pn, NULL, n, TEXTOID));
-	args[1] = PointerGetDatum(sfk_mk_array(e->po, NULL, n, INT8OID));
-	args[2] = PointerGetDatum(sfk_mk_array(ids, idnull, n, TEXTOID));
-	{
-		int			dims[1] = {n};
-		int			lbs[1] = {1};
-
-		args[3] = PointerGetDatum(construct_md_array(rows, NULL, 1, dims, lbs, ar.rowtype,
-													 -1, false, TYPALIGN_DOUBLE));
-	}
-	if (SPI_execute_plan(ar.plan, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "the rows statement of an aggregate subscription failed");
-	sfk_aggregate_deliver(pipeline, measures, nparts, kparts, trailing);
+	run_compiled(expr, e, ids, idnull, cols, colnulls, rows, rownulls);
+	sfk_aggregate_deliver_rows(pipeline, measures, nparts, kparts, trailing,
+							   rows, rownulls, n);
 }

@@ -114,6 +114,9 @@ extern Datum sfk_convert_field(Oid type, FmgrInfo *in, Oid ioparam, const char *
 extern char *sfk_json_lookup(Jsonb *j, const char *const *path, int n, const char *field);
 extern void sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
 								  int32 *kparts, int *trailing);
+extern void sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
+									   int32 *kparts, int *trailing, Datum *rows,
+									   bool *rownulls, int n);
 extern void sfk_run_aggregate(SPIPlanPtr plan, Datum *args, const char *pipeline,
 							  bool measures, int nparts, int32 *kparts,
 							  int *trailing);
