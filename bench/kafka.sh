@@ -147,6 +147,45 @@ SELECT i / 10000 AS b,
        array_agg(ROW('bench-' || (i % $P), i / $P, i::text, 'k' || (i % 1000), 1000000 + i, 1)::streamforge.delivery
                  ORDER BY i) AS d
   FROM generate_series(0, $N - 1) AS i GROUP BY 1;
+-- Waits in one backend (its pipeline state warm: each poll reads only the
+-- new batches) until pipeline p has consumed n offsets; res: the epoch of
+-- the first batch seen and of the last, the offsets consumed at the first,
+-- the worker's pid and its CPU ticks (main thread, all threads) at both.
+-- (A new psql per poll loaded the pipeline cold each time: CPU taken from
+-- the worker, and the end seen up to 50 ms late.)
+CREATE PROCEDURE bench_wait(p text, n bigint, INOUT res text DEFAULT NULL) LANGUAGE plpgsql AS \$\$
+DECLARE
+    c bigint; pid integer; tf float8; t1 float8; first bigint;
+    m0 bigint; a0 bigint; m1 bigint; a1 bigint;
+BEGIN
+    LOOP
+        SELECT COALESCE(sum(consumed_offset + 1), 0), max(worker_pid) INTO c, pid
+          FROM streamforge_kafka.subscriptions WHERE pipeline = p;
+        EXIT WHEN c > 0;
+        COMMIT;
+        PERFORM pg_sleep(0.002);
+    END LOOP;
+    tf := extract(epoch FROM clock_timestamp());
+    first := c;
+    m0 := split_part(pg_read_file('/proc/' || pid || '/task/' || pid || '/stat'), ' ', 14)::bigint
+        + split_part(pg_read_file('/proc/' || pid || '/task/' || pid || '/stat'), ' ', 15)::bigint;
+    a0 := split_part(pg_read_file('/proc/' || pid || '/stat'), ' ', 14)::bigint
+        + split_part(pg_read_file('/proc/' || pid || '/stat'), ' ', 15)::bigint;
+    LOOP
+        COMMIT;
+        SELECT COALESCE(sum(consumed_offset + 1), 0) INTO c
+          FROM streamforge_kafka.subscriptions WHERE pipeline = p;
+        EXIT WHEN c >= n;
+        PERFORM pg_sleep(0.005);
+    END LOOP;
+    t1 := extract(epoch FROM clock_timestamp());
+    m1 := split_part(pg_read_file('/proc/' || pid || '/task/' || pid || '/stat'), ' ', 14)::bigint
+        + split_part(pg_read_file('/proc/' || pid || '/task/' || pid || '/stat'), ' ', 15)::bigint;
+    a1 := split_part(pg_read_file('/proc/' || pid || '/stat'), ' ', 14)::bigint
+        + split_part(pg_read_file('/proc/' || pid || '/stat'), ' ', 15)::bigint;
+    res := concat_ws(' ', tf, t1, first, pid, m0, a0, m1, a1);
+END
+\$\$;
 CREATE PROCEDURE run_client() LANGUAGE plpgsql AS \$\$
 DECLARE r record;
 BEGIN
@@ -170,25 +209,14 @@ t0=$(now)
 psql_at -c "SELECT streamforge_kafka.subscribe('via_worker', '$BOOTSTRAP', 'bench',
     mapping => '{\"event_id\": \"id\", \"key\": \"k\", \"event_time\": \"t\", \"value\": \"v\"}',
     batch_size => 10000, max_wait => 100)" >/dev/null
-while [ "$(psql_at -c "SELECT sum(consumed_offset + 1) > 0 FROM streamforge.partitions('via_worker')")" != t ]; do
-	sleep 0.02
-done
-tf=$(now)
-spid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'via_worker' LIMIT 1")
-scpu0=$(all_cpu "$spid")
-smain0=$(main_cpu "$spid")
-first=$(psql_at -c "SELECT sum(consumed_offset + 1) FROM streamforge.partitions('via_worker')")
-while [ "$(psql_at -c "SELECT sum(consumed_offset + 1) FROM streamforge.partitions('via_worker')")" != "$N" ]; do
-	sleep 0.05
-done
-t1=$(now)
+read -r tf t1 first spid m0 a0 m1 a1 <<<"$(psql_at -c "CALL bench_wait('via_worker', $N)")"
 steady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 worker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 spid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'via_worker' LIMIT 1")
 smain_us=$(awk -v c="$(main_cpu "$spid")" -v n="$N" 'BEGIN { print c * 1000000 / n }')
 # from the first committed batch on: the worker's start and its first batch left out
-ssteady=$(awk -v a="$(all_cpu "$spid")" -v a0="$scpu0" -v m="$(main_cpu "$spid")" -v m0="$smain0" -v n="$N" -v f="$first" \
-	'BEGIN { if (n > f) printf "%.1f (%.1f)", (a - a0) * 1000000 / (n - f), (m - m0) * 1000000 / (n - f); else print "-" }')
+ssteady=$(awk -v a="$a1" -v a0="$a0" -v m="$m1" -v m0="$m0" -v n="$N" -v f="$first" -v t="$(getconf CLK_TCK)" \
+	'BEGIN { if (n > f) printf "%.1f (%.1f)", (a - a0) / t * 1000000 / (n - f), (m - m0) / t * 1000000 / (n - f); else print "-" }')
 scpu_us=$(awk -v t="$(getconf CLK_TCK)" -v n="$N" '{ print ($14 + $15) / t * 1000000 / n }' "/proc/$spid/stat")
 
 sf_say "client: ingest_batch of the same deliveries"
@@ -297,24 +325,13 @@ psql_at -c "SELECT streamforge_kafka.subscribe_aggregate('click_w', '$BOOTSTRAP'
     batch_size => 10000, max_wait => 100)" >/dev/null
 # (no partition ends with a bot's message, which would stay pending: the
 # last 1,000 are no bots')
-while [ "$(psql_at -c "SELECT COALESCE(sum(consumed_offset + 1), 0) > 0 FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w'")" != t ]; do
-	sleep 0.02
-done
-tf=$(now)
-wpid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w' LIMIT 1")
-ccpu0=$(all_cpu "$wpid")
-cmain0=$(main_cpu "$wpid")
-first=$(psql_at -c "SELECT COALESCE(sum(consumed_offset + 1), 0) FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w'")
-while [ "$(psql_at -c "SELECT COALESCE(sum(consumed_offset + 1), 0) FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w'")" != "$N" ]; do
-	sleep 0.05
-done
-t1=$(now)
+read -r tf t1 first wpid cmain0 ccpu0 cm1 ca1 <<<"$(psql_at -c "CALL bench_wait('click_w', $N)")"
 csteady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 cworker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 wpid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w' LIMIT 1")
 cmain_us=$(awk -v c="$(main_cpu "$wpid")" -v n="$N" 'BEGIN { print c * 1000000 / n }')
-csteady=$(awk -v a="$(all_cpu "$wpid")" -v a0="$ccpu0" -v m="$(main_cpu "$wpid")" -v m0="$cmain0" -v n="$N" -v f="$first" \
-	'BEGIN { if (n > f) printf "%.1f (%.1f)", (a - a0) * 1000000 / (n - f), (m - m0) * 1000000 / (n - f); else print "-" }')
+csteady=$(awk -v a="$ca1" -v a0="$ccpu0" -v m="$cm1" -v m0="$cmain0" -v n="$N" -v f="$first" -v t="$(getconf CLK_TCK)" \
+	'BEGIN { if (n > f) printf "%.1f (%.1f)", (a - a0) / t * 1000000 / (n - f), (m - m0) / t * 1000000 / (n - f); else print "-" }')
 tck=$(getconf CLK_TCK)
 cpu_s=$(awk -v t="$tck" '{ print ($14 + $15) / t }' "/proc/$wpid/stat")
 

@@ -51,7 +51,19 @@ sfk_make_conf(const char *brokers, Jsonb *options, const char *group_id,
 	conf_set(conf, "reconnect.backoff.max.ms", "1000");
 	conf_set(conf, "log_level", "3");
 	if (group_id)
+	{
 		conf_set(conf, "group.id", group_id);
+
+		/*
+		 * The prefetch is bounded by queued.max.messages.kbytes (64 MB): with
+		 * librdkafka's default of 100,000 messages a partition, a worker
+		 * reading batches of 10,000 from several partitions found the queue
+		 * empty for about half a second every 200,000 messages (the
+		 * fetcher backing off at the count), a third of its time in
+		 * bench/kafka.sh.  The subscription's options may set it back.
+		 */
+		conf_set(conf, "queued.min.messages", "1000000");
+	}
 	if (options != NULL)
 	{
 		JsonbIterator *it;
