@@ -508,8 +508,9 @@ subscribe_row(SubArgs *a)
 								  "RETURNING s.id",
 								  13, types, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "could not insert the subscription");
-		sfk_restore_user(&saved);
 		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		sfk_wake_launcher_at_commit();	/* as the owner: it reads pg_stat_activity */
+		sfk_restore_user(&saved);
 	}
 	SPI_finish();
 	return id;
@@ -538,7 +539,6 @@ change_subscription(FunctionCallInfo fcinfo, const char *sql, int expect,
 	SPI_connect();
 	sfk_become_owner(&saved);
 	ret = SPI_execute_with_args(sql, extra ? 4 : 3, types, args, NULL, false, 0);
-	sfk_restore_user(&saved);
 	if (ret != expect)
 		elog(ERROR, "could not change the subscription");
 	if (SPI_processed == 0)
@@ -546,6 +546,8 @@ change_subscription(FunctionCallInfo fcinfo, const char *sql, int expect,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("pipeline \"%s\" has no subscription to topic \"%s\"",
 						pipeline, topic)));
+	sfk_wake_launcher_at_commit();	/* resumed: its worker starts at once */
+	sfk_restore_user(&saved);
 	SPI_finish();
 }
 

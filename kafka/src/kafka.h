@@ -60,6 +60,7 @@ extern int	sfk_max_workers_per_role;
 
 /* module.c */
 extern PGDLLEXPORT void sfk_launcher_main(Datum arg);
+extern void sfk_wake_launcher_at_commit(void);
 
 /* worker.c */
 extern PGDLLEXPORT void sfk_worker_main(Datum arg);

@@ -17,6 +17,10 @@
  * postmaster; one that exits on purpose (unsubscribe, pause, stop on a bad
  * message) exits with 0 and is forgotten.  After a server restart the
  * launcher starts them again.
+ *
+ * A transaction that subscribes or resumes wakes the launcher when it
+ * commits (sfk_wake_launcher_at_commit), so that a new subscription's
+ * worker starts at once rather than at the launcher's next round.
  */
 #include "postgres.h"
 
@@ -234,6 +238,50 @@ launch_round(void)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/* the launcher to wake when this transaction commits, or 0 */
+static int	wake_pid = 0;
+
+static void
+wake_at_commit(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT && wake_pid > 0)
+		(void) kill(wake_pid, SIGUSR1);	/* its handler sets its latch */
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+		wake_pid = 0;
+}
+
+/*
+ * Wakes the launcher of this database when the current transaction
+ * commits (after its rows are visible): a subscription made or resumed
+ * gets its worker at once, not up to a second later.  SPI connected.
+ * Nothing when no launcher serves this database.
+ */
+void
+sfk_wake_launcher_at_commit(void)
+{
+	static bool registered = false;
+	bool		isnull;
+	Datum		pid;
+
+	if (SPI_execute("SELECT a.pid FROM pg_catalog.pg_stat_activity AS a "
+					"WHERE a.backend_type OPERATOR(pg_catalog.=) 'streamforge_kafka launcher' "
+					"AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database() LIMIT 1",
+					true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look for the launcher");
+	if (SPI_processed != 1)
+		return;
+	pid = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return;
+	if (!registered)
+	{
+		RegisterXactCallback(wake_at_commit, NULL);
+		registered = true;
+	}
+	wake_pid = DatumGetInt32(pid);
 }
 
 void
