@@ -118,6 +118,28 @@ SELECT count(*) FROM streamforge.ingest('bk', 'p', 2805, 'z1', 'k5', 145, 1);
 SELECT key, window_start, count FROM streamforge.results
  WHERE pipeline = 'bk' AND window_start = 130;
 
+-- a column someone added with a DEFAULT gets its default, as with the
+-- INSERT statement: the bulk path evaluates the defaults of the columns
+-- it does not give (a volatile one per row); in a transaction rolled
+-- back, so that no other test sees the columns
+SELECT max(seq) AS s2 FROM streamforge.changelog WHERE pipeline = 'bk' \gset
+SELECT max(late_seq) AS l2 FROM streamforge.late_output WHERE pipeline = 'bk' \gset
+BEGIN;
+CREATE SEQUENCE bk_defseq;
+ALTER TABLE streamforge.changelog ADD COLUMN bk_note text DEFAULT 'noted',
+    ADD COLUMN bk_n bigint;
+ALTER TABLE streamforge.changelog ALTER COLUMN bk_n SET DEFAULT nextval('bk_defseq');
+ALTER TABLE streamforge.late_output ADD COLUMN bk_flag integer DEFAULT 7;
+-- k0 and k1 at 150, k9 at 170 (which closes window 150), a late event
+SELECT count(*) FROM streamforge.ingest_batch('bk', ARRAY(
+    SELECT ROW('p', 2806 + i, 'd' || i, CASE WHEN i < 3 THEN 'k' || (i % 2) ELSE 'k9' END,
+               CASE WHEN i < 3 THEN 150 WHEN i = 3 THEN 170 ELSE 0 END, 1)::streamforge.delivery
+      FROM generate_series(0, 4) AS i));
+SELECT op, key, bk_note, bk_n FROM streamforge.changelog
+ WHERE pipeline = 'bk' AND seq > :s2 ORDER BY seq;
+SELECT event_id, bk_flag FROM streamforge.late_output
+ WHERE pipeline = 'bk' AND late_seq > :l2 ORDER BY late_seq;
+ROLLBACK;
 SELECT streamforge.drop_pipeline('bk');
 SELECT count(*) FROM streamforge.changelog WHERE pipeline = 'bk';
 DROP TABLE bk_seen;

@@ -33,7 +33,9 @@
  *
  * Columns are matched by name, so a table updated from an older release
  * (whose columns were appended by ALTER TABLE, and may have dropped ones)
- * is written like a fresh one; a column not given is NULL.
+ * is written like a fresh one; a column not given gets its default, as
+ * with the INSERT statement (a column someone added with a DEFAULT), or
+ * NULL without one.
  *
  * The rows are visible to the next command of the transaction
  * (CommandCounterIncrement at the end), as after an SPI statement.
@@ -55,6 +57,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "rewrite/rewriteHandler.h"
 #include "executor/executor.h"
 #include "executor/nodeModifyTable.h"
 #include "executor/tuptable.h"
@@ -142,6 +145,8 @@ sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols, int ncols, int n)
 	SfBulk		b;
 	TupleDesc	desc;
 	int		   *attidx;
+	ExprState **defaults;		/* of the columns not given, or NULL */
+	ExprContext *econtext;
 	int			natts;
 	int			i;
 	int			k;
@@ -188,6 +193,22 @@ sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols, int ncols, int n)
 	}
 
 	b.estate = CreateExecutorState();
+	econtext = GetPerTupleExprContext(b.estate);
+
+	/* the defaults of the columns not given, as COPY FROM evaluates them */
+	defaults = palloc0(natts * sizeof(ExprState *));
+	for (i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Node	   *def;
+
+		if (attidx[i] >= 0 || att->attisdropped || att->attgenerated)
+			continue;
+		def = build_column_default(b.rel, i + 1);
+		if (def != NULL)
+			defaults[i] = ExecPrepareExpr((Expr *) def, b.estate);
+	}
+
 	b.rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(b.rri, b.rel, 0, NULL, 0);
 	ExecOpenIndices(b.rri, false);
@@ -214,8 +235,15 @@ sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols, int ncols, int n)
 
 			if (attidx[a] < 0)
 			{
-				slot->tts_values[a] = (Datum) 0;
-				slot->tts_isnull[a] = true;
+				/* in the caller's context: the row waits for bulk_flush */
+				if (defaults[a] != NULL)
+					slot->tts_values[a] = ExecEvalExpr(defaults[a], econtext,
+													   &slot->tts_isnull[a]);
+				else
+				{
+					slot->tts_values[a] = (Datum) 0;
+					slot->tts_isnull[a] = true;
+				}
 				continue;
 			}
 			c = &cols[attidx[a]];
@@ -253,6 +281,7 @@ sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols, int ncols, int n)
 	FreeExecutorState(b.estate);
 	table_close(b.rel, NoLock);
 	pfree(attidx);
+	pfree(defaults);
 
 	/* the rows are seen by the transaction's next command */
 	CommandCounterIncrement();
