@@ -147,6 +147,9 @@ SELECT i / 10000 AS b,
        array_agg(ROW('bench-' || (i % $P), i / $P, i::text, 'k' || (i % 1000), 1000000 + i, 1)::streamforge.delivery
                  ORDER BY i) AS d
   FROM generate_series(0, $N - 1) AS i GROUP BY 1;
+-- CPU ticks (utime + stime) of a /proc stat file, read once
+CREATE FUNCTION bench_ticks(f text) RETURNS bigint LANGUAGE sql AS
+    \$\$SELECT split_part(c, ' ', 14)::bigint + split_part(c, ' ', 15)::bigint FROM pg_read_file(f) AS c\$\$;
 -- Waits in one backend (its pipeline state warm: each poll reads only the
 -- new batches) until pipeline p has consumed n offsets; res: the epoch of
 -- the first batch seen and of the last, the offsets consumed at the first,
@@ -167,10 +170,8 @@ BEGIN
     END LOOP;
     tf := extract(epoch FROM clock_timestamp());
     first := c;
-    m0 := split_part(pg_read_file('/proc/' || pid || '/task/' || pid || '/stat'), ' ', 14)::bigint
-        + split_part(pg_read_file('/proc/' || pid || '/task/' || pid || '/stat'), ' ', 15)::bigint;
-    a0 := split_part(pg_read_file('/proc/' || pid || '/stat'), ' ', 14)::bigint
-        + split_part(pg_read_file('/proc/' || pid || '/stat'), ' ', 15)::bigint;
+    m0 := bench_ticks('/proc/' || pid || '/task/' || pid || '/stat');
+    a0 := bench_ticks('/proc/' || pid || '/stat');
     LOOP
         COMMIT;
         SELECT COALESCE(sum(consumed_offset + 1), 0) INTO c
@@ -179,10 +180,8 @@ BEGIN
         PERFORM pg_sleep(0.005);
     END LOOP;
     t1 := extract(epoch FROM clock_timestamp());
-    m1 := split_part(pg_read_file('/proc/' || pid || '/task/' || pid || '/stat'), ' ', 14)::bigint
-        + split_part(pg_read_file('/proc/' || pid || '/task/' || pid || '/stat'), ' ', 15)::bigint;
-    a1 := split_part(pg_read_file('/proc/' || pid || '/stat'), ' ', 14)::bigint
-        + split_part(pg_read_file('/proc/' || pid || '/stat'), ' ', 15)::bigint;
+    m1 := bench_ticks('/proc/' || pid || '/task/' || pid || '/stat');
+    a1 := bench_ticks('/proc/' || pid || '/stat');
     res := concat_ws(' ', tf, t1, first, pid, m0, a0, m1, a1);
 END
 \$\$;

@@ -14,9 +14,9 @@
  *
  * The expressions are not run by a statement over an array of rows: the
  * statement that would (sfk_aggrow_prepare) is analysed at each batch and
- * its one expression planned and evaluated in C for each row (rows_expr,
- * run_compiled): no array to build and take apart, no function scan, no
- * sort.  An expression that is not over the row's columns only (a
+ * its one expression planned and evaluated in C for each row as it is made
+ * (rows_expr, sfk_aggrow_run): no array to build and take apart, no
+ * function scan, no sort.  An expression that is not over the row's columns only (a
  * subquery, a set-returning function: create_aggregate refuses them)
  * keeps aggmap.c's statement.
  *
@@ -258,7 +258,10 @@ sfk_aggrow_prepare(SfkAggInfo *info, const char *format, const char *topic, int6
 	return true;
 }
 
-/* Whether a node of an expression reads anything but a column of new_rows. */
+/*
+ * Whether an expression reads anything but a column of new_rows (sublinks,
+ * aggregates and window functions: rows_expr reads the Query's flags).
+ */
 static bool
 not_plain_walker(Node *node, void *context)
 {
@@ -271,8 +274,7 @@ not_plain_walker(Node *node, void *context)
 		return v->varno != 1 || v->varlevelsup != 0 || v->varattno <= 0 ||
 			v->varattno > ar.ncols + 4;
 	}
-	if (IsA(node, Param) || IsA(node, SubLink) || IsA(node, Aggref) ||
-		IsA(node, WindowFunc) || IsA(node, GroupingFunc))
+	if (IsA(node, Param))
 		return true;
 	return expression_tree_walker(node, not_plain_walker, context);
 }
@@ -557,71 +559,29 @@ read_payload(Source *src)
 }
 
 /*
- * The deliveries of the elements' rows (rows, nulls: as the statement
- * returns them), by the statement's expression evaluated in C over each
- * row: no array of rows to take apart, no function scan, no sort.  The
- * expression is planned as a statement's would be (expression_planner)
- * and initialised by the executor (ExecPrepareExpr checks EXECUTE on its
- * functions), in this batch's memory.
- */
-static void
-run_compiled(Expr *expr, Elems *e, Datum *ids, bool *idnull, Datum **cols, bool **colnulls,
-			 Datum *rows, bool *rownulls)
-{
-	EState	   *estate = CreateExecutorState();
-	ExprState  *state = ExecPrepareExpr(expr, estate);
-	ExprContext *econtext = GetPerTupleExprContext(estate);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(ar.scandesc, &TTSOpsVirtual);
-	int			i;
-	int			c;
-
-	/* what SPI gives each statement: the commands before, a new snapshot */
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	econtext->ecxt_scantuple = slot;
-	for (i = 0; i < e->n; i++)
-	{
-		ExecClearTuple(slot);
-		slot->tts_values[0] = e->pn[i];
-		slot->tts_isnull[0] = false;
-		slot->tts_values[1] = e->po[i];
-		slot->tts_isnull[1] = false;
-		slot->tts_values[2] = ids[i];
-		slot->tts_isnull[2] = idnull[i];
-		for (c = 0; c < ar.ncols; c++)
-		{
-			slot->tts_values[c + 3] = cols[c][i];
-			slot->tts_isnull[c + 3] = colnulls[c][i];
-		}
-		slot->tts_values[ar.ncols + 3] = Int64GetDatum(i + 1);
-		slot->tts_isnull[ar.ncols + 3] = false;
-		ExecStoreVirtualTuple(slot);
-		/* in this memory context: the deliveries live until the batch ends */
-		rows[i] = ExecEvalExpr(state, econtext, &rownulls[i]);
-	}
-	PopActiveSnapshot();
-	ExecDropSingleTupleTableSlot(slot);
-	FreeExecutorState(estate);
-}
-
-/*
  * Maps the elements to rows of the aggregate's table, applies the
- * attachment's expressions to them and ingests the deliveries of those
- * that match (trailing: as sfk_run_aggregate).
+ * attachment's expressions to each row as it is made and ingests the
+ * deliveries of those that match (trailing: as sfk_run_aggregate).
+ *
+ * The statement's expression is planned as a statement's would be
+ * (expression_planner) and initialised by the executor (ExecPrepareExpr
+ * checks EXECUTE on its functions); each message's columns go straight
+ * into the slot it is evaluated over, in the batch's memory, where the
+ * deliveries live until they are ingested.
  */
 void
 sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 			   int *trailing)
 {
 	int			n = e->n;
-	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
-	bool	   *idnull = palloc(sizeof(bool) * Max(n, 1));
-	Datum	  **cols = palloc(sizeof(Datum *) * Max(ar.ncols, 1));
-	bool	  **colnulls = palloc(sizeof(bool *) * Max(ar.ncols, 1));
 	int32	   *kparts = palloc(sizeof(int32) * Max(n, 1));
-	Expr	   *expr = rows_expr();
 	Datum	   *rows = palloc(sizeof(Datum) * Max(n, 1));
 	bool	   *rownulls = palloc(sizeof(bool) * Max(n, 1));
+	Expr	   *expr = rows_expr();
+	EState	   *estate;
+	ExprState  *state;
+	ExprContext *econtext;
+	TupleTableSlot *slot;
 	Source		src;
 	int			i;
 	int			c;
@@ -632,35 +592,54 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 				 errmsg("the expressions of aggregate subscription of pipeline \"%s\" changed",
 						pipeline),
 				 errhint("The worker restarts and reads them again.")));
-	for (c = 0; c < ar.ncols; c++)
-	{
-		cols[c] = palloc(sizeof(Datum) * Max(n, 1));
-		colnulls[c] = palloc(sizeof(bool) * Max(n, 1));
-	}
+	estate = CreateExecutorState();
+	state = ExecPrepareExpr(expr, estate);
+	econtext = GetPerTupleExprContext(estate);
+	slot = MakeSingleTupleTableSlot(ar.scandesc, &TTSOpsVirtual);
+	econtext->ecxt_scantuple = slot;
+
+	/* what SPI gives each statement: the commands before, a new snapshot */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
 	for (i = 0; i < n; i++)
 	{
 		Msg		   *m = e->m[i];
+		Datum	   *values = slot->tts_values;
+		bool	   *isnull = slot->tts_isnull;
 
 		kparts[i] = m->part;
 		src.m = m;
 		read_payload(&src);
+		ExecClearTuple(slot);
+		/* new_rows: pn, po, id, the table's columns, n */
+		values[0] = e->pn[i];
+		isnull[0] = false;
+		values[1] = e->po[i];
+		isnull[1] = false;
+		/* the columns, then the event id: a message's first error */
 		for (c = 0; c < ar.ncols; c++)
-			cols[c][i] = column_value(&ar.cols[c], &src, &colnulls[c][i]);
+			values[c + 3] = column_value(&ar.cols[c], &src, &isnull[c + 3]);
 		if (ar.id.kind != C_NULL)
-			ids[i] = column_value(&ar.id, &src, &idnull[i]);
+			values[2] = column_value(&ar.id, &src, &isnull[2]);
 		else if (ar.id_default)
 		{
-			ids[i] = CStringGetTextDatum(psprintf("%s/%d/" INT64_FORMAT, ar.topic,
-												  m->part, m->offset));
-			idnull[i] = false;
+			values[2] = CStringGetTextDatum(psprintf("%s/%d/" INT64_FORMAT, ar.topic,
+													 m->part, m->offset));
+			isnull[2] = false;
 		}
 		else
 		{
-			ids[i] = (Datum) 0;
-			idnull[i] = true;
+			values[2] = (Datum) 0;
+			isnull[2] = true;
 		}
+		values[ar.ncols + 3] = Int64GetDatum(i + 1);
+		isnull[ar.ncols + 3] = false;
+		ExecStoreVirtualTuple(slot);
+		rows[i] = ExecEvalExpr(state, econtext, &rownulls[i]);
 	}
-	run_compiled(expr, e, ids, idnull, cols, colnulls, rows, rownulls);
+	PopActiveSnapshot();
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
 	sfk_aggregate_deliver_rows(pipeline, measures, nparts, kparts, trailing,
 							   rows, rownulls, n);
 }
