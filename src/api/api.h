@@ -369,6 +369,9 @@ extern void sf_measures_values(const SfPipeline *p, ArrayType *arr,
 							   int64 *out, int index);
 extern void sf_batch_measures(const SfPipeline *p, SfWriteBatch *b,
 							  const Datum *arrays);
+extern void sf_batch_measures_words(const SfPipeline *p, SfWriteBatch *b,
+									const int64 *words, int nwords,
+									const uint64 *masks);
 
 /* ingest_json.c */
 extern void sf_write_json(FunctionCallInfo fcinfo, const SfWriteForm *form);

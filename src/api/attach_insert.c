@@ -59,11 +59,14 @@
 typedef struct RowsReceiver
 {
 	DestReceiver pub;
-	bool		measures;		/* the fifth column is bigint[] */
+	bool		measures;		/* a measures attachment */
+	int			nwords;			/* measures as columns: how many, else 0 */
 	MemoryContext cxt;
 	SfDelivery *ds;
 	int		   *bad;			/* per delivery: -2 complete, else the field */
-	Datum	   *arrays;			/* measures: each delivery's bigint[] */
+	Datum	   *arrays;			/* measures: each delivery's bigint[], or */
+	int64	   *words;			/* nwords measures per delivery (0 if NULL) */
+	uint64	   *masks;			/* and which were NULL */
 	int			n;
 	int			cap;
 	char	   *block;			/* strings: the current block */
@@ -107,18 +110,29 @@ rows_text(RowsReceiver *r, Datum d, int *len_out)
 	return s;
 }
 
+/*
+ * The rows' columns: partition, event_id, key (text), event_time and value
+ * (bigint), or for a measures attachment its measures: a bigint[] (the
+ * query's column), or one bigint column each (the direct path of
+ * persist/attach_rows.c).
+ */
 static void
 rows_startup(DestReceiver *self, int operation, TupleDesc desc)
 {
 	RowsReceiver *r = (RowsReceiver *) self;
 	static const Oid types[5] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID};
 
-	if (desc->natts != 5)
+	r->nwords = 0;
+	if (r->measures && desc->natts >= 5 &&
+		TupleDescAttr(desc, 4)->atttypid == INT8OID)
+		r->nwords = desc->natts - 4;
+	else if (desc->natts != 5)
 		elog(ERROR, "streamforge: the rows of an attachment have %d columns",
 			 desc->natts);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < desc->natts; i++)
 	{
-		Oid			want = (i == 4 && r->measures) ? INT8ARRAYOID : types[i];
+		Oid			want = (i >= 4 && r->measures && r->nwords == 0)
+			? INT8ARRAYOID : types[Min(i, 4)];
 
 		if (TupleDescAttr(desc, i)->atttypid != want)
 			ereport(ERROR,
@@ -147,7 +161,16 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->bad = r->bad == NULL
 			? palloc_extended(r->cap * sizeof(int), MCXT_ALLOC_HUGE)
 			: repalloc_huge(r->bad, r->cap * sizeof(int));
-		if (r->measures)
+		if (r->nwords > 0)
+		{
+			r->words = r->words == NULL
+				? palloc_extended(r->cap * sizeof(int64) * r->nwords, MCXT_ALLOC_HUGE)
+				: repalloc_huge(r->words, r->cap * sizeof(int64) * r->nwords);
+			r->masks = r->masks == NULL
+				? palloc_extended(r->cap * sizeof(uint64), MCXT_ALLOC_HUGE)
+				: repalloc_huge(r->masks, r->cap * sizeof(uint64));
+		}
+		else if (r->measures)
 			r->arrays = r->arrays == NULL
 				? palloc_extended(r->cap * sizeof(Datum), MCXT_ALLOC_HUGE)
 				: repalloc_huge(r->arrays, r->cap * sizeof(Datum));
@@ -156,7 +179,7 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 	d = &r->ds[i];
 	r->bad[i] = -2;
 	slot_getallattrs(slot);
-	for (int f = 0; f < 5; f++)
+	for (int f = 0; f < (r->nwords > 0 ? 4 : 5); f++)
 		if (slot->tts_isnull[f])
 		{
 			/* the field's number in streamforge.event / measures_delivery */
@@ -183,7 +206,25 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 	d->event_id = rows_text(r, slot->tts_values[1], &d->event_id_len);
 	d->key = rows_text(r, slot->tts_values[2], &d->key_len);
 	d->event_time = DatumGetInt64(slot->tts_values[3]);
-	if (r->measures)
+	if (r->nwords > 0)
+	{
+		int64	   *w = r->words + (Size) i * r->nwords;
+		uint64		mask = 0;
+
+		for (int m = 0; m < r->nwords; m++)
+		{
+			if (slot->tts_isnull[4 + m])
+			{
+				mask |= (uint64) 1 << m;
+				w[m] = 0;
+			}
+			else
+				w[m] = DatumGetInt64(slot->tts_values[4 + m]);
+		}
+		r->masks[i] = mask;
+		d->value = 0;
+	}
+	else if (r->measures)
 	{
 		ArrayType  *a = DatumGetArrayTypeP(slot->tts_values[4]);
 		char	   *copy = rows_room(r, VARSIZE(a));
@@ -259,7 +300,7 @@ sf_attached_insert(PG_FUNCTION_ARGS)
 	r.pub.mydest = DestNone;
 	r.measures = (tg->tgnargs == 11);
 	r.cxt = cxt;
-	sf_attach_rows(td, (DestReceiver *) &r);
+	sf_attach_rows(td, (DestReceiver *) &r, r.measures);
 
 	/* the batch, as append_batch / append_measures_batch applies it */
 	MemoryContextSwitchTo(cxt);
@@ -271,7 +312,9 @@ sf_attached_insert(PG_FUNCTION_ARGS)
 	b.bad = r.bad;
 	b.assign = true;
 	b.quiet = true;
-	if (r.measures)
+	if (r.nwords > 0)
+		sf_batch_measures_words(p, &b, r.words, r.nwords, r.masks);
+	else if (r.measures)
 		sf_batch_measures(p, &b, r.arrays);
 	sf_write_batch(fcinfo, p, late_before, &b);
 

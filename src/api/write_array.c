@@ -400,6 +400,56 @@ sf_batch_measures(const SfPipeline *p, SfWriteBatch *b, const Datum *arrays)
 }
 
 /*
+ * As sf_batch_measures, from the measures as words: nwords per delivery
+ * (0 where NULL), masks[i] the NULLs of delivery i.  A delivery whose
+ * measures would not pass measures_fast (not nmeasures of them, a NULL
+ * where a measure is not declared NULL) gets them as the bigint[] the
+ * query would have made, for sf_measures_values' error in its turn.
+ */
+void
+sf_batch_measures_words(const SfPipeline *p, SfWriteBatch *b,
+						const int64 *words, int nwords, const uint64 *masks)
+{
+	const SfMeasuresDef *md = p->def.measures;
+	int			nm = md->width;	/* words per delivery */
+	int		   *bad = (int *) b->bad;
+
+	b->mv = palloc_extended(Max(b->n, 1) * (Size) nm * sizeof(int64),
+							MCXT_ALLOC_HUGE);
+	for (int i = 0; i < b->n; i++)
+	{
+		const int64 *w = words + (Size) i * nwords;
+		int64	   *out = b->mv + (Size) i * nm;
+
+		if (bad[i] != -2)
+			continue;
+		if (nwords != md->nmeasures ||
+			(masks[i] & ~(uint64) md->nullable) != 0)
+		{
+			Datum	   *elems = palloc(sizeof(Datum) * nwords);
+			bool	   *nulls = palloc(sizeof(bool) * nwords);
+			int			dims[1] = {nwords};
+			int			lbs[1] = {1};
+
+			for (int m = 0; m < nwords; m++)
+			{
+				elems[m] = Int64GetDatum(w[m]);
+				nulls[m] = (masks[i] & ((uint64) 1 << m)) != 0;
+			}
+			bad[i] = SF_BAD_MEASURES;
+			b->ds[i].value = PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
+																INT8OID, 8, FLOAT8PASSBYVAL,
+																TYPALIGN_DOUBLE));
+			continue;
+		}
+		memcpy(out, w, nwords * sizeof(int64));
+		if (md->nullable != 0)
+			out[nwords] = (int64) masks[i];
+		b->ds[i].value = out[0];
+	}
+}
+
+/*
  * The deliveries of a measures_delivery[] into b (source_offset ignored,
  * and allowed to be NULL, with assign).
  */

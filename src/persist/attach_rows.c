@@ -38,14 +38,20 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "tcop/pquery.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
+#include "utils/snapmgr.h"
 
 #include "persist/persist.h"
 #include "persist/persist_int.h"
@@ -198,13 +204,379 @@ rows_plan(const Trigger *tg)
 }
 
 /*
+ * A text column or key element of the direct path: the expression, and
+ * when it is an integer cast to text (the event id, a key of integers),
+ * the integer, which the direct path writes as int2out/int4out/int8out
+ * would.
+ */
+typedef struct TextExpr
+{
+	ExprState  *whole;
+	ExprState  *intarg;
+	Oid			inttype;
+} TextExpr;
+
+/* e as a TextExpr, its states made in the current memory context */
+static void
+text_expr(TextExpr *t, Expr *e, Expr *inner)
+{
+	t->whole = ExecInitExpr(e, NULL);
+	t->intarg = NULL;
+	t->inttype = InvalidOid;
+	if (inner != NULL && IsA(inner, CoerceViaIO) &&
+		((CoerceViaIO *) inner)->resulttype == TEXTOID)
+	{
+		Expr	   *arg = ((CoerceViaIO *) inner)->arg;
+		Oid			type = exprType((Node *) arg);
+
+		if (type == INT2OID || type == INT4OID || type == INT8OID)
+		{
+			t->intarg = ExecInitExpr(arg, NULL);
+			t->inttype = type;
+		}
+	}
+}
+
+/*
+ * The bytes of an integer TextExpr into buf (at least MAXINT8LEN + 1),
+ * their length; -1 when the integer is NULL (the whole expression then
+ * says what a NULL gives).
+ */
+static int
+text_int(const TextExpr *t, ExprContext *econtext, char *buf)
+{
+	bool		isnull;
+	Datum		d = ExecEvalExpr(t->intarg, econtext, &isnull);
+
+	if (isnull)
+		return -1;
+	switch (t->inttype)
+	{
+		case INT2OID:
+			return pg_itoa(DatumGetInt16(d), buf);
+		case INT4OID:
+			return pg_ltoa(DatumGetInt32(d), buf);
+		default:
+			return pg_lltoa(DatumGetInt64(d), buf);
+	}
+}
+
+/* A TextExpr's value */
+static Datum
+text_eval(const TextExpr *t, ExprContext *econtext, bool *isnull)
+{
+	if (t->intarg != NULL)
+	{
+		char		buf[MAXINT8LEN + 1];
+		int			len = text_int(t, econtext, buf);
+
+		if (len >= 0)
+		{
+			*isnull = false;
+			return PointerGetDatum(cstring_to_text_with_len(buf, len));
+		}
+	}
+	return ExecEvalExpr(t->whole, econtext, isnull);
+}
+
+/*
+ * An element of a text[] appended to s as array_out writes it: NULL bare;
+ * quoted (with " and \ escaped) when empty, "NULL" in any case, or holding
+ * a brace, the delimiter, a quote, a backslash or white space.
+ */
+static void
+key_element(StringInfo s, const char *v, int len)
+{
+	bool		quote = len == 0 ||
+		(len == 4 && pg_strncasecmp(v, "NULL", 4) == 0);
+
+	for (int i = 0; i < len && !quote; i++)
+	{
+		char		ch = v[i];
+
+		if (ch == '"' || ch == '\\' || ch == '{' || ch == '}' || ch == ',' ||
+			ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' ||
+			ch == '\v' || ch == '\f')
+			quote = true;
+	}
+	if (!quote)
+	{
+		appendBinaryStringInfo(s, v, len);
+		return;
+	}
+	appendStringInfoChar(s, '"');
+	for (int i = 0; i < len; i++)
+	{
+		if (v[i] == '"' || v[i] == '\\')
+			appendStringInfoChar(s, '\\');
+		appendStringInfoChar(s, v[i]);
+	}
+	appendStringInfoChar(s, '"');
+}
+
+/*
+ * Whether the rows plan is what attach_insert_query makes: one scan of
+ * the transition table, a filter, five columns, nothing else (no
+ * subplan, no set-returning function, no whole-row or system column).
+ */
+static bool
+plain_vars_walker(Node *node, void *natts)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		return v->varno != 1 || v->varlevelsup != 0 || v->varattno <= 0 ||
+			v->varattno > *(int *) natts;
+	}
+	if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
+		return true;
+	return expression_tree_walker(node, plain_vars_walker, natts);
+}
+
+static bool
+rows_plan_is_plain(const PlannedStmt *stmt, int natts)
+{
+	const Plan *scan = stmt->planTree;
+	ListCell   *lc;
+
+	if (stmt->commandType != CMD_SELECT || stmt->subplans != NIL ||
+		list_length(stmt->rtable) != 1 || !IsA(scan, NamedTuplestoreScan) ||
+		((const Scan *) scan)->scanrelid != 1 ||
+		scan->lefttree != NULL || scan->righttree != NULL ||
+		scan->initPlan != NIL || list_length(scan->targetlist) != 5)
+		return false;
+	foreach(lc, scan->targetlist)
+		if (lfirst_node(TargetEntry, lc)->resjunk)
+			return false;
+	return !plain_vars_walker((Node *) scan->targetlist, &natts) &&
+		!plain_vars_walker((Node *) scan->qual, &natts);
+}
+
+/* COALESCE(x, ...) -> x, else e itself */
+static Expr *
+coalesced(Expr *e)
+{
+	if (IsA(e, CoalesceExpr))
+		return linitial(((CoalesceExpr *) e)->args);
+	return e;
+}
+
+/*
+ * The direct path (issue 42 item 3, issue 47 item 4): the rows plan's
+ * filter and columns, as PostgreSQL planned them, evaluated here over the
+ * transition table's tuples, without the executor's scan and projection,
+ * and with what the plan builds only to be taken apart not built:
+ *
+ *	- a key ARRAY[(e)::text, ...]::text is written from its elements, as
+ *	  array_out writes a text[] (key_element), not as an array;
+ *	- a measures attachment's ARRAY[(m)::int8, ...] (split_measures) comes
+ *	  to dest as one bigint column per measure, not as an array;
+ *	- an integer cast to text (the event id, a key of integers) is written
+ *	  as its output function writes it.
+ *
+ * Everything else is the plan's own expressions, evaluated in the same
+ * order as the portal would (the filter, then the columns in order), under
+ * a snapshot taken as SPI_cursor_open takes it: same values, same errors.
+ * Returns false, having evaluated nothing, when the plan is not the plain
+ * scan attach_insert_query makes (sf_attach_rows then runs the portal).
+ */
+static bool
+rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
+			DestReceiver *dest, bool split_measures)
+{
+	CachedPlan *cplan = SPI_plan_get_cached_plan(plan);
+	TupleDesc	reldesc = RelationGetDescr(td->tg_relation);
+	PlannedStmt *stmt;
+	Plan	   *scan;
+	EState	   *estate;
+	ExprContext *econtext;
+	MemoryContext old;
+	ExprState  *qual;
+	TextExpr	cols[3];		/* partition, event id, whole key */
+	TextExpr   *keys = NULL;	/* the key's elements, or NULL */
+	int			nkeys = 0;
+	ExprState  *time;
+	ExprState  *value = NULL;	/* the fifth column whole, or */
+	ExprState **measures = NULL;	/* its elements */
+	int			nmeasures = 0;
+	TupleDesc	outdesc;
+	TupleTableSlot *in;
+	TupleTableSlot *out;
+	Tuplestorestate *ts = td->tg_newtable;
+	int			readptr;
+	StringInfoData key;
+	Expr	   *e;
+
+	if (cplan == NULL)
+		return false;
+	stmt = list_length(cplan->stmt_list) == 1
+		? linitial_node(PlannedStmt, cplan->stmt_list) : NULL;
+	if (stmt == NULL || ts == NULL ||
+		!rows_plan_is_plain(stmt, reldesc->natts))
+	{
+		ReleaseCachedPlan(cplan, CurrentResourceOwner);
+		return false;
+	}
+	scan = stmt->planTree;
+
+	/*
+	 * The states live in the estate's memory: its deletion ends what the
+	 * expressions opened (the dimension scans of the join look-ups)
+	 */
+	estate = CreateExecutorState();
+	estate->es_param_list_info = params;
+	old = MemoryContextSwitchTo(estate->es_query_cxt);
+	qual = ExecInitQual(scan->qual, NULL);
+	for (int c = 0; c < 2; c++)
+	{
+		e = list_nth_node(TargetEntry, scan->targetlist, c)->expr;
+		text_expr(&cols[c], e, coalesced(e));
+	}
+	e = list_nth_node(TargetEntry, scan->targetlist, 2)->expr;
+	text_expr(&cols[2], e, NULL);
+	{
+		Expr	   *k = coalesced(e);
+
+		if (IsA(k, CoerceViaIO) && ((CoerceViaIO *) k)->resulttype == TEXTOID &&
+			IsA(((CoerceViaIO *) k)->arg, ArrayExpr))
+		{
+			ArrayExpr  *a = (ArrayExpr *) ((CoerceViaIO *) k)->arg;
+			ListCell   *lc;
+
+			if (!a->multidims && a->element_typeid == TEXTOID &&
+				a->array_typeid == TEXTARRAYOID)
+			{
+				nkeys = list_length(a->elements);
+				keys = palloc(sizeof(TextExpr) * Max(nkeys, 1));
+				foreach(lc, a->elements)
+					text_expr(&keys[foreach_current_index(lc)], lfirst(lc), lfirst(lc));
+			}
+		}
+	}
+	time = ExecInitExpr(list_nth_node(TargetEntry, scan->targetlist, 3)->expr, NULL);
+	e = list_nth_node(TargetEntry, scan->targetlist, 4)->expr;
+	if (split_measures && IsA(e, ArrayExpr) && !((ArrayExpr *) e)->multidims &&
+		((ArrayExpr *) e)->element_typeid == INT8OID &&
+		list_length(((ArrayExpr *) e)->elements) > 0 &&
+		list_length(((ArrayExpr *) e)->elements) <= 64)
+	{
+		ListCell   *lc;
+
+		nmeasures = list_length(((ArrayExpr *) e)->elements);
+		measures = palloc(sizeof(ExprState *) * nmeasures);
+		foreach(lc, ((ArrayExpr *) e)->elements)
+			measures[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), NULL);
+	}
+	else
+		value = ExecInitExpr(e, NULL);
+
+	outdesc = CreateTemplateTupleDesc(4 + Max(nmeasures, 1));
+	TupleDescInitEntry(outdesc, 1, "partition", TEXTOID, -1, 0);
+	TupleDescInitEntry(outdesc, 2, "event_id", TEXTOID, -1, 0);
+	TupleDescInitEntry(outdesc, 3, "key", TEXTOID, -1, 0);
+	TupleDescInitEntry(outdesc, 4, "event_time", INT8OID, -1, 0);
+	if (measures == NULL)
+		TupleDescInitEntry(outdesc, 5, "value", exprType((Node *) e), -1, 0);
+	for (int m = 0; m < nmeasures; m++)
+		TupleDescInitEntry(outdesc, 5 + m, NULL, INT8OID, -1, 0);
+	in = MakeSingleTupleTableSlot(reldesc, &TTSOpsMinimalTuple);
+	out = MakeSingleTupleTableSlot(outdesc, &TTSOpsVirtual);
+	initStringInfo(&key);
+	readptr = tuplestore_alloc_read_pointer(ts, EXEC_FLAG_REWIND);
+	MemoryContextSwitchTo(old);
+
+	econtext = GetPerTupleExprContext(estate);
+	econtext->ecxt_param_list_info = params;
+	econtext->ecxt_scantuple = in;
+	dest->rStartup(dest, CMD_SELECT, outdesc);
+
+	/* what SPI_cursor_open gives a statement: the commands before, a snapshot */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	tuplestore_select_read_pointer(ts, readptr);
+	tuplestore_rescan(ts);
+	for (;;)
+	{
+		Datum	   *values = out->tts_values;
+		bool	   *isnull = out->tts_isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		ResetExprContext(econtext);
+		tuplestore_select_read_pointer(ts, readptr);
+		if (!tuplestore_gettupleslot(ts, true, false, in))
+			break;
+		if (!ExecQual(qual, econtext))
+			continue;
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		ExecClearTuple(out);
+		values[0] = text_eval(&cols[0], econtext, &isnull[0]);
+		values[1] = text_eval(&cols[1], econtext, &isnull[1]);
+		if (keys == NULL)
+			values[2] = text_eval(&cols[2], econtext, &isnull[2]);
+		else
+		{
+			resetStringInfo(&key);
+			appendStringInfoChar(&key, '{');
+			for (int k = 0; k < nkeys; k++)
+			{
+				char		buf[MAXINT8LEN + 1];
+				int			len;
+				bool		null;
+				Datum		d;
+
+				if (k > 0)
+					appendStringInfoChar(&key, ',');
+				if (keys[k].intarg != NULL &&
+					(len = text_int(&keys[k], econtext, buf)) >= 0)
+				{
+					appendBinaryStringInfo(&key, buf, len);
+					continue;
+				}
+				d = ExecEvalExpr(keys[k].whole, econtext, &null);
+				if (null)
+					appendStringInfoString(&key, "NULL");
+				else
+				{
+					text	   *t = DatumGetTextPP(d);
+
+					key_element(&key, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				}
+			}
+			appendStringInfoChar(&key, '}');
+			values[2] = PointerGetDatum(cstring_to_text_with_len(key.data, key.len));
+			isnull[2] = false;
+		}
+		values[3] = ExecEvalExpr(time, econtext, &isnull[3]);
+		if (measures == NULL)
+			values[4] = ExecEvalExpr(value, econtext, &isnull[4]);
+		for (int m = 0; m < nmeasures; m++)
+			values[4 + m] = ExecEvalExpr(measures[m], econtext, &isnull[4 + m]);
+		ExecStoreVirtualTuple(out);
+		MemoryContextSwitchTo(old);
+		dest->receiveSlot(out, dest);
+	}
+	PopActiveSnapshot();
+	dest->rShutdown(dest);
+	ExecDropSingleTupleTableSlot(in);
+	ExecDropSingleTupleTableSlot(out);
+	FreeExecutorState(estate);
+	ReleaseCachedPlan(cplan, CurrentResourceOwner);
+	return true;
+}
+
+/*
  * Run the rows query of the insert trigger td into dest, as the current
  * role: $1 is the pipeline's name (the trigger's first argument), $2 the
  * table.  Caller is connected to SPI and has registered td's transition
- * tables (SPI_register_trigger_data).
+ * tables (SPI_register_trigger_data).  split_measures: dest takes a
+ * measures attachment's measures as one bigint column each (rows_direct)
+ * when the plan allows it, else as the bigint[] of the query.
  */
 void
-sf_attach_rows(const TriggerData *td, DestReceiver *dest)
+sf_attach_rows(const TriggerData *td, DestReceiver *dest, bool split_measures)
 {
 	SPIPlanPtr	plan = rows_plan(td->tg_trigger);
 	ParamListInfo params = makeParamList(2);
@@ -218,6 +590,9 @@ sf_attach_rows(const TriggerData *td, DestReceiver *dest)
 	params->params[1].isnull = false;
 	params->params[1].pflags = PARAM_FLAG_CONST;
 	params->params[1].ptype = REGCLASSOID;
+
+	if (rows_direct(td, plan, params, dest, split_measures))
+		return;
 
 	/*
 	 * Through a portal, as PL/pgSQL's FOR over EXECUTE ran it in 0.3.0: an
