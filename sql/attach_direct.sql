@@ -107,3 +107,10 @@ SELECT streamforge.create_pipeline('ds', ARRAY['default'],
 SELECT streamforge.attach('ds', 'ds', 'id', '(SELECT upper(k))', 'at') IS NOT NULL AS attached;
 INSERT INTO ds VALUES (1, 'x', '2026-12-01 10:00'), (2, 'x', '2026-12-01 10:01'), (3, 'y y', '2026-12-01 10:02');
 SELECT key, count FROM streamforge.live_ts('ds') ORDER BY key;
+
+-- clean up
+SELECT streamforge.drop_aggregate('dk_agg'), streamforge.drop_aggregate('dr_agg');
+DROP TABLE dm_src, ds, dk, dr;
+SELECT streamforge.drop_pipeline('dm'), streamforge.drop_pipeline('ds');
+SELECT count(*) AS attachments_left FROM streamforge.attachments
+ WHERE pipeline IN ('dk_agg', 'dr_agg', 'dm', 'ds');
