@@ -149,6 +149,8 @@ typedef struct JoinLookup
 	TupleDesc	desc;			/* the dimension's, for the row slots */
 	JoinStats  *stats;
 	JoinScan   *scan;			/* NULL until the first probe */
+	bool		constant;		/* pipeline, join and column are constants */
+	Oid			userid;			/* the user it was checked for */
 } JoinLookup;
 
 /*
@@ -499,6 +501,7 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	lk->column_len = strlen(lk->column);
 	lk->lxid = MyProc->lxid;
 	lk->cid = GetCurrentCommandId(false);
+	lk->userid = GetUserId();
 	MemoryContextSwitchTo(old);
 }
 
@@ -779,16 +782,34 @@ arg_is(FunctionCallInfo fcinfo, int arg, const char *s, size_t slen)
 	return VARSIZE_ANY_EXHDR(t) == slen && memcmp(VARDATA_ANY(t), s, slen) == 0;
 }
 
+/* Whether argument argnum of the call is a constant of its expression */
+static bool
+arg_const(FunctionCallInfo fcinfo, int argnum)
+{
+	Node	   *expr = fcinfo->flinfo->fn_expr;
+	List	   *args;
+
+	if (expr == NULL || !IsA(expr, FuncExpr))
+		return false;
+	args = ((FuncExpr *) expr)->args;
+	return argnum < list_length(args) && IsA(list_nth(args, argnum), Const);
+}
+
 /*
  * The call site's lookup, checked for this statement and these arguments
- * (the attachment's calls pass constants; a direct call may pass others
- * row by row, each checked)
+ * (the attachment's calls pass constants: checked once per statement; a
+ * direct call may pass others row by row, each checked)
  */
 static JoinLookup *
 lookup_of(FunctionCallInfo fcinfo, int first, int columnarg, int keyarg)
 {
 	JoinLookup *lk = (JoinLookup *) fcinfo->flinfo->fn_extra;
 
+	/* constant arguments, set up for this statement and user: nothing new */
+	if (lk != NULL && lk->constant && lk->stats != NULL &&
+		lk->lxid == MyProc->lxid && lk->cid == GetCurrentCommandId(false) &&
+		lk->userid == GetUserId())
+		return lk;
 	if (PG_ARGISNULL(first) || PG_ARGISNULL(first + 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -796,6 +817,8 @@ lookup_of(FunctionCallInfo fcinfo, int first, int columnarg, int keyarg)
 	if (lk == NULL)
 	{
 		lk = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(JoinLookup));
+		lk->constant = arg_const(fcinfo, first) && arg_const(fcinfo, first + 1) &&
+			(columnarg < 0 || arg_const(fcinfo, columnarg));
 		fcinfo->flinfo->fn_extra = lk;
 	}
 	if (columnarg >= 0 && PG_ARGISNULL(columnarg))
