@@ -172,6 +172,9 @@ CREATE OR REPLACE FUNCTION streamforge_internal.attach_check(source regclass,
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
+-- it runs once per INSERT statement: its queries over the catalogs are
+-- planned once per session (custom plans would be made anew every time)
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     n integer := COALESCE(pg_catalog.cardinality(args), 0);
@@ -181,8 +184,11 @@ DECLARE
 BEGIN
     IF n OPERATOR(pg_catalog.<>) ALL (ARRAY[6, 9, 10, 11])
        OR (n OPERATOR(pg_catalog.=) 11 AND args[11] OPERATOR(pg_catalog.<>) 'measures')
+       -- attach_trigger_name(args[1]) spelled out, and attach_columns'
+       -- query below: a call of a SQL function with a SET clause is parsed
+       -- and planned anew in every transaction, and this runs per statement
        OR trigger_name OPERATOR(pg_catalog.<>)
-          (streamforge_internal.attach_trigger_name(args[1])::pg_catalog.text
+          ('streamforge_attach_' OPERATOR(pg_catalog.||) pg_catalog.left(pg_catalog.md5(args[1]), 16)
            OPERATOR(pg_catalog.||) CASE WHEN for_insert THEN '' ELSE '_update' END)::pg_catalog.name
        OR (n OPERATOR(pg_catalog.>=) 9
            AND (args[7] OPERATOR(pg_catalog.!~) '^[0-9]{1,18}$'
@@ -198,7 +204,14 @@ BEGIN
                   HINT = pg_catalog.format('Attach it again: SELECT streamforge.detach(%L, %L); then streamforge.attach(...).',
                                            args[1], source::pg_catalog.text);
     END IF;
-    now_columns := streamforge_internal.attach_columns(source, args[8]::pg_catalog.int2[]);
+    SELECT COALESCE(pg_catalog.string_agg(
+               pg_catalog.quote_ident(a.attname::pg_catalog.text) OPERATOR(pg_catalog.||) ' '
+               OPERATOR(pg_catalog.||) pg_catalog.format_type(a.atttypid, a.atttypmod),
+               ', ' ORDER BY a.attnum), '')
+      INTO now_columns
+      FROM pg_catalog.pg_attribute AS a
+     WHERE a.attrelid OPERATOR(pg_catalog.=) source
+       AND a.attnum OPERATOR(pg_catalog.=) ANY (args[8]::pg_catalog.int2[]);
     IF now_columns OPERATOR(pg_catalog.<>) args[9] THEN
         RAISE EXCEPTION 'the columns that the attachment of table % to pipeline "%" reads have changed', source, args[1]
             USING ERRCODE = '55000',

@@ -310,9 +310,11 @@ sf_call_internal(const char *signature, int nargs, const Datum *args,
 /*
  * pipeline_id(pipeline): the id of a pipeline (which names its
  * notification channel), NULL if there is none, 42501 unless the current
- * user may read it (0.3.0 told any role; issue 37).  The id is read by
- * pipeline_id_internal, as the extension's owner, once the privilege is
- * checked.
+ * user may read it (0.3.0 told any role; issue 37).  The id is read as the
+ * extension's owner by a kept plan (sf_persist_find); it was read by the
+ * SQL function pipeline_id_internal, which PostgreSQL parsed and planned
+ * anew at each call (an attached table's trigger calls this twice per
+ * statement).
  */
 PG_FUNCTION_INFO_V1(sf_pipeline_id);
 Datum
@@ -320,23 +322,13 @@ sf_pipeline_id(PG_FUNCTION_ARGS)
 {
 	char	   *pipeline = sf_arg_text(fcinfo, 0, "pipeline");
 	SfAcl		acl;
-	Datum		arg = PG_GETARG_DATUM(0);
-	bool		argnull = false;
-	bool		isnull;
-	Datum		result;
-	SfSavedUser saved;
+	int64		id;
 
-	if (!sf_persist_exists(pipeline))
+	if (!sf_persist_find(pipeline, &id))
 		PG_RETURN_NULL();
 	sf_persist_get_acl(pipeline, false, &acl);
 	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_READ);
-	sf_become_owner(&saved);
-	result = sf_call_internal("streamforge_internal.pipeline_id_internal(pg_catalog.text)",
-							  1, &arg, &argnull, &isnull);
-	sf_restore_user(&saved);
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_DATUM(result);
+	PG_RETURN_INT64(id);
 }
 
 /* The OID of an internal function, given its qualified signature */

@@ -150,7 +150,7 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		REGROLEARRAYOID}
 	},
 	[PLAN_EXISTS] = {
-		"SELECT 1 FROM streamforge.pipeline "
+		"SELECT id FROM streamforge.pipeline "
 		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},

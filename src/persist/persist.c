@@ -196,11 +196,11 @@ sf_persist_create(const SfPipelineDef *def)
 }
 
 /*
- * Whether a pipeline named name exists (in the caller's snapshot), whoever
- * may use it.
+ * The id of the pipeline named name (in the caller's snapshot), whoever may
+ * use it, or false if there is none.
  */
 bool
-sf_persist_exists(const char *name)
+sf_persist_find(const char *name, int64 *id)
 {
 	Datum		arg = CStringGetTextDatum(name);
 	SfSavedUser saved;
@@ -210,9 +210,28 @@ sf_persist_exists(const char *name)
 	SPI_connect();
 	sf_exec(PLAN_EXISTS, &arg, NULL, true, SPI_OK_SELECT);
 	exists = SPI_processed > 0;
+	if (exists)
+	{
+		bool		isnull;
+
+		*id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+	}
 	SPI_finish();
 	sf_restore_user(&saved);
 	return exists;
+}
+
+/*
+ * Whether a pipeline named name exists (in the caller's snapshot), whoever
+ * may use it.
+ */
+bool
+sf_persist_exists(const char *name)
+{
+	int64		id;
+
+	return sf_persist_find(name, &id);
 }
 
 /*

@@ -114,6 +114,7 @@ extern void sf_persist_journal_mark_idle(SfPipeline *p,
 										 const char *partition);
 extern void sf_persist_restore(const char *name, const char *data, Size len);
 extern bool sf_persist_exists(const char *name);
+extern bool sf_persist_find(const char *name, int64 *id);
 extern void sf_persist_get_acl(const char *name, bool for_update,
 							   SfAcl *acl);
 extern void sf_persist_set_acl(const char *name, const SfAcl *acl);
