@@ -21,7 +21,9 @@
  *		(sf_write_batch; the pipeline opened by name, so the inserting
  *		role's ingest privilege is checked), its changes handed to the
  *		outputs and not returned;
- *	 4. the pipeline is still the one bound (pipeline_id).
+ *	 4. the pipeline's row, as the batch locked it, is still the one bound
+ *		(a pipeline dropped and created again under the same name since
+ *		attach_check is another pipeline).
  *
  * So the errors and their order are those of the PL/pgSQL trigger, which
  * built an array of streamforge.event (or measures_delivery) rows from the
@@ -268,8 +270,6 @@ sf_attached_insert(PG_FUNCTION_ARGS)
 	MemoryContext cxt;
 	MemoryContext old;
 	int64		id;
-	int64		now_id;
-	bool		isnull;
 	SfPipeline *p;
 	int64		late_before;
 	SfWriteBatch b = {0};
@@ -318,9 +318,11 @@ sf_attached_insert(PG_FUNCTION_ARGS)
 		sf_batch_measures(p, &b, r.arrays);
 	sf_write_batch(fcinfo, p, late_before, &b);
 
-	/* the pipeline is locked by this transaction now: still the same one? */
-	now_id = sf_attach_pipeline_id(tg->tgargs[0], &isnull);
-	if (isnull || now_id != id)
+	/*
+	 * The pipeline is locked by this transaction now: is the row of that
+	 * name, as locked, the one attach_check bound?
+	 */
+	if (sf_persist_pipeline_id(tg->tgargs[0]) != id)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("pipeline \"%s\" attached to table %s was dropped",

@@ -5,7 +5,7 @@
  *	  42, item 3; api/attach_insert.c is the trigger, sql/objects/
  *	  62_attach.sql the SQL around it).
  *
- * The trigger runs three statements per INSERT statement, in its SPI
+ * The trigger runs two statements per INSERT statement, in its SPI
  * connection, as the inserting role:
  *
  *	 - streamforge_internal.attach_check(...): the checks of the trigger
@@ -16,9 +16,9 @@
  *	   transition table new_rows, one column per mapping, in the order of
  *	   streamforge.event or, for a measures attachment, of
  *	   measures_delivery without source_offset); its rows go to the
- *	   caller's DestReceiver, one slot at a time;
- *	 - streamforge_internal.pipeline_id(name), once the batch is applied:
- *	   the pipeline is still the one bound.
+ *	   caller's DestReceiver, one slot at a time, evaluated here
+ *	   (rows_direct) when the plan is the plain scan it makes, else by
+ *	   the plan through a portal.
  *
  * The rows query is prepared once per trigger and backend, and kept
  * (SPI_keepplan) with the arguments it was made from: a trigger whose
@@ -64,13 +64,8 @@ static const SfPlanText query_text = {
 	"SELECT streamforge_internal.attach_insert_query($1)",
 	1, {TEXTARRAYOID}
 };
-static const SfPlanText id_text = {
-	"SELECT streamforge_internal.pipeline_id($1)",
-	1, {TEXTOID}
-};
 static SPIPlanPtr check_plan;
 static SPIPlanPtr query_plan;
-static SPIPlanPtr id_plan;
 
 /* A trigger's kept rows query, by the trigger's oid */
 typedef struct RowsQuery
@@ -603,26 +598,6 @@ sf_attach_rows(const TriggerData *td, DestReceiver *dest, bool split_measures)
 	portal = SPI_cursor_open_with_paramlist(NULL, plan, params, false);
 	(void) PortalRunFetch(portal, FETCH_FORWARD, FETCH_ALL, dest);
 	SPI_cursor_close(portal);
-}
-
-/*
- * The id of the pipeline named name that the current role may read, or
- * *isnull (streamforge_internal.pipeline_id).  Caller is connected to SPI.
- */
-int64
-sf_attach_pipeline_id(const char *name, bool *isnull)
-{
-	Datum		values[1];
-	Datum		id;
-
-	values[0] = CStringGetTextDatum(name);
-	sf_run_plan(&id_plan, &id_text, values, NULL, false, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: pipeline_id returned %d rows",
-			 (int) SPI_processed);
-	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-					   isnull);
-	return *isnull ? 0 : DatumGetInt64(id);
 }
 
 /*

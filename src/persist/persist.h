@@ -174,6 +174,5 @@ extern void sf_attach_end(void);
 extern int64 sf_attach_check(const struct TriggerData *td);
 extern void sf_attach_rows(const struct TriggerData *td,
 						   struct _DestReceiver *dest, bool split_measures);
-extern int64 sf_attach_pipeline_id(const char *name, bool *isnull);
 
 #endif							/* SF_PERSIST_H */
