@@ -170,84 +170,10 @@ COMMENT ON FUNCTION streamforge_internal.attach_columns(regclass, smallint[]) IS
 CREATE OR REPLACE FUNCTION streamforge_internal.attach_check(source regclass,
     trigger_name name, args text[], for_insert boolean)
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
--- it runs once per INSERT statement: its queries over the catalogs are
--- planned once per session (custom plans would be made anew every time)
-SET plan_cache_mode = force_generic_plan
-AS $$
-DECLARE
-    n integer := COALESCE(pg_catalog.cardinality(args), 0);
-    id bigint;
-    now_columns text;
-    table_owner name;
-BEGIN
-    IF n OPERATOR(pg_catalog.<>) ALL (ARRAY[6, 9, 10, 11])
-       OR (n OPERATOR(pg_catalog.=) 11 AND args[11] OPERATOR(pg_catalog.<>) 'measures')
-       -- attach_trigger_name(args[1]) spelled out, and attach_columns'
-       -- query below: a call of a SQL function with a SET clause is parsed
-       -- and planned anew in every transaction, and this runs per statement
-       OR trigger_name OPERATOR(pg_catalog.<>)
-          ('streamforge_attach_' OPERATOR(pg_catalog.||) pg_catalog.left(pg_catalog.md5(args[1]), 16)
-           OPERATOR(pg_catalog.||) CASE WHEN for_insert THEN '' ELSE '_update' END)::pg_catalog.name
-       OR (n OPERATOR(pg_catalog.>=) 9
-           AND (args[7] OPERATOR(pg_catalog.!~) '^[0-9]{1,18}$'
-                OR args[8] OPERATOR(pg_catalog.!~) '^[{][0-9,]*[}]$')) THEN
-        RAISE EXCEPTION 'trigger "%" on table % was not made by streamforge.attach()', trigger_name, source
-            USING ERRCODE = '39P01',
-                  HINT = 'Drop the trigger and attach the table with streamforge.attach().';
-    END IF;
-    IF n OPERATOR(pg_catalog.=) 6 THEN
-        RAISE EXCEPTION 'the attachment of table % to pipeline "%" is not bound to the pipeline', source, args[1]
-            USING ERRCODE = '55000',
-                  DETAIL = 'It has the form of streamforge 0.2.0, which names its pipeline only (ALTER EXTENSION UPDATE binds those it finds; one restored from a dump of 0.2.0 since was not).',
-                  HINT = pg_catalog.format('Attach it again: SELECT streamforge.detach(%L, %L); then streamforge.attach(...).',
-                                           args[1], source::pg_catalog.text);
-    END IF;
-    SELECT COALESCE(pg_catalog.string_agg(
-               pg_catalog.quote_ident(a.attname::pg_catalog.text) OPERATOR(pg_catalog.||) ' '
-               OPERATOR(pg_catalog.||) pg_catalog.format_type(a.atttypid, a.atttypmod),
-               ', ' ORDER BY a.attnum), '')
-      INTO now_columns
-      FROM pg_catalog.pg_attribute AS a
-     WHERE a.attrelid OPERATOR(pg_catalog.=) source
-       AND a.attnum OPERATOR(pg_catalog.=) ANY (args[8]::pg_catalog.int2[]);
-    IF now_columns OPERATOR(pg_catalog.<>) args[9] THEN
-        RAISE EXCEPTION 'the columns that the attachment of table % to pipeline "%" reads have changed', source, args[1]
-            USING ERRCODE = '55000',
-                  DETAIL = pg_catalog.format('At attach time: %s. Now: %s.', args[9], now_columns),
-                  HINT = 'Detach the pipeline and attach it again, with mappings over the current columns.';
-    END IF;
-    IF NOT for_insert THEN
-        RETURN NULL;
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_catalog.pg_inherits AS i
-                WHERE i.inhparent OPERATOR(pg_catalog.=) source
-                   OR i.inhrelid OPERATOR(pg_catalog.=) source) THEN
-        RAISE EXCEPTION 'table % attached to pipeline "%" has an inheritance child or parent', source, args[1]
-            USING ERRCODE = '0A000',
-                  DETAIL = 'Rows inserted straight into a child table or a partition are not ingested.',
-                  HINT = 'Take the table out of its inheritance hierarchy, or detach the pipeline.';
-    END IF;
-    id := args[7]::pg_catalog.int8;
-    IF streamforge_internal.pipeline_id(args[1]) IS DISTINCT FROM id THEN
-        RAISE EXCEPTION 'pipeline "%" attached to table % was dropped', args[1], source
-            USING ERRCODE = '42704',
-                  DETAIL = 'The attachment is bound to the dropped pipeline; a pipeline created since under the same name is another pipeline.',
-                  HINT = pg_catalog.format('Detach it: SELECT streamforge.detach(%L, %L);',
-                                           args[1], source::pg_catalog.text);
-    END IF;
-    SELECT c.relowner::pg_catalog.regrole::pg_catalog.name INTO table_owner
-      FROM pg_catalog.pg_class AS c WHERE c.oid OPERATOR(pg_catalog.=) source;
-    IF NOT streamforge.has_pipeline_privilege(args[1], 'ingest', table_owner) THEN
-        RAISE EXCEPTION 'owner of table % may not ingest into pipeline "%"', source, args[1]
-            USING ERRCODE = '42501',
-                  DETAIL = pg_catalog.format('An attached table ingests on its owner''s authority: role %I needs the ingest privilege on the pipeline, as for streamforge.attach().',
-                                             table_owner);
-    END IF;
-    RETURN id;
-END
-$$;
+-- C since 0.4.0 (src/api/attach_check.c; PL/pgSQL before, the same checks,
+-- errors and order): the insert trigger runs it once per statement
+AS 'MODULE_PATHNAME', 'sf_attach_check_sql'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge_internal.attach_check(regclass, name, text[], boolean) IS
     'checks a trigger of an attachment before it runs (internal helper)';
 

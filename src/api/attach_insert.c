@@ -42,6 +42,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
@@ -52,6 +53,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
+#include "utils/snapmgr.h"
 
 #include "api/api.h"
 
@@ -290,7 +292,19 @@ sf_attached_insert(PG_FUNCTION_ARGS)
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	sf_attach_begin(td);
-	id = sf_attach_check(td);	/* also checks the arguments' form */
+	/* as SPI ran the PL/pgSQL check: the commands before, a new snapshot */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	{
+		char	  **args = palloc0(sizeof(char *) * (tg->tgnargs + 2));
+		bool		isnull;
+
+		for (int i = 0; i < tg->tgnargs; i++)
+			args[i + 1] = tg->tgargs[i];
+		id = sf_attach_check(RelationGetRelid(td->tg_relation), tg->tgname,
+							 args, tg->tgnargs, true, &isnull);
+	}
+	PopActiveSnapshot();
 
 	memset(&r, 0, sizeof(r));
 	r.pub.receiveSlot = rows_receive;

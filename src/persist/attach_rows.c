@@ -5,12 +5,9 @@
  *	  42, item 3; api/attach_insert.c is the trigger, sql/objects/
  *	  62_attach.sql the SQL around it).
  *
- * The trigger runs two statements per INSERT statement, in its SPI
- * connection, as the inserting role:
+ * The trigger's checks are api/attach_check.c's; this file runs, in the
+ * trigger's SPI connection, as the inserting role:
  *
- *	 - streamforge_internal.attach_check(...): the checks of the trigger
- *	   before it does anything (its form, the columns, the pipeline bound,
- *	   the table owner's privilege); returns the pipeline's id;
  *	 - the rows query: streamforge_internal.attach_insert_query(args)
  *	   makes it from the trigger's arguments (one SELECT over the
  *	   transition table new_rows, one column per mapping, in the order of
@@ -56,15 +53,10 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-static const SfPlanText check_text = {
-	"SELECT streamforge_internal.attach_check($1, $2, $3, true)",
-	3, {REGCLASSOID, NAMEOID, TEXTARRAYOID}
-};
 static const SfPlanText query_text = {
 	"SELECT streamforge_internal.attach_insert_query($1)",
 	1, {TEXTARRAYOID}
 };
-static SPIPlanPtr check_plan;
 static SPIPlanPtr query_plan;
 
 /* A trigger's kept rows query, by the trigger's oid */
@@ -101,32 +93,6 @@ args_array(const Trigger *tg)
 		elems[i] = CStringGetTextDatum(tg->tgargs[i]);
 	return PointerGetDatum(construct_array(elems, tg->tgnargs, TEXTOID, -1,
 										   false, TYPALIGN_INT));
-}
-
-/*
- * attach_check for the insert trigger td: returns the id of the pipeline
- * bound.  Caller is connected to SPI.
- */
-int64
-sf_attach_check(const TriggerData *td)
-{
-	Datum		values[3];
-	bool		isnull;
-	Datum		id;
-
-	values[0] = ObjectIdGetDatum(RelationGetRelid(td->tg_relation));
-	values[1] = DirectFunctionCall1(namein,
-									CStringGetDatum(td->tg_trigger->tgname));
-	values[2] = args_array(td->tg_trigger);
-	sf_run_plan(&check_plan, &check_text, values, NULL, false, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: attach_check returned %d rows",
-			 (int) SPI_processed);
-	id = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-					   &isnull);
-	if (isnull)
-		elog(ERROR, "streamforge: attach_check returned no pipeline id");
-	return DatumGetInt64(id);
 }
 
 /* The kept rows query of trigger tg, made on first use */

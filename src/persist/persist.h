@@ -164,14 +164,13 @@ extern void sf_sink_restore(const char *pipeline);
 
 /*
  * attach_rows.c: the statements of an attached table's insert trigger
- * (api/attach_insert.c): its checks, the rows of its transition table as
- * its mappings make them (into a DestReceiver), the pipeline still bound
+ * (api/attach_insert.c): the rows of its transition table as its mappings
+ * make them (into a DestReceiver)
  */
 struct TriggerData;
 struct _DestReceiver;
 extern void sf_attach_begin(struct TriggerData *td);
 extern void sf_attach_end(void);
-extern int64 sf_attach_check(const struct TriggerData *td);
 extern void sf_attach_rows(const struct TriggerData *td,
 						   struct _DestReceiver *dest, bool split_measures);
 
