@@ -42,6 +42,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "tcop/pquery.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -190,7 +191,12 @@ text_expr(TextExpr *t, Expr *e, Expr *inner)
 		Expr	   *arg = ((CoerceViaIO *) inner)->arg;
 		Oid			type = exprType((Node *) arg);
 
-		if (type == INT2OID || type == INT4OID || type == INT8OID)
+		/*
+		 * A NULL integer evaluates the whole expression: only where that
+		 * evaluates the integer again to the same NULL, without effects
+		 */
+		if ((type == INT2OID || type == INT4OID || type == INT8OID) &&
+			!contain_volatile_functions((Node *) arg))
 		{
 			t->intarg = ExecInitExpr(arg, NULL);
 			t->inttype = type;
