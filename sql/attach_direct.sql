@@ -108,9 +108,62 @@ SELECT streamforge.attach('ds', 'ds', 'id', '(SELECT upper(k))', 'at') IS NOT NU
 INSERT INTO ds VALUES (1, 'x', '2026-12-01 10:00'), (2, 'x', '2026-12-01 10:01'), (3, 'y y', '2026-12-01 10:02');
 SELECT key, count FROM streamforge.live_ts('ds') ORDER BY key;
 
+-- differential: one table attached to two pipelines with the same
+-- mappings, but one key wrapped in a subquery, which keeps that
+-- attachment on the plan's path; random statements of 1 to 40 rows
+-- (NULL keys, NULL measures, a filter, integer and text key parts of
+-- every quoting case) must give both pipelines the same keys, counts and
+-- aggregates.
+SELECT streamforge.create_pipeline(name, ARRAY['default'],
+    ARRAY[streamforge.fixed('w', 3600)],
+    time_unit => interval '1 second',
+    measures => ARRAY['one', 'v NULL', 'w NULL'],
+    aggregates => ARRAY['count', 'count(v)', 'sum(v)', 'min(w)', 'max(w)']) IS NOT NULL AS created
+  FROM (VALUES ('dd_direct'), ('dd_plan')) AS p(name) ORDER BY name;
+CREATE TABLE dd (id bigint PRIMARY KEY, k1 text, k2 integer, v bigint, w bigint, at timestamptz NOT NULL);
+SELECT streamforge.attach('dd_direct', 'dd', 'id', 'ARRAY[k1, k2::text]::text', 'at',
+                          filter => 'v IS NOT NULL OR w IS NULL OR w > 3',
+                          measures => ARRAY['1', 'v', 'w']) IS NOT NULL AS attached,
+       streamforge.attach('dd_plan', 'dd', 'id', '(SELECT ARRAY[k1, k2::text]::text)', 'at',
+                          filter => 'v IS NOT NULL OR w IS NULL OR w > 3',
+                          measures => ARRAY['1', 'v', 'w']) IS NOT NULL AS attached_too;
+SELECT setseed(0.7);
+DO $$
+DECLARE
+    next bigint := 1;
+    rows integer;
+BEGIN
+    FOR s IN 1..60 LOOP
+        rows := 1 + floor(random() * 40)::int;
+        INSERT INTO dd
+        SELECT next + g,
+               CASE WHEN random() < 0.1 THEN NULL
+                    ELSE (SELECT string_agg(c[1 + floor(random() * 19)::int], '')
+                            FROM chars, generate_series(0, floor(random() * 3)::int) AS x) END,
+               CASE WHEN random() < 0.1 THEN NULL ELSE floor(random() * 5)::int - 2 END,
+               CASE WHEN random() < 0.2 THEN NULL ELSE floor(random() * 10)::bigint END,
+               CASE WHEN random() < 0.2 THEN NULL ELSE floor(random() * 10)::bigint END,
+               timestamptz '2026-12-01 10:00' + floor(random() * 7200) * interval '1 second'
+          FROM generate_series(0, rows - 1) AS g;
+        next := next + rows;
+    END LOOP;
+END
+$$;
+SELECT (SELECT count(*) FROM dd) AS source_rows,
+       (SELECT sum(count) FROM streamforge.live_aggregates_ts('dd_direct')) AS events,
+       (SELECT count(*) FROM streamforge.live_aggregates_ts('dd_direct')) AS buckets,
+       NOT EXISTS ((SELECT key, window_start, count, aggregates FROM streamforge.live_aggregates_ts('dd_direct'))
+                   EXCEPT ALL
+                   (SELECT key, window_start, count, aggregates FROM streamforge.live_aggregates_ts('dd_plan')))
+       AND NOT EXISTS ((SELECT key, window_start, count, aggregates FROM streamforge.live_aggregates_ts('dd_plan'))
+                   EXCEPT ALL
+                   (SELECT key, window_start, count, aggregates FROM streamforge.live_aggregates_ts('dd_direct'))) AS same,
+       (SELECT count(*) FROM dd WHERE v IS NOT NULL OR w IS NULL OR w > 3) AS filtered_rows;
+
 -- clean up
 SELECT streamforge.drop_aggregate('dk_agg'), streamforge.drop_aggregate('dr_agg');
-DROP TABLE dm_src, ds, dk, dr;
-SELECT streamforge.drop_pipeline('dm'), streamforge.drop_pipeline('ds');
+DROP TABLE dm_src, ds, dk, dr, dd;
+SELECT streamforge.drop_pipeline('dm'), streamforge.drop_pipeline('ds'),
+       streamforge.drop_pipeline('dd_direct'), streamforge.drop_pipeline('dd_plan');
 SELECT count(*) AS attachments_left FROM streamforge.attachments
- WHERE pipeline IN ('dk_agg', 'dr_agg', 'dm', 'ds');
+ WHERE pipeline IN ('dk_agg', 'dr_agg', 'dm', 'ds', 'dd_direct', 'dd_plan');
