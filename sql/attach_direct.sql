@@ -160,6 +160,22 @@ SELECT (SELECT count(*) FROM dd) AS source_rows,
                    (SELECT key, window_start, count, aggregates FROM streamforge.live_aggregates_ts('dd_direct'))) AS same,
        (SELECT count(*) FROM dd WHERE v IS NOT NULL OR w IS NULL OR w > 3) AS filtered_rows;
 
+-- attach_check (C since 0.4.0) on the form of 0.2.0: six arguments, the
+-- pipeline named but not bound; the error, its detail and hint as the
+-- PL/pgSQL check wrote them
+CREATE TABLE dl (id integer, k text, t bigint);
+DO $$
+BEGIN
+    EXECUTE format($t$CREATE TRIGGER %I AFTER INSERT ON dl REFERENCING NEW TABLE AS new_rows
+                      FOR EACH STATEMENT EXECUTE FUNCTION streamforge_internal.attached_insert(
+                      'legacy', '''default''', '(id)::pg_catalog.text', '(k)::pg_catalog.text',
+                      '(t)::pg_catalog.int8', '1')$t$,
+                   'streamforge_attach_' || left(md5('legacy'), 16));
+END
+$$;
+INSERT INTO dl VALUES (1, 'a', 1);
+DROP TABLE dl;
+
 -- clean up
 SELECT streamforge.drop_aggregate('dk_agg'), streamforge.drop_aggregate('dr_agg');
 DROP TABLE dm_src, ds, dk, dr, dd;
