@@ -43,6 +43,10 @@ DROP FUNCTION IF EXISTS streamforge.definition_of(text, text[],
     streamforge.window_def[], bigint, bigint, interval, text, bigint,
     interval, text[], text[]);
 
+-- pipeline_id reads the id itself (src/api/privileges.c, a kept plan as
+-- the owner): its SECURITY DEFINER helper of 0.3.0 has no caller left.
+DROP FUNCTION IF EXISTS streamforge_internal.pipeline_id_internal(text);
+
 -- ----------------------------------------------------------------
 -- 2. Views
 -- ----------------------------------------------------------------

@@ -71,12 +71,14 @@
 -- insert maps to the same events whatever the inserting session's settings.
 -- Not timezone_abbreviations: setting it reads its file, at every call.
 
--- The trigger name of an attachment of pipeline to a table.
+-- The trigger name of an attachment of pipeline to a table:
+-- 'streamforge_attach_' and the first 16 hex digits of md5(pipeline).  C
+-- since 0.4.0 (src/api/attach_check.c), where the triggers' check uses the
+-- same code.
 CREATE OR REPLACE FUNCTION streamforge_internal.attach_trigger_name(pipeline text)
 RETURNS name
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN ('streamforge_attach_' OPERATOR(pg_catalog.||) pg_catalog.left(pg_catalog.md5(pipeline), 16))::pg_catalog.name;
+AS 'MODULE_PATHNAME', 'sf_attach_trigger_name_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge_internal.attach_trigger_name(text) IS
     'the name of the INSERT trigger that attaches a pipeline to a table (internal helper)';
 
@@ -126,18 +128,8 @@ COMMENT ON FUNCTION streamforge_internal.attach_expr_type(regclass, text) IS
 -- unless the current user may read it: the id names the pipeline's
 -- notification channel, which notify_channel tells only its readers (0.3.0
 -- told any role, issue 37).  C (src/api/privileges.c): checks read as the
--- caller, then reads the id with pipeline_id_internal as the extension's
--- owner, which may read streamforge.pipeline.
-CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_id_internal(pipeline text)
-RETURNS bigint
-LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-RETURN (SELECT p.id FROM streamforge.pipeline AS p
-         WHERE p.name OPERATOR(pg_catalog.=) pipeline);
-REVOKE ALL ON FUNCTION streamforge_internal.pipeline_id_internal(text) FROM PUBLIC;
-COMMENT ON FUNCTION streamforge_internal.pipeline_id_internal(text) IS
-    'the id of a pipeline, NULL if none, as the extension''s owner (internal helper of pipeline_id)';
-
+-- caller; the id is read as the extension's owner (0.4.0: by a kept plan;
+-- the SQL function pipeline_id_internal that read it is dropped).
 CREATE OR REPLACE FUNCTION streamforge_internal.pipeline_id(pipeline text)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sf_pipeline_id'
@@ -146,18 +138,14 @@ COMMENT ON FUNCTION streamforge_internal.pipeline_id(text) IS
     'the id of a pipeline the current user may read, NULL if none (internal helper of attachments)';
 
 -- The names and types of the given columns of a table, in column order
--- ('' for none): what an attachment's mappings read.
+-- ('' for none): what an attachment's mappings read.  Every pg_attribute
+-- row whose number is listed counts, a dropped column's too.  C since
+-- 0.4.0 (src/api/attach_check.c), where the triggers' check uses the same
+-- code.
 CREATE OR REPLACE FUNCTION streamforge_internal.attach_columns(source regclass, attnums smallint[])
 RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-RETURN (SELECT COALESCE(pg_catalog.string_agg(
-               pg_catalog.quote_ident(a.attname::pg_catalog.text) OPERATOR(pg_catalog.||) ' '
-               OPERATOR(pg_catalog.||) pg_catalog.format_type(a.atttypid, a.atttypmod),
-               ', ' ORDER BY a.attnum), '')
-          FROM pg_catalog.pg_attribute AS a
-         WHERE a.attrelid OPERATOR(pg_catalog.=) source
-           AND a.attnum OPERATOR(pg_catalog.=) ANY (attnums));
+AS 'MODULE_PATHNAME', 'sf_attach_columns_sql'
+LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION streamforge_internal.attach_columns(regclass, smallint[]) IS
     'the names and types of columns of a table (internal helper of attachments)';
 

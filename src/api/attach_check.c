@@ -80,21 +80,23 @@ is_attnum_list(const char *s)
 	return true;
 }
 
-/* The trigger name attach() gives pipeline's trigger, as attach_trigger_name */
-static bool
-trigger_name_is(const char *name, const char *pipeline, bool for_insert)
+/*
+ * The name of the insert trigger attach() gives pipeline's attachment into
+ * out (NAMEDATALEN): "streamforge_attach_" and the first 16 hex digits of
+ * md5(pipeline), "_update" after it for the update trigger.
+ */
+static void
+attach_trigger_name(const char *pipeline, bool for_update, char *out)
 {
 	char		hex[33];
 	const char *errstr = NULL;
-	char		want[NAMEDATALEN];
 
 	if (!pg_md5_hash(pipeline, strlen(pipeline), hex, &errstr))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("could not compute MD5 hash: %s", errstr)));
-	snprintf(want, sizeof(want), "streamforge_attach_%.16s%s", hex,
-			 for_insert ? "" : "_update");
-	return strncmp(name, want, NAMEDATALEN - 1) == 0;
+	snprintf(out, NAMEDATALEN, "streamforge_attach_%.16s%s", hex,
+			 for_update ? "_update" : "");
 }
 
 static int
@@ -104,29 +106,17 @@ cmp_int16(const void *a, const void *b)
 }
 
 /*
- * The names and types of the columns attnums of source, in column order,
- * as attach_columns() writes them ("a integer, b text"; '' for none):
- * every pg_attribute row whose number is listed, a dropped column's too
- * (format_type's "-" for its type).  attnums is the text of a smallint[]
- * (its errors are the cast's).
+ * The names and types of the columns nums[0..n-1] of source, in column
+ * order, as attach_columns() writes them ("a integer, b text"; '' for
+ * none): every pg_attribute row whose number is listed, a dropped
+ * column's too (format_type's "-" for its type).  Sorts nums.
  */
 static char *
-columns_of(Oid source, const char *attnums)
+columns_of(Oid source, int16 *nums, int n)
 {
-	ArrayType  *arr = DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN,
-															  unconstify(char *, attnums),
-															  INT2OID, -1));
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int16	   *nums;
 	StringInfoData s;
 	bool		first = true;
 
-	deconstruct_array(arr, INT2OID, 2, true, TYPALIGN_SHORT, &elems, &nulls, &n);
-	nums = palloc(sizeof(int16) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-		nums[i] = nulls[i] ? 0 : DatumGetInt16(elems[i]);
 	qsort(nums, n, sizeof(int16), cmp_int16);
 	initStringInfo(&s);
 	for (int i = 0; i < n; i++)
@@ -151,6 +141,24 @@ columns_of(Oid source, const char *attnums)
 		ReleaseSysCache(tup);
 	}
 	return s.data;
+}
+
+/* The non-NULL elements of a smallint[], their count in *n */
+static int16 *
+attnums_of(ArrayType *arr, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			count;
+	int16	   *nums;
+
+	deconstruct_array(arr, INT2OID, 2, true, TYPALIGN_SHORT, &elems, &nulls, &count);
+	nums = palloc(sizeof(int16) * Max(count, 1));
+	*n = 0;
+	for (int i = 0; i < count; i++)
+		if (!nulls[i])
+			nums[(*n)++] = DatumGetInt16(elems[i]);
+	return nums;
 }
 
 /* Whether source has an inheritance child or parent (pg_inherits) */
@@ -198,11 +206,16 @@ sf_attach_check(Oid source, const char *trigger_name, char **args, int n,
 	SfAcl		acl;
 	Oid			owner;
 	bool		found;
+	char		want[NAMEDATALEN] = "";
+	int			nattnums;
+	int16	   *attnums;
 
 	*isnull = false;
+	if (n >= 1)
+		attach_trigger_name(args[1], !for_insert, want);
 	if ((n != 6 && n != 9 && n != 10 && n != 11) ||
 		(n == 11 && strcmp(args[11], "measures") != 0) ||
-		!trigger_name_is(trigger_name, args[1], for_insert) ||
+		strncmp(trigger_name, want, NAMEDATALEN - 1) != 0 ||
 		(n >= 9 && (!is_id(args[7]) || !is_attnum_list(args[8]))))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
@@ -217,7 +230,11 @@ sf_attach_check(Oid source, const char *trigger_name, char **args, int n,
 				 errdetail("It has the form of streamforge 0.2.0, which names its pipeline only (ALTER EXTENSION UPDATE binds those it finds; one restored from a dump of 0.2.0 since was not)."),
 				 errhint("Attach it again: SELECT streamforge.detach(%s, %s); then streamforge.attach(...).",
 						 quote_literal_cstr(args[1]), quote_literal_cstr(table_name(source)))));
-	now_columns = columns_of(source, args[8]);
+	/* args[8] as a smallint[]: its errors are the cast's */
+	attnums = attnums_of(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, args[8],
+																 INT2OID, -1)),
+						 &nattnums);
+	now_columns = columns_of(source, attnums, nattnums);
 	if (strcmp(now_columns, args[9]) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -302,4 +319,34 @@ sf_attach_check_sql(PG_FUNCTION_ARGS)
 	if (isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(id);
+}
+
+/* streamforge_internal.attach_trigger_name(pipeline text) returns name */
+PG_FUNCTION_INFO_V1(sf_attach_trigger_name_sql);
+Datum
+sf_attach_trigger_name_sql(PG_FUNCTION_ARGS)
+{
+	Name		result = (Name) palloc0(NAMEDATALEN);
+
+	attach_trigger_name(text_to_cstring(PG_GETARG_TEXT_PP(0)), false,
+						NameStr(*result));
+	PG_RETURN_NAME(result);
+}
+
+/*
+ * streamforge_internal.attach_columns(source regclass, attnums smallint[])
+ * returns text: '' when either is NULL (the SQL function's query found no
+ * row then)
+ */
+PG_FUNCTION_INFO_V1(sf_attach_columns_sql);
+Datum
+sf_attach_columns_sql(PG_FUNCTION_ARGS)
+{
+	int			n;
+	int16	   *nums;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_TEXT_P(cstring_to_text(""));
+	nums = attnums_of(PG_GETARG_ARRAYTYPE_P(1), &n);
+	PG_RETURN_TEXT_P(cstring_to_text(columns_of(PG_GETARG_OID(0), nums, n)));
 }

@@ -147,6 +147,14 @@ rows_startup(DestReceiver *self, int operation, TupleDesc desc)
 	}
 }
 
+/* p (NULL: a new array) of size bytes, in the current context */
+static void *
+grown(void *p, Size size)
+{
+	return p == NULL ? palloc_extended(size, MCXT_ALLOC_HUGE)
+		: repalloc_huge(p, size);
+}
+
 static bool
 rows_receive(TupleTableSlot *slot, DestReceiver *self)
 {
@@ -159,25 +167,15 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 	if (r->n == r->cap)
 	{
 		r->cap = r->cap == 0 ? 1024 : r->cap * 2;
-		r->ds = r->ds == NULL
-			? palloc_extended(r->cap * sizeof(SfDelivery), MCXT_ALLOC_HUGE)
-			: repalloc_huge(r->ds, r->cap * sizeof(SfDelivery));
-		r->bad = r->bad == NULL
-			? palloc_extended(r->cap * sizeof(int), MCXT_ALLOC_HUGE)
-			: repalloc_huge(r->bad, r->cap * sizeof(int));
+		r->ds = grown(r->ds, r->cap * sizeof(SfDelivery));
+		r->bad = grown(r->bad, r->cap * sizeof(int));
 		if (r->nwords > 0)
 		{
-			r->words = r->words == NULL
-				? palloc_extended(r->cap * sizeof(int64) * r->nwords, MCXT_ALLOC_HUGE)
-				: repalloc_huge(r->words, r->cap * sizeof(int64) * r->nwords);
-			r->masks = r->masks == NULL
-				? palloc_extended(r->cap * sizeof(uint64), MCXT_ALLOC_HUGE)
-				: repalloc_huge(r->masks, r->cap * sizeof(uint64));
+			r->words = grown(r->words, r->cap * sizeof(int64) * r->nwords);
+			r->masks = grown(r->masks, r->cap * sizeof(uint64));
 		}
 		else if (r->measures)
-			r->arrays = r->arrays == NULL
-				? palloc_extended(r->cap * sizeof(Datum), MCXT_ALLOC_HUGE)
-				: repalloc_huge(r->arrays, r->cap * sizeof(Datum));
+			r->arrays = grown(r->arrays, r->cap * sizeof(Datum));
 	}
 	i = r->n++;
 	d = &r->ds[i];

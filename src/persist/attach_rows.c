@@ -169,13 +169,15 @@ rows_plan(const Trigger *tg)
  * A text column or key element of the direct path: the expression, and
  * when it is an integer cast to text (the event id, a key of integers),
  * the integer, which the direct path writes as int2out/int4out/int8out
- * would.
+ * would, into buf (a text value, reused from row to row: a row's values
+ * are consumed before the next row is evaluated).
  */
 typedef struct TextExpr
 {
 	ExprState  *whole;
 	ExprState  *intarg;
 	Oid			inttype;
+	text	   *buf;
 } TextExpr;
 
 /* e as a TextExpr, its states made in the current memory context */
@@ -185,6 +187,7 @@ text_expr(TextExpr *t, Expr *e, Expr *inner)
 	t->whole = ExecInitExpr(e, NULL);
 	t->intarg = NULL;
 	t->inttype = InvalidOid;
+	t->buf = NULL;
 	if (inner != NULL && IsA(inner, CoerceViaIO) &&
 		((CoerceViaIO *) inner)->resulttype == TEXTOID)
 	{
@@ -200,47 +203,30 @@ text_expr(TextExpr *t, Expr *e, Expr *inner)
 		{
 			t->intarg = ExecInitExpr(arg, NULL);
 			t->inttype = type;
+			t->buf = palloc(VARHDRSZ + MAXINT8LEN + 1);
 		}
 	}
 }
 
-/*
- * The bytes of an integer TextExpr into buf (at least MAXINT8LEN + 1),
- * their length; -1 when the integer is NULL (the whole expression then
- * says what a NULL gives).
- */
-static int
-text_int(const TextExpr *t, ExprContext *econtext, char *buf)
-{
-	bool		isnull;
-	Datum		d = ExecEvalExpr(t->intarg, econtext, &isnull);
-
-	if (isnull)
-		return -1;
-	switch (t->inttype)
-	{
-		case INT2OID:
-			return pg_itoa(DatumGetInt16(d), buf);
-		case INT4OID:
-			return pg_ltoa(DatumGetInt32(d), buf);
-		default:
-			return pg_lltoa(DatumGetInt64(d), buf);
-	}
-}
-
-/* A TextExpr's value */
+/* A TextExpr's value (a text datum) */
 static Datum
 text_eval(const TextExpr *t, ExprContext *econtext, bool *isnull)
 {
 	if (t->intarg != NULL)
 	{
-		char		buf[MAXINT8LEN + 1];
-		int			len = text_int(t, econtext, buf);
+		Datum		d = ExecEvalExpr(t->intarg, econtext, isnull);
+		int			len;
 
-		if (len >= 0)
+		if (!*isnull)
 		{
-			*isnull = false;
-			return PointerGetDatum(cstring_to_text_with_len(buf, len));
+			if (t->inttype == INT2OID)
+				len = pg_itoa(DatumGetInt16(d), VARDATA(t->buf));
+			else if (t->inttype == INT4OID)
+				len = pg_ltoa(DatumGetInt32(d), VARDATA(t->buf));
+			else
+				len = pg_lltoa(DatumGetInt64(d), VARDATA(t->buf));
+			SET_VARSIZE(t->buf, VARHDRSZ + len);
+			return PointerGetDatum(t->buf);
 		}
 	}
 	return ExecEvalExpr(t->whole, econtext, isnull);
@@ -403,7 +389,6 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 		text_expr(&cols[c], e, coalesced(e));
 	}
 	e = list_nth_node(TargetEntry, scan->targetlist, 2)->expr;
-	text_expr(&cols[2], e, NULL);
 	{
 		Expr	   *k = coalesced(e);
 
@@ -422,6 +407,8 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 					text_expr(&keys[foreach_current_index(lc)], lfirst(lc), lfirst(lc));
 			}
 		}
+		if (keys == NULL)
+			text_expr(&cols[2], e, NULL);
 	}
 	time = ExecInitExpr(list_nth_node(TargetEntry, scan->targetlist, 3)->expr, NULL);
 	e = list_nth_node(TargetEntry, scan->targetlist, 4)->expr;
@@ -485,24 +472,17 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 			values[2] = text_eval(&cols[2], econtext, &isnull[2]);
 		else
 		{
+			/* a text value in key's buffer: its header, then the bytes */
 			resetStringInfo(&key);
+			key.len = VARHDRSZ;
 			appendStringInfoChar(&key, '{');
 			for (int k = 0; k < nkeys; k++)
 			{
-				char		buf[MAXINT8LEN + 1];
-				int			len;
 				bool		null;
-				Datum		d;
+				Datum		d = text_eval(&keys[k], econtext, &null);
 
 				if (k > 0)
 					appendStringInfoChar(&key, ',');
-				if (keys[k].intarg != NULL &&
-					(len = text_int(&keys[k], econtext, buf)) >= 0)
-				{
-					appendBinaryStringInfo(&key, buf, len);
-					continue;
-				}
-				d = ExecEvalExpr(keys[k].whole, econtext, &null);
 				if (null)
 					appendStringInfoString(&key, "NULL");
 				else
@@ -513,7 +493,8 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 				}
 			}
 			appendStringInfoChar(&key, '}');
-			values[2] = PointerGetDatum(cstring_to_text_with_len(key.data, key.len));
+			SET_VARSIZE(key.data, key.len);
+			values[2] = PointerGetDatum(key.data);
 			isnull[2] = false;
 		}
 		values[3] = ExecEvalExpr(time, econtext, &isnull[3]);
