@@ -780,12 +780,23 @@ sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
 							   rows, nulls, (int) n);
 }
 
+/* the core's direct entry for this worker's deliveries (direct.c) */
+static struct
+{
+	bool		resolved;
+	bool		measures;
+	SfDirectIngestFn fn;
+	Oid			proc;
+} agg_direct;
+
 /*
  * Ingests the deliveries rows[i] (composite values of the pipeline's
  * delivery type, one per element; nulls[i] for an element that does not
  * match).  An element that does not match is delivered with the next one
  * of its partition that does, as the same event at its offset minus one,
- * two, ...; those at the end of a partition are counted in trailing.
+ * two, ...; those at the end of a partition are counted in trailing.  The
+ * deliveries go to the core's C entry when it may take them (direct.c),
+ * else as an array to one ingest_batch or ingest_measures_batch.
  */
 void
 sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
@@ -793,13 +804,34 @@ sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
 						   int n)
 {
 	int			i;
-	Datum	   *out;
+	Datum	   *out = NULL;
+	SfDirectDelivery *dd = NULL;
+	int		   *bad = NULL;
+	Datum	   *mv = NULL;
+	char	  **pnames = NULL;
 	int			nout = 0;
 	TupleDesc	desc = NULL;
 	Oid			rowtype = InvalidOid;
+	bool		direct;
 
+	if (!agg_direct.resolved || agg_direct.measures != measures)
+	{
+		agg_direct.fn = sfk_direct_entry(measures, &agg_direct.proc);
+		agg_direct.measures = measures;
+		agg_direct.resolved = true;
+	}
+	direct = sfk_direct_usable(agg_direct.fn, agg_direct.proc);
 	memset(trailing, 0, sizeof(int) * nparts);
-	out = palloc(sizeof(Datum) * Max(n, 1));
+	if (direct)
+	{
+		/* every element gives one delivery at most, and each trailing one */
+		dd = palloc(sizeof(SfDirectDelivery) * Max(n, 1));
+		bad = palloc(sizeof(int) * Max(n, 1));
+		mv = palloc(sizeof(Datum) * Max(n, 1));
+		pnames = palloc0(sizeof(char *) * Max(nparts, 1));
+	}
+	else
+		out = palloc(sizeof(Datum) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
 		int32		kp = kparts[i];
@@ -821,9 +853,8 @@ sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
 			rowtype = HeapTupleHeaderGetTypeId(th);
 			desc = lookup_rowtype_tupdesc_copy(rowtype, HeapTupleHeaderGetTypMod(th));
 		}
-		if (trailing[kp] == 0)
+		if (!direct && trailing[kp] == 0)
 		{
-			/* every element gives one delivery at most: out holds n */
 			out[nout++] = PointerGetDatum(th);
 			continue;
 		}
@@ -832,6 +863,54 @@ sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
 		tup.t_tableOid = InvalidOid;
 		tup.t_data = th;
 		heap_deform_tuple(&tup, desc, values, nulls);
+		if (direct)
+		{
+			SfDirectDelivery d;
+			int			b = SF_DIRECT_COMPLETE; /* its first NULL, its copies' */
+			int			f;
+
+			for (f = 5; f >= 0; f--)
+				if (nulls[f])
+					b = f;
+			memset(&d, 0, sizeof(d));
+			if (!nulls[0])
+			{
+				if (kp < nparts && pnames[kp] != NULL)
+					d.partition = pnames[kp];
+				else
+				{
+					d.partition = TextDatumGetCString(values[0]);
+					if (kp < nparts)
+						pnames[kp] = (char *) d.partition;
+				}
+			}
+			if (!nulls[2])
+			{
+				d.event_id = VARDATA_ANY(DatumGetPointer(values[2]));
+				d.event_id_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[2]));
+			}
+			if (!nulls[3])
+			{
+				d.key = VARDATA_ANY(DatumGetPointer(values[3]));
+				d.key_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[3]));
+			}
+			if (!nulls[4])
+				d.event_time = DatumGetInt64(values[4]);
+			if (!measures && !nulls[5])
+				d.value = DatumGetInt64(values[5]);
+			at = nulls[1] ? 0 : DatumGetInt64(values[1]);
+			/* the trailing elements first, as copies at its offset - q */
+			for (q = trailing[kp]; q >= 0; q--)
+			{
+				d.source_offset = at - q;
+				dd[nout] = d;
+				bad[nout] = b;
+				mv[nout] = measures ? values[5] : (Datum) 0;
+				nout++;
+			}
+			trailing[kp] = 0;
+			continue;
+		}
 		at = DatumGetInt64(values[1]);
 		for (q = trailing[kp]; q > 0; q--)
 		{
@@ -841,7 +920,18 @@ sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
 		trailing[kp] = 0;
 		out[nout++] = PointerGetDatum(th);
 	}
-	if (nout > 0)
+	if (nout > 0 && direct)
+	{
+		SfDirectBatch b;
+
+		b.pipeline = pipeline;
+		b.ds = dd;
+		b.n = nout;
+		b.bad = bad;
+		b.measures = measures ? mv : NULL;
+		agg_direct.fn(&b);
+	}
+	else if (nout > 0)
 	{
 		Datum		iargs[2];
 		Oid			itypes[2] = {TEXTOID, get_array_type(rowtype)};

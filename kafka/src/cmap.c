@@ -67,6 +67,8 @@ static struct
 	TupleDesc	desc;
 	FmgrInfo	time_to_units;
 	SPIPlanPtr	plan;
+	SfDirectIngestFn direct;	/* the core's C write entry, or NULL */
+	Oid			ingest_proc;	/* ingest_batch, for its EXECUTE check */
 	bool		fast;			/* JSON read by json.c first */
 	SfkJsonKeys keys;			/* the JSON fields' paths */
 	int			keyof[4];		/* the key of each JSON field, or -1 */
@@ -245,6 +247,7 @@ sfk_cmap_prepare(const char *format, Jsonb *mapping, const char *topic, int64 un
 	if (cm.plan == NULL)
 		elog(ERROR, "could not prepare ingest_batch");
 	SPI_keepplan(cm.plan);
+	cm.direct = sfk_direct_entry(false, &cm.ingest_proc);
 	cm.ready = true;
 	return true;
 }
@@ -538,18 +541,65 @@ fast_message(Msg *m, Datum *values, bool *nulls)
 }
 
 /*
+ * Delivery i of a direct batch from the values of a streamforge.delivery
+ * (partition from its partition's C string, kept per Kafka partition in
+ * pnames): bad[i], its first NULL field, as ingest_batch would find it.
+ */
+static void
+put_direct(SfDirectDelivery *d, int *bad, Msg *m, char **pnames,
+		   Datum *values, bool *nulls)
+{
+	int			f;
+
+	*bad = SF_DIRECT_COMPLETE;
+	for (f = 0; f < 6; f++)
+		if (nulls[f])
+		{
+			*bad = f;
+			return;
+		}
+	if (pnames[m->part] == NULL)
+		pnames[m->part] = TextDatumGetCString(values[0]);
+	d->partition = pnames[m->part];
+	d->source_offset = DatumGetInt64(values[1]);
+	d->event_id = VARDATA_ANY(DatumGetPointer(values[2]));
+	d->event_id_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[2]));
+	d->key = VARDATA_ANY(DatumGetPointer(values[3]));
+	d->key_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[3]));
+	d->event_time = DatumGetInt64(values[4]);
+	d->value = DatumGetInt64(values[5]);
+}
+
+/*
  * Maps the elements (the messages at their pipeline offsets) to
- * deliveries and ingests them with one ingest_batch.
+ * deliveries and ingests them: through the core's C entry (direct.c) when
+ * it may, else with one ingest_batch of an array of them.
  */
 void
 sfk_cmap_run(Elems *e, const char *pipeline)
 {
-	Datum	   *out = palloc(sizeof(Datum) * Max(e->n, 1));
+	bool		direct = sfk_direct_usable(cm.direct, cm.ingest_proc);
+	Datum	   *out = NULL;
+	SfDirectDelivery *dd = NULL;
+	int		   *bad = NULL;
+	char	  **pnames = NULL;
 	int			i;
 	Datum		args[2];
 	int			dims[1];
 	int			lbs[1] = {1};
 
+	if (direct)
+	{
+		int			maxpart = 0;
+
+		dd = palloc(sizeof(SfDirectDelivery) * Max(e->n, 1));
+		bad = palloc(sizeof(int) * Max(e->n, 1));
+		for (i = 0; i < e->n; i++)
+			maxpart = Max(maxpart, e->m[i]->part);
+		pnames = palloc0(sizeof(char *) * (maxpart + 1));
+	}
+	else
+		out = palloc(sizeof(Datum) * Max(e->n, 1));
 	for (i = 0; i < e->n; i++)
 	{
 		Msg		   *m = e->m[i];
@@ -565,7 +615,10 @@ sfk_cmap_run(Elems *e, const char *pipeline)
 		values[1] = e->po[i];
 		if (cm.fast && fast_message(m, values, nulls))
 		{
-			out[i] = HeapTupleGetDatum(heap_form_tuple(cm.desc, values, nulls));
+			if (direct)
+				put_direct(&dd[i], &bad[i], m, pnames, values, nulls);
+			else
+				out[i] = HeapTupleGetDatum(heap_form_tuple(cm.desc, values, nulls));
 			continue;
 		}
 		memset(nulls, 0, sizeof(nulls));
@@ -646,7 +699,22 @@ sfk_cmap_run(Elems *e, const char *pipeline)
 			nulls[5] = t == NULL;
 			values[5] = t ? DirectFunctionCall1(int8in, CStringGetDatum(t)) : (Datum) 0;
 		}
-		out[i] = HeapTupleGetDatum(heap_form_tuple(cm.desc, values, nulls));
+		if (direct)
+			put_direct(&dd[i], &bad[i], m, pnames, values, nulls);
+		else
+			out[i] = HeapTupleGetDatum(heap_form_tuple(cm.desc, values, nulls));
+	}
+	if (direct)
+	{
+		SfDirectBatch b;
+
+		b.pipeline = pipeline;
+		b.ds = dd;
+		b.n = e->n;
+		b.bad = bad;
+		b.measures = NULL;
+		cm.direct(&b);
+		return;
 	}
 	dims[0] = e->n;
 	args[0] = CStringGetTextDatum(pipeline);

@@ -14,6 +14,8 @@
  *              expressions applied by one statement per batch
  *   elems.c    the arrays of a batch's statement
  *   json.c     the values of a few keys of a JSON message, in one pass
+ *   direct.c   the core's C write entry (src/api/direct.h), found through
+ *              ingest_batch's library, for the batches of cmap.c, aggmap.c
  *   client.c   librdkafka handles from a subscription's brokers and
  *              options, topic metadata (topic_partitions)
  *   options.c  the options a role may set (the allowlist), librdkafka's
@@ -34,6 +36,8 @@
 #include "utils/jsonb.h"
 
 #include <librdkafka/rdkafka.h>
+
+#include "api/direct.h"
 
 /* settings (module.c) */
 extern char *sfk_database;
@@ -57,6 +61,11 @@ extern int	sfk_max_workers_per_role;
 
 /* the advisory lock a worker holds on its subscription (class id) */
 #define SFK_LOCK_CLASS 0x5f4b
+
+/* direct.c */
+extern bool sfk_direct_ingest;
+extern SfDirectIngestFn sfk_direct_entry(bool measures, Oid *proc);
+extern bool sfk_direct_usable(SfDirectIngestFn fn, Oid proc);
 
 /* module.c */
 extern PGDLLEXPORT void sfk_launcher_main(Datum arg);

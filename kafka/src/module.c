@@ -87,6 +87,11 @@ _PG_init(void)
 							"Longest wait between two attempts to reach an unavailable cluster.",
 							NULL, &sfk_retry_max_ms, 10000, 100, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomBoolVariable("streamforge_kafka.direct_ingest",
+							 "Hands the batches mapped in C to streamforge's C write entry.",
+							 "Off: through a statement calling ingest_batch, as before 0.4.0 (diagnosis).",
+							 &sfk_direct_ingest, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("streamforge_kafka");
 
 	if (!process_shared_preload_libraries_in_progress)

@@ -195,7 +195,7 @@ measures_fast(Datum d, const SfMeasuresDef *md, int64 *out)
 
 /*
  * The tail of a batch: its changes to the outputs, then as the call's rows
- * unless quiet (an attached table's trigger, which returns none).
+ * unless quiet (an attached table's trigger, the direct entry: no rows).
  */
 static inline void
 batch_finish(FunctionCallInfo fcinfo, SfPipeline *p,
@@ -215,11 +215,13 @@ batch_finish(FunctionCallInfo fcinfo, SfPipeline *p,
 
 /*
  * One-measure deliveries with their offsets (ingest_batch; ingest_json
- * with offsets), prefetching a few deliveries ahead.
+ * with offsets; the direct entry of direct.c, quiet), prefetching a few
+ * deliveries ahead.
  */
 static void
 ingest_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
-			SfDelivery *ds, const int *nullfield, int n, BatchErrCxt *cx)
+			SfDelivery *ds, const int *nullfield, int n, BatchErrCxt *cx,
+			bool quiet)
 {
 	SfDeliveryHash *hashes;		/* from the prefetch */
 	SfChangeList changes = {0};
@@ -246,7 +248,7 @@ ingest_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	cx->i = -1;
 	if (n > 0)
 		sf_persist_journal_ingest(p, ds, hashes, n);
-	sf_finish_write(fcinfo, p, &changes, late_before);
+	batch_finish(fcinfo, p, &changes, late_before, false, quiet);
 }
 
 /*
@@ -366,7 +368,8 @@ sf_write_batch(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 		append_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx,
 					b->quiet);
 	else
-		ingest_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx);
+		ingest_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx,
+					b->quiet);
 	error_context_stack = errcb.previous;
 }
 
