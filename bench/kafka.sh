@@ -202,13 +202,23 @@ now() { date +%s.%N; }
 # ingest) and of all its threads (librdkafka's fetch threads too)
 main_cpu() { awk -v t="$(getconf CLK_TCK)" '{ print ($14 + $15) / t }' "/proc/$1/task/$1/stat"; }
 all_cpu() { awk -v t="$(getconf CLK_TCK)" '{ print ($14 + $15) / t }' "/proc/$1/stat"; }
+# CPU ticks of the mock cluster (its brokers serve the fetches on these same cores)
+mock_ticks() {
+	local s=0 p
+	for p in $(pgrep -x sf_kafka_mock); do
+		s=$((s + $(awk '{ print $14 + $15 }' "/proc/$p/stat")))
+	done
+	echo "$s"
+}
 
 sf_say "worker: subscribe and wait for the $N messages ($P partitions)"
+mk0=$(mock_ticks)
 t0=$(now)
 psql_at -c "SELECT streamforge_kafka.subscribe('via_worker', '$BOOTSTRAP', 'bench',
     mapping => '{\"event_id\": \"id\", \"key\": \"k\", \"event_time\": \"t\", \"value\": \"v\"}',
     batch_size => 10000, max_wait => 100)" >/dev/null
 read -r tf t1 first spid m0 a0 m1 a1 <<<"$(psql_at -c "CALL bench_wait('via_worker', $N)")"
+smock_us=$(awk -v a="$mk0" -v b="$(mock_ticks)" -v n="$N" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / t * 1000000 / n }')
 steady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 worker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 spid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'via_worker' LIMIT 1")
@@ -318,6 +328,7 @@ mock flush
 psql_at -c "CHECKPOINT"
 
 sf_say "clickstream worker: subscribe_aggregate and wait for the $N messages"
+mk0=$(mock_ticks)
 t0=$(now)
 psql_at -c "SELECT streamforge_kafka.subscribe_aggregate('click_w', '$BOOTSTRAP', 'clicks',
     '{\"id\": \"id\", \"page\": \"page\", \"country\": \"country\", \"status\": \"status\", \"ms\": \"ms\", \"clicked_at\": \"at\"}',
@@ -325,6 +336,7 @@ psql_at -c "SELECT streamforge_kafka.subscribe_aggregate('click_w', '$BOOTSTRAP'
 # (no partition ends with a bot's message, which would stay pending: the
 # last 1,000 are no bots')
 read -r tf t1 first wpid cmain0 ccpu0 cm1 ca1 <<<"$(psql_at -c "CALL bench_wait('click_w', $N)")"
+cmock_us=$(awk -v a="$mk0" -v b="$(mock_ticks)" -v n="$N" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / t * 1000000 / n }')
 csteady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 cworker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 wpid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w' LIMIT 1")
@@ -409,6 +421,9 @@ out=$SF_ROOT/bench/results/$name.md
 	printf '| worker: Kafka -> JSON mapping -> ingest_batch, one commit per batch | %.2f | %.0f (%.0f) | %.2f (%.2f) | %s | %s |\n' "$worker_s" "$worker_rate" "$steady_rate" "$ratio" "$sratio" "$scpu_us ($smain_us)" "$ssteady"
 	printf '| client: pre-built delivery arrays -> ingest_batch, one commit per batch | %.2f | %.0f | 1.00 | %s | %s |\n' "$client_s" "$client_rate" "$ccpu_us" "$ccpu_us"
 	echo
+	echo "The mock cluster's own CPU while the worker consumed (its brokers serve the fetches on the"
+	echo "same $(nproc) cores as the worker's threads): $smock_us µs per message."
+	echo
 	echo "Clickstream (issue 43): a create_aggregate job (WHERE, key page + country, count, sum and"
 	echo "avg of a nullable integer, 1-minute tumble) fed by $N JSON messages of 6 fields with ISO"
 	echo "timestamps through subscribe_aggregate, next to the same events as measures deliveries"
@@ -421,6 +436,8 @@ out=$SF_ROOT/bench/results/$name.md
 	printf '| worker: Kafka -> subscribe_aggregate rows in C -> ingest_measures_batch | %.2f | %.0f (%.0f) | %.2f (%.2f) | %s | %s |\n' "$cworker_s" "$cworker_rate" "$csteady_rate" "$cbratio" "$csratio" "$cpu_us ($cmain_us)" "$csteady"
 	printf '| client: pre-built measures delivery arrays -> ingest_measures_batch | %.2f | %.0f | 1.00 | %s | %s |\n' "$cbatch_s" "$cbatch_rate" "$cbcpu_us" "$cbcpu_us"
 	printf '| client: INSERT into the aggregate'"'"'s table by 10,000 | %.2f | %.0f | %.2f | %s | %s |\n' "$cclient_s" "$cclient_rate" "$(awk -v a="$cclient_rate" -v b="$cbatch_rate" 'BEGIN { print a / b }')" "$cccpu_us" "$cccpu_us"
+	echo
+	echo "The mock cluster's own CPU while the clickstream worker consumed: $cmock_us µs per message."
 } >"$out"
 [ "$MODE" = full ] && cp "$out" "$SF_ROOT/bench/results/kafka-latest.md"
 echo
