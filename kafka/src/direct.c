@@ -55,7 +55,7 @@ sfk_direct_entry(bool measures, Oid *proc)
 	args[1] = CStringGetTextDatum(measures ? "sf_ingest_measures_batch" : "sf_ingest_batch");
 	if (SPI_execute_with_args("SELECT p.oid, p.probin FROM pg_catalog.pg_proc AS p "
 							  "JOIN pg_catalog.pg_language AS l ON l.oid OPERATOR(pg_catalog.=) p.prolang "
-							  "WHERE p.oid OPERATOR(pg_catalog.=) $1::pg_catalog.regprocedure "
+							  "WHERE p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure($1) "
 							  "AND l.lanname OPERATOR(pg_catalog.=) 'c' "
 							  "AND p.prosrc OPERATOR(pg_catalog.=) $2",
 							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
