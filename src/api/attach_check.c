@@ -273,8 +273,11 @@ sf_attach_check(Oid source, const char *trigger_name, char **args, int n,
 	{
 		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(source));
 
+		/* only a direct call of the SQL function names no table */
 		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for relation %u", source);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", source)));
 		owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 		ReleaseSysCache(tup);
 	}
@@ -309,6 +312,9 @@ sf_attach_check_sql(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(2))
 	{
 		arr = PG_GETARG_ARRAYTYPE_P(2);
+		/* a trigger's arguments are a list: a matrix is no attach() list */
+		if (ARR_NDIM(arr) > 1)
+			arr = construct_empty_array(TEXTOID);
 		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	}
 	args = palloc0(sizeof(char *) * (n + 2));
