@@ -865,39 +865,10 @@ sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
 		heap_deform_tuple(&tup, desc, values, nulls);
 		if (direct)
 		{
-			SfDirectDelivery d;
-			int			b = SF_DIRECT_COMPLETE; /* its first NULL, its copies' */
-			int			f;
+			SfDirectDelivery d = {0};
+			int			b;
 
-			for (f = 5; f >= 0; f--)
-				if (nulls[f])
-					b = f;
-			memset(&d, 0, sizeof(d));
-			if (!nulls[0])
-			{
-				if (kp < nparts && pnames[kp] != NULL)
-					d.partition = pnames[kp];
-				else
-				{
-					d.partition = TextDatumGetCString(values[0]);
-					if (kp < nparts)
-						pnames[kp] = (char *) d.partition;
-				}
-			}
-			if (!nulls[2])
-			{
-				d.event_id = VARDATA_ANY(DatumGetPointer(values[2]));
-				d.event_id_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[2]));
-			}
-			if (!nulls[3])
-			{
-				d.key = VARDATA_ANY(DatumGetPointer(values[3]));
-				d.key_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[3]));
-			}
-			if (!nulls[4])
-				d.event_time = DatumGetInt64(values[4]);
-			if (!measures && !nulls[5])
-				d.value = DatumGetInt64(values[5]);
+			sfk_direct_fill(&d, &b, values, nulls, &pnames[kp], measures);
 			at = nulls[1] ? 0 : DatumGetInt64(values[1]);
 			/* the trailing elements first, as copies at its offset - q */
 			for (q = trailing[kp]; q >= 0; q--)

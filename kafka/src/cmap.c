@@ -541,36 +541,6 @@ fast_message(Msg *m, Datum *values, bool *nulls)
 }
 
 /*
- * Delivery i of a direct batch from the values of a streamforge.delivery
- * (partition from its partition's C string, kept per Kafka partition in
- * pnames): bad[i], its first NULL field, as ingest_batch would find it.
- */
-static void
-put_direct(SfDirectDelivery *d, int *bad, Msg *m, char **pnames,
-		   Datum *values, bool *nulls)
-{
-	int			f;
-
-	*bad = SF_DIRECT_COMPLETE;
-	for (f = 0; f < 6; f++)
-		if (nulls[f])
-		{
-			*bad = f;
-			return;
-		}
-	if (pnames[m->part] == NULL)
-		pnames[m->part] = TextDatumGetCString(values[0]);
-	d->partition = pnames[m->part];
-	d->source_offset = DatumGetInt64(values[1]);
-	d->event_id = VARDATA_ANY(DatumGetPointer(values[2]));
-	d->event_id_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[2]));
-	d->key = VARDATA_ANY(DatumGetPointer(values[3]));
-	d->key_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[3]));
-	d->event_time = DatumGetInt64(values[4]);
-	d->value = DatumGetInt64(values[5]);
-}
-
-/*
  * Maps the elements (the messages at their pipeline offsets) to
  * deliveries and ingests them: through the core's C entry (direct.c) when
  * it may, else with one ingest_batch of an array of them.
@@ -616,7 +586,7 @@ sfk_cmap_run(Elems *e, const char *pipeline)
 		if (cm.fast && fast_message(m, values, nulls))
 		{
 			if (direct)
-				put_direct(&dd[i], &bad[i], m, pnames, values, nulls);
+				sfk_direct_fill(&dd[i], &bad[i], values, nulls, &pnames[m->part], false);
 			else
 				out[i] = HeapTupleGetDatum(heap_form_tuple(cm.desc, values, nulls));
 			continue;
@@ -700,7 +670,7 @@ sfk_cmap_run(Elems *e, const char *pipeline)
 			values[5] = t ? DirectFunctionCall1(int8in, CStringGetDatum(t)) : (Datum) 0;
 		}
 		if (direct)
-			put_direct(&dd[i], &bad[i], m, pnames, values, nulls);
+			sfk_direct_fill(&dd[i], &bad[i], values, nulls, &pnames[m->part], false);
 		else
 			out[i] = HeapTupleGetDatum(heap_form_tuple(cm.desc, values, nulls));
 	}

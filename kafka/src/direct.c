@@ -92,3 +92,35 @@ sfk_direct_usable(SfDirectIngestFn fn, Oid proc)
 	}
 	return true;
 }
+
+/*
+ * Delivery d from the values of a streamforge.delivery (or
+ * measures_delivery: value not read) row; *bad its first NULL field, as
+ * ingest_batch would find it (the write reads nothing else of a delivery
+ * with one).  The partition's C string is made once into *pname, the
+ * caller's slot for the row's Kafka partition.
+ */
+void
+sfk_direct_fill(SfDirectDelivery *d, int *bad, const Datum *values,
+				const bool *nulls, char **pname, bool measures)
+{
+	int			f;
+
+	*bad = SF_DIRECT_COMPLETE;
+	for (f = 0; f < 6; f++)
+		if (nulls[f])
+		{
+			*bad = f;
+			return;
+		}
+	if (*pname == NULL)
+		*pname = TextDatumGetCString(values[0]);
+	d->partition = *pname;
+	d->source_offset = DatumGetInt64(values[1]);
+	d->event_id = VARDATA_ANY(DatumGetPointer(values[2]));
+	d->event_id_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[2]));
+	d->key = VARDATA_ANY(DatumGetPointer(values[3]));
+	d->key_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[3]));
+	d->event_time = DatumGetInt64(values[4]);
+	d->value = measures ? 0 : DatumGetInt64(values[5]);
+}

@@ -66,6 +66,8 @@ extern int	sfk_max_workers_per_role;
 extern bool sfk_direct_ingest;
 extern SfDirectIngestFn sfk_direct_entry(bool measures, Oid *proc);
 extern bool sfk_direct_usable(SfDirectIngestFn fn, Oid proc);
+extern void sfk_direct_fill(SfDirectDelivery *d, int *bad, const Datum *values,
+							const bool *nulls, char **pname, bool measures);
 
 /* module.c */
 extern PGDLLEXPORT void sfk_launcher_main(Datum arg);
