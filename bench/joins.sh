@@ -3,7 +3,7 @@
 # (issue 47, item 4; docs/joins.md, "Cost").
 #
 #   ./bench/joins.sh [--events N] [--dims N] [--batch N] [--reps N] [--no-build]
-#                    [--callgrind N] [--warmup STATEMENTS]
+#                    [--callgrind N] [--warmup STATEMENTS] [--keep]
 #
 # In one throwaway cluster of a private install (like bench/aggregates.sh),
 # with a dimension of --dims rows (default 1,000,000; page -> section, 100
@@ -14,10 +14,14 @@
 #   - join:   an aggregate grouped by the dimension's section (JOIN pages);
 #   - plain:  no aggregate; a statement-level trigger doing what a user
 #             would write otherwise: INSERT ... SELECT the same join and
-#             GROUP BY ... ON CONFLICT DO UPDATE into a totals table.
+#             GROUP BY ... ON CONFLICT DO UPDATE into a totals table;
+#   - joinh, plainh: join and plain with a copy of the dimension that also
+#             has a hash index on its key (the lookup then probes it,
+#             docs/joins.md "Cost"; the plain query may use it too).
 # It reports the CPU-side wall time of the inserts (best of --reps, the
 # machine is shared: read ratios, not absolute times) and the ratios
-# join/nojoin (goal <= 1.5) and join/plain (goal < 1).
+# join/nojoin (goal <= 1.5) and join/plain (goal < 1), and the same for
+# joinh and plainh.
 # --callgrind N: also the instructions of the three variants on the first
 # N events (valgrind --tool=callgrind, each in a single-user backend
 # started from the loaded cluster, counters zeroed at pg_backend_pid()
@@ -27,6 +31,8 @@
 # that.  --warmup S (default 10): the statements of --batch rows each
 # backend runs before the counted ones, so that its cached plans are past
 # the plan cache's first five (custom) plans, as in a long session.
+# --keep: leave the scratch directory (the cluster stopped, callgrind's
+# output files in cg/) for callgrind_annotate.
 # Results: bench/results/joins-<date>-<shortsha>.md (and printed).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -43,6 +49,8 @@ REPS=3
 BUILD=1
 CG=
 WARM=10
+KEEP=
+VARIANTS="nojoin join plain joinh plainh"
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--events) EVENTS=$2; shift ;;
@@ -52,7 +60,8 @@ while [ $# -gt 0 ]; do
 		--no-build) BUILD= ;;
 		--callgrind) CG=$2; shift ;;
 		--warmup) WARM=$2; shift ;;
-		*) echo "usage: $0 [--events N] [--dims N] [--batch N] [--reps N] [--no-build] [--callgrind N] [--warmup STATEMENTS]" >&2; exit 2 ;;
+		--keep) KEEP=1 ;;
+		*) echo "usage: $0 [--events N] [--dims N] [--batch N] [--reps N] [--no-build] [--callgrind N] [--warmup STATEMENTS] [--keep]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -70,7 +79,11 @@ started=
 cleanup() {
 	local rc=$?
 	[ -n "$started" ] && SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1
-	rm -rf "$SCRATCH"
+	if [ -n "$KEEP" ]; then
+		sf_say "kept $SCRATCH"
+	else
+		rm -rf "$SCRATCH"
+	fi
 	exit $rc
 }
 trap cleanup EXIT
@@ -110,6 +123,10 @@ CREATE SCHEMA b;
 CREATE TABLE b.pages (page integer PRIMARY KEY, section text NOT NULL);
 INSERT INTO b.pages SELECT g, 's' || (g % 100) FROM generate_series(1, :dims) AS g;
 VACUUM ANALYZE b.pages;
+CREATE TABLE b.hpages (page integer PRIMARY KEY, section text NOT NULL);
+INSERT INTO b.hpages SELECT * FROM b.pages;
+CREATE INDEX hpages_page ON b.hpages USING hash (page);
+VACUUM ANALYZE b.hpages;
 -- the events: random pages, the section copied in for nojoin
 CREATE TABLE b.ev AS SELECT i AS id, 1 + (hashint4(i) & 2147483647) % :dims AS page,
     i % 100 AS amount,
@@ -135,6 +152,16 @@ BEGIN
     DO UPDATE SET n = t.n + EXCLUDED.n, total = t.total + EXCLUDED.total;
     RETURN NULL;
 END $$;
+CREATE FUNCTION b.plainh_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO b.totals AS t
+    SELECT d.section, streamforge.tumble(c.at, interval '1 minute'), count(*), sum(c.amount)
+      FROM new_rows c JOIN b.hpages d ON d.page = c.page
+     GROUP BY 1, 2
+    ON CONFLICT (section, window_start)
+    DO UPDATE SET n = t.n + EXCLUDED.n, total = t.total + EXCLUDED.total;
+    RETURN NULL;
+END $$;
 -- one source table per variant and repetition, loaded by statements of
 -- :batch rows
 CREATE PROCEDURE b.run(variant text, rep int, batch int) LANGUAGE plpgsql AS $$
@@ -149,14 +176,15 @@ BEGIN
         PERFORM streamforge.create_aggregate(format('a_%s_%s', variant, rep), format($q$
             SELECT c.section, count(*) AS n, sum(c.amount) AS total FROM %s c
              GROUP BY c.section, streamforge.tumble(c.at, interval '1 minute') $q$, tbl));
-    ELSIF variant = 'join' THEN
+    ELSIF variant IN ('join', 'joinh') THEN
         PERFORM streamforge.create_aggregate(format('a_%s_%s', variant, rep), format($q$
             SELECT d.section, count(*) AS n, sum(c.amount) AS total
-              FROM %s c JOIN b.pages d ON d.page = c.page
-             GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute') $q$, tbl));
+              FROM %s c JOIN %s d ON d.page = c.page
+             GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute') $q$, tbl,
+             CASE variant WHEN 'join' THEN 'b.pages' ELSE 'b.hpages' END));
     ELSE
         EXECUTE format('CREATE TRIGGER plain AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows
-                        FOR EACH STATEMENT EXECUTE FUNCTION b.plain_trigger()', tbl);
+                        FOR EACH STATEMENT EXECUTE FUNCTION b.%s_trigger()', tbl, variant);
     END IF;
     COMMIT;
     t0 := clock_timestamp();
@@ -170,7 +198,7 @@ BEGIN
     COMMIT;
 END $$;
 SELECT format('CALL b.run(%L, %s, %s);', v, r, :batch)
-  FROM generate_series(1, :reps) AS r, unnest(ARRAY['nojoin', 'join', 'plain']) AS v
+  FROM generate_series(1, :reps) AS r, unnest(ARRAY['nojoin', 'join', 'plain', 'joinh', 'plainh']) AS v
  ORDER BY r, v \gexec
 SELECT name, round(min(seconds)::numeric, 3) FROM b.results GROUP BY name ORDER BY name;
 EOSQL
@@ -189,10 +217,12 @@ OUT=$BENCH/results/joins-$DATE-$SHA.md
 		echo
 		echo "| variant | seconds |"
 		echo "|---|---|"
-		for v in nojoin join plain; do echo "| $v | ${best[$v]} |"; done
+		for v in $VARIANTS; do echo "| $v | ${best[$v]} |"; done
 		echo
 		echo "join / nojoin: $(ratio "${best[join]}" "${best[nojoin]}") (goal <= 1.5)"
 		echo "join / plain:  $(ratio "${best[join]}" "${best[plain]}") (goal < 1)"
+		echo "joinh / nojoin: $(ratio "${best[joinh]}" "${best[nojoin]}") (goal <= 1.5)"
+		echo "joinh / plainh: $(ratio "${best[joinh]}" "${best[plainh]}") (goal < 1)"
 	fi
 } | tee "$OUT"
 
@@ -203,24 +233,30 @@ started=
 mkdir -p "$SCRATCH/cg"
 sf_is_root && chown postgres:postgres "$SCRATCH/cg"
 declare -A ir
-for v in nojoin join plain; do
+for v in $VARIANTS; do
 	sf_say "callgrind: $v, $CG events"
+	dim=b.pages
+	case $v in *h) dim=b.hpages ;; esac
 	f=$SCRATCH/cg/$v
 	{
 		echo "CREATE TABLE b.cg_$v (id integer PRIMARY KEY, page integer, section text, amount integer, at timestamptz NOT NULL);"
 		case $v in
 		nojoin) echo "SELECT streamforge.create_aggregate('cg_$v', \$q\$ SELECT c.section, count(*) AS n, sum(c.amount) AS total FROM b.cg_$v c GROUP BY c.section, streamforge.tumble(c.at, interval '1 minute') \$q\$);" ;;
-		join) echo "SELECT streamforge.create_aggregate('cg_$v', \$q\$ SELECT d.section, count(*) AS n, sum(c.amount) AS total FROM b.cg_$v c JOIN b.pages d ON d.page = c.page GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute') \$q\$);" ;;
-		plain) echo "TRUNCATE b.totals;"
-			echo "CREATE TRIGGER plain AFTER INSERT ON b.cg_$v REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION b.plain_trigger();" ;;
+		join*) echo "SELECT streamforge.create_aggregate('cg_$v', \$q\$ SELECT d.section, count(*) AS n, sum(c.amount) AS total FROM b.cg_$v c JOIN $dim d ON d.page = c.page GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute') \$q\$);" ;;
+		plain*) echo "TRUNCATE b.totals;"
+			echo "CREATE TRIGGER plain AFTER INSERT ON b.cg_$v REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION b.${v}_trigger();" ;;
 		esac
 		# the same dimension pages in shared buffers for every variant
 		# (by their index: a sequential scan would go through a ring buffer)
+		# (and by the hash index of b.hpages: the planner prefers it to
+		# the primary key for these probes)
 		echo "SET enable_hashjoin = off;"
 		echo "SET enable_mergejoin = off;"
-		echo "SELECT count(*) FROM b.ev e JOIN b.pages p ON p.page = e.page WHERE e.id <= $((WARM * BATCH + CG));"
+		echo "SET enable_bitmapscan = off;"
+		echo "SELECT count(*) FROM b.ev e JOIN $dim p ON p.page = e.page WHERE e.id <= $((WARM * BATCH + CG));"
 		echo "RESET enable_hashjoin;"
 		echo "RESET enable_mergejoin;"
+		echo "RESET enable_bitmapscan;"
 		# the warm-up statements (not counted): the plan cache chooses
 		# between custom and generic plans over the first five executions
 		# of a statement, so the first statements of a session plan their
@@ -255,18 +291,22 @@ done
 	echo
 	echo "| variant | instructions | per event |"
 	echo "|---|---:|---:|"
-	for v in nojoin join plain; do
+	for v in $VARIANTS; do
 		awk -v v="$v" -v i="${ir[$v]}" -v n="$CG" 'BEGIN { printf "| %s | %.0f | %.0f |\n", v, i, i / n }'
 	done
 	echo
 	echo "join / nojoin: $(ratio "${ir[join]}" "${ir[nojoin]}") (goal <= 1.5)"
 	echo "join / plain:  $(ratio "${ir[join]}" "${ir[plain]}") (goal < 1)"
-	for f in sf_join_found sf_join_value; do
-		n=$(grep -m1 -E "[: ]$f( |\$)" "$SCRATCH/cg/join.ann" | awk '{ gsub(",", "", $1); print $1 }')
-		[ -n "$n" ] && awk -v f="$f" -v i="$n" -v n="$CG" 'BEGIN { printf "\n%s (inclusive): %.0f per event", f, i / n }'
+	echo "joinh / nojoin: $(ratio "${ir[joinh]}" "${ir[nojoin]}") (goal <= 1.5)"
+	echo "joinh / plainh: $(ratio "${ir[joinh]}" "${ir[plainh]}") (goal < 1)"
+	for v in join joinh; do
+		for f in sf_join_found sf_join_value; do
+			n=$(grep -m1 -E "[: ]$f( |\$)" "$SCRATCH/cg/$v.ann" | awk '{ gsub(",", "", $1); print $1 }')
+			[ -n "$n" ] && awk -v v="$v" -v f="$f" -v i="$n" -v n="$CG" 'BEGIN { printf "\n%s: %s (inclusive): %.0f per event", v, f, i / n }'
+		done
 	done
 	echo
-	for v in join plain; do
+	for v in join plain joinh; do
 		echo
 		echo "### $v: top functions by inclusive instructions"
 		echo

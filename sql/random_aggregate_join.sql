@@ -137,6 +137,9 @@ SELECT * FROM diff_b;
 -- checkpoint and restore both, then more steps
 SELECT streamforge.restore('rj_a', streamforge.checkpoint('rj_a'));
 SELECT streamforge.restore('rj_b', streamforge.checkpoint('rj_b'));
+-- from here rj_a's lookups probe a hash index of the dimension's key
+-- (docs/joins.md "Cost"), through the same changes of the dimension
+CREATE INDEX dim_page_hash ON dim USING hash (page);
 SELECT count(rnd_step()) FROM generate_series(1, 60);
 SELECT * FROM diff_a;
 SELECT * FROM diff_b;

@@ -47,6 +47,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
@@ -136,6 +137,9 @@ typedef struct JoinLookup
 	int			nkeys;
 	int			keyarg;			/* the first key argument */
 	ScanKeyData keys[INDEX_MAX_KEYS];
+	Oid			probe_index;	/* the index probed: index, or a hash index */
+	ScanKeyData hkey;			/* the hash index's key (probe_index != index) */
+	AttrNumber	keyatt;			/* the dimension's key column (one key) */
 	int16		keylen[INDEX_MAX_KEYS];	/* the key arguments' typlen, typbyval */
 	bool		keybyval[INDEX_MAX_KEYS];
 	AttrNumber	attnum;			/* the column returned, 0 for join_found */
@@ -177,6 +181,8 @@ typedef struct JoinRowSlot
 } JoinRowSlot;
 
 static JoinRowSlot row_slots[SF_JOIN_SLOTS];
+
+static void hash_index_of(JoinLookup *lk, Relation heap);
 
 /* A member of a jsonb object, false if absent */
 static bool
@@ -488,8 +494,12 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 		if ((idx->rd_indoption[pos] & INDOPTION_DESC) == 0)
 			lk->dir = BackwardScanDirection;
 	}
+	lk->keyatt = idx->rd_index->indkey.values[0];
 	index_close(idx, AccessShareLock);
 	heap = table_open(lk->dim, AccessShareLock);
+	lk->probe_index = lk->index;
+	if (!lk->event_time && lk->nkeys == 1)
+		hash_index_of(lk, heap);
 	/* with the missing values of columns added with a default */
 	lk->desc = CreateTupleDescCopyConstr(RelationGetDescr(heap));
 	table_close(heap, AccessShareLock);
@@ -503,6 +513,74 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	lk->cid = GetCurrentCommandId(false);
 	lk->userid = GetUserId();
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * An as-of-ingestion join on one column probes a hash index of the
+ * dimension on that column if there is one (docs/joins.md, "Cost"): it
+ * reads one bucket page where the unique btree index is descended from
+ * its root, for the same row, since the unique index still guarantees
+ * that there is at most one.  The index must be usable as the planner
+ * would use it (valid, ready, not partial, on the column itself, and old
+ * enough for this transaction if it was built over broken HOT chains) and
+ * its equality the operator of the btree's scan key; it is locked for the
+ * transaction like the btree index.  A hash index holds hash codes, not
+ * keys: the probe compares the key of the row it finds (xs_recheck).
+ */
+static void
+hash_index_of(JoinLookup *lk, Relation heap)
+{
+	List	   *indexes = RelationGetIndexList(heap);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Oid			ixoid = lfirst_oid(lc);
+		Relation	idx;
+		Form_pg_index ix;
+		Oid			opno;
+
+		idx = index_open(ixoid, AccessShareLock);
+		ix = idx->rd_index;
+		opno = idx->rd_rel->relam != HASH_AM_OID ? InvalidOid :
+			get_opfamily_member(idx->rd_opfamily[0], idx->rd_opcintype[0],
+								lk->keys[0].sk_subtype, HTEqualStrategyNumber);
+		if (OidIsValid(opno) && ix->indisvalid && ix->indisready && ix->indislive &&
+			ix->indnatts == 1 && ix->indkey.values[0] == lk->keyatt &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+			(!ix->indcheckxmin ||
+			 TransactionIdPrecedes(HeapTupleHeaderGetXmin(idx->rd_indextuple->t_data),
+								   TransactionXmin)) &&
+			get_opcode(opno) == lk->keys[0].sk_func.fn_oid &&
+			idx->rd_indcollation[0] == lk->keys[0].sk_collation)
+		{
+			ScanKeyEntryInitialize(&lk->hkey, 0, 1, HTEqualStrategyNumber,
+								   lk->keys[0].sk_subtype, idx->rd_indcollation[0],
+								   get_opcode(opno), (Datum) 0);
+			lk->probe_index = ixoid;
+			/* locked until the end of the transaction, as the btree is */
+			index_close(idx, NoLock);
+			break;
+		}
+		index_close(idx, AccessShareLock);
+	}
+	list_free(indexes);
+}
+
+/*
+ * Whether the row in slot has the key the probe looked for: a lossy index
+ * (hash) finds rows by their key's hash code
+ */
+static bool
+key_matches(JoinLookup *lk, TupleTableSlot *slot, Datum key)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, lk->keyatt, &isnull);
+
+	return !isnull &&
+		DatumGetBool(FunctionCall2Coll(&lk->hkey.sk_func, lk->hkey.sk_collation,
+									   d, key));
 }
 
 /* Whether the version in slot is valid at at */
@@ -648,7 +726,7 @@ scan_of(FunctionCallInfo fcinfo, JoinLookup *lk)
 	}
 	/* another statement of the same call site may name another join */
 	if (js->open && (RelationGetRelid(js->heap) != lk->dim ||
-					 RelationGetRelid(js->idx) != lk->index ||
+					 RelationGetRelid(js->idx) != lk->probe_index ||
 					 js->scan->numberOfKeys != lk->nkeys))
 		scan_close(js, true);
 	if (js->open)
@@ -668,7 +746,7 @@ scan_of(FunctionCallInfo fcinfo, JoinLookup *lk)
 	probing = js;
 	CurrentResourceOwner = js->owner;
 	js->heap = table_open(lk->dim, NoLock);
-	js->idx = index_open(lk->index, NoLock);
+	js->idx = index_open(lk->probe_index, NoLock);
 	js->scan = index_beginscan(js->heap, js->idx, GetActiveSnapshot(), lk->nkeys, 0);
 	js->slot = table_slot_create(js->heap, NULL);
 	CurrentResourceOwner = save;
@@ -715,7 +793,10 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	MemoryContextReset(rs->cxt);
 	rs->index = InvalidOid;
 	js = scan_of(fcinfo, lk);
-	memcpy(sk, lk->keys, sizeof(ScanKeyData) * lk->nkeys);
+	if (lk->probe_index != lk->index)
+		sk[0] = lk->hkey;
+	else
+		memcpy(sk, lk->keys, sizeof(ScanKeyData) * lk->nkeys);
 	for (int i = 0; i < lk->nkeys; i++)
 		sk[i].sk_argument = PG_GETARG_DATUM(lk->keyarg + i);
 	rs->found = false;
@@ -745,6 +826,9 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 		MemoryContextSwitchTo(old);
 		if (!got)
 			break;
+		if (js->scan->xs_recheck &&
+			!key_matches(lk, js->slot, PG_GETARG_DATUM(lk->keyarg)))
+			continue;
 		if (lk->event_time && !valid_at(lk, js->slot, at))
 			continue;
 		rs->found = true;
