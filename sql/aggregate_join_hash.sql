@@ -16,14 +16,18 @@ CREATE INDEX hj_dim_k ON hj_dim USING hash (k);
 -- equality, int8 = int4, in both operator families), bigint for the other
 CREATE TABLE hj_ev (id integer PRIMARY KEY, k bigint, k4 integer,
                     amount integer NOT NULL, at timestamptz NOT NULL);
-SELECT streamforge.create_aggregate('hj_inner', $$
-    SELECT d.section, count(*) AS n, sum(e.amount) AS total
-      FROM hj_ev e JOIN hj_dim d ON d.k = e.k
-     GROUP BY d.section, streamforge.tumble(e.at, interval '1 minute') $$);
-SELECT streamforge.create_aggregate('hj_left', $$
-    SELECT d.section, count(*) AS n, sum(e.amount) AS total
-      FROM hj_ev e LEFT JOIN hj_dim d ON d.k = e.k4
-     GROUP BY d.section, streamforge.tumble(e.at, interval '1 minute') $$);
+CREATE FUNCTION hj_make() RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+    PERFORM streamforge.create_aggregate('hj_inner', $$
+        SELECT d.section, count(*) AS n, sum(e.amount) AS total
+          FROM hj_ev e JOIN hj_dim d ON d.k = e.k
+         GROUP BY d.section, streamforge.tumble(e.at, interval '1 minute') $$);
+    PERFORM streamforge.create_aggregate('hj_left', $$
+        SELECT d.section, count(*) AS n, sum(e.amount) AS total
+          FROM hj_ev e LEFT JOIN hj_dim d ON d.k = e.k4
+         GROUP BY d.section, streamforge.tumble(e.at, interval '1 minute') $$);
+END $f$;
+SELECT hj_make();
 CREATE FUNCTION hj_diff() RETURNS TABLE (agg text, side text, section text,
     window_start timestamptz, n bigint, total numeric) LANGUAGE sql AS $$
     WITH got AS (SELECT 'inner' AS agg, section, window_start, n, total FROM hj_inner_live
@@ -85,14 +89,7 @@ SELECT section, n, total FROM hj_left_live ORDER BY 1;
 -- 3. no usable hash index: a partial one is not used, the btree is
 TRUNCATE hj_ev;
 SELECT streamforge.drop_aggregate('hj_inner'), streamforge.drop_aggregate('hj_left');
-SELECT streamforge.create_aggregate('hj_inner', $$
-    SELECT d.section, count(*) AS n, sum(e.amount) AS total
-      FROM hj_ev e JOIN hj_dim d ON d.k = e.k
-     GROUP BY d.section, streamforge.tumble(e.at, interval '1 minute') $$);
-SELECT streamforge.create_aggregate('hj_left', $$
-    SELECT d.section, count(*) AS n, sum(e.amount) AS total
-      FROM hj_ev e LEFT JOIN hj_dim d ON d.k = e.k4
-     GROUP BY d.section, streamforge.tumble(e.at, interval '1 minute') $$);
+SELECT hj_make();
 DROP INDEX hj_dim_k;
 CREATE INDEX hj_dim_k_partial ON hj_dim USING hash (k) WHERE section <> 'x';
 BEGIN;
@@ -161,6 +158,6 @@ SELECT sum(n) FROM hj_text_live;
 
 -- leave nothing for the tests that share the database
 SELECT streamforge.drop_aggregate(n) FROM unnest(ARRAY['hj_inner', 'hj_left', 'hj_text']) AS n;
-DROP FUNCTION hj_diff(), hj_locked(regclass);
+DROP FUNCTION hj_diff(), hj_locked(regclass), hj_make();
 DROP TABLE hj_ev, hj_dim, hj_tev, hj_tdim;
 DROP FUNCTION hj_fail();
