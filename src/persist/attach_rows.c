@@ -41,11 +41,14 @@
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "tcop/pquery.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
@@ -308,6 +311,48 @@ rows_plan_is_plain(const PlannedStmt *stmt, int natts)
 		!plain_vars_walker((Node *) scan->qual, &natts);
 }
 
+/*
+ * timezone('UTC', ts) as ts relabeled timestamptz, where 'UTC' is a fixed
+ * offset of zero in this session's timezone_abbreviations (as in every set
+ * PostgreSQL ships): timestamp_zone then returns its argument's value
+ * (dt2local by 0; infinities as they are; nothing out of range).  It is
+ * how attach_insert_query maps a timestamp event_time (62_attach.sql), and
+ * the name's parsing cost ~350 instructions per row.  Checked when the
+ * expressions are made, at every statement.
+ */
+static Node *
+utc_relabeled(Node *node, void *utc_zero)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, FuncExpr) &&
+		((FuncExpr *) node)->funcid == F_TIMEZONE_TEXT_TIMESTAMP &&
+		list_length(((FuncExpr *) node)->args) == 2)
+	{
+		Const	   *zone = linitial(((FuncExpr *) node)->args);
+
+		if (IsA(zone, Const) && zone->consttype == TEXTOID && !zone->constisnull &&
+			strcmp(TextDatumGetCString(zone->constvalue), "UTC") == 0)
+		{
+			if (*(int *) utc_zero < 0)
+			{
+				char		utc[] = "utc";
+				int			offset;
+				pg_tz	   *tz;
+				int			type = DecodeTimezoneAbbrev(0, utc, &offset, &tz);
+
+				*(int *) utc_zero = (type == TZ || type == DTZ) && offset == 0;
+			}
+			if (*(int *) utc_zero)
+				return (Node *) makeRelabelType((Expr *) utc_relabeled(lsecond(((FuncExpr *) node)->args),
+																	   utc_zero),
+												TIMESTAMPTZOID, -1, InvalidOid,
+												COERCE_IMPLICIT_CAST);
+		}
+	}
+	return expression_tree_mutator(node, utc_relabeled, utc_zero);
+}
+
 /* COALESCE(x, ...) -> x, else e itself */
 static Expr *
 coalesced(Expr *e)
@@ -410,7 +455,12 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 		if (keys == NULL)
 			text_expr(&cols[2], e, NULL);
 	}
-	time = ExecInitExpr(list_nth_node(TargetEntry, scan->targetlist, 3)->expr, NULL);
+	{
+		int			utc_zero = -1;	/* not known yet */
+
+		time = ExecInitExpr((Expr *) utc_relabeled((Node *) list_nth_node(TargetEntry, scan->targetlist, 3)->expr,
+												   &utc_zero), NULL);
+	}
 	e = list_nth_node(TargetEntry, scan->targetlist, 4)->expr;
 	if (split_measures && IsA(e, ArrayExpr) && !((ArrayExpr *) e)->multidims &&
 		((ArrayExpr *) e)->element_typeid == INT8OID &&
