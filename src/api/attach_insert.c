@@ -52,6 +52,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/tuplestore.h"
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
 
@@ -73,6 +74,7 @@ typedef struct RowsReceiver
 	uint64	   *masks;			/* and which were NULL */
 	int			n;
 	int			cap;
+	int			first_cap;		/* the statement's rows (at most 1M) */
 	char	   *block;			/* strings: the current block */
 	Size		used;
 	Size		size;
@@ -166,7 +168,7 @@ rows_receive(TupleTableSlot *slot, DestReceiver *self)
 
 	if (r->n == r->cap)
 	{
-		r->cap = r->cap == 0 ? 1024 : r->cap * 2;
+		r->cap = r->cap == 0 ? Max(1024, r->first_cap) : r->cap * 2;
 		r->ds = grown(r->ds, r->cap * sizeof(SfDelivery));
 		r->bad = grown(r->bad, r->cap * sizeof(int));
 		if (r->nwords > 0)
@@ -312,6 +314,9 @@ sf_attached_insert(PG_FUNCTION_ARGS)
 	r.pub.mydest = DestNone;
 	r.measures = (tg->tgnargs == 11);
 	r.cxt = cxt;
+	/* room for every row the statement inserted, not doubled up to it */
+	if (td->tg_newtable != NULL)
+		r.first_cap = (int) Min(tuplestore_tuple_count(td->tg_newtable), 1024 * 1024);
 	sf_attach_rows(td, (DestReceiver *) &r, r.measures);
 
 	/* the batch, as append_batch / append_measures_batch applies it */

@@ -396,10 +396,11 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 	TextExpr	cols[3];		/* partition, event id, whole key */
 	TextExpr   *keys = NULL;	/* the key's elements, or NULL */
 	int			nkeys = 0;
-	ExprState  *time;
-	ExprState  *value = NULL;	/* the fifth column whole, or */
-	ExprState **measures = NULL;	/* its elements */
-	int			nmeasures = 0;
+	List	   *tail = NIL;		/* event_time, then the value or measures */
+	ProjectionInfo *tailproj;	/* all of them, one evaluation per row */
+	TupleTableSlot *tailslot;
+	bool		measures = false;	/* the value's elements, */
+	int			nmeasures = 0;	/* how many */
 	TupleDesc	outdesc;
 	TupleTableSlot *in;
 	TupleTableSlot *out;
@@ -458,8 +459,9 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 	{
 		int			utc_zero = -1;	/* not known yet */
 
-		time = ExecInitExpr((Expr *) utc_relabeled((Node *) list_nth_node(TargetEntry, scan->targetlist, 3)->expr,
-												   &utc_zero), NULL);
+		e = list_nth_node(TargetEntry, scan->targetlist, 3)->expr;
+		tail = lappend(tail, makeTargetEntry((Expr *) utc_relabeled((Node *) e, &utc_zero),
+											 1, NULL, false));
 	}
 	e = list_nth_node(TargetEntry, scan->targetlist, 4)->expr;
 	if (split_measures && IsA(e, ArrayExpr) && !((ArrayExpr *) e)->multidims &&
@@ -469,20 +471,21 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 	{
 		ListCell   *lc;
 
+		measures = true;
 		nmeasures = list_length(((ArrayExpr *) e)->elements);
-		measures = palloc(sizeof(ExprState *) * nmeasures);
 		foreach(lc, ((ArrayExpr *) e)->elements)
-			measures[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), NULL);
+			tail = lappend(tail, makeTargetEntry(lfirst(lc), list_length(tail) + 1,
+												 NULL, false));
 	}
 	else
-		value = ExecInitExpr(e, NULL);
+		tail = lappend(tail, makeTargetEntry(e, 2, NULL, false));
 
 	outdesc = CreateTemplateTupleDesc(4 + Max(nmeasures, 1));
 	TupleDescInitEntry(outdesc, 1, "partition", TEXTOID, -1, 0);
 	TupleDescInitEntry(outdesc, 2, "event_id", TEXTOID, -1, 0);
 	TupleDescInitEntry(outdesc, 3, "key", TEXTOID, -1, 0);
 	TupleDescInitEntry(outdesc, 4, "event_time", INT8OID, -1, 0);
-	if (measures == NULL)
+	if (!measures)
 		TupleDescInitEntry(outdesc, 5, "value", exprType((Node *) e), -1, 0);
 	for (int m = 0; m < nmeasures; m++)
 		TupleDescInitEntry(outdesc, 5 + m, NULL, INT8OID, -1, 0);
@@ -495,6 +498,11 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 	econtext = GetPerTupleExprContext(estate);
 	econtext->ecxt_param_list_info = params;
 	econtext->ecxt_scantuple = in;
+	/* the last columns, in their order, as one projection (one call) */
+	old = MemoryContextSwitchTo(estate->es_query_cxt);
+	tailslot = MakeSingleTupleTableSlot(ExecTypeFromTL(tail), &TTSOpsVirtual);
+	tailproj = ExecBuildProjectionInfo(tail, econtext, tailslot, NULL, reldesc);
+	MemoryContextSwitchTo(old);
 	dest->rStartup(dest, CMD_SELECT, outdesc);
 
 	/* what SPI_cursor_open gives a statement: the commands before, a snapshot */
@@ -535,6 +543,12 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 					appendStringInfoChar(&key, ',');
 				if (null)
 					appendStringInfoString(&key, "NULL");
+				else if (DatumGetPointer(d) == (Pointer) keys[k].buf)
+				{
+					/* an integer's digits: array_out quotes none of them */
+					appendBinaryStringInfo(&key, VARDATA(keys[k].buf),
+										   VARSIZE(keys[k].buf) - VARHDRSZ);
+				}
 				else
 				{
 					text	   *t = DatumGetTextPP(d);
@@ -547,11 +561,9 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 			values[2] = PointerGetDatum(key.data);
 			isnull[2] = false;
 		}
-		values[3] = ExecEvalExpr(time, econtext, &isnull[3]);
-		if (measures == NULL)
-			values[4] = ExecEvalExpr(value, econtext, &isnull[4]);
-		for (int m = 0; m < nmeasures; m++)
-			values[4 + m] = ExecEvalExpr(measures[m], econtext, &isnull[4 + m]);
+		ExecProject(tailproj);
+		memcpy(values + 3, tailslot->tts_values, sizeof(Datum) * (1 + Max(nmeasures, 1)));
+		memcpy(isnull + 3, tailslot->tts_isnull, sizeof(bool) * (1 + Max(nmeasures, 1)));
 		ExecStoreVirtualTuple(out);
 		MemoryContextSwitchTo(old);
 		dest->receiveSlot(out, dest);
@@ -560,6 +572,7 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 	dest->rShutdown(dest);
 	ExecDropSingleTupleTableSlot(in);
 	ExecDropSingleTupleTableSlot(out);
+	ExecDropSingleTupleTableSlot(tailslot);
 	FreeExecutorState(estate);
 	ReleaseCachedPlan(cplan, CurrentResourceOwner);
 	return true;
