@@ -3,16 +3,27 @@
 # N events' bids (rounded down to whole batches of 10,000), each in a
 # single-user backend under callgrind started from the loaded state; the
 # counters are zeroed at pg_backend_pid() before the workload and dumped at
-# pg_sleep() after it (finish() included).  Appends to $OUT.
+# pg_sleep() after it (finish() included).  Then the same once more after
+# one batch of warm-up (not counted; the counted batches are the next
+# ones): what a backend that has already prepared its plans pays.  And
+# issue 42 item 3's ratio both ways: the trigger (sf_attached_insert) per
+# bid over the batch call (append_batch / append_measures_batch) per bid.
+# Appends to $OUT.
 as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
 started=
 NB=$(( CG * 46 / 50 / 10000 ))
 [ "$NB" -ge 1 ] || NB=1
 mkdir -p "$SCRATCH/cg"
 sf_is_root && chown postgres:postgres "$SCRATCH/cg"
+declare -A trig call
+for mode in cold warm; do
 {
 	echo
-	echo "## Instructions (callgrind), $NB batches of 10,000 bids (the first $((NB * 10000)) bids)"
+	if [ "$mode" = cold ]; then
+		echo "## Instructions (callgrind), $NB batches of 10,000 bids (the first $((NB * 10000)) bids)"
+	else
+		echo "## The same after one batch of warm-up (not counted): batches 2 to $((NB + 1))"
+	fi
 	echo
 	echo "| query | way | instructions | per bid | final rows | per final row | sf_sink_emit (inclusive) | its per final row |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|"
@@ -20,13 +31,20 @@ sf_is_root && chown postgres:postgres "$SCRATCH/cg"
 for spec in "q17 agg feed_insert q17a" "q17 batch feed_batch q17b" "q11 agg feed_insert q11a" "q11 batch feed_batch q11b"; do
 	set -- $spec
 	q=$1 w=$2 proc=$3 p=$4
-	sf_say "  callgrind: $q $w"
+	sf_say "  callgrind: $q $w ($mode)"
 	rm -rf "$SCRATCH/run"
 	as_server cp -a "$SCRATCH/cgdata" "$SCRATCH/run"
 	f=$SCRATCH/cg/$q-$w
-	printf '%s\n\n' "SELECT pg_backend_pid();" "CALL nx.$proc('$p', $NB);" \
-		"SELECT streamforge.finish('$p') IS NULL;" "SELECT pg_sleep(0);" \
-		"SELECT count(*) AS final_rows_count FROM public.$p WHERE final;" >"$f.sql"
+	[ "$mode" = warm ] && f=$SCRATCH/cg/$q-$w-warm
+	if [ "$mode" = cold ]; then
+		work="CALL nx.$proc('$p', $NB);"
+		printf '%s\n\n' "SELECT pg_backend_pid();" "$work" >"$f.sql"
+	else
+		printf '%s\n\n' "CALL nx.$proc('$p', 1);" "SELECT pg_backend_pid();" \
+			"CALL nx.$proc('$p', $((NB + 1)), 1);" >"$f.sql"
+	fi
+	printf '%s\n\n' "SELECT streamforge.finish('$p') IS NULL;" "SELECT pg_sleep(0);" \
+		"SELECT count(*) AS final_rows_count FROM public.$p WHERE final;" >>"$f.sql"
 	sf_is_root && chown postgres:postgres "$f.sql"
 	as_server valgrind --tool=callgrind --callgrind-out-file="$f.out" \
 		--zero-before=pg_backend_pid --dump-before=pg_sleep \
@@ -49,9 +67,29 @@ for spec in "q17 agg feed_insert q17a" "q17 batch feed_batch q17b" "q11 agg feed
 	awk -v q="$q" -v w="$w" -v ir="$ir" -v b="$((NB * 10000))" -v r="$rows" -v s="$sink" 'BEGIN {
 		printf "| %s | %s | %.0f | %.0f | %d | %s | %.0f | %s |\n", q, w, ir, ir / b, r, (r > 0 ? sprintf("%.0f", ir / r) : "-"),
 			s, (r > 0 ? sprintf("%.0f", s / r) : "-") }' >>"$OUT"
-	grep -E '^ *[0-9,]+ ' "$f.ann" | sed -n 1,40p >"$f.top" || true
-	cp "$part" "$SCRATCH/cg/$q-$w.callgrind"
+	if [ "$mode" = cold ]; then
+		grep -E '^ *[0-9,]+ ' "$f.ann" | sed -n 1,40p >"$f.top" || true
+		cp "$part" "$SCRATCH/cg/$q-$w.callgrind"
+	fi
+	# item 3: the trigger, or the batch call, per bid
+	if [ "$w" = agg ]; then
+		trig[$q-$mode]=$(grep -m1 -E 'attach_insert\.c:sf_attached_insert ' "$f.ann" | awk -v b="$((NB * 10000))" '{ gsub(",", "", $1); printf "%.0f", $1 / b }')
+	else
+		call[$q-$mode]=$(grep -m1 -E 'write\.c:sf_append(_measures)?_batch ' "$f.ann" | awk -v b="$((NB * 10000))" '{ gsub(",", "", $1); printf "%.0f", $1 / b }')
+	fi
 done
+done
+{
+	echo
+	echo "Issue 42 item 3, instructions per bid: the trigger (sf_attached_insert, inclusive) / the batch call it makes (goal <= 1.3)"
+	echo
+	echo "| query | trigger, cold | batch call, cold | ratio | trigger, warm | batch call, warm | ratio |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	for q in q17 q11; do
+		awk -v q="$q" -v tc="${trig[$q-cold]:-0}" -v cc="${call[$q-cold]:-0}" -v tw="${trig[$q-warm]:-0}" -v cw="${call[$q-warm]:-0}" 'BEGIN {
+			printf "| %s | %d | %d | %.2f | %d | %d | %.2f |\n", q, tc, cc, (cc > 0 ? tc / cc : 0), tw, cw, (cw > 0 ? tw / cw : 0) }'
+	done
+} >>"$OUT"
 # the floor (issue 42 item 1): q17's rows COPYed into a table like
 # streamforge.results, in a single-user backend under callgrind, per row
 sf_say "  callgrind: q17 COPY"

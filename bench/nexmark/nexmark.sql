@@ -50,10 +50,11 @@ SELECT streamforge.create_aggregate(n, CASE WHEN n LIKE 'q11%' THEN nx.q11(n) EL
   FROM unnest(ARRAY['q11a', 'q11b', 'q17a', 'q17b']) AS n;
 
 -- way 1: INSERT batches of 10,000 rows into the table (plain: no aggregate)
-CREATE PROCEDURE nx.feed_insert(t text, maxb int DEFAULT NULL) LANGUAGE plpgsql AS $$
+-- (batches minb .. maxb - 1, all by default)
+CREATE PROCEDURE nx.feed_insert(t text, maxb int DEFAULT NULL, minb int DEFAULT 0) LANGUAGE plpgsql AS $$
 DECLARE b int;
 BEGIN
-    FOR b IN SELECT DISTINCT batch FROM nx.src WHERE maxb IS NULL OR batch < maxb ORDER BY 1 LOOP
+    FOR b IN SELECT DISTINCT batch FROM nx.src WHERE (maxb IS NULL OR batch < maxb) AND batch >= minb ORDER BY 1 LOOP
         EXECUTE format('INSERT INTO nx.%I SELECT id, auction, bidder, price, channel, url, date_time, extra
                           FROM nx.src WHERE batch = $1 ORDER BY id', t) USING b;
         COMMIT;
@@ -80,12 +81,12 @@ BEGIN
                         ELSE format('ROW(%s, %s, %s, %s, %s)::streamforge.event', a[2], a[3], a[4], a[5], a[6]) END,
                    CASE WHEN nargs >= 10 AND a[10] <> '' THEN format('AND (%s)', a[10]) ELSE '' END);
 END $$;
-CREATE PROCEDURE nx.feed_batch(p text, maxb int DEFAULT NULL) LANGUAGE plpgsql AS $$
+CREATE PROCEDURE nx.feed_batch(p text, maxb int DEFAULT NULL, minb int DEFAULT 0) LANGUAGE plpgsql AS $$
 DECLARE r record; f text; n bigint;
 BEGIN
     f := CASE WHEN streamforge_internal.pipeline_nmeasures(p) IS NULL THEN 'append_batch'
               ELSE 'append_measures_batch' END;
-    FOR r IN EXECUTE format('SELECT batch, d FROM nx.%I WHERE $1 IS NULL OR batch < $1 ORDER BY batch', 'arr_' || p) USING maxb LOOP
+    FOR r IN EXECUTE format('SELECT batch, d FROM nx.%I WHERE ($1 IS NULL OR batch < $1) AND batch >= $2 ORDER BY batch', 'arr_' || p) USING maxb, minb LOOP
         EXECUTE format('SELECT count(*) FROM streamforge.%I($1, $2)', f) INTO n USING p, r.d;
         COMMIT;
     END LOOP;
