@@ -74,7 +74,7 @@ typedef struct RowsReceiver
 	uint64	   *masks;			/* and which were NULL */
 	int			n;
 	int			cap;
-	int			first_cap;		/* the statement's rows (at most 1M) */
+	int			first_cap;		/* the statement's rows, at most 64k */
 	char	   *block;			/* strings: the current block */
 	Size		used;
 	Size		size;
@@ -314,9 +314,13 @@ sf_attached_insert(PG_FUNCTION_ARGS)
 	r.pub.mydest = DestNone;
 	r.measures = (tg->tgnargs == 11);
 	r.cxt = cxt;
-	/* room for every row the statement inserted, not doubled up to it */
+	/*
+	 * Room for every row the statement inserted, not doubled up to it; up
+	 * to 64k rows, so that a huge statement whose rows a filter mostly
+	 * drops does not reserve for all of them
+	 */
 	if (td->tg_newtable != NULL)
-		r.first_cap = (int) Min(tuplestore_tuple_count(td->tg_newtable), 1024 * 1024);
+		r.first_cap = (int) Min(tuplestore_tuple_count(td->tg_newtable), 65536);
 	sf_attach_rows(td, (DestReceiver *) &r, r.measures);
 
 	/* the batch, as append_batch / append_measures_batch applies it */
