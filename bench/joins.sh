@@ -142,26 +142,25 @@ VACUUM ANALYZE b.ev;
 CREATE TABLE b.results (name text, rep int, seconds float8);
 CREATE TABLE b.totals (section text, window_start timestamptz, n bigint, total bigint,
                        PRIMARY KEY (section, window_start));
-CREATE FUNCTION b.plain_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+-- plain (b.pages) and plainh (b.hpages): the same static SQL, one
+-- function per dimension (dynamic SQL would plan at every statement)
+DO $d$
+DECLARE v record;
+BEGIN
+    FOR v IN SELECT * FROM (VALUES ('plain', 'b.pages'), ('plainh', 'b.hpages')) AS x(name, dim) LOOP
+        EXECUTE format($f$
+CREATE FUNCTION b.%s_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO b.totals AS t
     SELECT d.section, streamforge.tumble(c.at, interval '1 minute'), count(*), sum(c.amount)
-      FROM new_rows c JOIN b.pages d ON d.page = c.page
+      FROM new_rows c JOIN %s d ON d.page = c.page
      GROUP BY 1, 2
     ON CONFLICT (section, window_start)
     DO UPDATE SET n = t.n + EXCLUDED.n, total = t.total + EXCLUDED.total;
     RETURN NULL;
-END $$;
-CREATE FUNCTION b.plainh_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO b.totals AS t
-    SELECT d.section, streamforge.tumble(c.at, interval '1 minute'), count(*), sum(c.amount)
-      FROM new_rows c JOIN b.hpages d ON d.page = c.page
-     GROUP BY 1, 2
-    ON CONFLICT (section, window_start)
-    DO UPDATE SET n = t.n + EXCLUDED.n, total = t.total + EXCLUDED.total;
-    RETURN NULL;
-END $$;
+END $$$f$, v.name, v.dim);
+    END LOOP;
+END $d$;
 -- one source table per variant and repetition, loaded by statements of
 -- :batch rows
 CREATE PROCEDURE b.run(variant text, rep int, batch int) LANGUAGE plpgsql AS $$
