@@ -11,7 +11,9 @@ CREATE ROLE regress_sf_hostile;
 CREATE TABLE public.hostile_t (id integer, k text, "we ird" numeric(10,2));
 REVOKE ALL ON public.hostile_t FROM PUBLIC;
 SELECT streamforge.create_pipeline('hostile_p', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)]);
-SELECT streamforge_internal.pipeline_id('hostile_p') AS hid \gset
+SELECT streamforge_internal.pipeline_id('hostile_p') AS hid,
+       streamforge_internal.attach_trigger_name('hostile_p') AS tn,
+       streamforge_internal.attach_trigger_name('no_such_p') AS tn_none \gset
 SET ROLE regress_sf_hostile;
 
 -- attach_trigger_name: pure, any text
@@ -40,52 +42,39 @@ SELECT streamforge_internal.attach_check('public.hostile_t', 'x', NULL, true);
 SELECT streamforge_internal.attach_check('public.hostile_t', 'x', '{}', true);
 SELECT streamforge_internal.attach_check('public.hostile_t', 'x', '{NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL}', true);
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', 'notanid', '{1}', ''], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', 'notanid', '{1}', ''], true);
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{1;2}', ''], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{1;2}', ''], true);
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{1}', '', '', 'not measures'], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{1}', '', '', 'not measures'], true);
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       '{{hostile_p,a,b},{c,d,e}}', true);
+       :'tn', '{{hostile_p,a,b},{c,d,e}}', true);
 -- the 0.2.0 form: not bound
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e'], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e'], true);
 -- well formed, but the column numbers are no smallint[] a cast accepts
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{,,}', ''], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{,,}', ''], true);
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{99999}', ''], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{99999}', ''], true);
 -- the columns changed (here: never matched)
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{1}', 'id bigint'], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{1}', 'id bigint'], true);
 -- the update trigger's form stops there
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p') || '_update',
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{1}', 'id integer'], false) IS NULL AS update_form_passes;
+       :'tn' || '_update', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', '1', '{1}', 'id integer'], false) IS NULL AS update_form_passes;
 -- a pipeline the caller may not read: 42501, before anything about its id
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', :'hid', '{1}', 'id integer'], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', :'hid', '{1}', 'id integer'], true);
 -- a pipeline that does not exist, a table that does not exist
 SELECT streamforge_internal.attach_check('public.hostile_t',
-       streamforge_internal.attach_trigger_name('no_such_p'),
-       ARRAY['no_such_p', 'a', 'b', 'c', 'd', 'e', '1', '{1}', 'id integer'], true);
+       :'tn_none', ARRAY['no_such_p', 'a', 'b', 'c', 'd', 'e', '1', '{1}', 'id integer'], true);
 SELECT streamforge_internal.attach_check(4294967295::oid::regclass,
-       streamforge_internal.attach_trigger_name('no_such_p'),
-       ARRAY['no_such_p', 'a', 'b', 'c', 'd', 'e', '1', '{}', ''], true);
+       :'tn_none', ARRAY['no_such_p', 'a', 'b', 'c', 'd', 'e', '1', '{}', ''], true);
 RESET ROLE;
 -- the readable pipeline with a table that does not exist
 SELECT streamforge_internal.attach_check(4294967295::oid::regclass,
-       streamforge_internal.attach_trigger_name('hostile_p'),
-       ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', :'hid', '{}', ''], true);
+       :'tn', ARRAY['hostile_p', 'a', 'b', 'c', 'd', 'e', :'hid', '{}', ''], true);
 SELECT 1 AS backend_alive;
 
 SELECT streamforge.drop_pipeline('hostile_p');
