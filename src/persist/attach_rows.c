@@ -211,10 +211,15 @@ text_expr(TextExpr *t, Expr *e, Expr *inner)
 	}
 }
 
-/* A TextExpr's value (a text datum) */
+/*
+ * A TextExpr's value (a text datum); *digits (if not NULL): whether it is
+ * an integer's text, which has nothing array_out would quote
+ */
 static Datum
-text_eval(const TextExpr *t, ExprContext *econtext, bool *isnull)
+text_eval(const TextExpr *t, ExprContext *econtext, bool *isnull, bool *digits)
 {
+	if (digits != NULL)
+		*digits = false;
 	if (t->intarg != NULL)
 	{
 		Datum		d = ExecEvalExpr(t->intarg, econtext, isnull);
@@ -229,6 +234,8 @@ text_eval(const TextExpr *t, ExprContext *econtext, bool *isnull)
 			else
 				len = pg_lltoa(DatumGetInt64(d), VARDATA(t->buf));
 			SET_VARSIZE(t->buf, VARHDRSZ + len);
+			if (digits != NULL)
+				*digits = true;
 			return PointerGetDatum(t->buf);
 		}
 	}
@@ -524,10 +531,10 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 			continue;
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 		ExecClearTuple(out);
-		values[0] = text_eval(&cols[0], econtext, &isnull[0]);
-		values[1] = text_eval(&cols[1], econtext, &isnull[1]);
+		values[0] = text_eval(&cols[0], econtext, &isnull[0], NULL);
+		values[1] = text_eval(&cols[1], econtext, &isnull[1], NULL);
 		if (keys == NULL)
-			values[2] = text_eval(&cols[2], econtext, &isnull[2]);
+			values[2] = text_eval(&cols[2], econtext, &isnull[2], NULL);
 		else
 		{
 			/* a text value in key's buffer: its header, then the bytes */
@@ -537,18 +544,16 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 			for (int k = 0; k < nkeys; k++)
 			{
 				bool		null;
-				Datum		d = text_eval(&keys[k], econtext, &null);
+				bool		digits;
+				Datum		d = text_eval(&keys[k], econtext, &null, &digits);
 
 				if (k > 0)
 					appendStringInfoChar(&key, ',');
 				if (null)
 					appendStringInfoString(&key, "NULL");
-				else if (DatumGetPointer(d) == (Pointer) keys[k].buf)
-				{
-					/* an integer's digits: array_out quotes none of them */
-					appendBinaryStringInfo(&key, VARDATA(keys[k].buf),
-										   VARSIZE(keys[k].buf) - VARHDRSZ);
-				}
+				else if (digits)
+					appendBinaryStringInfo(&key, VARDATA(DatumGetPointer(d)),
+										   VARSIZE(DatumGetPointer(d)) - VARHDRSZ);
 				else
 				{
 					text	   *t = DatumGetTextPP(d);
