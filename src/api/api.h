@@ -369,6 +369,8 @@ extern void sf_measures_values(const SfPipeline *p, ArrayType *arr,
 							   int64 *out, int index);
 extern void sf_batch_measures(const SfPipeline *p, SfWriteBatch *b,
 							  const Datum *arrays);
+extern void sf_unpack_measures(const SfPipeline *p, ArrayType *arr,
+							   SfWriteBatch *b);
 /* attach_check.c: the checks of an attachment's triggers */
 extern int64 sf_attach_check(Oid source, const char *trigger_name, char **args,
 							 int n, bool for_insert, bool *isnull);

@@ -9,7 +9,7 @@
  * It is ingest_batch (with measures, ingest_measures_batch) without the
  * array and without rows: the pipeline is opened by name for writing as
  * sf_write_array opens it (privilege, lock, idle decisions), its kind
- * checked, the measures arrays read as unpack_measures reads them
+ * checked, the measures arrays read as sf_unpack_measures reads them
  * (sf_batch_measures), then sf_write_batch applies the
  * deliveries all or none, quiet (the changes go to the outputs and their
  * notifications, as an attached table's trigger hands them).  What a

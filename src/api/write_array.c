@@ -376,7 +376,7 @@ sf_write_batch(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 /*
  * The measures of b's deliveries from their bigint[] arrays (one per
  * delivery; that of a delivery with a bad field is not read), into b->mv,
- * as unpack_measures reads them: a bad array marks its delivery
+ * as sf_unpack_measures reads them: a bad array marks its delivery
  * SF_BAD_MEASURES, for its error when its turn comes.  b->bad must be
  * writable.
  */
@@ -456,8 +456,8 @@ sf_batch_measures_words(const SfPipeline *p, SfWriteBatch *b,
  * The deliveries of a measures_delivery[] into b (source_offset ignored,
  * and allowed to be NULL, with assign).
  */
-static void
-unpack_measures(const SfPipeline *p, ArrayType *arr, SfWriteBatch *b)
+void
+sf_unpack_measures(const SfPipeline *p, ArrayType *arr, SfWriteBatch *b)
 {
 	Datum	   *elems;
 	bool	   *elemnulls;
@@ -549,7 +549,7 @@ sf_write_array(FunctionCallInfo fcinfo, const SfWriteForm *form)
 					form->assign && !form->measures ? "events" : "deliveries");
 	sf_require_kind(p, form->measures);
 	if (form->measures)
-		unpack_measures(p, PG_GETARG_ARRAYTYPE_P(1), &b);
+		sf_unpack_measures(p, PG_GETARG_ARRAYTYPE_P(1), &b);
 	else
 	{
 		int		   *nullfield;

@@ -917,6 +917,29 @@ extern SfPipeline *sf_pipeline_with_retention(MemoryContext parent,
 											  bool has_retention,
 											  int64 retention);
 
+/*
+ * redefine.c: a recompute, new mappings of accepted events (api/recompute.c,
+ * docs/joins.md, "Recomputing")
+ */
+typedef struct SfRemap
+{
+	const SfDelivery *ds;		/* the new mappings: event_id, key, time,
+								 * value */
+	const int64 *mv;			/* measures pipelines: width words each */
+	int			n;
+	const SfDelivery *dropped;	/* events that no longer map (event_id) */
+	int			ndropped;
+	bool		has_from;		/* events with event_time >= from only */
+	bool		has_to;			/* events with event_time < to only */
+	int64		from;
+	int64		to;
+	int64		matched;		/* out: accepted events mapped */
+	int64		remapped;		/* out: of which changed */
+} SfRemap;
+extern SfPipeline *sf_pipeline_remap(MemoryContext parent, SfPipeline *old,
+									 SfRemap *r, SfChangeList *out,
+									 SfPipelineDef *names);
+
 /* agg_funcs.c, aggregates.c, measures_ops.c: measures and declared aggregates (docs/aggregates.md) */
 extern SfMeasuresDef *sf_measures_def_build(char **measures, int nmeasures,
 											char **aggs, int naggs);

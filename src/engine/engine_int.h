@@ -117,9 +117,49 @@ extern void sf_changes_append(SfChangeList *out, const SfChange *c);
 extern void sf_sort_changes(SfChange *changes, int n);
 extern void sf_number_changes(SfPipeline *p, SfChangeList *out, int first);
 
-/* redefine.c: building windows from the remembered events */
+/*
+ * redefine.c: building windows from the remembered events, and the phases
+ * of a definition change that a recompute shares (remap.c)
+ */
 extern void sf_derive_event(SfPipeline *p, int w, const SfIdentity *id,
 							SfString *key, int64 limit, int64 old_buckets);
+
+/* What the checks of a definition change leave for its other phases */
+typedef struct RedefinePlan
+{
+	int		   *wmap;			/* old window index -> new, -1: dropped */
+	int		   *copied;			/* the same, -1 also for a derived one */
+	int		   *pmap;			/* old partition index -> new */
+	bool	   *derive;			/* new window index -> built from history */
+	bool		any_derived;
+	SfIdentity **ids;			/* old's identities, by event_id */
+	int64		nids;
+	SfRow	   *rows;			/* old's live rows, in address order */
+	int64		nrows;
+	int64		limit;			/* on live buckets; 0: none */
+} RedefinePlan;
+
+/*
+ * A recompute's new mapping of one accepted event of old (remap.c, which
+ * hands sf_copy_state an array of them sorted by the identity's address)
+ */
+typedef struct SfRemapEntry
+{
+	const SfIdentity *id;		/* old's identity (the sort key) */
+	const SfDelivery *d;		/* its new key and value */
+	const int64 *mv;			/* its new measures (measures pipelines) */
+	bool		changed;		/* the mapping differs from the event's */
+} SfRemapEntry;
+
+extern void sf_copy_state(const SfPipeline *old, SfPipeline *p,
+						  const int *pmap, const int *wmap, SfIdentity **ids,
+						  int64 nids, const SfRow *rows, int64 nrows,
+						  const SfRemapEntry *remap, int64 nremap);
+extern void sf_redefine_derive(SfPipeline *p, const SfPipeline *old,
+							   const RedefinePlan *plan);
+extern void sf_redefine_diff(SfPipeline *old, SfPipeline *p,
+							 const SfPipelineDef *def, SfChangeList *out,
+							 SfPipelineDef *names);
 
 /* retention.c */
 extern void sf_retention_track(SfPipeline *p, SfIdentity *id);

@@ -46,14 +46,14 @@
  * what ingesting the remembered events into it costs, plus a sort of the
  * accepted events to count its buckets first); definition changes are rare
  * administrative calls.  Any state field added to SfPipeline must be
- * carried over here too, in copy_state.
+ * carried over here too, in sf_copy_state.
  *
  * sf_pipeline_redefine runs in phases: redefine_check refuses what cannot
- * be done before anything is built, copy_state carries the state over,
- * redefine_derive builds the derived windows, and redefine_diff computes
+ * be done before anything is built, sf_copy_state carries the state over,
+ * sf_redefine_derive builds the derived windows, and sf_redefine_diff computes
  * the changes.  A retention change (set_retention) changes no window: it
  * copies the state under the new retention as it is, with the same
- * copy_state (sf_pipeline_with_retention, at the end of this file), and
+ * sf_copy_state (sf_pipeline_with_retention, at the end of this file), and
  * forgets what the new horizon forgets.
  *
  * Memory.  The new pipeline is a new context under the caller's parent;
@@ -318,6 +318,29 @@ union_windows(const SfPipelineDef *a, const SfPipelineDef *b,
  * ----------------------------------------------------------------
  */
 
+
+/* The entry of id in remap[0 .. n - 1] (sorted by identity), or NULL */
+static const SfRemapEntry *
+remap_find(const SfRemapEntry *remap, int64 n, const SfIdentity *id)
+{
+	int64		lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		uintptr_t	m = (uintptr_t) remap[mid].id;
+
+		if (m == (uintptr_t) id)
+			return &remap[mid];
+		if (m < (uintptr_t) id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
 /*
  * Copy old's state into p, a new, empty pipeline of another definition (a
  * definition change) or retention (set_retention):
@@ -334,14 +357,18 @@ union_windows(const SfPipelineDef *a, const SfPipelineDef *b,
  *	  windows wmap maps to one of p (old window index -> p's, -1: none);
  *	- seq, the offset replay counter and the forgotten identity count.
  *
+ * remap[0 .. nremap - 1] (a recompute, remap.c; sorted by identity) gives
+ * an identity of old another key and value (and measures); it keeps its
+ * event_id, time, arrival number and deliveries.
+ *
  * Nothing is finalized or forgotten here: the caller does that, once the
  * new definition's state is complete.  Any state field added to SfPipeline
  * must be carried over here too.
  */
-static void
-copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
-		   const int *wmap, SfIdentity **ids, int64 nids, const SfRow *rows,
-		   int64 nrows)
+void
+sf_copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
+			  const int *wmap, SfIdentity **ids, int64 nids, const SfRow *rows,
+			  int64 nrows, const SfRemapEntry *remap, int64 nremap)
 {
 	/* clock first: sf_bucket_restore files buckets by the watermark */
 	for (int i = 0; i < p->def.npartitions; i++)
@@ -366,15 +393,30 @@ copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
 		SfString   *key;
 		uint32		handle;
 		SfIdentity *nid;
+		const SfRemapEntry *re = NULL;
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		key = sf_intern_key(p, id->key->data, id->key->len);
+		if (nremap > 0)
+			re = remap_find(remap, nremap, id);
+		if (re != NULL)
+			key = sf_intern_key(p, re->d->key, re->d->key_len);
+		else
+			key = sf_intern_key(p, id->key->data, id->key->len);
 		nid = sf_identity_add(p, id->event_id, id->event_id_len, key,
-							  id->event_time, id->value, id->late, &handle);
+							  id->event_time,
+							  re != NULL ? re->d->value : id->value,
+							  id->late, &handle);
 		if (p->def.measures != NULL)
-			memcpy(sf_id_measures(p, nid), sf_id_measures(old, id),
+		{
+			int64	   *m = sf_id_measures(p, nid);
+
+			memcpy(m, sf_id_measures(old, id),
 				   (1 + p->def.measures->width) * sizeof(int64));
+			/* the arrival number stays: the order of arrival does */
+			if (re != NULL)
+				memcpy(m + 1, re->mv, p->def.measures->width * sizeof(int64));
+		}
 	}
 
 	/* deliveries, offset by offset */
@@ -460,20 +502,6 @@ copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
  * ----------------------------------------------------------------
  */
 
-/* What the checks of a definition change leave for its other phases */
-typedef struct RedefinePlan
-{
-	int		   *wmap;			/* old window index -> new, -1: dropped */
-	int		   *copied;			/* the same, -1 also for a derived one */
-	int		   *pmap;			/* old partition index -> new */
-	bool	   *derive;			/* new window index -> built from history */
-	bool		any_derived;
-	SfIdentity **ids;			/* old's identities, by event_id */
-	int64		nids;
-	SfRow	   *rows;			/* old's live rows, in address order */
-	int64		nrows;
-	int64		limit;			/* on live buckets; 0: none */
-} RedefinePlan;
 
 /*
  * Check a definition change before anything is built, and plan it.  The
@@ -622,7 +650,7 @@ redefine_check(SfPipeline *old, const SfPipelineDef *def, RedefinePlan *plan)
  * operation that then finalizes by the new lateness, and forget what the
  * new horizon passes.  The operation's own changes compare with nothing
  * and are thrown away (seq included): the changes of the redefinition are
- * redefine_diff's, against the old visible rows.
+ * sf_redefine_diff's, against the old visible rows.
  *
  * Fixed and sliding windows first: a derived bucket of theirs is live at
  * the end (sf_derive_event skips finalized ones), so the count checked
@@ -630,9 +658,9 @@ redefine_check(SfPipeline *old, const SfPipelineDef *def, RedefinePlan *plan)
  * tell the number of live sessions at the end, checked below; until then
  * they hold at most one session per remembered event.
  */
-static void
-redefine_derive(SfPipeline *p, const SfPipeline *old,
-				const RedefinePlan *plan)
+void
+sf_redefine_derive(SfPipeline *p, const SfPipeline *old,
+				   const RedefinePlan *plan)
 {
 	const SfPipelineDef *def = &p->def;
 	SfChangeList scratch = {0};
@@ -670,9 +698,9 @@ redefine_derive(SfPipeline *p, const SfPipeline *old,
  * union of both definitions' windows (def is p's), set here from p's
  * definition, so its pointers (partitions, measures) live as long as p.
  */
-static void
-redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
-			  SfChangeList *out, SfPipelineDef *names)
+void
+sf_redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
+				 SfChangeList *out, SfPipelineDef *names)
 {
 	int		   *umap_old;		/* old window index -> names */
 	int		   *umap_new;		/* new window index -> names */
@@ -720,7 +748,10 @@ redefine_diff(SfPipeline *old, SfPipeline *p, const SfPipelineDef *def,
 				c = -1;
 			else
 				c = sf_address_order(&rows[i].addr, &now[j].addr);
-			if (c == 0 && sf_agg_equal(&rows[i].agg, &now[j].agg))
+			/* a recompute may change a measure and nothing else */
+			if (c == 0 && sf_agg_equal(&rows[i].agg, &now[j].agg) &&
+				(def->measures == NULL ||
+				 sf_magg_equal(def->measures, &rows[i].agg, &now[j].agg)))
 			{
 				i++;
 				j++;
@@ -793,11 +824,11 @@ sf_pipeline_redefine(MemoryContext parent, SfPipeline *old,
 
 	redefine_check(old, def, &plan);
 	p = sf_pipeline_create(parent, def);
-	copy_state(old, p, plan.pmap, plan.copied, plan.ids, plan.nids,
-			   plan.rows, plan.nrows);
-	redefine_derive(p, old, &plan);
+	sf_copy_state(old, p, plan.pmap, plan.copied, plan.ids, plan.nids,
+			  plan.rows, plan.nrows, NULL, 0);
+	sf_redefine_derive(p, old, &plan);
 	pfree(plan.rows);
-	redefine_diff(old, p, def, out, names);
+	sf_redefine_diff(old, p, def, out, names);
 	/* the changes in p's emit mode (emit.c) */
 	sf_emit_redefined(old, p, names, out, first);
 	pfree(plan.ids);
@@ -857,7 +888,7 @@ copy_with_retention(SfPipeline *p, SfPipeline *q)
 		wmap[i] = i;
 	nrows = sf_collect_rows(p, false, &rows);
 
-	copy_state(p, q, pmap, wmap, ids, n, rows, nrows);
+	sf_copy_state(p, q, pmap, wmap, ids, n, rows, nrows, NULL, 0);
 	pfree(rows);
 	pfree(wmap);
 	pfree(pmap);

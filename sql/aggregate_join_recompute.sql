@@ -1,0 +1,198 @@
+-- streamforge.recompute(aggregate, from, to) (issue 47, item 3;
+-- docs/joins.md "Recomputing"): a dimension row that changed after events
+-- were aggregated changes nothing until asked; recompute maps the accepted
+-- events again with the dimensions as they are now and rebuilds the live
+-- windows.  A finalized row never changes; late events are not decided
+-- again; an event that no longer passes an inner join is refused (0A000);
+-- a retention that has forgotten events refuses it (55000).  Each result is
+-- compared with the plain SQL join over the events with the dimension as
+-- it is now, for the windows still live.
+SET client_min_messages = warning;
+SET TimeZone = 'UTC';
+CREATE TABLE rc_pages (page integer PRIMARY KEY, section text NOT NULL, w integer);
+CREATE TABLE rc_users (uid integer PRIMARY KEY, plan text);
+CREATE TABLE rc_clicks (id integer PRIMARY KEY, page integer, uid integer,
+                        amount integer NOT NULL, at timestamptz NOT NULL);
+INSERT INTO rc_pages VALUES (1, 'news', 1), (2, 'sport', 2), (3, 'tech', 3);
+INSERT INTO rc_users VALUES (10, 'free'), (11, 'pro');
+-- an inner and a left join; FILTER and avg make it a measures pipeline
+SELECT streamforge.create_aggregate('rc_agg', $$
+    SELECT d.section, u.plan, count(*) AS n, sum(c.amount) AS total,
+           avg(c.amount) AS mean, count(*) FILTER (WHERE d.w > 1) AS heavy,
+           max(d.w) AS top_w
+      FROM rc_clicks c JOIN rc_pages d ON d.page = c.page
+           LEFT JOIN rc_users u ON u.uid = c.uid
+     GROUP BY d.section, u.plan, streamforge.tumble(c.at, interval '1 minute')
+$$, lateness => interval '1 minute');
+-- a one-measure aggregate (no FILTER, no avg) over the same events
+SELECT streamforge.create_aggregate('rc_one', $$
+    SELECT d.section, count(*) AS n
+      FROM rc_clicks c JOIN rc_pages d ON d.page = c.page
+     GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute')
+$$, lateness => interval '1 minute');
+SELECT streamforge.configure_outputs('rc_agg');
+SELECT a.pipeline, a.filter IS NOT NULL AS has_filter,
+       cardinality(streamforge_internal.trigger_args(t.tgargs)) AS nargs
+  FROM streamforge.attachments AS a JOIN pg_trigger AS t ON t.tgname = a.trigger_name
+ WHERE a.pipeline IN ('rc_agg', 'rc_one') ORDER BY 1;
+-- events over three minutes; page 9 has no row: the inner join drops it
+INSERT INTO rc_clicks VALUES
+    (1, 1, 10, 5, '2026-12-01 12:00:01+00'), (2, 2, 11, 7, '2026-12-01 12:00:02+00'),
+    (3, 3, NULL, 1, '2026-12-01 12:00:03+00'), (4, 1, 11, 2, '2026-12-01 12:01:03+00'),
+    (5, 2, 10, 4, '2026-12-01 12:01:30+00'), (6, 9, 10, 8, '2026-12-01 12:02:00+00'),
+    (7, 3, 11, 6, '2026-12-01 12:02:10+00');
+-- the first minute's window is finalized once the watermark passes
+-- 12:02:00 (end + lateness); the second is ready, still live
+SELECT count(*) FROM streamforge.advance_ts('rc_agg', 'default', '2026-12-01 12:02:05+00');
+SELECT count(*) FROM streamforge.advance_ts('rc_one', 'default', '2026-12-01 12:02:05+00');
+SELECT section, plan, window_start, n, total, mean, heavy, top_w, final
+  FROM rc_agg ORDER BY window_start, section, plan;
+
+-- the plain join over the events, with the dimensions as they are now, for
+-- the windows still live (its rows, and the view's, that the other lacks)
+CREATE VIEW rc_diff AS
+WITH want AS (SELECT d.section, u.plan, streamforge.tumble(c.at, interval '1 minute') AS window_start,
+                     count(*) AS n, sum(c.amount) AS total, avg(c.amount) AS mean,
+                     count(*) FILTER (WHERE d.w > 1) AS heavy, max(d.w) AS top_w
+                FROM rc_clicks c JOIN rc_pages d ON d.page = c.page
+                     LEFT JOIN rc_users u ON u.uid = c.uid
+               GROUP BY 1, 2, 3),
+     got AS (SELECT section, plan, window_start, n, total, mean, heavy, top_w FROM rc_agg_live)
+(SELECT 'missing' AS d, * FROM (SELECT * FROM want WHERE window_start >= '2026-12-01 12:01:00+00'
+                                EXCEPT SELECT * FROM got) x)
+UNION ALL
+(SELECT 'extra', * FROM (SELECT * FROM got EXCEPT SELECT * FROM want) y);
+
+-- dimension changes: nothing is recomputed until asked
+UPDATE rc_pages SET section = 'sport', w = 5 WHERE page = 1;
+UPDATE rc_users SET plan = 'team' WHERE uid = 10;
+DELETE FROM rc_users WHERE uid = 11;
+SELECT section, plan, window_start, n, total, top_w FROM rc_agg_live ORDER BY window_start, section, plan;
+SELECT max(seq) AS seq_before FROM streamforge.changelog WHERE pipeline = 'rc_agg' \gset
+
+-- a rolled back recompute changes nothing
+BEGIN;
+SELECT * FROM streamforge.recompute('rc_agg');
+ROLLBACK;
+SELECT section, plan, window_start, n, total, top_w FROM rc_agg_live ORDER BY window_start, section, plan;
+
+-- every accepted event mapped: 6 (event 6 was dropped, never accepted);
+-- events 1, 4 (page 1), 5 (user 10) and 2 (user 11 gone: NULL plan) change
+SELECT * FROM streamforge.recompute('rc_agg');
+SELECT * FROM rc_diff;
+-- the finalized first minute keeps what it was; the live second minute
+-- is rebuilt
+SELECT section, plan, window_start, n, total, mean, heavy, top_w, final
+  FROM rc_agg ORDER BY window_start, section, plan;
+-- the changes of the ready window went to the changelog: its old rows
+-- retracted, the new ones upserted
+SELECT op, key, window_start_ts, count, aggregates
+  FROM streamforge.changelog
+ WHERE pipeline = 'rc_agg' AND seq > :seq_before ORDER BY seq;
+-- again: nothing changes
+SELECT * FROM streamforge.recompute('rc_agg');
+
+-- a range of event times: [from, to); only its events take the new row
+UPDATE rc_pages SET section = 'tech2' WHERE page = 3;
+UPDATE rc_pages SET w = 6 WHERE page = 2;
+SELECT * FROM streamforge.recompute('rc_agg', '2026-12-01 12:02:00+00', '2026-12-01 12:03:00+00');
+SELECT section, plan, window_start, n, total, top_w FROM rc_agg_live ORDER BY window_start, section, plan;
+SELECT * FROM streamforge.recompute('rc_agg', NULL, '2026-12-01 12:02:00+00');
+SELECT * FROM rc_diff;
+-- the one-measure aggregate, whole
+SELECT * FROM streamforge.recompute('rc_one');
+SELECT section, window_start, n FROM rc_one_live ORDER BY window_start, section;
+
+-- a late event is not decided again: it stays in the late output
+INSERT INTO rc_clicks VALUES (8, 2, 10, 3, '2026-12-01 12:00:30+00');
+SELECT event_id, section, plan, event_time FROM rc_agg_late;
+UPDATE rc_pages SET section = 'late2' WHERE page = 2;
+SELECT * FROM streamforge.recompute('rc_agg');
+SELECT event_id, section, plan, event_time FROM rc_agg_late;
+
+-- an accepted event no longer passes the inner join: refused, nothing changes
+DELETE FROM rc_pages WHERE page = 3;
+SELECT * FROM streamforge.recompute('rc_agg');
+-- so is a range that holds event 3 (12:00:03); one without it passes
+SELECT * FROM streamforge.recompute('rc_agg', '2026-12-01 12:00:00+00', '2026-12-01 12:02:00+00');
+SELECT * FROM streamforge.recompute('rc_agg', '2026-12-01 12:01:00+00', '2026-12-01 12:02:00+00');
+INSERT INTO rc_pages VALUES (3, 'tech3', 3);
+SELECT * FROM streamforge.recompute('rc_agg');
+SELECT * FROM rc_diff;
+
+-- the state is stored: a new session loads it, checkpoint/restore keeps it
+\c
+SET client_min_messages = warning;
+SET TimeZone = 'UTC';
+SELECT * FROM rc_diff;
+SELECT streamforge.restore('rc_agg', streamforge.checkpoint('rc_agg'));
+SELECT * FROM rc_diff;
+-- a re-delivery of an event re-mapped is a duplicate for both aggregates
+-- once both are recomputed (before, rc_one's mapping of event 7 names the
+-- old section: SF002, docs/joins.md)
+SELECT * FROM streamforge.recompute('rc_one');
+BEGIN;
+CREATE TEMP TABLE again ON COMMIT DROP AS SELECT * FROM rc_clicks WHERE id = 7;
+DELETE FROM rc_clicks WHERE id = 7;
+INSERT INTO rc_clicks SELECT * FROM again;
+COMMIT;
+SELECT * FROM rc_diff;
+
+-- errors
+SELECT * FROM streamforge.recompute(NULL);
+SELECT * FROM streamforge.recompute('rc_nope');
+SELECT streamforge.create_pipeline('rc_plain', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)]);
+SELECT * FROM streamforge.recompute('rc_plain');
+SELECT streamforge.drop_pipeline('rc_plain');
+CREATE ROLE regress_rc_reader;
+GRANT USAGE ON SCHEMA streamforge TO regress_rc_reader;
+SELECT streamforge.grant_privilege('rc_agg', 'regress_rc_reader', 'read');
+GRANT SELECT ON rc_clicks TO regress_rc_reader;
+SET ROLE regress_rc_reader;
+SELECT * FROM streamforge.recompute('rc_agg');
+-- the internal function checks admin too
+SELECT * FROM streamforge_internal.recompute_measures('rc_agg', '{}', NULL, NULL, NULL);
+RESET ROLE;
+-- an admin recomputes with its own privileges on the source table
+CREATE ROLE regress_rc_admin;
+GRANT USAGE ON SCHEMA streamforge TO regress_rc_admin;
+SELECT streamforge.grant_privilege('rc_agg', 'regress_rc_admin', 'admin');
+SET ROLE regress_rc_admin;
+SELECT * FROM streamforge.recompute('rc_agg');
+RESET ROLE;
+GRANT SELECT ON rc_clicks TO regress_rc_admin;
+SET ROLE regress_rc_admin;
+SELECT * FROM streamforge.recompute('rc_agg');
+RESET ROLE;
+-- the wrong kind of mappings for the pipeline
+SELECT * FROM streamforge_internal.recompute_events('rc_agg', '{}', NULL, NULL, NULL);
+-- a mapping with another time than its event's
+SELECT * FROM streamforge_internal.recompute_events('rc_one',
+    ARRAY[ROW('default', '1', '{sport}', 0, 1)::streamforge.event], NULL, NULL, NULL);
+-- one event mapped twice, differently
+SELECT * FROM streamforge_internal.recompute_events('rc_one',
+    ARRAY[ROW('default', '1', '{a}', 1796126401000000, 1)::streamforge.event,
+          ROW('default', '1', '{b}', 1796126401000000, 1)::streamforge.event], NULL, NULL, NULL);
+-- a NULL field
+SELECT * FROM streamforge_internal.recompute_events('rc_one',
+    ARRAY[ROW('default', '1', NULL, 1796126401000000, 1)::streamforge.event], NULL, NULL, NULL);
+
+-- retention: once it has forgotten events, refused
+SELECT streamforge.create_aggregate('rc_ret', $$
+    SELECT d.section, count(*) AS n
+      FROM rc_clicks c JOIN rc_pages d ON d.page = c.page
+     GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute')
+$$, retention => interval '1 minute');
+INSERT INTO rc_clicks VALUES (20, 1, 10, 1, '2026-12-01 13:00:00+00');
+SELECT * FROM streamforge.recompute('rc_ret');
+INSERT INTO rc_clicks VALUES (21, 1, 10, 1, '2026-12-01 13:10:00+00');
+SELECT count(*) FROM streamforge.advance_ts('rc_ret', 'default', '2026-12-01 13:10:00+00');
+SELECT * FROM streamforge.recompute('rc_ret');
+
+-- leave nothing for the tests that share the database
+DROP VIEW rc_diff;
+SELECT streamforge.drop_aggregate('rc_agg'), streamforge.drop_aggregate('rc_one'),
+       streamforge.drop_aggregate('rc_ret');
+DROP TABLE rc_clicks, rc_pages, rc_users;
+DROP OWNED BY regress_rc_reader, regress_rc_admin;
+DROP ROLE regress_rc_reader, regress_rc_admin;

@@ -1,0 +1,249 @@
+/*-------------------------------------------------------------------------
+ *
+ * remap.c
+ *	  A recompute: new mappings of a pipeline's accepted events, and its
+ *	  live windows rebuilt from them (0.4.0, issue 47, item 3;
+ *	  docs/joins.md, "Recomputing").
+ *
+ * An aggregate that joins dimension tables maps each event with the
+ * dimension rows current when it is ingested; a dimension row changed
+ * since changes nothing until a recompute is asked for.  The caller
+ * (api/recompute.c) maps the events again, and sf_pipeline_remap builds
+ * the pipeline they give, the way a definition change builds a new state
+ * (redefine.c, whose phases it shares):
+ *
+ *	- each accepted event that r maps, with event_time in [from, to), gets
+ *	  its new key and value (measures); it keeps its event_id, time, arrival
+ *	  number and deliveries (sf_copy_state), so a later re-delivery with
+ *	  the new mapping is a duplicate;
+ *	- every live bucket is rebuilt from the remembered events
+ *	  (sf_redefine_derive, all windows derived): a finalized row never
+ *	  changes, as for any operation, and late events are not decided again;
+ *	- the changes are the new visible rows against the old ones
+ *	  (sf_redefine_diff), in the pipeline's emit mode.
+ *
+ * Refused: an accepted event in the range that no longer maps (its inner
+ * join or filter drops it now: 0A000; taking an event out of a pipeline is
+ * not built), a mapping whose time is not its event's or two different
+ * mappings of one event (SF002), and a pipeline whose retention has
+ * forgotten events (55000: a live bucket may hold events it no longer has,
+ * as for add_window).  Events the pipeline never accepted (never
+ * delivered, or late) are not added.
+ *
+ * The cost is linear in the state, as a definition change's.
+ *
+ * Memory: the new pipeline is a new context under the caller's parent; old
+ * is only read.  Scratch arrays and the changes are palloc'd in the
+ * caller's CurrentMemoryContext.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/engine/remap.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "engine/engine.h"
+#include "engine/engine_int.h"
+
+static inline bool
+remap_in_range(const SfRemap *r, int64 t)
+{
+	return (!r->has_from || t >= r->from) && (!r->has_to || t < r->to);
+}
+
+/* SfRemapEntry by identity, then by position in the caller's array */
+static int
+remap_cmp(const void *a, const void *b)
+{
+	const SfRemapEntry *x = (const SfRemapEntry *) a;
+	const SfRemapEntry *y = (const SfRemapEntry *) b;
+	uintptr_t	px = (uintptr_t) x->id;
+	uintptr_t	py = (uintptr_t) y->id;
+
+	if (px != py)
+		return (px > py) - (px < py);
+	return (x->d > y->d) - (x->d < y->d);
+}
+
+/* Whether two mappings of one event agree */
+static bool
+same_mapping(const SfRemapEntry *a, const SfRemapEntry *b, int width)
+{
+	return a->d->key_len == b->d->key_len &&
+		memcmp(a->d->key, b->d->key, a->d->key_len) == 0 &&
+		a->d->value == b->d->value &&
+		(a->mv == NULL || memcmp(a->mv, b->mv, width * sizeof(int64)) == 0);
+}
+
+/*
+ * Refuse (0A000) an accepted event in r's range that no longer maps
+ * (r->dropped)
+ */
+static void
+check_dropped(SfPipeline *old, const SfRemap *r)
+{
+	for (int i = 0; i < r->ndropped; i++)
+	{
+		const SfDelivery *d = &r->dropped[i];
+		SfIdentity *id;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		id = sf_idtable_lookup(old, d->event_id, d->event_id_len,
+							   sf_hash_event_id(d->event_id, d->event_id_len),
+							   NULL);
+		if (id != NULL && !id->late && !id->forgotten &&
+			remap_in_range(r, id->event_time))
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("cannot recompute pipeline \"%s\": event \"%s\" no longer passes its joins and filter",
+						   old->def.name,
+						   sf_msg_str(d->event_id, d->event_id_len)),
+					errdetail("The event was aggregated with key \"%s\"; a recompute gives accepted events their mapping as of now, and cannot take one out of the pipeline.",
+							  sf_msg_str(id->key->data, id->key->len)),
+					errhint("Give the event its dimension row back, or recompute a range of event times that does not hold it."));
+	}
+}
+
+/*
+ * The accepted events of old that r maps in its range and whose mapping
+ * changes, sorted by identity (palloc'd; *n_out of them); counts r's
+ * matched and remapped.  Refuses (SF002) a mapping whose time is not its
+ * event's, and two different mappings of one event.
+ */
+static SfRemapEntry *
+remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
+{
+	const SfMeasuresDef *md = old->def.measures;
+	int			width = md != NULL ? md->width : 0;
+	SfRemapEntry *e;
+	int64		n = 0;
+	int64		kept = 0;
+
+	r->matched = 0;
+	r->remapped = 0;
+	e = palloc_extended(Max(r->n, 1) * sizeof(SfRemapEntry), MCXT_ALLOC_HUGE);
+	for (int i = 0; i < r->n; i++)
+	{
+		const SfDelivery *d = &r->ds[i];
+		SfIdentity *id;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (!remap_in_range(r, d->event_time))
+			continue;
+		id = sf_idtable_lookup(old, d->event_id, d->event_id_len,
+							   sf_hash_event_id(d->event_id, d->event_id_len),
+							   NULL);
+		/* never accepted into the windows: not added (late, or never came) */
+		if (id == NULL || id->late || id->forgotten)
+			continue;
+		if (id->event_time != d->event_time)
+			ereport(ERROR,
+					errcode(ERRCODE_SF_IDENTITY_CONFLICT),
+					errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
+						   sf_msg_str(d->event_id, d->event_id_len),
+						   old->def.name),
+					errdetail("The event was delivered with event_time " INT64_FORMAT "; its mapping now gives " INT64_FORMAT ", and a recompute never changes an event's time.",
+							  id->event_time, d->event_time));
+		e[n].id = id;
+		e[n].d = d;
+		e[n].mv = md != NULL ? r->mv + (Size) i * width : NULL;
+		e[n].changed = !(id->key->len == d->key_len &&
+						 memcmp(id->key->data, d->key, d->key_len) == 0 &&
+						 id->value == d->value &&
+						 (md == NULL || sf_measures_match(old, id, e[n].mv)));
+		n++;
+	}
+	if (n > 1)
+		qsort(e, n, sizeof(SfRemapEntry), remap_cmp);
+
+	/* one entry per event, only those that change */
+	for (int64 i = 0; i < n; i++)
+	{
+		if (i > 0 && e[i].id == e[i - 1].id)
+		{
+			if (!same_mapping(&e[i], &e[i - 1], width))
+				ereport(ERROR,
+						errcode(ERRCODE_SF_IDENTITY_CONFLICT),
+						errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
+							   sf_msg_str(e[i].d->event_id, e[i].d->event_id_len),
+							   old->def.name),
+						errdetail("The recompute maps the event twice, with different keys or values."));
+			continue;
+		}
+		r->matched++;
+		if (e[i].changed)
+		{
+			r->remapped++;
+			e[kept++] = e[i];
+		}
+	}
+	*n_out = kept;
+	return e;
+}
+
+/*
+ * sf_pipeline_remap
+ *		A copy of old, as a new pipeline under parent, in which the accepted
+ *		events r maps get their new key and value (measures), every live
+ *		bucket rebuilt from the remembered events; the changes that causes
+ *		are appended to out, their window indexes into *names (p's windows,
+ *		set here).  Sets r->matched and r->remapped.
+ */
+SfPipeline *
+sf_pipeline_remap(MemoryContext parent, SfPipeline *old, SfRemap *r,
+				  SfChangeList *out, SfPipelineDef *names)
+{
+	RedefinePlan plan;
+	SfRemapEntry *remap;
+	int64		nremap;
+	SfIdentity **ids;
+	int64		nids;
+	SfPipeline *p;
+	int			first = out->n;
+	int			nw = old->def.nwindows;
+
+	if (old->forgotten_offsets > 0 || old->late_forgotten > 0)
+		ereport(ERROR,
+				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				errmsg("cannot recompute pipeline \"%s\" from its history",
+					   old->def.name),
+				errdetail("Its retention has forgotten events that its live windows may hold."));
+	check_dropped(old, r);
+	remap = remap_plan(old, r, &nremap);
+
+	memset(&plan, 0, sizeof(plan));
+	plan.pmap = palloc(Max(old->def.npartitions, 1) * sizeof(int));
+	for (int i = 0; i < old->def.npartitions; i++)
+		plan.pmap[i] = i;
+	plan.copied = palloc(Max(nw, 1) * sizeof(int));
+	plan.derive = palloc(Max(nw, 1) * sizeof(bool));
+	for (int w = 0; w < nw; w++)
+	{
+		plan.copied[w] = -1;	/* every window rebuilt */
+		plan.derive[w] = true;
+	}
+	plan.any_derived = true;
+	plan.limit = sf_max_live_buckets > 0 ?
+		Max((int64) sf_max_live_buckets, old->nbuckets) : 0;
+
+	ids = sf_identity_array(old, &nids);
+	p = sf_pipeline_create(parent, &old->def);
+	sf_copy_state(old, p, plan.pmap, plan.copied, ids, nids, NULL, 0, remap,
+				  nremap);
+	pfree(ids);
+	pfree(remap);
+	/* the buckets from p's identities, which carry the new mappings */
+	plan.ids = sf_identity_array(p, &plan.nids);
+	sf_redefine_derive(p, old, &plan);
+	pfree(plan.ids);
+	sf_redefine_diff(old, p, &p->def, out, names);
+	sf_emit_redefined(old, p, names, out, first);
+	return p;
+}
