@@ -6,14 +6,14 @@
 -- to): the new mappings of a pipeline's accepted events (streamforge.event
 -- or measures_delivery rows, source_offset ignored) and the event_ids that
 -- no longer map; the accepted events with event_time in [from, to) (NULL:
--- unbounded) get their new key and value, the live windows are rebuilt and
--- the changes go to the outputs.  C: checks `admin` on the pipeline as the
+-- unbounded) get their new key and value, or are taken out, the live
+-- windows are rebuilt and the changes go to the outputs.  C: checks `admin` on the pipeline as the
 -- caller (before and after locking its row), as a definition change does.
 -- EXECUTE to PUBLIC: streamforge.recompute, which runs as its caller,
 -- calls them (docs/security.md).
 CREATE OR REPLACE FUNCTION streamforge_internal.recompute_events(pipeline text,
     events streamforge.event[], dropped text[], from_time bigint, to_time bigint,
-    OUT mapped bigint, OUT remapped bigint, OUT changes bigint)
+    OUT mapped bigint, OUT remapped bigint, OUT removed bigint, OUT changes bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'sf_recompute_events'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -22,7 +22,7 @@ COMMENT ON FUNCTION streamforge_internal.recompute_events(text, streamforge.even
 
 CREATE OR REPLACE FUNCTION streamforge_internal.recompute_measures(pipeline text,
     deliveries streamforge.measures_delivery[], dropped text[], from_time bigint,
-    to_time bigint, OUT mapped bigint, OUT remapped bigint, OUT changes bigint)
+    to_time bigint, OUT mapped bigint, OUT remapped bigint, OUT removed bigint, OUT changes bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'sf_recompute_measures'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -38,7 +38,7 @@ COMMENT ON FUNCTION streamforge_internal.recompute_measures(text, streamforge.me
 -- table with its own privileges.
 CREATE OR REPLACE FUNCTION streamforge.recompute(aggregate text,
     from_time timestamptz DEFAULT NULL, to_time timestamptz DEFAULT NULL,
-    OUT mapped bigint, OUT remapped bigint, OUT changes bigint)
+    OUT mapped bigint, OUT remapped bigint, OUT removed bigint, OUT changes bigint)
 RETURNS record
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -103,8 +103,8 @@ BEGIN
                                 THEN 'pg_catalog.array_agg(ROW(m.p, NULL::pg_catalog.int8, m.e, m.k, m.t, m.v)::streamforge.measures_delivery)'
                                 ELSE 'pg_catalog.array_agg(ROW(m.p, m.e, m.k, m.t, m.v)::streamforge.event)' END,
                            streamforge_internal.attach_insert_query(args));
-    -- the rows its joins and filter drop now (their events must not be in
-    -- the pipeline: recompute_* refuses them)
+    -- the rows its joins and filter drop now: their accepted events are
+    -- taken out
     IF pg_catalog.cardinality(args) OPERATOR(pg_catalog.>=) 10 AND args[10] OPERATOR(pg_catalog.<>) '' THEN
         EXECUTE pg_catalog.format('WITH new_rows AS (SELECT * FROM %s) SELECT pg_catalog.array_agg(d.e) '
                                   'FROM (SELECT (%s)::pg_catalog.text AS e FROM new_rows WHERE NOT COALESCE((%s), false)) AS d '
@@ -123,6 +123,7 @@ BEGIN
     END IF;
     mapped := r.mapped;
     remapped := r.remapped;
+    removed := r.removed;
     changes := r.changes;
 END
 $$;

@@ -10,13 +10,14 @@
  * attachment over the rows of its source table as they are now (the
  * dimensions as they are now), and hands the result here: the mappings
  * (streamforge.event[] or measures_delivery[], source_offset ignored) and
- * the event_ids of the rows that no longer pass the joins and filter.
+ * the event_ids of the rows that no longer pass the joins and filter
+ * (their events are taken out).
  * Here, as a definition change (api/manage.c): the admin privilege checked
  * and the pipeline locked by persist/redefine.c, the new state built by
  * the engine (engine/redefine.c, sf_pipeline_remap), stored as a new
  * snapshot, and its changes handed to the outputs.  The call returns how
- * many accepted events it mapped, how many of them changed, and how many
- * changes that made.
+ * many accepted events it mapped, how many of them changed, how many it
+ * took out, and how many changes that made.
  *
  * A direct call can give an admin's accepted events in the range any key
  * and value: no more than an admin can do with restore().
@@ -158,8 +159,8 @@ recompute_run(FunctionCallInfo fcinfo, bool measures)
 	SfPipeline *p;
 	SfPipeline	named;
 	TupleDesc	tupdesc;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
 
 	op.fcinfo = fcinfo;
 	op.measures = measures;
@@ -176,7 +177,8 @@ recompute_run(FunctionCallInfo fcinfo, bool measures)
 
 	values[0] = Int64GetDatum(op.remap.matched);
 	values[1] = Int64GetDatum(op.remap.remapped);
-	values[2] = Int64GetDatum((int64) op.changes.n);
+	values[2] = Int64GetDatum(op.remap.removed);
+	values[3] = Int64GetDatum((int64) op.changes.n);
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values,
 											 nulls));
 }

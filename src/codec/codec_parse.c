@@ -290,7 +290,8 @@ rd_sources(SfJsonReader *r, CkDoc *doc)
 
 				src->deliveries = ck_grow(src->deliveries, &dcap, src->n,
 										  sizeof(int64));
-				if (doc->def.has_retention && sf_json_literal(r, "null"))
+				/* forgotten (retention), or taken out by a recompute */
+				if (sf_json_literal(r, "null"))
 				{
 					src->deliveries[src->n++] = CK_FORGOTTEN;
 					continue;

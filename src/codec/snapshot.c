@@ -444,13 +444,16 @@ sf_snapshot_encode(SfPipeline *p)
  * sf_snapshot_version
  *		The binary format sf_snapshot_encode writes for p: 2 (0.2.0 -
  *		0.3.0's bytes) for a pipeline without retention or measures whose
- *		partitions start at offset 0, 3 for the others (until 0.4.0 they
- *		kept the canonical checkpoint as their snapshot).
+ *		partitions start at offset 0 and hold every delivery's event, 3 for
+ *		the others (until 0.4.0 they kept the canonical checkpoint as their
+ *		snapshot; an offset whose event a recompute took out is 0 in
+ *		version 3 only).
  */
 uint32
 sf_snapshot_version(const SfPipeline *p)
 {
-	if (p->def.has_retention || p->def.measures != NULL)
+	if (p->def.has_retention || p->def.measures != NULL ||
+		p->removed_offsets > 0)
 		return 3;
 	for (int i = 0; i < p->def.npartitions; i++)
 		if (p->partitions[i].base != 0 || p->partitions[i].head != 0)

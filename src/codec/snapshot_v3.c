@@ -226,7 +226,8 @@ sf_snap3_get_id_measures(SnapReader *r, const SfMeasuresDef *md, int64 value,
 
 /*
  * Version 3 deliveries: each partition's first held offset, then its slots
- * from there as identity ordinals plus one (0: forgotten, with retention)
+ * from there as identity ordinals plus one (0: forgotten with retention,
+ * else an event a recompute took out)
  */
 void
 sf_snap3_decode_deliveries(SnapReader *r, SfPipeline *p, const uint32 *ord2h,
@@ -250,7 +251,7 @@ sf_snap3_decode_deliveries(SnapReader *r, SfPipeline *p, const uint32 *ord2h,
 			if ((o & 65535) == 0)
 				CHECK_FOR_INTERRUPTS();
 			v = (int64) ((uint64) v + (uint64) unzigzag(get_varint(r)));
-			if (v < 0 || v > nids || (v == 0 && !p->def.has_retention))
+			if (v < 0 || v > nids)
 				sf_snap_corrupt(r, "A delivery names no identity");
 			sf_partition_append(p, i, v == 0 ? 0 : ord2h[v - 1]);
 		}

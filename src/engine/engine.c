@@ -219,7 +219,7 @@ sf_partition_alloc(SfPipeline *p, int partition, int64 n)
 /*
  * Record event (a handle) as the delivery at the partition's next offset.
  * event is 0 only when a restore rebuilds an offset record that is
- * forgotten.
+ * forgotten (retention), or whose event a recompute took out (remap.c).
  * The slots before head are free once the horizon passed them; they are
  * reused when they are at least as many as the slots in use, so appending
  * costs O(1) amortized.
@@ -288,6 +288,8 @@ sf_partition_append(SfPipeline *p, int partition, uint32 event)
 		else
 			p->forgotten_offsets++;
 	}
+	else if (unlikely(event == 0))
+		p->removed_offsets++;	/* a recompute took its event out */
 }
 
 /* The event recorded at a consumed offset, or NULL if it is not held */

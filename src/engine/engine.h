@@ -502,6 +502,8 @@ typedef struct SfPipeline
 	int64		idheap_cap;
 	int64		forgotten_ids;	/* since this pipeline was built */
 	int64		forgotten_offsets;	/* offset records not held */
+	int64		removed_offsets;	/* without retention: offsets whose event a
+									 * recompute took out (remap.c) */
 
 	/* windows */
 	struct sf_buckettab_hash *buckets;	/* (window, key, start) -> bucket */
@@ -927,7 +929,8 @@ typedef struct SfRemap
 								 * value */
 	const int64 *mv;			/* measures pipelines: width words each */
 	int			n;
-	const SfDelivery *dropped;	/* events that no longer map (event_id) */
+	const SfDelivery *dropped;	/* events that no longer map (event_id):
+								 * taken out of the pipeline */
 	int			ndropped;
 	bool		has_from;		/* events with event_time >= from only */
 	bool		has_to;			/* events with event_time < to only */
@@ -935,6 +938,7 @@ typedef struct SfRemap
 	int64		to;
 	int64		matched;		/* out: accepted events mapped */
 	int64		remapped;		/* out: of which changed */
+	int64		removed;		/* out: accepted events taken out */
 } SfRemap;
 extern SfPipeline *sf_pipeline_remap(MemoryContext parent, SfPipeline *old,
 									 SfRemap *r, SfChangeList *out,

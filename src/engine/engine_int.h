@@ -146,7 +146,7 @@ typedef struct RedefinePlan
 typedef struct SfRemapEntry
 {
 	const SfIdentity *id;		/* old's identity (the sort key) */
-	const SfDelivery *d;		/* its new key and value */
+	const SfDelivery *d;		/* its new key and value; NULL: taken out */
 	const int64 *mv;			/* its new measures (measures pipelines) */
 	bool		changed;		/* the mapping differs from the event's */
 } SfRemapEntry;

@@ -359,7 +359,9 @@ remap_find(const SfRemapEntry *remap, int64 n, const SfIdentity *id)
  *
  * remap[0 .. nremap - 1] (a recompute, remap.c; sorted by identity) gives
  * an identity of old another key and value (and measures); it keeps its
- * event_id, time, arrival number and deliveries.
+ * event_id, time, arrival number and deliveries.  An entry without a
+ * mapping (d NULL) takes its identity out: not copied, its delivery slots
+ * 0, as retention leaves a forgotten one (removed_offsets counts them).
  *
  * Nothing is finalized or forgotten here: the caller does that, once the
  * new definition's state is complete.  Any state field added to SfPipeline
@@ -399,6 +401,8 @@ sf_copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
 			CHECK_FOR_INTERRUPTS();
 		if (nremap > 0)
 			re = remap_find(remap, nremap, id);
+		if (re != NULL && re->d == NULL)
+			continue;			/* taken out: its deliveries are 0 below */
 		if (re != NULL)
 			key = sf_intern_key(p, re->d->key, re->d->key_len);
 		else
@@ -436,7 +440,8 @@ sf_copy_state(const SfPipeline *old, SfPipeline *p, const int *pmap,
 				CHECK_FOR_INTERRUPTS();
 			if (e != NULL && !e->forgotten &&
 				sf_idtable_lookup(p, e->event_id, e->event_id_len, e->hash,
-								  &handle) == NULL)
+								  &handle) == NULL &&
+				(nremap == 0 || remap_find(remap, nremap, e) == NULL))
 				elog(ERROR, "streamforge: delivered identity not copied");
 			sf_partition_append(p, pmap[k], handle);
 		}

@@ -16,15 +16,19 @@
  *	  its new key and value (measures); it keeps its event_id, time, arrival
  *	  number and deliveries (sf_copy_state), so a later re-delivery with
  *	  the new mapping is a duplicate;
+ *	- each accepted event in the range that r takes out (r->dropped: its
+ *	  inner join or filter drops it now) leaves the pipeline: its identity
+ *	  goes, its delivery slots stay consumed with no event (0, as
+ *	  retention leaves a forgotten one; removed_offsets counts them), so a
+ *	  re-delivery of it later is its first delivery, as for an event an
+ *	  inner join dropped at ingest;
  *	- every live bucket is rebuilt from the remembered events
  *	  (sf_redefine_derive, all windows derived): a finalized row never
  *	  changes, as for any operation, and late events are not decided again;
  *	- the changes are the new visible rows against the old ones
  *	  (sf_redefine_diff), in the pipeline's emit mode.
  *
- * Refused: an accepted event in the range that no longer maps (its inner
- * join or filter drops it now: 0A000; taking an event out of a pipeline is
- * not built), a mapping whose time is not its event's or two different
+ * Refused: a mapping whose time is not its event's, or two different
  * mappings of one event (SF002), and a pipeline whose retention has
  * forgotten events (55000: a live bucket may hold events it no longer has,
  * as for add_window).  Events the pipeline never accepted (never
@@ -70,10 +74,12 @@ remap_cmp(const void *a, const void *b)
 	return (x->d > y->d) - (x->d < y->d);
 }
 
-/* Whether two mappings of one event agree */
+/* Whether two mappings of one event agree (both take it out, or both map it alike) */
 static bool
 same_mapping(const SfRemapEntry *a, const SfRemapEntry *b, int width)
 {
+	if (a->d == NULL || b->d == NULL)
+		return a->d == b->d;
 	return a->d->key_len == b->d->key_len &&
 		memcmp(a->d->key, b->d->key, a->d->key_len) == 0 &&
 		a->d->value == b->d->value &&
@@ -81,39 +87,10 @@ same_mapping(const SfRemapEntry *a, const SfRemapEntry *b, int width)
 }
 
 /*
- * Refuse (0A000) an accepted event in r's range that no longer maps
- * (r->dropped)
- */
-static void
-check_dropped(SfPipeline *old, const SfRemap *r)
-{
-	for (int i = 0; i < r->ndropped; i++)
-	{
-		const SfDelivery *d = &r->dropped[i];
-		SfIdentity *id;
-
-		if ((i & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		id = sf_idtable_lookup(old, d->event_id, d->event_id_len,
-							   sf_hash_event_id(d->event_id, d->event_id_len),
-							   NULL);
-		if (id != NULL && !id->late && !id->forgotten &&
-			remap_in_range(r, id->event_time))
-			ereport(ERROR,
-					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("cannot recompute pipeline \"%s\": event \"%s\" no longer passes its joins and filter",
-						   old->def.name,
-						   sf_msg_str(d->event_id, d->event_id_len)),
-					errdetail("The event was aggregated with key \"%s\"; a recompute gives accepted events their mapping as of now, and cannot take one out of the pipeline.",
-							  sf_msg_str(id->key->data, id->key->len)),
-					errhint("Give the event its dimension row back, or recompute a range of event times that does not hold it."));
-	}
-}
-
-/*
  * The accepted events of old that r maps in its range and whose mapping
- * changes, sorted by identity (palloc'd; *n_out of them); counts r's
- * matched and remapped.  Refuses (SF002) a mapping whose time is not its
+ * changes, or that r takes out (r->dropped: entries without a mapping),
+ * sorted by identity (palloc'd; *n_out of them); counts r's matched,
+ * remapped and removed.  Refuses (SF002) a mapping whose time is not its
  * event's, and two different mappings of one event.
  */
 static SfRemapEntry *
@@ -127,15 +104,18 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 
 	r->matched = 0;
 	r->remapped = 0;
-	e = palloc_extended(Max(r->n, 1) * sizeof(SfRemapEntry), MCXT_ALLOC_HUGE);
-	for (int i = 0; i < r->n; i++)
+	r->removed = 0;
+	e = palloc_extended(Max((Size) r->n + r->ndropped, 1) * sizeof(SfRemapEntry),
+						MCXT_ALLOC_HUGE);
+	for (int i = 0; i < r->n + r->ndropped; i++)
 	{
-		const SfDelivery *d = &r->ds[i];
+		bool		drop = i >= r->n;
+		const SfDelivery *d = drop ? &r->dropped[i - r->n] : &r->ds[i];
 		SfIdentity *id;
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (!remap_in_range(r, d->event_time))
+		if (!drop && !remap_in_range(r, d->event_time))
 			continue;
 		id = sf_idtable_lookup(old, d->event_id, d->event_id_len,
 							   sf_hash_event_id(d->event_id, d->event_id_len),
@@ -143,6 +123,17 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 		/* never accepted into the windows: not added (late, or never came) */
 		if (id == NULL || id->late || id->forgotten)
 			continue;
+		if (drop)
+		{
+			if (!remap_in_range(r, id->event_time))
+				continue;
+			e[n].id = id;
+			e[n].d = NULL;
+			e[n].mv = NULL;
+			e[n].changed = true;
+			n++;
+			continue;
+		}
 		if (id->event_time != d->event_time)
 			ereport(ERROR,
 					errcode(ERRCODE_SF_IDENTITY_CONFLICT),
@@ -172,17 +163,21 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 				ereport(ERROR,
 						errcode(ERRCODE_SF_IDENTITY_CONFLICT),
 						errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
-							   sf_msg_str(e[i].d->event_id, e[i].d->event_id_len),
+							   sf_msg_str(e[i].id->event_id, e[i].id->event_id_len),
 							   old->def.name),
-						errdetail("The recompute maps the event twice, with different keys or values."));
+						errdetail("The recompute maps the event twice, with different keys or values, or both maps it and takes it out."));
 			continue;
 		}
-		r->matched++;
-		if (e[i].changed)
+		if (e[i].d == NULL)
+			r->removed++;
+		else
 		{
-			r->remapped++;
-			e[kept++] = e[i];
+			r->matched++;
+			if (e[i].changed)
+				r->remapped++;
 		}
+		if (e[i].changed)
+			e[kept++] = e[i];
 	}
 	*n_out = kept;
 	return e;
@@ -191,10 +186,11 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 /*
  * sf_pipeline_remap
  *		A copy of old, as a new pipeline under parent, in which the accepted
- *		events r maps get their new key and value (measures), every live
+ *		events r maps get their new key and value (measures), those it
+ *		drops are taken out, every live
  *		bucket rebuilt from the remembered events; the changes that causes
  *		are appended to out, their window indexes into *names (p's windows,
- *		set here).  Sets r->matched and r->remapped.
+ *		set here).  Sets r->matched, r->remapped and r->removed.
  */
 SfPipeline *
 sf_pipeline_remap(MemoryContext parent, SfPipeline *old, SfRemap *r,
@@ -215,7 +211,6 @@ sf_pipeline_remap(MemoryContext parent, SfPipeline *old, SfRemap *r,
 				errmsg("cannot recompute pipeline \"%s\" from its history",
 					   old->def.name),
 				errdetail("Its retention has forgotten events that its live windows may hold."));
-	check_dropped(old, r);
 	remap = remap_plan(old, r, &nremap);
 
 	memset(&plan, 0, sizeof(plan));
