@@ -8,7 +8,7 @@
 SET search_path = streamforge, pg_catalog;
 WITH grp(ord, title, names) AS (VALUES
     (1, 'Aggregates defined by a query', ARRAY['create_aggregate', 'drop_aggregate', 'alter_aggregate', 'tumble', 'hop',
-        'max_by', 'min_by', 'approx_percentile', 'join_stats', 'approx_count_distinct']),
+        'max_by', 'min_by', 'approx_percentile', 'join_stats', 'recompute', 'approx_count_distinct']),
     (2, 'Pipelines and windows', ARRAY['create_pipeline', 'definition', 'definition_of', 'drop_pipeline', 'fixed', 'sliding', 'session',
         'fixed_interval', 'sliding_interval', 'session_interval']),
     (3, 'Getting data in', ARRAY['ingest', 'ingest_count', 'ingest_batch', 'append', 'append_batch', 'ingest_json',
