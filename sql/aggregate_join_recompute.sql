@@ -209,22 +209,37 @@ SELECT * FROM streamforge_internal.recompute_events('rc_one',
 SELECT * FROM streamforge_internal.recompute_events('rc_one',
     ARRAY[ROW('default', '1', NULL, 1796126401000000, 1)::streamforge.event], NULL, NULL, NULL);
 
--- retention: once it has forgotten events, refused
+-- retention: once it has forgotten events, a recompute needs every live
+-- window to hold remembered events only.  A retention as long as the
+-- window (1 minute: the horizon is the watermark minus a minute, before
+-- every live window's start) recomputes; a 2-minute hop with a 30-second
+-- retention has a live window that starts before the horizon: refused.
 SELECT streamforge.create_aggregate('rc_ret', $$
     SELECT d.section, count(*) AS n
       FROM rc_clicks c JOIN rc_pages d ON d.page = c.page
      GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute')
 $$, retention => interval '1 minute');
+SELECT streamforge.create_aggregate('rc_ret2', $$
+    SELECT d.section, count(*) AS n
+      FROM rc_clicks c JOIN rc_pages d ON d.page = c.page
+     GROUP BY d.section, streamforge.hop(c.at, interval '2 minutes', interval '1 minute')
+$$, retention => interval '30 seconds');
 INSERT INTO rc_clicks VALUES (20, 1, 10, 1, '2026-12-01 13:00:00+00');
 SELECT * FROM streamforge.recompute('rc_ret');
-INSERT INTO rc_clicks VALUES (21, 1, 10, 1, '2026-12-01 13:10:00+00');
+INSERT INTO rc_clicks VALUES (21, 1, 10, 1, '2026-12-01 13:10:00+00'),
+                             (22, 2, 10, 1, '2026-12-01 13:10:10+00');
 SELECT count(*) FROM streamforge.advance_ts('rc_ret', 'default', '2026-12-01 13:10:00+00');
+SELECT count(*) FROM streamforge.advance_ts('rc_ret2', 'default', '2026-12-01 13:10:00+00');
+SELECT remembered_identities, forgotten_offsets FROM streamforge.stats('rc_ret');
+UPDATE rc_pages SET section = 'ret' WHERE page = 1;
 SELECT * FROM streamforge.recompute('rc_ret');
+SELECT section, window_start, n FROM rc_ret_live ORDER BY window_start, section;
+SELECT * FROM streamforge.recompute('rc_ret2');
 
 -- leave nothing for the tests that share the database
 DROP VIEW rc_diff;
 SELECT streamforge.drop_aggregate('rc_agg'), streamforge.drop_aggregate('rc_one'),
-       streamforge.drop_aggregate('rc_ret');
+       streamforge.drop_aggregate('rc_ret'), streamforge.drop_aggregate('rc_ret2');
 DROP TABLE rc_clicks, rc_pages, rc_users;
 DROP OWNED BY regress_rc_reader, regress_rc_admin;
 DROP ROLE regress_rc_reader, regress_rc_admin;

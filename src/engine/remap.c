@@ -29,9 +29,11 @@
  *	  (sf_redefine_diff), in the pipeline's emit mode.
  *
  * Refused: a mapping whose time is not its event's, or two different
- * mappings of one event (SF002), and a pipeline whose retention has
- * forgotten events (55000: a live bucket may hold events it no longer has,
- * as for add_window).  Events the pipeline never accepted (never
+ * mappings of one event (SF002), and, once a retention has forgotten
+ * events, a live bucket that may hold some of them (55000: one that starts
+ * before the horizon, a session that starts less than its gap after it,
+ * before or after the re-mapping): it could not be rebuilt exactly.  A
+ * retention at least as long as every window (and gap) never refuses.  Events the pipeline never accepted (never
  * delivered, or late) are not added.
  *
  * The cost is linear in the state, as a definition change's.
@@ -184,6 +186,40 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 }
 
 /*
+ * With a retention that has forgotten events: refuse (55000) unless every
+ * live bucket of x is known to hold remembered events only, that is starts
+ * at or after the horizon h (a session: h + its gap, so that no forgotten
+ * event touches it).  Checked on the old state, and on the new one, whose
+ * re-mapped events may have made buckets the old state did not have.
+ */
+static void
+check_remembered(SfPipeline *x, int64 h)
+{
+	SfRow	   *rows;
+	int64		n = sf_collect_rows(x, false, &rows);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		const SfRow *r = &rows[i];
+		const SfWindowDef *wd = &x->def.windows[r->addr.window];
+		int128		need = (int128) h + (sf_window_merges(wd) ? wd->gap : 0);
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if ((int128) r->addr.start < need)
+			ereport(ERROR,
+					errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					errmsg("cannot recompute pipeline \"%s\" from its history",
+						   x->def.name),
+					errdetail("Its live window \"%s\", key \"%s\", [" INT64_FORMAT ", " INT64_FORMAT ") starts too close to the retention horizon " INT64_FORMAT " to hold only events the pipeline still remembers.",
+							  wd->name, sf_msg_str(r->addr.key->data, r->addr.key->len),
+							  r->addr.start, r->addr.end, h),
+					errhint("A recompute rebuilds live windows from the remembered events: a retention at least as long as each window (and a session's gap) keeps them."));
+	}
+	pfree(rows);
+}
+
+/*
  * sf_pipeline_remap
  *		A copy of old, as a new pipeline under parent, in which the accepted
  *		events r maps get their new key and value (measures), those it
@@ -204,13 +240,15 @@ sf_pipeline_remap(MemoryContext parent, SfPipeline *old, SfRemap *r,
 	SfPipeline *p;
 	int			first = out->n;
 	int			nw = old->def.nwindows;
+	bool		forgot;
 
-	if (old->forgotten_offsets > 0 || old->late_forgotten > 0)
-		ereport(ERROR,
-				errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				errmsg("cannot recompute pipeline \"%s\" from its history",
-					   old->def.name),
-				errdetail("Its retention has forgotten events that its live windows may hold."));
+	/* with a retention that forgot events: only if no live bucket needs them */
+	forgot = old->forgotten_offsets > 0 || old->late_forgotten > 0;
+	if (forgot && !old->has_horizon)
+		elog(ERROR, "streamforge: pipeline \"%s\" forgot events without a horizon",
+			 old->def.name);
+	if (forgot)
+		check_remembered(old, old->horizon);
 	remap = remap_plan(old, r, &nremap);
 
 	memset(&plan, 0, sizeof(plan));
@@ -238,6 +276,8 @@ sf_pipeline_remap(MemoryContext parent, SfPipeline *old, SfRemap *r,
 	plan.ids = sf_identity_array(p, &plan.nids);
 	sf_redefine_derive(p, old, &plan);
 	pfree(plan.ids);
+	if (forgot)
+		check_remembered(p, old->horizon);
 	sf_redefine_diff(old, p, &p->def, out, names);
 	sf_emit_redefined(old, p, names, out, first);
 	return p;
