@@ -190,7 +190,9 @@ CREATE ROLE regress_rc_admin;
 GRANT USAGE ON SCHEMA streamforge TO regress_rc_admin;
 SELECT streamforge.grant_privilege('rc_agg', 'regress_rc_admin', 'admin');
 SET ROLE regress_rc_admin;
+\set VERBOSITY terse
 SELECT * FROM streamforge.recompute('rc_agg');
+\set VERBOSITY default
 RESET ROLE;
 GRANT SELECT ON rc_clicks TO regress_rc_admin;
 SET ROLE regress_rc_admin;

@@ -8,10 +8,11 @@
 -- Steps: dimension changes, multi-row inserts crossing window boundaries
 -- (some late, some the join or WHERE drops), re-deliveries (SF002 when the
 -- mapping the pipeline holds differs), source rows deleted, watermark
--- advances (windows finalize), and recomputes of random ranges, some
--- rolled back; sometimes a whole step is rolled back (model and pipeline
--- together).  Part of the trace runs in one transaction, part commits
--- after every step; a checkpoint/restore and a cold load (\c) in between.
+-- advances (windows finalize), checkpoint/restore of both aggregates, and
+-- recomputes of random ranges, some rolled back; sometimes a whole step is
+-- rolled back (model and pipeline together).  Part of the trace runs in
+-- one transaction, part commits after every step; a checkpoint/restore and
+-- a cold load (\c) in between.
 --
 -- The model (rr_ref) holds, for each event a pipeline holds, the mapping
 -- it holds: at insert the join and WHERE as they are then (dropped rows
@@ -20,13 +21,17 @@
 -- the dimension row as it is now, or leaves (removed) if the join or WHERE
 -- drops it now; a re-delivery of an event held (in rr_ref or rr_late) with
 -- another mapping is SF002, with the same one a duplicate; an event held
--- by neither is a first delivery.  Checked after every step (the first
--- divergence goes to rr_mismatch): the live windows (window_end + lateness
+-- by neither is a first delivery.  Checked after every step (a step after
+-- which the comparisons print other rows than after the step before goes
+-- to rr_mismatch, with its kind): the live windows (window_end + lateness
 -- >= watermark) against the model grouped alike; the emitted rows of the
 -- view <name> not final against the model's ready live windows; its final
 -- rows against the model as it was when they finalized (rr_final, a
--- snapshot at each advance); the late events; the watermark.  Every
--- recompute's (mapped, remapped, removed, changes) against the model's.
+-- snapshot at each advance: a final row never changes, whatever a
+-- recompute or restore does later); the late events; the watermark.  Every
+-- recompute's (mapped, remapped, removed, changes) against the model's
+-- (changes: in update mode, a retraction of each ready live row that a
+-- recompute changes or removes, an upsert of each it changes or adds).
 -- Every comparison prints no row when it agrees.
 SET client_min_messages = warning;
 SET TimeZone = 'UTC';
@@ -59,10 +64,10 @@ SELECT a.pipeline, a.filter IS NOT NULL AS has_filter,
 -- the model
 CREATE TABLE rr_state (k text PRIMARY KEY, v bigint);
 INSERT INTO rr_state VALUES ('next_id', 1), ('max_us', 0), ('wm', NULL), ('steps', 0),
-    ('redelivered', 0), ('conflicts', 0), ('readded', 0), ('deleted', 0), ('advances', 0),
+    ('redelivered', 0), ('conflicts', 0), ('readded', 0), ('deleted', 0), ('advances', 0), ('restores', 0),
     ('recomputes', 0), ('recomputes_remapping', 0), ('recomputes_removing', 0),
     ('recomputes_changing', 0), ('recomputes_rolled_back', 0),
-    ('range0', 0), ('range1', 0), ('range2', 0), ('range3', 0);
+    ('advances_ready', 0), ('advances_live2', 0), ('range0', 0), ('range1', 0), ('range2', 0), ('range3', 0);
 -- the mapping each pipeline ('a', 'b') holds for each accepted event, and
 -- for each late event (weight: only rr_a maps it)
 CREATE TABLE rr_ref (p text, id integer, section text, weight integer, amount integer,
@@ -78,6 +83,8 @@ CREATE TABLE rr_snap (p text, section text, window_start timestamptz, n bigint, 
                       mean numeric, top_w integer, heavy bigint, heavy_total bigint,
                       lo integer, hi integer);
 CREATE TABLE rr_mismatch (step bigint, what text);
+CREATE TABLE rr_last_diff (d text);
+INSERT INTO rr_last_diff VALUES (NULL);
 
 -- times: microseconds after 2026-12-01 12:00:00+00
 CREATE FUNCTION rr_ts(us bigint) RETURNS timestamptz LANGUAGE sql IMMUTABLE
@@ -284,6 +291,7 @@ DECLARE
     evs rr_ev[];
     conflict_want boolean;
     conflict_got boolean;
+    diff text;
 BEGIN
     UPDATE rr_state SET v = v + 1 WHERE k = 'steps' RETURNING v INTO step;
     BEGIN
@@ -292,17 +300,19 @@ BEGIN
             kind := 'dimension';
             FOR i IN 1 .. 1 + floor(random() * 3)::integer LOOP
                 pg := 1 + floor(random() * 24)::integer;
-                IF random() < 0.2 THEN
+                IF random() < 0.12 THEN
                     DELETE FROM rr_dim WHERE page = pg;
                 ELSE
-                    INSERT INTO rr_dim VALUES (pg, 's' || floor(random() * 5)::integer,
+                    -- section s4: rr_a's WHERE drops the page's events
+                    INSERT INTO rr_dim VALUES (pg, CASE WHEN random() < 0.1 THEN 's4'
+                                                        ELSE 's' || floor(random() * 4)::integer END,
                                                CASE WHEN random() < 0.15 THEN NULL
                                                     ELSE floor(random() * 4)::integer END)
                     ON CONFLICT (page) DO UPDATE SET section = EXCLUDED.section,
                                                      weight = EXCLUDED.weight;
                 END IF;
             END LOOP;
-        ELSIF r < 0.5 THEN
+        ELSIF r < 0.48 THEN
             -- one to eight events, mostly forward, some late, across
             -- windows; pages 21-24 are mostly missing
             kind := 'insert';
@@ -334,13 +344,24 @@ BEGIN
             bad := bad || rr_recompute(CASE WHEN random() < 0.55 THEN 'a' ELSE 'b' END, f, tt);
         ELSIF r < 0.8 THEN
             -- a re-delivery of one to three rows in one statement, mostly
-            -- recent ones: deleted and inserted again
+            -- recent ones, sometimes rows rr_a does not hold (it dropped or
+            -- took them out): deleted and inserted again
             kind := 're-delivery';
-            cnt := (SELECT count(*) FROM rr_ev);
             ids := '{}';
             FOR i IN 1 .. 1 + floor(random() * 3)::integer LOOP
-                ids := ids || (SELECT id FROM rr_ev ORDER BY id DESC
-                                OFFSET floor(power(random(), 2) * cnt) LIMIT 1);
+                IF random() < 0.3 THEN
+                    cnt := (SELECT count(*) FROM rr_ev AS e
+                             WHERE NOT EXISTS (SELECT FROM rr_ref AS x WHERE x.p = 'a' AND x.id = e.id)
+                               AND NOT EXISTS (SELECT FROM rr_late AS x WHERE x.p = 'a' AND x.id = e.id));
+                    ids := ids || (SELECT e.id FROM rr_ev AS e
+                                    WHERE NOT EXISTS (SELECT FROM rr_ref AS x WHERE x.p = 'a' AND x.id = e.id)
+                                      AND NOT EXISTS (SELECT FROM rr_late AS x WHERE x.p = 'a' AND x.id = e.id)
+                                    ORDER BY e.id DESC OFFSET floor(random() * cnt) LIMIT 1);
+                ELSE
+                    cnt := (SELECT count(*) FROM rr_ev);
+                    ids := ids || (SELECT id FROM rr_ev ORDER BY id DESC
+                                    OFFSET floor(power(random(), 2) * cnt) LIMIT 1);
+                END IF;
             END LOOP;
             ids := ARRAY(SELECT DISTINCT x FROM unnest(ids) AS x WHERE x IS NOT NULL ORDER BY 1);
             IF cardinality(ids) > 0 THEN
@@ -364,7 +385,7 @@ BEGIN
                     UPDATE rr_state SET v = v + 1 WHERE k = 'redelivered';
                 END IF;
             END IF;
-        ELSIF r < 0.83 THEN
+        ELSIF r < 0.82 THEN
             -- a source row deleted for good: its events keep their mapping,
             -- a recompute does not read it
             kind := 'delete';
@@ -372,7 +393,7 @@ BEGIN
             DELETE FROM rr_ev
              WHERE id = (SELECT id FROM rr_ev ORDER BY id DESC OFFSET floor(random() * cnt) LIMIT 1);
             UPDATE rr_state SET v = v + 1 WHERE k = 'deleted';
-        ELSIF r < 0.93 THEN
+        ELSIF r < 0.95 THEN
             -- the watermark moves (mostly to some seconds behind the latest
             -- event, sometimes past it); the windows it finalizes are
             -- frozen in rr_final as the model has them now
@@ -391,7 +412,17 @@ BEGIN
             PERFORM count(*) FROM streamforge.advance_ts('rr_a', 'default', rr_ts(t));
             PERFORM count(*) FROM streamforge.advance_ts('rr_b', 'default', rr_ts(t));
             UPDATE rr_state SET v = t WHERE k = 'wm';
-            UPDATE rr_state SET v = v + 1 WHERE k = 'advances';
+            UPDATE rr_state SET v = v + 1
+             WHERE k = 'advances'
+                OR (k = 'advances_ready' AND EXISTS (SELECT FROM rr_model_ready))
+                OR (k = 'advances_live2' AND (SELECT count(DISTINCT window_start) FROM rr_model
+                                               WHERE window_start + interval '15 seconds' >= rr_ts(t)) > 1);
+        ELSIF r < 0.97 THEN
+            -- each aggregate restored from its checkpoint
+            kind := 'restore';
+            PERFORM streamforge.restore('rr_a', streamforge.checkpoint('rr_a'));
+            PERFORM streamforge.restore('rr_b', streamforge.checkpoint('rr_b'));
+            UPDATE rr_state SET v = v + 1 WHERE k = 'restores';
         ELSE
             -- both aggregates recomputed whole
             kind := 'recompute both';
@@ -407,12 +438,15 @@ BEGIN
         UPDATE rr_state SET v = v + 1 WHERE k = 'recomputes_rolled_back';
     END IF;
     INSERT INTO rr_mismatch SELECT step, x FROM unnest(bad) AS x WHERE x IS NOT NULL;
-    -- the first step after which the pipelines and the model disagree
-    IF NOT EXISTS (SELECT FROM rr_mismatch WHERE what LIKE 'diff%')
-       AND (EXISTS (SELECT FROM rr_diff) OR EXISTS (SELECT FROM rr_diff_late)) THEN
+    -- the steps after which the pipelines and the model disagree
+    -- differently than after the step before
+    diff := nullif(concat((SELECT string_agg(x::text, ' ' ORDER BY x::text) FROM rr_diff AS x),
+                          (SELECT string_agg(x::text, ' ' ORDER BY x::text) FROM rr_diff_late AS x)), '');
+    IF diff IS DISTINCT FROM (SELECT d FROM rr_last_diff) THEN
         INSERT INTO rr_mismatch
         VALUES (step, format('diff after step %s (%s%s)', step, kind,
                              CASE WHEN rolled THEN ', rolled back' ELSE '' END));
+        UPDATE rr_last_diff SET d = diff;
     END IF;
 END
 $f$;
@@ -463,11 +497,13 @@ SELECT (SELECT count(*) FROM rr_ev) > 250 AS events,
        (SELECT v FROM rr_state WHERE k = 'readded') > 0 AS readded,
        (SELECT count(*) FROM rr_late WHERE p = 'a') > 5 AS late,
        (SELECT count(DISTINCT window_start) FROM rr_a WHERE final) > 10 AS finalized,
-       (SELECT count(DISTINCT window_start) FROM rr_a_live) > 1 AS live_windows,
+       (SELECT v FROM rr_state WHERE k = 'advances_live2') > 5 AS live_windows,
+       (SELECT v FROM rr_state WHERE k = 'advances_ready') > 5 AS ready_windows,
        (SELECT v FROM rr_state WHERE k = 'conflicts') > 3 AS conflicts,
        (SELECT v FROM rr_state WHERE k = 'redelivered') > 10 AS redelivered,
        (SELECT v FROM rr_state WHERE k = 'deleted') > 3 AS deleted,
-       EXISTS (SELECT FROM rr_b_live WHERE section IS NULL) AS null_group,
+       (SELECT v FROM rr_state WHERE k = 'restores') > 3 AS restores,
+       EXISTS (SELECT FROM rr_b WHERE section IS NULL) AS null_group,
        (SELECT count(*) FROM rr_ev) > (SELECT count(*) FROM rr_ref WHERE p = 'a')
                                       + (SELECT count(*) FROM rr_late WHERE p = 'a') AS dropped;
 
@@ -478,4 +514,5 @@ DROP PROCEDURE rr_run(integer);
 DROP FUNCTION rr_step(), rr_recompute(text, timestamptz, timestamptz),
     rr_model_recompute(text, timestamptz, timestamptz), rr_model_conflict(integer[]),
     rr_model_deliver(integer), rr_map(text, integer), rr_wm(), rr_us(timestamptz), rr_ts(bigint);
-DROP TABLE rr_ev, rr_dim, rr_state, rr_ref, rr_late, rr_removed, rr_final, rr_snap, rr_mismatch;
+DROP TABLE rr_ev, rr_dim, rr_state, rr_ref, rr_late, rr_removed, rr_final, rr_snap, rr_mismatch,
+    rr_last_diff;

@@ -94,11 +94,16 @@ BEGIN
         f := 9223372036854775807;
     END IF;
 
-    -- the rows as the insert trigger maps them, over the whole table
-    q := pg_catalog.format('WITH new_rows AS (SELECT * FROM %s) SELECT %s FROM (%s) AS m(p, e, k, t, v) '
+    -- the rows as the insert trigger maps them; those outside the range are
+    -- left out before their joins are looked up (the time mapping, args[5],
+    -- reads the source row only; a NULL time never made an event)
+    q := pg_catalog.format('WITH new_rows AS (SELECT * FROM %s '
+                           'WHERE ($3 IS NULL OR (%s) OPERATOR(pg_catalog.>=) $3) '
+                           'AND ($4 IS NULL OR (%s) OPERATOR(pg_catalog.<) $4)) '
+                           'SELECT %s FROM (%s) AS m(p, e, k, t, v) '
                            'WHERE ($3 IS NULL OR m.t OPERATOR(pg_catalog.>=) $3) '
                            'AND ($4 IS NULL OR m.t OPERATOR(pg_catalog.<) $4)',
-                           src,
+                           src, args[5], args[5],
                            CASE WHEN pg_catalog.cardinality(args) OPERATOR(pg_catalog.=) 11
                                 THEN 'pg_catalog.array_agg(ROW(m.p, NULL::pg_catalog.int8, m.e, m.k, m.t, m.v)::streamforge.measures_delivery)'
                                 ELSE 'pg_catalog.array_agg(ROW(m.p, m.e, m.k, m.t, m.v)::streamforge.event)' END,
@@ -106,11 +111,14 @@ BEGIN
     -- the rows its joins and filter drop now: their accepted events are
     -- taken out
     IF pg_catalog.cardinality(args) OPERATOR(pg_catalog.>=) 10 AND args[10] OPERATOR(pg_catalog.<>) '' THEN
-        EXECUTE pg_catalog.format('WITH new_rows AS (SELECT * FROM %s) SELECT pg_catalog.array_agg(d.e) '
+        EXECUTE pg_catalog.format('WITH new_rows AS (SELECT * FROM %s '
+                                  'WHERE ($3 IS NULL OR (%s) OPERATOR(pg_catalog.>=) $3) '
+                                  'AND ($4 IS NULL OR (%s) OPERATOR(pg_catalog.<) $4)) '
+                                  'SELECT pg_catalog.array_agg(d.e) '
                                   'FROM (SELECT (%s)::pg_catalog.text AS e FROM new_rows WHERE NOT COALESCE((%s), false)) AS d '
                                   'WHERE d.e IS NOT NULL',
-                                  src, args[3], args[10])
-            INTO dropped USING aggregate, src;
+                                  src, args[5], args[5], args[3], args[10])
+            INTO dropped USING aggregate, src, f, t;
     END IF;
     IF pg_catalog.cardinality(args) OPERATOR(pg_catalog.=) 11 THEN
         EXECUTE q INTO md USING aggregate, src, f, t;
