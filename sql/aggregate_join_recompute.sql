@@ -77,8 +77,10 @@ SELECT * FROM streamforge.recompute('rc_agg');
 ROLLBACK;
 SELECT section, plan, window_start, n, total, top_w FROM rc_agg_live ORDER BY window_start, section, plan;
 
--- every accepted event mapped: 6 (event 6 was dropped, never accepted);
--- events 1, 4 (page 1), 5 (user 10) and 2 (user 11 gone: NULL plan) change
+-- the accepted events of live windows are mapped: 4, 5 and 7 (events 1-3
+-- are in the finalized first minute and keep their mapping; event 6 was
+-- dropped, never accepted); 4 (page 1, user 11 gone), 5 (user 10) and 7
+-- (user 11 gone: NULL plan) change
 SELECT * FROM streamforge.recompute('rc_agg');
 SELECT * FROM rc_diff;
 -- the finalized first minute keeps what it was; the live second minute
@@ -111,9 +113,10 @@ UPDATE rc_pages SET section = 'late2' WHERE page = 2;
 SELECT * FROM streamforge.recompute('rc_agg');
 SELECT event_id, section, plan, event_time FROM rc_agg_late;
 
--- accepted events that no longer pass the inner join are taken out:
--- events 3 (12:00:03, its window finalized: its final row stays) and 7
--- (12:02:10, it leaves the live window); first in a range without them
+-- an accepted event that no longer passes the inner join is taken out:
+-- event 7 (12:02:10) leaves the live window; event 3 (12:00:03) is in the
+-- finalized minute and keeps its mapping and its final row; first in a
+-- range without them
 DELETE FROM rc_pages WHERE page = 3;
 SELECT * FROM streamforge.recompute('rc_agg', '2026-12-01 12:01:00+00', '2026-12-01 12:02:00+00');
 SELECT * FROM streamforge.recompute('rc_agg');
@@ -125,14 +128,21 @@ SELECT * FROM streamforge.recompute('rc_one');
 SELECT section, window_start, n FROM rc_one_live ORDER BY window_start, section;
 -- the page comes back: a recompute adds no event the pipeline does not
 -- hold; a re-delivery does, as the first delivery of an event an inner
--- join dropped: event 7 is aggregated again, event 3 is late now
+-- join dropped: event 7 is aggregated again
 INSERT INTO rc_pages VALUES (3, 'tech3', 3);
 SELECT * FROM streamforge.recompute('rc_agg');
 BEGIN;
-CREATE TEMP TABLE again ON COMMIT DROP AS SELECT * FROM rc_clicks WHERE id IN (3, 7);
-DELETE FROM rc_clicks WHERE id IN (3, 7);
-INSERT INTO rc_clicks SELECT * FROM again ORDER BY id;
+CREATE TEMP TABLE again ON COMMIT DROP AS SELECT * FROM rc_clicks WHERE id = 7;
+DELETE FROM rc_clicks WHERE id = 7;
+INSERT INTO rc_clicks SELECT * FROM again;
 COMMIT;
+-- event 3 kept its mapping (page 3 as 'tech'): a re-delivery of it with
+-- the row as it is now is an identity conflict, as before any recompute
+BEGIN;
+CREATE TEMP TABLE again ON COMMIT DROP AS SELECT * FROM rc_clicks WHERE id = 3;
+DELETE FROM rc_clicks WHERE id = 3;
+INSERT INTO rc_clicks SELECT * FROM again;
+ROLLBACK;
 SELECT * FROM rc_diff;
 SELECT event_id, section, plan, event_time FROM rc_agg_late ORDER BY late_seq;
 SELECT section, window_start, n FROM rc_one_live ORDER BY window_start, section;
@@ -202,14 +212,14 @@ RESET ROLE;
 SELECT * FROM streamforge_internal.recompute_events('rc_agg', '{}', NULL, NULL, NULL);
 -- a mapping with another time than its event's
 SELECT * FROM streamforge_internal.recompute_events('rc_one',
-    ARRAY[ROW('default', '1', '{sport}', 0, 1)::streamforge.event], NULL, NULL, NULL);
+    ARRAY[ROW('default', '4', '{sport}', 0, 1)::streamforge.event], NULL, NULL, NULL);
 -- one event mapped twice, differently
 SELECT * FROM streamforge_internal.recompute_events('rc_one',
-    ARRAY[ROW('default', '1', '{a}', 1796126401000000, 1)::streamforge.event,
-          ROW('default', '1', '{b}', 1796126401000000, 1)::streamforge.event], NULL, NULL, NULL);
+    ARRAY[ROW('default', '4', '{a}', 1796126463000000, 1)::streamforge.event,
+          ROW('default', '4', '{b}', 1796126463000000, 1)::streamforge.event], NULL, NULL, NULL);
 -- a NULL field
 SELECT * FROM streamforge_internal.recompute_events('rc_one',
-    ARRAY[ROW('default', '1', NULL, 1796126401000000, 1)::streamforge.event], NULL, NULL, NULL);
+    ARRAY[ROW('default', '4', NULL, 1796126463000000, 1)::streamforge.event], NULL, NULL, NULL);
 
 -- retention: once it has forgotten events, a recompute needs every live
 -- window to hold remembered events only.  A retention as long as the

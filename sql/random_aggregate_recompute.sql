@@ -63,11 +63,14 @@ SELECT a.pipeline, a.filter IS NOT NULL AS has_filter,
 
 -- the model
 CREATE TABLE rr_state (k text PRIMARY KEY, v bigint);
+-- next_id, max_us (the latest event time), wm (the watermark, NULL before
+-- the first advance); the rest count what the trace did
 INSERT INTO rr_state VALUES ('next_id', 1), ('max_us', 0), ('wm', NULL), ('steps', 0),
-    ('redelivered', 0), ('conflicts', 0), ('readded', 0), ('deleted', 0), ('advances', 0), ('restores', 0),
+    ('redelivered', 0), ('conflicts', 0), ('readded', 0), ('deleted', 0), ('restores', 0),
+    ('advances', 0), ('advances_ready', 0), ('advances_live2', 0),
     ('recomputes', 0), ('recomputes_remapping', 0), ('recomputes_removing', 0),
     ('recomputes_changing', 0), ('recomputes_rolled_back', 0),
-    ('advances_ready', 0), ('advances_live2', 0), ('range0', 0), ('range1', 0), ('range2', 0), ('range3', 0);
+    ('range0', 0), ('range1', 0), ('range2', 0), ('range3', 0);
 -- the mapping each pipeline ('a', 'b') holds for each accepted event, and
 -- for each late event (weight: only rr_a maps it)
 CREATE TABLE rr_ref (p text, id integer, section text, weight integer, amount integer,
@@ -82,6 +85,7 @@ CREATE TABLE rr_final (p text, section text, window_start timestamptz, n bigint,
 CREATE TABLE rr_snap (p text, section text, window_start timestamptz, n bigint, total bigint,
                       mean numeric, top_w integer, heavy bigint, heavy_total bigint,
                       lo integer, hi integer);
+-- what disagreed, and after which step (printed at the checkpoints)
 CREATE TABLE rr_mismatch (step bigint, what text);
 CREATE TABLE rr_last_diff (d text);
 INSERT INTO rr_last_diff VALUES (NULL);
@@ -94,6 +98,11 @@ AS $$ SELECT (extract(epoch FROM ts - '2026-12-01 12:00:00+00'::timestamptz) * 1
 -- the model's watermark, NULL before the first advance
 CREATE FUNCTION rr_wm() RETURNS timestamptz LANGUAGE sql STABLE
 AS $$ SELECT rr_ts(v) FROM rr_state WHERE k = 'wm' $$;
+-- whether the (one, 10-second) window of an event at ts is still live:
+-- only such an event is re-mapped or taken out by a recompute (the
+-- finalized rows are what the remembered events give)
+CREATE FUNCTION rr_live(ts timestamptz) RETURNS boolean LANGUAGE sql STABLE
+AS $$ SELECT rr_wm() IS NULL OR streamforge.tumble(ts, interval '10 seconds') + interval '15 seconds' >= rr_wm() $$;
 -- a pipeline's mapping of a page with the dimension as it is now: whether
 -- the join and WHERE keep the event, its section and weight
 CREATE FUNCTION rr_map(pp text, pg integer, OUT ok boolean, OUT section text, OUT weight integer)
@@ -169,7 +178,6 @@ SELECT 'watermark', v.pp, NULL, streamforge.watermark_ts('rr_' || v.pp)::text
   FROM (VALUES ('a'), ('b')) AS v (pp)
  WHERE streamforge.watermark_ts('rr_' || v.pp) IS DISTINCT FROM rr_wm();
 
-
 -- the model of a first delivery of event eid (a new row, or a row deleted
 -- and inserted again that a pipeline does not hold): the join and WHERE as
 -- they are now; late if event_time + lateness < watermark
@@ -213,7 +221,8 @@ CREATE FUNCTION rr_model_conflict(ids integer[]) RETURNS boolean LANGUAGE sql ST
 $$;
 
 -- the model of recompute(rr_<pp>, f, t): each event held with event time
--- in [f, t) whose source row exists takes its mapping now, or leaves; the
+-- in [f, t) in a live window whose source row exists takes its mapping
+-- now, or leaves; the
 -- expected counts, and the expected changes: the ready live rows that
 -- differ before and after (a retraction for each old one, an upsert for
 -- each new one)
@@ -228,16 +237,17 @@ BEGIN
            count(*) FILTER (WHERE NOT m.ok)
       INTO mapped, remapped, removed
       FROM rr_ref AS r JOIN rr_ev AS e ON e.id = r.id, LATERAL rr_map(pp, e.page) AS m
-     WHERE r.p = pp AND (f IS NULL OR r.at >= f) AND (t IS NULL OR r.at < t);
+     WHERE r.p = pp AND (f IS NULL OR r.at >= f) AND (t IS NULL OR r.at < t) AND rr_live(r.at);
     INSERT INTO rr_removed
     SELECT pp, r.id
       FROM rr_ref AS r JOIN rr_ev AS e ON e.id = r.id, LATERAL rr_map(pp, e.page) AS m
-     WHERE r.p = pp AND (f IS NULL OR r.at >= f) AND (t IS NULL OR r.at < t) AND NOT m.ok;
+     WHERE r.p = pp AND (f IS NULL OR r.at >= f) AND (t IS NULL OR r.at < t) AND rr_live(r.at) AND NOT m.ok;
     DELETE FROM rr_ref AS r USING rr_removed AS x
      WHERE r.p = pp AND x.p = pp AND x.id = r.id;
     UPDATE rr_ref AS r SET section = m.section, weight = m.weight
       FROM rr_ev AS e, LATERAL rr_map(pp, e.page) AS m
-     WHERE r.p = pp AND e.id = r.id AND (f IS NULL OR r.at >= f) AND (t IS NULL OR r.at < t);
+     WHERE r.p = pp AND e.id = r.id AND (f IS NULL OR r.at >= f) AND (t IS NULL OR r.at < t)
+       AND rr_live(r.at);
     changes := (SELECT count(*) FROM (SELECT * FROM rr_snap
                                       EXCEPT ALL SELECT * FROM rr_model_ready WHERE p = pp) AS x)
              + (SELECT count(*) FROM (SELECT * FROM rr_model_ready WHERE p = pp
@@ -513,6 +523,6 @@ SELECT streamforge.drop_aggregate('rr_a'), streamforge.drop_aggregate('rr_b');
 DROP PROCEDURE rr_run(integer);
 DROP FUNCTION rr_step(), rr_recompute(text, timestamptz, timestamptz),
     rr_model_recompute(text, timestamptz, timestamptz), rr_model_conflict(integer[]),
-    rr_model_deliver(integer), rr_map(text, integer), rr_wm(), rr_us(timestamptz), rr_ts(bigint);
+    rr_model_deliver(integer), rr_map(text, integer), rr_wm(), rr_live(timestamptz), rr_us(timestamptz), rr_ts(bigint);
 DROP TABLE rr_ev, rr_dim, rr_state, rr_ref, rr_late, rr_removed, rr_final, rr_snap, rr_mismatch,
     rr_last_diff;

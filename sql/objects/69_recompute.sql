@@ -32,9 +32,10 @@ COMMENT ON FUNCTION streamforge_internal.recompute_measures(text, streamforge.me
 -- recompute(aggregate, from_time, to_time): the aggregate's mapping (its
 -- joins, filter, keys and aggregates' arguments) run again, as the caller,
 -- over the rows of its source table as they are now, with the dimension
--- tables as they are now; the accepted events whose event time is in
--- [from_time, to_time) (NULL: unbounded) take the new mapping, and the
--- windows still live are rebuilt.  Admin; the caller reads the source
+-- tables as they are now, in one snapshot; the accepted events whose
+-- event time is in [from_time, to_time) (NULL: unbounded) and whose
+-- windows are all live take the new mapping, or leave, and the live
+-- windows are rebuilt.  Admin; the caller reads the source
 -- table with its own privileges.
 CREATE OR REPLACE FUNCTION streamforge.recompute(aggregate text,
     from_time timestamptz DEFAULT NULL, to_time timestamptz DEFAULT NULL,
@@ -94,38 +95,37 @@ BEGIN
         f := 9223372036854775807;
     END IF;
 
-    -- the rows as the insert trigger maps them; those outside the range are
-    -- left out before their joins are looked up (the time mapping, args[5],
-    -- reads the source row only; a NULL time never made an event)
-    q := pg_catalog.format('WITH new_rows AS (SELECT * FROM %s '
+    -- One statement, so one snapshot (READ COMMITTED takes one per
+    -- statement): the rows as the insert trigger maps them, and the
+    -- event_ids of those its joins and filter drop now (their accepted
+    -- events are taken out).  The rows outside the range are left out
+    -- before their joins are looked up (the time mapping, args[5], reads
+    -- the source row only; a NULL time never made an event).
+    q := pg_catalog.format('WITH new_rows AS MATERIALIZED (SELECT * FROM %s '
                            'WHERE ($3 IS NULL OR (%s) OPERATOR(pg_catalog.>=) $3) '
-                           'AND ($4 IS NULL OR (%s) OPERATOR(pg_catalog.<) $4)) '
-                           'SELECT %s FROM (%s) AS m(p, e, k, t, v) '
+                           'AND ($4 IS NULL OR (%s) OPERATOR(pg_catalog.<) $4)), '
+                           'm(p, e, k, t, v) AS (%s) '
+                           'SELECT (SELECT %s FROM m '
                            'WHERE ($3 IS NULL OR m.t OPERATOR(pg_catalog.>=) $3) '
-                           'AND ($4 IS NULL OR m.t OPERATOR(pg_catalog.<) $4)',
+                           'AND ($4 IS NULL OR m.t OPERATOR(pg_catalog.<) $4)), %s',
                            src, args[5], args[5],
+                           streamforge_internal.attach_insert_query(args),
                            CASE WHEN pg_catalog.cardinality(args) OPERATOR(pg_catalog.=) 11
                                 THEN 'pg_catalog.array_agg(ROW(m.p, NULL::pg_catalog.int8, m.e, m.k, m.t, m.v)::streamforge.measures_delivery)'
                                 ELSE 'pg_catalog.array_agg(ROW(m.p, m.e, m.k, m.t, m.v)::streamforge.event)' END,
-                           streamforge_internal.attach_insert_query(args));
-    -- the rows its joins and filter drop now: their accepted events are
-    -- taken out
-    IF pg_catalog.cardinality(args) OPERATOR(pg_catalog.>=) 10 AND args[10] OPERATOR(pg_catalog.<>) '' THEN
-        EXECUTE pg_catalog.format('WITH new_rows AS (SELECT * FROM %s '
-                                  'WHERE ($3 IS NULL OR (%s) OPERATOR(pg_catalog.>=) $3) '
-                                  'AND ($4 IS NULL OR (%s) OPERATOR(pg_catalog.<) $4)) '
-                                  'SELECT pg_catalog.array_agg(d.e) '
-                                  'FROM (SELECT (%s)::pg_catalog.text AS e FROM new_rows WHERE NOT COALESCE((%s), false)) AS d '
-                                  'WHERE d.e IS NOT NULL',
-                                  src, args[5], args[5], args[3], args[10])
-            INTO dropped USING aggregate, src, f, t;
-    END IF;
+                           CASE WHEN pg_catalog.cardinality(args) OPERATOR(pg_catalog.>=) 10
+                                     AND args[10] OPERATOR(pg_catalog.<>) ''
+                                THEN pg_catalog.format('(SELECT pg_catalog.array_agg(d.e) FROM '
+                                                       '(SELECT (%s)::pg_catalog.text AS e FROM new_rows '
+                                                       'WHERE NOT COALESCE((%s), false)) AS d WHERE d.e IS NOT NULL)',
+                                                       args[3], args[10])
+                                ELSE 'NULL::text[]' END);
     IF pg_catalog.cardinality(args) OPERATOR(pg_catalog.=) 11 THEN
-        EXECUTE q INTO md USING aggregate, src, f, t;
+        EXECUTE q INTO md, dropped USING aggregate, src, f, t;
         SELECT * INTO r FROM streamforge_internal.recompute_measures(aggregate,
             COALESCE(md, '{}'), dropped, f, t);
     ELSE
-        EXECUTE q INTO ev USING aggregate, src, f, t;
+        EXECUTE q INTO ev, dropped USING aggregate, src, f, t;
         SELECT * INTO r FROM streamforge_internal.recompute_events(aggregate,
             COALESCE(ev, '{}'), dropped, f, t);
     END IF;

@@ -12,11 +12,13 @@
  * the pipeline they give, the way a definition change builds a new state
  * (redefine.c, whose phases it shares):
  *
- *	- each accepted event that r maps, with event_time in [from, to), gets
- *	  its new key and value (measures); it keeps its event_id, time, arrival
- *	  number and deliveries (sf_copy_state), so a later re-delivery with
- *	  the new mapping is a duplicate;
- *	- each accepted event in the range that r takes out (r->dropped: its
+ *	- each accepted event that r maps, with event_time in [from, to) and
+ *	  every bucket live (in_live_windows: an event of a finalized bucket
+ *	  keeps its mapping, since the finalized rows are what the remembered
+ *	  events give), gets its new key and value (measures); it keeps its
+ *	  event_id, time, arrival number and deliveries (sf_copy_state), so a
+ *	  later re-delivery with the new mapping is a duplicate;
+ *	- each such event in the range that r takes out (r->dropped: its
  *	  inner join or filter drops it now) leaves the pipeline: its identity
  *	  goes, its delivery slots stay consumed with no event (0, as
  *	  retention leaves a forgotten one; removed_offsets counts them), so a
@@ -76,6 +78,93 @@ remap_cmp(const void *a, const void *b)
 	return (x->d > y->d) - (x->d < y->d);
 }
 
+/*
+ * The live sessions of old (rows of session windows, in address order),
+ * for in_live_windows
+ */
+typedef struct LiveSessions
+{
+	SfRow	   *rows;
+	int64		n;
+} LiveSessions;
+
+static void
+live_sessions(SfPipeline *old, LiveSessions *ls)
+{
+	int64		n = sf_collect_rows(old, false, &ls->rows);
+
+	ls->n = 0;
+	for (int64 i = 0; i < n; i++)
+		if (sf_window_merges(&old->def.windows[ls->rows[i].addr.window]))
+			ls->rows[ls->n++] = ls->rows[i];
+}
+
+/*
+ * Whether every bucket of accepted event id, in every window, is live (not
+ * finalized): only such an event is re-mapped or taken out.  A finalized
+ * row never changes, and the finalized rows are what the remembered events
+ * give (resync_outputs, restore and a higher lateness derive them again,
+ * final_rows.c, redefine.c): an event of a finalized bucket keeps its
+ * mapping, in its live buckets too.
+ */
+static bool
+in_live_windows(SfPipeline *old, const SfIdentity *id, const LiveSessions *ls)
+{
+	if (!old->has_watermark)
+		return true;			/* nothing is finalized yet */
+	for (int w = 0; w < old->def.nwindows; w++)
+	{
+		const SfWindowDef *wd = &old->def.windows[w];
+
+		if (sf_window_merges(wd))
+		{
+			/* the live session of (w, key) that starts last at or before t */
+			SfAddress	probe = {w, id->key, id->event_time, PG_INT64_MAX};
+			int64		lo = 0,
+						hi = ls->n - 1,
+						found = -1;
+
+			while (lo <= hi)
+			{
+				int64		mid = lo + (hi - lo) / 2;
+
+				if (sf_address_order(&ls->rows[mid].addr, &probe) <= 0)
+				{
+					found = mid;
+					lo = mid + 1;
+				}
+				else
+					hi = mid - 1;
+			}
+			if (found < 0)
+				return false;
+			else
+			{
+				const SfAddress *a = &ls->rows[found].addr;
+
+				if (a->window != w || a->key->len != id->key->len ||
+					memcmp(a->key->data, id->key->data, a->key->len) != 0 ||
+					id->event_time < a->start || id->event_time >= a->end)
+					return false;
+			}
+		}
+		else
+		{
+			int			n = sf_assign_windows(wd, id->event_time,
+											  old->def.lateness,
+											  old->assign_starts,
+											  old->assign_ends,
+											  old->assign_cap);
+
+			for (int j = 0; j < n; j++)
+				if ((int128) old->watermark >
+					(int128) old->assign_ends[j] + old->def.lateness)
+					return false;
+		}
+	}
+	return true;
+}
+
 /* Whether two mappings of one event agree (both take it out, or both map it alike) */
 static bool
 same_mapping(const SfRemapEntry *a, const SfRemapEntry *b, int width)
@@ -103,7 +192,9 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 	SfRemapEntry *e;
 	int64		n = 0;
 	int64		kept = 0;
+	LiveSessions ls;
 
+	live_sessions(old, &ls);
 	r->matched = 0;
 	r->remapped = 0;
 	r->removed = 0;
@@ -124,6 +215,9 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 							   NULL);
 		/* never accepted into the windows: not added (late, or never came) */
 		if (id == NULL || id->late || id->forgotten)
+			continue;
+		/* of a finalized bucket: kept as it is (in_live_windows) */
+		if (!in_live_windows(old, id, &ls))
 			continue;
 		if (drop)
 		{
@@ -182,6 +276,7 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 			e[kept++] = e[i];
 	}
 	*n_out = kept;
+	pfree(ls.rows);
 	return e;
 }
 
