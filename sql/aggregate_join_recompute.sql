@@ -221,6 +221,36 @@ SELECT * FROM streamforge_internal.recompute_events('rc_one',
 SELECT * FROM streamforge_internal.recompute_events('rc_one',
     ARRAY[ROW('default', '4', NULL, 1796126463000000, 1)::streamforge.event], NULL, NULL, NULL);
 
+-- a top-N over a join (docs/sql-aggregates.md, Top-N per window): the
+-- recompute's changes move rows in and out of the top 2, in top_changelog
+CREATE TABLE rc_cat (auction integer PRIMARY KEY, category text NOT NULL);
+INSERT INTO rc_cat VALUES (1, 'a'), (2, 'b'), (3, 'c');
+CREATE TABLE rc_bids (id integer PRIMARY KEY, auction integer NOT NULL,
+                      price integer NOT NULL, ts timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('rc_hot', $$
+    SELECT * FROM (
+        SELECT c.category, count(*) AS bids, max(b.price) AS top_price,
+               ROW_NUMBER() OVER (PARTITION BY streamforge.tumble(b.ts, interval '1 minute')
+                                  ORDER BY count(*) DESC) AS rn
+          FROM rc_bids b JOIN rc_cat c ON c.auction = b.auction
+         GROUP BY c.category, streamforge.tumble(b.ts, interval '1 minute')) AS t
+     WHERE rn <= 2
+$$, lateness => interval '1 minute');
+INSERT INTO rc_bids VALUES (1, 1, 10, '2026-12-01 10:00:01+00'), (2, 2, 11, '2026-12-01 10:00:02+00'),
+    (3, 2, 12, '2026-12-01 10:00:03+00'), (4, 3, 13, '2026-12-01 10:00:04+00'),
+    (5, 3, 14, '2026-12-01 10:00:05+00'), (6, 3, 15, '2026-12-01 10:00:06+00');
+SELECT count(*) FROM streamforge.advance_ts('rc_hot', 'default', '2026-12-01 10:01:30+00');
+SELECT category, bids, top_price, rn FROM rc_hot_top ORDER BY window_start, rn;
+SELECT max(seq) AS top_before FROM streamforge.top_changelog WHERE pipeline = 'rc_hot' \gset
+-- auction 2 moves to category a: a has 3 bids (ties with c), b leaves
+UPDATE rc_cat SET category = 'a' WHERE auction = 2;
+SELECT * FROM streamforge.recompute('rc_hot');
+SELECT category, bids, top_price, rn FROM rc_hot_top ORDER BY window_start, rn;
+SELECT op, row ->> 'category' AS category, row ->> 'bids' AS bids
+  FROM streamforge.top_changelog WHERE pipeline = 'rc_hot' AND seq > :top_before ORDER BY seq;
+SELECT streamforge.drop_aggregate('rc_hot');
+DROP TABLE rc_bids, rc_cat;
+
 -- retention: once it has forgotten events, a recompute needs every live
 -- window to hold remembered events only.  A retention as long as the
 -- window (1 minute: the horizon is the watermark minus a minute, before
