@@ -251,6 +251,94 @@ SELECT op, row ->> 'category' AS category, row ->> 'bids' AS bids
 SELECT streamforge.drop_aggregate('rc_hot');
 DROP TABLE rc_bids, rc_cat;
 
+-- sessions: taking an event out, or moving it to another key, splits and
+-- merges sessions; a piece past its lateness at once would be finalized
+-- without being emitted, a session reaching a finalized one would count
+-- its events again: refused (55000), nothing changes (the engine's own
+-- entry, recompute_events, with the mappings given)
+SELECT streamforge.create_pipeline('rc_s1', ARRAY['p'], ARRAY[streamforge.session('s', 10)], 5);
+SELECT count(*) FROM streamforge.ingest('rc_s1', 'p', 0, 'e0', 'A', 0, 1);
+SELECT count(*) FROM streamforge.ingest('rc_s1', 'p', 1, 'e8', 'A', 8, 1);
+SELECT count(*) FROM streamforge.advance('rc_s1', 'p', 19);
+-- taking e8 out of [0, 18) leaves [0, 10), past end + lateness (15 < 19)
+SELECT * FROM streamforge_internal.recompute_events('rc_s1',
+    ARRAY[ROW('p', 'e0', 'A', 0, 1)]::streamforge.event[], ARRAY['e8'], NULL, NULL);
+SELECT key, window_start, window_end, count FROM streamforge.live('rc_s1');
+SELECT streamforge.create_pipeline('rc_s2', ARRAY['p'], ARRAY[streamforge.session('s', 10)], 5);
+SELECT count(*) FROM streamforge.ingest('rc_s2', 'p', 0, 'b0', 'B', 0, 1);
+SELECT count(*) FROM streamforge.ingest('rc_s2', 'p', 1, 'a9', 'A', 9, 1);
+SELECT count(*) FROM streamforge.ingest('rc_s2', 'p', 2, 'a15', 'A', 15, 1);
+SELECT count(*) FROM streamforge.advance('rc_s2', 'p', 16);
+-- B's [0, 10) is finalized (10 + 5 < 16); a9 moved to B would reach it
+SELECT * FROM streamforge_internal.recompute_events('rc_s2',
+    ARRAY[ROW('p', 'a9', 'B', 9, 1)]::streamforge.event[], NULL, NULL, NULL);
+-- a15 moved to B makes a live session [15, 25) of B, apart: accepted
+SELECT * FROM streamforge_internal.recompute_events('rc_s2',
+    ARRAY[ROW('p', 'a15', 'B', 15, 1)]::streamforge.event[], NULL, NULL, NULL);
+SELECT key, window_start, window_end, count FROM streamforge.live('rc_s2') ORDER BY key, window_start;
+-- the offset of an event taken out holds no event: not a duplicate
+SELECT * FROM streamforge_internal.recompute_events('rc_s2', '{}', ARRAY['a9'], NULL, NULL);
+SELECT deliveries, accepted, duplicate_ids FROM streamforge.stats('rc_s2');
+SELECT streamforge.drop_pipeline('rc_s1'), streamforge.drop_pipeline('rc_s2');
+
+-- the mapping runs with the insert trigger's settings, whatever the
+-- caller's: a timestamptz group key is the same text in Tokyo
+CREATE TABLE rc_k (id integer PRIMARY KEY, opened timestamptz NOT NULL, at timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('rc_kagg', $$
+    SELECT c.opened, count(*) AS n FROM rc_k c
+     GROUP BY c.opened, streamforge.tumble(c.at, interval '1 minute') $$);
+INSERT INTO rc_k VALUES (1, '2026-12-01 00:00:00+00', '2026-12-01 12:00:01+00'),
+                        (2, '2026-12-01 00:00:00+00', '2026-12-01 12:00:02+00');
+SET TimeZone = 'Asia/Tokyo';
+SET DateStyle = 'SQL, DMY';
+SELECT * FROM streamforge.recompute('rc_kagg');
+RESET DateStyle;
+SET TimeZone = 'UTC';
+-- only the trigger attach() made, enabled, is read: a disabled look-alike
+-- (the table owner's, with another filter) is not
+CREATE TABLE rc_k_log (who text);
+CREATE FUNCTION rc_k_evil() RETURNS boolean LANGUAGE sql
+    AS $$ INSERT INTO rc_k_log VALUES (current_user) RETURNING true $$;
+DO $d$
+DECLARE a text[];
+BEGIN
+    SELECT streamforge_internal.trigger_args(tgargs) INTO a FROM pg_trigger
+     WHERE tgrelid = 'rc_k'::regclass
+       AND tgfoid = 'streamforge_internal.attached_insert()'::regprocedure;
+    a[10] := 'public.rc_k_evil()';
+    EXECUTE format('CREATE TRIGGER aaa AFTER INSERT ON rc_k REFERENCING NEW TABLE AS new_rows '
+                   'FOR EACH STATEMENT EXECUTE FUNCTION streamforge_internal.attached_insert(%s)',
+                   (SELECT string_agg(quote_literal(x), ', ') FROM unnest(a) AS x));
+END $d$;
+ALTER TABLE rc_k DISABLE TRIGGER aaa;
+SELECT * FROM streamforge.recompute('rc_kagg');
+SELECT count(*) AS evil_runs FROM rc_k_log;
+-- the attachment's own trigger disabled: refused
+ALTER TABLE rc_k DISABLE TRIGGER ALL;
+SELECT * FROM streamforge.recompute('rc_kagg');
+ALTER TABLE rc_k ENABLE TRIGGER ALL;
+DROP TRIGGER aaa ON rc_k;
+SELECT streamforge.drop_aggregate('rc_kagg');
+DROP TABLE rc_k, rc_k_log;
+DROP FUNCTION rc_k_evil();
+
+-- a row the WHERE rejects may have a NULL time (it never made an event):
+-- a range still works; and a row that shares an event_id with an event
+-- and that the WHERE rejects does not take the event out
+CREATE TABLE rc_n (id integer PRIMARY KEY, eid text NOT NULL, section text NOT NULL,
+                   amount integer, at timestamptz);
+SELECT streamforge.create_aggregate('rc_nagg', $$
+    SELECT c.section, count(*) AS n FROM rc_n c WHERE c.amount > 0
+     GROUP BY c.section, streamforge.tumble(c.at, interval '1 minute') $$,
+    event_id => 'eid');
+INSERT INTO rc_n VALUES (1, 'x', 'a', 1, '2026-12-01 12:00:01+00'), (2, 'y', 'a', 0, NULL),
+                        (3, 'x', 'a', 0, '2026-12-01 12:00:01+00');
+SELECT * FROM streamforge.recompute('rc_nagg', '2026-12-01 12:00:00+00');
+SELECT * FROM streamforge.recompute('rc_nagg');
+SELECT section, n FROM rc_nagg_live;
+SELECT streamforge.drop_aggregate('rc_nagg');
+DROP TABLE rc_n;
+
 -- retention: once it has forgotten events, a recompute needs every live
 -- window to hold remembered events only.  A retention as long as the
 -- window (1 minute: the horizon is the watermark minus a minute, before

@@ -42,10 +42,23 @@ CREATE OR REPLACE FUNCTION streamforge.recompute(aggregate text,
     OUT mapped bigint, OUT remapped bigint, OUT removed bigint, OUT changes bigint)
 RETURNS record
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+-- the settings of the insert trigger (62_attach.sql, attached_insert): the
+-- mapping makes the same keys and values as it did at insert
 SET search_path = pg_catalog, pg_temp
+SET TimeZone = 'UTC'
+SET DateStyle = 'ISO, MDY'
+SET IntervalStyle = 'postgres'
+SET extra_float_digits = 1
+SET bytea_output = 'hex'
+SET lc_numeric = 'C'
+SET lc_monetary = 'C'
+SET lc_time = 'C'
+SET standard_conforming_strings = on
+SET transform_null_equals = off
 AS $$
 DECLARE
     src pg_catalog.regclass;
+    trig name;
     args text[];
     us bigint;
     f bigint;
@@ -67,18 +80,25 @@ BEGIN
             USING ERRCODE = '42704',
                   HINT = 'streamforge.recompute() recomputes an aggregate made by streamforge.create_aggregate().';
     END IF;
+    -- the insert trigger attach() made (its name), enabled, and checked as
+    -- it checks itself at every insert (attach_check: its arguments, the
+    -- columns it reads, the pipeline bound): its mapping is what runs here
+    trig := streamforge_internal.attach_trigger_name(aggregate);
     SELECT a.args INTO args
       FROM pg_catalog.pg_trigger AS g,
            LATERAL (SELECT streamforge_internal.trigger_args(g.tgargs) AS args) AS a
      WHERE g.tgrelid OPERATOR(pg_catalog.=) src
+       AND g.tgname OPERATOR(pg_catalog.=) trig
        AND g.tgfoid OPERATOR(pg_catalog.=) 'streamforge_internal.attached_insert()'::pg_catalog.regprocedure
+       AND g.tgenabled OPERATOR(pg_catalog.<>) 'D'
        AND a.args[1] OPERATOR(pg_catalog.=) aggregate
        AND a.args[7] OPERATOR(pg_catalog.=) streamforge_internal.pipeline_id(aggregate)::pg_catalog.text;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'aggregate "%" is not attached to table %', aggregate, src
             USING ERRCODE = '55000',
-                  HINT = 'Its table was detached; recreate the aggregate.';
+                  HINT = 'Its table was detached, or its trigger disabled; recreate the aggregate, or enable the trigger.';
     END IF;
+    PERFORM streamforge_internal.attach_check(src, trig, args, true);
     -- the range in the aggregate's time unit: [ceil(from), ceil(to))
     us := streamforge_internal.unit_us(streamforge.time_unit(aggregate), aggregate);
     IF from_time IS NOT NULL AND pg_catalog.isfinite(from_time) THEN
@@ -98,17 +118,24 @@ BEGIN
     -- One statement, so one snapshot (READ COMMITTED takes one per
     -- statement): the rows as the insert trigger maps them, and the
     -- event_ids of those its joins and filter drop now (their accepted
-    -- events are taken out).  The rows outside the range are left out
-    -- before their joins are looked up (the time mapping, args[5], reads
-    -- the source row only; a NULL time never made an event).
-    q := pg_catalog.format('WITH new_rows AS MATERIALIZED (SELECT * FROM %s '
-                           'WHERE ($3 IS NULL OR (%s) OPERATOR(pg_catalog.>=) $3) '
-                           'AND ($4 IS NULL OR (%s) OPERATOR(pg_catalog.<) $4)), '
+    -- events are taken out).  Without a filter, the rows outside the range
+    -- are left out before their joins are looked up (the time mapping,
+    -- args[5], reads the source row only).
+    q := pg_catalog.format('WITH new_rows AS MATERIALIZED (SELECT * FROM %s%s), '
                            'm(p, e, k, t, v) AS (%s) '
                            'SELECT (SELECT %s FROM m '
                            'WHERE ($3 IS NULL OR m.t OPERATOR(pg_catalog.>=) $3) '
                            'AND ($4 IS NULL OR m.t OPERATOR(pg_catalog.<) $4)), %s',
-                           src, args[5], args[5],
+                           src,
+                           -- a row its filter rejects may have a NULL time,
+                           -- which the time mapping refuses: without a filter
+                           -- every row made an event (or failed its insert)
+                           CASE WHEN pg_catalog.cardinality(args) OPERATOR(pg_catalog.>=) 10
+                                     AND args[10] OPERATOR(pg_catalog.<>) ''
+                                THEN ''
+                                ELSE pg_catalog.format(' WHERE ($3 IS NULL OR (%s) OPERATOR(pg_catalog.>=) $3) '
+                                                       'AND ($4 IS NULL OR (%s) OPERATOR(pg_catalog.<) $4)',
+                                                       args[5], args[5]) END,
                            streamforge_internal.attach_insert_query(args),
                            CASE WHEN pg_catalog.cardinality(args) OPERATOR(pg_catalog.=) 11
                                 THEN 'pg_catalog.array_agg(ROW(m.p, NULL::pg_catalog.int8, m.e, m.k, m.t, m.v)::streamforge.measures_delivery)'

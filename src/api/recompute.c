@@ -67,7 +67,8 @@ dropped_ids(RecomputeOp *op)
 		return;
 	deconstruct_array(PG_GETARG_ARRAYTYPE_P(2), TEXTOID, -1, false,
 					  TYPALIGN_INT, &elems, &nulls, &n);
-	ds = palloc0(Max(n, 1) * sizeof(SfDelivery));
+	ds = palloc_extended(Max(n, 1) * sizeof(SfDelivery),
+						 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (int i = 0; i < n; i++)
 	{
 		if (nulls[i])

@@ -824,7 +824,9 @@ sf_get_stats(const SfPipeline *p, SfStats *stats)
 	 */
 	stats->late_events = p->late_forgotten + p->nlate;
 	stats->accepted = p->nidentities;
-	stats->duplicate_ids = stats->remembered_offsets - p->nidentities;
+	/* an offset whose event a recompute took out holds no event */
+	stats->duplicate_ids = stats->remembered_offsets - p->nidentities -
+		p->removed_offsets;
 	if (!p->def.has_retention)
 		stats->accepted -= p->nlate;
 	else

@@ -99,6 +99,37 @@ live_sessions(SfPipeline *old, LiveSessions *ls)
 			ls->rows[ls->n++] = ls->rows[i];
 }
 
+/* Whether a live session of window w and key (in ls) holds time t */
+static bool
+in_live_session(const LiveSessions *ls, int w, SfString *key, int64 t)
+{
+	/* the live session of (w, key) that starts last at or before t */
+	SfAddress	probe = {w, key, t, PG_INT64_MAX};
+	int64		lo = 0,
+				hi = ls->n - 1,
+				found = -1;
+	const SfAddress *a;
+
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (sf_address_order(&ls->rows[mid].addr, &probe) <= 0)
+		{
+			found = mid;
+			lo = mid + 1;
+		}
+		else
+			hi = mid - 1;
+	}
+	if (found < 0)
+		return false;
+	a = &ls->rows[found].addr;
+	return a->window == w && a->key->len == key->len &&
+		memcmp(a->key->data, key->data, key->len) == 0 &&
+		t >= a->start && t < a->end;
+}
+
 /*
  * Whether every bucket of accepted event id, in every window, is live (not
  * finalized): only such an event is re-mapped or taken out.  A finalized
@@ -118,35 +149,8 @@ in_live_windows(SfPipeline *old, const SfIdentity *id, const LiveSessions *ls)
 
 		if (sf_window_merges(wd))
 		{
-			/* the live session of (w, key) that starts last at or before t */
-			SfAddress	probe = {w, id->key, id->event_time, PG_INT64_MAX};
-			int64		lo = 0,
-						hi = ls->n - 1,
-						found = -1;
-
-			while (lo <= hi)
-			{
-				int64		mid = lo + (hi - lo) / 2;
-
-				if (sf_address_order(&ls->rows[mid].addr, &probe) <= 0)
-				{
-					found = mid;
-					lo = mid + 1;
-				}
-				else
-					hi = mid - 1;
-			}
-			if (found < 0)
+			if (!in_live_session(ls, w, id->key, id->event_time))
 				return false;
-			else
-			{
-				const SfAddress *a = &ls->rows[found].addr;
-
-				if (a->window != w || a->key->len != id->key->len ||
-					memcmp(a->key->data, id->key->data, a->key->len) != 0 ||
-					id->event_time < a->start || id->event_time >= a->end)
-					return false;
-			}
 		}
 		else
 		{
@@ -163,6 +167,73 @@ in_live_windows(SfPipeline *old, const SfIdentity *id, const LiveSessions *ls)
 		}
 	}
 	return true;
+}
+
+/*
+ * Sessions: an event re-mapped or taken out changes the sessions of two
+ * keys, which merge or split.  A piece split off a live session may be
+ * past its lateness at once, and a session of the new key may reach a
+ * finalized one: the rebuild would finalize a row without emitting it, or
+ * count a finalized event again.  So refuse (55000) unless every event the
+ * new state holds is in a live session exactly when it was before (a
+ * re-mapped event was, in_live_windows).
+ */
+static void
+check_sessions(SfPipeline *old, SfPipeline *p)
+{
+	LiveSessions lo,
+				ln;
+	SfIdentity **ids;
+	int64		n;
+	bool		any = false;
+
+	for (int w = 0; w < p->def.nwindows; w++)
+		any |= sf_window_merges(&p->def.windows[w]);
+	if (!any || !old->has_watermark)
+		return;
+	live_sessions(old, &lo);
+	live_sessions(p, &ln);
+	ids = sf_identity_array(p, &n);
+	for (int64 i = 0; i < n; i++)
+	{
+		const SfIdentity *id = ids[i];
+		SfIdentity *oid;
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (id->late)
+			continue;
+		oid = sf_idtable_lookup(old, id->event_id, id->event_id_len,
+								id->hash, NULL);
+		for (int w = 0; w < p->def.nwindows; w++)
+		{
+			bool		now,
+						was;
+
+			if (!sf_window_merges(&p->def.windows[w]))
+				continue;
+			now = in_live_session(&ln, w, id->key, id->event_time);
+			was = oid != NULL && !oid->late &&
+				in_live_session(&lo, w, oid->key, id->event_time);
+			if (now != was)
+				ereport(ERROR,
+						errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("cannot recompute pipeline \"%s\": a session of window \"%s\" would %s",
+							   p->def.name, p->def.windows[w].name,
+							   was ? "be finalized without being emitted" :
+							   "merge with a finalized one"),
+						errdetail("Event \"%s\" (key \"%s\", event_time " INT64_FORMAT ") is in a %s session before the recompute and in a %s one after it.",
+								  sf_msg_str(id->event_id, id->event_id_len),
+								  sf_msg_str(id->key->data, id->key->len),
+								  id->event_time,
+								  was ? "live" : "finalized",
+								  was ? "finalized" : "live"),
+						errhint("Recompute a range of event times that leaves these sessions as they are, or recompute before they are past the lateness."));
+		}
+	}
+	pfree(ids);
+	pfree(lo.rows);
+	pfree(ln.rows);
 }
 
 /* Whether two mappings of one event agree (both take it out, or both map it alike) */
@@ -250,30 +321,46 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 	if (n > 1)
 		qsort(e, n, sizeof(SfRemapEntry), remap_cmp);
 
-	/* one entry per event, only those that change */
-	for (int64 i = 0; i < n; i++)
+	/*
+	 * One entry per event, only those that change.  The entries of one
+	 * event are adjacent, its take-outs first (d NULL sorts first): a row
+	 * that still maps the event keeps it (several rows may share an
+	 * event_id; the one its filter drops made no delivery), and the rows
+	 * that map it must agree.
+	 */
+	for (int64 i = 0; i < n;)
 	{
-		if (i > 0 && e[i].id == e[i - 1].id)
-		{
-			if (!same_mapping(&e[i], &e[i - 1], width))
+		int64		j = i;
+		int64		first;
+
+		while (j < n && e[j].id == e[i].id)
+			j++;
+		first = j - 1;			/* the run's last entry: mapped if any is */
+		for (int64 k = i; k < j; k++)
+			if (e[k].d != NULL)
+			{
+				first = k;
+				break;
+			}
+		for (int64 k = first + 1; k < j; k++)
+			if (!same_mapping(&e[k], &e[first], width))
 				ereport(ERROR,
 						errcode(ERRCODE_SF_IDENTITY_CONFLICT),
 						errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
-							   sf_msg_str(e[i].id->event_id, e[i].id->event_id_len),
+							   sf_msg_str(e[k].id->event_id, e[k].id->event_id_len),
 							   old->def.name),
-						errdetail("The recompute maps the event twice, with different keys or values, or both maps it and takes it out."));
-			continue;
-		}
-		if (e[i].d == NULL)
+						errdetail("The recompute maps the event twice, with different keys or values."));
+		if (e[first].d == NULL)
 			r->removed++;
 		else
 		{
 			r->matched++;
-			if (e[i].changed)
+			if (e[first].changed)
 				r->remapped++;
 		}
-		if (e[i].changed)
-			e[kept++] = e[i];
+		if (e[first].changed)
+			e[kept++] = e[first];
+		i = j;
 	}
 	*n_out = kept;
 	pfree(ls.rows);
@@ -338,10 +425,12 @@ sf_pipeline_remap(MemoryContext parent, SfPipeline *old, SfRemap *r,
 	bool		forgot;
 
 	/* with a retention that forgot events: only if no live bucket needs them */
-	forgot = old->forgotten_offsets > 0 || old->late_forgotten > 0;
-	if (forgot && !old->has_horizon)
-		elog(ERROR, "streamforge: pipeline \"%s\" forgot events without a horizon",
-			 old->def.name);
+	/*
+	 * Without a horizon (no watermark yet) nothing was forgotten: the
+	 * offsets a recompute took out count as forgotten with a retention
+	 */
+	forgot = old->has_horizon &&
+		(old->forgotten_offsets > 0 || old->late_forgotten > 0);
 	if (forgot)
 		check_remembered(old, old->horizon);
 	remap = remap_plan(old, r, &nremap);
@@ -371,6 +460,7 @@ sf_pipeline_remap(MemoryContext parent, SfPipeline *old, SfRemap *r,
 	plan.ids = sf_identity_array(p, &plan.nids);
 	sf_redefine_derive(p, old, &plan);
 	pfree(plan.ids);
+	check_sessions(old, p);
 	if (forgot)
 		check_remembered(p, old->horizon);
 	sf_redefine_diff(old, p, &p->def, out, names);
