@@ -366,6 +366,54 @@ SELECT * FROM streamforge.recompute('rc_ret');
 SELECT section, window_start, n FROM rc_ret_live ORDER BY window_start, section;
 SELECT * FROM streamforge.recompute('rc_ret2');
 
+-- the mapping runs as the source table's owner, in a security-restricted
+-- operation (as REFRESH MATERIALIZED VIEW runs its query): a superuser who
+-- recomputes an aggregate whose key calls its owner's code does not run
+-- that code as a superuser, and the code cannot change the session
+CREATE ROLE regress_rc_owner;
+GRANT USAGE ON SCHEMA streamforge TO regress_rc_owner;
+CREATE SCHEMA regress_rc_own AUTHORIZATION regress_rc_owner;
+SET ROLE regress_rc_owner;
+SET search_path = regress_rc_own;
+CREATE TABLE regress_rc_own.rc_o (id integer PRIMARY KEY, page text NOT NULL,
+                                  at timestamptz NOT NULL);
+CREATE TABLE regress_rc_own.rc_o_log (who text, what text);
+CREATE FUNCTION regress_rc_own.rc_o_note() RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+    BEGIN
+        EXECUTE 'UNLISTEN rc_o_nothing';
+        INSERT INTO regress_rc_own.rc_o_log VALUES (current_user, 'unrestricted');
+    EXCEPTION WHEN insufficient_privilege THEN
+        INSERT INTO regress_rc_own.rc_o_log VALUES (current_user, SQLERRM);
+    END;
+END $f$;
+-- immutable by its declaration, not by what it calls
+CREATE FUNCTION regress_rc_own.rc_o_key(p text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $f$
+BEGIN
+    PERFORM regress_rc_own.rc_o_note();
+    RETURN p;
+END $f$;
+SELECT streamforge.create_aggregate('rc_own', $$
+    SELECT regress_rc_own.rc_o_key(c.page) AS page, count(*) AS n FROM regress_rc_own.rc_o c
+     GROUP BY regress_rc_own.rc_o_key(c.page), streamforge.tumble(c.at, interval '1 minute') $$);
+INSERT INTO regress_rc_own.rc_o VALUES (1, '/a', '2026-12-01 12:00:01+00'),
+                                       (2, '/b', '2026-12-01 12:00:02+00');
+SELECT who, what, count(*) FROM regress_rc_own.rc_o_log GROUP BY 1, 2 ORDER BY 1, 2;
+DELETE FROM regress_rc_own.rc_o_log;
+RESET ROLE;
+RESET search_path;
+SELECT * FROM streamforge.recompute('rc_own');
+SELECT who, what, count(*) FROM regress_rc_own.rc_o_log GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT page, n FROM regress_rc_own.rc_own_live ORDER BY page;
+-- the owner may recompute too: the same
+SET ROLE regress_rc_owner;
+SELECT * FROM streamforge.recompute('rc_own');
+SELECT streamforge.drop_aggregate('rc_own');
+RESET ROLE;
+DROP SCHEMA regress_rc_own CASCADE;
+DROP OWNED BY regress_rc_owner;
+DROP ROLE regress_rc_owner;
+
 -- leave nothing for the tests that share the database
 DROP VIEW rc_diff;
 SELECT streamforge.drop_aggregate('rc_agg'), streamforge.drop_aggregate('rc_one'),

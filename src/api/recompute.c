@@ -6,9 +6,10 @@
  *	  (0.4.0, issue 47, item 3; docs/joins.md, "Recomputing").
  *
  * streamforge.recompute(aggregate, from, to) (sql/objects/
- * 69_recompute.sql) runs, as its caller, the mapping of the aggregate's
- * attachment over the rows of its source table as they are now (the
- * dimensions as they are now), and hands the result here: the mappings
+ * 69_recompute.sql) has recompute_rows (below) run the mapping of the
+ * aggregate's attachment over the rows of its source table as they are
+ * now (the dimensions as they are now), as the table's owner, and hands
+ * the result here: the mappings
  * (streamforge.event[] or measures_delivery[], source_offset ignored) and
  * the event_ids of the rows that no longer pass the joins and filter
  * (their events are taken out).
@@ -196,4 +197,42 @@ Datum
 sf_recompute_measures(PG_FUNCTION_ARGS)
 {
 	return recompute_run(fcinfo, true);
+}
+
+/*
+ * streamforge_internal.recompute_rows(aggregate, from_time, to_time): the
+ * mapping of a recompute, run as the source table's owner in a
+ * security-restricted operation (persist/recompute_rows.c).  Returns
+ * (measures, events, deliveries, dropped, from_unit, to_unit).
+ */
+PG_FUNCTION_INFO_V1(sf_recompute_rows);
+Datum
+sf_recompute_rows(PG_FUNCTION_ARGS)
+{
+	SfRecomputeRows r;
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6];
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "streamforge: return type must be a row type");
+	sf_persist_recompute_rows(PG_ARGISNULL(0) ? (Datum) 0 : PG_GETARG_DATUM(0),
+							  PG_ARGISNULL(0),
+							  PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1),
+							  PG_ARGISNULL(1),
+							  PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2),
+							  PG_ARGISNULL(2), &r);
+	values[0] = BoolGetDatum(r.measures);
+	nulls[0] = false;
+	values[1] = values[2] = r.mappings;
+	nulls[1] = r.mappings_null || r.measures;
+	nulls[2] = r.mappings_null || !r.measures;
+	values[3] = r.dropped;
+	nulls[3] = r.dropped_null;
+	values[4] = Int64GetDatum(r.from_unit);
+	nulls[4] = r.from_null;
+	values[5] = Int64GetDatum(r.to_unit);
+	nulls[5] = r.to_null;
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values,
+											 nulls));
 }

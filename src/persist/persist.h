@@ -134,6 +134,30 @@ extern SfPipeline *sf_persist_redefine_concurrently(const char *name,
 													SfRedefineFn build,
 													void *arg);
 
+/*
+ * recompute_rows.c: the mapping of a recompute (streamforge.recompute) run
+ * as the source table's owner; mappings is an event[] or a
+ * measures_delivery[] (measures), dropped a text[], in the caller's
+ * memory context
+ */
+typedef struct SfRecomputeRows
+{
+	bool		measures;
+	Datum		mappings;
+	bool		mappings_null;
+	Datum		dropped;
+	bool		dropped_null;
+	int64		from_unit;
+	bool		from_null;
+	int64		to_unit;
+	bool		to_null;
+} SfRecomputeRows;
+
+extern void sf_persist_recompute_rows(Datum aggregate, bool aggregate_null,
+									  Datum from_time, bool from_null,
+									  Datum to_time, bool to_null,
+									  SfRecomputeRows *out);
+
 /* notify.c: the notifications' pipeline id; one notification per call */
 extern int64 sf_persist_pipeline_id(const char *name);
 extern int	sf_notify_kept(void);
