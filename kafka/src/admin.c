@@ -83,6 +83,44 @@ sfk_restore_user(SfkSavedUser *saved)
 }
 
 /*
+ * Runs the expressions of an aggregate as the owner of its table relid, in
+ * a security-restricted operation at a new GUC nest level, until
+ * sfk_restore_table_owner: as PostgreSQL's logical replication applies
+ * changes as the table's owner (16's run_as_owner off) and REFRESH
+ * MATERIALIZED VIEW runs its query.  The aggregate's GROUP BY, WHERE,
+ * FILTER and arguments are its owner's code: a superuser who subscribes
+ * an aggregate never runs that code with its own privileges, nor can the
+ * code change the worker's session.  The owner is looked up at each call
+ * (ALTER TABLE ... OWNER TO takes effect at the next batch).  An error
+ * ends both with the transaction.
+ */
+void
+sfk_become_table_owner(Oid relid, SfkTableOwner *saved)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of the subscribed aggregate is gone")));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
+	SetUserIdAndSecContext(owner, saved->sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	saved->nestlevel = NewGUCNestLevel();
+}
+
+void
+sfk_restore_table_owner(SfkTableOwner *saved)
+{
+	AtEOXact_GUC(false, saved->nestlevel);
+	SetUserIdAndSecContext(saved->userid, saved->sec_context);
+}
+
+/*
  * Runs a statement on the extension's tables as their owner: the role a
  * worker runs as has no privilege on them but SELECT (admin.c).  The
  * statements are fixed and schema-qualified.

@@ -752,11 +752,17 @@ sfk_build_aggregate_sql(const char *pipeline, const char *format, Jsonb *mapping
  * offsets left at the end of Kafka partition p (pending).
  */
 void
-sfk_run_aggregate(SPIPlanPtr plan, Datum *args, const char *pipeline,
+sfk_run_aggregate(SPIPlanPtr plan, Datum *args, Oid relid, const char *pipeline,
 				  bool measures, int nparts, int32 *kparts, int *trailing)
 {
+	SfkTableOwner saved;
+	int			ret;
 
-	if (SPI_execute_plan(plan, args, NULL, false, 0) != SPI_OK_SELECT)
+	/* the aggregate's expressions, as its table's owner (admin.c) */
+	sfk_become_table_owner(relid, &saved);
+	ret = SPI_execute_plan(plan, args, NULL, false, 0);
+	sfk_restore_table_owner(&saved);
+	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "the mapping statement of an aggregate subscription failed");
 	sfk_aggregate_deliver(pipeline, measures, nparts, kparts, trailing);
 }

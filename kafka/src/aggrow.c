@@ -88,6 +88,7 @@ static struct
 	RowCol		id;				/* the mapping's event_id, or kind C_NULL */
 	bool		id_default;		/* topic/partition/offset */
 	SfkJsonKeys keys;
+	Oid			relid;			/* the aggregate's table */
 	Oid			rowtype;
 	TupleDesc	desc;
 	char	   *sql;			/* the attachment's expressions: rows_expr */
@@ -183,6 +184,7 @@ sfk_aggrow_prepare(SfkAggInfo *info, const char *format, const char *topic, int6
 	memset(&ar.keys, 0, sizeof(ar.keys));
 	ar.json = strcmp(format, "json") == 0;
 	ar.topic = pstrdup(topic);
+	ar.relid = info->relid;
 	ar.ncols = info->ncols;
 	ar.cols = palloc0(sizeof(RowCol) * Max(info->ncols, 1));
 	for (i = 0; i < info->ncols; i++)
@@ -577,7 +579,8 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 	int32	   *kparts = palloc(sizeof(int32) * Max(n, 1));
 	Datum	   *rows = palloc(sizeof(Datum) * Max(n, 1));
 	bool	   *rownulls = palloc(sizeof(bool) * Max(n, 1));
-	Expr	   *expr = rows_expr();
+	Expr	   *expr;
+	SfkTableOwner saved;
 	EState	   *estate;
 	ExprState  *state;
 	ExprContext *econtext;
@@ -586,6 +589,9 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 	int			i;
 	int			c;
 
+	/* the aggregate's expressions, as its table's owner (admin.c) */
+	sfk_become_table_owner(ar.relid, &saved);
+	expr = rows_expr();
 	if (expr == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -640,6 +646,7 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 	PopActiveSnapshot();
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
+	sfk_restore_table_owner(&saved);
 	sfk_aggregate_deliver_rows(pipeline, measures, nparts, kparts, trailing,
 							   rows, rownulls, n);
 }

@@ -203,8 +203,8 @@ run_elems(Elems *e)
 
 		for (i = 0; i < e->n; i++)
 			kparts[i] = DatumGetInt32(e->kp[i]);
-		sfk_run_aggregate(sfk_sub.plan, args, sfk_sub.pipeline, sfk_sub.measures, sfk_sub.nparts,
-						  kparts, sfk_sub.trailing);
+		sfk_run_aggregate(sfk_sub.plan, args, sfk_sub.agg_relid, sfk_sub.pipeline,
+						  sfk_sub.measures, sfk_sub.nparts, kparts, sfk_sub.trailing);
 		return;
 	}
 	memset(sfk_sub.trailing, 0, sizeof(int) * sfk_sub.nparts);

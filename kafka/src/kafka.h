@@ -129,9 +129,9 @@ extern void sfk_aggregate_deliver(const char *pipeline, bool measures, int npart
 extern void sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
 									   int32 *kparts, int *trailing, Datum *rows,
 									   bool *rownulls, int n);
-extern void sfk_run_aggregate(SPIPlanPtr plan, Datum *args, const char *pipeline,
-							  bool measures, int nparts, int32 *kparts,
-							  int *trailing);
+extern void sfk_run_aggregate(SPIPlanPtr plan, Datum *args, Oid relid,
+							  const char *pipeline, bool measures, int nparts,
+							  int32 *kparts, int *trailing);
 extern bool sfk_is_aggregate_mapping(Jsonb *mapping);
 extern int64 sfk_interval_units(const char *pipeline, Interval *iv, const char *what);
 
@@ -248,6 +248,20 @@ extern void sfk_become_owner(SfkSavedUser *saved);
 extern int	sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
 							 const char *nulls, bool read_only, long count);
 extern void sfk_restore_user(SfkSavedUser *saved);
+
+/*
+ * The role an aggregate's expressions run as in the worker (admin.c): the
+ * owner of its table, restricted, at a new GUC nest level
+ */
+typedef struct SfkTableOwner
+{
+	Oid			userid;
+	int			sec_context;
+	int			nestlevel;
+} SfkTableOwner;
+
+extern void sfk_become_table_owner(Oid relid, SfkTableOwner *saved);
+extern void sfk_restore_table_owner(SfkTableOwner *saved);
 extern void sfk_check_topic(const char *topic);
 extern void sfk_check_brokers(const char *brokers);
 

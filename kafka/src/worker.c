@@ -539,6 +539,7 @@ load_subscription(void)
 		sql = sfk_build_aggregate_sql(sfk_sub.pipeline, sfk_sub.format, sfk_sub.mapping,
 									  sfk_sub.topic, sfk_sub.unit_us, &sfk_sub.measures, NULL,
 									  &info);
+		sfk_sub.agg_relid = info.relid;
 		sfk_sub.aggrow = sfk_aggrow_prepare(&info, sfk_sub.format, sfk_sub.topic,
 											sfk_sub.unit_us);
 	}

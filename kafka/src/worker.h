@@ -32,6 +32,7 @@ typedef struct SfkSub
 	Jsonb	   *options;
 	SPIPlanPtr	plan;
 	bool		aggregate;		/* feeds an aggregate (aggmap.c) */
+	Oid			agg_relid;		/* its table: its owner runs its expressions */
 	bool		cmap;			/* mapped in C (cmap.c) */
 	bool		aggrow;			/* an aggregate's rows made in C (aggrow.c) */
 	bool		measures;		/* its pipeline has measures */

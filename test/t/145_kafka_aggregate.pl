@@ -328,6 +328,67 @@ is(sql(q{SELECT consumed_offset FROM streamforge.partitions('agg_kafka') WHERE p
 	'0', 'it went to the aggregate\'s own partition');
 
 # ------------------------------------------------------------------
+# The aggregate's expressions run as its table's owner, restricted: a
+# superuser who subscribes the aggregate of a role without privileges does
+# not run that role's code as a superuser (as logical replication applies
+# as the table's owner), in the rows made in C (a text column) and in the
+# mapping statement (a varchar(20) column keeps it)
+# ------------------------------------------------------------------
+sql(q{CREATE ROLE kown;
+	GRANT USAGE ON SCHEMA streamforge TO kown;
+	CREATE SCHEMA kown AUTHORIZATION kown;
+	SET ROLE kown;
+	SET search_path = kown;
+	CREATE TABLE kown.log (who text, what text);
+	CREATE FUNCTION kown.note() RETURNS void LANGUAGE plpgsql AS $f$
+	BEGIN
+	    BEGIN
+	        EXECUTE 'UNLISTEN kown_nothing';
+	        INSERT INTO kown.log VALUES (current_user, 'unrestricted');
+	    EXCEPTION WHEN insufficient_privilege THEN
+	        INSERT INTO kown.log VALUES (current_user, SQLERRM);
+	    END;
+	END $f$;
+	-- immutable by its declaration, not by what it calls
+	CREATE FUNCTION kown.k(p text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $f$
+	BEGIN
+	    PERFORM kown.note();
+	    RETURN p;
+	END $f$;
+	CREATE TABLE kown.t1 (id bigint PRIMARY KEY, page text NOT NULL, at timestamptz NOT NULL);
+	CREATE TABLE kown.t2 (id bigint PRIMARY KEY, page varchar(20) NOT NULL, at timestamptz NOT NULL);
+	SELECT streamforge.create_aggregate('kown1', $$
+	    SELECT kown.k(page) AS page, count(*) AS n FROM kown.t1
+	     GROUP BY kown.k(page), streamforge.tumble(at, interval '1 minute') $$, lateness => interval '1 day');
+	SELECT streamforge.create_aggregate('kown2', $$
+	    SELECT kown.k(page) AS page, count(*) AS n FROM kown.t2
+	     GROUP BY kown.k(page), streamforge.tumble(at, interval '1 minute') $$, lateness => interval '1 day');
+	RESET ROLE;});
+$kafka->cmd('topic kown 1');
+$kafka->produce('kown', 0, $t0 + $_, "o$_",
+	qq({"id": $_, "page": "/p$_", "at": "2026-12-01T00:00:0${_}Z"})) for 1 .. 3;
+$kafka->flush;
+for my $a (qw(kown1 kown2))
+{
+	sql(qq{SELECT streamforge_kafka.subscribe_aggregate('$a', '$bs', 'kown',
+		'{"id": "id", "page": "page", "at": "at"}', max_wait => 20,
+		partition_prefix => '$a-')});
+	KafkaTest::wait_for($node, KafkaTest::caught_up_sql($a, 3), "$a: consumed");
+	# its worker slot for the next (streamforge_kafka.max_workers is 4)
+	is(sql(qq{SELECT count(*) FROM streamforge_kafka.subscriptions
+		WHERE pipeline = '$a' AND (error IS NOT NULL OR paused)}), '0', "$a: no error");
+	sql(qq{SELECT streamforge_kafka.unsubscribe('$a', 'kown')});
+}
+is(sql(q{SELECT string_agg(who || ': ' || what || ' x' || n, ', ' ORDER BY who, what)
+	FROM (SELECT who, what, count(*) AS n FROM kown.log GROUP BY 1, 2) AS l}),
+	'kown: cannot execute UNLISTEN within security-restricted operation x6',
+	'the key function ran as the table\'s owner, restricted, on both paths');
+is(sql(q{SELECT string_agg(page || '=' || n, ',' ORDER BY page) FROM kown.kown1_live}),
+	'/p1=1,/p2=1,/p3=1', 'kown1: the rows made in C');
+is(sql(q{SELECT string_agg(page || '=' || n, ',' ORDER BY page) FROM kown.kown2_live}),
+	'/p1=1,/p2=1,/p3=1', 'kown2: the mapping statement');
+
+# ------------------------------------------------------------------
 # Lost offsets (issue 43, item 5): the cluster no longer has the next
 # offset (here the pipeline is past the topic's end, as after a topic is
 # recreated; retention gives the same error): the subscription pauses with
