@@ -169,6 +169,8 @@ extern void sf_sessions_init(SfPipeline *p);
 extern void sf_session_add(SfPipeline *p, int window, SfString *key,
 						   int64 event_time, int64 end, int64 value);
 extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
+extern bool sf_session_holds(SfPipeline *p, int window, SfString *key,
+							 int64 t);
 
 /* window.c: the live index (the assignment: window_ops.h) */
 extern void sf_buckets_init(SfPipeline *p);

@@ -79,58 +79,6 @@ remap_cmp(const void *a, const void *b)
 }
 
 /*
- * The live sessions of old (rows of session windows, in address order),
- * for in_live_windows
- */
-typedef struct LiveSessions
-{
-	SfRow	   *rows;
-	int64		n;
-} LiveSessions;
-
-static void
-live_sessions(SfPipeline *old, LiveSessions *ls)
-{
-	int64		n = sf_collect_rows(old, false, &ls->rows);
-
-	ls->n = 0;
-	for (int64 i = 0; i < n; i++)
-		if (sf_window_merges(&old->def.windows[ls->rows[i].addr.window]))
-			ls->rows[ls->n++] = ls->rows[i];
-}
-
-/* Whether a live session of window w and key (in ls) holds time t */
-static bool
-in_live_session(const LiveSessions *ls, int w, SfString *key, int64 t)
-{
-	/* the live session of (w, key) that starts last at or before t */
-	SfAddress	probe = {w, key, t, PG_INT64_MAX};
-	int64		lo = 0,
-				hi = ls->n - 1,
-				found = -1;
-	const SfAddress *a;
-
-	while (lo <= hi)
-	{
-		int64		mid = lo + (hi - lo) / 2;
-
-		if (sf_address_order(&ls->rows[mid].addr, &probe) <= 0)
-		{
-			found = mid;
-			lo = mid + 1;
-		}
-		else
-			hi = mid - 1;
-	}
-	if (found < 0)
-		return false;
-	a = &ls->rows[found].addr;
-	return a->window == w && a->key->len == key->len &&
-		memcmp(a->key->data, key->data, key->len) == 0 &&
-		t >= a->start && t < a->end;
-}
-
-/*
  * Whether every bucket of accepted event id, in every window, is live (not
  * finalized): only such an event is re-mapped or taken out.  A finalized
  * row never changes, and the finalized rows are what the remembered events
@@ -139,7 +87,7 @@ in_live_session(const LiveSessions *ls, int w, SfString *key, int64 t)
  * mapping, in its live buckets too.
  */
 static bool
-in_live_windows(SfPipeline *old, const SfIdentity *id, const LiveSessions *ls)
+in_live_windows(SfPipeline *old, const SfIdentity *id)
 {
 	if (!old->has_watermark)
 		return true;			/* nothing is finalized yet */
@@ -149,7 +97,7 @@ in_live_windows(SfPipeline *old, const SfIdentity *id, const LiveSessions *ls)
 
 		if (sf_window_merges(wd))
 		{
-			if (!in_live_session(ls, w, id->key, id->event_time))
+			if (!sf_session_holds(old, w, id->key, id->event_time))
 				return false;
 		}
 		else
@@ -181,8 +129,6 @@ in_live_windows(SfPipeline *old, const SfIdentity *id, const LiveSessions *ls)
 static void
 check_sessions(SfPipeline *old, SfPipeline *p)
 {
-	LiveSessions lo,
-				ln;
 	SfIdentity **ids;
 	int64		n;
 	bool		any = false;
@@ -191,8 +137,6 @@ check_sessions(SfPipeline *old, SfPipeline *p)
 		any |= sf_window_merges(&p->def.windows[w]);
 	if (!any || !old->has_watermark)
 		return;
-	live_sessions(old, &lo);
-	live_sessions(p, &ln);
 	ids = sf_identity_array(p, &n);
 	for (int64 i = 0; i < n; i++)
 	{
@@ -212,9 +156,9 @@ check_sessions(SfPipeline *old, SfPipeline *p)
 
 			if (!sf_window_merges(&p->def.windows[w]))
 				continue;
-			now = in_live_session(&ln, w, id->key, id->event_time);
+			now = sf_session_holds(p, w, id->key, id->event_time);
 			was = oid != NULL && !oid->late &&
-				in_live_session(&lo, w, oid->key, id->event_time);
+				sf_session_holds(old, w, oid->key, id->event_time);
 			if (now != was)
 				ereport(ERROR,
 						errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -232,8 +176,6 @@ check_sessions(SfPipeline *old, SfPipeline *p)
 		}
 	}
 	pfree(ids);
-	pfree(lo.rows);
-	pfree(ln.rows);
 }
 
 /* Whether two mappings of one event agree (both take it out, or both map it alike) */
@@ -263,9 +205,7 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 	SfRemapEntry *e;
 	int64		n = 0;
 	int64		kept = 0;
-	LiveSessions ls;
 
-	live_sessions(old, &ls);
 	r->matched = 0;
 	r->remapped = 0;
 	r->removed = 0;
@@ -288,7 +228,7 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 		if (id == NULL || id->late || id->forgotten)
 			continue;
 		/* of a finalized bucket: kept as it is (in_live_windows) */
-		if (!in_live_windows(old, id, &ls))
+		if (!in_live_windows(old, id))
 			continue;
 		if (drop)
 		{
@@ -363,7 +303,6 @@ remap_plan(SfPipeline *old, SfRemap *r, int64 *n_out)
 		i = j;
 	}
 	*n_out = kept;
-	pfree(ls.rows);
 	return e;
 }
 

@@ -263,6 +263,25 @@ sf_bucket_restore(SfPipeline *p, int window, SfString *key, int64 start,
 		session_insert_bucket(p, b);
 }
 
+/*
+ * Whether a live session of window and key (interned in p) holds time t:
+ * the lists hold exactly the live sessions, disjoint and ordered.
+ */
+bool
+sf_session_holds(SfPipeline *p, int window, SfString *key, int64 t)
+{
+	SfSessionList *l = session_list(p, window, key, false);
+	int			pos;
+
+	if (l == NULL)
+		return false;
+	pos = first_reaching(l, t);
+	/* one session at most ends at t (disjoint), and it does not hold t */
+	if (pos < l->n && l->items[pos]->end == t)
+		pos++;
+	return pos < l->n && l->items[pos]->start <= t;
+}
+
 /* Take a session bucket out of its list (finalization). */
 void
 sf_session_remove_bucket(SfPipeline *p, SfBucket *b)
