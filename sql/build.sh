@@ -95,8 +95,29 @@ body() {
 	esac
 }
 
+# The settings an attachment's mapping runs with, whoever inserts or
+# recomputes (sql/objects/62_attach.sql, 69_recompute.sql): a line
+# "-- @mapping-settings" of a piece becomes these SET clauses of its
+# function ("-- @mapping-settings;": and the statement's end), so that
+# every mapping makes the same keys and values.
+SF_MAPPING_SETTINGS="SET TimeZone = 'UTC'
+SET DateStyle = 'ISO, MDY'
+SET IntervalStyle = 'postgres'
+SET extra_float_digits = 1
+SET bytea_output = 'hex'
+SET lc_numeric = 'C'
+SET lc_monetary = 'C'
+SET lc_time = 'C'
+SET standard_conforming_strings = on
+SET transform_null_equals = off"
+export SF_MAPPING_SETTINGS
+
 # (a pipeline would hide body's failure)
 out=$(body "$@")
+out=$(printf '%s\n' "$out" | awk '
+	$0 == "-- @mapping-settings" { print ENVIRON["SF_MAPPING_SETTINGS"]; next }
+	$0 == "-- @mapping-settings;" { print ENVIRON["SF_MAPPING_SETTINGS"] ";"; next }
+	{ print }')
 if [ -n "$lib" ]; then
 	printf '%s\n' "$out" | sed "s|MODULE_PATHNAME|\$libdir/$lib|g"
 else

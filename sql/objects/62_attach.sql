@@ -280,16 +280,7 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'sf_attached_insert'
 LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
-SET TimeZone = 'UTC'
-SET DateStyle = 'ISO, MDY'
-SET IntervalStyle = 'postgres'
-SET extra_float_digits = 1
-SET bytea_output = 'hex'
-SET lc_numeric = 'C'
-SET lc_monetary = 'C'
-SET lc_time = 'C'
-SET standard_conforming_strings = on
-SET transform_null_equals = off;
+-- @mapping-settings;
 COMMENT ON FUNCTION streamforge_internal.attached_insert() IS
     'trigger of streamforge.attach: appends the inserted rows to the pipeline';
 
@@ -299,16 +290,7 @@ CREATE OR REPLACE FUNCTION streamforge_internal.attached_update()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
-SET TimeZone = 'UTC'
-SET DateStyle = 'ISO, MDY'
-SET IntervalStyle = 'postgres'
-SET extra_float_digits = 1
-SET bytea_output = 'hex'
-SET lc_numeric = 'C'
-SET lc_monetary = 'C'
-SET lc_time = 'C'
-SET standard_conforming_strings = on
-SET transform_null_equals = off
+-- @mapping-settings
 AS $$
 DECLARE
     q text;
@@ -370,16 +352,7 @@ CREATE OR REPLACE FUNCTION streamforge_internal.attach_create_triggers(
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
-SET TimeZone = 'UTC'
-SET DateStyle = 'ISO, MDY'
-SET IntervalStyle = 'postgres'
-SET extra_float_digits = 1
-SET bytea_output = 'hex'
-SET lc_numeric = 'C'
-SET lc_monetary = 'C'
-SET lc_time = 'C'
-SET standard_conforming_strings = on
-SET transform_null_equals = off
+-- @mapping-settings
 AS $$
 DECLARE
     tg name := streamforge_internal.attach_trigger_name(pipeline);
@@ -469,16 +442,7 @@ CREATE OR REPLACE FUNCTION streamforge.attach(pipeline text, source regclass,
 RETURNS void
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
-SET TimeZone = 'UTC'
-SET DateStyle = 'ISO, MDY'
-SET IntervalStyle = 'postgres'
-SET extra_float_digits = 1
-SET bytea_output = 'hex'
-SET lc_numeric = 'C'
-SET lc_monetary = 'C'
-SET lc_time = 'C'
-SET standard_conforming_strings = on
-SET transform_null_equals = off
+-- @mapping-settings
 AS $$
 DECLARE
     tg name;

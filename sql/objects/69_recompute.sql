@@ -151,16 +151,7 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'sf_recompute_rows'
 LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
-SET TimeZone = 'UTC'
-SET DateStyle = 'ISO, MDY'
-SET IntervalStyle = 'postgres'
-SET extra_float_digits = 1
-SET bytea_output = 'hex'
-SET lc_numeric = 'C'
-SET lc_monetary = 'C'
-SET lc_time = 'C'
-SET standard_conforming_strings = on
-SET transform_null_equals = off;
+-- @mapping-settings;
 COMMENT ON FUNCTION streamforge_internal.recompute_rows(text, timestamptz, timestamptz) IS
     'runs the mapping of a recompute as the source table''s owner (admin and SELECT on the table; internal helper of recompute)';
 

@@ -1,0 +1,10 @@
+SET client_min_messages = warning;
+SELECT streamforge.create_pipeline('probe', ARRAY['p'], ARRAY[streamforge.session('s', 10)], 5);
+SELECT count(*) FROM streamforge.ingest('probe', 'p', 0, 'e1', 'A', 5, 1);
+SELECT count(*) FROM streamforge.ingest('probe', 'p', 1, 'e2', 'A', 12, 1);
+SELECT count(*) FROM streamforge.advance('probe', 'p', 20);
+SELECT * FROM streamforge.live('probe');
+SELECT * FROM streamforge.visible('probe');
+SELECT * FROM streamforge_internal.recompute_events('probe', '{}', NULL, NULL, NULL);
+SELECT * FROM streamforge.visible('probe');
+SELECT streamforge.drop_pipeline('probe');
