@@ -195,18 +195,20 @@ SELECT * FROM streamforge.recompute('rc_agg');
 -- the internal function checks admin too
 SELECT * FROM streamforge_internal.recompute_measures('rc_agg', '{}', NULL, NULL, NULL);
 RESET ROLE;
--- an admin recomputes with its own privileges on the source table
+-- an admin recomputes only with the privileges of the source table's
+-- owner, which the mapping runs with (below): an admin that is not a
+-- member of that role is refused, with or without SELECT on the table
 CREATE ROLE regress_rc_admin;
 GRANT USAGE ON SCHEMA streamforge TO regress_rc_admin;
 SELECT streamforge.grant_privilege('rc_agg', 'regress_rc_admin', 'admin');
 SET ROLE regress_rc_admin;
 \set VERBOSITY terse
 SELECT * FROM streamforge.recompute('rc_agg');
-\set VERBOSITY default
 RESET ROLE;
 GRANT SELECT ON rc_clicks TO regress_rc_admin;
 SET ROLE regress_rc_admin;
 SELECT * FROM streamforge.recompute('rc_agg');
+\set VERBOSITY default
 RESET ROLE;
 -- the wrong kind of mappings for the pipeline
 SELECT * FROM streamforge_internal.recompute_events('rc_agg', '{}', NULL, NULL, NULL);
@@ -408,11 +410,35 @@ SELECT page, n FROM regress_rc_own.rc_own_live ORDER BY page;
 -- the owner may recompute too: the same
 SET ROLE regress_rc_owner;
 SELECT * FROM streamforge.recompute('rc_own');
+RESET ROLE;
+-- an admin of the aggregate that is not a member of the owner's role is
+-- refused (the mapping would run with privileges it does not have, on
+-- its demand); a member of the owner's role may recompute
+CREATE ROLE regress_rc_member;
+CREATE ROLE regress_rc_other;
+GRANT regress_rc_owner TO regress_rc_member;
+GRANT USAGE ON SCHEMA streamforge TO regress_rc_member, regress_rc_other;
+SET ROLE regress_rc_owner;
+SELECT streamforge.grant_privilege('rc_own', 'regress_rc_other', 'admin');
+GRANT USAGE ON SCHEMA regress_rc_own TO regress_rc_other;
+GRANT SELECT ON regress_rc_own.rc_o TO regress_rc_other;
+RESET ROLE;
+SET ROLE regress_rc_other;
+SELECT * FROM streamforge.recompute('rc_own');
+RESET ROLE;
+SET ROLE regress_rc_member;
+SELECT * FROM streamforge.recompute('rc_own');
+RESET ROLE;
+-- row-level security on the table, which its owner would bypass: refused
+ALTER TABLE regress_rc_own.rc_o ENABLE ROW LEVEL SECURITY;
+SELECT * FROM streamforge.recompute('rc_own');
+ALTER TABLE regress_rc_own.rc_o DISABLE ROW LEVEL SECURITY;
+SET ROLE regress_rc_owner;
 SELECT streamforge.drop_aggregate('rc_own');
 RESET ROLE;
 DROP SCHEMA regress_rc_own CASCADE;
-DROP OWNED BY regress_rc_owner;
-DROP ROLE regress_rc_owner;
+DROP OWNED BY regress_rc_owner, regress_rc_member, regress_rc_other;
+DROP ROLE regress_rc_member, regress_rc_other, regress_rc_owner;
 
 -- leave nothing for the tests that share the database
 DROP VIEW rc_diff;

@@ -148,15 +148,15 @@ DECLARE
     msg text;
     pi integer;
     e rs_ev;
-    id text;
-    k text;
-    t bigint;
-    v bigint;
+    d_id text;
+    d_k text;
+    d_t bigint;
+    d_v bigint;
     dl streamforge.delivery[];
     marr streamforge.event[];
     darr text[];
-    f bigint;
-    tt bigint;
+    r_from bigint;
+    r_to bigint;
     q double precision;
     qd double precision;
     want_outcome text;
@@ -188,16 +188,16 @@ BEGIN
         FOR op IN 1 .. 4 + floor(random() * 9)::integer LOOP
             pi := 1 + floor(random() * np)::integer;
             IF random() < 0.3 THEN
-                t := cur + 3 - floor(random() * 14)::bigint;
-                IF prog[pi] IS NULL OR t > prog[pi] THEN
-                    prog[pi] := t;
+                d_t := cur + 3 - floor(random() * 14)::bigint;
+                IF prog[pi] IS NULL OR d_t > prog[pi] THEN
+                    prog[pi] := d_t;
                 END IF;
                 IF np = 1 OR (prog[1] IS NOT NULL AND prog[2] IS NOT NULL) THEN
                     c_wm := greatest(c_wm, CASE WHEN np = 1 THEN prog[1] ELSE least(prog[1], prog[2]) END);
                 END IF;
                 UPDATE rs_par SET wm = c_wm;
-                PERFORM count(*) FROM streamforge.advance(pn, parts[pi], t);
-                ops := ops || format('SELECT count(*) FROM streamforge.advance(%L, %L, %s);', pn, parts[pi], t);
+                PERFORM count(*) FROM streamforge.advance(pn, parts[pi], d_t);
+                ops := ops || format('SELECT count(*) FROM streamforge.advance(%L, %L, %s);', pn, parts[pi], d_t);
                 CONTINUE;
             END IF;
             -- one delivery, or a batch of two to five
@@ -209,32 +209,32 @@ BEGIN
                 END IF;
                 IF e.id IS NOT NULL AND e.st <> 'gone' THEN
                     -- a duplicate: the mapping the pipeline holds
-                    id := e.id;
-                    k := e.key;
-                    t := e.t;
-                    v := e.v;
+                    d_id := e.id;
+                    d_k := e.key;
+                    d_t := e.t;
+                    d_v := e.v;
                 ELSE
                     IF e.id IS NOT NULL THEN
                         -- an event a recompute took out, delivered again:
                         -- a first delivery, with any mapping
-                        id := e.id;
-                        t := e.t;
+                        d_id := e.id;
+                        d_t := e.t;
                     ELSE
                         nid := nid + 1;
-                        id := 'e' || nid;
-                        t := greatest(0, cur + CASE WHEN random() < 0.3 THEN 5 + floor(random() * 12)
+                        d_id := 'e' || nid;
+                        d_t := greatest(0, cur + CASE WHEN random() < 0.3 THEN 5 + floor(random() * 12)
                                                     ELSE floor(random() * 5) END
                                          - CASE WHEN random() < 0.35 THEN floor(random() * 20) ELSE 0 END);
-                        cur := greatest(cur, t);
+                        cur := greatest(cur, d_t);
                     END IF;
-                    k := rs_pick(keys);
-                    v := floor(random() * 20)::bigint - 5;
-                    INSERT INTO rs_ev AS x VALUES (id, k, t, v,
-                                                   CASE WHEN c_wm IS NOT NULL AND t + c_lat < c_wm THEN 'late' ELSE 'acc' END)
+                    d_k := rs_pick(keys);
+                    d_v := floor(random() * 20)::bigint - 5;
+                    INSERT INTO rs_ev AS x VALUES (d_id, d_k, d_t, d_v,
+                                                   CASE WHEN c_wm IS NOT NULL AND d_t + c_lat < c_wm THEN 'late' ELSE 'acc' END)
                     ON CONFLICT ON CONSTRAINT rs_ev_pkey DO UPDATE SET key = EXCLUDED.key, v = EXCLUDED.v,
                                                                         st = EXCLUDED.st;
                 END IF;
-                dl := dl || ROW(parts[pi], offs[pi], id, k, t, v)::streamforge.delivery;
+                dl := dl || ROW(parts[pi], offs[pi], d_id, d_k, d_t, d_v)::streamforge.delivery;
                 offs[pi] := offs[pi] + 1;
             END LOOP;
             IF cardinality(dl) = 1 THEN
@@ -292,9 +292,9 @@ BEGIN
         IF random() < 0.2 THEN
             INSERT INTO rs_drop VALUES ('x9');
         END IF;
-        f := CASE WHEN random() < 0.5 THEN floor(random() * (cur + 10))::bigint - 5 END;
-        tt := CASE WHEN random() < 0.5 THEN floor(random() * (cur + 10))::bigint END;
-        UPDATE rs_par SET rf = f, rt = tt;
+        r_from := CASE WHEN random() < 0.5 THEN floor(random() * (cur + 10))::bigint - 5 END;
+        r_to := CASE WHEN random() < 0.5 THEN floor(random() * (cur + 10))::bigint END;
+        UPDATE rs_par SET rf = r_from, rt = r_to;
         SELECT array_agg(ROW('ignored', m.id, m.key, m.t, m.v)::streamforge.event ORDER BY m.n)
           INTO marr FROM rs_map AS m;
         SELECT array_agg(d.id) INTO darr FROM rs_drop AS d;
@@ -340,14 +340,14 @@ BEGIN
 
         -- the engine's
         ops := ops || format('SELECT * FROM streamforge_internal.recompute_events(%L, %L::streamforge.event[], %L::text[], %s, %s);',
-                             pn, marr, darr, coalesce(f::text, 'NULL'), coalesce(tt::text, 'NULL'));
+                             pn, marr, darr, coalesce(r_from::text, 'NULL'), coalesce(r_to::text, 'NULL'));
         g_mapped := NULL;
         g_remapped := NULL;
         g_removed := NULL;
         g_changes := NULL;
         BEGIN
             SELECT r.mapped, r.remapped, r.removed, r.changes INTO g_mapped, g_remapped, g_removed, g_changes
-              FROM streamforge_internal.recompute_events(pn, coalesce(marr, '{}'), darr, f, tt) AS r;
+              FROM streamforge_internal.recompute_events(pn, coalesce(marr, '{}'), darr, r_from, r_to) AS r;
             outcome := 'ok';
         EXCEPTION
             WHEN SQLSTATE '55000' THEN

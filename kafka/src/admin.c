@@ -29,6 +29,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -91,11 +92,19 @@ sfk_restore_user(SfkSavedUser *saved)
  * FILTER and arguments are its owner's code: a superuser who subscribes
  * an aggregate never runs that code with its own privileges, nor can the
  * code change the worker's session.  The owner is looked up at each call
- * (ALTER TABLE ... OWNER TO takes effect at the next batch).  An error
- * ends both with the transaction.
+ * (ALTER TABLE ... OWNER TO takes effect at the next batch), and the
+ * current role must have its privileges (sfk_check_table_owner: a
+ * superuser, the owner, a member of its role; as PostgreSQL 16 requires
+ * of a subscription's owner), or the owner's code would run with rights
+ * the subscriber does not have, on inputs it chooses.  An error ends both
+ * with the transaction.
  */
-void
-sfk_become_table_owner(Oid relid, SfkTableOwner *saved)
+/*
+ * The owner of table relid (the aggregate's), which the current role must
+ * have the privileges of (sfk_become_table_owner says why)
+ */
+Oid
+sfk_check_table_owner(Oid relid)
 {
 	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	Oid			owner;
@@ -106,6 +115,22 @@ sfk_become_table_owner(Oid relid, SfkTableOwner *saved)
 				 errmsg("the table of the subscribed aggregate is gone")));
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
+	if (!has_privs_of_role(GetUserId(), owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to feed the aggregate of table \"%s\"",
+						get_rel_name(relid)),
+				 errdetail("Its expressions run as role \"%s\", the owner of the table, whose privileges the current user does not have.",
+						   GetUserNameFromId(owner, false)),
+				 errhint("Subscribe as that role, or as a member of it.")));
+	return owner;
+}
+
+void
+sfk_become_table_owner(Oid relid, SfkTableOwner *saved)
+{
+	Oid			owner = sfk_check_table_owner(relid);
+
 	GetUserIdAndSecContext(&saved->userid, &saved->sec_context);
 	SetUserIdAndSecContext(owner, saved->sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
@@ -420,6 +445,7 @@ subscribe_row(SubArgs *a)
 		int64		unit_us;
 		bool		measures;
 		JsonbValue	v;
+		SfkAggInfo	info;
 
 		if (SPI_execute_with_args("SELECT streamforge.time_unit($1)", 1, &type, &arg,
 								  NULL, false, 1) != SPI_OK_SELECT)
@@ -427,7 +453,9 @@ subscribe_row(SubArgs *a)
 		unit = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 		unit_us = isnull ? 0 : sfk_unit_us(DatumGetIntervalP(unit));
 		(void) sfk_build_aggregate_sql(pipeline, format, mapping, topic, unit_us, &measures,
-									   &table_partition, NULL);
+									   &table_partition, &info);
+		/* its expressions will run as its table's owner: refused up front */
+		(void) sfk_check_table_owner(info.relid);
 		if (getKeyJsonValueFromContainer(&mapping->root, "partition_prefix", 16, &v) != NULL &&
 			v.type == jbvString)
 			prefix = pnstrdup(v.val.string.val, v.val.string.len);

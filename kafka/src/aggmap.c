@@ -544,9 +544,21 @@ sfk_build_aggregate_sql(const char *pipeline, const char *format, Jsonb *mapping
 
 		targs[0] = ObjectIdGetDatum(relid);
 		targs[1] = arg;
-		if (SPI_execute_with_args("SELECT t.tgargs FROM pg_catalog.pg_trigger AS t "
+		/*
+		 * The trigger attach() made, as recompute_plan reads it
+		 * (69_recompute.sql): its name, its function, its pipeline, and
+		 * checked by attach_check as each insert checks it.  Its
+		 * expressions run as the table's owner (admin.c): a look-alike of
+		 * another function or pipeline is not read.
+		 */
+		if (SPI_execute_with_args("SELECT t.tgargs, streamforge_internal.attach_check(t.tgrelid, t.tgname, a.args, true) "
+								  "FROM pg_catalog.pg_trigger AS t, "
+								  "LATERAL (SELECT streamforge_internal.trigger_args(t.tgargs) AS args) AS a "
 								  "WHERE t.tgrelid OPERATOR(pg_catalog.=) $1 "
-								  "AND t.tgname OPERATOR(pg_catalog.=) streamforge_internal.attach_trigger_name($2)",
+								  "AND t.tgname OPERATOR(pg_catalog.=) streamforge_internal.attach_trigger_name($2) "
+								  "AND t.tgfoid OPERATOR(pg_catalog.=) 'streamforge_internal.attached_insert()'::pg_catalog.regprocedure "
+								  "AND a.args[1] OPERATOR(pg_catalog.=) $2 "
+								  "AND a.args[7] OPERATOR(pg_catalog.=) streamforge_internal.pipeline_id($2)::pg_catalog.text",
 								  2, ttypes, targs, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the attachment");
 	}

@@ -260,6 +260,7 @@ typedef struct SfkTableOwner
 	int			nestlevel;
 } SfkTableOwner;
 
+extern Oid	sfk_check_table_owner(Oid relid);
 extern void sfk_become_table_owner(Oid relid, SfkTableOwner *saved);
 extern void sfk_restore_table_owner(SfkTableOwner *saved);
 extern void sfk_check_topic(const char *topic);

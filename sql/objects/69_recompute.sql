@@ -137,8 +137,10 @@ COMMENT ON FUNCTION streamforge_internal.recompute_plan(text, timestamptz, times
 -- recompute_plan run, as the source table's owner in a security-restricted
 -- operation (as REFRESH MATERIALIZED VIEW runs its query): the
 -- expressions of the aggregate are its owner's, never run with the
--- privileges of an admin or superuser who recomputes.  C (recompute.c):
--- the caller needs SELECT on the source table (or on all its columns).
+-- privileges of a superuser who recomputes, nor with more than their
+-- owner's.  C (persist/recompute_rows.c): the caller needs the privileges
+-- of the table's owner and SELECT on the table (or on all its columns);
+-- a table with row-level security is refused.
 -- The settings of the insert trigger (62_attach.sql, attached_insert):
 -- the mapping makes the same keys and values as it did at insert.
 -- EXECUTE to PUBLIC: streamforge.recompute, which runs as its caller,

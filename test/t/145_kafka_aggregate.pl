@@ -364,6 +364,24 @@ sql(q{CREATE ROLE kown;
 	    SELECT kown.k(page) AS page, count(*) AS n FROM kown.t2
 	     GROUP BY kown.k(page), streamforge.tumble(at, interval '1 minute') $$, lateness => interval '1 day');
 	RESET ROLE;});
+# a role with admin on the aggregate but not the owner's privileges would
+# have the owner's code run with rights it does not have: refused up front
+sql(q{CREATE ROLE ksub LOGIN;
+	GRANT USAGE ON SCHEMA streamforge TO ksub;
+	SET ROLE kown;
+	SELECT streamforge.grant_privilege('kown1', 'ksub', 'admin');
+	RESET ROLE;});
+{
+	my ($rc, $out, $err) = $node->psql('postgres',
+		qq{SELECT streamforge_kafka.subscribe_aggregate('kown1', '$bs', 'kown',
+			'{"id": "id", "page": "page", "at": "at"}', partition_prefix => 'ksub-')},
+		extra_params => [ '-U', 'ksub' ]);
+	isnt($rc, 0, 'a subscriber without the privileges of the table\'s owner: refused');
+	like($err, qr/permission denied to feed the aggregate of table "t1".*DETAIL:  Its expressions run as role "kown"/s,
+		'the error names the owner');
+	is(sql(q{SELECT count(*) FROM streamforge_kafka.subscription WHERE pipeline = 'kown1'}), '0',
+		'nothing was created');
+}
 $kafka->cmd('topic kown 1');
 $kafka->produce('kown', 0, $t0 + $_, "o$_",
 	qq({"id": $_, "page": "/p$_", "at": "2026-12-01T00:00:0${_}Z"})) for 1 .. 3;
