@@ -190,3 +190,15 @@ SELECT pg_catalog.pg_extension_config_dump('streamforge.lane_journal', '');
 -- ----------------------------------------------------------------
 
 -- (none yet)
+
+-- Issue 42 (item 2): an aggregate's results in a table of its own
+-- (objects/66_aggregates_views.sql), in a schema of their own; the
+-- aggregates of 0.3.0 keep results_id NULL and their rows in
+-- streamforge.results.
+CREATE SCHEMA streamforge_results;
+REVOKE ALL ON SCHEMA streamforge_results FROM PUBLIC;
+COMMENT ON SCHEMA streamforge_results IS
+    'streamforge: the tables of the aggregates'' results, read through their views';
+ALTER TABLE streamforge.aggregate ADD COLUMN results_id bigint UNIQUE;
+CREATE SEQUENCE streamforge.aggregate_results_seq;
+SELECT pg_catalog.pg_extension_config_dump('streamforge.aggregate_results_seq', '');

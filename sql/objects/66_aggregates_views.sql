@@ -77,6 +77,122 @@ REVOKE ALL ON FUNCTION streamforge_internal.aggregate_make_indexes(text, bigint,
 COMMENT ON FUNCTION streamforge_internal.aggregate_make_indexes(text, bigint, jsonb) IS
     'makes the indexes of an aggregate on streamforge.results (internal helper)';
 
+-- The table of an aggregate's durable results (0.4.0, issue 42 item 2;
+-- docs/design/typed-results.md): streamforge_results.a<results_id>, a
+-- number drawn from streamforge.aggregate_results_seq, never a caller's
+-- text.  Quoted and qualified.
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_results_table(results_id bigint)
+RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+RETURN pg_catalog.format('streamforge_results.%I', 'a' OPERATOR(pg_catalog.||) results_id);
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_results_table(bigint) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.aggregate_results_table(bigint) IS
+    'the name of the table of an aggregate''s results (internal helper)';
+
+-- Make the table of an aggregate's results, unless it exists (pg_restore
+-- made it, and will make its indexes): returns whether it made it.
+-- Columns (positional names, so that no alias of the view collides with
+-- a bookkeeping column and no caller's text names a column):
+--   key            the engine's key, exact (the sink's address);
+--   k<part>        each GROUP BY column the view shows, typed;
+--   window_start, window_end   the bounds as the view shows them (NULL
+--                  outside timestamptz's range);
+--   a<i>           each aggregate of the view, typed;
+--   final, seq, epoch          as in streamforge.results;
+--   start_u, end_u the bounds in the pipeline's units (the address);
+--   count, sum, min, max       the engine's aggregate of the row, as in
+--                  streamforge.results (resync_outputs compares them).
+-- Indexes: the sink's address (start_u and a hash of the key: keys of any
+-- length), the readers' (the leading GROUP BY columns of scalar types,
+-- then window_start, for keys of at most 2000 bytes; longer keys by
+-- window_start), and the rows 'update' mode has to mark final.  Every
+-- piece is checked: types through aggregate_type_ok and a fixed list,
+-- collations through regcollation, numbers as numbers.
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_make_table(results_id bigint, spec jsonb)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t text := streamforge_internal.aggregate_results_table(results_id);
+    n text := 'a' || results_id;
+    cols text := '';
+    aggs text := '';
+    idx text := '';
+    lead boolean := true;
+    k jsonb;
+    a jsonb;
+    i bigint;
+    typ regtype;
+BEGIN
+    IF results_id IS NULL OR results_id <= 0 OR spec IS NULL THEN
+        RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
+    END IF;
+    IF pg_catalog.to_regclass(t) IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    FOR k IN SELECT e.value FROM jsonb_array_elements(spec -> 'keys') WITH ORDINALITY AS e
+              ORDER BY e.ordinality
+    LOOP
+        typ := (k ->> 'type')::regtype;
+        -- never a domain: the table is the owner's (issue 37)
+        IF NOT streamforge_internal.aggregate_type_ok(typ) THEN
+            RAISE EXCEPTION 'invalid aggregate definition'
+                USING ERRCODE = '22023',
+                      DETAIL = format('A key of type %s cannot be decoded by the views.', typ);
+        END IF;
+        cols := cols || format('%I %s%s, ', 'k' || (k ->> 'part')::integer, typ,
+                               CASE WHEN k ->> 'collation' IS NULL THEN ''
+                                    ELSE format(' COLLATE %s', (k ->> 'collation')::regcollation) END);
+        -- scalar types whose stored value is not longer than its text by
+        -- more than a header, so that a key of 2000 bytes fits an entry
+        IF lead AND typ = ANY (ARRAY['text', 'character varying', 'character',
+                  'name', 'smallint', 'integer', 'bigint', 'boolean', 'uuid', 'numeric',
+                  'timestamp with time zone', 'timestamp without time zone', 'date',
+                  'real', 'double precision']::regtype[]) THEN
+            idx := idx || format('%I, ', 'k' || (k ->> 'part')::integer);
+        ELSE
+            lead := false;
+        END IF;
+    END LOOP;
+    FOR a, i IN SELECT e.value, e.ordinality FROM jsonb_array_elements(spec -> 'aggregates') WITH ORDINALITY AS e
+                 ORDER BY e.ordinality
+    LOOP
+        typ := (a ->> 'type')::regtype;
+        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
+                             'double precision']::regtype[]) THEN
+            RAISE EXCEPTION 'invalid aggregate definition'
+                USING ERRCODE = '22023',
+                      DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);
+        END IF;
+        aggs := aggs || format('%I %s, ', 'a' || i, typ);
+    END LOOP;
+    EXECUTE format('CREATE TABLE %s (key text COLLATE "C" NOT NULL, %s'
+                   'window_start timestamptz, window_end timestamptz, %s'
+                   'final boolean NOT NULL DEFAULT false, seq bigint, '
+                   'epoch bigint NOT NULL DEFAULT 1, start_u bigint NOT NULL, '
+                   'end_u bigint NOT NULL, count bigint NOT NULL, sum numeric NOT NULL, '
+                   'min bigint NOT NULL, max bigint NOT NULL)', t, cols, aggs);
+    EXECUTE format('REVOKE ALL ON TABLE %s FROM PUBLIC', t);
+    EXECUTE format('CREATE INDEX %I ON %s (start_u, pg_catalog.hashtextextended(key, 0::pg_catalog.int8))',
+                   n || '_address', t);
+    EXECUTE format('CREATE INDEX %I ON %s (%swindow_start) '
+                   'WHERE pg_catalog.octet_length(key) OPERATOR(pg_catalog.<=) 2000',
+                   n || '_keys', t, idx);
+    EXECUTE format('CREATE INDEX %I ON %s (window_start) '
+                   'WHERE pg_catalog.octet_length(key) OPERATOR(pg_catalog.>) 2000',
+                   n || '_long', t);
+    EXECUTE format('CREATE INDEX %I ON %s (end_u) WHERE NOT final', n || '_open', t);
+    EXECUTE format('COMMENT ON TABLE %s IS %L', t,
+                   'results of a streamforge aggregate (streamforge.aggregate.results_id), read through its views');
+    RETURN true;
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_make_table(bigint, jsonb) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.aggregate_make_table(bigint, jsonb) IS
+    'makes the table of an aggregate''s results (internal helper)';
+
 -- The row trigger of streamforge.aggregate: the aggregate's indexes on
 -- streamforge.results, made with the row (create_aggregate, pg_restore),
 -- dropped with it (drop_aggregate, drop_pipeline's cascade); on a restore,
@@ -93,6 +209,23 @@ BEGIN
         EXECUTE format('DROP INDEX IF EXISTS streamforge.%I, streamforge.%I',
                        streamforge_internal.aggregate_index_name(OLD.name),
                        streamforge_internal.aggregate_long_key_index_name(OLD.name));
+        IF OLD.results_id IS NOT NULL THEN
+            -- the table of its results (0.4.0): the results view reads it,
+            -- so drop_pipeline drops the views with it, and says so
+            SELECT pg_catalog.string_agg(format('%I.%I', OLD.view_schema, v.name), ', ' ORDER BY v.ord)
+              INTO left_views
+              FROM (VALUES (1, OLD.view_name || '_top'), (2, OLD.view_name),
+                           (3, OLD.view_name || '_live'), (4, OLD.view_name || '_late')) AS v (ord, name)
+             WHERE pg_catalog.to_regclass(format('%I.%I', OLD.view_schema, v.name)) IS NOT NULL;
+            IF left_views IS NOT NULL THEN
+                EXECUTE format('DROP VIEW %s', left_views);
+                RAISE NOTICE 'dropped the views of aggregate "%": %', OLD.name, left_views
+                    USING DETAIL = 'They read the results of a pipeline that no longer exists.';
+            END IF;
+            EXECUTE format('DROP TABLE IF EXISTS %s',
+                           streamforge_internal.aggregate_results_table(OLD.results_id));
+            RETURN NULL;
+        END IF;
         -- drop_pipeline of an aggregate (drop_aggregate drops the views
         -- first): the views stay, and say so (issue 45, item 5); a top-N's
         -- <name>_top reads <name>, so it is named, and dropped, first
@@ -108,7 +241,13 @@ BEGIN
         END IF;
         RETURN NULL;
     END IF;
-    PERFORM streamforge_internal.aggregate_make_indexes(NEW.name, NEW.unit_us, NEW.spec);
+    IF NEW.results_id IS NOT NULL THEN
+        -- (0.4.0) the table of its results; on pg_restore it exists
+        -- already, and its indexes come after the rows
+        PERFORM streamforge_internal.aggregate_make_table(NEW.results_id, NEW.spec);
+    ELSE
+        PERFORM streamforge_internal.aggregate_make_indexes(NEW.name, NEW.unit_us, NEW.spec);
+    END IF;
     -- pg_restore: the view it made is the dumped one, maybe of 0.3.0 (one
     -- branch, which the partial indexes cannot serve): made again in this
     -- version's form.  (create_aggregate inserts the row before it makes
@@ -154,6 +293,8 @@ DECLARE
     f text;
     branch text;
     measures boolean := COALESCE((spec ->> 'measures')::boolean, false);
+    rid bigint;
+    i bigint;
 BEGIN
     FOR k IN SELECT e.value FROM jsonb_array_elements(spec -> 'keys') WITH ORDINALITY AS e
               ORDER BY e.ordinality
@@ -207,6 +348,35 @@ BEGIN
     -- function (issue 37, finding 4).  Leakproof conditions on the key
     -- columns and window_start still reach the branches as index
     -- conditions.
+    SELECT g.results_id INTO rid FROM streamforge.aggregate AS g
+     WHERE g.name OPERATOR(pg_catalog.=) aggregate_results_view.pipeline;
+    IF rid IS NOT NULL THEN
+        -- (0.4.0, issue 42 item 2) the table of its own: typed columns,
+        -- read as they are; the same two branches, each with the
+        -- predicate of its index (aggregate_make_table)
+        keys_r := '';
+        FOR k IN SELECT e.value FROM jsonb_array_elements(spec -> 'keys') WITH ORDINALITY AS e
+                  ORDER BY e.ordinality
+        LOOP
+            keys_r := keys_r || format('r.%I AS %I, ', 'k' || (k ->> 'part')::integer, k ->> 'name');
+        END LOOP;
+        aggs_r := '';
+        FOR a, i IN SELECT e.value, e.ordinality FROM jsonb_array_elements(spec -> 'aggregates') WITH ORDINALITY AS e
+                     ORDER BY e.ordinality
+        LOOP
+            aggs_r := aggs_r || format('r.%I AS %I, ', 'a' || i, a ->> 'name');
+        END LOOP;
+        branch := 'SELECT r.* FROM ' || streamforge_internal.aggregate_results_table(rid) || ' AS r '
+            'WHERE pg_catalog.octet_length(r.key) OPERATOR(pg_catalog.%s) 2000';
+        EXECUTE format('CREATE %sVIEW %I.%I WITH (security_barrier) AS SELECT %s'
+                       'r.window_start AS window_start, r.window_end AS window_end, %s'
+                       'r.final AS final '
+                       'FROM (%s UNION ALL %s) AS r '
+                       'WHERE streamforge_internal.aggregate_readable(%L)',
+                       CASE WHEN or_replace THEN 'OR REPLACE ' ELSE '' END, view_schema, view_name,
+                       keys_r, aggs_r, format(branch, '<='), format(branch, '>'), pipeline);
+        RETURN;
+    END IF;
     branch := 'SELECT r.* FROM streamforge.results AS r '
         'WHERE pg_catalog.octet_length(r.key) OPERATOR(pg_catalog.%s) 2000';
     EXECUTE format('CREATE %sVIEW %I.%I WITH (security_barrier) AS SELECT %s'
@@ -306,8 +476,11 @@ BEGIN
         END IF;
     END LOOP;
 
-    INSERT INTO streamforge.aggregate (name, query, source, view_schema, view_name, unit_us, spec)
-    VALUES (pipeline, query, source, view_schema, view_name, unit_us, spec);
+    -- its row, whose trigger makes the table of its results (0.4.0)
+    INSERT INTO streamforge.aggregate (name, query, source, view_schema, view_name, unit_us, spec,
+                                       results_id)
+    VALUES (pipeline, query, source, view_schema, view_name, unit_us, spec,
+            pg_catalog.nextval('streamforge.aggregate_results_seq'::pg_catalog.regclass));
 
     -- the durable results
     PERFORM streamforge_internal.aggregate_results_view(pipeline, view_schema, view_name,

@@ -376,9 +376,18 @@ CREATE TABLE streamforge.aggregate (
     view_name text NOT NULL,
     unit_us bigint NOT NULL,
     spec jsonb NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+    created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- the table of its results, streamforge_results.a<results_id> (0.4.0,
+    -- issue 42 item 2; objects/66_aggregates_views.sql); NULL: an aggregate
+    -- of 0.3.0 whose rows are still in streamforge.results
+    results_id bigint UNIQUE
 );
 SELECT pg_catalog.pg_extension_config_dump('streamforge.aggregate', '');
+
+-- The numbers of the aggregates' results tables (0.4.0): drawn when an
+-- aggregate is made, never reused, never from a caller's text.
+CREATE SEQUENCE streamforge.aggregate_results_seq;
+SELECT pg_catalog.pg_extension_config_dump('streamforge.aggregate_results_seq', '');
 
 -- The changelog of the aggregates' top-N (0.4.0, issue 44, item 4;
 -- docs/sql-aggregates.md, Top-N per window): what each write call changed

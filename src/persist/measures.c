@@ -253,3 +253,82 @@ sf_sink_aggregates(const SfPipeline *p, const SfAgg *const *aggs, int n,
 	return PointerGetDatum(construct_array(d, n, JSONBOID, -1, false,
 										   TYPALIGN_INT));
 }
+
+/* ----------------------------------------------------------------
+ * Typed values (the table of an aggregate's results, sink_typed.c)
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A numeric, int8 or float8 value as the SQL type target (smallint,
+ * integer, bigint, numeric or double precision: the types of an
+ * aggregate's view columns), with the value and the errors of the cast
+ * 0.3.0's view applied to its text
+ */
+Datum
+sf_value_as(Datum d, Oid source, Oid target)
+{
+	if (source == target)
+		return d;
+	if (source == INT8OID)
+	{
+		switch (target)
+		{
+			case INT2OID:
+				return DirectFunctionCall1(int82, d);
+			case INT4OID:
+				return DirectFunctionCall1(int84, d);
+			case FLOAT8OID:
+				return DirectFunctionCall1(i8tod, d);
+			default:
+				d = NumericGetDatum(int64_to_numeric(DatumGetInt64(d)));
+				source = NUMERICOID;
+				break;
+		}
+	}
+	else if (source == FLOAT8OID)
+	{
+		d = NumericGetDatum(float8_exact_numeric(DatumGetFloat8(d)));
+		source = NUMERICOID;
+	}
+	if (source == target)
+		return d;
+	switch (target)
+	{
+		case INT2OID:
+			return DirectFunctionCall1(numeric_int2, d);
+		case INT4OID:
+			return DirectFunctionCall1(numeric_int4, d);
+		case INT8OID:
+			return DirectFunctionCall1(numeric_int8, d);
+		case FLOAT8OID:
+			return DirectFunctionCall1(numeric_float8, d);
+		case NUMERICOID:
+			return d;
+	}
+	elog(ERROR, "streamforge: an aggregate of type %u is not one create_aggregate makes",
+		 target);
+	return (Datum) 0;			/* keep compiler quiet */
+}
+
+/*
+ * Declared aggregate i of a measures pipeline's row as the SQL type
+ * target (*isnull for NULL): the value 0.3.0's view read from the
+ * aggregates jsonb (sf_aggregates_jsonb) and cast to target
+ */
+Datum
+sf_agg_typed(const SfMeasuresDef *md, const SfAgg *agg, int i, Oid target,
+			 bool *isnull)
+{
+	SfAggValue	av;
+	Datum		d;
+	Oid			source;
+
+	sf_agg_value(md, agg, i, &av);
+	d = sf_agg_datum(&av, isnull);
+	if (*isnull)
+		return (Datum) 0;
+	source = av.ops->result == SF_AGGRES_INT64 ? INT8OID :
+		av.ops->result == SF_AGGRES_FLOAT8 ? FLOAT8OID : NUMERICOID;
+	return sf_value_as(d, source, target);
+}

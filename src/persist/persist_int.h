@@ -177,6 +177,30 @@ typedef struct SfPlanText
 /* measures.c */
 extern Datum sf_sink_aggregates(const SfPipeline *p, const SfAgg *const *aggs,
 								int n, bool *isnull);
+extern Datum sf_value_as(Datum d, Oid source, Oid target);
+extern Datum sf_agg_typed(const SfMeasuresDef *md, const SfAgg *agg, int i,
+						  Oid target, bool *isnull);
+
+/*
+ * sink_typed.c: the table of an aggregate's results (0.4.0, issue 42 item
+ * 2), streamforge_results.a<id>, for the changes of the aggregate's window.
+ * Kept in the sink's configuration cache (sink.c), in its context.
+ */
+typedef struct SfSinkTyped
+{
+	Oid			relid;			/* the table */
+	char	   *window;			/* the aggregate's window */
+	int			naggs;			/* the view's aggregates a1 .. a<naggs>: */
+	char	  **aggs;			/* "m<member>" (measures) or "f<function>" */
+	SPIPlanPtr	delete_plan;	/* kept plans of the table, or NULL */
+	SPIPlanPtr	final_plan;
+} SfSinkTyped;
+
+extern void sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
+								  int64 unit_us, const SfChange *const *last,
+								  int n);
+extern void sf_sink_typed_final(SfSinkTyped *t, int64 below);
+extern void sf_sink_typed_forget(SfSinkTyped *t);
 
 /* sink_top.c: the top-N of an aggregate, kept with its results */
 extern Datum sf_sink_top_starts(const SfChangeList *changes);
@@ -267,13 +291,15 @@ extern bool sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols,
 extern void sf_sink_changelog(SfPipeline *p, Datum name, int64 epoch,
 							  int64 unit_us, const SfChange *items, int n);
 extern void sf_sink_results(SfPipeline *p, Datum name, int64 epoch,
-							int64 unit_us, const SfChangeList *changes);
+							int64 unit_us, const SfChangeList *changes,
+							SfSinkTyped *typed);
 extern void sf_sink_late(SfPipeline *p, Datum name, int64 unit_us,
 						 int64 from, int n);
 
 /* sink_ts.c */
 extern Datum sf_ts_array(const int64 *times, int n, int64 unit_us,
 						 bool *isnull);
+extern Datum sf_time_ts(int64 t, int64 unit_us, bool *isnull);
 extern void sf_ts_column(SfBulkColumn *col, const int64 *times, int n,
 						 int64 unit_us);
 

@@ -100,6 +100,7 @@ typedef struct SfSinkConfig
 	int64		unit_us;		/* the pipeline's time unit, 0: none */
 	bool		top;			/* an aggregate with a top-N (sink_top.c) */
 	TransactionId xmin;			/* of the row version read */
+	SfSinkTyped *typed;			/* an aggregate's results table, or NULL */
 } SfSinkConfig;
 
 static MemoryContext sink_cxt = NULL;	/* owns sink_config */
@@ -132,8 +133,18 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"c.results_retention, c.epoch, "
 		"EXISTS (SELECT FROM streamforge.aggregate AS a "
 		"WHERE a.name OPERATOR(pg_catalog.=) c.pipeline "
-		"AND a.spec OPERATOR(pg_catalog.?) 'top') "
-		"FROM streamforge.output_config AS c",
+		"AND a.spec OPERATOR(pg_catalog.?) 'top'), "
+		/* an aggregate's results table (0.4.0, sink_typed.c) */
+		"g.results_id, g.spec OPERATOR(pg_catalog.->>) 'window', "
+		"ARRAY(SELECT CASE WHEN COALESCE((g.spec OPERATOR(pg_catalog.->>) 'measures')"
+		"::pg_catalog.bool, false) "
+		"THEN 'm' OPERATOR(pg_catalog.||) (e.value OPERATOR(pg_catalog.->>) 'member') "
+		"ELSE 'f' OPERATOR(pg_catalog.||) (e.value OPERATOR(pg_catalog.->>) 'func') END "
+		"FROM pg_catalog.jsonb_array_elements(g.spec OPERATOR(pg_catalog.->) 'aggregates') "
+		"WITH ORDINALITY AS e ORDER BY e.ordinality) "
+		"FROM streamforge.output_config AS c "
+		"LEFT JOIN streamforge.aggregate AS g ON g.name OPERATOR(pg_catalog.=) c.pipeline "
+		"AND g.results_id IS NOT NULL",
 		0, {InvalidOid}
 	},
 	[PLAN_CONFIG_XMIN] = {
@@ -222,6 +233,43 @@ sink_relcache_callback(Datum arg, Oid relid)
 }
 
 /*
+ * The table of an aggregate's results, from columns 10-12 of a row of
+ * PLAN_CONFIG_LOAD, in sink_cxt
+ */
+static SfSinkTyped *
+sink_typed_load(HeapTuple tup, TupleDesc desc)
+{
+	MemoryContext old = MemoryContextSwitchTo(sink_cxt);
+	SfSinkTyped *t = palloc0(sizeof(SfSinkTyped));
+	bool		isnull;
+	int64		id = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
+	char	   *window = SPI_getvalue(tup, desc, 11);
+	ArrayType  *aggs = DatumGetArrayTypeP(SPI_getbinval(tup, desc, 12, &isnull));
+	Oid			nsp = get_namespace_oid("streamforge_results", true);
+	char		relname[NAMEDATALEN];
+	Datum	   *elems;
+	bool	   *nulls;
+
+	snprintf(relname, sizeof(relname), "a" INT64_FORMAT, id);
+	t->relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
+	if (!OidIsValid(t->relid) || window == NULL)
+		elog(ERROR, "streamforge: table streamforge_results.%s is missing", relname);
+	t->window = window;
+	deconstruct_array(aggs, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls,
+					  &t->naggs);
+	t->aggs = palloc(Max(t->naggs, 1) * sizeof(char *));
+	for (int i = 0; i < t->naggs; i++)
+	{
+		if (nulls[i])
+			elog(ERROR, "streamforge: invalid aggregate definition of table streamforge_results.%s",
+				 relname);
+		t->aggs[i] = TextDatumGetCString(elems[i]);
+	}
+	MemoryContextSwitchTo(old);
+	return t;
+}
+
+/*
  * Load output_config into sink_config.  The copy is marked valid only if no
  * invalidation arrived while it was read, so a change committed meanwhile
  * is never missed.  Reads with the latest snapshot, not the transaction's,
@@ -248,6 +296,17 @@ sink_config_load(void)
 		sink_cxt = AllocSetContextCreate(CacheMemoryContext,
 										 "streamforge sink configuration",
 										 ALLOCSET_SMALL_SIZES);
+	/* the kept plans of the tables of aggregates' results */
+	if (sink_config != NULL)
+	{
+		HASH_SEQ_STATUS seq;
+		SfSinkConfig *old;
+
+		hash_seq_init(&seq, sink_config);
+		while ((old = hash_seq_search(&seq)) != NULL)
+			if (old->typed != NULL)
+				sf_sink_typed_forget(old->typed);
+	}
 	sink_config = NULL;
 	MemoryContextReset(sink_cxt);
 
@@ -290,6 +349,10 @@ sink_config_load(void)
 		cfg->epoch = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
 		cfg->top = DatumGetBool(SPI_getbinval(tup, desc, 9, &isnull));
 		cfg->unit_us = 0;
+		cfg->typed = NULL;
+		(void) SPI_getbinval(tup, desc, 10, &isnull);
+		if (!isnull)
+			cfg->typed = sink_typed_load(tup, desc);
 	}
 	/* the time units, for the timestamp columns */
 	if (hash_get_num_entries(sink_config) > 0)
@@ -367,7 +430,7 @@ sink_check_snapshot(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
  * modes' final changes write final rows).
  */
 static void
-sink_mark_final(SfPipeline *p, Datum name)
+sink_mark_final(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
 {
 	Datum		values[2];
 	int128		below;
@@ -380,6 +443,8 @@ sink_mark_final(SfPipeline *p, Datum name)
 	values[0] = name;
 	values[1] = Int64GetDatum((int64) below);
 	sink_exec(PLAN_RESULTS_FINALIZE, values, SPI_OK_UPDATE);
+	if (cfg->typed != NULL)
+		sf_sink_typed_final(cfg->typed, (int64) below);
 }
 
 /*
@@ -467,14 +532,15 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	if (cfg->results && changes->n > 0)
 	{
 		old = MemoryContextSwitchTo(chunk_cxt);
-		sf_sink_results(p, name, cfg->epoch, cfg->unit_us, changes);
+		sf_sink_results(p, name, cfg->epoch, cfg->unit_us, changes,
+						cfg->typed);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(chunk_cxt);
 	}
 	if (cfg->results && p->finalized != p->finalized_synced)
 	{
 		/* 'update' mode has no final changes: mark what was finalized */
-		sink_mark_final(p, name);
+		sink_mark_final(p, cfg, name);
 		p->finalized_synced = p->finalized;
 	}
 

@@ -358,7 +358,7 @@ results_delete(Datum name, const SfBulkColumn *cols, int n)
  */
 void
 sf_sink_results(SfPipeline *p, Datum name, int64 epoch, int64 unit_us,
-				const SfChangeList *changes)
+				const SfChangeList *changes, SfSinkTyped *typed)
 {
 	const SfChange **order = palloc(changes->n * sizeof(SfChange *));
 	const SfChange **last = palloc(changes->n * sizeof(SfChange *));
@@ -373,6 +373,31 @@ sf_sink_results(SfPipeline *p, Datum name, int64 epoch, int64 unit_us,
 		if (i + 1 == changes->n ||
 			sf_address_cmp(p, &order[i]->row.addr, &order[i + 1]->row.addr) != 0)
 			last[nlast++] = order[i];
+
+	/*
+	 * An aggregate's window: the table of its results (sink_typed.c); the
+	 * changes of any other window stay here
+	 */
+	if (typed != NULL)
+	{
+		const SfChange **own = palloc(nlast * sizeof(SfChange *));
+		int			nown = 0;
+		int			nrest = 0;
+
+		for (i = 0; i < nlast; i++)
+			if (strcmp(p->def.windows[last[i]->row.addr.window].name,
+					   typed->window) == 0)
+				own[nown++] = last[i];
+			else
+				last[nrest++] = last[i];
+		nlast = nrest;
+		for (from = 0; from < nown; from += SF_SINK_CHUNK)
+		{
+			CHECK_FOR_INTERRUPTS();
+			sf_sink_typed_results(p, typed, epoch, unit_us, own + from,
+								  Min(SF_SINK_CHUNK, nown - from));
+		}
+	}
 
 	for (from = 0; from < nlast; from += SF_SINK_CHUNK)
 	{

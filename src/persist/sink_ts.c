@@ -28,8 +28,8 @@
  * A time of a pipeline whose unit is unit_us microseconds as timestamptz
  * (NULL outside timestamptz's range), as the _ts reads convert it
  */
-static Datum
-time_ts(int64 t, int64 unit_us, bool *isnull)
+Datum
+sf_time_ts(int64 t, int64 unit_us, bool *isnull)
 {
 	int128		us = (int128) t * unit_us -
 		(int128) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY;
@@ -54,7 +54,7 @@ sf_ts_column(SfBulkColumn *col, const int64 *times, int n, int64 unit_us)
 	col->values = palloc(n * sizeof(Datum));
 	col->nulls = palloc(n * sizeof(bool));
 	for (int i = 0; i < n; i++)
-		col->values[i] = time_ts(times[i], unit_us, &col->nulls[i]);
+		col->values[i] = sf_time_ts(times[i], unit_us, &col->nulls[i]);
 }
 
 /*
@@ -75,7 +75,7 @@ sf_ts_array(const int64 *times, int n, int64 unit_us, bool *isnull)
 	elems = palloc(n * sizeof(Datum));
 	nulls = palloc(n * sizeof(bool));
 	for (int i = 0; i < n; i++)
-		elems[i] = time_ts(times[i], unit_us, &nulls[i]);
+		elems[i] = sf_time_ts(times[i], unit_us, &nulls[i]);
 	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
 											  TIMESTAMPTZOID, sizeof(int64),
 											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));

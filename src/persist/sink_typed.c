@@ -1,0 +1,559 @@
+/*-------------------------------------------------------------------------
+ *
+ * sink_typed.c
+ *	  The table of an aggregate's results (0.4.0, issue 42 item 2;
+ *	  docs/design/typed-results.md): the rows of an aggregate made by
+ *	  create_aggregate go to streamforge_results.a<id>, a table of its own
+ *	  shape (sql/objects/66_aggregates_views.sql, aggregate_make_table),
+ *	  instead of the shared streamforge.results, whose every row paid for
+ *	  the partial indexes of every aggregate.
+ *
+ * The table's columns, matched by name (sf_bulk_insert_rel):
+ *	  key				the engine's key text, exact;
+ *	  k<part>			GROUP BY column <part> of the key, typed: the element
+ *						of the key (the text of an ARRAY[...]) read by the
+ *						column type's input function, as 0.3.0's view cast
+ *						aggregate_key_part(key, part);
+ *	  window_start, window_end	the bounds (NULL outside timestamptz);
+ *	  a<i>				the view's aggregate i, typed: for a measures
+ *						pipeline the declared aggregate the spec names
+ *						(sf_agg_typed), for a one-measure pipeline count,
+ *						sum, min, max or avg of the row, as the view cast them;
+ *	  final, seq, epoch, start_u, end_u, count, sum, min, max
+ *						as streamforge.results holds them.
+ *
+ * The rows are the changes applied as sink_rows.c applies them to
+ * streamforge.results: every address a call touched is deleted (one
+ * statement per chunk, by the table's address index), then the last
+ * upsert of each is inserted in bulk.  Should the table have a trigger
+ * (only its owner or a superuser could add one), the rows go in by an
+ * INSERT statement instead, so that it fires.
+ *
+ * All run inside SPI, as the extension's owner, in a memory context the
+ * caller resets; the caller holds the pipeline's row lock.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/sink_typed.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+
+#include "engine/engine.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
+
+/* What fills one column of the table */
+typedef enum SfTypedSource
+{
+	TS_KEY,						/* key */
+	TS_PART,					/* k<part> */
+	TS_START,					/* window_start */
+	TS_END,						/* window_end */
+	TS_AGG,						/* a<i> */
+	TS_FINAL,
+	TS_SEQ,
+	TS_EPOCH,
+	TS_START_U,
+	TS_END_U,
+	TS_COUNT,
+	TS_SUM,
+	TS_MIN,
+	TS_MAX
+} SfTypedSource;
+
+/* One column of the table, and how to fill it */
+typedef struct SfTypedColumn
+{
+	const char *name;
+	SfTypedSource source;
+	Oid			type;			/* the column's type */
+	int			arg;			/* TS_PART: the part, from 1; TS_AGG: i, from 1 */
+	FmgrInfo	in;				/* TS_PART: the type's input function */
+	Oid			ioparam;
+	char		func;			/* TS_AGG, one-measure: c, s, m, M, a */
+	int			member;			/* TS_AGG, measures: the declared aggregate */
+} SfTypedColumn;
+
+/* The table's columns, read from its descriptor */
+typedef struct SfTypedLayout
+{
+	int			ncols;
+	SfTypedColumn *cols;
+	int			maxpart;		/* the highest part a column reads, 0: none */
+	FmgrInfo	array_in;		/* text[]'s input function */
+} SfTypedLayout;
+
+static const struct
+{
+	const char *name;
+	SfTypedSource source;
+}			fixed_columns[] = {
+	{"key", TS_KEY}, {"window_start", TS_START}, {"window_end", TS_END},
+	{"final", TS_FINAL}, {"seq", TS_SEQ}, {"epoch", TS_EPOCH},
+	{"start_u", TS_START_U}, {"end_u", TS_END_U}, {"count", TS_COUNT},
+	{"sum", TS_SUM}, {"min", TS_MIN}, {"max", TS_MAX}
+};
+
+/* The name of the table, qualified and quoted, in the current context */
+static char *
+typed_table_name(Oid relid)
+{
+	char	   *rel = get_rel_name(relid);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the table of an aggregate's results (OID %u) is missing", relid)));
+	return quote_qualified_identifier("streamforge_results", rel);
+}
+
+/* "<letter><digits>" as the number, or -1 */
+static int
+positional(const char *name, char letter)
+{
+	int			v = 0;
+
+	if (name[0] != letter || name[1] == '\0' || strlen(name) > 6)
+		return -1;
+	for (const char *c = name + 1; *c; c++)
+	{
+		if (*c < '0' || *c > '9')
+			return -1;
+		v = v * 10 + (*c - '0');
+	}
+	return v;
+}
+
+/*
+ * The columns of rel and where their values come from; every column must
+ * be one the table of an aggregate has (a column someone added is an
+ * error, not a silent NULL)
+ */
+static void
+typed_layout(Relation rel, SfPipeline *p, SfSinkTyped *t, SfTypedLayout *l)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	l->cols = palloc0(desc->natts * sizeof(SfTypedColumn));
+	l->ncols = 0;
+	l->maxpart = 0;
+	fmgr_info(F_ARRAY_IN, &l->array_in);
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		SfTypedColumn *c = &l->cols[l->ncols];
+		const char *name = NameStr(att->attname);
+		int			k;
+
+		if (att->attisdropped)
+			continue;
+		c->name = name;
+		c->type = att->atttypid;
+		for (k = 0; k < lengthof(fixed_columns); k++)
+			if (strcmp(name, fixed_columns[k].name) == 0)
+				break;
+		if (k < lengthof(fixed_columns))
+			c->source = fixed_columns[k].source;
+		else if ((c->arg = positional(name, 'k')) > 0)
+		{
+			Oid			infunc;
+
+			c->source = TS_PART;
+			getTypeInputInfo(c->type, &infunc, &c->ioparam);
+			fmgr_info(infunc, &c->in);
+			l->maxpart = Max(l->maxpart, c->arg);
+		}
+		else if ((c->arg = positional(name, 'a')) > 0 && c->arg <= t->naggs)
+		{
+			const char *spec = t->aggs[c->arg - 1];
+
+			c->source = TS_AGG;
+			if (spec[0] == 'm' && p->def.measures != NULL)
+			{
+				const SfMeasuresDef *md = p->def.measures;
+
+				c->member = -1;
+				for (int i = 0; i < md->naggs; i++)
+					if (strcmp(md->aggs[i].name, spec + 1) == 0)
+						c->member = i;
+				if (c->member < 0)
+					elog(ERROR, "streamforge: aggregate \"%s\" of pipeline \"%s\" is not declared",
+						 spec + 1, p->def.name);
+			}
+			else if (spec[0] == 'f' && p->def.measures == NULL)
+			{
+				if (strcmp(spec + 1, "count") == 0)
+					c->func = 'c';
+				else if (strcmp(spec + 1, "sum") == 0)
+					c->func = 's';
+				else if (strcmp(spec + 1, "min") == 0)
+					c->func = 'm';
+				else if (strcmp(spec + 1, "max") == 0)
+					c->func = 'M';
+				else if (strcmp(spec + 1, "avg") == 0)
+					c->func = 'a';
+				else
+					elog(ERROR, "streamforge: invalid aggregate \"%s\" of pipeline \"%s\"",
+						 spec + 1, p->def.name);
+			}
+			else
+				elog(ERROR, "streamforge: the aggregates of pipeline \"%s\" do not match its definition",
+					 p->def.name);
+		}
+		else
+			elog(ERROR, "streamforge: column \"%s\" of table %s is not one of an aggregate's results",
+				 name, RelationGetRelationName(rel));
+		l->ncols++;
+	}
+}
+
+/* Aggregate c of a one-measure pipeline's row, as its column's type */
+static Datum
+one_measure_value(const SfTypedColumn *c, const SfAgg *agg, bool *isnull)
+{
+	Datum		sum;
+
+	*isnull = false;
+	switch (c->func)
+	{
+		case 'c':
+			return sf_value_as(Int64GetDatum(agg->count), INT8OID, c->type);
+		case 'm':
+			return sf_value_as(Int64GetDatum(agg->min), INT8OID, c->type);
+		case 'M':
+			return sf_value_as(Int64GetDatum(agg->max), INT8OID, c->type);
+		case 's':
+			return sf_value_as(sf_int128_numeric(agg->sum), NUMERICOID, c->type);
+		default:
+			/* avg: results.avg, sum / count, NULL for no events */
+			if (agg->count == 0)
+			{
+				*isnull = true;
+				return (Datum) 0;
+			}
+			sum = sf_int128_numeric(agg->sum);
+			return sf_value_as(DirectFunctionCall2(numeric_div, sum,
+												   NumericGetDatum(int64_to_numeric(agg->count))),
+							   NUMERICOID, c->type);
+	}
+}
+
+/*
+ * The parts of the key text (an ARRAY[...] of text, as the engine keeps
+ * it) into parts[1..maxpart] (NULL: missing or NULL; a key of more than
+ * one dimension has none, as aggregate_key_part answers)
+ */
+static void
+key_parts(SfTypedLayout *l, const SfString *key, Datum *parts, bool *nulls)
+{
+	int			maxpart = l->maxpart;
+	char	   *text = pnstrdup(key->data, key->len);
+	ArrayType  *a;
+	Datum	   *elems;
+	bool	   *enulls;
+	int			n;
+
+	for (int i = 1; i <= maxpart; i++)
+		nulls[i] = true;
+	a = DatumGetArrayTypeP(InputFunctionCall(&l->array_in, text, TEXTOID, -1));
+	if (ARR_NDIM(a) > 1)
+		return;
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &n);
+	for (int i = 1; i <= maxpart && i <= n; i++)
+	{
+		nulls[i] = enulls[i - 1];
+		parts[i] = elems[i - 1];
+	}
+}
+
+/*
+ * Insert the rows by a statement (the table has a trigger): one array
+ * per column, unnested
+ */
+static void
+typed_insert_statement(Oid relid, const SfTypedLayout *l,
+					   const SfBulkColumn *cols, int n)
+{
+	StringInfoData sql;
+	Oid		   *types = palloc(l->ncols * sizeof(Oid));
+	Datum	   *values = palloc(l->ncols * sizeof(Datum));
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO %s (", typed_table_name(relid));
+	for (int k = 0; k < l->ncols; k++)
+		appendStringInfo(&sql, "%s%s", k > 0 ? ", " : "",
+						 quote_identifier(cols[k].name));
+	appendStringInfoString(&sql, ") SELECT * FROM ROWS FROM (");
+	for (int k = 0; k < l->ncols; k++)
+	{
+		Oid			elem = l->cols[k].type;
+		int16		len;
+		bool		byval;
+		char		align;
+		Datum	   *v = cols[k].values;
+		bool	   *nulls = cols[k].nulls;
+
+		types[k] = get_array_type(elem);
+		if (!OidIsValid(types[k]))
+			elog(ERROR, "streamforge: type %u has no array type", elem);
+		get_typlenbyvalalign(elem, &len, &byval, &align);
+		if (v == NULL)
+		{
+			/* a constant column */
+			v = palloc(n * sizeof(Datum));
+			nulls = palloc(n * sizeof(bool));
+			for (int i = 0; i < n; i++)
+			{
+				v[i] = cols[k].constant;
+				nulls[i] = cols[k].constant_null;
+			}
+		}
+		values[k] = PointerGetDatum(construct_md_array(v, nulls, 1, dims, lbs,
+													   elem, len, byval, align));
+		appendStringInfo(&sql, "%spg_catalog.unnest($%d)", k > 0 ? ", " : "",
+						 k + 1);
+	}
+	appendStringInfoString(&sql, ")");
+	if (SPI_execute_with_args(sql.data, l->ncols, types, values, NULL, false,
+							  0) != SPI_OK_INSERT)
+		elog(ERROR, "streamforge: could not insert the results of an aggregate");
+}
+
+/* The kept statement that deletes the addresses of a chunk */
+static SPIPlanPtr
+typed_delete_plan(SfSinkTyped *t)
+{
+	char	   *table;
+	char	   *sql;
+	Oid			types[3] = {TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID};
+	SPIPlanPtr	plan;
+
+	if (t->delete_plan != NULL)
+		return t->delete_plan;
+	table = typed_table_name(t->relid);
+
+	/*
+	 * As PLAN_RESULTS_DELETE (sink_rows.c): one look-up per address by the
+	 * address index (start_u, hash of the key), the key compared exactly,
+	 * then a TID scan.
+	 */
+	sql = psprintf("DELETE FROM %s AS r "
+				   "WHERE r.ctid OPERATOR(pg_catalog.=) ANY (ARRAY("
+				   "SELECT x.ctid FROM ROWS FROM (pg_catalog.unnest($1), "
+				   "pg_catalog.unnest($2), pg_catalog.unnest($3)) AS a(k, s, e), "
+				   "LATERAL (SELECT f.ctid FROM %s AS f "
+				   "WHERE f.start_u OPERATOR(pg_catalog.=) a.s "
+				   "AND pg_catalog.hashtextextended(f.key, 0::pg_catalog.int8) "
+				   "OPERATOR(pg_catalog.=) pg_catalog.hashtextextended(a.k, 0::pg_catalog.int8) "
+				   "AND f.key OPERATOR(pg_catalog.=) a.k "
+				   "AND f.end_u OPERATOR(pg_catalog.=) a.e OFFSET 0) AS x))",
+				   table, table);
+	plan = SPI_prepare(sql, 3, types);
+	if (plan == NULL)
+		elog(ERROR, "streamforge: could not prepare \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "streamforge: could not keep a plan");
+	t->delete_plan = plan;
+	return plan;
+}
+
+/* Delete the n addresses (keys, starts, ends) from the table */
+static void
+typed_delete(SfSinkTyped *t, Datum *keys, Datum *starts, Datum *ends, int n)
+{
+	Datum		values[3];
+	int			nestlevel;
+	SPIPlanPtr	plan;
+
+	values[0] = PointerGetDatum(construct_array(keys, n, TEXTOID, -1, false,
+												TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_array(starts, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[2] = PointerGetDatum(construct_array(ends, n, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	/* planned once per backend with no sequential scan (sink_rows.c) */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	plan = typed_delete_plan(t);
+	if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "streamforge: could not delete the results of an aggregate");
+	AtEOXact_GUC(true, nestlevel);
+}
+
+/*
+ * Apply the n last changes of their addresses (n <= the sink's chunk), all
+ * of the aggregate's window, to the table: delete every address, insert
+ * the upserts
+ */
+void
+sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
+					  int64 unit_us, const SfChange *const *last, int n)
+{
+	Relation	rel;
+	SfTypedLayout l;
+	SfBulkColumn *cols;
+	Datum	   *keys = palloc(n * sizeof(Datum));
+	Datum	   *starts = palloc(n * sizeof(Datum));
+	Datum	   *ends = palloc(n * sizeof(Datum));
+	Datum	   *parts;
+	bool	   *pnulls;
+	int			nput = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		keys[i] = sf_string_text(last[i]->row.addr.key);
+		starts[i] = Int64GetDatum(last[i]->row.addr.start);
+		ends[i] = Int64GetDatum(last[i]->row.addr.end);
+	}
+	typed_delete(t, keys, starts, ends, n);
+
+	rel = table_open(t->relid, AccessShareLock);
+	typed_layout(rel, p, t, &l);
+	cols = palloc0(l.ncols * sizeof(SfBulkColumn));
+	for (int k = 0; k < l.ncols; k++)
+	{
+		cols[k].name = l.cols[k].name;
+		cols[k].values = palloc(n * sizeof(Datum));
+		cols[k].nulls = palloc0(n * sizeof(bool));
+	}
+	parts = palloc((l.maxpart + 1) * sizeof(Datum));
+	pnulls = palloc((l.maxpart + 1) * sizeof(bool));
+
+	for (int i = 0; i < n; i++)
+	{
+		const SfChange *c = last[i];
+		const SfAgg *agg = &c->row.agg;
+
+		if (c->op == SF_RETRACT)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		if (l.maxpart > 0)
+			key_parts(&l, c->row.addr.key, parts, pnulls);
+		for (int k = 0; k < l.ncols; k++)
+		{
+			const SfTypedColumn *tc = &l.cols[k];
+			Datum	   *v = &cols[k].values[nput];
+			bool	   *isnull = &cols[k].nulls[nput];
+			int64		bound;
+
+			switch (tc->source)
+			{
+				case TS_KEY:
+					*v = keys[i];
+					break;
+				case TS_PART:
+					*isnull = pnulls[tc->arg];
+					if (!*isnull)
+						*v = InputFunctionCall((FmgrInfo *) &tc->in,
+											   TextDatumGetCString(parts[tc->arg]),
+											   tc->ioparam, -1);
+					break;
+				case TS_START:
+				case TS_END:
+					bound = tc->source == TS_START ? c->row.addr.start : c->row.addr.end;
+					if (unit_us <= 0)
+						*isnull = true;
+					else
+						*v = sf_time_ts(bound, unit_us, isnull);
+					break;
+				case TS_AGG:
+					if (p->def.measures != NULL)
+						*v = sf_agg_typed(p->def.measures, agg, tc->member,
+										  tc->type, isnull);
+					else
+						*v = one_measure_value(tc, agg, isnull);
+					break;
+				case TS_FINAL:
+					*v = BoolGetDatum(c->op == SF_FINAL);
+					break;
+				case TS_SEQ:
+					*v = Int64GetDatum(c->seq);
+					break;
+				case TS_EPOCH:
+					*v = Int64GetDatum(epoch);
+					break;
+				case TS_START_U:
+					*v = Int64GetDatum(c->row.addr.start);
+					break;
+				case TS_END_U:
+					*v = Int64GetDatum(c->row.addr.end);
+					break;
+				case TS_COUNT:
+					*v = Int64GetDatum(agg->count);
+					break;
+				case TS_SUM:
+					*v = sf_int128_numeric(agg->sum);
+					break;
+				case TS_MIN:
+					*v = Int64GetDatum(agg->min);
+					break;
+				case TS_MAX:
+					*v = Int64GetDatum(agg->max);
+					break;
+			}
+		}
+		nput++;
+	}
+	if (nput > 0 && !sf_bulk_insert_rel(t->relid, cols, l.ncols, nput))
+		typed_insert_statement(t->relid, &l, cols, nput);
+	table_close(rel, AccessShareLock);
+}
+
+/*
+ * 'update' mode: mark final the rows whose end is below below (watermark
+ * - lateness)
+ */
+void
+sf_sink_typed_final(SfSinkTyped *t, int64 below)
+{
+	Datum		arg = Int64GetDatum(below);
+
+	if (t->final_plan == NULL)
+	{
+		Oid			type = INT8OID;
+		char	   *sql = psprintf("UPDATE %s AS r SET final = true "
+								   "WHERE NOT r.final AND r.end_u OPERATOR(pg_catalog.<) $1",
+								   typed_table_name(t->relid));
+		SPIPlanPtr	plan = SPI_prepare(sql, 1, &type);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "streamforge: could not prepare \"%s\"", sql);
+		t->final_plan = plan;
+	}
+	if (SPI_execute_plan(t->final_plan, &arg, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "streamforge: could not mark the results of an aggregate final");
+}
+
+/* Free the kept plans (the configuration cache is reloaded) */
+void
+sf_sink_typed_forget(SfSinkTyped *t)
+{
+	if (t->delete_plan != NULL)
+		SPI_freeplan(t->delete_plan);
+	if (t->final_plan != NULL)
+		SPI_freeplan(t->final_plan);
+	t->delete_plan = NULL;
+	t->final_plan = NULL;
+}
