@@ -3,6 +3,9 @@
 SET client_min_messages = warning;
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, MDY';
+-- the tables of the aggregates' results are numbered from 1000 here, so
+-- that the plans below name them the same whatever ran before
+SELECT setval('streamforge.aggregate_results_seq', 1000, false);
 CREATE TABLE clicks (id bigserial PRIMARY KEY, page text NOT NULL,
                      country text NOT NULL, status text NOT NULL,
                      amount integer NOT NULL, note text,
@@ -73,7 +76,13 @@ EXPLAIN (COSTS OFF) SELECT * FROM clicks_per_minute
 EXPLAIN (COSTS OFF) SELECT * FROM clicks_per_minute
  WHERE page = '/home' AND country = 'FR';
 ROLLBACK;
+-- (0.4.0, issue 42 item 2) the indexes of the aggregate's own table;
+-- none on streamforge.results
 SELECT pg_catalog.pg_get_indexdef(i.indexrelid) FROM pg_catalog.pg_index AS i
+  JOIN streamforge.aggregate AS g
+    ON i.indrelid = streamforge_internal.aggregate_results_table(g.results_id)::regclass
+ WHERE g.name = 'clicks_per_minute' ORDER BY 1;
+SELECT count(*) FROM pg_catalog.pg_index AS i
  WHERE i.indrelid = 'streamforge.results'::regclass
    AND i.indexrelid::regclass::text LIKE 'streamforge.results_aggregate_%';
 

@@ -5,6 +5,9 @@
 -- exceeds btree maximum"), so that its watermark never moved again.
 SET client_min_messages = warning;
 SET TimeZone = 'UTC';
+-- the tables of the aggregates' results are numbered from 2000 here (the
+-- plans below name them)
+SELECT setval('streamforge.aggregate_results_seq', 2000, false);
 -- 10,240 bytes that do not compress (the index would store a compressed
 -- value inline)
 CREATE FUNCTION long_text(seed text) RETURNS text LANGUAGE sql IMMUTABLE
@@ -51,8 +54,11 @@ RESET enable_bitmapscan;
 INSERT INTO lk VALUES (7, repeat('x', 1998), 1, '2026-11-30 12:04:10+00'),
                       (8, repeat('y', 1999), 1, '2026-11-30 12:04:20+00');
 INSERT INTO lk VALUES (9, 'short', 1, '2026-11-30 12:05:10+00');
-SELECT octet_length(key) AS key_len, count FROM streamforge.results
- WHERE pipeline = 'lk_agg' AND window_start = extract(epoch FROM timestamptz '2026-11-30 12:04+00') * 1000000
+-- (0.4.0) the aggregate's rows are in its own table
+SELECT streamforge_internal.aggregate_results_table(results_id) AS lk_table
+  FROM streamforge.aggregate WHERE name = 'lk_agg' \gset
+SELECT octet_length(key) AS key_len, count FROM :lk_table
+ WHERE start_u = extract(epoch FROM timestamptz '2026-11-30 12:04+00') * 1000000
  ORDER BY key_len;
 SELECT left(k, 1), octet_length(k) FROM lk_agg WHERE window_start = '2026-11-30 12:04+00' ORDER BY 1;
 
@@ -73,15 +79,17 @@ SELECT count(*) FROM streamforge.ingest_measures('lkm_agg', 'default', 2, 'x3', 
 SELECT octet_length(k) AS len, window_start, n, sa, mb, final FROM lkm_agg ORDER BY window_start;
 SELECT window_start, n FROM lkm_agg WHERE k = long_text('c') ORDER BY window_start;
 
--- the indexes
+-- the indexes (0.4.0: of the aggregates' own tables)
 SELECT pg_catalog.pg_get_indexdef(i.indexrelid) FROM pg_catalog.pg_index AS i
- WHERE i.indrelid = 'streamforge.results'::regclass
-   AND pg_catalog.pg_get_indexdef(i.indexrelid) LIKE '%pipeline = ''lk%'
+  JOIN streamforge.aggregate AS g
+    ON i.indrelid = streamforge_internal.aggregate_results_table(g.results_id)::regclass
+ WHERE g.name LIKE 'lk%'
  ORDER BY 1;
 SELECT streamforge.drop_aggregate('lk_agg');
 SELECT streamforge.drop_aggregate('lkm_agg');
-SELECT count(*) FROM pg_catalog.pg_index AS i
- WHERE i.indrelid = 'streamforge.results'::regclass
-   AND pg_catalog.pg_get_indexdef(i.indexrelid) LIKE '%pipeline = ''lk%';
+-- their tables went with them
+SELECT count(*) FROM pg_catalog.pg_class AS c
+ WHERE c.relnamespace = 'streamforge_results'::regnamespace
+   AND c.relname IN ('a2000', 'a2001');
 DROP TABLE lk, lkm;
 DROP FUNCTION long_text(text);

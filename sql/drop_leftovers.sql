@@ -1,9 +1,9 @@
 -- What a drop leaves behind (issue 45, item 5).  drop_pipeline of an
--- aggregate leaves its three views, reading a pipeline that no longer
--- exists: a NOTICE names them and the statement that drops them;
+-- aggregate drops its views with the table of its results (0.4.0, issue
+-- 42 item 2: the results view reads that table), and a NOTICE names them;
 -- drop_aggregate leaves nothing and says nothing.  The rows of
 -- streamforge's own tables (outputs, consumers, snapshots, the aggregate's
--- indexes) go with the pipeline.
+-- table) go with the pipeline.
 SET client_min_messages = notice;
 CREATE TABLE lo_clicks (id bigserial PRIMARY KEY, page text NOT NULL,
                         clicked_at timestamptz NOT NULL);
@@ -13,23 +13,23 @@ SELECT streamforge.create_aggregate('lo_agg', $$
 $$);
 INSERT INTO lo_clicks (page, clicked_at) VALUES ('/a', '2026-11-30 12:00:05+00');
 SELECT streamforge.register_consumer('lo_agg', 'dash');
+SELECT streamforge_internal.aggregate_results_table(results_id) AS lo_table
+  FROM streamforge.aggregate WHERE name = 'lo_agg' \gset
 SELECT (SELECT count(*) FROM streamforge.results WHERE pipeline = 'lo_agg') AS results,
        (SELECT count(*) FROM streamforge.output_config WHERE pipeline = 'lo_agg') AS output_config,
        (SELECT count(*) FROM streamforge.consumer WHERE pipeline = 'lo_agg') AS consumers,
-       (SELECT count(*) FROM pg_class WHERE relname LIKE 'results\_aggregate\_%' AND relkind = 'i') AS indexes,
+       (SELECT count(*) FROM pg_class WHERE oid = to_regclass(:'lo_table')) AS tables,
        (SELECT count(*) FROM streamforge.attachments WHERE pipeline = 'lo_agg') AS attachments;
 
 SELECT streamforge.drop_pipeline('lo_agg');
--- the views stay, as the NOTICE said; the pipeline's rows are gone
+-- the views are gone, as the NOTICE said, and the pipeline's rows
 SELECT c.relname FROM pg_class AS c
  WHERE c.relname LIKE 'lo\_agg%' AND c.relkind = 'v' ORDER BY 1;
 SELECT (SELECT count(*) FROM streamforge.results WHERE pipeline = 'lo_agg') AS results,
        (SELECT count(*) FROM streamforge.output_config WHERE pipeline = 'lo_agg') AS output_config,
        (SELECT count(*) FROM streamforge.consumer WHERE pipeline = 'lo_agg') AS consumers,
-       (SELECT count(*) FROM pg_class WHERE relname LIKE 'results\_aggregate\_%' AND relkind = 'i') AS indexes,
+       (SELECT count(*) FROM pg_class WHERE oid = to_regclass(:'lo_table')) AS tables,
        (SELECT count(*) FROM streamforge.attachments WHERE pipeline = 'lo_agg') AS attachments;
--- the hint's statement removes them
-DROP VIEW IF EXISTS public.lo_agg, public.lo_agg_live, public.lo_agg_late;
 
 -- drop_aggregate: nothing stays, no NOTICE
 SELECT streamforge.create_aggregate('lo_agg', $$
@@ -40,8 +40,7 @@ SELECT streamforge.drop_aggregate('lo_agg');
 SELECT count(*) AS views FROM pg_class AS c
  WHERE c.relname LIKE 'lo\_agg%' AND c.relkind = 'v';
 
--- a top-N aggregate: its <name>_top reads <name>, so the NOTICE names it
--- first and the hint's statement, which drops them in that order, works
+-- a top-N aggregate: its <name>_top reads <name>, so it is dropped first
 SELECT streamforge.create_aggregate('lo_top', $$
     SELECT * FROM (
         SELECT page, count(*) AS clicks,
@@ -52,7 +51,6 @@ SELECT streamforge.create_aggregate('lo_top', $$
      WHERE rn <= 1
 $$);
 SELECT streamforge.drop_pipeline('lo_top');
-DROP VIEW IF EXISTS public.lo_top_top, public.lo_top, public.lo_top_live, public.lo_top_late;
 SELECT count(*) AS views FROM pg_class AS c
  WHERE c.relname LIKE 'lo\_top%' AND c.relkind = 'v';
 

@@ -53,6 +53,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     old_results boolean;
+    typed boolean;
 BEGIN
     IF pipeline IS NULL THEN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
@@ -72,6 +73,9 @@ BEGIN
     SELECT c.results INTO old_results FROM streamforge.output_config AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
     old_results := coalesce(old_results, false);
+    -- (0.4.0) an aggregate's rows, here in streamforge.results' shape
+    -- until the end (66_aggregates_results.sql)
+    typed := streamforge_internal.aggregate_results_unpack(configure_outputs_internal.pipeline);
 
     IF results AND NOT old_results THEN
         DELETE FROM streamforge.results AS r
@@ -104,6 +108,9 @@ BEGIN
          WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs_internal.pipeline;
     END IF;
 
+    IF typed THEN
+        PERFORM streamforge_internal.aggregate_results_pack(configure_outputs_internal.pipeline);
+    END IF;
     IF results AND results_retention THEN
         -- (0.4.0) with an aggregate's top-N's deletes (67_aggregates_top.sql)
         PERFORM streamforge_internal.aggregate_top_trim(configure_outputs_internal.pipeline);
@@ -283,6 +290,8 @@ DECLARE
     h bigint;
     names text[];
     n bigint;
+    m bigint;
+    rid bigint;
 BEGIN
     IF pipeline IS NULL THEN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
@@ -307,6 +316,16 @@ BEGIN
        AND r.window_start OPERATOR(pg_catalog.<) h
        AND r.window_end OPERATOR(pg_catalog.<=) h;
     GET DIAGNOSTICS n = ROW_COUNT;
+    -- (0.4.0) an aggregate's table (66_aggregates_views.sql)
+    SELECT g.results_id INTO rid FROM streamforge.aggregate AS g
+     WHERE g.name OPERATOR(pg_catalog.=) trim_results_internal.pipeline;
+    IF rid IS NOT NULL THEN
+        EXECUTE format('DELETE FROM %s AS r WHERE r.start_u OPERATOR(pg_catalog.<) $1 '
+                       'AND r.end_u OPERATOR(pg_catalog.<=) $1',
+                       streamforge_internal.aggregate_results_table(rid)) USING h;
+        GET DIAGNOSTICS m = ROW_COUNT;
+        n := n + m;
+    END IF;
     RETURN n;
 END
 $$;

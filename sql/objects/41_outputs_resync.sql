@@ -52,6 +52,7 @@ DECLARE
     ue bigint[];
     ep bigint;
     top_before jsonb;
+    typed boolean;
 BEGIN
     IF pipeline IS NULL THEN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
@@ -65,6 +66,9 @@ BEGIN
     END IF;
     -- (0.4.0, issue 44) an aggregate's top-N before (67_aggregates_top.sql)
     top_before := streamforge_internal.aggregate_top_snapshot(resync_outputs_internal.pipeline, NULL);
+    -- (0.4.0) an aggregate's rows, here in streamforge.results' shape
+    -- until the end (66_aggregates_results.sql)
+    typed := streamforge_internal.aggregate_results_unpack(resync_outputs_internal.pipeline);
     SELECT * INTO cfg FROM streamforge.output_config AS c
      WHERE c.pipeline OPERATOR(pg_catalog.=) resync_outputs_internal.pipeline;
     st := streamforge.stats(pipeline);
@@ -205,6 +209,9 @@ BEGIN
         -- (0.4.0, issue 38) final rows 0.3.0 wrote with another bucket's
         -- aggregates, 87_outputs_repair.sql
         PERFORM streamforge_internal.outputs_repair_final_aggregates(resync_outputs_internal.pipeline);
+        IF typed THEN
+            PERFORM streamforge_internal.aggregate_results_pack(resync_outputs_internal.pipeline);
+        END IF;
         -- (0.4.0, issue 44) the top-N's changes: from before to now
         IF top_before <> '[]' THEN
             PERFORM streamforge_internal.aggregate_top_apply(resync_outputs_internal.pipeline,

@@ -68,10 +68,19 @@ RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    rid bigint;
 BEGIN
     IF NEW.results AND (TG_OP OPERATOR(pg_catalog.=) 'INSERT' OR NOT OLD.results) THEN
         UPDATE streamforge.results AS r SET epoch = NEW.epoch
          WHERE r.pipeline OPERATOR(pg_catalog.=) NEW.pipeline;
+        -- (0.4.0) an aggregate's table (66_aggregates_views.sql)
+        SELECT g.results_id INTO rid FROM streamforge.aggregate AS g
+         WHERE g.name OPERATOR(pg_catalog.=) NEW.pipeline;
+        IF rid IS NOT NULL THEN
+            EXECUTE format('UPDATE %s AS r SET epoch = $1',
+                           streamforge_internal.aggregate_results_table(rid)) USING NEW.epoch;
+        END IF;
     END IF;
     RETURN NULL;
 END
@@ -152,12 +161,16 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     ep bigint;
+    typed boolean;
 BEGIN
     IF backfill IS NULL THEN
         RAISE EXCEPTION 'output switches must not be null' USING ERRCODE = '22004';
     END IF;
     PERFORM streamforge_internal.configure_outputs_internal(pipeline, changelog,
         results, late, notify, results_retention);
+    -- (0.4.0) an aggregate's rows, here in streamforge.results' shape
+    -- until the end (66_aggregates_results.sql)
+    typed := streamforge_internal.aggregate_results_unpack(configure_outputs_backfill.pipeline);
     IF backfill AND results THEN
         SELECT c.epoch INTO ep FROM streamforge.output_config AS c
          WHERE c.pipeline OPERATOR(pg_catalog.=) configure_outputs_backfill.pipeline;
@@ -180,6 +193,9 @@ BEGIN
         PERFORM streamforge_internal.outputs_fill_ts(configure_outputs_backfill.pipeline);
         -- (issue 27) a measures pipeline's aggregates, 86_outputs_aggregates.sql
         PERFORM streamforge_internal.outputs_fill_aggregates(configure_outputs_backfill.pipeline);
+    END IF;
+    IF typed THEN
+        PERFORM streamforge_internal.aggregate_results_pack(configure_outputs_backfill.pipeline);
     END IF;
 END
 $$;

@@ -375,8 +375,19 @@ DECLARE
     unit interval := streamforge.time_unit(pipeline);
     lo bigint;
     hi bigint;
+    view_name text;
 BEGIN
     PERFORM streamforge_internal.unit_us(unit, pipeline);
+    -- (0.4.0, issue 42 item 2) an aggregate's results are in a table of
+    -- its own, read through its view
+    SELECT format('%I.%I', a.view_schema, a.view_name) INTO view_name
+      FROM streamforge.aggregates AS a
+     WHERE a.name OPERATOR(pg_catalog.=) results_ts.pipeline;
+    IF view_name IS NOT NULL THEN
+        RAISE EXCEPTION 'the results of aggregate "%" are not in streamforge.results', pipeline
+            USING ERRCODE = '0A000',
+                  HINT = format('Read its view %s.', view_name);
+    END IF;
     lo := -9223372036854775807 OPERATOR(pg_catalog.-) 1;
     hi := 9223372036854775807;
     IF window_from IS NOT NULL THEN

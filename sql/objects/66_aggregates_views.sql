@@ -206,9 +206,6 @@ DECLARE
     left_views text;
 BEGIN
     IF TG_OP = 'DELETE' THEN
-        EXECUTE format('DROP INDEX IF EXISTS streamforge.%I, streamforge.%I',
-                       streamforge_internal.aggregate_index_name(OLD.name),
-                       streamforge_internal.aggregate_long_key_index_name(OLD.name));
         IF OLD.results_id IS NOT NULL THEN
             -- the table of its results (0.4.0): the results view reads it,
             -- so drop_pipeline drops the views with it, and says so
@@ -226,6 +223,10 @@ BEGIN
                            streamforge_internal.aggregate_results_table(OLD.results_id));
             RETURN NULL;
         END IF;
+        -- an aggregate of 0.3.0 whose rows are in streamforge.results
+        EXECUTE format('DROP INDEX IF EXISTS streamforge.%I, streamforge.%I',
+                       streamforge_internal.aggregate_index_name(OLD.name),
+                       streamforge_internal.aggregate_long_key_index_name(OLD.name));
         -- drop_pipeline of an aggregate (drop_aggregate drops the views
         -- first): the views stay, and say so (issue 45, item 5); a top-N's
         -- <name>_top reads <name>, so it is named, and dropped, first

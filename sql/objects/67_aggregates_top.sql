@@ -310,6 +310,7 @@ DECLARE
     starts bigint[];
     before jsonb;
     n bigint;
+    rid bigint;
 BEGIN
     IF pipeline IS NULL THEN
         RAISE EXCEPTION 'pipeline must not be null' USING ERRCODE = '22004';
@@ -342,6 +343,16 @@ BEGIN
            AND r.window_name OPERATOR(pg_catalog.=) ANY (names)
            AND r.window_start OPERATOR(pg_catalog.<) h
            AND r.window_end OPERATOR(pg_catalog.<=) h;
+        -- (0.4.0) an aggregate's table (66_aggregates_views.sql)
+        SELECT g.results_id INTO rid FROM streamforge.aggregate AS g
+         WHERE g.name OPERATOR(pg_catalog.=) aggregate_top_trim.pipeline;
+        IF rid IS NOT NULL THEN
+            EXECUTE format('SELECT pg_catalog.array_agg(DISTINCT r.start_u) FROM %s AS r '
+                           'WHERE r.start_u OPERATOR(pg_catalog.<) $1 '
+                           'AND r.end_u OPERATOR(pg_catalog.<=) $1',
+                           streamforge_internal.aggregate_results_table(rid))
+               INTO starts USING h;
+        END IF;
     END IF;
     IF starts IS NOT NULL THEN
         before := streamforge_internal.aggregate_top_snapshot(pipeline, starts);
