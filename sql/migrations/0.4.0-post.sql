@@ -55,21 +55,51 @@ BEGIN
 END
 $$;
 
--- Issue 38 (defect 4): long GROUP BY values.  An aggregate's index on
--- streamforge.results holds keys of at most 2000 bytes, a second index the
--- longer ones, and the results view reads both
--- (objects/66_aggregates_views.sql); the aggregates of 0.3.0 get the new
--- indexes and views (same columns).
+-- Issue 38 (defect 4, long GROUP BY values) and issue 42 (item 2): each
+-- aggregate of 0.3.0 gets the table of its results (objects/
+-- 66_aggregates_views.sql), its rows move there from streamforge.results,
+-- typed as its view decoded them (aggregate_results_pack: the values the
+-- view showed before the update), its indexes on streamforge.results go
+-- and its view reads the new table (same columns, owner and grants).  An
+-- aggregate whose key type the check of issue 37 now refuses (above: its
+-- index was dropped, with a warning) stays as it was.  The numbers are
+-- drawn in name order.
+UPDATE streamforge.aggregate AS g SET results_id = n.id
+  FROM (SELECT x.name, pg_catalog.nextval('streamforge.aggregate_results_seq'::pg_catalog.regclass) AS id
+          FROM (SELECT a.name FROM streamforge.aggregate AS a
+                 WHERE a.results_id IS NULL
+                   AND NOT EXISTS (
+                       SELECT FROM pg_catalog.jsonb_array_elements(a.spec OPERATOR(pg_catalog.->) 'keys') AS e
+                        WHERE pg_catalog.to_regtype(e.value OPERATOR(pg_catalog.->>) 'type') IS NULL
+                           OR NOT streamforge_internal.aggregate_type_ok(
+                                  pg_catalog.to_regtype(e.value OPERATOR(pg_catalog.->>) 'type')))
+                 ORDER BY a.name) AS x) AS n
+ WHERE g.name OPERATOR(pg_catalog.=) n.name;
+
 DO $$
 DECLARE
     a record;
+    t text;
 BEGIN
-    FOR a IN SELECT g.name, g.view_schema, g.view_name, g.unit_us, g.spec
-               FROM streamforge.aggregate AS g ORDER BY g.name
+    FOR a IN SELECT g.name, g.view_schema, g.view_name, g.unit_us, g.spec, g.results_id
+               FROM streamforge.aggregate AS g
+              WHERE g.results_id IS NOT NULL ORDER BY g.name
     LOOP
-        EXECUTE pg_catalog.format('DROP INDEX IF EXISTS streamforge.%I',
-                       streamforge_internal.aggregate_index_name(a.name));
-        PERFORM streamforge_internal.aggregate_make_indexes(a.name, a.unit_us, a.spec);
+        t := streamforge_internal.aggregate_results_table(a.results_id);
+        PERFORM streamforge_internal.aggregate_make_table(a.results_id, a.spec);
+        -- made by the update, the table would be a member of the
+        -- extension, which a fresh install's tables are not (and pg_dump
+        -- would not write it); owned by the extension's owner, as
+        -- create_aggregate makes it
+        EXECUTE pg_catalog.format('ALTER EXTENSION streamforge DROP TABLE %s', t);
+        EXECUTE pg_catalog.format('ALTER TABLE %s OWNER TO %I', t,
+                                  (SELECT pg_catalog.pg_get_userbyid(e.extowner)
+                                     FROM pg_catalog.pg_extension AS e
+                                    WHERE e.extname OPERATOR(pg_catalog.=) 'streamforge'));
+        PERFORM streamforge_internal.aggregate_results_pack(a.name);
+        EXECUTE pg_catalog.format('DROP INDEX IF EXISTS streamforge.%I, streamforge.%I',
+                                  streamforge_internal.aggregate_index_name(a.name),
+                                  streamforge_internal.aggregate_long_key_index_name(a.name));
         -- the view is not the extension's (pg_dump writes it), and an
         -- extension's script may replace only its own objects: it is the
         -- extension's for the time of the replacement

@@ -27,7 +27,6 @@ DECLARE
     a jsonb;
     i bigint;
     typ regtype;
-    f text;
     measures boolean := COALESCE((spec ->> 'measures')::boolean, false);
 BEGIN
     IF unit_us IS NULL OR unit_us <= 0 THEN
@@ -53,27 +52,19 @@ BEGIN
     FOR a, i IN SELECT e.value, e.ordinality FROM jsonb_array_elements(spec -> 'aggregates') WITH ORDINALITY AS e
                  ORDER BY e.ordinality
     LOOP
-        f := a ->> 'func';
         typ := (a ->> 'type')::regtype;
         IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
                              'double precision']::regtype[]) THEN
             RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
         END IF;
-        columns := columns || format('%I, ', 'a' || i);
+        -- (a one-measure pipeline's are generated columns)
         IF measures THEN
             IF a ->> 'member' IS NULL OR a ->> 'member' !~ '^a[0-9]{1,2}$' THEN
                 RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
             END IF;
+            columns := columns || format('%I, ', 'a' || i);
             exprs := exprs || format('(r.aggregates OPERATOR(pg_catalog.->>) %L)::%s, ',
                                      a ->> 'member', typ);
-        ELSIF f = 'count' THEN
-            exprs := exprs || 'r.count, ';
-        ELSIF f = ANY (ARRAY['sum', 'min', 'max']) THEN
-            exprs := exprs || format('(r.%s)::%s, ', f, typ);
-        ELSIF f = 'avg' THEN
-            exprs := exprs || format('(r.avg)::%s, ', typ);
-        ELSE
-            RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
         END IF;
     END LOOP;
     columns := columns || 'final, seq, epoch, start_u, end_u, count, sum, min, max';

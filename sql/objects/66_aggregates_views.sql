@@ -98,7 +98,8 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_results_table(bigint) IS
 --   k<part>        each GROUP BY column the view shows, typed;
 --   window_start, window_end   the bounds as the view shows them (NULL
 --                  outside timestamptz's range);
---   a<i>           each aggregate of the view, typed;
+--   a<i>           each aggregate of the view, typed (a one-measure
+--                  pipeline's generated from count, sum, min, max);
 --   final, seq, epoch          as in streamforge.results;
 --   start_u, end_u the bounds in the pipeline's units (the address);
 --   count, sum, min, max       the engine's aggregate of the row, as in
@@ -166,7 +167,25 @@ BEGIN
                 USING ERRCODE = '22023',
                       DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);
         END IF;
-        aggs := aggs || format('%I %s, ', 'a' || i, typ);
+        IF COALESCE((spec ->> 'measures')::boolean, false) THEN
+            aggs := aggs || format('%I %s, ', 'a' || i, typ);
+        ELSE
+            -- a one-measure pipeline's: computed from count, sum, min and
+            -- max as 0.3.0's view computed them (results.avg for avg)
+            aggs := aggs || format('%I %s GENERATED ALWAYS AS (%s) STORED, ', 'a' || i, typ,
+                CASE a ->> 'func'
+                    WHEN 'count' THEN 'count'
+                    WHEN 'sum' THEN format('(sum)::%s', typ)
+                    WHEN 'min' THEN format('(min)::%s', typ)
+                    WHEN 'max' THEN format('(max)::%s', typ)
+                    WHEN 'avg' THEN format('(sum OPERATOR(pg_catalog./) (CASE WHEN count '
+                                           'OPERATOR(pg_catalog.=) 0 THEN NULL ELSE count '
+                                           'END)::pg_catalog.numeric)::%s', typ)
+                END);
+            IF a ->> 'func' IS NULL OR a ->> 'func' <> ALL (ARRAY['count', 'sum', 'min', 'max', 'avg']) THEN
+                RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
+            END IF;
+        END IF;
     END LOOP;
     EXECUTE format('CREATE TABLE %s (key text COLLATE "C" NOT NULL, %s'
                    'window_start timestamptz, window_end timestamptz, %s'

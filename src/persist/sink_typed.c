@@ -17,8 +17,10 @@
  *	  window_start, window_end	the bounds (NULL outside timestamptz);
  *	  a<i>				the view's aggregate i, typed: for a measures
  *						pipeline the declared aggregate the spec names
- *						(sf_agg_typed), for a one-measure pipeline count,
- *						sum, min, max or avg of the row, as the view cast them;
+ *						(sf_agg_typed); a one-measure pipeline's are
+ *						generated columns (count, sum, min, max or avg of
+ *						the row, as 0.3.0's view cast them), computed by the
+ *						insert;
  *	  final, seq, epoch, start_u, end_u, count, sum, min, max
  *						as streamforge.results holds them.
  *
@@ -88,7 +90,6 @@ typedef struct SfTypedColumn
 	int			arg;			/* TS_PART: the part, from 1; TS_AGG: i, from 1 */
 	FmgrInfo	in;				/* TS_PART: the type's input function */
 	Oid			ioparam;
-	char		func;			/* TS_AGG, one-measure: c, s, m, M, a */
 	int			member;			/* TS_AGG, measures: the declared aggregate */
 } SfTypedColumn;
 
@@ -163,7 +164,11 @@ typed_layout(Relation rel, SfPipeline *p, SfSinkTyped *t, SfTypedLayout *l)
 		const char *name = NameStr(att->attname);
 		int			k;
 
-		if (att->attisdropped)
+		/*
+		 * a one-measure pipeline's aggregates are generated from count,
+		 * sum, min and max (aggregate_make_table)
+		 */
+		if (att->attisdropped || att->attgenerated)
 			continue;
 		c->name = name;
 		c->type = att->atttypid;
@@ -198,22 +203,6 @@ typed_layout(Relation rel, SfPipeline *p, SfSinkTyped *t, SfTypedLayout *l)
 					elog(ERROR, "streamforge: aggregate \"%s\" of pipeline \"%s\" is not declared",
 						 spec + 1, p->def.name);
 			}
-			else if (spec[0] == 'f' && p->def.measures == NULL)
-			{
-				if (strcmp(spec + 1, "count") == 0)
-					c->func = 'c';
-				else if (strcmp(spec + 1, "sum") == 0)
-					c->func = 's';
-				else if (strcmp(spec + 1, "min") == 0)
-					c->func = 'm';
-				else if (strcmp(spec + 1, "max") == 0)
-					c->func = 'M';
-				else if (strcmp(spec + 1, "avg") == 0)
-					c->func = 'a';
-				else
-					elog(ERROR, "streamforge: invalid aggregate \"%s\" of pipeline \"%s\"",
-						 spec + 1, p->def.name);
-			}
 			else
 				elog(ERROR, "streamforge: the aggregates of pipeline \"%s\" do not match its definition",
 					 p->def.name);
@@ -222,37 +211,6 @@ typed_layout(Relation rel, SfPipeline *p, SfSinkTyped *t, SfTypedLayout *l)
 			elog(ERROR, "streamforge: column \"%s\" of table %s is not one of an aggregate's results",
 				 name, RelationGetRelationName(rel));
 		l->ncols++;
-	}
-}
-
-/* Aggregate c of a one-measure pipeline's row, as its column's type */
-static Datum
-one_measure_value(const SfTypedColumn *c, const SfAgg *agg, bool *isnull)
-{
-	Datum		sum;
-
-	*isnull = false;
-	switch (c->func)
-	{
-		case 'c':
-			return sf_value_as(Int64GetDatum(agg->count), INT8OID, c->type);
-		case 'm':
-			return sf_value_as(Int64GetDatum(agg->min), INT8OID, c->type);
-		case 'M':
-			return sf_value_as(Int64GetDatum(agg->max), INT8OID, c->type);
-		case 's':
-			return sf_value_as(sf_int128_numeric(agg->sum), NUMERICOID, c->type);
-		default:
-			/* avg: results.avg, sum / count, NULL for no events */
-			if (agg->count == 0)
-			{
-				*isnull = true;
-				return (Datum) 0;
-			}
-			sum = sf_int128_numeric(agg->sum);
-			return sf_value_as(DirectFunctionCall2(numeric_div, sum,
-												   NumericGetDatum(int64_to_numeric(agg->count))),
-							   NUMERICOID, c->type);
 	}
 }
 
@@ -479,11 +437,8 @@ sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 						*v = sf_time_ts(bound, unit_us, isnull);
 					break;
 				case TS_AGG:
-					if (p->def.measures != NULL)
-						*v = sf_agg_typed(p->def.measures, agg, tc->member,
-										  tc->type, isnull);
-					else
-						*v = one_measure_value(tc, agg, isnull);
+					*v = sf_agg_typed(p->def.measures, agg, tc->member,
+									  tc->type, isnull);
 					break;
 				case TS_FINAL:
 					*v = BoolGetDatum(c->op == SF_FINAL);

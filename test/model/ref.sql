@@ -496,6 +496,9 @@ DECLARE
     st sfr.st;
     vtxt text;
     bk sfr.b[];
+    rtab text;
+    rwin text;
+    rtxt text[];
 BEGIN
     SELECT * INTO cf FROM sfr.cfg;
     SELECT * INTO st FROM sfr.st;
@@ -594,13 +597,30 @@ BEGIN
             ARRAY(SELECT ROW(key, ws, we, ag, final)::text FROM sfr.res
                    ORDER BY key COLLATE "C", ws, we));
     END IF;
-    -- durable outputs
-    PERFORM sfr.same('streamforge.results',
-        ARRAY(SELECT ROW(x.window_name, x.key, x.window_start, x.window_end, x.count,
-                         x.sum, x.min, x.max, x.final,
-                         CASE WHEN cf.kind = 'measures' THEN x.aggregates::text END)::text
-                FROM streamforge.results x WHERE x.pipeline = cf.pl
-               ORDER BY x.window_name COLLATE "C", x.key COLLATE "C", x.window_start, x.window_end),
+    -- durable outputs: streamforge.results, and for an aggregate the table
+    -- of its results (0.4.0, issue 42 item 2) in the same shape
+    SELECT streamforge_internal.aggregate_results_table(g.results_id), g.spec ->> 'window'
+      INTO rtab, rwin
+      FROM streamforge.aggregate g WHERE g.name = cf.pl AND g.results_id IS NOT NULL;
+    IF rtab IS NULL THEN
+        rtab := '(SELECT NULL::text AS key, 0::bigint AS start_u, 0::bigint AS end_u, '
+                '0::bigint AS count, 0::numeric AS sum, 0::bigint AS min, 0::bigint AS max, '
+                'false AS final WHERE false)';
+    END IF;
+    EXECUTE format($q$
+        SELECT ARRAY(SELECT r FROM (
+            SELECT ROW(x.window_name, x.key, x.window_start, x.window_end, x.count,
+                       x.sum, x.min, x.max, x.final,
+                       CASE WHEN %L = 'measures' THEN x.aggregates::text END)::text AS r,
+                   x.window_name AS w, x.key AS k, x.window_start AS s, x.window_end AS e
+              FROM streamforge.results x WHERE x.pipeline = %L
+            UNION ALL
+            SELECT ROW(%L::text, t.key, t.start_u, t.end_u, t.count, t.sum, t.min, t.max,
+                       t.final, NULL::text)::text, %L, t.key, t.start_u, t.end_u
+              FROM %s t) AS u
+          ORDER BY u.w COLLATE "C", u.k COLLATE "C", u.s, u.e) $q$,
+        cf.kind, cf.pl, rwin, rwin, rtab) INTO rtxt;
+    PERFORM sfr.same('streamforge.results', rtxt,
         ARRAY(SELECT ROW(wname, key, ws, we, cnt, sm, mn, mx, final,
                          CASE WHEN cf.kind = 'measures' THEN ag END)::text
                 FROM sfr.res ORDER BY wname COLLATE "C", key COLLATE "C", ws, we));

@@ -42,12 +42,16 @@
 #   persist/sink_rows.c "count" "max" "min" "sum": the columns of
 #     streamforge.changelog and streamforge.results (sql/schema/20_tables.sql)
 #     that the bulk insert fills by name, a table's spelling, not the
-#     functions'.
+#     functions';
+#   persist/sink_typed.c "count" "max" "min" "sum": the same columns of the
+#     table of an aggregate's results (sql/objects/66_aggregates_views.sql,
+#     aggregate_make_table), matched by name.
 NAME_LITERAL_EXCEPTIONS="codec/codec_parse.c:count codec/codec_parse.c:max
 codec/codec_parse.c:min codec/codec_parse.c:sum codec/codec_write.c:count
 codec/codec_write.c:max codec/codec_write.c:min codec/codec_write.c:sum
 api/aggregate_sql.c:session persist/sink_rows.c:count persist/sink_rows.c:max
-persist/sink_rows.c:min persist/sink_rows.c:sum"
+persist/sink_rows.c:min persist/sink_rows.c:sum persist/sink_typed.c:count
+persist/sink_typed.c:max persist/sink_typed.c:min persist/sink_typed.c:sum"
 
 # Usage: test/run.d/layers.sh [SRC_DIR]   (default: $SF_ROOT/src or ./src)
 # Exit status 1 on any finding.

@@ -25,7 +25,8 @@
 #     DO blocks and top-level SELECT/INSERT/UPDATE/DELETE.  Example it
 #     catches (0.2.0, issue 21): DEFAULT nextval('streamforge.pipeline_id_seq'),
 #     which bound to a look-alike streamforge.nextval(text).
-# In a statement, after removing quoted literals, parameters ($1),
+# In a statement, after removing quoted literals, parameters ($1), a C
+# statement's %s (a name the C code quoted and qualified itself),
 # OPERATOR(pg_catalog.x) and the assignments of a SET list, any operator
 # character left (=, +, <, ~, ...) is an unqualified operator; a name
 # followed by "(" that is neither schema-qualified nor SQL syntax (IN,
@@ -75,6 +76,9 @@ sub check_sql {
     $s =~ s/\x27(?:[^\x27]|\x27\x27)*\x27/ \x27\x27 /g;   # literals
     $s =~ s/"(?:[^"]|"")*"/ q /g;                     # quoted identifiers
     $s =~ s/\$\d+/ p /g;                               # parameters
+    # the "%s" of a C statement is a name the code quoted and qualified
+    # itself (quote_qualified_identifier: the table of an aggregate)
+    $s =~ s/%s/ pg_catalog.x /g if $file =~ /\.c$/;
     # OPERATOR(schema.op): the schema must be pg_catalog
     # (replaced by a comma, so that "x OPERATOR(pg_catalog./) (y)" is no call)
     while ($s =~ s/\bOPERATOR\s*\(\s*(\w+)\s*\.\s*[^\s)]+\s*\)/ , /i) {
