@@ -193,7 +193,7 @@ BEGIN
                    'epoch bigint NOT NULL DEFAULT 1, start_u bigint NOT NULL, '
                    'end_u bigint NOT NULL, count bigint NOT NULL, sum numeric NOT NULL, '
                    'min bigint NOT NULL, max bigint NOT NULL)', t, cols, aggs);
-    EXECUTE format('REVOKE ALL ON TABLE %s FROM PUBLIC', t);
+    -- (no grant: a new table's privileges are its owner's alone)
     EXECUTE format('CREATE INDEX %I ON %s (start_u, pg_catalog.hashtextextended(key, 0::pg_catalog.int8))',
                    n || '_address', t);
     EXECUTE format('CREATE INDEX %I ON %s (%swindow_start) '

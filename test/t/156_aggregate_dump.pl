@@ -65,7 +65,7 @@ is($node->safe_psql('dst', $state), $before,
 
 like(
 	$node->safe_psql(
-		'dst', q{EXPLAIN (COSTS OFF) SELECT * FROM pages WHERE page = '/p1'
+		'dst', q{SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT * FROM pages WHERE page = '/p1'
 		AND window_start >= '2026-11-30 12:00:00+00'}),
 	qr/Index Scan using a1_keys on a1/,
 	'the restored view uses the restored index');

@@ -91,6 +91,9 @@ is( $node->safe_psql('postgres', q{SELECT page, n, mean_ms, var_ms, last_id FROM
 is( $node->safe_psql('postgres',
 		"SELECT key, count FROM streamforge.live_ts('pages') ORDER BY key, window_start"),
 	"/a|4\n/b|2\n/b|1", 'and the attachment of 0.2.0 still ingests every row');
+# page_stats emits its rows: the window of 12:00 is final
+$node->safe_psql('postgres',
+	q{SELECT count(*) FROM streamforge.advance_ts('page_stats', 'default', '2026-11-30 12:05:00+00')});
 
 my $dump = $node->basedir . '/updated.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ],
