@@ -90,14 +90,15 @@ done
 			printf "| %s | %d | %d | %.2f | %d | %d | %.2f |\n", q, tc, cc, (cc > 0 ? tc / cc : 0), tw, cw, (cw > 0 ? tw / cw : 0) }'
 	done
 } >>"$OUT"
-# the floor (issue 42 item 1): q17's rows COPYed into a table like
-# streamforge.results, in a single-user backend under callgrind, per row
+# the floor (issue 42 item 1): q17's rows COPYed into a table like the
+# table of its results (run.sh: QT, QCOLS), in a single-user backend under
+# callgrind, per row
 sf_say "  callgrind: q17 COPY"
 rm -rf "$SCRATCH/run"
 as_server cp -a "$SCRATCH/cgdata" "$SCRATCH/run"
 f=$SCRATCH/cg/q17-copy
-printf '%s\n\n' "CREATE TABLE nx.results_copy (LIKE streamforge.results INCLUDING ALL);" \
-	"SELECT pg_backend_pid();" "COPY nx.results_copy ($RCOLS) FROM '$SCRATCH/q17rows.copy';" \
+printf '%s\n\n' "CREATE TABLE nx.results_copy (LIKE $QT INCLUDING ALL);" \
+	"SELECT pg_backend_pid();" "COPY nx.results_copy ($QCOLS) FROM '$SCRATCH/q17rows.copy';" \
 	"SELECT pg_sleep(0);" >"$f.sql"
 sf_is_root && chown postgres:postgres "$f.sql"
 as_server valgrind --tool=callgrind --callgrind-out-file="$f.out" \

@@ -109,6 +109,11 @@ BEGIN
     END IF;
 
     IF typed THEN
+        -- the rows copied from visible() have no aggregates yet: filled
+        -- before they are typed (86_outputs_aggregates.sql)
+        IF results THEN
+            PERFORM streamforge_internal.outputs_fill_aggregates(configure_outputs_internal.pipeline);
+        END IF;
         PERFORM streamforge_internal.aggregate_results_pack(configure_outputs_internal.pipeline);
     END IF;
     IF results AND results_retention THEN
