@@ -111,7 +111,7 @@ part=$f.out.1
 ir=$(grep -m1 '^summary:' "$part" | awk '{ print $2 }')
 rows=$(wc -l <"$SCRATCH/q17rows.copy")
 awk -v ir="$ir" -v r="$rows" 'BEGIN {
-	printf "\nThe floor: COPY of q17'"'"'s %d result rows into a table LIKE streamforge.results INCLUDING ALL: %.0f instructions, %.0f per row.\n", r, ir, ir / r }' >>"$OUT"
+	printf "\nThe floor: COPY of q17'"'"'s %d result rows into a table LIKE its own table of results INCLUDING ALL: %.0f instructions, %.0f per row.\n", r, ir, ir / r }' >>"$OUT"
 {
 	echo
 	echo "Top functions by inclusive instructions (callgrind_annotate --inclusive=yes):"

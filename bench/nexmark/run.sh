@@ -239,7 +239,7 @@ OUT=$SF_ROOT/bench/results/nexmark-$DATE-$SHA.md
 			print ""
 			print "Output rows (item 1): q17 emits all its final rows in finish() (one day); the CPU of that call"
 			print "(the engine finalizing every bucket, plus writing the rows) against a COPY of the same rows into a"
-			print "table like the aggregate's own table of results (LIKE ... INCLUDING ALL: the same columns and indexes):"
+			print "table like the table of the aggregate results (LIKE ... INCLUDING ALL: the same columns and indexes):"
 			print ""
 			print "| rows | finish() CPU (s) | per row (us) | COPY CPU (s) | per row (us) | ratio (goal <= 3) |"
 			print "|---:|---:|---:|---:|---:|---:|"

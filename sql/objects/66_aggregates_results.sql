@@ -53,10 +53,7 @@ BEGIN
                  ORDER BY e.ordinality
     LOOP
         typ := (a ->> 'type')::regtype;
-        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
-                             'double precision']::regtype[]) THEN
-            RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
-        END IF;
+        PERFORM streamforge_internal.aggregate_value_type_check(typ);
         -- (a one-measure pipeline's are generated columns)
         IF measures THEN
             IF a ->> 'member' IS NULL OR a ->> 'member' !~ '^a[0-9]{1,2}$' THEN

@@ -77,6 +77,27 @@ REVOKE ALL ON FUNCTION streamforge_internal.aggregate_make_indexes(text, bigint,
 COMMENT ON FUNCTION streamforge_internal.aggregate_make_indexes(text, bigint, jsonb) IS
     'makes the indexes of an aggregate on streamforge.results (internal helper)';
 
+-- The SQL types of the aggregates create_aggregate makes (issue 37): any
+-- other type a registry row names is refused (22023) before it becomes a
+-- column of a view or of the table of its results.
+CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_value_type_check(typ regtype)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF typ IS NULL OR typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
+                                        'double precision']::regtype[]) THEN
+        RAISE EXCEPTION 'invalid aggregate definition'
+            USING ERRCODE = '22023',
+                  DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);
+    END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.aggregate_value_type_check(regtype) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.aggregate_value_type_check(regtype) IS
+    'refuses a type that is not one of an aggregate create_aggregate makes (internal helper)';
+
 -- The table of an aggregate's durable results (0.4.0, issue 42 item 2;
 -- docs/design/typed-results.md): streamforge_results.a<results_id>, a
 -- number drawn from streamforge.aggregate_results_seq, never a caller's
@@ -161,12 +182,7 @@ BEGIN
                  ORDER BY e.ordinality
     LOOP
         typ := (a ->> 'type')::regtype;
-        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
-                             'double precision']::regtype[]) THEN
-            RAISE EXCEPTION 'invalid aggregate definition'
-                USING ERRCODE = '22023',
-                      DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);
-        END IF;
+        PERFORM streamforge_internal.aggregate_value_type_check(typ);
         IF COALESCE((spec ->> 'measures')::boolean, false) THEN
             aggs := aggs || format('%I %s, ', 'a' || i, typ);
         ELSE
@@ -336,13 +352,7 @@ BEGIN
     LOOP
         f := a ->> 'func';
         typ := (a ->> 'type')::regtype;
-        -- the SQL types of the supported aggregates of integers (issue 37)
-        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
-                             'double precision']::regtype[]) THEN
-            RAISE EXCEPTION 'invalid aggregate definition'
-                USING ERRCODE = '22023',
-                      DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);
-        END IF;
+        PERFORM streamforge_internal.aggregate_value_type_check(typ);
         IF measures THEN
             IF a ->> 'member' IS NULL OR a ->> 'member' !~ '^a[0-9]{1,2}$' THEN
                 RAISE EXCEPTION 'invalid aggregate definition' USING ERRCODE = '22023';
@@ -470,13 +480,7 @@ BEGIN
     LOOP
         f := a ->> 'func';
         typ := (a ->> 'type')::regtype;
-        -- the SQL types of the supported aggregates of integers (issue 37)
-        IF typ <> ALL (ARRAY['smallint', 'integer', 'bigint', 'numeric',
-                             'double precision']::regtype[]) THEN
-            RAISE EXCEPTION 'invalid aggregate definition'
-                USING ERRCODE = '22023',
-                      DETAIL = format('An aggregate of type %s is not one create_aggregate makes.', typ);
-        END IF;
+        PERFORM streamforge_internal.aggregate_value_type_check(typ);
         IF measures THEN
             -- a measures pipeline: the member of the aggregates jsonb
             IF a ->> 'member' IS NULL OR a ->> 'member' !~ '^a[0-9]{1,2}$' THEN
