@@ -190,8 +190,8 @@ typedef struct SfSinkTyped
 {
 	Oid			relid;			/* the table */
 	char	   *window;			/* the aggregate's window */
-	int			naggs;			/* the view's aggregates a1 .. a<naggs>: */
-	char	  **aggs;			/* "m<member>" (measures) or "f<function>" */
+	int			naggs;			/* a measures aggregate's a1 .. a<naggs>: */
+	char	  **aggs;			/* the declared aggregate (member) each reads */
 	SPIPlanPtr	delete_plan;	/* kept plans of the table, or NULL */
 	SPIPlanPtr	final_plan;
 } SfSinkTyped;

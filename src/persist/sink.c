@@ -136,12 +136,13 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"AND a.spec OPERATOR(pg_catalog.?) 'top'), "
 		/* an aggregate's results table (0.4.0, sink_typed.c) */
 		"g.results_id, g.spec OPERATOR(pg_catalog.->>) 'window', "
-		"ARRAY(SELECT CASE WHEN COALESCE((g.spec OPERATOR(pg_catalog.->>) 'measures')"
-		"::pg_catalog.bool, false) "
-		"THEN 'm' OPERATOR(pg_catalog.||) (e.value OPERATOR(pg_catalog.->>) 'member') "
-		"ELSE 'f' OPERATOR(pg_catalog.||) (e.value OPERATOR(pg_catalog.->>) 'func') END "
+		/* a measures aggregate's members; a one-measure one's are generated */
+		"ARRAY(SELECT e.value OPERATOR(pg_catalog.->>) 'member' "
 		"FROM pg_catalog.jsonb_array_elements(g.spec OPERATOR(pg_catalog.->) 'aggregates') "
-		"WITH ORDINALITY AS e ORDER BY e.ordinality) "
+		"WITH ORDINALITY AS e WHERE COALESCE((g.spec OPERATOR(pg_catalog.->>) 'measures')"
+		"::pg_catalog.bool, false) ORDER BY e.ordinality), "
+		/* the table, named by the SQL that makes it (66_aggregates_views.sql) */
+		"pg_catalog.to_regclass(streamforge_internal.aggregate_results_table(g.results_id)) "
 		"FROM streamforge.output_config AS c "
 		"LEFT JOIN streamforge.aggregate AS g ON g.name OPERATOR(pg_catalog.=) c.pipeline "
 		"AND g.results_id IS NOT NULL",
@@ -233,7 +234,7 @@ sink_relcache_callback(Datum arg, Oid relid)
 }
 
 /*
- * The table of an aggregate's results, from columns 10-12 of a row of
+ * The table of an aggregate's results, from columns 10-13 of a row of
  * PLAN_CONFIG_LOAD, in sink_cxt
  */
 static SfSinkTyped *
@@ -245,15 +246,14 @@ sink_typed_load(HeapTuple tup, TupleDesc desc)
 	int64		id = DatumGetInt64(SPI_getbinval(tup, desc, 10, &isnull));
 	char	   *window = SPI_getvalue(tup, desc, 11);
 	ArrayType  *aggs = DatumGetArrayTypeP(SPI_getbinval(tup, desc, 12, &isnull));
-	Oid			nsp = get_namespace_oid("streamforge_results", true);
-	char		relname[NAMEDATALEN];
+	Datum		relid = SPI_getbinval(tup, desc, 13, &isnull);
 	Datum	   *elems;
 	bool	   *nulls;
 
-	snprintf(relname, sizeof(relname), "a" INT64_FORMAT, id);
-	t->relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
-	if (!OidIsValid(t->relid) || window == NULL)
-		elog(ERROR, "streamforge: table streamforge_results.%s is missing", relname);
+	if (isnull || window == NULL)
+		elog(ERROR, "streamforge: the table of the results of aggregate number " INT64_FORMAT " is missing",
+			 id);
+	t->relid = DatumGetObjectId(relid);
 	t->window = window;
 	deconstruct_array(aggs, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls,
 					  &t->naggs);
@@ -261,8 +261,8 @@ sink_typed_load(HeapTuple tup, TupleDesc desc)
 	for (int i = 0; i < t->naggs; i++)
 	{
 		if (nulls[i])
-			elog(ERROR, "streamforge: invalid aggregate definition of table streamforge_results.%s",
-				 relname);
+			elog(ERROR, "streamforge: invalid definition of aggregate number " INT64_FORMAT,
+				 id);
 		t->aggs[i] = TextDatumGetCString(elems[i]);
 	}
 	MemoryContextSwitchTo(old);

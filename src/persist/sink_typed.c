@@ -123,7 +123,8 @@ typed_table_name(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("the table of an aggregate's results (OID %u) is missing", relid)));
-	return quote_qualified_identifier("streamforge_results", rel);
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  rel);
 }
 
 /* "<letter><digits>" as the number, or -1 */
@@ -188,24 +189,17 @@ typed_layout(Relation rel, SfPipeline *p, SfSinkTyped *t, SfTypedLayout *l)
 		}
 		else if ((c->arg = positional(name, 'a')) > 0 && c->arg <= t->naggs)
 		{
-			const char *spec = t->aggs[c->arg - 1];
+			const char *member = t->aggs[c->arg - 1];
+			const SfMeasuresDef *md = p->def.measures;
 
 			c->source = TS_AGG;
-			if (spec[0] == 'm' && p->def.measures != NULL)
-			{
-				const SfMeasuresDef *md = p->def.measures;
-
-				c->member = -1;
-				for (int i = 0; i < md->naggs; i++)
-					if (strcmp(md->aggs[i].name, spec + 1) == 0)
-						c->member = i;
-				if (c->member < 0)
-					elog(ERROR, "streamforge: aggregate \"%s\" of pipeline \"%s\" is not declared",
-						 spec + 1, p->def.name);
-			}
-			else
-				elog(ERROR, "streamforge: the aggregates of pipeline \"%s\" do not match its definition",
-					 p->def.name);
+			c->member = -1;
+			for (int i = 0; md != NULL && i < md->naggs; i++)
+				if (strcmp(md->aggs[i].name, member) == 0)
+					c->member = i;
+			if (c->member < 0)
+				elog(ERROR, "streamforge: aggregate \"%s\" of pipeline \"%s\" is not declared",
+					 member, p->def.name);
 		}
 		else
 			elog(ERROR, "streamforge: column \"%s\" of table %s is not one of an aggregate's results",
