@@ -515,27 +515,30 @@ END
 $$;
 CALL rs_run(300);
 
-SELECT count(DISTINCT trace) AS traces, count(*) FILTER (WHERE round > 0) AS recomputes,
-       count(*) FILTER (WHERE outcome = 'ok') AS accepted,
-       count(*) FILTER (WHERE outcome = 'refused') AS refused,
-       count(*) FILTER (WHERE outcome = 'conflict') AS conflicts,
+-- (the model's verdicts are exact; the mix of traces is printed as
+-- bounds: which choices a trace makes can follow the order of rows that
+-- the planner may return differently from run to run under load)
+SELECT count(DISTINCT trace) AS traces, count(*) FILTER (WHERE round > 0) >= 400 AS recomputes_400,
+       count(*) FILTER (WHERE outcome = 'ok') >= 300 AS accepted_300,
+       count(*) FILTER (WHERE outcome = 'refused') >= 20 AS refused_20,
+       count(*) FILTER (WHERE outcome = 'conflict') >= 5 AS conflicts_5,
        count(*) FILTER (WHERE outcome = 'error') AS errors,
        sum(mismatches) AS mismatches
   FROM rs_out;
 -- the traces were not trivial
-SELECT count(*) FILTER (WHERE split) AS refused_split,
-       count(*) FILTER (WHERE merge) AS refused_merge,
-       count(*) FILTER (WHERE outcome = 'refused' AND fixed) AS refused_with_fixed,
-       count(*) FILTER (WHERE outcome = 'ok' AND watermark) AS accepted_with_watermark,
-       count(*) FILTER (WHERE outcome = 'ok' AND fixed) AS accepted_with_fixed,
-       count(*) FILTER (WHERE remapped > 0) AS remapping,
-       count(*) FILTER (WHERE mapped > remapped) AS unchanged_mappings,
-       count(*) FILTER (WHERE removed > 0) AS removing,
-       count(*) FILTER (WHERE changes > 0) AS changing,
-       count(*) FILTER (WHERE restored) AS restores,
-       count(*) FILTER (WHERE round > 1) AS later_rounds,
-       sum(late) AS late_events, sum(duplicates) AS duplicates,
-       sum(duplicates_remapped) AS duplicates_remapped, sum(delivered_again) AS delivered_again
+SELECT count(*) FILTER (WHERE split) >= 10 AS refused_split,
+       count(*) FILTER (WHERE merge) >= 5 AS refused_merge,
+       count(*) FILTER (WHERE outcome = 'refused' AND fixed) >= 1 AS refused_with_fixed,
+       count(*) FILTER (WHERE outcome = 'ok' AND watermark) >= 100 AS accepted_with_watermark,
+       count(*) FILTER (WHERE outcome = 'ok' AND fixed) >= 50 AS accepted_with_fixed,
+       count(*) FILTER (WHERE remapped > 0) >= 100 AS remapping,
+       count(*) FILTER (WHERE mapped > remapped) >= 50 AS unchanged_mappings,
+       count(*) FILTER (WHERE removed > 0) >= 50 AS removing,
+       count(*) FILTER (WHERE changes > 0) >= 20 AS changing,
+       count(*) FILTER (WHERE restored) >= 50 AS restores,
+       count(*) FILTER (WHERE round > 1) >= 100 AS later_rounds,
+       sum(late) >= 100 AS late_events, sum(duplicates) >= 300 AS duplicates,
+       sum(duplicates_remapped) >= 10 AS duplicates_remapped, sum(delivered_again) >= 5 AS delivered_again
   FROM rs_out;
 -- every pipeline was dropped
 SELECT count(*) AS pipelines_left FROM streamforge.pipelines WHERE name LIKE 'rs\_%';

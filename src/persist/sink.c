@@ -141,8 +141,13 @@ static const SfPlanText sink_plan_text[NUM_SINK_PLANS] = {
 		"FROM pg_catalog.jsonb_array_elements(g.spec OPERATOR(pg_catalog.->) 'aggregates') "
 		"WITH ORDINALITY AS e WHERE COALESCE((g.spec OPERATOR(pg_catalog.->>) 'measures')"
 		"::pg_catalog.bool, false) ORDER BY e.ordinality), "
-		/* the table, named by the SQL that makes it (66_aggregates_views.sql) */
-		"pg_catalog.to_regclass(streamforge_internal.aggregate_results_table(g.results_id)) "
+		/*
+		 * the table, named as aggregate_results_table() names it
+		 * (66_aggregates_views.sql; not called here: the statement needs no
+		 * privilege on a function)
+		 */
+		"pg_catalog.to_regclass('streamforge_results.' OPERATOR(pg_catalog.||) "
+		"pg_catalog.quote_ident('a' OPERATOR(pg_catalog.||) g.results_id)) "
 		"FROM streamforge.output_config AS c "
 		"LEFT JOIN streamforge.aggregate AS g ON g.name OPERATOR(pg_catalog.=) c.pipeline "
 		"AND g.results_id IS NOT NULL",
