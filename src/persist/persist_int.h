@@ -197,8 +197,8 @@ typedef struct SfSinkTyped
 } SfSinkTyped;
 
 extern void sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
-								  int64 unit_us, const SfChange *const *last,
-								  int n);
+								  int64 unit_us, int64 final_below,
+								  const SfChange *const *last, int n);
 extern void sf_sink_typed_final(SfSinkTyped *t, int64 below);
 extern void sf_sink_typed_forget(SfSinkTyped *t);
 
@@ -291,7 +291,8 @@ extern bool sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols,
 extern void sf_sink_changelog(SfPipeline *p, Datum name, int64 epoch,
 							  int64 unit_us, const SfChange *items, int n);
 extern void sf_sink_results(SfPipeline *p, Datum name, int64 epoch,
-							int64 unit_us, const SfChangeList *changes,
+							int64 unit_us, int64 final_below,
+							const SfChangeList *changes,
 							SfSinkTyped *typed);
 extern void sf_sink_late(SfPipeline *p, Datum name, int64 unit_us,
 						 int64 from, int n);

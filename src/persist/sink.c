@@ -430,26 +430,43 @@ sink_check_snapshot(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
  */
 
 /*
- * Mark final the results rows of p that it finalized: those whose
- * watermark > end + lateness.  Only 'update' mode needs it (the other
- * modes' final changes write final rows).
+ * The bound below which 'update' mode's mark-final of this call makes the
+ * results rows of p final (sink_mark_final): the windows whose watermark >
+ * end + lateness.  PG_INT64_MIN when the call marks nothing: another mode
+ * (their final changes write final rows), no watermark, or nothing
+ * finalized since the last mark.
  */
-static void
-sink_mark_final(SfPipeline *p, const SfSinkConfig *cfg, Datum name)
+static int64
+sink_final_below(SfPipeline *p, const SfSinkConfig *cfg)
 {
-	Datum		values[2];
 	int128		below;
 
-	if (p->def.emit != SF_EMIT_UPDATE || !p->has_watermark)
-		return;
+	if (!cfg->results || p->finalized == p->finalized_synced ||
+		p->def.emit != SF_EMIT_UPDATE || !p->has_watermark)
+		return PG_INT64_MIN;
 	below = (int128) p->watermark - p->def.lateness;
 	if (below <= PG_INT64_MIN)
+		return PG_INT64_MIN;
+	return (int64) below;
+}
+
+/*
+ * Mark final the results rows of p below below (sink_final_below).  The
+ * rows this call wrote were written final already (sf_sink_results): this
+ * reaches the rows earlier calls emitted.
+ */
+static void
+sink_mark_final(const SfSinkConfig *cfg, Datum name, int64 below)
+{
+	Datum		values[2];
+
+	if (below == PG_INT64_MIN)
 		return;
 	values[0] = name;
-	values[1] = Int64GetDatum((int64) below);
+	values[1] = Int64GetDatum(below);
 	sink_exec(PLAN_RESULTS_FINALIZE, values, SPI_OK_UPDATE);
 	if (cfg->typed != NULL)
-		sf_sink_typed_final(cfg->typed, (int64) below);
+		sf_sink_typed_final(cfg->typed, below);
 }
 
 /*
@@ -482,6 +499,7 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	bool		top;
 	Datum		top_starts = (Datum) 0;
 	Datum		top_before = (Datum) 0;
+	int64		final_below;
 
 	if (changes->n == 0 && nlate == 0 && p->finalized == p->finalized_synced)
 		return;
@@ -510,6 +528,7 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 									  "streamforge sink chunk",
 									  ALLOCSET_DEFAULT_SIZES);
 	name = CStringGetTextDatum(p->def.name);
+	final_below = sink_final_below(p, cfg);
 
 	if (IsolationUsesXactSnapshot())
 		sink_check_snapshot(p, cfg, name);
@@ -537,15 +556,15 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	if (cfg->results && changes->n > 0)
 	{
 		old = MemoryContextSwitchTo(chunk_cxt);
-		sf_sink_results(p, name, cfg->epoch, cfg->unit_us, changes,
-						cfg->typed);
+		sf_sink_results(p, name, cfg->epoch, cfg->unit_us, final_below,
+						changes, cfg->typed);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(chunk_cxt);
 	}
 	if (cfg->results && p->finalized != p->finalized_synced)
 	{
 		/* 'update' mode has no final changes: mark what was finalized */
-		sink_mark_final(p, cfg, name);
+		sink_mark_final(cfg, name, final_below);
 		p->finalized_synced = p->finalized;
 	}
 

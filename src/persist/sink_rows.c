@@ -354,11 +354,14 @@ results_delete(Datum name, const SfBulkColumn *cols, int n)
  * changes of several operations, which may touch one address repeatedly.
  * Every address touched is deleted first, then the final upserts inserted,
  * so the table holds one row per address even when rows were copied into
- * it by configure_outputs.
+ * it by configure_outputs.  A row whose end is below final_below is written
+ * final: 'update' mode's mark-final of the same call (sink.c) would set it
+ * right after, as an UPDATE of every such row (PG_INT64_MIN: none).
  */
 void
 sf_sink_results(SfPipeline *p, Datum name, int64 epoch, int64 unit_us,
-				const SfChangeList *changes, SfSinkTyped *typed)
+				int64 final_below, const SfChangeList *changes,
+				SfSinkTyped *typed)
 {
 	const SfChange **order = palloc(changes->n * sizeof(SfChange *));
 	const SfChange **last = palloc(changes->n * sizeof(SfChange *));
@@ -394,7 +397,8 @@ sf_sink_results(SfPipeline *p, Datum name, int64 epoch, int64 unit_us,
 		for (from = 0; from < nown; from += SF_SINK_CHUNK)
 		{
 			CHECK_FOR_INTERRUPTS();
-			sf_sink_typed_results(p, typed, epoch, unit_us, own + from,
+			sf_sink_typed_results(p, typed, epoch, unit_us, final_below,
+								  own + from,
 								  Min(SF_SINK_CHUNK, nown - from));
 		}
 	}
@@ -424,7 +428,8 @@ sf_sink_results(SfPipeline *p, Datum name, int64 epoch, int64 unit_us,
 				cols[k].values[nput] = cols[k].values[i];
 			rows_agg(&c->row.agg, cols + 5, nput);
 			cols[9].values[nput] = Int64GetDatum(c->seq);
-			cols[10].values[nput] = BoolGetDatum(c->op == SF_FINAL);
+			cols[10].values[nput] = BoolGetDatum(c->op == SF_FINAL ||
+												 c->row.addr.end < final_below);
 			aggs[nput] = &c->row.agg;
 			starts[nput] = c->row.addr.start;
 			ends[nput] = c->row.addr.end;

@@ -357,11 +357,12 @@ typed_delete(SfSinkTyped *t, Datum *keys, Datum *starts, Datum *ends, int n)
 /*
  * Apply the n last changes of their addresses (n <= the sink's chunk), all
  * of the aggregate's window, to the table: delete every address, insert
- * the upserts
+ * the upserts, final if their end is below final_below (sf_sink_results)
  */
 void
 sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
-					  int64 unit_us, const SfChange *const *last, int n)
+					  int64 unit_us, int64 final_below,
+					  const SfChange *const *last, int n)
 {
 	Relation	rel;
 	SfTypedLayout l;
@@ -435,7 +436,8 @@ sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 									  tc->type, isnull);
 					break;
 				case TS_FINAL:
-					*v = BoolGetDatum(c->op == SF_FINAL);
+					*v = BoolGetDatum(c->op == SF_FINAL ||
+									  c->row.addr.end < final_below);
 					break;
 				case TS_SEQ:
 					*v = Int64GetDatum(c->seq);
