@@ -119,10 +119,11 @@ CREATE TABLE nx.q17_up (auction bigint, day timestamp, total_bids bigint, rank1_
     PRIMARY KEY (auction, day));
 CREATE TABLE nx.q11_up (bidder bigint, s timestamp(3), last timestamp(3), bid_count bigint,
     PRIMARY KEY (bidder, s));
-CREATE PROCEDURE nx.feed_upsert(q text) LANGUAGE plpgsql AS $$
+-- (batches minb .. maxb - 1, all by default)
+CREATE PROCEDURE nx.feed_upsert(q text, maxb int DEFAULT NULL, minb int DEFAULT 0) LANGUAGE plpgsql AS $$
 DECLARE b int;
 BEGIN
-    FOR b IN SELECT DISTINCT batch FROM nx.src ORDER BY 1 LOOP
+    FOR b IN SELECT DISTINCT batch FROM nx.src WHERE (maxb IS NULL OR batch < maxb) AND batch >= minb ORDER BY 1 LOOP
         EXECUTE format('INSERT INTO nx.%I SELECT id, auction, bidder, price, channel, url, date_time, extra
                           FROM nx.src WHERE batch = $1 ORDER BY id', q || 'u') USING b;
         IF q = 'q17' THEN
