@@ -194,6 +194,7 @@ typedef struct SfSinkTyped
 	char	  **aggs;			/* the declared aggregate (member) each reads */
 	SPIPlanPtr	delete_plan;	/* kept plans of the table, or NULL */
 	SPIPlanPtr	final_plan;
+	SPIPlanPtr	max_plan;
 } SfSinkTyped;
 
 extern void sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,

@@ -330,19 +330,71 @@ typed_delete_plan(SfSinkTyped *t)
 	return plan;
 }
 
-/* Delete the n addresses (keys, starts, ends) from the table */
+/*
+ * The largest start_u in the table (one descent of the address index), or
+ * PG_INT64_MIN when it is empty: an address that starts after it has no
+ * row to delete.  What the DELETE would see: both run under the row lock
+ * of the pipeline, the only writer of the table, in the same mode.
+ */
+static int64
+typed_max_start(SfSinkTyped *t)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (t->max_plan == NULL)
+	{
+		char	   *sql = psprintf("SELECT pg_catalog.max(r.start_u) FROM %s AS r",
+								   typed_table_name(t->relid));
+		SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "streamforge: could not prepare \"%s\"", sql);
+		t->max_plan = plan;
+	}
+	if (SPI_execute_plan(t->max_plan, NULL, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "streamforge: could not read the results of an aggregate");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return isnull ? PG_INT64_MIN : DatumGetInt64(d);
+}
+
+/*
+ * Delete the n addresses (keys, starts, ends) from the table: those that
+ * start at or before its largest start (typed_max_start), the others have
+ * no row; none: no statement (the windows a call emits for the first time
+ * usually start after every row of the table)
+ */
 static void
-typed_delete(SfSinkTyped *t, Datum *keys, Datum *starts, Datum *ends, int n)
+typed_delete(SfSinkTyped *t, const Datum *keys, const Datum *starts,
+			 const Datum *ends, int n)
 {
 	Datum		values[3];
 	int			nestlevel;
 	SPIPlanPtr	plan;
+	int64		max = typed_max_start(t);
+	Datum	   *k = palloc(n * sizeof(Datum));
+	Datum	   *s = palloc(n * sizeof(Datum));
+	Datum	   *e = palloc(n * sizeof(Datum));
+	int			m = 0;
 
-	values[0] = PointerGetDatum(construct_array(keys, n, TEXTOID, -1, false,
+	for (int i = 0; i < n; i++)
+		if (DatumGetInt64(starts[i]) <= max)
+		{
+			k[m] = keys[i];
+			s[m] = starts[i];
+			e[m] = ends[i];
+			m++;
+		}
+	if (m == 0)
+		return;
+
+	values[0] = PointerGetDatum(construct_array(k, m, TEXTOID, -1, false,
 												TYPALIGN_INT));
-	values[1] = PointerGetDatum(construct_array(starts, n, INT8OID, 8,
+	values[1] = PointerGetDatum(construct_array(s, m, INT8OID, 8,
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	values[2] = PointerGetDatum(construct_array(ends, n, INT8OID, 8,
+	values[2] = PointerGetDatum(construct_array(e, m, INT8OID, 8,
 												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 	/* planned once per backend with no sequential scan (sink_rows.c) */
 	nestlevel = NewGUCNestLevel();
@@ -505,6 +557,9 @@ sf_sink_typed_forget(SfSinkTyped *t)
 		SPI_freeplan(t->delete_plan);
 	if (t->final_plan != NULL)
 		SPI_freeplan(t->final_plan);
+	if (t->max_plan != NULL)
+		SPI_freeplan(t->max_plan);
 	t->delete_plan = NULL;
 	t->final_plan = NULL;
+	t->max_plan = NULL;
 }
