@@ -197,8 +197,10 @@ typedef struct SfSinkTyped
 	SPIPlanPtr	max_plan;
 } SfSinkTyped;
 
+extern int64 sf_sink_typed_max_start(SfSinkTyped *t);
 extern void sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 								  int64 unit_us, int64 final_below,
+								  int64 max_start,
 								  const SfChange *const *last, int n);
 extern void sf_sink_typed_final(SfSinkTyped *t, int64 below);
 extern void sf_sink_typed_forget(SfSinkTyped *t);

@@ -386,6 +386,7 @@ sf_sink_results(SfPipeline *p, Datum name, int64 epoch, int64 unit_us,
 		const SfChange **own = palloc(nlast * sizeof(SfChange *));
 		int			nown = 0;
 		int			nrest = 0;
+		int64		max_start;
 
 		for (i = 0; i < nlast; i++)
 			if (strcmp(p->def.windows[last[i]->row.addr.window].name,
@@ -394,11 +395,12 @@ sf_sink_results(SfPipeline *p, Datum name, int64 epoch, int64 unit_us,
 			else
 				last[nrest++] = last[i];
 		nlast = nrest;
+		max_start = nown > 0 ? sf_sink_typed_max_start(typed) : PG_INT64_MIN;
 		for (from = 0; from < nown; from += SF_SINK_CHUNK)
 		{
 			CHECK_FOR_INTERRUPTS();
 			sf_sink_typed_results(p, typed, epoch, unit_us, final_below,
-								  own + from,
+								  max_start, own + from,
 								  Min(SF_SINK_CHUNK, nown - from));
 		}
 	}

@@ -334,10 +334,12 @@ typed_delete_plan(SfSinkTyped *t)
  * The largest start_u in the table (one descent of the address index), or
  * PG_INT64_MIN when it is empty: an address that starts after it has no
  * row to delete.  What the DELETE would see: both run under the row lock
- * of the pipeline, the only writer of the table, in the same mode.
+ * of the pipeline, the only writer of the table, in the same mode.  Read
+ * once per call, before its first chunk: a chunk writes only its own
+ * addresses, each address is in one chunk.
  */
-static int64
-typed_max_start(SfSinkTyped *t)
+int64
+sf_sink_typed_max_start(SfSinkTyped *t)
 {
 	bool		isnull;
 	Datum		d;
@@ -362,18 +364,18 @@ typed_max_start(SfSinkTyped *t)
 
 /*
  * Delete the n addresses (keys, starts, ends) from the table: those that
- * start at or before its largest start (typed_max_start), the others have
- * no row; none: no statement (the windows a call emits for the first time
- * usually start after every row of the table)
+ * start at or before max, the largest start it had when the call began
+ * (sf_sink_typed_max_start), the others have no row; none: no statement
+ * (the windows a call emits for the first time usually start after every
+ * row of the table)
  */
 static void
-typed_delete(SfSinkTyped *t, const Datum *keys, const Datum *starts,
-			 const Datum *ends, int n)
+typed_delete(SfSinkTyped *t, int64 max, const Datum *keys,
+			 const Datum *starts, const Datum *ends, int n)
 {
 	Datum		values[3];
 	int			nestlevel;
 	SPIPlanPtr	plan;
-	int64		max = typed_max_start(t);
 	Datum	   *k = palloc(n * sizeof(Datum));
 	Datum	   *s = palloc(n * sizeof(Datum));
 	Datum	   *e = palloc(n * sizeof(Datum));
@@ -408,12 +410,13 @@ typed_delete(SfSinkTyped *t, const Datum *keys, const Datum *starts,
 
 /*
  * Apply the n last changes of their addresses (n <= the sink's chunk), all
- * of the aggregate's window, to the table: delete every address, insert
- * the upserts, final if their end is below final_below (sf_sink_results)
+ * of the aggregate's window, to the table: delete every address (that
+ * starts at or before max_start: typed_delete), insert the upserts, final
+ * if their end is below final_below (sf_sink_results)
  */
 void
 sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
-					  int64 unit_us, int64 final_below,
+					  int64 unit_us, int64 final_below, int64 max_start,
 					  const SfChange *const *last, int n)
 {
 	Relation	rel;
@@ -432,7 +435,7 @@ sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 		starts[i] = Int64GetDatum(last[i]->row.addr.start);
 		ends[i] = Int64GetDatum(last[i]->row.addr.end);
 	}
-	typed_delete(t, keys, starts, ends, n);
+	typed_delete(t, max_start, keys, starts, ends, n);
 
 	rel = table_open(t->relid, AccessShareLock);
 	typed_layout(rel, p, t, &l);
