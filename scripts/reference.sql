@@ -7,7 +7,7 @@
 -- it does not name lands in "Other functions" until it is added.
 SET search_path = streamforge, pg_catalog;
 WITH grp(ord, title, names) AS (VALUES
-    (1, 'Aggregates defined by a query', ARRAY['create_aggregate', 'drop_aggregate', 'alter_aggregate', 'tumble', 'hop',
+    (1, 'Aggregates defined by a query', ARRAY['create_aggregate', 'drop_aggregate', 'alter_aggregate', 'move_aggregate_results', 'tumble', 'hop',
         'max_by', 'min_by', 'approx_percentile', 'join_stats', 'recompute', 'approx_count_distinct']),
     (2, 'Pipelines and windows', ARRAY['create_pipeline', 'definition', 'definition_of', 'drop_pipeline', 'fixed', 'sliding', 'session',
         'fixed_interval', 'sliding_interval', 'session_interval']),

@@ -55,7 +55,7 @@ SELECT p.proname, p.provolatile, p.proparallel
        'drop_window', 'set_lateness', 'set_retention', 'append', 'append_batch', 'append_ts',
        'ingest_ts', 'advance_ts', 'ingest_json', 'ingest_count', 'attach', 'detach',
        'trim_changelog', 'trim_late_output', 'trim_results', 'create_aggregate',
-       'drop_aggregate', 'alter_aggregate', 'recompute',
+       'drop_aggregate', 'alter_aggregate', 'move_aggregate_results', 'recompute',
        'set_emit', 'register_consumer', 'commit_consumer', 'drop_consumer',
        'set_out_of_orderness', 'set_idle_timeout', 'tick', 'finish', 'lock_pipelines',
        'tick_pipelines', 'schedule_tick', 'unschedule_tick',

@@ -154,3 +154,88 @@ REVOKE ALL ON FUNCTION streamforge_internal.aggregate_results_pack(text) FROM PU
 COMMENT ON FUNCTION streamforge_internal.aggregate_results_pack(text) IS
     'moves an aggregate''s rows of streamforge.results into its table, typed (internal helper)';
 
+
+-- move_aggregate_results(name) (0.4.0): an aggregate whose rows are still
+-- in streamforge.results (one restored from a dump of 0.3.0 into 0.4.0:
+-- the dump's registry row has no table number) gets the table of its
+-- results, as the update to 0.4.0 gives it to the others
+-- (migrations/0.4.0-post.sql): a number, the table, its rows moved there
+-- typed as its view showed them (aggregate_results_pack), its indexes on
+-- streamforge.results dropped, its view made again over the table (same
+-- columns, owner and grants), every backend's sink told (output_config's
+-- trigger).  Under the pipeline's row lock, in the caller's transaction.
+-- Admin: the C entry point (src/api/outputs.c) checks it, then runs this
+-- as the extension's owner.  Returns the rows moved; an aggregate that has
+-- its table already: 0, with a notice.
+CREATE OR REPLACE FUNCTION streamforge_internal.move_aggregate_results_internal(name text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    g record;
+    k jsonb;
+    rid bigint;
+    n bigint;
+BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION 'name must not be null' USING ERRCODE = '22004';
+    END IF;
+    PERFORM 1 FROM streamforge.pipeline AS p
+     WHERE p.name OPERATOR(pg_catalog.=) move_aggregate_results_internal.name
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pipeline "%" does not exist', name USING ERRCODE = '42704';
+    END IF;
+    SELECT a.view_schema, a.view_name, a.unit_us, a.spec, a.results_id INTO g
+      FROM streamforge.aggregate AS a
+     WHERE a.name OPERATOR(pg_catalog.=) move_aggregate_results_internal.name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pipeline "%" is not an aggregate', name USING ERRCODE = '42704';
+    END IF;
+    IF g.results_id IS NOT NULL THEN
+        RAISE NOTICE 'aggregate "%" has the table of its results already', name;
+        RETURN 0;
+    END IF;
+    -- the key types the views may decode (issue 37): the update leaves
+    -- an aggregate keyed by a domain where it was, and so does this
+    FOR k IN SELECT e.value FROM pg_catalog.jsonb_array_elements(g.spec OPERATOR(pg_catalog.->) 'keys') AS e
+    LOOP
+        IF pg_catalog.to_regtype(k OPERATOR(pg_catalog.->>) 'type') IS NULL
+           OR NOT streamforge_internal.aggregate_type_ok(pg_catalog.to_regtype(k OPERATOR(pg_catalog.->>) 'type')) THEN
+            RAISE EXCEPTION 'aggregate "%" cannot have a table of its results', name
+                USING ERRCODE = '0A000',
+                      DETAIL = pg_catalog.format('Its key type %s is not allowed.', k OPERATOR(pg_catalog.->>) 'type'),
+                      HINT = 'Drop the aggregate and create it again (streamforge.drop_aggregate, create_aggregate).';
+        END IF;
+    END LOOP;
+    rid := pg_catalog.nextval('streamforge.aggregate_results_seq'::pg_catalog.regclass);
+    UPDATE streamforge.aggregate AS a SET results_id = rid
+     WHERE a.name OPERATOR(pg_catalog.=) move_aggregate_results_internal.name;
+    PERFORM streamforge_internal.aggregate_make_table(rid, g.spec);
+    SELECT pg_catalog.count(*) INTO n FROM streamforge.results AS r
+     WHERE r.pipeline OPERATOR(pg_catalog.=) move_aggregate_results_internal.name
+       AND r.window_name OPERATOR(pg_catalog.=) (g.spec OPERATOR(pg_catalog.->>) 'window');
+    PERFORM streamforge_internal.aggregate_results_pack(name);
+    EXECUTE pg_catalog.format('DROP INDEX IF EXISTS streamforge.%I, streamforge.%I',
+                              streamforge_internal.aggregate_index_name(name),
+                              streamforge_internal.aggregate_long_key_index_name(name));
+    IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', g.view_schema, g.view_name)) IS NOT NULL THEN
+        PERFORM streamforge_internal.aggregate_results_view(name, g.view_schema, g.view_name,
+                                                            g.unit_us, g.spec, true);
+    END IF;
+    -- every backend's sink reloads its configuration (the statement
+    -- trigger output_config_changed fires for no row as well)
+    UPDATE streamforge.output_config AS c SET pipeline = c.pipeline
+     WHERE c.pipeline OPERATOR(pg_catalog.=) move_aggregate_results_internal.name;
+    RETURN n;
+END
+$$;
+REVOKE ALL ON FUNCTION streamforge_internal.move_aggregate_results_internal(text) FROM PUBLIC;
+COMMENT ON FUNCTION streamforge_internal.move_aggregate_results_internal(text) IS
+    'the body of move_aggregate_results, run as the extension''s owner (internal helper)';
+
+CREATE OR REPLACE FUNCTION streamforge.move_aggregate_results(name text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sf_move_aggregate_results'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;

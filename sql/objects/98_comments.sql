@@ -23,6 +23,7 @@ BEGIN
         ('create_aggregate', 'a pipeline, an attachment and the typed views name, name_live, name_late from a GROUP BY query over a table, windowed by tumble, hop or session'),
         ('drop_aggregate', 'drops an aggregate: its views, its attachment and its pipeline (admin)'),
         ('alter_aggregate', 'changes the lateness, emit mode or retention of an aggregate (admin)'),
+        ('move_aggregate_results', 'moves the rows of an aggregate restored from a 0.3.0 dump out of streamforge.results into a table of its own, as the update to 0.4.0 does, and returns how many (admin)'),
         ('tumble', 'in the GROUP BY of create_aggregate: fixed windows of size, elsewhere: the start of the window of ts'),
         ('hop', 'in the GROUP BY of create_aggregate: sliding windows of size, one every slide'),
         -- pipelines and windows

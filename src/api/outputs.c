@@ -59,6 +59,15 @@ sf_resync_outputs(PG_FUNCTION_ARGS)
 							"streamforge_internal.resync_outputs_internal(pg_catalog.text)");
 }
 
+/* move_aggregate_results(name): admin (sql/objects/66_aggregates_results.sql) */
+PG_FUNCTION_INFO_V1(sf_move_aggregate_results);
+Datum
+sf_move_aggregate_results(PG_FUNCTION_ARGS)
+{
+	return sf_call_as_owner(fcinfo, SF_PRIV_ADMIN,
+							"streamforge_internal.move_aggregate_results_internal(pg_catalog.text)");
+}
+
 /*
  * Statement trigger on streamforge.output_config: tell every backend
  * (this one at the next command, the others at commit) that its cached

@@ -110,6 +110,65 @@ like(
 	qr/Index Scan using results_aggregate_/,
 	'and its index');
 
+# That dump restored into 0.4.0 (the installed default) keeps the
+# aggregates' rows in streamforge.results; move_aggregate_results gives
+# each its table, as the update does, and a session that wrote before the
+# move writes to the table after it
+is( $node->safe_psql('restored',
+		q{SELECT (SELECT e.extversion FROM pg_extension AS e WHERE e.extname = 'streamforge') || ' '
+		         || string_agg(g.name || ':' || (g.results_id IS NULL), ' ' ORDER BY g.name)
+		    FROM streamforge.aggregate AS g}),
+	'0.4.0 page_ms:true page_stats:true',
+	'restored into 0.4.0, the aggregates of the dump have no table of their results');
+my $restored_views = q{SET TimeZone = 'UTC';
+  SELECT page, window_start, n, total_ms, final FROM page_ms ORDER BY 1, 2;
+  SELECT page, window_start, n, mean_ms, var_ms, last_id, final FROM page_stats ORDER BY 1, 2};
+# the writer emits a window, to streamforge.results, before the move
+my $writer = $node->background_psql('restored');
+$writer->query_safe(
+	q{INSERT INTO visits (page, ok, ms, at) VALUES ('/d', true, 6, '2026-11-30 12:05:20+00');
+	  SELECT count(*) FROM streamforge.advance_ts('page_ms', 'default', '2026-11-30 12:06:00+00')});
+my $restored_before = $node->safe_psql('restored', $restored_views);
+like($restored_before, qr/^\/d\|2026-11-30 12:05:00\+00\|1\|6\|f$/m,
+	'the writer emitted its window (open: the watermark is at its end)');
+my $moved_rows = $node->safe_psql('restored',
+	q{SELECT count(*) FROM streamforge.results WHERE pipeline = 'page_ms'});
+isnt($moved_rows, '0', 'page_ms has rows in streamforge.results');
+$node->safe_psql('restored',
+	q{CREATE ROLE mover; GRANT USAGE ON SCHEMA streamforge TO mover;
+	  SELECT streamforge.grant('page_ms', 'mover', 'ingest');});
+my ($ret, $out, $err) = $node->psql('restored',
+	q{SET ROLE mover; SELECT streamforge.move_aggregate_results('page_ms')});
+like($err, qr/permission denied/, 'moving needs admin');
+is( $node->safe_psql('restored', q{SELECT streamforge.move_aggregate_results('page_ms')}),
+	$moved_rows, 'move_aggregate_results moves page_ms\'s rows');
+$node->safe_psql('restored', q{SELECT streamforge.move_aggregate_results('page_stats')});
+($ret, $out, $err) = $node->psql('restored', q{SELECT streamforge.move_aggregate_results('page_ms')});
+is($out, '0', 'a second move moves nothing');
+like($err, qr/has the table of its results already/, 'and says so');
+is($node->safe_psql('restored', $restored_views), $restored_before,
+	'the views show the same rows after the move');
+is( $node->safe_psql('restored',
+		q{SELECT count(*) FROM streamforge.results WHERE pipeline IN ('page_ms', 'page_stats')}),
+	'0', 'the moved aggregates\' rows left streamforge.results');
+like(
+	$node->safe_psql(
+		'restored', q{SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT * FROM page_ms WHERE page = '/a'}),
+	qr/Index Scan using a[0-9]+_keys on a[0-9]+/,
+	'the moved view reads its table\'s index');
+$writer->query_safe(
+	q{INSERT INTO visits (page, ok, ms, at) VALUES ('/d', true, 7, '2026-11-30 12:06:30+00');
+	  SELECT count(*) FROM streamforge.advance_ts('page_ms', 'default', '2026-11-30 12:10:00+00')});
+$writer->quit;
+is( $node->safe_psql('restored',
+		q{SET TimeZone = 'UTC'; SELECT page, window_start, n, total_ms, final FROM page_ms
+		   WHERE window_start >= '2026-11-30 12:05:00+00' ORDER BY 2}),
+	"/d|2026-11-30 12:05:00+00|1|6|t\n/d|2026-11-30 12:06:00+00|1|7|t",
+	'the session that wrote before the move writes to the table after it, and marks the moved row final');
+is( $node->safe_psql('restored',
+		q{SELECT count(*) FROM streamforge.results WHERE pipeline = 'page_ms'}),
+	'0', 'and nothing to streamforge.results');
+
 # 0.3.0 -> 0.4.0 (issue 38, issue 42 item 2): the rows of each aggregate
 # of 0.3.0 move to a table of its own, typed as its view showed them; the
 # partial indexes on streamforge.results go; the views keep their columns,
