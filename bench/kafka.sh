@@ -160,7 +160,7 @@ CREATE FUNCTION bench_ticks(f text) RETURNS bigint LANGUAGE sql AS
 -- whose version each writing transaction bumps, and reads the consumed
 -- offsets (streamforge.partitions, which replays the new batches into this
 -- backend's copy of the state: as much CPU as the ingest itself) only once
--- no batch has come for 50 ms: a poll of the offsets every 5 ms took 0.7-0.9
+-- no batch has come for 200 ms: a poll of the offsets every 5 ms took 0.7-0.9
 -- µs of CPU per message from the worker's 2 cores, which the client's run
 -- does not have beside it.  The times are the batches' commit timestamps
 -- (track_commit_timestamp), not when the poll saw them.
@@ -197,7 +197,7 @@ BEGIN
         ELSE
             still := still + 1;
         END IF;
-        IF still = 10 THEN
+        IF still = 40 THEN
             m1 := bench_ticks('/proc/' || pid || '/task/' || pid || '/stat');
             a1 := bench_ticks('/proc/' || pid || '/stat');
             s1 := pg_read_file('/proc/' || pid || '/task/' || pid || '/schedstat');
