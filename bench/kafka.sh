@@ -99,6 +99,7 @@ max_wal_size = 8GB
 checkpoint_timeout = 1h
 autovacuum = off
 synchronous_commit = off
+track_commit_timestamp = on
 shared_preload_libraries = 'streamforge_kafka'
 streamforge_kafka.database = 'postgres'
 EOF
@@ -150,39 +151,67 @@ SELECT i / 10000 AS b,
 -- CPU ticks (utime + stime) of a /proc stat file, read once
 CREATE FUNCTION bench_ticks(f text) RETURNS bigint LANGUAGE sql AS
     \$\$SELECT split_part(c, ' ', 14)::bigint + split_part(c, ' ', 15)::bigint FROM pg_read_file(f) AS c\$\$;
--- Waits in one backend (its pipeline state warm: each poll reads only the
--- new batches) until pipeline p has consumed n offsets; res: the epoch of
--- the first batch seen and of the last, the offsets consumed at the first,
--- the worker's pid and its CPU ticks (main thread, all threads) at both.
--- (A new psql per poll loaded the pipeline cold each time: CPU taken from
--- the worker, and the end seen up to 50 ms late.)
+-- Waits until pipeline p has consumed n offsets; res: the commit times
+-- (epoch) of its first batch seen and of its last, the offsets consumed at
+-- the first, the worker's pid, its CPU ticks (main thread, all threads) at
+-- both, its main thread's nanoseconds on a CPU and waiting for one
+-- (schedstat) in between, the seconds from the first seen to the last
+-- commit, and this backend's CPU ticks.  It watches the pipeline's row,
+-- whose version each writing transaction bumps, and reads the consumed
+-- offsets (streamforge.partitions, which replays the new batches into this
+-- backend's copy of the state: as much CPU as the ingest itself) only once
+-- no batch has come for 200 ms: a poll of the offsets every 5 ms took 0.7-0.9
+-- µs of CPU per message from the worker's 2 cores, which the client's run
+-- does not have beside it.  The times are the batches' commit timestamps
+-- (track_commit_timestamp), not when the poll saw them.
 CREATE PROCEDURE bench_wait(p text, n bigint, INOUT res text DEFAULT NULL) LANGUAGE plpgsql AS \$\$
 DECLARE
     c bigint; pid integer; tf float8; t1 float8; first bigint;
-    m0 bigint; a0 bigint; m1 bigint; a1 bigint;
+    m0 bigint; a0 bigint; m1 bigint; a1 bigint; s0 text; s1 text; b0 bigint; b1 bigint;
+    v bigint; v2 bigint; last bigint; still integer := 0; w0 float8;
 BEGIN
     LOOP
+        SELECT l.version, extract(epoch FROM pg_xact_commit_timestamp(l.xmin)) INTO v, tf
+          FROM streamforge.pipeline AS l WHERE l.name = p;
         SELECT COALESCE(sum(consumed_offset + 1), 0), max(worker_pid) INTO c, pid
           FROM streamforge_kafka.subscriptions WHERE pipeline = p;
-        EXIT WHEN c > 0;
+        SELECT l.version INTO v2 FROM streamforge.pipeline AS l WHERE l.name = p;
+        EXIT WHEN c > 0 AND v = v2;
         COMMIT;
         PERFORM pg_sleep(0.002);
     END LOOP;
-    tf := extract(epoch FROM clock_timestamp());
     first := c;
+    last := v;
+    w0 := extract(epoch FROM clock_timestamp());
     m0 := bench_ticks('/proc/' || pid || '/task/' || pid || '/stat');
     a0 := bench_ticks('/proc/' || pid || '/stat');
+    s0 := pg_read_file('/proc/' || pid || '/task/' || pid || '/schedstat');
+    b0 := bench_ticks('/proc/' || pg_backend_pid() || '/stat');
     LOOP
         COMMIT;
-        SELECT COALESCE(sum(consumed_offset + 1), 0) INTO c
-          FROM streamforge_kafka.subscriptions WHERE pipeline = p;
-        EXIT WHEN c >= n;
+        SELECT l.version, extract(epoch FROM pg_xact_commit_timestamp(l.xmin)) INTO v, t1
+          FROM streamforge.pipeline AS l WHERE l.name = p;
+        IF v <> last THEN
+            last := v;
+            still := 0;
+        ELSE
+            still := still + 1;
+        END IF;
+        IF still = 40 THEN
+            m1 := bench_ticks('/proc/' || pid || '/task/' || pid || '/stat');
+            a1 := bench_ticks('/proc/' || pid || '/stat');
+            s1 := pg_read_file('/proc/' || pid || '/task/' || pid || '/schedstat');
+            b1 := bench_ticks('/proc/' || pg_backend_pid() || '/stat');
+            SELECT COALESCE(sum(consumed_offset + 1), 0) INTO c
+              FROM streamforge_kafka.subscriptions WHERE pipeline = p;
+            EXIT WHEN c >= n;
+        END IF;
         PERFORM pg_sleep(0.005);
     END LOOP;
-    t1 := extract(epoch FROM clock_timestamp());
-    m1 := bench_ticks('/proc/' || pid || '/task/' || pid || '/stat');
-    a1 := bench_ticks('/proc/' || pid || '/stat');
-    res := concat_ws(' ', tf, t1, first, pid, m0, a0, m1, a1);
+    res := concat_ws(' ', tf, t1, first, pid, m0, a0, m1, a1,
+                     split_part(s1, ' ', 1)::bigint - split_part(s0, ' ', 1)::bigint,
+                     split_part(s1, ' ', 2)::bigint - split_part(s0, ' ', 2)::bigint,
+                     t1 - w0, b1 - b0);
 END
 \$\$;
 CREATE PROCEDURE run_client() LANGUAGE plpgsql AS \$\$
@@ -217,11 +246,25 @@ t0=$(now)
 psql_at -c "SELECT streamforge_kafka.subscribe('via_worker', '$BOOTSTRAP', 'bench',
     mapping => '{\"event_id\": \"id\", \"key\": \"k\", \"event_time\": \"t\", \"value\": \"v\"}',
     batch_size => 10000, max_wait => 100)" >/dev/null
-read -r tf t1 first spid m0 a0 m1 a1 <<<"$(psql_at -c "CALL bench_wait('via_worker', $N)")"
+read -r tf t1 first spid m0 a0 m1 a1 srun swait swall spoll <<<"$(psql_at -c "CALL bench_wait('via_worker', $N)")"
+# where the main thread's steady time went: on a CPU, waiting for one (run
+# queue: the cores busy with other threads), off (waiting for librdkafka,
+# the WAL, a lock); and the waiting backend's own CPU per message
+ssched=$(awk -v r="$srun" -v w="$swait" -v s="$swall" -v p="$spoll" -v n="$N" -v f="$first" -v t="$(getconf CLK_TCK)" \
+	'BEGIN { d = s * 1e9; if (d > 0 && n > f) printf "%.0f%% on a CPU, %.0f%% waiting for one, %.0f%% off; the waiting backend %.2f µs/message", 100 * r / d, 100 * w / d, 100 * (d - r - w) / d, p / t * 1e6 / (n - f); else print "-" }')
 smock_us=$(awk -v a="$mk0" -v b="$(mock_ticks)" -v n="$N" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / t * 1000000 / n }')
 steady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 worker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 spid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'via_worker' LIMIT 1")
+# each thread of the worker since its start: CPU seconds and minor page faults
+threads() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		awk -v c="$(cat "$t/comm")" -v k="$(getconf CLK_TCK)" '{ printf "%s (nice %d) %.2f s %d faults; ", c, $19, ($14 + $15) / k, $10 }' "$t/stat"
+	done
+	awk '$1 == "VmHWM:" { printf "peak resident memory %d MB", $2 / 1024 }' "/proc/$1/status"
+}
+sthreads=$(threads "$spid")
 smain_us=$(awk -v c="$(main_cpu "$spid")" -v n="$N" 'BEGIN { print c * 1000000 / n }')
 # from the first committed batch on: the worker's start and its first batch left out
 ssteady=$(awk -v a="$a1" -v a0="$a0" -v m="$m1" -v m0="$m0" -v n="$N" -v f="$first" -v t="$(getconf CLK_TCK)" \
@@ -335,11 +378,14 @@ psql_at -c "SELECT streamforge_kafka.subscribe_aggregate('click_w', '$BOOTSTRAP'
     batch_size => 10000, max_wait => 100)" >/dev/null
 # (no partition ends with a bot's message, which would stay pending: the
 # last 1,000 are no bots')
-read -r tf t1 first wpid cmain0 ccpu0 cm1 ca1 <<<"$(psql_at -c "CALL bench_wait('click_w', $N)")"
+read -r tf t1 first wpid cmain0 ccpu0 cm1 ca1 crun cwait cwall cpoll <<<"$(psql_at -c "CALL bench_wait('click_w', $N)")"
+csched=$(awk -v r="$crun" -v w="$cwait" -v s="$cwall" -v p="$cpoll" -v n="$N" -v f="$first" -v t="$(getconf CLK_TCK)" \
+	'BEGIN { d = s * 1e9; if (d > 0 && n > f) printf "%.0f%% on a CPU, %.0f%% waiting for one, %.0f%% off; the waiting backend %.2f µs/message", 100 * r / d, 100 * w / d, 100 * (d - r - w) / d, p / t * 1e6 / (n - f); else print "-" }')
 cmock_us=$(awk -v a="$mk0" -v b="$(mock_ticks)" -v n="$N" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / t * 1000000 / n }')
 csteady_rate=$(awk -v n="$N" -v f="$first" -v a="$tf" -v b="$t1" 'BEGIN { if (b > a) print (n - f) / (b - a); else print 0 }')
 cworker_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 wpid=$(psql_at -c "SELECT worker_pid FROM streamforge_kafka.subscriptions WHERE pipeline = 'click_w' LIMIT 1")
+cthreads=$(threads "$wpid")
 cmain_us=$(awk -v c="$(main_cpu "$wpid")" -v n="$N" 'BEGIN { print c * 1000000 / n }')
 csteady=$(awk -v a="$ca1" -v a0="$ccpu0" -v m="$cm1" -v m0="$cmain0" -v n="$N" -v f="$first" -v t="$(getconf CLK_TCK)" \
 	'BEGIN { if (n > f) printf "%.1f (%.1f)", (a - a0) / t * 1000000 / (n - f), (m - m0) / t * 1000000 / (n - f); else print "-" }')
@@ -422,7 +468,9 @@ out=$SF_ROOT/bench/results/$name.md
 	printf '| client: pre-built delivery arrays -> ingest_batch, one commit per batch | %.2f | %.0f | 1.00 | %s | %s |\n' "$client_s" "$client_rate" "$ccpu_us" "$ccpu_us"
 	echo
 	echo "The mock cluster's own CPU while the worker consumed (its brokers serve the fetches on the"
-	echo "same $(nproc) cores as the worker's threads): $smock_us µs per message."
+	echo "same $(nproc) cores as the worker's threads): $smock_us µs per message. The worker's main"
+	echo "thread from the first committed batch to the last: $ssched. Its threads"
+	echo "from its start (CPU, minor page faults): $sthreads"
 	echo
 	echo "Clickstream (issue 43): a create_aggregate job (WHERE, key page + country, count, sum and"
 	echo "avg of a nullable integer, 1-minute tumble) fed by $N JSON messages of 6 fields with ISO"
@@ -438,6 +486,8 @@ out=$SF_ROOT/bench/results/$name.md
 	printf '| client: INSERT into the aggregate'"'"'s table by 10,000 | %.2f | %.0f | %.2f | %s | %s |\n' "$cclient_s" "$cclient_rate" "$(awk -v a="$cclient_rate" -v b="$cbatch_rate" 'BEGIN { print a / b }')" "$cccpu_us" "$cccpu_us"
 	echo
 	echo "The mock cluster's own CPU while the clickstream worker consumed: $cmock_us µs per message."
+	echo "The worker's main thread from the first committed batch to the last: $csched."
+	echo "Its threads from its start (CPU, minor page faults): $cthreads"
 } >"$out"
 [ "$MODE" = full ] && cp "$out" "$SF_ROOT/bench/results/kafka-latest.md"
 echo

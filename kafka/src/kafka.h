@@ -44,6 +44,7 @@ extern char *sfk_database;
 extern int	sfk_max_workers;
 extern int	sfk_restart_time;
 extern int	sfk_retry_max_ms;
+extern int	sfk_fetch_nice;
 extern int	sfk_max_workers_per_role;
 
 /*

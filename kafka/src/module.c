@@ -50,6 +50,7 @@ char	   *sfk_database = NULL;
 int			sfk_max_workers = 4;
 int			sfk_restart_time = 5;
 int			sfk_retry_max_ms = 10000;
+int			sfk_fetch_nice = 5;
 int			sfk_max_workers_per_role = 2;
 
 void		_PG_init(void);
@@ -87,6 +88,11 @@ _PG_init(void)
 							"Longest wait between two attempts to reach an unavailable cluster.",
 							NULL, &sfk_retry_max_ms, 10000, 100, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("streamforge_kafka.fetch_nice",
+							"Nice value added to librdkafka's threads in each worker.",
+							"They fetch ahead of the worker's thread that maps and writes the batches, which then gets busy cores first; 0 leaves them as they are. Read when a worker starts.",
+							&sfk_fetch_nice, 5, 0, 19,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("streamforge_kafka.direct_ingest",
 							 "Hands the batches mapped in C to streamforge's C write entry.",
 							 "Off: through a statement calling ingest_batch, as before 0.4.0 (diagnosis).",

@@ -43,6 +43,10 @@
  */
 #include "postgres.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
@@ -580,6 +584,33 @@ assign_partitions(void)
 						sfk_sub.topic, rd_kafka_err2str(err))));
 }
 
+/*
+ * librdkafka's threads run at the worker's nice value plus
+ * streamforge_kafka.fetch_nice: they fetch and parse ahead of the
+ * worker's own thread (the queue holds tens of thousands of messages while
+ * it writes a batch), which is the one that bounds the rate, so that on
+ * busy cores it gets the CPU first.  Set by an interceptor, in each new
+ * thread of the consumer; raising one's nice value needs no privilege.
+ */
+static int	fetch_nice_value;
+
+static rd_kafka_resp_err_t
+on_thread_start(rd_kafka_t *rk, rd_kafka_thread_type_t type, const char *name,
+				void *opaque)
+{
+	/* in librdkafka's thread: a system call, nothing of PostgreSQL */
+	(void) setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), fetch_nice_value);
+	return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+static rd_kafka_resp_err_t
+on_new(rd_kafka_t *rk, const rd_kafka_conf_t *conf, void *opaque,
+	   char *errstr, size_t errstr_size)
+{
+	return rd_kafka_interceptor_add_on_thread_start(rk, "streamforge_kafka.fetch_nice",
+													on_thread_start, NULL);
+}
+
 static void
 create_consumer(void)
 {
@@ -592,6 +623,22 @@ create_consumer(void)
 	if (rd_kafka_conf_set(conf, "auto.offset.reset", "error", errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
 		elog(ERROR, "auto.offset.reset: %s", errstr);
 	rd_kafka_conf_set_error_cb(conf, error_cb);
+	if (sfk_fetch_nice > 0)
+	{
+		int			nice_now;
+
+		errno = 0;
+		nice_now = getpriority(PRIO_PROCESS, 0);
+		if (errno != 0)
+			nice_now = 0;
+		fetch_nice_value = Min(nice_now + sfk_fetch_nice, 19);
+		if (rd_kafka_conf_interceptor_add_on_new(conf, "streamforge_kafka.fetch_nice",
+												 on_new, NULL) != RD_KAFKA_RESP_ERR_NO_ERROR)
+		{
+			rd_kafka_conf_destroy(conf);
+			elog(ERROR, "could not add the fetch_nice interceptor");
+		}
+	}
 	sfk_consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
 	if (sfk_consumer == NULL)
 	{
