@@ -162,8 +162,9 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_results_pack(text) IS
 -- (migrations/0.4.0-post.sql): a number, the table, its rows moved there
 -- typed as its view showed them (aggregate_results_pack), its indexes on
 -- streamforge.results dropped, its view made again over the table (same
--- columns, owner and grants), every backend's sink told (output_config's
--- trigger).  Under the pipeline's row lock, in the caller's transaction.
+-- columns, owner and grants), every backend's sink told (the registry's
+-- trigger aggregate_top_changed).  Under the pipeline's row lock, in the
+-- caller's transaction.
 -- Admin: the C entry point (src/api/outputs.c) checks it, then runs this
 -- as the extension's owner.  Returns the rows moved; an aggregate that has
 -- its table already: 0, with a notice.
@@ -210,6 +211,8 @@ BEGIN
         END IF;
     END LOOP;
     rid := pg_catalog.nextval('streamforge.aggregate_results_seq'::pg_catalog.regclass);
+    -- the registry's statement trigger aggregate_top_changed tells every
+    -- backend's sink to reload its configuration, at commit
     UPDATE streamforge.aggregate AS a SET results_id = rid
      WHERE a.name OPERATOR(pg_catalog.=) move_aggregate_results_internal.name;
     PERFORM streamforge_internal.aggregate_make_table(rid, g.spec);
@@ -224,10 +227,6 @@ BEGIN
         PERFORM streamforge_internal.aggregate_results_view(name, g.view_schema, g.view_name,
                                                             g.unit_us, g.spec, true);
     END IF;
-    -- every backend's sink reloads its configuration (the statement
-    -- trigger output_config_changed fires for no row as well)
-    UPDATE streamforge.output_config AS c SET pipeline = c.pipeline
-     WHERE c.pipeline OPERATOR(pg_catalog.=) move_aggregate_results_internal.name;
     RETURN n;
 END
 $$;
