@@ -118,8 +118,9 @@ write_row(FunctionCallInfo fcinfo, bool measures, bool assign, bool count)
 		sf_assign_offset(p, &d);
 	if (measures)
 	{
-		sf_engine_ingest_measures(p, &d, NULL, mv, &changes);
-		sf_persist_journal_ingest_measures(p, &d, 1, mv);
+		sf_delivery_hash(&d, &h);
+		sf_engine_ingest_measures(p, &d, &h, mv, &changes);
+		sf_persist_journal_ingest_measures(p, &d, &h, 1, mv);
 	}
 	else
 	{

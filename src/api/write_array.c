@@ -340,7 +340,7 @@ measures_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	}
 	cx->i = -1;
 	if (n > 0)
-		sf_persist_journal_ingest_measures(p, ds, n, b->mv);
+		sf_persist_journal_ingest_measures(p, ds, hashes, n, b->mv);
 	batch_finish(fcinfo, p, &changes, late_before, true, b->quiet);
 }
 

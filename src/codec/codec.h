@@ -55,7 +55,8 @@ extern void sf_journal_encode_ingest(StringInfo buf, SfPipeline *p,
 									 const SfDelivery *d,
 									 const SfDeliveryHash *h, int n);
 extern void sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
-											  const SfDelivery *d, int n,
+											  const SfDelivery *d,
+											  const SfDeliveryHash *h, int n,
 											  const int64 *measures);
 extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
 									  const char *partition, int64 progress);

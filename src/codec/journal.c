@@ -32,10 +32,11 @@
  *				int64  value
  *		'A':	uint16 partition, int64 progress
  *		'M':	uint16 partition
- *		'V':	(0.3.0, measures pipelines: ingest_measures, ingest_measures_batch)
+ *		'V':	(0.3.0, measures pipelines: ingest_measures, ingest_measures_batch;
+ *				read only since 0.4.0, which writes them in format 3)
  *				uint32 n, uint16 nmeasures, then n deliveries as for 'I'
  *				with nmeasures int64 measures in place of value; a
- *				pipeline with nullable measures (0.4.0) writes one word
+ *				pipeline with nullable measures (0.4.0) has one word
  *				more, nmeasures + 1, the last the delivery's NULL mask
  *				(bit m: measure m is NULL, its word 0)
  *
@@ -46,7 +47,7 @@
  * for it, docs/packaging.md):
  *
  *		uint8	format			SF_JOURNAL_FORMAT_COMPACT
- *		uint8	kind			'I'
+ *		uint8	kind			'I' (or 'V', below)
  *		varint	n, then n deliveries:
  *				varint partition	index into def.partitions
  *				zigzag varint		source_offset minus the offset of the
@@ -65,6 +66,10 @@
  *				zigzag varint		event_time minus the previous delivery's
  *									(0 for the first)
  *				zigzag varint		value
+ *		'V':	(0.4.0, measures pipelines; format 1 'V' entries of 0.3.0
+ *				replay as before) varint n, varint nmeasures (the words of
+ *				format 1's 'V'), then n deliveries as for 'I' with
+ *				nmeasures zigzag varints in place of the value
  *
  * A varint is LEB128 (7 bits a byte, low first, at most 10 bytes), a zigzag
  * varint the varint of (v << 1) ^ (v >> 63); differences wrap around in 64
@@ -151,7 +156,8 @@ static int64 journal_read_int64(JournalReader *r);
 static int	journal_read_partition(JournalReader *r);
 static const char *journal_read_string(JournalReader *r, int *len);
 static void journal_replay_op(SfPipeline *p, JournalReader *r, uint8 kind);
-static void journal_replay_compact(SfPipeline *p, JournalReader *r);
+static void journal_replay_compact(SfPipeline *p, JournalReader *r,
+								   uint8 kind);
 
 /*
  * The index of a partition the call just used successfully.  The engine has
@@ -258,9 +264,11 @@ put_bytes(char *w, const char *src, int len)
 }
 
 /*
- * The entry of an ingest or ingest_batch call: the n deliveries, which the
- * engine has all accepted (as new events, duplicates or offset replays), in
- * the compact format; h[i] is what the engine derived from d[i] (engine.h:
+ * The compact entry (format 3) of an ingest or ingest_batch call (kind 'I':
+ * a value per delivery) or of a measures call (kind 'V': nm measure words
+ * per delivery): the n deliveries, which the engine has all accepted (as
+ * new events, duplicates or offset replays); h[i] is what the engine
+ * derived from d[i] (engine.h:
  * its partition's index and its interned key).  Initializes buf (in
  * CurrentMemoryContext) and encodes into it after VARHDRSZ free bytes
  * (codec.h); storing the entry is
@@ -270,9 +278,10 @@ put_bytes(char *w, const char *src, int len)
  * delivery, libc calls for a few bytes each and a partition name lookup per
  * change of partition cost about 150 instructions per delivery).
  */
-void
-sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
-						 const SfDeliveryHash *h, int n)
+static void
+encode_compact(StringInfo buf, SfPipeline *p, const SfDelivery *d,
+			   const SfDeliveryHash *h, int n, char kind, int nm,
+			   const int64 *measures)
 {
 	int64		last_offset[SF_JOURNAL_OFFSET_SLOTS];
 	int			slot_part[SF_JOURNAL_OFFSET_SLOTS];
@@ -293,8 +302,10 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 	buf->len = VARHDRSZ;		/* initStringInfo gives 1 kB */
 	w = buf->data + buf->len;
 	*w++ = SF_JOURNAL_FORMAT_COMPACT;
-	*w++ = SF_JOURNAL_INGEST;
+	*w++ = kind;
 	w = put_varint(w, (uint32) n);
+	if (kind == SF_JOURNAL_INGEST_MEASURES)
+		w = put_varint(w, (uint32) nm);
 	buf->len = w - buf->data;
 	for (i = 0; i < SF_JOURNAL_OFFSET_SLOTS; i++)
 		slot_part[i] = -1;
@@ -314,8 +325,8 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 	 * before.
 	 */
 	for (i = 0; i < n; i++)
-		bound += SF_JOURNAL_COMPACT_BOUND + (Size) d[i].event_id_len +
-			(Size) d[i].key_len;
+		bound += SF_JOURNAL_COMPACT_BOUND + (Size) 10 * nm +
+			(Size) d[i].event_id_len + (Size) d[i].key_len;
 	reserved = bound < MaxAllocSize - (Size) buf->len - 1;
 	if (reserved)
 		enlargeStringInfo(buf, (int) bound);
@@ -328,8 +339,8 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 
 		CHECK_FOR_INTERRUPTS();
 		if (unlikely(!reserved))
-			enlargeStringInfo(buf, SF_JOURNAL_COMPACT_BOUND + di->event_id_len +
-							  di->key_len);
+			enlargeStringInfo(buf, SF_JOURNAL_COMPACT_BOUND + 10 * nm +
+							  di->event_id_len + di->key_len);
 		w = buf->data + buf->len;
 
 		/* partition: the index the engine found (h[i].partition) */
@@ -387,7 +398,15 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 
 		w = put_delta(w, di->event_time, prev_time);
 		prev_time = di->event_time;
-		w = put_delta(w, di->value, 0);
+		if (kind == SF_JOURNAL_INGEST)
+			w = put_delta(w, di->value, 0);
+		else
+		{
+			const int64 *mv = measures + (Size) i * nm;
+
+			for (int k = 0; k < nm; k++)
+				w = put_delta(w, mv[k], 0);
+		}
 		buf->len = w - buf->data;
 	}
 	buf->data[buf->len] = '\0';
@@ -395,74 +414,26 @@ sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
 		pfree(keys);
 }
 
+void
+sf_journal_encode_ingest(StringInfo buf, SfPipeline *p, const SfDelivery *d,
+						 const SfDeliveryHash *h, int n)
+{
+	encode_compact(buf, p, d, h, n, SF_JOURNAL_INGEST, 0, NULL);
+}
+
 /*
- * The entry of an ingest_measures or ingest_measures_batch call (kind 'V'):
- * measures[i * nmeasures ...] are delivery i's measures.
+ * The entry of an ingest_measures or ingest_measures_batch call (kind 'V'),
+ * compact since 0.4.0 (issue 42): measures[i * nmeasures ...] are delivery
+ * i's measure words, each a zigzag varint after the delivery's time (most
+ * are small: counts of 0 or 1, ids), in place of the value.
  */
 void
 sf_journal_encode_ingest_measures(StringInfo buf, SfPipeline *p,
-								  const SfDelivery *d, int n,
-								  const int64 *measures)
+								  const SfDelivery *d, const SfDeliveryHash *h,
+								  int n, const int64 *measures)
 {
-	int			nm = p->def.measures->width;
-
-	const char *last_partition = NULL;
-	uint16		last_index = 0;
-
-	journal_begin(buf, SF_JOURNAL_INGEST_MEASURES);
-	pq_sendint32(buf, (uint32) n);
-	pq_sendint16(buf, (uint16) nm);
-	/*
-	 * The bytes of pq_sendint16/32/64 and appendBinaryStringInfo, written
-	 * with one enlargeStringInfo per delivery (issue 42, item 3); the
-	 * partition is looked up again only when its name changes.
-	 */
-	for (int i = 0; i < n; i++)
-	{
-		const SfDelivery *e = &d[i];
-		const int64 *mv = measures + (Size) i * nm;
-		char	   *w;
-		uint16		n16;
-		uint32		n32;
-		uint64		n64;
-
-		CHECK_FOR_INTERRUPTS();
-		if (e->partition != last_partition)
-		{
-			last_index = (uint16) journal_partition_index(p, e->partition);
-			last_partition = e->partition;
-		}
-		enlargeStringInfo(buf, 2 + 8 + 4 + e->event_id_len + 4 + e->key_len +
-						  8 + 8 * nm);
-		w = buf->data + buf->len;
-		n16 = pg_hton16(last_index);
-		memcpy(w, &n16, 2);
-		w += 2;
-		n64 = pg_hton64((uint64) e->source_offset);
-		memcpy(w, &n64, 8);
-		w += 8;
-		n32 = pg_hton32((uint32) e->event_id_len);
-		memcpy(w, &n32, 4);
-		w += 4;
-		memcpy(w, e->event_id, e->event_id_len);
-		w += e->event_id_len;
-		n32 = pg_hton32((uint32) e->key_len);
-		memcpy(w, &n32, 4);
-		w += 4;
-		memcpy(w, e->key, e->key_len);
-		w += e->key_len;
-		n64 = pg_hton64((uint64) e->event_time);
-		memcpy(w, &n64, 8);
-		w += 8;
-		for (int k = 0; k < nm; k++)
-		{
-			n64 = pg_hton64((uint64) mv[k]);
-			memcpy(w, &n64, 8);
-			w += 8;
-		}
-		buf->len = w - buf->data;
-		buf->data[buf->len] = '\0';
-	}
+	encode_compact(buf, p, d, h, n, SF_JOURNAL_INGEST_MEASURES,
+				   p->def.measures->width, measures);
 }
 
 /* The entry of an advance call, into buf (initialized here) */
@@ -605,11 +576,11 @@ journal_read_delta(JournalReader *r, int64 prev)
 }
 
 /*
- * Parse and apply the deliveries of a compact ingest entry (format 3, see
- * the top of the file), after its kind.
+ * Parse and apply the deliveries of a compact entry (format 3, see the top
+ * of the file) of kind 'I' or 'V', after its kind.
  */
 static void
-journal_replay_compact(SfPipeline *p, JournalReader *r)
+journal_replay_compact(SfPipeline *p, JournalReader *r, uint8 kind)
 {
 	SfChangeList changes = {0};
 	int64		last_offset[SF_JOURNAL_OFFSET_SLOTS];
@@ -623,8 +594,16 @@ journal_replay_compact(SfPipeline *p, JournalReader *r)
 	int			id_len = 0;
 	int			id_cap = 0;
 	int64		prev_time = 0;
+	int			nm = 0;
+	int64		mv[SF_MAX_MEASURE_WORDS];
 
 	n = journal_read_count(r, (r->len - r->pos) / SF_JOURNAL_MIN_COMPACT);
+	if (kind == SF_JOURNAL_INGEST_MEASURES)
+	{
+		nm = (int) journal_read_count(r, SF_MAX_MEASURE_WORDS);
+		if (p->def.measures == NULL || nm != p->def.measures->width)
+			journal_corrupt(r, "The entry's measures do not match the pipeline's.");
+	}
 	key_data = palloc_extended(Max(n, 1) * sizeof(char *), MCXT_ALLOC_HUGE);
 	key_len = palloc_extended(Max(n, 1) * sizeof(int), MCXT_ALLOC_HUGE);
 	for (i = 0; i < SF_JOURNAL_OFFSET_SLOTS; i++)
@@ -682,11 +661,21 @@ journal_replay_compact(SfPipeline *p, JournalReader *r)
 
 		d.event_time = journal_read_delta(r, prev_time);
 		prev_time = d.event_time;
-		d.value = journal_read_delta(r, 0);
 		if (d.event_id_len == 0)
 			journal_corrupt(r, "A delivery has an empty event_id.");
 		changes.n = 0;
-		sf_engine_ingest(p, &d, &changes);
+		if (kind == SF_JOURNAL_INGEST)
+		{
+			d.value = journal_read_delta(r, 0);
+			sf_engine_ingest(p, &d, &changes);
+			continue;
+		}
+		for (int k = 0; k < nm; k++)
+			mv[k] = journal_read_delta(r, 0);
+		d.value = mv[0];
+		if (!sf_measures_valid(p->def.measures, mv))
+			journal_corrupt(r, "A delivery's NULL mask names a measure that is not nullable, or a NULL measure has a value.");
+		sf_engine_ingest_measures(p, &d, NULL, mv, &changes);
 	}
 	if (r->pos != r->len)
 		journal_corrupt(r, "The entry has trailing bytes.");
@@ -859,7 +848,8 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 				format > SF_JOURNAL_FORMAT_COMPACT ?
 				errhint("A newer streamforge library may have written it: if the package was upgraded, reconnect.") : 0);
 	kind = journal_read_uint8(&r);
-	if (format == SF_JOURNAL_FORMAT_COMPACT && kind != SF_JOURNAL_INGEST)
+	if (format == SF_JOURNAL_FORMAT_COMPACT && kind != SF_JOURNAL_INGEST &&
+		kind != SF_JOURNAL_INGEST_MEASURES)
 		journal_corrupt(&r, "The entry kind is unknown.");
 
 	/*
@@ -871,7 +861,7 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 	PG_TRY();
 	{
 		if (format == SF_JOURNAL_FORMAT_COMPACT)
-			journal_replay_compact(p, &r);
+			journal_replay_compact(p, &r, kind);
 		else
 			journal_replay_op(p, &r, kind);
 	}

@@ -682,12 +682,13 @@ sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 
 /* The same for measures deliveries: measures[i * nmeasures ...] is d[i]'s */
 void
-sf_persist_journal_ingest_measures(SfPipeline *p, const SfDelivery *d, int n,
+sf_persist_journal_ingest_measures(SfPipeline *p, const SfDelivery *d,
+								   const SfDeliveryHash *h, int n,
 								   const int64 *measures)
 {
 	StringInfoData buf;
 
-	sf_journal_encode_ingest_measures(&buf, p, d, n, measures);
+	sf_journal_encode_ingest_measures(&buf, p, d, h, n, measures);
 	write_journal(p, &buf);
 	pfree(buf.data);
 }

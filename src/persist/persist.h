@@ -106,7 +106,8 @@ extern SfPipeline *sf_persist_open(const char *name, bool for_write);
 extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 									  const SfDeliveryHash *h, int n);
 extern void sf_persist_journal_ingest_measures(SfPipeline *p,
-											   const SfDelivery *d, int n,
+											   const SfDelivery *d,
+											   const SfDeliveryHash *h, int n,
 											   const int64 *measures);
 extern void sf_persist_journal_advance(SfPipeline *p, const char *partition,
 									   int64 progress);
