@@ -147,6 +147,25 @@ caught_up('ppv', 1, 'the subscription of alice consumes once the others are gone
 sql(q{ALTER SYSTEM RESET streamforge_kafka.max_workers; SELECT pg_reload_conf()});
 is(sql(q{SELECT usename FROM pg_stat_activity WHERE application_name = (SELECT 'streamforge_kafka worker ' || id FROM streamforge_kafka.subscription WHERE pipeline = 'ppv')}),
 	'alice', 'its worker runs as alice');
+# streamforge_kafka.fetch_nice (default 5): the worker's librdkafka threads
+# run 5 nicer than its own thread, the one that maps and writes
+my $wpid = sql(q{SELECT pid FROM pg_stat_activity WHERE application_name = (SELECT 'streamforge_kafka worker ' || id FROM streamforge_kafka.subscription WHERE pipeline = 'ppv')});
+my ($main_nice, @thread_nice);
+for my $stat (glob("/proc/$wpid/task/*/stat"))
+{
+	open(my $fh, '<', $stat) or next;
+	my $line = <$fh>;
+	close($fh);
+	my ($tid) = $stat =~ m{/task/(\d+)/stat$};
+	$line =~ s/^.*\) //;    # the fields after the command's name, state first
+	my $nice = (split(/ /, $line))[16];
+	if ($tid == $wpid) { $main_nice = $nice; }
+	else { push @thread_nice, $nice; }
+}
+ok(defined($main_nice) && @thread_nice > 0
+	  && !grep({ $_ != ($main_nice + 5 > 19 ? 19 : $main_nice + 5) } @thread_nice),
+	'fetch_nice: every librdkafka thread of the worker runs 5 nicer than its own ('
+	  . ($main_nice // '?') . ': ' . join(',', @thread_nice) . ')');
 is(sql(q{SET ROLE bob; SELECT count(*) FROM streamforge_kafka.subscriptions WHERE pipeline = 'ppv'}),
 	'0', 'bob does not see the subscription of alice');
 ($rc, $out, $err) = $node->psql('postgres', q{SET ROLE bob; SELECT streamforge_kafka.unsubscribe('ppv', 'pv')});
