@@ -8,7 +8,10 @@
 -- Changed on purpose once since: 0.4.0 stores the snapshot of a pipeline
 -- with measures or retention in the binary format 3 (issue 39; until then
 -- it was the checkpoint), so those pipelines' snapshot lines changed;
--- their journals and checkpoints did not.
+-- their journals and checkpoints did not.  And once more: 0.4.0 writes the
+-- journal entries of measures pipelines (gb_agg, gb_measures, gb_nullable)
+-- in the compact format 3 (kind 'V', issue 42; until then format 1), so
+-- their journal lines changed; their checkpoints and snapshots did not.
 SET client_min_messages = warning;
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO, MDY';

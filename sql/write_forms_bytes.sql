@@ -8,7 +8,9 @@
 -- The expected output was produced by the code before the write core
 -- (6b12cb3), so a changed byte or row of any old form fails here; the
 -- measures pipeline's snapshot line changed on purpose with 0.4.0's
--- snapshot format 3 (issue 39: until then it was the checkpoint).
+-- snapshot format 3 (issue 39: until then it was the checkpoint), and its
+-- journal line with 0.4.0's compact measures entries (format 3 kind 'V',
+-- issue 42: until then format 1); its checkpoint did not change.
 -- Deterministic: fixed ids, times and values, no clock.
 SET client_min_messages = warning;
 CREATE SCHEMA wfb;
