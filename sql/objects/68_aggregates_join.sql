@@ -37,9 +37,10 @@ COMMENT ON FUNCTION streamforge_internal.join_found(text, integer, timestamptz, 
 -- join_stats(): this session's counters of the joins it looked up.
 CREATE OR REPLACE FUNCTION streamforge.join_stats(OUT pipeline text,
     OUT join_no integer, OUT dimension text, OUT probes bigint,
-    OUT misses bigint, OUT dropped bigint)
+    OUT misses bigint, OUT dropped bigint, OUT directory_hits bigint,
+    OUT directory_keys bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sf_join_stats'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION streamforge.join_stats() IS
-    'the current session''s counters of the dimension lookups of aggregates: index probes, misses, events dropped by inner joins';
+    'the current session''s counters of the dimension lookups of aggregates: lookups, misses, events dropped by inner joins, lookups answered by the directory of the dimension''s rows, the keys in that directory';

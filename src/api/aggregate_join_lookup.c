@@ -81,9 +81,12 @@ typedef struct JoinStats
 	char		pipeline[NAMEDATALEN * 2];	/* hash key: pipeline, join */
 	int32		join;
 	char		relation[NAMEDATALEN * 2 + 8];
-	int64		probes;			/* index probes */
-	int64		misses;			/* probes that found no row */
+	int64		probes;			/* lookups (by the index or the directory) */
+	int64		misses;			/* lookups that found no row */
 	int64		dropped;		/* events an inner join dropped */
+	int64		directory_hits; /* lookups the directory answered */
+	Oid			dim;			/* the dimension and key column of the */
+	AttrNumber	keyatt;			/* directory, if any */
 } JoinStats;
 
 static HTAB *join_stats = NULL;
@@ -140,6 +143,7 @@ typedef struct JoinLookup
 	Oid			probe_index;	/* the index probed: index, or a hash index */
 	ScanKeyData hkey;			/* the hash index's key (probe_index != index) */
 	AttrNumber	keyatt;			/* the dimension's key column (one key) */
+	bool		directory;		/* may use a directory of the dimension */
 	int16		keylen[INDEX_MAX_KEYS];	/* the key arguments' typlen, typbyval */
 	bool		keybyval[INDEX_MAX_KEYS];
 	AttrNumber	attnum;			/* the column returned, 0 for join_found */
@@ -309,7 +313,9 @@ stats_entry(const char *pipeline, int join, const char *relation)
 	e = hash_search(join_stats, &key, HASH_ENTER, &found);
 	if (!found)
 	{
-		e->probes = e->misses = e->dropped = 0;
+		e->probes = e->misses = e->dropped = e->directory_hits = 0;
+		e->dim = InvalidOid;
+		e->keyatt = 0;
 	}
 	strlcpy(e->relation, relation, sizeof(e->relation));
 	return e;
@@ -495,6 +501,18 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 			lk->dir = BackwardScanDirection;
 	}
 	lk->keyatt = idx->rd_index->indkey.values[0];
+
+	/*
+	 * A directory of the dimension's rows (aggregate_join_directory.c) for
+	 * one key of a type whose equality is the identity of its bits, the
+	 * key column's own type, and an index that makes the visible row of a
+	 * key unique: immediate, not partial
+	 */
+	lk->directory = !lk->event_time && lk->nkeys == 1 && lk->keyatt > 0 &&
+		idx->rd_index->indimmediate &&
+		heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+		sf_join_directory_type_ok(get_atttype(lk->dim, lk->keyatt)) &&
+		lk->keys[0].sk_subtype == get_atttype(lk->dim, lk->keyatt);
 	index_close(idx, AccessShareLock);
 	heap = table_open(lk->dim, AccessShareLock);
 	lk->probe_index = lk->index;
@@ -504,6 +522,11 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	lk->desc = CreateTupleDescCopyConstr(RelationGetDescr(heap));
 	table_close(heap, AccessShareLock);
 	lk->stats = stats_entry(pipeline, join, relation);
+	if (lk->directory)
+	{
+		lk->stats->dim = lk->dim;
+		lk->stats->keyatt = lk->keyatt;
+	}
 	strlcpy(lk->pipeline, pipeline, sizeof(lk->pipeline));
 	lk->join = join;
 	strlcpy(lk->column, column ? column : "", sizeof(lk->column));
@@ -771,6 +794,8 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	MemoryContext old;
 	bool		same;
 	bool		rescanned = false;
+	SfJoinDirectory *dir = NULL;
+	ItemPointerData tid;
 
 	for (int i = 0; i < lk->nkeys; i++)
 		if (PG_ARGISNULL(lk->keyarg + i))
@@ -805,6 +830,25 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 	save = CurrentResourceOwner;
 	CurrentResourceOwner = js->owner;
 	probing = js;
+
+	/* the row where the directory saw it, if it is still there */
+	if (lk->directory &&
+		(dir = sf_join_directory(js->heap, lk->keyatt)) != NULL)
+	{
+		old = MemoryContextSwitchTo(rs->cxt);
+		rs->tuple = sf_join_directory_fetch(dir, js->heap, lk->desc,
+											PG_GETARG_DATUM(lk->keyarg));
+		MemoryContextSwitchTo(old);
+		if (rs->tuple != NULL)
+		{
+			rs->found = true;
+			lk->stats->directory_hits++;
+			probing = NULL;
+			CurrentResourceOwner = save;
+			goto remember;
+		}
+	}
+
 	/* the statement's snapshot (the scan may have begun in another) */
 	js->scan->xs_snapshot = GetActiveSnapshot();
 	/*
@@ -835,13 +879,18 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 		old = MemoryContextSwitchTo(rs->cxt);
 		rs->tuple = ExecCopySlotHeapTuple(js->slot);
 		MemoryContextSwitchTo(old);
+		tid = js->slot->tts_tid;
 		break;
 	}
 	ExecClearTuple(js->slot);
+	if (dir != NULL)
+		sf_join_directory_note(dir, js->heap, PG_GETARG_DATUM(lk->keyarg),
+							   rs->found ? &tid : NULL);
 	probing = NULL;
 	CurrentResourceOwner = save;
 	if (!rs->found)
 		lk->stats->misses++;
+remember:
 	/* the keys of the probe */
 	old = MemoryContextSwitchTo(rs->cxt);
 	for (int i = 0; i < lk->nkeys; i++)
@@ -977,8 +1026,8 @@ sf_join_stats(PG_FUNCTION_ARGS)
 	hash_seq_init(&seq, join_stats);
 	while ((e = hash_seq_search(&seq)) != NULL)
 	{
-		Datum		values[6];
-		bool		nulls[6] = {0};
+		Datum		values[8];
+		bool		nulls[8] = {0};
 
 		values[0] = CStringGetTextDatum(e->pipeline);
 		values[1] = Int32GetDatum(e->join);
@@ -986,6 +1035,9 @@ sf_join_stats(PG_FUNCTION_ARGS)
 		values[3] = Int64GetDatum(e->probes);
 		values[4] = Int64GetDatum(e->misses);
 		values[5] = Int64GetDatum(e->dropped);
+		values[6] = Int64GetDatum(e->directory_hits);
+		values[7] = Int64GetDatum(OidIsValid(e->dim) ?
+								  sf_join_directory_keys(e->dim, e->keyatt) : 0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -24,11 +24,13 @@
 #ifndef SF_API_H
 #define SF_API_H
 
+#include "access/htup.h"
 #include "access/tupdesc.h"
 #include "fmgr.h"
 #include "datatype/timestamp.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/relcache.h"
 
 #include "codec/codec.h"
 #include "engine/engine.h"
@@ -420,6 +422,16 @@ struct Query;
 extern bool sf_aggregate_join_rewrite(struct Query *q, const char *pipeline,
 									  struct StringInfoData *joins);
 extern Datum sf_aggregate_join_spec(Datum spec, Datum plan);
+/* aggregate_join_directory.c: a backend's directory of a dimension's rows */
+typedef struct SfJoinDirectory SfJoinDirectory;
+extern int	sf_join_directory_memory;
+extern bool sf_join_directory_type_ok(Oid type);
+extern SfJoinDirectory *sf_join_directory(Relation heap, AttrNumber keyatt);
+extern HeapTuple sf_join_directory_fetch(SfJoinDirectory *d, Relation heap,
+										 TupleDesc desc, Datum key);
+extern void sf_join_directory_note(SfJoinDirectory *d, Relation heap,
+								   Datum key, ItemPointer tid);
+extern int64 sf_join_directory_keys(Oid relid, AttrNumber keyatt);
 /* aggregate_top.c: a top-N query split into its aggregate and its top-N */
 extern Datum sf_aggregate_top_split(char *sql, char **inner);
 extern Datum sf_aggregate_top_spec(Datum top, Datum plan);

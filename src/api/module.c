@@ -97,5 +97,13 @@ _PG_init(void)
 							 false,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	/* 0.4.0, issue 47: docs/joins.md, "A directory of the dimension's rows" */
+	DefineCustomIntVariable("streamforge.join_directory_memory",
+							"Memory a backend may keep for the directories of the dimension tables its aggregates join.",
+							"A directory remembers where the row of each key is, so that a lookup reads it without descending the index; 0 turns them off.",
+							&sf_join_directory_memory,
+							65536, 0, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("streamforge");
 }
