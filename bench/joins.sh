@@ -17,7 +17,13 @@
 #             GROUP BY ... ON CONFLICT DO UPDATE into a totals table;
 #   - joinh, plainh: join and plain with a copy of the dimension that also
 #             has a hash index on its key (the lookup then probes it,
-#             docs/joins.md "Cost"; the plain query may use it too).
+#             docs/joins.md "Cost"; the plain query may use it too);
+#   - joini:  join with streamforge.join_directory_memory = 0: every lookup
+#             probes the btree index (without the directory of the
+#             dimension's rows, docs/joins.md).
+# The wall-time runs are one session: from the second rep on, the
+# directory of the dimension is full (1M rows need about 31,000 lookups of
+# the first rep to sweep it in).
 # It reports the CPU-side wall time of the inserts (best of --reps, the
 # machine is shared: read ratios, not absolute times) and the ratios
 # join/nojoin (goal <= 1.5) and join/plain (goal < 1), and the same for
@@ -50,7 +56,7 @@ BUILD=1
 CG=
 WARM=10
 KEEP=
-VARIANTS="nojoin join plain joinh plainh"
+VARIANTS="nojoin join plain joinh plainh joini"
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--events) EVENTS=$2; shift ;;
@@ -175,17 +181,19 @@ BEGIN
         PERFORM streamforge.create_aggregate(format('a_%s_%s', variant, rep), format($q$
             SELECT c.section, count(*) AS n, sum(c.amount) AS total FROM %s c
              GROUP BY c.section, streamforge.tumble(c.at, interval '1 minute') $q$, tbl));
-    ELSIF variant IN ('join', 'joinh') THEN
+    ELSIF variant IN ('join', 'joinh', 'joini') THEN
         PERFORM streamforge.create_aggregate(format('a_%s_%s', variant, rep), format($q$
             SELECT d.section, count(*) AS n, sum(c.amount) AS total
               FROM %s c JOIN %s d ON d.page = c.page
              GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute') $q$, tbl,
-             CASE variant WHEN 'join' THEN 'b.pages' ELSE 'b.hpages' END));
+             CASE variant WHEN 'joinh' THEN 'b.hpages' ELSE 'b.pages' END));
     ELSE
         EXECUTE format('CREATE TRIGGER plain AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows
                         FOR EACH STATEMENT EXECUTE FUNCTION b.%s_trigger()', tbl, variant);
     END IF;
     COMMIT;
+    PERFORM set_config('streamforge.join_directory_memory',
+                       CASE variant WHEN 'joini' THEN '0' ELSE '64MB' END, false);
     t0 := clock_timestamp();
     WHILE lo <= hi LOOP
         EXECUTE format('INSERT INTO %s SELECT id, page, section, amount, at FROM b.ev WHERE id >= $1 AND id < $2', tbl)
@@ -197,7 +205,7 @@ BEGIN
     COMMIT;
 END $$;
 SELECT format('CALL b.run(%L, %s, %s);', v, r, :batch)
-  FROM generate_series(1, :reps) AS r, unnest(ARRAY['nojoin', 'join', 'plain', 'joinh', 'plainh']) AS v
+  FROM generate_series(1, :reps) AS r, unnest(ARRAY['nojoin', 'join', 'plain', 'joinh', 'plainh', 'joini']) AS v
  ORDER BY r, v \gexec
 SELECT name, round(min(seconds)::numeric, 3) FROM b.results GROUP BY name ORDER BY name;
 EOSQL
@@ -222,6 +230,7 @@ OUT=$BENCH/results/joins-$DATE-$SHA.md
 		echo "join / plain:  $(ratio "${best[join]}" "${best[plain]}") (goal < 1)"
 		echo "joinh / nojoin: $(ratio "${best[joinh]}" "${best[nojoin]}") (goal <= 1.5)"
 		echo "joinh / plainh: $(ratio "${best[joinh]}" "${best[plainh]}") (goal < 1)"
+		echo "joini / nojoin: $(ratio "${best[joini]}" "${best[nojoin]}") (the btree without the directory)"
 	fi
 } | tee "$OUT"
 
@@ -241,6 +250,7 @@ for v in $VARIANTS; do
 		echo "CREATE TABLE b.cg_$v (id integer PRIMARY KEY, page integer, section text, amount integer, at timestamptz NOT NULL);"
 		case $v in
 		nojoin) echo "SELECT streamforge.create_aggregate('cg_$v', \$q\$ SELECT c.section, count(*) AS n, sum(c.amount) AS total FROM b.cg_$v c GROUP BY c.section, streamforge.tumble(c.at, interval '1 minute') \$q\$);" ;;
+		joini) echo "SET streamforge.join_directory_memory = 0;" ;;&
 		join*) echo "SELECT streamforge.create_aggregate('cg_$v', \$q\$ SELECT d.section, count(*) AS n, sum(c.amount) AS total FROM b.cg_$v c JOIN $dim d ON d.page = c.page GROUP BY d.section, streamforge.tumble(c.at, interval '1 minute') \$q\$);" ;;
 		plain*) echo "TRUNCATE b.totals;"
 			echo "CREATE TRIGGER plain AFTER INSERT ON b.cg_$v REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION b.${v}_trigger();" ;;
@@ -298,7 +308,8 @@ done
 	echo "join / plain:  $(ratio "${ir[join]}" "${ir[plain]}") (goal < 1)"
 	echo "joinh / nojoin: $(ratio "${ir[joinh]}" "${ir[nojoin]}") (goal <= 1.5)"
 	echo "joinh / plainh: $(ratio "${ir[joinh]}" "${ir[plainh]}") (goal < 1)"
-	for v in join joinh; do
+	echo "joini / nojoin: $(ratio "${ir[joini]}" "${ir[nojoin]}") (the btree without the directory)"
+	for v in join joinh joini; do
 		for f in sf_join_found sf_join_value; do
 			n=$(grep -m1 -E "[: ]$f( |\$)" "$SCRATCH/cg/$v.ann" | awk '{ gsub(",", "", $1); print $1 }')
 			[ -n "$n" ] && awk -v v="$v" -v f="$f" -v i="$n" -v n="$CG" 'BEGIN { printf "\n%s: %s (inclusive): %.0f per event", v, f, i / n }'

@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * aggregate_join_directory.c
- *	  A backend's directory of a dimension's rows by key: where the row of a
- *	  key was last seen (its tuple id), so that an aggregate's lookup of the
- *	  key reads that heap tuple instead of descending the dimension's index
- *	  (issue 47 item 4; docs/joins.md, "A directory of the dimension's
- *	  rows").  Used by aggregate_join_lookup.c.
+ *	  What a backend keeps of the joins of aggregates between lookups
+ *	  (aggregate_join_lookup.c): the directories of dimensions' rows by key
+ *	  (where the row of a key was last seen, its tuple id, so that a lookup
+ *	  reads that heap tuple instead of descending the dimension's index:
+ *	  issue 47 item 4; docs/joins.md, "A directory of the dimension's
+ *	  rows"), and the counters of the lookups that join_stats() shows.
  *
  * Nothing in a directory is trusted.  A lookup fetches the tuple at the
  * remembered id with the statement's snapshot (heap_fetch: an id past the
@@ -60,6 +61,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "funcapi.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
 #include "lib/ilist.h"
@@ -67,6 +69,7 @@
 #include "storage/bufmgr.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
+#include "utils/hsearch.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -429,9 +432,9 @@ sf_join_directory_note(SfJoinDirectory *d, Relation heap, Datum key,
 	}
 }
 
-/* The keys a directory holds, for join_stats() */
-int64
-sf_join_directory_keys(Oid relid, AttrNumber keyatt)
+/* The keys a directory holds */
+static int64
+directory_keys(Oid relid, AttrNumber keyatt)
 {
 	dlist_iter	it;
 
@@ -443,4 +446,70 @@ sf_join_directory_keys(Oid relid, AttrNumber keyatt)
 			return d->rows == NULL ? 0 : d->rows->members;
 	}
 	return 0;
+}
+
+static HTAB *join_stats = NULL;
+
+/* The counters of the join-th join of pipeline, which reads relation */
+SfJoinStats *
+sf_join_stats_entry(const char *pipeline, int join, const char *relation)
+{
+	SfJoinStats key = {{0}};
+	SfJoinStats *e;
+	bool		found;
+
+	if (join_stats == NULL)
+	{
+		HASHCTL		ctl = {0};
+
+		ctl.keysize = offsetof(SfJoinStats, relation);
+		ctl.entrysize = sizeof(SfJoinStats);
+		ctl.hcxt = TopMemoryContext;
+		join_stats = hash_create("streamforge join stats", 16, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	strlcpy(key.pipeline, pipeline, sizeof(key.pipeline));
+	key.join = join;
+	e = hash_search(join_stats, &key, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->probes = e->misses = e->dropped = e->directory_hits = 0;
+		e->dim = InvalidOid;
+		e->keyatt = 0;
+	}
+	strlcpy(e->relation, relation, sizeof(e->relation));
+	return e;
+}
+
+/* join_stats(): this backend's counters */
+PG_FUNCTION_INFO_V1(sf_join_stats);
+
+Datum
+sf_join_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HASH_SEQ_STATUS seq;
+	SfJoinStats *e;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (join_stats == NULL)
+		return (Datum) 0;
+	hash_seq_init(&seq, join_stats);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		Datum		values[8];
+		bool		nulls[8] = {0};
+
+		values[0] = CStringGetTextDatum(e->pipeline);
+		values[1] = Int32GetDatum(e->join);
+		values[2] = CStringGetTextDatum(e->relation);
+		values[3] = Int64GetDatum(e->probes);
+		values[4] = Int64GetDatum(e->misses);
+		values[5] = Int64GetDatum(e->dropped);
+		values[6] = Int64GetDatum(e->directory_hits);
+		values[7] = Int64GetDatum(OidIsValid(e->dim) ?
+								  directory_keys(e->dim, e->keyatt) : 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

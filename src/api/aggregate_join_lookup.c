@@ -75,21 +75,6 @@
 
 #include "api/api.h"
 
-/* The counters of one join, in this backend */
-typedef struct JoinStats
-{
-	char		pipeline[NAMEDATALEN * 2];	/* hash key: pipeline, join */
-	int32		join;
-	char		relation[NAMEDATALEN * 2 + 8];
-	int64		probes;			/* lookups (by the index or the directory) */
-	int64		misses;			/* lookups that found no row */
-	int64		dropped;		/* events an inner join dropped */
-	int64		directory_hits; /* lookups the directory answered */
-	Oid			dim;			/* the dimension and key column of the */
-	AttrNumber	keyatt;			/* directory, if any */
-} JoinStats;
-
-static HTAB *join_stats = NULL;
 
 /*
  * One call site's index scan of its dimension, open from its first probe
@@ -155,7 +140,7 @@ typedef struct JoinLookup
 	ScanDirection dir;			/* of the probe: the latest start first if
 								 * the validity has no end */
 	TupleDesc	desc;			/* the dimension's, for the row slots */
-	JoinStats  *stats;
+	SfJoinStats *stats;
 	JoinScan   *scan;			/* NULL until the first probe */
 	bool		constant;		/* pipeline, join and column are constants */
 	Oid			userid;			/* the user it was checked for */
@@ -289,36 +274,6 @@ relation_named(const char *qualified)
 {
 	return RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(qualified)),
 							AccessShareLock, false);
-}
-
-static JoinStats *
-stats_entry(const char *pipeline, int join, const char *relation)
-{
-	JoinStats	key = {{0}};
-	JoinStats  *e;
-	bool		found;
-
-	if (join_stats == NULL)
-	{
-		HASHCTL		ctl = {0};
-
-		ctl.keysize = offsetof(JoinStats, relation);
-		ctl.entrysize = sizeof(JoinStats);
-		ctl.hcxt = TopMemoryContext;
-		join_stats = hash_create("streamforge join stats", 16, &ctl,
-								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	strlcpy(key.pipeline, pipeline, sizeof(key.pipeline));
-	key.join = join;
-	e = hash_search(join_stats, &key, HASH_ENTER, &found);
-	if (!found)
-	{
-		e->probes = e->misses = e->dropped = e->directory_hits = 0;
-		e->dim = InvalidOid;
-		e->keyatt = 0;
-	}
-	strlcpy(e->relation, relation, sizeof(e->relation));
-	return e;
 }
 
 /* The index of a join is no longer the one its aggregate was made with */
@@ -521,7 +476,7 @@ lookup_setup(FunctionCallInfo fcinfo, JoinLookup *lk, const char *pipeline,
 	/* with the missing values of columns added with a default */
 	lk->desc = CreateTupleDescCopyConstr(RelationGetDescr(heap));
 	table_close(heap, AccessShareLock);
-	lk->stats = stats_entry(pipeline, join, relation);
+	lk->stats = sf_join_stats_entry(pipeline, join, relation);
 	if (lk->directory)
 	{
 		lk->stats->dim = lk->dim;
@@ -1008,37 +963,4 @@ sf_join_found(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	}
 	PG_RETURN_BOOL(true);
-}
-
-/* join_stats(): this backend's counters */
-PG_FUNCTION_INFO_V1(sf_join_stats);
-
-Datum
-sf_join_stats(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	HASH_SEQ_STATUS seq;
-	JoinStats  *e;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (join_stats == NULL)
-		return (Datum) 0;
-	hash_seq_init(&seq, join_stats);
-	while ((e = hash_seq_search(&seq)) != NULL)
-	{
-		Datum		values[8];
-		bool		nulls[8] = {0};
-
-		values[0] = CStringGetTextDatum(e->pipeline);
-		values[1] = Int32GetDatum(e->join);
-		values[2] = CStringGetTextDatum(e->relation);
-		values[3] = Int64GetDatum(e->probes);
-		values[4] = Int64GetDatum(e->misses);
-		values[5] = Int64GetDatum(e->dropped);
-		values[6] = Int64GetDatum(e->directory_hits);
-		values[7] = Int64GetDatum(OidIsValid(e->dim) ?
-								  sf_join_directory_keys(e->dim, e->keyatt) : 0);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	return (Datum) 0;
 }

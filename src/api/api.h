@@ -431,7 +431,21 @@ extern HeapTuple sf_join_directory_fetch(SfJoinDirectory *d, Relation heap,
 										 TupleDesc desc, Datum key);
 extern void sf_join_directory_note(SfJoinDirectory *d, Relation heap,
 								   Datum key, ItemPointer tid);
-extern int64 sf_join_directory_keys(Oid relid, AttrNumber keyatt);
+/* the counters of one join in this backend, shown by join_stats() */
+typedef struct SfJoinStats
+{
+	char		pipeline[NAMEDATALEN * 2];	/* hash key: pipeline, join */
+	int32		join;
+	char		relation[NAMEDATALEN * 2 + 8];
+	int64		probes;			/* lookups (by the index or the directory) */
+	int64		misses;			/* lookups that found no row */
+	int64		dropped;		/* events an inner join dropped */
+	int64		directory_hits; /* lookups the directory answered */
+	Oid			dim;			/* the dimension and key column of the */
+	AttrNumber	keyatt;			/* directory, if any */
+} SfJoinStats;
+extern SfJoinStats *sf_join_stats_entry(const char *pipeline, int join,
+										const char *relation);
 /* aggregate_top.c: a top-N query split into its aggregate and its top-N */
 extern Datum sf_aggregate_top_split(char *sql, char **inner);
 extern Datum sf_aggregate_top_spec(Datum top, Datum plan);
