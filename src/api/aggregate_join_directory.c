@@ -32,14 +32,16 @@
  * of a key that was not found.
  *
  * A directory is filled by a sweep over the dimension's blocks, paced by
- * the lookups it could not answer: each adds SF_DIRECTORY_SWEEP_ROWS rows to
- * the sweep's credit, and the sweep reads whole blocks while it has credit.
- * A row costs the sweep about 150 instructions and an index probe costs
- * about 8,000 more than a directory hit, so the sweep costs at most about
- * 60% of the probes that pay for it, no statement pays for a scan of the
- * whole dimension, and a dimension of R rows is in the directory after
- * about R / 32 lookups (1M rows: 31,000 lookups).  Rows inserted after the
- * sweep passed their block are remembered when a probe finds them.
+ * the lookups: each adds SF_DIRECTORY_SWEEP_ROWS rows to the sweep's
+ * credit, and the sweep reads whole blocks while it has credit.  (Paced by
+ * the lookups it misses, the sweep would slow down as it fills: with keys
+ * spread evenly it would never end.)  A row costs the sweep about 100 to
+ * 150 instructions and an index probe about 8,000 more than a directory
+ * hit, so while it runs a lookup costs at most about half as much again as
+ * an index probe, no statement pays for a scan of the whole dimension, and
+ * a dimension of R rows is in the directory after R / 32 lookups (1M rows:
+ * 31,250).  Rows inserted after the sweep passed their block are
+ * remembered when a probe finds them.
  *
  * Memory: an entry is 16 bytes (a key, a tuple id), in a simplehash table
  * of a power of two entries at most 90% full: 32 MB for 1M rows.  The
@@ -410,8 +412,9 @@ dir_sweep_block(SfJoinDirectory *d, Relation heap, Snapshot snapshot)
 }
 
 /*
- * After an index probe of key: remember the id of the row it found (tid,
- * NULL if none), and let the sweep read its share of rows
+ * After a lookup: remember the id of the row an index probe of key found
+ * (tid; NULL if none, or if the directory answered), and let the sweep
+ * read its share of rows
  */
 void
 sf_join_directory_note(SfJoinDirectory *d, Relation heap, Datum key,

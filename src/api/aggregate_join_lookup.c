@@ -798,6 +798,7 @@ probe(FunctionCallInfo fcinfo, JoinLookup *lk, int atarg)
 		{
 			rs->found = true;
 			lk->stats->directory_hits++;
+			sf_join_directory_note(dir, js->heap, (Datum) 0, NULL);
 			probing = NULL;
 			CurrentResourceOwner = save;
 			goto remember;
