@@ -24,10 +24,11 @@
 # The wall-time runs are one session: from the second rep on, the
 # directory of the dimension is full (1M rows need about 31,000 lookups of
 # the first rep to sweep it in).
-# It reports the CPU-side wall time of the inserts (best of --reps, the
-# machine is shared: read ratios, not absolute times) and the ratios
-# join/nojoin (goal <= 1.5) and join/plain (goal < 1), and the same for
-# joinh and plainh.
+# It reports the wall time of the inserts and the CPU time of the backend
+# (best and median of the --reps, leaving out the first when there are more:
+# the machine is shared, read ratios, not absolute times) and the ratios
+# join/nojoin (goal <= 1.5) and join/plain (goal < 1), the same for joinh
+# and plainh, and joini/nojoin.
 # --callgrind N: also the instructions of the three variants on the first
 # N events (valgrind --tool=callgrind, each in a single-user backend
 # started from the loaded cluster, counters zeroed at pg_backend_pid()
@@ -145,7 +146,11 @@ UPDATE b.ev e SET section = p.section FROM b.pages p WHERE p.page = e.page;
 -- push every ratio towards 1
 ALTER TABLE b.ev ADD PRIMARY KEY (id);
 VACUUM ANALYZE b.ev;
-CREATE TABLE b.results (name text, rep int, seconds float8);
+CREATE TABLE b.results (name text, rep int, seconds float8, cpu float8);
+-- CPU time (user + system) of this backend, in seconds (10 ms ticks)
+CREATE FUNCTION b.cpu() RETURNS float8 LANGUAGE sql AS $$
+    SELECT (split_part(s, ' ', 12)::bigint + split_part(s, ' ', 13)::bigint)::float8 / 100
+      FROM (SELECT split_part(pg_read_file('/proc/self/stat'), ') ', 2) AS s) AS x $$;
 CREATE TABLE b.totals (section text, window_start timestamptz, n bigint, total bigint,
                        PRIMARY KEY (section, window_start));
 -- plain (b.pages) and plainh (b.hpages): the same static SQL, one
@@ -173,6 +178,7 @@ CREATE PROCEDURE b.run(variant text, rep int, batch int) LANGUAGE plpgsql AS $$
 DECLARE
     tbl text := format('b.src_%s_%s', variant, rep);
     t0 timestamptz;
+    c0 float8;
     lo bigint := 1;
     hi bigint := (SELECT max(id) FROM b.ev);
 BEGIN
@@ -195,24 +201,31 @@ BEGIN
     PERFORM set_config('streamforge.join_directory_memory',
                        CASE variant WHEN 'joini' THEN '0' ELSE '64MB' END, false);
     t0 := clock_timestamp();
+    c0 := b.cpu();
     WHILE lo <= hi LOOP
         EXECUTE format('INSERT INTO %s SELECT id, page, section, amount, at FROM b.ev WHERE id >= $1 AND id < $2', tbl)
           USING lo, lo + batch;
         lo := lo + batch;
     END LOOP;
     COMMIT;
-    INSERT INTO b.results VALUES (variant, rep, extract(epoch FROM clock_timestamp() - t0));
+    INSERT INTO b.results VALUES (variant, rep, extract(epoch FROM clock_timestamp() - t0), b.cpu() - c0);
     COMMIT;
 END $$;
 SELECT format('CALL b.run(%L, %s, %s);', v, r, :batch)
   FROM generate_series(1, :reps) AS r, unnest(ARRAY['nojoin', 'join', 'plain', 'joinh', 'plainh', 'joini']) AS v
  ORDER BY r, v \gexec
-SELECT name, round(min(seconds)::numeric, 3) FROM b.results GROUP BY name ORDER BY name;
+SELECT name, round(min(seconds)::numeric, 3),
+       round((percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds))::numeric, 3),
+       round(min(cpu)::numeric, 2), round((percentile_cont(0.5) WITHIN GROUP (ORDER BY cpu))::numeric, 2)
+  FROM b.results WHERE rep > 1 OR (SELECT max(rep) FROM b.results) = 1 GROUP BY name ORDER BY name;
 EOSQL
 
-declare -A best
-while IFS='|' read -r name secs; do
+declare -A best med cbest cmed
+while IFS='|' read -r name secs msecs cpu mcpu; do
 	best[$name]=$secs
+	med[$name]=$msecs
+	cbest[$name]=$cpu
+	cmed[$name]=$mcpu
 done <"$SCRATCH/out.txt"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 OUT=$BENCH/results/joins-$DATE-$SHA.md
@@ -220,17 +233,20 @@ OUT=$BENCH/results/joins-$DATE-$SHA.md
 	echo "# bench/joins.sh ($DATE, $SHA)"
 	echo
 	if [ "$REPS" -gt 0 ]; then
-		echo "$EVENTS events in statements of $BATCH rows, $DIMS dimension rows, best of $REPS (wall seconds of the inserts, shared machine)."
+		echo "$EVENTS events in statements of $BATCH rows, $DIMS dimension rows, $REPS reps of each variant, interleaved, in one session;"
+		echo "the first rep (where the directory of the dimension is swept in) is left out when there are more than one."
+		echo "Wall seconds of the inserts and CPU seconds of the backend (/proc/self/stat, 10 ms ticks), best and median; shared machine."
 		echo
-		echo "| variant | seconds |"
-		echo "|---|---|"
-		for v in $VARIANTS; do echo "| $v | ${best[$v]} |"; done
+		echo "| variant | wall, best | wall, median | CPU, best | CPU, median |"
+		echo "|---|---:|---:|---:|---:|"
+		for v in $VARIANTS; do echo "| $v | ${best[$v]} | ${med[$v]} | ${cbest[$v]} | ${cmed[$v]} |"; done
 		echo
-		echo "join / nojoin: $(ratio "${best[join]}" "${best[nojoin]}") (goal <= 1.5)"
-		echo "join / plain:  $(ratio "${best[join]}" "${best[plain]}") (goal < 1)"
-		echo "joinh / nojoin: $(ratio "${best[joinh]}" "${best[nojoin]}") (goal <= 1.5)"
-		echo "joinh / plainh: $(ratio "${best[joinh]}" "${best[plainh]}") (goal < 1)"
-		echo "joini / nojoin: $(ratio "${best[joini]}" "${best[nojoin]}") (the btree without the directory)"
+		echo "| ratio | wall, best | wall, median | CPU, best | CPU, median | goal |"
+		echo "|---|---:|---:|---:|---:|---|"
+		for r in "join nojoin <=_1.5" "join plain <_1" "joinh nojoin <=_1.5" "joinh plainh <_1" "joini nojoin (the_btree_without_the_directory)"; do
+			set -- $r
+			echo "| $1 / $2 | $(ratio "${best[$1]}" "${best[$2]}") | $(ratio "${med[$1]}" "${med[$2]}") | $(ratio "${cbest[$1]}" "${cbest[$2]}") | $(ratio "${cmed[$1]}" "${cmed[$2]}") | ${3//_/ } |"
+		done
 	fi
 } | tee "$OUT"
 
