@@ -137,6 +137,8 @@ struct SfJoinDirectory
 	BlockNumber sweep_next;		/* the next block the sweep reads */
 	BlockNumber sweep_end;		/* the blocks when the sweep began */
 	int64		credit;			/* rows the sweep may read */
+	Buffer	   *recent;			/* per block: the buffer that last held it */
+	BlockNumber nrecent;		/* the blocks recent has room for */
 	bool		sweep_done;
 	bool		full;			/* at the memory limit: no new keys */
 };
@@ -156,6 +158,8 @@ dir_clear(SfJoinDirectory *d)
 		MemoryContextDelete(d->cxt);
 	d->cxt = NULL;
 	d->rows = NULL;
+	d->recent = NULL;
+	d->nrecent = 0;
 	dir_bytes -= d->bytes;
 	d->bytes = 0;
 	d->sweep_next = 0;
@@ -304,8 +308,43 @@ sf_join_directory(Relation heap, AttrNumber keyatt)
 }
 
 /*
+ * The buffer holding block blk of heap, pinned: the one that held it last
+ * time if it still does (ReadRecentBuffer: no look-up in the shared buffer
+ * mapping table, whose random probes cost as much as the rest of a
+ * lookup), else read
+ */
+static Buffer
+dir_read(SfJoinDirectory *d, Relation heap, BlockNumber blk)
+{
+	Buffer		buf;
+
+	if (blk < d->nrecent && BufferIsValid(d->recent[blk]) &&
+		ReadRecentBuffer(heap->rd_node, MAIN_FORKNUM, blk, d->recent[blk]))
+		return d->recent[blk];
+	buf = ReadBuffer(heap, blk);
+	if (blk >= d->nrecent)
+	{
+		BlockNumber n = Max(d->nblocks, blk + 1);
+
+		/* a few bytes per block of the dimension, in the directory's memory */
+		if (d->recent == NULL)
+			d->recent = MemoryContextAllocZero(d->cxt, sizeof(Buffer) * n);
+		else
+		{
+			d->recent = repalloc(d->recent, sizeof(Buffer) * n);
+			memset(d->recent + d->nrecent, 0, sizeof(Buffer) * (n - d->nrecent));
+		}
+		d->nrecent = n;
+	}
+	d->recent[blk] = buf;
+	return buf;
+}
+
+/*
  * The row of key that the directory knows of, if it is still there: a copy
- * of the tuple in the current memory context, or NULL.
+ * of the tuple in the current memory context, or NULL.  As heap_fetch with
+ * the statement's snapshot (not in a serializable transaction: no predicate
+ * lock), from the buffer dir_read gives.
  */
 HeapTuple
 sf_join_directory_fetch(SfJoinDirectory *d, Relation heap, TupleDesc desc,
@@ -314,17 +353,30 @@ sf_join_directory_fetch(SfJoinDirectory *d, Relation heap, TupleDesc desc,
 	DirEntry   *e = dirhash_lookup(d->rows, key);
 	HeapTupleData tup;
 	Buffer		buf;
+	Page		page;
+	ItemId		lp;
+	OffsetNumber off;
 	HeapTuple	result = NULL;
 	bool		isnull;
 
 	if (e == NULL || ItemPointerGetBlockNumberNoCheck(&e->tid) >= d->nblocks)
 		return NULL;
-	tup.t_self = e->tid;
-	if (!heap_fetch(heap, GetActiveSnapshot(), &tup, &buf, false))
-		return NULL;
-	if (heap_getattr(&tup, d->keyatt, desc, &isnull) == key && !isnull)
-		result = heap_copytuple(&tup);
-	ReleaseBuffer(buf);
+	buf = dir_read(d, heap, ItemPointerGetBlockNumberNoCheck(&e->tid));
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	off = ItemPointerGetOffsetNumberNoCheck(&e->tid);
+	if (off >= FirstOffsetNumber && off <= PageGetMaxOffsetNumber(page) &&
+		ItemIdIsNormal(lp = PageGetItemId(page, off)))
+	{
+		tup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+		tup.t_len = ItemIdGetLength(lp);
+		tup.t_tableOid = RelationGetRelid(heap);
+		tup.t_self = e->tid;
+		if (HeapTupleSatisfiesVisibility(&tup, GetActiveSnapshot(), buf) &&
+			heap_getattr(&tup, d->keyatt, desc, &isnull) == key && !isnull)
+			result = heap_copytuple(&tup);
+	}
+	UnlockReleaseBuffer(buf);
 	return result;
 }
 
@@ -379,7 +431,7 @@ dir_sweep_block(SfJoinDirectory *d, Relation heap, Snapshot snapshot)
 		return -1;
 	}
 	d->sweep_next++;
-	buf = ReadBuffer(heap, blk);
+	buf = dir_read(d, heap, blk);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	if (!PageIsNew(page))
