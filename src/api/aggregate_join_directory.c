@@ -9,9 +9,11 @@
  *	  rows"), and the counters of the lookups that join_stats() shows.
  *
  * Nothing in a directory is trusted.  A lookup fetches the tuple at the
- * remembered id with the statement's snapshot (heap_fetch: an id past the
- * line pointers of its page, a dead, redirected or invisible tuple gives
- * nothing) and compares its key with the key looked up.  If the tuple is
+ * remembered id with the statement's snapshot, as heap_fetch does (an id
+ * past the line pointers of its page, a dead, redirected or invisible
+ * tuple gives nothing), from the buffer that held its block last if it
+ * still does (ReadRecentBuffer checks the buffer's tag), and compares its
+ * key with the key looked up.  If the tuple is
  * visible and has the key, it is the row the index would find: the index
  * is unique, immediate and not partial, so at most one row with the key is
  * visible to a snapshot, and the key types are those whose equality is the
@@ -44,7 +46,8 @@
  * remembered when a probe finds them.
  *
  * Memory: an entry is 16 bytes (a key, a tuple id), in a simplehash table
- * of a power of two entries at most 90% full: 32 MB for 1M rows.  The
+ * of a power of two entries at most 90% full: 32 MB for 1M rows; and the
+ * recent buffers, 4 bytes per block (not counted in the limit).  The
  * directories of a backend together stay within
  * streamforge.join_directory_memory (0 turns them off): a directory that
  * would grow past it first evicts the least recently used others, and if
