@@ -47,7 +47,7 @@
  *
  * Memory: an entry is 16 bytes (a key, a tuple id), in a simplehash table
  * of a power of two entries at most 90% full: 32 MB for 1M rows; and the
- * recent buffers, 4 bytes per block (not counted in the limit).  The
+ * recent buffers, 4 bytes per block (1M rows: 22 kB).  The
  * directories of a backend together stay within
  * streamforge.join_directory_memory (0 turns them off): a directory that
  * would grow past it first evicts the least recently used others, and if
@@ -142,6 +142,7 @@ struct SfJoinDirectory
 	int64		credit;			/* rows the sweep may read */
 	Buffer	   *recent;			/* per block: the buffer that last held it */
 	BlockNumber nrecent;		/* the blocks recent has room for */
+	Size		recent_bytes;	/* its size */
 	bool		sweep_done;
 	bool		full;			/* at the memory limit: no new keys */
 };
@@ -163,7 +164,8 @@ dir_clear(SfJoinDirectory *d)
 	d->rows = NULL;
 	d->recent = NULL;
 	d->nrecent = 0;
-	dir_bytes -= d->bytes;
+	dir_bytes -= d->bytes + d->recent_bytes;
+	d->recent_bytes = 0;
 	d->bytes = 0;
 	d->sweep_next = 0;
 	d->sweep_end = InvalidBlockNumber;
@@ -329,7 +331,12 @@ dir_read(SfJoinDirectory *d, Relation heap, BlockNumber blk)
 	{
 		BlockNumber n = Max(d->nblocks, blk + 1);
 
-		/* a few bytes per block of the dimension, in the directory's memory */
+		/* 4 bytes per block of the dimension, within the limit */
+		if (dir_bytes + sizeof(Buffer) * (n - d->nrecent) >
+			(Size) sf_join_directory_memory * 1024)
+			return buf;
+		dir_bytes += sizeof(Buffer) * (n - d->nrecent);
+		d->recent_bytes = sizeof(Buffer) * n;
 		if (d->recent == NULL)
 			d->recent = MemoryContextAllocZero(d->cxt, sizeof(Buffer) * n);
 		else
@@ -392,10 +399,10 @@ dir_put(SfJoinDirectory *d, Datum key, ItemPointer tid)
 
 	if (d->full || d->rows->members >= d->rows->grow_threshold)
 	{
-		Size		grown = d->rows->size * sizeof(DirEntry) * 2;
+		Size		limit = (Size) sf_join_directory_memory * 1024;
+		Size		more = d->rows->size * sizeof(DirEntry);	/* doubling */
 
-		if (!d->full &&
-			!dir_evict(d, (Size) sf_join_directory_memory * 1024 - (grown - d->bytes)))
+		if (!d->full && (more > limit || !dir_evict(d, limit - more)))
 			d->full = true;
 		if (d->full)
 		{
