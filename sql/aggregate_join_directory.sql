@@ -181,8 +181,62 @@ SELECT pipeline, lookups, misses, directory_hits, directory_keys FROM jd_stats()
  WHERE pipeline IN ('jd_text', 'jd_cross');
 SELECT (SELECT sum(n) FROM jd_text_live) AS text_n, (SELECT sum(n) FROM jd_cross_live) AS cross_n;
 
+-- 8. two directories that do not both fit, used in turns: the one that
+-- needs room does not drop the other while the other is in use (idle for
+-- fewer lookups than its keys / 32), it stops growing; once the other has
+-- been idle that long, it is dropped and the first grows.  100 kB: a
+-- table of 4,096 entries (64 kB) and one of 2,048 (32 kB), not two of
+-- 4,096; 3,000 rows each.  In a new session: its backend has no
+-- directory yet (the earlier steps' one of jd_dim, 10,000 keys, would
+-- take the room)
+\c
+SET client_min_messages = warning;
+SET TimeZone = 'UTC';
+SET streamforge.join_directory_memory = '100kB';
+CREATE TABLE jd_adim (k integer PRIMARY KEY, grp text NOT NULL);
+CREATE TABLE jd_bdim (k integer PRIMARY KEY, grp text NOT NULL);
+INSERT INTO jd_adim SELECT g, 'a' || (g % 3) FROM generate_series(1, 3000) AS g;
+INSERT INTO jd_bdim SELECT g, 'b' || (g % 3) FROM generate_series(1, 3000) AS g;
+CREATE TABLE jd_aev (id integer PRIMARY KEY, k integer, at timestamptz NOT NULL);
+CREATE TABLE jd_bev (id integer PRIMARY KEY, k integer, at timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('jd_a', $$
+    SELECT d.grp, count(*) AS n FROM jd_aev e JOIN jd_adim d ON d.k = e.k
+     GROUP BY d.grp, streamforge.tumble(e.at, interval '1 hour') $$);
+SELECT streamforge.create_aggregate('jd_b', $$
+    SELECT d.grp, count(*) AS n FROM jd_bev e JOIN jd_bdim d ON d.k = e.k
+     GROUP BY d.grp, streamforge.tumble(e.at, interval '1 hour') $$);
+CREATE FUNCTION jd_turns(first integer, turns integer, per integer, a boolean, b boolean)
+RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+    FOR t IN 0 .. turns - 1 LOOP
+        IF a THEN
+            EXECUTE 'INSERT INTO jd_aev SELECT g, 1 + (hashint4(g) & 2147483647) % 3000, now()
+                       FROM generate_series($1, $2) AS g' USING first + t * per, first + t * per + per - 1;
+        END IF;
+        IF b THEN
+            EXECUTE 'INSERT INTO jd_bev SELECT g, 1 + (hashint4(g) & 2147483647) % 3000, now()
+                       FROM generate_series($1, $2) AS g' USING first + t * per, first + t * per + per - 1;
+        END IF;
+    END LOOP;
+END $f$;
+-- in turns of 50 lookups (jd_a first): jd_adim's directory grows first
+-- to 4,096 entries (all 3,000 keys), jd_bdim's stops at 1,843 (90% of
+-- 2,048): jd_adim's has never been idle for 3,000 / 32 lookups
+SELECT jd_turns(1, 40, 50, true, true);
+SELECT pipeline, directory_keys FROM streamforge.join_stats()
+ WHERE pipeline IN ('jd_a', 'jd_b') ORDER BY 1;
+-- jd_b alone, statements of 200 lookups: from the second, jd_adim's
+-- directory has been idle for more than 3,000 / 32 lookups: it goes,
+-- jd_bdim's grows
+SELECT jd_turns(10001, 3, 200, false, true);
+SELECT pipeline, directory_keys FROM streamforge.join_stats()
+ WHERE pipeline IN ('jd_a', 'jd_b') ORDER BY 1;
+SELECT (SELECT sum(n) FROM jd_a_live) AS a_n, (SELECT sum(n) FROM jd_b_live) AS b_n;
+RESET streamforge.join_directory_memory;
+
 -- leave nothing for the tests that share the database
 SELECT streamforge.drop_aggregate(n)
-  FROM unnest(ARRAY['jd_inner', 'jd_left', 'jd_text', 'jd_cross']) AS n;
-DROP FUNCTION jd_diff(), jd_ins(integer, integer, integer), jd_stats();
-DROP TABLE jd_ev, jd_dim, jd_ref, jd_seen, jd_tev, jd_tdim;
+  FROM unnest(ARRAY['jd_inner', 'jd_left', 'jd_text', 'jd_cross', 'jd_a', 'jd_b']) AS n;
+DROP FUNCTION jd_diff(), jd_ins(integer, integer, integer), jd_stats(),
+    jd_turns(integer, integer, integer, boolean, boolean);
+DROP TABLE jd_ev, jd_dim, jd_ref, jd_seen, jd_tev, jd_tdim, jd_aev, jd_bev, jd_adim, jd_bdim;

@@ -50,9 +50,9 @@
  * recent buffers, 4 bytes per block (1M rows: 22 kB).  The
  * directories of a backend together stay within
  * streamforge.join_directory_memory (0 turns them off): a directory that
- * would grow past it first evicts the least recently used others, and if
- * that is not enough, stops growing (it still answers for the keys it
- * holds and keeps their ids current).
+ * would grow past it first evicts the least recently used of the others
+ * idle long enough (dir_evict), and if that is not enough, stops growing
+ * (it still answers for the keys it holds and keeps their ids current).
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -199,7 +199,11 @@ dir_free(SfJoinDirectory *d)
 
 /*
  * Evict the least recently used directories other than keep until the
- * directories take at most limit bytes; whether they do
+ * directories take at most limit bytes; whether they do.  Only those idle
+ * for more lookups than sweeping them in took (their keys / 32): two
+ * directories that do not both fit, used in turns, would otherwise drop
+ * each other at every turn and be swept in again; so the one that needs
+ * room stops growing instead, until the other has been idle that long.
  */
 static bool
 dir_evict(SfJoinDirectory *keep, Size limit)
@@ -212,8 +216,11 @@ dir_evict(SfJoinDirectory *keep, Size limit)
 		dlist_foreach(it, &directories)
 		{
 			SfJoinDirectory *d = dlist_container(SfJoinDirectory, node, it.cur);
+			uint64		idle_for = d->rows == NULL ? 0 :
+				d->rows->members / SF_DIRECTORY_SWEEP_ROWS;
 
-			if (d != keep && d->bytes > 0 && (lru == NULL || d->used < lru->used))
+			if (d != keep && d->bytes > 0 && dir_clock - d->used > idle_for &&
+				(lru == NULL || d->used < lru->used))
 				lru = d;
 		}
 		if (lru == NULL)
@@ -303,8 +310,13 @@ sf_join_directory(Relation heap, AttrNumber keyatt)
 		dir_clear(d);
 	if (d->rows == NULL && !dir_start(d))
 		return NULL;
-	/* a limit raised since the directory filled up: it may grow again */
-	if (d->full && dir_bytes + d->bytes <= (Size) sf_join_directory_memory * 1024)
+	/*
+	 * A full directory may grow again when there is room for its next
+	 * table: the limit was raised, or others were dropped or have been
+	 * idle long enough to be
+	 */
+	if (d->full && d->bytes <= (Size) sf_join_directory_memory * 1024 &&
+		dir_evict(d, (Size) sf_join_directory_memory * 1024 - d->bytes))
 		d->full = false;
 	d->nblocks = RelationGetNumberOfBlocks(heap);
 	d->lxid = MyProc->lxid;
@@ -470,6 +482,9 @@ dir_sweep_block(SfJoinDirectory *d, Relation heap, Snapshot snapshot)
 		}
 	}
 	UnlockReleaseBuffer(buf);
+	/* filled up in this block: read it again once there is room */
+	if (d->full)
+		d->sweep_next = blk;
 	return rows;
 }
 
