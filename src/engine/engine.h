@@ -183,6 +183,10 @@ typedef struct SfIdentity
 	bool		late:1;			/* went to the late output instead of windows */
 	bool		forgotten:1;	/* below the horizon: no longer in the table */
 	bool		late_held:1;	/* retention: a late row refers to it */
+	bool		foreign:1;		/* a parallel pipeline's lane only
+								 * (engine/parallel.h): the content of an
+								 * offset whose event another identity
+								 * holds, in no index */
 	char		event_id[FLEXIBLE_ARRAY_MEMBER];	/* not NUL-terminated */
 } SfIdentity;
 
