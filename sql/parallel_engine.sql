@@ -39,15 +39,20 @@ SELECT streamforge_internal.fingerprint_check(-1, 8, 1);
 -- Each run must also have exercised what it is for: late events, events
 -- applied alone (ready buckets), duplicates, replays, re-decided
 -- transactions (another writer's commit changed a decision) and
--- collisions (an id another lane committed first).
+-- collisions (an id another lane committed first).  exact: transactions
+-- applied event by event because they could pass
+-- streamforge.max_live_buckets; errors: the SQLSTATEs that ended runs,
+-- each raised by the commit and by the serial engine in the same
+-- transaction's calls.
 CREATE FUNCTION pe_check(p text, calls int, seeds int)
 RETURNS TABLE (runs bigint, transactions bigint, late bool, alone bool,
                duplicates bool, replays bool, redecides bool,
-               collisions bool, checkpoints bool)
+               collisions bool, checkpoints bool, exact bool, errors text)
 LANGUAGE sql AS $$
   SELECT count(*), sum(c.transactions), sum(c.late) > 0, sum(c.alone) > 0,
          sum(c.duplicates) > 0, sum(c.replays) > 0, sum(c.redecides) > 0,
-         sum(c.collisions) > 0, sum(c.checkpoints) > count(*)
+         sum(c.collisions) > 0, sum(c.checkpoints) > count(*),
+         sum(c.exact) > 0, string_agg(DISTINCT c.error, ',')
     FROM generate_series(1, seeds) AS s,
          streamforge_internal.parallel_check(p, calls, s) AS c
 $$;
@@ -86,6 +91,17 @@ SELECT (pe_check('pe_one', 400, 10)).*;
 SELECT (pe_check('pe_sliding', 5000, 3)).*;
 SELECT (pe_check('pe_progress', 5000, 3)).*;
 
+-- streamforge.max_live_buckets: near it, transactions are applied event
+-- by event so that the limit is checked on the serial run's count; below
+-- it, the commit fails with 54000 where the serial engine fails the call
+SET streamforge.max_live_buckets = 46;
+SELECT (pe_check('pe_fixed', 400, 10)).*;
+SET streamforge.max_live_buckets = 34;
+SELECT (pe_check('pe_fixed', 400, 10)).*;
+SET streamforge.max_live_buckets = 160;
+SELECT (pe_check('pe_sliding', 400, 10)).*;
+RESET streamforge.max_live_buckets;
+
 -- the same id in flight on two lanes with other values: SF002 at the
 -- commit of the second
 SELECT transactions > 0 FROM streamforge_internal.parallel_check('pe_fixed', 200, 7, true);
@@ -107,7 +123,7 @@ SELECT transactions FROM streamforge_internal.parallel_check('pe_fixed', -1, 1);
 SELECT transactions FROM streamforge_internal.parallel_check('pe_nope', 10, 1);
 
 DROP FUNCTION pe_check(text, int, int);
-SELECT streamforge.drop_pipeline(p)
+SELECT count(streamforge.drop_pipeline(p)) AS dropped
   FROM unnest(ARRAY['pe_fixed', 'pe_strict', 'pe_sliding', 'pe_progress',
                     'pe_final', 'pe_onlyfinal', 'pe_one', 'pe_session',
                     'pe_retention', 'pe_measures']) AS p;

@@ -284,6 +284,7 @@ typedef struct PcRun
 	int64		replays;
 	int64		changes;
 	int64		checkpoints;
+	int			error;			/* SQLSTATE both raised at a commit: stop */
 } PcRun;
 
 static pg_attribute_noreturn() void
@@ -480,33 +481,91 @@ pc_step(PcRun *r, PcSlot *s)
 	}
 }
 
-/* commit slot s: head apply, the same calls on the serial pipeline, compared */
-static void
-pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
+/*
+ * Run fn(r, s, out) and return the SQLSTATE of the error it raised, or 0.
+ * Only engine code on in-memory pipelines runs inside: nothing shared to
+ * clean up, and the pipelines an error leaves half changed are not used
+ * again (the run stops, as a failed commit discards the cached state).
+ */
+static int
+pc_try(void (*fn) (PcRun *, PcSlot *, SfChangeList *), PcRun *r, PcSlot *s,
+	   SfChangeList *out)
 {
-	SfChangeList hout = {0};
-	SfChangeList sout = {0};
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int code = 0;
 
-	sf_head_commit(r->head, s->t, &hout);
-	if (other->t != NULL)
-		sf_txn_note_commit(other->t, s->t);
+	PG_TRY();
+	{
+		fn(r, s, out);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(cxt);
+		e = CopyErrorData();
+		FlushErrorState();
+		code = e->sqlerrcode;
+		FreeErrorData(e);
+	}
+	PG_END_TRY();
+	return code;
+}
+
+static void
+pc_run_head(PcRun *r, PcSlot *s, SfChangeList *out)
+{
+	sf_head_commit(r->head, s->t, out);
+}
+
+/* the transaction's calls, in order, on the serial pipeline */
+static void
+pc_run_serial(PcRun *r, PcSlot *s, SfChangeList *out)
+{
 	for (int i = 0; i < s->ncalls; i++)
 	{
 		PcCall	   *c = &s->calls[i];
 
 		if (c->kind == SF_TXN_EVENT)
 			for (int j = 0; j < c->n; j++)
-				sf_engine_ingest(r->serial, &c->ds[j], &sout);
+				sf_engine_ingest(r->serial, &c->ds[j], out);
 		else if (c->kind == SF_TXN_ADVANCE)
 			sf_engine_advance(r->serial,
 							  r->serial->def.partitions[c->partition],
-							  c->progress, &sout);
+							  c->progress, out);
 		else
 			sf_engine_mark_idle(r->serial,
 								r->serial->def.partitions[c->partition],
-								&sout);
+								out);
 	}
+}
+
+/*
+ * Commit slot s: the head apply and the same calls on the serial pipeline,
+ * compared.  An error must be the serial run's, raised at commit instead
+ * of at the call (design 4.5: SF002, 22003, 54000 at COMMIT); it ends the
+ * run (r->error).
+ */
+static void
+pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
+{
+	SfChangeList hout = {0};
+	SfChangeList sout = {0};
+	int			herr = pc_try(pc_run_head, r, s, &hout);
+	int			serr = pc_try(pc_run_serial, r, s, &sout);
+
 	r->transactions++;
+	if (herr != serr)
+		pc_mismatch(r, psprintf("the commit raised %s, the serial engine %s",
+								herr ? pstrdup(unpack_sql_state(herr)) : "nothing",
+								serr ? pstrdup(unpack_sql_state(serr)) : "nothing"));
+	if (herr != 0)
+	{
+		r->error = herr;
+		return;
+	}
+	if (other->t != NULL)
+		sf_txn_note_commit(other->t, s->t);
 	if (hout.n != sout.n)
 		pc_mismatch(r, psprintf("%d changes, the serial engine's %d",
 								hout.n, sout.n));
@@ -540,13 +599,16 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
  * transaction too; advances and mark_idle of any partition.  conflict:
  * at the end, the two writers deliver one event id with different
  * values on two partitions; the second to commit must fail with SF002.
- * Returns what the run exercised; raises XX000 at the first difference.
+ * An error at a commit (54000 of streamforge.max_live_buckets, 22003) must
+ * be the one the serial engine raises in the same transaction's calls,
+ * and ends the run (error: its SQLSTATE).  Returns what the run
+ * exercised; raises XX000 at the first difference.
  */
 PG_FUNCTION_INFO_V1(sf_parallel_check);
 Datum
 sf_parallel_check(PG_FUNCTION_ARGS)
 {
-#define PARALLEL_CHECK_COLS 10
+#define PARALLEL_CHECK_COLS 12
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		calls = PG_GETARG_INT32(1);
 	int64		seed = PG_GETARG_INT64(2);
@@ -582,7 +644,7 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 	r->pool = palloc(r->pool_cap * sizeof(PcEvent));
 	r->now = 100;
 
-	for (int32 n = 0; n < calls; n++)
+	for (int32 n = 0; n < calls && r->error == 0; n++)
 	{
 		int			k = (int) pc_rand(r, 2);
 		PcSlot	   *s = &r->slots[k];
@@ -597,17 +659,19 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 			pc_step(r, s);
 	}
 	/* the open transactions commit, in a random order */
+	if (r->error == 0)
 	{
 		int			k = (int) pc_rand(r, 2);
 
 		if (r->slots[k].t != NULL)
 			pc_commit(r, &r->slots[k], &r->slots[1 - k]);
-		if (r->slots[1 - k].t != NULL)
+		if (r->slots[1 - k].t != NULL && r->error == 0)
 			pc_commit(r, &r->slots[1 - k], &r->slots[k]);
 	}
-	pc_compare_checkpoints(r);
+	if (r->error == 0)
+		pc_compare_checkpoints(r);
 
-	if (conflict)
+	if (conflict && r->error == 0)
 	{
 		/* one id, two values, two partitions, both in flight */
 		PcSlot	   *a = &r->slots[0];
@@ -650,6 +714,11 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(r->head->collisions);
 	values[i++] = Int64GetDatum(r->changes);
 	values[i++] = Int64GetDatum(r->checkpoints);
+	values[i++] = Int64GetDatum(r->head->exact_applies);
+	if (r->error != 0)
+		values[i++] = CStringGetTextDatum(unpack_sql_state(r->error));
+	else
+		nulls[i++] = true;
 	Assert(i == PARALLEL_CHECK_COLS);
 	MemoryContextSwitchTo(old);
 	tupdesc = BlessTupleDesc(tupdesc);

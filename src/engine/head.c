@@ -248,6 +248,7 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 	SfPipeline *p = h->p;
 	const SfPipelineDef *def = &p->def;
 	bool		redecide = t->stale;
+	bool		any_accepted = false;
 	int64		bound;
 
 	Assert(t->head == h && !t->committed);
@@ -262,14 +263,25 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 	}
 
 	/*
-	 * The limit: the delta's addresses and every bucket of every event
-	 * applied alone bound what the transaction creates.
+	 * The limit.  The serial run refuses an event when the live buckets
+	 * plus every bucket it enters (new or not) pass it
+	 * (sf_check_live_buckets).  The live buckets at any event are at most
+	 * the head's, plus the delta's addresses, plus the buckets of the
+	 * events applied alone, and an event enters at most assign_cap: if
+	 * that sum stays within the limit, no event of the serial run is
+	 * refused.
 	 */
 	bound = sf_txn_delta_size(t);
 	for (int64 i = 0; i < t->nops; i++)
 		if (t->ops[i].kind == SF_TXN_EVENT &&
-			(t->ops[i].flags & (SF_TXN_ALONE | SF_TXN_LATE | SF_TXN_DUP)) == SF_TXN_ALONE)
-			bound += p->assign_cap;
+			!(t->ops[i].flags & (SF_TXN_LATE | SF_TXN_DUP)))
+		{
+			if (!any_accepted)
+				bound += p->assign_cap; /* the event being checked */
+			any_accepted = true;
+			if (t->ops[i].flags & SF_TXN_ALONE)
+				bound += p->assign_cap;
+		}
 	if (sf_max_live_buckets > 0 && !sf_replaying_journal &&
 		p->nbuckets + bound > (int64) sf_max_live_buckets)
 	{
