@@ -43,7 +43,8 @@
  * too, and no event after a release reaches a released bucket through the
  * delta (it would be applied alone).  count, sum, min and max commute.
  *
- * What is not here yet (section 12): sessions, measures and retention
+ * Sessions are applied alone, event by event (delta.c: no session delta
+ * yet).  What is not here yet (section 12): measures and retention
  * (refused with 0A000 at sf_head_create), lanes not loaded, head entries
  * and snapshots (step 3), and the rollback of a transaction that fails at
  * commit (the layers above will discard the cached head and lanes, as
@@ -82,12 +83,6 @@ sf_head_create(MemoryContext parent, const SfPipelineDef *def)
 		what = "retention";
 	else if (def->measures != NULL)
 		what = "measures";
-	else
-	{
-		for (int w = 0; w < def->nwindows && what == NULL; w++)
-			if (sf_window_merges(&def->windows[w]))
-				what = "merging windows (sessions)";
-	}
 	if (what != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -217,8 +212,16 @@ apply_alone(SfPipeline *p, const SfIdentity *id, SfChangeList *out)
 	key = sf_intern_key_hashed(p, id->key->data, id->key->len, id->key->hash);
 	for (int w = 0; w < p->def.nwindows; w++)
 	{
-		uint32		kwhash = sf_bucket_key_hash(w, key);
+		uint32		kwhash;
 
+		if (sf_window_merges(&p->def.windows[w]))
+		{
+			sf_session_add(p, w, key, p->assign_starts[k],
+						   p->assign_ends[k], id->value);
+			k += nassigned[w];
+			continue;
+		}
+		kwhash = sf_bucket_key_hash(w, key);
 		for (int j = 0; j < nassigned[w]; j++)
 		{
 			SfBucket   *b = sf_bucket_get_hashed(p, w, key, kwhash,

@@ -182,6 +182,7 @@ typedef struct SfTxn
 	bool		collided;		/* a commit since base delivered a new id */
 	bool		stale;			/* delta and flags to be decided again */
 	bool		committed;
+	bool		has_sessions;	/* a merging window: every event alone */
 	/* window assignment scratch, room for one event's buckets */
 	int64	   *starts;
 	int64	   *ends;
