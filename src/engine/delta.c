@@ -27,10 +27,13 @@
  * log (7a, re-decide).  The call path and the re-decide use the same
  * event_decide, so they cannot disagree on a rule.
  *
- * What is not here yet (section 12): retention, sessions and measures
- * (sf_head_create refuses them), subtransaction marks and the rollback of
- * a transaction's lane changes, and confirming a fingerprint hit in a lane
- * this backend has not loaded.
+ * Sessions have no delta yet (the design's delta sessions per window and
+ * key, merged by interval union): in a pipeline with a session window
+ * every accepted event is applied alone, which is exact and serializes
+ * the windows' work at commit.  What is not here yet (section 12):
+ * retention and measures (sf_head_create refuses them), subtransaction
+ * marks and the rollback of a transaction's lane changes, and confirming a
+ * fingerprint hit in a lane this backend has not loaded.
  *
  * Memory.  The transaction's log, delta, view clock and new-id index live
  * in t->cxt; the lanes' records it adds live in the lanes (head.c owns
@@ -284,6 +287,9 @@ event_decide(SfTxn *t, const SfClockView *c, const SfIdentity *id,
 	*total = n;
 	if (any && c->has_watermark && min_end <= c->watermark)
 		return SF_TXN_ALONE;
+	/* sessions have no delta yet: their events are applied alone */
+	if (t->has_sessions)
+		return SF_TXN_ALONE;
 	return 0;
 }
 
@@ -394,6 +400,9 @@ sf_txn_begin(MemoryContext parent, SfHead *h)
 	t->delta = sf_deltatab_create(cxt, 64, NULL);
 	t->ops_cap = 64;
 	t->ops = palloc(t->ops_cap * sizeof(SfTxnOp));
+	for (int w = 0; w < h->p->def.nwindows; w++)
+		if (sf_window_merges(&h->p->def.windows[w]))
+			t->has_sessions = true;
 	t->starts = palloc(h->p->assign_cap * sizeof(int64));
 	t->ends = palloc(h->p->assign_cap * sizeof(int64));
 	MemoryContextSwitchTo(old);
