@@ -240,6 +240,7 @@ typedef struct PcCall
 	SfDelivery *ds;
 	int			partition;
 	int64		progress;
+	int			end;			/* serial: its changes end there */
 } PcCall;
 
 /* an open transaction of the simulated writers */
@@ -479,6 +480,7 @@ pc_step(PcRun *r, PcSlot *s)
 		c->partition = (int) pc_rand(r, r->np);
 		sf_txn_mark_idle(s->t, r->head->p->def.partitions[c->partition]);
 	}
+	sf_txn_end_call(s->t);
 }
 
 /*
@@ -518,7 +520,10 @@ pc_run_head(PcRun *r, PcSlot *s, SfChangeList *out)
 	sf_head_commit(r->head, s->t, out);
 }
 
-/* the transaction's calls, in order, on the serial pipeline */
+/*
+ * the transaction's calls, in order, on the serial pipeline; each call's
+ * end in out in s->calls[i].end
+ */
 static void
 pc_run_serial(PcRun *r, PcSlot *s, SfChangeList *out)
 {
@@ -537,6 +542,7 @@ pc_run_serial(PcRun *r, PcSlot *s, SfChangeList *out)
 			sf_engine_mark_idle(r->serial,
 								r->serial->def.partitions[c->partition],
 								out);
+		c->end = out->n;
 	}
 }
 
@@ -569,6 +575,12 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 	if (hout.n != sout.n)
 		pc_mismatch(r, psprintf("%d changes, the serial engine's %d",
 								hout.n, sout.n));
+	if (s->t->ncalls != s->ncalls)
+		pc_mismatch(r, psprintf("%d calls, %d made", s->t->ncalls, s->ncalls));
+	for (int i = 0; i < s->ncalls; i++)
+		if (s->t->call_end[i] != s->calls[i].end)
+			pc_mismatch(r, psprintf("call %d's changes end at %d, the serial engine's at %d",
+									i, s->t->call_end[i], s->calls[i].end));
 	for (int i = 0; i < hout.n; i++)
 		if (!pc_same_change(&hout.items[i], &sout.items[i]))
 			pc_mismatch(r, psprintf("change %d (seq " INT64_FORMAT ") differs from the serial engine's (seq " INT64_FORMAT ")",
@@ -591,14 +603,15 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
  * transaction deltas and the head (engine/delta.c, head.c) on a new
  * in-memory pipeline with pipeline's definition (the pipeline itself is
  * only read), and the same calls in commit order on a serial in-memory
- * pipeline: every transaction's changes must be the serial engine's, and
- * whenever no transaction is open the checkpoint of head and lanes merged
- * must be the serial pipeline's, byte for byte.  Deliveries are multi-row
- * calls of new events around a moving time (many late), offset replays
- * and duplicates of any earlier event, in flight in the other writer's
- * transaction too; advances and mark_idle of any partition.  conflict:
- * at the end, the two writers deliver one event id with different
- * values on two partitions; the second to commit must fail with SF002.
+ * pipeline: every transaction's changes must be the serial engine's, call
+ * by call, and whenever no transaction is open the checkpoint of head and
+ * lanes merged must be the serial pipeline's, byte for byte.  Deliveries
+ * are multi-row calls of new events around a moving time (many late),
+ * offset replays and duplicates of any earlier event, in flight in the
+ * other writer's transaction too; advances and mark_idle of any
+ * partition.  conflict: at the end, the two writers deliver one event id
+ * with different values on two partitions; the second to commit must
+ * fail with SF002.
  * An error at a commit (54000 of streamforge.max_live_buckets, 22003) must
  * be the one the serial engine raises in the same transaction's calls,
  * and ends the run (error: its SQLSTATE).  Returns what the run

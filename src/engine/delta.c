@@ -342,7 +342,7 @@ sf_txn_decide(SfTxn *t, const SfPipeline *clock, bool rebuild)
 			sf_clock_view_advance(&c, op->lane, op->value);
 		else if (op->kind == SF_TXN_IDLE)
 			sf_clock_view_idle(&c, op->lane);
-		else if (!(op->flags & SF_TXN_DUP))
+		else if (op->kind == SF_TXN_EVENT && !(op->flags & SF_TXN_DUP))
 		{
 			SfIdentity *id = sf_id_ptr(h->lanes[op->lane], op->handle);
 			int			total;
@@ -654,6 +654,18 @@ sf_txn_mark_idle(SfTxn *t, const char *partition)
 
 	(void) txn_log(t, SF_TXN_IDLE, pi);
 	sf_clock_view_idle(&t->view, pi);
+}
+
+/*
+ * The current write call ends: its changes are told apart at commit
+ * (t->call_end).  A call that logged nothing still counts, with no
+ * changes.
+ */
+void
+sf_txn_end_call(SfTxn *t)
+{
+	(void) txn_log(t, SF_TXN_CALL_END, 0);
+	t->ncalls++;
 }
 
 /*

@@ -308,13 +308,20 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 	}
 
 	/* the log, in call order */
-	for (int64 i = 0; i < t->nops; i++)
+	t->call_end = MemoryContextAlloc(t->cxt, Max(t->ncalls, 1) * sizeof(int));
+	for (int64 i = 0, call = 0; i < t->nops; i++)
 	{
 		const SfTxnOp *op = &t->ops[i];
 		const SfIdentity *id;
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
+		if (op->kind == SF_TXN_CALL_END)
+		{
+			Assert(call < t->ncalls);
+			t->call_end[call++] = out->n;
+			continue;
+		}
 		if (op->kind == SF_TXN_ADVANCE)
 		{
 			sf_engine_advance(p, def->partitions[op->lane], op->value, out);

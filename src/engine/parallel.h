@@ -132,15 +132,17 @@ typedef struct SfHead
 
 /*
  * One entry of a transaction's log (design 4.4), in call order: a unique
- * event (its identity is in its lane, at handle), an advance or a
- * mark_idle.  Duplicates and offset replays change only their lane and
- * are not logged.  The flags are the decisions of the clock the log was
+ * event (its identity is in its lane, at handle), an advance, a mark_idle,
+ * or the end of a write call (so that the apply can tell each call's
+ * changes apart).  Duplicates and offset replays change only their lane
+ * and are not logged.  The flags are the decisions of the clock the log was
  * last decided under: the view clock at call time, the committed clock
  * after a re-decide.
  */
 #define SF_TXN_EVENT	0
 #define SF_TXN_ADVANCE	1
 #define SF_TXN_IDLE		2
+#define SF_TXN_CALL_END	3		/* the end of a write call */
 
 #define SF_TXN_LATE		0x01	/* late: a late row, no windows */
 #define SF_TXN_ALONE	0x02	/* touches a ready bucket: applied alone */
@@ -148,7 +150,7 @@ typedef struct SfHead
 
 typedef struct SfTxnOp
 {
-	uint8		kind;			/* SF_TXN_EVENT, _ADVANCE, _IDLE */
+	uint8		kind;			/* SF_TXN_EVENT, _ADVANCE, _IDLE, _CALL_END */
 	uint8		flags;			/* SF_TXN_LATE, _ALONE, _DUP */
 	uint16		lane;			/* partition index */
 	uint32		handle;			/* event: its identity in the lane */
@@ -183,6 +185,13 @@ typedef struct SfTxn
 	bool		stale;			/* delta and flags to be decided again */
 	bool		committed;
 	bool		has_sessions;	/* a merging window: every event alone */
+	/*
+	 * After the commit: call k's changes are out->items[call_end[k - 1]
+	 * .. call_end[k]) of sf_head_commit's out (call_end[-1] being out's
+	 * length before), for the calls ended by sf_txn_end_call.
+	 */
+	int		   *call_end;
+	int			ncalls;
 	/* window assignment scratch, room for one event's buckets */
 	int64	   *starts;
 	int64	   *ends;
@@ -206,6 +215,7 @@ extern SfTxn *sf_txn_begin(MemoryContext parent, SfHead *h);
 extern void sf_txn_ingest(SfTxn *t, const SfDelivery *d);
 extern void sf_txn_advance(SfTxn *t, const char *partition, int64 progress);
 extern void sf_txn_mark_idle(SfTxn *t, const char *partition);
+extern void sf_txn_end_call(SfTxn *t);
 extern void sf_txn_note_commit(SfTxn *t, const SfTxn *other);
 extern bool sf_txn_decide(SfTxn *t, const SfPipeline *clock, bool rebuild);
 extern int64 sf_txn_delta_size(const SfTxn *t);
