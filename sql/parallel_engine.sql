@@ -39,7 +39,10 @@ SELECT streamforge_internal.fingerprint_check(-1, 8, 1);
 -- Each run must also have exercised what it is for: late events, events
 -- applied alone (ready buckets), duplicates, replays, re-decided
 -- transactions (another writer's commit changed a decision) and
--- collisions (an id another lane committed first).  exact: transactions
+-- collisions (an id another lane committed first).  rollbacks: calls in
+-- a subtransaction that aborted (the log, new ids and view clock go back
+-- to the mark, the delta is rebuilt at commit, the lanes are rebuilt with
+-- every identity at another handle).  exact: transactions
 -- applied event by event because they could pass
 -- streamforge.max_live_buckets; errors: the SQLSTATEs that ended runs,
 -- each raised by the commit and by the serial engine in the same
@@ -47,12 +50,14 @@ SELECT streamforge_internal.fingerprint_check(-1, 8, 1);
 CREATE FUNCTION pe_check(p text, calls int, seeds int)
 RETURNS TABLE (runs bigint, transactions bigint, late bool, alone bool,
                duplicates bool, replays bool, redecides bool,
-               collisions bool, checkpoints bool, exact bool, errors text)
+               collisions bool, checkpoints bool, exact bool,
+               rollbacks bool, errors text)
 LANGUAGE sql AS $$
   SELECT count(*), sum(c.transactions), sum(c.late) > 0, sum(c.alone) > 0,
          sum(c.duplicates) > 0, sum(c.replays) > 0, sum(c.redecides) > 0,
          sum(c.collisions) > 0, sum(c.checkpoints) > count(*),
-         sum(c.exact) > 0, string_agg(DISTINCT c.error, ',')
+         sum(c.exact) > 0, sum(c.rollbacks) > 0,
+         string_agg(DISTINCT c.error, ',')
     FROM generate_series(1, seeds) AS s,
          streamforge_internal.parallel_check(p, calls, s) AS c
 $$;
@@ -105,7 +110,7 @@ SELECT (pe_check('pe_mixed', 5000, 3)).*;
 -- streamforge.max_live_buckets: near it, transactions are applied event
 -- by event so that the limit is checked on the serial run's count; below
 -- it, the commit fails with 54000 where the serial engine fails the call
-SET streamforge.max_live_buckets = 46;
+SET streamforge.max_live_buckets = 55;
 SELECT (pe_check('pe_fixed', 400, 10)).*;
 SET streamforge.max_live_buckets = 34;
 SELECT (pe_check('pe_fixed', 400, 10)).*;

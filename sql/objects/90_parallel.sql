@@ -31,7 +31,8 @@ CREATE OR REPLACE FUNCTION streamforge_internal.parallel_check(pipeline text,
     OUT transactions bigint, OUT deliveries bigint, OUT late bigint,
     OUT alone bigint, OUT duplicates bigint, OUT replays bigint,
     OUT redecides bigint, OUT collisions bigint, OUT changes bigint,
-    OUT checkpoints bigint, OUT exact bigint, OUT error text)
+    OUT checkpoints bigint, OUT exact bigint, OUT rollbacks bigint,
+    OUT error text)
 RETURNS record
 AS 'MODULE_PATHNAME', 'sf_parallel_check'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;

@@ -285,6 +285,7 @@ typedef struct PcRun
 	int64		replays;
 	int64		changes;
 	int64		checkpoints;
+	int64		rollbacks;		/* calls in a subtransaction that aborted */
 	int			error;			/* SQLSTATE both raised at a commit: stop */
 } PcRun;
 
@@ -444,11 +445,61 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
 	d->key_len = strlen(d->key);
 }
 
+/*
+ * Lane l as the layers above will rebuild it after a subtransaction abort:
+ * its deliveries up to offset upto, in a new pipeline whose identities
+ * start after a record nothing refers to, so that every handle moves.
+ */
+static SfPipeline *
+pc_rebuild_lane(PcRun *r, int l, int64 upto)
+{
+	SfPipeline *old = r->head->lanes[l];
+	SfPartition *part = &old->partitions[l];
+	SfPipeline *n = sf_pipeline_create(r->head->cxt, &old->def);
+	uint32		h;
+
+	(void) sf_identity_add(n, "padding", 7, sf_intern_key(n, "", 0), 0, 0,
+						   false, &h);
+	for (int64 o = 0; o <= upto; o++)
+	{
+		SfIdentity *id = sf_id_ptr(old, part->deliveries[part->head + o]);
+		SfIdentity *nid = sf_idtable_lookup(n, id->event_id, id->event_id_len,
+											sf_hash_event_id(id->event_id,
+															 id->event_id_len),
+											&h);
+
+		if (nid == NULL)
+		{
+			nid = sf_identity_add(n, id->event_id, id->event_id_len,
+								  sf_intern_key(n, id->key->data,
+												id->key->len),
+								  id->event_time, id->value, id->late, &h);
+			nid->foreign = id->foreign;
+		}
+		sf_partition_append(n, l, h);
+	}
+	n->offset_replays = old->offset_replays;
+	return n;
+}
+
 /* one call of the writer in slot s */
 static void
 pc_step(PcRun *r, PcSlot *s)
 {
 	uint32		x = pc_rand(r, 100);
+	bool		savepoint = pc_rand(r, 100) < 10;
+	SfTxnMark	mark;
+	int64	   *consumed = NULL;
+	int			ncalls = s->ncalls;
+
+	if (savepoint)
+	{
+		/* the call runs in a subtransaction, which may abort */
+		sf_txn_mark(s->t, &mark);
+		consumed = palloc(r->np * sizeof(int64));
+		for (int i = 0; i < r->np; i++)
+			consumed[i] = r->head->lanes[i]->partitions[i].consumed;
+	}
 
 	r->now += pc_rand(r, 4);
 	if (x < 70 && s->nclaimed > 0)
@@ -481,6 +532,17 @@ pc_step(PcRun *r, PcSlot *s)
 		sf_txn_mark_idle(s->t, r->head->p->def.partitions[c->partition]);
 	}
 	sf_txn_end_call(s->t);
+	if (savepoint && pc_rand(r, 2) == 0)
+	{
+		/* it aborts: the call is gone, its lanes rebuilt */
+		sf_txn_rollback_to(s->t, &mark);
+		for (int i = 0; i < r->np; i++)
+			if (s->claimed[i])
+				sf_head_replace_lane(r->head, s->t, i,
+									 pc_rebuild_lane(r, i, consumed[i]));
+		s->ncalls = ncalls;
+		r->rollbacks++;
+	}
 }
 
 /*
@@ -609,7 +671,10 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
  * are multi-row calls of new events around a moving time (many late),
  * offset replays and duplicates of any earlier event, in flight in the
  * other writer's transaction too; advances and mark_idle of any
- * partition.  conflict: at the end, the two writers deliver one event id
+ * partition.  A tenth of the calls run in a subtransaction, half of which
+ * abort: the transaction goes back to its mark and the writer's lanes are
+ * rebuilt without the call, with every identity at a new handle.
+ * conflict: at the end, the two writers deliver one event id
  * with different values on two partitions; the second to commit must
  * fail with SF002.
  * An error at a commit (54000 of streamforge.max_live_buckets, 22003) must
@@ -621,7 +686,7 @@ PG_FUNCTION_INFO_V1(sf_parallel_check);
 Datum
 sf_parallel_check(PG_FUNCTION_ARGS)
 {
-#define PARALLEL_CHECK_COLS 12
+#define PARALLEL_CHECK_COLS 13
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		calls = PG_GETARG_INT32(1);
 	int64		seed = PG_GETARG_INT64(2);
@@ -728,6 +793,7 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(r->changes);
 	values[i++] = Int64GetDatum(r->checkpoints);
 	values[i++] = Int64GetDatum(r->head->exact_applies);
+	values[i++] = Int64GetDatum(r->rollbacks);
 	if (r->error != 0)
 		values[i++] = CStringGetTextDatum(unpack_sql_state(r->error));
 	else

@@ -31,8 +31,7 @@
  * key, merged by interval union): in a pipeline with a session window
  * every accepted event is applied alone, which is exact and serializes
  * the windows' work at commit.  What is not here yet (section 12):
- * retention and measures (sf_head_create refuses them), subtransaction
- * marks and the rollback of a transaction's lane changes, and confirming a
+ * retention and measures (sf_head_create refuses them), and confirming a
  * fingerprint hit in a lane this backend has not loaded.
  *
  * Memory.  The transaction's log, delta, view clock and new-id index live
@@ -666,6 +665,73 @@ sf_txn_end_call(SfTxn *t)
 {
 	(void) txn_log(t, SF_TXN_CALL_END, 0);
 	t->ncalls++;
+}
+
+/*
+ * A subtransaction begins: remember where the transaction is.  Marks nest
+ * as subtransactions do; each is the caller's (persist keeps one per
+ * subtransaction level).
+ */
+void
+sf_txn_mark(SfTxn *t, SfTxnMark *m)
+{
+	MemoryContext old = MemoryContextSwitchTo(t->cxt);
+
+	m->nops = t->nops;
+	m->ncalls = t->ncalls;
+	m->view.n = t->view.n;
+	m->view.parts = palloc(Max(t->view.n, 1) * sizeof(SfClockPart));
+	memcpy(m->view.parts, t->view.parts, t->view.n * sizeof(SfClockPart));
+	m->view.has_watermark = t->view.has_watermark;
+	m->view.watermark = t->view.watermark;
+	m->deliveries = t->deliveries;
+	m->unique = t->unique;
+	m->late = t->late;
+	m->alone = t->alone;
+	m->duplicates = t->duplicates;
+	m->replays = t->replays;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The subtransaction of mark m aborted: the log, the calls, the new ids
+ * and the view clock go back to m.  The delta cannot (a partial min or
+ * max cannot be subtracted): it is marked stale, and the commit rebuilds
+ * it once from the log.  Must run while the lanes still hold the aborted
+ * records (their event ids are read to find the new ids); the caller then
+ * rebuilds the lanes (sf_head_replace_lane).
+ */
+void
+sf_txn_rollback_to(SfTxn *t, const SfTxnMark *m)
+{
+	SfHead	   *h = t->head;
+
+	Assert(!t->committed && m->nops <= t->nops);
+	for (int64 i = m->nops; i < t->nops; i++)
+	{
+		const SfTxnOp *op = &t->ops[i];
+		const SfIdentity *id;
+
+		if (op->kind != SF_TXN_EVENT || (op->flags & SF_TXN_DUP))
+			continue;
+		id = sf_id_ptr(h->lanes[op->lane], op->handle);
+		if (!sf_fp_remove(t->newids,
+						  sf_fp_hash(id->event_id, id->event_id_len),
+						  op->lane, op->handle))
+			elog(ERROR, "streamforge: a new id is missing from its transaction");
+	}
+	t->nops = m->nops;
+	t->ncalls = m->ncalls;
+	memcpy(t->view.parts, m->view.parts, m->view.n * sizeof(SfClockPart));
+	t->view.has_watermark = m->view.has_watermark;
+	t->view.watermark = m->view.watermark;
+	t->deliveries = m->deliveries;
+	t->unique = m->unique;
+	t->late = m->late;
+	t->alone = m->alone;
+	t->duplicates = m->duplicates;
+	t->replays = m->replays;
+	t->stale = true;
 }
 
 /*

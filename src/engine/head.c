@@ -46,9 +46,9 @@
  * Sessions are applied alone, event by event (delta.c: no session delta
  * yet).  What is not here yet (section 12): measures and retention
  * (refused with 0A000 at sf_head_create), lanes not loaded, head entries
- * and snapshots (step 3), and the rollback of a transaction that fails at
- * commit (the layers above will discard the cached head and lanes, as
- * they discard a serial pipeline).
+ * and snapshots (step 3).  A transaction that fails at commit leaves the
+ * head and its lanes half changed: the layers above discard them, as they
+ * discard a serial pipeline.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -468,4 +468,62 @@ sf_head_merge(MemoryContext parent, SfHead *h)
 		m->offset_replays += h->lanes[i]->offset_replays;
 	MemoryContextSwitchTo(old);
 	return m;
+}
+
+/*
+ * Lane lane was rebuilt (after a subtransaction abort: from the tables,
+ * without the aborted records): rebuilt replaces it.  Every delivery
+ * rebuilt holds must be the old lane's at the same offset; an identity's
+ * handle may differ, so the index slots of the lane's identities (the
+ * head's for committed ones, t's for t's new ones; t may be NULL) and t's
+ * log entries move to the new handles, found by offset.  The old lane is
+ * freed.
+ */
+void
+sf_head_replace_lane(SfHead *h, SfTxn *t, int lane, SfPipeline *rebuilt)
+{
+	SfPipeline *old = h->lanes[lane];
+	SfPartition *op = &old->partitions[lane];
+	SfPartition *np = &rebuilt->partitions[lane];
+
+	Assert(rebuilt->def.npartitions == h->p->def.npartitions);
+	if (np->consumed > op->consumed)
+		elog(ERROR, "streamforge: a rebuilt lane holds more than the lane");
+	for (int64 o = 0; o <= np->consumed; o++)
+	{
+		uint32		oh = op->deliveries[op->head + o];
+		uint32		nh = np->deliveries[np->head + o];
+		SfIdentity *oid = sf_id_ptr(old, oh);
+		SfIdentity *nid = sf_id_ptr(rebuilt, nh);
+		uint64		fph;
+
+		if ((o & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (oid->event_id_len != nid->event_id_len ||
+			memcmp(oid->event_id, nid->event_id, oid->event_id_len) != 0 ||
+			oid->foreign != nid->foreign)
+			elog(ERROR, "streamforge: a rebuilt lane differs from the lane");
+		if (oh == nh || oid->foreign)
+			continue;
+		fph = sf_fp_hash(oid->event_id, oid->event_id_len);
+		/* an original: its slot is the head's or the transaction's */
+		if (!sf_fp_relocate(h->fp, fph, (uint16) lane, oh, nh) &&
+			t != NULL)
+			(void) sf_fp_relocate(t->newids, fph, (uint16) lane, oh, nh);
+	}
+	if (t != NULL)
+	{
+		for (int64 i = 0; i < t->nops; i++)
+		{
+			SfTxnOp    *e = &t->ops[i];
+
+			if (e->kind != SF_TXN_EVENT || e->lane != lane)
+				continue;
+			if (e->value > np->consumed)
+				elog(ERROR, "streamforge: a logged event is not in its rebuilt lane");
+			e->handle = np->deliveries[np->head + e->value];
+		}
+	}
+	h->lanes[lane] = rebuilt;
+	sf_pipeline_free(old);
 }

@@ -204,6 +204,25 @@ typedef struct SfTxn
 	int64		replays;
 } SfTxn;
 
+/*
+ * A subtransaction's mark (design 4.4, "Savepoints"): what its abort
+ * truncates the transaction back to.  The lanes' records are not in it:
+ * the layers above discard the claimed lanes and rebuild them from the
+ * tables, and hand the rebuilt ones to sf_head_replace_lane.
+ */
+typedef struct SfTxnMark
+{
+	int64		nops;
+	int			ncalls;
+	SfClockView view;			/* a copy, in the transaction's context */
+	int64		deliveries;
+	int64		unique;
+	int64		late;
+	int64		alone;
+	int64		duplicates;
+	int64		replays;
+} SfTxnMark;
+
 /* delta.c: a writer's transaction */
 extern void sf_clock_view_init(SfClockView *c, const SfPipeline *p);
 extern void sf_clock_view_advance(SfClockView *c, int partition,
@@ -216,6 +235,8 @@ extern void sf_txn_ingest(SfTxn *t, const SfDelivery *d);
 extern void sf_txn_advance(SfTxn *t, const char *partition, int64 progress);
 extern void sf_txn_mark_idle(SfTxn *t, const char *partition);
 extern void sf_txn_end_call(SfTxn *t);
+extern void sf_txn_mark(SfTxn *t, SfTxnMark *m);
+extern void sf_txn_rollback_to(SfTxn *t, const SfTxnMark *m);
 extern void sf_txn_note_commit(SfTxn *t, const SfTxn *other);
 extern bool sf_txn_decide(SfTxn *t, const SfPipeline *clock, bool rebuild);
 extern int64 sf_txn_delta_size(const SfTxn *t);
@@ -231,5 +252,7 @@ extern void sf_txn_free(SfTxn *t);
 extern SfHead *sf_head_create(MemoryContext parent, const SfPipelineDef *def);
 extern void sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out);
 extern SfPipeline *sf_head_merge(MemoryContext parent, SfHead *h);
+extern void sf_head_replace_lane(SfHead *h, SfTxn *t, int lane,
+								 SfPipeline *rebuilt);
 
 #endif							/* SF_ENGINE_PARALLEL_H */
