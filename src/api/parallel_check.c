@@ -524,6 +524,12 @@ pc_step(PcRun *r, PcSlot *s)
 		sf_txn_advance(s->t, r->head->p->def.partitions[c->partition],
 					   c->progress);
 	}
+	else if (pc_rand(r, 20) == 0)
+	{
+		/* rarely: every later event is late */
+		(void) pc_call(s, SF_TXN_FINISH);
+		sf_txn_finish(s->t);
+	}
 	else
 	{
 		PcCall	   *c = pc_call(s, SF_TXN_IDLE);
@@ -600,6 +606,17 @@ pc_run_serial(PcRun *r, PcSlot *s, SfChangeList *out)
 			sf_engine_advance(r->serial,
 							  r->serial->def.partitions[c->partition],
 							  c->progress, out);
+		else if (c->kind == SF_TXN_FINISH)
+		{
+			/* what api/ingest.c's finish does */
+			int		   *order = palloc(r->np * sizeof(int));
+			int			n = sf_finish_order(r->serial, order);
+
+			for (int k = 0; k < n; k++)
+				sf_engine_advance(r->serial,
+								  r->serial->def.partitions[order[k]],
+								  PG_INT64_MAX, out);
+		}
 		else
 			sf_engine_mark_idle(r->serial,
 								r->serial->def.partitions[c->partition],
@@ -671,15 +688,15 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
  * are multi-row calls of new events around a moving time (many late),
  * offset replays and duplicates of any earlier event, in flight in the
  * other writer's transaction too; advances and mark_idle of any
- * partition.  A tenth of the calls run in a subtransaction, half of which
- * abort: the transaction goes back to its mark and the writer's lanes are
- * rebuilt without the call, with every identity at a new handle.
- * conflict: at the end, the two writers deliver one event id
- * with different values on two partitions; the second to commit must
- * fail with SF002.
- * An error at a commit (54000 of streamforge.max_live_buckets, 22003) must
- * be the one the serial engine raises in the same transaction's calls,
- * and ends the run (error: its SQLSTATE).  Returns what the run
+ * partition; rarely a finish.  A tenth of the calls run in a
+ * subtransaction, half of which abort: the transaction goes back to its
+ * mark and the writer's lanes are rebuilt without the call, with every
+ * identity at a new handle.  conflict: at the end, the two writers
+ * deliver one event id with different values on two partitions; the
+ * second to commit must fail with SF002.  An error at a commit (54000 of
+ * streamforge.max_live_buckets, 22003) must be the one the serial engine
+ * raises in the same transaction's calls, and ends the run (error: its
+ * SQLSTATE).  Returns what the run
  * exercised; raises XX000 at the first difference.
  */
 PG_FUNCTION_INFO_V1(sf_parallel_check);

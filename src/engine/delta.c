@@ -223,6 +223,18 @@ sf_clock_view_idle(SfClockView *c, int partition)
 	clock_view_update(c);
 }
 
+/*
+ * finish's clock part: every partition reports the bigint maximum.  The
+ * order of its advances (sf_finish_order) decides its changes, not where
+ * the clock ends, so any order will do here.
+ */
+void
+sf_clock_view_finish(SfClockView *c)
+{
+	for (int i = 0; i < c->n; i++)
+		sf_clock_view_advance(c, i, PG_INT64_MAX);
+}
+
 /* sf_progress_after_accept's clock part; nothing without out_of_orderness */
 void
 sf_clock_view_accept(SfClockView *c, const SfPipelineDef *def, int partition,
@@ -341,6 +353,8 @@ sf_txn_decide(SfTxn *t, const SfPipeline *clock, bool rebuild)
 			sf_clock_view_advance(&c, op->lane, op->value);
 		else if (op->kind == SF_TXN_IDLE)
 			sf_clock_view_idle(&c, op->lane);
+		else if (op->kind == SF_TXN_FINISH)
+			sf_clock_view_finish(&c);
 		else if (op->kind == SF_TXN_EVENT && !(op->flags & SF_TXN_DUP))
 		{
 			SfIdentity *id = sf_id_ptr(h->lanes[op->lane], op->handle);
@@ -653,6 +667,17 @@ sf_txn_mark_idle(SfTxn *t, const char *partition)
 
 	(void) txn_log(t, SF_TXN_IDLE, pi);
 	sf_clock_view_idle(&t->view, pi);
+}
+
+/*
+ * The end of the input (design 6.3): a head op whose advances, and whether
+ * there are any, the commit decides on the committed clock.
+ */
+void
+sf_txn_finish(SfTxn *t)
+{
+	(void) txn_log(t, SF_TXN_FINISH, 0);
+	sf_clock_view_finish(&t->view);
 }
 
 /*

@@ -31,7 +31,9 @@
  *		exactly as sf_engine_ingest_hashed updates its buckets, the implied
  *		advance of built-in progress after each accepted event
  *		(sf_progress_after_accept), advance and mark_idle
- *		(sf_engine_advance, sf_engine_mark_idle).  seq is numbered here.
+ *		(sf_engine_advance, sf_engine_mark_idle), finish (the advances of
+ *		sf_finish_order on the head's clock at that point, as
+ *		api/ingest.c's finish makes them).  seq is numbered here.
  *
  * Why merging the delta first changes no change row (4.5): an event in
  * the delta touched only buckets that were pending at its point under the
@@ -253,6 +255,7 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 	bool		redecide = t->stale;
 	bool		any_accepted = false;
 	int64		bound;
+	int		   *finish_order;
 
 	Assert(t->head == h && !t->committed);
 	if (t->collided && resolve_collisions(h, t))
@@ -309,6 +312,8 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 
 	/* the log, in call order */
 	t->call_end = MemoryContextAlloc(t->cxt, Max(t->ncalls, 1) * sizeof(int));
+	finish_order = MemoryContextAlloc(t->cxt,
+									  Max(def->npartitions, 1) * sizeof(int));
 	for (int64 i = 0, call = 0; i < t->nops; i++)
 	{
 		const SfTxnOp *op = &t->ops[i];
@@ -330,6 +335,15 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 		if (op->kind == SF_TXN_IDLE)
 		{
 			sf_engine_mark_idle(p, def->partitions[op->lane], out);
+			continue;
+		}
+		if (op->kind == SF_TXN_FINISH)
+		{
+			int			n = sf_finish_order(p, finish_order);
+
+			for (int k = 0; k < n; k++)
+				sf_engine_advance(p, def->partitions[finish_order[k]],
+								  PG_INT64_MAX, out);
 			continue;
 		}
 		if (op->flags & SF_TXN_DUP)

@@ -133,8 +133,9 @@ typedef struct SfHead
 /*
  * One entry of a transaction's log (design 4.4), in call order: a unique
  * event (its identity is in its lane, at handle), an advance, a mark_idle,
- * or the end of a write call (so that the apply can tell each call's
- * changes apart).  Duplicates and offset replays change only their lane
+ * a finish (design 6.3: expanded at commit into the advances of
+ * sf_finish_order on the committed clock), or the end of a write call (so
+ * that the apply can tell each call's changes apart).  Duplicates and offset replays change only their lane
  * and are not logged.  The flags are the decisions of the clock the log was
  * last decided under: the view clock at call time, the committed clock
  * after a re-decide.
@@ -143,6 +144,7 @@ typedef struct SfHead
 #define SF_TXN_ADVANCE	1
 #define SF_TXN_IDLE		2
 #define SF_TXN_CALL_END	3		/* the end of a write call */
+#define SF_TXN_FINISH	4		/* finish: its advances are the commit's */
 
 #define SF_TXN_LATE		0x01	/* late: a late row, no windows */
 #define SF_TXN_ALONE	0x02	/* touches a ready bucket: applied alone */
@@ -150,7 +152,8 @@ typedef struct SfHead
 
 typedef struct SfTxnOp
 {
-	uint8		kind;			/* SF_TXN_EVENT, _ADVANCE, _IDLE, _CALL_END */
+	uint8		kind;			/* SF_TXN_EVENT, _ADVANCE, _IDLE, _FINISH,
+								 * _CALL_END */
 	uint8		flags;			/* SF_TXN_LATE, _ALONE, _DUP */
 	uint16		lane;			/* partition index */
 	uint32		handle;			/* event: its identity in the lane */
@@ -228,12 +231,14 @@ extern void sf_clock_view_init(SfClockView *c, const SfPipeline *p);
 extern void sf_clock_view_advance(SfClockView *c, int partition,
 								  int64 progress);
 extern void sf_clock_view_idle(SfClockView *c, int partition);
+extern void sf_clock_view_finish(SfClockView *c);
 extern void sf_clock_view_accept(SfClockView *c, const SfPipelineDef *def,
 								 int partition, int64 event_time);
 extern SfTxn *sf_txn_begin(MemoryContext parent, SfHead *h);
 extern void sf_txn_ingest(SfTxn *t, const SfDelivery *d);
 extern void sf_txn_advance(SfTxn *t, const char *partition, int64 progress);
 extern void sf_txn_mark_idle(SfTxn *t, const char *partition);
+extern void sf_txn_finish(SfTxn *t);
 extern void sf_txn_end_call(SfTxn *t);
 extern void sf_txn_mark(SfTxn *t, SfTxnMark *m);
 extern void sf_txn_rollback_to(SfTxn *t, const SfTxnMark *m);
