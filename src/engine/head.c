@@ -365,18 +365,13 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 			sf_progress_after_accept(p, op->lane, id->event_time, out);
 	}
 
-	/* its new ids are committed: every later delivery finds them */
-	for (int64 i = 0; i < t->nops; i++)
-	{
-		const SfTxnOp *op = &t->ops[i];
-		const SfIdentity *id;
-
-		if (op->kind != SF_TXN_EVENT || (op->flags & SF_TXN_DUP))
-			continue;
-		id = sf_id_ptr(h->lanes[op->lane], op->handle);
-		sf_fp_insert(h->fp, sf_fp_hash(id->event_id, id->event_id_len),
-					 op->lane, op->handle);
-	}
+	/*
+	 * Its new ids are committed: every later delivery finds them.  The
+	 * transaction's index holds exactly them (a duplicate found at step 1
+	 * and a subtransaction's abort took theirs out), hashed already: its
+	 * slots are copied, no identity is read.
+	 */
+	sf_fp_insert_all(h->fp, t->newids);
 	h->version++;
 	t->committed = true;
 }

@@ -71,6 +71,7 @@ extern uint64 sf_fp_hash(const char *id, uint32 len);
 extern SfFingerprints *sf_fp_create(MemoryContext cxt, uint64 expected);
 extern void sf_fp_insert(SfFingerprints *fp, uint64 hash, uint16 lane,
 						 uint64 loc);
+extern void sf_fp_insert_all(SfFingerprints *fp, const SfFingerprints *from);
 extern void sf_fp_start(SfFpCursor *c, uint64 hash);
 extern bool sf_fp_next(const SfFingerprints *fp, SfFpCursor *c,
 					   uint16 *lane, uint64 *loc);
