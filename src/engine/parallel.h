@@ -136,10 +136,10 @@ typedef struct SfHead
  * event (its identity is in its lane, at handle), an advance, a mark_idle,
  * a finish (design 6.3: expanded at commit into the advances of
  * sf_finish_order on the committed clock), or the end of a write call (so
- * that the apply can tell each call's changes apart).  Duplicates and offset replays change only their lane
- * and are not logged.  The flags are the decisions of the clock the log was
- * last decided under: the view clock at call time, the committed clock
- * after a re-decide.
+ * that the apply can tell each call's changes apart).  Duplicates and
+ * offset replays change only their lane and are not logged.  The flags
+ * are the decisions of the clock the log was last decided under: the view
+ * clock at call time, the committed clock after a re-decide.
  */
 #define SF_TXN_EVENT	0
 #define SF_TXN_ADVANCE	1
