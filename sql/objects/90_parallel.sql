@@ -25,3 +25,21 @@ REVOKE ALL ON FUNCTION streamforge_internal.fingerprint_hash(text) FROM PUBLIC;
 
 COMMENT ON FUNCTION streamforge_internal.fingerprint_hash(text) IS
     'internal, tests: the fingerprint index''s 64-bit hash of an event id';
+
+CREATE OR REPLACE FUNCTION streamforge_internal.parallel_check(pipeline text,
+    calls integer, seed bigint, conflict boolean DEFAULT false,
+    OUT transactions bigint, OUT deliveries bigint, OUT late bigint,
+    OUT alone bigint, OUT duplicates bigint, OUT replays bigint,
+    OUT redecides bigint, OUT collisions bigint, OUT changes bigint,
+    OUT checkpoints bigint, OUT exact bigint, OUT rollbacks bigint,
+    OUT error text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'sf_parallel_check'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+REVOKE ALL ON FUNCTION streamforge_internal.parallel_check(text, integer,
+    bigint, boolean) FROM PUBLIC;
+
+COMMENT ON FUNCTION streamforge_internal.parallel_check(text, integer, bigint,
+    boolean) IS
+    'internal, tests: random calls of two interleaved writers through lanes, transaction deltas and the head of parallel writers, compared with the serial engine in commit order';

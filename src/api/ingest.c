@@ -62,36 +62,6 @@ sf_mark_idle(PG_FUNCTION_ARGS)
 }
 
 /*
- * finish: the order in which it advances the partitions.  Those that can
- * move the watermark last: idle ones first (they hold nothing back), then
- * the active ones that reported, highest progress first, then those that
- * never reported (they keep the watermark undefined).  The watermark then
- * moves once, in the last advance, straight to the end: the call's changes
- * are those of one jump to +infinity, not of a walk through every
- * partition's progress.  Ties in index order, so that the order (and the
- * journal) is deterministic.
- */
-typedef struct FinishItem
-{
-	int			index;
-	int			rank;			/* 0 idle, 1 reported, 2 unreported */
-	int64		progress;
-} FinishItem;
-
-static int
-finish_item_cmp(const void *a, const void *b)
-{
-	const FinishItem *x = (const FinishItem *) a;
-	const FinishItem *y = (const FinishItem *) b;
-
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (x->rank == 1 && x->progress != y->progress)
-		return x->progress > y->progress ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
-}
-
-/*
  * streamforge.finish(pipeline text): the end of the input.  Every partition
  * reports progress 9223372036854775807 (the bigint maximum: +infinity),
  * as advance() would, one journaled advance per partition that is not
@@ -108,23 +78,10 @@ sf_finish_input(PG_FUNCTION_ARGS)
 	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
 	char	   *name = pstrdup(p->def.name);
 	int64		late_before = sf_late_keep(p);
-	int			n = p->def.npartitions;
-	FinishItem *items = palloc(Max(n, 1) * sizeof(FinishItem));
-	int			nitems = 0;
+	int		   *order = palloc(Max(p->def.npartitions, 1) * sizeof(int));
+	int			nitems = sf_finish_order(p, order);
 	SfChangeList changes = {0};
 
-	for (int i = 0; i < n; i++)
-	{
-		const SfPartition *part = &p->partitions[i];
-
-		if (!part->idle && part->has_progress && part->progress == PG_INT64_MAX)
-			continue;			/* finished already */
-		items[nitems].index = i;
-		items[nitems].rank = part->idle ? 0 : part->has_progress ? 1 : 2;
-		items[nitems].progress = part->progress;
-		nitems++;
-	}
-	qsort(items, nitems, sizeof(FinishItem), finish_item_cmp);
 	for (int k = 0; k < nitems; k++)
 	{
 		const char *partition;
@@ -133,7 +90,7 @@ sf_finish_input(PG_FUNCTION_ARGS)
 		/* one journal entry per opening: open again for the next */
 		if (k > 0)
 			p = sf_persist_open(name, true);
-		partition = p->def.partitions[items[k].index];
+		partition = p->def.partitions[order[k]];
 		sf_engine_advance(p, partition, PG_INT64_MAX, &changes);
 		sf_persist_journal_advance(p, partition, PG_INT64_MAX);
 	}

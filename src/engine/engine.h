@@ -23,7 +23,7 @@
  *	final_rows.c	finalized rows rebuilt from the remembered events
  *	limits.c		limits every layer shares, input clipped in messages
  *	progress.c		built-in progress (out_of_orderness), who holds the
- *					watermark
+ *					watermark, the order in which finish advances
  *	aggregates.c	measures pipelines: definitions, per-bucket aggregate state
  *	measures_ops.c	measures pipelines: deliveries, checking the state
  *
@@ -183,6 +183,10 @@ typedef struct SfIdentity
 	bool		late:1;			/* went to the late output instead of windows */
 	bool		forgotten:1;	/* below the horizon: no longer in the table */
 	bool		late_held:1;	/* retention: a late row refers to it */
+	bool		foreign:1;		/* a parallel pipeline's lane only
+								 * (engine/parallel.h): the content of an
+								 * offset whose event another identity
+								 * holds, in no index */
 	char		event_id[FLEXIBLE_ARRAY_MEMBER];	/* not NUL-terminated */
 } SfIdentity;
 
@@ -887,6 +891,7 @@ extern void sf_progress_after_accept(SfPipeline *p, int partition,
 									 int64 event_time, SfChangeList *out);
 extern void sf_progress_holders(const SfPipeline *p, bool *holds,
 								int64 *fastest, bool *has_fastest);
+extern int	sf_finish_order(const SfPipeline *p, int *order);
 
 /* retention.c: the retention horizon of docs/semantics.md, Retention */
 extern bool sf_horizon(const SfPipelineDef *def, bool has_watermark,

@@ -138,6 +138,25 @@ sf_fp_insert(SfFingerprints *fp, uint64 hash, uint16 lane, uint64 loc)
 	fp->n++;
 }
 
+/*
+ * Add every fingerprint of from to fp (a transaction's new ids at its
+ * commit, head.c): its slots are copied, their hashes not computed again.
+ * The caller has checked that none is in fp already.
+ */
+void
+sf_fp_insert_all(SfFingerprints *fp, const SfFingerprints *from)
+{
+	while (fp->n + from->n > (fp->mask + 1) - (fp->mask + 1) / 8)
+		fp_grow(fp);
+	for (uint64 i = 0; i <= from->mask; i++)
+		if (from->slots[i].hash != 0)
+		{
+			fp_put(fp->slots, fp->mask, from->slots[i].hash,
+				   from->slots[i].where);
+			fp->n++;
+		}
+}
+
 /* Start a probe for hash */
 void
 sf_fp_start(SfFpCursor *c, uint64 hash)

@@ -292,6 +292,7 @@ sf_identity_new(SfPipeline *p, const char *event_id, int len, uint32 hash,
 	id->late = false;
 	id->forgotten = false;
 	id->late_held = false;
+	id->foreign = false;
 	sf_copy_bytes(id->event_id, event_id, len);
 	return id;
 }

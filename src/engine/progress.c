@@ -110,3 +110,63 @@ sf_progress_holders(const SfPipeline *p, bool *holds, int64 *fastest,
 			holds[i] = any && part->progress == min;
 	}
 }
+
+/* a partition in the order of sf_finish_order */
+typedef struct FinishItem
+{
+	int			index;
+	int			rank;			/* 0 idle, 1 reported, 2 unreported */
+	int64		progress;
+} FinishItem;
+
+static int
+finish_item_cmp(const void *a, const void *b)
+{
+	const FinishItem *x = (const FinishItem *) a;
+	const FinishItem *y = (const FinishItem *) b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->rank == 1 && x->progress != y->progress)
+		return x->progress > y->progress ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
+}
+
+/*
+ * The partitions finish (docs/progress.md) advances to the bigint maximum,
+ * in its order.  Those that can move the watermark last: idle ones first
+ * (they hold nothing back), then the active ones that reported, highest
+ * progress first, then those that never reported (they keep the
+ * watermark undefined).  The watermark then moves once, in the last
+ * advance, straight to the end: the call's changes are those of one jump
+ * to +infinity, not of a walk through every partition's progress.  Ties
+ * in index order, so that the order (and the journal) is deterministic.
+ * A partition there already (active at the maximum) is left out.  order has
+ * room for def.npartitions indexes; returns how many it holds.  Callers:
+ * api/ingest.c's finish, and a parallel transaction's finish at commit
+ * (head.c), which must decide it on the committed clock.
+ */
+int
+sf_finish_order(const SfPipeline *p, int *order)
+{
+	int			n = p->def.npartitions;
+	FinishItem *items = palloc(Max(n, 1) * sizeof(FinishItem));
+	int			nitems = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		const SfPartition *part = &p->partitions[i];
+
+		if (!part->idle && part->has_progress && part->progress == PG_INT64_MAX)
+			continue;			/* finished already */
+		items[nitems].index = i;
+		items[nitems].rank = part->idle ? 0 : part->has_progress ? 1 : 2;
+		items[nitems].progress = part->progress;
+		nitems++;
+	}
+	qsort(items, nitems, sizeof(FinishItem), finish_item_cmp);
+	for (int k = 0; k < nitems; k++)
+		order[k] = items[k].index;
+	pfree(items);
+	return nitems;
+}
