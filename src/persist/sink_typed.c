@@ -565,4 +565,6 @@ sf_sink_typed_forget(SfSinkTyped *t)
 	t->delete_plan = NULL;
 	t->final_plan = NULL;
 	t->max_plan = NULL;
+	sf_sink_top_forget(t->top);
+	t->top = NULL;
 }
