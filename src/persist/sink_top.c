@@ -35,6 +35,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "nodes/params.h"
 #include "parser/parse_oper.h"
 #include "storage/itemptr.h"
 #include "utils/array.h"
@@ -491,6 +492,84 @@ tid_cmp(const void *a, const void *b)
 }
 
 /*
+ * The scan's receiver: each row is ranked in its window as it comes, and
+ * copied only if it is among the best N so far (rows are not accumulated
+ * in a tuple table)
+ */
+typedef struct TopReceiver
+{
+	DestReceiver pub;
+	SfSinkTop  *top;
+	HTAB	   *windows;
+	MemoryContext cxt;			/* the windows and the rows kept */
+	int			nrows;			/* rows kept, at most */
+} TopReceiver;
+
+static bool
+top_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	TopReceiver *r = (TopReceiver *) self;
+	SfSinkTop  *top = r->top;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	int			ncols = top->nkeys + 1;
+	MemoryContext old;
+	TopWindowKey key;
+	TopWindow  *w;
+	TopRow		cand;
+	TopRow	   *row;
+	bool		found;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	if (top->ssup == NULL)
+		top_sort_support(top, desc, GetMemoryChunkContext(top));
+	memset(&key, 0, sizeof(key));
+	key.start = DatumGetTimestampTz(slot->tts_values[1]);
+	key.end_null = slot->tts_isnull[2];
+	key.end = key.end_null ? 0 : DatumGetTimestampTz(slot->tts_values[2]);
+	w = hash_search(r->windows, &key, HASH_ENTER, &found);
+	cand.vals = &slot->tts_values[3];
+	cand.nulls = &slot->tts_isnull[3];
+	if (found && w->n == top->n &&
+		top_row_cmp(top, &cand, w->best[w->n - 1]) >= 0)
+		return true;			/* not among the best N */
+
+	old = MemoryContextSwitchTo(r->cxt);
+	if (!found)
+	{
+		w->n = 0;
+		w->cap = (int) Min(top->n, 8);
+		w->best = palloc(w->cap * sizeof(TopRow *));
+	}
+	row = palloc(sizeof(TopRow));
+	row->tid = *((ItemPointer) DatumGetPointer(slot->tts_values[0]));
+	row->vals = palloc(ncols * sizeof(Datum));
+	row->nulls = palloc(ncols * sizeof(bool));
+	for (int k = 0; k < ncols; k++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, 3 + k);
+
+		row->nulls[k] = cand.nulls[k];
+		row->vals[k] = cand.nulls[k] ? (Datum) 0 :
+			datumCopy(cand.vals[k], att->attbyval, att->attlen);
+	}
+	top_window_add(top, w, row);
+	r->nrows++;
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+static void
+top_receive_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+top_receive_nothing(DestReceiver *self)
+{
+}
+
+/*
  * The top-N rows of the windows that start at starts, as <name>_top shows
  * them (aggregate_top_snapshot): every row of those windows read once by
  * the address index, the best N of each window kept (rather than the sort
@@ -503,18 +582,14 @@ top_snapshot(SfSinkTop *top, Datum starts, int *nentries)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext cxt;
-	SPITupleTable *scan;
-	HTAB	   *windows;
+	TopReceiver recv;
+	SPIExecuteOptions options;
 	HASHCTL		ctl;
 	HASH_SEQ_STATUS seq;
 	TopWindow  *w;
-	TopRow	   *rows;
 	TopRow	   *winners;
 	Datum	   *tids;
 	TopEntry   *entries;
-	int			nwin = 0;
-	int			nrows;
-	int			ncols = top->nkeys + 1;
 	int			nestlevel;
 
 	*nentries = 0;
@@ -522,68 +597,50 @@ top_snapshot(SfSinkTop *top, Datum starts, int *nentries)
 		return NULL;
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "streamforge top-N",
 								ALLOCSET_DEFAULT_SIZES);
-
-	/* the rows of the windows, planned once per backend by the index */
-	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	if (SPI_execute_plan(top_keep(&top->scan_plan, top->scan_sql, INT8ARRAYOID),
-						 &starts, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "streamforge: could not read the results of an aggregate");
-	AtEOXact_GUC(true, nestlevel);
-	scan = SPI_tuptable;
-	nrows = (int) SPI_processed;
-	if (nrows == 0)
-	{
-		SPI_freetuptable(scan);
-		MemoryContextDelete(cxt);
-		return NULL;
-	}
-	if (top->ssup == NULL)
-		top_sort_support(top, scan->tupdesc, GetMemoryChunkContext(top));
-
-	MemoryContextSwitchTo(cxt);
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(TopWindowKey);
 	ctl.entrysize = sizeof(TopWindow);
 	ctl.hcxt = cxt;
-	windows = hash_create("streamforge top-N windows", 64, &ctl,
-						  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	rows = palloc(nrows * sizeof(TopRow));
-	for (int i = 0; i < nrows; i++)
-	{
-		HeapTuple	tup = scan->vals[i];
-		TopRow	   *row = &rows[i];
-		TopWindowKey key;
-		bool		isnull;
-		bool		found;
+	memset(&recv, 0, sizeof(recv));
+	recv.pub.receiveSlot = top_receive;
+	recv.pub.rStartup = top_receive_startup;
+	recv.pub.rShutdown = top_receive_nothing;
+	recv.pub.rDestroy = top_receive_nothing;
+	recv.pub.mydest = DestNone;
+	recv.top = top;
+	recv.cxt = cxt;
+	recv.windows = hash_create("streamforge top-N windows", 64, &ctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
-		CHECK_FOR_INTERRUPTS();
-		row->tid = *((ItemPointer) DatumGetPointer(heap_getattr(tup, 1, scan->tupdesc, &isnull)));
-		memset(&key, 0, sizeof(key));
-		key.start = DatumGetTimestampTz(heap_getattr(tup, 2, scan->tupdesc, &isnull));
-		key.end = DatumGetTimestampTz(heap_getattr(tup, 3, scan->tupdesc, &key.end_null));
-		if (key.end_null)
-			key.end = 0;
-		row->vals = palloc(ncols * sizeof(Datum));
-		row->nulls = palloc(ncols * sizeof(bool));
-		for (int k = 0; k < ncols; k++)
-			row->vals[k] = heap_getattr(tup, 4 + k, scan->tupdesc, &row->nulls[k]);
-		w = hash_search(windows, &key, HASH_ENTER, &found);
-		if (!found)
-		{
-			w->n = 0;
-			w->cap = (int) Min(top->n, 8);
-			w->best = palloc(w->cap * sizeof(TopRow *));
-			nwin++;
-		}
-		top_window_add(top, w, row);
+	/* the rows of the windows, planned once per backend by the index */
+	memset(&options, 0, sizeof(options));
+	options.params = makeParamList(1);
+	options.params->numParams = 1;
+	options.params->params[0].value = starts;
+	options.params->params[0].isnull = false;
+	options.params->params[0].pflags = PARAM_FLAG_CONST;
+	options.params->params[0].ptype = INT8ARRAYOID;
+	options.read_only = false;
+	options.dest = &recv.pub;
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	/* (a SELECT whose rows go to another receiver is SPI_OK_UTILITY) */
+	if (SPI_execute_plan_extended(top_keep(&top->scan_plan, top->scan_sql, INT8ARRAYOID),
+								  &options) != SPI_OK_UTILITY)
+		elog(ERROR, "streamforge: could not read the results of an aggregate");
+	AtEOXact_GUC(true, nestlevel);
+	if (recv.nrows == 0)
+	{
+		MemoryContextDelete(cxt);
+		return NULL;
 	}
+	MemoryContextSwitchTo(cxt);
 
 	/* the winners, with their ranks, by ctid */
-	winners = palloc(nrows * sizeof(TopRow));
+	winners = palloc(recv.nrows * sizeof(TopRow));
 	*nentries = 0;
-	hash_seq_init(&seq, windows);
+	hash_seq_init(&seq, recv.windows);
 	while ((w = hash_seq_search(&seq)) != NULL)
 		for (int r = 0; r < w->n; r++)
 		{
@@ -595,7 +652,6 @@ top_snapshot(SfSinkTop *top, Datum starts, int *nentries)
 	tids = palloc(*nentries * sizeof(Datum));
 	for (int i = 0; i < *nentries; i++)
 		tids[i] = PointerGetDatum(&winners[i].tid);
-	SPI_freetuptable(scan);
 
 	/* their rows, as jsonb */
 	{
