@@ -7,18 +7,33 @@
  * A write call that changes the results of an aggregate with a top-N
  * changes the top-N only in the windows of its changes.  sink_emit
  * (sink.c) takes, before it writes the results, the top-N rows of those
- * windows (streamforge_internal.aggregate_top_snapshot, which reads the
- * view <name>_top restricted to the windows' starts), and after it wrote
- * them (and the measures' aggregates) hands the snapshot to
- * streamforge_internal.aggregate_top_apply, which
+ * windows (sf_sink_top_before), and after it wrote them (and the
+ * measures' aggregates) hands that snapshot to sf_sink_top_apply, which
  * takes the new rows of the same windows and writes the difference to
  * streamforge.top_changelog: a row that left the top N is a 'delete', one
- * that entered an 'insert', one whose rank or values changed an 'update'
- * (67_aggregates_top.sql).  Then results_retention's trim, with the
- * 'delete's of the rows it drops (aggregate_top_trim: the windows it
- * trims are often not among the call's).  So the work is bounded by the
- * groups of the changed and trimmed windows, and the changelog is exact
- * against the view at every call.
+ * that entered an 'insert', one whose rank or values changed an 'update'.
+ * Then results_retention's trim, with the 'delete's of the rows it drops
+ * (aggregate_top_trim: the windows it trims are often not among the
+ * call's).  So the work is bounded by the groups of the changed and
+ * trimmed windows, and the changelog is exact against the view at every
+ * call.
+ *
+ * Two ways to the same rows.  An aggregate with a results table of its
+ * own (SfSinkTyped) and no PARTITION BY beyond the window is ranked here
+ * (0.4.0, issue 44 item 7): the rows of the windows are read by the
+ * table's address index (start_u) and handed to a receiver that keeps the
+ * best N of each window with the comparators of <name>_top's
+ * row_number() (top_sort_support); only those rows are then read as
+ * jsonb, by the expressions aggregate_top_snapshot uses on the view (the
+ * columns of <name> but final; the identity: window and grouping
+ * columns); the difference is taken and ordered as aggregate_top_apply
+ * takes it (top_write), and inserted by a kept plan.  Any other aggregate
+ * goes through the SQL functions aggregate_top_snapshot and
+ * aggregate_top_apply (67_aggregates_top.sql), which resync_outputs and
+ * aggregate_top_trim use too.  The description of the top-N and the kept
+ * plans (SfSinkTop) live with the sink's configuration (sink.c), and are
+ * dropped when it is reloaded (a change of streamforge.aggregate
+ * invalidates it).
  *
  * Runs inside sink_emit's SPI connection, as the extension's owner.
  *
