@@ -90,7 +90,7 @@ struct SfSinkTop
 	SPIPlanPtr	rows_plan;
 };
 
-/* One row of the results table read by the scan (top_select) */
+/* One row of the results table read by the scan (top_receive) */
 typedef struct TopRow
 {
 	ItemPointerData tid;
