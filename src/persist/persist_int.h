@@ -195,6 +195,7 @@ typedef struct SfSinkTyped
 	SPIPlanPtr	delete_plan;	/* kept plans of the table, or NULL */
 	SPIPlanPtr	final_plan;
 	SPIPlanPtr	max_plan;
+	struct SfSinkTop *top;		/* its top-N (sink_top.c), or NULL */
 } SfSinkTyped;
 
 extern int64 sf_sink_typed_max_start(SfSinkTyped *t);
@@ -206,10 +207,13 @@ extern void sf_sink_typed_final(SfSinkTyped *t, int64 below);
 extern void sf_sink_typed_forget(SfSinkTyped *t);
 
 /* sink_top.c: the top-N of an aggregate, kept with its results */
-extern Datum sf_sink_top_starts(const SfChangeList *changes);
-extern Datum sf_sink_top_snapshot(Datum name, Datum starts);
-extern void sf_sink_top_apply(Datum name, Datum starts, Datum before);
+typedef struct SfSinkTop SfSinkTop;
+typedef struct SfTopSnapshot SfTopSnapshot;
+extern SfTopSnapshot *sf_sink_top_before(Datum name, SfSinkTyped *typed,
+										 const SfChangeList *changes);
+extern void sf_sink_top_apply(SfTopSnapshot *before);
 extern void sf_sink_top_trim(Datum name);
+extern void sf_sink_top_forget(SfSinkTop *top);
 
 /* coldload.c: cold-load estimate and background snapshots (issue 39) */
 extern void sf_coldload_init(void);

@@ -497,8 +497,7 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	int			from;
 	SfSavedUser saved;
 	bool		top;
-	Datum		top_starts = (Datum) 0;
-	Datum		top_before = (Datum) 0;
+	SfTopSnapshot *top_before = NULL;
 	int64		final_below;
 
 	if (changes->n == 0 && nlate == 0 && p->finalized == p->finalized_synced)
@@ -548,10 +547,7 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	/* a top-N: its rows in the changed windows, before (sink_top.c) */
 	top = cfg->top && cfg->results && changes->n > 0;
 	if (top)
-	{
-		top_starts = sf_sink_top_starts(changes);
-		top_before = sf_sink_top_snapshot(name, top_starts);
-	}
+		top_before = sf_sink_top_before(name, cfg->typed, changes);
 
 	if (cfg->results && changes->n > 0)
 	{
@@ -570,7 +566,7 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 
 	/* the top-N's changes: its rows in the same windows, after */
 	if (top)
-		sf_sink_top_apply(name, top_starts, top_before);
+		sf_sink_top_apply(top_before);
 
 	if (cfg->results && changes->n > 0)
 	{

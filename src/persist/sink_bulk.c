@@ -62,6 +62,7 @@
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "nodes/primnodes.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -82,8 +83,12 @@ typedef struct SfBulk
 	ResultRelInfo *rri;
 	BulkInsertState bistate;
 	CommandId	cid;
-	bool		check;			/* has constraints to check */
-	bool		generated;		/* has stored generated columns */
+	bool		check;			/* has CHECK constraints */
+	bool		notnull;		/* has NOT NULL columns */
+	bool		generated;		/* has stored generated columns ... */
+	int		   *copies;			/* ... and, if each is a copy of another
+								 * column of its type, which: the attribute
+								 * index, -1 for others; else NULL */
 	TupleTableSlot *slots[SF_BULK_BUFFERED];
 	int			nslots;			/* slots made */
 	int			nused;			/* slots filled, not yet written */
@@ -112,6 +117,68 @@ bulk_flush(SfBulk *b)
 		ResetPerTupleExprContext(b->estate);
 	}
 	b->nused = 0;
+}
+
+/*
+ * The stored generated columns of rel when each is a plain copy of another
+ * column of the same type and typmod (a one-measure aggregate's count, as
+ * aggregate_make_table makes it): copies[a] is the attribute index it
+ * copies, -1 for the other columns.  NULL when any is an expression: then
+ * ExecComputeStoredGenerated computes them (and materializes the row, which
+ * a copy need not: table_multi_insert forms the tuple anyway).
+ */
+static int *
+bulk_generated_copies(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int		   *copies = palloc(desc->natts * sizeof(int));
+
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		Node	   *expr;
+		Var		   *var;
+		Form_pg_attribute src;
+
+		copies[a] = -1;
+		if (att->attisdropped || att->attgenerated != ATTRIBUTE_GENERATED_STORED)
+			continue;
+		expr = build_column_default(rel, a + 1);
+		if (expr == NULL || !IsA(expr, Var))
+			break;
+		var = (Var *) expr;
+		if (var->varlevelsup != 0 || var->varattno <= 0 ||
+			var->varattno > desc->natts)
+			break;
+		src = TupleDescAttr(desc, var->varattno - 1);
+		if (src->attisdropped || src->attgenerated ||
+			src->atttypid != att->atttypid || src->atttypmod != att->atttypmod ||
+			var->vartype != att->atttypid || var->vartypmod != att->atttypmod)
+			break;
+		copies[a] = var->varattno - 1;
+	}
+	for (int a = 0; a < desc->natts; a++)
+		if (copies[a] < 0 && !TupleDescAttr(desc, a)->attisdropped &&
+			TupleDescAttr(desc, a)->attgenerated == ATTRIBUTE_GENERATED_STORED)
+		{
+			pfree(copies);
+			return NULL;
+		}
+	return copies;
+}
+
+/*
+ * Whether a NOT NULL column of the row is null: only then need
+ * ExecConstraints look at it (without CHECK constraints), and it raises the
+ * error an INSERT statement would
+ */
+static bool
+bulk_has_null(TupleDesc desc, TupleTableSlot *slot)
+{
+	for (int a = 0; a < desc->natts; a++)
+		if (slot->tts_isnull[a] && TupleDescAttr(desc, a)->attnotnull)
+			return true;
+	return false;
 }
 
 /*
@@ -215,8 +282,10 @@ sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols, int ncols, int n)
 	/* a ring of buffers for large writes only, as COPY's */
 	b.bistate = n >= SF_BULK_BUFFERED ? GetBulkInsertState() : NULL;
 	b.cid = GetCurrentCommandId(true);
-	b.check = desc->constr != NULL;
+	b.check = desc->constr != NULL && desc->constr->num_check > 0;
+	b.notnull = desc->constr != NULL && desc->constr->has_not_null;
 	b.generated = desc->constr != NULL && desc->constr->has_generated_stored;
+	b.copies = b.generated ? bulk_generated_copies(b.rel) : NULL;
 	b.nslots = 0;
 	b.nused = 0;
 
@@ -259,9 +328,18 @@ sf_bulk_insert_rel(Oid relid, const SfBulkColumn *cols, int ncols, int n)
 			}
 		}
 		ExecStoreVirtualTuple(slot);
-		if (b.generated)
+		if (b.copies != NULL)
+		{
+			for (a = 0; a < natts; a++)
+				if (b.copies[a] >= 0)
+				{
+					slot->tts_values[a] = slot->tts_values[b.copies[a]];
+					slot->tts_isnull[a] = slot->tts_isnull[b.copies[a]];
+				}
+		}
+		else if (b.generated)
 			ExecComputeStoredGenerated(b.rri, b.estate, slot, CMD_INSERT);
-		if (b.check)
+		if (b.check || (b.notnull && bulk_has_null(desc, slot)))
 			ExecConstraints(b.rri, slot, b.estate);
 		b.nused++;
 		if (b.nused == SF_BULK_BUFFERED)

@@ -209,30 +209,83 @@ typed_layout(Relation rel, SfPipeline *p, SfSinkTyped *t, SfTypedLayout *l)
 }
 
 /*
+ * The elements of a key text in the simple form array_out gives a
+ * one-dimensional array whose elements need no quoting: "{a,b,...}" with
+ * no quote, backslash, brace, bracket or space inside and no empty
+ * element, an element NULL (any case) being a null, as array_in reads it.
+ * Returns false for any other text (array_in reads it).
+ */
+static bool
+key_parts_simple(const char *data, int len, int maxpart, char **parts,
+				 bool *nulls)
+{
+	int			part = 1;
+	int			from = 1;
+
+	if (len < 2 || data[0] != '{' || data[len - 1] != '}')
+		return false;
+	if (len == 2)
+		return true;			/* an empty array: no parts */
+	for (int i = 1; i < len; i++)
+	{
+		char		c = data[i];
+
+		if (c == ',' || i == len - 1)
+		{
+			int			n = i - from;
+
+			if (n == 0)
+				return false;	/* an empty element: array_in's error */
+			if (part <= maxpart)
+			{
+				nulls[part] = (n == 4 && pg_strncasecmp(data + from, "NULL", 4) == 0);
+				parts[part] = nulls[part] ? NULL : pnstrdup(data + from, n);
+			}
+			part++;
+			from = i + 1;
+		}
+		else if (c == '"' || c == '\\' || c == '{' || c == '}' ||
+				 c == '[' || c == ']' || c == ' ' || c == '\t' ||
+				 c == '\n' || c == '\r' || c == '\v' || c == '\f')
+			return false;
+	}
+	return true;
+}
+
+/*
  * The parts of the key text (an ARRAY[...] of text, as the engine keeps
- * it) into parts[1..maxpart] (NULL: missing or NULL; a key of more than
- * one dimension has none, as aggregate_key_part answers)
+ * it) into parts[1..maxpart], as C strings (NULL: missing or NULL; a key
+ * of more than one dimension has none, as aggregate_key_part answers)
  */
 static void
-key_parts(SfTypedLayout *l, const SfString *key, Datum *parts, bool *nulls)
+key_parts(SfTypedLayout *l, const SfString *key, char **parts, bool *nulls)
 {
 	int			maxpart = l->maxpart;
-	char	   *text = pnstrdup(key->data, key->len);
+	char	   *str;
 	ArrayType  *a;
 	Datum	   *elems;
 	bool	   *enulls;
 	int			n;
 
 	for (int i = 1; i <= maxpart; i++)
+	{
 		nulls[i] = true;
-	a = DatumGetArrayTypeP(InputFunctionCall(&l->array_in, text, TEXTOID, -1));
+		parts[i] = NULL;
+	}
+	if (key_parts_simple(key->data, key->len, maxpart, parts, nulls))
+		return;
+	for (int i = 1; i <= maxpart; i++)
+		nulls[i] = true;
+	str = pnstrdup(key->data, key->len);
+	a = DatumGetArrayTypeP(InputFunctionCall(&l->array_in, str, TEXTOID, -1));
 	if (ARR_NDIM(a) > 1)
 		return;
 	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &n);
 	for (int i = 1; i <= maxpart && i <= n; i++)
 	{
 		nulls[i] = enulls[i - 1];
-		parts[i] = elems[i - 1];
+		if (!nulls[i])
+			parts[i] = TextDatumGetCString(elems[i - 1]);
 	}
 }
 
@@ -425,7 +478,7 @@ sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 	Datum	   *keys = palloc(n * sizeof(Datum));
 	Datum	   *starts = palloc(n * sizeof(Datum));
 	Datum	   *ends = palloc(n * sizeof(Datum));
-	Datum	   *parts;
+	char	  **parts;
 	bool	   *pnulls;
 	int			nput = 0;
 
@@ -446,7 +499,7 @@ sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 		cols[k].values = palloc(n * sizeof(Datum));
 		cols[k].nulls = palloc0(n * sizeof(bool));
 	}
-	parts = palloc((l.maxpart + 1) * sizeof(Datum));
+	parts = palloc((l.maxpart + 1) * sizeof(char *));
 	pnulls = palloc((l.maxpart + 1) * sizeof(bool));
 
 	for (int i = 0; i < n; i++)
@@ -475,7 +528,7 @@ sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 					*isnull = pnulls[tc->arg];
 					if (!*isnull)
 						*v = InputFunctionCall((FmgrInfo *) &tc->in,
-											   TextDatumGetCString(parts[tc->arg]),
+											   parts[tc->arg],
 											   tc->ioparam, -1);
 					break;
 				case TS_START:
@@ -565,4 +618,6 @@ sf_sink_typed_forget(SfSinkTyped *t)
 	t->delete_plan = NULL;
 	t->final_plan = NULL;
 	t->max_plan = NULL;
+	sf_sink_top_forget(t->top);
+	t->top = NULL;
 }
