@@ -69,6 +69,13 @@ extern SfDirectIngestFn sfk_direct_entry(bool measures, Oid *proc);
 extern bool sfk_direct_usable(SfDirectIngestFn fn, Oid proc);
 extern void sfk_direct_fill(SfDirectDelivery *d, int *bad, const Datum *values,
 							const bool *nulls, char **pname, bool measures);
+extern void sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
+									   int32 *kparts, int *trailing, Datum *rows,
+									   bool *rownulls, int n);
+extern bool sfk_aggregate_direct(bool measures);
+extern void sfk_aggregate_deliver_values(const char *pipeline, bool measures, int nparts,
+										 int32 *kparts, int *trailing, Datum *vals,
+										 bool *nulls, bool *rownulls, int n);
 
 /* module.c */
 extern PGDLLEXPORT void sfk_launcher_main(Datum arg);
@@ -127,9 +134,6 @@ extern Datum sfk_convert_field(Oid type, FmgrInfo *in, Oid ioparam, const char *
 extern char *sfk_json_lookup(Jsonb *j, const char *const *path, int n, const char *field);
 extern void sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
 								  int32 *kparts, int *trailing);
-extern void sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
-									   int32 *kparts, int *trailing, Datum *rows,
-									   bool *rownulls, int n);
 extern void sfk_run_aggregate(SPIPlanPtr plan, Datum *args, Oid relid,
 							  const char *pipeline, bool measures, int nparts,
 							  int32 *kparts, int *trailing);
