@@ -10,7 +10,9 @@
  * UTC timestamp is read directly), and the attachment's expressions
  * (WHERE, key, event time, value or measures) apply to the rows exactly as
  * the INSERT trigger applies them to its transition table.  The deliveries
- * go in as aggmap.c's do (sfk_aggregate_deliver_rows).
+ * go in as aggmap.c's do (sfk_aggregate_deliver_rows, direct.c), or, when
+ * they go to the core's C entry, as the fields of the row expression taken
+ * apart (split_expr): no delivery tuple to form and deform, no key array.
  *
  * The expressions are not run by a statement over an array of rows: the
  * statement that would (sfk_aggrow_prepare) is analysed at each batch and
@@ -806,10 +808,12 @@ split_eval(Split *sp, ExprContext *econtext, Datum *values, bool *isnull)
  * deliveries of those that match (trailing: as sfk_run_aggregate).
  *
  * The statement's expression is planned as a statement's would be
- * (expression_planner) and initialised by the executor (ExecPrepareExpr
- * checks EXECUTE on its functions); each message's columns go straight
- * into the slot it is evaluated over, in the batch's memory, where the
- * deliveries live until they are ingested.
+ * (expression_planner) and initialised by the executor (ExecInitExpr
+ * checks EXECUTE on its functions), whole or, for the C entry, in parts
+ * (split_expr); each message's columns go straight into the slot it is
+ * evaluated over, in the batch's memory, where the deliveries live until
+ * they are ingested.  Whether the C entry takes the batch is decided
+ * first, as the subscriber (sfk_aggregate_direct checks its EXECUTE).
  */
 void
 sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,

@@ -11,11 +11,12 @@
  *   aggmap.c   the mapping of a subscription that feeds an aggregate
  *              (subscribe_aggregate), the field functions
  *   aggrow.c   the rows of such a subscription made in C, the attachment's
- *              expressions applied by one statement per batch
+ *              expression evaluated for each row, in parts for the C entry
  *   elems.c    the arrays of a batch's statement
  *   json.c     the values of a few keys of a JSON message, in one pass
  *   direct.c   the core's C write entry (src/api/direct.h), found through
  *              ingest_batch's library, for the batches of cmap.c, aggmap.c
+ *              and aggrow.c; an aggregate subscription's deliveries
  *   client.c   librdkafka handles from a subscription's brokers and
  *              options, topic metadata (topic_partitions)
  *   options.c  the options a role may set (the allowlist), librdkafka's
