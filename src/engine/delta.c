@@ -268,32 +268,19 @@ event_decide(SfTxn *t, const SfClockView *c, const SfIdentity *id,
 {
 	const SfPipelineDef *def = &t->head->p->def;
 	int			cap = t->head->p->assign_cap;
-	int			n = 0;
+	int			n;
 	bool		any = false;
 	int64		min_end = 0;
 
 	*total = 0;
-	if (c->has_watermark)
+	if (sf_event_late(def, c->has_watermark, c->watermark, id->event_time))
+		return SF_TXN_LATE;
+	n = sf_assign_all(def, id->event_time, t->starts, t->ends, cap, counts);
+	for (int j = 0; j < n; j++)
 	{
-		int128		limit = (int128) id->event_time + def->lateness;
-
-		if (limit > PG_INT64_MAX)
-			sf_raise_out_of_range("event_time plus lateness", NULL);
-		if (limit < c->watermark)
-			return SF_TXN_LATE;
-	}
-	for (int w = 0; w < def->nwindows; w++)
-	{
-		counts[w] = sf_assign_windows(&def->windows[w], id->event_time,
-									  def->lateness, t->starts + n,
-									  t->ends + n, cap - n);
-		for (int j = n; j < n + counts[w]; j++)
-		{
-			if (!any || t->ends[j] < min_end)
-				min_end = t->ends[j];
-			any = true;
-		}
-		n += counts[w];
+		if (!any || t->ends[j] < min_end)
+			min_end = t->ends[j];
+		any = true;
 	}
 	*total = n;
 	if (any && c->has_watermark && min_end <= c->watermark)
@@ -462,14 +449,6 @@ txn_partition(SfTxn *t, const char *name)
 }
 
 static inline bool
-identity_matches(const SfIdentity *id, const SfDelivery *d)
-{
-	return id->event_time == d->event_time && id->value == d->value &&
-		id->key->len == (uint32) d->key_len &&
-		memcmp(id->key->data, d->key, d->key_len) == 0;
-}
-
-static inline bool
 same_event_id(const SfIdentity *id, const char *event_id, int len)
 {
 	return id->event_id_len == (uint32) len &&
@@ -531,40 +510,13 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 	t->deliveries++;
 
 	/* offsets, on the lane: exact, the claim makes it this writer's */
-	if (d->source_offset < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, def->name),
-				 errdetail("Offset " INT64_FORMAT " is negative; offsets start at 0.",
-						   d->source_offset)));
-	if (d->source_offset <= part->consumed)
+	if (sf_offset_check(lane, part, d, NULL, &id))
 	{
-		id = sf_partition_slot(lane, part, d->source_offset);
 		Assert(id != NULL);		/* no retention: every offset is held */
-		if (same_event_id(id, d->event_id, d->event_id_len) &&
-			identity_matches(id, d))
-		{
-			lane->offset_replays++;
-			lane->mutations++;
-			t->replays++;
-			return;
-		}
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, def->name),
-				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%s\").",
-						   d->source_offset,
-						   sf_msg_str(id->event_id, id->event_id_len))));
+		sf_count_replay(lane);
+		t->replays++;
+		return;
 	}
-	if (d->source_offset != part->consumed + 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, def->name),
-				 errdetail("Expected offset " INT64_FORMAT ", got " INT64_FORMAT ".",
-						   part->consumed + 1, d->source_offset)));
 
 	/*
 	 * identity: this transaction's new ids, then every committed one (the
@@ -578,16 +530,8 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 					 &handle);
 	if (id != NULL)
 	{
-		if (!identity_matches(id, d))
-			ereport(ERROR,
-					(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
-					 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
-							sf_msg_str(d->event_id, d->event_id_len),
-							def->name),
-					 errdetail("The event was first delivered with key \"%s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
-							   sf_msg_str(id->key->data, id->key->len),
-							   id->event_time, id->value),
-					 errhint("A different event needs a new event_id.")));
+		if (!sf_identity_matches(id, d))
+			sf_identity_conflict(h->lanes[flane], d, id);
 		/* a duplicate: consumes the offset, changes nothing else */
 		if (flane != pi)
 		{
@@ -692,6 +636,16 @@ sf_txn_end_call(SfTxn *t)
 	t->ncalls++;
 }
 
+/* dst, a view of as many partitions, becomes a copy of src */
+static void
+clock_view_copy(SfClockView *dst, const SfClockView *src)
+{
+	Assert(dst->n == src->n);
+	memcpy(dst->parts, src->parts, src->n * sizeof(SfClockPart));
+	dst->has_watermark = src->has_watermark;
+	dst->watermark = src->watermark;
+}
+
 /*
  * A subtransaction begins: remember where the transaction is.  Marks nest
  * as subtransactions do; each is the caller's (persist keeps one per
@@ -706,9 +660,7 @@ sf_txn_mark(SfTxn *t, SfTxnMark *m)
 	m->ncalls = t->ncalls;
 	m->view.n = t->view.n;
 	m->view.parts = palloc(Max(t->view.n, 1) * sizeof(SfClockPart));
-	memcpy(m->view.parts, t->view.parts, t->view.n * sizeof(SfClockPart));
-	m->view.has_watermark = t->view.has_watermark;
-	m->view.watermark = t->view.watermark;
+	clock_view_copy(&m->view, &t->view);
 	m->deliveries = t->deliveries;
 	m->unique = t->unique;
 	m->late = t->late;
@@ -747,9 +699,7 @@ sf_txn_rollback_to(SfTxn *t, const SfTxnMark *m)
 	}
 	t->nops = m->nops;
 	t->ncalls = m->ncalls;
-	memcpy(t->view.parts, m->view.parts, m->view.n * sizeof(SfClockPart));
-	t->view.has_watermark = m->view.has_watermark;
-	t->view.watermark = m->view.watermark;
+	clock_view_copy(&t->view, &m->view);
 	t->deliveries = m->deliveries;
 	t->unique = m->unique;
 	t->late = m->late;

@@ -196,20 +196,12 @@ static void
 apply_alone(SfPipeline *p, const SfIdentity *id, SfChangeList *out)
 {
 	int		   *nassigned = p->assign_counts;
-	int			total = 0;
 	int			k = 0;
 	SfString   *key;
 
-	for (int w = 0; w < p->def.nwindows; w++)
-	{
-		nassigned[w] = sf_assign_windows(&p->def.windows[w], id->event_time,
-										 p->def.lateness,
-										 p->assign_starts + total,
-										 p->assign_ends + total,
-										 p->assign_cap - total);
-		total += nassigned[w];
-	}
-	sf_check_live_buckets(p, total);
+	sf_check_live_buckets(p, sf_assign_all(&p->def, id->event_time,
+										   p->assign_starts, p->assign_ends,
+										   p->assign_cap, nassigned));
 	sf_op_begin(p);
 	key = sf_intern_key_hashed(p, id->key->data, id->key->len, id->key->hash);
 	for (int w = 0; w < p->def.nwindows; w++)
