@@ -106,15 +106,20 @@ delta_equal(const SfDeltaKey *a, const SfDeltaKey *b)
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/*
+ * Add identity id to the delta's address (window, its key, start).  A
+ * measures pipeline's words are added with the identity's arrival number,
+ * local to the transaction until the commit rebases them (design 13, risk
+ * 10); their memory is t->mp's.
+ */
 static void
-delta_add(SfTxn *t, int window, const SfString *key, int64 start, int64 end,
-		  int64 value)
+delta_add(SfTxn *t, int window, const SfIdentity *id, int64 start, int64 end)
 {
 	SfDeltaKey	k;
 	SfDeltaEntry *e;
 	bool		found;
 
-	k.key = key;
+	k.key = id->key;
 	k.start = start;
 	k.window = window;
 	e = sf_deltatab_insert(t->delta, k, &found);
@@ -122,8 +127,28 @@ delta_add(SfTxn *t, int window, const SfString *key, int64 start, int64 end,
 	{
 		e->end = end;
 		memset(&e->agg, 0, sizeof(SfAgg));
+		if (unlikely(t->mp != NULL))
+			e->agg.ext = sf_magg_alloc(t->mp);
 	}
-	sf_agg_add(&e->agg, value);
+	sf_agg_add(&e->agg, id->value);
+	if (unlikely(t->mp != NULL))
+		sf_magg_add(t->mp, &e->agg, id);
+}
+
+/* Empty the delta (to be rebuilt), freeing its variable-size states */
+static void
+delta_reset(SfTxn *t)
+{
+	if (t->mp != NULL && t->mp->def.measures->nvar > 0)
+	{
+		sf_deltatab_iterator it;
+		SfDeltaEntry *e;
+
+		sf_deltatab_start_iterate(t->delta, &it);
+		while ((e = sf_deltatab_iterate(t->delta, &it)) != NULL)
+			sf_magg_release(t->mp->def.measures, e->agg.ext);
+	}
+	sf_deltatab_reset(t->delta);
 }
 
 /* The number of addresses in the delta */
@@ -301,8 +326,7 @@ event_to_delta(SfTxn *t, const SfIdentity *id, const int *counts)
 	for (int w = 0; w < def->nwindows; w++)
 	{
 		for (int j = 0; j < counts[w]; j++)
-			delta_add(t, w, id->key, t->starts[k + j], t->ends[k + j],
-					  id->value);
+			delta_add(t, w, id, t->starts[k + j], t->ends[k + j]);
 		k += counts[w];
 	}
 }
@@ -329,7 +353,7 @@ sf_txn_decide(SfTxn *t, const SfPipeline *clock, bool rebuild)
 
 	sf_clock_view_init(&c, clock);
 	if (rebuild)
-		sf_deltatab_reset(t->delta);
+		delta_reset(t);
 	for (int64 i = 0; i < t->nops; i++)
 	{
 		SfTxnOp    *op = &t->ops[i];
@@ -405,6 +429,14 @@ sf_txn_begin(MemoryContext parent, SfHead *h)
 			t->has_sessions = true;
 	t->starts = palloc(h->p->assign_cap * sizeof(int64));
 	t->ends = palloc(h->p->assign_cap * sizeof(int64));
+	if (h->p->def.measures != NULL)
+	{
+		/* the delta's measures words and states: a pipeline's memory */
+		SfPipelineDef mdef = h->p->def;
+
+		mdef.nwindows = 0;
+		t->mp = sf_pipeline_create(cxt, &mdef);
+	}
 	MemoryContextSwitchTo(old);
 	return t;
 }
@@ -486,16 +518,18 @@ fp_find(SfHead *h, const SfFingerprints *fp, uint64 hash,
 /*
  * Deliver one event (engine.c's sf_engine_ingest_hashed, in a lane): the
  * partition's lane must be claimed by this transaction (the layers above
- * hold the claim).  Nothing is returned: the changes are the commit's.
+ * hold the claim).  mv: its measures (a measures pipeline's, width words,
+ * checked by the caller as sf_engine_ingest_measures's are), else NULL.
+ * Nothing is returned: the changes are the commit's.
  */
-void
-sf_txn_ingest(SfTxn *t, const SfDelivery *d)
+static void
+txn_ingest(SfTxn *t, const SfDelivery *d, const int64 *mv)
 {
 	SfHead	   *h = t->head;
 	const SfPipelineDef *def = &h->p->def;
-	int			pi = txn_partition(t, d->partition);
-	SfPipeline *lane = h->lanes[pi];
-	SfPartition *part = &lane->partitions[pi];
+	int			pi;
+	SfPipeline *lane;
+	SfPartition *part;
 	SfIdentity *id;
 	SfString   *key;
 	uint64		fph;
@@ -507,10 +541,16 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 	SfTxnOp    *op;
 
 	Assert(!t->committed);
+	/* the serial engine's order: the measures before the partition */
+	if ((def->measures != NULL) != (mv != NULL))
+		sf_measures_arity_error(h->p, mv == NULL ? -1 : 0);
+	pi = txn_partition(t, d->partition);
+	lane = h->lanes[pi];
+	part = &lane->partitions[pi];
 	t->deliveries++;
 
 	/* offsets, on the lane: exact, the claim makes it this writer's */
-	if (sf_offset_check(lane, part, d, NULL, &id))
+	if (sf_offset_check(lane, part, d, mv, &id))
 	{
 		Assert(id != NULL);		/* no retention: every offset is held */
 		sf_count_replay(lane);
@@ -530,7 +570,9 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 					 &handle);
 	if (id != NULL)
 	{
-		if (!sf_identity_matches(id, d))
+		if (!sf_identity_matches(id, d) ||
+			(unlikely(mv != NULL) &&
+			 !sf_measures_match(h->lanes[flane], id, mv)))
 			sf_identity_conflict(h->lanes[flane], d, id);
 		/* a duplicate: consumes the offset, changes nothing else */
 		if (flane != pi)
@@ -547,6 +589,8 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 			copy->value = d->value;
 			copy->late = id->late;
 			copy->foreign = true;
+			if (unlikely(mv != NULL))
+				sf_id_put_measures(lane, copy, 0, mv);
 		}
 		sf_partition_append(lane, pi, handle);
 		t->duplicates++;
@@ -572,6 +616,8 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 	id->event_time = d->event_time;
 	id->value = d->value;
 	id->late = (flags & SF_TXN_LATE) != 0;
+	if (unlikely(mv != NULL))
+		sf_id_put_measures(lane, id, t->unique + 1, mv);	/* local arrival */
 	lane->nidentities++;
 	sf_partition_append(lane, pi, handle);
 	sf_fp_insert(t->newids, fph, (uint16) pi, handle);
@@ -591,6 +637,19 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 			event_to_delta(t, id, counts);
 		sf_clock_view_accept(&t->view, def, pi, d->event_time);
 	}
+}
+
+void
+sf_txn_ingest(SfTxn *t, const SfDelivery *d)
+{
+	txn_ingest(t, d, NULL);
+}
+
+/* A measures pipeline's delivery (sf_engine_ingest_measures's) */
+void
+sf_txn_ingest_measures(SfTxn *t, const SfDelivery *d, const int64 *measures)
+{
+	txn_ingest(t, d, measures);
 }
 
 /* A partition's report: a head op, sequenced at commit */

@@ -218,6 +218,11 @@ extern bool sf_measures_match(const SfPipeline *p, const SfIdentity *id,
 extern void sf_id_set_measures(SfPipeline *p, SfIdentity *id,
 							   const int64 *measures);
 extern void sf_magg_merge(SfPipeline *p, SfAgg *into, const SfAgg *from);
+extern void sf_id_put_measures(const SfPipeline *p, SfIdentity *id,
+							   int64 arrival, const int64 *measures);
+extern void sf_id_copy_measures(const SfPipeline *p, SfIdentity *dst,
+								const SfPipeline *sp, const SfIdentity *src);
+extern void sf_magg_rebase(const SfMeasuresDef *md, int64 *ext, int64 base);
 extern int64 *sf_magg_alloc(SfPipeline *p);
 extern void sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from);
 

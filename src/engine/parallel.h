@@ -206,6 +206,17 @@ typedef struct SfTxn
 	int64		alone;
 	int64		duplicates;
 	int64		replays;
+
+	/*
+	 * A measures pipeline: mp holds the delta's measures words and states
+	 * (a pipeline without windows, in cxt; NULL otherwise).  Its unique
+	 * events are numbered 1, 2, ... in log order (their lane identities'
+	 * arrival), and the commit rebases them after the head's arrivals:
+	 * arrival_base is the head's arrivals before the commit (design 13,
+	 * risk 10, "Step 1, verified").
+	 */
+	SfPipeline *mp;
+	int64		arrival_base;
 } SfTxn;
 
 /*
@@ -237,6 +248,8 @@ extern void sf_clock_view_accept(SfClockView *c, const SfPipelineDef *def,
 								 int partition, int64 event_time);
 extern SfTxn *sf_txn_begin(MemoryContext parent, SfHead *h);
 extern void sf_txn_ingest(SfTxn *t, const SfDelivery *d);
+extern void sf_txn_ingest_measures(SfTxn *t, const SfDelivery *d,
+								   const int64 *measures);
 extern void sf_txn_advance(SfTxn *t, const char *partition, int64 progress);
 extern void sf_txn_mark_idle(SfTxn *t, const char *partition);
 extern void sf_txn_finish(SfTxn *t);
