@@ -366,6 +366,8 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 		if (p->ndirty != 0)
 			elog(ERROR, "streamforge: a transaction delta touched a visible row");
 		p->busy = false;
+		if (ma.words != NULL)
+			pfree(ma.words);
 	}
 
 	/* the log, in call order */
