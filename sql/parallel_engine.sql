@@ -116,6 +116,8 @@ SET streamforge.max_live_buckets = 34;
 SELECT (pe_check('pe_fixed', 400, 10)).*;
 SET streamforge.max_live_buckets = 160;
 SELECT (pe_check('pe_sliding', 400, 10)).*;
+SET streamforge.max_live_buckets = 12;
+SELECT (pe_check('pe_session', 400, 10)).*;
 RESET streamforge.max_live_buckets;
 
 -- the same id in flight on two lanes with other values: SF002 at the
@@ -152,7 +154,7 @@ SELECT streamforge.create_pipeline('pe_mvars', ARRAY['a', 'b', 'c'],
         'approx_count_distinct(w)', 'approx_percentile(v, 0.5)',
         'percentile_cont(w, 0.9)', 'percentile_disc(v, 0.25)', 'last(w)']);
 SELECT (pe_check('pe_mvars', 400, 20)).*;
--- sessions of a measures pipeline (applied alone: session.c's measures)
+-- sessions of a measures pipeline: delta sessions by interval union
 SELECT streamforge.create_pipeline('pe_msession', ARRAY['a', 'b', 'c'],
     ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)],
     lateness => 5,
@@ -163,6 +165,8 @@ SELECT (pe_check('pe_msession', 400, 20)).*;
 SELECT (pe_check('pe_mwords', 5000, 3)).*;
 SET streamforge.max_live_buckets = 60;
 SELECT (pe_check('pe_mwords', 400, 10)).*;
+SET streamforge.max_live_buckets = 30;
+SELECT (pe_check('pe_msession', 400, 10)).*;
 RESET streamforge.max_live_buckets;
 SELECT transactions > 0 FROM streamforge_internal.parallel_check('pe_mwords', 200, 7, true);
 

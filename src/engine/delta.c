@@ -107,6 +107,128 @@ delta_equal(const SfDeltaKey *a, const SfDeltaKey *b)
 #include "lib/simplehash.h"
 
 /*
+ * The delta's sessions (design 4.4, 4.5: sessions by interval union): per
+ * (window, key) the union of the transaction's pending session intervals,
+ * sorted by start and pairwise apart as session.c keeps the head's, each
+ * with the partial aggregate of its events.
+ */
+typedef struct SfDeltaSession
+{
+	int64		start;
+	int64		end;
+	SfAgg		agg;
+} SfDeltaSession;
+
+typedef struct SfDeltaSessKey
+{
+	const SfString *key;
+	int			window;
+} SfDeltaSessKey;
+
+typedef struct SfDeltaSessEntry
+{
+	SfDeltaSessKey k;
+	char		status;
+	uint32		hash;
+	int			n;
+	int			cap;
+	SfDeltaSession *items;
+} SfDeltaSessEntry;
+
+#define SH_PREFIX		sf_dsesstab
+#define SH_ELEMENT_TYPE	SfDeltaSessEntry
+#define SH_KEY_TYPE		SfDeltaSessKey
+#define SH_KEY			k
+#define SH_HASH_KEY(tb, key)	hash_combine((key).key->hash, murmurhash32((key).window))
+#define SH_EQUAL(tb, a, b)		((a).window == (b).window && \
+								 ((a).key == (b).key || \
+								  ((a).key->hash == (b).key->hash && \
+								   (a).key->len == (b).key->len && \
+								   memcmp((a).key->data, (b).key->data, \
+										  (a).key->len) == 0)))
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a)		((a)->hash)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/*
+ * Add identity id's session interval [start, end) of window to the
+ * delta's sessions: the run of delta sessions it meets (start <= end and
+ * end >= start, touching included, as session.c) becomes one.
+ */
+static void
+delta_session_add(SfTxn *t, int window, const SfIdentity *id, int64 start,
+				  int64 end)
+{
+	SfDeltaSessKey k;
+	SfDeltaSessEntry *e;
+	SfDeltaSession *sv;
+	bool		found;
+	int			first = 0;
+	int			last;
+
+	k.key = id->key;
+	k.window = window;
+	e = sf_dsesstab_insert(t->sessions, k, &found);
+	if (!found)
+	{
+		e->n = 0;
+		e->cap = 4;
+		e->items = MemoryContextAlloc(t->cxt, e->cap * sizeof(SfDeltaSession));
+	}
+	while (first < e->n && e->items[first].end < start)
+		first++;
+	last = first;
+	while (last < e->n && e->items[last].start <= end)
+		last++;
+	if (last == first)
+	{
+		/* meets nothing: a new delta session */
+		if (e->n == e->cap)
+		{
+			e->cap *= 2;
+			e->items = repalloc(e->items, e->cap * sizeof(SfDeltaSession));
+		}
+		memmove(e->items + first + 1, e->items + first,
+				(e->n - first) * sizeof(SfDeltaSession));
+		e->n++;
+		t->nsessions++;
+		sv = &e->items[first];
+		sv->start = start;
+		sv->end = end;
+		memset(&sv->agg, 0, sizeof(SfAgg));
+		if (unlikely(t->mp != NULL))
+			sv->agg.ext = sf_magg_alloc(t->mp);
+	}
+	else
+	{
+		sv = &e->items[first];
+		sv->start = Min(start, sv->start);
+		sv->end = Max(end, e->items[last - 1].end);
+		for (int i = first + 1; i < last; i++)
+		{
+			SfAgg	   *from = &e->items[i].agg;
+
+			if (unlikely(t->mp != NULL))
+			{
+				sf_magg_merge(t->mp, &sv->agg, from);
+				sf_magg_release(t->mp->def.measures, from->ext);
+			}
+			sf_agg_merge(&sv->agg, from);
+		}
+		memmove(e->items + first + 1, e->items + last,
+				(e->n - last) * sizeof(SfDeltaSession));
+		e->n -= last - first - 1;
+		t->nsessions -= last - first - 1;
+	}
+	sf_agg_add(&sv->agg, id->value);
+	if (unlikely(t->mp != NULL))
+		sf_magg_add(t->mp, &sv->agg, id);
+}
+
+/*
  * Add identity id to the delta's address (window, its key, start).  A
  * measures pipeline's words are added with the identity's arrival number,
  * local to the transaction until the commit rebases them (design 13, risk
@@ -149,13 +271,25 @@ delta_reset(SfTxn *t)
 			sf_magg_release(t->mp->def.measures, e->agg.ext);
 	}
 	sf_deltatab_reset(t->delta);
+	if (t->sessions != NULL)
+	{
+		sf_dsesstab_iterator it;
+		SfDeltaSessEntry *e;
+
+		sf_dsesstab_start_iterate(t->sessions, &it);
+		while ((e = sf_dsesstab_iterate(t->sessions, &it)) != NULL)
+			for (int i = 0; t->mp != NULL && i < e->n; i++)
+				sf_magg_release(t->mp->def.measures, e->items[i].agg.ext);
+		sf_dsesstab_reset(t->sessions);
+		t->nsessions = 0;
+	}
 }
 
-/* The number of addresses in the delta */
+/* The number of addresses in the delta, its sessions included */
 int64
 sf_txn_delta_size(const SfTxn *t)
 {
-	return (int64) t->delta->members;
+	return (int64) t->delta->members + t->nsessions;
 }
 
 /*
@@ -175,6 +309,17 @@ sf_txn_delta_foreach(SfTxn *t,
 	sf_deltatab_start_iterate(t->delta, &it);
 	while ((e = sf_deltatab_iterate(t->delta, &it)) != NULL)
 		fn(arg, e->k.window, e->k.key, e->k.start, e->end, &e->agg);
+	if (t->sessions != NULL)
+	{
+		sf_dsesstab_iterator sit;
+		SfDeltaSessEntry *se;
+
+		sf_dsesstab_start_iterate(t->sessions, &sit);
+		while ((se = sf_dsesstab_iterate(t->sessions, &sit)) != NULL)
+			for (int i = 0; i < se->n; i++)
+				fn(arg, se->k.window, se->k.key, se->items[i].start,
+				   se->items[i].end, &se->items[i].agg);
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -301,17 +446,26 @@ event_decide(SfTxn *t, const SfClockView *c, const SfIdentity *id,
 	if (sf_event_late(def, c->has_watermark, c->watermark, id->event_time))
 		return SF_TXN_LATE;
 	n = sf_assign_all(def, id->event_time, t->starts, t->ends, cap, counts);
-	for (int j = 0; j < n; j++)
+	for (int w = 0, j = 0; w < def->nwindows; j += counts[w], w++)
 	{
-		if (!any || t->ends[j] < min_end)
-			min_end = t->ends[j];
-		any = true;
+		/*
+		 * A bucket is ready once it ends at or below the watermark; a
+		 * session may meet a ready one when the event is at or below it (a
+		 * ready session ends there, and merges only intervals reaching it)
+		 */
+		bool		merges = sf_window_merges(&def->windows[w]);
+
+		for (int i = j; i < j + counts[w]; i++)
+		{
+			int64		at = merges ? t->starts[i] : t->ends[i];
+
+			if (!any || at < min_end)
+				min_end = at;
+			any = true;
+		}
 	}
 	*total = n;
 	if (any && c->has_watermark && min_end <= c->watermark)
-		return SF_TXN_ALONE;
-	/* sessions have no delta yet: their events are applied alone */
-	if (t->has_sessions)
 		return SF_TXN_ALONE;
 	return 0;
 }
@@ -326,7 +480,13 @@ event_to_delta(SfTxn *t, const SfIdentity *id, const int *counts)
 	for (int w = 0; w < def->nwindows; w++)
 	{
 		for (int j = 0; j < counts[w]; j++)
-			delta_add(t, w, id, t->starts[k + j], t->ends[k + j]);
+		{
+			if (t->sessions != NULL && sf_window_merges(&def->windows[w]))
+				delta_session_add(t, w, id, t->starts[k + j],
+								  t->ends[k + j]);
+			else
+				delta_add(t, w, id, t->starts[k + j], t->ends[k + j]);
+		}
 		k += counts[w];
 	}
 }
@@ -427,6 +587,8 @@ sf_txn_begin(MemoryContext parent, SfHead *h)
 	for (int w = 0; w < h->p->def.nwindows; w++)
 		if (sf_window_merges(&h->p->def.windows[w]))
 			t->has_sessions = true;
+	if (t->has_sessions)
+		t->sessions = sf_dsesstab_create(cxt, 16, NULL);
 	t->starts = palloc(h->p->assign_cap * sizeof(int64));
 	t->ends = palloc(h->p->assign_cap * sizeof(int64));
 	if (h->p->def.measures != NULL)

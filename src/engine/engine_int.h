@@ -185,6 +185,8 @@ extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
 extern void sf_sessions_init(SfPipeline *p);
 extern void sf_session_add(SfPipeline *p, int window, SfString *key,
 						   int64 event_time, int64 end, int64 value);
+extern void sf_session_merge_in(SfPipeline *p, int window, SfString *key,
+								int64 start, int64 end, const SfAgg *agg);
 extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 extern bool sf_session_holds(SfPipeline *p, int window, SfString *key,
 							 int64 t);

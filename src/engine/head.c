@@ -219,24 +219,31 @@ merge_one(void *arg, int window, const SfString *key, int64 start, int64 end,
 	MergeArg   *ma = (MergeArg *) arg;
 	SfPipeline *p = ma->p;
 	SfString   *hkey = sf_intern_key_hashed(p, key->data, key->len, key->hash);
-	SfBucket   *b = sf_bucket_get_hashed(p, window, hkey,
-										 sf_bucket_key_hash(window, hkey),
-										 start, end);
+	SfAgg		from = *agg;
+	SfBucket   *b;
 
-	if (b->ready)
-		elog(ERROR, "streamforge: a transaction delta reaches a ready bucket");
 	if (unlikely(p->def.measures != NULL))
 	{
 		/* the delta's words with global arrivals; its states as they are */
 		const SfMeasuresDef *md = p->def.measures;
-		SfAgg		rebased = *agg;
 
 		memcpy(ma->words, agg->ext, (md->nwords + md->nvar) * sizeof(int64));
 		sf_magg_rebase(md, ma->words, ma->base);
-		rebased.ext = ma->words;
-		sf_magg_merge(p, &b->agg, &rebased);
+		from.ext = ma->words;
 	}
-	sf_agg_merge(&b->agg, agg);
+	if (sf_window_merges(&p->def.windows[window]))
+	{
+		/* a delta session: by interval union */
+		sf_session_merge_in(p, window, hkey, start, end, &from);
+		return;
+	}
+	b = sf_bucket_get_hashed(p, window, hkey, sf_bucket_key_hash(window, hkey),
+							 start, end);
+	if (b->ready)
+		elog(ERROR, "streamforge: a transaction delta reaches a ready bucket");
+	if (unlikely(p->def.measures != NULL))
+		sf_magg_merge(p, &b->agg, &from);
+	sf_agg_merge(&b->agg, &from);
 }
 
 /*

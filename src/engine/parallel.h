@@ -162,6 +162,7 @@ typedef struct SfTxnOp
 } SfTxnOp;
 
 struct sf_deltatab_hash;
+struct sf_dsesstab_hash;
 
 /*
  * A writer's transaction on one parallel pipeline (design 4.4), from its
@@ -188,7 +189,7 @@ typedef struct SfTxn
 	bool		collided;		/* a commit since base delivered a new id */
 	bool		stale;			/* delta and flags to be decided again */
 	bool		committed;
-	bool		has_sessions;	/* a merging window: every event alone */
+	bool		has_sessions;	/* a merging window: sessions in the delta */
 	/*
 	 * After the commit: call k's changes are out->items[call_end[k - 1]
 	 * .. call_end[k]) of sf_head_commit's out (call_end[-1] being out's
@@ -217,6 +218,9 @@ typedef struct SfTxn
 	 */
 	SfPipeline *mp;
 	int64		arrival_base;
+	/* the delta's sessions (merging windows only, else NULL), and their number */
+	struct sf_dsesstab_hash *sessions;
+	int64		nsessions;
 } SfTxn;
 
 /*
