@@ -238,6 +238,7 @@ typedef struct PcCall
 	int			kind;			/* SF_TXN_EVENT: deliveries; _ADVANCE; _IDLE */
 	int			n;
 	SfDelivery *ds;
+	int64	  **mvs;			/* a measures pipeline: each delivery's */
 	int			partition;
 	int64		progress;
 	int			end;			/* serial: its changes end there */
@@ -261,6 +262,7 @@ typedef struct PcEvent
 	char	   *key;
 	int64		event_time;
 	int64		value;
+	int64	   *mv;				/* a measures pipeline: its measures */
 } PcEvent;
 
 typedef struct PcRun
@@ -286,6 +288,9 @@ typedef struct PcRun
 	int64		changes;
 	int64		checkpoints;
 	int64		rollbacks;		/* calls in a subtransaction that aborted */
+	int64		refused;		/* pc_bad_call's refused deliveries */
+	SfDelivery *bad_d;			/* pc_bad_call's delivery */
+	int64	   *bad_mv;
 	int			error;			/* SQLSTATE both raised at a commit: stop */
 } PcRun;
 
@@ -379,10 +384,35 @@ pc_begin(PcRun *r, PcSlot *s, PcSlot *other)
 		}
 }
 
-/* one delivery to a claimed partition: next offset, replay or duplicate */
-static void
-pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
+/*
+ * Random measures for a new event of a measures pipeline: small values
+ * (ties for min, max, first and last), NULL now and then for a nullable
+ * measure; measure 0 is the delivery's value.
+ */
+static int64 *
+pc_measures(PcRun *r, const SfMeasuresDef *md)
 {
+	int64	   *mv = palloc0(md->width * sizeof(int64));
+
+	for (int m = 0; m < md->nmeasures; m++)
+	{
+		if ((md->nullable & (1U << m)) != 0 && pc_rand(r, 4) == 0)
+			mv[md->nmeasures] |= (int64) (1U << m);
+		else
+			mv[m] = (int64) pc_rand(r, 21) - 10;
+	}
+	return mv;
+}
+
+/*
+ * one delivery to a claimed partition: next offset, replay or duplicate;
+ * *mv its measures (a measures pipeline), else NULL
+ */
+static void
+pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d, int64 **mv)
+{
+	const SfMeasuresDef *md = r->head->p->def.measures;
+
 	int			k = (int) pc_rand(r, s->nclaimed);
 	int			pi = 0;
 	SfPipeline *lane;
@@ -410,6 +440,7 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
 		d->key_len = id->key->len;
 		d->event_time = id->event_time;
 		d->value = id->value;
+		*mv = md == NULL ? NULL : sf_id_measures(lane, id) + 1;
 		return;
 	}
 	if (x < 25 && r->npool > 0)
@@ -421,6 +452,7 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
 		d->key = e->key;
 		d->event_time = e->event_time;
 		d->value = e->value;
+		*mv = e->mv;
 	}
 	else
 	{
@@ -436,10 +468,17 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
 		e->key = psprintf("k%u", pc_rand(r, 5));
 		e->event_time = r->now + (int64) pc_rand(r, 31) - 25;
 		e->value = (int64) pc_rand(r, 101) - 50;
+		e->mv = NULL;
+		if (md != NULL)
+		{
+			e->mv = pc_measures(r, md);
+			e->value = e->mv[0];
+		}
 		d->event_id = e->id;
 		d->key = e->key;
 		d->event_time = e->event_time;
 		d->value = e->value;
+		*mv = e->mv;
 	}
 	d->event_id_len = strlen(d->event_id);
 	d->key_len = strlen(d->key);
@@ -475,11 +514,83 @@ pc_rebuild_lane(PcRun *r, int l, int64 upto)
 												id->key->len),
 								  id->event_time, id->value, id->late, &h);
 			nid->foreign = id->foreign;
+			if (n->def.measures != NULL)
+				memcpy(sf_id_measures(n, nid), sf_id_measures(old, id),
+					   (1 + n->def.measures->width) * sizeof(int64));
 		}
 		sf_partition_append(n, l, h);
 	}
 	n->offset_replays = old->offset_replays;
 	return n;
+}
+
+static int	pc_try(void (*fn) (PcRun *, PcSlot *, SfChangeList *), PcRun *r,
+				   PcSlot *s, SfChangeList *out);
+
+/* pc_try's function for pc_bad_call */
+static void
+pc_run_bad(PcRun *r, PcSlot *s, SfChangeList *out)
+{
+	sf_txn_ingest_measures(s->t, r->bad_d, r->bad_mv);
+}
+
+/*
+ * A measures pipeline's call that the serial engine refuses, in a
+ * subtransaction that aborts: a delivery that repeats one of a claimed
+ * lane's, with its second measure changed, at its offset (SF003) or at
+ * the next offset (a duplicate with other measures: SF002).
+ */
+static void
+pc_bad_call(PcRun *r, PcSlot *s)
+{
+	const SfMeasuresDef *md = r->head->p->def.measures;
+	int			k = (int) pc_rand(r, s->nclaimed);
+	int			pi;
+	SfPipeline *lane;
+	SfPartition *part;
+	SfIdentity *id;
+	SfDelivery	d = {0};
+	int64	   *mv;
+	int64		o;
+	bool		replay = pc_rand(r, 2) == 0;
+	SfTxnMark	mark;
+	int			code;
+	int			want = replay ? ERRCODE_SF_OFFSET_CONFLICT :
+		ERRCODE_SF_IDENTITY_CONFLICT;
+
+	for (pi = 0; pi < r->np; pi++)
+		if (s->claimed[pi] && k-- == 0)
+			break;
+	lane = r->head->lanes[pi];
+	part = &lane->partitions[pi];
+	if (md->nmeasures < 2 || part->consumed < 0)
+		return;
+	o = (int64) pc_rand(r, (uint32) part->consumed + 1);
+	id = sf_id_ptr(lane, part->deliveries[part->head + o]);
+	d.partition = r->head->p->def.partitions[pi];
+	d.source_offset = replay ? o : part->consumed + 1;
+	d.event_id = pnstrdup(id->event_id, id->event_id_len);
+	d.event_id_len = id->event_id_len;
+	d.key = pnstrdup(id->key->data, id->key->len);
+	d.key_len = id->key->len;
+	d.event_time = id->event_time;
+	d.value = id->value;
+	mv = palloc(md->width * sizeof(int64));
+	memcpy(mv, sf_id_measures(lane, id) + 1, md->width * sizeof(int64));
+	if (md->nullable & (1U << 1))
+		mv[md->nmeasures] &= ~(int64) (1U << 1);
+	mv[1] += 100;
+
+	sf_txn_mark(s->t, &mark);
+	r->bad_d = &d;
+	r->bad_mv = mv;
+	code = pc_try(pc_run_bad, r, s, NULL);
+	if (code != want)
+		pc_mismatch(r, psprintf("a refused delivery raised %s, the serial engine %s",
+								code ? pstrdup(unpack_sql_state(code)) : "nothing",
+								unpack_sql_state(want)));
+	sf_txn_rollback_to(s->t, &mark);
+	r->refused++;
 }
 
 /* one call of the writer in slot s */
@@ -502,16 +613,31 @@ pc_step(PcRun *r, PcSlot *s)
 	}
 
 	r->now += pc_rand(r, 4);
+	if (r->head->p->def.measures != NULL && s->nclaimed > 0 &&
+		pc_rand(r, 40) == 0)
+		pc_bad_call(r, s);
 	if (x < 70 && s->nclaimed > 0)
 	{
 		PcCall	   *c = pc_call(s, SF_TXN_EVENT);
 
 		c->n = 1 + (int) pc_rand(r, 8);
 		c->ds = palloc(c->n * sizeof(SfDelivery));
+		c->mvs = palloc(c->n * sizeof(int64 *));
 		for (int i = 0; i < c->n; i++)
 		{
-			pc_delivery(r, s, &c->ds[i]);
-			sf_txn_ingest(s->t, &c->ds[i]);
+			pc_delivery(r, s, &c->ds[i], &c->mvs[i]);
+			if (c->mvs[i] != NULL)
+			{
+				/* a copy: a replay's are its lane identity's */
+				size_t		sz = r->head->p->def.measures->width * sizeof(int64);
+				int64	   *copy = palloc(sz);
+
+				memcpy(copy, c->mvs[i], sz);
+				c->mvs[i] = copy;
+				sf_txn_ingest_measures(s->t, &c->ds[i], c->mvs[i]);
+			}
+			else
+				sf_txn_ingest(s->t, &c->ds[i]);
 		}
 		r->deliveries += c->n;
 	}
@@ -601,7 +727,13 @@ pc_run_serial(PcRun *r, PcSlot *s, SfChangeList *out)
 
 		if (c->kind == SF_TXN_EVENT)
 			for (int j = 0; j < c->n; j++)
-				sf_engine_ingest(r->serial, &c->ds[j], out);
+			{
+				if (c->mvs[j] != NULL)
+					sf_engine_ingest_measures(r->serial, &c->ds[j], NULL,
+											  c->mvs[j], out);
+				else
+					sf_engine_ingest(r->serial, &c->ds[j], out);
+			}
 		else if (c->kind == SF_TXN_ADVANCE)
 			sf_engine_advance(r->serial,
 							  r->serial->def.partitions[c->partition],
@@ -673,6 +805,29 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 	s->t = NULL;
 	if (other->t == NULL)
 		pc_compare_checkpoints(r);
+}
+
+/*
+ * conflict's delivery: measures all d->value, the last one plus the value
+ * when the value is not 1 (so two deliveries differ in it alone)
+ */
+static void
+pc_conflict_ingest(PcRun *r, SfTxn *t, const SfDelivery *d)
+{
+	const SfMeasuresDef *md = r->head->p->def.measures;
+	int64	   *mv;
+
+	if (md == NULL)
+	{
+		sf_txn_ingest(t, d);
+		return;
+	}
+	mv = palloc0(md->width * sizeof(int64));
+	for (int m = 0; m < md->nmeasures; m++)
+		mv[m] = d->value;
+	if (t == r->slots[1].t)
+		mv[md->nmeasures - 1] += 1;
+	sf_txn_ingest_measures(t, d, mv);
 }
 
 /*
@@ -788,11 +943,13 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 		d.partition = r->head->p->def.partitions[0];
 		d.source_offset = r->head->lanes[0]->partitions[0].consumed + 1;
 		d.value = 1;
-		sf_txn_ingest(a->t, &d);
+		pc_conflict_ingest(r, a->t, &d);
 		d.partition = r->head->p->def.partitions[1];
 		d.source_offset = r->head->lanes[1]->partitions[1].consumed + 1;
-		d.value = 2;
-		sf_txn_ingest(b->t, &d);
+		/* a measures pipeline: the same value, another last measure */
+		if (r->head->p->def.measures == NULL)
+			d.value = 2;
+		pc_conflict_ingest(r, b->t, &d);
 		sf_head_commit(r->head, b->t, &out);
 		sf_txn_note_commit(a->t, b->t);
 		sf_head_commit(r->head, a->t, &out);	/* SF002 */
