@@ -51,6 +51,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "engine/keytext.h"
 #include "kafka.h"
 
 typedef enum ColKind
@@ -713,42 +714,6 @@ part_value(Part *p, ExprContext *econtext, bool *isnull, bool *digits)
 }
 
 /*
- * An element of a text[] appended to s as array_out writes it: quoted
- * (with " and \ escaped) when empty, "NULL" in any case, or holding a
- * brace, the delimiter, a quote, a backslash or white space.
- */
-static void
-key_element(StringInfo s, const char *v, int len)
-{
-	bool		quote = len == 0 ||
-		(len == 4 && pg_strncasecmp(v, "NULL", 4) == 0);
-	int			i;
-
-	for (i = 0; i < len && !quote; i++)
-	{
-		char		ch = v[i];
-
-		if (ch == '"' || ch == '\\' || ch == '{' || ch == '}' || ch == ',' ||
-			ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' ||
-			ch == '\v' || ch == '\f')
-			quote = true;
-	}
-	if (!quote)
-	{
-		appendBinaryStringInfo(s, v, len);
-		return;
-	}
-	appendStringInfoChar(s, '"');
-	for (i = 0; i < len; i++)
-	{
-		if (v[i] == '"' || v[i] == '\\')
-			appendStringInfoChar(s, '\\');
-		appendStringInfoChar(s, v[i]);
-	}
-	appendStringInfoChar(s, '"');
-}
-
-/*
  * The fields of the delivery of the row in econtext's scan slot into
  * values and isnull (6 each): false when the row does not match.
  */
@@ -792,7 +757,7 @@ split_eval(Split *sp, ExprContext *econtext, Datum *values, bool *isnull)
 				if (digits)
 					appendBinaryStringInfo(&sp->key, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 				else
-					key_element(&sp->key, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+					sf_key_element_out(&sp->key, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 			}
 		}
 		appendStringInfoChar(&sp->key, '}');

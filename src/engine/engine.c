@@ -620,28 +620,6 @@ sf_count_replay(SfPipeline *p)
 }
 
 /*
- * Assign event_time to the buckets of every window of def, in window
- * order, into starts/ends (room for cap); counts[w] is window w's number.
- * Returns the total.  Raises 22003 for a bucket bound out of range, before
- * anything changes.
- */
-int
-sf_assign_all(const SfPipelineDef *def, int64 event_time, int64 *starts,
-			  int64 *ends, int cap, int *counts)
-{
-	int			total = 0;
-
-	for (int w = 0; w < def->nwindows; w++)
-	{
-		counts[w] = sf_assign_windows(&def->windows[w], event_time,
-									  def->lateness, starts + total,
-									  ends + total, cap - total);
-		total += counts[w];
-	}
-	return total;
-}
-
-/*
  * Deliver one event (docs/semantics.md, Deliveries).  Appends the changes
  * it causes to out.
  */

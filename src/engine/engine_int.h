@@ -96,8 +96,28 @@ extern pg_noinline pg_attribute_cold void sf_identity_conflict(const SfPipeline 
 															   const SfDelivery *d,
 															   const SfIdentity *id);
 extern void sf_count_replay(SfPipeline *p);
-extern int	sf_assign_all(const SfPipelineDef *def, int64 event_time,
-						  int64 *starts, int64 *ends, int cap, int *counts);
+
+/*
+ * Assign event_time to the buckets of every window of def, in window
+ * order, into starts/ends (room for cap); counts[w] is window w's number.
+ * Returns the total.  Raises 22003 for a bucket bound out of range, before
+ * anything changes.  Inline: the serial ingest runs it per event.
+ */
+static inline int
+sf_assign_all(const SfPipelineDef *def, int64 event_time, int64 *starts,
+			  int64 *ends, int cap, int *counts)
+{
+	int			total = 0;
+
+	for (int w = 0; w < def->nwindows; w++)
+	{
+		counts[w] = sf_assign_windows(&def->windows[w], event_time,
+									  def->lateness, starts + total,
+									  ends + total, cap - total);
+		total += counts[w];
+	}
+	return total;
+}
 
 /* identity.c */
 extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,

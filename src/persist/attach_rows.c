@@ -54,6 +54,7 @@
 #include "utils/plancache.h"
 #include "utils/snapmgr.h"
 
+#include "engine/keytext.h"
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
@@ -240,41 +241,6 @@ text_eval(const TextExpr *t, ExprContext *econtext, bool *isnull, bool *digits)
 		}
 	}
 	return ExecEvalExpr(t->whole, econtext, isnull);
-}
-
-/*
- * An element of a text[] appended to s as array_out writes it: NULL bare;
- * quoted (with " and \ escaped) when empty, "NULL" in any case, or holding
- * a brace, the delimiter, a quote, a backslash or white space.
- */
-static void
-key_element(StringInfo s, const char *v, int len)
-{
-	bool		quote = len == 0 ||
-		(len == 4 && pg_strncasecmp(v, "NULL", 4) == 0);
-
-	for (int i = 0; i < len && !quote; i++)
-	{
-		char		ch = v[i];
-
-		if (ch == '"' || ch == '\\' || ch == '{' || ch == '}' || ch == ',' ||
-			ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' ||
-			ch == '\v' || ch == '\f')
-			quote = true;
-	}
-	if (!quote)
-	{
-		appendBinaryStringInfo(s, v, len);
-		return;
-	}
-	appendStringInfoChar(s, '"');
-	for (int i = 0; i < len; i++)
-	{
-		if (v[i] == '"' || v[i] == '\\')
-			appendStringInfoChar(s, '\\');
-		appendStringInfoChar(s, v[i]);
-	}
-	appendStringInfoChar(s, '"');
 }
 
 /*
@@ -558,7 +524,7 @@ rows_direct(const TriggerData *td, SPIPlanPtr plan, ParamListInfo params,
 				{
 					text	   *t = DatumGetTextPP(d);
 
-					key_element(&key, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+					sf_key_element_out(&key, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 				}
 			}
 			appendStringInfoChar(&key, '}');
