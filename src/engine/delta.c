@@ -529,6 +529,15 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 
 	Assert(!t->committed);
 	t->deliveries++;
+	if (unlikely(t->lane_from == NULL))
+	{
+		t->lane_from = MemoryContextAlloc(t->cxt,
+										  def->npartitions * sizeof(int64));
+		for (int i = 0; i < def->npartitions; i++)
+			t->lane_from[i] = -2;
+	}
+	if (t->lane_from[pi] == -2)
+		t->lane_from[pi] = part->consumed;	/* the head entry's lane table */
 
 	/* offsets, on the lane: exact, the claim makes it this writer's */
 	if (d->source_offset < 0)
