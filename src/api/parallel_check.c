@@ -28,6 +28,7 @@
 #include "utils/memutils.h"
 
 #include "api/api.h"
+#include "api/parallel_check.h"
 #include "codec/codec.h"
 #include "engine/parallel.h"
 #include "persist/persist.h"
@@ -287,6 +288,7 @@ typedef struct PcRun
 	int64		checkpoints;
 	int64		rollbacks;		/* calls in a subtransaction that aborted */
 	int			error;			/* SQLSTATE both raised at a commit: stop */
+	PcCodec    *codec;			/* parallel_codec_check's checks, or NULL */
 } PcRun;
 
 static pg_attribute_noreturn() void
@@ -342,9 +344,11 @@ pc_compare_checkpoints(PcRun *r)
 								da + Min(i, strlen(da)), db + Min(i, strlen(db))));
 	}
 	sf_pipeline_free(m);
-	pfree(a);
 	pfree(b);
 	r->checkpoints++;
+	if (r->codec != NULL)
+		r->codec->quiet(r->codec, &r->head, a);
+	pfree(a);
 }
 
 static PcCall *
@@ -664,6 +668,8 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 		if (!pc_same_change(&hout.items[i], &sout.items[i]))
 			pc_mismatch(r, psprintf("change %d (seq " INT64_FORMAT ") differs from the serial engine's (seq " INT64_FORMAT ")",
 									i, hout.items[i].seq, sout.items[i].seq));
+	if (r->codec != NULL)
+		r->codec->commit(r->codec, r->head, s->t, hout.n);
 	r->changes += hout.n;
 	r->late += s->t->late;
 	r->alone += s->t->alone;
@@ -676,49 +682,20 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 }
 
 /*
- * streamforge_internal.parallel_check(pipeline text, calls int, seed
- * bigint, conflict boolean): calls random calls of two simulated writers
- * with interleaved transactions on disjoint partitions, through lanes,
- * transaction deltas and the head (engine/delta.c, head.c) on a new
- * in-memory pipeline with pipeline's definition (the pipeline itself is
- * only read), and the same calls in commit order on a serial in-memory
- * pipeline: every transaction's changes must be the serial engine's, call
- * by call, and whenever no transaction is open the checkpoint of head and
- * lanes merged must be the serial pipeline's, byte for byte.  Deliveries
- * are multi-row calls of new events around a moving time (many late),
- * offset replays and duplicates of any earlier event, in flight in the
- * other writer's transaction too; advances and mark_idle of any
- * partition; rarely a finish.  A tenth of the calls run in a
- * subtransaction, half of which abort: the transaction goes back to its
- * mark and the writer's lanes are rebuilt without the call, with every
- * identity at a new handle.  conflict: at the end, the two writers
- * deliver one event id with different values on two partitions; the
- * second to commit must fail with SF002.  An error at a commit (54000 of
- * streamforge.max_live_buckets, 22003) must be the one the serial engine
- * raises in the same transaction's calls, and ends the run (error: its
- * SQLSTATE).  Returns what the run
- * exercised; raises XX000 at the first difference.
+ * The run of parallel_check (its comment below), and of
+ * parallel_codec_check with codec (parallel_codec_check.c: the codec's
+ * checks at every commit and whenever no transaction is open); what it
+ * exercised in *sum.  Everything it allocates is freed before it returns.
  */
-PG_FUNCTION_INFO_V1(sf_parallel_check);
-Datum
-sf_parallel_check(PG_FUNCTION_ARGS)
+void
+sf_pc_run(const char *name, int32 calls, int64 seed, bool conflict,
+		  PcCodec *codec, PcSummary *sum)
 {
-#define PARALLEL_CHECK_COLS 13
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		calls = PG_GETARG_INT32(1);
-	int64		seed = PG_GETARG_INT64(2);
-	bool		conflict = PG_GETARG_BOOL(3);
-	TupleDesc	tupdesc;
-	Datum		values[PARALLEL_CHECK_COLS];
-	bool		nulls[PARALLEL_CHECK_COLS] = {0};
 	MemoryContext cxt;
 	MemoryContext old;
 	PcRun	   *r;
 	SfPipelineDef def;
-	int			i = 0;
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
 	if (calls < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -728,6 +705,7 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 	old = MemoryContextSwitchTo(cxt);
 	r = palloc0(sizeof(PcRun));
 	r->cxt = cxt;
+	r->codec = codec;
 	pg_prng_seed(&r->rng, (uint64) seed);
 
 	/* the definition only: the cached pipeline is not kept */
@@ -738,6 +716,8 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 	r->pool_cap = 64;
 	r->pool = palloc(r->pool_cap * sizeof(PcEvent));
 	r->now = 100;
+	if (codec != NULL)
+		codec->start(codec, cxt, r->head, seed);
 
 	for (int32 n = 0; n < calls && r->error == 0; n++)
 	{
@@ -799,30 +779,83 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 		pc_mismatch(r, "an identity conflict in flight was not found at commit");
 	}
 
-	values[i++] = Int64GetDatum(r->transactions);
-	values[i++] = Int64GetDatum(r->deliveries);
-	values[i++] = Int64GetDatum(r->late);
-	values[i++] = Int64GetDatum(r->alone);
-	values[i++] = Int64GetDatum(r->duplicates);
-	values[i++] = Int64GetDatum(r->replays);
-	values[i++] = Int64GetDatum(r->head->redecides);
-	values[i++] = Int64GetDatum(r->head->collisions);
-	values[i++] = Int64GetDatum(r->changes);
-	values[i++] = Int64GetDatum(r->checkpoints);
-	values[i++] = Int64GetDatum(r->head->exact_applies);
-	values[i++] = Int64GetDatum(r->rollbacks);
-	if (r->error != 0)
-		values[i++] = CStringGetTextDatum(unpack_sql_state(r->error));
+	sum->transactions = r->transactions;
+	sum->deliveries = r->deliveries;
+	sum->late = r->late;
+	sum->alone = r->alone;
+	sum->duplicates = r->duplicates;
+	sum->replays = r->replays;
+	sum->redecides = r->head->redecides;
+	sum->collisions = r->head->collisions;
+	sum->changes = r->changes;
+	sum->checkpoints = r->checkpoints;
+	sum->exact = r->head->exact_applies;
+	sum->rollbacks = r->rollbacks;
+	sum->error = r->error;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/*
+ * streamforge_internal.parallel_check(pipeline text, calls int, seed
+ * bigint, conflict boolean): calls random calls of two simulated writers
+ * with interleaved transactions on disjoint partitions, through lanes,
+ * transaction deltas and the head (engine/delta.c, head.c) on a new
+ * in-memory pipeline with pipeline's definition (the pipeline itself is
+ * only read), and the same calls in commit order on a serial in-memory
+ * pipeline: every transaction's changes must be the serial engine's, call
+ * by call, and whenever no transaction is open the checkpoint of head and
+ * lanes merged must be the serial pipeline's, byte for byte.  Deliveries
+ * are multi-row calls of new events around a moving time (many late),
+ * offset replays and duplicates of any earlier event, in flight in the
+ * other writer's transaction too; advances and mark_idle of any
+ * partition; rarely a finish.  A tenth of the calls run in a
+ * subtransaction, half of which abort: the transaction goes back to its
+ * mark and the writer's lanes are rebuilt without the call, with every
+ * identity at a new handle.  conflict: at the end, the two writers
+ * deliver one event id with different values on two partitions; the
+ * second to commit must fail with SF002.  An error at a commit (54000 of
+ * streamforge.max_live_buckets, 22003) must be the one the serial engine
+ * raises in the same transaction's calls, and ends the run (error: its
+ * SQLSTATE).  Returns what the run
+ * exercised; raises XX000 at the first difference.
+ */
+PG_FUNCTION_INFO_V1(sf_parallel_check);
+Datum
+sf_parallel_check(PG_FUNCTION_ARGS)
+{
+#define PARALLEL_CHECK_COLS 13
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		calls = PG_GETARG_INT32(1);
+	int64		seed = PG_GETARG_INT64(2);
+	bool		conflict = PG_GETARG_BOOL(3);
+	TupleDesc	tupdesc;
+	Datum		values[PARALLEL_CHECK_COLS];
+	bool		nulls[PARALLEL_CHECK_COLS] = {0};
+	PcSummary	sum;
+	int			i = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	sf_pc_run(name, calls, seed, conflict, NULL, &sum);
+	values[i++] = Int64GetDatum(sum.transactions);
+	values[i++] = Int64GetDatum(sum.deliveries);
+	values[i++] = Int64GetDatum(sum.late);
+	values[i++] = Int64GetDatum(sum.alone);
+	values[i++] = Int64GetDatum(sum.duplicates);
+	values[i++] = Int64GetDatum(sum.replays);
+	values[i++] = Int64GetDatum(sum.redecides);
+	values[i++] = Int64GetDatum(sum.collisions);
+	values[i++] = Int64GetDatum(sum.changes);
+	values[i++] = Int64GetDatum(sum.checkpoints);
+	values[i++] = Int64GetDatum(sum.exact);
+	values[i++] = Int64GetDatum(sum.rollbacks);
+	if (sum.error != 0)
+		values[i++] = CStringGetTextDatum(unpack_sql_state(sum.error));
 	else
 		nulls[i++] = true;
 	Assert(i == PARALLEL_CHECK_COLS);
-	MemoryContextSwitchTo(old);
 	tupdesc = BlessTupleDesc(tupdesc);
-	{
-		Datum		result = HeapTupleGetDatum(heap_form_tuple(tupdesc, values,
-															   nulls));
-
-		MemoryContextDelete(cxt);
-		PG_RETURN_DATUM(result);
-	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values,
+													  nulls)));
 }

@@ -1,0 +1,581 @@
+/*-------------------------------------------------------------------------
+ *
+ * parallel_codec_check.c
+ *	  The internal SQL entry that tests the codec of parallel writers
+ *	  (issue 46, docs/design/parallel-writers.md, build plan step 3:
+ *	  codec/parallel_codec.c) inside parallel_check's random two-writer
+ *	  runs (parallel_check.c), in memory.
+ *
+ * At every commit: the transaction's head entry (format 5) is encoded,
+ * decoded and encoded again (the same bytes), and kept; each claimed
+ * lane's K entry (format 6) is encoded, decoded and checked against the
+ * lane.  Whenever no transaction is open:
+ *	- restore split: the serial checkpoint, split into head and lanes
+ *	  (sf_head_checkpoint_restore), merges back into the same bytes;
+ *	- snapshots: the head (version 4) and every lane (version 5) are
+ *	  encoded and decoded; the decoded head's checkpoint is the serial one,
+ *	  and its snapshots are the same bytes again;
+ *	- replay: the head snapshot of an earlier point (the base), decoded
+ *	  with the lanes of now, replays the head entries committed since, with
+ *	  the same number of changes each, into the serial checkpoint;
+ *	- at random, the run continues on the decoded head or on the split one
+ *	  (every later commit then runs on decoded state), or the base moves;
+ *	- damaged bytes: a snapshot or an entry with a few bytes changed (the
+ *	  snapshot's checksum made right half of the time, so that its payload
+ *	  is read) loads or is refused with XX001, never anything else.
+ * Random choices come from a generator of their own, so the calls are the
+ * ones parallel_check makes with the same seed.
+ *
+ * Not granted to PUBLIC (sql/objects/90_parallel.sql).
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/api/parallel_codec_check.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <zlib.h>
+
+#include "access/htup_details.h"
+#include "common/pg_prng.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "api/api.h"
+#include "api/parallel_check.h"
+#include "codec/codec.h"
+
+/* a kept head entry */
+typedef struct PccEntry
+{
+	char	   *data;
+	Size		len;
+	int			nchanges;
+} PccEntry;
+
+typedef struct PccState
+{
+	PcCodec		hooks;			/* first: the run calls these */
+	pg_prng_state rng;
+	MemoryContext cxt;			/* the run's */
+	bytea	   *base;			/* head snapshot of the base */
+	PccEntry   *entries;		/* committed since the base */
+	int64		nentries;
+	int64		cap;
+	int64		klate;			/* 'L' items of the K entries so far */
+	/* what the checks did */
+	int64		heads;			/* head entries encoded and decoded */
+	int64		entry_bytes;
+	int64		replayed;		/* head entries replayed */
+	int64		kentries;
+	int64		snapshots;		/* head snapshots (with lanes) decoded */
+	int64		splits;
+	int64		continued;		/* the run went on with decoded state */
+	int64		damaged;		/* damaged bytes refused with XX001 */
+	int64		damaged_loaded; /* damaged bytes that still loaded */
+} PccState;
+
+static pg_attribute_noreturn() void
+pcc_mismatch(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("parallel codec check failed: %s", what)));
+}
+
+static uint32
+pcc_rand(PccState *c, uint32 n)
+{
+	return pg_prng_uint32(&c->rng) % n;
+}
+
+static bool
+same_bytes(const bytea *a, const bytea *b)
+{
+	return VARSIZE(a) == VARSIZE(b) &&
+		memcmp(VARDATA(a), VARDATA(b), VARSIZE(a) - VARHDRSZ) == 0;
+}
+
+static void
+pcc_start(PcCodec *codec, MemoryContext cxt, SfHead *h, int64 seed)
+{
+	PccState   *c = (PccState *) codec;
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	pg_prng_seed(&c->rng, (uint64) seed ^ UINT64CONST(0x5eed5eed5eed5eed));
+	c->cxt = cxt;
+	c->base = sf_head_snapshot_encode(h);
+	c->cap = 64;
+	c->entries = palloc(c->cap * sizeof(PccEntry));
+	c->nentries = 0;
+	MemoryContextSwitchTo(old);
+}
+
+/* K entry of lane pi: decoded, and every item true of the lane */
+static void
+check_k(PccState *c, SfHead *h, SfTxn *t, const SfHeLane *moved)
+{
+	StringInfoData buf;
+	SfLaneK    *k;
+	SfPipeline *lane = h->lanes[moved->lane];
+	SfPartition *part = &lane->partitions[moved->lane];
+	int64		foreign = 0;
+	int64		nforeign = 0;
+
+	if (!sf_lane_k_encode(&buf, h, t, t->entry, moved->lane))
+		k = NULL;
+	else
+	{
+		k = sf_lane_k_decode(&h->p->def, buf.data + VARHDRSZ,
+							 buf.len - VARHDRSZ);
+		c->kentries++;
+		if (k->lane != moved->lane)
+			pcc_mismatch("a K entry names another lane");
+	}
+	for (int64 o = moved->prev + 1; o <= moved->consumed; o++)
+		if (sf_id_ptr(lane, part->deliveries[part->head + o])->foreign)
+			nforeign++;
+	for (int64 i = 0; k != NULL && i < k->n; i++)
+	{
+		const SfLaneKItem *it = &k->items[i];
+		SfIdentity *id;
+
+		if (it->offset <= moved->prev || it->offset > moved->consumed)
+			pcc_mismatch("a K entry names an offset of another transaction");
+		id = sf_id_ptr(lane, part->deliveries[part->head + it->offset]);
+		if (it->kind == 'F' && (!id->foreign || id->late != it->late))
+			pcc_mismatch("a K entry's duplicate is not the lane's");
+		if (it->kind == 'L' && (id->foreign || !id->late))
+			pcc_mismatch("a K entry's late event is not the lane's");
+		if (it->kind == 'F')
+			foreign++;
+		else
+			c->klate++;
+	}
+	if (foreign != nforeign)
+		pcc_mismatch(psprintf("a K entry lists %lld duplicates of other lanes, the lane holds %lld",
+							  (long long) foreign, (long long) nforeign));
+}
+
+/* t committed on h with nchanges changes: its entries */
+static void
+pcc_commit(PcCodec *codec, SfHead *h, SfTxn *t, int nchanges)
+{
+	PccState   *c = (PccState *) codec;
+	MemoryContext old = MemoryContextSwitchTo(c->cxt);
+	StringInfoData a;
+	StringInfoData b;
+	SfHeadEntry *e;
+	PccEntry   *k;
+
+	sf_head_entry_encode(&a, t->entry);
+	e = sf_head_entry_decode(&h->p->def, a.data + VARHDRSZ, a.len - VARHDRSZ);
+	sf_head_entry_encode(&b, e);
+	if (a.len != b.len ||
+		memcmp(a.data + VARHDRSZ, b.data + VARHDRSZ, a.len - VARHDRSZ) != 0)
+		pcc_mismatch("a head entry decodes to other bytes");
+	pfree(b.data);
+	c->heads++;
+	c->entry_bytes += a.len - VARHDRSZ;
+	if (c->nentries == c->cap)
+	{
+		c->cap *= 2;
+		c->entries = repalloc(c->entries, c->cap * sizeof(PccEntry));
+	}
+	k = &c->entries[c->nentries++];
+	k->data = a.data + VARHDRSZ;
+	k->len = a.len - VARHDRSZ;
+	k->nchanges = nchanges;
+	for (int i = 0; i < t->entry->nlanes; i++)
+		check_k(c, h, t, &t->entry->lanes[i]);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Run fn(arg) on damaged bytes: it must succeed or raise XX001.  Returns
+ * whether it raised.
+ */
+static bool
+pcc_damaged(void (*fn) (void *), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile bool refused = false;
+
+	PG_TRY();
+	{
+		fn(arg);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(cxt);
+		e = CopyErrorData();
+		FlushErrorState();
+		if (e->sqlerrcode != ERRCODE_DATA_CORRUPTED)
+			pcc_mismatch(psprintf("damaged bytes raised %s: %s",
+								  unpack_sql_state(e->sqlerrcode), e->message));
+		FreeErrorData(e);
+		refused = true;
+	}
+	PG_END_TRY();
+	return refused;
+}
+
+/* what a damaged decode works on */
+typedef struct PccDamage
+{
+	const SfPipelineDef *def;
+	bytea	   *head;
+	const char **lanes;
+	Size	   *lens;
+	char	   *entry;
+	Size		entry_len;
+} PccDamage;
+
+static void
+damaged_snapshot(void *arg)
+{
+	PccDamage  *d = (PccDamage *) arg;
+	SfHead	   *h = sf_head_snapshot_decode(CurrentMemoryContext, d->def,
+											VARDATA(d->head),
+											VARSIZE(d->head) - VARHDRSZ,
+											d->lanes, d->lens);
+
+	if (d->entry != NULL)
+	{
+		SfChangeList out = {0};
+
+		sf_head_entry_replay(h, d->entry, d->entry_len, &out);
+	}
+	MemoryContextDelete(h->cxt);
+}
+
+/* change 1-3 bytes of data (len bytes), or cut it short */
+static void
+damage(PccState *c, char *data, Size *len, Size from)
+{
+	int			n = 1 + (int) pcc_rand(c, 3);
+
+	if (*len <= from)
+		return;
+	if (pcc_rand(c, 8) == 0)
+	{
+		*len = from + pcc_rand(c, (uint32) (*len - from));
+		return;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		Size		at = from + pcc_rand(c, (uint32) (*len - from));
+
+		data[at] = (char) (pcc_rand(c, 4) == 0 ? 0xFF :
+						   pcc_rand(c, 2) == 0 ? data[at] ^ (1 << pcc_rand(c, 8)) :
+						   pcc_rand(c, 256));
+	}
+}
+
+/* a snapshot's header made right again after its payload was damaged */
+static void
+reseal(char *data, Size len)
+{
+	uint64		plen = len - 24;
+	uint32		crc = crc32(0L, Z_NULL, 0);
+
+	crc = crc32(crc, (const Bytef *) data + 24, (uInt) plen);
+	for (int i = 0; i < 4; i++)
+		data[12 + i] = (char) (crc >> (8 * i));
+	for (int i = 0; i < 8; i++)
+		data[16 + i] = (char) (plen >> (8 * i));
+}
+
+static void
+pcc_damage(PccState *c, const SfPipelineDef *def, bytea *head,
+		   const char **lanes, Size *lens, int np)
+{
+	PccDamage	d;
+	int			which = (int) pcc_rand(c, 3);
+	const char **dl = palloc(np * sizeof(char *));
+	Size	   *dlens = palloc(np * sizeof(Size));
+	bytea	   *dh = head;
+
+	memcpy(dl, lanes, np * sizeof(char *));
+	memcpy(dlens, lens, np * sizeof(Size));
+	d.def = def;
+	d.entry = NULL;
+	d.entry_len = 0;
+	if (which == 0)
+	{
+		/* the head snapshot */
+		dh = palloc(VARSIZE(head));
+		memcpy(dh, head, VARSIZE(head));
+		{
+			Size		len = VARSIZE(dh) - VARHDRSZ;
+
+			damage(c, VARDATA(dh), &len, pcc_rand(c, 2) ? 24 : 0);
+			if (len >= 24 && pcc_rand(c, 2) == 0)
+				reseal(VARDATA(dh), len);
+			SET_VARSIZE(dh, len + VARHDRSZ);
+		}
+	}
+	else if (which == 1)
+	{
+		/* a lane snapshot */
+		int			l = (int) pcc_rand(c, np);
+		char	   *copy = palloc(lens[l]);
+
+		memcpy(copy, lanes[l], lens[l]);
+		damage(c, copy, &dlens[l], 24);
+		if (dlens[l] >= 24 && pcc_rand(c, 4) != 0)
+			reseal(copy, dlens[l]);
+		dl[l] = copy;
+	}
+	else
+	{
+		/* a head entry, replayed on the base */
+		PccEntry   *e;
+
+		if (c->nentries == 0)
+			return;
+		e = &c->entries[pcc_rand(c, (uint32) c->nentries)];
+		d.entry = palloc(e->len);
+		memcpy(d.entry, e->data, e->len);
+		d.entry_len = e->len;
+		damage(c, d.entry, &d.entry_len, 0);
+		dh = c->base;
+	}
+	d.head = dh;
+	d.lanes = dl;
+	d.lens = dlens;
+	if (pcc_damaged(damaged_snapshot, &d))
+		c->damaged++;
+	else
+		c->damaged_loaded++;
+}
+
+/* the checkpoint of h must be serial_ck */
+static void
+check_ck(SfHead *h, const bytea *serial_ck, const char *what)
+{
+	bytea	   *ck = sf_head_checkpoint_encode(h);
+
+	if (!same_bytes(ck, serial_ck))
+		pcc_mismatch(psprintf("the checkpoint of %s is not the serial one", what));
+	pfree(ck);
+}
+
+/* the late events of h's lanes, each counted in the lane that owns it */
+static int64
+lanes_late(SfHead *h)
+{
+	int64		late = 0;
+
+	for (int i = 0; i < h->p->def.npartitions; i++)
+	{
+		SfPipeline *lane = h->lanes[i];
+		SfPartition *part = &lane->partitions[i];
+
+		for (int64 o = 0; o <= part->consumed; o++)
+		{
+			uint32		handle = part->deliveries[part->head + o];
+			SfIdentity *id = sf_id_ptr(lane, handle);
+			bool		first = true;
+
+			if (id->foreign || !id->late)
+				continue;
+			for (int64 q = o - 1; q >= 0 && first; q--)
+				first = part->deliveries[part->head + q] != handle;
+			late += first;
+		}
+	}
+	return late;
+}
+
+/* the counters of the head the run continues with go on */
+static void
+pcc_continue(PccState *c, SfHead **h, SfHead *next)
+{
+	next->redecides = (*h)->redecides;
+	next->collisions = (*h)->collisions;
+	next->exact_applies = (*h)->exact_applies;
+	MemoryContextDelete((*h)->cxt);
+	*h = next;
+	c->continued++;
+}
+
+/*
+ * No transaction is open on *h, whose merged checkpoint is serial_ck (the
+ * serial engine's): the checks of the file header; *h may be replaced.
+ */
+static void
+pcc_quiet(PcCodec *codec, SfHead **hp, const bytea *serial_ck)
+{
+	PccState   *c = (PccState *) codec;
+	SfHead	   *h = *hp;
+	const SfPipelineDef *def = &h->p->def;
+	int			np = def->npartitions;
+	MemoryContext old = MemoryContextSwitchTo(c->cxt);
+	bytea	  **lb = palloc(np * sizeof(bytea *));
+	const char **lanes = palloc(np * sizeof(char *));
+	Size	   *lens = palloc(np * sizeof(Size));
+	bytea	   *head;
+	SfHead	   *decoded;
+	SfHead	   *split;
+	SfHead	   *replayed;
+	int64		late = 0;
+
+	CHECK_FOR_INTERRUPTS();
+
+	/* restore split, then merge */
+	split = sf_head_checkpoint_restore(c->cxt, def, VARDATA_ANY(serial_ck),
+									   VARSIZE_ANY_EXHDR(serial_ck));
+	check_ck(split, serial_ck, "a restored split");
+	c->splits++;
+
+	/* snapshots of head and lanes */
+	head = sf_head_snapshot_encode(h);
+	for (int i = 0; i < np; i++)
+	{
+		lb[i] = sf_lane_snapshot_encode(h, i);
+		lanes[i] = VARDATA(lb[i]);
+		lens[i] = VARSIZE(lb[i]) - VARHDRSZ;
+	}
+	decoded = sf_head_snapshot_decode(c->cxt, def, VARDATA(head),
+									  VARSIZE(head) - VARHDRSZ, lanes, lens);
+	check_ck(decoded, serial_ck, "a decoded snapshot");
+	{
+		bytea	   *again = sf_head_snapshot_encode(decoded);
+
+		if (!same_bytes(head, again))
+			pcc_mismatch("a decoded head snapshot encodes to other bytes");
+		for (int i = 0; i < np; i++)
+		{
+			bytea	   *l = sf_lane_snapshot_encode(decoded, i);
+
+			if (!same_bytes(lb[i], l))
+				pcc_mismatch("a decoded lane snapshot encodes to other bytes");
+		}
+	}
+	c->snapshots++;
+
+	/* the base and the head entries since, on the lanes of now */
+	replayed = sf_head_snapshot_decode(c->cxt, def, VARDATA(c->base),
+									   VARSIZE(c->base) - VARHDRSZ, lanes,
+									   lens);
+	for (int64 k = 0; k < c->nentries; k++)
+	{
+		SfChangeList out = {0};
+
+		sf_head_entry_replay(replayed, c->entries[k].data, c->entries[k].len,
+							 &out);
+		if (out.n != c->entries[k].nchanges)
+			pcc_mismatch(psprintf("a replayed head entry made %d changes, its commit %d",
+								  out.n, c->entries[k].nchanges));
+		c->replayed++;
+	}
+	check_ck(replayed, serial_ck, "the replayed head entries");
+	for (int i = 0; i < np; i++)
+		if (replayed->lane_consumed[i] != h->lanes[i]->partitions[i].consumed)
+			pcc_mismatch("the replayed lane table is not the lanes'");
+
+	/* every late event of a lane came with its K entry */
+	late = lanes_late(h);
+	if (late != c->klate)
+		pcc_mismatch(psprintf("the lanes hold %lld late events, the K entries listed %lld",
+							  (long long) late, (long long) c->klate));
+
+	/* damaged bytes: loaded or XX001 */
+	if (pcc_rand(c, 2) == 0)
+		for (int n = 0; n < 4; n++)
+			pcc_damage(c, def, head, lanes, lens, np);
+
+	/* go on with decoded state, move the base */
+	MemoryContextDelete(replayed->cxt);
+	switch (pcc_rand(c, 6))
+	{
+		case 0:
+			pcc_continue(c, hp, decoded);
+			decoded = NULL;
+			break;
+		case 1:
+			/* an event is now its first lane's in partition order */
+			pcc_continue(c, hp, split);
+			split = NULL;
+			c->klate = lanes_late(*hp);
+			break;
+		default:
+			break;
+	}
+	if (decoded != NULL)
+		MemoryContextDelete(decoded->cxt);
+	if (split != NULL)
+		MemoryContextDelete(split->cxt);
+
+	/*
+	 * The base moves here: the entries so far are in it.  It must after a
+	 * split, whose lanes own some events another lane owned before.
+	 */
+	if (split == NULL || pcc_rand(c, 3) == 0)
+	{
+		pfree(c->base);
+		c->base = sf_head_snapshot_encode(*hp);
+		c->nentries = 0;
+	}
+	pfree(head);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * streamforge_internal.parallel_codec_check(pipeline text, calls int, seed
+ * bigint): parallel_check's run (the same calls for the same seed) with
+ * the codec's checks of the file header; raises XX000 at the first
+ * difference.  Returns what the run and the checks did.
+ */
+PG_FUNCTION_INFO_V1(sf_parallel_codec_check);
+Datum
+sf_parallel_codec_check(PG_FUNCTION_ARGS)
+{
+#define PARALLEL_CODEC_CHECK_COLS 12
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		calls = PG_GETARG_INT32(1);
+	int64		seed = PG_GETARG_INT64(2);
+	TupleDesc	tupdesc;
+	Datum		values[PARALLEL_CODEC_CHECK_COLS];
+	bool		nulls[PARALLEL_CODEC_CHECK_COLS] = {0};
+	PcSummary	sum;
+	PccState	c;
+	int			i = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	memset(&c, 0, sizeof(c));
+	c.hooks.start = pcc_start;
+	c.hooks.commit = pcc_commit;
+	c.hooks.quiet = pcc_quiet;
+	sf_pc_run(name, calls, seed, false, &c.hooks, &sum);
+
+	values[i++] = Int64GetDatum(sum.transactions);
+	values[i++] = Int64GetDatum(sum.changes);
+	values[i++] = Int64GetDatum(c.heads);
+	values[i++] = Int64GetDatum(c.entry_bytes);
+	values[i++] = Int64GetDatum(c.replayed);
+	values[i++] = Int64GetDatum(c.kentries);
+	values[i++] = Int64GetDatum(c.snapshots);
+	values[i++] = Int64GetDatum(c.splits);
+	values[i++] = Int64GetDatum(c.continued);
+	values[i++] = Int64GetDatum(c.damaged);
+	values[i++] = Int64GetDatum(c.damaged_loaded);
+	if (sum.error != 0)
+		values[i++] = CStringGetTextDatum(unpack_sql_state(sum.error));
+	else
+		nulls[i++] = true;
+	Assert(i == PARALLEL_CODEC_CHECK_COLS);
+	tupdesc = BlessTupleDesc(tupdesc);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values,
+													  nulls)));
+}
