@@ -47,8 +47,9 @@
  *
  * Sessions are applied alone, event by event (delta.c: no session delta
  * yet).  What is not here yet (section 12): measures and retention
- * (refused with 0A000 at sf_head_create), lanes not loaded, head entries
- * and snapshots (step 3).  A transaction that fails at commit leaves the
+ * (refused with 0A000 at sf_head_create), lanes not loaded.  The apply
+ * records its outcome for the head journal entry (head_entry.c's hooks;
+ * head_replay.c applies it elsewhere).  A transaction that fails at commit leaves the
  * head and its lanes half changed: the layers above discard them, as they
  * discard a serial pipeline.
  *
