@@ -11,28 +11,35 @@
 -- versions 4 and 5) decode into the serial checkpoint and encode to the
 -- same bytes again; the head snapshot of an earlier point, decoded with
 -- the lanes of now, replays the head entries since into the serial
--- checkpoint, each with its commit's number of changes; every late event
--- of the lanes came with a K entry; and half of the time four damaged
--- copies (a snapshot or an entry with a few bytes changed or cut, a
--- snapshot's checksum made right again so that its payload is read) load
--- or are refused with XX001, never anything else.  At random the run goes
--- on with the decoded head or the split one, and the base of the replay
--- moves.  Any difference raises XX000.
+-- checkpoint, each with its commit's number of changes; the snapshots of
+-- the base, then every lane's journal rows since (format 3 entries of its
+-- deliveries, replayed into the lane with its K entries: lane_rows), then
+-- the head entries, load into the serial checkpoint too; every late event
+-- of the lanes came with a K entry; half of the time four damaged copies
+-- (a snapshot or an entry with a few bytes changed or cut, a snapshot's
+-- checksum made right again so that its payload is read) load or are
+-- refused with XX001, never anything else; and a quarter of the time
+-- forged state that no commit makes (a head snapshot whose index lacks an
+-- id, a head entry that indexes an id twice) is refused with XX001
+-- (forged).  At random the run goes on with the decoded head or the split
+-- one, and the base of the replay moves.  Any difference raises XX000.
 \set VERBOSITY sqlstate
 
 -- entries: one head entry per committed transaction (runs that end with
 -- an error at a commit have one transaction without); continued: runs
--- that went on with decoded state; damaged: refused with XX001
+-- that went on with decoded state; damaged, forged: refused with XX001
 CREATE FUNCTION pc_codec(p text, calls int, seeds int)
 RETURNS TABLE (runs bigint, transactions bigint, entries bool,
-               replayed bool, k_entries bool, snapshots bool, splits bool,
-               continued bool, damaged bool, errors text)
+               replayed bool, k_entries bool, lane_rows bool,
+               snapshots bool, splits bool, continued bool, damaged bool,
+               forged bool, errors text)
 LANGUAGE sql AS $$
   SELECT count(*), sum(c.transactions),
          sum(c.head_entries) = sum(c.transactions) - count(c.error),
-         sum(c.replayed) > 0, sum(c.k_entries) > 0, sum(c.snapshots) > 0,
-         sum(c.splits) = sum(c.snapshots), sum(c.continued) > 0,
-         sum(c.damaged) > 0, string_agg(DISTINCT c.error, ',')
+         sum(c.replayed) > 0, sum(c.k_entries) > 0, sum(c.lane_rows) > 0,
+         sum(c.snapshots) > 0, sum(c.splits) = sum(c.snapshots),
+         sum(c.continued) > 0, sum(c.damaged) > 0, sum(c.forged) > 0,
+         string_agg(DISTINCT c.error, ',')
     FROM generate_series(1, seeds) AS s,
          streamforge_internal.parallel_codec_check(p, calls, s) AS c
 $$;

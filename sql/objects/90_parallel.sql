@@ -48,8 +48,9 @@ CREATE OR REPLACE FUNCTION streamforge_internal.parallel_codec_check(
     pipeline text, calls integer, seed bigint,
     OUT transactions bigint, OUT changes bigint, OUT head_entries bigint,
     OUT entry_bytes bigint, OUT replayed bigint, OUT k_entries bigint,
-    OUT snapshots bigint, OUT splits bigint, OUT continued bigint,
-    OUT damaged bigint, OUT damaged_loaded bigint, OUT error text)
+    OUT lane_rows bigint, OUT snapshots bigint, OUT splits bigint,
+    OUT continued bigint, OUT damaged bigint, OUT damaged_loaded bigint,
+    OUT forged bigint, OUT error text)
 RETURNS record
 AS 'MODULE_PATHNAME', 'sf_parallel_codec_check'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
@@ -59,4 +60,4 @@ REVOKE ALL ON FUNCTION streamforge_internal.parallel_codec_check(text, integer,
 
 COMMENT ON FUNCTION streamforge_internal.parallel_codec_check(text, integer,
     bigint) IS
-    'internal, tests: parallel_check''s run with the codec of parallel writers checked at every commit and whenever no transaction is open (head entries, lane K entries, head and lane snapshots, checkpoint merge and split, damaged bytes)';
+    'internal, tests: parallel_check''s run with the codec of parallel writers checked at every commit and whenever no transaction is open (head entries, lane entries and K entries replayed into lanes, head and lane snapshots, checkpoint merge and split, damaged and forged bytes)';

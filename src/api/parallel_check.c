@@ -669,7 +669,23 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 			pc_mismatch(r, psprintf("change %d (seq " INT64_FORMAT ") differs from the serial engine's (seq " INT64_FORMAT ")",
 									i, hout.items[i].seq, sout.items[i].seq));
 	if (r->codec != NULL)
-		r->codec->commit(r->codec, r->head, s->t, hout.n);
+	{
+		/* the transaction's deliveries, for its lanes' journal entries */
+		int			nds = 0;
+		SfDelivery *ds;
+
+		for (int i = 0; i < s->ncalls; i++)
+			if (s->calls[i].kind == SF_TXN_EVENT)
+				nds += s->calls[i].n;
+		ds = palloc(Max(nds, 1) * sizeof(SfDelivery));
+		nds = 0;
+		for (int i = 0; i < s->ncalls; i++)
+			if (s->calls[i].kind == SF_TXN_EVENT)
+				for (int j = 0; j < s->calls[i].n; j++)
+					ds[nds++] = s->calls[i].ds[j];
+		r->codec->commit(r->codec, r->head, s->t, hout.n, ds, nds);
+		pfree(ds);
+	}
 	r->changes += hout.n;
 	r->late += s->t->late;
 	r->alone += s->t->alone;

@@ -39,7 +39,7 @@ typedef struct PcSummary
  * The codec's checks of a run (parallel_codec_check.c), called by the run
  * through these pointers (a call back into that file would be a cycle,
  * src/README.md): at its start, after every commit (t committed on h with
- * nchanges changes), and whenever no transaction is open (h's merged
+ * nchanges changes; ds: its deliveries, in call order), and whenever no transaction is open (h's merged
  * checkpoint is serial_ck; the checks may replace *h).
  */
 typedef struct PcCodec PcCodec;
@@ -47,7 +47,8 @@ struct PcCodec
 {
 	void		(*start) (PcCodec *c, MemoryContext cxt, SfHead *h,
 						  int64 seed);
-	void		(*commit) (PcCodec *c, SfHead *h, SfTxn *t, int nchanges);
+	void		(*commit) (PcCodec *c, SfHead *h, SfTxn *t, int nchanges,
+						   const SfDelivery *ds, int nds);
 	void		(*quiet) (PcCodec *c, SfHead **h, const bytea *serial_ck);
 };
 

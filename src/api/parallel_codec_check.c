@@ -65,15 +65,22 @@ typedef struct PccState
 	pg_prng_state rng;
 	MemoryContext cxt;			/* the run's */
 	bytea	   *base;			/* head snapshot of the base */
+	bytea	  **base_lanes;		/* its lanes' snapshots */
 	PccEntry   *entries;		/* committed since the base */
 	int64		nentries;
 	int64		cap;
+	PccEntry   *rows;			/* lane rows since the base (nchanges: the
+								 * lane, negative for a K entry: -1 - lane) */
+	int64		nrows;
+	int64		rows_cap;
 	int64		klate;			/* 'L' items of the K entries so far */
 	/* what the checks did */
 	int64		heads;			/* head entries encoded and decoded */
 	int64		entry_bytes;
 	int64		replayed;		/* head entries replayed */
 	int64		kentries;
+	int64		lane_rows;		/* lane rows replayed into lanes */
+	int64		forged;			/* forged state refused */
 	int64		snapshots;		/* head snapshots (with lanes) decoded */
 	int64		splits;
 	int64		continued;		/* the run went on with decoded state */
@@ -111,10 +118,33 @@ pcc_start(PcCodec *codec, MemoryContext cxt, SfHead *h, int64 seed)
 	pg_prng_seed(&c->rng, (uint64) seed ^ UINT64CONST(0x5eed5eed5eed5eed));
 	c->cxt = cxt;
 	c->base = sf_head_snapshot_encode(h);
+	c->base_lanes = palloc(h->p->def.npartitions * sizeof(bytea *));
+	for (int i = 0; i < h->p->def.npartitions; i++)
+		c->base_lanes[i] = sf_lane_snapshot_encode(h, i);
 	c->cap = 64;
 	c->entries = palloc(c->cap * sizeof(PccEntry));
 	c->nentries = 0;
+	c->rows_cap = 64;
+	c->rows = palloc(c->rows_cap * sizeof(PccEntry));
+	c->nrows = 0;
 	MemoryContextSwitchTo(old);
+}
+
+/* keep a lane row (tag: the lane, or -1 - lane for a K entry) */
+static void
+keep_row(PccState *c, StringInfo buf, int tag)
+{
+	PccEntry   *k;
+
+	if (c->nrows == c->rows_cap)
+	{
+		c->rows_cap *= 2;
+		c->rows = repalloc(c->rows, c->rows_cap * sizeof(PccEntry));
+	}
+	k = &c->rows[c->nrows++];
+	k->data = buf->data + VARHDRSZ;
+	k->len = buf->len - VARHDRSZ;
+	k->nchanges = tag;
 }
 
 /* K entry of lane pi: decoded, and every item true of the lane */
@@ -135,6 +165,7 @@ check_k(PccState *c, SfHead *h, SfTxn *t, const SfHeLane *moved)
 		k = sf_lane_k_decode(&h->p->def, buf.data + VARHDRSZ,
 							 buf.len - VARHDRSZ);
 		c->kentries++;
+		keep_row(c, &buf, -1 - moved->lane);
 		if (k->lane != moved->lane)
 			pcc_mismatch("a K entry names another lane");
 	}
@@ -165,9 +196,13 @@ check_k(PccState *c, SfHead *h, SfTxn *t, const SfHeLane *moved)
 
 /* t committed on h with nchanges changes: its entries */
 static void
-pcc_commit(PcCodec *codec, SfHead *h, SfTxn *t, int nchanges)
+pcc_commit(PcCodec *codec, SfHead *h, SfTxn *t, int nchanges,
+		   const SfDelivery *ds, int nds)
 {
 	PccState   *c = (PccState *) codec;
+	const SfPipelineDef *def = &h->p->def;
+	SfDelivery *dl = palloc(Max(nds, 1) * sizeof(SfDelivery));
+	SfDeliveryHash *hl = palloc0(Max(nds, 1) * sizeof(SfDeliveryHash));
 	MemoryContext old = MemoryContextSwitchTo(c->cxt);
 	StringInfoData a;
 	StringInfoData b;
@@ -194,6 +229,27 @@ pcc_commit(PcCodec *codec, SfHead *h, SfTxn *t, int nchanges)
 	k->nchanges = nchanges;
 	for (int i = 0; i < t->entry->nlanes; i++)
 		check_k(c, h, t, &t->entry->lanes[i]);
+
+	/* each lane's row: its deliveries, format 3, as the calls wrote them */
+	for (int i = 0; i < def->npartitions; i++)
+	{
+		int			n = 0;
+		StringInfoData buf;
+
+		for (int j = 0; j < nds; j++)
+			if (strcmp(ds[j].partition, def->partitions[i]) == 0)
+			{
+				dl[n] = ds[j];
+				hl[n].partition = i;
+				n++;
+			}
+		if (n == 0)
+			continue;
+		sf_journal_encode_ingest(&buf, h->lanes[i], dl, hl, n);
+		keep_row(c, &buf, i);
+	}
+	pfree(dl);
+	pfree(hl);
 	MemoryContextSwitchTo(old);
 }
 
@@ -369,6 +425,161 @@ check_ck(SfHead *h, const bytea *serial_ck, const char *what)
 	pfree(ck);
 }
 
+/*
+ * Storage as a load reads it: the base's head and lane snapshots, then
+ * every lane's rows since (its K entries registered first), then the head
+ * entries since; the merged checkpoint must be the serial one
+ */
+static void
+check_load(PccState *c, const SfPipelineDef *def, const bytea *serial_ck)
+{
+	int			np = def->npartitions;
+	const char **lanes = palloc(np * sizeof(char *));
+	Size	   *lens = palloc(np * sizeof(Size));
+	SfHead	   *h;
+
+	for (int i = 0; i < np; i++)
+	{
+		lanes[i] = VARDATA(c->base_lanes[i]);
+		lens[i] = VARSIZE(c->base_lanes[i]) - VARHDRSZ;
+	}
+	h = sf_head_snapshot_decode(c->cxt, def, VARDATA(c->base),
+								VARSIZE(c->base) - VARHDRSZ, lanes, lens);
+	for (int i = 0; i < np; i++)
+	{
+		SfLaneLoad	l;
+
+		sf_lane_load_begin(&l, h->lanes[i], i);
+		for (int64 k = 0; k < c->nrows; k++)
+			if (c->rows[k].nchanges == -1 - i)
+				sf_lane_load_k(&l, sf_lane_k_decode(def, c->rows[k].data,
+													c->rows[k].len));
+		for (int64 k = 0; k < c->nrows; k++)
+			if (c->rows[k].nchanges == i)
+			{
+				sf_lane_entry_replay(&l, c->rows[k].data, c->rows[k].len);
+				c->lane_rows++;
+			}
+		sf_lane_load_end(&l);
+	}
+	for (int64 k = 0; k < c->nentries; k++)
+	{
+		SfChangeList out = {0};
+
+		sf_head_entry_replay(h, c->entries[k].data, c->entries[k].len, &out);
+	}
+	check_ck(h, serial_ck, "the base and the lane and head rows since");
+	MemoryContextDelete(h->cxt);
+}
+
+/* run fn(arg): it must raise XX001 */
+static void
+pcc_forged(PccState *c, void (*fn) (void *), void *arg, const char *what)
+{
+	if (!pcc_damaged(fn, arg))
+		pcc_mismatch(psprintf("forged state loaded: %s", what));
+	c->forged++;
+}
+
+typedef struct PccForge
+{
+	const SfPipelineDef *def;
+	bytea	   *head;
+	const char **lanes;
+	Size	   *lens;
+	PccState   *c;
+	int64		upto;			/* entries before the forged one */
+	char	   *entry;
+	Size		entry_len;
+} PccForge;
+
+static void
+forged_snapshot(void *arg)
+{
+	PccForge   *f = (PccForge *) arg;
+	SfHead	   *h = sf_head_snapshot_decode(CurrentMemoryContext, f->def,
+											VARDATA(f->head),
+											VARSIZE(f->head) - VARHDRSZ,
+											f->lanes, f->lens);
+
+	MemoryContextDelete(h->cxt);
+}
+
+static void
+forged_entry(void *arg)
+{
+	PccForge   *f = (PccForge *) arg;
+	PccState   *c = f->c;
+	SfHead	   *h = sf_head_snapshot_decode(CurrentMemoryContext, f->def,
+											VARDATA(c->base),
+											VARSIZE(c->base) - VARHDRSZ,
+											f->lanes, f->lens);
+	SfChangeList out = {0};
+
+	for (int64 k = 0; k < f->upto; k++)
+		sf_head_entry_replay(h, c->entries[k].data, c->entries[k].len, &out);
+	sf_head_entry_replay(h, f->entry, f->entry_len, &out);
+	MemoryContextDelete(h->cxt);
+}
+
+/*
+ * Forged state that is well formed but no commit makes must be refused:
+ * a head snapshot whose index lacks an id its lane holds, and a head entry
+ * that indexes an id twice
+ */
+static void
+check_forged(PccState *c, SfHead *h, bytea *head, const char **lanes,
+			 Size *lens)
+{
+	const SfPipelineDef *def = &h->p->def;
+	PccForge	f;
+
+	memset(&f, 0, sizeof(f));
+	f.def = def;
+	f.lanes = lanes;
+	f.lens = lens;
+	f.c = c;
+	if (h->fp->n > 0)
+	{
+		SfHead	   *copy = sf_head_snapshot_decode(c->cxt, def, VARDATA(head),
+												   VARSIZE(head) - VARHDRSZ,
+												   lanes, lens);
+
+		for (uint64 i = 0; i <= copy->fp->mask; i++)
+			if (copy->fp->slots[i].hash != 0)
+			{
+				SfFpSlot	slot = copy->fp->slots[i];
+
+				(void) sf_fp_remove(copy->fp, slot.hash,
+									(uint16) (slot.where >> 48),
+									slot.where & SF_FP_LOC_MAX);
+				f.head = sf_head_snapshot_encode(copy);
+				pcc_forged(c, forged_snapshot, &f,
+						   "a head snapshot whose index lacks an id");
+				break;
+			}
+		MemoryContextDelete(copy->cxt);
+	}
+	for (int64 k = 0; k < c->nentries; k++)
+	{
+		SfHeadEntry *e = sf_head_entry_decode(def, c->entries[k].data,
+											  c->entries[k].len);
+		StringInfoData buf;
+
+		if (e->nfps == 0)
+			continue;
+		e->fps = repalloc(e->fps, (e->nfps + 1) * sizeof(SfHeFp));
+		e->fps[e->nfps] = e->fps[0];
+		e->nfps++;
+		sf_head_entry_encode(&buf, e);
+		f.upto = k;
+		f.entry = buf.data + VARHDRSZ;
+		f.entry_len = buf.len - VARHDRSZ;
+		pcc_forged(c, forged_entry, &f, "a head entry that indexes an id twice");
+		break;
+	}
+}
+
 /* the late events of h's lanes, each counted in the lane that owns it */
 static int64
 lanes_late(SfHead *h)
@@ -483,6 +694,11 @@ pcc_quiet(PcCodec *codec, SfHead **hp, const bytea *serial_ck)
 		if (replayed->lane_consumed[i] != h->lanes[i]->partitions[i].consumed)
 			pcc_mismatch("the replayed lane table is not the lanes'");
 
+	/* the base, the lanes' rows and the head entries since, as a load */
+	check_load(c, def, serial_ck);
+	if (pcc_rand(c, 4) == 0)
+		check_forged(c, h, head, lanes, lens);
+
 	/* every late event of a lane came with its K entry */
 	late = lanes_late(h);
 	if (late != c->klate)
@@ -524,7 +740,13 @@ pcc_quiet(PcCodec *codec, SfHead **hp, const bytea *serial_ck)
 	{
 		pfree(c->base);
 		c->base = sf_head_snapshot_encode(*hp);
+		for (int i = 0; i < np; i++)
+		{
+			pfree(c->base_lanes[i]);
+			c->base_lanes[i] = sf_lane_snapshot_encode(*hp, i);
+		}
 		c->nentries = 0;
+		c->nrows = 0;
 	}
 	pfree(head);
 	MemoryContextSwitchTo(old);
@@ -540,7 +762,7 @@ PG_FUNCTION_INFO_V1(sf_parallel_codec_check);
 Datum
 sf_parallel_codec_check(PG_FUNCTION_ARGS)
 {
-#define PARALLEL_CODEC_CHECK_COLS 12
+#define PARALLEL_CODEC_CHECK_COLS 14
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		calls = PG_GETARG_INT32(1);
 	int64		seed = PG_GETARG_INT64(2);
@@ -565,11 +787,13 @@ sf_parallel_codec_check(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum(c.entry_bytes);
 	values[i++] = Int64GetDatum(c.replayed);
 	values[i++] = Int64GetDatum(c.kentries);
+	values[i++] = Int64GetDatum(c.lane_rows);
 	values[i++] = Int64GetDatum(c.snapshots);
 	values[i++] = Int64GetDatum(c.splits);
 	values[i++] = Int64GetDatum(c.continued);
 	values[i++] = Int64GetDatum(c.damaged);
 	values[i++] = Int64GetDatum(c.damaged_loaded);
+	values[i++] = Int64GetDatum(c.forged);
 	if (sum.error != 0)
 		values[i++] = CStringGetTextDatum(unpack_sql_state(sum.error));
 	else

@@ -63,6 +63,10 @@ extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
 extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,
 										const char *partition);
 extern void sf_journal_replay(SfPipeline *p, const char *data, Size len);
+extern void sf_journal_replay_to(SfPipeline *p, const char *data, Size len,
+								 void (*deliver) (void *arg,
+												  const SfDelivery *d),
+								 void *arg);
 extern bytea *sf_journal_sequence(const char *entries, Size len, int count);
 
 /*
@@ -85,6 +89,9 @@ extern bool sf_lane_k_encode(StringInfo buf, struct SfHead *h,
 							 const struct SfHeadEntry *e, int pi);
 extern struct SfLaneK *sf_lane_k_decode(const SfPipelineDef *def,
 										const char *data, Size len);
+struct SfLaneLoad;
+extern void sf_lane_entry_replay(struct SfLaneLoad *l, const char *data,
+								 Size len);
 extern bytea *sf_lane_snapshot_encode(struct SfHead *h, int pi);
 extern bytea *sf_head_snapshot_encode(struct SfHead *h);
 extern struct SfHead *sf_head_snapshot_decode(MemoryContext parent,

@@ -234,8 +234,8 @@ entry_decode(void *arg)
 			e->counters[i] = (int64) c;
 	}
 
-	/* at least 24 bytes an address: 8 varints and the sum's 16 */
-	e->ndelta = get_vcount(&r, 24);
+	/* 23 bytes or more an address: 7 varints and the sum's 16 */
+	e->ndelta = get_vcount(&r, 23);
 	e->delta = palloc_extended(Max(e->ndelta, 1) * sizeof(SfHeDelta),
 							   MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < e->ndelta; i++)
@@ -537,4 +537,26 @@ sf_lane_k_decode(const SfPipelineDef *def, const char *data, Size len)
 	x.k = NULL;
 	sf_pc_as_corrupt(k_decode, &x, "lane entry", def->name);
 	return x.k;
+}
+
+/* ----------------------------------------------------------------
+ * Lane entries (format 3) replayed into a lane being loaded
+ * ----------------------------------------------------------------
+ */
+static void
+lane_deliver(void *arg, const SfDelivery *d)
+{
+	sf_lane_load_delivery((SfLaneLoad *) arg, d);
+}
+
+/*
+ * Replay one row of a lane's journal into the lane load l (the K entries
+ * of the rows are registered first, sf_lane_load_k): a format 3 ingest
+ * entry (or a sequence of them) whose deliveries go to the lane
+ * (sf_lane_load_delivery); damaged bytes raise XX001.
+ */
+void
+sf_lane_entry_replay(SfLaneLoad *l, const char *data, Size len)
+{
+	sf_journal_replay_to(l->lane, data, len, lane_deliver, l);
 }

@@ -443,6 +443,7 @@ sf_head_snapshot_encode(SfHead *h)
 	int64		nfps = 0;
 	SfFingerprints *first;		/* lane << 32 | handle -> first offset */
 	int64	   *nown;
+	int64	   *table;
 
 	put_header(&b, SNAP_HEAD_VERSION);
 	sf_snap_put_def(&b, def, 3);
@@ -502,12 +503,15 @@ sf_head_snapshot_encode(SfHead *h)
 	/* the index: a handle means nothing elsewhere, an offset does */
 	first = map_create((int64) h->fp->n);
 	nown = palloc0(Max(np, 1) * sizeof(int64));
+	table = sf_head_lane_table(h);
 	for (int i = 0; i < np; i++)
 	{
 		SfPipeline *lane = h->lanes[i];
 		SfPartition *part = &lane->partitions[i];
 
-		for (int64 o = 0; o <= part->consumed; o++)
+		if (table[i] > part->consumed)
+			elog(ERROR, "streamforge: a lane holds less than the head");
+		for (int64 o = 0; o <= table[i]; o++)
 		{
 			uint32		handle = part->deliveries[part->head + o];
 			uint64		key = ((uint64) i << 32) | handle;
@@ -550,9 +554,7 @@ sf_head_snapshot_encode(SfHead *h)
 
 	for (int i = 0; i < np; i++)
 	{
-		SfPipeline *lane = h->lanes[i];
-
-		put_varint(&b, zigzag(lane->partitions[i].consumed));
+		put_varint(&b, zigzag(table[i]));
 		put_varint(&b, (uint64) nown[i]);
 	}
 	pfree(nown);

@@ -49,9 +49,9 @@
  * yet).  What is not here yet (section 12): measures and retention
  * (refused with 0A000 at sf_head_create), lanes not loaded.  The apply
  * records its outcome for the head journal entry (head_entry.c's hooks;
- * head_replay.c applies it elsewhere).  A transaction that fails at commit leaves the
- * head and its lanes half changed: the layers above discard them, as they
- * discard a serial pipeline.
+ * head_replay.c applies it elsewhere).  A transaction that fails at
+ * commit leaves the head and its lanes half changed: the layers above
+ * discard them, as they discard a serial pipeline.
  *
  * Copyright (c) 2026, the streamforge authors
  *

@@ -280,6 +280,157 @@ sf_lane_add(SfPipeline *lane, int pi, const char *event_id, int event_id_len,
 	return handle;
 }
 
+/* the lane's own identity with d's event id, or NULL */
+static SfIdentity *
+lane_load_find(SfLaneLoad *l, const char *eid, int len, uint64 fph,
+			   uint32 *handle)
+{
+	SfFpCursor	c;
+	uint16		lane;
+	uint64		loc;
+
+	sf_fp_start(&c, fph);
+	while (sf_fp_next(l->ids, &c, &lane, &loc))
+	{
+		SfIdentity *id = sf_id_ptr(l->lane, (uint32) loc);
+
+		if (id->event_id_len == (uint32) len &&
+			memcmp(id->event_id, eid, len) == 0)
+		{
+			*handle = (uint32) loc;
+			return id;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Start loading lane (of partition pi) from its rows after what it holds
+ * (an empty lane, or one decoded from its snapshot): its own event ids go
+ * into the load's map.  The map and the K items live in
+ * CurrentMemoryContext until sf_lane_load_end.
+ */
+void
+sf_lane_load_begin(SfLaneLoad *l, SfPipeline *lane, int pi)
+{
+	SfPartition *part = &lane->partitions[pi];
+
+	l->lane = lane;
+	l->pi = pi;
+	l->ids = sf_fp_create(CurrentMemoryContext,
+						  (uint64) Max(lane->nidentities, 0));
+	l->k = sf_fp_create(CurrentMemoryContext, 0);
+	for (int64 o = 0; o <= part->consumed; o++)
+	{
+		uint32		handle = part->deliveries[part->head + o];
+		SfIdentity *id = sf_id_ptr(lane, handle);
+		uint64		fph;
+		uint32		seen;
+
+		if ((o & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (id->foreign)
+			continue;
+		fph = sf_fp_hash(id->event_id, id->event_id_len);
+		if (lane_load_find(l, id->event_id, (int) id->event_id_len, fph,
+						   &seen) == NULL)
+			sf_fp_insert(l->ids, fph, 0, handle);
+	}
+}
+
+/* A K entry of the lane's rows: its outcomes wait for their deliveries */
+void
+sf_lane_load_k(SfLaneLoad *l, const SfLaneK *k)
+{
+	if (k->lane != l->pi)
+		entry_corrupt(l->lane, "A lane's K entry names another lane.");
+	for (int64 i = 0; i < k->n; i++)
+	{
+		const SfLaneKItem *it = &k->items[i];
+		SfFpCursor	c;
+		uint16		lane;
+		uint64		loc;
+
+		if (it->offset <= l->lane->partitions[l->pi].consumed)
+			entry_corrupt(l->lane, "A K entry names an offset the lane held already.");
+		sf_fp_start(&c, (uint64) it->offset + 1);
+		if (sf_fp_next(l->k, &c, &lane, &loc))
+			entry_corrupt(l->lane, "Two K entries name one offset.");
+		sf_fp_insert(l->k, (uint64) it->offset + 1, 0,
+					 ((uint64) (it->kind == 'F') << 1) | (it->late ? 1 : 0));
+	}
+}
+
+/*
+ * The next delivery of the lane's rows: an offset replay (the lane holds
+ * the offset), or the next offset: a duplicate of another lane's event or
+ * a late new event (its K item says), a duplicate within the lane (its
+ * map says), or a new event that was not late.
+ */
+void
+sf_lane_load_delivery(SfLaneLoad *l, const SfDelivery *d)
+{
+	SfPipeline *lane = l->lane;
+	SfPartition *part = &lane->partitions[l->pi];
+	uint64		fph;
+	SfFpCursor	c;
+	uint16		kl;
+	uint64		kv = 0;
+	bool		has_k;
+	uint32		handle;
+
+	if (strcmp(d->partition, lane->def.partitions[l->pi]) != 0)
+		entry_corrupt(lane, "A lane's entry delivers to another partition.");
+	if (d->source_offset >= 0 && d->source_offset <= part->consumed)
+	{
+		lane->offset_replays++;
+		lane->mutations++;
+		return;
+	}
+	if (d->source_offset != part->consumed + 1)
+		entry_corrupt(lane, "A lane's entry skips an offset.");
+	sf_fp_start(&c, (uint64) d->source_offset + 1);
+	has_k = sf_fp_next(l->k, &c, &kl, &kv);
+	fph = sf_fp_hash(d->event_id, (uint32) d->event_id_len);
+	if (has_k && (kv >> 1) == 1)
+	{
+		(void) sf_lane_add(lane, l->pi, d->event_id, d->event_id_len, d->key,
+						   d->key_len, d->event_time, d->value,
+						   (kv & 1) != 0, true);
+		return;
+	}
+	if (lane_load_find(l, d->event_id, d->event_id_len, fph, &handle) != NULL)
+	{
+		if (has_k)
+			entry_corrupt(lane, "A K entry calls a duplicate late.");
+		sf_partition_append(lane, l->pi, handle);
+		return;
+	}
+	handle = sf_lane_add(lane, l->pi, d->event_id, d->event_id_len, d->key,
+						 d->key_len, d->event_time, d->value, has_k, false);
+	sf_fp_insert(l->ids, fph, 0, handle);
+}
+
+/*
+ * The end of a lane's load: every K item must have met its delivery; the
+ * map and the items are freed
+ */
+void
+sf_lane_load_end(SfLaneLoad *l)
+{
+	int64		consumed = l->lane->partitions[l->pi].consumed;
+
+	for (uint64 i = 0; i <= l->k->mask; i++)
+		if (l->k->slots[i].hash != 0 &&
+			(int64) (l->k->slots[i].hash - 1) > consumed)
+			entry_corrupt(l->lane, "A K entry names an offset the lane does not hold.");
+	pfree(l->ids->slots);
+	pfree(l->ids);
+	pfree(l->k->slots);
+	pfree(l->k);
+	l->ids = l->k = NULL;
+}
+
 /*
  * The head and lanes of serial, a serial-form pipeline with the definition
  * of a parallel one (a restored checkpoint): clock, live buckets, seq and

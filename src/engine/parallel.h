@@ -387,6 +387,21 @@ typedef struct SfLaneK
 	SfLaneKItem *items;			/* in offset order */
 } SfLaneK;
 
+/*
+ * A lane being loaded from its journal rows (design 4.3, "Lane entries";
+ * head_replay.c): the deliveries of its format 3 entries in offset order,
+ * their outcomes from the lane's own history (a map of its own event ids)
+ * and from the K entries of the same range, all registered first (a K
+ * row follows the rows of its transaction).
+ */
+typedef struct SfLaneLoad
+{
+	SfPipeline *lane;
+	int			pi;				/* its partition */
+	SfFingerprints *ids;		/* its own event ids -> handles */
+	SfFingerprints *k;			/* offset + 1 -> K kind << 1 | late */
+} SfLaneLoad;
+
 /* head_entry.c: the recording of sf_head_commit */
 extern void sf_head_entry_start(SfHead *h, SfTxn *t);
 extern void sf_head_entry_add(SfTxn *t, uint8 kind, int lane, int64 value,
@@ -406,6 +421,10 @@ extern uint32 sf_lane_add(SfPipeline *lane, int pi, const char *event_id,
 						  bool foreign);
 extern void sf_head_index_offset(SfHead *h, int pi, int64 offset,
 								 uint64 hash);
+extern void sf_lane_load_begin(SfLaneLoad *l, SfPipeline *lane, int pi);
+extern void sf_lane_load_k(SfLaneLoad *l, const SfLaneK *k);
+extern void sf_lane_load_delivery(SfLaneLoad *l, const SfDelivery *d);
+extern void sf_lane_load_end(SfLaneLoad *l);
 extern SfHead *sf_head_split(MemoryContext parent, SfPipeline *serial);
 
 #endif							/* SF_ENGINE_PARALLEL_H */
