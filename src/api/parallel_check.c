@@ -455,7 +455,7 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
  * start after a record nothing refers to, so that every handle moves.
  */
 static SfPipeline *
-pc_rebuild_lane(PcRun *r, int l, int64 upto)
+pc_rebuild_lane(PcRun *r, int l, int64 upto, int64 replays)
 {
 	SfPipeline *old = r->head->lanes[l];
 	SfPartition *part = &old->partitions[l];
@@ -482,7 +482,7 @@ pc_rebuild_lane(PcRun *r, int l, int64 upto)
 		}
 		sf_partition_append(n, l, h);
 	}
-	n->offset_replays = old->offset_replays;
+	n->offset_replays = replays;
 	return n;
 }
 
@@ -494,6 +494,7 @@ pc_step(PcRun *r, PcSlot *s)
 	bool		savepoint = pc_rand(r, 100) < 10;
 	SfTxnMark	mark;
 	int64	   *consumed = NULL;
+	int64	   *replays = NULL;
 	int			ncalls = s->ncalls;
 
 	if (savepoint)
@@ -501,8 +502,12 @@ pc_step(PcRun *r, PcSlot *s)
 		/* the call runs in a subtransaction, which may abort */
 		sf_txn_mark(s->t, &mark);
 		consumed = palloc(r->np * sizeof(int64));
+		replays = palloc(r->np * sizeof(int64));
 		for (int i = 0; i < r->np; i++)
+		{
 			consumed[i] = r->head->lanes[i]->partitions[i].consumed;
+			replays[i] = r->head->lanes[i]->offset_replays;
+		}
 	}
 
 	r->now += pc_rand(r, 4);
@@ -549,7 +554,8 @@ pc_step(PcRun *r, PcSlot *s)
 		for (int i = 0; i < r->np; i++)
 			if (s->claimed[i])
 				sf_head_replace_lane(r->head, s->t, i,
-									 pc_rebuild_lane(r, i, consumed[i]));
+									 pc_rebuild_lane(r, i, consumed[i],
+													 replays[i]));
 		s->ncalls = ncalls;
 		r->rollbacks++;
 	}
