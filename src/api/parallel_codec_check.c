@@ -426,13 +426,60 @@ check_ck(SfHead *h, const bytea *serial_ck, const char *what)
 }
 
 /*
+ * Lane a (loaded from storage) holds lane b's deliveries (the live one):
+ * per offset the same event id, foreign or the lane's own alike, and an
+ * own identity first delivered at the same offset (a foreign copy may be
+ * shared by deliveries in b, where an in-flight collision made a lane's
+ * own identity foreign, and not in a, which loads one copy each)
+ */
+static void
+check_lane(const SfPipeline *a, const SfPipeline *b, int pi)
+{
+	const SfPartition *pa = &a->partitions[pi];
+	const SfPartition *pb = &b->partitions[pi];
+
+	if (pa->consumed != pb->consumed || a->offset_replays != b->offset_replays)
+		pcc_mismatch(psprintf("a loaded lane holds offsets to %lld and %lld offset replays, the lane %lld and %lld",
+							  (long long) pa->consumed,
+							  (long long) a->offset_replays,
+							  (long long) pb->consumed,
+							  (long long) b->offset_replays));
+	for (int64 o = 0; o <= pa->consumed; o++)
+	{
+		uint32		ha = pa->deliveries[pa->head + o];
+		uint32		hb = pb->deliveries[pb->head + o];
+		const SfIdentity *ia = sf_id_ptr(a, ha);
+		const SfIdentity *ib = sf_id_ptr(b, hb);
+		int64		fa = o;
+		int64		fb = o;
+
+		if (ia->event_id_len != ib->event_id_len ||
+			memcmp(ia->event_id, ib->event_id, ia->event_id_len) != 0 ||
+			ia->foreign != ib->foreign || (!ia->foreign && ia->late != ib->late))
+			pcc_mismatch("a loaded lane holds another delivery");
+		if (ia->foreign)
+			continue;
+		for (int64 q = o - 1; q >= 0; q--)
+		{
+			if (pa->deliveries[pa->head + q] == ha)
+				fa = q;
+			if (pb->deliveries[pb->head + q] == hb)
+				fb = q;
+		}
+		if (fa != fb)
+			pcc_mismatch("a loaded lane's identity is first delivered elsewhere");
+	}
+}
+
+/*
  * Storage as a load reads it: the base's head and lane snapshots, then
  * every lane's rows since (its K entries registered first), then the head
  * entries since; the merged checkpoint must be the serial one
  */
 static void
-check_load(PccState *c, const SfPipelineDef *def, const bytea *serial_ck)
+check_load(PccState *c, SfHead *live, const bytea *serial_ck)
 {
+	const SfPipelineDef *def = &live->p->def;
 	int			np = def->npartitions;
 	const char **lanes = palloc(np * sizeof(char *));
 	Size	   *lens = palloc(np * sizeof(Size));
@@ -461,6 +508,7 @@ check_load(PccState *c, const SfPipelineDef *def, const bytea *serial_ck)
 				c->lane_rows++;
 			}
 		sf_lane_load_end(&l);
+		check_lane(h->lanes[i], live->lanes[i], i);
 	}
 	for (int64 k = 0; k < c->nentries; k++)
 	{
@@ -695,7 +743,7 @@ pcc_quiet(PcCodec *codec, SfHead **hp, const bytea *serial_ck)
 			pcc_mismatch("the replayed lane table is not the lanes'");
 
 	/* the base, the lanes' rows and the head entries since, as a load */
-	check_load(c, def, serial_ck);
+	check_load(c, h, serial_ck);
 	if (pcc_rand(c, 4) == 0)
 		check_forged(c, h, head, lanes, lens);
 
