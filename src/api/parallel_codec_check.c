@@ -18,11 +18,18 @@
  *	- replay: the head snapshot of an earlier point (the base), decoded
  *	  with the lanes of now, replays the head entries committed since, with
  *	  the same number of changes each, into the serial checkpoint;
+ *	- load: the base's head and lane snapshots, every lane's rows since
+ *	  (format 3 entries of the committed deliveries, as the calls will
+ *	  write them, and the K entries) and the head entries since load into
+ *	  the serial checkpoint, and into lanes that hold the live lanes'
+ *	  deliveries;
  *	- at random, the run continues on the decoded head or on the split one
  *	  (every later commit then runs on decoded state), or the base moves;
  *	- damaged bytes: a snapshot or an entry with a few bytes changed (the
  *	  snapshot's checksum made right half of the time, so that its payload
- *	  is read) loads or is refused with XX001, never anything else.
+ *	  is read) loads or is refused with XX001, never anything else; forged
+ *	  state no commit makes (an index that lacks an id, an entry that
+ *	  indexes an id twice) is refused with XX001.
  * Random choices come from a generator of their own, so the calls are the
  * ones parallel_check makes with the same seed.
  *

@@ -3,7 +3,8 @@
  * parallel_codec.c
  *	  The bytes of a parallel pipeline (issue 46,
  *	  docs/design/parallel-writers.md, sections 4.3 and 6.7): here the head
- *	  journal entry (format 5) and the lane K entry (format 6); in
+ *	  journal entry (format 5), the lane K entry (format 6) and the replay
+ *	  of a lane's format 3 rows into a lane being loaded; in
  *	  parallel_snapshot.c the head snapshot (binary version 4), the lane
  *	  snapshot (binary version 5), and the checkpoint of head and lanes
  *	  (merged into the serial form) and its restore (split).  This header
