@@ -39,8 +39,9 @@ typedef struct PcSummary
  * The codec's checks of a run (parallel_codec_check.c), called by the run
  * through these pointers (a call back into that file would be a cycle,
  * src/README.md): at its start, after every commit (t committed on h with
- * nchanges changes; ds: its deliveries, in call order), and whenever no transaction is open (h's merged
- * checkpoint is serial_ck; the checks may replace *h).
+ * nchanges changes; ds: its deliveries, in call order), and whenever no
+ * transaction is open (h's merged checkpoint is serial_ck; the checks may
+ * replace *h).
  */
 typedef struct PcCodec PcCodec;
 struct PcCodec
