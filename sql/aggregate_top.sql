@@ -87,6 +87,34 @@ SELECT count(*) FROM streamforge.finish('cheap');
 -- auction 7: a (20), then b and c at 25: b first (the tie rule); 8 alone
 SELECT auction, bidder, window_start, low, final, rn FROM cheap_top ORDER BY window_start, auction, rn;
 SELECT op, count(*) FROM streamforge.top_changelog WHERE pipeline = 'cheap' GROUP BY op;
+-- the changelog in seq order: the windows in order, and in a window the
+-- rows of one rank of different auctions (partitions) by their identity
+-- (window, auction, bidder), whatever the plan of the diff
+SELECT seq, op, window_start, rank, row ->> 'auction' AS auction, row ->> 'bidder' AS bidder
+  FROM streamforge.top_changelog WHERE pipeline = 'cheap' ORDER BY seq;
+-- the same ranks in two partitions, whose identities' jsonb order (its
+-- keys by length: bidder first) is not the partitions' order: auction 8
+-- (bidder a) comes before auction 7 (bidder b)
+CREATE TABLE bids2 (LIKE bids INCLUDING ALL);
+SELECT streamforge.create_aggregate('cheap2', $$
+    SELECT * FROM (
+        SELECT auction, bidder, min(price) AS low,
+               ROW_NUMBER() OVER (PARTITION BY window_start, window_end, auction
+                                  ORDER BY low) AS rn
+          FROM bids2
+         GROUP BY auction, bidder, streamforge.tumble(ts, interval '1 minute')) AS t
+     WHERE rn < 3
+$$);
+INSERT INTO bids2 (auction, bidder, price, ts) VALUES
+    (7, 'b', 30, '2026-12-01 10:05:01+00'),
+    (8, 'a', 40, '2026-12-01 10:05:05+00'),
+    (7, 'c', 35, '2026-12-01 10:05:06+00'),
+    (8, 'c', 45, '2026-12-01 10:05:07+00');
+SELECT count(*) FROM streamforge.finish('cheap2');
+SELECT seq, op, window_start, rank, row ->> 'auction' AS auction, row ->> 'bidder' AS bidder
+  FROM streamforge.top_changelog WHERE pipeline = 'cheap2' ORDER BY seq;
+SELECT streamforge.drop_aggregate('cheap2');
+DROP TABLE bids2;
 
 -- the view equals PostgreSQL's own ROW_NUMBER() over the same rows
 -- (tumble works in a plain query)

@@ -96,6 +96,12 @@ SELECT c.transactions = e.transactions AND c.changes = e.changes AS same_run
 SELECT streamforge.create_pipeline('pc_retention', ARRAY['a', 'b'],
     ARRAY[streamforge.fixed('f', 10)], lateness => 5, retention => 100);
 SELECT transactions FROM streamforge_internal.parallel_codec_check('pc_retention', 10, 1);
+-- measures pipelines run in parallel mode (parallel_engine.sql), but these
+-- formats do not hold their measures and arrivals yet: refused
+SELECT streamforge.create_pipeline('pc_measures', ARRAY['a', 'b'],
+    ARRAY[streamforge.fixed('f', 10)], lateness => 5,
+    measures => ARRAY['amount'], aggregates => ARRAY['sum(amount)']);
+SELECT transactions FROM streamforge_internal.parallel_codec_check('pc_measures', 10, 1);
 SELECT transactions FROM streamforge_internal.parallel_codec_check('pc_fixed', -1, 1);
 SELECT transactions FROM streamforge_internal.parallel_codec_check('pc_nope', 10, 1);
 
@@ -103,7 +109,7 @@ DROP FUNCTION pc_codec(text, int, int);
 SELECT count(streamforge.drop_pipeline(p)) AS dropped
   FROM unnest(ARRAY['pc_fixed', 'pc_strict', 'pc_sliding', 'pc_progress',
                     'pc_final', 'pc_session', 'pc_mixed', 'pc_one',
-                    'pc_retention']) AS p;
+                    'pc_retention', 'pc_measures']) AS p;
 
 -- not for PUBLIC
 SELECT p.oid::regprocedure, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute

@@ -116,6 +116,8 @@ SET streamforge.max_live_buckets = 34;
 SELECT (pe_check('pe_fixed', 400, 10)).*;
 SET streamforge.max_live_buckets = 160;
 SELECT (pe_check('pe_sliding', 400, 10)).*;
+SET streamforge.max_live_buckets = 12;
+SELECT (pe_check('pe_session', 400, 10)).*;
 RESET streamforge.max_live_buckets;
 
 -- the same id in flight on two lanes with other values: SF002 at the
@@ -124,13 +126,53 @@ SELECT transactions > 0 FROM streamforge_internal.parallel_check('pe_fixed', 200
 SELECT transactions > 0 FROM streamforge_internal.parallel_check('pe_one', 10, 7, true);
 
 -- not supported yet: refused with 0A000, never a wrong result
-SELECT streamforge.create_pipeline('pe_retention', ARRAY['a', 'b'],
-    ARRAY[streamforge.fixed('f', 10)], lateness => 5, retention => 100);
-SELECT transactions FROM streamforge_internal.parallel_check('pe_retention', 10, 1);
+-- measures pipelines (query-defined aggregates are): the delta's words
+-- merge through the measure aggregates' merge; first/last ties are broken
+-- by arrival numbers that each writer numbers locally and the commit
+-- rebases, so the checkpoint (arrivals included) is the serial one's.
+-- Values are small (-10 .. 10): ties in min, max, max_by, first and last.
 SELECT streamforge.create_pipeline('pe_measures', ARRAY['a', 'b'],
     ARRAY[streamforge.fixed('f', 10)], lateness => 5,
     measures => ARRAY['amount'], aggregates => ARRAY['sum(amount)']);
-SELECT transactions FROM streamforge_internal.parallel_check('pe_measures', 10, 1);
+SELECT (pe_check('pe_measures', 400, 20)).*;
+-- every fixed-word kind, first/last ties, FILTER-like count_if, NULLs
+SELECT streamforge.create_pipeline('pe_mwords', ARRAY['a', 'b', 'c'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.sliding('s', 12, 4)],
+    lateness => 6,
+    measures => ARRAY['v', 'w NULL', 'x NULL'],
+    aggregates => ARRAY['count', 'count(w)', 'sum(v)', 'sum(w)', 'min(w)',
+        'max(x)', 'avg(x)', 'stddev_samp(v)', 'var_pop(w)', 'first(v)',
+        'last(v)', 'first(w)', 'last(x)', 'count_if(v > 2)',
+        'count_if(w <= 0)', 'max_by(v, w)', 'min_by(x, v)']);
+SELECT (pe_check('pe_mwords', 400, 20)).*;
+-- variable-size states: exact sets, HLL, quantile sketches
+SELECT streamforge.create_pipeline('pe_mvars', ARRAY['a', 'b', 'c'],
+    ARRAY[streamforge.fixed('f', 10)], lateness => 5, out_of_orderness => 4,
+    emit => 'update+final',
+    measures => ARRAY['v', 'w NULL'],
+    aggregates => ARRAY['count', 'count_distinct(v)',
+        'approx_count_distinct(w)', 'approx_percentile(v, 0.5)',
+        'percentile_cont(w, 0.9)', 'percentile_disc(v, 0.25)', 'last(w)']);
+SELECT (pe_check('pe_mvars', 400, 20)).*;
+-- sessions of a measures pipeline: delta sessions by interval union
+SELECT streamforge.create_pipeline('pe_msession', ARRAY['a', 'b', 'c'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)],
+    lateness => 5,
+    measures => ARRAY['v', 'w NULL'],
+    aggregates => ARRAY['count', 'sum(w)', 'first(v)', 'last(w)',
+        'count_distinct(v)', 'max_by(w, v)']);
+SELECT (pe_check('pe_msession', 400, 20)).*;
+SELECT (pe_check('pe_mwords', 5000, 3)).*;
+SET streamforge.max_live_buckets = 60;
+SELECT (pe_check('pe_mwords', 400, 10)).*;
+SET streamforge.max_live_buckets = 30;
+SELECT (pe_check('pe_msession', 400, 10)).*;
+RESET streamforge.max_live_buckets;
+SELECT transactions > 0 FROM streamforge_internal.parallel_check('pe_mwords', 200, 7, true);
+
+SELECT streamforge.create_pipeline('pe_retention', ARRAY['a', 'b'],
+    ARRAY[streamforge.fixed('f', 10)], lateness => 5, retention => 100);
+SELECT transactions FROM streamforge_internal.parallel_check('pe_retention', 10, 1);
 -- bad arguments
 SELECT transactions FROM streamforge_internal.parallel_check('pe_fixed', -1, 1);
 SELECT transactions FROM streamforge_internal.parallel_check('pe_nope', 10, 1);
@@ -139,7 +181,8 @@ DROP FUNCTION pe_check(text, int, int);
 SELECT count(streamforge.drop_pipeline(p)) AS dropped
   FROM unnest(ARRAY['pe_fixed', 'pe_strict', 'pe_sliding', 'pe_progress',
                     'pe_final', 'pe_onlyfinal', 'pe_session', 'pe_mixed',
-                    'pe_one', 'pe_retention', 'pe_measures']) AS p;
+                    'pe_one', 'pe_retention', 'pe_measures', 'pe_mwords',
+                    'pe_mvars', 'pe_msession']) AS p;
 
 -- not for PUBLIC
 SELECT p.oid::regprocedure, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute

@@ -10,7 +10,9 @@
  * UTC timestamp is read directly), and the attachment's expressions
  * (WHERE, key, event time, value or measures) apply to the rows exactly as
  * the INSERT trigger applies them to its transition table.  The deliveries
- * go in as aggmap.c's do (sfk_aggregate_deliver_rows).
+ * go in as aggmap.c's do (sfk_aggregate_deliver_rows, direct.c), or, when
+ * they go to the core's C entry, as the fields of the row expression taken
+ * apart (split_expr): no delivery tuple to form and deform, no key array.
  *
  * The expressions are not run by a statement over an array of rows: the
  * statement that would (sfk_aggrow_prepare) is analysed at each batch and
@@ -561,15 +563,257 @@ read_payload(Source *src)
 }
 
 /*
+ * The statement's expression taken apart: CASE WHEN filter THEN ROW(pn, po,
+ * id, key, time, value)::delivery END.  Its parts are evaluated in the
+ * expression's order into the fields of the delivery, so that no row is
+ * formed to be deformed again by the write, and, as the core's attachment
+ * writes its rows (src/persist/attach_rows.c): a key ARRAY[e::text,
+ * ...]::text is written from its elements as array_out writes a text[],
+ * not made an array and printed; an integer's text (x::text, the event id
+ * of most aggregates) as its output function writes it.
+ */
+typedef struct Part
+{
+	ExprState  *whole;
+	ExprState  *intarg;			/* x of x::text for an integer x, or NULL */
+	Oid			inttype;
+} Part;
+
+typedef struct Split
+{
+	ExprState  *filter;			/* NULL without a WHERE */
+	Part		f[6];			/* the delivery's fields (f[3] unused with keys) */
+	Part	   *keys;			/* the key's elements, or NULL */
+	int			nkeys;
+	StringInfoData key;
+} Split;
+
+static void
+part_init(Part *p, Expr *e)
+{
+	p->whole = ExecInitExpr(e, NULL);
+	p->intarg = NULL;
+	p->inttype = InvalidOid;
+	if (IsA(e, CoerceViaIO) && ((CoerceViaIO *) e)->resulttype == TEXTOID)
+	{
+		Expr	   *arg = ((CoerceViaIO *) e)->arg;
+		Oid			type = exprType((Node *) arg);
+
+		/*
+		 * A NULL integer evaluates the whole expression: only where that
+		 * evaluates the integer again to the same NULL, without effects
+		 */
+		if ((type == INT2OID || type == INT4OID || type == INT8OID) &&
+			!contain_volatile_functions((Node *) arg))
+		{
+			p->intarg = ExecInitExpr(arg, NULL);
+			p->inttype = type;
+		}
+	}
+}
+
+/*
+ * Takes expr (planned) apart into sp, its states initialised in the
+ * current memory context (the executor's checks of EXECUTE, in the
+ * expression's order); false when it is not the expression sfk_aggrow_prepare
+ * makes.
+ */
+static bool
+split_expr(Expr *expr, bool measures, Split *sp)
+{
+	Expr	   *filter = NULL;
+	RowExpr    *row;
+	Expr	   *args[6];
+	ListCell   *lc;
+	int			f;
+
+	if (IsA(expr, CaseExpr))
+	{
+		CaseExpr   *c = (CaseExpr *) expr;
+		CaseWhen   *w;
+
+		if (c->arg != NULL || list_length(c->args) != 1 || c->defresult == NULL ||
+			!IsA(c->defresult, Const) || !((Const *) c->defresult)->constisnull)
+			return false;
+		w = linitial_node(CaseWhen, c->args);
+		if (exprType((Node *) w->expr) != BOOLOID)
+			return false;
+		filter = w->expr;
+		expr = w->result;
+	}
+	if (!IsA(expr, RowExpr))
+		return false;
+	row = (RowExpr *) expr;
+	if (list_length(row->args) != 6)
+		return false;
+	foreach(lc, row->args)
+	{
+		static const Oid types[5] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID};
+
+		f = foreach_current_index(lc);
+		args[f] = lfirst(lc);
+		if (exprType((Node *) args[f]) !=
+			(f < 5 ? types[f] : measures ? INT8ARRAYOID : INT8OID))
+			return false;
+	}
+	memset(sp, 0, sizeof(*sp));
+	sp->filter = filter ? ExecInitExpr(filter, NULL) : NULL;
+	for (f = 0; f < 6; f++)
+	{
+		Expr	   *e = args[f];
+
+		if (f == 3 && IsA(e, CoerceViaIO) && ((CoerceViaIO *) e)->resulttype == TEXTOID &&
+			IsA(((CoerceViaIO *) e)->arg, ArrayExpr))
+		{
+			ArrayExpr  *a = (ArrayExpr *) ((CoerceViaIO *) e)->arg;
+
+			if (!a->multidims && a->element_typeid == TEXTOID &&
+				a->array_typeid == TEXTARRAYOID && list_length(a->elements) > 0)
+			{
+				sp->nkeys = list_length(a->elements);
+				sp->keys = palloc(sizeof(Part) * sp->nkeys);
+				foreach(lc, a->elements)
+					part_init(&sp->keys[foreach_current_index(lc)], lfirst(lc));
+				continue;
+			}
+		}
+		part_init(&sp->f[f], e);
+	}
+	initStringInfo(&sp->key);
+	return true;
+}
+
+/* A part's value; *digits (if not NULL): an integer's text */
+static Datum
+part_value(Part *p, ExprContext *econtext, bool *isnull, bool *digits)
+{
+	if (digits != NULL)
+		*digits = false;
+	if (p->intarg != NULL)
+	{
+		Datum		d = ExecEvalExpr(p->intarg, econtext, isnull);
+
+		if (!*isnull)
+		{
+			char		buf[MAXINT8LEN + 1];
+			int			len;
+
+			if (p->inttype == INT2OID)
+				len = pg_itoa(DatumGetInt16(d), buf);
+			else if (p->inttype == INT4OID)
+				len = pg_ltoa(DatumGetInt32(d), buf);
+			else
+				len = pg_lltoa(DatumGetInt64(d), buf);
+			if (digits != NULL)
+				*digits = true;
+			return PointerGetDatum(cstring_to_text_with_len(buf, len));
+		}
+	}
+	return ExecEvalExpr(p->whole, econtext, isnull);
+}
+
+/*
+ * An element of a text[] appended to s as array_out writes it: quoted
+ * (with " and \ escaped) when empty, "NULL" in any case, or holding a
+ * brace, the delimiter, a quote, a backslash or white space.
+ */
+static void
+key_element(StringInfo s, const char *v, int len)
+{
+	bool		quote = len == 0 ||
+		(len == 4 && pg_strncasecmp(v, "NULL", 4) == 0);
+	int			i;
+
+	for (i = 0; i < len && !quote; i++)
+	{
+		char		ch = v[i];
+
+		if (ch == '"' || ch == '\\' || ch == '{' || ch == '}' || ch == ',' ||
+			ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' ||
+			ch == '\v' || ch == '\f')
+			quote = true;
+	}
+	if (!quote)
+	{
+		appendBinaryStringInfo(s, v, len);
+		return;
+	}
+	appendStringInfoChar(s, '"');
+	for (i = 0; i < len; i++)
+	{
+		if (v[i] == '"' || v[i] == '\\')
+			appendStringInfoChar(s, '\\');
+		appendStringInfoChar(s, v[i]);
+	}
+	appendStringInfoChar(s, '"');
+}
+
+/*
+ * The fields of the delivery of the row in econtext's scan slot into
+ * values and isnull (6 each): false when the row does not match.
+ */
+static bool
+split_eval(Split *sp, ExprContext *econtext, Datum *values, bool *isnull)
+{
+	int			f;
+	int			k;
+
+	if (sp->filter != NULL)
+	{
+		bool		null;
+		Datum		d = ExecEvalExpr(sp->filter, econtext, &null);
+
+		if (null || !DatumGetBool(d))
+			return false;
+	}
+	for (f = 0; f < 6; f++)
+	{
+		if (f != 3 || sp->keys == NULL)
+		{
+			values[f] = part_value(&sp->f[f], econtext, &isnull[f], NULL);
+			continue;
+		}
+		resetStringInfo(&sp->key);
+		appendStringInfoChar(&sp->key, '{');
+		for (k = 0; k < sp->nkeys; k++)
+		{
+			bool		null;
+			bool		digits;
+			Datum		d = part_value(&sp->keys[k], econtext, &null, &digits);
+
+			if (k > 0)
+				appendStringInfoChar(&sp->key, ',');
+			if (null)
+				appendStringInfoString(&sp->key, "NULL");
+			else
+			{
+				text	   *t = DatumGetTextPP(d);
+
+				if (digits)
+					appendBinaryStringInfo(&sp->key, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+				else
+					key_element(&sp->key, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+			}
+		}
+		appendStringInfoChar(&sp->key, '}');
+		values[3] = PointerGetDatum(cstring_to_text_with_len(sp->key.data, sp->key.len));
+		isnull[3] = false;
+	}
+	return true;
+}
+
+/*
  * Maps the elements to rows of the aggregate's table, applies the
  * attachment's expressions to each row as it is made and ingests the
  * deliveries of those that match (trailing: as sfk_run_aggregate).
  *
  * The statement's expression is planned as a statement's would be
- * (expression_planner) and initialised by the executor (ExecPrepareExpr
- * checks EXECUTE on its functions); each message's columns go straight
- * into the slot it is evaluated over, in the batch's memory, where the
- * deliveries live until they are ingested.
+ * (expression_planner) and initialised by the executor (ExecInitExpr
+ * checks EXECUTE on its functions), whole or, for the C entry, in parts
+ * (split_expr); each message's columns go straight into the slot it is
+ * evaluated over, in the batch's memory, where the deliveries live until
+ * they are ingested.  Whether the C entry takes the batch is decided
+ * first, as the subscriber (sfk_aggregate_direct checks its EXECUTE).
  */
 void
 sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
@@ -582,13 +826,25 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 	Expr	   *expr;
 	SfkTableOwner saved;
 	EState	   *estate;
-	ExprState  *state;
+	ExprState  *state = NULL;
+	MemoryContext old;
+	bool		split = false;
+	Split		sp;
+	Datum	   *vals = NULL;
+	bool	   *nulls = NULL;
 	ExprContext *econtext;
 	TupleTableSlot *slot;
 	Source		src;
 	int			i;
 	int			c;
 
+	/* the deliveries go to the core's C entry, as the subscriber? */
+	if (sfk_aggregate_direct(measures))
+	{
+		split = true;
+		vals = palloc(sizeof(Datum) * 6 * Max(n, 1));
+		nulls = palloc(sizeof(bool) * 6 * Max(n, 1));
+	}
 	/* the aggregate's expressions, as its table's owner (admin.c) */
 	sfk_become_table_owner(ar.relid, &saved);
 	expr = rows_expr();
@@ -599,7 +855,14 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 						pipeline),
 				 errhint("The worker restarts and reads them again.")));
 	estate = CreateExecutorState();
-	state = ExecPrepareExpr(expr, estate);
+	/* as ExecPrepareExpr, or taken apart for the C entry */
+	old = MemoryContextSwitchTo(estate->es_query_cxt);
+	expr = (Expr *) expression_planner(expr);
+	if (split)
+		split = split_expr(expr, measures, &sp);
+	if (!split)
+		state = ExecInitExpr(expr, NULL);
+	MemoryContextSwitchTo(old);
 	econtext = GetPerTupleExprContext(estate);
 	slot = MakeSingleTupleTableSlot(ar.scandesc, &TTSOpsVirtual);
 	econtext->ecxt_scantuple = slot;
@@ -641,12 +904,19 @@ sfk_aggrow_run(Elems *e, const char *pipeline, bool measures, int nparts,
 		values[ar.ncols + 3] = Int64GetDatum(i + 1);
 		isnull[ar.ncols + 3] = false;
 		ExecStoreVirtualTuple(slot);
-		rows[i] = ExecEvalExpr(state, econtext, &rownulls[i]);
+		if (split)
+			rownulls[i] = !split_eval(&sp, econtext, vals + 6 * i, nulls + 6 * i);
+		else
+			rows[i] = ExecEvalExpr(state, econtext, &rownulls[i]);
 	}
 	PopActiveSnapshot();
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);
 	sfk_restore_table_owner(&saved);
-	sfk_aggregate_deliver_rows(pipeline, measures, nparts, kparts, trailing,
-							   rows, rownulls, n);
+	if (split)
+		sfk_aggregate_deliver_values(pipeline, measures, nparts, kparts, trailing,
+									 vals, nulls, rownulls, n);
+	else
+		sfk_aggregate_deliver_rows(pipeline, measures, nparts, kparts, trailing,
+								   rows, rownulls, n);
 }

@@ -18,16 +18,24 @@
  * statement, whose error is then the one the user sees.
  * streamforge_kafka.direct_ingest = off keeps the statement (diagnosis,
  * and the tests comparing the two).
+ *
+ * An aggregate subscription's deliveries (aggrow.c, aggmap.c) are written
+ * here too: as rows of the delivery type, or as their fields when aggrow.c
+ * evaluates the expressions of the row apart.
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
 
 #include "kafka.h"
 #include "worker.h"
@@ -123,4 +131,195 @@ sfk_direct_fill(SfDirectDelivery *d, int *bad, const Datum *values,
 	d->key_len = VARSIZE_ANY_EXHDR(DatumGetPointer(values[3]));
 	d->event_time = DatumGetInt64(values[4]);
 	d->value = measures ? 0 : DatumGetInt64(values[5]);
+}
+
+/* the core's direct entry for an aggregate subscription's deliveries */
+static struct
+{
+	bool		resolved;
+	bool		measures;
+	SfDirectIngestFn fn;
+	Oid			proc;
+} agg_direct;
+
+/*
+ * Whether this batch's deliveries go to the core's C entry (direct.c), as
+ * the current user (the subscriber's, not the table owner's).
+ */
+bool
+sfk_aggregate_direct(bool measures)
+{
+	if (!agg_direct.resolved || agg_direct.measures != measures)
+	{
+		agg_direct.fn = sfk_direct_entry(measures, &agg_direct.proc);
+		agg_direct.measures = measures;
+		agg_direct.resolved = true;
+	}
+	return sfk_direct_usable(agg_direct.fn, agg_direct.proc);
+}
+
+/*
+ * The direct write of n elements given as the fields of their deliveries:
+ * vals and nulls hold 6 per element (those of a streamforge.delivery or
+ * measures_delivery row), rownulls[i] for an element that does not match;
+ * trailing as sfk_aggregate_deliver_rows.  sfk_aggregate_direct said yes.
+ */
+void
+sfk_aggregate_deliver_values(const char *pipeline, bool measures, int nparts,
+							 int32 *kparts, int *trailing, Datum *vals, bool *nulls,
+							 bool *rownulls, int n)
+{
+	SfDirectDelivery *dd = palloc(sizeof(SfDirectDelivery) * Max(n, 1));
+	int		   *bad = palloc(sizeof(int) * Max(n, 1));
+	Datum	   *mv = palloc(sizeof(Datum) * Max(n, 1));
+	char	  **pnames = palloc0(sizeof(char *) * Max(nparts, 1));
+	int			nout = 0;
+	int			i;
+
+	memset(trailing, 0, sizeof(int) * nparts);
+	for (i = 0; i < n; i++)
+	{
+		int32		kp = kparts[i];
+		Datum	   *values = vals + 6 * i;
+		bool	   *isnull = nulls + 6 * i;
+		SfDirectDelivery d = {0};
+		int			b;
+		int64		at;
+		int			q;
+
+		if (rownulls[i])
+		{
+			trailing[kp]++;
+			continue;
+		}
+		sfk_direct_fill(&d, &b, values, isnull, &pnames[kp], measures);
+		at = isnull[1] ? 0 : DatumGetInt64(values[1]);
+		/* the trailing elements first, as copies at its offset - q */
+		for (q = trailing[kp]; q >= 0; q--)
+		{
+			d.source_offset = at - q;
+			dd[nout] = d;
+			bad[nout] = b;
+			mv[nout] = measures ? values[5] : (Datum) 0;
+			nout++;
+		}
+		trailing[kp] = 0;
+	}
+	if (nout > 0)
+	{
+		SfDirectBatch batch;
+
+		batch.pipeline = pipeline;
+		batch.ds = dd;
+		batch.n = nout;
+		batch.bad = bad;
+		batch.measures = measures ? mv : NULL;
+		agg_direct.fn(&batch);
+	}
+}
+
+/*
+ * Ingests the deliveries rows[i] (composite values of the pipeline's
+ * delivery type, one per element; nulls[i] for an element that does not
+ * match).  An element that does not match is delivered with the next one
+ * of its partition that does, as the same event at its offset minus one,
+ * two, ...; those at the end of a partition are counted in trailing.  The
+ * deliveries go to the core's C entry when it may take them (direct.c),
+ * else as an array to one ingest_batch or ingest_measures_batch.
+ */
+void
+sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
+						   int32 *kparts, int *trailing, Datum *rows, bool *rownulls,
+						   int n)
+{
+	int			i;
+	Datum	   *out;
+	int			nout = 0;
+	TupleDesc	desc = NULL;
+	Oid			rowtype = InvalidOid;
+
+	if (sfk_aggregate_direct(measures))
+	{
+		Datum	   *vals = palloc(sizeof(Datum) * 6 * Max(n, 1));
+		bool	   *nulls = palloc(sizeof(bool) * 6 * Max(n, 1));
+
+		for (i = 0; i < n; i++)
+		{
+			HeapTupleHeader th;
+			HeapTupleData tup;
+
+			if (rownulls[i])
+				continue;
+			th = DatumGetHeapTupleHeader(rows[i]);
+			if (desc == NULL)
+				desc = lookup_rowtype_tupdesc_copy(HeapTupleHeaderGetTypeId(th),
+												   HeapTupleHeaderGetTypMod(th));
+			tup.t_len = HeapTupleHeaderGetDatumLength(th);
+			ItemPointerSetInvalid(&tup.t_self);
+			tup.t_tableOid = InvalidOid;
+			tup.t_data = th;
+			heap_deform_tuple(&tup, desc, vals + 6 * i, nulls + 6 * i);
+		}
+		sfk_aggregate_deliver_values(pipeline, measures, nparts, kparts, trailing,
+									 vals, nulls, rownulls, n);
+		return;
+	}
+	memset(trailing, 0, sizeof(int) * nparts);
+	out = palloc(sizeof(Datum) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		int32		kp = kparts[i];
+		HeapTupleHeader th;
+		HeapTupleData tup;
+		Datum		values[6];
+		bool		nulls[6];
+		int64		at;
+		int			q;
+
+		if (rownulls[i])
+		{
+			trailing[kp]++;
+			continue;
+		}
+		th = DatumGetHeapTupleHeader(rows[i]);
+		if (desc == NULL)
+		{
+			rowtype = HeapTupleHeaderGetTypeId(th);
+			desc = lookup_rowtype_tupdesc_copy(rowtype, HeapTupleHeaderGetTypMod(th));
+		}
+		if (trailing[kp] == 0)
+		{
+			out[nout++] = PointerGetDatum(th);
+			continue;
+		}
+		tup.t_len = HeapTupleHeaderGetDatumLength(th);
+		ItemPointerSetInvalid(&tup.t_self);
+		tup.t_tableOid = InvalidOid;
+		tup.t_data = th;
+		heap_deform_tuple(&tup, desc, values, nulls);
+		at = DatumGetInt64(values[1]);
+		for (q = trailing[kp]; q > 0; q--)
+		{
+			values[1] = Int64GetDatum(at - q);
+			out[nout++] = HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+		}
+		trailing[kp] = 0;
+		out[nout++] = PointerGetDatum(th);
+	}
+	if (nout > 0)
+	{
+		Datum		iargs[2];
+		Oid			itypes[2] = {TEXTOID, get_array_type(rowtype)};
+		int			dims[1] = {nout};
+		int			lbs[1] = {1};
+
+		iargs[0] = CStringGetTextDatum(pipeline);
+		iargs[1] = PointerGetDatum(construct_md_array(out, NULL, 1, dims, lbs, rowtype,
+													  -1, false, TYPALIGN_DOUBLE));
+		if (SPI_execute_with_args(measures ?
+								  "SELECT pg_catalog.count(*) FROM streamforge.ingest_measures_batch($1, $2)" :
+								  "SELECT pg_catalog.count(*) FROM streamforge.ingest_batch($1, $2)",
+								  2, itypes, iargs, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not ingest the deliveries of an aggregate subscription");
+	}
 }

@@ -11,11 +11,12 @@
  *   aggmap.c   the mapping of a subscription that feeds an aggregate
  *              (subscribe_aggregate), the field functions
  *   aggrow.c   the rows of such a subscription made in C, the attachment's
- *              expressions applied by one statement per batch
+ *              expression evaluated for each row, in parts for the C entry
  *   elems.c    the arrays of a batch's statement
  *   json.c     the values of a few keys of a JSON message, in one pass
  *   direct.c   the core's C write entry (src/api/direct.h), found through
  *              ingest_batch's library, for the batches of cmap.c, aggmap.c
+ *              and aggrow.c; an aggregate subscription's deliveries
  *   client.c   librdkafka handles from a subscription's brokers and
  *              options, topic metadata (topic_partitions)
  *   options.c  the options a role may set (the allowlist), librdkafka's
@@ -69,6 +70,13 @@ extern SfDirectIngestFn sfk_direct_entry(bool measures, Oid *proc);
 extern bool sfk_direct_usable(SfDirectIngestFn fn, Oid proc);
 extern void sfk_direct_fill(SfDirectDelivery *d, int *bad, const Datum *values,
 							const bool *nulls, char **pname, bool measures);
+extern void sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
+									   int32 *kparts, int *trailing, Datum *rows,
+									   bool *rownulls, int n);
+extern bool sfk_aggregate_direct(bool measures);
+extern void sfk_aggregate_deliver_values(const char *pipeline, bool measures, int nparts,
+										 int32 *kparts, int *trailing, Datum *vals,
+										 bool *nulls, bool *rownulls, int n);
 
 /* module.c */
 extern PGDLLEXPORT void sfk_launcher_main(Datum arg);
@@ -127,9 +135,6 @@ extern Datum sfk_convert_field(Oid type, FmgrInfo *in, Oid ioparam, const char *
 extern char *sfk_json_lookup(Jsonb *j, const char *const *path, int n, const char *field);
 extern void sfk_aggregate_deliver(const char *pipeline, bool measures, int nparts,
 								  int32 *kparts, int *trailing);
-extern void sfk_aggregate_deliver_rows(const char *pipeline, bool measures, int nparts,
-									   int32 *kparts, int *trailing, Datum *rows,
-									   bool *rownulls, int n);
 extern void sfk_run_aggregate(SPIPlanPtr plan, Datum *args, Oid relid,
 							  const char *pipeline, bool measures, int nparts,
 							  int32 *kparts, int *trailing);

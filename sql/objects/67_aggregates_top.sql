@@ -239,8 +239,10 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_top_snapshot(text, bigint[]) 
 -- the top N (with its last rank and values), 'insert' for one that
 -- entered, 'update' for one whose rank (old_rank: the previous) or
 -- values changed; deletes first, then updates, then inserts, each by
--- window and rank.  A row is identified by its window and grouping
--- columns.  The caller holds the pipeline's row lock (the sink), so seq
+-- window and rank, and rows of the same rank in different partitions of
+-- a window (PARTITION BY beyond the window) by their identity's jsonb
+-- order, so that seq does not depend on the join's plan.  A row is
+-- identified by its window and grouping columns.  The caller holds the pipeline's row lock (the sink), so seq
 -- is consecutive.
 CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_top_apply(pipeline text,
     starts bigint[], before jsonb)
@@ -267,14 +269,15 @@ BEGIN
         (pipeline, seq, op, window_start, window_end, rank, old_rank, row)
     SELECT aggregate_top_apply.pipeline,
            last + row_number() OVER (ORDER BY d.o, (d.r ->> 'window_start')::timestamptz,
-                                              (d.r ->> 'window_end')::timestamptz, d.rk),
+                                              (d.r ->> 'window_end')::timestamptz, d.rk, d.id),
            d.op, (d.r ->> 'window_start')::timestamptz, (d.r ->> 'window_end')::timestamptz,
            d.rk, d.old_rk, d.r
       FROM (SELECT CASE WHEN a.id IS NULL THEN 'delete'
                         WHEN b.id IS NULL THEN 'insert' ELSE 'update' END AS op,
                    CASE WHEN a.id IS NULL THEN 0 WHEN b.id IS NULL THEN 2 ELSE 1 END AS o,
                    COALESCE(a.r, b.r) AS r, COALESCE(a.rk, b.rk) AS rk,
-                   CASE WHEN a.id IS NOT NULL AND b.id IS NOT NULL THEN b.rk END AS old_rk
+                   CASE WHEN a.id IS NOT NULL AND b.id IS NOT NULL THEN b.rk END AS old_rk,
+                   COALESCE(a.id, b.id) AS id
               FROM (SELECT (e ->> 0)::bigint AS rk, e -> 1 AS r,
                            (SELECT jsonb_object_agg(k, e -> 1 -> k) FROM unnest(ids) AS k) AS id
                       FROM jsonb_array_elements(before) AS e) AS b

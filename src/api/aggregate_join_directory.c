@@ -79,6 +79,7 @@
 #include "utils/snapmgr.h"
 
 #include "api/api.h"
+#include "engine/hashmix.h"
 
 /* rows added to the sweep's credit by a lookup the directory missed */
 #define SF_DIRECTORY_SWEEP_ROWS 32
@@ -92,18 +93,11 @@ typedef struct DirEntry
 	char		status;
 } DirEntry;
 
+/* the finalizer of MurmurHash3's 64-bit hash (engine/hashmix.h) */
 static inline uint32
 dir_hash(Datum key)
 {
-	uint64		h = (uint64) key;
-
-	/* the finalizer of MurmurHash3's 64-bit hash */
-	h ^= h >> 33;
-	h *= UINT64CONST(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return (uint32) h;
+	return (uint32) sf_murmurhash64((uint64) key);
 }
 
 #define SH_PREFIX dirhash

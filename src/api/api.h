@@ -231,6 +231,18 @@ extern TupleDesc sf_deform_composite(Datum d, int natts, const char *type,
 /* rows.c: the rows of the read and write calls, in their two layouts */
 extern void sf_row_values(const SfPipeline *p, const SfRow *r, Datum *values,
 						  bool *nulls);
+/* final_rows' addresses (api/outputs.c) */
+typedef struct SfAddressArgs
+{
+	Datum	   *names;			/* window names (text) */
+	Datum	   *keys;			/* keys (text) */
+	Datum	   *starts;			/* window starts (bigint) */
+	Datum	   *ends;			/* window ends (bigint) */
+	int			n;
+} SfAddressArgs;
+
+extern SfPipeline *sf_address_args(FunctionCallInfo fcinfo, SfAddressArgs *a);
+extern SfWanted *sf_address_wanted(const SfPipeline *p, const SfAddressArgs *a);
 extern void sf_put_rows(FunctionCallInfo fcinfo, const SfPipeline *p,
 						const SfRow *rows, int64 n);
 extern void sf_put_aggregate_rows(FunctionCallInfo fcinfo, const SfPipeline *p,

@@ -154,6 +154,45 @@ array_arg(FunctionCallInfo fcinfo, int argno, Oid elemtype, Datum **elems)
 }
 
 /*
+ * The arguments of final_rows and final_rows_aggregates: (pipeline text,
+ * window_name text[], key text[], window_start bigint[], window_end
+ * bigint[]); the pipeline open for reading, the addresses' arrays in *a.
+ */
+SfPipeline *
+sf_address_args(FunctionCallInfo fcinfo, SfAddressArgs *a)
+{
+	sf_arg_not_null(fcinfo, 0, "pipeline");
+	a->n = array_arg(fcinfo, 1, TEXTOID, &a->names);
+	if (array_arg(fcinfo, 2, TEXTOID, &a->keys) != a->n ||
+		array_arg(fcinfo, 3, INT8OID, &a->starts) != a->n ||
+		array_arg(fcinfo, 4, INT8OID, &a->ends) != a->n)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("address arrays must have the same length"));
+	return sf_persist_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+}
+
+/* The addresses of a, as sf_derive_final_rows wants them (palloc'd) */
+SfWanted *
+sf_address_wanted(const SfPipeline *p, const SfAddressArgs *a)
+{
+	SfWanted   *wanted = palloc(Max(a->n, 1) * sizeof(SfWanted));
+
+	for (int i = 0; i < a->n; i++)
+	{
+		char	   *name = TextDatumGetCString(a->names[i]);
+		text	   *k = DatumGetTextPP(a->keys[i]);
+
+		wanted[i].window = sf_window_index(&p->def, name);
+		wanted[i].key = VARDATA_ANY(k);
+		wanted[i].key_len = VARSIZE_ANY_EXHDR(k);
+		wanted[i].start = DatumGetInt64(a->starts[i]);
+		wanted[i].end = DatumGetInt64(a->ends[i]);
+	}
+	return wanted;
+}
+
+/*
  * streamforge_internal.final_rows(pipeline text, window_name text[],
  *     key text[], window_start bigint[], window_end bigint[])
  *     -> SETOF streamforge.result
@@ -167,42 +206,13 @@ PG_FUNCTION_INFO_V1(sf_final_rows);
 Datum
 sf_final_rows(PG_FUNCTION_ARGS)
 {
-	SfPipeline *p;
-	Datum	   *wn,
-			   *keys,
-			   *starts,
-			   *ends;
-	int			n;
-	SfWanted   *wanted;
+	SfAddressArgs a;
+	SfPipeline *p = sf_address_args(fcinfo, &a);
 	SfRow	   *rows;
 	int64		nrows;
-	int64		i;
 	SfPipeline *q;
 
-	sf_arg_not_null(fcinfo, 0, "pipeline");
-	n = array_arg(fcinfo, 1, TEXTOID, &wn);
-	if (array_arg(fcinfo, 2, TEXTOID, &keys) != n ||
-		array_arg(fcinfo, 3, INT8OID, &starts) != n ||
-		array_arg(fcinfo, 4, INT8OID, &ends) != n)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("address arrays must have the same length"));
-	p = sf_persist_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
-
-	wanted = palloc(Max(n, 1) * sizeof(SfWanted));
-	for (i = 0; i < n; i++)
-	{
-		char	   *name = TextDatumGetCString(wn[i]);
-		text	   *k = DatumGetTextPP(keys[i]);
-
-		wanted[i].window = sf_window_index(&p->def, name);
-		wanted[i].key = VARDATA_ANY(k);
-		wanted[i].key_len = VARSIZE_ANY_EXHDR(k);
-		wanted[i].start = DatumGetInt64(starts[i]);
-		wanted[i].end = DatumGetInt64(ends[i]);
-	}
-	nrows = sf_derive_final_rows(p, wanted, n, &rows, &q);
-
+	nrows = sf_derive_final_rows(p, sf_address_wanted(p, &a), a.n, &rows, &q);
 	InitMaterializedSRF(fcinfo, 0);
 	sf_put_rows(fcinfo, p, rows, nrows);
 	if (q != NULL)

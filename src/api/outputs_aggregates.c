@@ -29,39 +29,9 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 
 #include "api/api.h"
-
-/* The elements of a one-dimensional array argument without NULLs */
-static int
-address_array(FunctionCallInfo fcinfo, int argno, Oid elemtype, Datum **elems)
-{
-	ArrayType  *a;
-	bool	   *nulls;
-	int			n;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-
-	if (PG_ARGISNULL(argno))
-	{
-		*elems = NULL;
-		return 0;
-	}
-	a = PG_GETARG_ARRAYTYPE_P(argno);
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(a, elemtype, typlen, typbyval, typalign, elems, &nulls,
-					  &n);
-	for (int i = 0; i < n; i++)
-		if (nulls[i])
-			ereport(ERROR,
-					errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					errmsg("address arrays must not contain nulls"));
-	return n;
-}
 
 /*
  * streamforge_internal.final_rows_aggregates(pipeline text,
@@ -78,45 +48,16 @@ PG_FUNCTION_INFO_V1(sf_final_rows_aggregates);
 Datum
 sf_final_rows_aggregates(PG_FUNCTION_ARGS)
 {
-	SfPipeline *p;
-	Datum	   *wn,
-			   *keys,
-			   *starts,
-			   *ends;
-	int			n;
-	SfWanted   *wanted;
+	SfAddressArgs a;
+	SfPipeline *p = sf_address_args(fcinfo, &a);
 	SfRow	   *rows;
-	int64		nrows = 0;
+	int64		nrows;
 	SfPipeline *q = NULL;
-
-	sf_arg_not_null(fcinfo, 0, "pipeline");
-	n = address_array(fcinfo, 1, TEXTOID, &wn);
-	if (address_array(fcinfo, 2, TEXTOID, &keys) != n ||
-		address_array(fcinfo, 3, INT8OID, &starts) != n ||
-		address_array(fcinfo, 4, INT8OID, &ends) != n)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("address arrays must have the same length"));
-	p = sf_persist_open(text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (p->def.measures == NULL)
 		return (Datum) 0;
-
-	wanted = palloc(Max(n, 1) * sizeof(SfWanted));
-	for (int i = 0; i < n; i++)
-	{
-		char	   *name = TextDatumGetCString(wn[i]);
-		text	   *k = DatumGetTextPP(keys[i]);
-
-		wanted[i].window = sf_window_index(&p->def, name);
-		wanted[i].key = VARDATA_ANY(k);
-		wanted[i].key_len = VARSIZE_ANY_EXHDR(k);
-		wanted[i].start = DatumGetInt64(starts[i]);
-		wanted[i].end = DatumGetInt64(ends[i]);
-	}
-	nrows = sf_derive_final_rows(p, wanted, n, &rows, &q);
-
+	nrows = sf_derive_final_rows(p, sf_address_wanted(p, &a), a.n, &rows, &q);
 	sf_put_aggregate_rows(fcinfo, p, NULL, rows, nrows);
 	if (q != NULL)
 		sf_pipeline_free(q);

@@ -3,9 +3,11 @@
  * parallel_check.c
  *	  Internal SQL entries that test the engine parts of parallel writers
  *	  (issue 46, docs/design/parallel-writers.md, build plan step 2)
- *	  against a reference, in memory: the fingerprint index against a plain
- *	  array, and lanes, transaction deltas and the head against the serial
- *	  engine (parallel_check reads a pipeline's definition, nothing else).
+ *	  against a reference, in memory: lanes, transaction deltas and the
+ *	  head against the serial engine (parallel_check reads a pipeline's
+ *	  definition, nothing else); the run is also parallel_codec_check's
+ *	  (parallel_codec_check.c).  The fingerprint index's entries are in
+ *	  fingerprint_check.c.
  *
  * Not granted to PUBLIC (sql/objects/90_parallel.sql); the regress test
  * parallel_engine calls them as the superuser.
@@ -33,200 +35,6 @@
 #include "engine/parallel.h"
 #include "persist/persist.h"
 
-/* one live fingerprint of the reference */
-typedef struct RefFp
-{
-	uint64		hash;
-	uint16		lane;
-	uint64		loc;
-} RefFp;
-
-static int
-ref_fp_cmp(const void *a, const void *b)
-{
-	const RefFp *x = a;
-	const RefFp *y = b;
-
-	if (x->lane != y->lane)
-		return x->lane < y->lane ? -1 : 1;
-	if (x->loc != y->loc)
-		return x->loc < y->loc ? -1 : 1;
-	return 0;
-}
-
-static pg_attribute_noreturn() void
-fp_mismatch(int64 op, const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INTERNAL_ERROR),
-			 errmsg("fingerprint index differs from its reference at operation " INT64_FORMAT ": %s",
-					op, what)));
-}
-
-/*
- * streamforge_internal.fingerprint_check(ops int, hash_bits int, seed
- * bigint): ops random operations on a fingerprint index and on a plain
- * array of (hash, lane, location), compared after each: inserts, removals
- * (present and absent), relocations, and probes whose every slot must be
- * the reference's set for that hash.  hash_bits (1..64) narrows the hashes
- * so that collisions, long runs, wrap-around and backward shifts are the
- * common case.  Returns the number of slots compared; raises XX000 at the
- * first difference.
- */
-PG_FUNCTION_INFO_V1(sf_fingerprint_check);
-Datum
-sf_fingerprint_check(PG_FUNCTION_ARGS)
-{
-	int32		ops = PG_GETARG_INT32(0);
-	int32		bits = PG_GETARG_INT32(1);
-	int64		seed = PG_GETARG_INT64(2);
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
-											  "fingerprint check",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	SfFingerprints *fp = sf_fp_create(cxt, 0);
-	RefFp	   *ref = palloc(sizeof(RefFp) * Max(ops, 1));
-	RefFp	   *got = palloc(sizeof(RefFp) * Max(ops, 1));
-	RefFp	   *want = palloc(sizeof(RefFp) * Max(ops, 1));
-	int64		nref = 0;
-	int64		compared = 0;
-	uint64		hmask = bits >= 64 ? PG_UINT64_MAX : (UINT64CONST(1) << bits) - 1;
-	pg_prng_state rng;
-
-	if (ops < 0 || bits < 1 || bits > 64)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ops must not be negative and hash_bits must be between 1 and 64")));
-	pg_prng_seed(&rng, (uint64) seed);
-	for (int64 op = 0; op < ops; op++)
-	{
-		uint32		r = pg_prng_uint32(&rng) % 100;
-		uint64		hash = (pg_prng_uint64(&rng) & hmask) | 1;
-		uint16		lane = (uint16) (pg_prng_uint32(&rng) % 4);
-		uint64		loc = pg_prng_uint64(&rng) & SF_FP_LOC_MAX;
-		SfFpCursor	c;
-		int64		ngot = 0;
-		int64		nwant = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		if (nref > 0 && r < 40)
-		{
-			/* an existing one's hash, so that probes and removals hit */
-			RefFp	   *e = &ref[pg_prng_uint64(&rng) % nref];
-
-			hash = e->hash;
-			if (r < 15)
-			{
-				lane = e->lane;
-				loc = e->loc;
-			}
-		}
-		r = pg_prng_uint32(&rng) % 100;
-		if (r < 45)
-		{
-			/* insert, unless (hash, lane, loc) is there already */
-			bool		dup = false;
-
-			for (int64 i = 0; i < nref && !dup; i++)
-				dup = ref[i].hash == hash && ref[i].lane == lane && ref[i].loc == loc;
-			if (!dup)
-			{
-				sf_fp_insert(fp, hash, lane, loc);
-				ref[nref].hash = hash;
-				ref[nref].lane = lane;
-				ref[nref].loc = loc;
-				nref++;
-			}
-		}
-		else if (r < 75)
-		{
-			/* remove: the reference's answer first */
-			int64		at = -1;
-
-			for (int64 i = 0; i < nref && at < 0; i++)
-				if (ref[i].hash == hash && ref[i].lane == lane && ref[i].loc == loc)
-					at = i;
-			if (sf_fp_remove(fp, hash, lane, loc) != (at >= 0))
-				fp_mismatch(op, "remove");
-			if (at >= 0)
-				ref[at] = ref[--nref];
-		}
-		else if (r < 85)
-		{
-			/* relocate to a new location */
-			uint64		to = pg_prng_uint64(&rng) & SF_FP_LOC_MAX;
-			int64		at = -1;
-
-			for (int64 i = 0; i < nref && at < 0; i++)
-				if (ref[i].hash == hash && ref[i].lane == lane && ref[i].loc == loc)
-					at = i;
-			for (int64 i = 0; i < nref && at >= 0; i++)
-				if (ref[i].hash == hash && ref[i].lane == lane && ref[i].loc == to)
-					at = -2;	/* would make a duplicate: skip */
-			if (at == -2)
-				continue;
-			if (sf_fp_relocate(fp, hash, lane, loc, to) != (at >= 0))
-				fp_mismatch(op, "relocate");
-			if (at >= 0)
-				ref[at].loc = to;
-		}
-
-		/* probe: every slot of hash, as a set, equals the reference's */
-		sf_fp_start(&c, hash);
-		while (sf_fp_next(fp, &c, &got[ngot].lane, &got[ngot].loc))
-		{
-			if (ngot >= nref)
-				fp_mismatch(op, "probe finds more slots than exist");
-			ngot++;
-		}
-		for (int64 i = 0; i < nref; i++)
-			if (ref[i].hash == hash)
-				want[nwant++] = ref[i];
-		if (ngot != nwant)
-			fp_mismatch(op, "probe count");
-		qsort(got, ngot, sizeof(RefFp), ref_fp_cmp);
-		qsort(want, nwant, sizeof(RefFp), ref_fp_cmp);
-		for (int64 i = 0; i < ngot; i++)
-			if (ref_fp_cmp(&got[i], &want[i]) != 0)
-				fp_mismatch(op, "probe slots");
-		if ((int64) fp->n != nref)
-			fp_mismatch(op, "size");
-		compared += ngot;
-	}
-
-	/* at the end, every reference entry is found by its own probe */
-	for (int64 i = 0; i < nref; i++)
-	{
-		SfFpCursor	c;
-		uint16		lane;
-		uint64		loc;
-		bool		found = false;
-
-		sf_fp_start(&c, ref[i].hash);
-		while (!found && sf_fp_next(fp, &c, &lane, &loc))
-			found = lane == ref[i].lane && loc == ref[i].loc;
-		if (!found)
-			fp_mismatch(ops, "an entry is lost");
-		compared++;
-	}
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
-	PG_RETURN_INT64(compared);
-}
-
-/*
- * streamforge_internal.fingerprint_hash(event_id text): the index's hash of
- * an id, as a bigint (the regress test checks it is stable and not
- * identity.c's)
- */
-PG_FUNCTION_INFO_V1(sf_fingerprint_hash);
-Datum
-sf_fingerprint_hash(PG_FUNCTION_ARGS)
-{
-	text	   *t = PG_GETARG_TEXT_PP(0);
-
-	PG_RETURN_INT64((int64) sf_fp_hash(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)));
-}
 
 /* ----------------------------------------------------------------
  * Lanes, delta and head against the serial engine
@@ -239,6 +47,7 @@ typedef struct PcCall
 	int			kind;			/* SF_TXN_EVENT: deliveries; _ADVANCE; _IDLE */
 	int			n;
 	SfDelivery *ds;
+	int64	  **mvs;			/* a measures pipeline: each delivery's */
 	int			partition;
 	int64		progress;
 	int			end;			/* serial: its changes end there */
@@ -262,6 +71,7 @@ typedef struct PcEvent
 	char	   *key;
 	int64		event_time;
 	int64		value;
+	int64	   *mv;				/* a measures pipeline: its measures */
 } PcEvent;
 
 typedef struct PcRun
@@ -287,6 +97,9 @@ typedef struct PcRun
 	int64		changes;
 	int64		checkpoints;
 	int64		rollbacks;		/* calls in a subtransaction that aborted */
+	int64		refused;		/* pc_bad_call's refused deliveries */
+	SfDelivery *bad_d;			/* pc_bad_call's delivery */
+	int64	   *bad_mv;
 	int			error;			/* SQLSTATE both raised at a commit: stop */
 	PcCodec    *codec;			/* parallel_codec_check's checks, or NULL */
 } PcRun;
@@ -383,10 +196,35 @@ pc_begin(PcRun *r, PcSlot *s, PcSlot *other)
 		}
 }
 
-/* one delivery to a claimed partition: next offset, replay or duplicate */
-static void
-pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
+/*
+ * Random measures for a new event of a measures pipeline: small values
+ * (ties for min, max, first and last), NULL now and then for a nullable
+ * measure; measure 0 is the delivery's value.
+ */
+static int64 *
+pc_measures(PcRun *r, const SfMeasuresDef *md)
 {
+	int64	   *mv = palloc0(md->width * sizeof(int64));
+
+	for (int m = 0; m < md->nmeasures; m++)
+	{
+		if ((md->nullable & (1U << m)) != 0 && pc_rand(r, 4) == 0)
+			mv[md->nmeasures] |= (int64) (1U << m);
+		else
+			mv[m] = (int64) pc_rand(r, 21) - 10;
+	}
+	return mv;
+}
+
+/*
+ * one delivery to a claimed partition: next offset, replay or duplicate;
+ * *mv its measures (a measures pipeline), else NULL
+ */
+static void
+pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d, int64 **mv)
+{
+	const SfMeasuresDef *md = r->head->p->def.measures;
+
 	int			k = (int) pc_rand(r, s->nclaimed);
 	int			pi = 0;
 	SfPipeline *lane;
@@ -414,6 +252,7 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
 		d->key_len = id->key->len;
 		d->event_time = id->event_time;
 		d->value = id->value;
+		*mv = md == NULL ? NULL : sf_id_measures(lane, id) + 1;
 		return;
 	}
 	if (x < 25 && r->npool > 0)
@@ -425,6 +264,7 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
 		d->key = e->key;
 		d->event_time = e->event_time;
 		d->value = e->value;
+		*mv = e->mv;
 	}
 	else
 	{
@@ -440,10 +280,17 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d)
 		e->key = psprintf("k%u", pc_rand(r, 5));
 		e->event_time = r->now + (int64) pc_rand(r, 31) - 25;
 		e->value = (int64) pc_rand(r, 101) - 50;
+		e->mv = NULL;
+		if (md != NULL)
+		{
+			e->mv = pc_measures(r, md);
+			e->value = e->mv[0];
+		}
 		d->event_id = e->id;
 		d->key = e->key;
 		d->event_time = e->event_time;
 		d->value = e->value;
+		*mv = e->mv;
 	}
 	d->event_id_len = strlen(d->event_id);
 	d->key_len = strlen(d->key);
@@ -479,11 +326,83 @@ pc_rebuild_lane(PcRun *r, int l, int64 upto, int64 replays)
 												id->key->len),
 								  id->event_time, id->value, id->late, &h);
 			nid->foreign = id->foreign;
+			if (n->def.measures != NULL)
+				memcpy(sf_id_measures(n, nid), sf_id_measures(old, id),
+					   (1 + n->def.measures->width) * sizeof(int64));
 		}
 		sf_partition_append(n, l, h);
 	}
 	n->offset_replays = replays;
 	return n;
+}
+
+static int	pc_try(void (*fn) (PcRun *, PcSlot *, SfChangeList *), PcRun *r,
+				   PcSlot *s, SfChangeList *out);
+
+/* pc_try's function for pc_bad_call */
+static void
+pc_run_bad(PcRun *r, PcSlot *s, SfChangeList *out)
+{
+	sf_txn_ingest_measures(s->t, r->bad_d, r->bad_mv);
+}
+
+/*
+ * A measures pipeline's call that the serial engine refuses, in a
+ * subtransaction that aborts: a delivery that repeats one of a claimed
+ * lane's, with its second measure changed, at its offset (SF003) or at
+ * the next offset (a duplicate with other measures: SF002).
+ */
+static void
+pc_bad_call(PcRun *r, PcSlot *s)
+{
+	const SfMeasuresDef *md = r->head->p->def.measures;
+	int			k = (int) pc_rand(r, s->nclaimed);
+	int			pi;
+	SfPipeline *lane;
+	SfPartition *part;
+	SfIdentity *id;
+	SfDelivery	d = {0};
+	int64	   *mv;
+	int64		o;
+	bool		replay = pc_rand(r, 2) == 0;
+	SfTxnMark	mark;
+	int			code;
+	int			want = replay ? ERRCODE_SF_OFFSET_CONFLICT :
+		ERRCODE_SF_IDENTITY_CONFLICT;
+
+	for (pi = 0; pi < r->np; pi++)
+		if (s->claimed[pi] && k-- == 0)
+			break;
+	lane = r->head->lanes[pi];
+	part = &lane->partitions[pi];
+	if (md->nmeasures < 2 || part->consumed < 0)
+		return;
+	o = (int64) pc_rand(r, (uint32) part->consumed + 1);
+	id = sf_id_ptr(lane, part->deliveries[part->head + o]);
+	d.partition = r->head->p->def.partitions[pi];
+	d.source_offset = replay ? o : part->consumed + 1;
+	d.event_id = pnstrdup(id->event_id, id->event_id_len);
+	d.event_id_len = id->event_id_len;
+	d.key = pnstrdup(id->key->data, id->key->len);
+	d.key_len = id->key->len;
+	d.event_time = id->event_time;
+	d.value = id->value;
+	mv = palloc(md->width * sizeof(int64));
+	memcpy(mv, sf_id_measures(lane, id) + 1, md->width * sizeof(int64));
+	if (md->nullable & (1U << 1))
+		mv[md->nmeasures] &= ~(int64) (1U << 1);
+	mv[1] += 100;
+
+	sf_txn_mark(s->t, &mark);
+	r->bad_d = &d;
+	r->bad_mv = mv;
+	code = pc_try(pc_run_bad, r, s, NULL);
+	if (code != want)
+		pc_mismatch(r, psprintf("a refused delivery raised %s, the serial engine %s",
+								code ? pstrdup(unpack_sql_state(code)) : "nothing",
+								unpack_sql_state(want)));
+	sf_txn_rollback_to(s->t, &mark);
+	r->refused++;
 }
 
 /* one call of the writer in slot s */
@@ -511,16 +430,31 @@ pc_step(PcRun *r, PcSlot *s)
 	}
 
 	r->now += pc_rand(r, 4);
+	if (r->head->p->def.measures != NULL && s->nclaimed > 0 &&
+		pc_rand(r, 40) == 0)
+		pc_bad_call(r, s);
 	if (x < 70 && s->nclaimed > 0)
 	{
 		PcCall	   *c = pc_call(s, SF_TXN_EVENT);
 
 		c->n = 1 + (int) pc_rand(r, 8);
 		c->ds = palloc(c->n * sizeof(SfDelivery));
+		c->mvs = palloc(c->n * sizeof(int64 *));
 		for (int i = 0; i < c->n; i++)
 		{
-			pc_delivery(r, s, &c->ds[i]);
-			sf_txn_ingest(s->t, &c->ds[i]);
+			pc_delivery(r, s, &c->ds[i], &c->mvs[i]);
+			if (c->mvs[i] != NULL)
+			{
+				/* a copy: a replay's are its lane identity's */
+				size_t		sz = r->head->p->def.measures->width * sizeof(int64);
+				int64	   *copy = palloc(sz);
+
+				memcpy(copy, c->mvs[i], sz);
+				c->mvs[i] = copy;
+				sf_txn_ingest_measures(s->t, &c->ds[i], c->mvs[i]);
+			}
+			else
+				sf_txn_ingest(s->t, &c->ds[i]);
 		}
 		r->deliveries += c->n;
 	}
@@ -611,7 +545,13 @@ pc_run_serial(PcRun *r, PcSlot *s, SfChangeList *out)
 
 		if (c->kind == SF_TXN_EVENT)
 			for (int j = 0; j < c->n; j++)
-				sf_engine_ingest(r->serial, &c->ds[j], out);
+			{
+				if (c->mvs[j] != NULL)
+					sf_engine_ingest_measures(r->serial, &c->ds[j], NULL,
+											  c->mvs[j], out);
+				else
+					sf_engine_ingest(r->serial, &c->ds[j], out);
+			}
 		else if (c->kind == SF_TXN_ADVANCE)
 			sf_engine_advance(r->serial,
 							  r->serial->def.partitions[c->partition],
@@ -704,6 +644,29 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 }
 
 /*
+ * conflict's delivery: measures all d->value, the last one plus the value
+ * when the value is not 1 (so two deliveries differ in it alone)
+ */
+static void
+pc_conflict_ingest(PcRun *r, SfTxn *t, const SfDelivery *d)
+{
+	const SfMeasuresDef *md = r->head->p->def.measures;
+	int64	   *mv;
+
+	if (md == NULL)
+	{
+		sf_txn_ingest(t, d);
+		return;
+	}
+	mv = palloc0(md->width * sizeof(int64));
+	for (int m = 0; m < md->nmeasures; m++)
+		mv[m] = d->value;
+	if (t == r->slots[1].t)
+		mv[md->nmeasures - 1] += 1;
+	sf_txn_ingest_measures(t, d, mv);
+}
+
+/*
  * The run of parallel_check (its comment below), and of
  * parallel_codec_check with codec (parallel_codec_check.c: the codec's
  * checks at every commit and whenever no transaction is open); what it
@@ -790,11 +753,13 @@ sf_pc_run(const char *name, int32 calls, int64 seed, bool conflict,
 		d.partition = r->head->p->def.partitions[0];
 		d.source_offset = r->head->lanes[0]->partitions[0].consumed + 1;
 		d.value = 1;
-		sf_txn_ingest(a->t, &d);
+		pc_conflict_ingest(r, a->t, &d);
 		d.partition = r->head->p->def.partitions[1];
 		d.source_offset = r->head->lanes[1]->partitions[1].consumed + 1;
-		d.value = 2;
-		sf_txn_ingest(b->t, &d);
+		/* a measures pipeline: the same value, another last measure */
+		if (r->head->p->def.measures == NULL)
+			d.value = 2;
+		pc_conflict_ingest(r, b->t, &d);
 		sf_head_commit(r->head, b->t, &out);
 		sf_txn_note_commit(a->t, b->t);
 		sf_head_commit(r->head, a->t, &out);	/* SF002 */

@@ -349,6 +349,8 @@ sf_head_entry_decode(const SfPipelineDef *def, const char *data, Size len)
 {
 	EntryDecode x;
 
+	sf_pc_no_measures(def);
+
 	x.def = def;
 	x.data = data;
 	x.len = len;
@@ -388,6 +390,8 @@ sf_head_entry_replay(SfHead *h, const char *data, Size len, SfChangeList *out)
 {
 	EntryReplay x;
 
+	sf_pc_no_measures(&h->p->def);
+
 	x.h = h;
 	x.data = data;
 	x.len = len;
@@ -420,6 +424,8 @@ sf_lane_k_encode(StringInfo buf, SfHead *h, const SfTxn *t,
 	int64		k = 0;
 	int64		n = 0;
 	StringInfoData items;
+
+	sf_pc_no_measures(&h->p->def);
 
 	for (int i = 0; i < e->nlanes; i++)
 		if (e->lanes[i].lane == pi)

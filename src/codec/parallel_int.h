@@ -75,6 +75,22 @@ check_agg(SnapReader *r, const SfAgg *a)
 }
 
 
+/*
+ * Measures pipelines in parallel mode (branch h46e) carry measure words in
+ * the delta, the identities and the late rows, and arrival numbers: these
+ * formats do not hold them yet, so they are refused rather than written
+ * without them
+ */
+static inline void
+sf_pc_no_measures(const SfPipelineDef *def)
+{
+	if (def->measures != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("the bytes of a parallel pipeline do not hold measures yet"),
+				 errdetail("Pipeline \"%s\" has measures.", def->name)));
+}
+
 /* parallel_codec.c */
 extern void sf_pc_as_corrupt(void (*fn) (void *), void *arg, const char *what,
 							 const char *name);

@@ -245,6 +245,8 @@ sf_lane_snapshot_encode(SfHead *h, int pi)
 	int64		nids = 0;
 	int64		prev_t = 0;
 
+	sf_pc_no_measures(&h->p->def);
+
 	put_header(&b, SNAP_LANE_VERSION);
 	sf_snap_put_def(&b, &h->p->def, 3);
 	put_u16(&b, (uint16) pi);
@@ -444,6 +446,8 @@ sf_head_snapshot_encode(SfHead *h)
 	SfFingerprints *first;		/* lane << 32 | handle -> first offset */
 	int64	   *nown;
 	int64	   *table;
+
+	sf_pc_no_measures(&h->p->def);
 
 	put_header(&b, SNAP_HEAD_VERSION);
 	sf_snap_put_def(&b, def, 3);
@@ -775,6 +779,8 @@ sf_head_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
 {
 	HeadDecode	x;
 
+	sf_pc_no_measures(def);
+
 	x.parent = parent;
 	x.def = def;
 	x.data = data;
@@ -816,10 +822,12 @@ SfHead *
 sf_head_checkpoint_restore(MemoryContext parent, const SfPipelineDef *def,
 						   const char *data, Size len)
 {
-	SfPipeline *serial = sf_checkpoint_restore(CurrentMemoryContext, def,
-											   data, len);
-	SfHead	   *h = sf_head_split(parent, serial);
+	SfPipeline *serial;
+	SfHead	   *h;
 
+	sf_pc_no_measures(def);
+	serial = sf_checkpoint_restore(CurrentMemoryContext, def, data, len);
+	h = sf_head_split(parent, serial);
 	sf_pipeline_free(serial);
 	return h;
 }

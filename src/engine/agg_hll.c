@@ -58,6 +58,7 @@
 #include "port/pg_bitutils.h"
 
 #include "engine/engine.h"
+#include "engine/hashmix.h"
 
 #define HLL_P			14
 #define HLL_M			(1 << HLL_P)
@@ -74,18 +75,11 @@ typedef struct SfHll
 	uint8	   *regs;			/* dense: HLL_M registers */
 } SfHll;
 
-/* murmur3's 64-bit finalizer (PostgreSQL 16's murmurhash64) */
+/* a value's hash (engine/hashmix.h: stored in the registers, fixed) */
 static inline uint64
 hll_hash(int64 v)
 {
-	uint64		h = (uint64) v;
-
-	h ^= h >> 33;
-	h *= UINT64CONST(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
+	return sf_murmurhash64((uint64) v);
 }
 
 static inline void

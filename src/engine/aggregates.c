@@ -123,6 +123,55 @@ sf_id_set_measures(SfPipeline *p, SfIdentity *id, const int64 *measures)
 }
 
 /*
+ * Store an identity's measures with a given arrival number (a parallel
+ * writer's local number, design 13, risk 10; 0 for a lane's copy of
+ * another lane's identity, which is no arrival)
+ */
+void
+sf_id_put_measures(const SfPipeline *p, SfIdentity *id, int64 arrival,
+				   const int64 *measures)
+{
+	int64	   *m = sf_id_measures(p, id);
+
+	m[0] = arrival;
+	memcpy(m + 1, measures, p->def.measures->width * sizeof(int64));
+}
+
+/*
+ * Copy an identity's arrival and measures from src (of pipeline sp) to dst
+ * (of p), both of the same measures definition
+ */
+void
+sf_id_copy_measures(const SfPipeline *p, SfIdentity *dst,
+					const SfPipeline *sp, const SfIdentity *src)
+{
+	memcpy(sf_id_measures(p, dst), sf_id_measures(sp, src),
+		   (1 + p->def.measures->width) * sizeof(int64));
+}
+
+/*
+ * Add base to the arrival numbers of ext's first and last picks (a
+ * parallel writer's delta, numbered locally, merged after everything
+ * committed: design 13, risk 10).  A nullable measure without a value has
+ * no pick: its words stay zero.
+ */
+void
+sf_magg_rebase(const SfMeasuresDef *md, int64 *ext, int64 base)
+{
+	for (int m = 0; m < md->nmeasures; m++)
+	{
+		const SfMeasureSlots *s = &md->slots[m];
+
+		if (s->nn >= 0 && ext[s->nn] == 0)
+			continue;
+		if (s->first >= 0)
+			ext[s->first + 1] += base;
+		if (s->last >= 0)
+			ext[s->last + 1] += base;
+	}
+}
+
+/*
  * Whether a delivery's measures words are canonical: with nullable
  * measures, a NULL mask of nullable measures only, each NULL measure's
  * word 0 (a journal entry's or a checkpoint's are checked with it).

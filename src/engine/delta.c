@@ -106,15 +106,142 @@ delta_equal(const SfDeltaKey *a, const SfDeltaKey *b)
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/*
+ * The delta's sessions (design 4.4, 4.5: sessions by interval union): per
+ * (window, key) the union of the transaction's pending session intervals,
+ * sorted by start and pairwise apart as session.c keeps the head's, each
+ * with the partial aggregate of its events.
+ */
+typedef struct SfDeltaSession
+{
+	int64		start;
+	int64		end;
+	SfAgg		agg;
+} SfDeltaSession;
+
+typedef struct SfDeltaSessKey
+{
+	const SfString *key;
+	int			window;
+} SfDeltaSessKey;
+
+typedef struct SfDeltaSessEntry
+{
+	SfDeltaSessKey k;
+	char		status;
+	uint32		hash;
+	int			n;
+	int			cap;
+	SfDeltaSession *items;
+} SfDeltaSessEntry;
+
+#define SH_PREFIX		sf_dsesstab
+#define SH_ELEMENT_TYPE	SfDeltaSessEntry
+#define SH_KEY_TYPE		SfDeltaSessKey
+#define SH_KEY			k
+#define SH_HASH_KEY(tb, key)	hash_combine((key).key->hash, murmurhash32((key).window))
+#define SH_EQUAL(tb, a, b)		((a).window == (b).window && \
+								 ((a).key == (b).key || \
+								  ((a).key->hash == (b).key->hash && \
+								   (a).key->len == (b).key->len && \
+								   memcmp((a).key->data, (b).key->data, \
+										  (a).key->len) == 0)))
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a)		((a)->hash)
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/*
+ * Add identity id's session interval [start, end) of window to the
+ * delta's sessions: the run of delta sessions it meets (start <= end and
+ * end >= start, touching included, as session.c) becomes one.
+ */
 static void
-delta_add(SfTxn *t, int window, const SfString *key, int64 start, int64 end,
-		  int64 value)
+delta_session_add(SfTxn *t, int window, const SfIdentity *id, int64 start,
+				  int64 end)
+{
+	SfDeltaSessKey k;
+	SfDeltaSessEntry *e;
+	SfDeltaSession *sv;
+	bool		found;
+	int			first = 0;
+	int			last;
+
+	k.key = id->key;
+	k.window = window;
+	e = sf_dsesstab_insert(t->sessions, k, &found);
+	if (!found)
+	{
+		e->n = 0;
+		e->cap = 4;
+		e->items = MemoryContextAlloc(t->cxt, e->cap * sizeof(SfDeltaSession));
+	}
+	while (first < e->n && e->items[first].end < start)
+		first++;
+	last = first;
+	while (last < e->n && e->items[last].start <= end)
+		last++;
+	if (last == first)
+	{
+		/* meets nothing: a new delta session */
+		if (e->n == e->cap)
+		{
+			e->cap *= 2;
+			e->items = repalloc(e->items, e->cap * sizeof(SfDeltaSession));
+		}
+		memmove(e->items + first + 1, e->items + first,
+				(e->n - first) * sizeof(SfDeltaSession));
+		e->n++;
+		t->nsessions++;
+		sv = &e->items[first];
+		sv->start = start;
+		sv->end = end;
+		memset(&sv->agg, 0, sizeof(SfAgg));
+		if (unlikely(t->mp != NULL))
+			sv->agg.ext = sf_magg_alloc(t->mp);
+	}
+	else
+	{
+		sv = &e->items[first];
+		sv->start = Min(start, sv->start);
+		sv->end = Max(end, e->items[last - 1].end);
+		for (int i = first + 1; i < last; i++)
+		{
+			SfAgg	   *from = &e->items[i].agg;
+
+			if (unlikely(t->mp != NULL))
+			{
+				sf_magg_merge(t->mp, &sv->agg, from);
+				sf_magg_release(t->mp->def.measures, from->ext);
+			}
+			sf_agg_merge(&sv->agg, from);
+		}
+		memmove(e->items + first + 1, e->items + last,
+				(e->n - last) * sizeof(SfDeltaSession));
+		e->n -= last - first - 1;
+		t->nsessions -= last - first - 1;
+	}
+	sf_agg_add(&sv->agg, id->value);
+	if (unlikely(t->mp != NULL))
+		sf_magg_add(t->mp, &sv->agg, id);
+}
+
+/*
+ * Add identity id to the delta's address (window, its key, start).  A
+ * measures pipeline's words are added with the identity's arrival number,
+ * local to the transaction until the commit rebases them (design 13, risk
+ * 10); their memory is t->mp's.
+ */
+static void
+delta_add(SfTxn *t, int window, const SfIdentity *id, int64 start, int64 end)
 {
 	SfDeltaKey	k;
 	SfDeltaEntry *e;
 	bool		found;
 
-	k.key = key;
+	k.key = id->key;
 	k.start = start;
 	k.window = window;
 	e = sf_deltatab_insert(t->delta, k, &found);
@@ -122,15 +249,47 @@ delta_add(SfTxn *t, int window, const SfString *key, int64 start, int64 end,
 	{
 		e->end = end;
 		memset(&e->agg, 0, sizeof(SfAgg));
+		if (unlikely(t->mp != NULL))
+			e->agg.ext = sf_magg_alloc(t->mp);
 	}
-	sf_agg_add(&e->agg, value);
+	sf_agg_add(&e->agg, id->value);
+	if (unlikely(t->mp != NULL))
+		sf_magg_add(t->mp, &e->agg, id);
 }
 
-/* The number of addresses in the delta */
+/* Empty the delta (to be rebuilt), freeing its variable-size states */
+static void
+delta_reset(SfTxn *t)
+{
+	if (t->mp != NULL && t->mp->def.measures->nvar > 0)
+	{
+		sf_deltatab_iterator it;
+		SfDeltaEntry *e;
+
+		sf_deltatab_start_iterate(t->delta, &it);
+		while ((e = sf_deltatab_iterate(t->delta, &it)) != NULL)
+			sf_magg_release(t->mp->def.measures, e->agg.ext);
+	}
+	sf_deltatab_reset(t->delta);
+	if (t->sessions != NULL)
+	{
+		sf_dsesstab_iterator it;
+		SfDeltaSessEntry *e;
+
+		sf_dsesstab_start_iterate(t->sessions, &it);
+		while ((e = sf_dsesstab_iterate(t->sessions, &it)) != NULL)
+			for (int i = 0; t->mp != NULL && i < e->n; i++)
+				sf_magg_release(t->mp->def.measures, e->items[i].agg.ext);
+		sf_dsesstab_reset(t->sessions);
+		t->nsessions = 0;
+	}
+}
+
+/* The number of addresses in the delta, its sessions included */
 int64
 sf_txn_delta_size(const SfTxn *t)
 {
-	return (int64) t->delta->members;
+	return (int64) t->delta->members + t->nsessions;
 }
 
 /*
@@ -150,6 +309,17 @@ sf_txn_delta_foreach(SfTxn *t,
 	sf_deltatab_start_iterate(t->delta, &it);
 	while ((e = sf_deltatab_iterate(t->delta, &it)) != NULL)
 		fn(arg, e->k.window, e->k.key, e->k.start, e->end, &e->agg);
+	if (t->sessions != NULL)
+	{
+		sf_dsesstab_iterator sit;
+		SfDeltaSessEntry *se;
+
+		sf_dsesstab_start_iterate(t->sessions, &sit);
+		while ((se = sf_dsesstab_iterate(t->sessions, &sit)) != NULL)
+			for (int i = 0; i < se->n; i++)
+				fn(arg, se->k.window, se->k.key, se->items[i].start,
+				   se->items[i].end, &se->items[i].agg);
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -268,38 +438,34 @@ event_decide(SfTxn *t, const SfClockView *c, const SfIdentity *id,
 {
 	const SfPipelineDef *def = &t->head->p->def;
 	int			cap = t->head->p->assign_cap;
-	int			n = 0;
+	int			n;
 	bool		any = false;
 	int64		min_end = 0;
 
 	*total = 0;
-	if (c->has_watermark)
+	if (sf_event_late(def, c->has_watermark, c->watermark, id->event_time))
+		return SF_TXN_LATE;
+	n = sf_assign_all(def, id->event_time, t->starts, t->ends, cap, counts);
+	for (int w = 0, j = 0; w < def->nwindows; j += counts[w], w++)
 	{
-		int128		limit = (int128) id->event_time + def->lateness;
+		/*
+		 * A bucket is ready once it ends at or below the watermark; a
+		 * session may meet a ready one when the event is at or below it (a
+		 * ready session ends there, and merges only intervals reaching it)
+		 */
+		bool		merges = sf_window_merges(&def->windows[w]);
 
-		if (limit > PG_INT64_MAX)
-			sf_raise_out_of_range("event_time plus lateness", NULL);
-		if (limit < c->watermark)
-			return SF_TXN_LATE;
-	}
-	for (int w = 0; w < def->nwindows; w++)
-	{
-		counts[w] = sf_assign_windows(&def->windows[w], id->event_time,
-									  def->lateness, t->starts + n,
-									  t->ends + n, cap - n);
-		for (int j = n; j < n + counts[w]; j++)
+		for (int i = j; i < j + counts[w]; i++)
 		{
-			if (!any || t->ends[j] < min_end)
-				min_end = t->ends[j];
+			int64		at = merges ? t->starts[i] : t->ends[i];
+
+			if (!any || at < min_end)
+				min_end = at;
 			any = true;
 		}
-		n += counts[w];
 	}
 	*total = n;
 	if (any && c->has_watermark && min_end <= c->watermark)
-		return SF_TXN_ALONE;
-	/* sessions have no delta yet: their events are applied alone */
-	if (t->has_sessions)
 		return SF_TXN_ALONE;
 	return 0;
 }
@@ -314,8 +480,13 @@ event_to_delta(SfTxn *t, const SfIdentity *id, const int *counts)
 	for (int w = 0; w < def->nwindows; w++)
 	{
 		for (int j = 0; j < counts[w]; j++)
-			delta_add(t, w, id->key, t->starts[k + j], t->ends[k + j],
-					  id->value);
+		{
+			if (t->sessions != NULL && sf_window_merges(&def->windows[w]))
+				delta_session_add(t, w, id, t->starts[k + j],
+								  t->ends[k + j]);
+			else
+				delta_add(t, w, id, t->starts[k + j], t->ends[k + j]);
+		}
 		k += counts[w];
 	}
 }
@@ -342,7 +513,7 @@ sf_txn_decide(SfTxn *t, const SfPipeline *clock, bool rebuild)
 
 	sf_clock_view_init(&c, clock);
 	if (rebuild)
-		sf_deltatab_reset(t->delta);
+		delta_reset(t);
 	for (int64 i = 0; i < t->nops; i++)
 	{
 		SfTxnOp    *op = &t->ops[i];
@@ -416,8 +587,18 @@ sf_txn_begin(MemoryContext parent, SfHead *h)
 	for (int w = 0; w < h->p->def.nwindows; w++)
 		if (sf_window_merges(&h->p->def.windows[w]))
 			t->has_sessions = true;
+	if (t->has_sessions)
+		t->sessions = sf_dsesstab_create(cxt, 16, NULL);
 	t->starts = palloc(h->p->assign_cap * sizeof(int64));
 	t->ends = palloc(h->p->assign_cap * sizeof(int64));
+	if (h->p->def.measures != NULL)
+	{
+		/* the delta's measures words and states: a pipeline's memory */
+		SfPipelineDef mdef = h->p->def;
+
+		mdef.nwindows = 0;
+		t->mp = sf_pipeline_create(cxt, &mdef);
+	}
 	MemoryContextSwitchTo(old);
 	return t;
 }
@@ -462,14 +643,6 @@ txn_partition(SfTxn *t, const char *name)
 }
 
 static inline bool
-identity_matches(const SfIdentity *id, const SfDelivery *d)
-{
-	return id->event_time == d->event_time && id->value == d->value &&
-		id->key->len == (uint32) d->key_len &&
-		memcmp(id->key->data, d->key, d->key_len) == 0;
-}
-
-static inline bool
 same_event_id(const SfIdentity *id, const char *event_id, int len)
 {
 	return id->event_id_len == (uint32) len &&
@@ -507,16 +680,18 @@ fp_find(SfHead *h, const SfFingerprints *fp, uint64 hash,
 /*
  * Deliver one event (engine.c's sf_engine_ingest_hashed, in a lane): the
  * partition's lane must be claimed by this transaction (the layers above
- * hold the claim).  Nothing is returned: the changes are the commit's.
+ * hold the claim).  mv: its measures (a measures pipeline's, width words,
+ * checked by the caller as sf_engine_ingest_measures's are), else NULL.
+ * Nothing is returned: the changes are the commit's.
  */
-void
-sf_txn_ingest(SfTxn *t, const SfDelivery *d)
+static void
+txn_ingest(SfTxn *t, const SfDelivery *d, const int64 *mv)
 {
 	SfHead	   *h = t->head;
 	const SfPipelineDef *def = &h->p->def;
-	int			pi = txn_partition(t, d->partition);
-	SfPipeline *lane = h->lanes[pi];
-	SfPartition *part = &lane->partitions[pi];
+	int			pi;
+	SfPipeline *lane;
+	SfPartition *part;
 	SfIdentity *id;
 	SfString   *key;
 	uint64		fph;
@@ -528,6 +703,12 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 	SfTxnOp    *op;
 
 	Assert(!t->committed);
+	/* the serial engine's order: the measures before the partition */
+	if ((def->measures != NULL) != (mv != NULL))
+		sf_measures_arity_error(h->p, mv == NULL ? -1 : 0);
+	pi = txn_partition(t, d->partition);
+	lane = h->lanes[pi];
+	part = &lane->partitions[pi];
 	t->deliveries++;
 	if (unlikely(t->lane_from == NULL))
 	{
@@ -540,40 +721,13 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 		t->lane_from[pi] = part->consumed;	/* the head entry's lane table */
 
 	/* offsets, on the lane: exact, the claim makes it this writer's */
-	if (d->source_offset < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, def->name),
-				 errdetail("Offset " INT64_FORMAT " is negative; offsets start at 0.",
-						   d->source_offset)));
-	if (d->source_offset <= part->consumed)
+	if (sf_offset_check(lane, part, d, mv, &id))
 	{
-		id = sf_partition_slot(lane, part, d->source_offset);
 		Assert(id != NULL);		/* no retention: every offset is held */
-		if (same_event_id(id, d->event_id, d->event_id_len) &&
-			identity_matches(id, d))
-		{
-			lane->offset_replays++;
-			lane->mutations++;
-			t->replays++;
-			return;
-		}
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, def->name),
-				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%s\").",
-						   d->source_offset,
-						   sf_msg_str(id->event_id, id->event_id_len))));
+		sf_count_replay(lane);
+		t->replays++;
+		return;
 	}
-	if (d->source_offset != part->consumed + 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, def->name),
-				 errdetail("Expected offset " INT64_FORMAT ", got " INT64_FORMAT ".",
-						   part->consumed + 1, d->source_offset)));
 
 	/*
 	 * identity: this transaction's new ids, then every committed one (the
@@ -587,16 +741,10 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 					 &handle);
 	if (id != NULL)
 	{
-		if (!identity_matches(id, d))
-			ereport(ERROR,
-					(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
-					 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
-							sf_msg_str(d->event_id, d->event_id_len),
-							def->name),
-					 errdetail("The event was first delivered with key \"%s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
-							   sf_msg_str(id->key->data, id->key->len),
-							   id->event_time, id->value),
-					 errhint("A different event needs a new event_id.")));
+		if (!sf_identity_matches(id, d) ||
+			(unlikely(mv != NULL) &&
+			 !sf_measures_match(h->lanes[flane], id, mv)))
+			sf_identity_conflict(h->lanes[flane], d, id);
 		/* a duplicate: consumes the offset, changes nothing else */
 		if (flane != pi)
 		{
@@ -612,6 +760,8 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 			copy->value = d->value;
 			copy->late = id->late;
 			copy->foreign = true;
+			if (unlikely(mv != NULL))
+				sf_id_put_measures(lane, copy, 0, mv);
 		}
 		sf_partition_append(lane, pi, handle);
 		t->duplicates++;
@@ -637,6 +787,8 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 	id->event_time = d->event_time;
 	id->value = d->value;
 	id->late = (flags & SF_TXN_LATE) != 0;
+	if (unlikely(mv != NULL))
+		sf_id_put_measures(lane, id, t->unique + 1, mv);	/* local arrival */
 	lane->nidentities++;
 	sf_partition_append(lane, pi, handle);
 	sf_fp_insert(t->newids, fph, (uint16) pi, handle);
@@ -656,6 +808,19 @@ sf_txn_ingest(SfTxn *t, const SfDelivery *d)
 			event_to_delta(t, id, counts);
 		sf_clock_view_accept(&t->view, def, pi, d->event_time);
 	}
+}
+
+void
+sf_txn_ingest(SfTxn *t, const SfDelivery *d)
+{
+	txn_ingest(t, d, NULL);
+}
+
+/* A measures pipeline's delivery (sf_engine_ingest_measures's) */
+void
+sf_txn_ingest_measures(SfTxn *t, const SfDelivery *d, const int64 *measures)
+{
+	txn_ingest(t, d, measures);
 }
 
 /* A partition's report: a head op, sequenced at commit */
@@ -701,6 +866,16 @@ sf_txn_end_call(SfTxn *t)
 	t->ncalls++;
 }
 
+/* dst, a view of as many partitions, becomes a copy of src */
+static void
+clock_view_copy(SfClockView *dst, const SfClockView *src)
+{
+	Assert(dst->n == src->n);
+	memcpy(dst->parts, src->parts, src->n * sizeof(SfClockPart));
+	dst->has_watermark = src->has_watermark;
+	dst->watermark = src->watermark;
+}
+
 /*
  * A subtransaction begins: remember where the transaction is.  Marks nest
  * as subtransactions do; each is the caller's (persist keeps one per
@@ -715,9 +890,7 @@ sf_txn_mark(SfTxn *t, SfTxnMark *m)
 	m->ncalls = t->ncalls;
 	m->view.n = t->view.n;
 	m->view.parts = palloc(Max(t->view.n, 1) * sizeof(SfClockPart));
-	memcpy(m->view.parts, t->view.parts, t->view.n * sizeof(SfClockPart));
-	m->view.has_watermark = t->view.has_watermark;
-	m->view.watermark = t->view.watermark;
+	clock_view_copy(&m->view, &t->view);
 	m->deliveries = t->deliveries;
 	m->unique = t->unique;
 	m->late = t->late;
@@ -756,9 +929,7 @@ sf_txn_rollback_to(SfTxn *t, const SfTxnMark *m)
 	}
 	t->nops = m->nops;
 	t->ncalls = m->ncalls;
-	memcpy(t->view.parts, m->view.parts, m->view.n * sizeof(SfClockPart));
-	t->view.has_watermark = m->view.has_watermark;
-	t->view.watermark = m->view.watermark;
+	clock_view_copy(&t->view, &m->view);
 	t->deliveries = m->deliveries;
 	t->unique = m->unique;
 	t->late = m->late;

@@ -526,22 +526,6 @@ lookup_partition(SfPipeline *p, const char *name)
  * Operations
  * ----------------------------------------------------------------
  */
-static inline bool
-identity_matches(const SfIdentity *id, const SfDelivery *d)
-{
-	return id->event_time == d->event_time && id->value == d->value &&
-		id->key->len == (uint32) d->key_len &&
-		memcmp(id->key->data, d->key, d->key_len) == 0;
-}
-
-static inline bool
-delivery_matches(const SfIdentity *id, const SfDelivery *d)
-{
-	return id->event_id_len == (uint32) d->event_id_len &&
-		memcmp(id->event_id, d->event_id, d->event_id_len) == 0 &&
-		identity_matches(id, d);
-}
-
 /*
  * errhint naming where an identity was delivered.  Only for an error
  * message: it searches the delivery history (the first partition in name
@@ -567,6 +551,94 @@ first_delivery_hint(const SfPipeline *p, const SfIdentity *id)
 		}
 	}
 	return errhint("A different event needs a new event_id.");
+}
+
+/*
+ * The offset conflict (SF003) of delivery d to partition part of p:
+ * a negative offset, an offset that holds held, a different delivery, or
+ * (held NULL) an offset past the next one.
+ */
+void
+sf_offset_conflict(const SfPipeline *p, const SfPartition *part,
+				   const SfDelivery *d, const SfIdentity *held)
+{
+	if (d->source_offset < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+						part->name, p->def.name),
+				 errdetail("Offset " INT64_FORMAT " is negative; offsets start at 0.",
+						   d->source_offset)));
+	if (held != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+						part->name, p->def.name),
+				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%s\").",
+						   d->source_offset,
+						   sf_msg_str(held->event_id, held->event_id_len))));
+	ereport(ERROR,
+			(errcode(ERRCODE_SF_OFFSET_CONFLICT),
+			 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
+					part->name, p->def.name),
+			 errdetail("Expected offset " INT64_FORMAT ", got " INT64_FORMAT ".",
+					   part->consumed + 1, d->source_offset),
+			 errhint("Deliver offset " INT64_FORMAT " next; streamforge.partitions() shows the consumed_offset of each partition.",
+					 part->consumed + 1)));
+}
+
+/*
+ * The identity conflict (SF002) of delivery d with id, the identity its
+ * event id has in p; the hint names where p delivered id.
+ */
+void
+sf_identity_conflict(const SfPipeline *p, const SfDelivery *d,
+					 const SfIdentity *id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
+			 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
+					sf_msg_str(d->event_id, d->event_id_len),
+					p->def.name),
+			 errdetail("The event was first delivered with key \"%s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
+					   sf_msg_str(id->key->data, id->key->len),
+					   id->event_time, id->value),
+			 first_delivery_hint(p, id)));
+}
+
+/* Count an offset replay of p (sf_offset_check) */
+void
+sf_count_replay(SfPipeline *p)
+{
+	if (p->offset_replays == PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("pipeline \"%s\" has counted the most offset replays a bigint holds",
+						p->def.name)));
+	p->offset_replays++;
+	p->mutations++;				/* of a counter only */
+}
+
+/*
+ * Assign event_time to the buckets of every window of def, in window
+ * order, into starts/ends (room for cap); counts[w] is window w's number.
+ * Returns the total.  Raises 22003 for a bucket bound out of range, before
+ * anything changes.
+ */
+int
+sf_assign_all(const SfPipelineDef *def, int64 event_time, int64 *starts,
+			  int64 *ends, int cap, int *counts)
+{
+	int			total = 0;
+
+	for (int w = 0; w < def->nwindows; w++)
+	{
+		counts[w] = sf_assign_windows(&def->windows[w], event_time,
+									  def->lateness, starts + total,
+									  ends + total, cap - total);
+		total += counts[w];
+	}
+	return total;
 }
 
 /*
@@ -614,95 +686,36 @@ sf_engine_ingest_hashed(SfPipeline *p, const SfDelivery *d,
 	h->partition = pi;
 
 	/* offsets */
-	if (d->source_offset < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, p->def.name),
-				 errdetail("Offset " INT64_FORMAT " is negative; offsets start at 0.",
-						   d->source_offset)));
-	if (d->source_offset <= part->consumed)
+	if (sf_offset_check(p, part, d, mv, &id))
 	{
-		id = sf_partition_slot(p, part, d->source_offset);
-		/* docs/semantics.md, Retention, 2: at a forgotten offset, anything is a replay */
-		if (id == NULL || id->forgotten ||
-			(delivery_matches(id, d) &&
-			 (likely(mv == NULL) || sf_measures_match(p, id, mv))))
-		{
-			if (p->offset_replays == PG_INT64_MAX)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("pipeline \"%s\" has counted the most offset replays a bigint holds",
-								p->def.name)));
-			p->offset_replays++;
-			p->mutations++;		/* of a counter only */
-			h->interned = (id == NULL || id->forgotten) ? NULL : id->key;
-			return;				/* a replay: no-op */
-		}
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, p->def.name),
-				 errdetail("Offset " INT64_FORMAT " already holds a different delivery (event \"%s\").",
-						   d->source_offset,
-						   sf_msg_str(id->event_id, id->event_id_len))));
+		sf_count_replay(p);
+		h->interned = (id == NULL || id->forgotten) ? NULL : id->key;
+		return;					/* a replay: no-op */
 	}
-	if (d->source_offset != part->consumed + 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_SF_OFFSET_CONFLICT),
-				 errmsg("offset conflict on partition \"%s\" of pipeline \"%s\"",
-						part->name, p->def.name),
-				 errdetail("Expected offset " INT64_FORMAT ", got " INT64_FORMAT ".",
-						   part->consumed + 1, d->source_offset),
-				 errhint("Deliver offset " INT64_FORMAT " next; streamforge.partitions() shows the consumed_offset of each partition.",
-						 part->consumed + 1)));
 
 	/* identity */
 	id = identity_lookup_hashed(p, d->event_id, d->event_id_len, h->event_id,
 								&handle);
 	if (id != NULL)
 	{
-		if (!identity_matches(id, d) ||
+		if (!sf_identity_matches(id, d) ||
 			(unlikely(mv != NULL) && !sf_measures_match(p, id, mv)))
-			ereport(ERROR,
-					(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
-					 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
-							sf_msg_str(d->event_id, d->event_id_len),
-							p->def.name),
-					 errdetail("The event was first delivered with key \"%s\", event_time " INT64_FORMAT " and value " INT64_FORMAT ".",
-							   sf_msg_str(id->key->data, id->key->len),
-							   id->event_time, id->value),
-					 first_delivery_hint(p, id)));
+			sf_identity_conflict(p, d, id);
 		/* a duplicate: consumes the offset, changes nothing else */
 		sf_partition_append(p, pi, handle);
 		h->interned = id->key;
 		return;
 	}
 
-	/* a new unique event: late? (docs/semantics.md, Exact rules, 1: computed only with a watermark) */
-	if (p->has_watermark)
-	{
-		int128		limit = (int128) d->event_time + p->def.lateness;
-
-		if (limit > PG_INT64_MAX)
-			sf_raise_out_of_range("event_time plus lateness", NULL);
-		late = limit < p->watermark;
-	}
+	/* a new unique event: late? */
+	late = sf_event_late(&p->def, p->has_watermark, p->watermark,
+						 d->event_time);
 
 	if (!late)
 	{
 		/* check every bucket's bounds before changing anything */
-		for (w = 0; w < p->def.nwindows; w++)
-		{
-			const SfWindowDef *wd = &p->def.windows[w];
-
-			nassigned[w] = sf_assign_windows(wd, d->event_time,
-											 p->def.lateness,
-											 p->assign_starts + total,
-											 p->assign_ends + total,
-											 p->assign_cap - total);
-			total += nassigned[w];
-		}
+		total = sf_assign_all(&p->def, d->event_time, p->assign_starts,
+							  p->assign_ends, p->assign_cap, nassigned);
 		/* new buckets at most: refuse before anything changes */
 		sf_check_live_buckets(p, total);
 	}

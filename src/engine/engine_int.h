@@ -82,6 +82,23 @@ extern SfString *sf_intern_key_hashed(SfPipeline *p, const char *data, int len,
 extern SfIdentity *sf_partition_slot(const SfPipeline *p,
 									 const SfPartition *part, int64 offset);
 
+/*
+ * engine.c: the checks of a delivery, shared by the serial engine and a
+ * parallel writer's transaction (delta.c), which must decide and raise
+ * exactly as the serial engine does.  The errors are out of line and
+ * cold: the checks are on every delivery's path.
+ */
+extern pg_noinline pg_attribute_cold void sf_offset_conflict(const SfPipeline *p,
+															 const SfPartition *part,
+															 const SfDelivery *d,
+															 const SfIdentity *held);
+extern pg_noinline pg_attribute_cold void sf_identity_conflict(const SfPipeline *p,
+															   const SfDelivery *d,
+															   const SfIdentity *id);
+extern void sf_count_replay(SfPipeline *p);
+extern int	sf_assign_all(const SfPipelineDef *def, int64 event_time,
+						  int64 *starts, int64 *ends, int cap, int *counts);
+
 /* identity.c */
 extern SfIdentity *sf_identity_new(SfPipeline *p, const char *event_id,
 								   int len, uint32 hash, uint32 *handle);
@@ -168,6 +185,8 @@ extern void sf_retention_track(SfPipeline *p, SfIdentity *id);
 extern void sf_sessions_init(SfPipeline *p);
 extern void sf_session_add(SfPipeline *p, int window, SfString *key,
 						   int64 event_time, int64 end, int64 value);
+extern void sf_session_merge_in(SfPipeline *p, int window, SfString *key,
+								int64 start, int64 end, const SfAgg *agg);
 extern void sf_session_remove_bucket(SfPipeline *p, SfBucket *b);
 extern bool sf_session_holds(SfPipeline *p, int window, SfString *key,
 							 int64 t);
@@ -201,6 +220,11 @@ extern bool sf_measures_match(const SfPipeline *p, const SfIdentity *id,
 extern void sf_id_set_measures(SfPipeline *p, SfIdentity *id,
 							   const int64 *measures);
 extern void sf_magg_merge(SfPipeline *p, SfAgg *into, const SfAgg *from);
+extern void sf_id_put_measures(const SfPipeline *p, SfIdentity *id,
+							   int64 arrival, const int64 *measures);
+extern void sf_id_copy_measures(const SfPipeline *p, SfIdentity *dst,
+								const SfPipeline *sp, const SfIdentity *src);
+extern void sf_magg_rebase(const SfMeasuresDef *md, int64 *ext, int64 base);
 extern int64 *sf_magg_alloc(SfPipeline *p);
 extern void sf_magg_restore(SfPipeline *p, int64 *ext, const int64 *from);
 
@@ -276,5 +300,76 @@ sf_op_finish_quick(SfPipeline *p, SfChangeList *out)
 	sf_op_finish(p, out);
 }
 extern void sf_dirty_forget_bucket(SfPipeline *p, SfBucket *b);
+
+/* engine.c, inline: a delivery's checks (see sf_offset_conflict) */
+
+/*
+ * A new unique event at event_time is late under a clock with watermark
+ * (docs/semantics.md, Exact rules, 1: computed only with a watermark).
+ */
+static inline bool
+sf_event_late(const SfPipelineDef *def, bool has_watermark, int64 watermark,
+			  int64 event_time)
+{
+	int128		limit;
+
+	if (!has_watermark)
+		return false;
+	limit = (int128) event_time + def->lateness;
+	if (limit > PG_INT64_MAX)
+		sf_raise_out_of_range("event_time plus lateness", NULL);
+	return limit < watermark;
+}
+
+/* an identity's content (key, time, value) is d's */
+static inline bool
+sf_identity_matches(const SfIdentity *id, const SfDelivery *d)
+{
+	return id->event_time == d->event_time && id->value == d->value &&
+		id->key->len == (uint32) d->key_len &&
+		memcmp(id->key->data, d->key, d->key_len) == 0;
+}
+
+/* an identity is d's: same event id and content */
+static inline bool
+sf_delivery_matches(const SfIdentity *id, const SfDelivery *d)
+{
+	return id->event_id_len == (uint32) d->event_id_len &&
+		memcmp(id->event_id, d->event_id, d->event_id_len) == 0 &&
+		sf_identity_matches(id, d);
+}
+
+/*
+ * The offset checks of delivery d to partition part of p (docs/semantics.md,
+ * Deliveries), made before its identity is looked up: true when d is a
+ * replay of the delivery held at its offset (a no-op that the caller counts
+ * with sf_count_replay; *held is that delivery's identity, NULL or
+ * forgotten when retention forgot it), false when d's offset is the next
+ * one; SF003 otherwise.  mv: d's measures, NULL if p has none.
+ */
+static inline bool
+sf_offset_check(const SfPipeline *p, const SfPartition *part,
+				const SfDelivery *d, const int64 *mv, SfIdentity **held)
+{
+	if (unlikely(d->source_offset < 0))
+		sf_offset_conflict(p, part, d, NULL);
+	if (d->source_offset <= part->consumed)
+	{
+		SfIdentity *id = sf_partition_slot(p, part, d->source_offset);
+
+		/* docs/semantics.md, Retention, 2: at a forgotten offset, anything is a replay */
+		if (id == NULL || id->forgotten ||
+			(sf_delivery_matches(id, d) &&
+			 (likely(mv == NULL) || sf_measures_match(p, id, mv))))
+		{
+			*held = id;
+			return true;
+		}
+		sf_offset_conflict(p, part, d, id);
+	}
+	if (unlikely(d->source_offset != part->consumed + 1))
+		sf_offset_conflict(p, part, d, NULL);
+	return false;
+}
 
 #endif							/* SF_ENGINE_INT_H */

@@ -84,8 +84,6 @@ sf_head_create(MemoryContext parent, const SfPipelineDef *def)
 
 	if (def->has_retention)
 		what = "retention";
-	else if (def->measures != NULL)
-		what = "measures";
 	if (what != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -147,7 +145,10 @@ resolve_collisions(SfHead *h, SfTxn *t)
 				continue;
 			if (first->event_time != id->event_time ||
 				first->value != id->value || first->key->len != id->key->len ||
-				memcmp(first->key->data, id->key->data, id->key->len) != 0)
+				memcmp(first->key->data, id->key->data, id->key->len) != 0 ||
+				(h->p->def.measures != NULL &&
+				 !sf_measures_match(h->lanes[lane], first,
+									sf_id_measures(h->lanes[op->lane], id) + 1)))
 				ereport(ERROR,
 						(errcode(ERRCODE_SF_IDENTITY_CONFLICT),
 						 errmsg("identity conflict for event \"%s\" in pipeline \"%s\"",
@@ -173,20 +174,77 @@ resolve_collisions(SfHead *h, SfTxn *t)
 	return any;
 }
 
+/*
+ * The arrival numbers of a measures pipeline's transaction t (design 13,
+ * risk 10): its unique events (not those found duplicates at commit) are
+ * numbered 1, 2, ... in log order, then, with rebase, moved after the
+ * head's arrivals, which count them.  Without rebase: the local numbers
+ * again, after step 1 took events out (the delta is then rebuilt).
+ */
+static void
+number_arrivals(SfHead *h, SfTxn *t, bool rebase)
+{
+	int64		n = 0;
+	int64		base = rebase ? h->p->arrivals : 0;
+
+	for (int64 i = 0; i < t->nops; i++)
+	{
+		const SfTxnOp *op = &t->ops[i];
+		SfPipeline *lane;
+
+		if (op->kind != SF_TXN_EVENT || (op->flags & SF_TXN_DUP))
+			continue;
+		lane = h->lanes[op->lane];
+		sf_id_measures(lane, sf_id_ptr(lane, op->handle))[0] = base + ++n;
+	}
+	if (rebase)
+	{
+		t->arrival_base = base;
+		h->p->arrivals += n;
+	}
+}
+
+/* merge_one's argument */
+typedef struct MergeArg
+{
+	SfPipeline *p;
+	int64		base;			/* measures: the arrivals' rebase */
+	int64	   *words;			/* measures: a copy of a delta's ext */
+} MergeArg;
+
 /* the merge of one delta address into a pending head bucket */
 static void
 merge_one(void *arg, int window, const SfString *key, int64 start, int64 end,
 		  const SfAgg *agg)
 {
-	SfPipeline *p = (SfPipeline *) arg;
+	MergeArg   *ma = (MergeArg *) arg;
+	SfPipeline *p = ma->p;
 	SfString   *hkey = sf_intern_key_hashed(p, key->data, key->len, key->hash);
-	SfBucket   *b = sf_bucket_get_hashed(p, window, hkey,
-										 sf_bucket_key_hash(window, hkey),
-										 start, end);
+	SfAgg		from = *agg;
+	SfBucket   *b;
 
+	if (unlikely(p->def.measures != NULL))
+	{
+		/* the delta's words with global arrivals; its states as they are */
+		const SfMeasuresDef *md = p->def.measures;
+
+		memcpy(ma->words, agg->ext, (md->nwords + md->nvar) * sizeof(int64));
+		sf_magg_rebase(md, ma->words, ma->base);
+		from.ext = ma->words;
+	}
+	if (sf_window_merges(&p->def.windows[window]))
+	{
+		/* a delta session: by interval union */
+		sf_session_merge_in(p, window, hkey, start, end, &from);
+		return;
+	}
+	b = sf_bucket_get_hashed(p, window, hkey, sf_bucket_key_hash(window, hkey),
+							 start, end);
 	if (b->ready)
 		elog(ERROR, "streamforge: a transaction delta reaches a ready bucket");
-	sf_agg_merge(&b->agg, agg);
+	if (unlikely(p->def.measures != NULL))
+		sf_magg_merge(p, &b->agg, &from);
+	sf_agg_merge(&b->agg, &from);
 }
 
 /*
@@ -197,22 +255,15 @@ static void
 apply_alone(SfPipeline *p, const SfIdentity *id, SfChangeList *out)
 {
 	int		   *nassigned = p->assign_counts;
-	int			total = 0;
 	int			k = 0;
 	SfString   *key;
 
-	for (int w = 0; w < p->def.nwindows; w++)
-	{
-		nassigned[w] = sf_assign_windows(&p->def.windows[w], id->event_time,
-										 p->def.lateness,
-										 p->assign_starts + total,
-										 p->assign_ends + total,
-										 p->assign_cap - total);
-		total += nassigned[w];
-	}
-	sf_check_live_buckets(p, total);
+	sf_check_live_buckets(p, sf_assign_all(&p->def, id->event_time,
+										   p->assign_starts, p->assign_ends,
+										   p->assign_cap, nassigned));
 	sf_op_begin(p);
 	key = sf_intern_key_hashed(p, id->key->data, id->key->len, id->key->hash);
+	p->cur_event = id;			/* a session's measures (session.c) */
 	for (int w = 0; w < p->def.nwindows; w++)
 	{
 		uint32		kwhash;
@@ -234,6 +285,8 @@ apply_alone(SfPipeline *p, const SfIdentity *id, SfChangeList *out)
 			if (b->ready)
 				sf_dirty_touch(p, b);
 			sf_agg_add(&b->agg, id->value);
+			if (unlikely(p->def.measures != NULL))
+				sf_magg_add(p, &b->agg, id);
 		}
 		k += nassigned[w];
 	}
@@ -265,9 +318,14 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 		redecide = !sf_txn_decide(t, p, false);
 	if (redecide)
 	{
+		/* step 1 took events out: the delta is rebuilt, numbered again */
+		if (def->measures != NULL)
+			number_arrivals(h, t, false);
 		(void) sf_txn_decide(t, p, true);
 		h->redecides++;
 	}
+	if (def->measures != NULL)
+		number_arrivals(h, t, true);
 
 	/*
 	 * The limit.  The serial run refuses an event when the live buckets
@@ -307,11 +365,20 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 	/* the delta: pending buckets only, so no change and no finalization */
 	if (!t->stale)
 	{
+		MergeArg	ma;
+
+		ma.p = p;
+		ma.base = t->arrival_base;
+		ma.words = def->measures == NULL ? NULL :
+			palloc((def->measures->nwords + def->measures->nvar) *
+				   sizeof(int64));
 		sf_op_begin(p);
-		sf_txn_delta_foreach(t, merge_one, p);
+		sf_txn_delta_foreach(t, merge_one, &ma);
 		if (p->ndirty != 0)
 			elog(ERROR, "streamforge: a transaction delta touched a visible row");
 		p->busy = false;
+		if (ma.words != NULL)
+			pfree(ma.words);
 	}
 
 	/* the log, in call order */
@@ -366,6 +433,9 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 									 id->event_id_len, id->key->data,
 									 id->key->len, id->event_time, id->value,
 									 p->watermark);
+			if (unlikely(def->measures != NULL))
+				sf_id_copy_measures(p, p->late[p->nlate - 1].event,
+									h->lanes[op->lane], id);
 			p->mutations++;
 			sf_head_entry_add(t, SF_HE_LATE, op->lane, op->value, id);
 			continue;
@@ -417,6 +487,7 @@ sf_head_merge(MemoryContext parent, SfHead *h)
 		for (int64 o = 0; o <= part->consumed; o++)
 		{
 			SfIdentity *id = sf_partition_slot(lane, part, o);
+			SfIdentity *mid;
 			uint32		handle;
 
 			if ((o & 4095) == 0)
@@ -429,11 +500,13 @@ sf_head_merge(MemoryContext parent, SfHead *h)
 												   id->event_id_len),
 								  &handle) != NULL)
 				continue;
-			(void) sf_identity_add(m, id->event_id, id->event_id_len,
-								   sf_intern_key(m, id->key->data,
-												 id->key->len),
-								   id->event_time, id->value, id->late,
-								   &handle);
+			mid = sf_identity_add(m, id->event_id, id->event_id_len,
+								  sf_intern_key(m, id->key->data,
+												id->key->len),
+								  id->event_time, id->value, id->late,
+								  &handle);
+			if (m->def.measures != NULL)
+				sf_id_copy_measures(m, mid, lane, id);
 		}
 	}
 	/* every delivery, by event id */
@@ -468,6 +541,11 @@ sf_head_merge(MemoryContext parent, SfHead *h)
 
 		if (id == NULL)
 			elog(ERROR, "streamforge: a late row has no identity");
+		/* the head's copy holds the event's measures and arrival too */
+		if (m->def.measures != NULL &&
+			memcmp(sf_id_measures(hp, le->event), sf_id_measures(m, id),
+				   (1 + m->def.measures->width) * sizeof(int64)) != 0)
+			elog(ERROR, "streamforge: a late row's measures are not its event's");
 		sf_late_append(m, le->partition, le->source_offset, id, le->watermark);
 	}
 	/* the clock, before the buckets: it decides which heap they go to */
@@ -487,6 +565,7 @@ sf_head_merge(MemoryContext parent, SfHead *h)
 								 rows[r].addr.start, rows[r].addr.end,
 								 &rows[r].agg);
 	m->seq = hp->seq;
+	m->arrivals = hp->arrivals;
 	m->late_forgotten = hp->late_forgotten;
 	for (int i = 0; i < np; i++)
 		m->offset_replays += h->lanes[i]->offset_replays;

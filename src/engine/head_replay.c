@@ -144,9 +144,16 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 
 			if ((i & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
-			if (d->window < 0 || d->window >= def->nwindows ||
-				sf_window_merges(&def->windows[d->window]))
-				entry_corrupt(p, "A delta address names no window it may.");
+			if (d->window < 0 || d->window >= def->nwindows)
+				entry_corrupt(p, "A delta address names no window.");
+			if (sf_window_merges(&def->windows[d->window]))
+			{
+				/* a delta session: by interval union, as the commit merged it */
+				SfAgg		from = d->agg;
+
+				sf_session_merge_in(p, d->window, key, d->start, d->end, &from);
+				continue;
+			}
 			b = sf_bucket_get_hashed(p, d->window, key,
 									 sf_bucket_key_hash(d->window, key),
 									 d->start, d->end);

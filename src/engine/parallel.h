@@ -169,6 +169,7 @@ typedef struct SfTxnOp
 } SfTxnOp;
 
 struct sf_deltatab_hash;
+struct sf_dsesstab_hash;
 
 /*
  * A writer's transaction on one parallel pipeline (design 4.4), from its
@@ -195,7 +196,7 @@ typedef struct SfTxn
 	bool		collided;		/* a commit since base delivered a new id */
 	bool		stale;			/* delta and flags to be decided again */
 	bool		committed;
-	bool		has_sessions;	/* a merging window: every event alone */
+	bool		has_sessions;	/* a merging window: sessions in the delta */
 	/*
 	 * After the commit: call k's changes are out->items[call_end[k - 1]
 	 * .. call_end[k]) of sf_head_commit's out (call_end[-1] being out's
@@ -213,6 +214,20 @@ typedef struct SfTxn
 	int64		alone;
 	int64		duplicates;
 	int64		replays;
+
+	/*
+	 * A measures pipeline: mp holds the delta's measures words and states
+	 * (a pipeline without windows, in cxt; NULL otherwise).  Its unique
+	 * events are numbered 1, 2, ... in log order (their lane identities'
+	 * arrival), and the commit rebases them after the head's arrivals:
+	 * arrival_base is the head's arrivals before the commit (design 13,
+	 * risk 10, "Step 1, verified").
+	 */
+	SfPipeline *mp;
+	int64		arrival_base;
+	/* the delta's sessions (merging windows only, else NULL), and their number */
+	struct sf_dsesstab_hash *sessions;
+	int64		nsessions;
 	/* what sf_head_commit applied, for the head journal entry (head_entry.c) */
 	struct SfHeadEntry *entry;
 	/*
@@ -252,6 +267,8 @@ extern void sf_clock_view_accept(SfClockView *c, const SfPipelineDef *def,
 								 int partition, int64 event_time);
 extern SfTxn *sf_txn_begin(MemoryContext parent, SfHead *h);
 extern void sf_txn_ingest(SfTxn *t, const SfDelivery *d);
+extern void sf_txn_ingest_measures(SfTxn *t, const SfDelivery *d,
+								   const int64 *measures);
 extern void sf_txn_advance(SfTxn *t, const char *partition, int64 progress);
 extern void sf_txn_mark_idle(SfTxn *t, const char *partition);
 extern void sf_txn_finish(SfTxn *t);

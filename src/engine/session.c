@@ -152,16 +152,18 @@ list_remove_range(SfSessionList *l, int from, int count)
 }
 
 /*
- * Add an accepted event at event_time with session interval
- * [event_time, end) to window's sessions of key.  The caller has checked
- * the bounds (sf_assign_windows) and begun an operation.
+ * The session of window's sessions of key that interval [start, end)
+ * joins: the run of sessions it meets merged into the first (the
+ * survivor, stretched to the union), or a new empty session.  The caller
+ * has checked the bounds (sf_assign_windows) and begun an operation, and
+ * adds to the result.
  */
-void
-sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
-			   int64 end, int64 value)
+static SfBucket *
+session_join(SfPipeline *p, int window, SfString *key, int64 start,
+			 int64 end)
 {
 	SfSessionList *l = session_list(p, window, key, true);
-	int			first = first_reaching(l, event_time);
+	int			first = first_reaching(l, start);
 	int			last = first;
 	SfBucket   *survivor;
 	int64		new_start,
@@ -174,15 +176,12 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 	if (last == first)
 	{
 		/* meets nothing: a new session */
-		SfBucket   *b = sf_bucket_insert(p, window, key, event_time, end);
+		SfBucket   *b = sf_bucket_insert(p, window, key, start, end);
 
 		if (b->ready)			/* a pending one cannot change the view */
 			sf_dirty_touch(p, b);
-		sf_agg_add(&b->agg, value);
-		if (unlikely(b->agg.ext != NULL))
-			sf_magg_add(p, &b->agg, p->cur_event);
 		list_insert_at(p, l, first, b);
-		return;
+		return b;
 	}
 
 	/*
@@ -193,7 +192,7 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 	survivor = l->items[first];
 	if (survivor->ready)
 		sf_dirty_touch(p, survivor);
-	new_start = Min(event_time, survivor->start);
+	new_start = Min(start, survivor->start);
 	new_end = Max(end, l->items[last - 1]->end);
 
 	for (i = first + 1; i < last; i++)
@@ -214,9 +213,43 @@ sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
 		sf_bucket_set_start(p, survivor, new_start);
 	if (new_end != survivor->end)
 		sf_bucket_set_end(p, survivor, new_end);
-	sf_agg_add(&survivor->agg, value);
-	if (unlikely(survivor->agg.ext != NULL))
-		sf_magg_add(p, &survivor->agg, p->cur_event);
+	return survivor;
+}
+
+/*
+ * Add an accepted event at event_time with session interval
+ * [event_time, end) to window's sessions of key.  The caller has checked
+ * the bounds (sf_assign_windows) and begun an operation.
+ */
+void
+sf_session_add(SfPipeline *p, int window, SfString *key, int64 event_time,
+			   int64 end, int64 value)
+{
+	SfBucket   *b = session_join(p, window, key, event_time, end);
+
+	sf_agg_add(&b->agg, value);
+	if (unlikely(b->agg.ext != NULL))
+		sf_magg_add(p, &b->agg, p->cur_event);
+}
+
+/*
+ * Merge a parallel writer's session [start, end) of aggregate agg (its
+ * events, its measures words' arrivals already global) into window's
+ * sessions of key, at commit (design 4.5, step 5: sessions by interval
+ * union).  Every session it meets is pending, as the commit's validation
+ * has established: no change.
+ */
+void
+sf_session_merge_in(SfPipeline *p, int window, SfString *key, int64 start,
+					int64 end, const SfAgg *agg)
+{
+	SfBucket   *b = session_join(p, window, key, start, end);
+
+	if (b->ready)
+		elog(ERROR, "streamforge: a transaction delta reaches a ready session");
+	if (unlikely(b->agg.ext != NULL))
+		sf_magg_merge(p, &b->agg, agg);
+	sf_agg_merge(&b->agg, agg);
 }
 
 /*
