@@ -43,3 +43,21 @@ REVOKE ALL ON FUNCTION streamforge_internal.parallel_check(text, integer,
 COMMENT ON FUNCTION streamforge_internal.parallel_check(text, integer, bigint,
     boolean) IS
     'internal, tests: random calls of two interleaved writers through lanes, transaction deltas and the head of parallel writers, compared with the serial engine in commit order';
+
+CREATE OR REPLACE FUNCTION streamforge_internal.parallel_codec_check(
+    pipeline text, calls integer, seed bigint,
+    OUT transactions bigint, OUT changes bigint, OUT head_entries bigint,
+    OUT entry_bytes bigint, OUT replayed bigint, OUT k_entries bigint,
+    OUT lane_rows bigint, OUT snapshots bigint, OUT splits bigint,
+    OUT continued bigint, OUT damaged bigint, OUT damaged_loaded bigint,
+    OUT forged bigint, OUT error text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'sf_parallel_codec_check'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+REVOKE ALL ON FUNCTION streamforge_internal.parallel_codec_check(text, integer,
+    bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION streamforge_internal.parallel_codec_check(text, integer,
+    bigint) IS
+    'internal, tests: parallel_check''s run with the codec of parallel writers checked at every commit and whenever no transaction is open (head entries, lane entries and K entries replayed into lanes, head and lane snapshots, checkpoint merge and split, damaged and forged bytes)';

@@ -3,9 +3,11 @@
  * parallel_check.c
  *	  Internal SQL entries that test the engine parts of parallel writers
  *	  (issue 46, docs/design/parallel-writers.md, build plan step 2)
- *	  against a reference, in memory: the fingerprint index against a plain
- *	  array, and lanes, transaction deltas and the head against the serial
- *	  engine (parallel_check reads a pipeline's definition, nothing else).
+ *	  against a reference, in memory: lanes, transaction deltas and the
+ *	  head against the serial engine (parallel_check reads a pipeline's
+ *	  definition, nothing else); the run is also parallel_codec_check's
+ *	  (parallel_codec_check.c).  The fingerprint index's entries are in
+ *	  fingerprint_check.c.
  *
  * Not granted to PUBLIC (sql/objects/90_parallel.sql); the regress test
  * parallel_engine calls them as the superuser.
@@ -28,204 +30,11 @@
 #include "utils/memutils.h"
 
 #include "api/api.h"
+#include "api/parallel_check.h"
 #include "codec/codec.h"
 #include "engine/parallel.h"
 #include "persist/persist.h"
 
-/* one live fingerprint of the reference */
-typedef struct RefFp
-{
-	uint64		hash;
-	uint16		lane;
-	uint64		loc;
-} RefFp;
-
-static int
-ref_fp_cmp(const void *a, const void *b)
-{
-	const RefFp *x = a;
-	const RefFp *y = b;
-
-	if (x->lane != y->lane)
-		return x->lane < y->lane ? -1 : 1;
-	if (x->loc != y->loc)
-		return x->loc < y->loc ? -1 : 1;
-	return 0;
-}
-
-static pg_attribute_noreturn() void
-fp_mismatch(int64 op, const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INTERNAL_ERROR),
-			 errmsg("fingerprint index differs from its reference at operation " INT64_FORMAT ": %s",
-					op, what)));
-}
-
-/*
- * streamforge_internal.fingerprint_check(ops int, hash_bits int, seed
- * bigint): ops random operations on a fingerprint index and on a plain
- * array of (hash, lane, location), compared after each: inserts, removals
- * (present and absent), relocations, and probes whose every slot must be
- * the reference's set for that hash.  hash_bits (1..64) narrows the hashes
- * so that collisions, long runs, wrap-around and backward shifts are the
- * common case.  Returns the number of slots compared; raises XX000 at the
- * first difference.
- */
-PG_FUNCTION_INFO_V1(sf_fingerprint_check);
-Datum
-sf_fingerprint_check(PG_FUNCTION_ARGS)
-{
-	int32		ops = PG_GETARG_INT32(0);
-	int32		bits = PG_GETARG_INT32(1);
-	int64		seed = PG_GETARG_INT64(2);
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
-											  "fingerprint check",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	SfFingerprints *fp = sf_fp_create(cxt, 0);
-	RefFp	   *ref = palloc(sizeof(RefFp) * Max(ops, 1));
-	RefFp	   *got = palloc(sizeof(RefFp) * Max(ops, 1));
-	RefFp	   *want = palloc(sizeof(RefFp) * Max(ops, 1));
-	int64		nref = 0;
-	int64		compared = 0;
-	uint64		hmask = bits >= 64 ? PG_UINT64_MAX : (UINT64CONST(1) << bits) - 1;
-	pg_prng_state rng;
-
-	if (ops < 0 || bits < 1 || bits > 64)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ops must not be negative and hash_bits must be between 1 and 64")));
-	pg_prng_seed(&rng, (uint64) seed);
-	for (int64 op = 0; op < ops; op++)
-	{
-		uint32		r = pg_prng_uint32(&rng) % 100;
-		uint64		hash = (pg_prng_uint64(&rng) & hmask) | 1;
-		uint16		lane = (uint16) (pg_prng_uint32(&rng) % 4);
-		uint64		loc = pg_prng_uint64(&rng) & SF_FP_LOC_MAX;
-		SfFpCursor	c;
-		int64		ngot = 0;
-		int64		nwant = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		if (nref > 0 && r < 40)
-		{
-			/* an existing one's hash, so that probes and removals hit */
-			RefFp	   *e = &ref[pg_prng_uint64(&rng) % nref];
-
-			hash = e->hash;
-			if (r < 15)
-			{
-				lane = e->lane;
-				loc = e->loc;
-			}
-		}
-		r = pg_prng_uint32(&rng) % 100;
-		if (r < 45)
-		{
-			/* insert, unless (hash, lane, loc) is there already */
-			bool		dup = false;
-
-			for (int64 i = 0; i < nref && !dup; i++)
-				dup = ref[i].hash == hash && ref[i].lane == lane && ref[i].loc == loc;
-			if (!dup)
-			{
-				sf_fp_insert(fp, hash, lane, loc);
-				ref[nref].hash = hash;
-				ref[nref].lane = lane;
-				ref[nref].loc = loc;
-				nref++;
-			}
-		}
-		else if (r < 75)
-		{
-			/* remove: the reference's answer first */
-			int64		at = -1;
-
-			for (int64 i = 0; i < nref && at < 0; i++)
-				if (ref[i].hash == hash && ref[i].lane == lane && ref[i].loc == loc)
-					at = i;
-			if (sf_fp_remove(fp, hash, lane, loc) != (at >= 0))
-				fp_mismatch(op, "remove");
-			if (at >= 0)
-				ref[at] = ref[--nref];
-		}
-		else if (r < 85)
-		{
-			/* relocate to a new location */
-			uint64		to = pg_prng_uint64(&rng) & SF_FP_LOC_MAX;
-			int64		at = -1;
-
-			for (int64 i = 0; i < nref && at < 0; i++)
-				if (ref[i].hash == hash && ref[i].lane == lane && ref[i].loc == loc)
-					at = i;
-			for (int64 i = 0; i < nref && at >= 0; i++)
-				if (ref[i].hash == hash && ref[i].lane == lane && ref[i].loc == to)
-					at = -2;	/* would make a duplicate: skip */
-			if (at == -2)
-				continue;
-			if (sf_fp_relocate(fp, hash, lane, loc, to) != (at >= 0))
-				fp_mismatch(op, "relocate");
-			if (at >= 0)
-				ref[at].loc = to;
-		}
-
-		/* probe: every slot of hash, as a set, equals the reference's */
-		sf_fp_start(&c, hash);
-		while (sf_fp_next(fp, &c, &got[ngot].lane, &got[ngot].loc))
-		{
-			if (ngot >= nref)
-				fp_mismatch(op, "probe finds more slots than exist");
-			ngot++;
-		}
-		for (int64 i = 0; i < nref; i++)
-			if (ref[i].hash == hash)
-				want[nwant++] = ref[i];
-		if (ngot != nwant)
-			fp_mismatch(op, "probe count");
-		qsort(got, ngot, sizeof(RefFp), ref_fp_cmp);
-		qsort(want, nwant, sizeof(RefFp), ref_fp_cmp);
-		for (int64 i = 0; i < ngot; i++)
-			if (ref_fp_cmp(&got[i], &want[i]) != 0)
-				fp_mismatch(op, "probe slots");
-		if ((int64) fp->n != nref)
-			fp_mismatch(op, "size");
-		compared += ngot;
-	}
-
-	/* at the end, every reference entry is found by its own probe */
-	for (int64 i = 0; i < nref; i++)
-	{
-		SfFpCursor	c;
-		uint16		lane;
-		uint64		loc;
-		bool		found = false;
-
-		sf_fp_start(&c, ref[i].hash);
-		while (!found && sf_fp_next(fp, &c, &lane, &loc))
-			found = lane == ref[i].lane && loc == ref[i].loc;
-		if (!found)
-			fp_mismatch(ops, "an entry is lost");
-		compared++;
-	}
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
-	PG_RETURN_INT64(compared);
-}
-
-/*
- * streamforge_internal.fingerprint_hash(event_id text): the index's hash of
- * an id, as a bigint (the regress test checks it is stable and not
- * identity.c's)
- */
-PG_FUNCTION_INFO_V1(sf_fingerprint_hash);
-Datum
-sf_fingerprint_hash(PG_FUNCTION_ARGS)
-{
-	text	   *t = PG_GETARG_TEXT_PP(0);
-
-	PG_RETURN_INT64((int64) sf_fp_hash(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)));
-}
 
 /* ----------------------------------------------------------------
  * Lanes, delta and head against the serial engine
@@ -292,6 +101,7 @@ typedef struct PcRun
 	SfDelivery *bad_d;			/* pc_bad_call's delivery */
 	int64	   *bad_mv;
 	int			error;			/* SQLSTATE both raised at a commit: stop */
+	PcCodec    *codec;			/* parallel_codec_check's checks, or NULL */
 } PcRun;
 
 static pg_attribute_noreturn() void
@@ -347,9 +157,11 @@ pc_compare_checkpoints(PcRun *r)
 								da + Min(i, strlen(da)), db + Min(i, strlen(db))));
 	}
 	sf_pipeline_free(m);
-	pfree(a);
 	pfree(b);
 	r->checkpoints++;
+	if (r->codec != NULL)
+		r->codec->quiet(r->codec, &r->head, a);
+	pfree(a);
 }
 
 static PcCall *
@@ -490,7 +302,7 @@ pc_delivery(PcRun *r, PcSlot *s, SfDelivery *d, int64 **mv)
  * start after a record nothing refers to, so that every handle moves.
  */
 static SfPipeline *
-pc_rebuild_lane(PcRun *r, int l, int64 upto)
+pc_rebuild_lane(PcRun *r, int l, int64 upto, int64 replays)
 {
 	SfPipeline *old = r->head->lanes[l];
 	SfPartition *part = &old->partitions[l];
@@ -520,7 +332,7 @@ pc_rebuild_lane(PcRun *r, int l, int64 upto)
 		}
 		sf_partition_append(n, l, h);
 	}
-	n->offset_replays = old->offset_replays;
+	n->offset_replays = replays;
 	return n;
 }
 
@@ -601,6 +413,7 @@ pc_step(PcRun *r, PcSlot *s)
 	bool		savepoint = pc_rand(r, 100) < 10;
 	SfTxnMark	mark;
 	int64	   *consumed = NULL;
+	int64	   *replays = NULL;
 	int			ncalls = s->ncalls;
 
 	if (savepoint)
@@ -608,8 +421,12 @@ pc_step(PcRun *r, PcSlot *s)
 		/* the call runs in a subtransaction, which may abort */
 		sf_txn_mark(s->t, &mark);
 		consumed = palloc(r->np * sizeof(int64));
+		replays = palloc(r->np * sizeof(int64));
 		for (int i = 0; i < r->np; i++)
+		{
 			consumed[i] = r->head->lanes[i]->partitions[i].consumed;
+			replays[i] = r->head->lanes[i]->offset_replays;
+		}
 	}
 
 	r->now += pc_rand(r, 4);
@@ -671,7 +488,8 @@ pc_step(PcRun *r, PcSlot *s)
 		for (int i = 0; i < r->np; i++)
 			if (s->claimed[i])
 				sf_head_replace_lane(r->head, s->t, i,
-									 pc_rebuild_lane(r, i, consumed[i]));
+									 pc_rebuild_lane(r, i, consumed[i],
+													 replays[i]));
 		s->ncalls = ncalls;
 		r->rollbacks++;
 	}
@@ -796,6 +614,24 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 		if (!pc_same_change(&hout.items[i], &sout.items[i]))
 			pc_mismatch(r, psprintf("change %d (seq " INT64_FORMAT ") differs from the serial engine's (seq " INT64_FORMAT ")",
 									i, hout.items[i].seq, sout.items[i].seq));
+	if (r->codec != NULL)
+	{
+		/* the transaction's deliveries, for its lanes' journal entries */
+		int			nds = 0;
+		SfDelivery *ds;
+
+		for (int i = 0; i < s->ncalls; i++)
+			if (s->calls[i].kind == SF_TXN_EVENT)
+				nds += s->calls[i].n;
+		ds = palloc(Max(nds, 1) * sizeof(SfDelivery));
+		nds = 0;
+		for (int i = 0; i < s->ncalls; i++)
+			if (s->calls[i].kind == SF_TXN_EVENT)
+				for (int j = 0; j < s->calls[i].n; j++)
+					ds[nds++] = s->calls[i].ds[j];
+		r->codec->commit(r->codec, r->head, s->t, hout.n, ds, nds);
+		pfree(ds);
+	}
 	r->changes += hout.n;
 	r->late += s->t->late;
 	r->alone += s->t->alone;
@@ -831,49 +667,20 @@ pc_conflict_ingest(PcRun *r, SfTxn *t, const SfDelivery *d)
 }
 
 /*
- * streamforge_internal.parallel_check(pipeline text, calls int, seed
- * bigint, conflict boolean): calls random calls of two simulated writers
- * with interleaved transactions on disjoint partitions, through lanes,
- * transaction deltas and the head (engine/delta.c, head.c) on a new
- * in-memory pipeline with pipeline's definition (the pipeline itself is
- * only read), and the same calls in commit order on a serial in-memory
- * pipeline: every transaction's changes must be the serial engine's, call
- * by call, and whenever no transaction is open the checkpoint of head and
- * lanes merged must be the serial pipeline's, byte for byte.  Deliveries
- * are multi-row calls of new events around a moving time (many late),
- * offset replays and duplicates of any earlier event, in flight in the
- * other writer's transaction too; advances and mark_idle of any
- * partition; rarely a finish.  A tenth of the calls run in a
- * subtransaction, half of which abort: the transaction goes back to its
- * mark and the writer's lanes are rebuilt without the call, with every
- * identity at a new handle.  conflict: at the end, the two writers
- * deliver one event id with different values on two partitions; the
- * second to commit must fail with SF002.  An error at a commit (54000 of
- * streamforge.max_live_buckets, 22003) must be the one the serial engine
- * raises in the same transaction's calls, and ends the run (error: its
- * SQLSTATE).  Returns what the run
- * exercised; raises XX000 at the first difference.
+ * The run of parallel_check (its comment below), and of
+ * parallel_codec_check with codec (parallel_codec_check.c: the codec's
+ * checks at every commit and whenever no transaction is open); what it
+ * exercised in *sum.  Everything it allocates is freed before it returns.
  */
-PG_FUNCTION_INFO_V1(sf_parallel_check);
-Datum
-sf_parallel_check(PG_FUNCTION_ARGS)
+void
+sf_pc_run(const char *name, int32 calls, int64 seed, bool conflict,
+		  PcCodec *codec, PcSummary *sum)
 {
-#define PARALLEL_CHECK_COLS 13
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		calls = PG_GETARG_INT32(1);
-	int64		seed = PG_GETARG_INT64(2);
-	bool		conflict = PG_GETARG_BOOL(3);
-	TupleDesc	tupdesc;
-	Datum		values[PARALLEL_CHECK_COLS];
-	bool		nulls[PARALLEL_CHECK_COLS] = {0};
 	MemoryContext cxt;
 	MemoryContext old;
 	PcRun	   *r;
 	SfPipelineDef def;
-	int			i = 0;
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
 	if (calls < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -883,6 +690,7 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 	old = MemoryContextSwitchTo(cxt);
 	r = palloc0(sizeof(PcRun));
 	r->cxt = cxt;
+	r->codec = codec;
 	pg_prng_seed(&r->rng, (uint64) seed);
 
 	/* the definition only: the cached pipeline is not kept */
@@ -893,6 +701,8 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 	r->pool_cap = 64;
 	r->pool = palloc(r->pool_cap * sizeof(PcEvent));
 	r->now = 100;
+	if (codec != NULL)
+		codec->start(codec, cxt, r->head, seed);
 
 	for (int32 n = 0; n < calls && r->error == 0; n++)
 	{
@@ -956,30 +766,83 @@ sf_parallel_check(PG_FUNCTION_ARGS)
 		pc_mismatch(r, "an identity conflict in flight was not found at commit");
 	}
 
-	values[i++] = Int64GetDatum(r->transactions);
-	values[i++] = Int64GetDatum(r->deliveries);
-	values[i++] = Int64GetDatum(r->late);
-	values[i++] = Int64GetDatum(r->alone);
-	values[i++] = Int64GetDatum(r->duplicates);
-	values[i++] = Int64GetDatum(r->replays);
-	values[i++] = Int64GetDatum(r->head->redecides);
-	values[i++] = Int64GetDatum(r->head->collisions);
-	values[i++] = Int64GetDatum(r->changes);
-	values[i++] = Int64GetDatum(r->checkpoints);
-	values[i++] = Int64GetDatum(r->head->exact_applies);
-	values[i++] = Int64GetDatum(r->rollbacks);
-	if (r->error != 0)
-		values[i++] = CStringGetTextDatum(unpack_sql_state(r->error));
+	sum->transactions = r->transactions;
+	sum->deliveries = r->deliveries;
+	sum->late = r->late;
+	sum->alone = r->alone;
+	sum->duplicates = r->duplicates;
+	sum->replays = r->replays;
+	sum->redecides = r->head->redecides;
+	sum->collisions = r->head->collisions;
+	sum->changes = r->changes;
+	sum->checkpoints = r->checkpoints;
+	sum->exact = r->head->exact_applies;
+	sum->rollbacks = r->rollbacks;
+	sum->error = r->error;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/*
+ * streamforge_internal.parallel_check(pipeline text, calls int, seed
+ * bigint, conflict boolean): calls random calls of two simulated writers
+ * with interleaved transactions on disjoint partitions, through lanes,
+ * transaction deltas and the head (engine/delta.c, head.c) on a new
+ * in-memory pipeline with pipeline's definition (the pipeline itself is
+ * only read), and the same calls in commit order on a serial in-memory
+ * pipeline: every transaction's changes must be the serial engine's, call
+ * by call, and whenever no transaction is open the checkpoint of head and
+ * lanes merged must be the serial pipeline's, byte for byte.  Deliveries
+ * are multi-row calls of new events around a moving time (many late),
+ * offset replays and duplicates of any earlier event, in flight in the
+ * other writer's transaction too; advances and mark_idle of any
+ * partition; rarely a finish.  A tenth of the calls run in a
+ * subtransaction, half of which abort: the transaction goes back to its
+ * mark and the writer's lanes are rebuilt without the call, with every
+ * identity at a new handle.  conflict: at the end, the two writers
+ * deliver one event id with different values on two partitions; the
+ * second to commit must fail with SF002.  An error at a commit (54000 of
+ * streamforge.max_live_buckets, 22003) must be the one the serial engine
+ * raises in the same transaction's calls, and ends the run (error: its
+ * SQLSTATE).  Returns what the run
+ * exercised; raises XX000 at the first difference.
+ */
+PG_FUNCTION_INFO_V1(sf_parallel_check);
+Datum
+sf_parallel_check(PG_FUNCTION_ARGS)
+{
+#define PARALLEL_CHECK_COLS 13
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		calls = PG_GETARG_INT32(1);
+	int64		seed = PG_GETARG_INT64(2);
+	bool		conflict = PG_GETARG_BOOL(3);
+	TupleDesc	tupdesc;
+	Datum		values[PARALLEL_CHECK_COLS];
+	bool		nulls[PARALLEL_CHECK_COLS] = {0};
+	PcSummary	sum;
+	int			i = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	sf_pc_run(name, calls, seed, conflict, NULL, &sum);
+	values[i++] = Int64GetDatum(sum.transactions);
+	values[i++] = Int64GetDatum(sum.deliveries);
+	values[i++] = Int64GetDatum(sum.late);
+	values[i++] = Int64GetDatum(sum.alone);
+	values[i++] = Int64GetDatum(sum.duplicates);
+	values[i++] = Int64GetDatum(sum.replays);
+	values[i++] = Int64GetDatum(sum.redecides);
+	values[i++] = Int64GetDatum(sum.collisions);
+	values[i++] = Int64GetDatum(sum.changes);
+	values[i++] = Int64GetDatum(sum.checkpoints);
+	values[i++] = Int64GetDatum(sum.exact);
+	values[i++] = Int64GetDatum(sum.rollbacks);
+	if (sum.error != 0)
+		values[i++] = CStringGetTextDatum(unpack_sql_state(sum.error));
 	else
 		nulls[i++] = true;
 	Assert(i == PARALLEL_CHECK_COLS);
-	MemoryContextSwitchTo(old);
 	tupdesc = BlessTupleDesc(tupdesc);
-	{
-		Datum		result = HeapTupleGetDatum(heap_form_tuple(tupdesc, values,
-															   nulls));
-
-		MemoryContextDelete(cxt);
-		PG_RETURN_DATUM(result);
-	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values,
+													  nulls)));
 }

@@ -63,7 +63,46 @@ extern void sf_journal_encode_advance(StringInfo buf, SfPipeline *p,
 extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,
 										const char *partition);
 extern void sf_journal_replay(SfPipeline *p, const char *data, Size len);
+extern void sf_journal_replay_to(SfPipeline *p, const char *data, Size len,
+								 void (*deliver) (void *arg,
+												  const SfDelivery *d),
+								 void *arg);
 extern bytea *sf_journal_sequence(const char *entries, Size len, int count);
+
+/*
+ * parallel_codec.c: a parallel pipeline's head entries (format 5), lane K
+ * entries (format 6), head and lane snapshots (versions 4 and 5), and the
+ * checkpoint of head and lanes (issue 46)
+ */
+struct SfHead;
+struct SfTxn;
+struct SfHeadEntry;
+struct SfLaneK;
+extern void sf_head_entry_encode(StringInfo buf,
+								 const struct SfHeadEntry *e);
+extern struct SfHeadEntry *sf_head_entry_decode(const SfPipelineDef *def,
+												const char *data, Size len);
+extern void sf_head_entry_replay(struct SfHead *h, const char *data,
+								 Size len, SfChangeList *out);
+extern bool sf_lane_k_encode(StringInfo buf, struct SfHead *h,
+							 const struct SfTxn *t,
+							 const struct SfHeadEntry *e, int pi);
+extern struct SfLaneK *sf_lane_k_decode(const SfPipelineDef *def,
+										const char *data, Size len);
+struct SfLaneLoad;
+extern void sf_lane_entry_replay(struct SfLaneLoad *l, const char *data,
+								 Size len);
+extern bytea *sf_lane_snapshot_encode(struct SfHead *h, int pi);
+extern bytea *sf_head_snapshot_encode(struct SfHead *h);
+extern struct SfHead *sf_head_snapshot_decode(MemoryContext parent,
+											  const SfPipelineDef *def,
+											  const char *data, Size len,
+											  const char *const *lanes,
+											  const Size *lane_lens);
+extern bytea *sf_head_checkpoint_encode(struct SfHead *h);
+extern struct SfHead *sf_head_checkpoint_restore(MemoryContext parent,
+												 const SfPipelineDef *def,
+												 const char *data, Size len);
 
 /* canonjson.c: the decimal spelling of an int128 */
 extern char *sf_int128_out(int128 v);

@@ -576,6 +576,14 @@ journal_read_delta(JournalReader *r, int64 prev)
 }
 
 /*
+ * sf_journal_replay_to: while set, the deliveries of format 3 ingest
+ * entries go to this function instead of the engine (a parallel
+ * pipeline's lane, parallel_codec.c)
+ */
+static void (*replay_deliver) (void *arg, const SfDelivery *d) = NULL;
+static void *replay_deliver_arg = NULL;
+
+/*
  * Parse and apply the deliveries of a compact entry (format 3, see the top
  * of the file) of kind 'I' or 'V', after its kind.
  */
@@ -667,7 +675,10 @@ journal_replay_compact(SfPipeline *p, JournalReader *r, uint8 kind)
 		if (kind == SF_JOURNAL_INGEST)
 		{
 			d.value = journal_read_delta(r, 0);
-			sf_engine_ingest(p, &d, &changes);
+			if (unlikely(replay_deliver != NULL))
+				replay_deliver(replay_deliver_arg, &d);
+			else
+				sf_engine_ingest(p, &d, &changes);
 			continue;
 		}
 		for (int k = 0; k < nm; k++)
@@ -851,6 +862,9 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 	if (format == SF_JOURNAL_FORMAT_COMPACT && kind != SF_JOURNAL_INGEST &&
 		kind != SF_JOURNAL_INGEST_MEASURES)
 		journal_corrupt(&r, "The entry kind is unknown.");
+	if (replay_deliver != NULL &&
+		(format != SF_JOURNAL_FORMAT_COMPACT || kind != SF_JOURNAL_INGEST))
+		journal_corrupt(&r, "A lane's entry is not a format 3 ingest entry.");
 
 	/*
 	 * The entry was accepted under the streamforge.max_live_buckets of its
@@ -894,4 +908,31 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 	}
 	PG_END_TRY();
 	sf_replaying_journal = was_replaying;
+}
+
+/*
+ * sf_journal_replay_to
+ *		sf_journal_replay of the entries of a parallel pipeline's lane
+ *		(format 3 ingest entries, or a sequence of them): each delivery goes
+ *		to deliver(arg, d) instead of the engine; p is the lane (its
+ *		definition names the partitions).  Any other entry is corrupt
+ *		(XX001).
+ */
+void
+sf_journal_replay_to(SfPipeline *p, const char *data, Size len,
+					 void (*deliver) (void *arg, const SfDelivery *d),
+					 void *arg)
+{
+	replay_deliver = deliver;
+	replay_deliver_arg = arg;
+	PG_TRY();
+	{
+		sf_journal_replay(p, data, len);
+	}
+	PG_FINALLY();
+	{
+		replay_deliver = NULL;
+		replay_deliver_arg = NULL;
+	}
+	PG_END_TRY();
 }

@@ -238,6 +238,34 @@ put_late_v2(StringInfo b, SfPipeline *p)
 	}
 }
 
+/*
+ * The definition section (versions 1 and 2; 3 adds sf_snap3_put_def's), for
+ * the serial snapshot and the parallel ones (parallel_codec.c)
+ */
+void
+sf_snap_put_def(StringInfo b, const SfPipelineDef *def, uint32 version)
+{
+	put_u64(b, (uint64) def->lateness);
+	put_u8(b, def->has_retention);
+	put_u64(b, (uint64) def->retention);
+	put_u32(b, def->npartitions);
+	for (int i = 0; i < def->npartitions; i++)
+		put_bytes(b, def->partitions[i], strlen(def->partitions[i]));
+	put_u32(b, def->nwindows);
+	for (int i = 0; i < def->nwindows; i++)
+	{
+		const SfWindowDef *w = &def->windows[i];
+
+		put_bytes(b, w->name, strlen(w->name));
+		put_u8(b, (uint8) w->kind);
+		put_u64(b, (uint64) w->size);
+		put_u64(b, (uint64) w->step);
+		put_u64(b, (uint64) w->gap);
+	}
+	if (version >= 3)
+		sf_snap3_put_def(b, def);
+}
+
 static bytea *
 snapshot_encode_binary(SfPipeline *p, uint32 version)
 {
@@ -264,25 +292,7 @@ snapshot_encode_binary(SfPipeline *p, uint32 version)
 	put_u64(&b, 0);				/* length, below */
 
 	/* definition */
-	put_u64(&b, (uint64) def->lateness);
-	put_u8(&b, def->has_retention);
-	put_u64(&b, (uint64) def->retention);
-	put_u32(&b, def->npartitions);
-	for (int i = 0; i < def->npartitions; i++)
-		put_bytes(&b, def->partitions[i], strlen(def->partitions[i]));
-	put_u32(&b, def->nwindows);
-	for (int i = 0; i < def->nwindows; i++)
-	{
-		const SfWindowDef *w = &def->windows[i];
-
-		put_bytes(&b, w->name, strlen(w->name));
-		put_u8(&b, (uint8) w->kind);
-		put_u64(&b, (uint64) w->size);
-		put_u64(&b, (uint64) w->step);
-		put_u64(&b, (uint64) w->gap);
-	}
-	if (version >= 3)
-		sf_snap3_put_def(&b, def);
+	sf_snap_put_def(&b, def, version);
 
 	/* clock and counters */
 	put_u8(&b, p->has_watermark);
@@ -692,11 +702,51 @@ decode_late_v2(SnapReader *r, SfPipeline *p, const HandleSet *valid)
 	}
 }
 
+/*
+ * Read the definition section and refuse (XX001) a definition that is not
+ * equivalent to target's
+ */
+void
+sf_snap_check_def(SnapReader *r, const SfPipelineDef *target, uint32 version)
+{
+	SfPipelineDef defdata;
+	SfPipelineDef *def = &defdata;
+
+	memset(def, 0, sizeof(SfPipelineDef));
+	strlcpy(def->name, target->name, sizeof(def->name));
+	def->lateness = (int64) get_u64(r);
+	def->has_retention = get_u8(r) != 0;
+	def->retention = (int64) get_u64(r);
+	def->npartitions = (int) get_u32(r);
+	if (def->npartitions < 1 || def->npartitions > PG_UINT16_MAX)
+		sf_snap_corrupt(r, "The number of partitions is out of range");
+	def->partitions = palloc0(def->npartitions * sizeof(def->partitions[0]));
+	for (int i = 0; i < def->npartitions; i++)
+		read_name(r, def->partitions[i]);
+	def->nwindows = (int) get_u32(r);
+	if (def->nwindows < 1 || def->nwindows > PG_UINT16_MAX)
+		sf_snap_corrupt(r, "The number of windows is out of range");
+	def->windows = palloc0(def->nwindows * sizeof(SfWindowDef));
+	for (int i = 0; i < def->nwindows; i++)
+	{
+		SfWindowDef *w = &def->windows[i];
+
+		read_name(r, w->name);
+		w->kind = (SfWindowKind) get_u8(r);
+		w->size = (int64) get_u64(r);
+		w->step = (int64) get_u64(r);
+		w->gap = (int64) get_u64(r);
+	}
+	if (version >= 3)
+		sf_snap3_read_def(r, def, target);
+	if (!sf_def_equivalent(def, target))
+		sf_snap_corrupt(r, "Its definition is not the pipeline's");
+}
+
 static pg_noinline void
 snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target,
 					  MemoryContext parent, SfPipeline *volatile *result)
 {
-	SfPipelineDef def;
 	SfPipeline *p;
 	SfString  **keys;
 	int64		nkeys;
@@ -708,35 +758,7 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 	MemoryContext scratch = NULL;
 
 	/* definition: must be equivalent to the pipeline's */
-	memset(&def, 0, sizeof(def));
-	strlcpy(def.name, target->name, sizeof(def.name));
-	def.lateness = (int64) get_u64(r);
-	def.has_retention = get_u8(r) != 0;
-	def.retention = (int64) get_u64(r);
-	def.npartitions = (int) get_u32(r);
-	if (def.npartitions < 1 || def.npartitions > PG_UINT16_MAX)
-		sf_snap_corrupt(r, "The number of partitions is out of range");
-	def.partitions = palloc0(def.npartitions * sizeof(def.partitions[0]));
-	for (int i = 0; i < def.npartitions; i++)
-		read_name(r, def.partitions[i]);
-	def.nwindows = (int) get_u32(r);
-	if (def.nwindows < 1 || def.nwindows > PG_UINT16_MAX)
-		sf_snap_corrupt(r, "The number of windows is out of range");
-	def.windows = palloc0(def.nwindows * sizeof(SfWindowDef));
-	for (int i = 0; i < def.nwindows; i++)
-	{
-		SfWindowDef *w = &def.windows[i];
-
-		read_name(r, w->name);
-		w->kind = (SfWindowKind) get_u8(r);
-		w->size = (int64) get_u64(r);
-		w->step = (int64) get_u64(r);
-		w->gap = (int64) get_u64(r);
-	}
-	if (version >= 3)
-		sf_snap3_read_def(r, &def, target);
-	if (!sf_def_equivalent(&def, target))
-		sf_snap_corrupt(r, "Its definition is not the pipeline's");
+	sf_snap_check_def(r, target, version);
 
 	p = sf_pipeline_create(parent, target);
 	*result = p;

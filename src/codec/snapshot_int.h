@@ -256,6 +256,12 @@ get_identity(SnapReader *r, PendingId *e, int64 *t, int64 nkeys, bool bad)
 	e->hash = sf_hash_event_id(e->eid, (int) e->len);
 }
 
+/* snapshot.c: the definition section, for parallel_codec.c too */
+extern void sf_snap_put_def(StringInfo b, const SfPipelineDef *def,
+							uint32 version);
+extern void sf_snap_check_def(SnapReader *r, const SfPipelineDef *target,
+							  uint32 version);
+
 /* snapshot_v3.c: the sections of version 3 */
 extern void sf_snap3_put_def(StringInfo b, const SfPipelineDef *def);
 extern void sf_snap3_put_id_measures(StringInfo b, const SfPipeline *p,

@@ -710,6 +710,15 @@ txn_ingest(SfTxn *t, const SfDelivery *d, const int64 *mv)
 	lane = h->lanes[pi];
 	part = &lane->partitions[pi];
 	t->deliveries++;
+	if (unlikely(t->lane_from == NULL))
+	{
+		t->lane_from = MemoryContextAlloc(t->cxt,
+										  def->npartitions * sizeof(int64));
+		for (int i = 0; i < def->npartitions; i++)
+			t->lane_from[i] = -2;
+	}
+	if (t->lane_from[pi] == -2)
+		t->lane_from[pi] = part->consumed;	/* the head entry's lane table */
 
 	/* offsets, on the lane: exact, the claim makes it this writer's */
 	if (sf_offset_check(lane, part, d, mv, &id))

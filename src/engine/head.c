@@ -47,10 +47,11 @@
  *
  * Sessions are applied alone, event by event (delta.c: no session delta
  * yet).  What is not here yet (section 12): measures and retention
- * (refused with 0A000 at sf_head_create), lanes not loaded, head entries
- * and snapshots (step 3).  A transaction that fails at commit leaves the
- * head and its lanes half changed: the layers above discard them, as they
- * discard a serial pipeline.
+ * (refused with 0A000 at sf_head_create), lanes not loaded.  The apply
+ * records its outcome for the head journal entry (head_entry.c's hooks;
+ * head_replay.c applies it elsewhere).  A transaction that fails at
+ * commit leaves the head and its lanes half changed: the layers above
+ * discard them, as they discard a serial pipeline.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -358,6 +359,9 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 		t->stale = true;		/* the delta is not used */
 	}
 
+	/* the outcome form of what follows, for the head entry (head_entry.c) */
+	sf_head_entry_start(h, t);
+
 	/* the delta: pending buckets only, so no change and no finalization */
 	if (!t->stale)
 	{
@@ -397,11 +401,13 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 		if (op->kind == SF_TXN_ADVANCE)
 		{
 			sf_engine_advance(p, def->partitions[op->lane], op->value, out);
+			sf_head_entry_add(t, SF_HE_ADVANCE, op->lane, op->value, NULL);
 			continue;
 		}
 		if (op->kind == SF_TXN_IDLE)
 		{
 			sf_engine_mark_idle(p, def->partitions[op->lane], out);
+			sf_head_entry_add(t, SF_HE_IDLE, op->lane, 0, NULL);
 			continue;
 		}
 		if (op->kind == SF_TXN_FINISH)
@@ -409,8 +415,12 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 			int			n = sf_finish_order(p, finish_order);
 
 			for (int k = 0; k < n; k++)
+			{
 				sf_engine_advance(p, def->partitions[finish_order[k]],
 								  PG_INT64_MAX, out);
+				sf_head_entry_add(t, SF_HE_ADVANCE, finish_order[k],
+								  PG_INT64_MAX, NULL);
+			}
 			continue;
 		}
 		if (op->flags & SF_TXN_DUP)
@@ -427,12 +437,16 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 				sf_id_copy_measures(p, p->late[p->nlate - 1].event,
 									h->lanes[op->lane], id);
 			p->mutations++;
+			sf_head_entry_add(t, SF_HE_LATE, op->lane, op->value, id);
 			continue;
 		}
 		if (op->flags & SF_TXN_ALONE)
+		{
 			apply_alone(p, id, out);
+			sf_head_entry_add(t, SF_HE_EVENT, op->lane, op->value, id);
+		}
 		if (def->has_out_of_orderness)
-			sf_progress_after_accept(p, op->lane, id->event_time, out);
+			sf_head_entry_accept(t, p, op->lane, id->event_time, out);
 	}
 
 	/*
@@ -441,6 +455,7 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 	 * and a subtransaction's abort took theirs out), hashed already: its
 	 * slots are copied, no identity is read.
 	 */
+	sf_head_entry_end(h, t);
 	sf_fp_insert_all(h->fp, t->newids);
 	h->version++;
 	t->committed = true;
@@ -614,4 +629,14 @@ sf_head_replace_lane(SfHead *h, SfTxn *t, int lane, SfPipeline *rebuilt)
 	}
 	h->lanes[lane] = rebuilt;
 	sf_pipeline_free(old);
+}
+
+/*
+ * An event applied alone, as sf_head_commit applies it: for the replay of
+ * a head entry (head_entry.c).  id needs only key, event_time and value.
+ */
+void
+sf_head_apply_event(SfPipeline *p, const SfIdentity *id, SfChangeList *out)
+{
+	apply_alone(p, id, out);
 }

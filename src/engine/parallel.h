@@ -129,6 +129,13 @@ typedef struct SfHead
 	int64		redecides;		/* transactions whose decisions changed */
 	int64		collisions;		/* events that became duplicates at commit */
 	int64		exact_applies;	/* applied event by event (near the limit) */
+	/*
+	 * Each lane's consumed offset as of the last transaction the head
+	 * applied ([npartitions], -1: none; NULL until the first commit or
+	 * head entry): the lane table of the head entry and snapshot
+	 * (head_entry.c).
+	 */
+	int64	   *lane_consumed;
 } SfHead;
 
 /*
@@ -221,6 +228,14 @@ typedef struct SfTxn
 	/* the delta's sessions (merging windows only, else NULL), and their number */
 	struct sf_dsesstab_hash *sessions;
 	int64		nsessions;
+	/* what sf_head_commit applied, for the head journal entry (head_entry.c) */
+	struct SfHeadEntry *entry;
+	/*
+	 * The lanes it delivered to (its claims): lane_from[i] is lane i's
+	 * consumed offset before its first delivery there, -2 if none
+	 * ([npartitions], NULL before the first delivery)
+	 */
+	int64	   *lane_from;
 } SfTxn;
 
 /*
@@ -277,5 +292,156 @@ extern void sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out);
 extern SfPipeline *sf_head_merge(MemoryContext parent, SfHead *h);
 extern void sf_head_replace_lane(SfHead *h, SfTxn *t, int lane,
 								 SfPipeline *rebuilt);
+extern void sf_head_apply_event(SfPipeline *p, const SfIdentity *id,
+								SfChangeList *out);
+
+/*
+ * A committed transaction in outcome form (design 4.3, "Head entries";
+ * head_entry.c): what sf_head_commit applied to the head, recorded as it
+ * applies it (t->entry), and what the codec's format 5 entry holds.
+ * sf_head_apply_entry applies one to another head with the same engine
+ * code, so that seq and late_seq are recomputed, not stored:
+ *
+ *	delta	the transaction's delta, merged first (pending buckets only);
+ *			absent when every event was applied alone
+ *	ops		in call order: an event applied alone (E: its key, time and
+ *			value), a late event (L: its row, with the watermark at its
+ *			point), an advance (R; finish is recorded as the advances it
+ *			expanded to), a mark_idle (I), and built-in progress (P: a
+ *			partition's progress after its accepted events; consecutive
+ *			ones of a partition are one while the watermark stays, so a
+ *			replay costs per watermark move, not per event)
+ *	fps		the new unique ids: fingerprint, lane, and the offset of the
+ *			delivery that introduced them (a handle means nothing in
+ *			another backend)
+ *	lanes	the consumed offset of every lane that moved
+ *	counters	the transaction's deliveries, unique, late, alone,
+ *			duplicates and offset replays (stats)
+ *
+ * Pointers (keys, event ids) point into the lanes (recorded) or into the
+ * decoded bytes (decoded): an entry lives no longer than they do.
+ */
+#define SF_HE_EVENT		'E'
+#define SF_HE_LATE		'L'
+#define SF_HE_PROGRESS	'P'
+#define SF_HE_ADVANCE	'R'
+#define SF_HE_IDLE		'I'
+
+#define SF_HE_NCOUNTERS	6
+
+typedef struct SfHeDelta
+{
+	int			window;
+	int			key_len;
+	const char *key;
+	int64		start;
+	int64		end;
+	SfAgg		agg;
+} SfHeDelta;
+
+typedef struct SfHeOp
+{
+	uint8		kind;			/* SF_HE_* */
+	uint16		lane;			/* partition index */
+	int			key_len;		/* E, L */
+	int			event_id_len;	/* L */
+	int64		offset;			/* E, L: source offset */
+	int64		value;			/* E, L: value; P, R: progress */
+	int64		event_time;		/* E, L */
+	const char *key;			/* E, L */
+	const char *event_id;		/* L */
+} SfHeOp;
+
+typedef struct SfHeFp
+{
+	uint64		hash;
+	uint16		lane;
+	int64		offset;			/* in its lane */
+} SfHeFp;
+
+typedef struct SfHeLane
+{
+	uint16		lane;
+	int64		prev;			/* consumed before the transaction */
+	int64		consumed;
+} SfHeLane;
+
+typedef struct SfHeadEntry
+{
+	SfHeDelta  *delta;
+	int64		ndelta;
+	int64		delta_cap;
+	SfHeOp	   *ops;
+	int64		nops;
+	int64		ops_cap;
+	SfHeFp	   *fps;
+	int64		nfps;
+	SfHeLane   *lanes;
+	int			nlanes;
+	int64		counters[SF_HE_NCOUNTERS];
+	/* recording: per lane, the P op a later one may replace (-1: none) */
+	int64	   *last_p;
+} SfHeadEntry;
+
+/*
+ * A lane's K entry (design 4.3, 5.4; the codec's format 6): the offsets of
+ * a transaction's deliveries in the lane whose outcome a lane-local replay
+ * cannot derive: 'L' a new event that was late, 'F' a duplicate of another
+ * lane's event (late: that event's flag).  Retention's horizon will be
+ * another kind.
+ */
+typedef struct SfLaneKItem
+{
+	uint8		kind;			/* 'L' or 'F' */
+	bool		late;
+	int64		offset;
+} SfLaneKItem;
+
+typedef struct SfLaneK
+{
+	int			lane;
+	int64		n;
+	SfLaneKItem *items;			/* in offset order */
+} SfLaneK;
+
+/*
+ * A lane being loaded from its journal rows (design 4.3, "Lane entries";
+ * head_replay.c): the deliveries of its format 3 entries in offset order,
+ * their outcomes from the lane's own history (a map of its own event ids)
+ * and from the K entries of the same range, all registered first (a K
+ * row follows the rows of its transaction).
+ */
+typedef struct SfLaneLoad
+{
+	SfPipeline *lane;
+	int			pi;				/* its partition */
+	SfFingerprints *ids;		/* its own event ids -> handles */
+	SfFingerprints *k;			/* offset + 1 -> K kind << 1 | late */
+} SfLaneLoad;
+
+/* head_entry.c: the recording of sf_head_commit */
+extern void sf_head_entry_start(SfHead *h, SfTxn *t);
+extern void sf_head_entry_add(SfTxn *t, uint8 kind, int lane, int64 value,
+							  const SfIdentity *id);
+extern void sf_head_entry_accept(SfTxn *t, SfPipeline *p, int lane,
+								 int64 event_time, SfChangeList *out);
+extern void sf_head_entry_end(SfHead *h, SfTxn *t);
+extern SfHeOp *sf_head_entry_new_op(SfHeadEntry *e);
+extern int64 *sf_head_lane_table(SfHead *h);
+
+/* head_replay.c: an entry applied, lanes built, a serial state split */
+extern void sf_head_apply_entry(SfHead *h, const SfHeadEntry *e,
+								SfChangeList *out);
+extern uint32 sf_lane_add(SfPipeline *lane, int pi, const char *event_id,
+						  int event_id_len, const char *key, int key_len,
+						  int64 event_time, int64 value, bool late,
+						  bool foreign);
+extern void sf_head_index_offset(SfHead *h, int pi, int64 offset,
+								 uint64 hash);
+extern void sf_lane_load_begin(SfLaneLoad *l, SfPipeline *lane, int pi);
+extern void sf_lane_load_k(SfLaneLoad *l, const SfLaneK *k);
+extern void sf_lane_load_delivery(SfLaneLoad *l, const SfDelivery *d);
+extern void sf_lane_load_end(SfLaneLoad *l);
+extern SfHead *sf_head_split(MemoryContext parent, SfPipeline *serial);
 
 #endif							/* SF_ENGINE_PARALLEL_H */
