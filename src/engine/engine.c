@@ -765,7 +765,15 @@ void
 sf_engine_advance(SfPipeline *p, const char *partition, int64 progress,
 				  SfChangeList *out)
 {
-	SfPartition *part = &p->partitions[lookup_partition(p, partition)];
+	sf_engine_advance_index(p, lookup_partition(p, partition), progress, out);
+}
+
+/* sf_engine_advance of partition number pi (the head's replay, head_replay.c) */
+void
+sf_engine_advance_index(SfPipeline *p, int pi, int64 progress,
+						SfChangeList *out)
+{
+	SfPartition *part = &p->partitions[pi];
 
 	sf_op_begin(p);
 	part->idle = false;

@@ -96,6 +96,8 @@ extern pg_noinline pg_attribute_cold void sf_identity_conflict(const SfPipeline 
 															   const SfDelivery *d,
 															   const SfIdentity *id);
 extern void sf_count_replay(SfPipeline *p);
+extern void sf_engine_advance_index(SfPipeline *p, int pi, int64 progress,
+									SfChangeList *out);
 
 /*
  * Assign event_time to the buckets of every window of def, in window

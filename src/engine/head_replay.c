@@ -51,24 +51,6 @@ entry_corrupt(const SfPipeline *p, const char *what)
  * ----------------------------------------------------------------
  */
 
-/* sf_progress_after_accept, from the progress it left */
-static void
-replay_progress(SfPipeline *p, int pi, int64 progress, SfChangeList *out)
-{
-	SfPartition *part = &p->partitions[pi];
-
-	sf_op_begin(p);
-	part->idle = false;
-	if (!part->has_progress || progress > part->progress)
-	{
-		part->has_progress = true;
-		part->progress = progress;
-	}
-	if (sf_clock_update(p))
-		sf_release_ready(p);
-	sf_op_finish(p, out);
-}
-
 /* An identity of lane pi by offset, NULL if the lane does not hold it */
 static SfIdentity *
 lane_identity(SfHead *h, int pi, int64 offset, uint32 *handle)
@@ -198,7 +180,7 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 			case SF_HE_PROGRESS:
 				if (!def->has_out_of_orderness)
 					entry_corrupt(p, "Built-in progress without out_of_orderness.");
-				replay_progress(p, op->lane, op->value, out);
+				sf_engine_advance_index(p, op->lane, op->value, out);
 				break;
 			case SF_HE_ADVANCE:
 				sf_engine_advance(p, def->partitions[op->lane], op->value, out);
