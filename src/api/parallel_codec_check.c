@@ -196,6 +196,30 @@ check_k(PccState *c, SfHead *h, SfTxn *t, const SfHeLane *moved)
 		else
 			c->klate++;
 	}
+	if (h->p->def.measures != NULL)
+	{
+		/* every new event of t in the lane, with its global arrival */
+		int64		nnew = 0;
+
+		for (int64 i = 0; i < t->nops; i++)
+			if (t->ops[i].kind == SF_TXN_EVENT && t->ops[i].lane == moved->lane &&
+				!(t->ops[i].flags & SF_TXN_DUP))
+				nnew++;
+		if (nnew != (k == NULL ? 0 : k->narrivals))
+			pcc_mismatch("a K entry's arrivals are not the lane's new events");
+		for (int64 i = 0; k != NULL && i < k->narrivals; i++)
+		{
+			const SfLaneKArrival *a = &k->arrivals[i];
+			SfIdentity *id;
+
+			if (a->offset <= moved->prev || a->offset > moved->consumed)
+				pcc_mismatch("a K entry names an offset of another transaction");
+			id = sf_id_ptr(lane, part->deliveries[part->head + a->offset]);
+			if (id->foreign || sf_id_measures(lane, id)[0] != a->arrival ||
+				a->arrival <= t->arrival_base)
+				pcc_mismatch("a K entry's arrival is not the lane's");
+		}
+	}
 	if (foreign != nforeign)
 		pcc_mismatch(psprintf("a K entry lists %lld duplicates of other lanes, the lane holds %lld",
 							  (long long) foreign, (long long) nforeign));
@@ -204,21 +228,24 @@ check_k(PccState *c, SfHead *h, SfTxn *t, const SfHeLane *moved)
 /* t committed on h with nchanges changes: its entries */
 static void
 pcc_commit(PcCodec *codec, SfHead *h, SfTxn *t, int nchanges,
-		   const SfDelivery *ds, int nds)
+		   const SfDelivery *ds, int64 *const *mvs, int nds)
 {
 	PccState   *c = (PccState *) codec;
 	const SfPipelineDef *def = &h->p->def;
 	SfDelivery *dl = palloc(Max(nds, 1) * sizeof(SfDelivery));
 	SfDeliveryHash *hl = palloc0(Max(nds, 1) * sizeof(SfDeliveryHash));
+	const SfMeasuresDef *md = def->measures;
+	int64	   *ml = md == NULL ? NULL :
+		palloc(Max(nds, 1) * md->width * sizeof(int64));
 	MemoryContext old = MemoryContextSwitchTo(c->cxt);
 	StringInfoData a;
 	StringInfoData b;
 	SfHeadEntry *e;
 	PccEntry   *k;
 
-	sf_head_entry_encode(&a, t->entry);
+	sf_head_entry_encode(&a, def, t->entry);
 	e = sf_head_entry_decode(&h->p->def, a.data + VARHDRSZ, a.len - VARHDRSZ);
-	sf_head_entry_encode(&b, e);
+	sf_head_entry_encode(&b, def, e);
 	if (a.len != b.len ||
 		memcmp(a.data + VARHDRSZ, b.data + VARHDRSZ, a.len - VARHDRSZ) != 0)
 		pcc_mismatch("a head entry decodes to other bytes");
@@ -248,15 +275,24 @@ pcc_commit(PcCodec *codec, SfHead *h, SfTxn *t, int nchanges,
 			{
 				dl[n] = ds[j];
 				hl[n].partition = i;
+				if (md != NULL)
+					memcpy(ml + (Size) n * md->width, mvs[j],
+						   md->width * sizeof(int64));
 				n++;
 			}
 		if (n == 0)
 			continue;
-		sf_journal_encode_ingest(&buf, h->lanes[i], dl, hl, n);
+		if (md != NULL)
+			sf_journal_encode_ingest_measures(&buf, h->lanes[i], dl, hl, n,
+											  ml);
+		else
+			sf_journal_encode_ingest(&buf, h->lanes[i], dl, hl, n);
 		keep_row(c, &buf, i);
 	}
 	pfree(dl);
 	pfree(hl);
+	if (ml != NULL)
+		pfree(ml);
 	MemoryContextSwitchTo(old);
 }
 
@@ -615,6 +651,38 @@ check_forged(PccState *c, SfHead *h, bytea *head, const char **lanes,
 			}
 		MemoryContextDelete(copy->cxt);
 	}
+	if (h->fp->n > 0 && def->measures != NULL)
+	{
+		/* a measures pipeline: arrivals that do not count its identities */
+		SfHead	   *copy = sf_head_snapshot_decode(c->cxt, def, VARDATA(head),
+												   VARSIZE(head) - VARHDRSZ,
+												   lanes, lens);
+
+		copy->p->arrivals--;
+		f.head = sf_head_snapshot_encode(copy);
+		pcc_forged(c, forged_snapshot, &f,
+				   "a head snapshot whose arrivals miss an identity");
+		MemoryContextDelete(copy->cxt);
+	}
+	for (int64 k = 0; def->measures != NULL && k < c->nentries; k++)
+	{
+		SfHeadEntry *e = sf_head_entry_decode(def, c->entries[k].data,
+											  c->entries[k].len);
+		StringInfoData buf;
+
+		/* an arrival base that is not the head's arrivals */
+		e->arrival_base++;
+		for (int64 i = 0; i < e->nops; i++)
+			if (e->ops[i].mv != NULL)
+				((int64 *) e->ops[i].mv)[0]++;
+		sf_head_entry_encode(&buf, def, e);
+		f.upto = k;
+		f.entry = buf.data + VARHDRSZ;
+		f.entry_len = buf.len - VARHDRSZ;
+		pcc_forged(c, forged_entry, &f,
+				   "a head entry whose arrival base is not the head's");
+		break;
+	}
 	for (int64 k = 0; k < c->nentries; k++)
 	{
 		SfHeadEntry *e = sf_head_entry_decode(def, c->entries[k].data,
@@ -626,7 +694,7 @@ check_forged(PccState *c, SfHead *h, bytea *head, const char **lanes,
 		e->fps = repalloc(e->fps, (e->nfps + 1) * sizeof(SfHeFp));
 		e->fps[e->nfps] = e->fps[0];
 		e->nfps++;
-		sf_head_entry_encode(&buf, e);
+		sf_head_entry_encode(&buf, def, e);
 		f.upto = k;
 		f.entry = buf.data + VARHDRSZ;
 		f.entry_len = buf.len - VARHDRSZ;
