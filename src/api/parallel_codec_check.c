@@ -579,9 +579,11 @@ typedef struct PccForge
 	const char **lanes;
 	Size	   *lens;
 	PccState   *c;
-	int64		upto;			/* entries before the forged one */
+	int64		upto;			/* entries before the forged one; a lane's:
+								 * the K row forged */
 	char	   *entry;
 	Size		entry_len;
+	int			lane;			/* a lane's: its partition */
 } PccForge;
 
 static void
@@ -610,6 +612,46 @@ forged_entry(void *arg)
 	for (int64 k = 0; k < f->upto; k++)
 		sf_head_entry_replay(h, c->entries[k].data, c->entries[k].len, &out);
 	sf_head_entry_replay(h, f->entry, f->entry_len, &out);
+	MemoryContextDelete(h->cxt);
+}
+
+/*
+ * A lane loaded from the base and its rows since, one K entry (row upto)
+ * without its last arrival: a new event of the lane has no arrival
+ */
+static void
+forged_lane(void *arg)
+{
+	PccForge   *f = (PccForge *) arg;
+	PccState   *c = f->c;
+	int			np = f->def->npartitions;
+	const char **lanes = palloc(np * sizeof(char *));
+	Size	   *lens = palloc(np * sizeof(Size));
+	SfHead	   *h;
+	SfLaneLoad	l;
+
+	for (int i = 0; i < np; i++)
+	{
+		lanes[i] = VARDATA(c->base_lanes[i]);
+		lens[i] = VARSIZE(c->base_lanes[i]) - VARHDRSZ;
+	}
+	h = sf_head_snapshot_decode(CurrentMemoryContext, f->def, VARDATA(c->base),
+								VARSIZE(c->base) - VARHDRSZ, lanes, lens);
+	sf_lane_load_begin(&l, h->lanes[f->lane], f->lane);
+	for (int64 k = 0; k < c->nrows; k++)
+		if (c->rows[k].nchanges == -1 - f->lane)
+		{
+			SfLaneK    *kk = sf_lane_k_decode(f->def, c->rows[k].data,
+											  c->rows[k].len);
+
+			if (k == f->upto)
+				kk->narrivals--;
+			sf_lane_load_k(&l, kk);
+		}
+	for (int64 k = 0; k < c->nrows; k++)
+		if (c->rows[k].nchanges == f->lane)
+			sf_lane_entry_replay(&l, c->rows[k].data, c->rows[k].len);
+	sf_lane_load_end(&l);
 	MemoryContextDelete(h->cxt);
 }
 
@@ -681,6 +723,17 @@ check_forged(PccState *c, SfHead *h, bytea *head, const char **lanes,
 		f.entry_len = buf.len - VARHDRSZ;
 		pcc_forged(c, forged_entry, &f,
 				   "a head entry whose arrival base is not the head's");
+		break;
+	}
+	for (int64 k = 0; def->measures != NULL && k < c->nrows; k++)
+	{
+		if (c->rows[k].nchanges >= 0 ||
+			sf_lane_k_decode(def, c->rows[k].data,
+							 c->rows[k].len)->narrivals == 0)
+			continue;
+		f.upto = k;
+		f.lane = -1 - c->rows[k].nchanges;
+		pcc_forged(c, forged_lane, &f, "a lane's K entry that lost an arrival");
 		break;
 	}
 	for (int64 k = 0; k < c->nentries; k++)
