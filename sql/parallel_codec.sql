@@ -87,6 +87,51 @@ SET streamforge.max_live_buckets = 34;
 SELECT (pc_codec('pc_fixed', 400, 5)).*;
 RESET streamforge.max_live_buckets;
 
+-- measures pipelines (query-defined aggregates are; the definitions of
+-- parallel_engine.sql): the head entry holds the arrival base, the
+-- delta's measures words and variable-size states (local arrivals,
+-- rebased at the replay) and each event's measures; the K entries each
+-- new event's arrival, so that a lane loaded from its rows holds the
+-- global numbers; the snapshots the identities' and late rows' measures
+-- and the arrivals
+SELECT streamforge.create_pipeline('pc_measures', ARRAY['a', 'b'],
+    ARRAY[streamforge.fixed('f', 10)], lateness => 5,
+    measures => ARRAY['amount'], aggregates => ARRAY['sum(amount)']);
+SELECT (pc_codec('pc_measures', 400, 10)).*;
+-- every fixed-word kind, first/last ties, count_if, NULLs
+SELECT streamforge.create_pipeline('pc_mwords', ARRAY['a', 'b', 'c'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.sliding('s', 12, 4)],
+    lateness => 6,
+    measures => ARRAY['v', 'w NULL', 'x NULL'],
+    aggregates => ARRAY['count', 'count(w)', 'sum(v)', 'sum(w)', 'min(w)',
+        'max(x)', 'avg(x)', 'stddev_samp(v)', 'var_pop(w)', 'first(v)',
+        'last(v)', 'first(w)', 'last(x)', 'count_if(v > 2)',
+        'count_if(w <= 0)', 'max_by(v, w)', 'min_by(x, v)']);
+SELECT (pc_codec('pc_mwords', 400, 10)).*;
+-- variable-size states (exact sets, HLL, quantile sketches), built-in
+-- progress
+SELECT streamforge.create_pipeline('pc_mvars', ARRAY['a', 'b', 'c'],
+    ARRAY[streamforge.fixed('f', 10)], lateness => 5, out_of_orderness => 4,
+    emit => 'update+final',
+    measures => ARRAY['v', 'w NULL'],
+    aggregates => ARRAY['count', 'count_distinct(v)',
+        'approx_count_distinct(w)', 'approx_percentile(v, 0.5)',
+        'percentile_cont(w, 0.9)', 'percentile_disc(v, 0.25)', 'last(w)']);
+SELECT (pc_codec('pc_mvars', 400, 10)).*;
+-- sessions with measures: delta sessions with their words
+SELECT streamforge.create_pipeline('pc_msession', ARRAY['a', 'b', 'c'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.session('s', 5)],
+    lateness => 5,
+    measures => ARRAY['v', 'w NULL'],
+    aggregates => ARRAY['count', 'sum(w)', 'first(v)', 'last(w)',
+        'count_distinct(v)', 'max_by(w, v)']);
+SELECT (pc_codec('pc_msession', 400, 10)).*;
+SELECT (pc_codec('pc_mwords', 3000, 2)).*;
+-- near the limit: events applied alone carry their measures
+SET streamforge.max_live_buckets = 30;
+SELECT (pc_codec('pc_msession', 400, 5)).*;
+RESET streamforge.max_live_buckets;
+
 -- the same calls as parallel_check with the same seed
 SELECT c.transactions = e.transactions AND c.changes = e.changes AS same_run
   FROM streamforge_internal.parallel_codec_check('pc_mixed', 500, 3) AS c,
@@ -96,12 +141,6 @@ SELECT c.transactions = e.transactions AND c.changes = e.changes AS same_run
 SELECT streamforge.create_pipeline('pc_retention', ARRAY['a', 'b'],
     ARRAY[streamforge.fixed('f', 10)], lateness => 5, retention => 100);
 SELECT transactions FROM streamforge_internal.parallel_codec_check('pc_retention', 10, 1);
--- measures pipelines run in parallel mode (parallel_engine.sql), but these
--- formats do not hold their measures and arrivals yet: refused
-SELECT streamforge.create_pipeline('pc_measures', ARRAY['a', 'b'],
-    ARRAY[streamforge.fixed('f', 10)], lateness => 5,
-    measures => ARRAY['amount'], aggregates => ARRAY['sum(amount)']);
-SELECT transactions FROM streamforge_internal.parallel_codec_check('pc_measures', 10, 1);
 SELECT transactions FROM streamforge_internal.parallel_codec_check('pc_fixed', -1, 1);
 SELECT transactions FROM streamforge_internal.parallel_codec_check('pc_nope', 10, 1);
 
@@ -109,7 +148,8 @@ DROP FUNCTION pc_codec(text, int, int);
 SELECT count(streamforge.drop_pipeline(p)) AS dropped
   FROM unnest(ARRAY['pc_fixed', 'pc_strict', 'pc_sliding', 'pc_progress',
                     'pc_final', 'pc_session', 'pc_mixed', 'pc_one',
-                    'pc_retention', 'pc_measures']) AS p;
+                    'pc_retention', 'pc_measures', 'pc_mwords', 'pc_mvars',
+                    'pc_msession']) AS p;
 
 -- not for PUBLIC
 SELECT p.oid::regprocedure, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute

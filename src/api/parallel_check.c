@@ -619,18 +619,24 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 		/* the transaction's deliveries, for its lanes' journal entries */
 		int			nds = 0;
 		SfDelivery *ds;
+		int64	  **mvs;		/* a measures pipeline: each delivery's */
 
 		for (int i = 0; i < s->ncalls; i++)
 			if (s->calls[i].kind == SF_TXN_EVENT)
 				nds += s->calls[i].n;
 		ds = palloc(Max(nds, 1) * sizeof(SfDelivery));
+		mvs = palloc0(Max(nds, 1) * sizeof(int64 *));
 		nds = 0;
 		for (int i = 0; i < s->ncalls; i++)
 			if (s->calls[i].kind == SF_TXN_EVENT)
 				for (int j = 0; j < s->calls[i].n; j++)
+				{
+					mvs[nds] = s->calls[i].mvs[j];
 					ds[nds++] = s->calls[i].ds[j];
-		r->codec->commit(r->codec, r->head, s->t, hout.n, ds, nds);
+				}
+		r->codec->commit(r->codec, r->head, s->t, hout.n, ds, mvs, nds);
 		pfree(ds);
+		pfree(mvs);
 	}
 	r->changes += hout.n;
 	r->late += s->t->late;

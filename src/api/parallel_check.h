@@ -49,7 +49,7 @@ struct PcCodec
 	void		(*start) (PcCodec *c, MemoryContext cxt, SfHead *h,
 						  int64 seed);
 	void		(*commit) (PcCodec *c, SfHead *h, SfTxn *t, int nchanges,
-						   const SfDelivery *ds, int nds);
+						   const SfDelivery *ds, int64 *const *mvs, int nds);
 	void		(*quiet) (PcCodec *c, SfHead **h, const bytea *serial_ck);
 };
 

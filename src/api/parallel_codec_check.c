@@ -196,6 +196,30 @@ check_k(PccState *c, SfHead *h, SfTxn *t, const SfHeLane *moved)
 		else
 			c->klate++;
 	}
+	if (h->p->def.measures != NULL)
+	{
+		/* every new event of t in the lane, with its global arrival */
+		int64		nnew = 0;
+
+		for (int64 i = 0; i < t->nops; i++)
+			if (t->ops[i].kind == SF_TXN_EVENT && t->ops[i].lane == moved->lane &&
+				!(t->ops[i].flags & SF_TXN_DUP))
+				nnew++;
+		if (nnew != (k == NULL ? 0 : k->narrivals))
+			pcc_mismatch("a K entry's arrivals are not the lane's new events");
+		for (int64 i = 0; k != NULL && i < k->narrivals; i++)
+		{
+			const SfLaneKArrival *a = &k->arrivals[i];
+			SfIdentity *id;
+
+			if (a->offset <= moved->prev || a->offset > moved->consumed)
+				pcc_mismatch("a K entry names an offset of another transaction");
+			id = sf_id_ptr(lane, part->deliveries[part->head + a->offset]);
+			if (id->foreign || sf_id_measures(lane, id)[0] != a->arrival ||
+				a->arrival <= t->arrival_base)
+				pcc_mismatch("a K entry's arrival is not the lane's");
+		}
+	}
 	if (foreign != nforeign)
 		pcc_mismatch(psprintf("a K entry lists %lld duplicates of other lanes, the lane holds %lld",
 							  (long long) foreign, (long long) nforeign));
@@ -204,21 +228,24 @@ check_k(PccState *c, SfHead *h, SfTxn *t, const SfHeLane *moved)
 /* t committed on h with nchanges changes: its entries */
 static void
 pcc_commit(PcCodec *codec, SfHead *h, SfTxn *t, int nchanges,
-		   const SfDelivery *ds, int nds)
+		   const SfDelivery *ds, int64 *const *mvs, int nds)
 {
 	PccState   *c = (PccState *) codec;
 	const SfPipelineDef *def = &h->p->def;
 	SfDelivery *dl = palloc(Max(nds, 1) * sizeof(SfDelivery));
 	SfDeliveryHash *hl = palloc0(Max(nds, 1) * sizeof(SfDeliveryHash));
+	const SfMeasuresDef *md = def->measures;
+	int64	   *ml = md == NULL ? NULL :
+		palloc(Max(nds, 1) * md->width * sizeof(int64));
 	MemoryContext old = MemoryContextSwitchTo(c->cxt);
 	StringInfoData a;
 	StringInfoData b;
 	SfHeadEntry *e;
 	PccEntry   *k;
 
-	sf_head_entry_encode(&a, t->entry);
+	sf_head_entry_encode(&a, def, t->entry);
 	e = sf_head_entry_decode(&h->p->def, a.data + VARHDRSZ, a.len - VARHDRSZ);
-	sf_head_entry_encode(&b, e);
+	sf_head_entry_encode(&b, def, e);
 	if (a.len != b.len ||
 		memcmp(a.data + VARHDRSZ, b.data + VARHDRSZ, a.len - VARHDRSZ) != 0)
 		pcc_mismatch("a head entry decodes to other bytes");
@@ -248,15 +275,24 @@ pcc_commit(PcCodec *codec, SfHead *h, SfTxn *t, int nchanges,
 			{
 				dl[n] = ds[j];
 				hl[n].partition = i;
+				if (md != NULL)
+					memcpy(ml + (Size) n * md->width, mvs[j],
+						   md->width * sizeof(int64));
 				n++;
 			}
 		if (n == 0)
 			continue;
-		sf_journal_encode_ingest(&buf, h->lanes[i], dl, hl, n);
+		if (md != NULL)
+			sf_journal_encode_ingest_measures(&buf, h->lanes[i], dl, hl, n,
+											  ml);
+		else
+			sf_journal_encode_ingest(&buf, h->lanes[i], dl, hl, n);
 		keep_row(c, &buf, i);
 	}
 	pfree(dl);
 	pfree(hl);
+	if (ml != NULL)
+		pfree(ml);
 	MemoryContextSwitchTo(old);
 }
 
@@ -543,9 +579,11 @@ typedef struct PccForge
 	const char **lanes;
 	Size	   *lens;
 	PccState   *c;
-	int64		upto;			/* entries before the forged one */
+	int64		upto;			/* entries before the forged one; a lane's:
+								 * the K row forged */
 	char	   *entry;
 	Size		entry_len;
+	int			lane;			/* a lane's: its partition */
 } PccForge;
 
 static void
@@ -574,6 +612,46 @@ forged_entry(void *arg)
 	for (int64 k = 0; k < f->upto; k++)
 		sf_head_entry_replay(h, c->entries[k].data, c->entries[k].len, &out);
 	sf_head_entry_replay(h, f->entry, f->entry_len, &out);
+	MemoryContextDelete(h->cxt);
+}
+
+/*
+ * A lane loaded from the base and its rows since, one K entry (row upto)
+ * without its last arrival: a new event of the lane has no arrival
+ */
+static void
+forged_lane(void *arg)
+{
+	PccForge   *f = (PccForge *) arg;
+	PccState   *c = f->c;
+	int			np = f->def->npartitions;
+	const char **lanes = palloc(np * sizeof(char *));
+	Size	   *lens = palloc(np * sizeof(Size));
+	SfHead	   *h;
+	SfLaneLoad	l;
+
+	for (int i = 0; i < np; i++)
+	{
+		lanes[i] = VARDATA(c->base_lanes[i]);
+		lens[i] = VARSIZE(c->base_lanes[i]) - VARHDRSZ;
+	}
+	h = sf_head_snapshot_decode(CurrentMemoryContext, f->def, VARDATA(c->base),
+								VARSIZE(c->base) - VARHDRSZ, lanes, lens);
+	sf_lane_load_begin(&l, h->lanes[f->lane], f->lane);
+	for (int64 k = 0; k < c->nrows; k++)
+		if (c->rows[k].nchanges == -1 - f->lane)
+		{
+			SfLaneK    *kk = sf_lane_k_decode(f->def, c->rows[k].data,
+											  c->rows[k].len);
+
+			if (k == f->upto)
+				kk->narrivals--;
+			sf_lane_load_k(&l, kk);
+		}
+	for (int64 k = 0; k < c->nrows; k++)
+		if (c->rows[k].nchanges == f->lane)
+			sf_lane_entry_replay(&l, c->rows[k].data, c->rows[k].len);
+	sf_lane_load_end(&l);
 	MemoryContextDelete(h->cxt);
 }
 
@@ -615,6 +693,49 @@ check_forged(PccState *c, SfHead *h, bytea *head, const char **lanes,
 			}
 		MemoryContextDelete(copy->cxt);
 	}
+	if (h->fp->n > 0 && def->measures != NULL)
+	{
+		/* a measures pipeline: arrivals that do not count its identities */
+		SfHead	   *copy = sf_head_snapshot_decode(c->cxt, def, VARDATA(head),
+												   VARSIZE(head) - VARHDRSZ,
+												   lanes, lens);
+
+		copy->p->arrivals--;
+		f.head = sf_head_snapshot_encode(copy);
+		pcc_forged(c, forged_snapshot, &f,
+				   "a head snapshot whose arrivals miss an identity");
+		MemoryContextDelete(copy->cxt);
+	}
+	for (int64 k = 0; def->measures != NULL && k < c->nentries; k++)
+	{
+		SfHeadEntry *e = sf_head_entry_decode(def, c->entries[k].data,
+											  c->entries[k].len);
+		StringInfoData buf;
+
+		/* an arrival base that is not the head's arrivals */
+		e->arrival_base++;
+		for (int64 i = 0; i < e->nops; i++)
+			if (e->ops[i].mv != NULL)
+				((int64 *) e->ops[i].mv)[0]++;
+		sf_head_entry_encode(&buf, def, e);
+		f.upto = k;
+		f.entry = buf.data + VARHDRSZ;
+		f.entry_len = buf.len - VARHDRSZ;
+		pcc_forged(c, forged_entry, &f,
+				   "a head entry whose arrival base is not the head's");
+		break;
+	}
+	for (int64 k = 0; def->measures != NULL && k < c->nrows; k++)
+	{
+		if (c->rows[k].nchanges >= 0 ||
+			sf_lane_k_decode(def, c->rows[k].data,
+							 c->rows[k].len)->narrivals == 0)
+			continue;
+		f.upto = k;
+		f.lane = -1 - c->rows[k].nchanges;
+		pcc_forged(c, forged_lane, &f, "a lane's K entry that lost an arrival");
+		break;
+	}
 	for (int64 k = 0; k < c->nentries; k++)
 	{
 		SfHeadEntry *e = sf_head_entry_decode(def, c->entries[k].data,
@@ -626,7 +747,7 @@ check_forged(PccState *c, SfHead *h, bytea *head, const char **lanes,
 		e->fps = repalloc(e->fps, (e->nfps + 1) * sizeof(SfHeFp));
 		e->fps[e->nfps] = e->fps[0];
 		e->nfps++;
-		sf_head_entry_encode(&buf, e);
+		sf_head_entry_encode(&buf, def, e);
 		f.upto = k;
 		f.entry = buf.data + VARHDRSZ;
 		f.entry_len = buf.len - VARHDRSZ;

@@ -65,7 +65,8 @@ extern void sf_journal_encode_mark_idle(StringInfo buf, SfPipeline *p,
 extern void sf_journal_replay(SfPipeline *p, const char *data, Size len);
 extern void sf_journal_replay_to(SfPipeline *p, const char *data, Size len,
 								 void (*deliver) (void *arg,
-												  const SfDelivery *d),
+												  const SfDelivery *d,
+												  const int64 *mv),
 								 void *arg);
 extern bytea *sf_journal_sequence(const char *entries, Size len, int count);
 
@@ -78,7 +79,7 @@ struct SfHead;
 struct SfTxn;
 struct SfHeadEntry;
 struct SfLaneK;
-extern void sf_head_entry_encode(StringInfo buf,
+extern void sf_head_entry_encode(StringInfo buf, const SfPipelineDef *def,
 								 const struct SfHeadEntry *e);
 extern struct SfHeadEntry *sf_head_entry_decode(const SfPipelineDef *def,
 												const char *data, Size len);

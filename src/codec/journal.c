@@ -580,7 +580,8 @@ journal_read_delta(JournalReader *r, int64 prev)
  * entries go to this function instead of the engine (a parallel
  * pipeline's lane, parallel_codec.c)
  */
-static void (*replay_deliver) (void *arg, const SfDelivery *d) = NULL;
+static void (*replay_deliver) (void *arg, const SfDelivery *d,
+							   const int64 *mv) = NULL;
 static void *replay_deliver_arg = NULL;
 
 /*
@@ -676,7 +677,7 @@ journal_replay_compact(SfPipeline *p, JournalReader *r, uint8 kind)
 		{
 			d.value = journal_read_delta(r, 0);
 			if (unlikely(replay_deliver != NULL))
-				replay_deliver(replay_deliver_arg, &d);
+				replay_deliver(replay_deliver_arg, &d, NULL);
 			else
 				sf_engine_ingest(p, &d, &changes);
 			continue;
@@ -686,7 +687,10 @@ journal_replay_compact(SfPipeline *p, JournalReader *r, uint8 kind)
 		d.value = mv[0];
 		if (!sf_measures_valid(p->def.measures, mv))
 			journal_corrupt(r, "A delivery's NULL mask names a measure that is not nullable, or a NULL measure has a value.");
-		sf_engine_ingest_measures(p, &d, NULL, mv, &changes);
+		if (unlikely(replay_deliver != NULL))
+			replay_deliver(replay_deliver_arg, &d, mv);
+		else
+			sf_engine_ingest_measures(p, &d, NULL, mv, &changes);
 	}
 	if (r->pos != r->len)
 		journal_corrupt(r, "The entry has trailing bytes.");
@@ -862,8 +866,7 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
 	if (format == SF_JOURNAL_FORMAT_COMPACT && kind != SF_JOURNAL_INGEST &&
 		kind != SF_JOURNAL_INGEST_MEASURES)
 		journal_corrupt(&r, "The entry kind is unknown.");
-	if (replay_deliver != NULL &&
-		(format != SF_JOURNAL_FORMAT_COMPACT || kind != SF_JOURNAL_INGEST))
+	if (replay_deliver != NULL && format != SF_JOURNAL_FORMAT_COMPACT)
 		journal_corrupt(&r, "A lane's entry is not a format 3 ingest entry.");
 
 	/*
@@ -914,13 +917,15 @@ sf_journal_replay(SfPipeline *p, const char *data, Size len)
  * sf_journal_replay_to
  *		sf_journal_replay of the entries of a parallel pipeline's lane
  *		(format 3 ingest entries, or a sequence of them): each delivery goes
- *		to deliver(arg, d) instead of the engine; p is the lane (its
+ *		to deliver(arg, d, mv) instead of the engine (mv: its measure words,
+ *		NULL for a delivery of kind 'I'); p is the lane (its
  *		definition names the partitions).  Any other entry is corrupt
  *		(XX001).
  */
 void
 sf_journal_replay_to(SfPipeline *p, const char *data, Size len,
-					 void (*deliver) (void *arg, const SfDelivery *d),
+					 void (*deliver) (void *arg, const SfDelivery *d,
+									  const int64 *mv),
 					 void *arg)
 {
 	replay_deliver = deliver;

@@ -17,12 +17,20 @@
  *	uint8 5, uint8 'H'
  *	varint ncounters, the counters (deliveries, unique, late, alone,
  *		duplicates, offset replays; a reader takes the ones it knows)
+ *	measures pipelines: varint arrival base (the head's arrivals before
+ *		the transaction; its new ids are base + 1 .. base + nfps)
  *	varint ndelta, per address: varint window, varint key length, key,
  *		zigzag start, varint end - start, varint count, zigzag min, zigzag
- *		max, uint64 low and high words of the sum
+ *		max, uint64 low and high words of the sum; measures pipelines: the
+ *		ext words as version 3's live buckets (snapshot_v3.c: nwords
+ *		zigzag varints, then each variable-size state's word count and
+ *		words), the first/last picks with the transaction's local
+ *		arrivals (the replay rebases them, design 13, risk 10)
  *	varint nops, per op: uint8 kind, varint lane, then
  *		'E' zigzag offset, varint key length, key, zigzag time, zigzag value
  *		'L' as 'E', then varint event_id length, event_id
+ *		(E and L of measures pipelines, then: zigzag arrival - base, and
+ *		the measure words as zigzag varints, the first minus the value)
  *		'P', 'R' zigzag progress
  *		'I' nothing
  *	varint nfps, per new id: uint64 fingerprint, varint lane, varint offset
@@ -36,23 +44,33 @@
  * lane-local replay cannot derive:
  *	uint8 6, uint8 'K', varint lane, varint count, per offset: uint8 kind
  *	('L' a new unique event that is late; 'F' a duplicate of another
- *	lane's event, then uint8 its late flag), varint offset
- * Retention's horizon will be one more kind.
+ *	lane's event, then uint8 its late flag), varint offset; measures
+ *	pipelines, then: varint arrival base, varint count, per new event of
+ *	the transaction in the lane (late or not), in offset order: varint
+ *	offset, varint local arrival (its arrival is base + local), so that a
+ *	lane loaded from its rows holds the global numbers
+ * Retention's horizon will be one more kind.  A measures pipeline's lane
+ * rows are format 3 'V' entries (the deliveries' measures).
  *
  * Head snapshot (version 4) and lane snapshot (version 5) share the binary
  * snapshot's header (magic, version, CRC, length; snapshot.c), so that
  * sf_snapshot_decode refuses them (unknown version) and vice versa:
  *	head: the definition (as version 3), the clock, seq, late_forgotten,
- *		the head's version; its keys in byte order; the late rows (each
- *		with its event: the head has no identities); the live buckets (as
- *		version 2); the fingerprint index (fingerprint, lane, and the
- *		offset of the delivery that introduced the id, sorted); the lane
- *		table (per partition: consumed offset, own identities, offset
- *		replays)
+ *		the head's version (measures pipelines: then uint64 arrivals); its
+ *		keys in byte order; the late rows (each with its event: the head
+ *		has no identities; measures pipelines: its arrival and measure
+ *		words as an E op's, base 0); the live buckets (as version 2, and
+ *		the ext words as version 3); the fingerprint index (fingerprint,
+ *		lane, and the offset of the delivery that introduced the id,
+ *		sorted); the lane table (per partition: consumed offset, own
+ *		identities, offset replays)
  *	lane: the definition, the lane, its offset replays, its keys in byte
  *		order, then each delivery in offset order: 0 and a new identity
  *		(length << 2 | foreign << 1 | late, event_id, key index, time as a
- *		difference, value), or k + 1 for the lane's k-th identity again
+ *		difference, value; measures pipelines: an own identity's arrival
+ *		as the difference from the previous own one's, a foreign copy none,
+ *		then the measure words, the first minus the value), or k + 1 for
+ *		the lane's k-th identity again
  * A lane has no index of its own (its ids are the head's fingerprints), so
  * serial version 2 cannot hold it: it walks the identity table.
  *
@@ -129,8 +147,11 @@ sf_pc_as_corrupt(void (*fn) (void *), void *arg, const char *what,
  * are left free: the entry is buf->data + VARHDRSZ).
  */
 void
-sf_head_entry_encode(StringInfo buf, const SfHeadEntry *e)
+sf_head_entry_encode(StringInfo buf, const SfPipelineDef *def,
+					 const SfHeadEntry *e)
 {
+	const SfMeasuresDef *md = def->measures;
+
 	initStringInfo(buf);
 	buf->len = VARHDRSZ;		/* initStringInfo gives 1 kB */
 	put_u8(buf, HEAD_ENTRY_FORMAT);
@@ -138,6 +159,8 @@ sf_head_entry_encode(StringInfo buf, const SfHeadEntry *e)
 	put_varint(buf, SF_HE_NCOUNTERS);
 	for (int i = 0; i < SF_HE_NCOUNTERS; i++)
 		put_varint(buf, (uint64) e->counters[i]);
+	if (md != NULL)
+		put_varint(buf, (uint64) e->arrival_base);
 	put_varint(buf, (uint64) e->ndelta);
 	for (int64 i = 0; i < e->ndelta; i++)
 	{
@@ -154,6 +177,8 @@ sf_head_entry_encode(StringInfo buf, const SfHeadEntry *e)
 		put_varint(buf, zigzag(d->agg.max));
 		put_u64(buf, (uint64) (uint128) d->agg.sum);
 		put_u64(buf, (uint64) ((uint128) d->agg.sum >> 64));
+		if (md != NULL)
+			sf_snap3_put_bucket_measures(buf, md, &d->agg);
 	}
 	put_varint(buf, (uint64) e->nops);
 	for (int64 i = 0; i < e->nops; i++)
@@ -174,6 +199,9 @@ sf_head_entry_encode(StringInfo buf, const SfHeadEntry *e)
 				put_varint(buf, zigzag(op->value));
 				if (op->kind == SF_HE_LATE)
 					put_str(buf, op->event_id, op->event_id_len);
+				if (md != NULL)
+					put_ev_measures(buf, md, op->mv, e->arrival_base,
+									op->value);
 				break;
 			case SF_HE_PROGRESS:
 			case SF_HE_ADVANCE:
@@ -214,6 +242,7 @@ entry_decode(void *arg)
 {
 	EntryDecode *x = (EntryDecode *) arg;
 	const SfPipelineDef *def = x->def;
+	const SfMeasuresDef *md = def->measures;
 	SfHeadEntry *e = palloc0(sizeof(SfHeadEntry));
 	SnapReader	r;
 	int64		n;
@@ -233,6 +262,14 @@ entry_decode(void *arg)
 			sf_snap_corrupt(&r, "A counter is out of range");
 		if (i < SF_HE_NCOUNTERS)
 			e->counters[i] = (int64) c;
+	}
+	if (md != NULL)
+	{
+		uint64		base = get_varint(&r);
+
+		if (base > (uint64) (PG_INT64_MAX / 2))
+			sf_snap_corrupt(&r, "The arrival base is out of range");
+		e->arrival_base = (int64) base;
 	}
 
 	/* 23 bytes or more an address: 7 varints and the sum's 16 */
@@ -266,6 +303,12 @@ entry_decode(void *arg)
 		d->agg.sum = (int128) (((uint128) hi << 64) | lo);
 		d->agg.ext = NULL;
 		check_agg(&r, &d->agg);
+		if (md != NULL)
+		{
+			/* its states in this context, as the entry's strings */
+			d->agg.ext = palloc0((md->nwords + md->nvar) * sizeof(int64));
+			sf_snap3_decode_bucket_measures(&r, md, d->agg.ext, d->agg.count);
+		}
 	}
 
 	e->nops = get_vcount(&r, 2);
@@ -292,6 +335,9 @@ entry_decode(void *arg)
 				op->value = unzigzag(get_varint(&r));
 				if (op->kind == SF_HE_LATE)
 					op->event_id = get_str(&r, &op->event_id_len, 1);
+				if (md != NULL)
+					op->mv = get_ev_measures(&r, md, e->arrival_base,
+											 op->value);
 				break;
 			case SF_HE_PROGRESS:
 				if (!def->has_out_of_orderness)
@@ -337,6 +383,13 @@ entry_decode(void *arg)
 	}
 	if (r.pos != r.len)
 		sf_snap_corrupt(&r, "Data follows the end");
+
+	/* an event's arrival is one of the transaction's new ids' */
+	for (int64 i = 0; md != NULL && i < e->nops; i++)
+		if (e->ops[i].mv != NULL &&
+			(e->ops[i].mv[0] <= e->arrival_base ||
+			 e->ops[i].mv[0] > e->arrival_base + e->nfps))
+			sf_snap_corrupt(&r, "An event's arrival is out of range");
 	x->e = e;
 }
 
@@ -348,8 +401,6 @@ SfHeadEntry *
 sf_head_entry_decode(const SfPipelineDef *def, const char *data, Size len)
 {
 	EntryDecode x;
-
-	sf_pc_no_measures(def);
 
 	x.def = def;
 	x.data = data;
@@ -390,8 +441,6 @@ sf_head_entry_replay(SfHead *h, const char *data, Size len, SfChangeList *out)
 {
 	EntryReplay x;
 
-	sf_pc_no_measures(&h->p->def);
-
 	x.h = h;
 	x.data = data;
 	x.len = len;
@@ -423,9 +472,10 @@ sf_lane_k_encode(StringInfo buf, SfHead *h, const SfTxn *t,
 	int64		nlate = 0;
 	int64		k = 0;
 	int64		n = 0;
+	int64		narr = 0;
 	StringInfoData items;
-
-	sf_pc_no_measures(&h->p->def);
+	StringInfoData arr;
+	const SfMeasuresDef *md = h->p->def.measures;
 
 	for (int i = 0; i < e->nlanes; i++)
 		if (e->lanes[i].lane == pi)
@@ -462,9 +512,29 @@ sf_lane_k_encode(StringInfo buf, SfHead *h, const SfTxn *t,
 		n++;
 	}
 	pfree(late);
-	if (n == 0)
+
+	/*
+	 * A measures pipeline: the arrivals of t's new events in the lane (in
+	 * log order, so in offset order), each a local number after base
+	 */
+	initStringInfo(&arr);
+	for (int64 i = 0; md != NULL && i < t->nops; i++)
+	{
+		const SfTxnOp *op = &t->ops[i];
+		int64		arrival;
+
+		if (op->kind != SF_TXN_EVENT || op->lane != pi ||
+			(op->flags & SF_TXN_DUP))
+			continue;
+		arrival = sf_id_measures(lane, sf_id_ptr(lane, op->handle))[0];
+		put_varint(&arr, (uint64) op->value);
+		put_varint(&arr, (uint64) (arrival - t->arrival_base));
+		narr++;
+	}
+	if (n == 0 && narr == 0)
 	{
 		pfree(items.data);
+		pfree(arr.data);
 		return false;
 	}
 	initStringInfo(buf);
@@ -474,7 +544,14 @@ sf_lane_k_encode(StringInfo buf, SfHead *h, const SfTxn *t,
 	put_varint(buf, (uint64) pi);
 	put_varint(buf, (uint64) n);
 	appendBinaryStringInfo(buf, items.data, items.len);
+	if (md != NULL)
+	{
+		put_varint(buf, (uint64) t->arrival_base);
+		put_varint(buf, (uint64) narr);
+		appendBinaryStringInfo(buf, arr.data, arr.len);
+	}
 	pfree(items.data);
+	pfree(arr.data);
 	return true;
 }
 
@@ -501,9 +578,8 @@ k_decode(void *arg)
 		sf_snap_corrupt(&r, "It is not a lane K entry");
 	k->lane = get_lane(&r, x->def->npartitions);
 	k->n = get_vcount(&r, 2);
-	if (k->n == 0)
-		sf_snap_corrupt(&r, "It is empty");
-	k->items = palloc_extended(k->n * sizeof(SfLaneKItem), MCXT_ALLOC_HUGE);
+	k->items = palloc_extended(Max(k->n, 1) * sizeof(SfLaneKItem),
+							   MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < k->n; i++)
 	{
 		SfLaneKItem *it = &k->items[i];
@@ -527,6 +603,34 @@ k_decode(void *arg)
 			sf_snap_corrupt(&r, "The offsets are not in order");
 		it->offset = (int64) o;
 	}
+	if (x->def->measures != NULL)
+	{
+		uint64		base = get_varint(&r);
+
+		if (base > (uint64) (PG_INT64_MAX / 2))
+			sf_snap_corrupt(&r, "The arrival base is out of range");
+		k->arrival_base = (int64) base;
+		k->narrivals = get_vcount(&r, 2);
+		k->arrivals = palloc_extended(Max(k->narrivals, 1) *
+									  sizeof(SfLaneKArrival), MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < k->narrivals; i++)
+		{
+			uint64		o = get_varint(&r);
+			uint64		local = get_varint(&r);
+			SfLaneKArrival *a = &k->arrivals[i];
+
+			if (o > PG_INT64_MAX ||
+				(i > 0 && (int64) o <= k->arrivals[i - 1].offset))
+				sf_snap_corrupt(&r, "The offsets are not in order");
+			if (local < 1 || local > (uint64) (PG_INT64_MAX / 2) ||
+				(i > 0 && base + local <= (uint64) k->arrivals[i - 1].arrival))
+				sf_snap_corrupt(&r, "The arrivals are not in order");
+			a->offset = (int64) o;
+			a->arrival = (int64) (base + local);
+		}
+	}
+	if (k->n == 0 && k->narrivals == 0)
+		sf_snap_corrupt(&r, "It is empty");
 	if (r.pos != r.len)
 		sf_snap_corrupt(&r, "Data follows the end");
 	x->k = k;
@@ -551,9 +655,12 @@ sf_lane_k_decode(const SfPipelineDef *def, const char *data, Size len)
  * ----------------------------------------------------------------
  */
 static void
-lane_deliver(void *arg, const SfDelivery *d)
+lane_deliver(void *arg, const SfDelivery *d, const int64 *mv)
 {
-	sf_lane_load_delivery((SfLaneLoad *) arg, d);
+	if (mv != NULL)
+		sf_lane_load_delivery_measures((SfLaneLoad *) arg, d, mv);
+	else
+		sf_lane_load_delivery((SfLaneLoad *) arg, d);
 }
 
 /*

@@ -76,19 +76,40 @@ check_agg(SnapReader *r, const SfAgg *a)
 
 
 /*
- * Measures pipelines in parallel mode (branch h46e) carry measure words in
- * the delta, the identities and the late rows, and arrival numbers: these
- * formats do not hold them yet, so they are refused rather than written
- * without them
+ * An event's measures (a measures pipeline's E and L ops, the head
+ * snapshot's late rows: 1 + width words, engine/parallel.h): its arrival
+ * as the difference from base, then its measure words, the first as the
+ * difference from the event's value (which it is: one byte), as
+ * snapshot_v3.c writes an identity's
  */
 static inline void
-sf_pc_no_measures(const SfPipelineDef *def)
+put_ev_measures(StringInfo b, const SfMeasuresDef *md, const int64 *m,
+				int64 base, int64 value)
 {
-	if (def->measures != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("the bytes of a parallel pipeline do not hold measures yet"),
-				 errdetail("Pipeline \"%s\" has measures.", def->name)));
+	put_varint(b, zigzag((int64) ((uint64) m[0] - (uint64) base)));
+	for (int i = 1; i <= md->width; i++)
+	{
+		int64		from = i == 1 && md->nmeasures > 0 ? value : 0;
+
+		put_varint(b, zigzag((int64) ((uint64) m[i] - (uint64) from)));
+	}
+}
+
+/* put_ev_measures' words, in a new array; the NULL mask checked */
+static inline int64 *
+get_ev_measures(SnapReader *r, const SfMeasuresDef *md, int64 base,
+				int64 value)
+{
+	int64	   *m = palloc((1 + md->width) * sizeof(int64));
+
+	for (int i = 0; i <= md->width; i++)
+		m[i] = unzigzag(get_varint(r));
+	m[0] = (int64) ((uint64) m[0] + (uint64) base);
+	if (md->nmeasures > 0)
+		m[1] = (int64) ((uint64) m[1] + (uint64) value);
+	if (!sf_measures_valid(md, m + 1))
+		sf_snap_corrupt(r, "An event's measures are invalid");
+	return m;
 }
 
 /* parallel_codec.c */

@@ -244,8 +244,8 @@ sf_lane_snapshot_encode(SfHead *h, int pi)
 	int64		nkeys = 0;
 	int64		nids = 0;
 	int64		prev_t = 0;
-
-	sf_pc_no_measures(&h->p->def);
+	int64		prev_a = 0;
+	const SfMeasuresDef *md = h->p->def.measures;
 
 	put_header(&b, SNAP_LANE_VERSION);
 	sf_snap_put_def(&b, &h->p->def, 3);
@@ -294,6 +294,23 @@ sf_lane_snapshot_encode(SfHead *h, int pi)
 		put_varint(&b, zigzag((int64) ((uint64) id->event_time - (uint64) prev_t)));
 		put_varint(&b, zigzag(id->value));
 		prev_t = id->event_time;
+		if (md != NULL)
+		{
+			/* an own identity's arrival after the previous one's; a copy has none */
+			const int64 *m = sf_id_measures(lane, id);
+
+			if (!id->foreign)
+			{
+				put_varint(&b, zigzag((int64) ((uint64) m[0] - (uint64) prev_a)));
+				prev_a = m[0];
+			}
+			for (int i = 1; i <= md->width; i++)
+			{
+				int64		from = i == 1 && md->nmeasures > 0 ? id->value : 0;
+
+				put_varint(&b, zigzag((int64) ((uint64) m[i] - (uint64) from)));
+			}
+		}
 	}
 	map_free(seen);
 	pfree(keys);
@@ -324,9 +341,14 @@ lane_decode(SnapReader *r, SfHead *h, int pi, LaneOwn *own)
 	uint32	   *ord2h;
 	int64		nids = 0;
 	int64		t = 0;
+	int64		a = 0;
+	const SfMeasuresDef *md = h->p->def.measures;
+	int64	   *m = NULL;
 	SfFingerprints *ids;
 
 	sf_snap_check_def(r, &h->p->def, 3);
+	if (md != NULL)
+		m = palloc((1 + md->width) * sizeof(int64));
 	if (get_u16(r) != pi)
 		sf_snap_corrupt(r, "It is another lane's");
 	if (lane->partitions[pi].consumed != -1)
@@ -373,6 +395,21 @@ lane_decode(SnapReader *r, SfHead *h, int pi, LaneOwn *own)
 		ki = get_key_index(r, nkeys);
 		t = (int64) ((uint64) t + (uint64) unzigzag(get_varint(r)));
 		v = unzigzag(get_varint(r));
+		if (md != NULL)
+		{
+			m[0] = 0;
+			if (!foreign)
+			{
+				a = (int64) ((uint64) a + (uint64) unzigzag(get_varint(r)));
+				m[0] = a;
+			}
+			for (int i = 1; i <= md->width; i++)
+				m[i] = unzigzag(get_varint(r));
+			if (md->nmeasures > 0)
+				m[1] = (int64) ((uint64) m[1] + (uint64) v);
+			if (!sf_measures_valid(md, m + 1))
+				sf_snap_corrupt(r, "An identity's measures are invalid");
+		}
 		fph = sf_fp_hash(eid, (uint32) len);
 		sf_fp_start(&c, fph);
 		while (sf_fp_next(ids, &c, &cl, &cloc))
@@ -386,7 +423,7 @@ lane_decode(SnapReader *r, SfHead *h, int pi, LaneOwn *own)
 		}
 		ord2h[nids] = sf_lane_add(lane, pi, eid, len, keys[ki]->data,
 								  keys[ki]->len, t, v, (lenflags & 1) != 0,
-								  foreign);
+								  foreign, m);
 		sf_fp_insert(ids, fph, 0, (uint64) nids);
 		nids++;
 		if (!foreign)
@@ -394,6 +431,8 @@ lane_decode(SnapReader *r, SfHead *h, int pi, LaneOwn *own)
 	}
 	pfree(ord2h);
 	pfree(keys);
+	if (m != NULL)
+		pfree(m);
 	pfree(ids->slots);
 	pfree(ids);
 	if (r->pos != r->len)
@@ -446,8 +485,7 @@ sf_head_snapshot_encode(SfHead *h)
 	SfFingerprints *first;		/* lane << 32 | handle -> first offset */
 	int64	   *nown;
 	int64	   *table;
-
-	sf_pc_no_measures(&h->p->def);
+	const SfMeasuresDef *md = def->measures;
 
 	put_header(&b, SNAP_HEAD_VERSION);
 	sf_snap_put_def(&b, def, 3);
@@ -463,6 +501,8 @@ sf_head_snapshot_encode(SfHead *h)
 	put_u64(&b, (uint64) p->seq);
 	put_u64(&b, (uint64) p->late_forgotten);
 	put_u64(&b, h->version);
+	if (md != NULL)
+		put_u64(&b, (uint64) p->arrivals);
 
 	keys = sf_keys_array(p, &nkeys);
 	put_keys(&b, keys, nkeys);
@@ -481,6 +521,9 @@ sf_head_snapshot_encode(SfHead *h)
 		put_varint(&b, key_find(keys, nkeys, l->event->key));
 		put_varint(&b, zigzag(l->event->event_time));
 		put_varint(&b, zigzag(l->event->value));
+		if (md != NULL)
+			put_ev_measures(&b, md, sf_id_measures(p, l->event), 0,
+							l->event->value);
 	}
 
 	nrows = sf_collect_rows(p, false, &rows);
@@ -500,6 +543,8 @@ sf_head_snapshot_encode(SfHead *h)
 		put_u64(&b, (uint64) r->agg.max);
 		put_u64(&b, (uint64) (uint128) r->agg.sum);
 		put_u64(&b, (uint64) ((uint128) r->agg.sum >> 64));
+		if (md != NULL)
+			sf_snap3_put_bucket_measures(&b, md, &r->agg);
 	}
 	pfree(rows);
 	pfree(keys);
@@ -587,6 +632,9 @@ head_decode(HeadDecode *x, SnapReader *r)
 	int64		n;
 	LaneOwn    *own;
 	int64	   *nfps;
+	const SfMeasuresDef *md = x->def->measures;
+	int64	   *ext = NULL;
+	MemoryContext scratch = NULL;
 
 	sf_snap_check_def(r, x->def, 3);
 	h = sf_head_create(x->parent, x->def);
@@ -604,7 +652,9 @@ head_decode(HeadDecode *x, SnapReader *r)
 	p->seq = (int64) get_u64(r);
 	p->late_forgotten = (int64) get_u64(r);
 	h->version = get_u64(r);
-	if (p->seq < 0 || p->late_forgotten < 0)
+	if (md != NULL)
+		p->arrivals = (int64) get_u64(r);
+	if (p->seq < 0 || p->late_forgotten < 0 || p->arrivals < 0)
 		sf_snap_corrupt(r, "A counter is out of range");
 	keys = get_keys(r, p, &nkeys);
 
@@ -624,11 +674,32 @@ head_decode(HeadDecode *x, SnapReader *r)
 			CHECK_FOR_INTERRUPTS();
 		if (off > PG_INT64_MAX)
 			sf_snap_corrupt(r, "A late row's offset is out of range");
+		if (md != NULL)
+		{
+			int64	   *m = get_ev_measures(r, md, 0, v);
+
+			if (m[0] < 1 || m[0] > p->arrivals)
+				sf_snap_corrupt(r, "A late row's arrival is out of range");
+			sf_late_append_forgotten(p, pi, (int64) off, eid, len,
+									 keys[ki]->data, keys[ki]->len, t, v, wm);
+			memcpy(sf_id_measures(p, p->late[p->nlate - 1].event), m,
+				   (1 + md->width) * sizeof(int64));
+			pfree(m);
+			continue;
+		}
 		sf_late_append_forgotten(p, pi, (int64) off, eid, len, keys[ki]->data,
 								 keys[ki]->len, t, v, wm);
 	}
 
 	n = get_count(r, 62);
+	if (md != NULL)
+	{
+		ext = palloc0((md->nwords + md->nvar) * sizeof(int64));
+		if (md->nvar > 0)
+			scratch = AllocSetContextCreate(CurrentMemoryContext,
+											"streamforge head snapshot states",
+											ALLOCSET_DEFAULT_SIZES);
+	}
 	for (int64 k = 0; k < n; k++)
 	{
 		uint16		w = get_u16(r);
@@ -653,9 +724,28 @@ head_decode(HeadDecode *x, SnapReader *r)
 		agg.sum = (int128) (((uint128) hi << 64) | lo);
 		agg.ext = NULL;
 		check_agg(r, &agg);
+		if (md != NULL)
+		{
+			MemoryContext old = scratch ? MemoryContextSwitchTo(scratch) : NULL;
+
+			sf_snap3_decode_bucket_measures(r, md, ext, agg.count);
+			if (scratch)
+				MemoryContextSwitchTo(old);
+			agg.ext = ext;
+		}
 		if (!sf_bucket_restore(p, w, keys[ki], start, end, &agg))
 			sf_snap_corrupt(r, "A live session overlaps another");
+		if (scratch)
+		{
+			/* restore copied the states: the loaded ones go (snapshot.c) */
+			memset(ext + md->nwords, 0, md->nvar * sizeof(int64));
+			MemoryContextReset(scratch);
+		}
 	}
+	if (scratch)
+		MemoryContextDelete(scratch);
+	if (ext)
+		pfree(ext);
 	pfree(keys);
 
 	/* the lanes, then the index over them */
@@ -725,7 +815,13 @@ head_decode(HeadDecode *x, SnapReader *r)
 			if ((o & 4095) == 0)
 				CHECK_FOR_INTERRUPTS();
 			if (!id->foreign)
+			{
+				/* an own identity the head counted: one of its arrivals */
+				if (md != NULL && (sf_id_measures(lane, id)[0] < 1 ||
+								   sf_id_measures(lane, id)[0] > p->arrivals))
+					sf_snap_corrupt(r, "An identity's arrival is out of range");
 				continue;
+			}
 			sf_fp_start(&c, sf_fp_hash(id->event_id, id->event_id_len));
 			while (!found && sf_fp_next(h->fp, &c, &fl, &loc))
 			{
@@ -736,7 +832,11 @@ head_decode(HeadDecode *x, SnapReader *r)
 						   id->event_id_len) == 0 &&
 					first->event_time == id->event_time &&
 					first->value == id->value && first->key->len == id->key->len &&
-					memcmp(first->key->data, id->key->data, id->key->len) == 0;
+					memcmp(first->key->data, id->key->data, id->key->len) == 0 &&
+					(md == NULL ||
+					 memcmp(sf_id_measures(h->lanes[fl], first) + 1,
+							sf_id_measures(lane, id) + 1,
+							md->width * sizeof(int64)) == 0);
 			}
 			if (!found)
 				sf_snap_corrupt(r, "A duplicate in a lane has no first delivery");
@@ -778,8 +878,6 @@ sf_head_snapshot_decode(MemoryContext parent, const SfPipelineDef *def,
 						const char *const *lanes, const Size *lane_lens)
 {
 	HeadDecode	x;
-
-	sf_pc_no_measures(def);
 
 	x.parent = parent;
 	x.def = def;
@@ -825,7 +923,6 @@ sf_head_checkpoint_restore(MemoryContext parent, const SfPipelineDef *def,
 	SfPipeline *serial;
 	SfHead	   *h;
 
-	sf_pc_no_measures(def);
 	serial = sf_checkpoint_restore(CurrentMemoryContext, def, data, len);
 	h = sf_head_split(parent, serial);
 	sf_pipeline_free(serial);

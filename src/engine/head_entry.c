@@ -13,7 +13,10 @@
  * sf_head_entry_accept in place of sf_progress_after_accept (it records
  * the partition's progress when it changed, one op per run of a partition
  * while the watermark stays), and sf_head_entry_end (the new ids, the
- * claimed lanes' consumed offsets, the counters).
+ * claimed lanes' consumed offsets, the counters).  A measures pipeline's
+ * entry also points at the delta's measures words (local arrivals) and at
+ * each recorded event's measures (its global arrival, given before the
+ * recording starts), and holds the arrival base (design 13, risk 10).
  *
  * Why one op per run of built-in progress is exact: between two
  * recordings of a partition with no watermark move and no advance or
@@ -102,6 +105,7 @@ sf_head_entry_start(SfHead *h, SfTxn *t)
 	for (int i = 0; i < np; i++)
 		e->last_p[i] = -1;
 	t->entry = e;
+	e->arrival_base = t->arrival_base;
 	if (!t->stale)
 		sf_txn_delta_foreach(t, record_delta, e);
 	MemoryContextSwitchTo(old);
@@ -130,6 +134,8 @@ sf_head_entry_add(SfTxn *t, uint8 kind, int lane, int64 value,
 		op->key_len = id->key->len;
 		op->event_time = id->event_time;
 		op->value = id->value;
+		if (unlikely(t->head->p->def.measures != NULL))
+			op->mv = sf_id_measures(t->head->lanes[lane], id);
 		if (kind == SF_HE_LATE)
 		{
 			op->event_id = id->event_id;

@@ -113,6 +113,19 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 	SfPipeline *p = h->p;
 	const SfPipelineDef *def = &p->def;
 	int64	   *consumed = sf_head_lane_table(h);
+	int64	   *words = NULL;	/* measures: a delta address's, rebased */
+	SfIdentity *event = NULL;	/* measures: an E op's event */
+
+	/* a measures pipeline's new ids follow the head's arrivals */
+	if (def->measures != NULL)
+	{
+		if (e->arrival_base != p->arrivals || e->nfps > PG_INT64_MAX - p->arrivals)
+			entry_corrupt(p, "The arrival base is not the head's.");
+		words = palloc((def->measures->nwords + def->measures->nvar) *
+					   sizeof(int64));
+		event = palloc0(MAXALIGN(offsetof(SfIdentity, event_id)) +
+						(1 + def->measures->width) * sizeof(int64));
+	}
 
 	/* the delta first: pending buckets only (head.c says why) */
 	if (e->ndelta > 0)
@@ -123,16 +136,25 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 			const SfHeDelta *d = &e->delta[i];
 			SfString   *key = sf_intern_key(p, d->key, d->key_len);
 			SfBucket   *b;
+			SfAgg		from = d->agg;
 
 			if ((i & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
 			if (d->window < 0 || d->window >= def->nwindows)
 				entry_corrupt(p, "A delta address names no window.");
+			if (words != NULL)
+			{
+				/* its first/last picks after everything committed (head.c) */
+				if (d->agg.ext == NULL)
+					entry_corrupt(p, "A delta address has no measures.");
+				memcpy(words, d->agg.ext, (def->measures->nwords +
+										   def->measures->nvar) * sizeof(int64));
+				sf_magg_rebase(def->measures, words, e->arrival_base);
+				from.ext = words;
+			}
 			if (sf_window_merges(&def->windows[d->window]))
 			{
 				/* a delta session: by interval union, as the commit merged it */
-				SfAgg		from = d->agg;
-
 				sf_session_merge_in(p, d->window, key, d->start, d->end, &from);
 				continue;
 			}
@@ -141,7 +163,9 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 									 d->start, d->end);
 			if (b->ready || b->end != d->end)
 				entry_corrupt(p, "A delta address is not a pending bucket.");
-			sf_agg_merge(&b->agg, &d->agg);
+			if (words != NULL)
+				sf_magg_merge(p, &b->agg, &from);
+			sf_agg_merge(&b->agg, &from);
 		}
 		if (p->ndirty != 0)
 			entry_corrupt(p, "The delta touched a visible row.");
@@ -161,20 +185,36 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 			case SF_HE_EVENT:
 				{
 					SfIdentity	id;
+					SfIdentity *ev = &id;
 
-					memset(&id, 0, sizeof(id));
-					id.key = sf_intern_key(p, op->key, op->key_len);
-					id.event_time = op->event_time;
-					id.value = op->value;
-					sf_head_apply_event(p, &id, out);
+					if (event != NULL)
+					{
+						/* with its measures, which follow an empty event id */
+						if (op->mv == NULL)
+							entry_corrupt(p, "An event has no measures.");
+						ev = event;
+						memcpy(sf_id_measures(p, ev), op->mv,
+							   (1 + def->measures->width) * sizeof(int64));
+					}
+					else
+						memset(&id, 0, sizeof(id));
+					ev->key = sf_intern_key(p, op->key, op->key_len);
+					ev->event_time = op->event_time;
+					ev->value = op->value;
+					sf_head_apply_event(p, ev, out);
 					break;
 				}
 			case SF_HE_LATE:
+				if (event != NULL && op->mv == NULL)
+					entry_corrupt(p, "An event has no measures.");
 				sf_late_append_forgotten(p, op->lane, op->offset,
 										 op->event_id, op->event_id_len,
 										 op->key, op->key_len,
 										 op->event_time, op->value,
 										 p->watermark);
+				if (event != NULL)
+					memcpy(sf_id_measures(p, p->late[p->nlate - 1].event),
+						   op->mv, (1 + def->measures->width) * sizeof(int64));
 				p->mutations++;
 				break;
 			case SF_HE_PROGRESS:
@@ -209,6 +249,12 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 			l->consumed > h->lanes[l->lane]->partitions[l->lane].consumed)
 			entry_corrupt(p, "A lane's consumed offset is out of range.");
 		consumed[l->lane] = l->consumed;
+	}
+	if (def->measures != NULL)
+	{
+		p->arrivals += e->nfps;
+		pfree(words);
+		pfree(event);
 	}
 	h->version++;
 }
@@ -246,12 +292,14 @@ sf_head_apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 /*
  * Deliver at lane's next offset of partition pi a new identity (its
  * lane's own, or foreign: another lane's event, in no index); returns its
- * handle.  For the codec's lane snapshots and the split.
+ * handle.  For the codec's lane snapshots and the split.  measures: a
+ * measures pipeline's arrival (0 for a foreign copy, which is no arrival)
+ * and measure words, 1 + width of them; ignored otherwise.
  */
 uint32
 sf_lane_add(SfPipeline *lane, int pi, const char *event_id, int event_id_len,
 			const char *key, int key_len, int64 event_time, int64 value,
-			bool late, bool foreign)
+			bool late, bool foreign, const int64 *measures)
 {
 	uint32		handle;
 	SfIdentity *id = sf_identity_new(lane, event_id, event_id_len,
@@ -263,6 +311,8 @@ sf_lane_add(SfPipeline *lane, int pi, const char *event_id, int event_id_len,
 	id->value = value;
 	id->late = late;
 	id->foreign = foreign;
+	if (lane->def.measures != NULL)
+		sf_id_put_measures(lane, id, measures[0], measures + 1);
 	if (!foreign)
 		lane->nidentities++;
 	sf_partition_append(lane, pi, handle);
@@ -309,6 +359,7 @@ sf_lane_load_begin(SfLaneLoad *l, SfPipeline *lane, int pi)
 	l->ids = sf_fp_create(CurrentMemoryContext,
 						  (uint64) Max(lane->nidentities, 0));
 	l->k = sf_fp_create(CurrentMemoryContext, 0);
+	l->arr = sf_fp_create(CurrentMemoryContext, 0);
 	for (int64 o = 0; o <= part->consumed; o++)
 	{
 		uint32		handle = part->deliveries[part->head + o];
@@ -348,6 +399,24 @@ sf_lane_load_k(SfLaneLoad *l, const SfLaneK *k)
 		sf_fp_insert(l->k, (uint64) it->offset + 1, 0,
 					 ((uint64) (it->kind == 'F') << 1) | (it->late ? 1 : 0));
 	}
+	if (k->narrivals > 0 && l->lane->def.measures == NULL)
+		entry_corrupt(l->lane, "A K entry gives arrivals without measures.");
+	for (int64 i = 0; i < k->narrivals; i++)
+	{
+		const SfLaneKArrival *a = &k->arrivals[i];
+		SfFpCursor	c;
+		uint16		lane;
+		uint64		loc;
+
+		if (a->offset <= l->lane->partitions[l->pi].consumed)
+			entry_corrupt(l->lane, "A K entry names an offset the lane held already.");
+		if (a->arrival < 1 || (uint64) a->arrival > SF_FP_LOC_MAX)
+			entry_corrupt(l->lane, "An arrival is out of range.");
+		sf_fp_start(&c, (uint64) a->offset + 1);
+		if (sf_fp_next(l->arr, &c, &lane, &loc))
+			entry_corrupt(l->lane, "Two K entries give one offset an arrival.");
+		sf_fp_insert(l->arr, (uint64) a->offset + 1, 0, (uint64) a->arrival);
+	}
 }
 
 /*
@@ -356,8 +425,8 @@ sf_lane_load_k(SfLaneLoad *l, const SfLaneK *k)
  * a late new event (its K item says), a duplicate within the lane (its
  * map says), or a new event that was not late.
  */
-void
-sf_lane_load_delivery(SfLaneLoad *l, const SfDelivery *d)
+static void
+lane_load_delivery(SfLaneLoad *l, const SfDelivery *d, const int64 *mv)
 {
 	SfPipeline *lane = l->lane;
 	SfPartition *part = &lane->partitions[l->pi];
@@ -365,8 +434,14 @@ sf_lane_load_delivery(SfLaneLoad *l, const SfDelivery *d)
 	SfFpCursor	c;
 	uint16		kl;
 	uint64		kv = 0;
+	uint64		arrival = 0;
 	bool		has_k;
+	bool		has_arrival;
 	uint32		handle;
+	int64		m[SF_MAX_MEASURES + 2];
+
+	if ((mv != NULL) != (lane->def.measures != NULL))
+		entry_corrupt(lane, "A lane's entry does not hold the pipeline's measures.");
 
 	if (strcmp(d->partition, lane->def.partitions[l->pi]) != 0)
 		entry_corrupt(lane, "A lane's entry delivers to another partition.");
@@ -380,24 +455,52 @@ sf_lane_load_delivery(SfLaneLoad *l, const SfDelivery *d)
 		entry_corrupt(lane, "A lane's entry skips an offset.");
 	sf_fp_start(&c, (uint64) d->source_offset + 1);
 	has_k = sf_fp_next(l->k, &c, &kl, &kv);
+	sf_fp_start(&c, (uint64) d->source_offset + 1);
+	has_arrival = sf_fp_next(l->arr, &c, &kl, &arrival);
+	if (mv != NULL)
+	{
+		/* a foreign copy's arrival is 0 (no arrival), an own one's the K's */
+		m[0] = (int64) arrival;
+		memcpy(m + 1, mv, lane->def.measures->width * sizeof(int64));
+	}
 	fph = sf_fp_hash(d->event_id, (uint32) d->event_id_len);
 	if (has_k && (kv >> 1) == 1)
 	{
+		if (has_arrival)
+			entry_corrupt(lane, "A K entry gives a duplicate an arrival.");
 		(void) sf_lane_add(lane, l->pi, d->event_id, d->event_id_len, d->key,
 						   d->key_len, d->event_time, d->value,
-						   (kv & 1) != 0, true);
+						   (kv & 1) != 0, true, m);
 		return;
 	}
 	if (lane_load_find(l, d->event_id, d->event_id_len, fph, &handle) != NULL)
 	{
 		if (has_k)
 			entry_corrupt(lane, "A K entry calls a duplicate late.");
+		if (has_arrival)
+			entry_corrupt(lane, "A K entry gives a duplicate an arrival.");
 		sf_partition_append(lane, l->pi, handle);
 		return;
 	}
+	if (mv != NULL && !has_arrival)
+		entry_corrupt(lane, "A new event of a lane has no arrival.");
 	handle = sf_lane_add(lane, l->pi, d->event_id, d->event_id_len, d->key,
-						 d->key_len, d->event_time, d->value, has_k, false);
+						 d->key_len, d->event_time, d->value, has_k, false, m);
 	sf_fp_insert(l->ids, fph, 0, handle);
+}
+
+void
+sf_lane_load_delivery(SfLaneLoad *l, const SfDelivery *d)
+{
+	lane_load_delivery(l, d, NULL);
+}
+
+/* sf_lane_load_delivery of a measures pipeline: mv, d's measure words */
+void
+sf_lane_load_delivery_measures(SfLaneLoad *l, const SfDelivery *d,
+							   const int64 *mv)
+{
+	lane_load_delivery(l, d, mv);
 }
 
 /*
@@ -413,11 +516,17 @@ sf_lane_load_end(SfLaneLoad *l)
 		if (l->k->slots[i].hash != 0 &&
 			(int64) (l->k->slots[i].hash - 1) > consumed)
 			entry_corrupt(l->lane, "A K entry names an offset the lane does not hold.");
+	for (uint64 i = 0; i <= l->arr->mask; i++)
+		if (l->arr->slots[i].hash != 0 &&
+			(int64) (l->arr->slots[i].hash - 1) > consumed)
+			entry_corrupt(l->lane, "A K entry names an offset the lane does not hold.");
+	pfree(l->arr->slots);
+	pfree(l->arr);
 	pfree(l->ids->slots);
 	pfree(l->ids);
 	pfree(l->k->slots);
 	pfree(l->k);
-	l->ids = l->k = NULL;
+	l->ids = l->k = l->arr = NULL;
 }
 
 /*
@@ -436,7 +545,11 @@ sf_head_split(MemoryContext parent, SfPipeline *serial)
 	SfFingerprints *where;
 	SfRow	   *rows;
 	int64		nrows;
+	int64	   *m = NULL;		/* measures: an identity's */
 	MemoryContext old = MemoryContextSwitchTo(h->cxt);
+
+	if (serial->def.measures != NULL)
+		m = palloc((1 + serial->def.measures->width) * sizeof(int64));
 
 	/* serial handle + 1 (never 0) -> the lane and handle it went to */
 	where = sf_fp_create(CurrentMemoryContext, (uint64) serial->nidentities);
@@ -456,21 +569,28 @@ sf_head_split(MemoryContext parent, SfPipeline *serial)
 
 			if ((o & 4095) == 0)
 				CHECK_FOR_INTERRUPTS();
+			if (m != NULL)
+				memcpy(m, sf_id_measures(serial, id),
+					   (1 + serial->def.measures->width) * sizeof(int64));
 			sf_fp_start(&c, (uint64) sh + 1);
 			if (sf_fp_next(where, &c, &wl, &wh))
 			{
 				if (wl == i)	/* a duplicate within the lane */
 					sf_partition_append(lane, i, (uint32) wh);
 				else
+				{
+					if (m != NULL)
+						m[0] = 0;	/* a foreign copy is no arrival */
 					(void) sf_lane_add(lane, i, id->event_id,
 									   id->event_id_len, id->key->data,
 									   id->key->len, id->event_time,
-									   id->value, id->late, true);
+									   id->value, id->late, true, m);
+				}
 				continue;
 			}
 			handle = sf_lane_add(lane, i, id->event_id, id->event_id_len,
 								 id->key->data, id->key->len, id->event_time,
-								 id->value, id->late, false);
+								 id->value, id->late, false, m);
 			sf_fp_insert(where, (uint64) sh + 1, (uint16) i, handle);
 			sf_fp_insert(h->fp, sf_fp_hash(id->event_id, id->event_id_len),
 						 (uint16) i, handle);
@@ -512,8 +632,14 @@ sf_head_split(MemoryContext parent, SfPipeline *serial)
 								 le->event->key->data, le->event->key->len,
 								 le->event->event_time, le->event->value,
 								 le->watermark);
+		if (m != NULL)
+			sf_id_copy_measures(hp, hp->late[hp->nlate - 1].event, serial,
+								le->event);
 	}
 	hp->seq = serial->seq;
+	hp->arrivals = serial->arrivals;
+	if (m != NULL)
+		pfree(m);
 	MemoryContextSwitchTo(old);
 	return h;
 }

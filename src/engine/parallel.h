@@ -350,6 +350,9 @@ typedef struct SfHeOp
 	int64		event_time;		/* E, L */
 	const char *key;			/* E, L */
 	const char *event_id;		/* L */
+	const int64 *mv;			/* E, L of a measures pipeline: the event's
+								 * arrival (global) and measure words, 1 +
+								 * width of them; else NULL */
 } SfHeOp;
 
 typedef struct SfHeFp
@@ -379,6 +382,12 @@ typedef struct SfHeadEntry
 	SfHeLane   *lanes;
 	int			nlanes;
 	int64		counters[SF_HE_NCOUNTERS];
+	/*
+	 * A measures pipeline: the head's arrivals before the transaction (its
+	 * new ids are base + 1 .. base + nfps; the delta's first/last picks
+	 * hold local numbers, rebased by it at the replay, design 13, risk 10)
+	 */
+	int64		arrival_base;
 	/* recording: per lane, the P op a later one may replace (-1: none) */
 	int64	   *last_p;
 } SfHeadEntry;
@@ -388,8 +397,16 @@ typedef struct SfHeadEntry
  * a transaction's deliveries in the lane whose outcome a lane-local replay
  * cannot derive: 'L' a new event that was late, 'F' a duplicate of another
  * lane's event (late: that event's flag).  Retention's horizon will be
- * another kind.
+ * another kind.  A measures pipeline's also holds the arrival number of
+ * each new event of the lane (its global one, base + local: design 13,
+ * risk 10), in offset order.
  */
+typedef struct SfLaneKArrival
+{
+	int64		offset;
+	int64		arrival;
+} SfLaneKArrival;
+
 typedef struct SfLaneKItem
 {
 	uint8		kind;			/* 'L' or 'F' */
@@ -402,6 +419,9 @@ typedef struct SfLaneK
 	int			lane;
 	int64		n;
 	SfLaneKItem *items;			/* in offset order */
+	int64		arrival_base;	/* measures: the head's arrivals before */
+	int64		narrivals;
+	SfLaneKArrival *arrivals;	/* measures: in offset order */
 } SfLaneK;
 
 /*
@@ -417,6 +437,7 @@ typedef struct SfLaneLoad
 	int			pi;				/* its partition */
 	SfFingerprints *ids;		/* its own event ids -> handles */
 	SfFingerprints *k;			/* offset + 1 -> K kind << 1 | late */
+	SfFingerprints *arr;		/* measures: offset + 1 -> arrival */
 } SfLaneLoad;
 
 /* head_entry.c: the recording of sf_head_commit */
@@ -435,7 +456,10 @@ extern void sf_head_apply_entry(SfHead *h, const SfHeadEntry *e,
 extern uint32 sf_lane_add(SfPipeline *lane, int pi, const char *event_id,
 						  int event_id_len, const char *key, int key_len,
 						  int64 event_time, int64 value, bool late,
-						  bool foreign);
+						  bool foreign, const int64 *measures);
+extern void sf_lane_load_delivery_measures(SfLaneLoad *l,
+										   const SfDelivery *d,
+										   const int64 *mv);
 extern void sf_head_index_offset(SfHead *h, int pi, int64 offset,
 								 uint64 hash);
 extern void sf_lane_load_begin(SfLaneLoad *l, SfPipeline *lane, int pi);

@@ -5,6 +5,8 @@
 #   checkpoint  canonical checkpoint bytes (fuzz_checkpoint.c), 60 s
 #   journal     journal rows replayed on a pipeline (fuzz_journal.c), 10 s
 #   snapshot    stored binary snapshots loaded (fuzz_snapshot.c), 10 s
+#   parallel    a parallel pipeline's head and K entries decoded, a head
+#               entry replayed (fuzz_parallel.c), 10 s
 # Every seed must pass first (SF_FUZZ_SEEDS_VALID), and so must every input
 # of test/fuzz/regress/<target>/ (what a target once found: a crash or a
 # broken invariant, fixed since).  Exit status non-zero
@@ -14,7 +16,7 @@
 # and zlib.  docs/testing.md, "Fuzzing", says how to run them longer.
 #
 # Environment: SF_FUZZ_SECONDS (every target's time; default as above),
-# SF_FUZZ_TARGETS (a space-separated selection; default all three),
+# SF_FUZZ_TARGETS (a space-separated selection; default all four),
 # SF_FUZZ_KEEP (a directory: the grown corpora and any artifacts are left
 # there), PG_CONFIG, CLANG (default clang).
 set -euo pipefail
@@ -22,7 +24,7 @@ set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 CLANG=${CLANG:-clang}
-targets=${SF_FUZZ_TARGETS:-checkpoint journal snapshot}
+targets=${SF_FUZZ_TARGETS:-checkpoint journal snapshot parallel}
 
 if ! command -v "$CLANG" >/dev/null; then
 	echo "fuzz.sh: $CLANG not found" >&2
@@ -60,6 +62,7 @@ for t in $targets; do
 	checkpoint) seconds=${SF_FUZZ_SECONDS:-60} max_len=16384 ;;
 	journal) seconds=${SF_FUZZ_SECONDS:-10} max_len=4096 ;;
 	snapshot) seconds=${SF_FUZZ_SECONDS:-10} max_len=8192 ;;
+	parallel) seconds=${SF_FUZZ_SECONDS:-10} max_len=4096 ;;
 	*)
 		echo "fuzz.sh: unknown target \"$t\"" >&2
 		exit 1
