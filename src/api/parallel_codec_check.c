@@ -657,8 +657,8 @@ forged_lane(void *arg)
 
 /*
  * Forged state that is well formed but no commit makes must be refused:
- * a head snapshot whose index lacks an id its lane holds, and a head entry
- * that indexes an id twice
+ * a head snapshot whose index lacks an id its lane holds, or whose late row
+ * is not its lane's late event, and a head entry that indexes an id twice
  */
 static void
 check_forged(PccState *c, SfHead *h, bytea *head, const char **lanes,
@@ -704,6 +704,19 @@ check_forged(PccState *c, SfHead *h, bytea *head, const char **lanes,
 		f.head = sf_head_snapshot_encode(copy);
 		pcc_forged(c, forged_snapshot, &f,
 				   "a head snapshot whose arrivals miss an identity");
+		MemoryContextDelete(copy->cxt);
+	}
+	if (h->p->nlate > 0)
+	{
+		/* a late row whose value is not its lane's late event's */
+		SfHead	   *copy = sf_head_snapshot_decode(c->cxt, def, VARDATA(head),
+												   VARSIZE(head) - VARHDRSZ,
+												   lanes, lens);
+
+		copy->p->late[copy->p->nlate - 1].event->value++;
+		f.head = sf_head_snapshot_encode(copy);
+		pcc_forged(c, forged_snapshot, &f,
+				   "a head snapshot whose late row is not its lane's event");
 		MemoryContextDelete(copy->cxt);
 	}
 	for (int64 k = 0; def->measures != NULL && k < c->nentries; k++)

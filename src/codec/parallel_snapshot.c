@@ -842,6 +842,56 @@ head_decode(HeadDecode *x, SnapReader *r)
 				sf_snap_corrupt(r, "A duplicate in a lane has no first delivery");
 		}
 	}
+
+	/*
+	 * A late row: the event its lane delivered at its offset, whose first
+	 * delivery (the slot's own identity, or for a foreign copy the indexed
+	 * one) is late and holds the row's copy, measures and arrival included
+	 */
+	for (int64 k = 0; k < p->nlate; k++)
+	{
+		const SfLateEvent *le = &p->late[k];
+		const SfIdentity *ev = le->event;
+		SfPipeline *lane = h->lanes[le->partition];
+		SfPartition *part = &lane->partitions[le->partition];
+		SfIdentity *id;
+
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (le->source_offset > h->lane_consumed[le->partition])
+			sf_snap_corrupt(r, "A late row is not in its lane");
+		id = sf_id_ptr(lane, part->deliveries[part->head + le->source_offset]);
+		if (id->foreign)
+		{
+			SfFpCursor	c;
+			uint16		fl;
+			uint64		loc;
+			SfIdentity *first = NULL;
+
+			sf_fp_start(&c, sf_fp_hash(id->event_id, id->event_id_len));
+			while (first == NULL && sf_fp_next(h->fp, &c, &fl, &loc))
+			{
+				first = sf_id_ptr(h->lanes[fl], (uint32) loc);
+				lane = h->lanes[fl];
+				if (first->event_id_len != id->event_id_len ||
+					memcmp(first->event_id, id->event_id,
+						   id->event_id_len) != 0)
+					first = NULL;
+			}
+			if (first == NULL)
+				sf_snap_corrupt(r, "A late row's event has no first delivery");
+			id = first;
+		}
+		if (!id->late || id->event_id_len != ev->event_id_len ||
+			memcmp(id->event_id, ev->event_id, ev->event_id_len) != 0 ||
+			id->event_time != ev->event_time || id->value != ev->value ||
+			id->key->len != ev->key->len ||
+			memcmp(id->key->data, ev->key->data, ev->key->len) != 0 ||
+			(md != NULL &&
+			 memcmp(sf_id_measures(lane, id), sf_id_measures(p, ev),
+					(1 + md->width) * sizeof(int64)) != 0))
+			sf_snap_corrupt(r, "A late row is not its lane's late event");
+	}
 }
 
 static void

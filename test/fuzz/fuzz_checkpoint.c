@@ -15,7 +15,7 @@
  *	   accept every state the engine produces from a valid one.
  *
  * Every input is tried twice: as it is, and with its bytes 24.. wrapped in
- * a correct envelope (see with_envelope), so that the fuzzer explores the
+ * a correct envelope (see shim_checkpoint_fixed in shim.c), so that the fuzzer explores the
  * document and not only the checksum.
  *
  * The backend functions come from shim.c; errors longjmp to the sigsetjmp
@@ -33,9 +33,6 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <zlib.h>
-
-#include "port/pg_bswap.h"
 
 #include "utils/memutils.h"
 
@@ -309,52 +306,6 @@ check_input(const uint8_t *data, size_t size, bool seed)
 	MemoryContextDelete(top);
 }
 
-/*
- * The input with a correct envelope around its bytes 24.. taken as the
- * document (compressed when longer than 4 KiB, as the encoder does), so
- * that mutations of the document reach the parser and the validator
- * instead of failing the checksum.  malloc'd; NULL for short inputs.
- */
-static uint8_t *
-with_envelope(const uint8_t *data, size_t size, size_t *outsize)
-{
-	const uint8_t *doc = data + 24;
-	uLong		doclen = size - 24;
-	uLongf		plen = doclen;
-	uint8_t    *out;
-	uint16		flags = 0;
-	uint32		v;
-	uLong		crc;
-
-	if (size < 24 || doclen > 1024 * 1024)
-		return NULL;
-	out = malloc(24 + compressBound(doclen));
-	if (doclen > 4096)
-	{
-		plen = compressBound(doclen);
-		if (compress2(out + 24, &plen, doc, doclen, 6) != Z_OK)
-			abort();
-		flags = 1;
-	}
-	else
-		memcpy(out + 24, doc, doclen);
-	memcpy(out, "SFCKPT\r\n", 8);
-	out[8] = 0;
-	out[9] = 1;
-	out[10] = 0;
-	out[11] = flags;
-	v = pg_hton32((uint32) plen);
-	memcpy(out + 12, &v, 4);
-	v = pg_hton32((uint32) doclen);
-	memcpy(out + 16, &v, 4);
-	crc = crc32(0L, out, 20);
-	crc = crc32(crc, out + 24, plen);
-	v = pg_hton32((uint32) crc);
-	memcpy(out + 20, &v, 4);
-	*outsize = 24 + plen;
-	return out;
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -365,7 +316,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the input as it is: envelope checks included */
 	check_input(data, size, seeds);
 	/* the same document in a correct envelope */
-	if (!seeds && (fixed = with_envelope(data, size, &fixedsize)) != NULL)
+	if (!seeds && (fixed = shim_checkpoint_fixed(data, size, &fixedsize)) != NULL)
 	{
 		check_input(fixed, fixedsize, false);
 		free(fixed);

@@ -28,7 +28,7 @@
  *	   same checkpoint.
  *
  * Every input is tried twice: as it is, and with its header's length and
- * CRC made right (with_header), so that the fuzzer explores the payload
+ * CRC made right (shim_snapshot_fixed in shim.c), so that the fuzzer explores the payload
  * and not only the checksum.
  *
  * Copyright (c) 2026, the streamforge authors
@@ -43,7 +43,6 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <zlib.h>
 
 #include "utils/memutils.h"
 
@@ -409,30 +408,6 @@ done:
 	MemoryContextDelete(top);
 }
 
-/*
- * The input with the length and CRC of its header made right (malloc'd;
- * NULL if it is no binary snapshot header)
- */
-static uint8_t *
-with_header(const uint8_t *data, size_t size)
-{
-	uint8_t    *out;
-	uint64		len;
-	uint32		crc;
-
-	if (size < SNAP_HEADER || memcmp(data, "SFSNAPB\n", 8) != 0)
-		return NULL;
-	out = malloc(size);
-	memcpy(out, data, size);
-	len = size - SNAP_HEADER;
-	crc = (uint32) crc32(crc32(0L, Z_NULL, 0), out + SNAP_HEADER, (uInt) len);
-	for (int i = 0; i < 4; i++)
-		out[12 + i] = (uint8) (crc >> (8 * i));
-	for (int i = 0; i < 8; i++)
-		out[16 + i] = (uint8) (len >> (8 * i));
-	return out;
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -440,7 +415,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t    *fixed;
 
 	check_input(data, size, seeds);
-	if (!seeds && (fixed = with_header(data, size)) != NULL)
+	if (!seeds && (fixed = shim_snapshot_fixed(data, size)) != NULL)
 	{
 		if (memcmp(fixed, data, size) != 0)
 			check_input(fixed, size, false);

@@ -16,6 +16,9 @@
  *	- StringInfo, psprintf, pairing heap, hash_bytes, qsort_arg,
  *	  pg_verifymbstr (the database encoding is taken to be UTF-8), strlcpy.
  *
+ * and, for the targets, inputs with their checksums made right
+ * (shim_snapshot_fixed, shim_checkpoint_fixed).
+ *
  * Only what the fuzz target needs is here; anything else is a link error.
  * Allocation limits mirror the backend's (MaxAllocSize unless "huge"), so a
  * request PostgreSQL would refuse is refused here too, as an ERROR.
@@ -33,6 +36,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <zlib.h>
 
 #include "common/hashfn.h"
 #include "lib/pairingheap.h"
@@ -40,6 +44,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/memnodes.h"
+#include "port/pg_bswap.h"
 #include "utils/memutils.h"
 
 #include "shim.h"
@@ -802,4 +807,80 @@ int
 pg_mbcliplen(const char *mbstr, int len, int limit)
 {
 	return len < limit ? len : limit;
+}
+
+/* ----------------------------------------------------------------
+ * Inputs made to pass the checksums, so that mutations reach the decoders
+ * (shared by the targets)
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The input with the length and CRC of its header made right (malloc'd;
+ * NULL if it is no binary snapshot header)
+ */
+uint8_t *
+shim_snapshot_fixed(const uint8_t *data, size_t size)
+{
+	uint8_t    *out;
+	uint64		len;
+	uint32		crc;
+
+	if (size < 24 || memcmp(data, "SFSNAPB\n", 8) != 0)
+		return NULL;
+	out = malloc(size);
+	memcpy(out, data, size);
+	len = size - 24;
+	crc = (uint32) crc32(crc32(0L, Z_NULL, 0), out + 24, (uInt) len);
+	for (int i = 0; i < 4; i++)
+		out[12 + i] = (uint8) (crc >> (8 * i));
+	for (int i = 0; i < 8; i++)
+		out[16 + i] = (uint8) (len >> (8 * i));
+	return out;
+}
+
+/*
+ * The input with a correct envelope around its bytes 24.. taken as the
+ * document (compressed when longer than 4 KiB, as the encoder does), so
+ * that mutations of the document reach the parser and the validator
+ * instead of failing the checksum.  malloc'd; NULL for short inputs.
+ */
+uint8_t *
+shim_checkpoint_fixed(const uint8_t *data, size_t size, size_t *outsize)
+{
+	const uint8_t *doc = data + 24;
+	uLong		doclen = size - 24;
+	uLongf		plen = doclen;
+	uint8_t    *out;
+	uint16		flags = 0;
+	uint32		v;
+	uLong		crc;
+
+	if (size < 24 || doclen > 1024 * 1024)
+		return NULL;
+	out = malloc(24 + compressBound(doclen));
+	if (doclen > 4096)
+	{
+		plen = compressBound(doclen);
+		if (compress2(out + 24, &plen, doc, doclen, 6) != Z_OK)
+			abort();
+		flags = 1;
+	}
+	else
+		memcpy(out + 24, doc, doclen);
+	memcpy(out, "SFCKPT\r\n", 8);
+	out[8] = 0;
+	out[9] = 1;
+	out[10] = 0;
+	out[11] = flags;
+	v = pg_hton32((uint32) plen);
+	memcpy(out + 12, &v, 4);
+	v = pg_hton32((uint32) doclen);
+	memcpy(out + 16, &v, 4);
+	crc = crc32(0L, out, 20);
+	crc = crc32(crc, out + 24, plen);
+	v = pg_hton32((uint32) crc);
+	memcpy(out + 20, &v, 4);
+	*outsize = 24 + plen;
+	return out;
 }

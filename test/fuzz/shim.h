@@ -18,4 +18,9 @@ extern int	shim_sqlerrcode;
 extern char shim_message[1024];
 extern char shim_detail[1024];
 
+/* the input with its checksums made right (malloc'd; NULL: not possible) */
+extern uint8_t *shim_snapshot_fixed(const uint8_t *data, size_t size);
+extern uint8_t *shim_checkpoint_fixed(const uint8_t *data, size_t size,
+									   size_t *outsize);
+
 #endif							/* SF_FUZZ_SHIM_H */

@@ -6,7 +6,8 @@
 #   journal     journal rows replayed on a pipeline (fuzz_journal.c), 10 s
 #   snapshot    stored binary snapshots loaded (fuzz_snapshot.c), 10 s
 #   parallel    a parallel pipeline's head and K entries decoded, a head
-#               entry replayed (fuzz_parallel.c), 10 s
+#               entry replayed, head and lane snapshots decoded, a
+#               checkpoint split (fuzz_parallel.c), 10 s
 # Every seed must pass first (SF_FUZZ_SEEDS_VALID), and so must every input
 # of test/fuzz/regress/<target>/ (what a target once found: a crash or a
 # broken invariant, fixed since).  Exit status non-zero
@@ -62,7 +63,7 @@ for t in $targets; do
 	checkpoint) seconds=${SF_FUZZ_SECONDS:-60} max_len=16384 ;;
 	journal) seconds=${SF_FUZZ_SECONDS:-10} max_len=4096 ;;
 	snapshot) seconds=${SF_FUZZ_SECONDS:-10} max_len=8192 ;;
-	parallel) seconds=${SF_FUZZ_SECONDS:-10} max_len=4096 ;;
+	parallel) seconds=${SF_FUZZ_SECONDS:-10} max_len=16384 ;;
 	*)
 		echo "fuzz.sh: unknown target \"$t\"" >&2
 		exit 1
