@@ -302,7 +302,7 @@ entry_decode(void *arg)
 		hi = get_u64(&r);
 		d->agg.sum = (int128) (((uint128) hi << 64) | lo);
 		d->agg.ext = NULL;
-		check_agg(&r, &d->agg);
+		sf_snap_check_agg(&r, &d->agg);
 		if (md != NULL)
 		{
 			/* its states in this context, as the entry's strings */

@@ -64,17 +64,6 @@ get_lane(SnapReader *r, int np)
 	return (int) l;
 }
 
-/* count, min, max, sum of a bucket: consistent, or corrupt */
-static inline void
-check_agg(SnapReader *r, const SfAgg *a)
-{
-	if (a->count < 1 || a->min > a->max ||
-		a->sum < (int128) a->min * a->count ||
-		a->sum > (int128) a->max * a->count)
-		sf_snap_corrupt(r, "An aggregate is inconsistent");
-}
-
-
 /*
  * An event's measures (a measures pipeline's E and L ops, the head
  * snapshot's late rows: 1 + width words, engine/parallel.h): its arrival

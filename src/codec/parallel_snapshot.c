@@ -633,8 +633,6 @@ head_decode(HeadDecode *x, SnapReader *r)
 	LaneOwn    *own;
 	int64	   *nfps;
 	const SfMeasuresDef *md = x->def->measures;
-	int64	   *ext = NULL;
-	MemoryContext scratch = NULL;
 
 	sf_snap_check_def(r, x->def, 3);
 	h = sf_head_create(x->parent, x->def);
@@ -691,61 +689,7 @@ head_decode(HeadDecode *x, SnapReader *r)
 								 keys[ki]->len, t, v, wm);
 	}
 
-	n = get_count(r, 62);
-	if (md != NULL)
-	{
-		ext = palloc0((md->nwords + md->nvar) * sizeof(int64));
-		if (md->nvar > 0)
-			scratch = AllocSetContextCreate(CurrentMemoryContext,
-											"streamforge head snapshot states",
-											ALLOCSET_DEFAULT_SIZES);
-	}
-	for (int64 k = 0; k < n; k++)
-	{
-		uint16		w = get_u16(r);
-		uint32		ki = get_u32(r);
-		int64		start = (int64) get_u64(r);
-		int64		end = (int64) get_u64(r);
-		SfAgg		agg;
-		uint64		lo,
-					hi;
-
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (w >= x->def->nwindows || ki >= nkeys || start >= end)
-			sf_snap_corrupt(r, "A live bucket is invalid");
-		if (sf_bucket_lookup(p, w, keys[ki], start) != NULL)
-			sf_snap_corrupt(r, "A live bucket appears twice");
-		agg.count = (int64) get_u64(r);
-		agg.min = (int64) get_u64(r);
-		agg.max = (int64) get_u64(r);
-		lo = get_u64(r);
-		hi = get_u64(r);
-		agg.sum = (int128) (((uint128) hi << 64) | lo);
-		agg.ext = NULL;
-		check_agg(r, &agg);
-		if (md != NULL)
-		{
-			MemoryContext old = scratch ? MemoryContextSwitchTo(scratch) : NULL;
-
-			sf_snap3_decode_bucket_measures(r, md, ext, agg.count);
-			if (scratch)
-				MemoryContextSwitchTo(old);
-			agg.ext = ext;
-		}
-		if (!sf_bucket_restore(p, w, keys[ki], start, end, &agg))
-			sf_snap_corrupt(r, "A live session overlaps another");
-		if (scratch)
-		{
-			/* restore copied the states: the loaded ones go (snapshot.c) */
-			memset(ext + md->nwords, 0, md->nvar * sizeof(int64));
-			MemoryContextReset(scratch);
-		}
-	}
-	if (scratch)
-		MemoryContextDelete(scratch);
-	if (ext)
-		pfree(ext);
+	sf_snap_decode_buckets(r, p, keys, nkeys);
 	pfree(keys);
 
 	/* the lanes, then the index over them */

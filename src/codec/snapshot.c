@@ -743,6 +743,81 @@ sf_snap_check_def(SnapReader *r, const SfPipelineDef *target, uint32 version)
 		sf_snap_corrupt(r, "Its definition is not the pipeline's");
 }
 
+/*
+ * sf_snap_decode_buckets
+ *		The live buckets of a snapshot (every version of the serial one,
+ *		and the head snapshot of a parallel pipeline): a count, then each
+ *		bucket's window, key index, start, end, count, min, max and sum, and
+ *		a measures pipeline's words; restored into p.  A bucket must be
+ *		what a checkpoint may hold (sf_snap_check_agg): a forged one would
+ *		reach the engine's arithmetic.
+ */
+void
+sf_snap_decode_buckets(SnapReader *r, SfPipeline *p, SfString **keys,
+					   int64 nkeys)
+{
+	const SfMeasuresDef *md = p->def.measures;
+	int64		n = get_count(r, 62);
+	int64	   *ext = NULL;
+	MemoryContext scratch = NULL;
+
+	if (md != NULL)
+	{
+		ext = palloc0(Max(md->nwords + md->nvar, 1) * sizeof(int64));
+		/* under the pipeline's: an error frees it with the pipeline */
+		if (md->nvar > 0)
+			scratch = AllocSetContextCreate(p->cxt,
+											"streamforge snapshot states",
+											ALLOCSET_DEFAULT_SIZES);
+	}
+	for (int64 k = 0; k < n; k++)
+	{
+		uint16		w = get_u16(r);
+		uint32		ki = get_u32(r);
+		int64		start = (int64) get_u64(r);
+		int64		end = (int64) get_u64(r);
+		SfAgg		agg;
+		uint64		lo,
+					hi;
+
+		if ((k & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (w >= p->def.nwindows || ki >= nkeys || start >= end)
+			sf_snap_corrupt(r, "A live bucket is invalid");
+		if (sf_bucket_lookup(p, w, keys[ki], start) != NULL)
+			sf_snap_corrupt(r, "A live bucket appears twice");
+		agg.count = (int64) get_u64(r);
+		agg.min = (int64) get_u64(r);
+		agg.max = (int64) get_u64(r);
+		lo = get_u64(r);
+		hi = get_u64(r);
+		agg.sum = (int128) (((uint128) hi << 64) | lo);
+		agg.ext = NULL;
+		sf_snap_check_agg(r, &agg);
+		if (md != NULL)
+		{
+			MemoryContext old = scratch ? MemoryContextSwitchTo(scratch) : NULL;
+
+			sf_snap3_decode_bucket_measures(r, md, ext, agg.count);
+			if (scratch)
+				MemoryContextSwitchTo(old);
+			agg.ext = ext;
+		}
+		if (!sf_bucket_restore(p, w, keys[ki], start, end, &agg))
+			sf_snap_corrupt(r, "A live session overlaps another");
+		if (scratch)
+		{
+			/* restore copied the states: the loaded ones go */
+			memset(ext + md->nwords, 0, md->nvar * sizeof(int64));
+			MemoryContextReset(scratch);
+		}
+	}
+	if (scratch)
+		MemoryContextDelete(scratch);
+	if (ext)
+		pfree(ext);
+}
+
 static pg_noinline void
 snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target,
 					  MemoryContext parent, SfPipeline *volatile *result)
@@ -750,12 +825,8 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 	SfPipeline *p;
 	SfString  **keys;
 	int64		nkeys;
-	int64		n;
 	int64		nids;
 	HandleSet	valid = {NULL, 0};
-	const SfMeasuresDef *md = target->measures;
-	int64	   *ext = NULL;
-	MemoryContext scratch = NULL;
 
 	/* definition: must be equivalent to the pipeline's */
 	sf_snap_check_def(r, target, version);
@@ -815,62 +886,7 @@ snapshot_decode_steps(SnapReader *r, uint32 version, const SfPipelineDef *target
 		pfree(ord2h);
 	}
 
-	/* live buckets */
-	n = get_count(r, 62);
-	if (md != NULL)
-	{
-		ext = palloc0(Max(md->nwords + md->nvar, 1) * sizeof(int64));
-		/* under the pipeline's: an error frees it with the pipeline */
-		if (md->nvar > 0)
-			scratch = AllocSetContextCreate(p->cxt,
-											"streamforge snapshot states",
-											ALLOCSET_DEFAULT_SIZES);
-	}
-	for (int64 k = 0; k < n; k++)
-	{
-		uint16		w = get_u16(r);
-		uint32		ki = get_u32(r);
-		int64		start = (int64) get_u64(r);
-		int64		end = (int64) get_u64(r);
-		SfAgg		agg;
-		uint64		lo,
-					hi;
-
-		if ((k & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (w >= target->nwindows || ki >= nkeys || start >= end)
-			sf_snap_corrupt(r, "A live bucket is invalid");
-		if (sf_bucket_lookup(p, w, keys[ki], start) != NULL)
-			sf_snap_corrupt(r, "A live bucket appears twice");
-		agg.count = (int64) get_u64(r);
-		agg.min = (int64) get_u64(r);
-		agg.max = (int64) get_u64(r);
-		lo = get_u64(r);
-		hi = get_u64(r);
-		agg.sum = (int128) (((uint128) hi << 64) | lo);
-		agg.ext = NULL;
-		if (md != NULL)
-		{
-			MemoryContext old = scratch ? MemoryContextSwitchTo(scratch) : NULL;
-
-			sf_snap3_decode_bucket_measures(r, md, ext, agg.count);
-			if (scratch)
-				MemoryContextSwitchTo(old);
-			agg.ext = ext;
-		}
-		if (!sf_bucket_restore(p, w, keys[ki], start, end, &agg))
-			sf_snap_corrupt(r, "A live session overlaps another");
-		if (scratch)
-		{
-			/* restore copied the states: the loaded ones go */
-			memset(ext + md->nwords, 0, md->nvar * sizeof(int64));
-			MemoryContextReset(scratch);
-		}
-	}
-	if (scratch)
-		MemoryContextDelete(scratch);
-	if (ext)
-		pfree(ext);
+	sf_snap_decode_buckets(r, p, keys, nkeys);
 	if (r->pos != r->len)
 		sf_snap_corrupt(r, "Data follows the end");
 	sf_retention_forget(p);

@@ -262,6 +262,20 @@ extern void sf_snap_put_def(StringInfo b, const SfPipelineDef *def,
 extern void sf_snap_check_def(SnapReader *r, const SfPipelineDef *target,
 							  uint32 version);
 
+/*
+ * count, min, max and sum of a bucket: what a checkpoint may hold
+ * (count >= 1, min <= max, the sum within [count * min, count * max]:
+ * codec_validate.c), or corrupt
+ */
+static inline void
+sf_snap_check_agg(const SnapReader *r, const SfAgg *a)
+{
+	if (a->count < 1 || a->min > a->max ||
+		a->sum < (int128) a->min * a->count ||
+		a->sum > (int128) a->max * a->count)
+		sf_snap_corrupt(r, "An aggregate is inconsistent");
+}
+
 /* snapshot_v3.c: the sections of version 3 */
 extern void sf_snap3_put_def(StringInfo b, const SfPipelineDef *def);
 extern void sf_snap3_put_id_measures(StringInfo b, const SfPipeline *p,
@@ -281,6 +295,8 @@ extern void sf_snap3_decode_deliveries(SnapReader *r, SfPipeline *p,
 									   const uint32 *ord2h, int64 nids);
 extern void sf_snap3_decode_late(SnapReader *r, SfPipeline *p,
 								 const uint32 *ord2h, int64 nids);
+extern void sf_snap_decode_buckets(SnapReader *r, SfPipeline *p,
+								   SfString **keys, int64 nkeys);
 extern void sf_snap3_decode_bucket_measures(SnapReader *r,
 											const SfMeasuresDef *md,
 											int64 *ext, int64 count);

@@ -19,7 +19,9 @@
  *	   binary snapshot, which goes to the checkpoint decoder); anything
  *	   else, or a crash or a sanitizer report, is a bug.  Memory it
  *	   allocated must be gone after an error.
- *	2. If loaded: the bounds checks promise only that a damaged snapshot
+ *	2. If loaded: its live buckets are consistent (count >= 1, min <= max,
+ *	   the sum within [count * min, count * max]: the decoder checks them).
+ *	   Beyond that the bounds checks promise only that a damaged snapshot
  *	   does not crash the backend (the CRC is what catches damage), so the
  *	   engine must then run ingest / advance / mark_idle and encode the
  *	   state again (snapshot and checkpoint) without a crash; errors are
@@ -341,6 +343,29 @@ check_seed_state(SfPipeline *p, const SfPipelineDef *def)
 	sf_pipeline_free(q);
 }
 
+/*
+ * A loaded snapshot's live buckets are what a checkpoint may hold: count
+ * >= 1, min <= max, the sum within [count * min, count * max] (the decoder
+ * checks them: a forged bucket must not reach the engine's arithmetic)
+ */
+static void
+check_buckets(SfPipeline *p)
+{
+	SfRow	   *rows;
+	int64		n = sf_collect_rows(p, false, &rows);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		const SfAgg *a = &rows[i].agg;
+
+		if (a->count < 1 || a->min > a->max ||
+			a->sum < (int128) a->min * a->count ||
+			a->sum > (int128) a->max * a->count)
+			fail("a loaded snapshot holds an inconsistent bucket");
+	}
+	pfree(rows);
+}
+
 static void
 check_input(const uint8_t *data, size_t size, bool seed)
 {
@@ -385,6 +410,7 @@ check_input(const uint8_t *data, size_t size, bool seed)
 
 		if (seed)
 			check_seed_state(p, &def);
+		check_buckets(p);
 		for (size_t i = 0; i < size; i++)
 			h = (h ^ data[i]) * 16777619u;
 		pi = h % def.npartitions;
