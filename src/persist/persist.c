@@ -151,6 +151,9 @@ sf_persist_init(bool define_gucs)
 	RegisterSubXactCallback(sf_notify_subxact_callback, NULL);
 	/* everything done at PRE_COMMIT, in its order (precommit.c, issue 46) */
 	RegisterXactCallback(sf_precommit_callback, NULL);
+	/* parallel pipelines' transactions end (parallel.c, issue 46) */
+	RegisterXactCallback(sf_par_xact_callback, NULL);
+	RegisterSubXactCallback(sf_par_subxact_callback, NULL);
 	if (!define_gucs)
 		return;
 	DefineCustomIntVariable("streamforge.compaction_threshold",
@@ -193,6 +196,9 @@ sf_persist_create(const SfPipelineDef *def)
 				errmsg("pipeline \"%s\" already exists", def->name));
 	SPI_finish();
 	sf_restore_user(&saved);
+	/* its lanes (parallel.c, issue 46) */
+	if (def->writers == SF_WRITERS_PARALLEL)
+		sf_persist_parallel_create(def);
 }
 
 /*
@@ -296,7 +302,7 @@ sf_persist_open(const char *name, bool for_write)
 	SfRowInfo	row = {0};
 	SfCacheEntry *entry;
 	Datum		arg;
-	int64		current_version;
+	int64		current_version = 0;
 	SfPrivilege required = for_write ? SF_PRIV_INGEST : SF_PRIV_READ;
 	MemoryContext callercxt = CurrentMemoryContext;
 	SfSavedUser saved;
@@ -326,6 +332,18 @@ sf_persist_open(const char *name, bool for_write)
 		/* nothing but the state refers to its keys between calls */
 		sf_keys_collect(entry->pipeline);
 		return entry->pipeline;
+	}
+
+	/*
+	 * A parallel pipeline (issue 46) is parallel.c's; asked of the row only
+	 * when this backend holds no serial state of the pipeline
+	 */
+	if (entry == NULL || entry->pipeline == NULL)
+	{
+		SfPipeline *p = sf_par_open(name, for_write);
+
+		if (p != NULL)
+			return p;
 	}
 
 	sf_become_owner(&saved);
@@ -486,6 +504,20 @@ compaction_limit(const SfCacheEntry *entry, const SfPipeline *p)
 						SF_RETENTION_COMPACTION_FLOOR),
 					SF_COMPACTION_FACTOR * entry->snapshot_len);
 	return limit;
+}
+
+/*
+ * The journal bytes since a snapshot of snapshot_len bytes above which a
+ * parallel pipeline (no retention) is compacted, as compaction_limit; -1:
+ * never (sequencer.c)
+ */
+int64
+sf_compaction_limit_bytes(int64 snapshot_len)
+{
+	if (compaction_threshold < 0)
+		return -1;
+	return Max((int64) compaction_threshold * 1024,
+			   SF_COMPACTION_FACTOR * snapshot_len);
 }
 
 /*
@@ -737,6 +769,10 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	SfSavedUser saved;
 
 	sf_check_lookup_name(name);
+	entry = sf_cache_lookup(name, false);
+	if ((entry == NULL || entry->pipeline == NULL) &&
+		sf_persist_parallel_restore(name, data, len))
+		return;					/* parallel.c (issue 46) */
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
