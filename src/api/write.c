@@ -86,6 +86,7 @@ write_row_parallel(FunctionCallInfo fcinfo, SfPipeline *p, SfDelivery *d,
 {
 	if (!count)
 		sf_parallel_rows_refused(p, get_func_name(fcinfo->flinfo->fn_oid));
+	sf_check_event_id(d, -1);
 	PG_RETURN_INT32((int32) sf_persist_parallel_ingest(p, d, 1, mv, assign,
 													   NULL, NULL));
 }
@@ -128,11 +129,11 @@ write_row(FunctionCallInfo fcinfo, bool measures, bool assign, bool count)
 	}
 	else
 		d.value = PG_GETARG_INT64(5 + o);
-	sf_check_event_id(&d, -1);
-
 	if (sf_is_parallel(p))
 		return write_row_parallel(fcinfo, p, &d, measures ? mv : NULL, assign,
 								  count);
+	sf_check_event_id(&d, -1);
+
 	if (assign)
 		sf_assign_offset(p, &d);
 	if (measures)

@@ -193,6 +193,31 @@ measures_fast(Datum d, const SfMeasuresDef *md, int64 *out)
 	return true;
 }
 
+/* Raise the error of measures delivery i of b, which has a bad field */
+static pg_noinline pg_attribute_noreturn() void
+measures_bad(const SfPipeline *p, const SfWriteBatch *b, int i)
+{
+	static const char *const fields[] = {
+		"partition", "source_offset", "event_id", "key", "event_time",
+		"measures"
+	};
+	const int  *bad = b->bad;
+
+	if (bad[i] == -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("delivery %d of the batch must not be null", i + 1)));
+	if (bad[i] < SF_BAD_MEASURES)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of delivery %d of the batch must not be null",
+						fields[bad[i]], i + 1)));
+	/* raises the measures array's error */
+	sf_measures_values(p, DatumGetArrayTypeP((Datum) b->ds[i].value),
+					   b->mv + (Size) i * p->def.measures->width, i);
+	elog(ERROR, "streamforge: measures of delivery %d rejected", i + 1);
+}
+
 /*
  * The tail of a batch: its changes to the outputs, then as the call's rows
  * unless quiet (an attached table's trigger, the direct entry: no rows).
@@ -282,31 +307,6 @@ append_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	if (n > 0)
 		sf_persist_journal_ingest(p, ds, hashes, n);
 	batch_finish(fcinfo, p, &changes, late_before, false, quiet);
-}
-
-/* Raise the error of measures delivery i of b, which has a bad field */
-static pg_noinline pg_attribute_noreturn() void
-measures_bad(const SfPipeline *p, const SfWriteBatch *b, int i)
-{
-	static const char *const fields[] = {
-		"partition", "source_offset", "event_id", "key", "event_time",
-		"measures"
-	};
-	const int  *bad = b->bad;
-
-	if (bad[i] == -1)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("delivery %d of the batch must not be null", i + 1)));
-	if (bad[i] < SF_BAD_MEASURES)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s of delivery %d of the batch must not be null",
-						fields[bad[i]], i + 1)));
-	/* raises the measures array's error */
-	sf_measures_values(p, DatumGetArrayTypeP((Datum) b->ds[i].value),
-					   b->mv + (Size) i * p->def.measures->width, i);
-	elog(ERROR, "streamforge: measures of delivery %d rejected", i + 1);
 }
 
 /*

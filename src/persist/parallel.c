@@ -50,6 +50,9 @@
  * pipeline reads the head as its first write found it (its own writes
  * become visible at commit, design 4.4).
  *
+ * Calls: persist.c opens (sf_par_open); sequencer.c sequences, creates
+ * and restores; notify.c asks for ids.  This file calls none of them.
+ *
  * Memory: par_cxt (TopMemoryContext) holds the hash and each entry's
  * arrays; a head is built under CurTransactionContext and moved under
  * par_cxt once complete; a transaction's SfTxn lives in a child of
@@ -91,7 +94,7 @@ static HTAB *par_hash = NULL;
 static MemoryContext par_cxt = NULL;
 static bool par_sequencing = false;
 
-static SPIPlanPtr par_plans[4];
+static SPIPlanPtr par_plans[3];
 
 static const SfPlanText par_writers_text = {
 	"SELECT (definition OPERATOR(pg_catalog.->>) 'writers') "
@@ -112,15 +115,6 @@ static const SfPlanText par_lane_rows_text = {
 	1, {INT8OID}
 };
 
-static const SfPlanText par_lane_create_text = {
-	"INSERT INTO streamforge.lane (pipeline_id, lane, partition, version, "
-	"snapshot_version) "
-	"SELECT p.id, u.n::pg_catalog.int4 OPERATOR(pg_catalog.-) 1, u.part, 0, 0 "
-	"FROM streamforge.pipeline p, "
-	"pg_catalog.unnest($2::pg_catalog.text[]) WITH ORDINALITY u(part, n) "
-	"WHERE p.name OPERATOR(pg_catalog.=) $1",
-	2, {TEXTOID, TEXTARRAYOID}
-};
 
 /* ----------------------------------------------------------------
  * Locks (design 8.1): one locktag function per kind, one wait decision
@@ -161,8 +155,8 @@ sf_par_lock(const LOCKTAG *tag)
  * ----------------------------------------------------------------
  */
 
-static SfParEntry *
-par_lookup(const char *name, bool create)
+SfParEntry *
+sf_par_lookup(const char *name, bool create)
 {
 	SfParEntry *pe;
 	bool		found;
@@ -197,8 +191,8 @@ par_lookup(const char *name, bool create)
 }
 
 /* The entry's transaction state goes (its head stays, unless discard) */
-static void
-par_end_txn(SfParEntry *pe, bool discard)
+void
+sf_par_end_txn(SfParEntry *pe, bool discard)
 {
 	if (pe->txn != NULL)
 		sf_txn_free(pe->txn);
@@ -232,7 +226,7 @@ par_end_txn(SfParEntry *pe, bool discard)
 static void
 par_forget(SfParEntry *pe)
 {
-	par_end_txn(pe, true);
+	sf_par_end_txn(pe, true);
 	if (pe->lane_pos != NULL)
 		pfree(pe->lane_pos);
 	if (pe->acl.grants != NULL)
@@ -240,11 +234,18 @@ par_forget(SfParEntry *pe)
 	hash_search(par_hash, pe->name, HASH_REMOVE, NULL);
 }
 
+/* The context a head moves to once complete */
+MemoryContext
+sf_par_context(void)
+{
+	return par_cxt;
+}
+
 /* The id of parallel pipeline name, if this backend holds it */
 bool
 sf_par_id(const char *name, int64 *id)
 {
-	SfParEntry *pe = par_lookup(name, false);
+	SfParEntry *pe = sf_par_lookup(name, false);
 
 	if (pe == NULL || pe->head == NULL)
 		return false;
@@ -342,7 +343,7 @@ par_load(SfParEntry *pe, const SfPipelineDef *def, const SfRowInfo *row)
 	uint64		nrows;
 	int			nlanes = 0;
 
-	par_end_txn(pe, true);
+	sf_par_end_txn(pe, true);
 
 	sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
@@ -474,7 +475,7 @@ par_is_parallel(const char *name)
 	bool		isnull;
 	Datum		d;
 
-	if (par_lookup(name, false) != NULL)
+	if (sf_par_lookup(name, false) != NULL)
 		return true;
 	arg = CStringGetTextDatum(name);
 	sf_run_plan(&par_plans[0], &par_writers_text, &arg, NULL, true,
@@ -546,7 +547,7 @@ par_begin(SfParEntry *pe)
 SfPipeline *
 sf_par_open(const char *name, bool for_write)
 {
-	SfParEntry *pe = par_lookup(name, false);
+	SfParEntry *pe = sf_par_lookup(name, false);
 	SfPrivilege required = for_write ? SF_PRIV_INGEST : SF_PRIV_READ;
 	MemoryContext callercxt = CurrentMemoryContext;
 	SfSavedUser saved;
@@ -590,7 +591,7 @@ sf_par_open(const char *name, bool for_write)
 	if (for_write)
 		sf_persist_check_writable(name);
 
-	pe = par_lookup(name, true);
+	pe = sf_par_lookup(name, true);
 	if (pe->txn == NULL &&
 		(pe->head == NULL || pe->id != row.id || pe->relid != row.relid ||
 		 pe->version != row.version))
@@ -627,7 +628,7 @@ sf_par_open(const char *name, bool for_write)
 static SfParEntry *
 par_writing(SfPipeline *p)
 {
-	SfParEntry *pe = par_lookup(p->def.name, false);
+	SfParEntry *pe = sf_par_lookup(p->def.name, false);
 
 	if (pe == NULL || pe->head == NULL || pe->head->p != p || pe->txn == NULL)
 		elog(ERROR, "streamforge: pipeline \"%s\" was not opened for writing",
@@ -639,7 +640,7 @@ par_writing(SfPipeline *p)
 static SfParEntry *
 par_of(const SfPipeline *p)
 {
-	SfParEntry *pe = par_lookup(p->def.name, false);
+	SfParEntry *pe = sf_par_lookup(p->def.name, false);
 
 	if (pe == NULL || pe->head == NULL || pe->head->p != p)
 		elog(ERROR, "streamforge: pipeline \"%s\" is not open", p->def.name);
@@ -797,91 +798,6 @@ sf_persist_parallel_checkpoint(SfPipeline *p)
 	return sf_head_checkpoint_encode(pe->head);
 }
 
-/*
- * Store the lanes of a new parallel pipeline (design 4.3), one per
- * partition, numbered by the partition's index in the definition.
- * Caller has stored its row in this transaction.
- */
-void
-sf_persist_parallel_create(const SfPipelineDef *def)
-{
-	Datum		values[2];
-	Datum	   *parts = palloc(Max(def->npartitions, 1) * sizeof(Datum));
-	SfSavedUser saved;
-
-	for (int i = 0; i < def->npartitions; i++)
-		parts[i] = CStringGetTextDatum(def->partitions[i]);
-	values[0] = CStringGetTextDatum(def->name);
-	values[1] = PointerGetDatum(construct_array(parts, def->npartitions,
-												TEXTOID, -1, false,
-												TYPALIGN_INT));
-	sf_become_owner(&saved);
-	SPI_connect();
-	sf_run_plan(&par_plans[3], &par_lane_create_text, values, NULL, false,
-				SPI_OK_INSERT);
-	if (SPI_processed != (uint64) def->npartitions)
-		elog(ERROR, "streamforge: the lanes of pipeline \"%s\" were not stored",
-			 def->name);
-	SPI_finish();
-	sf_restore_user(&saved);
-}
-
-/*
- * Restore parallel pipeline name from a checkpoint (design 6.7): split
- * into head and lanes (SF003 as for a serial pipeline), stored as their
- * snapshots under the head lock with the journals emptied and the version
- * bumped, at once (the design's "at commit" is step 7's).  Writers whose
- * base predates it fail at their commit in step 4.  Needs the admin
- * privilege (42501).  Returns false if name is not a parallel pipeline.
- */
-bool
-sf_persist_parallel_restore(const char *name, const char *data, Size len)
-{
-	SfParEntry *pe;
-	SfPipeline *p = sf_par_open(name, false);
-	SfHead	   *h;
-	LOCKTAG		tag;
-	SfSavedUser saved;
-	Datum		arg;
-	int64		version;
-	bool		isnull;
-
-	if (p == NULL)
-		return false;
-	pe = par_lookup(name, false);
-	sf_acl_check(&pe->acl, name, GetUserId(), SF_PRIV_ADMIN);
-	sf_persist_check_writable(name);
-	if (pe->txn != NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("cannot restore parallel pipeline \"%s\" in a transaction that wrote it",
-					   name),
-				errhint("Restore it in a transaction of its own."));
-	sf_check_checkpoint_size(data, len);
-	h = sf_head_checkpoint_restore(CurTransactionContext, &p->def, data, len);
-
-	sf_par_head_tag(&tag, pe->id);
-	sf_par_lock(&tag);
-	sf_become_owner(&saved);
-	SPI_connect();
-	arg = CStringGetTextDatum(name);
-	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
-	if (SPI_processed != 1)
-		sf_unknown_pipeline(name);
-	version = sf_getint64(3, &isnull);
-	SPI_finish();
-	sf_restore_user(&saved);
-
-	/* the entry holds the restored state, discarded unless we commit */
-	MemoryContextSetParent(h->cxt, par_cxt);
-	par_end_txn(pe, true);
-	pe->head = h;
-	pe->version = version;
-	pe->restored = true;
-	sf_par_store_snapshots(pe, version);
-	return true;
-}
-
 /* ----------------------------------------------------------------
  * Transaction callbacks
  * ----------------------------------------------------------------
@@ -922,11 +838,11 @@ sf_par_xact_callback(XactEvent event, void *arg)
 		{
 			pe->restored = false;
 			if (!commit)
-				par_end_txn(pe, true);
+				sf_par_end_txn(pe, true);
 		}
 		if (pe->txn == NULL)
 			continue;
-		par_end_txn(pe, !(commit && pe->sequenced));
+		sf_par_end_txn(pe, !(commit && pe->sequenced));
 	}
 }
 

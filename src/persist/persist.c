@@ -89,8 +89,8 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-/* streamforge.compaction_threshold, in kB; -1 disables compaction */
-static int	compaction_threshold = 64 * 1024;
+/* streamforge.compaction_threshold: sf_compaction_threshold (catalog.c) */
+#define compaction_threshold sf_compaction_threshold
 
 /* ... or this many times the snapshot's size, whichever is larger */
 #define SF_COMPACTION_FACTOR	4
@@ -504,20 +504,6 @@ compaction_limit(const SfCacheEntry *entry, const SfPipeline *p)
 						SF_RETENTION_COMPACTION_FLOOR),
 					SF_COMPACTION_FACTOR * entry->snapshot_len);
 	return limit;
-}
-
-/*
- * The journal bytes since a snapshot of snapshot_len bytes above which a
- * parallel pipeline (no retention) is compacted, as compaction_limit; -1:
- * never (sequencer.c)
- */
-int64
-sf_compaction_limit_bytes(int64 snapshot_len)
-{
-	if (compaction_threshold < 0)
-		return -1;
-	return Max((int64) compaction_threshold * 1024,
-			   SF_COMPACTION_FACTOR * snapshot_len);
 }
 
 /*

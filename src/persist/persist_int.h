@@ -448,12 +448,16 @@ extern void sf_par_subxact_callback(SubXactEvent event,
 									SubTransactionId mySubid,
 									SubTransactionId parentSubid, void *arg);
 extern SfPipeline *sf_par_open(const char *name, bool for_write);
+extern SfParEntry *sf_par_lookup(const char *name, bool create);
+extern void sf_par_end_txn(SfParEntry *pe, bool discard);
+extern MemoryContext sf_par_context(void);
 extern void sf_par_sequencing(bool on);
 extern void sf_par_claim_tag(LOCKTAG *tag, int64 id, int lane);
 extern void sf_par_head_tag(LOCKTAG *tag, int64 id);
 extern void sf_par_lock(const LOCKTAG *tag);
 extern void sf_sequencer_run_all(void);
 extern void sf_par_store_snapshots(SfParEntry *pe, int64 version);
+extern int	sf_compaction_threshold;
 extern int64 sf_compaction_limit_bytes(int64 snapshot_len);
 
 /* leftovers.c */

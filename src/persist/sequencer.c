@@ -27,6 +27,10 @@
  *	   and every lane's, taken together, replace the journals (design 6.6;
  *	   all lanes are loaded in step 4, so the head compacts with them).
  *
+ * Also here, as they store head and lanes together: the lanes of a new
+ * parallel pipeline (sf_persist_parallel_create) and its restore
+ * (sf_persist_parallel_restore).
+ *
  * An error anywhere aborts the transaction; parallel.c's callback then
  * discards the head, which the sequencer may have changed half-way.
  *
@@ -43,7 +47,9 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "codec/codec.h"
@@ -52,7 +58,17 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-static SPIPlanPtr seq_plans[3];
+static SPIPlanPtr seq_plans[4];
+
+static const SfPlanText lane_create_text = {
+	"INSERT INTO streamforge.lane (pipeline_id, lane, partition, version, "
+	"snapshot_version) "
+	"SELECT p.id, g OPERATOR(pg_catalog.-) 1, ($2::pg_catalog.text[])[g], 0, 0 "
+	"FROM streamforge.pipeline p, "
+	"pg_catalog.generate_series(1, pg_catalog.cardinality($2::pg_catalog.text[])) g "
+	"WHERE p.name OPERATOR(pg_catalog.=) $1",
+	2, {TEXTOID, TEXTARRAYOID}
+};
 
 static const SfPlanText lane_put_text = {
 	"INSERT INTO streamforge.lane_journal (pipeline_id, lane, pos, entry) "
@@ -257,6 +273,91 @@ sequence(SfParEntry *pe)
 		if (limit >= 0 && pe->journal_bytes > limit)
 			sf_par_store_snapshots(pe, version);
 	}
+}
+
+/*
+ * Store the lanes of a new parallel pipeline (design 4.3), one per
+ * partition, numbered by the partition's index in the definition.
+ * Caller has stored its row in this transaction.
+ */
+void
+sf_persist_parallel_create(const SfPipelineDef *def)
+{
+	Datum		values[2];
+	Datum	   *parts = palloc(Max(def->npartitions, 1) * sizeof(Datum));
+	SfSavedUser saved;
+
+	for (int i = 0; i < def->npartitions; i++)
+		parts[i] = CStringGetTextDatum(def->partitions[i]);
+	values[0] = CStringGetTextDatum(def->name);
+	values[1] = PointerGetDatum(construct_array(parts, def->npartitions,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	sf_become_owner(&saved);
+	SPI_connect();
+	sf_run_plan(&seq_plans[3], &lane_create_text, values, NULL, false,
+				SPI_OK_INSERT);
+	if (SPI_processed != (uint64) def->npartitions)
+		elog(ERROR, "streamforge: the lanes of pipeline \"%s\" were not stored",
+			 def->name);
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * Restore parallel pipeline name from a checkpoint (design 6.7): split
+ * into head and lanes (SF003 as for a serial pipeline), stored as their
+ * snapshots under the head lock with the journals emptied and the version
+ * bumped, at once (the design's "at commit" is step 7's).  Writers whose
+ * base predates it fail at their commit in step 4.  Needs the admin
+ * privilege (42501).  Returns false if name is not a parallel pipeline.
+ */
+bool
+sf_persist_parallel_restore(const char *name, const char *data, Size len)
+{
+	SfParEntry *pe;
+	SfPipeline *p = sf_par_open(name, false);
+	SfHead	   *h;
+	LOCKTAG		tag;
+	SfSavedUser saved;
+	Datum		arg;
+	int64		version;
+	bool		isnull;
+
+	if (p == NULL)
+		return false;
+	pe = sf_par_lookup(name, false);
+	sf_acl_check(&pe->acl, name, GetUserId(), SF_PRIV_ADMIN);
+	sf_persist_check_writable(name);
+	if (pe->txn != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot restore parallel pipeline \"%s\" in a transaction that wrote it",
+					   name),
+				errhint("Restore it in a transaction of its own."));
+	sf_check_checkpoint_size(data, len);
+	h = sf_head_checkpoint_restore(CurTransactionContext, &p->def, data, len);
+
+	sf_par_head_tag(&tag, pe->id);
+	sf_par_lock(&tag);
+	sf_become_owner(&saved);
+	SPI_connect();
+	arg = CStringGetTextDatum(name);
+	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(name);
+	version = sf_getint64(3, &isnull);
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	/* the entry holds the restored state, discarded unless we commit */
+	MemoryContextSetParent(h->cxt, sf_par_context());
+	sf_par_end_txn(pe, true);
+	pe->head = h;
+	pe->version = version;
+	pe->restored = true;
+	sf_par_store_snapshots(pe, version);
+	return true;
 }
 
 /*
