@@ -181,7 +181,7 @@ END $$;
 CREATE FUNCTION ps_compare(s text, p text,
     OUT checkpoint_same bool, OUT changelog_rows bigint, OUT changelog_diff bigint,
     OUT results_diff bigint, OUT late_rows bigint, OUT late_diff bigint,
-    OUT live_diff bigint, OUT errors_same bool)
+    OUT live_diff bigint, OUT stats_same bool, OUT errors_same bool)
 LANGUAGE plpgsql AS $$
 BEGIN
     checkpoint_same :=
@@ -230,6 +230,10 @@ BEGIN
         (SELECT * FROM streamforge.live(s) EXCEPT ALL SELECT * FROM streamforge.live(p))
         UNION ALL
         (SELECT * FROM streamforge.live(p) EXCEPT ALL SELECT * FROM streamforge.live(s))) d;
+    stats_same := (SELECT row(s1.*, array(SELECT row(x.*) FROM streamforge.partitions(s) x))::text
+                     FROM streamforge.stats(s) s1) =
+                  (SELECT row(s1.*, array(SELECT row(x.*) FROM streamforge.partitions(p) x))::text
+                     FROM streamforge.stats(p) s1);
     errors_same := (SELECT errors FROM ps_state WHERE pipe = s) =
                    (SELECT errors FROM ps_state WHERE pipe = p);
 END $$;
@@ -352,6 +356,13 @@ SELECT partition, source_offset, event_id, watermark FROM streamforge.late_outpu
  WHERE pipeline = 'ps_p3';
 SELECT jsonb_path_query(streamforge.inspect_checkpoint(streamforge.checkpoint('ps_p3'))::jsonb,
                         '$.sources[*]');
+-- the reads of the head
+SELECT * FROM streamforge.visible('ps_p3');
+SELECT streamforge.watermark('ps_p3');
+SELECT * FROM streamforge.partitions('ps_p3');
+SELECT deliveries, accepted, duplicate_ids, late_events, changes_emitted, live_buckets
+  FROM streamforge.stats('ps_p3');
+SELECT event_id, partition FROM streamforge.late_events('ps_p3');
 -- a whole transaction rolled back leaves nothing
 BEGIN;
 SELECT streamforge.ingest_count('ps_p3', 'a', 2, 'x7', 'k', 50, 1);

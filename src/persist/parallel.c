@@ -798,6 +798,42 @@ sf_persist_parallel_checkpoint(SfPipeline *p)
 	return sf_head_checkpoint_encode(pe->head);
 }
 
+/*
+ * stats() of parallel pipeline p, as sf_persist_open returned it: the
+ * head's counters with the deliveries, identities and offset replays of
+ * its lanes (design 4.2), as sf_get_stats counts them for the serial form
+ * (no retention, no recompute in parallel mode)
+ */
+void
+sf_persist_parallel_stats(SfPipeline *p, SfStats *s)
+{
+	SfHead	   *h = par_of(p)->head;
+	int64		deliveries = 0;
+	int64		replays = 0;
+
+	sf_get_stats(h->p, s);
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		deliveries += h->lanes[i]->partitions[i].consumed + 1;
+		replays += h->lanes[i]->offset_replays;
+	}
+	s->deliveries = deliveries;
+	s->remembered_offsets = deliveries;
+	s->remembered_identities = (int64) h->fp->n;
+	s->accepted = (int64) h->fp->n - s->late_events;
+	s->duplicate_ids = deliveries - (int64) h->fp->n;
+	s->offset_replays = replays;
+}
+
+/* The consumed offset of partition i of parallel pipeline p (its lane's) */
+int64
+sf_persist_parallel_consumed(SfPipeline *p, int i)
+{
+	SfHead	   *h = par_of(p)->head;
+
+	return h->lanes[i]->partitions[i].consumed;
+}
+
 /* ----------------------------------------------------------------
  * Transaction callbacks
  * ----------------------------------------------------------------

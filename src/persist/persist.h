@@ -130,6 +130,8 @@ extern void sf_persist_parallel_mark_idle(SfPipeline *p,
 										  const char *partition);
 extern void sf_persist_parallel_finish(SfPipeline *p);
 extern bytea *sf_persist_parallel_checkpoint(SfPipeline *p);
+extern void sf_persist_parallel_stats(SfPipeline *p, SfStats *s);
+extern int64 sf_persist_parallel_consumed(SfPipeline *p, int i);
 extern void sf_persist_parallel_create(const SfPipelineDef *def);
 extern bool sf_persist_parallel_restore(const char *name, const char *data,
 										Size len);
