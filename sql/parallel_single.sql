@@ -370,7 +370,24 @@ ROLLBACK;
 SELECT streamforge.ingest_count('ps_p3', 'a', 2, 'x8', 'k', 51, 1);
 SELECT count, sum FROM streamforge.live('ps_p3');
 
+-- a pipeline dropped by the transaction that wrote it: the commit has
+-- nothing to sequence; a drop rolled back to a savepoint leaves the writes
+BEGIN;
+SELECT streamforge.ingest_count('ps_p3', 'a', 3, 'x9', 'k', 52, 1);
+SAVEPOINT d;
+SELECT streamforge.drop_pipeline('ps_p3');
+SELECT streamforge.ingest_count('ps_p3', 'a', 4, 'x10', 'k', 53, 1);
+ROLLBACK TO SAVEPOINT d;
+SELECT streamforge.ingest_count('ps_p3', 'a', 4, 'x10', 'k', 53, 1);
+COMMIT;
+SELECT count, sum FROM streamforge.live('ps_p3');
+BEGIN;
+SELECT streamforge.ingest_count('ps_p3', 'a', 5, 'x11', 'k', 54, 1);
+SELECT streamforge.drop_pipeline('ps_p3');
+COMMIT;
+SELECT count(*) FROM streamforge.pipeline WHERE name = 'ps_p3';
+
 -- drop: the lanes and their rows go with the pipeline
-SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['ps_s1', 'ps_p1', 'ps_s2', 'ps_p2', 'ps_s3', 'ps_p3', 'ps_p4']) AS p;
+SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['ps_s1', 'ps_p1', 'ps_s2', 'ps_p2', 'ps_s3', 'ps_p4']) AS p;
 SELECT count(*) FROM streamforge.lane;
 SELECT count(*) FROM streamforge.lane_journal;

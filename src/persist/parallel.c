@@ -199,6 +199,7 @@ sf_par_end_txn(SfParEntry *pe, bool discard)
 	pe->txn = NULL;
 	pe->nmarks = 0;
 	pe->sequenced = false;
+	pe->dropped_subid = InvalidSubTransactionId;
 	if (pe->log != NULL)
 	{
 		pfree(pe->log);
@@ -251,6 +252,20 @@ sf_par_id(const char *name, int64 *id)
 		return false;
 	*id = pe->id;
 	return true;
+}
+
+/*
+ * Parallel pipeline name was dropped in the current subtransaction: its
+ * transaction has nothing left to sequence, unless the drop rolls back
+ */
+void
+sf_par_dropped(const char *name)
+{
+	SfParEntry *pe = sf_par_lookup(name, false);
+
+	if (pe != NULL && pe->txn != NULL &&
+		pe->dropped_subid == InvalidSubTransactionId)
+		pe->dropped_subid = GetCurrentSubTransactionId();
 }
 
 /* How many parallel pipelines this backend holds */
@@ -556,7 +571,8 @@ sf_par_open(const char *name, bool for_write)
 	Datum		arg;
 
 	/* a write call of a transaction that writes it already */
-	if (for_write && pe != NULL && pe->txn != NULL && pe->head != NULL)
+	if (for_write && pe != NULL && pe->txn != NULL && pe->head != NULL &&
+		pe->dropped_subid == InvalidSubTransactionId)
 	{
 		sf_acl_check(&pe->acl, name, GetUserId(), required);
 		sf_persist_check_writable(name);
@@ -582,7 +598,8 @@ sf_par_open(const char *name, bool for_write)
 		PopActiveSnapshot();
 		SPI_finish();
 		sf_restore_user(&saved);
-		if (pe != NULL)
+		/* kept while this transaction wrote it: a rollback may need it */
+		if (pe != NULL && pe->txn == NULL)
 			par_forget(pe);
 		return NULL;			/* the serial path raises 42704 */
 	}
@@ -940,6 +957,9 @@ sf_par_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 		if (pe->txn == NULL || pe->head == NULL)
 			continue;
+		if (pe->dropped_subid != InvalidSubTransactionId &&
+			pe->dropped_subid >= mySubid)
+			pe->dropped_subid = InvalidSubTransactionId;	/* undone */
 		for (k = 0; k < pe->nmarks; k++)
 			if (pe->marks[k].subid >= mySubid)
 			{

@@ -279,6 +279,8 @@ sf_persist_drop(const char *name)
 	entry = sf_cache_lookup(name, false);
 	if (entry != NULL)
 		sf_cache_discard(entry);
+	/* a parallel pipeline's transaction has nothing left to commit */
+	sf_par_dropped(name);
 }
 
 /*

@@ -438,10 +438,12 @@ typedef struct SfParEntry
 	int			marks_cap;
 	bool		sequenced;		/* the sequencer ran: version is the new one */
 	bool		restored;		/* restored in this transaction */
+	SubTransactionId dropped_subid; /* dropped in it; Invalid: not */
 } SfParEntry;
 
 extern int	sf_par_count(void);
 extern bool sf_par_id(const char *name, int64 *id);
+extern void sf_par_dropped(const char *name);
 extern SfParEntry **sf_par_open_txns(int *n);
 extern void sf_par_xact_callback(XactEvent event, void *arg);
 extern void sf_par_subxact_callback(SubXactEvent event,

@@ -198,7 +198,12 @@ sequence(SfParEntry *pe)
 	int64		late_before;
 	bool		isnull;
 
-	/* nothing to commit: no lock, no version */
+	/*
+	 * nothing to commit: no lock, no version; or dropped by the transaction
+	 * itself, which takes its writes with it (the head goes at the end)
+	 */
+	if (pe->dropped_subid != InvalidSubTransactionId)
+		return;
 	if (t->nops == 0 && t->deliveries == 0)
 	{
 		pe->sequenced = true;
