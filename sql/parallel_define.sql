@@ -1,7 +1,8 @@
 -- The writers option (issue 46, docs/design/parallel-writers.md, build plan
 -- step 1): 'serial' is the default and leaves every document as before
--- (no "writers" key); 'parallel' is refused with 0A000 until its write path
--- exists (step 4); a bad mode is 22023; the lane tables exist, closed.
+-- (no "writers" key); 'parallel' is accepted since step 4 (its key in the
+-- document, a lane per partition); a bad mode is 22023; the lane tables
+-- exist, closed.
 \set VERBOSITY sqlstate
 
 -- the default and an explicit 'serial': same stored document, no key
@@ -17,14 +18,16 @@ SELECT streamforge.definition_of('x', ARRAY['p'], ARRAY[streamforge.fixed('w', 1
 SELECT position('writers' IN convert_from(substring(streamforge.checkpoint('pd_b') FROM 25),
                                           getdatabaseencoding())) AS ck_key;
 
--- 'parallel': not yet (0A000 with a hint), in create_pipeline and definition_of
-\set VERBOSITY default
-SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+-- 'parallel': the key in the document, one lane per partition
+SELECT streamforge.create_pipeline('pd_c', ARRAY['p', 'q'], ARRAY[streamforge.fixed('w', 10)],
     writers => 'parallel');
-SELECT streamforge.definition_of('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+SELECT streamforge.definition_of('pd_c', ARRAY['p', 'q'], ARRAY[streamforge.fixed('w', 10)],
     writers => 'parallel');
-\set VERBOSITY sqlstate
-SELECT count(*) FROM streamforge.pipeline WHERE name = 'pd_c';
+SELECT streamforge.definition('pd_c') ->> 'writers' AS writers;
+SELECT l.lane, l.partition, l.snapshot IS NULL AS no_snapshot
+  FROM streamforge.lane l JOIN streamforge.pipeline p ON p.id = l.pipeline_id
+ WHERE p.name = 'pd_c' ORDER BY l.lane;
+SELECT streamforge.drop_pipeline('pd_c');
 -- an unknown mode, and NULL
 SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
     writers => 'concurrent');

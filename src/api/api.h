@@ -375,6 +375,28 @@ sf_assign_offset(const SfPipeline *p, SfDelivery *d)
 	d->source_offset = (i < 0) ? 0 : p->partitions[i].consumed + 1;
 }
 
+/*
+ * A pipeline with writers => 'parallel' (issue 46): its changes are made at
+ * commit (persist/sequencer.c), so the write forms that return them are
+ * refused until provisional rows exist (design, build plan step 9).
+ */
+static inline bool
+sf_is_parallel(const SfPipeline *p)
+{
+	return unlikely(p->def.writers == SF_WRITERS_PARALLEL);
+}
+
+static inline pg_attribute_noreturn() void
+sf_parallel_rows_refused(const SfPipeline *p, const char *form)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("%s cannot return the changes of parallel pipeline \"%s\"",
+					form, p->def.name),
+			 errdetail("The changes of a pipeline with writers => 'parallel' are made when the transaction commits."),
+			 errhint("Use ingest_count() or ingest_measures_count(), which return the number of events accepted, and read the changes from the changelog (streamforge.changelog).")));
+}
+
 /* write_array.c */
 extern void sf_write_array(FunctionCallInfo fcinfo, const SfWriteForm *form);
 extern void sf_write_batch(FunctionCallInfo fcinfo, SfPipeline *p,

@@ -31,7 +31,9 @@ sf_checkpoint(PG_FUNCTION_ARGS)
 	/* a state past one document's size: say so, and what to do */
 	PG_TRY();
 	{
-		result = sf_checkpoint_encode(p);
+		/* a parallel pipeline's head and lanes merged (issue 46) */
+		result = sf_is_parallel(p) ? sf_persist_parallel_checkpoint(p) :
+			sf_checkpoint_encode(p);
 	}
 	PG_CATCH();
 	{

@@ -321,15 +321,20 @@ define_from_args(FunctionCallInfo fcinfo, SfPipelineDef *def, bool create)
 		(void) sf_interval_us(&def->idle_timeout, &def->idle_timeout_us);
 
 	/*
-	 * writers => 'parallel' (issue 46, docs/design/parallel-writers.md):
-	 * the option and its storage exist, the write path does not yet (build
-	 * plan step 4), so no pipeline gets a half-built mode.
+	 * writers => 'parallel' (issue 46, docs/design/parallel-writers.md,
+	 * build plan step 4): one writer at a time so far; retention and
+	 * idle_timeout's conditional idle decisions are not built for it yet.
 	 */
-	if (def->writers == SF_WRITERS_PARALLEL)
+	if (def->writers == SF_WRITERS_PARALLEL && def->has_retention)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("parallel writers are not supported yet"),
-				 errhint("Create the pipeline with writers => 'serial' (the default); several sessions can write a sharded pipeline (docs/scale-out.md).")));
+				 errmsg("a pipeline with writers => 'parallel' cannot have a retention yet"),
+				 errhint("Create the pipeline with writers => 'serial' (the default) to use a retention.")));
+	if (def->writers == SF_WRITERS_PARALLEL && def->has_idle_timeout)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a pipeline with writers => 'parallel' cannot have an idle_timeout yet"),
+				 errhint("Mark idle partitions with mark_idle(), or create the pipeline with writers => 'serial' (the default).")));
 
 	/* measures and aggregates (api/measures.c) */
 	{

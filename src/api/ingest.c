@@ -41,6 +41,13 @@ sf_advance(PG_FUNCTION_ARGS)
 
 	sf_arg_not_null(fcinfo, 2, "progress");
 	progress = PG_GETARG_INT64(2);
+	if (sf_is_parallel(p))
+	{
+		/* its changes are the commit's (issue 46): no rows */
+		sf_persist_parallel_advance(p, partition, progress);
+		sf_finish_write(fcinfo, p, &changes, sf_late_keep(p));
+		return (Datum) 0;
+	}
 	sf_engine_advance(p, partition, progress, &changes);
 	sf_persist_journal_advance(p, partition, progress);
 	sf_finish_write(fcinfo, p, &changes, sf_late_keep(p));
@@ -55,6 +62,13 @@ sf_mark_idle(PG_FUNCTION_ARGS)
 	char	   *partition = sf_arg_text(fcinfo, 1, "partition");
 	SfChangeList changes = {0};
 
+	if (sf_is_parallel(p))
+	{
+		/* its changes are the commit's (issue 46): no rows */
+		sf_persist_parallel_mark_idle(p, partition);
+		sf_finish_write(fcinfo, p, &changes, sf_late_keep(p));
+		return (Datum) 0;
+	}
 	sf_engine_mark_idle(p, partition, &changes);
 	sf_persist_journal_mark_idle(p, partition);
 	sf_finish_write(fcinfo, p, &changes, sf_late_keep(p));
@@ -78,9 +92,19 @@ sf_finish_input(PG_FUNCTION_ARGS)
 	SfPipeline *p = sf_arg_pipeline(fcinfo, true);
 	char	   *name = pstrdup(p->def.name);
 	int64		late_before = sf_late_keep(p);
-	int		   *order = palloc(Max(p->def.npartitions, 1) * sizeof(int));
-	int			nitems = sf_finish_order(p, order);
+	int		   *order;
+	int			nitems;
 	SfChangeList changes = {0};
+
+	if (sf_is_parallel(p))
+	{
+		/* the advances are decided at commit (issue 46, design 6.3) */
+		sf_persist_parallel_finish(p);
+		sf_finish_write(fcinfo, p, &changes, late_before);
+		return (Datum) 0;
+	}
+	order = palloc(Max(p->def.npartitions, 1) * sizeof(int));
+	nitems = sf_finish_order(p, order);
 
 	for (int k = 0; k < nitems; k++)
 	{

@@ -173,7 +173,9 @@ sf_partitions(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(rowcxt);
 		values[c++] = CStringGetTextDatum(part->name);
-		values[c++] = Int64GetDatum(part->consumed);
+		values[c++] = Int64GetDatum(sf_is_parallel(p) ?
+									sf_persist_parallel_consumed(p, i) :
+									part->consumed);
 		nulls[c] = !part->has_progress;
 		values[c++] = Int64GetDatum(part->progress);
 		values[c++] = BoolGetDatum(part->idle);
@@ -202,7 +204,10 @@ sf_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "streamforge: return type must be a row type");
 	if (tupdesc->natts != SF_STATS_COLS)
 		elog(ERROR, "streamforge: stats() has an unexpected row type");
-	sf_get_stats(p, &s);
+	if (sf_is_parallel(p))
+		sf_persist_parallel_stats(p, &s);	/* head and lanes (issue 46) */
+	else
+		sf_get_stats(p, &s);
 	values[0] = Int64GetDatum(s.deliveries);
 	values[1] = Int64GetDatum(s.accepted);
 	values[2] = Int64GetDatum(s.duplicate_ids);

@@ -39,6 +39,7 @@
 
 #include "fmgr.h"
 #include "utils/array.h"
+#include "utils/lsyscache.h"
 
 #include "api/api.h"
 
@@ -73,6 +74,22 @@ static const SfWriteForm write_forms[] = {
 	[SF_FORM_INGEST_JSON] = {"ingest_json", SF_SRC_JSON, false, false, false},
 	[SF_FORM_INGEST_MEASURES_JSON] = {"ingest_measures_json", SF_SRC_JSON, true, false, false},
 };
+
+/*
+ * write_row on a parallel pipeline (issue 46): the count forms return the
+ * number of events accepted, the others are refused (the changes are the
+ * commit's).  Out of line: the serial per-row path does not grow.
+ */
+static pg_noinline Datum
+write_row_parallel(FunctionCallInfo fcinfo, SfPipeline *p, SfDelivery *d,
+				   const int64 *mv, bool assign, bool count)
+{
+	if (!count)
+		sf_parallel_rows_refused(p, get_func_name(fcinfo->flinfo->fn_oid));
+	sf_check_event_id(d, -1);
+	PG_RETURN_INT32((int32) sf_persist_parallel_ingest(p, d, 1, mv, assign,
+													   NULL, NULL));
+}
 
 /*
  * One event from the arguments: (pipeline, partition, [source_offset,]
@@ -112,6 +129,9 @@ write_row(FunctionCallInfo fcinfo, bool measures, bool assign, bool count)
 	}
 	else
 		d.value = PG_GETARG_INT64(5 + o);
+	if (sf_is_parallel(p))
+		return write_row_parallel(fcinfo, p, &d, measures ? mv : NULL, assign,
+								  count);
 	sf_check_event_id(&d, -1);
 
 	if (assign)

@@ -193,6 +193,31 @@ measures_fast(Datum d, const SfMeasuresDef *md, int64 *out)
 	return true;
 }
 
+/* Raise the error of measures delivery i of b, which has a bad field */
+static pg_noinline pg_attribute_noreturn() void
+measures_bad(const SfPipeline *p, const SfWriteBatch *b, int i)
+{
+	static const char *const fields[] = {
+		"partition", "source_offset", "event_id", "key", "event_time",
+		"measures"
+	};
+	const int  *bad = b->bad;
+
+	if (bad[i] == -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("delivery %d of the batch must not be null", i + 1)));
+	if (bad[i] < SF_BAD_MEASURES)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s of delivery %d of the batch must not be null",
+						fields[bad[i]], i + 1)));
+	/* raises the measures array's error */
+	sf_measures_values(p, DatumGetArrayTypeP((Datum) b->ds[i].value),
+					   b->mv + (Size) i * p->def.measures->width, i);
+	elog(ERROR, "streamforge: measures of delivery %d rejected", i + 1);
+}
+
 /*
  * The tail of a batch: its changes to the outputs, then as the call's rows
  * unless quiet (an attached table's trigger, the direct entry: no rows).
@@ -293,10 +318,6 @@ static void
 measures_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 			  const SfWriteBatch *b, BatchErrCxt *cx)
 {
-	static const char *const fields[] = {
-		"partition", "source_offset", "event_id", "key", "event_time",
-		"measures"
-	};
 	SfDelivery *ds = b->ds;
 	const int  *bad = b->bad;
 	int			n = b->n;
@@ -317,21 +338,7 @@ measures_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 			sf_delivery_prefetch(p, &ds[ahead], &hashes[ahead]);
 		cx->i = i;
 		if (bad != NULL && unlikely(bad[i] != -2))
-		{
-			if (bad[i] == -1)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("delivery %d of the batch must not be null", i + 1)));
-			if (bad[i] < SF_BAD_MEASURES)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s of delivery %d of the batch must not be null",
-								fields[bad[i]], i + 1)));
-			/* raises the measures array's error */
-			sf_measures_values(p, DatumGetArrayTypeP((Datum) ds[i].value),
-							   b->mv + (Size) i * nm, i);
-			elog(ERROR, "streamforge: measures of delivery %d rejected", i + 1);
-		}
+			measures_bad(p, b, i);
 		sf_check_event_id(&ds[i], -1);
 		if (b->assign)
 			sf_assign_offset(p, &ds[i]);
@@ -342,6 +349,52 @@ measures_loop(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	if (n > 0)
 		sf_persist_journal_ingest_measures(p, ds, hashes, n, b->mv);
 	batch_finish(fcinfo, p, &changes, late_before, true, b->quiet);
+}
+
+/* What a parallel batch checks per delivery, in the serial loops' order */
+typedef struct ParallelCheckArg
+{
+	const SfPipeline *p;
+	const SfWriteBatch *b;
+	BatchErrCxt *cx;
+} ParallelCheckArg;
+
+static void
+parallel_check(void *arg, int i)
+{
+	ParallelCheckArg *a = (ParallelCheckArg *) arg;
+	const SfWriteBatch *b = a->b;
+
+	a->cx->i = i;
+	if (b->mv != NULL)
+	{
+		if (b->bad != NULL && unlikely(b->bad[i] != -2))
+			measures_bad(a->p, b, i);
+		sf_check_event_id(&b->ds[i], -1);
+	}
+	else
+	{
+		sf_check_batch_nulls(b->bad, i, !b->assign);
+		sf_check_event_id(&b->ds[i], b->assign ? i : -1);
+	}
+}
+
+/*
+ * A batch of a parallel pipeline (issue 46): only the quiet entries (an
+ * attached table's trigger, the direct entry) take one, since the changes
+ * are the commit's; the array and jsonb forms that return rows are refused.
+ */
+static pg_noinline void
+parallel_batch(FunctionCallInfo fcinfo, SfPipeline *p, const SfWriteBatch *b,
+			   BatchErrCxt *cx)
+{
+	ParallelCheckArg a = {p, b, cx};
+
+	if (!b->quiet)
+		sf_parallel_rows_refused(p, get_func_name(fcinfo->flinfo->fn_oid));
+	(void) sf_persist_parallel_ingest(p, b->ds, b->n, b->mv, b->assign,
+									  parallel_check, &a);
+	cx->i = -1;
 }
 
 /*
@@ -362,7 +415,9 @@ sf_write_batch(FunctionCallInfo fcinfo, SfPipeline *p, int64 late_before,
 	errcb.arg = &cx;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
-	if (b->mv != NULL)
+	if (sf_is_parallel(p))
+		parallel_batch(fcinfo, p, b, &cx);
+	else if (b->mv != NULL)
 		measures_loop(fcinfo, p, late_before, b, &cx);
 	else if (b->assign)
 		append_loop(fcinfo, p, late_before, b->ds, b->bad, b->n, &cx,

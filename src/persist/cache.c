@@ -450,6 +450,21 @@ rebuild(SfCacheEntry *entry, const char *name, const SfRowInfo *row)
 	sf_cache_invalidate(entry);
 	sf_load_def(name, row->id, &def);
 
+	/*
+	 * Dropped and created again as a parallel pipeline since this backend
+	 * cached it: that is parallel.c's (issue 46), which the next call asks
+	 * first once this entry is gone
+	 */
+	if (def.writers == SF_WRITERS_PARALLEL)
+	{
+		sf_cache_discard(entry);
+		ereport(ERROR,
+				errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				errmsg("pipeline \"%s\" was created again with writers => 'parallel'",
+					   name),
+				errhint("Retry the call."));
+	}
+
 	/* built under the transaction: an error cannot leak it */
 	p = sf_side_snapshot_load(CurTransactionContext, &def, row->id,
 							  row->snapshot_version, &from, &bytes,

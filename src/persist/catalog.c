@@ -349,6 +349,25 @@ sf_run_plan(SPIPlanPtr *slot, const SfPlanText *text, Datum *values,
 			 text->sql, SPI_result_code_string(rc));
 }
 
+/*
+ * streamforge.compaction_threshold, in kB; -1 disables compaction
+ * (defined by persist.c; here so that sequencer.c reads it too)
+ */
+int			sf_compaction_threshold = 64 * 1024;
+
+/*
+ * The journal bytes since a snapshot of snapshot_len bytes above which a
+ * parallel pipeline (no retention) is compacted, as persist.c's
+ * compaction_limit; -1: never (sequencer.c)
+ */
+int64
+sf_compaction_limit_bytes(int64 snapshot_len)
+{
+	if (sf_compaction_threshold < 0)
+		return -1;
+	return Max((int64) sf_compaction_threshold * 1024, 4 * snapshot_len);
+}
+
 /* The kept plan of one of this file's statements */
 SPIPlanPtr
 sf_plan(SfPlanId id)

@@ -71,8 +71,11 @@ sf_notify_changes(const char *name, int64 epoch, int64 seq, int64 late_seq)
 	SfCacheEntry *entry = sf_cache_lookup(name, false);
 	MemoryContext old;
 	SfKeptNotify *k;
+	int64		id;
 
-	if (entry == NULL)
+	if (entry != NULL)
+		id = entry->id;
+	else if (!sf_par_id(name, &id))	/* a parallel pipeline's (issue 46) */
 		elog(ERROR, "streamforge: pipeline \"%s\" is not open", name);
 	old = MemoryContextSwitchTo(TopTransactionContext);
 	if (nkept == maxkept)
@@ -83,13 +86,13 @@ sf_notify_changes(const char *name, int64 epoch, int64 seq, int64 late_seq)
 			: repalloc(kept, maxkept * sizeof(SfKeptNotify));
 	}
 	k = &kept[nkept];
-	k->id = entry->id;
+	k->id = id;
 	k->subid = GetCurrentSubTransactionId();
 	k->forgotten = InvalidSubTransactionId;
 	k->payload = psprintf("{\"pipeline_id\": " INT64_FORMAT
 						  ", \"epoch\": " INT64_FORMAT ", \"seq\": " INT64_FORMAT
 						  ", \"late_seq\": " INT64_FORMAT "}",
-						  entry->id, epoch, seq, late_seq);
+						  id, epoch, seq, late_seq);
 	nkept++;
 	MemoryContextSwitchTo(old);
 }
@@ -226,8 +229,11 @@ int64
 sf_persist_pipeline_id(const char *name)
 {
 	SfCacheEntry *entry = sf_cache_lookup(name, false);
+	int64		id;
 
-	if (entry == NULL)
+	if (entry != NULL)
+		return entry->id;
+	if (!sf_par_id(name, &id))	/* a parallel pipeline's (issue 46) */
 		elog(ERROR, "streamforge: pipeline \"%s\" is not open", name);
-	return entry->id;
+	return id;
 }

@@ -89,8 +89,8 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-/* streamforge.compaction_threshold, in kB; -1 disables compaction */
-static int	compaction_threshold = 64 * 1024;
+/* streamforge.compaction_threshold: sf_compaction_threshold (catalog.c) */
+#define compaction_threshold sf_compaction_threshold
 
 /* ... or this many times the snapshot's size, whichever is larger */
 #define SF_COMPACTION_FACTOR	4
@@ -151,6 +151,9 @@ sf_persist_init(bool define_gucs)
 	RegisterSubXactCallback(sf_notify_subxact_callback, NULL);
 	/* everything done at PRE_COMMIT, in its order (precommit.c, issue 46) */
 	RegisterXactCallback(sf_precommit_callback, NULL);
+	/* parallel pipelines' transactions end (parallel.c, issue 46) */
+	RegisterXactCallback(sf_par_xact_callback, NULL);
+	RegisterSubXactCallback(sf_par_subxact_callback, NULL);
 	if (!define_gucs)
 		return;
 	DefineCustomIntVariable("streamforge.compaction_threshold",
@@ -193,6 +196,9 @@ sf_persist_create(const SfPipelineDef *def)
 				errmsg("pipeline \"%s\" already exists", def->name));
 	SPI_finish();
 	sf_restore_user(&saved);
+	/* its lanes (parallel.c, issue 46) */
+	if (def->writers == SF_WRITERS_PARALLEL)
+		sf_persist_parallel_create(def);
 }
 
 /*
@@ -273,6 +279,8 @@ sf_persist_drop(const char *name)
 	entry = sf_cache_lookup(name, false);
 	if (entry != NULL)
 		sf_cache_discard(entry);
+	/* a parallel pipeline's transaction has nothing left to commit */
+	sf_par_dropped(name);
 }
 
 /*
@@ -296,7 +304,7 @@ sf_persist_open(const char *name, bool for_write)
 	SfRowInfo	row = {0};
 	SfCacheEntry *entry;
 	Datum		arg;
-	int64		current_version;
+	int64		current_version = 0;
 	SfPrivilege required = for_write ? SF_PRIV_INGEST : SF_PRIV_READ;
 	MemoryContext callercxt = CurrentMemoryContext;
 	SfSavedUser saved;
@@ -326,6 +334,18 @@ sf_persist_open(const char *name, bool for_write)
 		/* nothing but the state refers to its keys between calls */
 		sf_keys_collect(entry->pipeline);
 		return entry->pipeline;
+	}
+
+	/*
+	 * A parallel pipeline (issue 46) is parallel.c's; asked of the row only
+	 * when this backend holds no serial state of the pipeline
+	 */
+	if (entry == NULL || entry->pipeline == NULL)
+	{
+		SfPipeline *p = sf_par_open(name, for_write);
+
+		if (p != NULL)
+			return p;
 	}
 
 	sf_become_owner(&saved);
@@ -737,6 +757,10 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	SfSavedUser saved;
 
 	sf_check_lookup_name(name);
+	entry = sf_cache_lookup(name, false);
+	if ((entry == NULL || entry->pipeline == NULL) &&
+		sf_persist_parallel_restore(name, data, len))
+		return;					/* parallel.c (issue 46) */
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);

@@ -114,6 +114,27 @@ extern void sf_persist_journal_advance(SfPipeline *p, const char *partition,
 extern void sf_persist_journal_mark_idle(SfPipeline *p,
 										 const char *partition);
 extern void sf_persist_restore(const char *name, const char *data, Size len);
+
+/*
+ * parallel.c: write calls on a pipeline with writers => 'parallel' (issue
+ * 46, build plan step 4).  The pipeline comes from sf_persist_open as for
+ * a serial one; its changes are the commit's (sequencer.c).
+ */
+typedef void (*SfParCheck) (void *arg, int i);
+extern int64 sf_persist_parallel_ingest(SfPipeline *p, SfDelivery *ds, int n,
+										const int64 *mv, bool assign,
+										SfParCheck check, void *arg);
+extern void sf_persist_parallel_advance(SfPipeline *p, const char *partition,
+										int64 progress);
+extern void sf_persist_parallel_mark_idle(SfPipeline *p,
+										  const char *partition);
+extern void sf_persist_parallel_finish(SfPipeline *p);
+extern bytea *sf_persist_parallel_checkpoint(SfPipeline *p);
+extern void sf_persist_parallel_stats(SfPipeline *p, SfStats *s);
+extern int64 sf_persist_parallel_consumed(SfPipeline *p, int i);
+extern void sf_persist_parallel_create(const SfPipelineDef *def);
+extern bool sf_persist_parallel_restore(const char *name, const char *data,
+										Size len);
 extern bool sf_persist_exists(const char *name);
 extern bool sf_persist_find(const char *name, int64 *id);
 extern void sf_persist_get_acl(const char *name, bool for_update,

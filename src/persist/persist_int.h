@@ -27,6 +27,7 @@
 #include "executor/spi.h"
 #include "lib/ilist.h"
 #include "lib/stringinfo.h"
+#include "storage/lock.h"
 
 #include "persist/persist.h"
 
@@ -387,6 +388,79 @@ extern void sf_pending_subxact_end(bool abort, SubTransactionId mySubid,
 								   SubTransactionId parentSubid);
 extern void sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run,
 								  int64 *bytes, int64 *last);
+
+/*
+ * parallel.c and sequencer.c: a parallel pipeline as one backend holds it
+ * (issue 46, docs/design/parallel-writers.md, build plan step 4).  The
+ * head with every lane loaded (engine/parallel.h), the committed row
+ * version it equals, the journal positions it includes, and the open
+ * transaction's writer state.
+ */
+typedef struct SfParLaneLog
+{
+	SfDelivery *ds;				/* the transaction's deliveries to the lane,
+								 * strings copied into the transaction */
+	int64	   *mv;				/* measures: width words per delivery */
+	int			n;
+	int			cap;
+} SfParLaneLog;
+
+typedef struct SfParMark
+{
+	SubTransactionId subid;
+	struct SfTxnMark *txn;
+	int64	   *consumed;		/* [np] each lane's consumed offset */
+	int64	   *replays;		/* [np] each lane's offset replays */
+	int		   *nlog;			/* [np] each lane's log length */
+	bool	   *claimed;		/* [np] */
+} SfParMark;
+
+typedef struct SfParEntry
+{
+	char		name[SF_NAME_MAX + 1];	/* hash key, must be first */
+	int64		id;
+	Oid			relid;
+	int64		version;		/* committed row version held; -1: invalid */
+	int64		snapshot_version;
+	int64		snapshot_len;	/* head and lane snapshots' bytes */
+	int64		head_pos;		/* last head journal row included */
+	int64		journal_bytes;	/* head and lane rows since the snapshots */
+	int64	   *lane_pos;		/* [np] last lane_journal row included */
+	struct SfHead *head;		/* NULL: invalid */
+	SfAcl		acl;
+	/* the current transaction's writes, NULL when none */
+	struct SfTxn *txn;
+	int64		base_version;	/* the row version its first call found */
+	bool	   *claimed;		/* [np] lanes claimed */
+	SfParLaneLog *log;			/* [np] */
+	SfParMark  *marks;			/* savepoint marks, by increasing subid */
+	int			nmarks;
+	int			marks_cap;
+	bool		sequenced;		/* the sequencer ran: version is the new one */
+	bool		restored;		/* restored in this transaction */
+	SubTransactionId dropped_subid; /* dropped in it; Invalid: not */
+} SfParEntry;
+
+extern int	sf_par_count(void);
+extern bool sf_par_id(const char *name, int64 *id);
+extern void sf_par_dropped(const char *name);
+extern SfParEntry **sf_par_open_txns(int *n);
+extern void sf_par_xact_callback(XactEvent event, void *arg);
+extern void sf_par_subxact_callback(SubXactEvent event,
+									SubTransactionId mySubid,
+									SubTransactionId parentSubid, void *arg);
+extern SfPipeline *sf_par_open(const char *name, bool for_write);
+extern SfParEntry *sf_par_lookup(const char *name, bool create);
+extern void sf_par_end_txn(SfParEntry *pe, bool discard);
+extern MemoryContext sf_par_context(void);
+extern void sf_par_sequencing(bool on);
+extern void sf_par_claim_tag(LOCKTAG *tag, int64 id, int lane);
+extern void sf_par_head_tag(LOCKTAG *tag, int64 id);
+extern void sf_par_lock(const LOCKTAG *tag);
+extern void sf_sequencer_run_all(void);
+extern void sf_par_store_snapshots(SfParEntry *pe, int64 version);
+extern int	sf_compaction_threshold;
+extern int64 sf_compaction_limit_bytes(int64 snapshot_len);
 
 /* leftovers.c */
 extern void sf_report_kafka_leftovers(const char *pipeline);

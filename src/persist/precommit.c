@@ -12,8 +12,8 @@
  *	1. the buffered journal entries (pending.c), which commit with the
  *	   transaction;
  *	2. the partitions' activity (activity.c);
- *	3. (parallel writers, build plan step 4) the sequencer of each
- *	   parallel pipeline the transaction wrote, in name order;
+ *	3. the sequencer of each parallel pipeline the transaction wrote, in
+ *	   name order (sequencer.c, issue 46);
  *	4. the notifications (notify.c), last, so that they carry the seq
  *	   the sequencers assign.
  *
@@ -44,5 +44,6 @@ sf_precommit_callback(XactEvent event, void *arg)
 		return;
 	sf_pending_write_all();
 	sf_activity_precommit();
+	sf_sequencer_run_all();		/* sequencer.c */
 	sf_notify_precommit();
 }

@@ -231,6 +231,19 @@ redefine(const char *name, SfRedefineFn build, void *arg, bool concurrently)
 	SfSavedUser saved;
 
 	sf_check_lookup_name(name);
+	entry = sf_cache_lookup(name, false);
+	if (entry == NULL || entry->pipeline == NULL)
+	{
+		/* a parallel pipeline (issue 46): design 6.5 is build plan step 7 */
+		SfPipeline *cur = sf_par_open(name, false);
+
+		if (cur != NULL)
+			ereport(ERROR,
+					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					errmsg("cannot change the definition of parallel pipeline \"%s\" yet",
+						   name),
+					errdetail("Definition changes and compact() of a pipeline with writers => 'parallel' are not built yet; its journals are compacted at commit."));
+	}
 	if (concurrently && redefine_concurrently)
 	{
 		p = build_unlocked(name, build, arg, &from, &snap);

@@ -1,0 +1,392 @@
+/*-------------------------------------------------------------------------
+ *
+ * sequencer.c
+ *	  The sequencer of parallel pipelines: a writer's transaction applied
+ *	  to the head at pre-commit, under the head lock (issue 46,
+ *	  docs/design/parallel-writers.md, section 4.5; build plan step 4: the
+ *	  fast path only).
+ *
+ * Run by the pre-commit driver (precommit.c) after the buffered journal
+ * and the activity flush and before the notifications, for every parallel
+ * pipeline the transaction wrote, in name order (design 8.1).  For each:
+ *
+ *	1. take the head lock (sf_par_head_tag, transaction-level, released
+ *	   after the commit is visible: design 7.1);
+ *	2. bump the row's version, which also reads the latest committed row;
+ *	   if another transaction committed since this one's base, step 5's
+ *	   catch-up, validation and re-decide are needed: until they exist,
+ *	   the commit fails with XX000 and says so;
+ *	3. apply the transaction to the head (sf_head_commit: the delta, then
+ *	   the log in call order), which numbers seq and late_seq;
+ *	4. write the outputs (sf_sink_emit: changelog, results, late output,
+ *	   the notification kept for notify.c), each lane's row of the
+ *	   transaction's deliveries (format 3) and its K entry (format 6) when
+ *	   not empty, and the head entry (format 5);
+ *	5. compact when the rows since the snapshots passed the limit of the
+ *	   serial journal (persist.c's compaction_limit): the head snapshot
+ *	   and every lane's, taken together, replace the journals (design 6.6;
+ *	   all lanes are loaded in step 4, so the head compacts with them).
+ *
+ * Also here, as they store head and lanes together: the lanes of a new
+ * parallel pipeline (sf_persist_parallel_create) and its restore
+ * (sf_persist_parallel_restore).
+ *
+ * An error anywhere aborts the transaction; parallel.c's callback then
+ * discards the head, which the sequencer may have changed half-way.
+ *
+ * Copyright (c) 2026, the streamforge authors
+ *
+ * IDENTIFICATION
+ *	  src/persist/sequencer.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "codec/codec.h"
+#include "engine/engine.h"
+#include "engine/parallel.h"
+#include "persist/persist.h"
+#include "persist/persist_int.h"
+
+static SPIPlanPtr seq_plans[4];
+
+static const SfPlanText lane_create_text = {
+	"INSERT INTO streamforge.lane (pipeline_id, lane, partition, version, "
+	"snapshot_version) "
+	"SELECT p.id, g OPERATOR(pg_catalog.-) 1, ($2::pg_catalog.text[])[g], 0, 0 "
+	"FROM streamforge.pipeline p, "
+	"pg_catalog.generate_series(1, pg_catalog.cardinality($2::pg_catalog.text[])) g "
+	"WHERE p.name OPERATOR(pg_catalog.=) $1",
+	2, {TEXTOID, TEXTARRAYOID}
+};
+
+static const SfPlanText lane_put_text = {
+	"INSERT INTO streamforge.lane_journal (pipeline_id, lane, pos, entry) "
+	"VALUES ($1, $2, $3, $4)",
+	4, {INT8OID, INT4OID, INT8OID, BYTEAOID}
+};
+
+static const SfPlanText lane_snapshot_text = {
+	"UPDATE streamforge.lane SET snapshot = $3, snapshot_version = $4, "
+	"offset_replays_base = $5, last_pos = 0 "
+	"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+	"AND lane OPERATOR(pg_catalog.=) $2",
+	5, {INT8OID, INT4OID, BYTEAOID, INT8OID, INT8OID}
+};
+
+static const SfPlanText lane_clear_text = {
+	"DELETE FROM streamforge.lane_journal "
+	"WHERE pipeline_id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}
+};
+
+/*
+ * buf, as the encoders leave it (codec.h), as lane lane's next row.
+ * Caller is connected to SPI as the owner.
+ */
+static void
+put_lane_row(SfParEntry *pe, int lane, StringInfo buf)
+{
+	Datum		values[4];
+
+	SET_VARSIZE(buf->data, buf->len);
+	values[0] = Int64GetDatum(pe->id);
+	values[1] = Int32GetDatum(lane);
+	values[2] = Int64GetDatum(pe->lane_pos[lane] + 1);
+	values[3] = PointerGetDatum(buf->data);
+	sf_run_plan(&seq_plans[0], &lane_put_text, values, NULL, false,
+				SPI_OK_INSERT);
+	pe->lane_pos[lane]++;
+	pe->journal_bytes += buf->len - VARHDRSZ;
+	pfree(buf->data);
+}
+
+/*
+ * The head and every lane of pe as their snapshots, taken in the row
+ * version version (which the caller's transaction wrote), and the
+ * journals emptied (design 6.6).  Caller holds the head lock.
+ */
+void
+sf_par_store_snapshots(SfParEntry *pe, int64 version)
+{
+	SfHead	   *h = pe->head;
+	int			np = h->p->def.npartitions;
+	Datum		values[5];
+	Datum		arg = Int64GetDatum(pe->id);
+	SfSavedUser saved;
+	bytea	   *snap;
+	int64		len;
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	snap = sf_head_snapshot_encode(h);
+	len = VARSIZE(snap) - VARHDRSZ;
+	values[0] = arg;
+	values[1] = PointerGetDatum(snap);
+	values[2] = Int64GetDatum(0);
+	sf_exec(PLAN_SNAPSHOT_PUT, values, NULL, false, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+		elog(ERROR, "streamforge: pipeline \"%s\" vanished", pe->name);
+	sf_exec(PLAN_JOURNAL_CLEAR, &arg, NULL, false, SPI_OK_DELETE);
+	for (int i = 0; i < np; i++)
+	{
+		bytea	   *l = sf_lane_snapshot_encode(h, i);
+
+		CHECK_FOR_INTERRUPTS();
+		len += VARSIZE(l) - VARHDRSZ;
+		values[0] = arg;
+		values[1] = Int32GetDatum(i);
+		values[2] = PointerGetDatum(l);
+		values[3] = Int64GetDatum(version);
+		values[4] = Int64GetDatum(h->lanes[i]->offset_replays);
+		sf_run_plan(&seq_plans[1], &lane_snapshot_text, values, NULL, false,
+					SPI_OK_UPDATE);
+		if (SPI_processed != 1)
+			elog(ERROR, "streamforge: lane %d of pipeline \"%s\" vanished",
+				 i, pe->name);
+		pfree(l);
+		pe->lane_pos[i] = 0;
+	}
+	sf_run_plan(&seq_plans[2], &lane_clear_text, &arg, NULL, false,
+				SPI_OK_DELETE);
+	SPI_finish();
+	sf_restore_user(&saved);
+	pe->snapshot_version = version;
+	pe->snapshot_len = len;
+	pe->head_pos = 0;
+	pe->journal_bytes = 0;
+}
+
+/* Step 2's placeholder for build plan step 5 (design 4.5, steps 1, 3-4, 7) */
+static pg_attribute_noreturn() void
+moved_error(const SfParEntry *pe)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_INTERNAL_ERROR),
+			errmsg("parallel pipeline \"%s\" changed since this transaction's first write",
+				   pe->name),
+			errdetail("Another transaction committed to the pipeline meanwhile; catching up at commit is not built yet (issue 46, build plan step 5)."),
+			errhint("Retry the transaction."));
+}
+
+/* Sequence pe's transaction (the file header has the steps) */
+static void
+sequence(SfParEntry *pe)
+{
+	SfTxn	   *t = pe->txn;
+	SfHead	   *h = pe->head;
+	const SfPipelineDef *def = &h->p->def;
+	const SfMeasuresDef *md = def->measures;
+	int			np = def->npartitions;
+	SfChangeList out = {0};
+	LOCKTAG		tag;
+	SfSavedUser saved;
+	Datum		arg;
+	Datum		values[3];
+	StringInfoData buf;
+	int64		version;
+	int64		late_before;
+	bool		isnull;
+
+	/*
+	 * nothing to commit: no lock, no version; or dropped by the transaction
+	 * itself, which takes its writes with it (the head goes at the end)
+	 */
+	if (pe->dropped_subid != InvalidSubTransactionId)
+		return;
+	if (t->nops == 0 && t->deliveries == 0)
+	{
+		pe->sequenced = true;
+		return;
+	}
+
+	sf_par_head_tag(&tag, pe->id);
+	sf_par_lock(&tag);
+	sf_become_owner(&saved);
+	SPI_connect();
+	arg = CStringGetTextDatum(pe->name);
+	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(pe->name);
+	version = sf_getint64(3, &isnull);
+	if (sf_getint64(2, &isnull) != pe->id || version - 1 != pe->base_version)
+		moved_error(pe);
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	late_before = sf_late_keep(h->p);
+	sf_head_commit(h, t, &out);
+	sf_sink_emit(h->p, &out, late_before);
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	/* each lane's deliveries, then its K entry (a K row follows them) */
+	for (int i = 0; i < np; i++)
+	{
+		SfParLaneLog *lg = &pe->log[i];
+		SfDeliveryHash *hs;
+
+		if (lg->n == 0)
+			continue;
+		hs = palloc0(lg->n * sizeof(SfDeliveryHash));
+		for (int k = 0; k < lg->n; k++)
+			hs[k].partition = i;
+		if (md != NULL)
+			sf_journal_encode_ingest_measures(&buf, h->lanes[i], lg->ds, hs,
+											  lg->n, lg->mv);
+		else
+			sf_journal_encode_ingest(&buf, h->lanes[i], lg->ds, hs, lg->n);
+		put_lane_row(pe, i, &buf);
+		pfree(hs);
+	}
+	for (int k = 0; k < t->entry->nlanes; k++)
+	{
+		int			lane = t->entry->lanes[k].lane;
+
+		if (sf_lane_k_encode(&buf, h, t, t->entry, lane))
+			put_lane_row(pe, lane, &buf);
+	}
+	sf_head_entry_encode(&buf, def, t->entry);
+	SET_VARSIZE(buf.data, buf.len);
+	values[0] = Int64GetDatum(pe->id);
+	values[1] = Int64GetDatum(pe->head_pos + 1);
+	values[2] = PointerGetDatum(buf.data);
+	sf_exec(PLAN_JOURNAL_PUT, values, NULL, false, SPI_OK_INSERT);
+	pe->head_pos++;
+	pe->journal_bytes += buf.len - VARHDRSZ;
+	pfree(buf.data);
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	pe->version = version;
+	pe->sequenced = true;
+
+	/* compaction, as the serial journal's limit says (persist.c) */
+	{
+		int64		limit = sf_compaction_limit_bytes(pe->snapshot_len);
+
+		if (limit >= 0 && pe->journal_bytes > limit)
+			sf_par_store_snapshots(pe, version);
+	}
+}
+
+/*
+ * Store the lanes of a new parallel pipeline (design 4.3), one per
+ * partition, numbered by the partition's index in the definition.
+ * Caller has stored its row in this transaction.
+ */
+void
+sf_persist_parallel_create(const SfPipelineDef *def)
+{
+	Datum		values[2];
+	Datum	   *parts = palloc(Max(def->npartitions, 1) * sizeof(Datum));
+	SfSavedUser saved;
+
+	for (int i = 0; i < def->npartitions; i++)
+		parts[i] = CStringGetTextDatum(def->partitions[i]);
+	values[0] = CStringGetTextDatum(def->name);
+	values[1] = PointerGetDatum(construct_array(parts, def->npartitions,
+												TEXTOID, -1, false,
+												TYPALIGN_INT));
+	sf_become_owner(&saved);
+	SPI_connect();
+	sf_run_plan(&seq_plans[3], &lane_create_text, values, NULL, false,
+				SPI_OK_INSERT);
+	if (SPI_processed != (uint64) def->npartitions)
+		elog(ERROR, "streamforge: the lanes of pipeline \"%s\" were not stored",
+			 def->name);
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
+ * Restore parallel pipeline name from a checkpoint (design 6.7): split
+ * into head and lanes (SF003 as for a serial pipeline), stored as their
+ * snapshots under the head lock with the journals emptied and the version
+ * bumped, at once (the design's "at commit" is step 7's).  Writers whose
+ * base predates it fail at their commit in step 4.  Needs the admin
+ * privilege (42501).  Returns false if name is not a parallel pipeline.
+ */
+bool
+sf_persist_parallel_restore(const char *name, const char *data, Size len)
+{
+	SfParEntry *pe;
+	SfPipeline *p = sf_par_open(name, false);
+	SfHead	   *h;
+	LOCKTAG		tag;
+	SfSavedUser saved;
+	Datum		arg;
+	int64		version;
+	bool		isnull;
+
+	if (p == NULL)
+		return false;
+	pe = sf_par_lookup(name, false);
+	sf_acl_check(&pe->acl, name, GetUserId(), SF_PRIV_ADMIN);
+	sf_persist_check_writable(name);
+	if (pe->txn != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot restore parallel pipeline \"%s\" in a transaction that wrote it",
+					   name),
+				errhint("Restore it in a transaction of its own."));
+	sf_check_checkpoint_size(data, len);
+	h = sf_head_checkpoint_restore(CurTransactionContext, &p->def, data, len);
+
+	sf_par_head_tag(&tag, pe->id);
+	sf_par_lock(&tag);
+	sf_become_owner(&saved);
+	SPI_connect();
+	arg = CStringGetTextDatum(name);
+	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
+	if (SPI_processed != 1)
+		sf_unknown_pipeline(name);
+	version = sf_getint64(3, &isnull);
+	SPI_finish();
+	sf_restore_user(&saved);
+
+	/* the entry holds the restored state, discarded unless we commit */
+	MemoryContextSetParent(h->cxt, sf_par_context());
+	sf_par_end_txn(pe, true);
+	pe->head = h;
+	pe->version = version;
+	pe->restored = true;
+	sf_par_store_snapshots(pe, version);
+	return true;
+}
+
+/*
+ * The sequencers of the transaction's parallel pipelines, in name order
+ * (precommit.c)
+ */
+void
+sf_sequencer_run_all(void)
+{
+	int			n;
+	SfParEntry **all;
+
+	if (sf_par_count() == 0)
+		return;
+	all = sf_par_open_txns(&n);
+	if (n == 0)
+		return;
+	sf_par_sequencing(true);
+	/* pre-commit runs no statement: the sequencers' statements need one */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	for (int i = 0; i < n; i++)
+		sequence(all[i]);
+	PopActiveSnapshot();
+	sf_par_sequencing(false);
+	if (all != NULL)
+		pfree(all);
+}
