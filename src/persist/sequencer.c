@@ -15,7 +15,8 @@
  *	2. bump the row's version, which also reads the latest committed row;
  *	   if another transaction committed since this one's base, step 5's
  *	   catch-up, validation and re-decide are needed: until they exist,
- *	   the commit fails with XX000 and says so;
+ *	   the commit fails with 40001 (a serialization failure: the retry
+ *	   starts from the committed state) and says why;
  *	3. apply the transaction to the head (sf_head_commit: the delta, then
  *	   the log in call order), which numbers seq and late_seq;
  *	4. write the outputs (sf_sink_emit: changelog, results, late output,
@@ -167,12 +168,16 @@ sf_par_store_snapshots(SfParEntry *pe, int64 version)
 	pe->journal_bytes = 0;
 }
 
-/* Step 2's placeholder for build plan step 5 (design 4.5, steps 1, 3-4, 7) */
+/*
+ * Until build plan step 5 (design 4.5, steps 1, 3-4, 7): a serialization
+ * failure, which clients retry, as REPEATABLE READ does for a serial
+ * pipeline another transaction changed
+ */
 static pg_attribute_noreturn() void
 moved_error(const SfParEntry *pe)
 {
 	ereport(ERROR,
-			errcode(ERRCODE_INTERNAL_ERROR),
+			errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			errmsg("parallel pipeline \"%s\" changed since this transaction's first write",
 				   pe->name),
 			errdetail("Another transaction committed to the pipeline meanwhile; catching up at commit is not built yet (issue 46, build plan step 5)."),
