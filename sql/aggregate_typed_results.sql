@@ -639,3 +639,27 @@ DROP FUNCTION tr_check_all(), tr_check(text, text), tr_shown(text, timestamptz, 
 DROP TABLE tr_ev, tr_in, tr_keys, tr_cp, tr_at_cp;
 DROP TYPE tr_mood;
 DROP ROLE regress_tr_nobody, regress_tr_reader, regress_tr_owner;
+
+-- 6. Rows of one call whose sums are 0 after rows whose sums are not: the
+-- typed rows share the numeric of a run of equal sums (sink_typed.c), and
+-- each row still gets its own
+CREATE TABLE tz_ev (id integer PRIMARY KEY, g integer NOT NULL, v bigint NOT NULL,
+    at timestamptz NOT NULL);
+SELECT streamforge.create_aggregate('tz_sum', $$
+    SELECT g, count(*) AS c, sum(v) AS sm FROM tz_ev
+     GROUP BY g, streamforge.tumble(at, interval '1 minute')
+$$) IS NOT NULL AS made;
+-- sums 0, 5, 0, 7, 0, -3, 0 by g; the rows are written by one call, finish()
+INSERT INTO tz_ev VALUES
+ (1, 1, 0, '2026-04-01 00:00:01+00'), (2, 2, 5, '2026-04-01 00:00:02+00'),
+ (3, 3, 4, '2026-04-01 00:00:03+00'), (4, 3, -4, '2026-04-01 00:00:04+00'),
+ (5, 4, 7, '2026-04-01 00:00:05+00'), (6, 5, 0, '2026-04-01 00:00:06+00'),
+ (7, 6, -3, '2026-04-01 00:00:07+00'), (8, 7, 2, '2026-04-01 00:00:08+00'),
+ (9, 7, -2, '2026-04-01 00:00:09+00');
+SELECT count(*) AS changes FROM streamforge.finish('tz_sum');
+SELECT g, c, sm FROM tz_sum ORDER BY g;
+SELECT count(*) AS mismatches
+  FROM tz_sum AS a FULL JOIN (SELECT g, count(*) AS c, sum(v) AS sm FROM tz_ev GROUP BY g) AS e USING (g)
+ WHERE a.c IS DISTINCT FROM e.c OR a.sm IS DISTINCT FROM e.sm;
+SELECT streamforge.drop_aggregate('tz_sum');
+DROP TABLE tz_ev;

@@ -598,6 +598,31 @@ layout(SfMeasuresDef *md)
 	for (int i = 0; i < md->naggs; i++)
 		md->aggs[i].varslot = sf_agg_ops(md->aggs[i].func)->var != NULL ?
 			md->nvar++ : -1;
+
+	/*
+	 * Which measures and aggregates the per-event loops visit
+	 * (aggregates.c): the others have nothing to add to
+	 */
+	StaticAssertStmt(SF_MAX_MEASURES <= 32 && SF_MAX_AGGREGATES <= 64,
+					 "the masks of the layout are too narrow");
+	md->word_measures = 0;
+	for (int m = 0; m < md->nmeasures; m++)
+	{
+		const SfMeasureSlots *s = &md->slots[m];
+
+		if (s->nn >= 0 || s->sum >= 0 || s->sumsq >= 0 || s->min >= 0 ||
+			s->max >= 0 || s->first >= 0 || s->last >= 0)
+			md->word_measures |= (uint32) 1 << m;
+	}
+	md->slot_aggs = 0;
+	md->var_aggs = 0;
+	for (int i = 0; i < md->naggs; i++)
+	{
+		if (md->aggs[i].slot >= 0)
+			md->slot_aggs |= UINT64CONST(1) << i;
+		if (md->aggs[i].varslot >= 0)
+			md->var_aggs |= UINT64CONST(1) << i;
+	}
 }
 
 /*

@@ -296,6 +296,10 @@ typedef struct SfMeasuresDef
 	uint32		nullable;		/* bit m: measure m is declared NULL */
 	int			width;			/* words of a delivery's measures: nmeasures,
 								 * and the NULL mask if nullable != 0 */
+	/* derived by the layout (agg_funcs.c), for the per-event loops */
+	uint32		word_measures;	/* bit m: slots[m] has a part */
+	uint64		slot_aggs;		/* bit i: aggs[i].slot >= 0 */
+	uint64		var_aggs;		/* bit i: aggs[i].varslot >= 0 */
 } SfMeasuresDef;
 
 /* The value of one aggregate of a row, before conversion to SQL */

@@ -43,6 +43,7 @@
 
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "port/pg_bitutils.h"
 
 #include "engine/engine.h"
 #include "engine/engine_int.h"
@@ -309,14 +310,14 @@ vars_add(SfPipeline *p, int64 *ext, const int64 *vals)
 	const SfMeasuresDef *md = p->def.measures;
 	uint32		nulls = md->nullable ? (uint32) vals[md->nmeasures] : 0;
 
-	for (int i = 0; i < md->naggs; i++)
+	for (uint64 todo = md->var_aggs; todo != 0; todo &= todo - 1)
 	{
-		const SfAggDef *a = &md->aggs[i];
+		const SfAggDef *a = &md->aggs[pg_rightmost_one_pos64(todo)];
 		const SfAggVarOps *var;
 		void	   *st;
 
 		/* a NULL value is not added, as SQL's aggregates skip it */
-		if (a->varslot < 0 || (nulls & (1U << a->measure)) != 0)
+		if ((nulls & (1U << a->measure)) != 0)
 			continue;
 		var = sf_agg_ops(a->func)->var;
 		st = var_get(md, ext, a->varslot);
@@ -431,15 +432,17 @@ words_add(const SfMeasuresDef *md, int64 *x, int64 nprev, int64 t,
 {
 	uint32		nulls = md->nullable ? (uint32) vals[md->nmeasures] : 0;
 
-	for (int m = 0; m < md->nmeasures; m++)
+	/*
+	 * the measures with a part, in ascending order; a NULL value changes
+	 * none of its measure's parts (SQL's rule)
+	 */
+	for (uint32 todo = md->word_measures & ~nulls; todo != 0; todo &= todo - 1)
 	{
+		int			m = pg_rightmost_one_pos32(todo);
 		const SfMeasureSlots *s = &md->slots[m];
 		int64		v = vals[m];
 		int64		prev = nprev;
 
-		/* a NULL value changes none of its measure's parts (SQL's rule) */
-		if (unlikely(nulls & (1U << m)))
-			continue;
 		if (s->nn >= 0)
 			prev = x[s->nn]++;
 
@@ -471,11 +474,11 @@ words_add(const SfMeasuresDef *md, int64 *x, int64 nprev, int64 t,
 			x[s->last + 2] = v;
 		}
 	}
-	for (int i = 0; i < md->naggs; i++)
+	for (uint64 todo = md->slot_aggs; todo != 0; todo &= todo - 1)
 	{
-		const SfAggDef *a = &md->aggs[i];
+		const SfAggDef *a = &md->aggs[pg_rightmost_one_pos64(todo)];
 
-		if (a->slot < 0 || (nulls & (1U << a->measure)) != 0)
+		if ((nulls & (1U << a->measure)) != 0)
 			continue;
 		if (a->func == SF_AGG_COUNT_IF)
 		{

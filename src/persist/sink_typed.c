@@ -481,6 +481,9 @@ sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 	char	  **parts;
 	bool	   *pnulls;
 	int			nput = 0;
+	bool		have_sum = false;
+	int128		last_sum = 0;
+	Datum		last_sum_datum = (Datum) 0;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -563,7 +566,14 @@ sf_sink_typed_results(SfPipeline *p, SfSinkTyped *t, int64 epoch,
 					*v = Int64GetDatum(agg->count);
 					break;
 				case TS_SUM:
-					*v = sf_int128_numeric(agg->sum);
+					/* rows of a call often share their sum: one numeric */
+					if (!have_sum || agg->sum != last_sum)
+					{
+						last_sum = agg->sum;
+						last_sum_datum = sf_int128_numeric(agg->sum);
+						have_sum = true;
+					}
+					*v = last_sum_datum;
 					break;
 				case TS_MIN:
 					*v = Int64GetDatum(agg->min);
