@@ -254,6 +254,8 @@ extern void sfk_become_owner(SfkSavedUser *saved);
 extern int	sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
 							 const char *nulls, bool read_only, long count);
 extern void sfk_restore_user(SfkSavedUser *saved);
+extern int	sfk_spi_kept(const char *sql, bool as_owner, int nargs, Oid *types,
+						 Datum *args, const char *nulls, bool read_only, long count);
 
 /*
  * The role an aggregate's expressions run as in the worker (admin.c): the
