@@ -260,7 +260,11 @@ scan_object(JScan *s, const char *p, int depth, uint32 mask)
 		if (p >= end || *p != ':')
 			return NULL;
 		p = skip_ws(p + 1, end);
-		for (m = mask; m != 0; m &= m - 1)
+		/* a member's first byte selects the keys it may be a component of */
+		m = mask;
+		if (depth < SFK_JSON_FIRST_DEPTH)
+			m &= s->keys->first[depth][klen > 0 ? (unsigned char) k[0] : 0];
+		for (; m != 0; m &= m - 1)
 		{
 			int			i = pg_rightmost_one_pos32(m);
 			SfkJsonKey *key = &s->keys->k[i];
@@ -448,7 +452,12 @@ sfk_json_key(SfkJsonKeys *keys, char **path, int n)
 	k->path = path;
 	k->klen = MemoryContextAlloc(TopMemoryContext, sizeof(int) * n);
 	for (j = 0; j < n; j++)
+	{
 		k->klen[j] = strlen(path[j]);
+		if (j < SFK_JSON_FIRST_DEPTH)
+			keys->first[j][k->klen[j] > 0 ? (unsigned char) path[j][0] : 0] |=
+				1u << (keys->n - 1);
+	}
 	k->same = -1;
 	return true;
 }
