@@ -65,6 +65,9 @@ my @cases = (
 	qq([{"id":27}]),
 	qq({"id":28,"a":{"b":"nul \\u0000"},"t":"nul",$at}),
 	qq({"id":29,"a":{"b":"open),
+	qq({"id":31,"a":{"b":"esc\\n\xff"},"t":"enc5",$at}),
+	qq({"id":32,"a":{"b":"first"},"t":"dup2","a":{"c":2},$at}),
+	# the last: a partition's refused messages at its end stay pending
 	qq({"id":30,"a":{"b":"last"},"t":"ok",$at}));
 
 $kafka->cmd('topic js 1');
