@@ -481,7 +481,7 @@ if [ -n "${SF_KAFKA_CALLGRIND:-}" ]; then
 				/PROGRAM TOTALS/ { gsub(",", "", $1); tot = $1 }
 				/sf_direct_ingest_v1/ && !wr { gsub(",", "", $1); wr = $1 }
 				/sfk_json_scan/ && !js { gsub(",", "", $1); js = $1 }
-				END { printf "callgrind %s: %.0f instructions/message in the batches and the dequeue, the write %.0f, the JSON scan %.0f, the rest %.0f\n", w, tot / n, wr / n, js / n, (tot - wr) / n }' |
+				END { printf "callgrind %s: %.0f instructions/message in the batches and the dequeue, the write %.0f, the JSON scan %.0f, all but the write %.0f\n", w, tot / n, wr / n, js / n, (tot - wr) / n }' |
 			tee -a "$SCRATCH/callgrind.txt"
 	done
 fi
