@@ -25,6 +25,10 @@
 # and writes bench/results/kafka-<date>-<sha>.md and kafka-latest.md.
 #
 # Options: --keep (keep the scratch directory), --no-build.
+# SF_KAFKA_PERF=1: the cluster under perf, a profile of each worker.
+# SF_KAFKA_CALLGRIND=1 (with --quick): the cluster under callgrind, the
+# workers' instructions per message inside their batches and dequeues
+# (repeatable where the CPU times move with the machine's load).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -40,7 +44,7 @@ while [ $# -gt 0 ]; do
 		--quick) N=100000; MODE=quick ;;
 		--keep) KEEP=1 ;;
 		--no-build) BUILD= ;;
-		-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+		-h | --help) sed -n '2,31p' "$0"; exit 0 ;;
 		*) echo "usage: $0 [--quick] [--keep] [--no-build]" >&2; exit 2 ;;
 	esac
 	shift
@@ -103,7 +107,22 @@ track_commit_timestamp = on
 shared_preload_libraries = 'streamforge_kafka'
 streamforge_kafka.database = 'postgres'
 EOF
-if [ -n "${SF_KAFKA_PERF:-}" ]; then
+if [ -n "${SF_KAFKA_CALLGRIND:-}" ]; then
+	# the whole cluster under callgrind (forks are followed: one file per
+	# process), counting only inside the worker's batch (sfk_run_batch: the
+	# mapping, the write, the batch's statements, the commit) and its
+	# dequeue from librdkafka (sfk_collect): the worker's main thread's
+	# instructions per message, which the load does not move
+	(cd "$SCRATCH" && runuser -u postgres -- valgrind --tool=callgrind --quiet \
+		--collect-atstart=no --toggle-collect=sfk_run_batch --toggle-collect=sfk_collect \
+		--callgrind-out-file="$SCRATCH/cg.%p" \
+		"$SRVBIN/postgres" -D "$SCRATCH/data" >"$SCRATCH/server.log" 2>&1) &
+	CG_PID=$!
+	for _ in $(seq 1 600); do
+		as_server "$SRVBIN/pg_isready" -q -h "$SCRATCH" -p "$PORT" && break
+		sleep 0.2
+	done
+elif [ -n "${SF_KAFKA_PERF:-}" ]; then
 	# the whole cluster under perf (its children inherit it): the worker's
 	# profile is read by its pid at the end
 	(cd "$SCRATCH" && perf record -F 499 -g -o "$SCRATCH/perf.data" -- \
@@ -437,6 +456,7 @@ sratio=$(awk -v a="$steady_rate" -v b="$client_rate" 'BEGIN { print a / b }')
 mkdir -p "$SF_ROOT/bench/results"
 name=kafka-$DATE-$SHA
 [ "$MODE" = quick ] && name=$name-quick
+[ -n "${SF_KAFKA_CALLGRIND:-}" ] && name=$name-callgrind
 if [ -n "${SF_KAFKA_PERF:-}" ]; then
 	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
 	started=
@@ -445,6 +465,24 @@ if [ -n "${SF_KAFKA_PERF:-}" ]; then
 		perf report -i "$SCRATCH/perf.data" --pid="${w#*:}" --stdio --no-children -g none \
 			--percent-limit 0.7 --sort dso,symbol 2>/dev/null | grep -E '^ +[0-9]' |
 			head -n 45 >"$SF_ROOT/bench/results/$name-perf-${w%%:*}.txt" || true
+	done
+fi
+if [ -n "${SF_KAFKA_CALLGRIND:-}" ]; then
+	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
+	started=
+	wait "$CG_PID" 2>/dev/null || true
+	# instructions per message of each worker's main thread, and of the
+	# core's write inside it (sf_direct_ingest_v1, inclusive)
+	for w in "simple:$spid" "clickstream:$wpid"; do
+		f=$(ls "$SCRATCH/cg.${w#*:}"* 2>/dev/null | head -n 1)
+		[ -n "$f" ] || continue
+		callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null |
+			awk -v w="${w%%:*}" -v n="$N" '
+				/PROGRAM TOTALS/ { gsub(",", "", $1); tot = $1 }
+				/sf_direct_ingest_v1/ && !wr { gsub(",", "", $1); wr = $1 }
+				/sfk_json_scan/ && !js { gsub(",", "", $1); js = $1 }
+				END { printf "callgrind %s: %.0f instructions/message in the batches and the dequeue, the write %.0f, the JSON scan %.0f, all but the write %.0f\n", w, tot / n, wr / n, js / n, (tot - wr) / n }' |
+			tee -a "$SCRATCH/callgrind.txt"
 	done
 fi
 out=$SF_ROOT/bench/results/$name.md
@@ -488,6 +526,13 @@ out=$SF_ROOT/bench/results/$name.md
 	echo "The mock cluster's own CPU while the clickstream worker consumed: $cmock_us µs per message."
 	echo "The worker's main thread from the first committed batch to the last: $csched."
 	echo "Its threads from its start (CPU, minor page faults): $cthreads"
+	if [ -s "$SCRATCH/callgrind.txt" ]; then
+		echo
+		echo "Under callgrind (SF_KAFKA_CALLGRIND: every process under valgrind, so the rates and CPU"
+		echo "above are not the worker's; counted inside sfk_run_batch and sfk_collect only):"
+		echo
+		sed 's/^/    /' "$SCRATCH/callgrind.txt"
+	fi
 } >"$out"
 [ "$MODE" = full ] && cp "$out" "$SF_ROOT/bench/results/kafka-latest.md"
 echo

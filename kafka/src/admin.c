@@ -163,6 +163,54 @@ sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
 	return ret;
 }
 
+/*
+ * The worker's fixed statements of each batch (the subscription's check,
+ * an advance and a high watermark per partition: 26 statements a batch
+ * for 25 partitions), prepared once and kept (SPI_keepplan) instead of
+ * parsed, analysed and planned at every execution: the plan cache
+ * revalidates them (DDL, search_path) as it does a prepared statement's.
+ * sql must be a string constant: it is known by its address.  When
+ * as_owner, prepared and run as the extension's owner, as
+ * sfk_spi_as_owner.
+ */
+int
+sfk_spi_kept(const char *sql, bool as_owner, int nargs, Oid *types, Datum *args,
+			 const char *nulls, bool read_only, long count)
+{
+	static struct
+	{
+		const char *sql;
+		SPIPlanPtr	plan;
+	}			kept[8];
+	static int	nkept = 0;
+	SPIPlanPtr	plan = NULL;
+	SfkSavedUser saved;
+	int			ret;
+	int			i;
+
+	if (as_owner)
+		sfk_become_owner(&saved);
+	for (i = 0; i < nkept; i++)
+		if (kept[i].sql == sql)
+			plan = kept[i].plan;
+	if (plan == NULL)
+	{
+		if (nkept >= lengthof(kept))
+			elog(ERROR, "too many kept statements");
+		plan = SPI_prepare(sql, nargs, types);
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare a statement of the worker: %s",
+				 SPI_result_code_string(SPI_result));
+		kept[nkept].sql = sql;
+		kept[nkept].plan = plan;
+		nkept++;
+	}
+	ret = SPI_execute_plan(plan, args, nulls, read_only, count);
+	if (as_owner)
+		sfk_restore_user(&saved);
+	return ret;
+}
+
 /* A Kafka topic name: 1 to 249 of [a-zA-Z0-9._-] (22023). */
 void
 sfk_check_topic(const char *topic)

@@ -42,6 +42,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "tcop/tcopprot.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/jsonb.h"
@@ -587,6 +588,10 @@ typedef struct Split
 	Part	   *keys;			/* the key's elements, or NULL */
 	int			nkeys;
 	StringInfoData key;
+	ExprState **measures;		/* ARRAY[...] of int8 measures' elements, or NULL */
+	int			nmeasures;
+	Datum	   *mvals;
+	bool	   *mnulls;
 } Split;
 
 static void
@@ -678,10 +683,71 @@ split_expr(Expr *expr, bool measures, Split *sp)
 				continue;
 			}
 		}
+		if (f == 5 && measures && IsA(e, ArrayExpr))
+		{
+			ArrayExpr  *a = (ArrayExpr *) e;
+
+			if (!a->multidims && a->element_typeid == INT8OID &&
+				a->array_typeid == INT8ARRAYOID && list_length(a->elements) > 0)
+			{
+				sp->nmeasures = list_length(a->elements);
+				sp->measures = palloc(sizeof(ExprState *) * sp->nmeasures);
+				sp->mvals = palloc(sizeof(Datum) * sp->nmeasures);
+				sp->mnulls = palloc(sizeof(bool) * sp->nmeasures);
+				foreach(lc, a->elements)
+					sp->measures[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), NULL);
+				continue;
+			}
+		}
 		part_init(&sp->f[f], e);
 	}
 	initStringInfo(&sp->key);
 	return true;
+}
+
+/*
+ * The measures' int8[] from its elements, evaluated in order, as
+ * ExecEvalArrayExpr and construct_md_array make it (one dimension, lower
+ * bound 1, a null bitmap only with a NULL element), without their
+ * general work for each row.
+ */
+static Datum
+measures_array(Split *sp, ExprContext *econtext)
+{
+	int			n = sp->nmeasures;
+	int			nonnull = 0;
+	bool		hasnull = false;
+	int			off;
+	ArrayType  *a;
+	int64	   *data;
+	int			k;
+
+	for (k = 0; k < n; k++)
+	{
+		sp->mvals[k] = ExecEvalExpr(sp->measures[k], econtext, &sp->mnulls[k]);
+		if (sp->mnulls[k])
+			hasnull = true;
+		else
+			nonnull++;
+	}
+	off = hasnull ? ARR_OVERHEAD_WITHNULLS(1, n) : ARR_OVERHEAD_NONULLS(1);
+	a = palloc0(off + sizeof(int64) * nonnull);
+	SET_VARSIZE(a, off + sizeof(int64) * nonnull);
+	a->ndim = 1;
+	a->dataoffset = hasnull ? off : 0;
+	a->elemtype = INT8OID;
+	ARR_DIMS(a)[0] = n;
+	ARR_LBOUND(a)[0] = 1;
+	data = (int64 *) ((char *) a + off);
+	for (k = 0; k < n; k++)
+	{
+		if (sp->mnulls[k])
+			continue;
+		if (hasnull)
+			ARR_NULLBITMAP(a)[k / 8] |= 1 << (k % 8);
+		*data++ = DatumGetInt64(sp->mvals[k]);
+	}
+	return PointerGetDatum(a);
 }
 
 /* A part's value; *digits (if not NULL): an integer's text */
@@ -733,6 +799,12 @@ split_eval(Split *sp, ExprContext *econtext, Datum *values, bool *isnull)
 	}
 	for (f = 0; f < 6; f++)
 	{
+		if (f == 5 && sp->measures != NULL)
+		{
+			values[5] = measures_array(sp, econtext);
+			isnull[5] = false;
+			continue;
+		}
 		if (f != 3 || sp->keys == NULL)
 		{
 			values[f] = part_value(&sp->f[f], econtext, &isnull[f], NULL);

@@ -309,6 +309,13 @@ reject(Msg *m, ErrorData *edata)
  * value librdkafka held after the commit, which a fetch could have moved
  * meanwhile, and then never wrote that value).
  */
+static const char record_hw_sql[] =
+"INSERT INTO streamforge_kafka.partition_status AS h "
+"(subscription, kafka_partition, high_watermark) VALUES ($1, $2, $3) "
+"ON CONFLICT (subscription, kafka_partition) DO UPDATE "
+"SET high_watermark = EXCLUDED.high_watermark, "
+"updated_at = pg_catalog.now()";
+
 static void
 record_watermarks(int64 *written)
 {
@@ -329,12 +336,7 @@ record_watermarks(int64 *written)
 		args[0] = Int32GetDatum(sfk_sub.id);
 		args[1] = Int32GetDatum(i);
 		args[2] = Int64GetDatum(hi);
-		if (sfk_spi_as_owner("INSERT INTO streamforge_kafka.partition_status AS h "
-								  "(subscription, kafka_partition, high_watermark) VALUES ($1, $2, $3) "
-								  "ON CONFLICT (subscription, kafka_partition) DO UPDATE "
-								  "SET high_watermark = EXCLUDED.high_watermark, "
-								  "updated_at = pg_catalog.now()",
-								  3, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		if (sfk_spi_kept(record_hw_sql, true, 3, types, args, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not record a high watermark");
 	}
 }
@@ -400,6 +402,9 @@ deliver_skipped(Msg *msgs, int n, MemoryContext batchcxt)
 	}
 	return true;
 }
+
+static const char advance_sql[] =
+"SELECT pg_catalog.count(*) FROM streamforge.advance($1, $2, $3)";
 
 /*
  * One batch, in one transaction.  Returns false when the worker is to
@@ -536,8 +541,7 @@ sfk_run_batch(Msg *msgs, int n, MemoryContext batchcxt)
 		args[0] = CStringGetTextDatum(sfk_sub.pipeline);
 		args[1] = pnames[i];
 		args[2] = Int64GetDatum(p);
-		if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM streamforge.advance($1, $2, $3)",
-								  3, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		if (sfk_spi_kept(advance_sql, false, 3, types, args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not advance partition \"%s\"", sfk_sub.pnames[i]);
 		newprog[i] = p;
 	}

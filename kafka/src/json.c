@@ -19,15 +19,20 @@
 #include "postgres.h"
 
 #include "mb/pg_wchar.h"
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
 #include "kafka.h"
 
 #define SFK_JSON_DEPTH 32
 
+/*
+ * The scan keeps its position in a local pointer that each function takes
+ * and returns (NULL: the slow path must read the message), so that the
+ * compiler holds it in a register; the rest of its state is here.
+ */
 typedef struct JScan
 {
-	const char *p;
 	const char *end;
 	SfkJsonKeys *keys;
 	SfkJsonValue *out;
@@ -36,20 +41,40 @@ typedef struct JScan
 	int			buflen;
 } JScan;
 
-static inline void
-skip_ws(JScan *s)
+/*
+ * The bytes that end a string's run of plain bytes: the quote, the
+ * backslash, the control characters (an error) and the bytes of non-ASCII
+ * characters (verified as UTF-8, string by string: outside a string such a
+ * byte is a syntax error anyway).
+ */
+static bool special_ready = false;
+static bool special[256];
+
+static void
+init_special(void)
 {
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-		s->p++;
+	int			c;
+
+	for (c = 0; c < 256; c++)
+		special[c] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+	special_ready = true;
+}
+
+static inline const char *
+skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
 }
 
 /* after a number or a literal: a delimiter, else the slow path decides */
 static inline bool
-delimited(JScan *s)
+delimited(const char *p, const char *end)
 {
-	if (s->p >= s->end)
+	if (p >= end)
 		return true;
-	switch (*s->p)
+	switch (*p)
 	{
 		case ' ':
 		case '\t':
@@ -64,54 +89,73 @@ delimited(JScan *s)
 	return false;
 }
 
-/*
- * A string at s->p (the opening quote): its bytes decoded into s->buf when
- * it has escapes, else a pointer into the text.
- */
-static bool
-scan_string(JScan *s, const char **str, int *len)
+/* whether the n bytes at a are those at b (keys are short: no call) */
+static inline bool
+same_bytes(const char *a, const char *b, int n)
 {
+	while (n-- > 0)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
+
+/*
+ * A string at p (the opening quote): its bytes decoded into s->buf when it
+ * has escapes, else a pointer into the text; its non-ASCII bytes must be
+ * UTF-8.  Returns the position after the closing quote.
+ */
+static const char *
+scan_string(JScan *s, const char *p, const char **str, int *len)
+{
+	const char *end = s->end;
 	const char *start;
+	bool		high = false;
 	char	   *d;
 
-	s->p++;
-	start = s->p;
-	while (s->p < s->end && *s->p != '"' && *s->p != '\\')
+	p++;
+	start = p;
+	for (;;)
 	{
-		if ((unsigned char) *s->p < 0x20)
-			return false;
-		s->p++;
+		while (p < end && !special[(unsigned char) *p])
+			p++;
+		if (p >= end)
+			return NULL;
+		if ((unsigned char) *p < 0x80)
+			break;
+		high = true;
+		p++;
 	}
-	if (s->p >= s->end)
-		return false;
-	if (*s->p == '"')
+	if (*p == '"')
 	{
+		if (high && pg_encoding_verifymbstr(PG_UTF8, start, p - start) != p - start)
+			return NULL;
 		*str = start;
-		*len = s->p - start;
-		s->p++;
-		return true;
+		*len = p - start;
+		return p + 1;
 	}
+	if (*p != '\\')
+		return NULL;			/* a control character */
 	/* escapes: decode into the buffer (never longer than the text) */
 	d = s->buf + s->buflen;
-	memcpy(d, start, s->p - start);
+	memcpy(d, start, p - start);
 	*str = d;
-	d += s->p - start;
-	while (s->p < s->end && *s->p != '"')
+	d += p - start;
+	while (p < end && *p != '"')
 	{
-		char		c = *s->p;
+		char		c = *p;
 
 		if ((unsigned char) c < 0x20)
-			return false;
+			return NULL;
 		if (c == '\\')
 		{
-			if (++s->p >= s->end)
-				return false;
-			switch (*s->p)
+			if (++p >= end)
+				return NULL;
+			switch (*p)
 			{
 				case '"':
 				case '\\':
 				case '/':
-					c = *s->p;
+					c = *p;
 					break;
 				case 'b':
 					c = '\b';
@@ -129,109 +173,114 @@ scan_string(JScan *s, const char **str, int *len)
 					c = '\t';
 					break;
 				default:
-					return false;	/* \u and anything else: the slow path */
+					return NULL;	/* \u and anything else: the slow path */
 			}
 		}
 		*d++ = c;
-		s->p++;
+		p++;
 	}
-	if (s->p >= s->end)
-		return false;
-	s->p++;
+	if (p >= end)
+		return NULL;
+	/* the escapes are ASCII: the raw text is UTF-8 if the string is */
+	if (pg_encoding_verifymbstr(PG_UTF8, start, p - start) != p - start)
+		return NULL;
 	*len = d - *str;
 	s->buflen += *len;
-	return true;
+	return p + 1;
 }
 
-/* A number as JSON writes it; false for an exponent or a negative zero. */
-static bool
-scan_number(JScan *s)
+/* A number as JSON writes it; NULL for an exponent or a negative zero. */
+static const char *
+scan_number(const char *p, const char *end)
 {
-	const char *start = s->p;
+	const char *start = p;
 	bool		zero = true;
 
-	if (*s->p == '-')
-		s->p++;
-	if (s->p >= s->end || *s->p < '0' || *s->p > '9')
-		return false;
-	if (*s->p == '0')
+	if (*p == '-')
+		p++;
+	if (p >= end || *p < '0' || *p > '9')
+		return NULL;
+	if (*p == '0')
 	{
-		s->p++;
-		if (s->p < s->end && *s->p >= '0' && *s->p <= '9')
-			return false;
+		p++;
+		if (p < end && *p >= '0' && *p <= '9')
+			return NULL;
 	}
 	else
-		while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+		while (p < end && *p >= '0' && *p <= '9')
 		{
 			zero = false;
-			s->p++;
+			p++;
 		}
-	if (s->p < s->end && *s->p == '.')
+	if (p < end && *p == '.')
 	{
-		s->p++;
-		if (s->p >= s->end || *s->p < '0' || *s->p > '9')
-			return false;
-		while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+		p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return NULL;
+		while (p < end && *p >= '0' && *p <= '9')
 		{
-			if (*s->p != '0')
+			if (*p != '0')
 				zero = false;
-			s->p++;
+			p++;
 		}
 	}
-	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E'))
-		return false;
+	if (p < end && (*p == 'e' || *p == 'E'))
+		return NULL;
 	if (zero && *start == '-')
-		return false;
-	return delimited(s);
+		return NULL;
+	return delimited(p, end) ? p : NULL;
 }
 
-static bool scan_value(JScan *s, int depth, uint32 mask, int *found);
+static const char *scan_value(JScan *s, const char *p, int depth, uint32 mask,
+							  int found);
 
 /*
- * An object at s->p; mask: the keys whose path leads here (their first
- * depth components matched).
+ * An object at p; mask: the keys whose path leads here (their first depth
+ * components matched).
  */
-static bool
-scan_object(JScan *s, int depth, uint32 mask)
+static const char *
+scan_object(JScan *s, const char *p, int depth, uint32 mask)
 {
-	s->p++;
-	skip_ws(s);
-	if (s->p < s->end && *s->p == '}')
-	{
-		s->p++;
-		return true;
-	}
+	const char *end = s->end;
+
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == '}')
+		return p + 1;
 	for (;;)
 	{
 		const char *k;
 		int			klen;
 		uint32		sub = 0;
 		int			found = -1;
-		int			i;
+		uint32		m;
 
-		if (s->p >= s->end || *s->p != '"' || !scan_string(s, &k, &klen))
-			return false;
-		skip_ws(s);
-		if (s->p >= s->end || *s->p != ':')
-			return false;
-		s->p++;
-		skip_ws(s);
-		for (i = 0; mask != 0 && i < s->keys->n; i++)
+		if (p >= end || *p != '"' || (p = scan_string(s, p, &k, &klen)) == NULL)
+			return NULL;
+		p = skip_ws(p, end);
+		if (p >= end || *p != ':')
+			return NULL;
+		p = skip_ws(p + 1, end);
+		/* a member's first byte selects the keys it may be a component of */
+		m = mask;
+		if (depth < SFK_JSON_FIRST_DEPTH)
+			m &= s->keys->first[depth][klen > 0 ? (unsigned char) k[0] : 0];
+		for (; m != 0; m &= m - 1)
 		{
+			int			i = pg_rightmost_one_pos32(m);
 			SfkJsonKey *key = &s->keys->k[i];
 
-			if ((mask & (1u << i)) == 0 || key->klen[depth] != klen ||
-				memcmp(key->path[depth], k, klen) != 0)
+			if (key->klen[depth] != klen ||
+				!same_bytes(key->path[depth], k, klen))
 				continue;
 			/* a duplicate on a wanted path: jsonb keeps the last, whole */
 			if (++s->hits[i] > key->npath)
-				return false;
+				return NULL;
 			if (key->npath == depth + 1)
 			{
 				if (found >= 0)
 				{
 					/* two keys of the same path: the first reads, the other copies */
-					s->keys->k[i].same = found;
+					key->same = found;
 					continue;
 				}
 				found = i;
@@ -239,117 +288,104 @@ scan_object(JScan *s, int depth, uint32 mask)
 			else
 				sub |= 1u << i;
 		}
-		if (!scan_value(s, depth + 1, sub, &found))
-			return false;
-		skip_ws(s);
-		if (s->p >= s->end)
-			return false;
-		if (*s->p == '}')
-		{
-			s->p++;
-			return true;
-		}
-		if (*s->p != ',')
-			return false;
-		s->p++;
-		skip_ws(s);
+		if ((p = scan_value(s, p, depth + 1, sub, found)) == NULL)
+			return NULL;
+		p = skip_ws(p, end);
+		if (p >= end)
+			return NULL;
+		if (*p == '}')
+			return p + 1;
+		if (*p != ',')
+			return NULL;
+		p = skip_ws(p + 1, end);
 	}
 }
 
 /*
- * A value at s->p.  mask: keys whose path goes on inside it (it must then
- * be an object); *found: the key whose value it is, or -1.
+ * A value at p.  mask: keys whose path goes on inside it (it must then be
+ * an object); found: the key whose value it is, or -1.
  */
-static bool
-scan_value(JScan *s, int depth, uint32 mask, int *found)
+static const char *
+scan_value(JScan *s, const char *p, int depth, uint32 mask, int found)
 {
-	SfkJsonValue *v = *found >= 0 ? &s->out[*found] : NULL;
+	const char *end = s->end;
+	SfkJsonValue *v = found >= 0 ? &s->out[found] : NULL;
 
-	if (depth > SFK_JSON_DEPTH || s->p >= s->end)
-		return false;
-	switch (*s->p)
+	if (depth > SFK_JSON_DEPTH || p >= end)
+		return NULL;
+	switch (*p)
 	{
 		case '{':
 			if (v != NULL)
-				return false;	/* a wanted object: the slow path writes it */
-			return scan_object(s, depth, mask);
+				return NULL;	/* a wanted object: the slow path writes it */
+			return scan_object(s, p, depth, mask);
 		case '[':
 			if (v != NULL || mask != 0)
-				return false;
-			s->p++;
-			skip_ws(s);
-			if (s->p < s->end && *s->p == ']')
-			{
-				s->p++;
-				return true;
-			}
+				return NULL;
+			p = skip_ws(p + 1, end);
+			if (p < end && *p == ']')
+				return p + 1;
 			for (;;)
 			{
-				int			none = -1;
-
-				if (!scan_value(s, depth + 1, 0, &none))
-					return false;
-				skip_ws(s);
-				if (s->p >= s->end)
-					return false;
-				if (*s->p == ']')
-				{
-					s->p++;
-					return true;
-				}
-				if (*s->p != ',')
-					return false;
-				s->p++;
-				skip_ws(s);
+				if ((p = scan_value(s, p, depth + 1, 0, -1)) == NULL)
+					return NULL;
+				p = skip_ws(p, end);
+				if (p >= end)
+					return NULL;
+				if (*p == ']')
+					return p + 1;
+				if (*p != ',')
+					return NULL;
+				p = skip_ws(p + 1, end);
 			}
 		case '"':
 			{
 				const char *str;
 				int			len;
 
-				if (mask != 0 || !scan_string(s, &str, &len))
-					return false;
+				if (mask != 0 || (p = scan_string(s, p, &str, &len)) == NULL)
+					return NULL;
 				if (v != NULL)
 				{
 					v->kind = SFK_JSON_STRING;
 					v->s = str;
 					v->len = len;
 				}
-				return true;
+				return p;
 			}
 		case 't':
 		case 'f':
 		case 'n':
 			{
-				const char *lit = *s->p == 't' ? "true" : *s->p == 'f' ? "false" : "null";
-				int			len = strlen(lit);
+				const char *lit = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+				int			len = *p == 'f' ? 5 : 4;
 
-				if (mask != 0 || s->end - s->p < len || memcmp(s->p, lit, len) != 0)
-					return false;
-				s->p += len;
-				if (!delimited(s))
-					return false;
+				if (mask != 0 || end - p < len || memcmp(p, lit, len) != 0)
+					return NULL;
+				p += len;
+				if (!delimited(p, end))
+					return NULL;
 				if (v != NULL)
 				{
 					v->kind = lit[0] == 'n' ? SFK_JSON_NULL : SFK_JSON_BOOL;
 					v->s = lit;
 					v->len = len;
 				}
-				return true;
+				return p;
 			}
 		default:
 			{
-				const char *start = s->p;
+				const char *start = p;
 
-				if (mask != 0 || !scan_number(s))
-					return false;
+				if (mask != 0 || (p = scan_number(p, end)) == NULL)
+					return NULL;
 				if (v != NULL)
 				{
 					v->kind = SFK_JSON_NUMBER;
 					v->s = start;
-					v->len = s->p - start;
+					v->len = p - start;
 				}
-				return true;
+				return p;
 			}
 	}
 }
@@ -365,14 +401,14 @@ sfk_json_scan(const char *text, int len, SfkJsonKeys *keys, SfkJsonValue *out, c
 {
 	JScan		s;
 	int			hits[SFK_JSON_MAX_KEYS];
-	int			found = -1;
+	const char *p;
+	const char *end = text + len;
 	int			i;
 
 	Assert(keys->n <= SFK_JSON_MAX_KEYS);
-	if (pg_encoding_verifymbstr(PG_UTF8, text, len) != len)
-		return false;
-	s.p = text;
-	s.end = text + len;
+	if (!special_ready)
+		init_special();
+	s.end = end;
 	s.keys = keys;
 	s.out = out;
 	s.hits = hits;
@@ -384,14 +420,14 @@ sfk_json_scan(const char *text, int len, SfkJsonKeys *keys, SfkJsonValue *out, c
 		hits[i] = 0;
 		keys->k[i].same = -1;
 	}
-	skip_ws(&s);
+	p = skip_ws(text, end);
 	/* the root must be an object that the keys lead into */
-	if (s.p >= s.end || *s.p != '{')
+	if (p >= end || *p != '{')
 		return false;
-	if (!scan_value(&s, 0, keys->n == 0 ? 0 : (uint32) ((1ull << keys->n) - 1), &found))
+	p = scan_value(&s, p, 0, keys->n == 0 ? 0 : (uint32) ((1ull << keys->n) - 1), -1);
+	if (p == NULL)
 		return false;
-	skip_ws(&s);
-	if (s.p != s.end)
+	if (skip_ws(p, end) != end)
 		return false;
 	for (i = 0; i < keys->n; i++)
 		if (keys->k[i].same >= 0)
@@ -416,7 +452,12 @@ sfk_json_key(SfkJsonKeys *keys, char **path, int n)
 	k->path = path;
 	k->klen = MemoryContextAlloc(TopMemoryContext, sizeof(int) * n);
 	for (j = 0; j < n; j++)
+	{
 		k->klen[j] = strlen(path[j]);
+		if (j < SFK_JSON_FIRST_DEPTH)
+			keys->first[j][k->klen[j] > 0 ? (unsigned char) path[j][0] : 0] |=
+				1u << (keys->n - 1);
+	}
 	k->same = -1;
 	return true;
 }

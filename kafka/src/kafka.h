@@ -205,10 +205,15 @@ typedef struct SfkJsonKey
 	int			same;			/* during a scan: the key of the same path */
 } SfkJsonKey;
 
+/* the depths at which the scan picks a member's keys by its first byte */
+#define SFK_JSON_FIRST_DEPTH 2
+
 typedef struct SfkJsonKeys
 {
 	int			n;
 	SfkJsonKey	k[SFK_JSON_MAX_KEYS];
+	/* the keys whose component at depth d starts with byte c ([d][0]: "") */
+	uint32		first[SFK_JSON_FIRST_DEPTH][256];
 } SfkJsonKeys;
 
 extern bool sfk_json_key(SfkJsonKeys *keys, char **path, int n);
@@ -254,6 +259,8 @@ extern void sfk_become_owner(SfkSavedUser *saved);
 extern int	sfk_spi_as_owner(const char *sql, int nargs, Oid *types, Datum *args,
 							 const char *nulls, bool read_only, long count);
 extern void sfk_restore_user(SfkSavedUser *saved);
+extern int	sfk_spi_kept(const char *sql, bool as_owner, int nargs, Oid *types,
+						 Datum *args, const char *nulls, bool read_only, long count);
 
 /*
  * The role an aggregate's expressions run as in the worker (admin.c): the

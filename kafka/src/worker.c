@@ -146,9 +146,11 @@ sfk_subscription_active(void)
 	bool		isnull;
 	char	   *on_error;
 
-	if (sfk_spi_as_owner("SELECT s.paused, s.on_error FROM streamforge_kafka.subscription AS s "
-						 "WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE",
-						 1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+	static const char sql[] =
+		"SELECT s.paused, s.on_error FROM streamforge_kafka.subscription AS s "
+		"WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE";
+
+	if (sfk_spi_kept(sql, true, 1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read subscription %d", sfk_sub.id);
 	if (SPI_processed == 0)
 		return false;
