@@ -275,7 +275,7 @@ INSERT INTO catalogue VALUES
 (908, 'set_retention: a duration that is neither units nor an interval', $$SELECT * FROM streamforge.set_retention('bad', 'soon')$$, '22007'),
 (909, 'units_to_time(pipeline): pipeline without a time unit', $$SELECT streamforge.units_to_time('bad', 5)$$, '22023'),
 (910, 'schedule_tick: no pipeline', $$SELECT streamforge.schedule_tick(ARRAY[]::text[], '* * * * *')$$, '22023'),
-(911, 'create_pipeline: parallel writers (not yet)', $$SELECT streamforge.create_pipeline('bad_wr', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], writers => 'parallel')$$, '0A000'),
+(911, 'create_pipeline: parallel writers with an idle_timeout (not yet)', $$SELECT streamforge.create_pipeline('bad_wr', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], idle_timeout => interval '1 minute', writers => 'parallel')$$, '0A000'),
 (912, 'create_pipeline: unknown writers mode', $$SELECT streamforge.create_pipeline('bad_wr', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], writers => 'concurrent')$$, '22023'),
 (913, 'create_pipeline: NULL writers mode', $$SELECT streamforge.create_pipeline('bad_wr', ARRAY['p'], ARRAY[streamforge.fixed('f', 10)], writers => NULL)$$, '22004');
 SELECT streamforge.create_pipeline('bad_other', ARRAY['p'], ARRAY[streamforge.sliding('s', 10, 5)]);

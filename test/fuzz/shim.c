@@ -516,6 +516,15 @@ ProcessInterrupts(void)
  * StringInfo
  * ----------------------------------------------------------------
  */
+StringInfo
+makeStringInfo(void)
+{
+	StringInfo	res = palloc(sizeof(StringInfoData));
+
+	initStringInfo(res);
+	return res;
+}
+
 void
 initStringInfo(StringInfo str)
 {

@@ -8,6 +8,8 @@
 #   parallel    a parallel pipeline's head and K entries decoded, a head
 #               entry replayed, head and lane snapshots decoded, a
 #               checkpoint split (fuzz_parallel.c), 10 s
+#   kafka_json  a Kafka message read by the worker's JSON scan, against
+#               PostgreSQL's JSON parser (fuzz_kafka_json.c), 10 s
 # Every seed must pass first (SF_FUZZ_SEEDS_VALID), and so must every input
 # of test/fuzz/regress/<target>/ (what a target once found: a crash or a
 # broken invariant, fixed since).  Exit status non-zero
@@ -17,7 +19,7 @@
 # and zlib.  docs/testing.md, "Fuzzing", says how to run them longer.
 #
 # Environment: SF_FUZZ_SECONDS (every target's time; default as above),
-# SF_FUZZ_TARGETS (a space-separated selection; default all four),
+# SF_FUZZ_TARGETS (a space-separated selection; default all five),
 # SF_FUZZ_KEEP (a directory: the grown corpora and any artifacts are left
 # there), PG_CONFIG, CLANG (default clang).
 set -euo pipefail
@@ -25,7 +27,7 @@ set -euo pipefail
 root=${SF_ROOT:-$(pwd)}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 CLANG=${CLANG:-clang}
-targets=${SF_FUZZ_TARGETS:-checkpoint journal snapshot parallel}
+targets=${SF_FUZZ_TARGETS:-checkpoint journal snapshot parallel kafka_json}
 
 if ! command -v "$CLANG" >/dev/null; then
 	echo "fuzz.sh: $CLANG not found" >&2
@@ -64,12 +66,22 @@ for t in $targets; do
 	journal) seconds=${SF_FUZZ_SECONDS:-10} max_len=4096 ;;
 	snapshot) seconds=${SF_FUZZ_SECONDS:-10} max_len=8192 ;;
 	parallel) seconds=${SF_FUZZ_SECONDS:-10} max_len=16384 ;;
+	kafka_json) seconds=${SF_FUZZ_SECONDS:-10} max_len=4096 ;;
 	*)
 		echo "fuzz.sh: unknown target \"$t\"" >&2
 		exit 1
 		;;
 	esac
-	"$CLANG" "${cflags[@]}" -o "$bin" "$root/test/fuzz/fuzz_$t.c" "${objs[@]}" -lz
+	extra=()
+	libs=()
+	if [ "$t" = kafka_json ]; then
+		# the worker's scan, and PostgreSQL's JSON parser as its reference
+		# (the archive last: shim.c defines what else it holds)
+		extra=(-I"$root/kafka/src" "$root/kafka/src/json.c")
+		libs=("$("$PG_CONFIG" --pkglibdir)/libpgcommon.a")
+	fi
+	"$CLANG" "${cflags[@]}" -o "$bin" "$root/test/fuzz/fuzz_$t.c" "${extra[@]}" \
+		"${objs[@]}" "${libs[@]}" -lz
 
 	echo "fuzz.sh: $t: the seeds of test/fuzz/corpus/$t"
 	if ! SF_FUZZ_SEEDS_VALID=1 "$bin" -artifact_prefix="$work/$t-" "$seeds"/* \
