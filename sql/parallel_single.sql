@@ -387,6 +387,20 @@ SELECT streamforge.drop_pipeline('ps_p3');
 COMMIT;
 SELECT count(*) FROM streamforge.pipeline WHERE name = 'ps_p3';
 
+-- a pipeline with a grant, opened again after a commit: its grants are
+-- copied once (a double free crashed the backend here)
+SELECT streamforge.create_pipeline('ps_g', ARRAY['a', 'b'],
+    ARRAY[streamforge.fixed('w', 10)], writers => 'parallel');
+CREATE ROLE ps_reader;
+SELECT streamforge.grant('ps_g', 'ps_reader', 'read');
+SELECT count(*) FROM streamforge.live('ps_g');
+SELECT streamforge.ingest_count('ps_g', 'a', 0, 'g1', 'k', 5, 1);
+SELECT count, sum FROM streamforge.live('ps_g');
+SELECT streamforge.ingest_count('ps_g', 'b', 0, 'g2', 'k', 6, 2);
+SELECT count, sum FROM streamforge.live('ps_g');
+SELECT streamforge.drop_pipeline('ps_g');
+DROP ROLE ps_reader;
+
 -- drop: the lanes and their rows go with the pipeline
 SELECT streamforge.drop_pipeline(p) FROM unnest(ARRAY['ps_s1', 'ps_p1', 'ps_s2', 'ps_p2', 'ps_s3', 'ps_p4']) AS p;
 SELECT count(*) FROM streamforge.lane;

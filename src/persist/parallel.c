@@ -625,9 +625,7 @@ sf_par_open(const char *name, bool for_write)
 		}
 		par_load(pe, &def, &row);
 	}
-	if (pe->acl.grants != NULL)
-		pfree(pe->acl.grants);
-	sf_acl_copy(&pe->acl, &row.acl, par_cxt);
+	sf_acl_copy(&pe->acl, &row.acl, par_cxt);	/* frees the old grants */
 	PopActiveSnapshot();
 	SPI_finish();
 	sf_restore_user(&saved);
