@@ -378,6 +378,26 @@ sf_lane_load_begin(SfLaneLoad *l, SfPipeline *lane, int pi)
 	}
 }
 
+/*
+ * Note value for a K entry's offset in map (the outcomes or the arrivals of
+ * the lane being loaded): an offset past what the lane holds, given once
+ */
+static void
+lane_k_put(SfLaneLoad *l, SfFingerprints *map, int64 offset, uint64 value,
+		   const char *twice)
+{
+	SfFpCursor	c;
+	uint16		lane;
+	uint64		loc;
+
+	if (offset <= l->lane->partitions[l->pi].consumed)
+		entry_corrupt(l->lane, "A K entry names an offset the lane held already.");
+	sf_fp_start(&c, (uint64) offset + 1);
+	if (sf_fp_next(map, &c, &lane, &loc))
+		entry_corrupt(l->lane, twice);
+	sf_fp_insert(map, (uint64) offset + 1, 0, value);
+}
+
 /* A K entry of the lane's rows: its outcomes wait for their deliveries */
 void
 sf_lane_load_k(SfLaneLoad *l, const SfLaneK *k)
@@ -387,35 +407,21 @@ sf_lane_load_k(SfLaneLoad *l, const SfLaneK *k)
 	for (int64 i = 0; i < k->n; i++)
 	{
 		const SfLaneKItem *it = &k->items[i];
-		SfFpCursor	c;
-		uint16		lane;
-		uint64		loc;
 
-		if (it->offset <= l->lane->partitions[l->pi].consumed)
-			entry_corrupt(l->lane, "A K entry names an offset the lane held already.");
-		sf_fp_start(&c, (uint64) it->offset + 1);
-		if (sf_fp_next(l->k, &c, &lane, &loc))
-			entry_corrupt(l->lane, "Two K entries name one offset.");
-		sf_fp_insert(l->k, (uint64) it->offset + 1, 0,
-					 ((uint64) (it->kind == 'F') << 1) | (it->late ? 1 : 0));
+		lane_k_put(l, l->k, it->offset,
+				   ((uint64) (it->kind == 'F') << 1) | (it->late ? 1 : 0),
+				   "Two K entries name one offset.");
 	}
 	if (k->narrivals > 0 && l->lane->def.measures == NULL)
 		entry_corrupt(l->lane, "A K entry gives arrivals without measures.");
 	for (int64 i = 0; i < k->narrivals; i++)
 	{
 		const SfLaneKArrival *a = &k->arrivals[i];
-		SfFpCursor	c;
-		uint16		lane;
-		uint64		loc;
 
-		if (a->offset <= l->lane->partitions[l->pi].consumed)
-			entry_corrupt(l->lane, "A K entry names an offset the lane held already.");
 		if (a->arrival < 1 || (uint64) a->arrival > SF_FP_LOC_MAX)
 			entry_corrupt(l->lane, "An arrival is out of range.");
-		sf_fp_start(&c, (uint64) a->offset + 1);
-		if (sf_fp_next(l->arr, &c, &lane, &loc))
-			entry_corrupt(l->lane, "Two K entries give one offset an arrival.");
-		sf_fp_insert(l->arr, (uint64) a->offset + 1, 0, (uint64) a->arrival);
+		lane_k_put(l, l->arr, a->offset, (uint64) a->arrival,
+				   "Two K entries give one offset an arrival.");
 	}
 }
 
