@@ -168,22 +168,6 @@ sf_par_store_snapshots(SfParEntry *pe, int64 version)
 	pe->journal_bytes = 0;
 }
 
-/*
- * Until build plan step 5 (design 4.5, steps 1, 3-4, 7): a serialization
- * failure, which clients retry, as REPEATABLE READ does for a serial
- * pipeline another transaction changed
- */
-static pg_attribute_noreturn() void
-moved_error(const SfParEntry *pe)
-{
-	ereport(ERROR,
-			errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-			errmsg("parallel pipeline \"%s\" changed since this transaction's first write",
-				   pe->name),
-			errdetail("Another transaction committed to the pipeline meanwhile; catching up at commit is not built yet (issue 46, build plan step 5)."),
-			errhint("Retry the transaction."));
-}
-
 /* Sequence pe's transaction (the file header has the steps) */
 static void
 sequence(SfParEntry *pe)
@@ -215,8 +199,12 @@ sequence(SfParEntry *pe)
 		return;
 	}
 
+	/* catch up without the lock, so that little is left under it */
+	sf_par_sync_latest(pe);
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
+	/* and the rest: nothing commits to the pipeline from here */
+	sf_par_sync_latest(pe);
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(pe->name);
@@ -224,8 +212,8 @@ sequence(SfParEntry *pe)
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(pe->name);
 	version = sf_getint64(3, &isnull);
-	if (sf_getint64(2, &isnull) != pe->id || version - 1 != pe->base_version)
-		moved_error(pe);
+	if (sf_getint64(2, &isnull) != pe->id || version - 1 != pe->version)
+		sf_par_moved_error(pe, "Another transaction committed to it without its head lock.");
 	SPI_finish();
 	sf_restore_user(&saved);
 
@@ -348,8 +336,12 @@ sf_persist_parallel_restore(const char *name, const char *data, Size len)
 	sf_check_checkpoint_size(data, len);
 	h = sf_head_checkpoint_restore(CurTransactionContext, &p->def, data, len);
 
+	/* catch up without the lock, so that little is left under it */
+	sf_par_sync_latest(pe);
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
+	/* and the rest: nothing commits to the pipeline from here */
+	sf_par_sync_latest(pe);
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
