@@ -440,7 +440,8 @@ sf_par_open(const char *name, bool for_write)
 			par_forget(pe);
 			return NULL;
 		}
-		sf_par_load(pe, &def, &row);
+		sf_par_end_txn(pe, true);
+		sf_par_load(pe, &def, &row, par_cxt);	/* parallel_load.c */
 	}
 	if (pe->acl.grants != NULL)
 		pfree(pe->acl.grants);

@@ -160,11 +160,13 @@ lane_rows(SfHead *h, int i, uint64 nrows, int64 *pos, int64 *bytes)
  * Load pe's head and lanes at the row version of the pushed snapshot
  * (design 4.3): the head snapshot with every lane's snapshot (taken
  * together), then each lane's rows (its K entries registered first, then
- * its deliveries), then the head entries.  Caller is connected to SPI as
- * the owner with a snapshot pushed.
+ * its deliveries), then the head entries; the head then moves under cxt.
+ * Caller has discarded pe's head and is connected to SPI as the owner with
+ * a snapshot pushed.
  */
 void
-sf_par_load(SfParEntry *pe, const SfPipelineDef *def, const SfRowInfo *row)
+sf_par_load(SfParEntry *pe, const SfPipelineDef *def, const SfRowInfo *row,
+			MemoryContext cxt)
 {
 	int			np = def->npartitions;
 	Datum		arg = Int64GetDatum(row->id);
@@ -180,8 +182,7 @@ sf_par_load(SfParEntry *pe, const SfPipelineDef *def, const SfRowInfo *row)
 	uint64		nrows;
 	int			nlanes = 0;
 
-	sf_par_end_txn(pe, true);
-
+	Assert(pe->head == NULL && pe->txn == NULL);
 	sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
 	if (SPI_processed != 1)
 		elog(ERROR, "streamforge: pipeline \"%s\" vanished", def->name);
@@ -256,11 +257,11 @@ sf_par_load(SfParEntry *pe, const SfPipelineDef *def, const SfRowInfo *row)
 	}
 
 	/* complete: the entry takes it over */
-	MemoryContextSetParent(h->cxt, sf_par_context());
+	MemoryContextSetParent(h->cxt, cxt);
 	pe->head = h;
 	if (pe->lane_pos != NULL)
 		pfree(pe->lane_pos);
-	pe->lane_pos = MemoryContextAlloc(sf_par_context(), Max(np, 1) * sizeof(int64));
+	pe->lane_pos = MemoryContextAlloc(cxt, Max(np, 1) * sizeof(int64));
 	memcpy(pe->lane_pos, lane_pos, Max(np, 1) * sizeof(int64));
 	pe->id = row->id;
 	pe->relid = row->relid;

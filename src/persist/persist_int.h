@@ -464,7 +464,7 @@ extern void sf_par_store_snapshots(SfParEntry *pe, int64 version);
 
 /* parallel_load.c */
 extern void sf_par_load(SfParEntry *pe, const SfPipelineDef *def,
-						const SfRowInfo *row);
+						const SfRowInfo *row, MemoryContext cxt);
 extern bool sf_par_can_catch_up(const SfParEntry *pe, const SfRowInfo *row);
 extern void sf_par_catch_up(SfParEntry *pe, const SfRowInfo *row);
 extern void sf_par_sync_latest(SfParEntry *pe);

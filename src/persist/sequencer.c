@@ -3,20 +3,19 @@
  * sequencer.c
  *	  The sequencer of parallel pipelines: a writer's transaction applied
  *	  to the head at pre-commit, under the head lock (issue 46,
- *	  docs/design/parallel-writers.md, section 4.5; build plan step 4: the
- *	  fast path only).
+ *	  docs/design/parallel-writers.md, section 4.5; build plan steps 4-5).
  *
  * Run by the pre-commit driver (precommit.c) after the buffered journal
  * and the activity flush and before the notifications, for every parallel
  * pipeline the transaction wrote, in name order (design 8.1).  For each:
  *
- *	1. take the head lock (sf_par_head_tag, transaction-level, released
- *	   after the commit is visible: design 7.1);
- *	2. bump the row's version, which also reads the latest committed row;
- *	   if another transaction committed since this one's base, step 5's
- *	   catch-up, validation and re-decide are needed: until they exist,
- *	   the commit fails with 40001 (a serialization failure: the retry
- *	   starts from the committed state) and says why;
+ *	1. catch the head up with the transactions committed since it was last
+ *	   caught up (parallel_load.c), without the lock, so that little is
+ *	   left for step 2;
+ *	2. take the head lock (sf_par_head_tag, transaction-level, released
+ *	   after the commit is visible: design 7.1), catch up the rest, and
+ *	   bump the row's version; a compaction or restore committed since the
+ *	   base cannot be caught up and fails the commit with 40001;
  *	3. apply the transaction to the head (sf_head_commit: the delta, then
  *	   the log in call order), which numbers seq and late_seq;
  *	4. write the outputs (sf_sink_emit: changelog, results, late output,
