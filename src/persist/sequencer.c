@@ -16,8 +16,12 @@
  *	   after the commit is visible: design 7.1), catch up the rest, and
  *	   bump the row's version; a compaction or restore committed since the
  *	   base cannot be caught up and fails the commit with 40001;
- *	3. apply the transaction to the head (sf_head_commit: the delta, then
- *	   the log in call order), which numbers seq and late_seq;
+ *	3. apply the transaction to the head (sf_head_commit): when the head
+ *	   moved since the base, the collisions the catch-ups' probes found
+ *	   (a duplicate, or SF002) and the decisions checked against the
+ *	   committed clock and made again where one differs (design 4.5, 4
+ *	   and 7a; 22003 and 54000 as the serial run raises them); then the
+ *	   delta and the log in call order, which numbers seq and late_seq;
  *	4. write the outputs (sf_sink_emit: changelog, results, late output,
  *	   the notification kept for notify.c), each lane's row of the
  *	   transaction's deliveries (format 3) and its K entry (format 6) when
