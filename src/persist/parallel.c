@@ -363,6 +363,7 @@ par_begin(SfParEntry *pe)
 
 	pe->txn = sf_txn_begin(par_cxt, pe->head);
 	pe->base_version = pe->version;
+	pe->writer = GetUserId();
 	pe->claimed = MemoryContextAllocZero(par_cxt, Max(np, 1) * sizeof(bool));
 	pe->log = MemoryContextAllocZero(par_cxt,
 									 Max(np, 1) * sizeof(SfParLaneLog));
@@ -443,9 +444,7 @@ sf_par_open(const char *name, bool for_write)
 		sf_par_end_txn(pe, true);
 		sf_par_load(pe, &def, &row, par_cxt);	/* parallel_load.c */
 	}
-	if (pe->acl.grants != NULL)
-		pfree(pe->acl.grants);
-	sf_acl_copy(&pe->acl, &row.acl, par_cxt);
+	sf_acl_copy(&pe->acl, &row.acl, par_cxt);	/* frees the old grants */
 	PopActiveSnapshot();
 	SPI_finish();
 	sf_restore_user(&saved);
@@ -503,7 +502,7 @@ par_claim(SfParEntry *pe, int i)
 	sf_par_claim_tag(&tag, pe->id, i);
 	sf_par_lock(&tag);
 	pe->claimed[i] = true;
-	sf_par_sync_latest(pe);		/* parallel_load.c */
+	sf_par_sync_latest(pe, NULL);	/* parallel_load.c */
 }
 
 /* Keep delivery d (with its measures mv, or NULL) for lane i's row */

@@ -413,10 +413,11 @@ sf_par_catch_up(SfParEntry *pe, const SfRowInfo *row)
  * latest committed version (design 4.4, 3; 4.5, 1 and 3): a claim's lane
  * is then the committed one, and the sequencer's validation compares with
  * the committed head.  A drop committed meanwhile is 42704; a recreation,
- * a compaction or a restore, which a catch-up cannot cross, 40001.
+ * a compaction or a restore, which a catch-up cannot cross, 40001.  acl:
+ * if not NULL, set to the latest row's grants (in the caller's context).
  */
 void
-sf_par_sync_latest(SfParEntry *pe)
+sf_par_sync_latest(SfParEntry *pe, SfAcl *acl)
 {
 	MemoryContext callercxt = CurrentMemoryContext;
 	SfSavedUser saved;
@@ -444,7 +445,9 @@ sf_par_sync_latest(SfParEntry *pe)
 	PopActiveSnapshot();
 	SPI_finish();
 	sf_restore_user(&saved);
-	if (row.acl.grants != NULL)
+	if (acl != NULL)
+		*acl = row.acl;
+	else if (row.acl.grants != NULL)
 		pfree(row.acl.grants);
 }
 

@@ -431,6 +431,7 @@ typedef struct SfParEntry
 	/* the current transaction's writes, NULL when none */
 	struct SfTxn *txn;
 	int64		base_version;	/* the row version its first call found */
+	Oid			writer;			/* the role of its first write call */
 	bool	   *claimed;		/* [np] lanes claimed */
 	SfParLaneLog *log;			/* [np] */
 	SfParMark  *marks;			/* savepoint marks, by increasing subid */
@@ -467,7 +468,7 @@ extern void sf_par_load(SfParEntry *pe, const SfPipelineDef *def,
 						const SfRowInfo *row, MemoryContext cxt);
 extern bool sf_par_can_catch_up(const SfParEntry *pe, const SfRowInfo *row);
 extern void sf_par_catch_up(SfParEntry *pe, const SfRowInfo *row);
-extern void sf_par_sync_latest(SfParEntry *pe);
+extern void sf_par_sync_latest(SfParEntry *pe, SfAcl *acl);
 extern pg_attribute_noreturn() void sf_par_moved_error(const SfParEntry *pe,
 													   const char *detail);
 extern int	sf_compaction_threshold;

@@ -183,6 +183,7 @@ sequence(SfParEntry *pe)
 	SfChangeList out = {0};
 	LOCKTAG		tag;
 	SfSavedUser saved;
+	SfAcl		acl;
 	Datum		arg;
 	Datum		values[3];
 	StringInfoData buf;
@@ -203,11 +204,17 @@ sequence(SfParEntry *pe)
 	}
 
 	/* catch up without the lock, so that little is left under it */
-	sf_par_sync_latest(pe);
+	sf_par_sync_latest(pe, NULL);
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
-	/* and the rest: nothing commits to the pipeline from here */
-	sf_par_sync_latest(pe);
+
+	/*
+	 * and the rest: nothing commits to the pipeline from here.  A revoke
+	 * committed since the calls fails the commit (design 4.5, 3), as the
+	 * calls of a serial writer after it would have failed.
+	 */
+	sf_par_sync_latest(pe, &acl);
+	sf_acl_check(&acl, pe->name, pe->writer, SF_PRIV_INGEST);
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(pe->name);
@@ -339,12 +346,8 @@ sf_persist_parallel_restore(const char *name, const char *data, Size len)
 	sf_check_checkpoint_size(data, len);
 	h = sf_head_checkpoint_restore(CurTransactionContext, &p->def, data, len);
 
-	/* catch up without the lock, so that little is left under it */
-	sf_par_sync_latest(pe);
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
-	/* and the rest: nothing commits to the pipeline from here */
-	sf_par_sync_latest(pe);
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
