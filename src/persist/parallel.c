@@ -2,7 +2,7 @@
  *
  * parallel.c
  *	  A parallel pipeline's state in a backend and its write calls (issue
- *	  46, docs/design/parallel-writers.md, build plan step 4: one writer).
+ *	  46, docs/design/parallel-writers.md, build plan steps 4-5).
  *
  * A pipeline created with writers => 'parallel' is held here, not in
  * cache.c: an SfParEntry per pipeline with its head and every lane loaded
@@ -23,14 +23,16 @@
  *
  * Phases of a write call (design 4.4):
  *	1. sf_par_open(name, true) reads the row without a lock, checks the
- *	   privilege, and brings the entry to the row's version (reused, or
- *	   loaded: head and lane snapshots, lane rows, head entries) unless the
+ *	   privilege, and brings the entry to the row's version (reused,
+ *	   caught up from the rows committed since, or loaded: head and lane
+ *	   snapshots, lane rows, head entries; parallel_load.c) unless the
  *	   transaction already wrote it; the transaction's first write records
  *	   the base (sf_txn_begin, the row version) and, in a subtransaction,
  *	   a savepoint mark.
  *	2. The delivery path (sf_persist_parallel_ingest) claims the lane of
  *	   each partition it delivers to (a transaction-level lock, design 8.1;
- *	   in step 4 a claim simply waits), assigns offsets from the lane, runs
+ *	   a claim simply waits, then catches the head up to the latest
+ *	   committed version: build step 5), assigns offsets from the lane, runs
  *	   sf_txn_ingest and keeps the delivery for the lane's row.  Reports are
  *	   sf_txn_advance, sf_txn_mark_idle and sf_txn_finish.  Nothing is
  *	   written to a table at call time.
@@ -51,7 +53,8 @@
  * become visible at commit, design 4.4).
  *
  * Calls: persist.c opens (sf_par_open); sequencer.c sequences, creates
- * and restores; notify.c asks for ids.  This file calls none of them.
+ * and restores; notify.c asks for ids.  This file calls none of them; it
+ * calls parallel_load.c, which calls nothing here.
  *
  * Memory: par_cxt (TopMemoryContext) holds the hash and each entry's
  * arrays; a head is built under CurTransactionContext and moved under
@@ -99,9 +102,6 @@ static const SfPlanText par_writers_text = {
 	"WHERE name OPERATOR(pg_catalog.=) $1",
 	1, {TEXTOID}
 };
-
-
-
 
 /* ----------------------------------------------------------------
  * Locks (design 8.1): one locktag function per kind, one wait decision
