@@ -2,7 +2,7 @@
  *
  * parallel.c
  *	  A parallel pipeline's state in a backend and its write calls (issue
- *	  46, docs/design/parallel-writers.md, build plan step 4: one writer).
+ *	  46, docs/design/parallel-writers.md, build plan steps 4-5).
  *
  * A pipeline created with writers => 'parallel' is held here, not in
  * cache.c: an SfParEntry per pipeline with its head and every lane loaded
@@ -23,14 +23,16 @@
  *
  * Phases of a write call (design 4.4):
  *	1. sf_par_open(name, true) reads the row without a lock, checks the
- *	   privilege, and brings the entry to the row's version (reused, or
- *	   loaded: head and lane snapshots, lane rows, head entries) unless the
+ *	   privilege, and brings the entry to the row's version (reused,
+ *	   caught up from the rows committed since, or loaded: head and lane
+ *	   snapshots, lane rows, head entries; parallel_load.c) unless the
  *	   transaction already wrote it; the transaction's first write records
  *	   the base (sf_txn_begin, the row version) and, in a subtransaction,
  *	   a savepoint mark.
  *	2. The delivery path (sf_persist_parallel_ingest) claims the lane of
  *	   each partition it delivers to (a transaction-level lock, design 8.1;
- *	   in step 4 a claim simply waits), assigns offsets from the lane, runs
+ *	   a claim simply waits, then catches the head up to the latest
+ *	   committed version: build step 5), assigns offsets from the lane, runs
  *	   sf_txn_ingest and keeps the delivery for the lane's row.  Reports are
  *	   sf_txn_advance, sf_txn_mark_idle and sf_txn_finish.  Nothing is
  *	   written to a table at call time.
@@ -51,7 +53,8 @@
  * become visible at commit, design 4.4).
  *
  * Calls: persist.c opens (sf_par_open); sequencer.c sequences, creates
- * and restores; notify.c asks for ids.  This file calls none of them.
+ * and restores; notify.c asks for ids.  This file calls none of them; it
+ * calls parallel_load.c, which calls nothing here.
  *
  * Memory: par_cxt (TopMemoryContext) holds the hash and each entry's
  * arrays; a head is built under CurTransactionContext and moved under
@@ -83,9 +86,6 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-/* the K entry's format byte (codec/parallel_codec.c) */
-#define SF_LANE_K_FORMAT	6
-
 /* design 8.1: the claim's and the head lock's field4 */
 #define SF_CLAIM_FIELD4		0x5347
 #define SF_HEAD_FIELD4		0x5348
@@ -94,7 +94,7 @@ static HTAB *par_hash = NULL;
 static MemoryContext par_cxt = NULL;
 static bool par_sequencing = false;
 
-static SPIPlanPtr par_plans[3];
+static SPIPlanPtr par_plans[1];
 
 static const SfPlanText par_writers_text = {
 	"SELECT (definition OPERATOR(pg_catalog.->>) 'writers') "
@@ -102,19 +102,6 @@ static const SfPlanText par_writers_text = {
 	"WHERE name OPERATOR(pg_catalog.=) $1",
 	1, {TEXTOID}
 };
-
-static const SfPlanText par_lanes_text = {
-	"SELECT lane, snapshot, offset_replays_base FROM streamforge.lane "
-	"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 ORDER BY lane",
-	1, {INT8OID}
-};
-
-static const SfPlanText par_lane_rows_text = {
-	"SELECT lane, pos, entry FROM streamforge.lane_journal "
-	"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 ORDER BY lane, pos",
-	1, {INT8OID}
-};
-
 
 /* ----------------------------------------------------------------
  * Locks (design 8.1): one locktag function per kind, one wait decision
@@ -199,6 +186,7 @@ sf_par_end_txn(SfParEntry *pe, bool discard)
 	pe->txn = NULL;
 	pe->nmarks = 0;
 	pe->sequenced = false;
+	pe->lost = false;
 	pe->dropped_subid = InvalidSubTransactionId;
 	if (pe->log != NULL)
 	{
@@ -305,179 +293,6 @@ sf_par_open_txns(int *n)
 	return all;
 }
 
-/* ----------------------------------------------------------------
- * Loading
- * ----------------------------------------------------------------
- */
-
-static bytea *
-tuple_bytea(int row, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc,
-								  col, &isnull);
-
-	return isnull ? NULL : DatumGetByteaPP(d);
-}
-
-static int64
-tuple_int64(int row, int col)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc,
-								  col, &isnull);
-
-	if (isnull)
-		return 0;
-	if (SPI_gettypeid(SPI_tuptable->tupdesc, col) == INT4OID)
-		return DatumGetInt32(d);
-	return DatumGetInt64(d);
-}
-
-/*
- * Load pe's head and lanes at the row version of the pushed snapshot
- * (design 4.3): the head snapshot with every lane's snapshot (taken
- * together), then each lane's rows (its K entries registered first, then
- * its deliveries), then the head entries.  Caller is connected to SPI as
- * the owner with a snapshot pushed.
- */
-static void
-par_load(SfParEntry *pe, const SfPipelineDef *def, const SfRowInfo *row)
-{
-	int			np = def->npartitions;
-	Datum		arg = Int64GetDatum(row->id);
-	const char **lanes = palloc0(Max(np, 1) * sizeof(char *));
-	Size	   *lens = palloc0(Max(np, 1) * sizeof(Size));
-	int64	   *replays = palloc0(Max(np, 1) * sizeof(int64));
-	int64	   *lane_pos = palloc0(Max(np, 1) * sizeof(int64));
-	bytea	   *head_snap;
-	SfHead	   *h;
-	int64		bytes = 0;
-	int64		snap_len = 0;
-	int64		head_pos = 0;
-	uint64		nrows;
-	int			nlanes = 0;
-
-	sf_par_end_txn(pe, true);
-
-	sf_exec(PLAN_SNAPSHOT_GET, &arg, NULL, true, SPI_OK_SELECT);
-	if (SPI_processed != 1)
-		elog(ERROR, "streamforge: pipeline \"%s\" vanished", def->name);
-	head_snap = tuple_bytea(0, 1);
-	sf_run_plan(&par_plans[1], &par_lanes_text, &arg, NULL, true,
-				SPI_OK_SELECT);
-	for (uint64 r = 0; r < SPI_processed; r++)
-	{
-		int			l = (int) tuple_int64(r, 1);
-		bytea	   *b = tuple_bytea(r, 2);
-
-		if (l < 0 || l >= np)
-			ereport(ERROR,
-					errcode(ERRCODE_DATA_CORRUPTED),
-					errmsg("lane %d of pipeline \"%s\" is out of range", l,
-						   def->name));
-		nlanes++;
-		replays[l] = tuple_int64(r, 3);
-		if (b != NULL)
-		{
-			lanes[l] = VARDATA_ANY(b);
-			lens[l] = VARSIZE_ANY_EXHDR(b);
-			snap_len += lens[l];
-		}
-		else if (head_snap != NULL)
-			ereport(ERROR,
-					errcode(ERRCODE_DATA_CORRUPTED),
-					errmsg("lane %d of pipeline \"%s\" has no snapshot", l,
-						   def->name));
-	}
-	if (nlanes != np)
-		ereport(ERROR,
-				errcode(ERRCODE_DATA_CORRUPTED),
-				errmsg("pipeline \"%s\" has %d lanes, expected %d",
-					   def->name, nlanes, np));
-
-	/* built under the transaction: an error cannot leak it */
-	if (head_snap == NULL)
-		h = sf_head_create(CurTransactionContext, def);
-	else
-	{
-		snap_len += VARSIZE_ANY_EXHDR(head_snap);
-		h = sf_head_snapshot_decode(CurTransactionContext, def,
-									VARDATA_ANY(head_snap),
-									VARSIZE_ANY_EXHDR(head_snap), lanes, lens);
-	}
-	for (int i = 0; i < np; i++)
-		h->lanes[i]->offset_replays = replays[i];
-
-	/* the lanes' rows, per lane: the K entries first (head_replay.c) */
-	sf_run_plan(&par_plans[2], &par_lane_rows_text, &arg, NULL, true,
-				SPI_OK_SELECT);
-	nrows = SPI_processed;
-	for (int i = 0; i < np; i++)
-	{
-		SfLaneLoad	l;
-
-		sf_lane_load_begin(&l, h->lanes[i], i);
-		for (int pass = 0; pass < 2; pass++)
-			for (uint64 r = 0; r < nrows; r++)
-			{
-				bytea	   *b;
-				const char *data;
-				Size		len;
-				bool		k;
-
-				if (tuple_int64(r, 1) != i)
-					continue;
-				b = tuple_bytea(r, 3);
-				data = VARDATA_ANY(b);
-				len = VARSIZE_ANY_EXHDR(b);
-				k = len > 0 && (uint8) data[0] == SF_LANE_K_FORMAT;
-				if (pass == 0 && k)
-					sf_lane_load_k(&l, sf_lane_k_decode(def, data, len));
-				else if (pass == 1 && !k)
-					sf_lane_entry_replay(&l, data, len);
-				if (pass == 1)
-				{
-					lane_pos[i] = Max(lane_pos[i], tuple_int64(r, 2));
-					bytes += len;
-				}
-			}
-		sf_lane_load_end(&l);
-	}
-
-	/* the head entries since the head snapshot */
-	{
-		Datum		args[2] = {arg, Int64GetDatum(0)};
-
-		sf_exec(PLAN_JOURNAL_GET, args, NULL, true, SPI_OK_SELECT);
-	}
-	for (uint64 r = 0; r < SPI_processed; r++)
-	{
-		bytea	   *b = tuple_bytea(r, 2);
-		SfChangeList out = {0};
-
-		CHECK_FOR_INTERRUPTS();
-		sf_head_entry_replay(h, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), &out);
-		head_pos = tuple_int64(r, 1);
-		bytes += VARSIZE_ANY_EXHDR(b);
-	}
-
-	/* complete: the entry takes it over */
-	MemoryContextSetParent(h->cxt, par_cxt);
-	pe->head = h;
-	if (pe->lane_pos != NULL)
-		pfree(pe->lane_pos);
-	pe->lane_pos = MemoryContextAlloc(par_cxt, Max(np, 1) * sizeof(int64));
-	memcpy(pe->lane_pos, lane_pos, Max(np, 1) * sizeof(int64));
-	pe->id = row->id;
-	pe->relid = row->relid;
-	pe->version = row->version;
-	pe->snapshot_version = row->snapshot_version;
-	pe->snapshot_len = snap_len;
-	pe->head_pos = head_pos;
-	pe->journal_bytes = bytes;
-}
-
 /*
  * Whether the pipeline named name is a parallel one: its entry says so,
  * or its row (one statement, only when this backend holds no state of the
@@ -548,6 +363,7 @@ par_begin(SfParEntry *pe)
 
 	pe->txn = sf_txn_begin(par_cxt, pe->head);
 	pe->base_version = pe->version;
+	pe->writer = GetUserId();
 	pe->claimed = MemoryContextAllocZero(par_cxt, Max(np, 1) * sizeof(bool));
 	pe->log = MemoryContextAllocZero(par_cxt,
 									 Max(np, 1) * sizeof(SfParLaneLog));
@@ -574,6 +390,8 @@ sf_par_open(const char *name, bool for_write)
 	if (for_write && pe != NULL && pe->txn != NULL && pe->head != NULL &&
 		pe->dropped_subid == InvalidSubTransactionId)
 	{
+		if (pe->lost)
+			sf_par_moved_error(pe, "A catch-up of this transaction's view of the pipeline failed.");
 		sf_acl_check(&pe->acl, name, GetUserId(), required);
 		sf_persist_check_writable(name);
 		par_mark(pe);
@@ -609,9 +427,9 @@ sf_par_open(const char *name, bool for_write)
 		sf_persist_check_writable(name);
 
 	pe = sf_par_lookup(name, true);
-	if (pe->txn == NULL &&
-		(pe->head == NULL || pe->id != row.id || pe->relid != row.relid ||
-		 pe->version != row.version))
+	if (pe->txn == NULL && sf_par_can_catch_up(pe, &row))
+		sf_par_catch_up(pe, &row);	/* parallel_load.c */
+	else if (pe->txn == NULL)
 	{
 		sf_load_def(name, row.id, &def);
 		if (def.writers != SF_WRITERS_PARALLEL)
@@ -623,7 +441,8 @@ sf_par_open(const char *name, bool for_write)
 			par_forget(pe);
 			return NULL;
 		}
-		par_load(pe, &def, &row);
+		sf_par_end_txn(pe, true);
+		sf_par_load(pe, &def, &row, par_cxt);	/* parallel_load.c */
 	}
 	sf_acl_copy(&pe->acl, &row.acl, par_cxt);	/* frees the old grants */
 	PopActiveSnapshot();
@@ -667,7 +486,12 @@ par_of(const SfPipeline *p)
  * ----------------------------------------------------------------
  */
 
-/* Claim lane i for the transaction (design 4.4, 3), once */
+/*
+ * Claim lane i for the transaction (design 4.4, 3), once, and catch the
+ * head up to the latest committed version: the lane's committed
+ * deliveries are then all in it before the transaction's first one there
+ * (its offsets, replays and duplicates are the serial run's)
+ */
 static void
 par_claim(SfParEntry *pe, int i)
 {
@@ -678,6 +502,7 @@ par_claim(SfParEntry *pe, int i)
 	sf_par_claim_tag(&tag, pe->id, i);
 	sf_par_lock(&tag);
 	pe->claimed[i] = true;
+	sf_par_sync_latest(pe, NULL);	/* parallel_load.c */
 }
 
 /* Keep delivery d (with its measures mv, or NULL) for lane i's row */
@@ -885,6 +710,13 @@ sf_par_xact_callback(XactEvent event, void *arg)
 	hash_seq_init(&status, par_hash);
 	while ((pe = hash_seq_search(&status)) != NULL)
 	{
+		if (pe->catching)
+		{
+			/* a catch-up failed half-way (parallel_load.c) */
+			pe->catching = false;
+			sf_par_end_txn(pe, true);
+			continue;
+		}
 		if (pe->restored)
 		{
 			pe->restored = false;
@@ -953,6 +785,15 @@ sf_par_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		int			k;
 		int			np;
 
+		if (pe->catching)
+		{
+			/* a catch-up failed half-way (parallel_load.c) */
+			pe->catching = false;
+			if (pe->txn == NULL)
+				sf_par_end_txn(pe, true);
+			else
+				pe->lost = true;
+		}
 		if (pe->txn == NULL || pe->head == NULL)
 			continue;
 		if (pe->dropped_subid != InvalidSubTransactionId &&

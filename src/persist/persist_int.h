@@ -390,7 +390,7 @@ extern void sf_pending_replay_run(SfPipeline *p, const SfPendingRun *run,
 								  int64 *bytes, int64 *last);
 
 /*
- * parallel.c and sequencer.c: a parallel pipeline as one backend holds it
+ * parallel.c, parallel_load.c and sequencer.c: a parallel pipeline as one backend holds it
  * (issue 46, docs/design/parallel-writers.md, build plan step 4).  The
  * head with every lane loaded (engine/parallel.h), the committed row
  * version it equals, the journal positions it includes, and the open
@@ -431,6 +431,7 @@ typedef struct SfParEntry
 	/* the current transaction's writes, NULL when none */
 	struct SfTxn *txn;
 	int64		base_version;	/* the row version its first call found */
+	Oid			writer;			/* the role of its first write call */
 	bool	   *claimed;		/* [np] lanes claimed */
 	SfParLaneLog *log;			/* [np] */
 	SfParMark  *marks;			/* savepoint marks, by increasing subid */
@@ -439,6 +440,8 @@ typedef struct SfParEntry
 	bool		sequenced;		/* the sequencer ran: version is the new one */
 	bool		restored;		/* restored in this transaction */
 	SubTransactionId dropped_subid; /* dropped in it; Invalid: not */
+	bool		catching;		/* a catch-up of head is under way */
+	bool		lost;			/* one failed in the open transaction */
 } SfParEntry;
 
 extern int	sf_par_count(void);
@@ -459,6 +462,15 @@ extern void sf_par_head_tag(LOCKTAG *tag, int64 id);
 extern void sf_par_lock(const LOCKTAG *tag);
 extern void sf_sequencer_run_all(void);
 extern void sf_par_store_snapshots(SfParEntry *pe, int64 version);
+
+/* parallel_load.c */
+extern void sf_par_load(SfParEntry *pe, const SfPipelineDef *def,
+						const SfRowInfo *row, MemoryContext cxt);
+extern bool sf_par_can_catch_up(const SfParEntry *pe, const SfRowInfo *row);
+extern void sf_par_catch_up(SfParEntry *pe, const SfRowInfo *row);
+extern void sf_par_sync_latest(SfParEntry *pe, SfAcl *acl);
+extern pg_attribute_noreturn() void sf_par_moved_error(const SfParEntry *pe,
+													   const char *detail);
 extern int	sf_compaction_threshold;
 extern int64 sf_compaction_limit_bytes(int64 snapshot_len);
 

@@ -3,22 +3,25 @@
  * sequencer.c
  *	  The sequencer of parallel pipelines: a writer's transaction applied
  *	  to the head at pre-commit, under the head lock (issue 46,
- *	  docs/design/parallel-writers.md, section 4.5; build plan step 4: the
- *	  fast path only).
+ *	  docs/design/parallel-writers.md, section 4.5; build plan steps 4-5).
  *
  * Run by the pre-commit driver (precommit.c) after the buffered journal
  * and the activity flush and before the notifications, for every parallel
  * pipeline the transaction wrote, in name order (design 8.1).  For each:
  *
- *	1. take the head lock (sf_par_head_tag, transaction-level, released
- *	   after the commit is visible: design 7.1);
- *	2. bump the row's version, which also reads the latest committed row;
- *	   if another transaction committed since this one's base, step 5's
- *	   catch-up, validation and re-decide are needed: until they exist,
- *	   the commit fails with 40001 (a serialization failure: the retry
- *	   starts from the committed state) and says why;
- *	3. apply the transaction to the head (sf_head_commit: the delta, then
- *	   the log in call order), which numbers seq and late_seq;
+ *	1. catch the head up with the transactions committed since it was last
+ *	   caught up (parallel_load.c), without the lock, so that little is
+ *	   left for step 2;
+ *	2. take the head lock (sf_par_head_tag, transaction-level, released
+ *	   after the commit is visible: design 7.1), catch up the rest, and
+ *	   bump the row's version; a compaction or restore committed since the
+ *	   base cannot be caught up and fails the commit with 40001;
+ *	3. apply the transaction to the head (sf_head_commit): when the head
+ *	   moved since the base, the collisions the catch-ups' probes found
+ *	   (a duplicate, or SF002) and the decisions checked against the
+ *	   committed clock and made again where one differs (design 4.5, 4
+ *	   and 7a; 22003 and 54000 as the serial run raises them); then the
+ *	   delta and the log in call order, which numbers seq and late_seq;
  *	4. write the outputs (sf_sink_emit: changelog, results, late output,
  *	   the notification kept for notify.c), each lane's row of the
  *	   transaction's deliveries (format 3) and its K entry (format 6) when
@@ -168,22 +171,6 @@ sf_par_store_snapshots(SfParEntry *pe, int64 version)
 	pe->journal_bytes = 0;
 }
 
-/*
- * Until build plan step 5 (design 4.5, steps 1, 3-4, 7): a serialization
- * failure, which clients retry, as REPEATABLE READ does for a serial
- * pipeline another transaction changed
- */
-static pg_attribute_noreturn() void
-moved_error(const SfParEntry *pe)
-{
-	ereport(ERROR,
-			errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-			errmsg("parallel pipeline \"%s\" changed since this transaction's first write",
-				   pe->name),
-			errdetail("Another transaction committed to the pipeline meanwhile; catching up at commit is not built yet (issue 46, build plan step 5)."),
-			errhint("Retry the transaction."));
-}
-
 /* Sequence pe's transaction (the file header has the steps) */
 static void
 sequence(SfParEntry *pe)
@@ -196,6 +183,7 @@ sequence(SfParEntry *pe)
 	SfChangeList out = {0};
 	LOCKTAG		tag;
 	SfSavedUser saved;
+	SfAcl		acl;
 	Datum		arg;
 	Datum		values[3];
 	StringInfoData buf;
@@ -215,8 +203,18 @@ sequence(SfParEntry *pe)
 		return;
 	}
 
+	/* catch up without the lock, so that little is left under it */
+	sf_par_sync_latest(pe, NULL);
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
+
+	/*
+	 * and the rest: nothing commits to the pipeline from here.  A revoke
+	 * committed since the calls fails the commit (design 4.5, 3), as the
+	 * calls of a serial writer after it would have failed.
+	 */
+	sf_par_sync_latest(pe, &acl);
+	sf_acl_check(&acl, pe->name, pe->writer, SF_PRIV_INGEST);
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(pe->name);
@@ -224,8 +222,8 @@ sequence(SfParEntry *pe)
 	if (SPI_processed != 1)
 		sf_unknown_pipeline(pe->name);
 	version = sf_getint64(3, &isnull);
-	if (sf_getint64(2, &isnull) != pe->id || version - 1 != pe->base_version)
-		moved_error(pe);
+	if (sf_getint64(2, &isnull) != pe->id || version - 1 != pe->version)
+		sf_par_moved_error(pe, "Another transaction committed to it without its head lock.");
 	SPI_finish();
 	sf_restore_user(&saved);
 
