@@ -697,12 +697,16 @@ if cgres:
             line = (f'- {shape}: one parallel writer, {call:,.0f} instructions per event in the call and {com:,.0f} '
                     f'at commit: serialized share s = {s_:.1%} (Amdahl for 2 writers: {1 / (s_ + (1 - s_) / 2):.2f}x)')
             if two:
-                rep = two - (call + com)
-                line += (f'; with two writers {two:,.0f} per event ({rep:+,.0f}: the catch-up of the other\'s '
-                         f'commits), so on 2 free cores with the lock never waited for: '
-                         f'{2 * (call + com) / two:.2f}x over one parallel writer')
+                # of the two writers' nb batches, the other writer catches
+                # up all but the last: the replicated cost per foreign event
+                nb = max(round(cgres[(2, shape, 'parallel')]['events'] / 10000), 2)
+                rep = (two - (call + com)) * nb / (nb - 1)
+                line += (f'; two writers taking turns: {two:,.0f} per event of their run, so the catch-up of the '
+                         f'other\'s commits costs {rep:,.0f} per foreign event; on 2 free cores with the lock never '
+                         f'waited for: 2 x {call + com:,.0f} / ({call + com:,.0f} + {rep:,.0f}) = '
+                         f'{2 * (call + com) / (call + com + rep):.2f}x over one parallel writer')
                 if ser:
-                    line += f', {2 * ser / two:.2f}x over one serial writer ({ser:,.0f} per event)'
+                    line += f', {2 * ser / (call + com + rep):.2f}x over one serial writer ({ser:,.0f} per event)'
             L.append(line + '.')
 open(out_md, 'w').write('\n'.join(L) + '\n')
 json.dump({'date': date, 'commit': sha, 'params': params, 'ncpu': int(ncpu),
