@@ -366,6 +366,10 @@ END \$\$" >"$SCRATCH/runs/r$run-sampler.log" 2>&1 &
 	# the server's processes alive before and after (walwriter, checkpointer...)
 	bg=$(join <(sort <<<"$before") <(sort <<<"$after") | awk '{ s += $3 - $2 } END { print s + 0 }')
 	grep -q ERROR "$SCRATCH"/runs/r"$run"-w*.log && { cat "$SCRATCH"/runs/r"$run"-w*.log >&2; sf_die "run $run: a writer failed"; }
+	# every delivery reached the pipeline, once
+	got=$(q "SELECT (streamforge.stats('$pname')).deliveries = (SELECT sum(n) FROM bench.ptiming WHERE run = $run)
+	          AND (SELECT sum(n) FROM bench.ptiming WHERE run = $run) = $TOTAL")
+	[ "$got" = t ] || sf_die "run $run: the pipeline did not take every delivery once"
 	psql_db -c "INSERT INTO bench.prun VALUES ($run, $rep, '$shape', '$mode', $nw,
 		(SELECT sum(n) FROM bench.ptiming WHERE run = $run), $load1, $load_after, $bg)"
 	q "SELECT format('    run %s rep %s %-5s %-8s N=%s: %s events/s, load %s',
