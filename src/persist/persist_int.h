@@ -249,6 +249,7 @@ extern SPIPlanPtr sf_keep_plan(SPIPlanPtr *slot, const SfPlanText *text);
 extern void sf_run_plan(SPIPlanPtr *slot, const SfPlanText *text,
 						Datum *values, const char *nulls, bool read_only,
 						int expected);
+extern bool sf_latest_writes(bool on);
 extern SPIPlanPtr sf_plan(SfPlanId id);
 extern void sf_exec(SfPlanId id, Datum *values, const char *nulls,
 					bool read_only, int expected);

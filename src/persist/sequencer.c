@@ -209,9 +209,19 @@ sequence(SfParEntry *pe)
 	sf_par_lock(&tag);
 
 	/*
-	 * and the rest: nothing commits to the pipeline from here.  A revoke
-	 * committed since the calls fails the commit (design 4.5, 3), as the
-	 * calls of a serial writer after it would have failed.
+	 * Nothing commits to the pipeline from here, so its rows' latest
+	 * versions stay ours to write: the statements run with the latest
+	 * snapshot (design 4.5, 6), also under REPEATABLE READ and SERIALIZABLE,
+	 * where the transaction's snapshot predates the commits caught up with
+	 * (sf_latest_writes; reset by sf_sequencer_run_all on error).
+	 */
+	PushActiveSnapshot(GetLatestSnapshot());
+	sf_latest_writes(true);
+
+	/*
+	 * and the rest.  A revoke committed since the calls fails the commit
+	 * (design 4.5, 3), as the calls of a serial writer after it would have
+	 * failed.
 	 */
 	sf_par_sync_latest(pe, &acl);
 	sf_acl_check(&acl, pe->name, pe->writer, SF_PRIV_INGEST);
@@ -281,6 +291,8 @@ sequence(SfParEntry *pe)
 		if (limit >= 0 && pe->journal_bytes > limit)
 			sf_par_store_snapshots(pe, version);
 	}
+	sf_latest_writes(false);
+	PopActiveSnapshot();
 }
 
 /*
@@ -348,23 +360,33 @@ sf_persist_parallel_restore(const char *name, const char *data, Size len)
 
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
-	sf_become_owner(&saved);
-	SPI_connect();
-	arg = CStringGetTextDatum(name);
-	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
-	if (SPI_processed != 1)
-		sf_unknown_pipeline(name);
-	version = sf_getint64(3, &isnull);
-	SPI_finish();
-	sf_restore_user(&saved);
+	/* the rows' latest versions, as the sequencer writes them */
+	sf_latest_writes(true);
+	PG_TRY();
+	{
+		sf_become_owner(&saved);
+		SPI_connect();
+		arg = CStringGetTextDatum(name);
+		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
+		if (SPI_processed != 1)
+			sf_unknown_pipeline(name);
+		version = sf_getint64(3, &isnull);
+		SPI_finish();
+		sf_restore_user(&saved);
 
-	/* the entry holds the restored state, discarded unless we commit */
-	MemoryContextSetParent(h->cxt, sf_par_context());
-	sf_par_end_txn(pe, true);
-	pe->head = h;
-	pe->version = version;
-	pe->restored = true;
-	sf_par_store_snapshots(pe, version);
+		/* the entry holds the restored state, discarded unless we commit */
+		MemoryContextSetParent(h->cxt, sf_par_context());
+		sf_par_end_txn(pe, true);
+		pe->head = h;
+		pe->version = version;
+		pe->restored = true;
+		sf_par_store_snapshots(pe, version);
+	}
+	PG_FINALLY();
+	{
+		sf_latest_writes(false);
+	}
+	PG_END_TRY();
 	return true;
 }
 
@@ -386,8 +408,16 @@ sf_sequencer_run_all(void)
 	sf_par_sequencing(true);
 	/* pre-commit runs no statement: the sequencers' statements need one */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	for (int i = 0; i < n; i++)
-		sequence(all[i]);
+	PG_TRY();
+	{
+		for (int i = 0; i < n; i++)
+			sequence(all[i]);
+	}
+	PG_FINALLY();
+	{
+		sf_latest_writes(false);
+	}
+	PG_END_TRY();
 	PopActiveSnapshot();
 	sf_par_sequencing(false);
 	if (all != NULL)
