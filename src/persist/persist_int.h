@@ -469,7 +469,8 @@ extern void sf_par_load(SfParEntry *pe, const SfPipelineDef *def,
 						const SfRowInfo *row, MemoryContext cxt);
 extern bool sf_par_can_catch_up(const SfParEntry *pe, const SfRowInfo *row);
 extern void sf_par_catch_up(SfParEntry *pe, const SfRowInfo *row);
-extern void sf_par_sync_latest(SfParEntry *pe, SfAcl *acl);
+extern void sf_par_sync_latest(SfParEntry *pe, SfAcl *acl,
+							   bool reexecute);
 extern pg_attribute_noreturn() void sf_par_moved_error(const SfParEntry *pe,
 													   const char *detail);
 extern int	sf_compaction_threshold;

@@ -14,8 +14,11 @@
  *	   left for step 2;
  *	2. take the head lock (sf_par_head_tag, transaction-level, released
  *	   after the commit is visible: design 7.1), catch up the rest, and
- *	   bump the row's version; a compaction or restore committed since the
- *	   base cannot be caught up and fails the commit with 40001;
+ *	   bump the row's version, with the latest snapshot whatever the
+ *	   isolation level (catalog.c's sf_latest_writes); a compaction or
+ *	   restore committed since the base cannot be caught up: the
+ *	   transaction is re-executed on the state loaded anew
+ *	   (parallel_load.c's par_reexecute), or fails with 40001;
  *	3. apply the transaction to the head (sf_head_commit): when the head
  *	   moved since the base, the collisions the catch-ups' probes found
  *	   (a duplicate, or SF002) and the decisions checked against the
@@ -176,10 +179,10 @@ static void
 sequence(SfParEntry *pe)
 {
 	SfTxn	   *t = pe->txn;
-	SfHead	   *h = pe->head;
-	const SfPipelineDef *def = &h->p->def;
-	const SfMeasuresDef *md = def->measures;
-	int			np = def->npartitions;
+	SfHead	   *h;
+	const SfPipelineDef *def;
+	const SfMeasuresDef *md;
+	int			np;
 	SfChangeList out = {0};
 	LOCKTAG		tag;
 	SfSavedUser saved;
@@ -204,7 +207,7 @@ sequence(SfParEntry *pe)
 	}
 
 	/* catch up without the lock, so that little is left under it */
-	sf_par_sync_latest(pe, NULL);
+	sf_par_sync_latest(pe, NULL, true);
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
 
@@ -223,8 +226,13 @@ sequence(SfParEntry *pe)
 	 * (design 4.5, 3), as the calls of a serial writer after it would have
 	 * failed.
 	 */
-	sf_par_sync_latest(pe, &acl);
+	sf_par_sync_latest(pe, &acl, true);
 	sf_acl_check(&acl, pe->name, pe->writer, SF_PRIV_INGEST);
+	/* the head now, as a re-execution may have replaced it */
+	h = pe->head;
+	def = &h->p->def;
+	md = def->measures;
+	np = def->npartitions;
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(pe->name);
