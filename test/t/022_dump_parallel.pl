@@ -61,11 +61,10 @@ sub two_writers
 	my ($db, $p, $from, $to) = @_;
 	my $s1 = $node->background_psql($db);
 	my $s2 = $node->background_psql($db);
-	# the last to commit compacts (a compaction committed while another
-	# writer's transaction is open fails that transaction with 40001 until
-	# re-execute, design 4.5 7b, is built)
-	$s1->query_safe("SET streamforge.compaction_threshold = $threshold{$p}");
-	$s2->query_safe("SET streamforge.compaction_threshold = -1");
+	# psnap: both compact, so s1 commits after s2's compaction (design 4.5
+	# 7b: it re-executes against the new snapshots)
+	$_->query_safe("SET streamforge.compaction_threshold = $threshold{$p}")
+	  for ($s1, $s2);
 	$s1->query_safe('BEGIN');
 	$s1->query_safe(calls($p, 'a', $from, $to));
 	$s2->query_safe('BEGIN');
