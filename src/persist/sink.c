@@ -652,6 +652,7 @@ sf_sink_emit_calls(SfPipeline *p, const SfChangeList *changes, int ncalls,
 				   const int64 *call_late, int64 late_from)
 {
 	int			from = 0;
+	uint64		finalized = p->finalized;
 
 	for (int k = 0; k < ncalls; k++)
 	{
@@ -662,10 +663,22 @@ sf_sink_emit_calls(SfPipeline *p, const SfChangeList *changes, int ncalls,
 		one.n = call_end[k] - from;
 		one.cap = one.n;
 		one.items = changes->items + from;
+
+		/*
+		 * 'update' mode's results made final (sink_final_below): once, by
+		 * the last call, with the watermark after the commit.  The earlier
+		 * calls write their rows not final, as the watermark after them is
+		 * not known here; the last call's mark reaches every row a serial
+		 * run would have made final by then, since the watermark only
+		 * grows.  (Marked by the first call, the later calls' rows would
+		 * stay not final.)
+		 */
+		p->finalized = k < ncalls - 1 ? p->finalized_synced : finalized;
 		sink_emit(p, &one, late_from, call_late[k], call_seq[k]);
 		from = call_end[k];
 		late_from = call_late[k] + 1;
 	}
+	p->finalized = finalized;
 	if (from != changes->n || late_from != p->late_forgotten + p->nlate + 1)
 		elog(ERROR, "streamforge: the changes of pipeline \"%s\" are not all in its calls",
 			 p->def.name);
