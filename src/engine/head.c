@@ -383,6 +383,8 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 
 	/* the log, in call order */
 	t->call_end = MemoryContextAlloc(t->cxt, Max(t->ncalls, 1) * sizeof(int));
+	t->call_seq = MemoryContextAlloc(t->cxt, Max(t->ncalls, 1) * sizeof(int64));
+	t->call_late = MemoryContextAlloc(t->cxt, Max(t->ncalls, 1) * sizeof(int64));
 	finish_order = MemoryContextAlloc(t->cxt,
 									  Max(def->npartitions, 1) * sizeof(int));
 	for (int64 i = 0, call = 0; i < t->nops; i++)
@@ -395,6 +397,8 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 		if (op->kind == SF_TXN_CALL_END)
 		{
 			Assert(call < t->ncalls);
+			t->call_seq[call] = p->seq;
+			t->call_late[call] = p->late_forgotten + p->nlate;
 			t->call_end[call++] = out->n;
 			continue;
 		}

@@ -204,6 +204,12 @@ typedef struct SfTxn
 	 */
 	int		   *call_end;
 	int			ncalls;
+	/*
+	 * And the pipeline's seq and late_seq after call k: what a serial
+	 * pipeline's sink notifies after the call (persist/sink.c)
+	 */
+	int64	   *call_seq;
+	int64	   *call_late;
 	/* window assignment scratch, room for one event's buckets */
 	int64	   *starts;
 	int64	   *ends;

@@ -27,6 +27,14 @@
  * told a listener of work that did not survive the transaction (issue 38).
  * A restore() rolled back to a savepoint gives them back.
  *
+ * A parallel pipeline's calls (issue 46) keep nothing when they run: their
+ * changes are made at commit by the sequencer, which keeps one
+ * notification per call, with the seq and late_seq after it
+ * (sf_sink_emit_calls, sink.c), in the pre-commit driver (precommit.c),
+ * before sf_notify_precommit queues them all.  So they follow the
+ * notifications the transaction's serial pipelines kept, and the
+ * transactions of a parallel pipeline's writers notify in commit order.
+ *
  * Copyright (c) 2026, the streamforge authors
  *
  * IDENTIFICATION

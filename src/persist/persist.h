@@ -205,6 +205,10 @@ extern Datum sf_aggregates_jsonb(const SfMeasuresDef *md, const SfAgg *agg);
 
 extern void sf_sink_emit(SfPipeline *p, const SfChangeList *changes,
 						 int64 late_from);
+extern void sf_sink_emit_calls(SfPipeline *p, const SfChangeList *changes,
+							   int ncalls, const int *call_end,
+							   const int64 *call_seq, const int64 *call_late,
+							   int64 late_from);
 extern void sf_sink_drop(const char *pipeline);
 extern void sf_sink_restore(const char *pipeline);
 

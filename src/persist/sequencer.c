@@ -25,10 +25,11 @@
  *	   committed clock and made again where one differs (design 4.5, 4
  *	   and 7a; 22003 and 54000 as the serial run raises them); then the
  *	   delta and the log in call order, which numbers seq and late_seq;
- *	4. write the outputs (sf_sink_emit: changelog, results, late output,
- *	   the notification kept for notify.c), each lane's row of the
- *	   transaction's deliveries (format 3) and its K entry (format 6) when
- *	   not empty, and the head entry (format 5);
+ *	4. write the outputs call by call (sf_sink_emit_calls: changelog,
+ *	   results, late output, one notification per call kept for
+ *	   notify.c), each lane's row of the transaction's deliveries
+ *	   (format 3) and its K entry (format 6) when not empty, and the head
+ *	   entry (format 5);
  *	5. compact when the rows since the snapshots passed the limit of the
  *	   serial journal (persist.c's compaction_limit): the head snapshot
  *	   and every lane's, taken together, replace the journals (design 6.6;
@@ -247,7 +248,9 @@ sequence(SfParEntry *pe)
 
 	late_before = sf_late_keep(h->p);
 	sf_head_commit(h, t, &out);
-	sf_sink_emit(h->p, &out, late_before);
+	/* the outputs and notifications call by call, as serial writes them */
+	sf_sink_emit_calls(h->p, &out, t->ncalls, t->call_end, t->call_seq,
+					   t->call_late, late_before);
 
 	sf_become_owner(&saved);
 	SPI_connect();

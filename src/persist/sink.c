@@ -22,11 +22,25 @@
  * checked when persist.c opened it.  The pg_cron clean-up of
  * sf_sink_drop() runs as the caller: pg_cron shows a role its own jobs.
  *
- * Write calls on one pipeline serialize on the pipeline's row lock
- * (persist.c) until their transaction ends, so the seq numbers a
- * transaction writes directly follow those of the transaction before it,
- * which has committed by then: a reader polling "seq > last seen" sees no
- * gap and no duplicate.
+ * Why a reader polling "seq > last seen" sees no gap and no duplicate.
+ * Serial pipelines: write calls on one pipeline serialize on the
+ * pipeline's row lock (persist.c) until their transaction ends, so the seq
+ * numbers a transaction writes directly follow those of the transaction
+ * before it, which has committed by then.  Parallel pipelines (issue 46,
+ * docs/design/parallel-writers.md 7.1): no call writes outputs; the
+ * sequencer numbers a transaction's changes (seq, late_seq) at pre-commit
+ * under the pipeline's head lock, from the head caught up with every
+ * transaction committed before, and writes them here
+ * (sf_sink_emit_calls).  The head lock is a transaction lock, released
+ * after the commit is visible (ProcArrayEndTransaction precedes the
+ * release of the locks), so when a transaction takes it every earlier
+ * holder's rows are visible to any later snapshot: a snapshot that sees a
+ * transaction's rows sees those of every transaction that numbered before
+ * it, and the seq of the committed transactions are consecutive.  Seq
+ * assigned at call time (from the writer's view) would break both: a
+ * reader could bookmark past the rows of a transaction still open, or two
+ * transactions would write the same numbers (test/specs/parallel_seq.spec
+ * shows both).
  *
  * Configuration cache.  Each backend keeps a copy of output_config in a
  * hash table (sink_config, in sink_cxt under CacheMemoryContext), loaded on
@@ -470,14 +484,14 @@ sink_mark_final(const SfSinkConfig *cfg, Datum name, int64 below)
 }
 
 /*
- * Queue the notification: {"pipeline": name, "seq": last seq,
- * "late_seq": last late_seq}, 0 for none yet.
+ * Keep the call's notification (notify.c): the pipeline's seq and
+ * late_seq after the call, 0 for none yet.
  */
 static void
-sink_notify(SfPipeline *p, const SfSinkConfig *cfg)
+sink_notify(SfPipeline *p, const SfSinkConfig *cfg, int64 seq,
+			int64 late_seq)
 {
-	sf_notify_changes(p->def.name, cfg->epoch, p->seq,
-					  p->late_forgotten + p->nlate);
+	sf_notify_changes(p->def.name, cfg->epoch, seq, late_seq);
 }
 
 /* ----------------------------------------------------------------
@@ -485,12 +499,17 @@ sink_notify(SfPipeline *p, const SfSinkConfig *cfg)
  * ----------------------------------------------------------------
  */
 
-/* sf_sink_emit's work (below) */
+/*
+ * The outputs of one call (sf_sink_emit, sf_sink_emit_calls): its changes,
+ * its late rows late_from .. late_last, and its notification with seq and
+ * late_last, the pipeline's seq and late_seq after the call.
+ */
 static void
-sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
+sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from,
+		  int64 late_last, int64 seq)
 {
 	SfSinkConfig *cfg;
-	int64		nlate = p->late_forgotten + p->nlate + 1 - late_from;
+	int64		nlate = late_last + 1 - late_from;
 	MemoryContext chunk_cxt;
 	MemoryContext old;
 	Datum		name;
@@ -596,7 +615,7 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	sf_restore_user(&saved);
 
 	if (cfg->notify && (changes->n > 0 || nlate > 0))
-		sink_notify(p, cfg);
+		sink_notify(p, cfg, seq, late_last);
 }
 
 /*
@@ -610,7 +629,59 @@ sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 void
 sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 {
-	sink_emit(p, changes, late_from);
+	sink_emit(p, changes, late_from, p->late_forgotten + p->nlate, p->seq);
+	sf_late_release(p);
+}
+
+/*
+ * Write the outputs of a parallel pipeline's committed transaction (issue
+ * 46, design 7.1-7.3), call by call as a serial pipeline's sink writes
+ * them after each call: call k's changes are changes->items[call_end[k -
+ * 1] .. call_end[k]) (call_end[-1] = 0), its late rows those after call k
+ * - 1's up to call_late[k] (late_from for call 0), and its notification
+ * carries call_seq[k] and call_late[k], the head's seq and late_seq after
+ * it.  So a listener gets one notification per call that changed
+ * something, in call order, with the payloads the same calls on a serial
+ * pipeline would send; the changelog and late rows are the same whether
+ * written by call or at once.  Caller (the sequencer) holds the head
+ * lock, under which the seq were numbered: see the file header.
+ */
+void
+sf_sink_emit_calls(SfPipeline *p, const SfChangeList *changes, int ncalls,
+				   const int *call_end, const int64 *call_seq,
+				   const int64 *call_late, int64 late_from)
+{
+	int			from = 0;
+	uint64		finalized = p->finalized;
+
+	for (int k = 0; k < ncalls; k++)
+	{
+		SfChangeList one;
+
+		Assert(call_end[k] >= from && call_end[k] <= changes->n);
+		Assert(call_late[k] + 1 >= late_from);
+		one.n = call_end[k] - from;
+		one.cap = one.n;
+		one.items = changes->items + from;
+
+		/*
+		 * 'update' mode's results made final (sink_final_below): once, by
+		 * the last call, with the watermark after the commit.  The earlier
+		 * calls write their rows not final, as the watermark after them is
+		 * not known here; the last call's mark reaches every row a serial
+		 * run would have made final by then, since the watermark only
+		 * grows.  (Marked by the first call, the later calls' rows would
+		 * stay not final.)
+		 */
+		p->finalized = k < ncalls - 1 ? p->finalized_synced : finalized;
+		sink_emit(p, &one, late_from, call_late[k], call_seq[k]);
+		from = call_end[k];
+		late_from = call_late[k] + 1;
+	}
+	p->finalized = finalized;
+	if (from != changes->n || late_from != p->late_forgotten + p->nlate + 1)
+		elog(ERROR, "streamforge: the changes of pipeline \"%s\" are not all in its calls",
+			 p->def.name);
 	sf_late_release(p);
 }
 
