@@ -75,6 +75,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -126,10 +127,149 @@ sf_par_head_tag(LOCKTAG *tag, int64 id)
 }
 
 /*
- * Take a claim or head lock until the transaction ends.  The one place
- * that decides whether to wait: in build plan step 4 it always waits (the
- * ordered-wait rule of design 8.1, 55P03 for a downward wait, is step 7's
- * and goes here).
+ * The call-time locks (rank 1 of design 8.1) the current transaction took,
+ * for the wait rule of sf_claim_lock: each with its rank, (pipeline name
+ * in byte order, lane), lane -1 being a serial pipeline's claim.  A lock a
+ * subtransaction's abort released is still listed; LockHeldByMe tells.
+ * The list belongs to one transaction (claims_lxid) and is emptied when
+ * another one claims; it lives in claims_cxt, a child of TopMemoryContext.
+ */
+typedef struct SfHeldClaim
+{
+	char	   *pipeline;
+	char	   *partition;		/* NULL for lane -1 */
+	int			lane;
+	LOCKTAG		tag;
+} SfHeldClaim;
+
+static MemoryContext claims_cxt = NULL;
+static SfHeldClaim *claims = NULL;
+static int	nclaims = 0;
+static int	claims_cap = 0;
+static LocalTransactionId claims_lxid = InvalidLocalTransactionId;
+
+/* The list of the current transaction: emptied if it was another's */
+static void
+claims_current(void)
+{
+	if (claims_cxt == NULL)
+		claims_cxt = AllocSetContextCreate(TopMemoryContext,
+										   "streamforge call-time locks",
+										   ALLOCSET_SMALL_SIZES);
+	if (claims_lxid != MyProc->lxid)
+	{
+		MemoryContextReset(claims_cxt);
+		claims = NULL;
+		nclaims = 0;
+		claims_cap = 0;
+		claims_lxid = MyProc->lxid;
+	}
+}
+
+/* The rank order of design 8.1: the pipeline's name in byte order, the lane */
+static int
+claim_rank_cmp(const char *p1, int lane1, const char *p2, int lane2)
+{
+	int			c = strcmp(p1, p2);
+
+	if (c != 0)
+		return c;
+	return lane1 < lane2 ? -1 : (lane1 > lane2 ? 1 : 0);
+}
+
+/* A call-time lock held now ranked at or above (pipeline, lane), or NULL */
+static const SfHeldClaim *
+claim_at_or_above(const char *pipeline, int lane)
+{
+	claims_current();
+	for (int k = 0; k < nclaims; k++)
+		if (claim_rank_cmp(claims[k].pipeline, claims[k].lane,
+						   pipeline, lane) >= 0 &&
+			LockHeldByMe(&claims[k].tag, ExclusiveLock))
+			return &claims[k];
+	return NULL;
+}
+
+static void
+claim_note(const LOCKTAG *tag, const char *pipeline, int lane,
+		   const char *partition)
+{
+	SfHeldClaim *c;
+
+	claims_current();
+	if (nclaims == claims_cap)
+	{
+		claims_cap = Max(8, 2 * claims_cap);
+		claims = claims == NULL ?
+			MemoryContextAlloc(claims_cxt, claims_cap * sizeof(SfHeldClaim)) :
+			repalloc(claims, claims_cap * sizeof(SfHeldClaim));
+	}
+	c = &claims[nclaims++];
+	c->pipeline = MemoryContextStrdup(claims_cxt, pipeline);
+	c->partition = partition == NULL ? NULL :
+		MemoryContextStrdup(claims_cxt, partition);
+	c->lane = lane;
+	c->tag = *tag;
+}
+
+/*
+ * Take the call-time lock (design 8.1, rank 1) of lane lane of pipeline
+ * pipeline (id id), or, with lane -1, the claim under which a serial
+ * pipeline's row lock is taken, until the transaction ends.  The one wait
+ * decision of streamforge's call-time locks: the lock is tried without
+ * waiting; if another transaction holds it, the caller waits only when it
+ * holds no call-time lock ranked at or above it (an upward wait), and
+ * raises 55P03 at once otherwise: a wait-for cycle among these locks
+ * would need a downward wait, so none can form.  partition names the lane
+ * in the error (NULL for lane -1).
+ */
+void
+sf_claim_lock(const char *pipeline, int64 id, int lane, const char *partition)
+{
+	LOCKTAG		tag;
+	LockAcquireResult r;
+
+	sf_par_claim_tag(&tag, id, lane);
+	r = LockAcquire(&tag, ExclusiveLock, false, true);
+	if (r == LOCKACQUIRE_ALREADY_HELD || r == LOCKACQUIRE_ALREADY_CLEAR)
+		return;
+	if (r == LOCKACQUIRE_NOT_AVAIL)
+	{
+		const SfHeldClaim *above = claim_at_or_above(pipeline, lane);
+
+		if (above != NULL)
+		{
+			char	   *what = above->partition == NULL ?
+				psprintf("pipeline \"%s\"", above->pipeline) :
+				psprintf("partition \"%s\" of pipeline \"%s\"",
+						 above->partition, above->pipeline);
+
+			if (partition == NULL)
+				ereport(ERROR,
+						errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						errmsg("could not lock pipeline \"%s\" out of order",
+							   pipeline),
+						errdetail("Another transaction holds its lock, and this transaction holds the lock of %s, which comes after it in the lock order: waiting could deadlock.",
+								  what),
+						errhint("Take every lock first, in one call: streamforge.lock_pipelines(pipelines, partitions); or write pipelines in the byte order of their names."));
+			ereport(ERROR,
+					errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					errmsg("could not lock partition \"%s\" of pipeline \"%s\" out of order",
+						   partition, pipeline),
+					errdetail("Another transaction holds its lock, and this transaction holds the lock of %s, which comes after it in the lock order: waiting could deadlock.",
+							  what),
+					errhint("Take every lock first, in one call: streamforge.lock_pipelines(pipelines, partitions); or write pipelines in the byte order of their names, and a parallel pipeline's partitions in theirs."));
+		}
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	}
+	claim_note(&tag, pipeline, lane, partition);
+}
+
+/*
+ * Take a head lock (design 8.1, rank 3) until the transaction ends: it
+ * always waits.  The sequencers take their head locks at pre-commit, in
+ * name order, after every call-time lock, and wait for nothing ranked
+ * below while holding one.
  */
 void
 sf_par_lock(const LOCKTAG *tag)
@@ -495,12 +635,9 @@ par_of(const SfPipeline *p)
 static void
 par_claim(SfParEntry *pe, int i)
 {
-	LOCKTAG		tag;
-
 	if (pe->claimed[i])
 		return;
-	sf_par_claim_tag(&tag, pe->id, i);
-	sf_par_lock(&tag);
+	sf_claim_lock(pe->name, pe->id, i, pe->head->p->def.partitions[i]);
 	pe->claimed[i] = true;
 	sf_par_sync_latest(pe, NULL);	/* parallel_load.c */
 }
@@ -559,17 +696,47 @@ sf_persist_parallel_ingest(SfPipeline *p, SfDelivery *ds, int n,
 	SfTxn	   *t = pe->txn;
 	int64		accepted = (t->unique - t->late);
 	const SfMeasuresDef *md = p->def.measures;
+	int			np = p->def.npartitions;
+	int		   *lanes = palloc_extended(Max(n, 1) * sizeof(int),
+										MCXT_ALLOC_HUGE);
+	bool	   *named = palloc0(Max(np, 1) * sizeof(bool));
+	const char *last = NULL;
+	int			last_i = -1;
+
+	/*
+	 * Every lane the call delivers to is claimed first, in lane order
+	 * (design 8.1), so that one call never waits downward.  The caller's
+	 * checks run here, before a partition is read (a bad delivery's fields
+	 * are not set); so a bad delivery's error comes before the engine's
+	 * errors of the deliveries before it, and the call fails either way.
+	 */
+	for (int k = 0; k < n; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (check != NULL)
+			check(arg, k);
+		if (k == 0 || ds[k].partition != last)
+		{
+			last = ds[k].partition;
+			last_i = sf_partition_index(&p->def, last);
+		}
+		lanes[k] = last_i;
+		if (last_i >= 0)
+			named[last_i] = true;
+	}
+	for (int i = 0; i < np; i++)
+		if (named[i])
+			par_claim(pe, i);
 
 	for (int k = 0; k < n; k++)
 	{
 		SfDelivery *d = &ds[k];
 		const int64 *m = md == NULL ? NULL : mv + (Size) k * md->width;
-		int			i;
+		int			i = lanes[k];
 
 		CHECK_FOR_INTERRUPTS();
 		if (check != NULL)
 			check(arg, k);
-		i = sf_partition_index(&p->def, d->partition);
 		if (i >= 0)
 		{
 			par_claim(pe, i);
@@ -585,8 +752,28 @@ sf_persist_parallel_ingest(SfPipeline *p, SfDelivery *ds, int n,
 			sf_txn_ingest(t, d);
 		par_log(pe, i, d, m);
 	}
+	pfree(lanes);
+	pfree(named);
 	sf_txn_end_call(t);
 	return (t->unique - t->late) - accepted;
+}
+
+/*
+ * lock_pipelines on parallel pipeline p, opened for writing: claim the
+ * lanes of the partitions marked in named (npartitions flags), in lane
+ * order (design 8.1)
+ */
+void
+sf_persist_parallel_lock(SfPipeline *p, const bool *named)
+{
+	SfParEntry *pe = par_writing(p);
+
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (named[i])
+			par_claim(pe, i);
+	}
 }
 
 /* advance, mark_idle and finish on parallel pipeline p (design 6.3) */
