@@ -141,7 +141,7 @@ check_acl_unlocked(const char *name, Datum *arg, Oid user,
  * The claim of serial pipeline name (id id): the call-time lock under
  * which its row lock is taken (design 8.1, lane -1), so that the row lock
  * itself is never waited for, and a wait that could close a cycle is a
- * 55P03 instead (sf_claim_lock, parallel.c).  Taken by every statement
+ * 55P03 instead (sf_claim_lock, locks.c).  Taken by every statement
  * that locks the row: the write open, drop_pipeline, restore, and the ACL
  * calls and definition changes (sf_persist_get_acl with for_update).
  */
