@@ -43,6 +43,13 @@ DROP FUNCTION IF EXISTS streamforge.definition_of(text, text[],
     streamforge.window_def[], bigint, bigint, interval, text, bigint,
     interval, text[], text[]);
 
+-- Issue 46 (step 7): lock_pipelines(text[]), new in 0.4.0 (issue 45),
+-- takes a second argument, partitions text[] DEFAULT NULL
+-- (objects/72_progress.sql).  0.3.0 has no lock_pipelines, so this finds
+-- nothing in a 0.3.0 database; it keeps the one-argument form from staying
+-- as an overload wherever it exists.
+DROP FUNCTION IF EXISTS streamforge.lock_pipelines(text[]);
+
 -- pipeline_id reads the id itself (src/api/privileges.c, a kept plan as
 -- the owner): its SECURITY DEFINER helper of 0.3.0 has no caller left.
 DROP FUNCTION IF EXISTS streamforge_internal.pipeline_id_internal(text);

@@ -60,10 +60,13 @@ AS 'MODULE_PATHNAME', 'sf_finish_input'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- Several pipelines in one transaction (ingest privilege on each): their
--- write locks in one fixed order, the names' byte order, so that two
--- transactions that start with it never deadlock (docs/persistence.md,
--- "Several pipelines in one transaction").
-CREATE OR REPLACE FUNCTION streamforge.lock_pipelines(pipelines text[])
+-- call-time locks in the one lock order, the names' byte order, and for a
+-- parallel pipeline the claims of its partitions (partitions: those named
+-- that it has; NULL: all; empty: none) in theirs, so that a transaction
+-- that starts with it never meets 55P03 (docs/persistence.md, "Several
+-- pipelines in one transaction").
+CREATE OR REPLACE FUNCTION streamforge.lock_pipelines(pipelines text[],
+    partitions text[] DEFAULT NULL)
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_lock_pipelines'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;

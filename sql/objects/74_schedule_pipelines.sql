@@ -9,7 +9,9 @@
 -- advance_to_now(pipelines text[], ...) take every lock first, with
 -- lock_pipelines (the names' byte order), and only then tick or advance
 -- each pipeline: two of them never deadlock with each other, nor with a
--- writer of one pipeline per transaction.
+-- writer of one pipeline per transaction.  They claim no partition of a
+-- parallel pipeline (partitions '{}'): tick and advance of a parallel
+-- pipeline take no call-time lock (docs/design/parallel-writers.md 8.1).
 --
 -- schedule_advance(pipelines text[], ...) and schedule_tick(pipelines
 -- text[], ...) make one pg_cron job of such a call.  The job covers every
@@ -61,7 +63,7 @@ DECLARE
     names text[] := streamforge_internal.pipeline_set(pipelines);
     p text;
 BEGIN
-    PERFORM streamforge.lock_pipelines(names);
+    PERFORM streamforge.lock_pipelines(names, '{}');
     FOREACH p IN ARRAY names LOOP
         tick_pipelines.pipeline := p;
         SELECT pg_catalog.count(*) INTO tick_pipelines.changes
@@ -108,7 +110,7 @@ BEGIN
     FOREACH p IN ARRAY names LOOP
         PERFORM streamforge_internal.unit_us(streamforge.time_unit(p), p);
     END LOOP;
-    PERFORM streamforge.lock_pipelines(names);
+    PERFORM streamforge.lock_pipelines(names, '{}');
     now_us := pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp())
                                OPERATOR(pg_catalog.*) 1000000);
     FOREACH p IN ARRAY names LOOP

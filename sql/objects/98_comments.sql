@@ -59,7 +59,7 @@ BEGIN
         ('advance_ts', 'advance() with a timestamptz progress (the pipeline needs a time unit)'),
         ('mark_idle', 'takes a partition out of the watermark until it reports again (ingest)'),
         ('finish', 'the end of the input: advances every partition to +infinity (the bigint maximum), so that every window is emitted and finalized, returns the changes (ingest)'),
-        ('lock_pipelines', 'takes the write locks of several pipelines in one fixed order (their names'' byte order), so that transactions that write several pipelines never deadlock (ingest)'),
+        ('lock_pipelines', 'takes the locks of several pipelines, and of a parallel pipeline''s partitions (NULL: all), in the one lock order (names'' byte order), so that a transaction that writes several never meets 55P03 (ingest)'),
         ('tick', 'marks idle the partitions whose idle_timeout passed, returns the changes (ingest)'),
         ('tick_pipelines', 'tick() of several pipelines in one transaction, every lock taken first in lock_pipelines'' order, one row per pipeline with its number of changes (ingest)'),
         ('set_out_of_orderness', 'sets the built-in progress rule: each accepted event reports event_time - out_of_orderness (NULL: off), an interval or units as bigint (admin)'),

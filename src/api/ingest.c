@@ -128,51 +128,100 @@ name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
+/* The elements of text array argument argno, none NULL (22004) */
+static char **
+text_elements(FunctionCallInfo fcinfo, int argno, const char *what, int *n)
+{
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(argno);
+	Datum	   *elems;
+	bool	   *nulls;
+	char	  **out;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", what)));
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls,
+					  n);
+	out = palloc(Max(*n, 1) * sizeof(char *));
+	for (int i = 0; i < *n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("element %d of %s must not be null", i + 1, what)));
+		out[i] = TextDatumGetCString(elems[i]);
+	}
+	return out;
+}
+
 /*
- * streamforge.lock_pipelines(pipelines text[]): take the write lock of every
- * pipeline named (the row lock a write call takes, once per transaction;
- * the ingest privilege on each, checked as a write call checks it) in one
- * fixed order, the names' byte order, whatever the array's.  A transaction
- * that calls it first with every pipeline it will write holds all their
- * locks before it waits for any other, so two such transactions never
- * deadlock, whatever order their later calls are in
- * (docs/persistence.md, "Several pipelines in one transaction").  NULL
- * elements are an error (22004), duplicates count once.
+ * streamforge.lock_pipelines(pipelines text[], partitions text[] DEFAULT
+ * NULL): take the call-time locks of every pipeline named (the ingest
+ * privilege on each, checked as a write call checks it) in the lock order
+ * of docs/design/parallel-writers.md 8.1, whatever the arrays' order: the
+ * pipelines in the byte order of their names, and within a parallel
+ * pipeline the claims of its partitions in theirs.  A serial pipeline's
+ * lock is its row lock (once per transaction); a parallel pipeline's are
+ * the claims of the partitions in partitions that it has, or of all of
+ * them when partitions is NULL (an empty array: none, as tick_pipelines
+ * wants).  A transaction that calls it first with every pipeline and
+ * partition it will write holds all its call-time locks before it waits
+ * for any other, so it never meets 55P03, whatever order its later calls
+ * are in (docs/persistence.md, "Several pipelines in one transaction").
+ * NULL elements are an error (22004), duplicates count once, a partition
+ * that no pipeline named has is 22023.
  */
 PG_FUNCTION_INFO_V1(sf_lock_pipelines);
 Datum
 sf_lock_pipelines(PG_FUNCTION_ARGS)
 {
-	ArrayType  *arr;
-	Datum	   *elems;
-	bool	   *nulls;
 	char	  **names;
+	char	  **parts = NULL;
+	bool	   *found = NULL;
 	int			n;
+	int			nparts = 0;
 
 	sf_arg_not_null(fcinfo, 0, "pipelines");
-	arr = PG_GETARG_ARRAYTYPE_P(0);
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("pipelines must be a one-dimensional array")));
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls,
-					  &n);
-	names = palloc(Max(n, 1) * sizeof(char *));
-	for (int i = 0; i < n; i++)
+	names = text_elements(fcinfo, 0, "pipelines", &n);
+	if (PG_NARGS() > 1 && !PG_ARGISNULL(1))
 	{
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("element %d of pipelines must not be null", i + 1)));
-		names[i] = TextDatumGetCString(elems[i]);
+		parts = text_elements(fcinfo, 1, "partitions", &nparts);
+		found = palloc0(Max(nparts, 1) * sizeof(bool));
 	}
 	qsort(names, n, sizeof(char *), name_cmp);
 	for (int i = 0; i < n; i++)
 	{
+		SfPipeline *p;
+		bool	   *named;
+
 		CHECK_FOR_INTERRUPTS();
 		if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
 			continue;
-		(void) sf_persist_open(names[i], true);
+		p = sf_persist_open(names[i], true);
+		named = palloc0(Max(p->def.npartitions, 1) * sizeof(bool));
+		for (int k = 0; k < p->def.npartitions; k++)
+			named[k] = (parts == NULL);
+		for (int j = 0; j < nparts; j++)
+		{
+			int			k = sf_partition_index(&p->def, parts[j]);
+
+			if (k >= 0)
+			{
+				named[k] = true;
+				found[j] = true;
+			}
+		}
+		if (sf_is_parallel(p))
+			sf_persist_parallel_lock(p, named); /* in lane order */
+		pfree(named);
 	}
+	for (int j = 0; j < nparts; j++)
+		if (!found[j])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("partition \"%s\" is not a partition of any pipeline named",
+							parts[j]),
+					 errhint("Each element of partitions must be a partition of one of the pipelines named.")));
 	PG_RETURN_VOID();
 }

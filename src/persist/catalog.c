@@ -135,7 +135,7 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 		1, {TEXTOID}
 	},
 	[PLAN_ACL_GET] = {
-		"SELECT owner, readers, ingesters, admins FROM streamforge.pipeline "
+		"SELECT owner, readers, ingesters, admins, id FROM streamforge.pipeline "
 		"WHERE name OPERATOR(pg_catalog.=) $1",
 		1, {TEXTOID}
 	},

@@ -30,8 +30,9 @@
  *	   the base (sf_txn_begin, the row version) and, in a subtransaction,
  *	   a savepoint mark.
  *	2. The delivery path (sf_persist_parallel_ingest) claims the lane of
- *	   each partition it delivers to (a transaction-level lock, design 8.1;
- *	   a claim simply waits, then catches the head up to the latest
+ *	   each partition it delivers to, all of a call's first, in lane order
+ *	   (a transaction-level lock that waits only upward in the lock order,
+ *	   locks.c, design 8.1; then the head is caught up to the latest
  *	   committed version: build step 5), assigns offsets from the lane, runs
  *	   sf_txn_ingest and keeps the delivery for the lane's row.  Reports are
  *	   sf_txn_advance, sf_txn_mark_idle and sf_txn_finish.  Nothing is
@@ -86,10 +87,6 @@
 #include "persist/persist.h"
 #include "persist/persist_int.h"
 
-/* design 8.1: the claim's and the head lock's field4 */
-#define SF_CLAIM_FIELD4		0x5347
-#define SF_HEAD_FIELD4		0x5348
-
 static HTAB *par_hash = NULL;
 static MemoryContext par_cxt = NULL;
 static bool par_sequencing = false;
@@ -102,40 +99,6 @@ static const SfPlanText par_writers_text = {
 	"WHERE name OPERATOR(pg_catalog.=) $1",
 	1, {TEXTOID}
 };
-
-/* ----------------------------------------------------------------
- * Locks (design 8.1): one locktag function per kind, one wait decision
- * ----------------------------------------------------------------
- */
-
-/* The claim of lane lane of pipeline id */
-void
-sf_par_claim_tag(LOCKTAG *tag, int64 id, int lane)
-{
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId,
-						 (uint32) (id ^ (id >> 32)), (uint32) lane,
-						 SF_CLAIM_FIELD4);
-}
-
-/* The head lock of pipeline id */
-void
-sf_par_head_tag(LOCKTAG *tag, int64 id)
-{
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId,
-						 (uint32) (id ^ (id >> 32)), 0, SF_HEAD_FIELD4);
-}
-
-/*
- * Take a claim or head lock until the transaction ends.  The one place
- * that decides whether to wait: in build plan step 4 it always waits (the
- * ordered-wait rule of design 8.1, 55P03 for a downward wait, is step 7's
- * and goes here).
- */
-void
-sf_par_lock(const LOCKTAG *tag)
-{
-	(void) LockAcquire(tag, ExclusiveLock, false, false);
-}
 
 /* ----------------------------------------------------------------
  * Entries
@@ -495,12 +458,9 @@ par_of(const SfPipeline *p)
 static void
 par_claim(SfParEntry *pe, int i)
 {
-	LOCKTAG		tag;
-
 	if (pe->claimed[i])
 		return;
-	sf_par_claim_tag(&tag, pe->id, i);
-	sf_par_lock(&tag);
+	sf_claim_lock(pe->name, pe->id, i, pe->head->p->def.partitions[i]);
 	pe->claimed[i] = true;
 	sf_par_sync_latest(pe, NULL, false);	/* parallel_load.c */
 }
@@ -559,17 +519,47 @@ sf_persist_parallel_ingest(SfPipeline *p, SfDelivery *ds, int n,
 	SfTxn	   *t = pe->txn;
 	int64		accepted = (t->unique - t->late);
 	const SfMeasuresDef *md = p->def.measures;
+	int			np = p->def.npartitions;
+	int		   *lanes = palloc_extended(Max(n, 1) * sizeof(int),
+										MCXT_ALLOC_HUGE);
+	bool	   *named = palloc0(Max(np, 1) * sizeof(bool));
+	const char *last = NULL;
+	int			last_i = -1;
+
+	/*
+	 * Every lane the call delivers to is claimed first, in lane order
+	 * (design 8.1), so that one call never waits downward.  The caller's
+	 * checks run here, before a partition is read (a bad delivery's fields
+	 * are not set); so a bad delivery's error comes before the engine's
+	 * errors of the deliveries before it, and the call fails either way.
+	 */
+	for (int k = 0; k < n; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (check != NULL)
+			check(arg, k);
+		if (k == 0 || ds[k].partition != last)
+		{
+			last = ds[k].partition;
+			last_i = sf_partition_index(&p->def, last);
+		}
+		lanes[k] = last_i;
+		if (last_i >= 0)
+			named[last_i] = true;
+	}
+	for (int i = 0; i < np; i++)
+		if (named[i])
+			par_claim(pe, i);
 
 	for (int k = 0; k < n; k++)
 	{
 		SfDelivery *d = &ds[k];
 		const int64 *m = md == NULL ? NULL : mv + (Size) k * md->width;
-		int			i;
+		int			i = lanes[k];
 
 		CHECK_FOR_INTERRUPTS();
 		if (check != NULL)
 			check(arg, k);
-		i = sf_partition_index(&p->def, d->partition);
 		if (i >= 0)
 		{
 			par_claim(pe, i);
@@ -585,8 +575,28 @@ sf_persist_parallel_ingest(SfPipeline *p, SfDelivery *ds, int n,
 			sf_txn_ingest(t, d);
 		par_log(pe, i, d, m);
 	}
+	pfree(lanes);
+	pfree(named);
 	sf_txn_end_call(t);
 	return (t->unique - t->late) - accepted;
+}
+
+/*
+ * lock_pipelines on parallel pipeline p, opened for writing: claim the
+ * lanes of the partitions marked in named (npartitions flags), in lane
+ * order (design 8.1)
+ */
+void
+sf_persist_parallel_lock(SfPipeline *p, const bool *named)
+{
+	SfParEntry *pe = par_writing(p);
+
+	for (int i = 0; i < p->def.npartitions; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (named[i])
+			par_claim(pe, i);
+	}
 }
 
 /* advance, mark_idle and finish on parallel pipeline p (design 6.3) */

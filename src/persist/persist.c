@@ -30,10 +30,13 @@
  *	1. sf_persist_open(name, true), on the transaction's first write call to
  *	   the pipeline, reads the row's owner and grants and checks the
  *	   caller's privilege (so that no statement changes anything for a
- *	   caller without it), then runs UPDATE ... SET version = version + 1
- *	   on its row, which takes the row lock (and checks the grants the
- *	   locked row holds again): write calls on one pipeline serialize until
- *	   the holder's transaction ends, calls on other pipelines never wait.
+ *	   caller without it), takes the pipeline's claim (claim_row: the
+ *	   call-time lock of design 8.1, which waits only upward in the lock
+ *	   order and raises 55P03 rather than wait downward), then runs
+ *	   UPDATE ... SET version = version + 1 on its row, which takes the row
+ *	   lock without waiting (and checks the grants the locked row holds
+ *	   again): write calls on one pipeline serialize until the holder's
+ *	   transaction ends, calls on other pipelines never wait.
  *	   Under READ COMMITTED a waiter then gets the latest committed row;
  *	   under REPEATABLE READ and SERIALIZABLE it gets a serialization failure
  *	   (40001), never stale state.  The cached state is brought up to the
@@ -116,12 +119,14 @@ forget_unknown_pipeline(const char *name)
  * never makes the extension's owner do more than read the row.  The
  * statement that then locks the row checks the grants it returns again
  * (they may have changed meanwhile).  Caller runs as the owner, in SPI.
+ * Returns the pipeline's id.
  */
-static void
+static int64
 check_acl_unlocked(const char *name, Datum *arg, Oid user,
-					  SfPrivilege required)
+				   SfPrivilege required)
 {
 	SfAcl		acl;
+	bool		isnull;
 
 	sf_exec(PLAN_ACL_GET, arg, NULL, false, SPI_OK_SELECT);
 	if (SPI_processed != 1)
@@ -129,6 +134,21 @@ check_acl_unlocked(const char *name, Datum *arg, Oid user,
 	sf_read_acl(&acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 				CurrentMemoryContext);
 	sf_acl_check(&acl, name, user, required);
+	return sf_getint64(5, &isnull);
+}
+
+/*
+ * The claim of serial pipeline name (id id): the call-time lock under
+ * which its row lock is taken (design 8.1, lane -1), so that the row lock
+ * itself is never waited for, and a wait that could close a cycle is a
+ * 55P03 instead (sf_claim_lock, locks.c).  Taken by every statement
+ * that locks the row: the write open, drop_pipeline, restore, and the ACL
+ * calls and definition changes (sf_persist_get_acl with for_update).
+ */
+static inline void
+claim_row(const char *name, int64 id)
+{
+	sf_claim_lock(name, id, -1, NULL);
 }
 
 /* ----------------------------------------------------------------
@@ -260,7 +280,8 @@ sf_persist_drop(const char *name)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
-	check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
+	claim_row(name, check_acl_unlocked(name, &arg, saved.userid,
+									   SF_PRIV_ADMIN));
 	sf_persist_check_writable(name);
 	sf_exec(PLAN_DROP, &arg, NULL, false, SPI_OK_DELETE_RETURNING);
 	if (SPI_processed != 1)
@@ -355,7 +376,8 @@ sf_persist_open(const char *name, bool for_write)
 	if (for_write)
 	{
 		/* the privilege first: nothing runs as the owner for a stranger */
-		check_acl_unlocked(name, &arg, saved.userid, required);
+		claim_row(name, check_acl_unlocked(name, &arg, saved.userid,
+										   required));
 		sf_persist_check_writable(name);
 		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
 		if (SPI_processed != 1)
@@ -764,7 +786,8 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
-	check_acl_unlocked(name, &arg, saved.userid, SF_PRIV_ADMIN);
+	claim_row(name, check_acl_unlocked(name, &arg, saved.userid,
+									   SF_PRIV_ADMIN));
 	sf_persist_check_writable(name);
 	sf_check_checkpoint_size(data, len);
 	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
@@ -836,6 +859,16 @@ sf_persist_get_acl(const char *name, bool for_update, SfAcl *acl)
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
+	if (for_update)
+	{
+		/* the claim first (design 8.1): the id, without a lock */
+		bool		isnull;
+
+		sf_exec(PLAN_ACL_GET, &arg, NULL, false, SPI_OK_SELECT);
+		if (SPI_processed != 1)
+			forget_unknown_pipeline(name);
+		claim_row(name, sf_getint64(5, &isnull));
+	}
 	sf_exec(for_update ? PLAN_ACL_LOCK : PLAN_ACL_GET, &arg, NULL,
 			!for_update, SPI_OK_SELECT);
 	if (SPI_processed != 1)

@@ -124,6 +124,7 @@ typedef void (*SfParCheck) (void *arg, int i);
 extern int64 sf_persist_parallel_ingest(SfPipeline *p, SfDelivery *ds, int n,
 										const int64 *mv, bool assign,
 										SfParCheck check, void *arg);
+extern void sf_persist_parallel_lock(SfPipeline *p, const bool *named);
 extern void sf_persist_parallel_advance(SfPipeline *p, const char *partition,
 										int64 progress);
 extern void sf_persist_parallel_mark_idle(SfPipeline *p,

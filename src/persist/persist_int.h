@@ -458,9 +458,14 @@ extern SfParEntry *sf_par_lookup(const char *name, bool create);
 extern void sf_par_end_txn(SfParEntry *pe, bool discard);
 extern MemoryContext sf_par_context(void);
 extern void sf_par_sequencing(bool on);
+
+/* locks.c: the lock order (design 8.1) */
 extern void sf_par_claim_tag(LOCKTAG *tag, int64 id, int lane);
 extern void sf_par_head_tag(LOCKTAG *tag, int64 id);
 extern void sf_par_lock(const LOCKTAG *tag);
+extern void sf_claim_lock(const char *pipeline, int64 id, int lane,
+						  const char *partition);
+
 extern void sf_sequencer_run_all(void);
 extern void sf_par_store_snapshots(SfParEntry *pe, int64 version);
 
