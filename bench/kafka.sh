@@ -150,7 +150,11 @@ else
 fi
 started=1
 
-sf_say "starting the mock Kafka cluster and producing $N messages"
+if [ -n "$WORKERS" ]; then
+	sf_say "starting the mock Kafka cluster"
+else
+	sf_say "starting the mock Kafka cluster and producing $N messages"
+fi
 coproc MOCK { "$MOCKBIN" 2>"$SCRATCH/mock.log"; }
 read -r word BOOTSTRAP <&"${MOCK[0]}"
 [ "$word" = bootstrap ] || sf_die "sf_kafka_mock did not start"
