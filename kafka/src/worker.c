@@ -146,7 +146,6 @@ sfk_subscription_active(void)
 	Oid			type = INT4OID;
 	bool		isnull;
 	char	   *on_error;
-
 	int32		workers;
 
 	static const char sql[] =
@@ -182,7 +181,6 @@ sfk_put_status(const char *state, const char *error, int retries, int backoff_ms
 	Oid			types[7] = {INT4OID, INT4OID, TEXTOID, INT4OID, INT4OID, TEXTOID, INT4OID};
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
-	args[6] = Int32GetDatum(sfk_sub.worker);
 	args[0] = Int32GetDatum(sfk_sub.id);
 	args[1] = Int32GetDatum(MyProcPid);
 	args[2] = CStringGetTextDatum(state);
@@ -192,6 +190,7 @@ sfk_put_status(const char *state, const char *error, int retries, int backoff_ms
 		args[5] = CStringGetTextDatum(error);
 	else
 		nulls[5] = 'n';
+	args[6] = Int32GetDatum(sfk_sub.worker);
 	if (sfk_spi_as_owner("INSERT INTO streamforge_kafka.worker_status AS w "
 							  "(subscription, pid, state, retries, backoff_ms, last_error, worker) "
 							  "SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT FROM "
