@@ -18,6 +18,10 @@
 -- - A row that an earlier version let anyone write is checked by its
 --   worker before use (numbers, sizes, options against the privileges of
 --   the role it records) and refused with a log line.
+-- - Several workers per subscription (issue 46): subscription.workers
+--   (1 for every existing subscription: nothing changes for them),
+--   worker_status keyed by (subscription, worker), the view's worker
+--   column, subscribe's last argument workers and set_workers.
 
 \echo Use "ALTER EXTENSION streamforge_kafka UPDATE TO '0.4.0'" to load this file. \quit
 
