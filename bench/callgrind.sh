@@ -26,13 +26,17 @@
 # user postgres when run as root) under
 #   valgrind --tool=callgrind --collect-atstart=no
 #            --toggle-collect=<entry> --toggle-collect=sf_xact_callback
+#            --toggle-collect=sf_precommit_callback
 #            --zero-before=pg_backend_pid
 # which runs: create the pipeline, warm-up calls on another pipeline
 # (the first call's plan preparation and cache set-up), SELECT
 # pg_backend_pid() (zeroes the counters), then the measured workload.  Only
 # the entry function (sf_ingest_batch / sf_ingest / sf_ingest_count, the
-# same exported symbol on every version) and the transaction callback
-# (which stores the buffered journal at commit since 0.2.0) are counted.
+# same exported symbol on every version) and the transaction callbacks
+# (which store the buffered journal at commit since 0.2.0: sf_xact_callback,
+# and since 0.4.0 the pre-commit driver sf_precommit_callback, which also
+# runs the sequencers of parallel pipelines; a revision without it just
+# never enters it) are counted.
 # bench/callgrind_report.py turns the files into instructions per event per
 # component; see docs/performance.md, "Instruction counts".
 #
@@ -427,7 +431,8 @@ EOF
 		t0=$SECONDS
 		as_server valgrind --tool=callgrind --callgrind-out-file="$out" \
 			--collect-atstart=no --toggle-collect="$entry" "${extra[@]}" \
-			--toggle-collect=sf_xact_callback --zero-before=pg_backend_pid \
+			--toggle-collect=sf_xact_callback \
+			--toggle-collect=sf_precommit_callback --zero-before=pg_backend_pid \
 			"$srvbin/postgres" --single -j -D "$SCRATCH/run" \
 			-c fsync=off -c jit=off -c autovacuum=off "$DB" \
 			<"$out.sql" >"$out.log" 2>&1 ||

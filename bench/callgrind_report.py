@@ -13,8 +13,9 @@ it):
 How the numbers are made (docs/performance.md, "Instruction counts"):
   * callgrind collects only inside the workload's entry function (the C
     symbol behind the SQL function: sf_ingest_batch, sf_ingest,
-    sf_ingest_count) and inside the transaction callback sf_xact_callback
-    (0.2.0 and later store the buffered journal there, before commit), and
+    sf_ingest_count) and inside the transaction callbacks sf_xact_callback
+    and sf_precommit_callback (0.2.0 and later store the buffered journal
+    there, before commit; 0.4.0 in the pre-commit driver), and
     its counters are zeroed just before the measured statement, so the
     warm-up calls of the same backend are not counted;
   * names are merged over GCC's split parts (foo.cold, foo.part.0,
@@ -99,7 +100,10 @@ ENTRY_GLUE = ["sf_ingest_batch", "sf_ingest", "sf_ingest_count",
               "sf_arg_pipeline_row",
               "pipeline_arg", "sf_pipeline_arg", "text_arg", "sf_text_arg",
               "check_not_null", "sf_check_not_null"]
-COMMIT_FN = "sf_xact_callback"
+# the transaction callbacks: the buffered journal's store before commit
+# (sf_xact_callback) and, since 0.4.0, the pre-commit driver that stores it
+# and runs the parallel pipelines' sequencers (sf_precommit_callback)
+COMMIT_FNS = ("sf_xact_callback", "sf_precommit_callback")
 
 SUFFIX = re.compile(r"(\.(cold|part\.\d+|isra\.\d+|constprop\.\d+|"
                     r"localalias|lto_priv\.\d+))+$")
@@ -186,7 +190,7 @@ def analyse(path, entry, events):
                                      if a == f and b != f)
 
     entry_ir = root_incl(entry)
-    commit_ir = root_incl(COMMIT_FN)
+    commit_ir = sum(root_incl(f) for f in COMMIT_FNS)
     comp = {}
     lower_bound = {}
     for name, (anywhere, direct) in COMPONENTS.items():

@@ -781,9 +781,9 @@ ride_out_outage(void)
  * One batch (sfk_run_batch), retried here when it fails with a transaction
  * conflict (40001, 40P01) and the subscription has several workers: their
  * transactions commit concurrently on a parallel pipeline, where a commit
- * can fail with 40001 when another writer's commit compacted the pipeline
- * meanwhile (docs/design/parallel-writers.md, section 12, step 5: no
- * re-execution yet).  The batch is rolled back whole and its messages,
+ * fails with 40001 when the pipeline was restored or created again
+ * meanwhile (a compaction is re-executed at commit since step 5,
+ * docs/design/parallel-writers.md, section 12).  The batch is rolled back whole and its messages,
  * which are still in msgs, are delivered again at once (nothing of the
  * batch was committed, and the worker's positions move only after a
  * commit).  With one worker, and after SFK_CONFLICT_RETRIES conflicts in a

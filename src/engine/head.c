@@ -632,6 +632,59 @@ sf_head_replace_lane(SfHead *h, SfTxn *t, int lane, SfPipeline *rebuilt)
 }
 
 /*
+ * The lane of a transaction re-executed on a head loaded anew (design 4.5,
+ * 7b: a compaction or restore committed since its base): mine, the
+ * transaction's lane, holds the committed deliveries up to offset
+ * committed (the lane's consumed offset before the transaction's first
+ * delivery there) and the transaction's after them, since the claim kept
+ * every other writer from the lane.  If h's lane is that committed part
+ * (consumed at committed, the same event ids at every offset),
+ * mine replaces h's lane, the index slots of the committed identities move
+ * to mine's handles (found by offset), and true is returned; otherwise
+ * (a restore that changed the lane) nothing changes and false is returned.
+ * mine moves under h's context; h's lane is freed.
+ */
+bool
+sf_head_adopt_lane(SfHead *h, int lane, SfPipeline *mine, int64 committed)
+{
+	SfPipeline *old = h->lanes[lane];
+	SfPartition *op = &old->partitions[lane];
+	SfPartition *mp = &mine->partitions[lane];
+
+	Assert(mine->def.npartitions == h->p->def.npartitions);
+	if (op->consumed != committed || committed > mp->consumed)
+		return false;
+	for (int64 o = 0; o <= op->consumed; o++)
+	{
+		SfIdentity *oid = sf_id_ptr(old, op->deliveries[op->head + o]);
+		SfIdentity *mid = sf_id_ptr(mine, mp->deliveries[mp->head + o]);
+
+		if ((o & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (oid->event_id_len != mid->event_id_len ||
+			memcmp(oid->event_id, mid->event_id, oid->event_id_len) != 0 ||
+			oid->foreign != mid->foreign)
+			return false;
+	}
+	for (int64 o = 0; o <= op->consumed; o++)
+	{
+		uint32		oh = op->deliveries[op->head + o];
+		uint32		mh = mp->deliveries[mp->head + o];
+		SfIdentity *oid = sf_id_ptr(old, oh);
+
+		if (oh == mh || oid->foreign)
+			continue;
+		(void) sf_fp_relocate(h->fp,
+							  sf_fp_hash(oid->event_id, oid->event_id_len),
+							  (uint16) lane, oh, mh);
+	}
+	MemoryContextSetParent(mine->cxt, h->cxt);
+	h->lanes[lane] = mine;
+	sf_pipeline_free(old);
+	return true;
+}
+
+/*
  * An event applied alone, as sf_head_commit applies it: for the replay of
  * a head entry (head_entry.c).  id needs only key, event_time and value.
  */

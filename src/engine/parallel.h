@@ -292,6 +292,8 @@ extern void sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out);
 extern SfPipeline *sf_head_merge(MemoryContext parent, SfHead *h);
 extern void sf_head_replace_lane(SfHead *h, SfTxn *t, int lane,
 								 SfPipeline *rebuilt);
+extern bool sf_head_adopt_lane(SfHead *h, int lane, SfPipeline *mine,
+							   int64 committed);
 extern void sf_head_apply_event(SfPipeline *p, const SfIdentity *id,
 								SfChangeList *out);
 

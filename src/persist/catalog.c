@@ -49,6 +49,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
+#include "utils/snapmgr.h"
 
 #include "codec/codec.h"
 #include "engine/engine.h"
@@ -331,10 +332,38 @@ sf_keep_plan(SPIPlanPtr *slot, const SfPlanText *text)
 }
 
 /*
+ * Whether sf_run_plan's statements that write run with the latest
+ * snapshot instead of the transaction's (sf_latest_writes)
+ */
+static bool latest_writes = false;
+
+/*
+ * Make the statements that write run with the latest snapshot, whatever
+ * the isolation level, until called again with false; returns the setting
+ * before.  For the sequencer of a parallel pipeline (design 4.5, 6): under
+ * REPEATABLE READ its update of the pipeline row and its outputs would
+ * otherwise meet the row versions committed since the transaction's
+ * snapshot and fail with 40001.  Only for statements on rows that the
+ * caller's lock keeps every other writer from (the head lock): as in
+ * ri_triggers.c's checks, the latest snapshot sees their last committed
+ * versions, and no crosscheck snapshot is given, so the update of a row
+ * committed after the transaction's snapshot is no serialization failure.
+ * Caller resets it on error (PG_FINALLY).
+ */
+bool
+sf_latest_writes(bool on)
+{
+	bool		before = latest_writes;
+
+	latest_writes = on;
+	return before;
+}
+
+/*
  * Run the kept plan of text (see sf_keep_plan) and check its result code.
  * read_only statements use the active snapshot; the others take a new one
  * per statement (so that, under READ COMMITTED, a row lock wait ends on
- * the latest committed row).
+ * the latest committed row), or the latest one in sf_latest_writes' mode.
  */
 void
 sf_run_plan(SPIPlanPtr *slot, const SfPlanText *text, Datum *values,
@@ -342,8 +371,13 @@ sf_run_plan(SPIPlanPtr *slot, const SfPlanText *text, Datum *values,
 {
 	int			rc;
 
-	rc = SPI_execute_plan(sf_keep_plan(slot, text), values, nulls,
-						  read_only, 0);
+	if (latest_writes && !read_only)
+		rc = SPI_execute_snapshot(sf_keep_plan(slot, text), values, nulls,
+								  GetLatestSnapshot(), InvalidSnapshot,
+								  false, true, 0);
+	else
+		rc = SPI_execute_plan(sf_keep_plan(slot, text), values, nulls,
+							  read_only, 0);
 	if (rc != expected)
 		elog(ERROR, "streamforge: could not run statement \"%s\": %s",
 			 text->sql, SPI_result_code_string(rc));

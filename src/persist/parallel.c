@@ -502,7 +502,7 @@ par_claim(SfParEntry *pe, int i)
 	sf_par_claim_tag(&tag, pe->id, i);
 	sf_par_lock(&tag);
 	pe->claimed[i] = true;
-	sf_par_sync_latest(pe, NULL);	/* parallel_load.c */
+	sf_par_sync_latest(pe, NULL, false);	/* parallel_load.c */
 }
 
 /* Keep delivery d (with its measures mv, or NULL) for lane i's row */

@@ -28,8 +28,8 @@
  * also probes the transaction's new ids (design 5.2: a hit is a collision,
  * confirmed exactly by sf_head_commit).  A snapshot version that moved
  * since the head's (a compaction or a restore committed since its base)
- * cannot be caught up: the transaction fails with 40001 (re-execution,
- * design 4.5 7b, is not built).
+ * cannot be caught up: the commit re-executes the transaction on a head
+ * loaded anew (par_reexecute, design 4.5 7b); a claim fails with 40001.
  *
  * Errors: a catch-up that fails half-way leaves a half-changed head.
  * pe->catching says so to parallel.c's callbacks: an abort discards the
@@ -409,15 +409,96 @@ sf_par_catch_up(SfParEntry *pe, const SfRowInfo *row)
 }
 
 /*
+ * Re-execute pe's open transaction on the committed state row, which a
+ * catch-up cannot reach (design 4.5, 7b: a compaction or a restore
+ * committed since the transaction's base emptied the journals): load the
+ * head and lanes anew at row, and give the transaction the new head with
+ * its own lanes in place of the loaded ones.  Its lanes are the committed
+ * ones with its deliveries after them (its claims kept every other writer
+ * out), so each loaded lane must be the committed part of the
+ * transaction's (sf_head_adopt_lane);
+ * a restore that changed one of them fails with 40001 as before.  The
+ * commit then decides the whole log again on the committed clock (stale)
+ * and checks every new id against the committed ones (collided): its
+ * decisions, duplicates and SF002 are those of a serial run after row, as
+ * a re-decide makes them (7a).  Only at commit: a write call holds the
+ * head it was given.  Caller is connected to SPI as the owner with a snapshot pushed that sees
+ * row.
+ */
+static void
+par_reexecute(SfParEntry *pe, const SfRowInfo *row)
+{
+	SfHead	   *old = pe->head;
+	SfTxn	   *t = pe->txn;
+	const SfPipelineDef *def = &old->p->def;
+	int			np = def->npartitions;
+	SfHead	   *h;
+
+	pe->catching = true;
+	pe->head = NULL;
+	pe->txn = NULL;
+	PG_TRY();
+	{
+		sf_par_load(pe, def, row, MemoryContextGetParent(old->cxt));
+	}
+	PG_CATCH();
+	{
+		/* the abort discards old (pe->catching) */
+		if (pe->head != NULL)
+			MemoryContextDelete(pe->head->cxt);
+		pe->head = old;
+		pe->txn = t;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	h = pe->head;
+	pe->head = old;				/* until every lane is adopted */
+	pe->txn = t;
+	for (int i = 0; i < np; i++)
+	{
+		if (pe->log[i].n > 0)
+		{
+			if (t->lane_from == NULL || t->lane_from[i] < -1 ||
+				!sf_head_adopt_lane(h, i, old->lanes[i], t->lane_from[i]))
+			{
+				MemoryContextDelete(h->cxt);
+				sf_par_moved_error(pe, "Its state was restored to one without this transaction's partitions as it found them.");
+			}
+			old->lanes[i] = NULL;
+			continue;
+		}
+		/*
+		 * Committed rows only: as after a catch-up (sf_par_catch_up), a lane
+		 * that moved holds no delivery of the transaction (rolled back) for
+		 * the head entry's lane table.  The marks need no update: this is
+		 * the commit.
+		 */
+		if (t->lane_from != NULL &&
+			(h->lanes[i]->partitions[i].consumed !=
+			 old->lanes[i]->partitions[i].consumed ||
+			 h->lanes[i]->offset_replays != old->lanes[i]->offset_replays))
+			t->lane_from[i] = -2;
+	}
+	pe->head = h;
+	t->head = h;
+	t->stale = true;
+	t->collided = true;
+	MemoryContextDelete(old->cxt);
+	pe->catching = false;
+}
+
+/*
  * Bring the head of pe, which the current transaction writes, to the
  * latest committed version (design 4.4, 3; 4.5, 1 and 3): a claim's lane
  * is then the committed one, and the sequencer's validation compares with
- * the committed head.  A drop committed meanwhile is 42704; a recreation,
- * a compaction or a restore, which a catch-up cannot cross, 40001.  acl:
- * if not NULL, set to the latest row's grants (in the caller's context).
+ * the committed head.  A drop committed meanwhile is 42704, a recreation
+ * 40001; a compaction or a restore, which a catch-up cannot cross,
+ * re-executes the transaction if reexecute (at commit: par_reexecute),
+ * else is 40001.  acl: if not NULL, set to the latest row's grants (in the
+ * caller's context).
  */
 void
-sf_par_sync_latest(SfParEntry *pe, SfAcl *acl)
+sf_par_sync_latest(SfParEntry *pe, SfAcl *acl, bool reexecute)
 {
 	MemoryContext callercxt = CurrentMemoryContext;
 	SfSavedUser saved;
@@ -436,11 +517,14 @@ sf_par_sync_latest(SfParEntry *pe, SfAcl *acl)
 	sf_read_row(&row, true, callercxt);
 	if (row.version != pe->version)
 	{
-		if (!sf_par_can_catch_up(pe, &row))
-			sf_par_moved_error(pe, pe->id != row.id ?
-							   "The pipeline was dropped and created again." :
-							   "Its state was compacted or restored, which cannot be caught up yet (issue 46, build plan step 5: re-execution).");
-		sf_par_catch_up(pe, &row);
+		if (sf_par_can_catch_up(pe, &row))
+			sf_par_catch_up(pe, &row);
+		else if (pe->id != row.id || pe->relid != row.relid)
+			sf_par_moved_error(pe, "The pipeline was dropped and created again.");
+		else if (reexecute && pe->txn != NULL)
+			par_reexecute(pe, &row);
+		else
+			sf_par_moved_error(pe, "Its state was compacted or restored since this transaction's first write, and a write call cannot re-execute it (the commit can).");
 	}
 	PopActiveSnapshot();
 	SPI_finish();

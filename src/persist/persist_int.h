@@ -249,6 +249,7 @@ extern SPIPlanPtr sf_keep_plan(SPIPlanPtr *slot, const SfPlanText *text);
 extern void sf_run_plan(SPIPlanPtr *slot, const SfPlanText *text,
 						Datum *values, const char *nulls, bool read_only,
 						int expected);
+extern bool sf_latest_writes(bool on);
 extern SPIPlanPtr sf_plan(SfPlanId id);
 extern void sf_exec(SfPlanId id, Datum *values, const char *nulls,
 					bool read_only, int expected);
@@ -468,7 +469,8 @@ extern void sf_par_load(SfParEntry *pe, const SfPipelineDef *def,
 						const SfRowInfo *row, MemoryContext cxt);
 extern bool sf_par_can_catch_up(const SfParEntry *pe, const SfRowInfo *row);
 extern void sf_par_catch_up(SfParEntry *pe, const SfRowInfo *row);
-extern void sf_par_sync_latest(SfParEntry *pe, SfAcl *acl);
+extern void sf_par_sync_latest(SfParEntry *pe, SfAcl *acl,
+							   bool reexecute);
 extern pg_attribute_noreturn() void sf_par_moved_error(const SfParEntry *pe,
 													   const char *detail);
 extern int	sf_compaction_threshold;

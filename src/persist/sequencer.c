@@ -14,8 +14,11 @@
  *	   left for step 2;
  *	2. take the head lock (sf_par_head_tag, transaction-level, released
  *	   after the commit is visible: design 7.1), catch up the rest, and
- *	   bump the row's version; a compaction or restore committed since the
- *	   base cannot be caught up and fails the commit with 40001;
+ *	   bump the row's version, with the latest snapshot whatever the
+ *	   isolation level (catalog.c's sf_latest_writes); a compaction or
+ *	   restore committed since the base cannot be caught up: the
+ *	   transaction is re-executed on the state loaded anew
+ *	   (parallel_load.c's par_reexecute), or fails with 40001;
  *	3. apply the transaction to the head (sf_head_commit): when the head
  *	   moved since the base, the collisions the catch-ups' probes found
  *	   (a duplicate, or SF002) and the decisions checked against the
@@ -176,10 +179,10 @@ static void
 sequence(SfParEntry *pe)
 {
 	SfTxn	   *t = pe->txn;
-	SfHead	   *h = pe->head;
-	const SfPipelineDef *def = &h->p->def;
-	const SfMeasuresDef *md = def->measures;
-	int			np = def->npartitions;
+	SfHead	   *h;
+	const SfPipelineDef *def;
+	const SfMeasuresDef *md;
+	int			np;
 	SfChangeList out = {0};
 	LOCKTAG		tag;
 	SfSavedUser saved;
@@ -204,17 +207,32 @@ sequence(SfParEntry *pe)
 	}
 
 	/* catch up without the lock, so that little is left under it */
-	sf_par_sync_latest(pe, NULL);
+	sf_par_sync_latest(pe, NULL, true);
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
 
 	/*
-	 * and the rest: nothing commits to the pipeline from here.  A revoke
-	 * committed since the calls fails the commit (design 4.5, 3), as the
-	 * calls of a serial writer after it would have failed.
+	 * Nothing commits to the pipeline from here, so its rows' latest
+	 * versions stay ours to write: the statements run with the latest
+	 * snapshot (design 4.5, 6), also under REPEATABLE READ and SERIALIZABLE,
+	 * where the transaction's snapshot predates the commits caught up with
+	 * (sf_latest_writes; reset by sf_sequencer_run_all on error).
 	 */
-	sf_par_sync_latest(pe, &acl);
+	PushActiveSnapshot(GetLatestSnapshot());
+	sf_latest_writes(true);
+
+	/*
+	 * and the rest.  A revoke committed since the calls fails the commit
+	 * (design 4.5, 3), as the calls of a serial writer after it would have
+	 * failed.
+	 */
+	sf_par_sync_latest(pe, &acl, true);
 	sf_acl_check(&acl, pe->name, pe->writer, SF_PRIV_INGEST);
+	/* the head now, as a re-execution may have replaced it */
+	h = pe->head;
+	def = &h->p->def;
+	md = def->measures;
+	np = def->npartitions;
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(pe->name);
@@ -281,6 +299,8 @@ sequence(SfParEntry *pe)
 		if (limit >= 0 && pe->journal_bytes > limit)
 			sf_par_store_snapshots(pe, version);
 	}
+	sf_latest_writes(false);
+	PopActiveSnapshot();
 }
 
 /*
@@ -348,23 +368,33 @@ sf_persist_parallel_restore(const char *name, const char *data, Size len)
 
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
-	sf_become_owner(&saved);
-	SPI_connect();
-	arg = CStringGetTextDatum(name);
-	sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
-	if (SPI_processed != 1)
-		sf_unknown_pipeline(name);
-	version = sf_getint64(3, &isnull);
-	SPI_finish();
-	sf_restore_user(&saved);
+	/* the rows' latest versions, as the sequencer writes them */
+	sf_latest_writes(true);
+	PG_TRY();
+	{
+		sf_become_owner(&saved);
+		SPI_connect();
+		arg = CStringGetTextDatum(name);
+		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
+		if (SPI_processed != 1)
+			sf_unknown_pipeline(name);
+		version = sf_getint64(3, &isnull);
+		SPI_finish();
+		sf_restore_user(&saved);
 
-	/* the entry holds the restored state, discarded unless we commit */
-	MemoryContextSetParent(h->cxt, sf_par_context());
-	sf_par_end_txn(pe, true);
-	pe->head = h;
-	pe->version = version;
-	pe->restored = true;
-	sf_par_store_snapshots(pe, version);
+		/* the entry holds the restored state, discarded unless we commit */
+		MemoryContextSetParent(h->cxt, sf_par_context());
+		sf_par_end_txn(pe, true);
+		pe->head = h;
+		pe->version = version;
+		pe->restored = true;
+		sf_par_store_snapshots(pe, version);
+	}
+	PG_FINALLY();
+	{
+		sf_latest_writes(false);
+	}
+	PG_END_TRY();
 	return true;
 }
 
@@ -386,8 +416,16 @@ sf_sequencer_run_all(void)
 	sf_par_sequencing(true);
 	/* pre-commit runs no statement: the sequencers' statements need one */
 	PushActiveSnapshot(GetTransactionSnapshot());
-	for (int i = 0; i < n; i++)
-		sequence(all[i]);
+	PG_TRY();
+	{
+		for (int i = 0; i < n; i++)
+			sequence(all[i]);
+	}
+	PG_FINALLY();
+	{
+		sf_latest_writes(false);
+	}
+	PG_END_TRY();
 	PopActiveSnapshot();
 	sf_par_sequencing(false);
 	if (all != NULL)

@@ -11,6 +11,18 @@
 # pipeline with the same definition; the checkpoints (but for the
 # "writers" key), the changelogs with their seq, the results and the late
 # outputs must be equal.
+#
+# A second run (par2, five partitions) adds what a commit order read from
+# the journal cannot show: a compaction at nearly every commit
+# (compaction_threshold = 0 in the writers' sessions), so that open
+# writers re-execute on a compacted head at their COMMIT; half of the
+# transactions at REPEATABLE READ; savepoints rolled back; mark_idle; and
+# a DISCARD ALL now and then.  Its commit order is the order of the
+# transactions' commit timestamps (track_commit_timestamp; the head lock
+# is held until the commit is visible, so they are the head's order), its
+# reference the serial pipeline ser2; pgbench retries a transaction that
+# fails with 40001 (a claim that meets a compaction since the
+# transaction's first write, which only the commit re-executes).
 
 use strict;
 use warnings;
@@ -22,7 +34,8 @@ use Test::More;
 my $node = PostgreSQL::Test::Cluster->new('parallel_writers');
 $node->init;
 $node->append_conf('postgresql.conf',
-	"max_connections = 30\nstreamforge.compaction_threshold = -1");
+	"max_connections = 30\nstreamforge.compaction_threshold = -1\n"
+	  . "track_commit_timestamp = on");
 $node->start;
 $node->safe_psql(
 	'postgres', q{
@@ -171,6 +184,160 @@ SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('ser'))::jsonb =
          #- '{definition,writers}'}),
 	't',
 	'a load from the tables gives the same checkpoint');
+
+
+# ---- the second run: compaction, REPEATABLE READ, savepoints, mark_idle
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE raw2 (id bigint PRIMARY KEY DEFAULT nextval('ids'), eid text NOT NULL,
+                   part text NOT NULL, k text NOT NULL, t bigint NOT NULL,
+                   v bigint NOT NULL);
+-- progress NULL: a mark_idle
+CREATE TABLE reports2 (id bigint PRIMARY KEY DEFAULT nextval('ids'),
+                       part text NOT NULL, progress bigint);
+CREATE TABLE raw2_s (eid text, part text, k text, t bigint, v bigint);
+SELECT streamforge.create_pipeline(p, ARRAY['p0', 'p1', 'p2', 'p3', 'p4'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.sliding('sl', 20, 10)], 5,
+    writers => w)
+  FROM (VALUES ('par2', 'parallel'), ('ser2', 'serial')) AS v(p, w);
+SELECT streamforge.configure_outputs('par2');
+SELECT streamforge.configure_outputs('ser2');
+SELECT streamforge.attach('par2', 'raw2', event_id => 'eid', key => 'k',
+    event_time => 't', value => 'v', partition => 'part');
+SELECT streamforge.attach('ser2', 'raw2_s', event_id => 'eid', key => 'k',
+    event_time => 't', value => 'v', partition => 'part');
+});
+
+# client 5 shares p0 with client 0 (claim waits); a transaction may run at
+# REPEATABLE READ, roll a savepoint back, report progress or mark its
+# partition idle
+my $script2 = q{
+\set n random(1, 8)
+\set dup random(0, 4)
+\set adv random(0, 2)
+\set fail random(0, 5)
+\set rr random(0, 1)
+\set sp random(0, 3)
+\set cold random(0, 9)
+\if :cold = 0
+DISCARD ALL;
+\endif
+SET streamforge.compaction_threshold = 0;
+\if :rr = 0
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+\else
+BEGIN;
+\endif
+SELECT nextval('ids') AS base \gset
+\if :sp = 0
+SAVEPOINT s;
+INSERT INTO raw2 (eid, part, k, t, v)
+SELECT 'x' || m, 'p' || (:client_id % 5), 'k' || (m % 3), ev_time(m), m % 7
+  FROM generate_series(:base + 100000, :base + 100002) AS m;
+ROLLBACK TO s;
+\endif
+INSERT INTO raw2 (eid, part, k, t, v)
+SELECT 'e' || m, 'p' || (:client_id % 5), 'k' || (m % 3), ev_time(m), m % 7
+  FROM (SELECT CASE WHEN :dup = 0 AND i = 1 THEN greatest(1, :base - 30) ELSE :base + i END AS m
+          FROM generate_series(1, :n) AS i) AS s;
+\if :adv = 0
+INSERT INTO reports2 (part, progress) VALUES ('p' || (:client_id % 5), :base - 20);
+SELECT count(*) FROM streamforge.advance('par2', 'p' || (:client_id % 5), :base - 20);
+\elif :adv = 1
+INSERT INTO reports2 (part, progress) VALUES ('p' || (:client_id % 5), NULL);
+SELECT count(*) FROM streamforge.mark_idle('par2', 'p' || (:client_id % 5));
+\endif
+\if :fail = 0
+ROLLBACK;
+\else
+COMMIT;
+\endif
+};
+
+$node->pgbench(
+	'--no-vacuum --client=6 --jobs=2 --transactions=60 --max-tries=20',
+	0,
+	[qr{processed: 360/360}],
+	[qr{^$}],
+	'six writers with compactions, REPEATABLE READ, savepoints and mark_idle',
+	{ '015_parallel_writers_2' => $script2 });
+
+# the reference: every committed row and report in commit order (a
+# subtransaction's rows carry its own xid, with its transaction's commit
+# timestamp), each transaction's in their order
+$node->safe_psql(
+	'postgres', q{
+DO $$
+DECLARE
+    op record;
+BEGIN
+    FOR op IN SELECT id, eid, part, k, t, v, NULL::bigint AS progress,
+                     pg_xact_commit_timestamp(xmin) AS ts
+                FROM raw2
+              UNION ALL
+              SELECT id, NULL, part, NULL, NULL, NULL, progress,
+                     pg_xact_commit_timestamp(xmin)
+                FROM reports2
+              ORDER BY ts, id LOOP
+        IF op.eid IS NOT NULL THEN
+            INSERT INTO raw2_s VALUES (op.eid, op.part, op.k, op.t, op.v);
+        ELSIF op.progress IS NOT NULL THEN
+            PERFORM count(*) FROM streamforge.advance('ser2', op.part, op.progress);
+        ELSE
+            PERFORM count(*) FROM streamforge.mark_idle('ser2', op.part);
+        END IF;
+    END LOOP;
+END $$;
+});
+
+my ($txs, $snap, $dups2, $late2) = split /\|/, $node->safe_psql(
+	'postgres', q{
+SELECT (SELECT count(DISTINCT pg_xact_commit_timestamp(xmin)) FROM raw2),
+       (SELECT snapshot IS NOT NULL FROM streamforge.pipeline WHERE name = 'par2'),
+       (SELECT duplicate_ids FROM streamforge.stats('par2')),
+       (SELECT late_events FROM streamforge.stats('par2'))});
+note "committed transactions $txs, duplicates $dups2, late $late2";
+cmp_ok($txs, '>', 150, 'most transactions of the second run committed');
+is($snap, 't', 'the second run compacted');
+cmp_ok($dups2, '>', 0, 'some deliveries of the second run were duplicates');
+cmp_ok($late2, '>', 0, 'some events of the second run were late');
+cmp_ok(
+	$node->safe_psql(
+		'postgres',
+		q{SELECT count(*) FROM streamforge.changelog WHERE pipeline = 'par2'}),
+	'>', 0,
+	'the second run\'s changelog is not empty');
+
+is( $node->safe_psql(
+		'postgres', q{
+SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('ser2'))::jsonb =
+       streamforge.inspect_checkpoint(streamforge.checkpoint('par2'))::jsonb
+         #- '{definition,writers}'}),
+	't',
+	'the second run\'s checkpoint equals the serial run in commit order');
+for my $q (
+	[
+		'changelog',
+		'seq, op, window_name, key, window_start, window_end, count, sum, min, max'
+	],
+	[
+		'results',
+		'window_name, key, window_start, window_end, count, sum, min, max, seq, final'
+	],
+	[ 'late_output', 'late_seq, partition, source_offset, event_id, key, event_time, value, watermark' ])
+{
+	my ($table, $cols) = @$q;
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT count(*) FROM (
+    (SELECT $cols FROM streamforge.$table WHERE pipeline = 'par2'
+     EXCEPT ALL SELECT $cols FROM streamforge.$table WHERE pipeline = 'ser2')
+    UNION ALL
+    (SELECT $cols FROM streamforge.$table WHERE pipeline = 'ser2'
+     EXCEPT ALL SELECT $cols FROM streamforge.$table WHERE pipeline = 'par2')) d}),
+		'0',
+		"the second run's $table equals the serial run's");
+}
 
 $node->stop;
 done_testing();
