@@ -24,6 +24,14 @@
 # closes), the same 1,000 keys.  Prints messages/s of both and the ratio,
 # and writes bench/results/kafka-<date>-<sha>.md and kafka-latest.md.
 #
+# --workers 1,2,4 (issue 46): instead, N workers of one subscription on a
+# pipeline with writers => 'parallel', for each N of the list in one run,
+# side by side: messages/s from subscribe() to the last offset and the CPU
+# of all the workers per message (the topic gets at least 12 partitions,
+# shared by the workers: worker w reads the partitions k with k % N = w);
+# --messages M sets the number of messages (with --workers; default N).
+# Writes bench/results/kafka-workers-<date>-<sha>.md.
+#
 # Options: --keep (keep the scratch directory), --no-build.
 # SF_KAFKA_PERF=1: the cluster under perf, a profile of each worker.
 # SF_KAFKA_CALLGRIND=1 (with --quick): the cluster under callgrind, the
@@ -39,13 +47,17 @@ N=500000
 KEEP=
 BUILD=1
 MODE=full
+WORKERS=
+MESSAGES=
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--quick) N=100000; MODE=quick ;;
 		--keep) KEEP=1 ;;
 		--no-build) BUILD= ;;
-		-h | --help) sed -n '2,31p' "$0"; exit 0 ;;
-		*) echo "usage: $0 [--quick] [--keep] [--no-build]" >&2; exit 2 ;;
+		--workers) WORKERS=$2; shift ;;
+		--messages) MESSAGES=$2; shift ;;
+		-h | --help) sed -n '2,39p' "$0"; exit 0 ;;
+		*) echo "usage: $0 [--quick] [--keep] [--no-build] [--workers 1,2,4 [--messages M]]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -138,7 +150,11 @@ else
 fi
 started=1
 
-sf_say "starting the mock Kafka cluster and producing $N messages"
+if [ -n "$WORKERS" ]; then
+	sf_say "starting the mock Kafka cluster"
+else
+	sf_say "starting the mock Kafka cluster and producing $N messages"
+fi
 coproc MOCK { "$MOCKBIN" 2>"$SCRATCH/mock.log"; }
 read -r word BOOTSTRAP <&"${MOCK[0]}"
 [ "$word" = bootstrap ] || sf_die "sf_kafka_mock did not start"
@@ -148,6 +164,83 @@ mock() {
 	read -r answer <&"${MOCK[0]}"
 	case "$answer" in ok*) ;; *) sf_die "sf_kafka_mock: $*: $answer" ;; esac
 }
+# --workers: N workers of one subscription on a parallel pipeline, for each
+# N of the list, one after the other on the same topic, each into a
+# pipeline of its own (nothing else runs meanwhile)
+now() { date +%s.%N; }
+run_workers() {
+	local list=$1 p n wn t0 t1 c pids ticks out name rate cpu base=
+	[ -n "$MESSAGES" ] && N=$MESSAGES
+	p=$(( (N + 99999) / 100000 ))
+	[ "$p" -lt 12 ] && p=12
+	mock topic wbench "$p"
+	mock gen wbench "$p" "$N" 1000 1000000
+	psql_at -c "CREATE EXTENSION streamforge; CREATE EXTENSION streamforge_kafka;
+	    CREATE FUNCTION bench_ticks(f text) RETURNS bigint LANGUAGE sql AS
+	    \$\$SELECT split_part(c, ' ', 14)::bigint + split_part(c, ' ', 15)::bigint FROM pg_read_file(f) AS c\$\$;" >/dev/null
+	name=kafka-workers-$DATE-$SHA
+	out=$SF_ROOT/bench/results/$name.md
+	mkdir -p "$SF_ROOT/bench/results"
+	{
+		echo "# streamforge_kafka: N workers per subscription ($DATE, $SHA)"
+		echo
+		echo "$N JSON messages in $p partitions of a mock cluster (librdkafka's, on 127.0.0.1), one"
+		echo "subscription with N workers (worker w reads the partitions k with k % N = w) into a pipeline"
+		echo "with writers => 'parallel', batch_size 10,000; one fixed window, 1,000 keys;"
+		echo "synchronous_commit = off; $(nproc) cores shared with whatever else ran (load $(cut -d' ' -f1-3 /proc/loadavg) at"
+		echo "the start). bench/kafka.sh --workers $list, one run: each N after the other, on the same topic."
+		echo
+		echo "Rate: messages over seconds from subscribe() (the workers' start included) to the last"
+		echo "offset consumed. CPU: utime + stime of every worker process (all threads, librdkafka's"
+		echo "too), read at the end, over the messages."
+		echo
+		echo "| workers | seconds | messages/s | rate / 1 worker's | CPU µs/message, all workers |"
+		echo "|---:|---:|---:|---:|---:|"
+	} >"$out"
+	for wn in ${list//,/ }; do
+		sf_say "workers: $wn worker(s), $N messages in $p partitions"
+		psql_at -c "SELECT streamforge.create_pipeline('w$wn',
+		    ARRAY(SELECT 'wbench-' || k FROM generate_series(0, $p - 1) AS k),
+		    ARRAY[streamforge.fixed('w', 60000)], lateness => 1000000000, writers => 'parallel')" >/dev/null
+		t0=$(now)
+		psql_at -c "SELECT streamforge_kafka.subscribe('w$wn', '$BOOTSTRAP', 'wbench',
+		    mapping => '{\"event_id\": \"id\", \"key\": \"k\", \"event_time\": \"t\", \"value\": \"v\"}',
+		    batch_size => 10000, max_wait => 100, workers => $wn)" >/dev/null
+		for _ in $(seq 1 36000); do
+			c=$(psql_at -c "SELECT COALESCE(sum(consumed_offset + 1), 0) FROM streamforge.partitions('w$wn')")
+			[ "$c" -ge "$N" ] && break
+			sleep 0.1
+		done
+		t1=$(now)
+		[ "$c" -ge "$N" ] || sf_die "w$wn: $c of $N messages consumed"
+		# the CPU of every worker of the subscription, read while they run
+		ticks=$(psql_at -c "SELECT COALESCE(sum(bench_ticks('/proc/' || a.pid || '/stat')), 0)
+		    FROM pg_stat_activity AS a WHERE a.backend_type = 'streamforge_kafka worker'
+		     AND a.application_name ~ ('^streamforge_kafka worker ' ||
+		         (SELECT s.id FROM streamforge_kafka.subscription AS s WHERE s.pipeline = 'w$wn') || '(\.[0-9]+)?\$')")
+		psql_at -c "SELECT streamforge_kafka.unsubscribe('w$wn', 'wbench')" >/dev/null
+		rate=$(awk -v n="$N" -v a="$t0" -v b="$t1" 'BEGIN { print n / (b - a) }')
+		[ -z "$base" ] && base=$rate
+		cpu=$(awk -v t="$ticks" -v n="$N" -v k="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / k * 1000000 / n }')
+		printf '| %d | %.2f | %.0f | %.2f | %s |\n' "$wn" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+			"$rate" "$(awk -v a="$rate" -v b="$base" 'BEGIN { print a / b }')" "$cpu" >>"$out"
+	done
+	same=$(psql_at -c "SELECT count(DISTINCT x) FROM (SELECT p.n, (SELECT string_agg(l::text, ',' ORDER BY l::text)
+	    FROM streamforge.live('w' || p.n) AS l) AS x FROM unnest(string_to_array('$list', ',')) AS p(n)) AS q")
+	[ "$same" = 1 ] || sf_die "the pipelines of the worker counts differ"
+	{
+		echo
+		echo "The pipelines' live buckets are checked equal across the worker counts."
+	} >>"$out"
+	echo
+	cat "$out"
+}
+
+if [ -n "$WORKERS" ]; then
+	run_workers "$WORKERS"
+	exit 0
+fi
+
 P=$(( (N + 99999) / 100000 ))
 mock topic bench "$P"
 mock gen bench "$P" "$N" 1000 1000000

@@ -18,6 +18,10 @@
 -- - A row that an earlier version let anyone write is checked by its
 --   worker before use (numbers, sizes, options against the privileges of
 --   the role it records) and refused with a log line.
+-- - Several workers per subscription (issue 46): subscription.workers
+--   (1 for every existing subscription: nothing changes for them),
+--   worker_status keyed by (subscription, worker), the view's worker
+--   column, subscribe's last argument workers and set_workers.
 
 \echo Use "ALTER EXTENSION streamforge_kafka UPDATE TO '0.4.0'" to load this file. \quit
 
@@ -36,16 +40,23 @@ REVOKE EXECUTE ON FUNCTION streamforge_kafka.topic_partitions(text, text, jsonb)
 -- names a prefix), which must exist or is created (add_partition, which
 -- needs the admin privilege).  The caller needs the ingest privilege, may
 -- set only the options of the allowlist (docs/kafka.md) unless a
--- superuser, and the subscription's worker runs as the caller.
-CREATE OR REPLACE FUNCTION streamforge_kafka.subscribe(pipeline text, brokers text,
+-- superuser, and the subscription's worker runs as the caller.  Issue 46
+-- adds workers (the workers that share the topic's partitions), so the
+-- old signature goes.
+DROP FUNCTION streamforge_kafka.subscribe(text, text, text, text, jsonb,
+    integer, integer, jsonb, text, bigint);
+CREATE FUNCTION streamforge_kafka.subscribe(pipeline text, brokers text,
     topic text, format text DEFAULT 'json', mapping jsonb DEFAULT '{}',
     batch_size integer DEFAULT 1000, max_wait integer DEFAULT 100,
     options jsonb DEFAULT '{}', on_error text DEFAULT 'stop',
-    out_of_orderness bigint DEFAULT 0)
+    out_of_orderness bigint DEFAULT 0, workers integer DEFAULT 1)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'sfk_subscribe'
 LANGUAGE C VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION streamforge_kafka.subscribe(text, text, text, text, jsonb,
+    integer, integer, jsonb, text, bigint, integer) IS
+    'consume a Kafka topic into a pipeline, exactly once (ingest privilege)';
 
 -- Removes a subscription; its worker stops after its current batch (which
 -- commits or not, whole).  The dead letters stay (a NOTICE says how many)
@@ -109,7 +120,7 @@ CREATE FUNCTION streamforge_kafka.subscribe(pipeline text, brokers text,
     topic text, out_of_orderness interval, format text DEFAULT 'json',
     mapping jsonb DEFAULT '{}', batch_size integer DEFAULT 1000,
     max_wait integer DEFAULT 100, options jsonb DEFAULT '{}',
-    on_error text DEFAULT 'stop')
+    on_error text DEFAULT 'stop', workers integer DEFAULT 1)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'sfk_subscribe_interval'
 LANGUAGE C VOLATILE PARALLEL UNSAFE
@@ -129,7 +140,7 @@ CREATE FUNCTION streamforge_kafka.subscribe_aggregate(aggregate text,
     event_id jsonb DEFAULT NULL, partition_prefix text DEFAULT NULL,
     batch_size integer DEFAULT 1000, max_wait integer DEFAULT 100,
     options jsonb DEFAULT '{}', on_error text DEFAULT 'stop',
-    out_of_orderness interval DEFAULT '0')
+    out_of_orderness interval DEFAULT '0', workers integer DEFAULT 1)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'sfk_subscribe_aggregate'
 LANGUAGE C VOLATILE PARALLEL UNSAFE
@@ -155,10 +166,10 @@ AS 'MODULE_PATHNAME', 'sfk_csv_field'
 LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION streamforge_kafka.subscribe(text, text, text, interval, text,
-    jsonb, integer, integer, jsonb, text) IS
+    jsonb, integer, integer, jsonb, text, integer) IS
     'consume a Kafka topic into a pipeline, out_of_orderness as an interval';
 COMMENT ON FUNCTION streamforge_kafka.subscribe_aggregate(text, text, text, jsonb,
-    text, jsonb, text, integer, integer, jsonb, text, interval) IS
+    text, jsonb, text, integer, integer, jsonb, text, interval, integer) IS
     'consume a Kafka topic into an aggregate of create_aggregate, messages mapped to its table''s columns';
 COMMENT ON FUNCTION streamforge_kafka.field(text, text, bigint, anyelement) IS
     'a message''s value as a column''s type (internal helper of aggregate subscriptions)';
@@ -221,3 +232,71 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION streamforge_kafka.skip_lost_offsets(text, text, integer) IS
     'skip the offsets a paused subscription''s partition lost (retention), recorded in skipped_offsets';
+
+-- ----------------------------------------------------------------
+-- Several workers per subscription (issue 46)
+-- ----------------------------------------------------------------
+
+-- The number of workers of a subscription, and one status row per worker
+-- (the primary key gains the worker; the rows of 0.3.0 are worker 0's).
+ALTER TABLE streamforge_kafka.subscription
+    ADD COLUMN workers integer NOT NULL DEFAULT 1
+        CHECK (workers OPERATOR(pg_catalog.>=) 1
+               AND workers OPERATOR(pg_catalog.<=) 64);
+ALTER TABLE streamforge_kafka.worker_status
+    ADD COLUMN worker integer NOT NULL DEFAULT 0;
+ALTER TABLE streamforge_kafka.worker_status
+    DROP CONSTRAINT worker_status_pkey,
+    ADD PRIMARY KEY (subscription, worker);
+
+-- One row per Kafka partition of each subscription the current user may
+-- see: the pipeline partition it feeds, its consumed offset (from the
+-- pipeline, the source of truth), the high watermark the worker last saw
+-- and the lag (high watermark - consumed offset - 1: the messages not yet
+-- in the pipeline), with the subscription's state and the state of the
+-- worker that reads the partition (worker: kafka_partition % n, n the
+-- subscription's workers, at most its partitions).
+CREATE OR REPLACE VIEW streamforge_kafka.subscriptions WITH (security_barrier) AS
+SELECT s.id, s.pipeline, s.topic, k.n AS kafka_partition,
+       s.partition_prefix OPERATOR(pg_catalog.||) k.n::pg_catalog.text AS partition,
+       p.consumed_offset,
+       h.high_watermark,
+       GREATEST(h.high_watermark OPERATOR(pg_catalog.-) p.consumed_offset
+                OPERATOR(pg_catalog.-) 1, 0) AS lag,
+       s.paused, s.error, s.on_error,
+       w.state AS worker_state, w.pid AS worker_pid, w.retries,
+       w.backoff_ms, w.last_error, w.updated_at AS worker_updated_at,
+       s.role::pg_catalog.regrole AS role,
+       (k.n OPERATOR(pg_catalog.%) LEAST(s.workers, s.kafka_partitions)) AS worker
+  FROM (SELECT t.* FROM streamforge_kafka.subscription AS t
+         WHERE pg_catalog.pg_has_role(t.role, 'USAGE') OFFSET 0) AS s
+ CROSS JOIN LATERAL pg_catalog.generate_series(0,
+            s.kafka_partitions OPERATOR(pg_catalog.-) 1) AS k(n)
+  LEFT JOIN LATERAL (SELECT q.consumed_offset
+                       FROM streamforge.partitions(s.pipeline) AS q
+                      WHERE q.partition OPERATOR(pg_catalog.=)
+                            (s.partition_prefix OPERATOR(pg_catalog.||) k.n::pg_catalog.text)) AS p
+         ON true
+  LEFT JOIN streamforge_kafka.partition_status AS h
+         ON h.subscription OPERATOR(pg_catalog.=) s.id
+        AND h.kafka_partition OPERATOR(pg_catalog.=) k.n
+  LEFT JOIN streamforge_kafka.worker_status AS w
+         ON w.subscription OPERATOR(pg_catalog.=) s.id
+        AND w.worker OPERATOR(pg_catalog.=)
+            (k.n OPERATOR(pg_catalog.%) LEAST(s.workers, s.kafka_partitions));
+
+
+-- Sets the number of workers of a subscription (1 .. 64; more than 1 needs
+-- a pipeline with writers => 'parallel', 22023 otherwise): the running
+-- workers stop after their current batch and the launcher starts the new
+-- set, each worker w of n reading the Kafka partitions k with k % n = w.
+-- The caller must have the privileges of the subscribing role (as for
+-- pause).
+CREATE FUNCTION streamforge_kafka.set_workers(pipeline text, topic text,
+    workers integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_set_workers'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION streamforge_kafka.set_workers(text, text, integer) IS
+    'the number of workers of a subscription, each reading a share of the topic''s partitions (parallel pipelines)';

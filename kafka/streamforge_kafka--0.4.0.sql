@@ -44,21 +44,29 @@ CREATE TABLE streamforge_kafka.subscription (
     paused boolean NOT NULL DEFAULT false,
     error text,
     created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- the workers that consume the topic (issue 46): worker w of n reads
+    -- the Kafka partitions k with k % n = w (n = least(workers,
+    -- kafka_partitions)); more than 1 needs a parallel pipeline
+    workers integer NOT NULL DEFAULT 1
+        CHECK (workers OPERATOR(pg_catalog.>=) 1
+               AND workers OPERATOR(pg_catalog.<=) 64),
     UNIQUE (pipeline, topic)
 );
 
--- The worker of a subscription: its state ('starting', 'running',
--- 'retrying', 'stopped'), the retries of the current outage and the
--- backoff before the next one, the last error.
+-- The workers of a subscription, one row each (worker: 0 .. workers - 1):
+-- its state ('starting', 'running', 'retrying', 'stopped'), the retries of
+-- the current outage and the backoff before the next one, the last error.
 CREATE TABLE streamforge_kafka.worker_status (
-    subscription integer PRIMARY KEY
+    subscription integer NOT NULL
         REFERENCES streamforge_kafka.subscription ON DELETE CASCADE,
     pid integer,
     state text NOT NULL,
     retries integer NOT NULL DEFAULT 0,
     backoff_ms integer NOT NULL DEFAULT 0,
     last_error text,
-    updated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+    updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    worker integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (subscription, worker)
 );
 
 -- The high watermark (the offset of the next message) of each Kafka
@@ -170,7 +178,7 @@ CREATE FUNCTION streamforge_kafka.subscribe(pipeline text, brokers text,
     topic text, format text DEFAULT 'json', mapping jsonb DEFAULT '{}',
     batch_size integer DEFAULT 1000, max_wait integer DEFAULT 100,
     options jsonb DEFAULT '{}', on_error text DEFAULT 'stop',
-    out_of_orderness bigint DEFAULT 0)
+    out_of_orderness bigint DEFAULT 0, workers integer DEFAULT 1)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'sfk_subscribe'
 LANGUAGE C VOLATILE PARALLEL UNSAFE
@@ -223,7 +231,9 @@ SET search_path = pg_catalog, pg_temp;
 -- see: the pipeline partition it feeds, its consumed offset (from the
 -- pipeline, the source of truth), the high watermark the worker last saw
 -- and the lag (high watermark - consumed offset - 1: the messages not yet
--- in the pipeline), with the subscription's and the worker's state.
+-- in the pipeline), with the subscription's state and the state of the
+-- worker that reads the partition (worker: kafka_partition % n, n the
+-- subscription's workers, at most its partitions).
 CREATE VIEW streamforge_kafka.subscriptions WITH (security_barrier) AS
 SELECT s.id, s.pipeline, s.topic, k.n AS kafka_partition,
        s.partition_prefix OPERATOR(pg_catalog.||) k.n::pg_catalog.text AS partition,
@@ -234,7 +244,8 @@ SELECT s.id, s.pipeline, s.topic, k.n AS kafka_partition,
        s.paused, s.error, s.on_error,
        w.state AS worker_state, w.pid AS worker_pid, w.retries,
        w.backoff_ms, w.last_error, w.updated_at AS worker_updated_at,
-       s.role::pg_catalog.regrole AS role
+       s.role::pg_catalog.regrole AS role,
+       (k.n OPERATOR(pg_catalog.%) LEAST(s.workers, s.kafka_partitions)) AS worker
   FROM (SELECT t.* FROM streamforge_kafka.subscription AS t
          WHERE pg_catalog.pg_has_role(t.role, 'USAGE') OFFSET 0) AS s
  CROSS JOIN LATERAL pg_catalog.generate_series(0,
@@ -248,12 +259,14 @@ SELECT s.id, s.pipeline, s.topic, k.n AS kafka_partition,
          ON h.subscription OPERATOR(pg_catalog.=) s.id
         AND h.kafka_partition OPERATOR(pg_catalog.=) k.n
   LEFT JOIN streamforge_kafka.worker_status AS w
-         ON w.subscription OPERATOR(pg_catalog.=) s.id;
+         ON w.subscription OPERATOR(pg_catalog.=) s.id
+        AND w.worker OPERATOR(pg_catalog.=)
+            (k.n OPERATOR(pg_catalog.%) LEAST(s.workers, s.kafka_partitions));
 
 GRANT SELECT ON streamforge_kafka.subscriptions TO PUBLIC;
 
 COMMENT ON FUNCTION streamforge_kafka.subscribe(text, text, text, text, jsonb,
-    integer, integer, jsonb, text, bigint) IS
+    integer, integer, jsonb, text, bigint, integer) IS
     'consume a Kafka topic into a pipeline, exactly once (ingest privilege)';
 COMMENT ON FUNCTION streamforge_kafka.unsubscribe(text, text, boolean) IS
     'remove a subscription; its worker stops after its current batch; purge: its dead letters too';
@@ -281,7 +294,7 @@ CREATE FUNCTION streamforge_kafka.subscribe(pipeline text, brokers text,
     topic text, out_of_orderness interval, format text DEFAULT 'json',
     mapping jsonb DEFAULT '{}', batch_size integer DEFAULT 1000,
     max_wait integer DEFAULT 100, options jsonb DEFAULT '{}',
-    on_error text DEFAULT 'stop')
+    on_error text DEFAULT 'stop', workers integer DEFAULT 1)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'sfk_subscribe_interval'
 LANGUAGE C VOLATILE PARALLEL UNSAFE
@@ -301,7 +314,7 @@ CREATE FUNCTION streamforge_kafka.subscribe_aggregate(aggregate text,
     event_id jsonb DEFAULT NULL, partition_prefix text DEFAULT NULL,
     batch_size integer DEFAULT 1000, max_wait integer DEFAULT 100,
     options jsonb DEFAULT '{}', on_error text DEFAULT 'stop',
-    out_of_orderness interval DEFAULT '0')
+    out_of_orderness interval DEFAULT '0', workers integer DEFAULT 1)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'sfk_subscribe_aggregate'
 LANGUAGE C VOLATILE PARALLEL UNSAFE
@@ -327,10 +340,10 @@ AS 'MODULE_PATHNAME', 'sfk_csv_field'
 LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION streamforge_kafka.subscribe(text, text, text, interval, text,
-    jsonb, integer, integer, jsonb, text) IS
+    jsonb, integer, integer, jsonb, text, integer) IS
     'consume a Kafka topic into a pipeline, out_of_orderness as an interval';
 COMMENT ON FUNCTION streamforge_kafka.subscribe_aggregate(text, text, text, jsonb,
-    text, jsonb, text, integer, integer, jsonb, text, interval) IS
+    text, jsonb, text, integer, integer, jsonb, text, interval, integer) IS
     'consume a Kafka topic into an aggregate of create_aggregate, messages mapped to its table''s columns';
 COMMENT ON FUNCTION streamforge_kafka.field(text, text, bigint, anyelement) IS
     'a message''s value as a column''s type (internal helper of aggregate subscriptions)';
@@ -393,3 +406,22 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION streamforge_kafka.skip_lost_offsets(text, text, integer) IS
     'skip the offsets a paused subscription''s partition lost (retention), recorded in skipped_offsets';
+
+-- ----------------------------------------------------------------
+-- Several workers per subscription (issue 46)
+-- ----------------------------------------------------------------
+
+-- Sets the number of workers of a subscription (1 .. 64; more than 1 needs
+-- a pipeline with writers => 'parallel', 22023 otherwise): the running
+-- workers stop after their current batch and the launcher starts the new
+-- set, each worker w of n reading the Kafka partitions k with k % n = w.
+-- The caller must have the privileges of the subscribing role (as for
+-- pause).
+CREATE FUNCTION streamforge_kafka.set_workers(pipeline text, topic text,
+    workers integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sfk_set_workers'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION streamforge_kafka.set_workers(text, text, integer) IS
+    'the number of workers of a subscription, each reading a share of the topic''s partitions (parallel pipelines)';

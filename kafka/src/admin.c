@@ -46,6 +46,7 @@ PG_FUNCTION_INFO_V1(sfk_pause);
 PG_FUNCTION_INFO_V1(sfk_resume);
 PG_FUNCTION_INFO_V1(sfk_set_on_error);
 PG_FUNCTION_INFO_V1(sfk_purge_dead_letters);
+PG_FUNCTION_INFO_V1(sfk_set_workers);
 
 /* The owner of the extension's tables. */
 static Oid
@@ -268,9 +269,54 @@ typedef struct SubArgs
 	int64		ooo;
 	Interval   *ooo_interval;	/* or NULL: ooo is in units */
 	bool		aggregate;		/* subscribe_aggregate */
+	int32		workers;
 } SubArgs;
 
 static int32 subscribe_row(SubArgs *a);
+
+/*
+ * The number of workers of a subscription to pipeline (issue 46): 1 ..
+ * SFK_MAX_WORKERS, and more than 1 only for a pipeline with writers =>
+ * 'parallel'.  A serial pipeline is written by one transaction at a time
+ * (its row lock): several workers would wait for each other's batches and
+ * gain nothing, so they are refused rather than allowed to look like a
+ * speed-up.  SPI connected.
+ */
+static void
+check_workers(const char *pipeline, int32 workers)
+{
+	Datum		arg = CStringGetTextDatum(pipeline);
+	Oid			type = TEXTOID;
+	bool		isnull;
+	bool		parallel = false;
+
+	if (workers < 1 || workers > SFK_MAX_WORKERS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("workers %d is out of range", workers),
+				 errdetail("workers is between 1 and %d.", SFK_MAX_WORKERS)));
+	if (workers == 1)
+		return;
+	/* as the owner: the catalog row; the caller's privilege is checked apart */
+	if (sfk_spi_as_owner("SELECT (p.definition OPERATOR(pg_catalog.->>) 'writers') "
+						 "OPERATOR(pg_catalog.=) 'parallel' FROM streamforge.pipeline AS p "
+						 "WHERE p.name OPERATOR(pg_catalog.=) $1",
+						 1, &type, &arg, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the writers of pipeline \"%s\"", pipeline);
+	if (SPI_processed == 1)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		parallel = !isnull && DatumGetBool(d);
+	}
+	if (!parallel)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pipeline \"%s\" has one writer at a time: its subscriptions have one worker",
+						pipeline),
+				 errdetail("Several workers write one pipeline at once only when it was created with writers => 'parallel'; on this pipeline they would wait for each other's batches."),
+				 errhint("Create the pipeline with streamforge.create_pipeline(..., writers => 'parallel'), or keep workers => 1.")));
+}
 
 Datum
 sfk_subscribe(PG_FUNCTION_ARGS)
@@ -278,7 +324,7 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 	SubArgs		a;
 	int			i;
 
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 11; i++)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -294,6 +340,7 @@ sfk_subscribe(PG_FUNCTION_ARGS)
 	a.options = PG_GETARG_JSONB_P(7);
 	a.on_error = text_to_cstring(PG_GETARG_TEXT_PP(8));
 	a.ooo = PG_GETARG_INT64(9);
+	a.workers = PG_GETARG_INT32(10);
 	PG_RETURN_INT32(subscribe_row(&a));
 }
 
@@ -309,7 +356,7 @@ sfk_subscribe_interval(PG_FUNCTION_ARGS)
 	SubArgs		a;
 	int			i;
 
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 11; i++)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -325,6 +372,7 @@ sfk_subscribe_interval(PG_FUNCTION_ARGS)
 	a.max_wait = PG_GETARG_INT32(7);
 	a.options = PG_GETARG_JSONB_P(8);
 	a.on_error = text_to_cstring(PG_GETARG_TEXT_PP(9));
+	a.workers = PG_GETARG_INT32(10);
 	PG_RETURN_INT32(subscribe_row(&a));
 }
 
@@ -343,7 +391,7 @@ sfk_subscribe_aggregate(PG_FUNCTION_ARGS)
 	int			i;
 	StringInfoData m;
 
-	for (i = 0; i < 12; i++)
+	for (i = 0; i < 13; i++)
 		if (PG_ARGISNULL(i) && i != 5 && i != 6)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -373,6 +421,7 @@ sfk_subscribe_aggregate(PG_FUNCTION_ARGS)
 	a.options = PG_GETARG_JSONB_P(9);
 	a.on_error = text_to_cstring(PG_GETARG_TEXT_PP(10));
 	a.ooo_interval = PG_GETARG_INTERVAL_P(11);
+	a.workers = PG_GETARG_INT32(12);
 	PG_RETURN_INT32(subscribe_row(&a));
 }
 
@@ -415,6 +464,7 @@ subscribe_row(SubArgs *a)
 								  1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not check the ingest privilege");
 	}
+	check_workers(pipeline, a->workers);
 	if (a->ooo_interval != NULL)
 		ooo = sfk_interval_units(pipeline, a->ooo_interval, "out_of_orderness");
 	if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0 &&
@@ -596,9 +646,9 @@ subscribe_row(SubArgs *a)
 
 	/* the row, as the owner */
 	{
-		Datum		args[13];
-		Oid			types[13] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID,
-		INT4OID, INT4OID, INT4OID, INT8OID, TEXTOID, JSONBOID, OIDOID};
+		Datum		args[14];
+		Oid			types[14] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, TEXTOID,
+		INT4OID, INT4OID, INT4OID, INT8OID, TEXTOID, JSONBOID, OIDOID, INT4OID};
 
 		args[0] = CStringGetTextDatum(pipeline);
 		args[1] = CStringGetTextDatum(brokers);
@@ -613,14 +663,15 @@ subscribe_row(SubArgs *a)
 		args[10] = CStringGetTextDatum(on_error);
 		args[11] = JsonbPGetDatum(options);
 		args[12] = ObjectIdGetDatum(caller);
+		args[13] = Int32GetDatum(a->workers);
 		sfk_become_owner(&saved);
 		if (SPI_execute_with_args("INSERT INTO streamforge_kafka.subscription AS s "
 								  "(pipeline, brokers, topic, format, mapping, partition_prefix, "
 								  "kafka_partitions, batch_size, max_wait, out_of_orderness, on_error, "
-								  "options, role) "
-								  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
+								  "options, role, workers) "
+								  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) "
 								  "RETURNING s.id",
-								  13, types, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
+								  14, types, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "could not insert the subscription");
 		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		sfk_wake_launcher_at_commit();	/* as the owner: it reads pg_stat_activity */
@@ -794,5 +845,26 @@ sfk_set_on_error(PG_FUNCTION_ARGS)
 	change_subscription(fcinfo,
 						"UPDATE streamforge_kafka.subscription AS s SET on_error = $4 WHERE " SFK_MINE,
 						SPI_OK_UPDATE, on_error);
+	PG_RETURN_VOID();
+}
+
+/*
+ * streamforge_kafka.set_workers(pipeline, topic, workers): the number of
+ * workers of such a subscription (issue 46; check_workers says which).
+ * Its running workers see the change at their next batch and exit; the
+ * launcher, woken at commit, starts the new set (kafka/src/module.c).
+ */
+Datum
+sfk_set_workers(PG_FUNCTION_ARGS)
+{
+	int32		workers = PG_GETARG_INT32(2);
+
+	SPI_connect();
+	check_workers(text_to_cstring(PG_GETARG_TEXT_PP(0)), workers);
+	SPI_finish();
+	change_subscription(fcinfo,
+						"UPDATE streamforge_kafka.subscription AS s "
+						"SET workers = pg_catalog.int4($4) WHERE " SFK_MINE,
+						SPI_OK_UPDATE, psprintf("%d", workers));
 	PG_RETURN_VOID();
 }

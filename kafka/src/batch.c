@@ -55,7 +55,7 @@ take(rd_kafka_message_t *m, Msg *msgs, int *n, char **failure)
 		Msg		   *msg = &msgs[*n];
 		rd_kafka_timestamp_type_t tstype;
 
-		if (m->partition < 0 || m->partition >= sfk_sub.nparts)
+		if (m->partition < 0 || m->partition >= sfk_sub.nparts || !SFK_OWNS(m->partition))
 		{
 			ereport(WARNING,
 					(errmsg("streamforge_kafka: subscription %d: message of unknown partition %d ignored",
@@ -329,6 +329,8 @@ record_watermarks(int64 *written)
 		Oid			types[3] = {INT4OID, INT4OID, INT8OID};
 
 		written[i] = sfk_sub.hw_saved[i];
+		if (!SFK_OWNS(i))
+			continue;			/* another worker's */
 		if (rd_kafka_get_watermark_offsets(sfk_consumer, sfk_sub.topic, i, &lo, &hi) != RD_KAFKA_RESP_ERR_NO_ERROR ||
 			hi < 0 || hi == sfk_sub.hw_saved[i])
 			continue;

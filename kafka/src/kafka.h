@@ -60,9 +60,24 @@ extern int	sfk_max_workers_per_role;
 #define SFK_PREFIX_MAX 63			/* bytes of partition_prefix (a partition name's limit) */
 #define SFK_MAPPING_MAX 65536		/* bytes of the mapping */
 #define SFK_OPTIONS_MAX (4 * 1048576)	/* bytes of the options */
+#define SFK_MAX_WORKERS 64			/* workers of one subscription */
 
-/* the advisory lock a worker holds on its subscription (class id) */
-#define SFK_LOCK_CLASS 0x5f4b
+/*
+ * The locks of a subscription's workers (issue 46), advisory locktags of
+ * the database, (subscription, n, field4): SFK_LOCK_WORKER with n the
+ * worker (one process per worker slot), SFK_LOCK_PARTITION with n a Kafka
+ * partition (one worker per partition, across a change of workers).  The
+ * core's claims use field4 0x5347 and 0x5348, SQL's advisory locks 1 and 2.
+ */
+#define SFK_LOCK_WORKER 0x5f4b
+#define SFK_LOCK_PARTITION 0x5f4c
+
+/*
+ * Worker w of n (n = least(workers, kafka_partitions)) reads the Kafka
+ * partitions k with k % n == w: stable for a given n, every partition read
+ * by exactly one worker, the counts within one of each other.
+ */
+#define SFK_OWNER(k, n) ((k) % (n))
 
 /* direct.c */
 extern bool sfk_direct_ingest;
@@ -91,7 +106,11 @@ typedef struct SfkWorkerArgs
 	Oid			database;
 	Oid			role;
 	int32		subscription;
+	int32		worker;			/* 0 .. n - 1 (issue 46) */
 } SfkWorkerArgs;
+
+/* the name of worker w of a subscription (application_name) */
+extern void sfk_worker_name(char *buf, int32 subscription, int32 worker);
 
 /* mapping.c */
 extern char *sfk_build_mapping_sql(const char *format, Jsonb *mapping,

@@ -3,14 +3,18 @@
  *
  * Loaded with shared_preload_libraries, the module registers one static
  * background worker, the launcher.  It connects to the database named by
- * streamforge_kafka.database and, once a second, starts a dynamic worker
- * (worker.c) for every subscription that is not paused and has none,
- * streamforge_kafka.max_workers at most, and at most
- * streamforge_kafka.max_workers_per_role for the subscriptions of one role
- * (a superuser's are not counted), so that no role takes every slot.  The launcher keeps the handles
- * of the workers it started; a worker holds an advisory lock on its
- * subscription for as long as it runs, so a second worker for the same
- * subscription (after the launcher itself restarted) exits at once.
+ * streamforge_kafka.database and, once a second, starts the dynamic
+ * workers (worker.c) that are missing: n per subscription that is not
+ * paused, n = least(workers, kafka_partitions) (issue 46; worker w reads
+ * the partitions k with k % n = w, kafka.h), streamforge_kafka.max_workers
+ * at most in all, and at most streamforge_kafka.max_workers_per_role for
+ * the subscriptions of one role (a superuser's are not counted), so that
+ * no role takes every slot.  The launcher keeps the handles of the
+ * workers it started, by (subscription, worker); a worker holds an
+ * advisory lock on its slot for as long as it runs, so a second process
+ * for the same slot (after the launcher itself restarted) exits at once.
+ * When workers changes (set_workers), the running workers see it at their
+ * next batch and exit; the launcher then starts the new set.
  *
  * Workers are registered with bgw_restart_time = restart_time: one that
  * fails (an error, pg_terminate_backend, a crash) is started again by the
@@ -114,9 +118,15 @@ _PG_init(void)
 	RegisterBackgroundWorker(&worker);
 }
 
+typedef struct LaunchedKey
+{
+	int32		subscription;
+	int32		worker;
+} LaunchedKey;
+
 typedef struct LaunchedWorker
 {
-	int32		subscription;	/* hash key */
+	LaunchedKey key;			/* hash key */
 	Oid			role;			/* the role it runs as */
 	bool		counted;		/* counts toward max_workers_per_role */
 	BackgroundWorkerHandle *handle;
@@ -132,12 +142,27 @@ worker_alive(LaunchedWorker *lw)
 	return GetBackgroundWorkerPid(lw->handle, &pid) != BGWH_STOPPED;
 }
 
+/*
+ * The name of worker w of a subscription: "streamforge_kafka worker <id>"
+ * for worker 0, as before issue 46 (one worker per subscription), and
+ * "streamforge_kafka worker <id>.<w>" for the others.  buf: BGW_MAXLEN.
+ */
+void
+sfk_worker_name(char *buf, int32 subscription, int32 worker)
+{
+	if (worker == 0)
+		snprintf(buf, BGW_MAXLEN, "streamforge_kafka worker %d", subscription);
+	else
+		snprintf(buf, BGW_MAXLEN, "streamforge_kafka worker %d.%d", subscription, worker);
+}
+
 static void
-start_worker(int32 subscription, Oid role, bool counted)
+start_worker(int32 subscription, int32 w, Oid role, bool counted)
 {
 	BackgroundWorker worker;
 	SfkWorkerArgs args;
 	LaunchedWorker *lw;
+	LaunchedKey key;
 	BackgroundWorkerHandle *handle;
 	bool		found;
 	bool		ok;
@@ -149,13 +174,14 @@ start_worker(int32 subscription, Oid role, bool counted)
 	worker.bgw_restart_time = sfk_restart_time;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "streamforge_kafka");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "sfk_worker_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "streamforge_kafka worker %d", subscription);
+	sfk_worker_name(worker.bgw_name, subscription, w);
 	snprintf(worker.bgw_type, BGW_MAXLEN, "streamforge_kafka worker");
 	worker.bgw_main_arg = Int32GetDatum(subscription);
 	worker.bgw_notify_pid = MyProcPid;
 	args.database = MyDatabaseId;
 	args.role = role;
 	args.subscription = subscription;
+	args.worker = w;
 	memcpy(worker.bgw_extra, &args, sizeof(args));
 	/* the handle outlives the transaction */
 	old = MemoryContextSwitchTo(TopMemoryContext);
@@ -164,12 +190,15 @@ start_worker(int32 subscription, Oid role, bool counted)
 	if (!ok)
 	{
 		ereport(LOG,
-				(errmsg("streamforge_kafka: could not start the worker of subscription %d",
-						subscription),
+				(errmsg("streamforge_kafka: could not start worker %d of subscription %d",
+						w, subscription),
 				 errhint("Raise max_worker_processes.")));
 		return;
 	}
-	lw = hash_search(launched, &subscription, HASH_ENTER, &found);
+	memset(&key, 0, sizeof(key));
+	key.subscription = subscription;
+	key.worker = w;
+	lw = hash_search(launched, &key, HASH_ENTER, &found);
 	lw->handle = handle;
 	lw->role = role;
 	lw->counted = counted;
@@ -206,7 +235,7 @@ launch_round(void)
 		if (!worker_alive(lw))
 		{
 			pfree(lw->handle);
-			hash_search(launched, &lw->subscription, HASH_REMOVE, NULL);
+			hash_search(launched, &lw->key, HASH_REMOVE, NULL);
 		}
 		else
 			running++;
@@ -222,7 +251,8 @@ launch_round(void)
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_extension");
 	if (SPI_processed > 0 &&
-		SPI_execute("SELECT s.id, s.role, COALESCE(a.rolsuper, false) "
+		SPI_execute("SELECT s.id, s.role, COALESCE(a.rolsuper, false), "
+					"LEAST(s.workers, s.kafka_partitions) "
 					"FROM streamforge_kafka.subscription AS s "
 					"LEFT JOIN pg_catalog.pg_authid AS a ON a.oid OPERATOR(pg_catalog.=) s.role "
 					"WHERE NOT s.paused ORDER BY s.id", true, 0) != SPI_OK_SELECT)
@@ -236,14 +266,26 @@ launch_round(void)
 														  SPI_tuptable->tupdesc, 2, &isnull));
 		bool		super = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i],
 													   SPI_tuptable->tupdesc, 3, &isnull));
+		int32		n = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+													SPI_tuptable->tupdesc, 4, &isnull));
 
-		if (hash_search(launched, &id, HASH_FIND, NULL) != NULL)
-			continue;
-		/* the role has its share: its other subscriptions wait */
-		if (!super && workers_of(role) >= sfk_max_workers_per_role)
-			continue;
-		start_worker(id, role, !super);
-		running++;
+		/* the worker checks the row again: at most SFK_MAX_WORKERS here */
+		n = Max(1, Min(n, SFK_MAX_WORKERS));
+		for (int32 w = 0; w < n && running < sfk_max_workers; w++)
+		{
+			LaunchedKey key;
+
+			memset(&key, 0, sizeof(key));
+			key.subscription = id;
+			key.worker = w;
+			if (hash_search(launched, &key, HASH_FIND, NULL) != NULL)
+				continue;
+			/* the role has its share: its other workers wait */
+			if (!super && workers_of(role) >= sfk_max_workers_per_role)
+				break;
+			start_worker(id, w, role, !super);
+			running++;
+		}
 	}
 	SPI_finish();
 	PopActiveSnapshot();
@@ -306,7 +348,7 @@ sfk_launcher_main(Datum arg)
 	BackgroundWorkerInitializeConnection(sfk_database, NULL, 0);
 
 	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(int32);
+	ctl.keysize = sizeof(LaunchedKey);
 	ctl.entrysize = sizeof(LaunchedWorker);
 	launched = hash_create("streamforge_kafka workers", 64, &ctl,
 						   HASH_ELEM | HASH_BLOBS);

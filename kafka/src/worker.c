@@ -58,6 +58,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
 #include "tcop/tcopprot.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -145,9 +146,10 @@ sfk_subscription_active(void)
 	Oid			type = INT4OID;
 	bool		isnull;
 	char	   *on_error;
+	int32		workers;
 
 	static const char sql[] =
-		"SELECT s.paused, s.on_error FROM streamforge_kafka.subscription AS s "
+		"SELECT s.paused, s.on_error, s.workers FROM streamforge_kafka.subscription AS s "
 		"WHERE s.id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE";
 
 	if (sfk_spi_kept(sql, true, 1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
@@ -157,6 +159,16 @@ sfk_subscription_active(void)
 	on_error = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 	if (on_error != NULL && (strcmp(on_error, "stop") == 0 || strcmp(on_error, "skip") == 0))
 		sfk_sub.stop_on_error = strcmp(on_error, "stop") == 0;
+	/* set_workers: this set stops, the launcher starts the new one */
+	workers = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										  3, &isnull));
+	if (!isnull && sfk_sub.workers > 0 && workers != sfk_sub.workers)
+	{
+		ereport(LOG,
+				(errmsg("streamforge_kafka: subscription %d now has %d workers, not %d: worker %d stops",
+						sfk_sub.id, workers, sfk_sub.workers, sfk_sub.worker)));
+		return false;
+	}
 	return !DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 									   1, &isnull));
 }
@@ -165,9 +177,9 @@ sfk_subscription_active(void)
 void
 sfk_put_status(const char *state, const char *error, int retries, int backoff_ms)
 {
-	Datum		args[6];
-	Oid			types[6] = {INT4OID, INT4OID, TEXTOID, INT4OID, INT4OID, TEXTOID};
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	Datum		args[7];
+	Oid			types[7] = {INT4OID, INT4OID, TEXTOID, INT4OID, INT4OID, TEXTOID, INT4OID};
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	args[0] = Int32GetDatum(sfk_sub.id);
 	args[1] = Int32GetDatum(MyProcPid);
@@ -178,16 +190,17 @@ sfk_put_status(const char *state, const char *error, int retries, int backoff_ms
 		args[5] = CStringGetTextDatum(error);
 	else
 		nulls[5] = 'n';
+	args[6] = Int32GetDatum(sfk_sub.worker);
 	if (sfk_spi_as_owner("INSERT INTO streamforge_kafka.worker_status AS w "
-							  "(subscription, pid, state, retries, backoff_ms, last_error) "
-							  "SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT FROM "
+							  "(subscription, pid, state, retries, backoff_ms, last_error, worker) "
+							  "SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT FROM "
 							  "streamforge_kafka.subscription AS s WHERE s.id OPERATOR(pg_catalog.=) $1) "
-							  "ON CONFLICT (subscription) DO UPDATE SET pid = EXCLUDED.pid, "
+							  "ON CONFLICT (subscription, worker) DO UPDATE SET pid = EXCLUDED.pid, "
 							  "state = EXCLUDED.state, retries = EXCLUDED.retries, "
 							  "backoff_ms = EXCLUDED.backoff_ms, "
 							  "last_error = EXCLUDED.last_error, "
 							  "updated_at = pg_catalog.now()",
-							  6, types, args, nulls, false, 0) != SPI_OK_INSERT)
+							  7, types, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the state of subscription %d", sfk_sub.id);
 }
 
@@ -212,6 +225,27 @@ set_status(const char *state, const char *error, int retries, int backoff_ms)
 						sfk_sub.id)));
 		proc_exit(0);
 	}
+}
+
+/*
+ * The status rows of workers the subscription no longer has (set_workers
+ * made it fewer): deleted by worker 0 when it starts, in the current
+ * transaction, so that a role sees no stale worker.
+ */
+static void
+forget_surplus_workers(void)
+{
+	Datum		args[2];
+	Oid			types[2] = {INT4OID, INT4OID};
+
+	args[0] = Int32GetDatum(sfk_sub.id);
+	args[1] = Int32GetDatum(sfk_sub.nworkers);
+	if (sfk_spi_as_owner("DELETE FROM streamforge_kafka.worker_status AS w "
+						 "WHERE w.subscription OPERATOR(pg_catalog.=) $1 "
+						 "AND w.worker OPERATOR(pg_catalog.>=) $2",
+						 2, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete the status of the workers subscription %d no longer has",
+			 sfk_sub.id);
 }
 
 /* Pauses the subscription with error, in the current transaction. */
@@ -316,6 +350,7 @@ check_numbers(HeapTuple tup, TupleDesc desc)
 	int32		topic_len = DatumGetInt32(SPI_getbinval(tup, desc, 18, &isnull));
 	int32		mapping_size = DatumGetInt32(SPI_getbinval(tup, desc, 19, &isnull));
 	int32		options_size = DatumGetInt32(SPI_getbinval(tup, desc, 20, &isnull));
+	int32		workers = DatumGetInt32(SPI_getbinval(tup, desc, 21, &isnull));
 
 	if (role != sfk_sub.role)
 		return psprintf("it records role %u, not the role %u its worker was started as",
@@ -344,6 +379,8 @@ check_numbers(HeapTuple tup, TupleDesc desc)
 	if (options_size > SFK_OPTIONS_MAX)
 		return psprintf("the options take %d bytes, more than %d",
 						options_size, SFK_OPTIONS_MAX);
+	if (workers < 1 || workers > SFK_MAX_WORKERS)
+		return psprintf("workers %d is out of range (1 .. %d)", workers, SFK_MAX_WORKERS);
 	return NULL;
 }
 
@@ -408,19 +445,52 @@ refuse_subscription(const char *why)
 	sfk_stop_subscription(error);
 }
 
+/*
+ * Takes the lock of each Kafka partition this worker reads (of nparts),
+ * for as long as it runs: after set_workers a partition may move to
+ * another worker, which then waits here for the worker of the previous set
+ * that read it to finish its batch and exit; it reads the pipeline's
+ * offsets after that.  So no partition is ever read by two workers at
+ * once, whatever the launcher does (on a parallel pipeline the core's lane
+ * claim would also serialize two writers of one partition, but the second
+ * would then replay the first's offsets).  A session lock: released when
+ * the worker exits.
+ */
+static void
+lock_partitions(int nparts)
+{
+	for (int k = 0; k < nparts; k++)
+	{
+		LOCKTAG		tag;
+
+		if (SFK_OWNER(k, sfk_sub.nworkers) != sfk_sub.worker)
+			continue;
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) sfk_sub.id, (uint32) k,
+							 SFK_LOCK_PARTITION);
+		if (LockAcquire(&tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL)
+			continue;
+		ereport(LOG,
+				(errmsg("streamforge_kafka: subscription %d: worker %d waits for partition %d, read by a worker of the previous set",
+						sfk_sub.id, sfk_sub.worker, k)));
+		pgstat_report_activity(STATE_RUNNING, "streamforge_kafka: waiting for a partition");
+		(void) LockAcquire(&tag, ExclusiveLock, true, false);
+	}
+}
+
 typedef enum SubLoad
 {
 	SUB_GONE,					/* removed or paused */
 	SUB_LOADED,
-	SUB_REFUSED					/* invalid: stopped */
+	SUB_REFUSED,				/* invalid: stopped */
+	SUB_SURPLUS					/* this worker is not one of its workers now */
 } SubLoad;
 
 /* Reads the subscription and the pipeline's offsets. */
 static SubLoad
 load_subscription(void)
 {
-	Datum		arg = Int32GetDatum(sfk_sub.id);
-	Oid			type = INT4OID;
+	Datum		wargs[2];
+	Oid			wtypes[2] = {INT4OID, INT4OID};
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
@@ -436,18 +506,22 @@ load_subscription(void)
 	int			i;
 	uint64		r;
 
+	wargs[0] = Int32GetDatum(sfk_sub.id);
+	wargs[1] = Int32GetDatum(sfk_sub.worker);
 	if (sfk_spi_as_owner("SELECT s.pipeline, s.brokers, s.topic, s.format, s.mapping, "
 					 "s.partition_prefix, s.kafka_partitions, s.batch_size, s.max_wait, "
 					 "s.out_of_orderness, s.on_error, s.options, s.paused, "
 					 "COALESCE((SELECT w.retries FROM streamforge_kafka.worker_status AS w "
 					 "WHERE w.subscription OPERATOR(pg_catalog.=) s.id "
+					 "AND w.worker OPERATOR(pg_catalog.=) $2 "
 					 "AND w.state OPERATOR(pg_catalog.=) 'failed'), 0), s.role, "
 					 "pg_catalog.octet_length(s.partition_prefix), "
 					 "pg_catalog.octet_length(s.brokers), pg_catalog.octet_length(s.topic), "
-					 "pg_catalog.pg_column_size(s.mapping), pg_catalog.pg_column_size(s.options) "
+					 "pg_catalog.pg_column_size(s.mapping), pg_catalog.pg_column_size(s.options), "
+					 "s.workers "
 					 "FROM streamforge_kafka.subscription AS s "
 					 "WHERE s.id OPERATOR(pg_catalog.=) $1",
-					 1, &type, &arg, NULL, false, 1) != SPI_OK_SELECT)
+					 2, wtypes, wargs, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read subscription %d", sfk_sub.id);
 	if (SPI_processed == 0)
 		return SUB_GONE;
@@ -460,6 +534,13 @@ load_subscription(void)
 		refuse_subscription(why);
 		return SUB_REFUSED;
 	}
+	/* worker w of n reads the partitions k with k % n == w (kafka.h) */
+	sfk_sub.workers = DatumGetInt32(SPI_getbinval(tup, desc, 21, &isnull));
+	sfk_sub.nworkers = Min(sfk_sub.workers,
+						   DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull)));
+	if (sfk_sub.worker >= sfk_sub.nworkers)
+		return SUB_SURPLUS;
+	lock_partitions(DatumGetInt32(SPI_getbinval(tup, desc, 7, &isnull)));
 	sfk_sub.pipeline = get_text(tup, desc, 1);
 	sfk_sub.brokers = get_text(tup, desc, 2);
 	sfk_sub.topic = get_text(tup, desc, 3);
@@ -563,7 +644,8 @@ load_subscription(void)
 }
 
 /*
- * Assigns every partition after its consumed offset and its pending
+ * Assigns every partition this worker reads (all of them with one worker)
+ * after its consumed offset and its pending
  * offsets: at start, those of a range skipped by skip_lost_offsets (lost.c).
  */
 static void
@@ -574,8 +656,9 @@ assign_partitions(void)
 	int			i;
 
 	for (i = 0; i < sfk_sub.nparts; i++)
-		rd_kafka_topic_partition_list_add(list, sfk_sub.topic, i)->offset =
-			sfk_sub.consumed[i] + sfk_sub.pending[i] + 1;
+		if (SFK_OWNS(i))
+			rd_kafka_topic_partition_list_add(list, sfk_sub.topic, i)->offset =
+				sfk_sub.consumed[i] + sfk_sub.pending[i] + 1;
 	(void) rd_kafka_assign(sfk_consumer, NULL);
 	err = rd_kafka_assign(sfk_consumer, list);
 	rd_kafka_topic_partition_list_destroy(list);
@@ -694,6 +777,62 @@ ride_out_outage(void)
 /* Main                                                               */
 /* ---------------------------------------------------------------- */
 
+/*
+ * One batch (sfk_run_batch), retried here when it fails with a transaction
+ * conflict (40001, 40P01) and the subscription has several workers: their
+ * transactions commit concurrently on a parallel pipeline, where a commit
+ * fails with 40001 when the pipeline was restored or created again
+ * meanwhile (a compaction is re-executed at commit since step 5,
+ * docs/design/parallel-writers.md, section 12).  The batch is rolled back whole and its messages,
+ * which are still in msgs, are delivered again at once (nothing of the
+ * batch was committed, and the worker's positions move only after a
+ * commit).  With one worker, and after SFK_CONFLICT_RETRIES conflicts in a
+ * row, the error goes on as any other (logged, recorded, the worker
+ * restarts): the behaviour of one worker is unchanged.
+ */
+#define SFK_CONFLICT_RETRIES 10
+
+static bool
+run_batch_retrying(Msg *msgs, int n, MemoryContext batchcxt)
+{
+	volatile int attempt = 0;
+
+	for (;;)
+	{
+		MemoryContext oldcontext = CurrentMemoryContext;
+		ErrorData  *volatile edata = NULL;
+		volatile bool more = false;
+
+		attempt++;
+		PG_TRY();
+		{
+			more = sfk_run_batch(msgs, n, batchcxt);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(oldcontext);
+			edata = CopyErrorData();
+			if (sfk_sub.nworkers <= 1 || attempt >= SFK_CONFLICT_RETRIES ||
+				(edata->sqlerrcode != ERRCODE_T_R_SERIALIZATION_FAILURE &&
+				 edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED))
+				PG_RE_THROW();
+			HOLD_INTERRUPTS();
+			FlushErrorState();
+			AbortOutOfAnyTransaction();
+			RESUME_INTERRUPTS();
+			MemoryContextSwitchTo(oldcontext);
+		}
+		PG_END_TRY();
+		if (edata == NULL)
+			return more;
+		ereport(LOG,
+				(errmsg("streamforge_kafka: subscription %d: worker %d retries its batch: %s",
+						sfk_sub.id, sfk_sub.worker, edata->message)));
+		FreeErrorData(edata);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 void
 sfk_worker_main(Datum arg)
 {
@@ -706,6 +845,7 @@ sfk_worker_main(Datum arg)
 	memset(&sfk_sub, 0, sizeof(sfk_sub));
 	sfk_sub.id = args.subscription;
 	sfk_sub.role = args.role;
+	sfk_sub.worker = args.worker;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -728,16 +868,13 @@ sfk_worker_main(Datum arg)
 
 	PG_TRY();
 	{
-		Datum		la = Int32GetDatum(sfk_sub.id);
-		Oid			lt = INT4OID;
-		bool		isnull;
+		LOCKTAG		tag;
 
 		sfk_begin_tx("streamforge_kafka: start");
-		/* one worker per subscription (session lock, held until exit) */
-		if (SPI_execute_with_args("SELECT pg_catalog.pg_try_advisory_lock(24395, $1)",
-								  1, &lt, &la, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not take the subscription's lock");
-		locked = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		/* one process per worker slot (session lock, held until exit) */
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) sfk_sub.id, (uint32) sfk_sub.worker,
+							 SFK_LOCK_WORKER);
+		locked = LockAcquire(&tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
 		if (!locked)
 		{
 			sfk_commit_tx();
@@ -756,9 +893,18 @@ sfk_worker_main(Datum arg)
 				sfk_commit_tx();
 				proc_exit(0);
 				break;
+			case SUB_SURPLUS:
+				sfk_commit_tx();
+				ereport(LOG,
+						(errmsg("streamforge_kafka: subscription %d has %d workers now, its worker %d stops",
+								sfk_sub.id, sfk_sub.nworkers, sfk_sub.worker)));
+				proc_exit(0);
+				break;
 			case SUB_LOADED:
 				break;
 		}
+		if (sfk_sub.worker == 0)
+			forget_surplus_workers();
 		sfk_put_status("starting", NULL, sfk_sub.retries, 0);
 		sfk_commit_tx();
 
@@ -790,7 +936,7 @@ sfk_worker_main(Datum arg)
 			old = MemoryContextSwitchTo(batchcxt);
 			n = sfk_collect(msgs);
 			MemoryContextSwitchTo(old);
-			if (!sfk_run_batch(msgs, n, batchcxt))
+			if (!run_batch_retrying(msgs, n, batchcxt))
 				break;
 			if (sfk_lost_part >= 0)
 			{

@@ -43,7 +43,13 @@ typedef struct SfkSub
 	int64	   *progress;		/* progress last reported, or INT64_MIN */
 	int64	   *hw_saved;		/* high watermark last recorded, or -1 */
 	int			retries;		/* failures before this start */
+	int			worker;			/* this worker: 0 .. nworkers - 1 */
+	int			workers;		/* the subscription's workers when it started */
+	int			nworkers;		/* least(workers, nparts) */
 } SfkSub;
+
+/* whether this worker reads Kafka partition k */
+#define SFK_OWNS(k) (SFK_OWNER((k), sfk_sub.nworkers) == sfk_sub.worker)
 
 extern SfkSub sfk_sub;
 extern rd_kafka_t *sfk_consumer;

@@ -3,8 +3,9 @@
 # Messages with duplicates (the same event produced again, at another
 # offset, maybe of another partition) and out-of-order event times go into
 # a 3-partition topic of the mock cluster while the worker consumes them in
-# small batches (each round's messages are produced while the subscription
-# is paused, then consumed); at random points the test terminates the worker, kills it
+# small batches (a random share of each round consumed first, then the rest
+# held back by a lock on the subscription's row, so that the interruption
+# comes in the middle whatever the load); the test then terminates the worker, kills it
 # (SIGKILL: the postmaster restarts every process) or stops the server
 # with -m immediate and starts it again.  At the end the pipeline must
 # equal a GROUP BY over the distinct messages: nothing lost (every offset
@@ -42,19 +43,10 @@ my (@sent, %first);
 my ($n, $dups) = (0, 0);
 my @partial;
 
-sub consumed
+sub produce_messages
 {
-	return $node->safe_psql('postgres',
-		"SELECT COALESCE(sum(consumed_offset + 1), 0) FROM streamforge_kafka.subscriptions");
-}
-
-for my $round (1 .. 6)
-{
-	# the round's messages go in while the subscription is paused, so that
-	# the worker has a backlog of batches when the interruption comes
-	my $before = consumed();
-	$node->safe_psql('postgres', "SELECT streamforge_kafka.pause('pc', 'ev')");
-	for (1 .. 400)
+	my ($count) = @_;
+	for (1 .. $count)
 	{
 		my $m;
 		if (@sent && rand() < 0.15)
@@ -78,25 +70,47 @@ for my $round (1 .. 6)
 		$n++;
 	}
 	$kafka->flush;
-	# a random point of the consumption: once a random number of the
-	# round's messages is in (polled from one session, which also finds the
-	# worker and terminates it: starting psql for each poll is too slow).
-	# The session starts before the resume: on a loaded machine starting it
-	# took longer than the worker needed for the whole round, so no
-	# interruption came in the middle (seen in a full run at load 22).
+	return;
+}
+
+for my $round (1 .. 6)
+{
+	# A random point of the consumption, whatever the load: the round's
+	# first messages (a random number of them) go in and are consumed
+	# whole; then a session holds the subscription's row (every batch of
+	# the worker locks it FOR KEY SHARE first), the rest of the round goes
+	# into Kafka, and once the worker waits for the row with a batch in
+	# hand the interruption comes, either there or just after the row is
+	# released, in the batches that follow.  Before, a poll raced the
+	# worker, which on a loaded machine consumed the whole round first
+	# ("0 of 6 interruptions came in the middle").
+	my $first = 1 + int(rand(300));
+	produce_messages($first);
+	KafkaTest::wait_for($node, KafkaTest::caught_up_sql('pc', $n),
+		"round $round: the first $first messages consumed");
 	my $poll = $node->background_psql('postgres');
-	$poll->query_safe('SELECT 1');
-	$node->safe_psql('postgres', "SELECT streamforge_kafka.resume('pc', 'ev')");
-	my $target = $before + 1 + int(rand(300));
-	my $at = $before;
-	for (1 .. 5000)
+	$poll->query_safe('BEGIN');
+	$poll->query_safe(
+		"SELECT FROM streamforge_kafka.subscription WHERE pipeline = 'pc' FOR UPDATE");
+	produce_messages(400 - $first);
+	my $waiting = 0;
+	for (1 .. 2000)
 	{
-		$at = $poll->query_safe(
-			'SELECT COALESCE(sum(consumed_offset + 1), 0) FROM streamforge.partitions(\'pc\')');
-		last if $at >= $target;
-		select(undef, undef, undef, 0.005);
+		$waiting = $poll->query_safe(
+			"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'streamforge_kafka worker' AND wait_event_type = 'Lock'");
+		last if $waiting > 0;
+		select(undef, undef, undef, 0.01);
 	}
-	push @partial, $at if $at < $n;
+	my $at = $poll->query_safe(
+		'SELECT COALESCE(sum(consumed_offset + 1), 0) FROM streamforge.partitions(\'pc\')');
+	push @partial, $at if $at < $n && $waiting > 0;
+	# half the time the worker goes on for up to 30 ms (a few batches of
+	# 2) before the interruption, which then comes inside a batch
+	if (rand() < 0.5)
+	{
+		$poll->query_safe('COMMIT');
+		select(undef, undef, undef, rand(0.03));
+	}
 	my $what = int(rand(3));
 	if ($what == 0)
 	{
@@ -126,8 +140,8 @@ for my $round (1 .. 6)
 
 KafkaTest::wait_for($node, KafkaTest::caught_up_sql('pc', $n),
 	"all $n messages consumed");
-cmp_ok(scalar(@partial), '>', 0,
-	scalar(@partial) . ' of 6 interruptions came in the middle of the consumption');
+is(scalar(@partial), 6,
+	scalar(@partial) . ' of 6 interruptions came in the middle of the consumption, the worker waiting with a batch');
 
 # the oracle: GROUP BY over the distinct messages
 my %agg;
