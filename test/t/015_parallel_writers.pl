@@ -138,37 +138,50 @@ cmp_ok($entries, '>', 200, 'most transactions committed, each one head entry');
 cmp_ok($dups, '>', 0, 'some deliveries were duplicates');
 cmp_ok($late, '>', 0, 'some events were late');
 
-is( $node->safe_psql(
-		'postgres', q{
-SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('ser'))::jsonb =
-       streamforge.inspect_checkpoint(streamforge.checkpoint('par'))::jsonb
-         #- '{definition,writers}'}),
-	't',
-	'the checkpoint equals the serial run in commit order');
-
-for my $q (
-	[
-		'changelog',
-		'seq, op, window_name, key, window_start, window_end, count, sum, min, max'
-	],
-	[
-		'results',
-		'window_name, key, window_start, window_end, count, sum, min, max, seq, final'
-	],
-	[ 'late_output', 'late_seq, partition, source_offset, event_id, key, event_time, value, watermark' ])
+# The parallel pipeline $par equals the serial pipeline $ser given the
+# committed transactions in commit order: the checkpoint (but for the
+# writers key), the changelog with seq, the results and the late output.
+sub equal_to_serial
 {
-	my ($table, $cols) = @$q;
+	my ($par, $ser, $what) = @_;
 	is( $node->safe_psql(
 			'postgres', qq{
+SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('$ser'))::jsonb =
+       streamforge.inspect_checkpoint(streamforge.checkpoint('$par'))::jsonb
+         #- '{definition,writers}'}),
+		't',
+		"${what}checkpoint equals the serial run in commit order");
+
+	for my $q (
+		[
+			'changelog',
+			'seq, op, window_name, key, window_start, window_end, count, sum, min, max'
+		],
+		[
+			'results',
+			'window_name, key, window_start, window_end, count, sum, min, max, seq, final'
+		],
+		[
+			'late_output',
+			'late_seq, partition, source_offset, event_id, key, event_time, value, watermark'
+		])
+	{
+		my ($table, $cols) = @$q;
+		is( $node->safe_psql(
+				'postgres', qq{
 SELECT count(*) FROM (
-    (SELECT $cols FROM streamforge.$table WHERE pipeline = 'par'
-     EXCEPT ALL SELECT $cols FROM streamforge.$table WHERE pipeline = 'ser')
+    (SELECT $cols FROM streamforge.$table WHERE pipeline = '$par'
+     EXCEPT ALL SELECT $cols FROM streamforge.$table WHERE pipeline = '$ser')
     UNION ALL
-    (SELECT $cols FROM streamforge.$table WHERE pipeline = 'ser'
-     EXCEPT ALL SELECT $cols FROM streamforge.$table WHERE pipeline = 'par')) d}),
-		'0',
-		"$table equals the serial run's");
+    (SELECT $cols FROM streamforge.$table WHERE pipeline = '$ser'
+     EXCEPT ALL SELECT $cols FROM streamforge.$table WHERE pipeline = '$par')) d}),
+			'0',
+			"${what}$table equals the serial run's");
+	}
 }
+
+equal_to_serial('par', 'ser', 'the ');
+
 cmp_ok(
 	$node->safe_psql(
 		'postgres',
@@ -308,36 +321,7 @@ cmp_ok(
 	'>', 0,
 	'the second run\'s changelog is not empty');
 
-is( $node->safe_psql(
-		'postgres', q{
-SELECT streamforge.inspect_checkpoint(streamforge.checkpoint('ser2'))::jsonb =
-       streamforge.inspect_checkpoint(streamforge.checkpoint('par2'))::jsonb
-         #- '{definition,writers}'}),
-	't',
-	'the second run\'s checkpoint equals the serial run in commit order');
-for my $q (
-	[
-		'changelog',
-		'seq, op, window_name, key, window_start, window_end, count, sum, min, max'
-	],
-	[
-		'results',
-		'window_name, key, window_start, window_end, count, sum, min, max, seq, final'
-	],
-	[ 'late_output', 'late_seq, partition, source_offset, event_id, key, event_time, value, watermark' ])
-{
-	my ($table, $cols) = @$q;
-	is( $node->safe_psql(
-			'postgres', qq{
-SELECT count(*) FROM (
-    (SELECT $cols FROM streamforge.$table WHERE pipeline = 'par2'
-     EXCEPT ALL SELECT $cols FROM streamforge.$table WHERE pipeline = 'ser2')
-    UNION ALL
-    (SELECT $cols FROM streamforge.$table WHERE pipeline = 'ser2'
-     EXCEPT ALL SELECT $cols FROM streamforge.$table WHERE pipeline = 'par2')) d}),
-		'0',
-		"the second run's $table equals the serial run's");
-}
+equal_to_serial('par2', 'ser2', 'the second run\'s ');
 
 $node->stop;
 done_testing();
