@@ -121,6 +121,51 @@ put_lane_row(SfParEntry *pe, int lane, StringInfo buf)
 }
 
 /*
+ * Each lane's row of the transaction's deliveries (format 3), unless
+ * written already: before the head lock, as it depends only on the lane,
+ * which the transaction's claim keeps to it (design 4.4), and whose
+ * positions are its own.  A catch-up reads a lane's rows after pe's
+ * position, which the row moved past; a compaction or restore by another
+ * writer meanwhile does not see the row (uncommitted), but moves the
+ * lane's positions: the re-execution that follows at commit deletes the
+ * rows first (parallel_load.c's discard_early_rows) and the sequencer
+ * writes them again under the lock.
+ */
+pg_noinline static void
+put_delivery_rows(SfParEntry *pe)
+{
+	SfHead	   *h = pe->head;
+	const SfMeasuresDef *md = h->p->def.measures;
+	int			np = h->p->def.npartitions;
+	SfSavedUser saved;
+	StringInfoData buf;
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	for (int i = 0; i < np; i++)
+	{
+		SfParLaneLog *lg = &pe->log[i];
+		SfDeliveryHash *hs;
+
+		if (lg->n == 0 || lg->early_pos != 0)
+			continue;
+		hs = palloc0(lg->n * sizeof(SfDeliveryHash));
+		for (int k = 0; k < lg->n; k++)
+			hs[k].partition = i;
+		if (md != NULL)
+			sf_journal_encode_ingest_measures(&buf, h->lanes[i], lg->ds, hs,
+											  lg->n, lg->mv);
+		else
+			sf_journal_encode_ingest(&buf, h->lanes[i], lg->ds, hs, lg->n);
+		lg->early_pos = pe->lane_pos[i] + 1;
+		put_lane_row(pe, i, &buf);
+		pfree(hs);
+	}
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
  * The head and every lane of pe as their snapshots, taken in the row
  * version version (which the caller's transaction wrote), and the
  * journals emptied (design 6.6).  Caller holds the head lock.
@@ -206,7 +251,7 @@ sync_head(SfParEntry *pe, const LOCKTAG *tag, SfAcl *acl)
  */
 #define SF_HEAD_TRIES 4
 
-static void
+pg_noinline static void
 lock_head(SfParEntry *pe, const LOCKTAG *tag)
 {
 	for (int round = 0;; round++)
@@ -230,8 +275,6 @@ sequence(SfParEntry *pe)
 	SfTxn	   *t = pe->txn;
 	SfHead	   *h;
 	const SfPipelineDef *def;
-	const SfMeasuresDef *md;
-	int			np;
 	SfChangeList out = {0};
 	LOCKTAG		tag;
 	SfSavedUser saved;
@@ -255,7 +298,8 @@ sequence(SfParEntry *pe)
 		return;
 	}
 
-	/* catch up without the lock, so that nothing is left under it */
+	/* the lane rows, then catch up without the lock */
+	put_delivery_rows(pe);
 	sf_par_head_tag(&tag, pe->id);
 	lock_head(pe, &tag);
 
@@ -279,8 +323,6 @@ sequence(SfParEntry *pe)
 	/* the head now, as a re-execution may have replaced it */
 	h = pe->head;
 	def = &h->p->def;
-	md = def->measures;
-	np = def->npartitions;
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(pe->name);
@@ -297,27 +339,10 @@ sequence(SfParEntry *pe)
 	sf_head_commit(h, t, &out);
 	sf_sink_emit(h->p, &out, late_before);
 
+	/* each lane's deliveries (discarded by a re-execution), then its K entry */
+	put_delivery_rows(pe);
 	sf_become_owner(&saved);
 	SPI_connect();
-	/* each lane's deliveries, then its K entry (a K row follows them) */
-	for (int i = 0; i < np; i++)
-	{
-		SfParLaneLog *lg = &pe->log[i];
-		SfDeliveryHash *hs;
-
-		if (lg->n == 0)
-			continue;
-		hs = palloc0(lg->n * sizeof(SfDeliveryHash));
-		for (int k = 0; k < lg->n; k++)
-			hs[k].partition = i;
-		if (md != NULL)
-			sf_journal_encode_ingest_measures(&buf, h->lanes[i], lg->ds, hs,
-											  lg->n, lg->mv);
-		else
-			sf_journal_encode_ingest(&buf, h->lanes[i], lg->ds, hs, lg->n);
-		put_lane_row(pe, i, &buf);
-		pfree(hs);
-	}
 	for (int k = 0; k < t->entry->nlanes; k++)
 	{
 		int			lane = t->entry->lanes[k].lane;
