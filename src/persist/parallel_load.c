@@ -408,6 +408,55 @@ sf_par_catch_up(SfParEntry *pe, const SfRowInfo *row)
 	pe->catching = false;
 }
 
+static SPIPlanPtr unput_plan;
+
+static const SfPlanText lane_unput_text = {
+	"DELETE FROM streamforge.lane_journal "
+	"WHERE pipeline_id OPERATOR(pg_catalog.=) $1 "
+	"AND lane OPERATOR(pg_catalog.=) $2 AND pos OPERATOR(pg_catalog.=) $3",
+	3, {INT8OID, INT4OID, INT8OID}
+};
+
+/*
+ * Delete the lane rows the sequencer wrote before the head lock
+ * (sequencer.c's put_delivery_rows), before a re-execution's load, which
+ * would find them.  Caller is connected to SPI as the owner, with a
+ * snapshot pushed for the load: it is made to see the deletes (pushed
+ * before them, it would not).
+ */
+static void
+discard_early_rows(SfParEntry *pe)
+{
+	bool		deleted = false;
+	int			np;
+
+	if (pe->log == NULL || pe->head == NULL)
+		return;
+	np = pe->head->p->def.npartitions;
+	for (int i = 0; i < np; i++)
+	{
+		Datum		values[3];
+
+		if (pe->log[i].early_pos == 0)
+			continue;
+		values[0] = Int64GetDatum(pe->id);
+		values[1] = Int32GetDatum(i);
+		values[2] = Int64GetDatum(pe->log[i].early_pos);
+		sf_run_plan(&unput_plan, &lane_unput_text, values, NULL, false,
+					SPI_OK_DELETE);
+		if (SPI_processed != 1)
+			elog(ERROR, "streamforge: lane %d of pipeline \"%s\" lost its row at " INT64_FORMAT,
+				 i, pe->name, pe->log[i].early_pos);
+		pe->log[i].early_pos = 0;
+		deleted = true;
+	}
+	if (deleted)
+	{
+		CommandCounterIncrement();
+		UpdateActiveSnapshotCommandId();
+	}
+}
+
 /*
  * Re-execute pe's open transaction on the committed state row, which a
  * catch-up cannot reach (design 4.5, 7b: a compaction or a restore
@@ -435,6 +484,8 @@ par_reexecute(SfParEntry *pe, const SfRowInfo *row)
 	SfHead	   *h;
 
 	pe->catching = true;
+	/* the load must not find the transaction's own rows (sequencer.c) */
+	discard_early_rows(pe);
 	pe->head = NULL;
 	pe->txn = NULL;
 	PG_TRY();

@@ -404,6 +404,8 @@ typedef struct SfParLaneLog
 	int64	   *mv;				/* measures: width words per delivery */
 	int			n;
 	int			cap;
+	int64		early_pos;		/* position of its row written before the
+								 * head lock (sequencer.c); 0: none */
 } SfParLaneLog;
 
 typedef struct SfParMark

@@ -10,8 +10,9 @@
  * pipeline the transaction wrote, in name order (design 8.1).  For each:
  *
  *	1. catch the head up with the transactions committed since it was last
- *	   caught up (parallel_load.c), without the lock, so that little is
- *	   left for step 2;
+ *	   caught up (parallel_load.c), without the lock, and again after each
+ *	   commit that held the lock when it was asked for (lock_head), so
+ *	   that nothing is left for step 2 in the common case;
  *	2. take the head lock (sf_par_head_tag, transaction-level, released
  *	   after the commit is visible: design 7.1), catch up the rest, and
  *	   bump the row's version, with the latest snapshot whatever the
@@ -55,6 +56,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -120,6 +122,51 @@ put_lane_row(SfParEntry *pe, int lane, StringInfo buf)
 }
 
 /*
+ * Each lane's row of the transaction's deliveries (format 3), unless
+ * written already: before the head lock, as it depends only on the lane,
+ * which the transaction's claim keeps to it (design 4.4), and whose
+ * positions are its own.  A catch-up reads a lane's rows after pe's
+ * position, which the row moved past; a compaction or restore by another
+ * writer meanwhile does not see the row (uncommitted), but moves the
+ * lane's positions: the re-execution that follows at commit deletes the
+ * rows first (parallel_load.c's discard_early_rows) and the sequencer
+ * writes them again under the lock.
+ */
+pg_noinline static void
+put_delivery_rows(SfParEntry *pe)
+{
+	SfHead	   *h = pe->head;
+	const SfMeasuresDef *md = h->p->def.measures;
+	int			np = h->p->def.npartitions;
+	SfSavedUser saved;
+	StringInfoData buf;
+
+	sf_become_owner(&saved);
+	SPI_connect();
+	for (int i = 0; i < np; i++)
+	{
+		SfParLaneLog *lg = &pe->log[i];
+		SfDeliveryHash *hs;
+
+		if (lg->n == 0 || lg->early_pos != 0)
+			continue;
+		hs = palloc0(lg->n * sizeof(SfDeliveryHash));
+		for (int k = 0; k < lg->n; k++)
+			hs[k].partition = i;
+		if (md != NULL)
+			sf_journal_encode_ingest_measures(&buf, h->lanes[i], lg->ds, hs,
+											  lg->n, lg->mv);
+		else
+			sf_journal_encode_ingest(&buf, h->lanes[i], lg->ds, hs, lg->n);
+		lg->early_pos = pe->lane_pos[i] + 1;
+		put_lane_row(pe, i, &buf);
+		pfree(hs);
+	}
+	SPI_finish();
+	sf_restore_user(&saved);
+}
+
+/*
  * The head and every lane of pe as their snapshots, taken in the row
  * version version (which the caller's transaction wrote), and the
  * journals emptied (design 6.6).  Caller holds the head lock.
@@ -175,6 +222,53 @@ sf_par_store_snapshots(SfParEntry *pe, int64 version)
 	pe->journal_bytes = 0;
 }
 
+/*
+ * sf_par_sync_latest (re-executing if need be), saying at DEBUG1 when it
+ * caught up commits under the head lock tag (isolation:parallel_headlock)
+ */
+static void
+sync_head(SfParEntry *pe, const LOCKTAG *tag, SfAcl *acl)
+{
+	int64		before = pe->version;
+	bool		locked = LockHeldByMe(tag, ExclusiveLock);
+
+	sf_par_sync_latest(pe, acl, true);
+	if (locked && pe->version != before)
+		elog(DEBUG1, "streamforge: parallel pipeline \"%s\": commits caught up under the head lock",
+			 pe->name);
+}
+
+/*
+ * Take the head lock of pe (tag) with as little as possible left to catch
+ * up under it (design 4.5, 1-2): catch up without the lock, then take it
+ * only if it is free at once; if it is busy, wait until its holder has
+ * committed, let it go again, and catch up with that commit outside the
+ * lock too.  After SF_HEAD_TRIES busy rounds wait and keep it, as before:
+ * the caller catches up the rest under the lock.  Safe either way: nothing
+ * done here is more than a catch-up, and the caller's check of the row's
+ * version under the lock decides.  A commit that lands between the last
+ * catch-up here and a lock taken at once is caught up by the caller, under
+ * the lock (rare: it had to take and release the lock in that window).
+ */
+#define SF_HEAD_TRIES 4
+
+pg_noinline static void
+lock_head(SfParEntry *pe, const LOCKTAG *tag)
+{
+	for (int round = 0;; round++)
+	{
+		sync_head(pe, tag, NULL);
+		if (round == SF_HEAD_TRIES)
+			break;
+		if (LockAcquire(tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+			return;
+		/* busy: wait for its holder's commit (the one wait decision) */
+		sf_par_lock(tag);
+		LockRelease(tag, ExclusiveLock, false);
+	}
+	sf_par_lock(tag);
+}
+
 /* Sequence pe's transaction (the file header has the steps) */
 static void
 sequence(SfParEntry *pe)
@@ -182,8 +276,6 @@ sequence(SfParEntry *pe)
 	SfTxn	   *t = pe->txn;
 	SfHead	   *h;
 	const SfPipelineDef *def;
-	const SfMeasuresDef *md;
-	int			np;
 	SfChangeList out = {0};
 	LOCKTAG		tag;
 	SfSavedUser saved;
@@ -207,10 +299,10 @@ sequence(SfParEntry *pe)
 		return;
 	}
 
-	/* catch up without the lock, so that little is left under it */
-	sf_par_sync_latest(pe, NULL, true);
+	/* the lane rows, then catch up without the lock */
+	put_delivery_rows(pe);
 	sf_par_head_tag(&tag, pe->id);
-	sf_par_lock(&tag);
+	lock_head(pe, &tag);
 
 	/*
 	 * Nothing commits to the pipeline from here, so its rows' latest
@@ -227,13 +319,11 @@ sequence(SfParEntry *pe)
 	 * (design 4.5, 3), as the calls of a serial writer after it would have
 	 * failed.
 	 */
-	sf_par_sync_latest(pe, &acl, true);
+	sync_head(pe, &tag, &acl);
 	sf_acl_check(&acl, pe->name, pe->writer, SF_PRIV_INGEST);
 	/* the head now, as a re-execution may have replaced it */
 	h = pe->head;
 	def = &h->p->def;
-	md = def->measures;
-	np = def->npartitions;
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(pe->name);
@@ -252,27 +342,10 @@ sequence(SfParEntry *pe)
 	sf_sink_emit_calls(h->p, &out, t->ncalls, t->call_end, t->call_seq,
 					   t->call_late, late_before);
 
+	/* each lane's deliveries (discarded by a re-execution), then its K entry */
+	put_delivery_rows(pe);
 	sf_become_owner(&saved);
 	SPI_connect();
-	/* each lane's deliveries, then its K entry (a K row follows them) */
-	for (int i = 0; i < np; i++)
-	{
-		SfParLaneLog *lg = &pe->log[i];
-		SfDeliveryHash *hs;
-
-		if (lg->n == 0)
-			continue;
-		hs = palloc0(lg->n * sizeof(SfDeliveryHash));
-		for (int k = 0; k < lg->n; k++)
-			hs[k].partition = i;
-		if (md != NULL)
-			sf_journal_encode_ingest_measures(&buf, h->lanes[i], lg->ds, hs,
-											  lg->n, lg->mv);
-		else
-			sf_journal_encode_ingest(&buf, h->lanes[i], lg->ds, hs, lg->n);
-		put_lane_row(pe, i, &buf);
-		pfree(hs);
-	}
 	for (int k = 0; k < t->entry->nlanes; k++)
 	{
 		int			lane = t->entry->lanes[k].lane;
