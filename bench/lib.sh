@@ -6,8 +6,10 @@
 # server user, and an exit trap that stops it and removes the directory
 # (kept with --keep, or when the script failed).
 #
-#   bench_scratch NAME      SCRATCH (/tmp/streamforge-NAME.XXXXXX), SRVBIN,
-#                           the private tree, the exit trap
+#   bench_scratch NAME [DIR]
+#                           SCRATCH (DIR/streamforge-NAME.XXXXXX, DIR
+#                           /tmp by default), SRVBIN, the private tree, the
+#                           exit trap
 #   bench_initdb [CONF...]  initdb; each CONF is a line for postgresql.conf,
 #                           after the socket's own lines
 #   bench_conf              appends standard input (a here-document) to
@@ -53,7 +55,7 @@ bench_exit() {
 }
 
 bench_scratch() {
-	SCRATCH=$(mktemp -d "/tmp/streamforge-$1.XXXXXX")
+	SCRATCH=$(mktemp -d "${2:-/tmp}/streamforge-$1.XXXXXX")
 	chmod 755 "$SCRATCH"
 	SRVBIN=$SCRATCH/pg$PGBIN
 	trap bench_exit EXIT
