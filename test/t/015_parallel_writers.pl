@@ -30,7 +30,8 @@
 # reconnecting for every transaction (-C), the other's sessions loading
 # cold now and then (DISCARD ALL, streamforge.cache_size = 0); calls of
 # 1-40 rows crossing window boundaries, advance, mark_idle, tick,
-# tick_pipelines, finish near the end, savepoints rolled back and kept,
+# tick_pipelines, finish near the end (deliveries may follow it in its
+# transaction) and once after, savepoints rolled back and kept,
 # compactions, REPEATABLE READ; and transactions that take the pipeline's
 # checkpoint, which must equal the serial replay's state at a place in the
 # commit order that transaction allows, and restore it into a copy, which
@@ -43,7 +44,6 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SerialReplay;
@@ -127,13 +127,13 @@ COMMIT;
 \endif
 };
 
-$node->pgbench(
-	"--no-vacuum --client=6 --jobs=2 --transactions=80 --random-seed=$seed",
-	0,
-	[qr{processed: 480/480}],
-	[qr{^(pgbench: setting random seed to \d+\s*)?$}],
-	'six concurrent writers of one parallel pipeline with random rollbacks',
-	{ '015_parallel_writers' => $script });
+SerialReplay::pgbench(
+	$node,
+	name => 'run 1: six concurrent writers with random rollbacks',
+	clients => 6,
+	transactions => 80,
+	seed => $seed,
+	script => $script);
 
 my $txs = replay_and_compare('r1', 'par', 'ser', [qw(par ser raw raw_s)], 'run 1: ');
 cmp_ok($txs, '>', 200, 'run 1: most transactions committed');
@@ -218,13 +218,15 @@ COMMIT;
 \endif
 };
 
-$node->pgbench(
-	"--no-vacuum --client=6 --jobs=2 --transactions=60 --max-tries=20 --random-seed=$seed",
-	0,
-	[qr{processed: 360/360}],
-	[qr{^(pgbench: setting random seed to \d+\s*)?$}],
-	'six writers with compactions, REPEATABLE READ, savepoints and mark_idle',
-	{ '015_parallel_writers_2' => $script2 });
+SerialReplay::pgbench(
+	$node,
+	name =>
+	  'run 2: six writers with compactions, REPEATABLE READ, savepoints and mark_idle',
+	clients => 6,
+	transactions => 60,
+	seed => $seed,
+	options => ['--max-tries=20'],
+	script => $script2);
 
 is($node->safe_psql('postgres',
 		q{SELECT snapshot IS NOT NULL FROM streamforge.pipeline WHERE name = 'par2'}),
@@ -335,14 +337,14 @@ SELECT replay.run('r3', $$SELECT count(*) FROM streamforge.tick('par3')$$);
 \elif :op = 5
 SELECT replay.run('r3', $$SELECT count(*) FROM streamforge.tick_pipelines(ARRAY['par3'])$$);
 \endif
+\if :fin = 0 AND :base > :late
+SELECT replay.run('r3', $$SELECT count(*) FROM streamforge.finish('par3')$$);
+\endif
 \if :op2 = 0
 SELECT replay.run('r3', $$
 INSERT INTO raw3 (eid, part, k, t, v)
 SELECT 'e' || m, 'p' || :part, 'k' || (m % 5), ev_time(m), m % 7
   FROM generate_series(:base * 50 + 41, :base * 50 + 49) AS m$$);
-\endif
-\if :fin = 0 AND :base > :late
-SELECT replay.run('r3', $$SELECT count(*) FROM streamforge.finish('par3')$$);
 \endif
 \if :fail = 0
 ROLLBACK;
@@ -352,8 +354,6 @@ COMMIT;
 \endif
 };
 
-my $dir = PostgreSQL::Test::Utils::tempdir;
-PostgreSQL::Test::Utils::append_to_file("$dir/run3.sql", $script3);
 my $base0 = $node->safe_psql('postgres', q{SELECT last_value FROM ids});
 my $late =
   $base0 + int(0.85 * ($clients_a * $per_client + $clients_c * $per_client_c));
@@ -362,33 +362,28 @@ for my $g ([ $clients_a, 0, $per_client, [] ],
 	[ $clients_c, $clients_a, $per_client_c, ['-C'] ])
 {
 	my ($c, $first, $txs, $extra) = @$g;
-	my ($out, $err) = ('', '');
-	my @cmd = (
-		'pgbench', '--no-vacuum', "--client=$c", '--jobs=1',
-		"--transactions=$txs", '--max-tries=20',
-		"--random-seed=" . ($seed + $first),
-		'-D', "first=$first", '-D', "parts=$nparts", '-D', "late=$late",
-		@$extra, '-f', "$dir/run3.sql",
-		'-h', $node->host, '-p', $node->port, 'postgres');
-	push @run3, [ IPC::Run::start(\@cmd, '>', \$out, '2>', \$err),
-		\$out, \$err, $c, $txs ];
+	push @run3,
+	  SerialReplay::pgbench_start(
+		$node,
+		name => "run 3: $c sessions" . (@$extra ? ', reconnecting' : ''),
+		clients => $c,
+		transactions => $txs,
+		seed => $seed + $first,
+		define => { first => $first, parts => $nparts, late => $late },
+		options => [ '--max-tries=20', @$extra ],
+		script => $script3);
 }
-for my $r (@run3)
-{
-	my ($h, $out, $err, $c, $txs) = @$r;
-	$h->finish;
-	my $done = $c * $txs;
-	ok( $$out =~ qr{processed: $done/$done}
-		  && $$err =~ qr{^(pgbench: setting random seed to \d+\s*)?$},
-		"run 3: a pgbench process of $c sessions ran its transactions")
-	  or diag "stdout: $$out\nstderr: $$err";
-}
+SerialReplay::pgbench_wait($_) for @run3;
 
-# finish once more after the last commit, then a delivery after it (late)
+# finish once more after the last commit, and deliveries after it in its
+# transaction (late) and in the next
 $node->safe_psql(
 	'postgres', q{
+BEGIN;
 SELECT replay.run('r3', $$SELECT count(*) FROM streamforge.finish('par3')$$);
-SELECT replay.run('r3', $$INSERT INTO raw3 VALUES ('e1', 'p0', 'k1', 5, 1), ('z1', 'p0', 'k1', 7, 2)$$);
+SELECT replay.run('r3', $$INSERT INTO raw3 VALUES ('z1', 'p0', 'k1', 7, 2), ('z2', 'p1', 'k2', 1000000000, 3)$$);
+COMMIT;
+SELECT replay.run('r3', $$INSERT INTO raw3 VALUES ('z3', 'p0', 'k1', 5, 1)$$);
 });
 
 my ($finishes, $snaps, $compacted) = split /\|/, $node->safe_psql(

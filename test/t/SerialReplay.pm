@@ -39,15 +39,20 @@
 #                           key), changelog with seq, results and late
 #                           output of $par equal $ser's (outputs => 0: the
 #                           checkpoint only)
-#   snapshots($node, $tag, $copy)  each replay.snaps checkpoint equals a
-#                           point of the replay within its bounds; and,
-#                           restored into pipeline $copy, gives it back
+#   snapshots($node, $tag, $what)  each replay.snaps checkpoint equals a
+#                           point of the replay within its bounds; and the
+#                           copy the test restored it into gave it back
+#   pgbench($node, %o), pgbench_start($node, %o), pgbench_wait($b)  the
+#                           sessions: pgbench in the foreground or the
+#                           background, every transaction checked to run
 
 package SerialReplay;
 
 use strict;
 use warnings;
 
+use IPC::Run;
+use PostgreSQL::Test::Utils;
 use Test::More;
 
 sub install
@@ -260,6 +265,53 @@ SELECT count(*),
 		"${what}every checkpoint is the serial replay's state at a place in the commit order its transaction allows"
 	);
 	is($copy_ok, $copied, "${what}every copy restored from one equals it");
+	return;
+}
+
+# pgbench on $node, in the background: $o{clients} sessions of
+# $o{transactions} transactions each of $o{script}, with --random-seed
+# $o{seed} (when given), -D for each of %{$o{define}} and the options of
+# @{$o{options}}; pgbench_wait() checks that every transaction ran.
+sub pgbench_start
+{
+	my ($node, %o) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+	PostgreSQL::Test::Utils::append_to_file("$dir/script.sql", $o{script});
+	my ($out, $err) = ('', '');
+	my @cmd = (
+		'pgbench', '--no-vacuum',
+		"--client=$o{clients}", '--jobs=' . ($o{clients} > 1 ? 2 : 1),
+		"--transactions=$o{transactions}",
+		(defined $o{seed} ? ("--random-seed=$o{seed}") : ()),
+		(map { ('-D', "$_=$o{define}{$_}") } sort keys %{ $o{define} // {} }),
+		@{ $o{options} // [] },
+		'-f', "$dir/script.sql", '-h', $node->host, '-p', $node->port,
+		'postgres');
+	return {
+		run => IPC::Run::start(\@cmd, '>', \$out, '2>', \$err),
+		out => \$out,
+		err => \$err,
+		n => $o{clients} * $o{transactions},
+		name => $o{name}
+	};
+}
+
+sub pgbench_wait
+{
+	my ($b) = @_;
+	my $status = $b->{run}->finish;
+	my ($out, $err, $n) = (${ $b->{out} }, ${ $b->{err} }, $b->{n});
+	ok( $status
+		  && $out =~ qr{processed: $n/$n}
+		  && $err =~ qr{^(pgbench: setting random seed to \d+\s*)?$},
+		$b->{name})
+	  or diag "stdout: $out\nstderr: $err";
+	return;
+}
+
+sub pgbench
+{
+	pgbench_wait(pgbench_start(@_));
 	return;
 }
 
