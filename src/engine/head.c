@@ -30,7 +30,8 @@
  *		event's row with the watermark at its point, an event applied alone
  *		exactly as sf_engine_ingest_hashed updates its buckets, the implied
  *		advance of built-in progress after each accepted event
- *		(sf_progress_after_accept), advance and mark_idle
+ *		(sf_progress_after_accept; a run of them is released as one,
+ *		head_clock.c), advance and mark_idle
  *		(sf_engine_advance, sf_engine_mark_idle), finish (the advances of
  *		sf_finish_order on the head's clock at that point, as
  *		api/ingest.c's finish makes them).  seq is numbered here.
