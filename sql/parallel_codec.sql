@@ -72,6 +72,13 @@ SELECT streamforge.create_pipeline('pc_mixed', ARRAY['a', 'b', 'c'],
           streamforge.session('s', 4)],
     lateness => 6, out_of_orderness => 5, emit => 'update+final');
 SELECT (pc_codec('pc_mixed', 400, 10)).*;
+-- many watermark moves per call (cut 5): the replay releases a run of
+-- progress ops at once, with the commit's changes
+SELECT streamforge.create_pipeline('pc_steps', ARRAY['a', 'b', 'c'],
+    ARRAY[streamforge.fixed('f', 1), streamforge.sliding('l', 3, 1),
+          streamforge.session('s', 1)],
+    lateness => 2, out_of_orderness => 0, emit => 'update+final');
+SELECT (pc_codec('pc_steps', 400, 10)).*;
 SELECT streamforge.create_pipeline('pc_one', ARRAY['a'],
     ARRAY[streamforge.fixed('f', 10)], lateness => 5);
 SELECT (pc_codec('pc_one', 400, 10)).*;
@@ -149,7 +156,7 @@ SELECT count(streamforge.drop_pipeline(p)) AS dropped
   FROM unnest(ARRAY['pc_fixed', 'pc_strict', 'pc_sliding', 'pc_progress',
                     'pc_final', 'pc_session', 'pc_mixed', 'pc_one',
                     'pc_retention', 'pc_measures', 'pc_mwords', 'pc_mvars',
-                    'pc_msession']) AS p;
+                    'pc_msession', 'pc_steps']) AS p;
 
 -- not for PUBLIC
 SELECT p.oid::regprocedure, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute

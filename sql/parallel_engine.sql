@@ -98,6 +98,26 @@ SELECT streamforge.create_pipeline('pe_mixed', ARRAY['a', 'b', 'c'],
           streamforge.session('s', 4)],
     lateness => 6, out_of_orderness => 5, emit => 'update+final');
 SELECT (pe_check('pe_mixed', 400, 20)).*;
+-- many watermark moves per call (cut 5, engine/head_clock.c): windows of
+-- 1 and 2 and out_of_orderness 0 or 1, so that one multi-row call moves
+-- the watermark many times, each move releasing and finalizing buckets
+-- (sessions merged between moves, late events between them).  The commit
+-- releases a run of implied advances at once; its changes must still be
+-- numbered move by move, upserts before final changes, as the serial
+-- engine numbers them.
+SELECT streamforge.create_pipeline('pe_steps', ARRAY['a', 'b', 'c'],
+    ARRAY[streamforge.fixed('f', 1), streamforge.sliding('l', 3, 1),
+          streamforge.session('s', 1)],
+    lateness => 2, out_of_orderness => 0, emit => 'update+final');
+SELECT (pe_check('pe_steps', 400, 10)).*;
+SELECT streamforge.create_pipeline('pe_steps_final', ARRAY['a', 'b'],
+    ARRAY[streamforge.fixed('f', 2), streamforge.session('s', 2)],
+    lateness => 1, out_of_orderness => 1, emit => 'final');
+SELECT (pe_check('pe_steps_final', 400, 10)).*;
+SELECT streamforge.create_pipeline('pe_steps_update', ARRAY['a', 'b', 'c', 'd'],
+    ARRAY[streamforge.fixed('f', 1), streamforge.sliding('l', 4, 2)],
+    lateness => 3, out_of_orderness => 0);
+SELECT (pe_check('pe_steps_update', 400, 10)).*;
 -- one partition: one writer at a time, nothing to collide with
 SELECT streamforge.create_pipeline('pe_one', ARRAY['a'],
     ARRAY[streamforge.fixed('f', 10)], lateness => 5);
@@ -182,7 +202,8 @@ SELECT count(streamforge.drop_pipeline(p)) AS dropped
   FROM unnest(ARRAY['pe_fixed', 'pe_strict', 'pe_sliding', 'pe_progress',
                     'pe_final', 'pe_onlyfinal', 'pe_session', 'pe_mixed',
                     'pe_one', 'pe_retention', 'pe_measures', 'pe_mwords',
-                    'pe_mvars', 'pe_msession']) AS p;
+                    'pe_mvars', 'pe_msession', 'pe_steps',
+                    'pe_steps_final', 'pe_steps_update']) AS p;
 
 -- not for PUBLIC
 SELECT p.oid::regprocedure, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute

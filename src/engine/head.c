@@ -30,7 +30,8 @@
  *		event's row with the watermark at its point, an event applied alone
  *		exactly as sf_engine_ingest_hashed updates its buckets, the implied
  *		advance of built-in progress after each accepted event
- *		(sf_progress_after_accept), advance and mark_idle
+ *		(sf_progress_after_accept; a run of them is released as one,
+ *		head_clock.c), advance and mark_idle
  *		(sf_engine_advance, sf_engine_mark_idle), finish (the advances of
  *		sf_finish_order on the head's clock at that point, as
  *		api/ingest.c's finish makes them).  seq is numbered here.
@@ -310,6 +311,7 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 	bool		any_accepted = false;
 	int64		bound;
 	int		   *finish_order;
+	SfClockRun	run;
 
 	Assert(t->head == h && !t->committed);
 	if (t->collided && resolve_collisions(h, t))
@@ -387,6 +389,7 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 	t->call_late = MemoryContextAlloc(t->cxt, Max(t->ncalls, 1) * sizeof(int64));
 	finish_order = MemoryContextAlloc(t->cxt,
 									  Max(def->npartitions, 1) * sizeof(int));
+	sf_clock_run_init(&run);
 	for (int64 i = 0, call = 0; i < t->nops; i++)
 	{
 		const SfTxnOp *op = &t->ops[i];
@@ -394,6 +397,17 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
+		if (op->kind == SF_TXN_EVENT && (op->flags & SF_TXN_DUP))
+			continue;
+
+		/*
+		 * The implied advances since the last op that was not one are
+		 * released before this one (head_clock.c): only an accepted event
+		 * of the delta continues the run.
+		 */
+		if (op->kind != SF_TXN_EVENT ||
+			(op->flags & (SF_TXN_LATE | SF_TXN_ALONE)))
+			sf_head_clock_flush(p, &run, out);
 		if (op->kind == SF_TXN_CALL_END)
 		{
 			Assert(call < t->ncalls);
@@ -427,8 +441,6 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 			}
 			continue;
 		}
-		if (op->flags & SF_TXN_DUP)
-			continue;
 		id = sf_id_ptr(h->lanes[op->lane], op->handle);
 		if (op->flags & SF_TXN_LATE)
 		{
@@ -450,8 +462,10 @@ sf_head_commit(SfHead *h, SfTxn *t, SfChangeList *out)
 			sf_head_entry_add(t, SF_HE_EVENT, op->lane, op->value, id);
 		}
 		if (def->has_out_of_orderness)
-			sf_head_entry_accept(t, p, op->lane, id->event_time, out);
+			sf_head_entry_accept(t, p, &run, op->lane, id->event_time);
 	}
+	sf_head_clock_flush(p, &run, out);
+	sf_clock_run_free(&run);
 
 	/*
 	 * Its new ids are committed: every later delivery finds them.  The

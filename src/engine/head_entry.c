@@ -12,7 +12,9 @@
  * delta's addresses), sf_head_entry_add after each op of the log,
  * sf_head_entry_accept in place of sf_progress_after_accept (it records
  * the partition's progress when it changed, one op per run of a partition
- * while the watermark stays), and sf_head_entry_end (the new ids, the
+ * while the watermark stays; the release waits for head_clock.c's flush,
+ * so a run of them costs one release in the commit and in the replay),
+ * and sf_head_entry_end (the new ids, the
  * claimed lanes' consumed offsets, the counters).  A measures pipeline's
  * entry also points at the delta's measures words (local arrivals) and at
  * each recorded event's measures (its global arrival, given before the
@@ -150,12 +152,13 @@ sf_head_entry_add(SfTxn *t, uint8 kind, int lane, int64 value,
 }
 
 /*
- * sf_progress_after_accept for sf_head_commit, recording what it changed
- * (the file header says why one op per run is exact).
+ * sf_progress_after_accept for sf_head_commit, its release and
+ * finalization left to run's flush (head_clock.c), recording what it
+ * changed (the file header says why one op per run is exact).
  */
 void
-sf_head_entry_accept(SfTxn *t, SfPipeline *p, int lane, int64 event_time,
-					 SfChangeList *out)
+sf_head_entry_accept(SfTxn *t, SfPipeline *p, SfClockRun *run, int lane,
+					 int64 event_time)
 {
 	SfHeadEntry *e = t->entry;
 	SfPartition *part = &p->partitions[lane];
@@ -168,7 +171,7 @@ sf_head_entry_accept(SfTxn *t, SfPipeline *p, int lane, int64 event_time,
 	SfHeOp	   *op;
 	MemoryContext old;
 
-	sf_progress_after_accept(p, lane, event_time, out);
+	sf_head_clock_accept(p, run, lane, event_time);
 	moved = has_watermark != p->has_watermark || watermark != p->watermark;
 	if (!moved && idle == part->idle && has_progress == part->has_progress &&
 		progress == part->progress)

@@ -115,6 +115,7 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 	int64	   *consumed = sf_head_lane_table(h);
 	int64	   *words = NULL;	/* measures: a delta address's, rebased */
 	SfIdentity *event = NULL;	/* measures: an E op's event */
+	SfClockRun	run;			/* the P ops since the last other op */
 
 	/* a measures pipeline's new ids follow the head's arrivals */
 	if (def->measures != NULL)
@@ -172,6 +173,7 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 		p->busy = false;
 	}
 
+	sf_clock_run_init(&run);
 	for (int64 i = 0; i < e->nops; i++)
 	{
 		const SfHeOp *op = &e->ops[i];
@@ -180,6 +182,9 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 			CHECK_FOR_INTERRUPTS();
 		if (op->lane >= def->npartitions)
 			entry_corrupt(p, "An op names no partition.");
+		/* a run of P ops is released as one (head_clock.c) */
+		if (op->kind != SF_HE_PROGRESS)
+			sf_head_clock_flush(p, &run, out);
 		switch (op->kind)
 		{
 			case SF_HE_EVENT:
@@ -220,7 +225,7 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 			case SF_HE_PROGRESS:
 				if (!def->has_out_of_orderness)
 					entry_corrupt(p, "Built-in progress without out_of_orderness.");
-				sf_engine_advance_index(p, op->lane, op->value, out);
+				sf_head_clock_advance(p, &run, op->lane, op->value);
 				break;
 			case SF_HE_ADVANCE:
 				sf_engine_advance(p, def->partitions[op->lane], op->value, out);
@@ -232,6 +237,8 @@ apply_entry(SfHead *h, const SfHeadEntry *e, SfChangeList *out)
 				entry_corrupt(p, "An op's kind is unknown.");
 		}
 	}
+	sf_head_clock_flush(p, &run, out);
+	sf_clock_run_free(&run);
 
 	for (int64 i = 0; i < e->nfps; i++)
 	{

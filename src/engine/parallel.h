@@ -448,12 +448,33 @@ typedef struct SfLaneLoad
 	SfFingerprints *arr;		/* measures: offset + 1 -> arrival */
 } SfLaneLoad;
 
+/*
+ * head_clock.c: a run of built-in progress advances replayed as one
+ * release (design 4.5, "The clock replay coalesced"): the watermarks the
+ * run reached since its last flush, increasing
+ */
+typedef struct SfClockRun
+{
+	int			n;
+	int			cap;
+	int64	   *wm;
+} SfClockRun;
+
+extern void sf_clock_run_init(SfClockRun *r);
+extern void sf_clock_run_free(SfClockRun *r);
+extern void sf_head_clock_advance(SfPipeline *p, SfClockRun *r, int pi,
+								  int64 progress);
+extern void sf_head_clock_accept(SfPipeline *p, SfClockRun *r, int pi,
+								 int64 event_time);
+extern void sf_head_clock_flush(SfPipeline *p, SfClockRun *r,
+								SfChangeList *out);
+
 /* head_entry.c: the recording of sf_head_commit */
 extern void sf_head_entry_start(SfHead *h, SfTxn *t);
 extern void sf_head_entry_add(SfTxn *t, uint8 kind, int lane, int64 value,
 							  const SfIdentity *id);
-extern void sf_head_entry_accept(SfTxn *t, SfPipeline *p, int lane,
-								 int64 event_time, SfChangeList *out);
+extern void sf_head_entry_accept(SfTxn *t, SfPipeline *p, SfClockRun *run,
+								 int lane, int64 event_time);
 extern void sf_head_entry_end(SfHead *h, SfTxn *t);
 extern SfHeOp *sf_head_entry_new_op(SfHeadEntry *e);
 extern int64 *sf_head_lane_table(SfHead *h);
