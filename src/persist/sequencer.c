@@ -427,8 +427,9 @@ run_exclusive(SfParEntry *pe)
 		return;
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
-	PushActiveSnapshot(GetLatestSnapshot());
+	/* reset by sf_sequencer_run_all on error */
 	sf_latest_writes(true);
+	PushActiveSnapshot(GetLatestSnapshot());
 	for (SfParExclAct *a = pe->excl->first; a != NULL; a = a->next)
 	{
 		CHECK_FOR_INTERRUPTS();
