@@ -125,14 +125,14 @@ sf_par_exclusive_claim(SfParEntry *pe, bool every_lane)
  * (sf_par_exclusive_claim) and keeps arg in TopTransactionContext.
  */
 void
-sf_par_exclusive_add(SfParEntry *pe, SfParExclKind kind, SfParExclFn fn,
+sf_par_exclusive_add(SfParEntry *pe, SfParExclKind op, SfParExclFn fn,
 					 void *arg)
 {
 	SfParExcl  *x = excl_of(pe);
 	SfParExclAct *a = MemoryContextAllocZero(TopTransactionContext,
 											 sizeof(SfParExclAct));
 
-	a->kind = kind;
+	a->op = op;
 	a->subid = GetCurrentSubTransactionId();
 	a->fn = fn;
 	a->arg = arg;
@@ -276,7 +276,8 @@ sf_persist_parallel_restore(const char *name, const char *data, Size len)
 
 /*
  * At commit: the row (its lanes, journals and stored snapshots cascade or
- * go with it), the admin privilege checked again on the deleted row
+ * go with it), the admin privilege checked again on the deleted row, then
+ * the outputs (at the call they would lock rows a sequencer writes)
  */
 static void
 drop_at_commit(SfParEntry *pe, void *arg)
@@ -300,6 +301,8 @@ drop_at_commit(SfParEntry *pe, void *arg)
 	sf_exec(PLAN_STORED_DROP, &id, NULL, false, SPI_OK_DELETE);
 	SPI_finish();
 	sf_restore_user(&saved);
+	/* its outputs and schedules, as after a serial drop (api/define.c) */
+	sf_sink_drop(pe->name);
 	/* the entry is forgotten at its next open, which finds no row */
 	pe->restored = true;
 }

@@ -264,9 +264,11 @@ sf_persist_exists(const char *name)
  * Delete a pipeline and its journal.  Raises 42704 if it does not exist,
  * 42501 unless the caller has the admin privilege on it (the error undoes
  * the delete).  The cache entry goes too; should the drop roll back, the
- * next call simply rebuilds it.
+ * next call simply rebuilds it.  Returns true; false for a parallel
+ * pipeline, whose row and outputs are deleted at commit (exclusive.c):
+ * the caller's sf_sink_drop is for the true case.
  */
-void
+bool
 sf_persist_drop(const char *name)
 {
 	Datum		arg;
@@ -279,7 +281,7 @@ sf_persist_drop(const char *name)
 	sf_check_lookup_name(name);
 	/* a parallel pipeline's: every lane claimed, deleted at commit */
 	if (sf_par_exclusive_drop(name))
-		return;					/* exclusive.c (issue 46) */
+		return false;			/* exclusive.c (issue 46) */
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
@@ -305,6 +307,7 @@ sf_persist_drop(const char *name)
 		sf_cache_discard(entry);
 	/* a parallel pipeline's transaction has nothing left to commit */
 	sf_par_dropped(name);
+	return true;
 }
 
 /*

@@ -101,7 +101,7 @@ extern Datum sf_string_text(const SfString *s);
 /* persist.c: pipelines stored in the extension's tables, cached per backend */
 extern void sf_persist_init(bool define_gucs);
 extern void sf_persist_create(const SfPipelineDef *def);
-extern void sf_persist_drop(const char *name);
+extern bool sf_persist_drop(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
 extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 									  const SfDeliveryHash *h, int n);

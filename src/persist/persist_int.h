@@ -489,7 +489,7 @@ typedef void (*SfParExclFn) (SfParEntry *pe, void *arg);
 
 typedef struct SfParExclAct
 {
-	SfParExclKind kind;
+	SfParExclKind op;
 	SubTransactionId subid;		/* recorded in; its rollback takes it back */
 	SfParExclFn fn;
 	void	   *arg;
@@ -509,16 +509,16 @@ typedef struct SfParExcl
  * both (no call cycle between files, test/run.d/layers.sh)
  */
 
-/* The last pending action of kind on pe (NULL allowed), or NULL */
+/* The last pending action op on pe (NULL allowed), or NULL */
 static inline SfParExclAct *
-sf_par_exclusive_find(const SfParEntry *pe, SfParExclKind kind)
+sf_par_exclusive_find(const SfParEntry *pe, SfParExclKind op)
 {
 	SfParExclAct *found = NULL;
 
 	if (pe == NULL || pe->excl == NULL)
 		return NULL;
 	for (SfParExclAct *a = pe->excl->first; a != NULL; a = a->next)
-		if (a->kind == kind)
+		if (a->op == op)
 			found = a;
 	return found;
 }
@@ -566,7 +566,7 @@ sf_par_exclusive_check_open(const SfParEntry *pe, bool for_write)
 }
 
 extern void sf_par_exclusive_claim(SfParEntry *pe, bool every_lane);
-extern void sf_par_exclusive_add(SfParEntry *pe, SfParExclKind kind,
+extern void sf_par_exclusive_add(SfParEntry *pe, SfParExclKind op,
 								 SfParExclFn fn, void *arg);
 extern bool sf_par_exclusive_drop(const char *name);
 extern bool sf_par_exclusive_acl(const char *name, bool for_update,

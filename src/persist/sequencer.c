@@ -434,7 +434,7 @@ run_exclusive(SfParEntry *pe)
 	{
 		CHECK_FOR_INTERRUPTS();
 		a->fn(pe, a->arg);
-		if (a->kind == SF_EXCL_DROP)
+		if (a->op == SF_EXCL_DROP)
 			break;
 	}
 	sf_latest_writes(false);
