@@ -67,8 +67,9 @@ sf_restore(PG_FUNCTION_ARGS)
 
 	sf_arg_not_null(fcinfo, 1, "checkpoint");
 	cp = PG_GETARG_BYTEA_PP(1);
-	sf_persist_restore(name, VARDATA_ANY(cp), VARSIZE_ANY_EXHDR(cp));
-	sf_sink_restore(name);
+	/* a parallel pipeline's is installed at commit, with its outputs */
+	if (sf_persist_restore(name, VARDATA_ANY(cp), VARSIZE_ANY_EXHDR(cp)))
+		sf_sink_restore(name);
 	PG_RETURN_VOID();
 }
 

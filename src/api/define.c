@@ -451,7 +451,8 @@ sf_drop_pipeline(PG_FUNCTION_ARGS)
 	char	   *name = sf_arg_text(fcinfo, 0, "pipeline");
 
 	drop_attachments(fcinfo);
-	sf_persist_drop(name);
-	sf_sink_drop(name);
+	/* a parallel pipeline's goes at commit, with its outputs */
+	if (sf_persist_drop(name))
+		sf_sink_drop(name);
 	PG_RETURN_VOID();
 }

@@ -81,6 +81,16 @@ sf_compact(PG_FUNCTION_ARGS)
 	/* admin, even when there is nothing to compact */
 	sf_persist_get_acl(pipeline, false, &acl);
 	sf_acl_check(&acl, pipeline, GetUserId(), SF_PRIV_ADMIN);
+	/* a parallel pipeline: head and lanes at commit (issue 46) */
+	switch (sf_persist_parallel_compact(pipeline, min_bytes))
+	{
+		case 0:
+			PG_RETURN_BOOL(false);
+		case 1:
+			PG_RETURN_BOOL(true);
+		default:
+			break;
+	}
 	if (min_bytes < 0 && !sf_persist_compact_due(pipeline))
 		PG_RETURN_BOOL(false);
 	if (min_bytes > 0 && sf_persist_journal_bytes(pipeline) < min_bytes)

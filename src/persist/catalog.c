@@ -141,7 +141,7 @@ static const SfPlanText catalog_plan_text[NUM_PLANS] = {
 	},
 	[PLAN_ACL_LOCK] = {
 		"SELECT owner, readers, ingesters, admins FROM streamforge.pipeline "
-		"WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+		"WHERE name OPERATOR(pg_catalog.=) $1 FOR NO KEY UPDATE",
 		1, {TEXTOID}
 	},
 	[PLAN_ACL_PUT] = {

@@ -209,6 +209,36 @@ sf_claim_lock(const char *pipeline, int64 id, int lane, const char *partition)
 }
 
 /*
+ * The call-time lock of lane lane of pipeline pipeline (id id), only if it
+ * can be taken without waiting: returns false if another transaction holds
+ * it.  *taken says whether this call took it (false: held already), so
+ * that a caller giving up can release what it took.  Listed for
+ * sf_claim_lock's rule as a waited-for claim is.
+ */
+bool
+sf_claim_try(const char *pipeline, int64 id, int lane, const char *partition,
+			 bool *taken)
+{
+	LOCKTAG		tag;
+	LockAcquireResult r;
+
+	sf_par_claim_tag(&tag, id, lane);
+	r = LockAcquire(&tag, ExclusiveLock, false, true);
+	*taken = false;
+	if (r == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	if (r == LOCKACQUIRE_ALREADY_HELD || r == LOCKACQUIRE_ALREADY_CLEAR)
+	{
+		/* one more reference: released once by a caller giving up */
+		LockRelease(&tag, ExclusiveLock, false);
+		return true;
+	}
+	*taken = true;
+	claim_note(&tag, pipeline, lane, partition);
+	return true;
+}
+
+/*
  * Take a head lock (design 8.1, rank 3) until the transaction ends: it
  * always waits.  The sequencers take their head locks at pre-commit, in
  * name order, after every call-time lock, and wait for nothing ranked

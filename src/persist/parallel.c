@@ -234,7 +234,8 @@ par_name_cmp(const void *a, const void *b)
 }
 
 /*
- * The entries the current transaction wrote, in name order (design 8.1:
+ * The entries the current transaction wrote, or has exclusive operations
+ * on (exclusive.c), in name order (design 8.1:
  * the sequencers take their head locks in that order), palloc'd
  */
 SfParEntry **
@@ -250,7 +251,7 @@ sf_par_open_txns(int *n)
 	all = palloc(Max(hash_get_num_entries(par_hash), 1) * sizeof(SfParEntry *));
 	hash_seq_init(&status, par_hash);
 	while ((pe = hash_seq_search(&status)) != NULL)
-		if (pe->txn != NULL)
+		if (pe->txn != NULL || pe->excl != NULL)
 			all[(*n)++] = pe;
 	qsort(all, *n, sizeof(SfParEntry *), par_name_cmp);
 	return all;
@@ -349,6 +350,10 @@ sf_par_open(const char *name, bool for_write)
 	SfPipelineDef def;
 	Datum		arg;
 
+	/* after this transaction's drop or restore of it (exclusive.c) */
+	if (pe != NULL && pe->excl != NULL)
+		sf_par_exclusive_check_open(pe, for_write);
+
 	/* a write call of a transaction that writes it already */
 	if (for_write && pe != NULL && pe->txn != NULL && pe->head != NULL &&
 		pe->dropped_subid == InvalidSubTransactionId)
@@ -380,7 +385,7 @@ sf_par_open(const char *name, bool for_write)
 		SPI_finish();
 		sf_restore_user(&saved);
 		/* kept while this transaction wrote it: a rollback may need it */
-		if (pe != NULL && pe->txn == NULL)
+		if (pe != NULL && pe->txn == NULL && pe->excl == NULL)
 			par_forget(pe);
 		return NULL;			/* the serial path raises 42704 */
 	}
@@ -720,6 +725,7 @@ sf_par_xact_callback(XactEvent event, void *arg)
 	hash_seq_init(&status, par_hash);
 	while ((pe = hash_seq_search(&status)) != NULL)
 	{
+		pe->excl = NULL;		/* in TopTransactionContext (exclusive.c) */
 		if (pe->catching)
 		{
 			/* a catch-up failed half-way (parallel_load.c) */
@@ -804,6 +810,8 @@ sf_par_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			else
 				pe->lost = true;
 		}
+		if (pe->excl != NULL)
+			sf_par_exclusive_subabort(pe, mySubid);
 		if (pe->txn == NULL || pe->head == NULL)
 			continue;
 		if (pe->dropped_subid != InvalidSubTransactionId &&

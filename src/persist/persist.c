@@ -264,9 +264,11 @@ sf_persist_exists(const char *name)
  * Delete a pipeline and its journal.  Raises 42704 if it does not exist,
  * 42501 unless the caller has the admin privilege on it (the error undoes
  * the delete).  The cache entry goes too; should the drop roll back, the
- * next call simply rebuilds it.
+ * next call simply rebuilds it.  Returns true; false for a parallel
+ * pipeline, whose row and outputs are deleted at commit (exclusive.c):
+ * the caller's sf_sink_drop is for the true case.
  */
-void
+bool
 sf_persist_drop(const char *name)
 {
 	Datum		arg;
@@ -277,6 +279,9 @@ sf_persist_drop(const char *name)
 	Datum		id;
 
 	sf_check_lookup_name(name);
+	/* a parallel pipeline's: every lane claimed, deleted at commit */
+	if (sf_par_exclusive_drop(name))
+		return false;			/* exclusive.c (issue 46) */
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
@@ -302,6 +307,7 @@ sf_persist_drop(const char *name)
 		sf_cache_discard(entry);
 	/* a parallel pipeline's transaction has nothing left to commit */
 	sf_par_dropped(name);
+	return true;
 }
 
 /*
@@ -762,9 +768,11 @@ sf_persist_journal_mark_idle(SfPipeline *p, const char *partition)
  * sf_checkpoint_restore's; the stored snapshot is the decoded state as
  * sf_snapshot_encode writes it (binary without retention, the canonical
  * checkpoint with it), and the journal is emptied.  Needs the admin
- * privilege (42501).
+ * privilege (42501).  Returns true; false for a parallel pipeline, whose
+ * restore is installed at commit and resynchronizes its outputs then
+ * (exclusive.c): the caller's sf_sink_restore is for the true case.
  */
-void
+bool
 sf_persist_restore(const char *name, const char *data, Size len)
 {
 	SfRowInfo	row;
@@ -782,7 +790,7 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	entry = sf_cache_lookup(name, false);
 	if ((entry == NULL || entry->pipeline == NULL) &&
 		sf_persist_parallel_restore(name, data, len))
-		return;					/* parallel.c (issue 46) */
+		return false;			/* exclusive.c (issue 46) */
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
@@ -839,12 +847,15 @@ sf_persist_restore(const char *name, const char *data, Size len)
 	sf_cache_account(entry);
 	sf_cache_touch(entry);
 	sf_cache_enforce(entry);
+	return true;
 }
 
 /*
  * The owner and grants of the pipeline named name, in the caller's memory
- * context; for_update locks its row first.  Raises 42704 if it does not
- * exist.  Checks no privilege: that is the caller's business.
+ * context; for_update locks its row first (a parallel pipeline's: its
+ * lane -1 claim, and the grants this transaction set are returned:
+ * exclusive.c).  Raises 42704 if it does not exist.  Checks no privilege:
+ * that is the caller's business.
  */
 void
 sf_persist_get_acl(const char *name, bool for_update, SfAcl *acl)
@@ -856,6 +867,9 @@ sf_persist_get_acl(const char *name, bool for_update, SfAcl *acl)
 	sf_check_lookup_name(name);
 	if (for_update)
 		sf_persist_check_writable(name);
+	/* a parallel pipeline's: no row lock, the grants written at commit */
+	if (sf_par_exclusive_acl(name, for_update, acl))
+		return;					/* exclusive.c (issue 46) */
 	sf_become_owner(&saved);
 	SPI_connect();
 	arg = CStringGetTextDatum(name);
@@ -884,7 +898,9 @@ sf_persist_get_acl(const char *name, bool for_update, SfAcl *acl)
  * must have locked the row (sf_persist_get_acl with for_update) in this
  * transaction and checked the privileges.  This backend's cached copy
  * follows at once; other backends read the row again before they use the
- * pipeline (a writer holding the lock cannot exist meanwhile).
+ * pipeline (a writer holding the lock cannot exist meanwhile).  A
+ * parallel pipeline's are written at commit under its head lock
+ * (exclusive.c).
  */
 void
 sf_persist_set_acl(const char *name, const SfAcl *acl)
@@ -892,6 +908,8 @@ sf_persist_set_acl(const char *name, const SfAcl *acl)
 	SfSavedUser saved;
 	Datum		values[5];
 
+	if (sf_par_exclusive_set_acl(name, acl))
+		return;					/* at commit (exclusive.c, issue 46) */
 	values[0] = CStringGetTextDatum(name);
 	values[1] = ObjectIdGetDatum(acl->owner);
 	values[2] = sf_acl_array(acl, SF_PRIV_READ);

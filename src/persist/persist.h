@@ -101,7 +101,7 @@ extern Datum sf_string_text(const SfString *s);
 /* persist.c: pipelines stored in the extension's tables, cached per backend */
 extern void sf_persist_init(bool define_gucs);
 extern void sf_persist_create(const SfPipelineDef *def);
-extern void sf_persist_drop(const char *name);
+extern bool sf_persist_drop(const char *name);
 extern SfPipeline *sf_persist_open(const char *name, bool for_write);
 extern void sf_persist_journal_ingest(SfPipeline *p, const SfDelivery *d,
 									  const SfDeliveryHash *h, int n);
@@ -113,7 +113,7 @@ extern void sf_persist_journal_advance(SfPipeline *p, const char *partition,
 									   int64 progress);
 extern void sf_persist_journal_mark_idle(SfPipeline *p,
 										 const char *partition);
-extern void sf_persist_restore(const char *name, const char *data, Size len);
+extern bool sf_persist_restore(const char *name, const char *data, Size len);
 
 /*
  * parallel.c: write calls on a pipeline with writers => 'parallel' (issue
@@ -136,6 +136,7 @@ extern int64 sf_persist_parallel_consumed(SfPipeline *p, int i);
 extern void sf_persist_parallel_create(const SfPipelineDef *def);
 extern bool sf_persist_parallel_restore(const char *name, const char *data,
 										Size len);
+extern int	sf_persist_parallel_compact(const char *name, int64 min_bytes);
 extern bool sf_persist_exists(const char *name);
 extern bool sf_persist_find(const char *name, int64 *id);
 extern void sf_persist_get_acl(const char *name, bool for_update,

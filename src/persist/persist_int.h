@@ -445,6 +445,7 @@ typedef struct SfParEntry
 	SubTransactionId dropped_subid; /* dropped in it; Invalid: not */
 	bool		catching;		/* a catch-up of head is under way */
 	bool		lost;			/* one failed in the open transaction */
+	struct SfParExcl *excl;		/* exclusive.c's actions; NULL: none */
 } SfParEntry;
 
 extern int	sf_par_count(void);
@@ -467,6 +468,110 @@ extern void sf_par_head_tag(LOCKTAG *tag, int64 id);
 extern void sf_par_lock(const LOCKTAG *tag);
 extern void sf_claim_lock(const char *pipeline, int64 id, int lane,
 						  const char *partition);
+extern bool sf_claim_try(const char *pipeline, int64 id, int lane,
+						 const char *partition, bool *taken);
+
+/*
+ * exclusive.c: exclusive operations on parallel pipelines, at pre-commit
+ * under the head lock (design 8.1).  An action: fn(pe, arg), run by the
+ * sequencer (sequencer.c, run_exclusive) in call order.
+ */
+typedef enum SfParExclKind
+{
+	SF_EXCL_RESTORE,
+	SF_EXCL_DROP,
+	SF_EXCL_ACL,
+	SF_EXCL_COMPACT,
+	SF_EXCL_OTHER				/* e.g. definition changes */
+} SfParExclKind;
+
+typedef void (*SfParExclFn) (SfParEntry *pe, void *arg);
+
+typedef struct SfParExclAct
+{
+	SfParExclKind op;
+	SubTransactionId subid;		/* recorded in; its rollback takes it back */
+	SfParExclFn fn;
+	void	   *arg;
+	struct SfParExclAct *next;
+} SfParExclAct;
+
+/* pe->excl: the transaction's actions on one pipeline, in call order */
+typedef struct SfParExcl
+{
+	SfParExclAct *first;
+	SfParExclAct *last;
+	bool		acl_locked;		/* sf_persist_get_acl(for_update) claimed */
+} SfParExcl;
+
+/*
+ * Inline, as parallel.c and sequencer.c use them and exclusive.c calls
+ * both (no call cycle between files, test/run.d/layers.sh)
+ */
+
+/* The last pending action op on pe (NULL allowed), or NULL */
+static inline SfParExclAct *
+sf_par_exclusive_find(const SfParEntry *pe, SfParExclKind op)
+{
+	SfParExclAct *found = NULL;
+
+	if (pe == NULL || pe->excl == NULL)
+		return NULL;
+	for (SfParExclAct *a = pe->excl->first; a != NULL; a = a->next)
+		if (a->op == op)
+			found = a;
+	return found;
+}
+
+/* A subtransaction's abort: the actions recorded in it (or a child) go */
+static inline void
+sf_par_exclusive_subabort(SfParEntry *pe, SubTransactionId sub)
+{
+	SfParExcl  *x = pe->excl;
+	SfParExclAct *keep = NULL;
+
+	for (SfParExclAct *a = x->first; a != NULL; a = a->next)
+	{
+		if (a->subid >= sub)
+		{
+			if (keep == NULL)
+				x->first = NULL;
+			else
+				keep->next = NULL;
+			break;
+		}
+		keep = a;
+	}
+	x->last = keep;
+}
+
+/*
+ * The transaction's later calls on pe after its exclusive operations
+ * (parallel.c's sf_par_open): a pending drop makes it unknown (42704), a
+ * pending restore refuses write calls (0A000: they would run on the state
+ * the restore replaces at commit)
+ */
+static inline void
+sf_par_exclusive_check_open(const SfParEntry *pe, bool for_write)
+{
+	if (sf_par_exclusive_find(pe, SF_EXCL_DROP) != NULL)
+		sf_unknown_pipeline(pe->name);
+	if (for_write && sf_par_exclusive_find(pe, SF_EXCL_RESTORE) != NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot write parallel pipeline \"%s\" in a transaction that restored it",
+					   pe->name),
+				errdetail("The restore is installed at commit."),
+				errhint("Write it in a transaction of its own."));
+}
+
+extern void sf_par_exclusive_claim(SfParEntry *pe, bool every_lane);
+extern void sf_par_exclusive_add(SfParEntry *pe, SfParExclKind op,
+								 SfParExclFn fn, void *arg);
+extern bool sf_par_exclusive_drop(const char *name);
+extern bool sf_par_exclusive_acl(const char *name, bool for_update,
+								 SfAcl *acl);
+extern bool sf_par_exclusive_set_acl(const char *name, const SfAcl *acl);
 
 extern void sf_sequencer_run_all(void);
 extern void sf_par_store_snapshots(SfParEntry *pe, int64 version);

@@ -36,9 +36,12 @@
  *	   and every lane's, taken together, replace the journals (design 6.6;
  *	   all lanes are loaded in step 4, so the head compacts with them).
  *
- * Also here, as they store head and lanes together: the lanes of a new
- * parallel pipeline (sf_persist_parallel_create) and its restore
- * (sf_persist_parallel_restore).
+ *	6. run the transaction's exclusive operations on the pipeline
+ *	   (restore, drop, grants, compact: exclusive.c), recorded at their
+ *	   calls, under the head lock (run_exclusive).
+ *
+ * Also here: the lanes of a new parallel pipeline
+ * (sf_persist_parallel_create).
  *
  * An error anywhere aborts the transaction; parallel.c's callback then
  * discards the head, which the sequencer may have changed half-way.
@@ -409,69 +412,33 @@ sf_persist_parallel_create(const SfPipelineDef *def)
 }
 
 /*
- * Restore parallel pipeline name from a checkpoint (design 6.7): split
- * into head and lanes (SF003 as for a serial pipeline), stored as their
- * snapshots under the head lock with the journals emptied and the version
- * bumped, at once (the design's "at commit" is step 7's).  Writers whose
- * base predates it fail at their commit in step 4.  Needs the admin
- * privilege (42501).  Returns false if name is not a parallel pipeline.
+ * The exclusive operations of the transaction on pe (exclusive.c), after
+ * its own writes were sequenced: the head lock (held already if it wrote
+ * pe), then each action in call order, with the latest snapshot active
+ * and the statements that write using it (the head lock keeps every other
+ * sequencer out; design 8.1).  A drop ends the list: the pipeline is gone.
  */
-bool
-sf_persist_parallel_restore(const char *name, const char *data, Size len)
+static void
+run_exclusive(SfParEntry *pe)
 {
-	SfParEntry *pe;
-	SfPipeline *p = sf_par_open(name, false);
-	SfHead	   *h;
 	LOCKTAG		tag;
-	SfSavedUser saved;
-	Datum		arg;
-	int64		version;
-	bool		isnull;
 
-	if (p == NULL)
-		return false;
-	pe = sf_par_lookup(name, false);
-	sf_acl_check(&pe->acl, name, GetUserId(), SF_PRIV_ADMIN);
-	sf_persist_check_writable(name);
-	if (pe->txn != NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				errmsg("cannot restore parallel pipeline \"%s\" in a transaction that wrote it",
-					   name),
-				errhint("Restore it in a transaction of its own."));
-	sf_check_checkpoint_size(data, len);
-	h = sf_head_checkpoint_restore(CurTransactionContext, &p->def, data, len);
-
+	if (pe->excl == NULL || pe->excl->first == NULL)
+		return;
 	sf_par_head_tag(&tag, pe->id);
 	sf_par_lock(&tag);
-	/* the rows' latest versions, as the sequencer writes them */
+	/* reset by sf_sequencer_run_all on error */
 	sf_latest_writes(true);
-	PG_TRY();
+	PushActiveSnapshot(GetLatestSnapshot());
+	for (SfParExclAct *a = pe->excl->first; a != NULL; a = a->next)
 	{
-		sf_become_owner(&saved);
-		SPI_connect();
-		arg = CStringGetTextDatum(name);
-		sf_exec(PLAN_OPEN_WRITE, &arg, NULL, false, SPI_OK_UPDATE_RETURNING);
-		if (SPI_processed != 1)
-			sf_unknown_pipeline(name);
-		version = sf_getint64(3, &isnull);
-		SPI_finish();
-		sf_restore_user(&saved);
-
-		/* the entry holds the restored state, discarded unless we commit */
-		MemoryContextSetParent(h->cxt, sf_par_context());
-		sf_par_end_txn(pe, true);
-		pe->head = h;
-		pe->version = version;
-		pe->restored = true;
-		sf_par_store_snapshots(pe, version);
+		CHECK_FOR_INTERRUPTS();
+		a->fn(pe, a->arg);
+		if (a->op == SF_EXCL_DROP)
+			break;
 	}
-	PG_FINALLY();
-	{
-		sf_latest_writes(false);
-	}
-	PG_END_TRY();
-	return true;
+	sf_latest_writes(false);
+	PopActiveSnapshot();
 }
 
 /*
@@ -495,7 +462,11 @@ sf_sequencer_run_all(void)
 	PG_TRY();
 	{
 		for (int i = 0; i < n; i++)
-			sequence(all[i]);
+		{
+			if (all[i]->txn != NULL)
+				sequence(all[i]);
+			run_exclusive(all[i]);
+		}
 	}
 	PG_FINALLY();
 	{

@@ -3,9 +3,10 @@
 # clients run random transactions over three pipelines, pl_a and pl_b
 # parallel and pl_s serial, each mixing deliveries (multi-row inserts into
 # the pipelines' attached tables), advances, finish, lock_pipelines with
-# and without partitions, tick_pipelines, and on the serial pipeline a
-# definition change (set_lateness), compact and a checkpoint/restore,
-# with checkpoints of any of them, savepoints that roll back and whole
+# and without partitions, tick_pipelines, on the serial pipeline a
+# definition change (set_lateness), and on any of them compact,
+# grant/revoke and a checkpoint/restore (a parallel pipeline's act at
+# commit under its head lock, build plan step 7), with checkpoints of any of them, savepoints that roll back and whole
 # rollbacks, in random orders; deadlock_timeout is 10 ms, so a deadlock
 # would be found quickly.  Every call runs in a subtransaction that
 # catches its error and counts it (in sequences: they survive rollbacks).
@@ -147,15 +148,21 @@ BEGIN
     ELSIF r < 70 THEN
         PERFORM call('SELECT count(*) FROM streamforge.tick_pipelines(ARRAY[''pl_s'', ''pl_b'', ''pl_a''])',
             ARRAY[rnk('pl_s', -1)]);
-    ELSIF r < 75 THEN
+    ELSIF r < 73 THEN
         PERFORM call(format('SELECT streamforge.set_lateness(''pl_s'', %s)',
                             floor(random() * 20)), ARRAY[rnk('pl_s', -1)]);
+    ELSIF r < 75 THEN
+        -- a parallel pipeline's: its lane -1 claim, the row at commit
+        PERFORM call(format('SELECT streamforge.%s(%L, ''public'', ''read'')',
+                            CASE WHEN random() < 0.5 THEN 'grant' ELSE 'revoke' END, p),
+            ARRAY[rnk(p, -1)]);
     ELSIF r < 78 THEN
-        PERFORM call('SELECT streamforge.compact(''pl_s'', 0)', ARRAY[rnk('pl_s', -1)]);
+        -- a parallel pipeline's: its lanes only if free (no wait)
+        PERFORM call(format('SELECT streamforge.compact(%L, 0)', p), ARRAY[rnk(p, -1)]);
     ELSIF r < 85 THEN
         PERFORM call(format('SELECT octet_length(streamforge.checkpoint(%L)::text)', p),
             ARRAY[]::text[]);
-    ELSIF r < 90 THEN
+    ELSIF r < 90 AND p = 'pl_s' THEN
         -- its own state, read under its lock (a checkpoint read before
         -- would lose what commits while restore waits for the lock)
         IF call('SELECT streamforge.lock_pipelines(ARRAY[''pl_s''])',
@@ -163,6 +170,22 @@ BEGIN
             PERFORM call('SELECT streamforge.restore(''pl_s'', streamforge.checkpoint(''pl_s''))',
                 ARRAY[rnk('pl_s', -1)]);
         END IF;
+    ELSIF r < 90 THEN
+        -- a parallel pipeline's restore claims every lane at the call and
+        -- is installed at commit: the second one's checkpoint, read under
+        -- the first one's claims, holds every committed delivery (both
+        -- are installed, in order); if it fails, the first goes too
+        ranks := ARRAY(SELECT rnk(p, i) FROM generate_series(-1, 3) AS i);
+        BEGIN
+            IF call(format('SELECT streamforge.restore(%L, streamforge.checkpoint(%L))', p, p),
+                    ranks) AND
+               NOT call(format('SELECT streamforge.restore(%L, streamforge.checkpoint(%L))', p, p),
+                        ranks) THEN
+                RAISE EXCEPTION 'undo the first restore' USING ERRCODE = 'P0002';
+            END IF;
+        EXCEPTION WHEN SQLSTATE 'P0002' THEN
+            NULL;
+        END;
     ELSE
         -- a savepoint that rolls back: its claims go with it
         BEGIN
