@@ -479,7 +479,10 @@ par_reexecute(SfParEntry *pe, const SfRowInfo *row)
 {
 	SfHead	   *old = pe->head;
 	SfTxn	   *t = pe->txn;
-	const SfPipelineDef *def = &old->p->def;
+	SfPipelineDef newdef;
+
+	/* row's definition: a definition change may be one (redefine_par.c) */
+	const SfPipelineDef *def = sf_par_redefined_def(pe, row, &newdef);
 	int			np = def->npartitions;
 	SfHead	   *h;
 
