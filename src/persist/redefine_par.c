@@ -241,7 +241,8 @@ static void
 install_locked(SfParEntry *pe, const SfPipelineDef *claimed, SfPipeline *p,
 			   int64 from, SfRedefineFn build, void *arg)
 {
-	SfAcl acl;
+	SfAcl		acl;
+	SfHead	   *h;
 
 	sync_locked(pe, &acl);
 	sf_acl_check(&acl, pe->name, GetUserId(), SF_PRIV_ADMIN);
@@ -265,7 +266,15 @@ install_locked(SfParEntry *pe, const SfPipelineDef *claimed, SfPipeline *p,
 	}
 	if (p == NULL)
 		p = build_from(pe, build, arg);
-	install(pe, sf_head_split(CurTransactionContext, p), p);
+	h = sf_head_split(CurTransactionContext, p);
+
+	/*
+	 * What the change finalized, for the outputs' mark-final of 'update'
+	 * mode (sink.c's sink_final_below): counters of the call, not state
+	 */
+	h->p->finalized = p->finalized;
+	h->p->finalized_synced = p->finalized_synced;
+	install(pe, h, p);
 }
 
 /* install_locked with the statements writing the rows' latest versions */
