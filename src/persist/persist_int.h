@@ -474,9 +474,6 @@ extern void sf_par_store_snapshots(SfParEntry *pe, int64 version);
 /* redefine_par.c: definition changes of parallel pipelines */
 extern SfPipeline *sf_par_redefine(const char *name, SfRedefineFn build,
 								   void *arg, bool early);
-extern const SfPipelineDef *sf_par_redefined_def(SfParEntry *pe,
-												 const SfRowInfo *row,
-												 SfPipelineDef *buf);
 
 /* parallel_load.c */
 extern void sf_par_load(SfParEntry *pe, const SfPipelineDef *def,

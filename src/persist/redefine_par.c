@@ -45,9 +45,9 @@
  * after the change committed loads the new state.  A writer that made
  * only advances, mark_idle or finish before the change committed (no
  * claim) re-executes them at its commit on the new head when the
- * partitions are unchanged (sf_par_redefined_def, from parallel_load.c's
- * re-execution), else fails with 40001; one that claims a lane after the
- * change committed fails at that call with 40001, as after a compaction.
+ * partitions are unchanged (parallel_load.c's par_reexecute checks it),
+ * else fails with 40001; one that claims a lane after the change
+ * committed fails at that call with 40001, as after a compaction.
  *
  * Copyright (c) 2026, the streamforge authors
  *
@@ -347,40 +347,4 @@ sf_par_redefine(const char *name, SfRedefineFn build, void *arg, bool early)
 
 	install_latest(pe, &claimed, p, from, build, arg);
 	return pe->head->p;
-}
-
-/*
- * The definition a re-execution at commit (parallel_load.c's
- * par_reexecute) loads row with: pe's own, or the one a definition change
- * committed since pe's transaction began.  A transaction re-executes on a
- * new definition only if it delivered nothing (a definition change claims
- * every lane, so a transaction with deliveries ended before it or claimed
- * after it, which a claim refuses) and the partitions are the same (its
- * advances and idle marks name partitions by index): otherwise 40001.
- * Caller is connected to SPI as the owner with a snapshot pushed that
- * sees row.
- */
-const SfPipelineDef *
-sf_par_redefined_def(SfParEntry *pe, const SfRowInfo *row,
-					 SfPipelineDef *buf)
-{
-	const SfPipelineDef *def = &pe->head->p->def;
-	text				*had;
-	text				*now;
-
-	sf_load_def(pe->name, row->id, buf);
-	had = DatumGetTextPP(sf_definition_text(def));
-	now = DatumGetTextPP(sf_definition_text(buf));
-	if (VARSIZE_ANY_EXHDR(had) == VARSIZE_ANY_EXHDR(now) &&
-		memcmp(VARDATA_ANY(had), VARDATA_ANY(now), VARSIZE_ANY_EXHDR(had)) == 0)
-		return def;
-	for (int64 k = 0; k < pe->txn->nops; k++)
-		if (pe->txn->ops[k].kind == SF_TXN_EVENT)
-			sf_par_moved_error(pe, "Its definition was changed since this transaction's first delivery.");
-	for (int i = 0; i < def->npartitions; i++)
-		if (pe->log != NULL && pe->log[i].n > 0)
-			sf_par_moved_error(pe, "Its definition was changed since this transaction's first delivery.");
-	if (!same_partitions(def, buf))
-		sf_par_moved_error(pe, "Its partitions were changed since this transaction's first write.");
-	return buf;
 }
