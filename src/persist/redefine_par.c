@@ -127,10 +127,10 @@ static void
 sync_locked(SfParEntry *pe, SfAcl *acl)
 {
 	MemoryContext callercxt = CurrentMemoryContext;
-	SfSavedUser	  saved;
-	SfRowInfo	  row = {0};
+	SfSavedUser saved;
+	SfRowInfo	row = {0};
 	SfPipelineDef def;
-	Datum		  arg;
+	Datum		arg;
 
 	sf_become_owner(&saved);
 	SPI_connect();
@@ -184,13 +184,13 @@ static void
 install(SfParEntry *pe, SfHead *h, const SfPipeline *p)
 {
 	const SfPipelineDef *def = &p->def;
-	bool				 relane = !same_partitions(&pe->head->p->def, def);
-	int					 np = def->npartitions;
-	SfSavedUser			 saved;
-	Datum				 values[4];
-	char				 nulls[4] = {' ', ' ', 'n', ' '};
-	int64				 version;
-	bool				 isnull;
+	bool		relane = !same_partitions(&pe->head->p->def, def);
+	int			np = def->npartitions;
+	SfSavedUser saved;
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', 'n', ' '};
+	int64		version;
+	bool		isnull;
 
 	sf_become_owner(&saved);
 	SPI_connect();
@@ -311,11 +311,11 @@ install_latest(SfParEntry *pe, const SfPipelineDef *claimed, SfPipeline *p,
 SfPipeline *
 sf_par_redefine(const char *name, SfRedefineFn build, void *arg, bool early)
 {
-	SfParEntry	 *pe;
-	SfPipeline	 *p = NULL;
+	SfParEntry *pe;
+	SfPipeline *p = NULL;
 	SfPipelineDef claimed;
-	LOCKTAG		  tag;
-	int64		  from = -1;
+	LOCKTAG		tag;
+	int64		from = -1;
 
 	if (sf_par_open(name, false) == NULL)
 		return NULL;
