@@ -196,6 +196,20 @@ ROLLBACK;
 SELECT streamforge.definition('rd_p')->'lateness' AS lateness;
 CALL rd_ingest('a', 4, 'e12', 'k1', 85, 2048);
 SELECT * FROM rd_compare('rd_s', 'rd_p');
+-- two changes in one transaction, then a write in it after them
+BEGIN;
+SELECT count(*) FROM streamforge.add_window('rd_s', streamforge.fixed('g', 30));
+SELECT count(*) FROM streamforge.set_lateness('rd_s', 2);
+SELECT streamforge.ingest_count('rd_s', 'c', 2, 'e14', 'k3', 95, 4096);
+COMMIT;
+BEGIN;
+SELECT count(*) FROM streamforge.add_window('rd_p', streamforge.fixed('g', 30));
+SELECT count(*) FROM streamforge.set_lateness('rd_p', 2);
+SELECT streamforge.ingest_count('rd_p', 'c', 2, 'e14', 'k3', 95, 4096);
+COMMIT;
+SELECT * FROM rd_compare('rd_s', 'rd_p');
+\c
+SELECT * FROM rd_compare('rd_s', 'rd_p');
 BEGIN;
 SELECT streamforge.ingest_count('rd_p', 'a', 5, 'e13', 'k1', 86, 1);
 SELECT count(*) FROM streamforge.set_lateness('rd_p', 2);
