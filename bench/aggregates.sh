@@ -19,6 +19,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 BENCH=$SF_ROOT/bench
@@ -44,43 +46,15 @@ if [ -n "$BUILD" ]; then
 fi
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 DATE=$(date -u +%Y-%m-%d)
-SCRATCH=$(mktemp -d /tmp/streamforge-bench.XXXXXX)
-chmod 755 "$SCRATCH"
-started=
-cleanup() {
-	local rc=$?
-	[ -n "$started" ] && SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1
-	rm -rf "$SCRATCH"
-	exit $rc
-}
-trap cleanup EXIT
-PRIV=$SCRATCH/pg
-mkdir -p "$PRIV$(dirname "$PGDIR")" "$PRIV$(dirname "$($PG_CONFIG --sharedir)")"
-cp -a "$PGDIR" "$PRIV$PGDIR"
-cp -a "$($PG_CONFIG --sharedir)" "$PRIV$($PG_CONFIG --sharedir)"
-make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$PRIV" install >/dev/null ||
-	sf_die "make install into $PRIV failed"
-SRVBIN=$PRIV$PGBIN
-sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-psql_db() {
-	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d "$DB" "$@"
-}
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 || sf_die "initdb failed"
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SCRATCH'
+bench_scratch bench
+bench_initdb
+bench_conf <<EOF
 shared_buffers = 512MB
 max_wal_size = 16GB
 autovacuum = off
 synchronous_commit = off
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	sf_die "could not start the cluster"
-started=1
+bench_start
 
 psql_db -v events="$EVENTS" -v reps="$REPS" -At -F '|' >"$SCRATCH/out.txt" <<'EOSQL'
 CREATE EXTENSION streamforge;

@@ -28,6 +28,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 PORT=5434						# names the socket file only: no TCP listener
@@ -64,47 +66,14 @@ fi
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 DATE=$(date -u +%Y-%m-%d)
 
-SCRATCH=$(mktemp -d /tmp/streamforge-hostile.XXXXXX)
-chmod 755 "$SCRATCH"
-started=
-cleanup() {
-	local rc=$?
-	if [ -n "$started" ]; then
-		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
-		echo "scratch directory kept: $SCRATCH"
-	else
-		rm -rf "$SCRATCH"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-
-PRIV=$SCRATCH/pg
-sf_private_tree "$PRIV"
-SRVBIN=$PRIV$PGBIN
-sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-psql_db() {
-	as_server "$SRVBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d "$DB" "$@"
-}
-
+bench_scratch hostile
 sf_say "starting a throwaway cluster in $SCRATCH/data"
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
-listen_addresses = ''
-unix_socket_directories = '$SCRATCH'
-port = $PORT
+bench_initdb
+bench_conf <<EOF
 shared_buffers = 128MB
 fsync = off
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
+bench_start
 as_server "$SRVBIN/createdb" -h "$SCRATCH" -p "$PORT" -U postgres "$DB"
 psql_db -c "CREATE EXTENSION streamforge"
 

@@ -22,6 +22,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 PORT=5435
@@ -40,20 +42,7 @@ done
 sf_check_server_user
 make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "make failed"
 
-SCRATCH=$(mktemp -d /tmp/streamforge-bench-json.XXXXXX)
-chmod 755 "$SCRATCH"
-started=
-cleanup() {
-	local rc=$?
-	[ -n "$started" ] && SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
-		echo "scratch directory kept: $SCRATCH"
-	else
-		rm -rf "$SCRATCH"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
+bench_scratch bench-json
 
 # the old PL/pgSQL ingest_json, renamed into schema bench_old
 OLD=
@@ -70,33 +59,10 @@ else
 	echo "note: no git history for $OLD_COMMIT; skipping the PL/pgSQL rows" >&2
 fi
 
-sf_private_tree "$SCRATCH/pg"
-SRVBIN=$SCRATCH/pg$PGBIN
-sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
+bench_initdb "shared_buffers = 512MB" "work_mem = 64MB" "max_wal_size = 8GB" "autovacuum = off"
+bench_start
 
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<CONF
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SCRATCH'
-shared_buffers = 512MB
-work_mem = 64MB
-max_wal_size = 8GB
-autovacuum = off
-CONF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
-
-psql_run() {
-	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d postgres "$@"
-}
-
-psql_run -o /dev/null <<SQL
+psql_db -o /dev/null <<SQL
 CREATE EXTENSION streamforge;
 CREATE TABLE src AS
 SELECT g AS id, 'k' || (g % 1000) AS k, (g::bigint * 7919) % 60000000 AS t, g % 100 AS v
@@ -113,12 +79,12 @@ CREATE TABLE js_ev AS SELECT jsonb_agg(jsonb_build_object('partition', 'p', 'eve
 CREATE TABLE js_off AS SELECT jsonb_agg(jsonb_build_object('partition', 'p', 'source_offset', id - 1, 'event_id', id::text, 'key', k, 'event_time', t, 'value', v) ORDER BY id) AS a FROM src;
 CHECKPOINT;
 SQL
-[ -n "$OLD" ] && psql_run -o /dev/null -f "$SCRATCH/old.sql"
+[ -n "$OLD" ] && psql_db -o /dev/null -f "$SCRATCH/old.sql"
 
 declare -A MS
 measure() {
 	local name=$1 sql=$2 ms
-	ms=$(psql_run -c '\timing on' -c "$sql" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
+	ms=$(psql_db -c '\timing on' -c "$sql" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
 	MS[$name]=$ms
 	printf '| %-20s | %9d | %10.0f | %12.0f |\n' "$name" "$ROWS" "$ms" "$(echo "$ROWS / ($ms / 1000)" | bc -l)"
 }
@@ -135,7 +101,7 @@ measure json_offsets "SELECT count(*) FROM js_off, streamforge.ingest_json('p_js
 [ -n "$OLD" ] && measure json_offsets_plpgsql "SELECT count(*) FROM js_off, bench_old.ingest_json('p_json_off_old', js_off.a)"
 
 # the same state everywhere, or the comparison means nothing
-psql_run -At -c "SELECT count(DISTINCT x) FROM (SELECT (SELECT string_agg(l::text, ',' ORDER BY l::text) FROM streamforge.live(n) AS l) AS x
+psql_db -At -c "SELECT count(DISTINCT x) FROM (SELECT (SELECT string_agg(l::text, ',' ORDER BY l::text) FROM streamforge.live(n) AS l) AS x
                    FROM unnest(ARRAY['p_append', 'p_json_ev', 'p_ingest', 'p_json_off'$([ -n "$OLD" ] && echo ", 'p_json_ev_old', 'p_json_off_old'")]) AS n) AS s" |
 	grep -qx 1 || sf_die "the pipelines differ after the runs"
 

@@ -19,6 +19,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 PORT=5434
@@ -36,49 +38,12 @@ done
 sf_check_server_user
 make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "make failed"
 
-SCRATCH=$(mktemp -d /tmp/streamforge-bench-ingest.XXXXXX)
-chmod 755 "$SCRATCH"
-started=
-cleanup() {
-	local rc=$?
-	[ -n "$started" ] && SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
-		echo "scratch directory kept: $SCRATCH"
-	else
-		rm -rf "$SCRATCH"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-
-sf_private_tree "$SCRATCH/pg"
-SRVBIN=$SCRATCH/pg$PGBIN
-sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SCRATCH'
-shared_buffers = 512MB
-work_mem = 64MB
-max_wal_size = 8GB
-autovacuum = off
-EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
-
-psql_run() {
-	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d postgres "$@"
-}
+bench_scratch bench-ingest
+bench_initdb "shared_buffers = 512MB" "work_mem = 64MB" "max_wal_size = 8GB" "autovacuum = off"
+bench_start
 
 # the events: 1,000 keys, times spread over 1,000 windows of 60,000
-psql_run -o /dev/null <<EOF
+psql_db -o /dev/null <<EOF
 CREATE EXTENSION streamforge;
 CREATE TABLE src AS
 SELECT g AS id, 'k' || (g % 1000) AS k, (g::bigint * 7919) % 60000000 AS t, g % 100 AS v
@@ -100,7 +65,7 @@ EOF
 
 measure() {
 	local name=$1 n=$2 sql=$3 ms
-	ms=$(psql_run -c '\timing on' -c "$sql" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
+	ms=$(psql_db -c '\timing on' -c "$sql" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
 	printf '| %-15s | %9d | %10.0f | %12.0f |\n' "$name" "$n" "$ms" "$(echo "$n / ($ms / 1000)" | bc -l)"
 }
 

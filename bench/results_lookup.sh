@@ -16,6 +16,8 @@
 # what a user of 0.2.0 got), and prints the ratio.
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 ROWS=1000000
@@ -35,43 +37,9 @@ command -v bc >/dev/null || sf_die "bc is needed"
 sf_say "building"
 make -C "$SF_ROOT" -s -j2 PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "build failed"
 
-SCRATCH=$(mktemp -d /tmp/streamforge-lookup.XXXXXX)
-chmod 755 "$SCRATCH"
-SRVBIN=$SCRATCH/pg$PGBIN
-started=
-cleanup() {
-	local rc=$?
-	if [ -n "$started" ]; then
-		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" \
-			-D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
-		echo "scratch directory kept: $SCRATCH"
-	else
-		rm -rf "$SCRATCH"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-
-sf_private_tree "$SCRATCH/pg"
-sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-psql_db() {
-	as_server "$SRVBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d postgres "$@"
-}
-
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-printf '%s\n' "listen_addresses = ''" "port = $PORT" \
-	"unix_socket_directories = '$SCRATCH'" "unix_socket_permissions = 0700" \
-	"shared_buffers = 512MB" "max_wal_size = 8GB" "autovacuum = off" |
-	as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
+bench_scratch lookup
+bench_initdb "shared_buffers = 512MB" "max_wal_size = 8GB" "autovacuum = off"
+bench_start
 
 sf_say "filling streamforge.results with $ROWS rows"
 psql_db -c "CREATE EXTENSION streamforge" -c "

@@ -42,6 +42,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 BENCH=$SF_ROOT/bench
@@ -122,32 +124,8 @@ DIRTY=$( (git -C "$SF_ROOT" status --porcelain --untracked-files=no -- src sql M
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 DATE=$(date -u +%Y-%m-%d)
 
-SCRATCH=$(mktemp -d /tmp/streamforge-bench.XXXXXX)
-chmod 755 "$SCRATCH"
-started=
-cleanup() {
-	local rc=$?
-	if [ -n "$started" ]; then
-		sf_say "stopping the benchmark cluster"
-		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
-		echo "scratch directory kept: $SCRATCH"
-	else
-		rm -rf "$SCRATCH"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-
-# the private PostgreSQL tree, with this build installed into it
+bench_scratch bench
 PRIV=$SCRATCH/pg
-mkdir -p "$PRIV$(dirname "$PGDIR")" "$PRIV$(dirname "$($PG_CONFIG --sharedir)")"
-cp -a "$PGDIR" "$PRIV$PGDIR"
-cp -a "$($PG_CONFIG --sharedir)" "$PRIV$($PG_CONFIG --sharedir)"
-make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$PRIV" install >/dev/null ||
-	sf_die "make install into $PRIV failed"
-SRVBIN=$PRIV$PGBIN
 SO_SUM=$(md5sum "$PRIV$($PG_CONFIG --pkglibdir)/$(sf_make_var "$SF_ROOT" MODULE_big).so" | cut -d' ' -f1)
 
 cp -r "$BENCH/sql" "$BENCH/latency.pgbench" "$BENCH/commit_floor.pgbench" \
@@ -155,12 +133,6 @@ cp -r "$BENCH/sql" "$BENCH/latency.pgbench" "$BENCH/commit_floor.pgbench" \
 mkdir -p "$SCRATCH/work" "$SCRATCH/lat"
 sf_is_root && chown -R postgres:postgres "$SCRATCH"
 
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-psql_db() {
-	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d "$DB" "$@"
-}
-psql_val() { psql_db -At -c "$1"; }
 elapsed() { echo $((SECONDS - T_START))s; }
 T_START=$SECONDS
 
@@ -177,16 +149,8 @@ cat "$SCRATCH/work/counts.txt"
 # 2. Throwaway cluster
 # ------------------------------------------------------------------
 sf_say "starting a throwaway cluster in $SCRATCH/data"
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
-
-# streamforge benchmark: Unix socket only, in the scratch directory
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SCRATCH'
-unix_socket_permissions = 0700
+bench_initdb
+bench_conf <<EOF
 shared_buffers = 1GB
 work_mem = 64MB
 maintenance_work_mem = 256MB
@@ -194,15 +158,13 @@ max_wal_size = 16GB
 checkpoint_timeout = 1h
 autovacuum = off
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
+bench_start
 
 # ------------------------------------------------------------------
 # 3. Schema, workload, batches
 # ------------------------------------------------------------------
 sf_say "loading the workload and building the batches"
-as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" -U postgres -d postgres \
+as_server "$SRVBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" -U postgres -d postgres \
 	-c "CREATE DATABASE $DB"
 psql_db -c "CREATE EXTENSION streamforge" -f "$SCRATCH/sql/bench.sql"
 [ "$(psql_val "SELECT setting FROM pg_config WHERE name = 'PKGLIBDIR'")" = "$PRIV$($PG_CONFIG --pkglibdir)" ] ||
@@ -386,8 +348,7 @@ if [ -n "$CALLGRIND" ]; then
 	# (its own scratch directory and clusters; docs/performance.md,
 	# "Instruction counts")
 	sf_say "instruction counts (bench/callgrind.sh) ($(elapsed))"
-	SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
-	started=
+	bench_stop
 	cg_refs=(WORKTREE)
 	[ -n "$CALLGRIND_BASE" ] && cg_refs=("$CALLGRIND_BASE" WORKTREE)
 	# (a --quick run's files are callgrind-*-quick.*, as its others)

@@ -21,6 +21,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 PORT=5434						# names the socket file only: no TCP listener
@@ -55,51 +57,17 @@ make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" >/dev/null || sf_die "build failed"
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 OUT=$SF_ROOT/bench/results/soak-$(date -u +%Y-%m-%d)-$SHA${ONLY:+-$ONLY}$SUFFIX.md
 
-SCRATCH=$(mktemp -d /tmp/streamforge-soak.XXXXXX)
-chmod 755 "$SCRATCH"
-started=
-cleanup() {
-	local rc=$?
-	if [ -n "$started" ]; then
-		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
-		echo "scratch directory kept: $SCRATCH"
-	else
-		rm -rf "$SCRATCH"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-
-sf_private_tree "$SCRATCH/pg"
-SRVBIN=$SCRATCH/pg$PGBIN
-sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-psql_db() {
-	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d "$DB" "$@"
-}
-psql_val() { psql_db -At -c "$1"; }
-
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SCRATCH'
-unix_socket_permissions = 0700
+bench_scratch soak
+bench_initdb
+bench_conf <<EOF
 shared_buffers = 512MB
 max_wal_size = 16GB
 checkpoint_timeout = 1h
 synchronous_commit = off
 autovacuum = off
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
-as_server "$PGBIN/psql" -X -q -h "$SCRATCH" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB"
+bench_start
+as_server "$SRVBIN/psql" -X -q -h "$SCRATCH" -p "$PORT" -U postgres -d postgres -c "CREATE DATABASE $DB"
 psql_db <<'EOF'
 CREATE EXTENSION streamforge;
 CREATE FUNCTION pipeline_bytes() RETURNS bigint LANGUAGE sql AS $$

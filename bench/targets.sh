@@ -42,6 +42,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 BENCH=$SF_ROOT/bench
@@ -82,60 +84,26 @@ PY=/usr/bin/python3
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 DATE=$(date -u +%Y-%m-%d)
 
-SCRATCH=$(mktemp -d /tmp/streamforge-targets.XXXXXX)
-chmod 755 "$SCRATCH"
-SRVBIN=$SCRATCH/pg$PGBIN
-started=
-cleanup() {
-	local rc=$?
-	if [ -n "$started" ]; then
-		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
-		echo "scratch directory kept: $SCRATCH"
-	else
-		rm -rf "$SCRATCH"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-
-sf_private_tree "$SCRATCH/pg"
+bench_scratch targets
 cp -r "$BENCH/sql" "$BENCH/gen_workload.py" "$SCRATCH/"
 mkdir -p "$SCRATCH/work"
 sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-psql_db() {
-	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d "$DB" "$@"
-}
-psql_val() { psql_db -At -c "$1"; }
 
 sf_say "generating the workload: $ARRIVALS arrivals, seed $SEED"
 as_server "$PY" "$SCRATCH/gen_workload.py" --out "$SCRATCH/work" \
 	--arrivals "$ARRIVALS" --seed "$SEED" --tick "$TICK" \
 	--disorder "$DISORDER" --lateness "$LATENESS" 2>"$SCRATCH/work/counts.txt"
 
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
-
-# streamforge targets benchmark: Unix socket only, in the scratch directory
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SCRATCH'
-unix_socket_permissions = 0700
+bench_initdb
+bench_conf <<EOF
 shared_buffers = 512MB
 work_mem = 64MB
 max_wal_size = 16GB
 checkpoint_timeout = 1h
 autovacuum = off
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
-as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" -U postgres -d postgres \
+bench_start
+as_server "$SRVBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" -U postgres -d postgres \
 	-c "CREATE DATABASE $DB"
 psql_db -c "CREATE EXTENSION streamforge" -f "$SCRATCH/sql/bench.sql" >/dev/null
 psql_db >/dev/null <<EOF

@@ -41,6 +41,8 @@ set -euo pipefail
 {
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 HERE=$SF_ROOT/bench/nexmark
@@ -79,42 +81,17 @@ fi
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 DIRTY=$( (git -C "$SF_ROOT" status --porcelain --untracked-files=no -- src sql Makefile 2>/dev/null || echo unknown) | wc -l)
 DATE=$(date -u +%Y-%m-%d)
-SCRATCH=$(mktemp -d "${NEXMARK_TMPDIR:-/tmp}/streamforge-nexmark.XXXXXX")
-chmod 755 "$SCRATCH"
-started=
-cleanup() {
-	local rc=$?
-	[ -n "$started" ] && SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then echo "scratch directory kept: $SCRATCH"; else rm -rf "$SCRATCH"; fi
-	exit $rc
-}
-trap cleanup EXIT
-PRIV=$SCRATCH/pg
-mkdir -p "$PRIV$(dirname "$PGDIR")" "$PRIV$(dirname "$($PG_CONFIG --sharedir)")"
-cp -a "$PGDIR" "$PRIV$PGDIR"
-cp -a "$($PG_CONFIG --sharedir)" "$PRIV$($PG_CONFIG --sharedir)"
-make -C "$SF_ROOT" PG_CONFIG="$PG_CONFIG" DESTDIR="$PRIV" install >/dev/null ||
-	sf_die "make install into $PRIV failed"
-SRVBIN=$PRIV$PGBIN
+bench_scratch nexmark "${NEXMARK_TMPDIR:-/tmp}"
 cp "$HERE/nexmark.sql" "$HERE/gen_nexmark.py" "$SCRATCH/"
 sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-psql_db() {
-	as_server "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d "$DB" "$@"
-}
 sf_say "generating $EVENTS Nexmark events at $RATE events/s of event time"
 as_server python3 "$SCRATCH/gen_nexmark.py" --events "$EVENTS" --rate "$RATE" \
 	>"$SCRATCH/bids.csv" 2>"$SCRATCH/gen.txt" || { cat "$SCRATCH/gen.txt"; sf_die "generator failed"; }
 cat "$SCRATCH/gen.txt"
 BIDS=$(awk '{ print $8 }' "$SCRATCH/gen.txt")
 
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 || sf_die "initdb failed"
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SCRATCH'
+bench_initdb
+bench_conf <<EOF
 shared_buffers = 512MB
 work_mem = 64MB
 max_wal_size = 16GB
@@ -123,9 +100,7 @@ autovacuum = off
 synchronous_commit = off
 jit = off
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	sf_die "could not start the cluster"
-started=1
+bench_start
 
 sf_say "loading the bids and making the aggregates"
 psql_db -v csv="$SCRATCH/bids.csv" -v clk="$(getconf CLK_TCK)" -f "$SCRATCH/nexmark.sql" >/dev/null
@@ -133,10 +108,9 @@ psql_db -c "SELECT nx.build_batches('q11b'), nx.build_batches('q17b')" >/dev/nul
 aggs_setup
 if [ -n "$CG" ]; then
 	# the loaded state, for the single-user callgrind runs at the end
-	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
+	bench_stop
 	as_server cp -a "$SCRATCH/data" "$SCRATCH/cgdata"
-	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-		sf_die "could not restart the cluster"
+	bench_start
 fi
 
 RCOLS="pipeline, window_name, key, window_start, window_end, count, sum, min, max, seq, final, epoch, window_start_ts, window_end_ts, aggregates"

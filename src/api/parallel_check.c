@@ -51,6 +51,8 @@ typedef struct PcCall
 	int			partition;
 	int64		progress;
 	int			end;			/* serial: its changes end there */
+	int64		seq;			/* serial: the seq and late_seq after it */
+	int64		late_seq;
 } PcCall;
 
 /* an open transaction of the simulated writers */
@@ -572,6 +574,8 @@ pc_run_serial(PcRun *r, PcSlot *s, SfChangeList *out)
 								r->serial->def.partitions[c->partition],
 								out);
 		c->end = out->n;
+		c->seq = r->serial->seq;
+		c->late_seq = r->serial->late_forgotten + r->serial->nlate;
 	}
 }
 
@@ -610,6 +614,13 @@ pc_commit(PcRun *r, PcSlot *s, PcSlot *other)
 		if (s->t->call_end[i] != s->calls[i].end)
 			pc_mismatch(r, psprintf("call %d's changes end at %d, the serial engine's at %d",
 									i, s->t->call_end[i], s->calls[i].end));
+	/* what each call's notification carries (sink.c, sf_sink_emit_calls) */
+	for (int i = 0; i < s->ncalls; i++)
+		if (s->t->call_seq[i] != s->calls[i].seq ||
+			s->t->call_late[i] != s->calls[i].late_seq)
+			pc_mismatch(r, psprintf("call %d ends at seq " INT64_FORMAT " and late_seq " INT64_FORMAT ", the serial engine's at " INT64_FORMAT " and " INT64_FORMAT,
+									i, s->t->call_seq[i], s->t->call_late[i],
+									s->calls[i].seq, s->calls[i].late_seq));
 	for (int i = 0; i < hout.n; i++)
 		if (!pc_same_change(&hout.items[i], &sout.items[i]))
 			pc_mismatch(r, psprintf("change %d (seq " INT64_FORMAT ") differs from the serial engine's (seq " INT64_FORMAT ")",
@@ -797,7 +808,8 @@ sf_pc_run(const char *name, int32 calls, int64 seed, bool conflict,
  * in-memory pipeline with pipeline's definition (the pipeline itself is
  * only read), and the same calls in commit order on a serial in-memory
  * pipeline: every transaction's changes must be the serial engine's, call
- * by call, and whenever no transaction is open the checkpoint of head and
+ * by call, with the seq and late_seq after each call (what its
+ * notification carries, sink.c's sf_sink_emit_calls), and whenever no transaction is open the checkpoint of head and
  * lanes merged must be the serial pipeline's, byte for byte.  Deliveries
  * are multi-row calls of new events around a moving time (many late),
  * offset replays and duplicates of any earlier event, in flight in the

@@ -633,23 +633,11 @@ sf_sink_emit(SfPipeline *p, const SfChangeList *changes, int64 late_from)
 	sf_late_release(p);
 }
 
-/*
- * Write the outputs of a parallel pipeline's committed transaction (issue
- * 46, design 7.1-7.3), call by call as a serial pipeline's sink writes
- * them after each call: call k's changes are changes->items[call_end[k -
- * 1] .. call_end[k]) (call_end[-1] = 0), its late rows those after call k
- * - 1's up to call_late[k] (late_from for call 0), and its notification
- * carries call_seq[k] and call_late[k], the head's seq and late_seq after
- * it.  So a listener gets one notification per call that changed
- * something, in call order, with the payloads the same calls on a serial
- * pipeline would send; the changelog and late rows are the same whether
- * written by call or at once.  Caller (the sequencer) holds the head
- * lock, under which the seq were numbered: see the file header.
- */
-void
-sf_sink_emit_calls(SfPipeline *p, const SfChangeList *changes, int ncalls,
-				   const int *call_end, const int64 *call_seq,
-				   const int64 *call_late, int64 late_from)
+/* sf_sink_emit_calls' work, at the isolation level it set */
+static void
+sink_emit_calls(SfPipeline *p, const SfChangeList *changes, int ncalls,
+				const int *call_end, const int64 *call_seq,
+				const int64 *call_late, int64 late_from)
 {
 	int			from = 0;
 	uint64		finalized = p->finalized;
@@ -683,6 +671,59 @@ sf_sink_emit_calls(SfPipeline *p, const SfChangeList *changes, int ncalls,
 		elog(ERROR, "streamforge: the changes of pipeline \"%s\" are not all in its calls",
 			 p->def.name);
 	sf_late_release(p);
+}
+
+/*
+ * Write the outputs of a parallel pipeline's committed transaction (issue
+ * 46, design 7.1-7.3), call by call as a serial pipeline's sink writes
+ * them after each call: call k's changes are changes->items[call_end[k -
+ * 1] .. call_end[k]) (call_end[-1] = 0), its late rows those after call k
+ * - 1's up to call_late[k] (late_from for call 0), and its notification
+ * carries call_seq[k] and call_late[k], the head's seq and late_seq after
+ * it.  So a listener gets one notification per call that changed
+ * something, in call order, with the payloads the same calls on a serial
+ * pipeline would send; the changelog and late rows are the same whether
+ * written by call or at once.  Caller (the sequencer) holds the head
+ * lock, under which the seq were numbered: see the file header.
+ *
+ * Every statement here sees the latest committed rows, also under
+ * REPEATABLE READ, whose transaction snapshot predates the commits of the
+ * other writers that the head caught up with.  The top-N's reads of the
+ * windows' rows (sink_top.c), an aggregate's results table (sink_typed.c:
+ * the deletes of the addresses a call rewrites) and the SQL functions they
+ * call take their snapshots from GetTransactionSnapshot(), which
+ * sf_latest_writes does not reach: with the transaction's snapshot they
+ * miss the rows another writer committed meanwhile, so the top_changelog
+ * ranks without them, and a rewritten address keeps the other writer's row
+ * beside the new one (isolation:parallel_top).  So the isolation level is
+ * READ COMMITTED while the outputs are written: each statement takes a new
+ * snapshot, and an update that meets a row committed meanwhile rechecks it
+ * instead of failing with 40001; the rows are the head lock's, which no
+ * other transaction writes.  Caller runs at pre-commit, after which the
+ * transaction runs no statement of its own (one would get the newer
+ * snapshot that GetTransactionSnapshot() then returns).  SERIALIZABLE is
+ * left as it is: its predicate locks fail the second of two overlapping
+ * writers anyway (docs/persistence.md).
+ */
+void
+sf_sink_emit_calls(SfPipeline *p, const SfChangeList *changes, int ncalls,
+				   const int *call_end, const int64 *call_seq,
+				   const int64 *call_late, int64 late_from)
+{
+	int			isolation = XactIsoLevel;
+
+	if (XactIsoLevel == XACT_REPEATABLE_READ)
+		XactIsoLevel = XACT_READ_COMMITTED;
+	PG_TRY();
+	{
+		sink_emit_calls(p, changes, ncalls, call_end, call_seq, call_late,
+						late_from);
+	}
+	PG_FINALLY();
+	{
+		XactIsoLevel = isolation;
+	}
+	PG_END_TRY();
 }
 
 /*

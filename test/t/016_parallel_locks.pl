@@ -15,21 +15,29 @@
 # for the serial pipeline), tracked per transaction with set_config;
 # at the end each pipeline's checkpoint loads in a new connection and its
 # partitions have consumed as many offsets as its attached table holds
-# committed rows.  The errors calls raise (other than 55P03) are written
+# committed rows; and each pipeline equals the serial replay of the calls
+# that succeeded in committed transactions (SerialReplay.pm: call() logs
+# each one in its subtransaction), in commit order, into serial copies of
+# the three pipelines (sr_a, sr_b, sr_s).  The errors calls raise (other than 55P03) are written
 # to the server log (RAISE LOG).  Bounded by a number of transactions, not by time.
 
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SerialReplay;
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('parallel_locks');
 $node->init;
 $node->append_conf('postgresql.conf',
 	    "max_connections = 40\ndeadlock_timeout = 10ms\n"
-	  . "streamforge.compaction_threshold = -1\nlog_lock_waits = off");
+	  . "streamforge.compaction_threshold = -1\nlog_lock_waits = off\n"
+	  . "track_commit_timestamp = on");
 $node->start;
 $node->safe_psql(
 	'postgres', q{
@@ -72,6 +80,7 @@ BEGIN
     IF ooo THEN PERFORM nextval('c_ooo'); END IF;
     BEGIN
         EXECUTE sql;
+        PERFORM replay.log('l', sql);    -- the oracle's (SerialReplay.pm)
         IF top IS NOT NULL AND top COLLATE "C" > h COLLATE "C" THEN
             PERFORM set_config('sf16.held', top, true);
         END IF;
@@ -174,6 +183,21 @@ BEGIN
 END $$;
 });
 
+# the oracle: serial copies of the three pipelines, with tables of their own
+SerialReplay::install($node);
+$node->safe_psql(
+	'postgres', q{
+SELECT streamforge.create_pipeline(p, ARRAY['p0', 'p1', 'p2', 'p3'],
+    ARRAY[streamforge.fixed('f', 10), streamforge.sliding('sl', 20, 10)], 5)
+  FROM unnest(ARRAY['sr_a', 'sr_b', 'sr_s']) AS u(p);
+CREATE TABLE src_sr_a (LIKE src_pl_a);
+CREATE TABLE src_sr_b (LIKE src_pl_a);
+CREATE TABLE src_sr_s (LIKE src_pl_a);
+SELECT streamforge.attach(p, ('src_' || p)::regclass, event_id => 'eid', key => 'k',
+    event_time => 't', value => 'v', partition => 'part')
+  FROM unnest(ARRAY['sr_a', 'sr_b', 'sr_s']) AS u(p);
+});
+
 my $script = q{
 \set fail random(0, 4)
 BEGIN;
@@ -222,6 +246,17 @@ SELECT octet_length(streamforge.checkpoint('$p')::text) > 0,
        (SELECT count(*) FROM src_$p)}),
 		't|t',
 		"$p loads, with an offset per committed row");
+}
+
+# the oracle: the committed calls replayed in commit order into the
+# serial copies give the same pipelines
+my $txs = SerialReplay::replay($node, 'l',
+	[qw(pl_a sr_a pl_b sr_b pl_s sr_s src_pl_a src_sr_a src_pl_b src_sr_b src_pl_s src_sr_s)]);
+note "committed transactions with calls: $txs";
+cmp_ok($txs, '>', 100, 'most transactions committed calls');
+for my $p ('a', 'b', 's')
+{
+	SerialReplay::equal($node, "pl_$p", "sr_$p", "pl_$p: ", outputs => 0);
 }
 
 $node->stop;

@@ -8,6 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DumpRestore;
 
 my $node = PostgreSQL::Test::Cluster->new('dump');
 $node->init;
@@ -62,14 +65,7 @@ my $before = $node->safe_psql('src', $state_sql);
 
 # --- pg_dump / pg_restore ---
 
-my $dump = $node->basedir . '/src.dump';
-$node->command_ok(
-	[ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('src') ],
-	'pg_dump');
-$node->safe_psql('postgres', 'CREATE DATABASE dst');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('dst'), $dump ],
-	'pg_restore');
+dump_restore($node, 'src', 'dst');
 
 is($node->safe_psql('dst', $state_sql),
 	$before, 'tables, sequence and state are restored intact');

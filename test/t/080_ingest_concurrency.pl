@@ -9,8 +9,12 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SerialReplay;    # its pgbench
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('ingest_concurrency');
@@ -67,13 +71,12 @@ COMMIT;
 \endif
 };
 
-$node->pgbench(
-	'--no-vacuum --client=8 --jobs=2 --transactions=60',
-	0,
-	[qr{processed: 480/480}],
-	[qr{^$}],
-	'eight concurrent writers with random rollbacks',
-	{ '080_ingest_concurrency' => $script });
+SerialReplay::pgbench(
+	$node,
+	name => 'eight concurrent writers with random rollbacks',
+	clients => 8,
+	transactions => 60,
+	script => $script);
 
 # Something committed on each path, and something was rolled back.
 my ($api, $retries, $tbl, $last_id) = split /\|/, $node->safe_psql(

@@ -10,6 +10,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DumpRestore;
 
 my $node = PostgreSQL::Test::Cluster->new('attach_dump');
 $node->init;
@@ -40,14 +43,9 @@ SELECT streamforge.time_unit('pages');
 my $before = $node->safe_psql('src', $state);
 like($before, qr/web\|39\|\|f/, 'forty rows ingested');
 
-my $dump = $node->basedir . '/src.dump';
-$node->command_ok(
-	[ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('src') ],
-	'pg_dump of a database with an attached table');
-$node->safe_psql('postgres', 'CREATE DATABASE dst');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('dst'), $dump ],
-	'pg_restore into a new database');
+dump_restore($node, 'src', 'dst',
+	dump => 'pg_dump of a database with an attached table',
+	restore => 'pg_restore into a new database');
 
 is($node->safe_psql('dst', $state), $before,
 	'same results, offsets, attachment and time unit after the restore');

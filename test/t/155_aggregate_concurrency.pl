@@ -8,8 +8,12 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SerialReplay;    # its pgbench
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('aggregate_concurrency');
@@ -58,13 +62,12 @@ COMMIT;
 \endif
 };
 
-$node->pgbench(
-	'--no-vacuum --client=6 --jobs=2 --transactions=50',
-	0,
-	[qr{processed: 300/300}],
-	[qr{^$}],
-	'six concurrent writers with savepoints and random rollbacks',
-	{ '155_aggregate_concurrency' => $script });
+SerialReplay::pgbench(
+	$node,
+	name => 'six concurrent writers with savepoints and random rollbacks',
+	clients => 6,
+	transactions => 50,
+	script => $script);
 
 my ($rows, $matching) = split /\|/, $node->safe_psql('postgres',
 	q{SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM clicks});

@@ -11,6 +11,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DumpRestore;
 
 my $node = PostgreSQL::Test::Cluster->new('aggregate_dump');
 $node->init;
@@ -53,13 +56,9 @@ my $before = $node->safe_psql('src', $state);
 like($before, qr/CREATE INDEX a1_keys ON streamforge_results\.a1 /, 'the aggregate has its table and index');
 like($before, qr/GROUP BY page, streamforge\.tumble/, 'pipeline_info shows the query');
 
-my $dump = $node->basedir . '/src.dump';
-$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('src') ],
-	'pg_dump of a database with an aggregate');
-$node->safe_psql('postgres', 'CREATE DATABASE dst');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('dst'), $dump ],
-	'pg_restore into a new database');
+dump_restore($node, 'src', 'dst',
+	dump => 'pg_dump of a database with an aggregate',
+	restore => 'pg_restore into a new database');
 is($node->safe_psql('dst', $state), $before,
 	'same views, offsets, query, attachment, index and readers after the restore');
 

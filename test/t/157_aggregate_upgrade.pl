@@ -22,6 +22,7 @@ use Test::More;
 use File::Basename qw(dirname);
 use lib dirname(__FILE__);
 use ReleaseUpgrade qw(release_upgrade);
+use DumpRestore;
 
 my ($install, $package_upgrade) = release_upgrade();
 
@@ -95,13 +96,9 @@ is( $node->safe_psql('postgres',
 $node->safe_psql('postgres',
 	q{SELECT count(*) FROM streamforge.advance_ts('page_stats', 'default', '2026-11-30 12:05:00+00')});
 
-my $dump = $node->basedir . '/updated.dump';
-$node->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres') ],
-	'pg_dump of the updated database');
-$node->safe_psql('postgres', 'CREATE DATABASE restored');
-$node->command_ok(
-	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ],
-	'pg_restore of it');
+dump_restore($node, 'postgres', 'restored',
+	dump => 'pg_dump of the updated database',
+	restore => 'pg_restore of it');
 is($node->safe_psql('restored', $view), $node->safe_psql('postgres', $view),
 	'the restored aggregate has the same rows');
 like(
