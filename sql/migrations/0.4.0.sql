@@ -21,7 +21,8 @@
 
 -- Issue 37 (security round 4): create_aggregate is C, and the result of
 -- its internal helper aggregate_create changes.  Issue 45 (item 2) then
--- appends an argument to both, idle_timeout: CREATE OR REPLACE would add an
+-- appends an argument to both, idle_timeout, and issue 46 another,
+-- writers: CREATE OR REPLACE would add an
 -- overload (and a call with the defaults would be ambiguous), so 0.3.0's
 -- create_aggregate is dropped, which frees the old helper (its BEGIN ATOMIC
 -- body depends on it), then the helper; objects/66_aggregates_owner.sql

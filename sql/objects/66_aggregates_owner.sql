@@ -51,17 +51,19 @@ COMMENT ON FUNCTION streamforge_internal.aggregate_type_ok(regtype) IS
 -- caller's current schema.
 -- idle_timeout (0.4.0, issue 45) is create_pipeline's: NULL never marks a
 -- partition idle by itself (docs/progress.md); appended, so the old
--- signature is dropped by sql/migrations/0.4.0.sql.
+-- signature is dropped by sql/migrations/0.4.0.sql.  So is writers (0.4.0,
+-- issue 46): create_pipeline's, 'parallel' only with several partitions.
 CREATE OR REPLACE FUNCTION streamforge.create_aggregate(name text, query text,
     lateness interval DEFAULT '00:00:00', out_of_orderness interval DEFAULT NULL,
     emit text DEFAULT 'update', event_id text DEFAULT NULL,
     partition text DEFAULT NULL, partitions text[] DEFAULT NULL,
-    retention interval DEFAULT NULL, idle_timeout interval DEFAULT NULL)
+    retention interval DEFAULT NULL, idle_timeout interval DEFAULT NULL,
+    writers text DEFAULT 'serial')
 RETURNS void
 AS 'MODULE_PATHNAME', 'sf_create_aggregate'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION streamforge.create_aggregate(text, text, interval, interval,
-    text, text, text, text[], interval, interval) IS
+    text, text, text, text[], interval, interval, text) IS
     'creates a pipeline, its attachment and its views from a GROUP BY query over a table';
 
 -- The mapping of an analyzed query to a pipeline, as the caller (called by
@@ -69,7 +71,8 @@ COMMENT ON FUNCTION streamforge.create_aggregate(text, text, interval, interval,
 CREATE OR REPLACE FUNCTION streamforge_internal.aggregate_create(name text, query text,
     plan jsonb, view_schema text, lateness interval, out_of_orderness interval,
     emit text, event_id text, partition text, partitions text[],
-    retention interval, idle_timeout interval DEFAULT NULL)
+    retention interval, idle_timeout interval DEFAULT NULL,
+    writers text DEFAULT 'serial')
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -278,6 +281,15 @@ BEGIN
         RAISE EXCEPTION 'an aggregate with % partitions needs partition => an expression', cardinality(parts)
             USING ERRCODE = '22023';
     END IF;
+    -- parallel writers (issue 46) write different partitions at once; the
+    -- inserts of one partition wait for each other's claim of its lane, so
+    -- with one partition the mode would only cost (docs/sql-aggregates.md)
+    IF writers IS NOT DISTINCT FROM 'parallel' AND cardinality(parts) < 2 THEN
+        RAISE EXCEPTION 'an aggregate with writers => ''parallel'' needs several partitions'
+            USING ERRCODE = '22023',
+                  DETAIL = 'Concurrent inserts into the table write in parallel only when their rows go to different partitions; with one partition they wait for each other as with writers => ''serial''.',
+                  HINT = 'Give partitions => the partitions, and partition => an expression of the row that names one of them.';
+    END IF;
 
     -- the window is named after its marker; its params in units, in order
     wdef := streamforge_internal.window_from_marker(kind, kind,
@@ -285,7 +297,7 @@ BEGIN
     PERFORM streamforge.create_pipeline(name, parts, ARRAY[wdef],
         lateness => lateness_us / unit_us, retention => retention_us / unit_us,
         time_unit => unit, emit => emit, out_of_orderness => ooo_us / unit_us,
-        idle_timeout => idle_timeout,
+        idle_timeout => idle_timeout, writers => writers,
         measures => measure_names, aggregates => CASE WHEN use_measures THEN engine_aggs END);
     PERFORM streamforge.configure_outputs(name, changelog => false, results => true,
                                           late => false, notify => false);
@@ -302,8 +314,8 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
-    interval, interval, text, text, text, text[], interval, interval) FROM PUBLIC;
+    interval, interval, text, text, text, text[], interval, interval, text) FROM PUBLIC;
 COMMENT ON FUNCTION streamforge_internal.aggregate_create(text, text, jsonb, text,
-    interval, interval, text, text, text, text[], interval, interval) IS
+    interval, interval, text, text, text, text[], interval, interval, text) IS
     'creates the pipeline and attachment of an aggregate, returns its time unit and the spec of its views (internal helper of create_aggregate)';
 

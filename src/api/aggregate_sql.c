@@ -873,8 +873,8 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 	char	   *query = sf_arg_text(fcinfo, 1, "query");
 	char	   *aggregate_query;
 	Oid			relid;
-	Datum		args[12];
-	bool		nulls[12];
+	Datum		args[13];
+	bool		nulls[13];
 	Datum		made;
 	Datum		top;
 	Datum		plan;
@@ -890,7 +890,7 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 	args[2] = plan;
 	nulls[2] = false;
 	top = sf_aggregate_top_spec(top, args[2]);
-	for (i = 0; i < 12; i++)
+	for (i = 0; i < 13; i++)
 	{
 		if (i == 2 || i == 3)
 			continue;
@@ -908,8 +908,8 @@ sf_create_aggregate(PG_FUNCTION_ARGS)
 							"pg_catalog.text, pg_catalog.interval, pg_catalog.interval, "
 							"pg_catalog.text, pg_catalog.text, pg_catalog.text, "
 							"pg_catalog.text[], pg_catalog.interval, "
-							"pg_catalog.interval)",
-							12, args, nulls, &isnull);
+							"pg_catalog.interval, pg_catalog.text)",
+							13, args, nulls, &isnull);
 	if (isnull)
 		elog(ERROR, "streamforge: aggregate_create returned null");
 

@@ -458,6 +458,45 @@ discard_early_rows(SfParEntry *pe)
 }
 
 /*
+ * The definition par_reexecute loads row with: pe's own, or the one a
+ * definition change (redefine_par.c) committed since pe's transaction
+ * began.  A transaction re-executes on a
+ * new definition only if it delivered nothing (a definition change claims
+ * every lane, so a transaction with deliveries ended before it or claimed
+ * after it, which a claim refuses) and the partitions are the same (its
+ * advances and idle marks name partitions by index): otherwise 40001.
+ * Caller is connected to SPI as the owner with a snapshot pushed that
+ * sees row.
+ */
+pg_noinline static const SfPipelineDef *
+redefined_def(SfParEntry *pe, const SfRowInfo *row, SfPipelineDef *buf)
+{
+	const SfPipelineDef *def = &pe->head->p->def;
+	text	   *had;
+	text	   *now;
+
+	sf_load_def(pe->name, row->id, buf);
+	had = DatumGetTextPP(sf_definition_text(def));
+	now = DatumGetTextPP(sf_definition_text(buf));
+	if (VARSIZE_ANY_EXHDR(had) == VARSIZE_ANY_EXHDR(now) &&
+		memcmp(VARDATA_ANY(had), VARDATA_ANY(now), VARSIZE_ANY_EXHDR(had)) == 0)
+		return def;
+	for (int64 k = 0; k < pe->txn->nops; k++)
+		if (pe->txn->ops[k].kind == SF_TXN_EVENT)
+			sf_par_moved_error(pe, "Its definition was changed since this transaction's first delivery.");
+	for (int i = 0; i < def->npartitions; i++)
+		if (pe->log != NULL && pe->log[i].n > 0)
+			sf_par_moved_error(pe, "Its definition was changed since this transaction's first delivery.");
+	for (int i = 0; i < def->npartitions; i++)
+		if (def->npartitions != buf->npartitions ||
+			strcmp(def->partitions[i], buf->partitions[i]) != 0)
+			sf_par_moved_error(pe, "Its partitions were changed since this transaction's first write.");
+	if (def->npartitions != buf->npartitions)
+		sf_par_moved_error(pe, "Its partitions were changed since this transaction's first write.");
+	return buf;
+}
+
+/*
  * Re-execute pe's open transaction on the committed state row, which a
  * catch-up cannot reach (design 4.5, 7b: a compaction or a restore
  * committed since the transaction's base emptied the journals): load the
@@ -479,7 +518,10 @@ par_reexecute(SfParEntry *pe, const SfRowInfo *row)
 {
 	SfHead	   *old = pe->head;
 	SfTxn	   *t = pe->txn;
-	const SfPipelineDef *def = &old->p->def;
+	SfPipelineDef newdef;
+
+	/* row's definition: a definition change may be one (redefine_par.c) */
+	const SfPipelineDef *def = redefined_def(pe, row, &newdef);
 	int			np = def->npartitions;
 	SfHead	   *h;
 

@@ -576,6 +576,10 @@ extern bool sf_par_exclusive_set_acl(const char *name, const SfAcl *acl);
 extern void sf_sequencer_run_all(void);
 extern void sf_par_store_snapshots(SfParEntry *pe, int64 version);
 
+/* redefine_par.c: definition changes of parallel pipelines */
+extern SfPipeline *sf_par_redefine(const char *name, SfRedefineFn build,
+								   void *arg, bool early);
+
 /* parallel_load.c */
 extern void sf_par_load(SfParEntry *pe, const SfPipelineDef *def,
 						const SfRowInfo *row, MemoryContext cxt);

@@ -234,15 +234,11 @@ redefine(const char *name, SfRedefineFn build, void *arg, bool concurrently)
 	entry = sf_cache_lookup(name, false);
 	if (entry == NULL || entry->pipeline == NULL)
 	{
-		/* a parallel pipeline (issue 46): design 6.5 is build plan step 7 */
-		SfPipeline *cur = sf_par_open(name, false);
-
-		if (cur != NULL)
-			ereport(ERROR,
-					errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					errmsg("cannot change the definition of parallel pipeline \"%s\" yet",
-						   name),
-					errdetail("Definition changes and compact() of a pipeline with writers => 'parallel' are not built yet; its journals are compacted at commit."));
+		/* a parallel pipeline (issue 46): redefine_par.c */
+		p = sf_par_redefine(name, build, arg,
+							concurrently && redefine_concurrently);
+		if (p != NULL)
+			return p;
 	}
 	if (concurrently && redefine_concurrently)
 	{
