@@ -156,6 +156,38 @@ claim_note(const LOCKTAG *tag, const char *pipeline, int lane,
 }
 
 /*
+ * A head lock taken at the call by a definition change of a parallel
+ * pipeline (redefine_par.c), held until its transaction ends: the last of
+ * them (early_tag) of the transaction early_lxid.  It breaks the order of
+ * design 8.1 (a head lock, rank 3, held while the transaction goes on to
+ * take call-time locks and other pipelines' head locks), so once a
+ * transaction holds one it waits for no streamforge lock: a busy one is
+ * 55P03 at once (early_refuse), and no wait-for cycle can pass through
+ * it.  A change in a transaction of its own, as documented, never meets
+ * this.
+ */
+static LocalTransactionId early_lxid = InvalidLocalTransactionId;
+static LOCKTAG early_tag;
+
+static bool
+early_head_held(void)
+{
+	return early_lxid == MyProc->lxid &&
+		LockHeldByMe(&early_tag, ExclusiveLock);
+}
+
+static void
+early_refuse(const char *what)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			errmsg("could not lock %s: this transaction changed the definition of a parallel pipeline",
+				   what),
+			errdetail("A definition change of a parallel pipeline holds its head lock until the transaction ends; waiting for another lock after it could deadlock."),
+			errhint("Change the definition of a parallel pipeline in a transaction of its own."));
+}
+
+/*
  * Take the call-time lock (design 8.1, rank 1) of lane lane of pipeline
  * pipeline (id id), or, with lane -1, the claim under which a serial
  * pipeline's row lock is taken, until the transaction ends.  The one wait
@@ -178,7 +210,14 @@ sf_claim_lock(const char *pipeline, int64 id, int lane, const char *partition)
 		return;
 	if (r == LOCKACQUIRE_NOT_AVAIL)
 	{
-		const SfHeldClaim *above = claim_at_or_above(pipeline, lane);
+		const SfHeldClaim *above;
+
+		if (early_head_held())
+			early_refuse(partition == NULL ?
+						 psprintf("pipeline \"%s\"", pipeline) :
+						 psprintf("partition \"%s\" of pipeline \"%s\"",
+								  partition, pipeline));
+		above = claim_at_or_above(pipeline, lane);
 
 		if (above != NULL)
 		{
@@ -240,12 +279,31 @@ sf_claim_try(const char *pipeline, int64 id, int lane, const char *partition,
 
 /*
  * Take a head lock (design 8.1, rank 3) until the transaction ends: it
- * always waits.  The sequencers take their head locks at pre-commit, in
- * name order, after every call-time lock, and wait for nothing ranked
- * below while holding one.
+ * always waits, but after a definition change's head lock (above).  The
+ * sequencers take their head locks at pre-commit, in name order, after
+ * every call-time lock, and wait for nothing ranked below while holding
+ * one.
  */
 void
 sf_par_lock(const LOCKTAG *tag)
 {
+	if (early_head_held())
+	{
+		if (LockAcquire(tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+			early_refuse("the head of a parallel pipeline");
+		return;
+	}
 	(void) LockAcquire(tag, ExclusiveLock, false, false);
+}
+
+/*
+ * Take the head lock tag at the call, for a definition change of a
+ * parallel pipeline, until the transaction ends (see early_head_held)
+ */
+void
+sf_par_lock_early(const LOCKTAG *tag)
+{
+	sf_par_lock(tag);
+	early_tag = *tag;
+	early_lxid = MyProc->lxid;
 }

@@ -466,6 +466,7 @@ extern void sf_par_sequencing(bool on);
 extern void sf_par_claim_tag(LOCKTAG *tag, int64 id, int lane);
 extern void sf_par_head_tag(LOCKTAG *tag, int64 id);
 extern void sf_par_lock(const LOCKTAG *tag);
+extern void sf_par_lock_early(const LOCKTAG *tag);
 extern void sf_claim_lock(const char *pipeline, int64 id, int lane,
 						  const char *partition);
 extern bool sf_claim_try(const char *pipeline, int64 id, int lane,

@@ -343,7 +343,7 @@ sf_par_redefine(const char *name, SfRedefineFn build, void *arg, bool early)
 	for (int i = 0; i < claimed.npartitions; i++)
 		sf_claim_lock(name, pe->id, i, claimed.partitions[i]);
 	sf_par_head_tag(&tag, pe->id);
-	sf_par_lock(&tag);
+	sf_par_lock_early(&tag);
 
 	install_latest(pe, &claimed, p, from, build, arg);
 	return pe->head->p;
