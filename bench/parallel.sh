@@ -60,6 +60,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGOPTIONS PGSERVICE PGSERVICEFILE
 BENCH=$SF_ROOT/bench
@@ -115,50 +117,22 @@ fi
 SHA=$(git -C "$SF_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)
 [ -n "$(git -C "$SF_ROOT" status --porcelain -- src sql 2>/dev/null)" ] && SHA+=-dirty
 
-SCRATCH=$(mktemp -d /tmp/streamforge-parallel.XXXXXX)
-chmod 755 "$SCRATCH"
-SRVBIN=$SCRATCH/pg$PGBIN
-started=
 BGPIDS=()
-cleanup() {
-	local rc=$? p
+bench_on_exit() {
+	local p
 	for p in "${BGPIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	if [ -n "$started" ]; then
-		SF_RUN_DIR=$SCRATCH sf_as_server "$SRVBIN/pg_ctl" \
-			-D "$SCRATCH/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
-	if [ -n "$KEEP" ] || [ "$rc" -ne 0 ]; then
-		echo "scratch directory kept: $SCRATCH"
-	else
-		rm -rf "$SCRATCH"
-	fi
-	exit $rc
 }
-trap cleanup EXIT
+bench_scratch parallel
 T_START=$SECONDS
 elapsed() { echo $((SECONDS - T_START))s; }
 
-sf_private_tree "$SCRATCH/pg"
 cp -r "$BENCH/sql" "$BENCH/gen_workload.py" "$SCRATCH/"
 mkdir -p "$SCRATCH/work" "$SCRATCH/runs" "$SCRATCH/cg"
 sf_is_root && chown -R postgres:postgres "$SCRATCH"
-as_server() { SF_RUN_DIR=$SCRATCH sf_as_server "$@"; }
-psql_db() {
-	as_server "$SRVBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" \
-		-U postgres -d "$DB" "$@"
-}
-q() { psql_db -At -c "$1"; }
+q() { psql_val "$1"; }
 
-as_server "$SRVBIN/initdb" -D "$SCRATCH/data" -U postgres -A trust \
-	--locale=C --encoding=UTF8 >"$SCRATCH/initdb.log" 2>&1 ||
-	{ cat "$SCRATCH/initdb.log"; sf_die "initdb failed"; }
-as_server tee -a "$SCRATCH/data/postgresql.conf" >/dev/null <<EOF
-
-# streamforge parallel-writers benchmark: Unix socket only, in the scratch directory
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$SCRATCH'
-unix_socket_permissions = 0700
+bench_initdb
+bench_conf <<EOF
 shared_buffers = 512MB
 work_mem = 64MB
 max_wal_size = 16GB
@@ -168,9 +142,7 @@ jit = off
 synchronous_commit = $SYNC
 streamforge.background_compaction_ms = -1
 EOF
-as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-	{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not start the cluster"; }
-started=1
+bench_start
 PMPID=$(head -n 1 "$SCRATCH/data/postmaster.pid")
 as_server "$SRVBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SCRATCH" -p "$PORT" -U postgres \
 	-d postgres -c "CREATE DATABASE $DB"
@@ -214,9 +186,11 @@ CREATE TABLE bench.prun (run int PRIMARY KEY, rep int, shape text,
     mode text, writers int, events bigint, load1 float8, load_after float8,
     bg_cpu bigint);
 CREATE TABLE bench.pdone (run int);
--- A fresh pipeline pname of the shape ('fixed' or 'fss') and mode, and
--- NW unlogged tables pname_w<i> attached to it
-CREATE FUNCTION bench.par_setup(pname text, shape text, mode text, nw int)
+-- par_drop, then par_setup: a fresh pipeline pname of the shape ('fixed'
+-- or 'fss') and mode, and NW unlogged tables pname_w<i> attached to it.
+-- Two transactions: a parallel pipeline's drop_pipeline takes effect at
+-- COMMIT, so a create_pipeline in the same transaction would find it.
+CREATE FUNCTION bench.par_drop(pname text)
 RETURNS void LANGUAGE plpgsql AS \$\$
 BEGIN
     PERFORM set_config('client_min_messages', 'warning', true);
@@ -226,6 +200,12 @@ BEGIN
     IF EXISTS (SELECT 1 FROM streamforge.pipeline WHERE name = pname) THEN
         PERFORM streamforge.drop_pipeline(pname);
     END IF;
+END
+\$\$;
+CREATE FUNCTION bench.par_setup(pname text, shape text, mode text, nw int)
+RETURNS void LANGUAGE plpgsql AS \$\$
+BEGIN
+    PERFORM set_config('client_min_messages', 'warning', true);
     PERFORM streamforge.create_pipeline(pname,
         ARRAY(SELECT DISTINCT part FROM bench.pbatch ORDER BY 1),
         bench.windows(CASE shape WHEN 'fss' THEN 'fixed_sliding_session'
@@ -303,7 +283,8 @@ children_cpu() {
 run_one() {
 	local run=$1 rep=$2 shape=$3 mode=$4 nw=$5 pname=pw i w pids=() sampler gate
 	local load1 load_after bg=0 before after
-	psql_db -c "SELECT bench.par_setup('$pname', '$shape', '$mode', $nw)" >/dev/null
+	psql_db -c "SELECT bench.par_drop('$pname')" \
+		-c "SELECT bench.par_setup('$pname', '$shape', '$mode', $nw)" >/dev/null
 	psql_db -c "CHECKPOINT" >/dev/null
 	for ((w = 0; w < nw; w++)); do
 		writer_sql "$run" "$w" "$nw" "$pname" >"$SCRATCH/runs/r$run-w$w.sql"
@@ -412,13 +393,16 @@ if [ -n "$CALLGRIND" ]; then
 	cgevents=$(q "SELECT sum(n) FROM (SELECT n FROM bench.pbatch ORDER BY k, part LIMIT $CGB) x")
 	cgevents2=$(q "SELECT sum(n) FROM (SELECT n FROM bench.pbatch ORDER BY k, part LIMIT $((2 * CGB))) x")
 	psql_db -c "CREATE EXTENSION IF NOT EXISTS dblink" >/dev/null
-	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
-	started=
+	bench_stop
 	for shape in "${SHLIST[@]}"; do
 		for mode in serial parallel; do
 			out=$SCRATCH/cg/callgrind.out.$shape.$mode
 			cat >"$out.sql" <<EOF
+SELECT bench.par_drop('cgwarm');
+
 SELECT bench.par_setup('cgwarm', 'fixed', '$mode', 1);
+
+SELECT bench.par_drop('cg');
 
 SELECT bench.par_setup('cg', '$shape', '$mode', 1);
 
@@ -471,9 +455,10 @@ EOF
 				"$SRVBIN/pg_isready" -q -h "$SCRATCH" -p "$PORT" && break
 				sleep 0.2
 			done
-			started=1
+			bench_started=1
 			psql_db >"$dir/driver.log" 2>&1 <<EOF || { cat "$dir/driver.log"; sf_die "callgrind two writers $shape $mode failed"; }
 SET client_min_messages = warning;
+SELECT bench.par_drop('cg2');
 SELECT bench.par_setup('cg2', '$shape', '$mode', 2);
 SELECT dblink_connect('c' || i, 'host=$SCRATCH port=$PORT dbname=$DB user=postgres')
   FROM generate_series(0, 1) i;
@@ -494,8 +479,7 @@ END
 \$\$;
 SELECT dblink_disconnect('c' || i) FROM generate_series(0, 1) i;
 EOF
-			as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -m fast -w stop >/dev/null
-			started=
+			bench_stop
 			wait
 			files=()
 			for f in "$dir"/cg.*; do
@@ -505,9 +489,7 @@ EOF
 			CGROWS+=("2:$shape:$mode:$cgevents2:$(IFS=,; echo "${files[*]}")")
 		done
 	done
-	as_server "$SRVBIN/pg_ctl" -D "$SCRATCH/data" -l "$SCRATCH/server.log" -w start >/dev/null ||
-		{ tail -n 20 "$SCRATCH/server.log"; sf_die "could not restart the cluster"; }
-	started=1
+	bench_start
 fi
 
 # ------------------------------------------------------------------
