@@ -27,6 +27,30 @@ SELECT streamforge.definition('pd_c') ->> 'writers' AS writers;
 SELECT l.lane, l.partition, l.snapshot IS NULL AS no_snapshot
   FROM streamforge.lane l JOIN streamforge.pipeline p ON p.id = l.pipeline_id
  WHERE p.name = 'pd_c' ORDER BY l.lane;
+-- a parallel pipeline's drop acts at commit, so its name stays taken in
+-- the transaction that dropped it: creating it again there is 0A000 (not
+-- 42710), and nothing changed; rolled back to a savepoint, the drop no
+-- longer holds the name; after the commit, the create works
+BEGIN;
+SELECT streamforge.drop_pipeline('pd_c');
+\set VERBOSITY default
+SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => 'parallel');
+\set VERBOSITY sqlstate
+ROLLBACK;
+BEGIN;
+SAVEPOINT s;
+SELECT streamforge.drop_pipeline('pd_c');
+ROLLBACK TO SAVEPOINT s;
+SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => 'parallel');
+ROLLBACK;
+SELECT p.name, count(l.lane) AS lanes
+  FROM streamforge.pipeline p JOIN streamforge.lane l ON l.pipeline_id = p.id
+ WHERE p.name = 'pd_c' GROUP BY p.name;
+SELECT streamforge.drop_pipeline('pd_c');
+SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],
+    writers => 'parallel');
 SELECT streamforge.drop_pipeline('pd_c');
 -- an unknown mode, and NULL
 SELECT streamforge.create_pipeline('pd_c', ARRAY['p'], ARRAY[streamforge.fixed('w', 10)],

@@ -230,10 +230,8 @@ define_from_args(FunctionCallInfo fcinfo, SfPipelineDef *def, bool create)
 
 	memset(def, 0, sizeof(*def));
 	sf_validate_name("pipeline", name);
-	if (create && sf_persist_exists(name))
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("pipeline \"%s\" already exists", name)));
+	if (create)
+		sf_persist_check_new(name);
 	strlcpy(def->name, name, sizeof(def->name));
 
 	sf_arg_not_null(fcinfo, 1, "partitions");

@@ -403,6 +403,18 @@ sf_par_exclusive_drop(const char *name)
 	return true;
 }
 
+/*
+ * Whether this transaction dropped parallel pipeline name, the drop still
+ * pending (not rolled back to a savepoint): its row, and so its name, stay
+ * until the pre-commit (sf_persist_check_new refuses a create of the name)
+ */
+bool
+sf_par_exclusive_drop_pending(const char *name)
+{
+	return sf_par_exclusive_find(sf_par_lookup(name, false),
+								 SF_EXCL_DROP) != NULL;
+}
+
 /* ----------------------------------------------------------------
  * grant, revoke, set_owner
  * ----------------------------------------------------------------

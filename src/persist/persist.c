@@ -249,15 +249,29 @@ sf_persist_find(const char *name, int64 *id)
 }
 
 /*
- * Whether a pipeline named name exists (in the caller's snapshot), whoever
- * may use it.
+ * Raise 42710 if a pipeline named name exists (in the caller's snapshot),
+ * whoever may use it: the check of a create.  A parallel pipeline this
+ * transaction dropped still holds its name until the transaction commits
+ * (its drop acts at pre-commit, exclusive.c), so creating one of that name
+ * in the same transaction is 0A000, with the way out in the hint, rather
+ * than a puzzling 42710.
  */
-bool
-sf_persist_exists(const char *name)
+void
+sf_persist_check_new(const char *name)
 {
 	int64		id;
 
-	return sf_persist_find(name, &id);
+	if (sf_par_exclusive_drop_pending(name))
+		ereport(ERROR,
+				errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				errmsg("cannot create pipeline \"%s\" in the transaction that dropped it",
+					   name),
+				errdetail("Dropping a parallel pipeline takes effect when its transaction commits."),
+				errhint("Drop it in a transaction of its own, then create it."));
+	if (sf_persist_find(name, &id))
+		ereport(ERROR,
+				errcode(ERRCODE_DUPLICATE_OBJECT),
+				errmsg("pipeline \"%s\" already exists", name));
 }
 
 /*

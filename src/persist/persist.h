@@ -137,7 +137,7 @@ extern void sf_persist_parallel_create(const SfPipelineDef *def);
 extern bool sf_persist_parallel_restore(const char *name, const char *data,
 										Size len);
 extern int	sf_persist_parallel_compact(const char *name, int64 min_bytes);
-extern bool sf_persist_exists(const char *name);
+extern void sf_persist_check_new(const char *name);
 extern bool sf_persist_find(const char *name, int64 *id);
 extern void sf_persist_get_acl(const char *name, bool for_update,
 							   SfAcl *acl);

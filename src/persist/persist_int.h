@@ -570,6 +570,7 @@ extern void sf_par_exclusive_claim(SfParEntry *pe, bool every_lane);
 extern void sf_par_exclusive_add(SfParEntry *pe, SfParExclKind op,
 								 SfParExclFn fn, void *arg);
 extern bool sf_par_exclusive_drop(const char *name);
+extern bool sf_par_exclusive_drop_pending(const char *name);
 extern bool sf_par_exclusive_acl(const char *name, bool for_update,
 								 SfAcl *acl);
 extern bool sf_par_exclusive_set_acl(const char *name, const SfAcl *acl);
