@@ -155,6 +155,11 @@ extern void sf_op_finish(SfPipeline *p, SfChangeList *out);
 extern void sf_changes_append(SfChangeList *out, const SfChange *c);
 extern void sf_sort_changes(SfChange *changes, int n);
 extern void sf_number_changes(SfPipeline *p, SfChangeList *out, int first);
+extern void sf_bucket_change(SfPipeline *p, const SfBucket *b, SfChangeOp op,
+							 int64 seq, SfChangeList *out);
+typedef int64 (*SfFinalTagFn) (void *arg, const SfBucket *b);
+extern void sf_finalize_ready(SfPipeline *p, SfChangeList *out,
+							  SfFinalTagFn tag, void *arg);
 
 /*
  * redefine.c: building windows from the remembered events, and the phases

@@ -155,22 +155,20 @@ run_move(const SfClockRun *r, int64 x, bool above)
 	return lo;
 }
 
-/* A change of bucket b, its seq the sort tag */
-static void
-run_change(SfPipeline *p, SfBucket *b, SfChangeOp op, int64 tag, SfChangeList *out)
+/* sf_finalize_ready's tag of a final change: see final_tag */
+typedef struct FinalTagArg
 {
-	SfChange	c = {0};		/* every byte defined, padding included */
+	SfClockRun *r;
+	int64		lateness;
+} FinalTagArg;
 
-	c.seq = tag;
-	c.op = op;
-	c.row.addr.window = b->window;
-	c.row.addr.key = b->key;
-	c.row.addr.start = b->start;
-	c.row.addr.end = b->end;
-	c.row.agg = b->agg;
-	if (unlikely(b->agg.ext != NULL))
-		c.row.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
-	sf_changes_append(out, &c);
+/* A final change's sort tag: after the upserts of the move that made it */
+static int64
+final_tag(void *arg, const SfBucket *b)
+{
+	FinalTagArg *t = arg;
+
+	return 2 * run_move(t->r, b->end + t->lateness, true) + 1;
 }
 
 /*
@@ -183,7 +181,7 @@ void
 sf_head_clock_flush(SfPipeline *p, SfClockRun *r, SfChangeList *out)
 {
 	bool		upserts = p->def.emit != SF_EMIT_FINAL;
-	bool		finals = p->def.emit != SF_EMIT_UPDATE;
+	FinalTagArg tag;
 	int			first = out->n;
 	int			n;
 
@@ -206,28 +204,14 @@ sf_head_clock_flush(SfPipeline *p, SfClockRun *r, SfChangeList *out)
 		pairingheap_add(&p->ready, &b->hnode);
 		p->nready++;
 		if (upserts)
-			run_change(p, b, SF_UPSERT, 2 * run_move(r, b->end, false), out);
+			sf_bucket_change(p, b, SF_UPSERT, 2 * run_move(r, b->end, false),
+							 out);
 	}
 
-	/* the finalization: reconcile.c's finalize, each at its move */
-	while (!pairingheap_is_empty(&p->ready))
-	{
-		SfBucket   *b = pairingheap_container(SfBucket, hnode,
-											  pairingheap_first(&p->ready));
-
-		/* end + lateness fits: checked when the bucket was created */
-		if (!(p->watermark > b->end + p->def.lateness))
-			break;
-		CHECK_FOR_INTERRUPTS();
-		if (finals)
-			run_change(p, b, SF_FINAL,
-					   2 * run_move(r, b->end + p->def.lateness, true) + 1,
-					   out);
-		p->finalized++;
-		if (sf_window_merges(&p->def.windows[b->window]))
-			sf_session_remove_bucket(p, b);
-		sf_bucket_delete(p, b);
-	}
+	/* the finalization, each final change tagged with its move */
+	tag.r = r;
+	tag.lateness = p->def.lateness;
+	sf_finalize_ready(p, out, final_tag, &tag);
 
 	/* a journal replay keeps only how many there were (reconcile.c) */
 	n = out->n - first;

@@ -128,12 +128,39 @@ sf_sort_changes(SfChange *changes, int n)
 }
 
 /*
- * Finalize the ready buckets past their lateness.  With an emit mode that
- * has final changes (emit.c), append one per bucket, with its final
- * values, to out.
+ * Append to out a change op of bucket b's row as it is now, with seq seq
+ * (0 until sf_number_changes; a sort tag for head_clock.c).  The bucket may
+ * be recycled, its ext words with it, and a later bucket of the same call
+ * may take them before the change is written: the change owns a copy.
  */
-static void
-finalize(SfPipeline *p, SfChangeList *out)
+void
+sf_bucket_change(SfPipeline *p, const SfBucket *b, SfChangeOp op, int64 seq,
+				 SfChangeList *out)
+{
+	SfChange	c = {0};		/* every byte defined, padding included */
+
+	c.seq = seq;
+	c.op = op;
+	c.row.addr.window = b->window;
+	c.row.addr.key = b->key;
+	c.row.addr.start = b->start;
+	c.row.addr.end = b->end;
+	c.row.agg = b->agg;
+	if (unlikely(b->agg.ext != NULL))
+		c.row.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
+	sf_changes_append(out, &c);
+}
+
+/*
+ * Finalize the ready buckets past their lateness, in end order.  With an
+ * emit mode that has final changes (emit.c), append one per bucket, with
+ * its final values, to out: its seq tag(arg, b), or 0 without tag (the
+ * serial engine numbers them after sorting; head_clock.c tags each with
+ * the watermark move that finalized it).
+ */
+void
+sf_finalize_ready(SfPipeline *p, SfChangeList *out, SfFinalTagFn tag,
+				  void *arg)
 {
 	bool		finals = p->def.emit != SF_EMIT_UPDATE;
 
@@ -149,26 +176,8 @@ finalize(SfPipeline *p, SfChangeList *out)
 			break;
 		CHECK_FOR_INTERRUPTS();
 		if (finals)
-		{
-			SfChange	c = {0};
-
-			c.seq = 0;
-			c.op = SF_FINAL;
-			c.row.addr.window = b->window;
-			c.row.addr.key = b->key;
-			c.row.addr.start = b->start;
-			c.row.addr.end = b->end;
-			c.row.agg = b->agg;
-
-			/*
-			 * The bucket is recycled just below, its ext words with it, and
-			 * a later bucket of the same call may take them before the
-			 * change is written: the change owns a copy, as an upsert does.
-			 */
-			if (unlikely(b->agg.ext != NULL))
-				c.row.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
-			sf_changes_append(out, &c);
-		}
+			sf_bucket_change(p, b, SF_FINAL, tag != NULL ? tag(arg, b) : 0,
+							 out);
 		p->finalized++;
 		if (sf_window_merges(&p->def.windows[b->window]))
 			sf_session_remove_bucket(p, b);
@@ -215,7 +224,6 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 	{
 		SfDirty    *d = &p->dirty[i];
 		SfBucket   *b = d->bucket;
-		SfChange	c = {0};
 
 		if (b == NULL || !b->ready)
 			continue;
@@ -223,16 +231,7 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 			b->start == d->before.addr.start && b->end == d->before.addr.end &&
 			sf_agg_equal(&b->agg, &d->before.agg))
 			continue;
-		c.seq = 0;
-		c.op = SF_UPSERT;
-		c.row.addr.window = b->window;
-		c.row.addr.key = b->key;
-		c.row.addr.start = b->start;
-		c.row.addr.end = b->end;
-		c.row.agg = b->agg;
-		if (unlikely(b->agg.ext != NULL))
-			c.row.agg.ext = sf_magg_copy(p->def.measures, b->agg.ext);
-		sf_changes_append(out, &c);
+		sf_bucket_change(p, b, SF_UPSERT, 0, out);
 	}
 
 	/*
@@ -249,7 +248,7 @@ sf_op_finish(SfPipeline *p, SfChangeList *out)
 	p->ndirty = 0;
 	/* the final changes come last, in address order too */
 	nfinal = out->n;
-	finalize(p, out);
+	sf_finalize_ready(p, out, NULL, NULL);
 	if (likely(!sf_replaying_journal))
 		sf_sort_changes(&out->items[nfinal], out->n - nfinal);
 	sf_number_changes(p, out, first);
