@@ -904,9 +904,12 @@ sf_txn_mark(SfTxn *t, SfTxnMark *m)
  * The subtransaction of mark m aborted: the log, the calls, the new ids
  * and the view clock go back to m.  The delta cannot (a partial min or
  * max cannot be subtracted): it is marked stale, and the commit rebuilds
- * it once from the log.  Must run while the lanes still hold the aborted
- * records (their event ids are read to find the new ids); the caller then
- * rebuilds the lanes (sf_head_replace_lane).
+ * it once from the log.  It is emptied now: its addresses point to keys
+ * interned in the lanes, which the caller then rebuilds and frees
+ * (sf_head_replace_lane), and the calls before the commit go on adding to
+ * it (ASan saw them compare against the freed keys).  Must run while the
+ * lanes still hold the aborted records (their event ids are read to find
+ * the new ids).
  */
 void
 sf_txn_rollback_to(SfTxn *t, const SfTxnMark *m)
@@ -936,6 +939,7 @@ sf_txn_rollback_to(SfTxn *t, const SfTxnMark *m)
 	t->alone = m->alone;
 	t->duplicates = m->duplicates;
 	t->replays = m->replays;
+	delta_reset(t);
 	t->stale = true;
 }
 
