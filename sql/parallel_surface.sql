@@ -101,7 +101,7 @@ CALL try_each(ARRAY[
     $$SELECT * FROM streamforge.finish('pp')$$,
     -- attachments
     $$SELECT streamforge.attach('pp', 'src', 'id', 'k', 't', 'v', partition => $q$'a'$q$)$$,
-    $$SELECT * FROM streamforge.attachments$$,
+    $$SELECT * FROM streamforge.attachments WHERE pipeline = 'pp'$$,
     $$INSERT INTO src VALUES ('r1', 'k', 11, 4), ('r2', 'k', 12, 5)$$,
     $$SELECT streamforge.detach('pp', 'src')$$,
     -- privileges
