@@ -17,6 +17,7 @@
 #define SF_ENGINE_INT_H
 
 #include "common/hashfn.h"
+#include "miscadmin.h"
 
 #include "engine/engine.h"
 
@@ -147,6 +148,34 @@ sf_check_live_buckets(const SfPipeline *p, int64 more)
 	if (sf_max_live_buckets > 0 && more > 0 && !sf_replaying_journal &&
 		(int64) p->nbuckets + more > (int64) sf_max_live_buckets)
 		sf_live_buckets_exceeded(p, more);
+}
+
+/*
+ * The release of pending buckets (reconcile.c, head_clock.c): the first
+ * pending bucket whose end the watermark reached, or NULL; then
+ * sf_bucket_make_ready moves it, the first pending, to the ready ones.
+ */
+static inline SfBucket *
+sf_pending_due(SfPipeline *p)
+{
+	SfBucket   *b;
+
+	if (pairingheap_is_empty(&p->pending))
+		return NULL;
+	b = pairingheap_container(SfBucket, hnode, pairingheap_first(&p->pending));
+	if (b->end > p->watermark)
+		return NULL;
+	CHECK_FOR_INTERRUPTS();
+	return b;
+}
+
+static inline void
+sf_bucket_make_ready(SfPipeline *p, SfBucket *b)
+{
+	(void) pairingheap_remove_first(&p->pending);
+	b->ready = true;
+	pairingheap_add(&p->ready, &b->hnode);
+	p->nready++;
 }
 
 /* reconcile.c: change generation, finalization */

@@ -182,6 +182,7 @@ sf_head_clock_flush(SfPipeline *p, SfClockRun *r, SfChangeList *out)
 {
 	bool		upserts = p->def.emit != SF_EMIT_FINAL;
 	FinalTagArg tag;
+	SfBucket   *b;
 	int			first = out->n;
 	int			n;
 
@@ -191,18 +192,9 @@ sf_head_clock_flush(SfPipeline *p, SfClockRun *r, SfChangeList *out)
 	sf_op_begin(p);
 
 	/* the release: pending buckets reached, in end order */
-	while (!pairingheap_is_empty(&p->pending))
+	while ((b = sf_pending_due(p)) != NULL)
 	{
-		SfBucket   *b = pairingheap_container(SfBucket, hnode,
-											  pairingheap_first(&p->pending));
-
-		if (b->end > p->watermark)
-			break;
-		CHECK_FOR_INTERRUPTS();
-		(void) pairingheap_remove_first(&p->pending);
-		b->ready = true;
-		pairingheap_add(&p->ready, &b->hnode);
-		p->nready++;
+		sf_bucket_make_ready(p, b);
 		if (upserts)
 			sf_bucket_change(p, b, SF_UPSERT, 2 * run_move(r, b->end, false),
 							 out);

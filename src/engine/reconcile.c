@@ -57,21 +57,14 @@
 void
 sf_release_ready(SfPipeline *p)
 {
+	SfBucket   *b;
+
 	if (!p->has_watermark)
 		return;
-	while (!pairingheap_is_empty(&p->pending))
+	while ((b = sf_pending_due(p)) != NULL)
 	{
-		SfBucket   *b = pairingheap_container(SfBucket, hnode,
-											  pairingheap_first(&p->pending));
-
-		if (b->end > p->watermark)
-			break;
-		CHECK_FOR_INTERRUPTS();
 		sf_dirty_touch(p, b);
-		(void) pairingheap_remove_first(&p->pending);
-		b->ready = true;
-		pairingheap_add(&p->ready, &b->hnode);
-		p->nready++;
+		sf_bucket_make_ready(p, b);
 	}
 }
 
